@@ -1,0 +1,3 @@
+"""petricep: complex event processing on timed colored Petri nets."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,435 @@
+"""Pattern AST -> CEP-PN basic structures (:class:`PatternNet`).
+
+The state places are the reachable configurations of the pattern tree; every
+configuration knows which variables are bound, which are excluded by an OR choice
+and which Kleene lists are closed, so each condition is attached to exactly the
+transition on which it first becomes decidable (guards G), single-event conditions
+are hoisted onto the input arc, and negations are pushed into the scan where their
+conditions allow it (paper 000).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
+from petricep.errors import PatternSemanticError
+from petricep.lang import ast as A
+from petricep.lang.check import iteration_var
+
+Cfg = Hashable
+
+MAX_PLACES = 4096
+
+
+# ----------------------------------------------------------------------------- pattern tree walk
+
+
+def _init(node: A.Node) -> Cfg:
+    if isinstance(node, A.EventRef):
+        return 0
+    if isinstance(node, A.Seq):
+        return (0, tuple(_init(c) for c in _positives(node)))
+    if isinstance(node, A.And):
+        return tuple(_init(c) for c in node.children)
+    return None  # Or: nothing chosen yet
+
+
+def _positives(seq: A.Seq) -> list[A.Node]:
+    return [c for c in seq.children if not (isinstance(c, A.EventRef) and c.negated)]
+
+
+def _complete(node: A.Node, cfg: Cfg) -> bool:
+    if isinstance(node, A.EventRef):
+        return cfg == 1
+    if isinstance(node, A.Seq):
+        k, cs = cfg  # type: ignore[misc]
+        pos = _positives(node)
+        return bool(k == len(pos) - 1 and _complete(pos[k], cs[k]))
+    if isinstance(node, A.And):
+        return all(_complete(c, s) for c, s in zip(node.children, cfg))  # type: ignore[arg-type]
+    if cfg is None:
+        return False
+    i, s = cfg  # type: ignore[misc]
+    return _complete(node.children[i], s)
+
+
+def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
+    """(variable bound, new configuration, is_kleene_take) for an event of ``etype``."""
+    if isinstance(node, A.EventRef):
+        if node.type != etype:
+            return []
+        if cfg == 0:
+            return [(node.var, 1, False)]
+        return [(node.var, 1, True)] if node.kleene else []
+    if isinstance(node, A.Seq):
+        k, cs = cfg  # type: ignore[misc]
+        pos = _positives(node)
+        out = [(v, (k, cs[:k] + (c,) + cs[k + 1 :]), t) for v, c, t in _moves(pos[k], cs[k], etype)]
+        if k + 1 < len(pos) and _complete(pos[k], cs[k]):
+            nxt = k + 1
+            out += [(v, (nxt, cs[:nxt] + (c,) + cs[nxt + 1 :]), t) for v, c, t in _moves(pos[nxt], cs[nxt], etype)]
+        return out
+    if isinstance(node, A.And):
+        out = []
+        for i, (child, s) in enumerate(zip(node.children, cfg)):  # type: ignore[arg-type]
+            out += [(v, cfg[:i] + (c,) + cfg[i + 1 :], t) for v, c, t in _moves(child, s, etype)]  # type: ignore[index]
+        return out
+    if cfg is None:
+        out = []
+        for i, child in enumerate(node.children):
+            out += [(v, (i, c), t) for v, c, t in _moves(child, _init(child), etype)]
+        return out
+    i, s = cfg  # type: ignore[misc]
+    return [(v, (i, c), t) for v, c, t in _moves(node.children[i], s, etype)]
+
+
+@dataclass
+class _Info:
+    """What a configuration means: bound/dead variables, negation intervals, a label."""
+
+    bound: set[str] = field(default_factory=set)
+    dead: set[str] = field(default_factory=set)
+    active: list[tuple[A.EventRef, bool]] = field(default_factory=list)  # (negation, P growable)
+    live_negs: list[A.EventRef] = field(default_factory=list)
+
+
+def _vars(node: A.Node) -> list[str]:
+    return [r.var for r in A.events_of(node) if not r.negated]
+
+
+def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[str]) -> str:
+    if isinstance(node, A.EventRef):
+        if not live:
+            info.dead.add(node.var)
+        elif cfg == 1:
+            info.bound.add(node.var)
+        return node.var + ("+" if node.kleene else "") if cfg == 1 else ""
+    if isinstance(node, A.Seq):
+        k, cs = cfg  # type: ignore[misc]
+        pos = _positives(node)
+        labels = [_analyze(c, s, live, info, types) for c, s in zip(pos, cs)]
+        if live:
+            idx = {id(c): j for j, c in enumerate(pos)}
+            last_pos = -1
+            for child in node.children:
+                if isinstance(child, A.EventRef) and child.negated:
+                    info.live_negs.append(child)
+                    nxt = [c for c in node.children[node.children.index(child) :] if id(c) in idx]
+                    if last_pos >= 0 and nxt and k == last_pos and _complete(pos[last_pos], cs[last_pos]):
+                        growable = any(_moves(pos[last_pos], cs[last_pos], t) for t in types)
+                        info.active.append((child, growable))
+                else:
+                    last_pos = idx[id(child)]
+        return ";".join(x for x in labels if x)
+    if isinstance(node, A.And):
+        labels = [_analyze(c, s, live, info, types) for c, s in zip(node.children, cfg)]  # type: ignore[arg-type]
+        return "&".join(x for x in labels if x)
+    chosen = None if cfg is None else cfg[0]  # type: ignore[index]
+    labels = []
+    for i, child in enumerate(node.children):
+        sub = cfg[1] if i == chosen else _init(child)  # type: ignore[index]
+        labels.append(_analyze(child, sub, live and (chosen is None or chosen == i), info, types))
+    return "|".join(x for x in labels if x)
+
+
+# ----------------------------------------------------------------------------- conditions
+
+
+@dataclass(frozen=True)
+class _Cond:
+    expr: A.Expr
+    vars: frozenset[str]
+    neg: str | None
+    iter_var: str | None
+    needs_closed: frozenset[str]  # Kleene variables read as a whole list
+
+
+def _classify(expr: A.Expr, kleene: set[str], negated: set[str]) -> _Cond:
+    vs = A.vars_of(expr)
+    it = iteration_var(expr)
+    closed = set()
+    for e in A.walk_expr(expr):
+        if isinstance(e, A.Attr) and e.var in kleene and e.var != it:
+            if not (e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1):
+                closed.add(e.var)
+        if isinstance(e, A.Agg) and e.var != it:
+            closed.add(e.var)
+    neg = next((v for v in vs if v in negated), None)
+    return _Cond(expr, vs, neg, it, frozenset(closed))
+
+
+def _precedence(node: A.Node) -> dict[str, set[str]]:
+    """prec[v]: variables whose events must all come before v's events."""
+    prec: dict[str, set[str]] = {v: set() for v in _vars(node)}
+
+    def walk(n: A.Node) -> None:
+        if isinstance(n, A.EventRef):
+            return
+        if isinstance(n, A.Seq):
+            pos = _positives(n)
+            for j, later in enumerate(pos):
+                for earlier in pos[:j]:
+                    for v in _vars(later):
+                        prec[v].update(_vars(earlier))
+        for c in n.children:
+            walk(c)
+
+    walk(node)
+    return prec
+
+
+class _Config:
+    def __init__(self, cfg: Cfg, info: _Info, label: str, prec: dict[str, set[str]], kleene: set[str]) -> None:
+        self.cfg = cfg
+        self.bound = frozenset(info.bound)
+        self.dead = frozenset(info.dead)
+        self.active = info.active
+        self.live_negs = info.live_negs
+        self.label = label or "start"
+        self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
+
+    def ready(self, c: _Cond, final: bool, incremental: bool = False) -> bool:
+        """Decidable here (all variables bound, whole lists closed). ``incremental``: for an
+        iteration condition, whether it can be checked element by element."""
+        pos_vars = c.vars - {c.neg} if c.neg else c.vars
+        if pos_vars & self.dead:
+            return False
+        others = pos_vars - {c.iter_var} if incremental else pos_vars
+        if not others <= self.bound:
+            return False
+        if incremental and c.iter_var not in self.bound:
+            return False
+        return final or c.needs_closed <= self.closed
+
+    def vacuous(self, c: _Cond) -> bool:
+        return bool((c.vars - ({c.neg} if c.neg else set())) & self.dead)
+
+
+# ----------------------------------------------------------------------------- compile
+
+
+def _window_value(w: A.Window | None) -> float | int | None:
+    if w is None:
+        return None
+    if w.kind == A.WIN_DURATION:
+        v = w.value * A.DURATION_UNITS[w.unit or "s"]
+        return int(v) if float(v).is_integer() else v
+    return w.value
+
+
+def _error(pattern: A.Pattern, message: str) -> PatternSemanticError:
+    s = pattern.span
+    return PatternSemanticError(message, s.file, s.line or None, s.column or None)
+
+
+def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
+    refs = A.events_of(pattern.structure)
+    positives = [r for r in refs if not r.negated]
+    negs = [r for r in refs if r.negated]
+    vars_ = tuple(Var(r.var, r.type, i, r.kleene) for i, r in enumerate(positives))
+    slot = {v.name: v.slot for v in vars_}
+    kleene = {v.name for v in vars_ if v.kleene}
+    negated = {r.var for r in negs}
+    conds = [_classify(e, kleene, negated) for e in pattern.conditions]
+    prec = _precedence(pattern.structure)
+    types = frozenset(r.type for r in positives)
+
+    # ---- explore configurations (state places)
+    init = _init(pattern.structure)
+    configs: dict[Cfg, int] = {}
+    cinfo: list[_Config] = []
+    edges: list[tuple[int, str, str, Cfg, bool]] = []
+    queue: deque[Cfg] = deque()
+
+    def add(cfg: Cfg) -> int:
+        if cfg not in configs:
+            if len(configs) >= MAX_PLACES:
+                raise _error(pattern, f"pattern {pattern.name!r} needs more than {MAX_PLACES} places (too many AND/OR children)")
+            info = _Info()
+            label = _analyze(pattern.structure, cfg, True, info, types)
+            configs[cfg] = len(cinfo)
+            cinfo.append(_Config(cfg, info, label, prec, kleene))
+            queue.append(cfg)
+        return configs[cfg]
+
+    add(init)
+    while queue:
+        cfg = queue.popleft()
+        src = configs[cfg]
+        for t in sorted(types):
+            for var, new, take in _moves(pattern.structure, cfg, t):
+                add(new)
+                edges.append((src, t, var, new, take))
+
+    # ---- negations: which can be pushed into the scan
+    neg_index = {r.var: j for j, r in enumerate(negs)}
+    neg_conds: dict[str, list[int]] = {r.var: [] for r in negs}
+    for ci, c in enumerate(conds):
+        if c.neg:
+            neg_conds[c.neg].append(ci)
+    seq_of: dict[str, tuple[list[str], list[str]]] = {}
+    _neighbours(pattern.structure, seq_of)
+    negations = []
+    for j, r in enumerate(negs):
+        before, after = seq_of[r.var]
+        pushed = bool(before and after)
+        for conf in cinfo:
+            if any(n is r for n, _ in conf.active):
+                for ci in neg_conds[r.var]:
+                    if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
+                        pushed = False
+        event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})
+        negations.append(
+            Negation(
+                j,
+                r.var,
+                r.type,
+                tuple(neg_conds[r.var]),
+                event_only,
+                tuple(slot[v] for v in before),
+                tuple(slot[v] for v in after),
+                pushed,
+            )
+        )
+
+    # ---- transitions
+    transitions = []
+    for src, t, var, new, take in edges:
+        a, b = cinfo[src], cinfo[configs[new]]
+        guards, iteration, deferred, arc = [], [], [], []
+        for ci, c in enumerate(conds):
+            if c.neg:
+                continue
+            if c.iter_var is None:
+                if b.ready(c, False) and not a.ready(c, False):
+                    if c.vars == {var} and var not in kleene:
+                        arc.append(ci)
+                    else:
+                        guards.append(ci)
+            else:
+                if c.iter_var == var and b.ready(c, False, incremental=True):
+                    iteration.append(ci)
+                elif b.ready(c, False, incremental=True) and not a.ready(c, False, incremental=True):
+                    deferred.append((ci, slot[c.iter_var]))
+        order = {slot[u] for u in prec[var] if u in a.bound}
+        if take:
+            order.add(slot[var])
+        blocked = cleared = 0
+        for n, _growable in a.active:
+            neg = negations[neg_index[n.var]]
+            if not neg.pushed:
+                continue
+            before, after = seq_of[n.var]
+            if var in after:
+                blocked |= 1 << neg.index
+            if var in before:
+                cleared |= 1 << neg.index
+        transitions.append(
+            Transition(
+                len(transitions),
+                src,
+                configs[new],
+                t,
+                var,
+                slot[var],
+                take,
+                tuple(arc),
+                tuple(guards),
+                tuple(iteration),
+                tuple(deferred),
+                tuple(sorted(order)),
+                blocked,
+                cleared,
+            )
+        )
+
+    # ---- places
+    exits = {tr.src for tr in transitions}
+    places = []
+    for pid, conf in enumerate(cinfo):
+        accepting = _complete(pattern.structure, conf.cfg)
+        final: list[int] = []
+        emit_negs: list[int] = []
+        pending: list[int] = []
+        if accepting:
+            for ci, c in enumerate(conds):
+                if c.neg or conf.vacuous(c):
+                    continue
+                if c.iter_var is None:
+                    if not conf.ready(c, False):
+                        final.append(ci)
+                elif not conf.ready(c, False, incremental=True):
+                    final.append(ci)
+            for n in conf.live_negs:
+                neg = negations[neg_index[n.var]]
+                if not neg.pushed:
+                    emit_negs.append(neg.index)
+                if not neg.next_slots:
+                    pending.append(neg.index)
+        active = [negations[neg_index[n.var]] for n, _ in conf.active]
+        places.append(
+            Place(
+                pid,
+                conf.label,
+                tuple(sorted(conf.bound)),
+                accepting,
+                tuple(final),
+                tuple(emit_negs),
+                tuple(pending),
+                tuple(n.index for n in active if n.pushed),
+                tuple(negations[neg_index[n.var]].index for n, g in conf.active if g and negations[neg_index[n.var]].pushed),
+                pid in exits,
+            )
+        )
+
+    kinfo = tuple(_kleene_info(v, pattern) for v in vars_ if v.kleene)
+    return PatternNet(
+        name=pattern.name,
+        index=index,
+        vars=vars_,
+        kleene=kinfo,
+        conditions=tuple(c.expr for c in conds),
+        negations=tuple(negations),
+        places=tuple(places),
+        transitions=tuple(transitions),
+        start=configs[init],
+        window=pattern.window,
+        window_value=_window_value(pattern.window),
+        partition=pattern.partition,
+        strategy=pattern.strategy,
+        returns=pattern.returns,
+        source=pattern,
+    )
+
+
+def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> None:
+    """For each negated variable: variables of the previous and next positive SEQ element."""
+    if isinstance(node, A.EventRef):
+        return
+    if isinstance(node, A.Seq):
+        kids = node.children
+        for i, c in enumerate(kids):
+            if isinstance(c, A.EventRef) and c.negated:
+                prev = next((k for k in reversed(kids[:i]) if not (isinstance(k, A.EventRef) and k.negated)), None)
+                nxt = next((k for k in kids[i + 1 :] if not (isinstance(k, A.EventRef) and k.negated)), None)
+                out[c.var] = (_vars(prev) if prev is not None else [], _vars(nxt) if nxt is not None else [])
+    for c in node.children:
+        _neighbours(c, out)
+
+
+def _kleene_info(v: Var, pattern: A.Pattern) -> KleeneInfo:
+    aggs: list[AggSpec] = []
+    head = 1
+    exprs = list(pattern.conditions) + ([f.expr for f in pattern.returns.fields] if pattern.returns else [])
+    for expr in exprs:
+        for e in A.walk_expr(expr):
+            if isinstance(e, A.Agg) and e.var == v.name:
+                spec = AggSpec(e.func, e.field)
+                if spec not in aggs:
+                    aggs.append(spec)
+            if isinstance(e, A.Attr) and e.var == v.name and e.index is not None and e.index.kind == A.IDX_CONST:
+                head = max(head, e.index.const)
+    return KleeneInfo(v.slot, tuple(aggs), head)

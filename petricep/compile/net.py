@@ -1,0 +1,160 @@
+"""The compiled CEP-PN (paper 002): frozen, picklable values.
+
+A pattern becomes places and transitions:
+
+* one *input place* per event type (the colours C) — ``Net.input_types``;
+* *state places*: every reachable configuration of the pattern tree (which variables
+  are bound, which OR branch was taken, which SEQ element is current). A token in a
+  state place is a partial match;
+* *transitions*: each consumes an event token from an input place and a partial-match
+  token from a state place (a dual-input structure) or, for the first event of a
+  pattern, the event alone (single-input); a Kleene transition loops on its place.
+  Guards G are condition ids, token expiry U is the pattern's window, output
+  expressions E are the RETURN fields; the accepting places are Pout.
+
+Conditions are kept as AST (``petricep.lang.ast.Expr``) so the net can be printed,
+compared for sharing and shipped to Spark executors; the runtime compiles them to
+closures in each process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from petricep.lang import ast as A
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    type: str
+    slot: int
+    kleene: bool
+
+
+@dataclass(frozen=True)
+class AggSpec:
+    """One running aggregate a Kleene variable keeps: ``func`` over ``field``."""
+
+    func: str
+    field: str | None
+
+
+@dataclass(frozen=True)
+class KleeneInfo:
+    slot: int
+    aggs: tuple[AggSpec, ...]  # running accumulators kept in the Kleene state
+    head: int  # how many leading elements to keep for v[k] (k >= 2)
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``!(T n)`` between the positive SEQ elements ``prev`` and ``next``."""
+
+    index: int
+    var: str
+    type: str
+    conditions: tuple[int, ...]  # condition ids mentioning the negated variable
+    event_conditions: tuple[int, ...]  # those that read only the negated event (buffer filter)
+    prev_slots: tuple[int, ...]  # slots of P's variables ("after last(P)"); () = start of window
+    next_slots: tuple[int, ...]  # slots of Q's variables ("before first(Q)"); () = end of window
+    pushed: bool  # evaluated in the scan: a violating event cancels tokens at once
+
+
+@dataclass(frozen=True)
+class Place:
+    id: int
+    label: str  # human-readable configuration, e.g. "a;b|c"
+    bound: tuple[str, ...]  # variables bound in this configuration
+    accepting: bool
+    final_conditions: tuple[int, ...] = ()  # checked when a token here is emitted
+    emit_negations: tuple[int, ...] = ()  # checked at emission against the negative buffer
+    pending_negations: tuple[int, ...] = ()  # end negations: emission waits for the window to close
+    active_negations: tuple[int, ...] = ()  # pushed negations whose interval is open here
+    growable_negations: tuple[int, ...] = ()  # of those, the ones whose P can still grow (block, not cancel)
+    has_exits: bool = True  # some transition leaves this place
+
+
+@dataclass(frozen=True)
+class Transition:
+    id: int
+    src: int
+    dst: int
+    event_type: str
+    var: str
+    slot: int
+    take: bool  # Kleene: append to an already started list
+    arc_conditions: tuple[int, ...]  # read only the incoming event: hoisted onto the input arc
+    guards: tuple[int, ...]  # become decidable on this firing
+    iteration: tuple[int, ...]  # iteration conditions for the new Kleene element
+    deferred_iteration: tuple[tuple[int, int], ...]  # (condition, kleene slot): check every element now
+    order_slots: tuple[int, ...]  # variables that must be strictly earlier (tie rule strict)
+    blocked_by: int  # bitmask of negations whose Q this firing starts
+    clears: int  # bitmask of negations whose P this firing grows
+
+
+@dataclass(frozen=True)
+class PatternNet:
+    """One pattern's basic structures, ready for the firing loop."""
+
+    name: str
+    index: int
+    vars: tuple[Var, ...]
+    kleene: tuple[KleeneInfo, ...]
+    conditions: tuple[A.Expr, ...]
+    negations: tuple[Negation, ...]
+    places: tuple[Place, ...]
+    transitions: tuple[Transition, ...]
+    start: int  # the initial place (empty partial match)
+    window: A.Window | None
+    window_value: float | int | None  # in ts units / seconds / events
+    partition: tuple[str, ...]
+    strategy: str
+    returns: A.Return | None
+    source: A.Pattern
+
+    @property
+    def input_types(self) -> frozenset[str]:
+        return frozenset(v.type for v in self.vars) | frozenset(n.type for n in self.negations)
+
+    @property
+    def output_type(self) -> str | None:
+        return self.returns.type if self.returns else None
+
+    def var(self, name: str) -> Var:
+        for v in self.vars:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Net:
+    """All patterns of a run, in evaluation order (producers of RETURN types first)."""
+
+    patterns: tuple[PatternNet, ...]
+
+    @property
+    def input_types(self) -> frozenset[str]:
+        out: frozenset[str] = frozenset()
+        for p in self.patterns:
+            out |= p.input_types
+        return out
+
+    @property
+    def output_types(self) -> frozenset[str]:
+        return frozenset(p.output_type for p in self.patterns if p.output_type)
+
+    def pattern(self, name: str) -> PatternNet:
+        for p in self.patterns:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "patterns": len(self.patterns),
+            "input_places": len(self.input_types),
+            "state_places": sum(len(p.places) for p in self.patterns),
+            "transitions": sum(len(p.transitions) for p in self.patterns),
+        }

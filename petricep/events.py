@@ -1,0 +1,60 @@
+"""The event value every stage agrees on.
+
+An event is stored once; partial matches refer to it, never copy it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Event:
+    """One input (or composite) event.
+
+    ``pos`` is the 0-based arrival position over the whole input, before
+    partitioning: stream order is ``(ts, pos)`` and count windows use ``pos``.
+    ``id`` is the id column's value, or ``pos`` when the input has no id column.
+    """
+
+    __slots__ = ("type", "ts", "pos", "id", "attrs", "seq")
+
+    def __init__(
+        self,
+        type: str,
+        ts: float | int,
+        pos: int,
+        id: Any = None,
+        attrs: dict[str, Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.ts = ts
+        self.pos = pos
+        self.id = pos if id is None else id
+        self.attrs = attrs if attrs is not None else {}
+        # Processing order inside one engine run (inputs and composite events
+        # interleaved); assigned by the runtime, -1 until then.
+        self.seq = -1
+
+    def get(self, field: str) -> Any:
+        """Attribute lookup used by compiled conditions; ``ts`` and ``id`` are built in."""
+        if field == "ts":
+            return self.ts
+        if field == "id":
+            return self.id
+        return self.attrs[field]
+
+    def __repr__(self) -> str:
+        return f"Event({self.type!r}, ts={self.ts!r}, pos={self.pos}, id={self.id!r}, {self.attrs!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Event)
+            and self.type == other.type
+            and self.ts == other.ts
+            and self.pos == other.pos
+            and self.id == other.id
+            and self.attrs == other.attrs
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.pos))

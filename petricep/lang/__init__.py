@@ -1,0 +1,1 @@
+"""Pattern language: grammar, AST, parser and semantic checks."""

@@ -1,0 +1,263 @@
+"""The typed, frozen AST of pattern files.
+
+Everything downstream (compiler, merge, diagrams, Spark) works from these values,
+never from text. Expressions are data so they can be printed, compared for sharing
+and shipped to executors; they are never ``eval``-ed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node came from: 1-based line and column in ``file``."""
+
+    file: str = "<pattern>"
+    line: int = 0
+    column: int = 0
+
+
+NOWHERE = Span()
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Num:
+    value: int | float
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Str:
+    value: str
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+# Kleene index kinds for ``v[...]``
+IDX_CONST = "const"  # v[1], v[2]: fixed element (1-based)
+IDX_CUR = "i"  # v[i]: the element being added (iteration condition)
+IDX_PREV = "i-1"  # v[i-1]: the element before it
+IDX_LAST = "last"  # v[last]: the last element of the closed list
+
+
+@dataclass(frozen=True)
+class Index:
+    kind: str  # one of IDX_*
+    const: int = 0  # for IDX_CONST, 1-based
+
+
+@dataclass(frozen=True)
+class Attr:
+    """``v.field`` or ``v[index].field``; ``field`` may be ``ts`` or ``id``."""
+
+    var: str
+    field: str
+    index: Index | None = None
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+AGG_FUNCS = ("count", "sum", "avg", "min", "max")
+
+
+@dataclass(frozen=True)
+class Agg:
+    """``count(v[])``, ``sum(v[].f)`` (whole list) or ``min(v[..i-1].f)`` (prefix before i)."""
+
+    func: str
+    var: str
+    field: str | None  # None only for count
+    upto_prev: bool = False
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+ARITH_OPS = ("+", "-", "*", "/", "%")
+COMPARE_OPS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # one of ARITH_OPS
+    left: Expr
+    right: Expr
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Neg:
+    """Unary minus."""
+
+    operand: Expr
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of COMPARE_OPS ('==' is normalised to '=')
+    left: Expr
+    right: Expr
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    op: str  # 'and' | 'or'
+    operands: tuple[Expr, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Expr
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+Expr = Union[Num, Str, Attr, Agg, BinOp, Neg, Compare, BoolOp, Not]
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+@dataclass(frozen=True)
+class EventRef:
+    """``T v`` / ``T+ v[]`` (kleene) / ``!(T v)`` (negated)."""
+
+    type: str
+    var: str
+    kleene: bool = False
+    negated: bool = False
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Seq:
+    children: tuple[Node, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class And:
+    children: tuple[Node, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Or:
+    children: tuple[Node, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+Node = Union[EventRef, Seq, And, Or]
+
+
+# ----------------------------------------------------------------------------- clauses
+
+STRATEGIES = (
+    "skip-till-any-match",
+    "skip-till-next-match",
+    "strict-contiguity",
+    "partition-contiguity",
+)
+
+WIN_TIME = "time"  # WITHIN n            (timestamp units)
+WIN_DURATION = "duration"  # WITHIN n s|min|h|d (converted to seconds)
+WIN_COUNT = "count"  # WITHIN n EVENTS
+
+DURATION_UNITS = {
+    "ms": 0.001,
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "seconds": 1,
+    "min": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "d": 86400,
+    "day": 86400,
+    "days": 86400,
+}
+
+
+@dataclass(frozen=True)
+class Window:
+    kind: str  # WIN_*
+    value: int | float  # in timestamp units, seconds, or events
+    unit: str | None = None  # the unit as written, for printing
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class ReturnField:
+    name: str
+    expr: Expr
+
+
+@dataclass(frozen=True)
+class Return:
+    """``RETURN T(name = expr, ...)``: the match becomes an event of type T."""
+
+    type: str
+    fields: tuple[ReturnField, ...]
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    structure: Node
+    conditions: tuple[Expr, ...]  # top-level conjuncts of WHERE (partition/strategy removed)
+    partition: tuple[str, ...] = ()  # [attr] equivalence attributes, in order written
+    strategy: str = "skip-till-any-match"
+    window: Window | None = None
+    returns: Return | None = None
+    span: Span = field(default=NOWHERE, compare=False)
+
+
+@dataclass(frozen=True)
+class PatternFile:
+    path: str
+    patterns: tuple[Pattern, ...]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def events_of(node: Node) -> list[EventRef]:
+    """Every EventRef under ``node``, left to right."""
+    if isinstance(node, EventRef):
+        return [node]
+    out: list[EventRef] = []
+    for child in node.children:
+        out.extend(events_of(child))
+    return out
+
+
+def expr_children(expr: Expr) -> tuple[Expr, ...]:
+    if isinstance(expr, (BinOp, Compare)):
+        return (expr.left, expr.right)
+    if isinstance(expr, BoolOp):
+        return expr.operands
+    if isinstance(expr, (Not, Neg)):
+        return (expr.operand,)
+    return ()
+
+
+def walk_expr(expr: Expr):  # type: ignore[no-untyped-def]
+    """Pre-order iterator over an expression tree."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(reversed(expr_children(e)))
+
+
+def vars_of(expr: Expr) -> frozenset[str]:
+    """Variables an expression mentions."""
+    return frozenset(e.var for e in walk_expr(expr) if isinstance(e, (Attr, Agg)))

@@ -1,0 +1,399 @@
+"""The embedded engine: one shared net, per-key markings, events in, matches out.
+
+Events are pushed in stream order. Each is routed, by type, to the input places of
+every pattern that reads it and, by the pattern's ``[attr]`` key, to that key's
+marking. Matches of patterns with RETURN become composite events that re-enter the
+loop right after the event that produced them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError, EvaluationError, EventOrderError
+from petricep.events import Event
+from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
+from petricep.runtime.firing import STAM, PatternRuntime, event_key
+from petricep.runtime.state import INF, Partition, Token
+
+TIE_RULES = ("arrival", "strict", "either")
+
+
+@dataclass
+class Match:
+    pattern: str
+    ids: dict[str, Any]
+    start: Any
+    end: Any
+    attrs: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pattern": self.pattern, "ids": self.ids, "start": self.start, "end": self.end, "attrs": self.attrs}
+
+
+@dataclass
+class RunStats:
+    events: int = 0
+    composite_events: int = 0
+    matches: dict[str, int] = field(default_factory=dict)
+
+    def partial_matches(self, engine: Engine) -> int:
+        return engine.live_partial_matches()
+
+
+class Engine:
+    """Runs a compiled :class:`Net` over one stream (embedded mode)."""
+
+    def __init__(self, net: Net, tie: str = "arrival", sweep_every: int = 2048) -> None:
+        if tie not in TIE_RULES:
+            raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
+        for p in net.patterns:
+            if tie == "either" and p.strategy != STAM:
+                raise ConfigError(
+                    f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
+                    "(the other strategies are defined by a scan in arrival order)"
+                )
+        self.net = net
+        self.tie = tie
+        self.runtimes = [PatternRuntime(p, tie) for p in net.patterns]
+        self.consumers: dict[str, list[PatternRuntime]] = {}
+        for rt in self.runtimes:
+            for t in sorted(rt.net.input_types):
+                self.consumers.setdefault(t, []).append(rt)
+        self.contiguous = [rt for rt in self.runtimes if rt.contiguity]
+        self.states: list[dict[Any, Partition]] = [{} for _ in self.runtimes]
+        self.pending: list[list[tuple[Any, int, Partition, Token]]] = [[] for _ in self.runtimes]
+        self.returns = [
+            [
+                (f.name, as_condition_free(compile_expr(f.expr, rt.slots_by_name, rt.kleene_by_name, None)))
+                for f in rt.net.returns.fields
+            ]
+            if rt.net.returns
+            else []
+            for rt in self.runtimes
+        ]
+        self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
+        self.sweep_every = sweep_every
+        self._seq = 0
+        self._counter = 0
+        self._last_input: Event | None = None
+        self._last_input_key: float = -INF
+        self._group_ts: Any = None
+        self._group_kills: list[tuple[PatternRuntime, Partition, int, Event]] = []
+        self._group_events: list[Event] = []
+        self._group_emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        self._since_sweep = 0
+
+    # ------------------------------------------------------------------ public API
+
+    def push(self, e: Event) -> list[Match]:
+        """Process one input event; returns the matches it completes (or whose window it closes)."""
+        last = self._last_input
+        if last is not None and e.ts < last.ts:
+            raise EventOrderError(
+                f"timestamp {e.ts} is before the previous event's {last.ts} (input must be in time order)", row=e.pos
+            )
+        self.stats.events += 1
+        emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        if self.tie == "either":
+            if self._group_ts is not None and e.ts != self._group_ts:
+                out = self._run_group()
+            else:
+                out = []
+            self._group_ts = e.ts
+            self._close_pending(e, emitted)
+            self._group_emitted.extend(emitted)
+            e.seq = self._next_seq()
+            self._group_events.append(e)
+            self._last_input = e
+            return out
+        if self.tie == "strict" and e.ts != self._group_ts:
+            self._end_group()
+            self._group_ts = e.ts
+        self._close_pending(e, emitted)
+        self._last_input = e
+        self._process(e, False, emitted)
+        out = self._emit(emitted)
+        self._since_sweep += 1
+        if self._since_sweep >= self.sweep_every:
+            self.sweep(e)
+        return out
+
+    def flush(self) -> list[Match]:
+        """End of stream: close every window still open and emit what survives."""
+        out: list[Match] = []
+        if self.tie == "either":
+            out += self._run_group()
+        else:
+            self._end_group()
+        emitter = self._last_input
+        while any(self.pending):
+            emitted: list[tuple[PatternRuntime, Token, Event]] = []
+            for i, heap in enumerate(self.pending):
+                rt = self.runtimes[i]
+                while heap:
+                    _, _, _part, t = heapq.heappop(heap)
+                    if t.alive:
+                        emitted.append((rt, t, emitter or t.event))  # type: ignore[arg-type]
+            out += self._emit(emitted)
+        return out
+
+    def run(self, events: Iterable[Event]) -> Iterator[Match]:
+        for e in events:
+            yield from self.push(e)
+        yield from self.flush()
+
+    def live_partial_matches(self) -> int:
+        return sum(p.live_tokens() for states in self.states for p in states.values())
+
+    def sweep(self, now: Event) -> None:
+        self._since_sweep = 0
+        for rt, states in zip(self.runtimes, self.states):
+            dead = []
+            for key, part in states.items():
+                rt.sweep(part, now, self._floor(rt, part))
+                if part.empty():
+                    dead.append(key)
+            for key in dead:
+                del states[key]
+
+    # ------------------------------------------------------------------ internals
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _key(self, rt: PatternRuntime, e: Event) -> Any:
+        attrs = rt.net.partition
+        if not attrs:
+            return None
+        try:
+            if len(attrs) == 1:
+                return e.attrs[attrs[0]]
+            return tuple(e.attrs[a] for a in attrs)
+        except KeyError as err:
+            raise EvaluationError(
+                f"event {e.id!r} (type {e.type!r}) has no field {err.args[0]!r}, needed by [{err.args[0]}] of pattern {rt.net.name!r}"
+            ) from None
+
+    def _partition(self, i: int, rt: PatternRuntime, key: Any) -> Partition:
+        states = self.states[i]
+        part = states.get(key)
+        if part is None:
+            part = states[key] = rt.new_partition()
+        return part
+
+    def _floor(self, rt: PatternRuntime, part: Partition) -> float:
+        if rt.strategy == "strict-contiguity" or not rt.net.partition:
+            return self._last_input_key
+        return part.last_input_key
+
+    def _process(self, d: Event, composite: bool, emitted: list[tuple[PatternRuntime, Token, Event]]) -> None:
+        d.seq = self._next_seq()
+        for rt in self.consumers.get(d.type, ()):
+            i = rt.net.index
+            part = self._partition(i, rt, self._key(rt, d))
+            accepted: list[Token] = []
+            created = rt.step(part, d, self._floor(rt, part), composite, accepted)
+            for t in accepted:
+                self._accept(i, rt, part, t, d, emitted)
+            rt.store(part, created)
+            for j in rt.negative(part, d):
+                if self.tie == "arrival":
+                    rt.cancel(part, j, d)
+                else:
+                    self._group_kills.append((rt, part, j, d))
+        if not composite:
+            key = event_key(d, False)
+            for rt in self.contiguous:
+                if rt.net.partition and rt.strategy == "partition-contiguity":
+                    if all(a in d.attrs for a in rt.net.partition):
+                        self._partition(rt.net.index, rt, self._key(rt, d)).last_input_key = key
+            self._last_input_key = key
+
+    def _accept(
+        self,
+        i: int,
+        rt: PatternRuntime,
+        part: Partition,
+        t: Token,
+        emitter: Event,
+        emitted: list[tuple[PatternRuntime, Token, Event]],
+    ) -> None:
+        if not rt.emission_ok(part, t):
+            return
+        place = rt.places[t.place]
+        if place.pending_negations:
+            w = rt.w
+            if w is None:
+                threshold: Any = INF
+            elif rt.count_window:
+                threshold = t.first_pos + w
+            else:
+                threshold = t.first_ts + w
+            self._counter += 1
+            heapq.heappush(self.pending[i], (threshold, self._counter, part, t))
+            part.pending.append(t)
+            return
+        emitted.append((rt, t, emitter))
+
+    def _close_pending(self, e: Event, emitted: list[tuple[PatternRuntime, Token, Event]]) -> None:
+        for i, heap in enumerate(self.pending):
+            if not heap:
+                continue
+            rt = self.runtimes[i]
+            while heap:
+                thr = heap[0][0]
+                closed = e.pos >= thr if rt.count_window else e.ts > thr
+                if not closed:
+                    break
+                _, _, part, t = heapq.heappop(heap)
+                if t.alive:
+                    emitted.append((rt, t, e))
+                    t.alive = False
+
+    def _end_group(self) -> None:
+        kills = self._group_kills
+        if kills:
+            self._group_kills = []
+            for rt, part, j, x in kills:
+                rt.cancel(part, j, x)
+
+    def _emit(self, emitted: list[tuple[PatternRuntime, Token, Event]]) -> list[Match]:
+        out: list[Match] = []
+        while emitted:
+            batch = sorted(emitted, key=lambda r: (r[0].net.index, tuple(sorted(ev.seq for _, ev in r[1].chain()))))
+            emitted = []
+            derived = []
+            for rt, t, emitter in batch:
+                m = self._match(rt, t)
+                out.append(m)
+                if rt.net.returns:
+                    derived.append(Event(rt.net.returns.type, emitter.ts, emitter.pos, m.id, m.attrs))
+            self.stats.composite_events += len(derived)
+            for d in derived:
+                if self.tie == "either":
+                    self._group_events.append(d)
+                    d.seq = self._next_seq()
+                else:
+                    self._process(d, True, emitted)
+        return out
+
+    def _match(self, rt: PatternRuntime, t: Token) -> Match:
+        net = rt.net
+        ids: dict[str, Any] = {}
+        for v in net.vars:
+            if v.kleene and t.slots[v.slot] is not None:
+                ids[v.name] = []
+        for sl, ev in t.chain():
+            v = net.vars[sl]
+            if v.kleene:
+                ids[v.name].append(ev.id)
+            else:
+                ids[v.name] = ev.id
+        ordered = {v.name: ids[v.name] for v in net.vars if v.name in ids}
+        attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
+        n = self.stats.matches[net.name]
+        self.stats.matches[net.name] = n + 1
+        return Match(net.name, ordered, t.first_ts, t.last_ts, attrs, f"{net.name}#{n}")
+
+    # ------------------------------------------------------------------ tie rule "either"
+
+    def _run_group(self) -> list[Match]:
+        """Equal timestamps may match in any order: close the group with a fixpoint."""
+        events = self._group_events
+        pre = self._group_emitted
+        self._group_events = []
+        self._group_emitted = []
+        out: list[Match] = []
+        if pre:
+            out += self._emit(pre)
+        done = 0
+        for rt in self.runtimes:
+            i = rt.net.index
+            mine: dict[Any, list[Event]] = {}
+            for d in events:
+                if d.type in rt.net.input_types:
+                    mine.setdefault(self._key(rt, d), []).append(d)
+            emitted: list[tuple[PatternRuntime, Token, Event]] = []
+            for key, evs in mine.items():
+                part = self._partition(i, rt, key)
+                for t, emitter in self._fixpoint(rt, part, evs):
+                    self._accept(i, rt, part, t, emitter, emitted)
+                for d in evs:
+                    for j in rt.negative(part, d):
+                        rt.cancel(part, j, d)
+            out += self._emit(emitted)  # composite events join self._group_events
+            events = events + self._group_events[done:]
+            done = len(self._group_events)
+        self._group_events = []
+        if events:
+            self._since_sweep += len(events)
+            if self._since_sweep >= self.sweep_every:
+                self.sweep(events[-1])
+        return out
+
+    def _fixpoint(self, rt: PatternRuntime, part: Partition, evs: list[Event]) -> list[tuple[Token, Event]]:
+        accepted: list[Token] = []
+        created: list[Token] = []
+        creator: dict[int, Event] = {}
+        for g in evs:
+            new = rt.step(part, g, INF, False, accepted)
+            for nt in new:
+                creator[id(nt)] = g
+            created += new
+        seen = set()
+        queue = []
+        for nt in created:
+            k = _binding_key(nt)
+            if k not in seen:
+                seen.add(k)
+                queue.append(nt)
+        idx = 0
+        while idx < len(queue):
+            t = queue[idx]
+            idx += 1
+            for g in evs:
+                groups = rt.by_type.get(g.type)
+                if not groups or t.contains(g):
+                    continue
+                for src, trs in groups:
+                    if src != t.place:
+                        continue
+                    for tr in trs:
+                        if not all(f((g,), None) for f in rt.arc[tr.id]):
+                            continue
+                        nt = rt.fire(tr, t, g, INF, False)
+                        if nt is None:
+                            continue
+                        k = _binding_key(nt)
+                        if k not in seen:
+                            seen.add(k)
+                            queue.append(nt)
+                            creator[id(nt)] = g
+        rt.store(part, queue)
+        return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+
+
+def _binding_key(t: Token) -> tuple[Any, ...]:
+    return (t.place, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+
+
+def as_condition_free(fn: Any) -> Any:
+    """RETURN expressions: evaluated on the final slots (no negated event)."""
+
+    def value(slots: tuple[Any, ...]) -> Any:
+        try:
+            return fn(slots, None)
+        except (Missing, Skip):
+            return None
+
+    return value
+
+
+__all__ = ["Engine", "Match", "RunStats", "TIE_RULES", "as_condition"]

@@ -1,0 +1,235 @@
+"""Expression AST -> Python closures.
+
+Only validated AST nodes are compiled; no text from a pattern file is ever passed
+to ``eval``/``exec``. A closure takes ``(slots, x)``: the partial match's slot tuple
+(an Event per single variable, a Kleene state tuple per Kleene variable) and the
+candidate negated event ``x`` (or None).
+
+Kleene state tuple: ``(first, last, prev, count, prev_accs, accs, head)`` — ``accs``
+aggregate the whole list, ``prev_accs`` the list before its last element, ``head``
+the first few elements for ``v[k]``.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from petricep.compile.net import AggSpec, KleeneInfo
+from petricep.errors import EvaluationError
+from petricep.events import Event
+from petricep.lang import ast as A
+
+Fn = Callable[[tuple[Any, ...], Any], Any]
+
+K_FIRST, K_LAST, K_PREV, K_COUNT, K_PREV_ACCS, K_ACCS, K_HEAD = range(7)
+
+
+class Skip(Exception):
+    """The conjunct does not apply (v[i-1] at i = 1): it holds vacuously."""
+
+
+class Missing(Exception):
+    """A value does not exist (v[3] of a 2-element list, division by zero): the conjunct fails."""
+
+
+_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "%": operator.mod,
+}
+_CMP: dict[str, Callable[[Any, Any], Any]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _field_getter(name: str) -> Callable[[Event], Any]:
+    if name == "ts":
+        return lambda e: e.ts
+    if name == "id":
+        return lambda e: e.id
+
+    def get(e: Event) -> Any:
+        try:
+            return e.attrs[name]
+        except KeyError:
+            raise EvaluationError(f"event {e.id!r} (type {e.type!r}) has no field {name!r}") from None
+
+    return get
+
+
+def agg_init(spec: AggSpec, e: Event) -> Any:
+    if spec.func == "count":
+        return 1
+    v = e.attrs.get(spec.field) if spec.field not in ("ts", "id") else e.get(spec.field or "")  # type: ignore[arg-type]
+    if spec.func == "avg":
+        return (v, 1) if v is not None else (0, 0)
+    return v
+
+
+def agg_step(spec: AggSpec, acc: Any, e: Event) -> Any:
+    if spec.func == "count":
+        return acc + 1
+    v = e.attrs.get(spec.field) if spec.field not in ("ts", "id") else e.get(spec.field or "")  # type: ignore[arg-type]
+    if v is None:
+        return acc
+    if spec.func == "sum":
+        return v if acc is None else acc + v
+    if spec.func == "avg":
+        return (acc[0] + v, acc[1] + 1)
+    if acc is None:
+        return v
+    return min(acc, v) if spec.func == "min" else max(acc, v)
+
+
+def agg_value(spec: AggSpec, acc: Any) -> Any:
+    if spec.func == "avg":
+        if acc[1] == 0:
+            raise Missing
+        return acc[0] / acc[1]
+    if acc is None:
+        raise Missing
+    return acc
+
+
+def kleene_start(info: KleeneInfo, e: Event) -> tuple[Any, ...]:
+    return (e, e, None, 1, None, tuple(agg_init(s, e) for s in info.aggs), (e,))
+
+
+def kleene_take(info: KleeneInfo, k: tuple[Any, ...], e: Event) -> tuple[Any, ...]:
+    accs = k[K_ACCS]
+    head = k[K_HEAD]
+    if len(head) < info.head:
+        head = head + (e,)
+    return (
+        k[K_FIRST],
+        e,
+        k[K_LAST],
+        k[K_COUNT] + 1,
+        accs,
+        tuple(agg_step(s, a, e) for s, a in zip(info.aggs, accs)),
+        head,
+    )
+
+
+def compile_expr(
+    expr: A.Expr,
+    slots: Mapping[str, int],
+    kleene: Mapping[str, KleeneInfo],
+    neg_var: str | None = None,
+) -> Fn:
+    """Compile one validated expression into a closure ``f(slots, x)``."""
+
+    def c(e: A.Expr) -> Fn:
+        if isinstance(e, A.Num) or isinstance(e, A.Str):
+            value = e.value
+            return lambda s, x: value
+        if isinstance(e, A.Attr):
+            get = _field_getter(e.field)
+            if e.var == neg_var:
+                return lambda s, x: get(x)
+            i = slots[e.var]
+            if e.index is None:
+                return lambda s, x: get(s[i])
+            kind = e.index.kind
+            if kind == A.IDX_CONST and e.index.const == 1:
+                return lambda s, x: get(s[i][K_FIRST])
+            if kind == A.IDX_CONST:
+                k = e.index.const - 1
+
+                def nth(s: tuple[Any, ...], x: Any) -> Any:
+                    head = s[i][K_HEAD]
+                    if k >= len(head):
+                        raise Missing
+                    return get(head[k])
+
+                return nth
+            if kind in (A.IDX_CUR, A.IDX_LAST):
+                return lambda s, x: get(s[i][K_LAST])
+
+            def prev(s: tuple[Any, ...], x: Any) -> Any:
+                p = s[i][K_PREV]
+                if p is None:
+                    raise Skip
+                return get(p)
+
+            return prev
+        if isinstance(e, A.Agg):
+            i = slots[e.var]
+            info = kleene[e.var]
+            j = info.aggs.index(AggSpec(e.func, e.field))
+            spec = info.aggs[j]
+            if e.upto_prev:
+
+                def prefix(s: tuple[Any, ...], x: Any) -> Any:
+                    accs = s[i][K_PREV_ACCS]
+                    if accs is None:
+                        raise Skip
+                    return agg_value(spec, accs[j])
+
+                return prefix
+            return lambda s, x: agg_value(spec, s[i][K_ACCS][j])
+        if isinstance(e, A.Neg):
+            f = c(e.operand)
+            return lambda s, x: -f(s, x)
+        if isinstance(e, A.BinOp):
+            op = _ARITH[e.op]
+            lf, rf = c(e.left), c(e.right)
+
+            def arith(s: tuple[Any, ...], x: Any) -> Any:
+                a, b = lf(s, x), rf(s, x)
+                try:
+                    return op(a, b)
+                except ZeroDivisionError:
+                    raise Missing from None
+                except TypeError:
+                    raise EvaluationError(f"cannot compute {a!r} {e.op} {b!r}") from None
+
+            return arith
+        if isinstance(e, A.Compare):
+            cmp = _CMP[e.op]
+            lf, rf = c(e.left), c(e.right)
+            if e.op in ("=", "!="):
+                return lambda s, x: cmp(lf(s, x), rf(s, x))
+
+            def order(s: tuple[Any, ...], x: Any) -> Any:
+                a, b = lf(s, x), rf(s, x)
+                try:
+                    return cmp(a, b)
+                except TypeError:
+                    raise EvaluationError(f"cannot compare {a!r} {e.op} {b!r}") from None
+
+            return order
+        if isinstance(e, A.BoolOp):
+            fs = tuple(c(o) for o in e.operands)
+            if e.op == "and":
+                return lambda s, x: all(f(s, x) for f in fs)
+            return lambda s, x: any(f(s, x) for f in fs)
+        if isinstance(e, A.Not):
+            f = c(e.operand)
+            return lambda s, x: not f(s, x)
+        raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
+
+    return c(expr)
+
+
+def as_condition(fn: Fn) -> Callable[[tuple[Any, ...], Any], bool]:
+    """A top-level conjunct: vacuous on Skip, false on Missing."""
+
+    def cond(s: tuple[Any, ...], x: Any) -> bool:
+        try:
+            return bool(fn(s, x))
+        except Skip:
+            return True
+        except Missing:
+            return False
+
+    return cond

@@ -1,0 +1,375 @@
+"""The token-firing loop of one pattern's net over per-key markings.
+
+:class:`PatternRuntime` holds what is compiled once per process (closures from the
+net's expression AST, transitions indexed by event type); all mutable state lives in
+:class:`~petricep.runtime.state.Partition` objects passed in, one per key value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from petricep.compile.net import KleeneInfo, PatternNet, Transition
+from petricep.events import Event
+from petricep.lang import ast as A
+from petricep.lang.check import iteration_var
+from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
+from petricep.runtime.state import INF, Partition, Token, root_token
+
+Cond = Callable[[tuple[Any, ...], Any], bool]
+
+STAM = "skip-till-any-match"
+STNM = "skip-till-next-match"
+STRICT_CONTIGUITY = "strict-contiguity"
+PARTITION_CONTIGUITY = "partition-contiguity"
+
+
+def event_key(e: Event, composite: bool) -> int:
+    """Position key for contiguity: input events 2*pos, composite events right after their emitter."""
+    return 2 * e.pos + (1 if composite else 0)
+
+
+class PatternRuntime:
+    def __init__(self, net: PatternNet, tie: str = "arrival") -> None:
+        self.net = net
+        self.tie = tie
+        self.strategy = net.strategy
+        self.stnm = net.strategy == STNM
+        self.contiguity = net.strategy in (STRICT_CONTIGUITY, PARTITION_CONTIGUITY)
+        self.nslots = len(net.vars)
+        slots = {v.name: v.slot for v in net.vars}
+        self.kinfo: dict[int, KleeneInfo] = {k.slot: k for k in net.kleene}
+        kleene_by_name = {v.name: self.kinfo[v.slot] for v in net.vars if v.kleene}
+        self.slots_by_name = slots
+        self.kleene_by_name = kleene_by_name
+        neg_of: dict[int, str] = {}
+        for n in net.negations:
+            for ci in n.conditions:
+                neg_of[ci] = n.var
+        self.conds: list[Cond] = [
+            as_condition(compile_expr(e, slots, kleene_by_name, neg_of.get(ci))) for ci, e in enumerate(net.conditions)
+        ]
+        self.iter_slot: dict[int, int] = {}
+        for ci, e in enumerate(net.conditions):
+            v = iteration_var(e)
+            if v is not None:
+                self.iter_slot[ci] = slots[v]
+        # single-event conditions hoisted onto input arcs: evaluated on (event,) alone
+        self.arc: dict[int, list[Cond]] = {}
+        for tr in net.transitions:
+            self.arc[tr.id] = [
+                as_condition(compile_expr(net.conditions[ci], {tr.var: 0}, {}, None)) for ci in tr.arc_conditions
+            ]
+        self.neg_event_conds: list[list[Cond]] = [
+            [as_condition(compile_expr(net.conditions[ci], {}, {}, n.var)) for ci in n.event_conditions]
+            for n in net.negations
+        ]
+        self.neg_conds: list[list[Cond]] = [[self.conds[ci] for ci in n.conditions] for n in net.negations]
+        # transitions by event type, grouped by source place
+        by_type: dict[str, dict[int, list[Transition]]] = {}
+        for tr in net.transitions:
+            by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr)
+        self.by_type: dict[str, list[tuple[int, list[Transition]]]] = {t: list(d.items()) for t, d in by_type.items()}
+        self.negs_by_type: dict[str, list[int]] = {}
+        for n in net.negations:
+            self.negs_by_type.setdefault(n.type, []).append(n.index)
+        self.active_places: dict[int, list[int]] = {}
+        for p in net.places:
+            for j in p.active_negations:
+                self.active_places.setdefault(j, []).append(p.id)
+        self.root = root_token(self.nslots, net.start)
+        w = net.window
+        self.count_window = w is not None and w.kind == A.WIN_COUNT
+        self.w = net.window_value
+        self.places = net.places
+
+    # ------------------------------------------------------------------ state
+
+    def new_partition(self) -> Partition:
+        return Partition(len(self.net.places), len(self.net.negations))
+
+    def expired(self, t: Token, e: Event) -> bool:
+        """The token can never again be extended: its window has passed ``e``."""
+        w = self.w
+        if w is None:
+            return False
+        if self.count_window:
+            return bool(e.pos - t.first_pos >= w)
+        return bool(e.ts - t.first_ts > w)
+
+    # ------------------------------------------------------------------ firing
+
+    def fire(self, tr: Transition, t: Token, e: Event, contiguity_floor: float, composite: bool) -> Token | None:
+        """Fire ``tr`` with partial match ``t`` and event ``e``; the new token or None."""
+        if t.blocked & tr.blocked_by:
+            return None
+        slots = t.slots
+        if t.event is not None:
+            w = self.w
+            if w is not None:
+                if self.count_window:
+                    if max(t.last_pos, e.pos) - min(t.first_pos, e.pos) >= w:
+                        return None
+                elif e.ts - t.first_ts > w:
+                    return None
+            if self.contiguity and t.last_key < contiguity_floor:
+                return None
+            if self.tie == "strict":
+                for sl in tr.order_slots:
+                    v = slots[sl]
+                    ev = v[K_LAST] if type(v) is tuple else v
+                    if ev.ts >= e.ts:
+                        return None
+            elif self.tie == "either":
+                if t.contains(e):
+                    return None
+                if tr.take and slots[tr.slot][K_LAST].seq > e.seq:
+                    return None
+        sl = tr.slot
+        new = list(slots)
+        if tr.take:
+            new[sl] = kleene_take(self.kinfo[sl], slots[sl], e)
+        elif sl in self.kinfo:
+            new[sl] = kleene_start(self.kinfo[sl], e)
+        else:
+            new[sl] = e
+        s = tuple(new)
+        conds = self.conds
+        for ci in tr.guards:
+            if not conds[ci](s, None):
+                return None
+        for ci in tr.iteration:
+            if not conds[ci](s, None):
+                return None
+        if t.event is None:
+            nt = Token(s, t, e, sl, tr.dst, e.ts, e.ts, e.pos, e.pos, event_key(e, composite), t.blocked & ~tr.clears)
+        else:
+            nt = Token(
+                s,
+                t,
+                e,
+                sl,
+                tr.dst,
+                min(t.first_ts, e.ts),
+                max(t.last_ts, e.ts),
+                min(t.first_pos, e.pos),
+                max(t.last_pos, e.pos),
+                max(t.last_key, event_key(e, composite)),
+                t.blocked & ~tr.clears,
+            )
+        for ci, ksl in tr.deferred_iteration:
+            if not self.check_elements(ci, ksl, nt):
+                return None
+        return nt
+
+    def check_elements(self, ci: int, kslot: int, t: Token) -> bool:
+        """Check an iteration condition for every element of a Kleene list (chain walk)."""
+        elems = [ev for sl, ev in t.chain() if sl == kslot]
+        info = self.kinfo[kslot]
+        base = list(t.slots)
+        k: tuple[Any, ...] | None = None
+        cond = self.conds[ci]
+        for ev in elems:
+            k = kleene_start(info, ev) if k is None else kleene_take(info, k, ev)
+            base[kslot] = k
+            if not cond(tuple(base), None):
+                return False
+        return True
+
+    def step(
+        self, part: Partition, e: Event, contiguity_floor: float, composite: bool, accepted: list[Token]
+    ) -> list[Token]:
+        """Extend every partial match of ``part`` by ``e``; returns new tokens (not yet stored).
+
+        Tokens reaching an accepting place are appended to ``accepted``."""
+        created: list[Token] = []
+        groups = self.by_type.get(e.type)
+        if not groups:
+            return created
+        start = self.net.start
+        marking = part.marking
+        arc = self.arc
+        for src, trs in groups:
+            enabled = [tr for tr in trs if all(f((e,), None) for f in arc[tr.id])]
+            if src == start:
+                for tr in enabled:
+                    nt = self.fire(tr, self.root, e, contiguity_floor, composite)
+                    if nt is not None:
+                        created.append(nt)
+                if src == start and not marking[src]:
+                    continue
+            tokens = marking[src]
+            if not tokens:
+                continue
+            keep = []
+            for t in tokens:
+                if not t.alive or self.expired(t, e):
+                    continue
+                if self.contiguity and t.last_key < contiguity_floor:
+                    continue
+                moved = False
+                for tr in enabled:
+                    nt = self.fire(tr, t, e, contiguity_floor, composite)
+                    if nt is not None:
+                        created.append(nt)
+                        moved = True
+                if not (moved and self.stnm):
+                    keep.append(t)
+            marking[src] = keep
+        for nt in created:
+            if self.places[nt.place].accepting:
+                accepted.append(nt)
+        return created
+
+    def store(self, part: Partition, created: list[Token]) -> None:
+        places = self.places
+        for nt in created:
+            if places[nt.place].has_exits:
+                part.marking[nt.place].append(nt)
+
+    # ------------------------------------------------------------------ emission
+
+    def final_ok(self, t: Token) -> bool:
+        """Conditions decidable only on the complete match (whole Kleene lists)."""
+        place = self.places[t.place]
+        for ci in place.final_conditions:
+            ks = self.iter_slot.get(ci)
+            if ks is not None:
+                if not self.check_elements(ci, ks, t):
+                    return False
+            elif not self.conds[ci](t.slots, None):
+                return False
+        return True
+
+    def _last_of(self, slots: tuple[Any, ...], which: tuple[int, ...]) -> Event | None:
+        best: Event | None = None
+        for sl in which:
+            v = slots[sl]
+            if v is None:
+                continue
+            ev = v[K_LAST] if type(v) is tuple else v
+            if best is None or ev.seq > best.seq:
+                best = ev
+        return best
+
+    def _first_of(self, slots: tuple[Any, ...], which: tuple[int, ...]) -> Event | None:
+        best: Event | None = None
+        for sl in which:
+            v = slots[sl]
+            if v is None:
+                continue
+            ev = v[K_FIRST] if type(v) is tuple else v
+            if best is None or ev.seq < best.seq:
+                best = ev
+        return best
+
+    def _after(self, x: Event, ev: Event) -> bool:
+        return x.seq > ev.seq if self.tie == "arrival" else x.ts > ev.ts
+
+    def violates(self, j: int, t: Token, x: Event) -> bool:
+        """Whether negative event ``x`` invalidates match/partial match ``t`` for negation j."""
+        neg = self.net.negations[j]
+        slots = t.slots
+        w = self.w
+        if neg.prev_slots:
+            last_p = self._last_of(slots, neg.prev_slots)
+            if last_p is None or not self._after(x, last_p):
+                return False
+        elif w is not None:
+            if self.count_window:
+                if x.pos <= t.last_pos - w:
+                    return False
+            elif x.ts < t.last_ts - w:
+                return False
+        if neg.next_slots:
+            first_q = self._first_of(slots, neg.next_slots)
+            if first_q is not None and not self._after(first_q, x):
+                return False
+        elif w is not None:
+            if self.count_window:
+                if x.pos >= t.first_pos + w:
+                    return False
+            elif x.ts > t.first_ts + w:
+                return False
+        for c in self.neg_conds[j]:
+            if not c(slots, x):
+                return False
+        return not t.contains(x)
+
+    def emission_ok(self, part: Partition, t: Token) -> bool:
+        if not self.final_ok(t):
+            return False
+        for j in self.places[t.place].emit_negations:
+            for x in part.buffers[j]:
+                if self.violates(j, t, x):
+                    return False
+        return True
+
+    # ------------------------------------------------------------------ negation
+
+    def negative(self, part: Partition, x: Event) -> list[int]:
+        """Record ``x`` as a negative event; cancel pending matches it invalidates.
+
+        Returns the pushed negations whose token cancellation is due (immediately
+        under the arrival tie rule, at the end of the timestamp group otherwise)."""
+        due = []
+        for j in self.negs_by_type.get(x.type, ()):
+            if not all(f(None, x) for f in self.neg_event_conds[j]):
+                continue
+            neg = self.net.negations[j]
+            if not neg.pushed:
+                part.buffers[j].append(x)
+            if part.pending:
+                for t in part.pending:
+                    if t.alive and j in self.places[t.place].pending_negations and self.violates(j, t, x):
+                        t.alive = False
+            if neg.pushed:
+                due.append(j)
+        return due
+
+    def cancel(self, part: Partition, j: int, x: Event) -> None:
+        """Pushed negation (paper 000): cancel the partial matches ``x`` invalidates now."""
+        bit = 1 << j
+        for pid in self.active_places.get(j, ()):
+            tokens = part.marking[pid]
+            if not tokens:
+                continue
+            growable = j in self.places[pid].growable_negations
+            keep = []
+            for t in tokens:
+                if t.alive and self.violates(j, t, x):
+                    if growable:
+                        t.blocked |= bit
+                        keep.append(t)
+                    continue
+                keep.append(t)
+            part.marking[pid] = keep if not growable else tokens
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def sweep(self, part: Partition, now: Event, contiguity_floor: float) -> None:
+        """Drop tokens that can never fire again and negative events no match can see."""
+        for pid, tokens in enumerate(part.marking):
+            if tokens:
+                part.marking[pid] = [
+                    t
+                    for t in tokens
+                    if t.alive
+                    and not self.expired(t, now)
+                    and not (self.contiguity and t.last_key < contiguity_floor)
+                ]
+        w = self.w
+        if w is None:
+            return
+        for j, buf in enumerate(part.buffers):
+            if buf:
+                if self.count_window:
+                    part.buffers[j] = [x for x in buf if x.pos > now.pos - w]
+                else:
+                    part.buffers[j] = [x for x in buf if x.ts >= now.ts - w]
+        if part.pending:
+            part.pending = [t for t in part.pending if t.alive]
+
+
+__all__ = ["PatternRuntime", "INF", "event_key"]

@@ -1,0 +1,102 @@
+"""Per-key markings: the mutable side of a run, kept apart from the frozen net.
+
+A :class:`Token` is a partial match. It points to its predecessor and to the one
+event its firing bound, so partial matches share prefixes (SASE stacks, Flink's
+SharedBuffer, paper 001's chains); the slot tuple only holds references for O(1)
+condition evaluation, never copies of events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from petricep.events import Event
+
+INF = float("inf")
+
+
+class Token:
+    __slots__ = (
+        "slots",
+        "prev",
+        "event",
+        "slot",
+        "place",
+        "first_ts",
+        "last_ts",
+        "first_pos",
+        "last_pos",
+        "last_key",
+        "blocked",
+        "alive",
+    )
+
+    def __init__(
+        self,
+        slots: tuple[Any, ...],
+        prev: Token | None,
+        event: Event | None,
+        slot: int,
+        place: int,
+        first_ts: Any,
+        last_ts: Any,
+        first_pos: int,
+        last_pos: int,
+        last_key: float,
+        blocked: int,
+    ) -> None:
+        self.slots = slots
+        self.prev = prev
+        self.event = event
+        self.slot = slot
+        self.place = place
+        self.first_ts = first_ts
+        self.last_ts = last_ts
+        self.first_pos = first_pos
+        self.last_pos = last_pos
+        self.last_key = last_key
+        self.blocked = blocked
+        self.alive = True
+
+    def chain(self) -> list[tuple[int, Event]]:
+        """(slot, event) pairs from the first binding to this one."""
+        out = []
+        t: Token | None = self
+        while t is not None and t.event is not None:
+            out.append((t.slot, t.event))
+            t = t.prev
+        out.reverse()
+        return out
+
+    def contains(self, x: Event) -> bool:
+        """Whether ``x`` is bound in this partial match (walks back only while ts >= x.ts)."""
+        t: Token | None = self
+        while t is not None and t.event is not None:
+            if t.event is x:
+                return True
+            if t.event.ts < x.ts:
+                return False
+            t = t.prev
+        return False
+
+
+def root_token(nslots: int, start: int) -> Token:
+    return Token((None,) * nslots, None, None, -1, start, None, None, -1, -1, INF, 0)
+
+
+class Partition:
+    """The marking of one pattern for one key value."""
+
+    __slots__ = ("marking", "buffers", "pending", "last_input_key")
+
+    def __init__(self, nplaces: int, nnegs: int) -> None:
+        self.marking: list[list[Token]] = [[] for _ in range(nplaces)]
+        self.buffers: list[list[Event]] = [[] for _ in range(nnegs)]
+        self.pending: list[Token] = []
+        self.last_input_key: float = -INF
+
+    def live_tokens(self) -> int:
+        return sum(len(m) for m in self.marking)
+
+    def empty(self) -> bool:
+        return not any(self.marking) and not any(self.buffers) and not self.pending
