@@ -1,0 +1,3 @@
+from petricep.cli import main
+
+raise SystemExit(main())

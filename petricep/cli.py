@@ -1,0 +1,225 @@
+"""``petricep run`` and ``petricep check`` (SPEC §4).
+
+Every user error is a :class:`PetricepError`: printed as one message on stderr with
+exit status 1, never a traceback. Usage errors exit with 2 (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import IO, Any
+
+from petricep import __version__
+from petricep.errors import ConfigError, EvaluationError, PetricepError
+from petricep.lang import ast as A
+
+PROGRESS_EVERY = 20000
+
+
+def _add_input_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("events")
+    g.add_argument("--events", required=True, metavar="FILE", help="event file (CSV, JSON Lines or Parquet; .gz ok)")
+    g.add_argument("--format", choices=("csv", "jsonl", "parquet"), help="default: from the file extension")
+    t = g.add_mutually_exclusive_group(required=True)
+    t.add_argument("--type-field", metavar="F", help="column holding the event type")
+    t.add_argument("--type", metavar="T", help="one event type for the whole input")
+    g.add_argument("--time-field", metavar="F", help="timestamp column (default: the row position)")
+    g.add_argument("--id-field", metavar="F", help="id column (default: the row position)")
+    g.add_argument("--columns", metavar="a,b,c", help="column names of a headerless CSV")
+    g.add_argument("--delimiter", metavar="C", help="CSV delimiter (default ','; 'space' or 'tab' allowed)")
+    g.add_argument("--time-format", metavar="FMT", help="strptime format, e.g. %%Y%%m%%d%%H%%M (default: number or ISO-8601)")
+    g.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), help="unit of numeric timestamps (converted to seconds)")
+    g.add_argument(
+        "--on-error",
+        choices=("fail", "skip"),
+        default="fail",
+        help="bad rows: stop at the first (default) or skip them, counted and written to --rejects",
+    )
+    g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="petricep",
+        description="Complex event processing on timed colored Petri nets.",
+    )
+    ap.add_argument("--version", action="version", version=f"petricep {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run pattern files over an event file, write matches as JSON Lines")
+    run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_input_options(run)
+    run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
+    run.add_argument("--engine", choices=("local",), default="local", help="execution engine (default: local, embedded)")
+    run.add_argument(
+        "--tie",
+        choices=("arrival", "strict", "either"),
+        default="arrival",
+        help="events with equal timestamps: ordered by arrival (default), never ordered (strict), or in either order",
+    )
+    prog = run.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    check = sub.add_parser("check", help="parse, compile and merge pattern files; print the net and warnings")
+    check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    return ap
+
+
+def _delimiter(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return {"space": " ", "tab": "\t", "\\t": "\t"}.get(text, text)
+
+
+def _window_text(w: A.Window | None) -> str:
+    if w is None:
+        return "none"
+    if w.kind == A.WIN_COUNT:
+        return f"{w.value} events"
+    return f"{w.value} {w.unit}" if w.unit else f"{w.value}"
+
+
+def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
+    out = []
+    for p in patterns:
+        if p.window is None:
+            out.append(f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound")
+    return out
+
+
+def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
+    from petricep.lang.parser import parse_file
+    from petricep.merge import build_net
+
+    files = [parse_file(p) for p in args.patterns]
+    patterns = [p for f in files for p in f.patterns]
+    net = build_net(patterns)
+    for f in files:
+        out.write(f"{f.path}: {len(f.patterns)} pattern{'s' if len(f.patterns) != 1 else ''}\n")
+    for pn in net.patterns:
+        p = pn.source
+        inputs = ", ".join(sorted(pn.input_types))
+        part = f"[{', '.join(p.partition)}]" if p.partition else "none"
+        out.write(
+            f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
+            f"window {_window_text(p.window)}; partition {part}; {p.strategy}"
+            + (f"; returns {pn.output_type}" if pn.output_type else "")
+            + "\n"
+        )
+    s = net.stats()
+    out.write(
+        f"net: {s['patterns']} patterns, {s['input_places']} input places, {s['state_places']} state places, "
+        f"{s['transitions']} transitions\n"
+    )
+    for w in warnings_for(patterns):
+        out.write(w + "\n")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from petricep.io.output import JsonlWriter
+    from petricep.io.readers import InputSpec, open_events
+    from petricep.lang.check import check_fields
+    from petricep.lang.fields import field_requirements
+    from petricep.lang.parser import parse_file
+    from petricep.merge import build_net
+    from petricep.runtime.engine import Engine
+
+    if args.rejects and args.on_error != "skip":
+        raise ConfigError("--rejects needs --on-error skip")
+    files = [parse_file(p) for p in args.patterns]
+    patterns = [p for f in files for p in f.patterns]
+    net = build_net(patterns)
+    for w in warnings_for(patterns):
+        err.write(w + "\n")
+    required, numeric = field_requirements(patterns)
+    spec = InputSpec(
+        path=args.events,
+        format=args.format,
+        type_field=args.type_field,
+        type_const=args.type,
+        time_field=args.time_field,
+        id_field=args.id_field,
+        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
+        delimiter=_delimiter(args.delimiter),
+        time_format=args.time_format,
+        time_unit=args.time_unit,
+        on_error=args.on_error,
+        rejects_path=args.rejects,
+        required=required,
+        numeric=numeric,
+    )
+    source = open_events(spec)
+    fmt = args.format or ("parquet" if args.events.endswith((".parquet", ".pq")) else "other")
+    if source.columns is not None and (fmt == "parquet" or not args.events.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".json.gz", ".ndjson.gz"))):
+        composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
+        for f in files:
+            check_fields(f, source.columns, composite=composite)
+
+    engine = Engine(net, tie=args.tie)
+    show = err.isatty() if args.progress is None else args.progress
+    started = time.perf_counter()
+    with ExitStack() as stack:
+        sink = out if not args.output else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+        writer = JsonlWriter(sink)
+        bar: Any = None
+        if show:
+            from tqdm import tqdm
+
+            bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
+        n = 0
+        current = None
+        try:
+            for e in source:
+                current = e
+                for m in engine.push(e):
+                    writer.write(m)
+                n += 1
+                if bar is not None and n % PROGRESS_EVERY == 0:
+                    bar.update(PROGRESS_EVERY)
+            for m in engine.flush():
+                writer.write(m)
+        except EvaluationError as exc:
+            where = f"{args.events}: event at position {current.pos} (id {current.id!r})" if current else args.events
+            raise EvaluationError(f"{where}: {exc}") from None
+        if bar is not None:
+            bar.update(n % PROGRESS_EVERY)
+    elapsed = time.perf_counter() - started
+    rate = n / elapsed if elapsed > 0 else 0.0
+    err.write(
+        f"summary: {source.rows_read} events read, {source.rows_rejected} rejected, "
+        f"{writer.count} matches in {elapsed:.2f} s ({rate:,.0f} events/s)\n"
+    )
+    for name, count in engine.stats.matches.items():
+        err.write(f"  {name}: {count} matches\n")
+    if engine.stats.composite_events:
+        err.write(f"  composite events: {engine.stats.composite_events}\n")
+    err.write(f"  partial matches alive at end: {engine.live_partial_matches()}\n")
+    if args.rejects and source.rows_rejected:
+        err.write(f"  rejected rows written to {args.rejects}\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return cmd_check(args, sys.stdout)
+        return cmd_run(args, sys.stdout, sys.stderr)
+    except PetricepError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    except KeyboardInterrupt:  # pragma: no cover
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

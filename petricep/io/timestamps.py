@@ -1,0 +1,275 @@
+"""Timestamp parsing: one value at a time, or a whole Arrow column at once.
+
+A timestamp becomes a number ``ts`` and a *kind*:
+
+* ``"number"``: ints and floats (or text that :mod:`petricep.io.values` reads as
+  one) are kept as they are, or converted to seconds when a ``time_unit`` is given
+  (``"s"``, ``"ms"``, ``"us"``, ``"ns"``); the result is an ``int`` when whole.
+* ``"datetime"``: ISO-8601 date-times (``2014-08-01T07:50:00``, optional fraction
+  and ``Z``/``+hh:mm`` offset, naive = UTC), Arrow/Python ``datetime`` and ``date``
+  values, and every value parsed with a ``time_format`` (``strptime``) become epoch
+  seconds (``int`` when whole, else ``float``). A format without a date part
+  (``"%H:%M:%S.%f"``) gives seconds since midnight.
+
+NaN and infinite numbers are never timestamps.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from datetime import date, datetime, timezone
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .values import _ARROW_FLOAT, _ARROW_INT, _FLOAT_RE, _INT_RE
+
+UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+_ARROW_UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# strptime directives that fix a calendar date (the others only fix a time of day)
+_DATE_DIRECTIVES = frozenset("dGjmUVWyYBbcx")
+_CACHE_LIMIT = 200_000
+
+Number = int | float
+
+
+def format_has_date(time_format: str) -> bool:
+    """Whether a strptime format names any part of a calendar date."""
+    i = 0
+    while i < len(time_format):
+        if time_format[i] == "%" and i + 1 < len(time_format):
+            if time_format[i + 1] in _DATE_DIRECTIVES:
+                return True
+            i += 2
+        else:
+            i += 1
+    return False
+
+
+def _whole(seconds: int, microseconds: int) -> Number:
+    return seconds if not microseconds else seconds + microseconds / 1e6
+
+
+def datetime_seconds(dt: datetime) -> Number:
+    """Epoch seconds of a date-time; a naive one is taken as UTC."""
+    if dt.tzinfo is None or dt.utcoffset() is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    d = dt - _EPOCH
+    return _whole(d.days * 86400 + d.seconds, d.microseconds)
+
+
+def time_of_day_seconds(dt: datetime) -> Number:
+    """Seconds since midnight (minus the UTC offset when the value has one)."""
+    secs = dt.hour * 3600 + dt.minute * 60 + dt.second
+    us = dt.microsecond
+    off = dt.utcoffset()
+    if off:
+        secs -= off.days * 86400 + off.seconds
+        us -= off.microseconds
+        if us < 0:
+            secs -= 1
+            us += 1_000_000
+    return _whole(secs, us)
+
+
+class TimeParser:
+    """Parses timestamps by one spec's ``time_format`` / ``time_unit``.
+
+    :meth:`parse` raises :class:`ValueError` for a value that is no timestamp; the
+    caller turns that into the user-facing error.
+    """
+
+    def __init__(self, time_format: str | None = None, time_unit: str | None = None) -> None:
+        self.format = time_format
+        self.factor = UNIT_FACTORS[time_unit] if time_unit else 1
+        self.has_date = format_has_date(time_format) if time_format else True
+        self._cache: dict[str, tuple[Number, str]] = {}
+
+    # -- one value -----------------------------------------------------------------
+
+    def parse(self, v: Any) -> tuple[Number, str]:
+        """``(ts, kind)`` of one value; ``ValueError`` if it is no timestamp."""
+        if isinstance(v, str):
+            hit = self._cache.get(v)
+            if hit is not None:
+                return hit
+            res = self._parse_text(v)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[v] = res
+            return res
+        if v is None or isinstance(v, bool):
+            raise ValueError("not a timestamp")
+        if isinstance(v, datetime):
+            return self._dt(v), "datetime"
+        if isinstance(v, date):
+            return self._dt(datetime(v.year, v.month, v.day)), "datetime"
+        if isinstance(v, numbers.Integral):
+            if self.format:
+                return self._parse_text(str(int(v)))
+            return self.scale_int(int(v)), "number"
+        if isinstance(v, numbers.Real) and not self.format:
+            f = float(v)
+            if not math.isfinite(f):
+                raise ValueError("not finite")
+            return (f / self.factor if self.factor != 1 else f), "number"
+        raise ValueError("not a timestamp")
+
+    def probe_kind(self, v: Any) -> str:
+        """The kind a value would give; ``"number"`` when it is no timestamp at all."""
+        if self.format:
+            return "datetime"
+        try:
+            return self.parse(v)[1]
+        except ValueError:
+            return "number"
+
+    def scale_int(self, v: int) -> Number:
+        f = self.factor
+        if f == 1:
+            return v
+        q, r = divmod(v, f)
+        return q if r == 0 else v / f
+
+    def _dt(self, dt: datetime) -> Number:
+        try:
+            return datetime_seconds(dt) if self.has_date else time_of_day_seconds(dt)
+        except OverflowError as e:
+            raise ValueError(str(e)) from None
+
+    def _parse_text(self, s: str) -> tuple[Number, str]:
+        if self.format:
+            try:
+                dt = datetime.strptime(s, self.format)
+            except (ValueError, OverflowError) as e:
+                raise ValueError(str(e)) from None
+            return self._dt(dt), "datetime"
+        if _INT_RE.fullmatch(s):
+            return self.scale_int(int(s)), "number"
+        if _FLOAT_RE.fullmatch(s):
+            f = float(s)
+            if not math.isfinite(f):
+                raise ValueError("not finite")
+            return (f / self.factor if self.factor != 1 else f), "number"
+        if not s or not s[0].isdigit() or not s.isascii():
+            raise ValueError("not a timestamp")
+        text = s[:-1] + "+00:00" if s[-1] in "Zz" else s
+        try:
+            dt = datetime.fromisoformat(text)
+        except (ValueError, OverflowError) as e:
+            raise ValueError(str(e)) from None
+        return self._dt(dt), "datetime"
+
+    # -- a whole column ------------------------------------------------------------
+
+    def parse_array(self, arr: pa.Array) -> tuple[list[Number], str | None] | None:
+        """``(ts values, kind)`` of a whole column, or ``None`` when some value is bad
+        (or the column mixes kinds): the caller then checks the rows one by one.
+
+        Gives exactly what :meth:`parse` gives for each value.
+        """
+        t = arr.type
+        if pa.types.is_dictionary(t):
+            arr = arr.dictionary_decode()
+            t = arr.type
+        if arr.null_count:
+            return None
+        if len(arr) == 0:
+            return [], None
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return self._parse_text_array(arr)
+        if pa.types.is_integer(t):
+            if self.format:
+                return self._parse_text_array(pc.cast(arr, pa.string()))
+            return self._scale_ints(arr.to_numpy(), self.factor), "number"
+        if pa.types.is_floating(t):
+            if self.format:
+                return None
+            vals = arr.to_numpy().astype(np.float64)
+            if not np.isfinite(vals).all():
+                return None
+            if self.factor != 1:
+                vals = vals / self.factor
+            return vals.tolist(), "number"
+        if pa.types.is_timestamp(t):
+            ints = arr.cast(pa.int64()).to_numpy()
+            factor = _ARROW_UNIT_FACTORS[t.unit]
+            if not self.has_date:
+                return None
+            return self._scale_ints(ints, factor), "datetime"
+        if pa.types.is_date32(t):
+            if not self.has_date:
+                return None
+            return (arr.cast(pa.int32()).to_numpy().astype(np.int64) * 86400).tolist(), "datetime"
+        if pa.types.is_date64(t):
+            if not self.has_date:
+                return None
+            return self._scale_ints(arr.cast(pa.int64()).to_numpy(), 1000), "datetime"
+        return None
+
+    @staticmethod
+    def _scale_ints(ints: np.ndarray, factor: int) -> list[Number]:
+        if factor == 1:
+            return ints.tolist()  # type: ignore[no-any-return]
+        ints = ints.astype(np.int64)
+        q, r = np.divmod(ints, factor)
+        if not r.any():
+            return q.tolist()  # type: ignore[no-any-return]
+        return [v // factor if v % factor == 0 else v / factor for v in ints.tolist()]
+
+    def _parse_text_array(self, arr: pa.Array) -> tuple[list[Number], str | None] | None:
+        if not self.format:
+            first = arr[0].as_py()
+            if _INT_RE.fullmatch(first):
+                if pc.all(pc.match_substring_regex(arr, _ARROW_INT)).as_py():
+                    try:
+                        ints = pc.cast(arr, pa.int64())
+                    except (pa.ArrowInvalid, OverflowError):
+                        pass
+                    else:
+                        return self._scale_ints(ints.to_numpy(), self.factor), "number"
+            elif (
+                _FLOAT_RE.fullmatch(first)
+                and not pc.any(pc.match_substring_regex(arr, _ARROW_INT)).as_py()
+                and pc.all(pc.match_substring_regex(arr, _ARROW_FLOAT)).as_py()
+            ):
+                try:
+                    floats = pc.cast(arr, pa.float64()).to_numpy()
+                except pa.ArrowInvalid:
+                    pass
+                else:
+                    if not np.isfinite(floats).all():
+                        return None
+                    if self.factor != 1:
+                        floats = floats / self.factor
+                    return floats.tolist(), "number"
+        enc = pc.dictionary_encode(arr)
+        kinds: set[str] = set()
+        parsed: list[Number] = []
+        for u in enc.dictionary.to_pylist():
+            try:
+                ts, kind = self.parse(u)
+            except ValueError:
+                return None
+            parsed.append(ts)
+            kinds.add(kind)
+        if len(kinds) > 1:
+            return None
+        table = np.empty(len(parsed), dtype=object)
+        table[:] = parsed
+        values = table[enc.indices.to_numpy(zero_copy_only=False)].tolist()
+        return values, kinds.pop() if kinds else None
+
+
+__all__ = [
+    "UNIT_FACTORS",
+    "TimeParser",
+    "datetime_seconds",
+    "format_has_date",
+    "time_of_day_seconds",
+]

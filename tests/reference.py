@@ -1,0 +1,909 @@
+"""Independent brute-force reference matcher for petricep.
+
+This module implements ``docs/SEMANTICS.md`` declaratively and by brute force: for every
+way of resolving the ``OR`` nodes it enumerates every candidate binding (each positive
+variable to a distinct event of its type, each Kleene variable to every non-empty subset of
+its type's events in stream order) and keeps exactly the bindings the written rules accept.
+It shares no code with the engine: only the AST value classes (``petricep.lang.ast``) and
+``petricep.events.Event`` are imported. It is meant for streams of about a dozen events.
+
+Entry point: :func:`reference_run`.
+
+Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests):
+
+* Duration windows: ``Window.value`` is the number as written and ``Window.unit`` its unit;
+  the window in seconds is ``value * DURATION_UNITS[unit]`` (``unit is None`` means seconds).
+* ``v[k]`` past the end of the list: the *comparison* reading it is false (so
+  ``NOT (v[3].x > 1)`` is true on a two-element list); arithmetic on it stays missing;
+  a RETURN field reading it is ``None``.
+* A RETURN field that reads a variable left unbound by an ``OR`` is ``None``.
+* Negation inside a nested ``SEQ`` (e.g. under an ``AND`` or ``OR``): P and Q are the
+  siblings inside that inner ``SEQ``; with no sibling on a side the window rule applies,
+  measured from the whole match's first / last event.
+* A match is delayed to its window's close (for its composite event) only when one of the
+  negations *active in the match's OR choice* has no Q.
+* Composite events: the stream a pattern sees is the input plus the composite events of its
+  transitive producers; strict/partition contiguity count those composite events too.
+  A composite event sorts right after its emitting event; composite events emitted at the
+  same event are ordered by (pattern index in the run, sorted stream keys of the match's
+  events, then the events of each variable in written order); one emitted at a composite event sorts right after that composite event. Matches
+  emitted at end of stream come after everything emitted at the last input event.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from petricep.events import Event
+from petricep.lang.ast import (
+    AGG_FUNCS,
+    ARITH_OPS,
+    COMPARE_OPS,
+    DURATION_UNITS,
+    IDX_CONST,
+    IDX_CUR,
+    IDX_LAST,
+    IDX_PREV,
+    STRATEGIES,
+    WIN_COUNT,
+    WIN_DURATION,
+    WIN_TIME,
+    Agg,
+    And,
+    Attr,
+    BinOp,
+    BoolOp,
+    Compare,
+    EventRef,
+    Expr,
+    Neg,
+    Node,
+    Not,
+    Num,
+    Or,
+    Pattern,
+    Seq,
+    Str,
+    Window,
+)
+
+__all__ = ["TIES", "reference_run", "window_size"]
+
+TIES = ("arrival", "strict", "either")
+
+ANY = "skip-till-any-match"
+NEXT = "skip-till-next-match"
+CONTIGUOUS = "strict-contiguity"
+PARTITION_CONTIGUOUS = "partition-contiguity"
+
+
+# ============================================================================ expressions
+
+
+class _MissingType:
+    """The value of ``v[k]`` when the list has fewer than k elements."""
+
+    _instance: _MissingType | None = None
+
+    def __new__(cls) -> _MissingType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _MissingType()
+
+
+class _Unbound(Exception):
+    """An expression read a variable that the match does not bind."""
+
+
+def _subexprs(expr: Expr) -> Iterator[Expr]:
+    """Every node of an expression tree (own walker: no engine helpers)."""
+    yield expr
+    if isinstance(expr, (BinOp, Compare)):
+        yield from _subexprs(expr.left)
+        yield from _subexprs(expr.right)
+    elif isinstance(expr, BoolOp):
+        for operand in expr.operands:
+            yield from _subexprs(operand)
+    elif isinstance(expr, (Not, Neg)):
+        yield from _subexprs(expr.operand)
+    elif not isinstance(expr, (Num, Str, Attr, Agg)):
+        raise TypeError(f"not an expression node: {expr!r}")
+
+
+@dataclass(frozen=True)
+class _Conjunct:
+    """One top-level WHERE conjunct and what it refers to."""
+
+    expr: Expr
+    vars: frozenset[str]
+    iter_var: str | None  # Kleene variable iterated over (v[i], v[i-1], agg(v[..i-1]))
+    skip_first: bool  # mentions v[i-1] or v[..i-1]: not checked for i = 1
+    whole: frozenset[str]  # Kleene variables read as a whole list (last, count, agg(v[]))
+    consts: tuple[tuple[str, int], ...]  # constant indices v[k]
+
+
+def _conjunct(expr: Expr, kleene: frozenset[str]) -> _Conjunct:
+    names: set[str] = set()
+    iters: set[str] = set()
+    whole: set[str] = set()
+    consts: list[tuple[str, int]] = []
+    skip_first = False
+    for e in _subexprs(expr):
+        if isinstance(e, Attr):
+            names.add(e.var)
+            if e.index is None:
+                if e.var in kleene:
+                    raise ValueError(f"Kleene variable {e.var!r} read without an index")
+                continue
+            if e.var not in kleene:
+                raise ValueError(f"index on non-Kleene variable {e.var!r}")
+            kind = e.index.kind
+            if kind == IDX_CUR:
+                iters.add(e.var)
+            elif kind == IDX_PREV:
+                iters.add(e.var)
+                skip_first = True
+            elif kind == IDX_LAST:
+                whole.add(e.var)
+            elif kind == IDX_CONST:
+                if e.index.const < 1:
+                    raise ValueError(f"index {e.index.const} of {e.var!r}: indices start at 1")
+                consts.append((e.var, e.index.const))
+            else:
+                raise ValueError(f"unknown index kind {kind!r}")
+        elif isinstance(e, Agg):
+            names.add(e.var)
+            if e.var not in kleene:
+                raise ValueError(f"aggregate over non-Kleene variable {e.var!r}")
+            if e.func not in AGG_FUNCS:
+                raise ValueError(f"unknown aggregate {e.func!r}")
+            if e.func != "count" and e.field is None:
+                raise ValueError(f"{e.func} needs a field")
+            if e.upto_prev:
+                iters.add(e.var)
+                skip_first = True
+            else:
+                whole.add(e.var)
+    if len(iters) > 1:
+        raise ValueError(f"one conjunct iterates over several Kleene variables: {sorted(iters)}")
+    return _Conjunct(
+        expr=expr,
+        vars=frozenset(names),
+        iter_var=next(iter(iters)) if iters else None,
+        skip_first=skip_first,
+        whole=frozenset(whole),
+        consts=tuple(consts),
+    )
+
+
+class _Env:
+    """Values of variables: an Event, or a tuple of Events for a Kleene variable."""
+
+    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0) -> None:
+        self.values = values
+        self.it_var = it_var
+        self.it_i = it_i  # 1-based index of the element being checked
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _need_numbers(op: str, *values: Any) -> None:
+    for v in values:
+        if not _is_number(v):
+            raise TypeError(f"operator {op!r} needs numbers, got {v!r}")
+
+
+def _lookup(env: _Env, var: str) -> Any:
+    if var not in env.values:
+        raise _Unbound(var)
+    return env.values[var]
+
+
+def _element(env: _Env, e: Attr) -> Any:
+    value = _lookup(env, e.var)
+    if e.index is None:
+        return value
+    items = value
+    kind = e.index.kind
+    if kind == IDX_CONST:
+        return items[e.index.const - 1] if e.index.const <= len(items) else MISSING
+    if kind == IDX_LAST:
+        return items[-1]
+    if env.it_var != e.var:
+        raise ValueError(f"{e.var}[{kind}] used outside an iteration over {e.var!r}")
+    i = env.it_i if kind == IDX_CUR else env.it_i - 1
+    return items[i - 1]
+
+
+def _eval(expr: Expr, env: _Env) -> Any:
+    if isinstance(expr, (Num, Str)):
+        return expr.value
+    if isinstance(expr, Attr):
+        element = _element(env, expr)
+        return MISSING if element is MISSING else element.get(expr.field)
+    if isinstance(expr, Agg):
+        items = _lookup(env, expr.var)
+        if expr.upto_prev:
+            if env.it_var != expr.var:
+                raise ValueError(f"{expr.func}({expr.var}[..i-1]) used outside an iteration")
+            items = items[: env.it_i - 1]
+        if expr.func == "count":
+            return len(items)
+        values = [x.get(expr.field) for x in items]
+        _need_numbers(expr.func, *values)
+        if not values:
+            return MISSING
+        if expr.func == "sum":
+            return sum(values)
+        if expr.func == "avg":
+            return sum(values) / len(values)
+        if expr.func == "min":
+            return min(values)
+        return max(values)
+    if isinstance(expr, BinOp):
+        left = _eval(expr.left, env)
+        right = _eval(expr.right, env)
+        if left is MISSING or right is MISSING:
+            return MISSING
+        _need_numbers(expr.op, left, right)
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        if expr.op == "/":
+            return left / right
+        if expr.op == "%":
+            return left % right
+        raise ValueError(f"unknown arithmetic operator {expr.op!r} (known: {ARITH_OPS})")
+    if isinstance(expr, Neg):
+        value = _eval(expr.operand, env)
+        if value is MISSING:
+            return MISSING
+        _need_numbers("-", value)
+        return -value
+    if isinstance(expr, Compare):
+        left = _eval(expr.left, env)
+        right = _eval(expr.right, env)
+        if left is MISSING or right is MISSING:
+            return False
+        return _compare(expr.op, left, right)
+    if isinstance(expr, BoolOp):
+        if expr.op == "and":
+            return all(_truth(_eval(o, env)) for o in expr.operands)
+        if expr.op == "or":
+            return any(_truth(_eval(o, env)) for o in expr.operands)
+        raise ValueError(f"unknown boolean operator {expr.op!r}")
+    if isinstance(expr, Not):
+        return not _truth(_eval(expr.operand, env))
+    raise TypeError(f"not an expression node: {expr!r}")
+
+
+def _compare(op: str, left: Any, right: Any) -> bool:
+    if op in ("=", "=="):
+        return _equal(left, right)
+    if op == "!=":
+        return not _equal(left, right)
+    if (_is_number(left) and isinstance(right, str)) or (isinstance(left, str) and _is_number(right)):
+        raise TypeError(f"cannot compare {left!r} {op} {right!r}: number and string")
+    if op == "<":
+        return left < right
+    if op == "<=":
+        return left <= right
+    if op == ">":
+        return left > right
+    if op == ">=":
+        return left >= right
+    raise ValueError(f"unknown comparison {op!r} (known: {COMPARE_OPS})")
+
+
+def _equal(left: Any, right: Any) -> bool:
+    if isinstance(left, str) != isinstance(right, str):
+        return False  # a number never equals a string
+    return bool(left == right)
+
+
+def _truth(value: Any) -> bool:
+    return False if value is MISSING else bool(value)
+
+
+def _holds(conj: _Conjunct, env: _Env) -> bool:
+    """A conjunct over fully known values; iteration conjuncts hold for every element."""
+    if conj.iter_var is None:
+        return _truth(_eval(conj.expr, env))
+    items = _lookup(env, conj.iter_var)
+    for i in range(1, len(items) + 1):
+        if i == 1 and conj.skip_first:
+            continue
+        if not _truth(_eval(conj.expr, _Env(env.values, conj.iter_var, i))):
+            return False
+    return True
+
+
+# ============================================================================ structure
+
+
+def _is_negation(node: Node) -> bool:
+    return isinstance(node, EventRef) and node.negated
+
+
+def _flatten(node: Node) -> Node:
+    """Splice a SEQ that is a direct child of a SEQ into its parent."""
+    if isinstance(node, EventRef):
+        return node
+    if isinstance(node, Seq):
+        children: list[Node] = []
+        for child in node.children:
+            flat = _flatten(child)
+            if isinstance(flat, Seq):
+                children.extend(flat.children)
+            else:
+                children.append(flat)
+        return Seq(tuple(children), node.span)
+    if isinstance(node, And):
+        return And(tuple(_flatten(c) for c in node.children), node.span)
+    if isinstance(node, Or):
+        return Or(tuple(_flatten(c) for c in node.children), node.span)
+    raise TypeError(f"not a structure node: {node!r}")
+
+
+def _refs(node: Node) -> list[EventRef]:
+    if isinstance(node, EventRef):
+        return [node]
+    return [r for child in node.children for r in _refs(child)]
+
+
+def _validate(node: Node, in_seq: bool = False) -> None:
+    if isinstance(node, EventRef):
+        if node.negated and not in_seq:
+            raise ValueError(f"negation !({node.type} {node.var}) outside a SEQ")
+        if node.negated and node.kleene:
+            raise ValueError(f"negated Kleene variable {node.var!r}")
+        return
+    if not node.children:
+        raise ValueError("empty operator")
+    if isinstance(node, Seq) and all(_is_negation(c) for c in node.children):
+        raise ValueError("a SEQ needs a positive child")
+    for child in node.children:
+        _validate(child, isinstance(node, Seq))
+
+
+def _resolutions(node: Node) -> list[Node]:
+    """Every tree obtained by replacing each OR by one of its children."""
+    if isinstance(node, EventRef):
+        return [node]
+    if isinstance(node, Or):
+        return [tree for child in node.children for tree in _resolutions(child)]
+    options = [_resolutions(child) for child in node.children]
+    return [type(node)(tuple(combo), node.span) for combo in itertools.product(*options)]
+
+
+def _positive_vars(node: Node) -> list[str]:
+    return [r.var for r in _refs(node) if not r.negated]
+
+
+@dataclass(frozen=True)
+class _NegSpec:
+    ref: EventRef
+    prev: Node | None  # P: previous positive sibling
+    next: Node | None  # Q: next positive sibling
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """One OR resolution of the pattern."""
+
+    refs: tuple[EventRef, ...]  # positive references, left to right
+    vars: frozenset[str]
+    prec: frozenset[tuple[str, str]]  # (u, v): every event of u is before every event of v
+    negs: tuple[_NegSpec, ...]
+
+
+def _shape(tree: Node) -> _Shape:
+    prec: set[tuple[str, str]] = set()
+    negs: list[_NegSpec] = []
+
+    def visit(node: Node) -> None:
+        if isinstance(node, EventRef):
+            return
+        if isinstance(node, Seq):
+            kids = node.children
+            positives = [c for c in kids if not _is_negation(c)]
+            for k, earlier in enumerate(positives):
+                for later in positives[k + 1 :]:
+                    for u in _positive_vars(earlier):
+                        for v in _positive_vars(later):
+                            prec.add((u, v))
+            for i, child in enumerate(kids):
+                if _is_negation(child):
+                    before = [c for c in kids[:i] if not _is_negation(c)]
+                    after = [c for c in kids[i + 1 :] if not _is_negation(c)]
+                    negs.append(
+                        _NegSpec(child, before[-1] if before else None, after[0] if after else None)  # type: ignore[arg-type]
+                    )
+        for child in node.children:
+            visit(child)
+
+    visit(tree)
+    refs = tuple(r for r in _refs(tree) if not r.negated)
+    return _Shape(refs, frozenset(r.var for r in refs), frozenset(prec), tuple(negs))
+
+
+# ============================================================================ stream
+
+
+@dataclass(eq=False)
+class _Item:
+    """An event as one pattern sees it: ``key`` refines ``pos`` (composite events share the
+    pos of the event that emitted them), ``idx`` is the place in that pattern's stream."""
+
+    ev: Event
+    key: tuple
+    idx: int = -1
+
+
+def window_size(window: Window | None) -> int | float | None:
+    """The window bound: timestamp units, seconds (duration) or events; None: no window."""
+    if window is None:
+        return None
+    if window.kind == WIN_TIME:
+        return window.value
+    if window.kind == WIN_DURATION:
+        return window.value * (DURATION_UNITS[window.unit] if window.unit else 1)
+    if window.kind == WIN_COUNT:
+        return window.value
+    raise ValueError(f"unknown window kind {window.kind!r}")
+
+
+Binding = dict[str, Any]  # var -> _Item, or tuple of _Item for a Kleene variable
+
+
+def _items(value: Any) -> tuple[_Item, ...]:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _all_items(binding: Binding) -> list[_Item]:
+    return [item for value in binding.values() for item in _items(value)]
+
+
+def _env(binding: Binding) -> _Env:
+    values = {
+        var: tuple(i.ev for i in value) if isinstance(value, tuple) else value.ev
+        for var, value in binding.items()
+    }
+    return _Env(values)
+
+
+# ============================================================================ one pattern
+
+
+class _Matcher:
+    def __init__(self, pattern: Pattern, stream: list[_Item], tie: str) -> None:
+        if tie not in TIES:
+            raise ValueError(f"unknown tie rule {tie!r}")
+        if pattern.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {pattern.strategy!r}")
+        if tie == "either" and pattern.strategy != ANY:
+            raise ValueError("tie rule 'either' only goes with skip-till-any-match")
+        self.pattern = pattern
+        self.stream = stream
+        self.tie = tie
+        self.strategy = pattern.strategy
+        self.partition = tuple(pattern.partition)
+        self.window = pattern.window
+        self.w = window_size(pattern.window)
+
+        tree = _flatten(pattern.structure)
+        _validate(tree)
+        refs = _refs(tree)
+        names = [r.var for r in refs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"variable names are not distinct: {names}")
+        self.kleene = frozenset(r.var for r in refs if r.kleene)
+        self.negated = {r.var: r for r in refs if r.negated}
+        self.shapes = [_shape(t) for t in _resolutions(tree)]
+
+        self.positive_conj: list[_Conjunct] = []
+        self.negation_conj: dict[str, list[_Conjunct]] = {n: [] for n in self.negated}
+        for expr in pattern.conditions:
+            conj = _conjunct(expr, self.kleene)
+            unknown = conj.vars - set(names)
+            if unknown:
+                raise ValueError(f"condition mentions unknown variables {sorted(unknown)}")
+            negs = conj.vars & self.negated.keys()
+            if len(negs) > 1:
+                raise ValueError(f"condition mentions two negated variables {sorted(negs)}")
+            if negs:
+                self.negation_conj[next(iter(negs))].append(conj)
+            else:
+                self.positive_conj.append(conj)
+
+        self.by_type: dict[str, list[_Item]] = {}
+        for item in stream:
+            self.by_type.setdefault(item.ev.type, []).append(item)
+
+    # ------------------------------------------------------------------ basic relations
+
+    def before(self, x: _Item, y: _Item) -> bool:
+        if self.tie == "arrival":
+            return (x.ev.ts, x.key) < (y.ev.ts, y.key)
+        if self.tie == "strict":
+            return x.ev.ts < y.ev.ts
+        return x.ev.ts <= y.ev.ts and x is not y
+
+    def in_window(self, items: Sequence[_Item]) -> bool:
+        if self.w is None or not items:
+            return True
+        if self.window is not None and self.window.kind == WIN_COUNT:
+            return max(i.ev.pos for i in items) - min(i.ev.pos for i in items) < self.w
+        return max(i.ev.ts for i in items) - min(i.ev.ts for i in items) <= self.w
+
+    def pkey(self, item: _Item) -> Any:
+        try:
+            return tuple(item.ev.get(a) for a in self.partition)
+        except KeyError:
+            return MISSING
+
+    def same_partition(self, items: Sequence[_Item]) -> bool:
+        if not self.partition:
+            return True
+        keys = [self.pkey(i) for i in items]
+        return all(k is not MISSING and k == keys[0] for k in keys)
+
+    # ------------------------------------------------------------------ enumeration
+
+    def matches(self) -> list[tuple[_Shape, Binding]]:
+        found: list[tuple[_Shape, Binding]] = []
+        for shape in self.shapes:
+            for binding in self.bindings(shape):
+                if self.negations_ok(shape, binding) and self.strategy_ok(binding):
+                    found.append((shape, binding))
+        return found
+
+    def bindings(self, shape: _Shape) -> Iterator[Binding]:
+        """Every skip-till-any-match binding of one OR resolution, without negations."""
+        live = [c for c in self.positive_conj if c.vars <= shape.vars]  # others: vacuous
+        order = [r.var for r in shape.refs]
+        ready: list[list[_Conjunct]] = []
+        for k, var in enumerate(order):
+            bound = set(order[: k + 1])
+            ready.append([c for c in live if var in c.vars and c.vars <= bound])
+        constant = [c for c in live if not c.vars]
+        if not all(_holds(c, _Env({})) for c in constant):
+            return
+
+        def extend(k: int, binding: Binding, used: frozenset[int]) -> Iterator[Binding]:
+            if k == len(shape.refs):
+                yield dict(binding)
+                return
+            ref = shape.refs[k]
+            bound_items = _all_items(binding)
+            fits = [
+                item
+                for item in self.by_type.get(ref.type, [])
+                if item.idx not in used and self.fits(item, ref.var, shape, binding, bound_items)
+            ]
+            values: list[Any] = self.kleene_lists(fits) if ref.kleene else fits
+            for value in values:
+                new = _items(value)
+                if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
+                    continue
+                binding[ref.var] = value
+                env = _env(binding)
+                if all(_holds(c, env) for c in ready[k]):
+                    yield from extend(k + 1, binding, used | {i.idx for i in new})
+                del binding[ref.var]
+
+        yield from extend(0, {}, frozenset())
+
+    def fits(self, item: _Item, var: str, shape: _Shape, binding: Binding, bound: list[_Item]) -> bool:
+        """Order, window and partition constraints between one candidate event and the
+        variables bound so far (each is a constraint on pairs of events)."""
+        for other, value in binding.items():
+            for e in _items(value):
+                if (other, var) in shape.prec and not self.before(e, item):
+                    return False
+                if (var, other) in shape.prec and not self.before(item, e):
+                    return False
+        return self.in_window([*bound, item]) and self.same_partition([*bound, item])
+
+    def kleene_lists(self, items: list[_Item]) -> list[tuple[_Item, ...]]:
+        """Every non-empty sub-list in stream order whose consecutive elements are before."""
+        out: list[tuple[_Item, ...]] = []
+
+        def grow(prefix: tuple[_Item, ...], start: int) -> None:
+            for j in range(start, len(items)):
+                lst = (*prefix, items[j])
+                if prefix and not self.before(prefix[-1], items[j]):
+                    continue
+                if not self.in_window(lst):
+                    continue
+                out.append(lst)
+                grow(lst, j + 1)
+
+        grow((), 0)
+        return out
+
+    # ------------------------------------------------------------------ negation
+
+    def negations_ok(self, shape: _Shape, binding: Binding) -> bool:
+        bound = _all_items(binding)
+        used = {i.idx for i in bound}
+        first = min(bound, key=lambda i: i.idx)
+        last = max(bound, key=lambda i: i.idx)
+        key = self.pkey(first)
+        for spec in shape.negs:
+            n = spec.ref
+            conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
+            prev_items = _node_items(spec.prev, binding)
+            next_items = _node_items(spec.next, binding)
+            for x in self.by_type.get(n.type, []):
+                if x.idx in used:
+                    continue
+                if self.partition and self.pkey(x) != key:
+                    continue
+                if not self.above_lower(x, prev_items, last) or not self.below_upper(x, next_items, first):
+                    continue
+                env = _env({**binding, n.var: x})
+                if all(_holds(c, env) for c in conds):
+                    return False
+        return True
+
+    def above_lower(self, x: _Item, prev_items: list[_Item], last: _Item) -> bool:
+        if prev_items:
+            p = max(prev_items, key=lambda i: i.idx)
+            if self.tie == "arrival":
+                return (x.ev.ts, x.key) > (p.ev.ts, p.key)
+            return x.ev.ts > p.ev.ts
+        if self.w is None:
+            return True
+        if self.window is not None and self.window.kind == WIN_COUNT:
+            return x.ev.pos > last.ev.pos - self.w
+        return x.ev.ts >= last.ev.ts - self.w
+
+    def below_upper(self, x: _Item, next_items: list[_Item], first: _Item) -> bool:
+        if next_items:
+            q = min(next_items, key=lambda i: i.idx)
+            if self.tie == "arrival":
+                return (x.ev.ts, x.key) < (q.ev.ts, q.key)
+            return x.ev.ts < q.ev.ts
+        if self.w is None:
+            return True
+        if self.window is not None and self.window.kind == WIN_COUNT:
+            return x.ev.pos < first.ev.pos + self.w
+        return x.ev.ts <= first.ev.ts + self.w
+
+    # ------------------------------------------------------------------ strategies
+
+    def strategy_ok(self, binding: Binding) -> bool:
+        if self.strategy == ANY:
+            return True
+        ordered = sorted(_all_items(binding), key=lambda i: i.idx)
+        if self.strategy == CONTIGUOUS or (self.strategy == PARTITION_CONTIGUOUS and not self.partition):
+            return all(b.idx == a.idx + 1 for a, b in zip(ordered, ordered[1:]))
+        if self.strategy == PARTITION_CONTIGUOUS:
+            key = self.pkey(ordered[0])
+            return not any(
+                self.pkey(x) == key
+                for a, b in zip(ordered, ordered[1:])
+                for x in self.stream[a.idx + 1 : b.idx]
+            )
+        return self.next_match_ok(binding)
+
+    def next_match_ok(self, binding: Binding) -> bool:
+        """skip-till-next-match: no event skipped between e_j and e_(j+1) extends P_j."""
+        pairs = sorted(
+            ((item, var) for var, value in binding.items() for item in _items(value)), key=lambda p: p[0].idx
+        )
+        for j in range(1, len(pairs)):
+            prefix: Binding = {}
+            for item, var in pairs[:j]:
+                if var in self.kleene:
+                    prefix[var] = (*prefix.get(var, ()), item)
+                else:
+                    prefix[var] = item
+            for x in self.stream[pairs[j - 1][0].idx + 1 : pairs[j][0].idx]:
+                if self.extends(prefix, x):
+                    return False
+        return True
+
+    def extends(self, prefix: Binding, x: _Item) -> bool:
+        """Can some variable take x, given the partial match ``prefix``?"""
+        bound = set(prefix)
+        for shape in self.shapes:
+            if not bound <= shape.vars:
+                continue  # OR choices of the prefix rule this resolution out
+            for ref in shape.refs:
+                if ref.type != x.ev.type:
+                    continue
+                v = ref.var
+                if v in prefix:
+                    followed = any((v, w) in shape.prec for w in bound)
+                    if not ref.kleene or followed:
+                        continue
+                    new = {**prefix, v: (*prefix[v], x)}
+                else:
+                    new = {**prefix, v: (x,) if ref.kleene else x}
+                if any((u, v) in shape.prec and u not in bound for u in shape.vars):
+                    continue
+                if self.partial_ok(shape, new):
+                    return True
+        return False
+
+    def partial_ok(self, shape: _Shape, partial: Binding) -> bool:
+        for u, w in shape.prec:
+            if u in partial and w in partial:
+                for a in _items(partial[u]):
+                    for b in _items(partial[w]):
+                        if not self.before(a, b):
+                            return False
+        for var, value in partial.items():
+            if var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
+                return False
+        items = _all_items(partial)
+        if not self.in_window(items) or not self.same_partition(items):
+            return False
+        closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
+        env = _env(partial)
+        for conj in self.positive_conj:
+            if not conj.vars <= partial.keys():
+                continue
+            if conj.whole - closed:
+                continue  # whole-list condition of a list that may still grow
+            if any(len(partial[k]) < c and k not in closed for k, c in conj.consts):
+                continue  # v[k] not reached yet
+            if not _holds(conj, env):
+                return False
+        return True
+
+    # ------------------------------------------------------------------ emission
+
+    def emitted_at(self, shape: _Shape, binding: Binding, end: _Item) -> _Item:
+        """The event at which the match is emitted (``end``: the end-of-stream marker)."""
+        bound = _all_items(binding)
+        first = min(bound, key=lambda i: i.idx)
+        last = max(bound, key=lambda i: i.idx)
+        if not any(spec.next is None for spec in shape.negs):
+            return last
+        if self.w is None:
+            return end
+        for item in self.stream:
+            if self.window is not None and self.window.kind == WIN_COUNT:
+                if item.ev.pos >= first.ev.pos + self.w:
+                    return item
+            elif item.ev.ts > first.ev.ts + self.w:
+                return item
+        return end
+
+
+def _node_items(node: Node | None, binding: Binding) -> list[_Item]:
+    if node is None:
+        return []
+    return [i for var in _positive_vars(node) for i in _items(binding[var])]
+
+
+# ============================================================================ the run
+
+
+def _consumed_types(pattern: Pattern) -> set[str]:
+    return {r.type for r in _refs(pattern.structure)}
+
+
+def _dependency_order(patterns: Sequence[Pattern]) -> tuple[list[int], dict[int, set[int]]]:
+    """Producers before consumers; also every pattern's transitive producers."""
+    direct: dict[int, set[int]] = {}
+    for i, p in enumerate(patterns):
+        types = _consumed_types(p)
+        direct[i] = {j for j, q in enumerate(patterns) if q.returns is not None and q.returns.type in types}
+    order: list[int] = []
+    state: dict[int, str] = {}
+
+    def visit(i: int) -> None:
+        if state.get(i) == "done":
+            return
+        if state.get(i) == "active":
+            raise ValueError(f"patterns form a cycle through RETURN types (at {patterns[i].name!r})")
+        state[i] = "active"
+        for j in sorted(direct[i]):
+            visit(j)
+        state[i] = "done"
+        order.append(i)
+
+    for i in range(len(patterns)):
+        visit(i)
+    closure: dict[int, set[int]] = {}
+    for i in order:
+        closure[i] = set(direct[i])
+        for j in direct[i]:
+            closure[i] |= closure[j]
+    return order, closure
+
+
+def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict]:
+    """Every match of every pattern over ``events`` (already in stream order).
+
+    Each match is ``{"pattern", "ids", "start", "end", "attrs"}`` like the engine's JSON
+    output. Patterns whose input type is another pattern's RETURN type consume that
+    pattern's composite events.
+    """
+    if tie not in TIES:
+        raise ValueError(f"unknown tie rule {tie!r}; expected one of {TIES}")
+    names = [p.name for p in patterns]
+    if len(set(names)) != len(names):
+        raise ValueError(f"pattern names are not distinct: {names}")
+    for a, b in zip(events, events[1:]):
+        if b.ts < a.ts:
+            raise ValueError(f"events out of timestamp order at pos {b.pos}")
+    inputs = [_Item(e, ((e.pos, 0),)) for e in events]
+    end = None
+    if events:
+        last = events[-1]
+        end = _Item(last, ((last.pos, 1),))  # end of stream: after everything at the last event
+
+    order, producers = _dependency_order(patterns)
+    composites: dict[int, list[_Item]] = {}
+    results: dict[int, list[dict]] = {}
+    for pi in order:
+        pattern = patterns[pi]
+        pool = inputs + [c for q in sorted(producers[pi]) for c in composites[q]]
+        pool.sort(key=lambda it: (it.ev.ts, it.key))
+        stream = [_Item(it.ev, it.key, idx) for idx, it in enumerate(pool)]
+        matcher = _Matcher(pattern, stream, tie)
+        written = [r.var for r in _refs(pattern.structure) if not r.negated]
+
+        emitted = []
+        for shape, binding in matcher.matches():
+            at = matcher.emitted_at(shape, binding, end)  # type: ignore[arg-type]
+            positions = tuple(sorted(i.key for i in _all_items(binding)))
+            by_var = tuple(tuple(i.key for i in _items(binding[v])) if v in binding else () for v in written)
+            emitted.append((at.key + ((pi, positions),), by_var, at, binding))
+        emitted.sort(key=lambda e: (e[0], e[1]))
+
+        rows: list[dict] = []
+        composites[pi] = []
+        for n, (ckey, _, at, binding) in enumerate(emitted):
+            attrs = _return_attrs(pattern, binding)
+            bound = _all_items(binding)
+            rows.append(
+                {
+                    "pattern": pattern.name,
+                    "ids": {
+                        var: [i.ev.id for i in value] if isinstance(value, tuple) else value.ev.id
+                        for var, value in binding.items()
+                    },
+                    "start": min(i.ev.ts for i in bound),
+                    "end": max(i.ev.ts for i in bound),
+                    "attrs": attrs,
+                }
+            )
+            if pattern.returns is not None:
+                event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, f"{pattern.name}#{n}", dict(attrs))
+                composites[pi].append(_Item(event, ckey))
+        results[pi] = rows
+    return [row for pi in range(len(patterns)) for row in results[pi]]
+
+
+def _return_attrs(pattern: Pattern, binding: Binding) -> dict[str, Any]:
+    if pattern.returns is None:
+        return {}
+    env = _env(binding)
+    attrs: dict[str, Any] = {}
+    for f in pattern.returns.fields:
+        try:
+            value = _eval(f.expr, env)
+        except _Unbound:
+            value = None
+        attrs[f.name] = None if value is MISSING else value
+    return attrs
