@@ -216,6 +216,8 @@ class TimeParser:
     def _scale_ints(ints: np.ndarray, factor: int) -> list[Number]:
         if factor == 1:
             return ints.tolist()  # type: ignore[no-any-return]
+        if ints.dtype == np.uint64 and len(ints) and ints.max() > np.iinfo(np.int64).max:
+            return [v // factor if v % factor == 0 else v / factor for v in ints.tolist()]
         ints = ints.astype(np.int64)
         q, r = np.divmod(ints, factor)
         if not r.any():

@@ -135,11 +135,9 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
 
 
 def _span_of(expr: Any) -> A.Span | None:
-    for e in A.walk_expr(expr):
-        span = getattr(e, "span", None)
-        if span is not None and span.line:
-            return span  # type: ignore[no-any-return]
-    return None
+    """The leftmost position in an expression (where a reader starts looking)."""
+    spans = [s for e in A.walk_expr(expr) if (s := getattr(e, "span", None)) is not None and s.line]
+    return min(spans, key=lambda s: (s.line, s.column)) if spans else None
 
 
 def _window(value: tuple[str, str | None, A.Span, A.Span | None], ctx: _Ctx) -> A.Window:

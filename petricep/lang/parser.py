@@ -243,7 +243,9 @@ class _Err(Exception):
 
 
 def _first_token_span(expr: Any) -> Any:
-    return getattr(expr, "span", None)
+    from petricep.lang.check import _span_of
+
+    return _span_of(expr)
 
 
 def _line(text: str, line: int) -> str | None:

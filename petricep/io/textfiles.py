@@ -1,0 +1,295 @@
+"""CSV and JSON Lines files (plain, gzip or bz2), read in chunks of whole lines.
+
+CSV: each physical line is one row (newlines inside quoted values are not
+supported). Each chunk is parsed with Arrow and converted column by column; a
+chunk with anything unusual (a bad value, a short line, a blank line, a lone
+``\r``, invalid UTF-8) is re-read line by line with Python's ``csv`` module, which
+gives the same values and the exact line of each error.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from ..errors import EventError
+from ..events import Event
+from .source import _MISSING, EventSource, InputSpec, _duplicate, _Run
+from .values import text_value, type_text_array
+
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+_CHUNK = 4 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+def _compression(path: str) -> str | None:
+    low = path.lower()
+    for ext, comp in _COMPRESSIONS.items():
+        if low.endswith(ext):
+            return comp
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(3)
+    except OSError:
+        return None
+    if magic[:2] == b"\x1f\x8b":
+        return "gzip"
+    if magic == b"BZh":
+        return "bz2"
+    return None
+
+
+def _open_stream(path: str, label: str) -> Any:
+    if not os.path.exists(path):
+        raise EventError("cannot open file: no such file", label)
+    if os.path.isdir(path):
+        raise EventError("cannot open file: it is a directory", label)
+    try:
+        return pa.input_stream(path, compression=_compression(path))
+    except (OSError, pa.ArrowException) as e:
+        raise EventError(f"cannot open file: {e}", label) from None
+
+
+def _read_chunks(path: str, label: str, skip_first_line: bool) -> Iterator[tuple[bytes, int]]:
+    """Whole lines of a (possibly compressed) text file: ``(chunk, first line number)``."""
+    stream = _open_stream(path, label)
+    try:
+        buf = b""
+        line = 1
+        first = True
+        skipping = skip_first_line
+        while True:
+            try:
+                data = stream.read(_CHUNK)
+            except (OSError, EOFError, pa.ArrowException) as e:
+                raise EventError(f"cannot read file: {e}", label) from None
+            if first and data:
+                first = False
+                if data.startswith(_BOM):
+                    data = data[len(_BOM) :]
+            if not data:
+                if buf and not skipping:
+                    yield buf, line
+                return
+            buf += data
+            if skipping:
+                i = buf.find(b"\n")
+                if i < 0:
+                    continue
+                buf = buf[i + 1 :]
+                line = 2
+                skipping = False
+            j = buf.rfind(b"\n")
+            if j < 0:
+                continue
+            chunk, buf = buf[: j + 1], buf[j + 1 :]
+            yield chunk, line
+            line += chunk.count(b"\n")
+    finally:
+        stream.close()
+
+
+def _lines(chunk: bytes) -> list[bytes]:
+    lines = chunk.split(b"\n")
+    if chunk.endswith(b"\n"):
+        lines.pop()
+    return lines
+
+
+def _decode(line: bytes) -> str:
+    return line.decode("utf-8", "replace")
+
+
+class _CsvSource(EventSource):
+    def __init__(self, spec: InputSpec, label: str) -> None:
+        super().__init__(spec, label)
+        self._delim = spec.delimiter or ","
+        if spec.columns is not None:
+            self.columns = tuple(spec.columns)
+            self._header = False
+        else:
+            self.columns = self._read_header()
+            self._header = True
+            dup = _duplicate(self.columns)
+            if dup is not None:
+                raise EventError(f"duplicate column {dup!r}", label, 1, dup)
+        self._check_columns(1 if self._header else None)
+        self._convert = pa_csv.ConvertOptions(
+            column_types={c: pa.string() for c in self.columns},
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            null_values=[""],
+        )
+
+    def _read_header(self) -> tuple[str, ...]:
+        for chunk, _ in _read_chunks(self.spec.path, self.label, False):
+            first = chunk.split(b"\n", 1)[0]
+            break
+        else:
+            return ()
+        if first.endswith(b"\r"):
+            first = first[:-1]
+        try:
+            text = first.decode("utf-8")
+        except UnicodeDecodeError:
+            raise EventError("invalid UTF-8 text", self.label, 1) from None
+        try:
+            return tuple(next(csv.reader([text], delimiter=self._delim), []))
+        except csv.Error as e:
+            raise EventError(f"invalid CSV: {e}", self.label, 1) from None
+
+    def _split(self, line: bytes) -> tuple[str, list[str] | None, str | None]:
+        """(text, fields, error) of one line."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return _decode(line), None, "invalid UTF-8 text"
+        try:
+            fields = next(csv.reader([text], delimiter=self._delim), [])
+        except csv.Error as e:
+            return text, None, f"invalid CSV: {e}"
+        return text, fields, None
+
+    def _first_row(self) -> Mapping[str, Any] | None:
+        assert self.columns is not None
+        for chunk, _ in _read_chunks(self.spec.path, self.label, self._header):
+            for line in _lines(chunk):
+                line = line[:-1] if line.endswith(b"\r") else line
+                if line:
+                    _, fields, err = self._split(line)
+                    if fields is None or len(fields) != len(self.columns):
+                        return None
+                    return dict(zip(self.columns, fields))
+        return None
+
+    def _events(self, run: _Run) -> Iterator[Event]:
+        for chunk, start in _read_chunks(self.spec.path, self.label, self._header):
+            events = self._fast(run, chunk)
+            if events is not None:
+                yield from events
+            else:
+                yield from self._slow(run, chunk, start)
+
+    def _fast(self, run: _Run, chunk: bytes) -> list[Event] | None:
+        names = self.columns
+        assert names is not None
+        if not names:
+            return None
+        if b"\r" in chunk and chunk.count(b"\r") != chunk.count(b"\r\n"):
+            return None
+        if chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk:
+            return None
+        n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        try:
+            table = pa_csv.read_csv(
+                pa.py_buffer(chunk),
+                read_options=pa_csv.ReadOptions(column_names=list(names), use_threads=True),
+                parse_options=pa_csv.ParseOptions(delimiter=self._delim, newlines_in_values=False),
+                convert_options=self._convert,
+            )
+        except (pa.ArrowException, ValueError):
+            return None
+        if table.num_rows != n_lines:
+            return None
+        table = table.combine_chunks()
+        arrays = [c.chunk(0) if c.num_chunks else pa.array([], pa.string()) for c in table.columns]
+        cols: list[list[Any]] = []
+        has_nulls: list[bool] = []
+        all_numbers: list[bool] = []
+        for arr in arrays:
+            values, numbers_only = type_text_array(arr)
+            cols.append(values)
+            has_nulls.append(arr.null_count > 0)
+            all_numbers.append(numbers_only)
+        spec = self.spec
+        type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
+        time_arr = arrays[names.index(spec.time_field)] if spec.time_field is not None else None
+        return run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, table.num_rows)
+
+    def _slow(self, run: _Run, chunk: bytes, start: int) -> Iterator[Event]:
+        names = self.columns
+        assert names is not None
+        spec = self.spec
+        ncols = len(names)
+        ti = names.index(spec.type_field) if spec.type_field is not None else None
+        tmi = names.index(spec.time_field) if spec.time_field is not None else None
+        for k, line in enumerate(_lines(chunk)):
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:
+                continue
+            row = start + k
+            pos = run.take_pos()
+            text, fields, err = self._split(line)
+            if fields is None:
+                run.reject(row, None, err or "invalid CSV", text)
+                continue
+            if len(fields) != ncols:
+                run.reject(row, None, f"expected {ncols} fields, got {len(fields)}", text)
+                continue
+            attrs = {name: text_value(f) for name, f in zip(names, fields)}
+            ev = run.row_event(
+                attrs,
+                pos,
+                row,
+                text,
+                type_raw=fields[ti] if ti is not None else _MISSING,
+                time_raw=fields[tmi] if tmi is not None else _MISSING,
+            )
+            if ev is not None:
+                yield ev
+
+
+class _JsonlSource(EventSource):
+    def __init__(self, spec: InputSpec, label: str) -> None:
+        super().__init__(spec, label)
+        first = self._first_row()
+        self.columns = tuple(first) if first is not None else None
+
+    def _first_row(self) -> Mapping[str, Any] | None:
+        for chunk, _ in _read_chunks(self.spec.path, self.label, False):
+            for line in _lines(chunk):
+                if line.strip():
+                    obj, _ = self._parse(line)
+                    return obj if isinstance(obj, dict) else None
+        return None
+
+    @staticmethod
+    def _parse(line: bytes) -> tuple[Any, str | None]:
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, "invalid JSON: invalid UTF-8 text"
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            return None, f"invalid JSON: {e.msg} (column {e.colno})"
+        except RecursionError:
+            return None, "invalid JSON: nested too deeply"
+        except ValueError as e:
+            return None, f"invalid JSON: {e}"
+        if not isinstance(obj, dict):
+            return None, "invalid JSON: a line must hold one object"
+        return obj, None
+
+    def _events(self, run: _Run) -> Iterator[Event]:
+        for chunk, start in _read_chunks(self.spec.path, self.label, False):
+            for k, line in enumerate(_lines(chunk)):
+                if not line.strip():
+                    continue
+                row = start + k
+                pos = run.take_pos()
+                obj, err = self._parse(line)
+                text = _decode(line[:-1] if line.endswith(b"\r") else line)
+                if err is not None:
+                    run.reject(row, None, err, text)
+                    continue
+                ev = run.row_event(obj, pos, row, text)
+                if ev is not None:
+                    yield ev
