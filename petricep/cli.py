@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import IO, Any
 
 from petricep import __version__
@@ -123,7 +124,7 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from petricep.io.output import JsonlWriter
-    from petricep.io.readers import InputSpec, open_events
+    from petricep.io.readers import InputSpec, infer_format, open_events
     from petricep.lang.check import check_fields
     from petricep.lang.fields import field_requirements
     from petricep.lang.parser import parse_file
@@ -138,9 +139,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     for w in warnings_for(patterns):
         err.write(w + "\n")
     required, numeric = field_requirements(patterns)
+    fmt = args.format or infer_format(args.events)
     spec = InputSpec(
         path=args.events,
-        format=args.format,
+        format=fmt,
         type_field=args.type_field,
         type_const=args.type,
         time_field=args.time_field,
@@ -151,15 +153,18 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         time_unit=args.time_unit,
         on_error=args.on_error,
         rejects_path=args.rejects,
-        required=required,
+        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
+        # the pattern (file:line:column); JSON Lines rows are checked one by one.
+        required=required if fmt == "jsonl" else {},
         numeric=numeric,
     )
+    if fmt != "jsonl":
+        columns = open_events(replace(spec, numeric={})).columns
+        if columns is not None:
+            composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
+            for f in files:
+                check_fields(f, columns, composite=composite)
     source = open_events(spec)
-    fmt = args.format or ("parquet" if args.events.endswith((".parquet", ".pq")) else "other")
-    if source.columns is not None and (fmt == "parquet" or not args.events.endswith((".jsonl", ".ndjson", ".json", ".jsonl.gz", ".json.gz", ".ndjson.gz"))):
-        composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
-        for f in files:
-            check_fields(f, source.columns, composite=composite)
 
     engine = Engine(net, tie=args.tie)
     show = err.isatty() if args.progress is None else args.progress

@@ -14,7 +14,8 @@ BUILTIN = frozenset({"ts", "id"})
 
 
 def _numeric_operands(expr: A.Expr) -> Iterable[A.Attr | A.Agg]:
-    """Field reads whose value takes part in arithmetic or an order comparison with a number."""
+    """Field reads that take part in arithmetic or in an order comparison (< <= > >=) that is
+    not with a string literal: those must be numbers."""
     for e in A.walk_expr(expr):
         if isinstance(e, A.BinOp):
             for side in (e.left, e.right):
@@ -24,7 +25,7 @@ def _numeric_operands(expr: A.Expr) -> Iterable[A.Attr | A.Agg]:
             yield e.operand
         elif isinstance(e, A.Compare) and e.op not in ("=", "!="):
             sides = (e.left, e.right)
-            if any(isinstance(s, (A.Num, A.BinOp, A.Neg, A.Agg)) for s in sides):
+            if not any(isinstance(s, A.Str) for s in sides):
                 for side in sides:
                     if isinstance(side, (A.Attr, A.Agg)):
                         yield side

@@ -1,0 +1,156 @@
+"""`petricep run` / `check` end to end: exact output, exact errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from petricep.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp: Path, name: str, text: str) -> str:
+    p = tmp / name
+    p.write_text(text)
+    return str(p)
+
+
+@pytest.fixture
+def pattern(tmp_path: Path) -> str:
+    return write(tmp_path, "rise.pcep", "PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x\nWITHIN 10\n")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_run_writes_jsonl_and_summary(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
+    events = write(tmp_path, "ev.csv", "type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n")
+    rc, out, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}},
+        {"pattern": "rise", "ids": {"a": 0, "b": 4}, "start": 1, "end": 5, "attrs": {}},
+    ]
+    assert "summary: 5 events read, 0 rejected, 2 matches" in err
+    assert "  rise: 2 matches" in err
+
+
+def test_output_file_and_ids(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
+    events = write(tmp_path, "ev.jsonl", '{"t":"A","ts":1,"k":1,"x":1,"eid":"e1"}\n{"t":"B","ts":2,"k":1,"x":2,"eid":"e2"}\n')
+    out_file = tmp_path / "m.jsonl"
+    rc, out, _ = run(
+        capsys, "run", pattern, "--events", events, "--type-field", "t", "--time-field", "ts", "--id-field", "eid", "-o", str(out_file)
+    )
+    assert rc == 0 and out == ""
+    assert json.loads(out_file.read_text()) == {"pattern": "rise", "ids": {"a": "e1", "b": "e2"}, "start": 1, "end": 2, "attrs": {}}
+
+
+def test_headerless_csv_with_columns(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
+    events = write(tmp_path, "ev.csv", "A,1,1,5\nB,3,1,7\n")
+    rc, out, _ = run(capsys, "run", pattern, "--events", events, "--columns", "type,ts,k,x", "--type-field", "type", "--time-field", "ts")
+    assert rc == 0
+    assert json.loads(out)["ids"] == {"a": 0, "b": 1}
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("PATTERN SEQ(A a B b)", ":1:17: error: unexpected 'B'"),
+        ("PATTERN SEQ(A a, B b) WHERE a.x > zz.x", ":1:35: error: unknown variable 'zz'"),
+        ("PATTERN SEQ(A a, B b) WITHIN 0", ":1:30: error: window must be positive, got 0"),
+    ],
+)
+def test_bad_pattern_file_exit_1_with_location(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    p = write(tmp_path, "bad.pcep", text)
+    events = write(tmp_path, "ev.csv", "type,ts\nA,1\n")
+    rc, out, err = run(capsys, "run", p, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 1 and out == ""
+    assert err.startswith(p + message)
+    assert "Traceback" not in err
+    assert err.rstrip("\n").endswith("^")
+
+
+@pytest.mark.parametrize(
+    "csv,message",
+    [
+        ("type,ts,k,x\nA,1,1,5\nB,2,1,abc\n", "ev.csv:3: field 'x': error: expected a number, got 'abc'"),
+        ("type,ts,k,x\nA,1,1,5\nB,2014-13-45,1,6\n", "ev.csv:3: field 'ts': error: cannot parse timestamp '2014-13-45'"),
+        ("type,ts,k,x\nA,5,1,5\nB,3,1,6\n", "ev.csv:3: field 'ts': error: timestamp 3 is before the previous event's 5 (input must be in time order)"),
+    ],
+)
+def test_bad_event_file_exit_1_naming_row_and_field(
+    tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str], csv: str, message: str
+) -> None:
+    events = write(tmp_path, "ev.csv", csv)
+    rc, out, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 1
+    assert err.strip().endswith(message), err
+    assert "Traceback" not in err
+
+
+def test_pattern_reading_a_missing_column_is_reported_at_the_pattern(
+    tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = write(tmp_path, "ev.csv", "type,ts,k,y\nA,1,1,5\n")
+    rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 1
+    assert err.splitlines() == [
+        f"{pattern}:2:15: error: event type 'B' has no field 'x'",
+        "    WHERE [k] AND b.x > a.x",
+        "                  ^",
+    ]
+
+
+def test_jsonl_row_missing_a_field(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
+    events = write(tmp_path, "ev.jsonl", '{"type":"A","ts":1,"k":1,"x":1}\n{"type":"B","ts":2,"k":1}\n')
+    rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 1
+    assert err.strip().endswith("ev.jsonl:2: field 'x': error: missing field 'x'")
+
+
+def test_skip_bad_rows_counts_and_writes_them(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
+    events = write(tmp_path, "ev.csv", "type,ts,k,x\nA,1,1,5\nB,2,1,abc\nB,3,1,7\nA,2,1,1\nB,4,1,2\n")
+    rejects = tmp_path / "rejects.jsonl"
+    rc, out, err = run(
+        capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts",
+        "--on-error", "skip", "--rejects", str(rejects),
+    )
+    assert rc == 0
+    assert [json.loads(line)["ids"] for line in out.splitlines()] == [{"a": 0, "b": 2}]
+    assert "summary: 5 events read, 2 rejected, 1 matches" in err
+    bad = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [(b["row"], b["field"]) for b in bad] == [(3, "x"), (5, "ts")]
+
+
+def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(tmp_path, "two.pcep", "PATTERN p: SEQ(A a, B b) WITHIN 5\nPATTERN q: SEQ(A a, B+ b[]) WHERE [k]\n")
+    rc, out, _ = run(capsys, "check", p)
+    assert rc == 0
+    assert out.splitlines() == [
+        f"{p}: 2 patterns",
+        "  p: 3 places, 2 transitions; inputs A, B; window 5; partition none; skip-till-any-match",
+        "  q: 3 places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
+        "net: 2 patterns, 2 input places, 6 state places, 5 transitions",
+        "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound",
+    ]
+
+
+def test_shipped_readme_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "matches.jsonl"
+    rc, _, err = run(
+        capsys, "run", str(ROOT / "nets/sase_equal_price.pcep"), "--events", str(ROOT / "examples/data/stocks.csv"),
+        "--type-field", "type", "--time-field", "ts", "--id-field", "id", "-o", str(out_file),
+    )
+    assert rc == 0
+    lines = out_file.read_text().splitlines()
+    assert len(lines) == 6525
+    assert json.loads(lines[0]) == {"pattern": "sase_equal_price", "ids": {"a": 18, "b": 119, "c": 141}, "start": 18, "end": 141, "attrs": {}}
+    assert "20000 events read, 0 rejected, 6525 matches" in err
