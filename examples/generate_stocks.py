@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
         pq.write_table(pa.Table.from_pylist(list(rows)), args.out)
         return 0
-    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="", encoding="utf-8")
+    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="", encoding="utf-8")  # noqa: SIM115
     try:
         if fmt == "jsonl":
             for r in rows:

@@ -63,7 +63,9 @@ WINDOW_KINDS = ("none", WIN_TIME, WIN_COUNT, WIN_DURATION)
 @st.composite
 def streams(draw: Any, types: Sequence[str] = TYPES, max_size: int = 10, min_size: int = 1) -> list[Event]:
     """Events with ``pos = id = index``, non-decreasing small integer timestamps that are
-    often equal, ``x`` in 0..5 and ``k`` in 0..2 (the partition attribute)."""
+    often equal, ``x`` in 0..5 and ``k`` in 0..2 (the partition attribute).
+    ``min_size`` is 1 by default: an empty stream matches nothing, and Hypothesis would
+    otherwise draw one about a third of the time."""
     rows = draw(
         st.lists(
             st.tuples(
@@ -112,7 +114,7 @@ def patterns(
     children (at the start, middle or end), every SEQ with a positive child.
     ``partition``: None = random, else force ``[k]`` on / off."""
     names = iter("abcdefghijklmnop")
-    left = [max(1, max_vars)]
+    left = [draw(st.integers(min(2, max_vars), max(1, max_vars)))]  # variable budget
     kleene_left = [max_kleene if kleene else 0]
 
     def ref(negated: bool = False) -> EventRef:
@@ -128,15 +130,20 @@ def patterns(
         if depth >= max_depth or left[0] < 2 or (depth > 0 and draw(st.integers(0, 2)) == 0):
             return ref()
         kind = draw(st.sampled_from(("SEQ", "SEQ", "AND", "OR")))
+        reserved = 0  # keep room for a negation in this SEQ
+        if kind == "SEQ" and negation and left[0] >= 3 and draw(st.booleans()):
+            reserved = 1
+            left[0] -= 1
         children: list[Node] = [node(depth + 1)]
         while left[0] >= 1 and len(children) < 3 and (len(children) < 2 or draw(st.booleans())):
             children.append(node(depth + 1))
+        left[0] += reserved
         if len(children) == 1:
             return children[0]
         if kind == "SEQ":
-            for _ in range(2):
-                if negation and left[0] >= 1 and draw(st.integers(0, 2)) == 0:
-                    where = draw(st.integers(0, len(children)))
+            for extra in range(2):
+                if negation and left[0] >= 1 and (extra < reserved or draw(st.integers(0, 3)) == 0):
+                    where = draw(st.integers(0, len(children)))  # start, middle or end
                     children.insert(where, ref(negated=True))
             return Seq(tuple(children))
         return And(tuple(children)) if kind == "AND" else Or(tuple(children))
@@ -203,8 +210,8 @@ def patterns(
             return Compare(op(), cur, BinOp("+", _attr(k, "x", Index(IDX_PREV)), const(0, 1)))
         return Compare(op(), cur, _attr(draw(st.sampled_from(plain))))
 
-    def negation_conjunct() -> Expr:
-        n = draw(st.sampled_from(negs))
+    def negation_conjunct(n: str | None = None) -> Expr:
+        n = n if n is not None else draw(st.sampled_from(negs))
         choice = draw(st.integers(0, 3 if plain else 1))
         if choice == 0:
             return Compare(op(), _attr(n), const())
@@ -225,6 +232,9 @@ def patterns(
     if makers:
         for _ in range(draw(st.integers(0, max_conditions))):
             conditions.append(draw(st.sampled_from(makers))())
+    for n in negs:  # an unconditioned negation nearly always finds a violating event
+        if draw(st.booleans()):
+            conditions.append(negation_conjunct(n))
 
     part = draw(st.booleans()) if partition is None else partition
     strategy = draw(st.sampled_from(tuple(strategies)))

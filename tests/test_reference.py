@@ -8,14 +8,13 @@ type ``@`` timestamp, optional attributes; ``pos`` and ``id`` are the index in t
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import reference_run
-from strategies import pattern_text, patterns, streams
 
 from petricep.events import Event
 from petricep.lang.ast import (
@@ -45,6 +44,8 @@ from petricep.lang.ast import (
     Str,
     Window,
 )
+from tests.reference import reference_run
+from tests.strategies import pattern_text, patterns, streams
 
 # ============================================================================ helpers
 
@@ -224,9 +225,7 @@ def test_seq_of_compound_children_orders_all_their_events():
     # SEQ(AND(A a, B b), C c): both a and b before c, any order between a and b
     evs = stream("B@0 A@1 C@2 A@3 C@4")
     p = pat(SEQ(AND(ref("A", "a"), ref("B", "b")), ref("C", "c")))
-    assert ids(p, evs) == want(
-        {"a": 1, "b": 0, "c": 2}, {"a": 1, "b": 0, "c": 4}, {"a": 3, "b": 0, "c": 4}
-    )
+    assert ids(p, evs) == want({"a": 1, "b": 0, "c": 2}, {"a": 1, "b": 0, "c": 4}, {"a": 3, "b": 0, "c": 4})
 
 
 def test_output_fields():
@@ -568,9 +567,13 @@ def test_kleene_prefix_aggregates():
         [0], [1], [2], [0, 1], [0, 2], [0, 1, 2]
     )
     # a[i].x > max(a[..i-1].x): [0,1,2] fails at i = 3 (2 > 3)
-    assert kleene_ids(cmp(f("a", "x", "i"), ">", agg("max", "a", prev=True))) == lists([0], [1], [2], [0, 1], [0, 2])
+    assert kleene_ids(cmp(f("a", "x", "i"), ">", agg("max", "a", prev=True))) == lists(
+        [0], [1], [2], [0, 1], [0, 2]
+    )
     # a[i].x > sum(a[..i-1].x): [0,1] (3 > 1), [0,2] (2 > 1); [0,1,2] fails (2 > 4)
-    assert kleene_ids(cmp(f("a", "x", "i"), ">", agg("sum", "a", prev=True))) == lists([0], [1], [2], [0, 1], [0, 2])
+    assert kleene_ids(cmp(f("a", "x", "i"), ">", agg("sum", "a", prev=True))) == lists(
+        [0], [1], [2], [0, 1], [0, 2]
+    )
     # count(a[..i-1]) = i - 1: a[i].x > count(a[..i-1]): [1,2] 2 > 1 ok; [0,1,2]: 1>0, 3>1, 2>2 fails
     assert kleene_ids(cmp(f("a", "x", "i"), ">", agg("count", "a", prev=True))) == lists(
         [0], [1], [2], [0, 1], [0, 2], [1, 2]
@@ -715,13 +718,17 @@ def test_composite_event_follows_its_emitting_event():
     )
     # strict: same ts as the emitting event is not after it
     out = reference_run([_producer(), consumer], evs, "strict")
-    assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == want({"b": 1, "t": "p1#1"}, {"b": 1, "t": "p1#2"})
+    assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == want(
+        {"b": 1, "t": "p1#1"}, {"b": 1, "t": "p1#2"}
+    )
 
 
 def test_composite_event_uses_pos_of_emitting_event_for_count_windows():
     evs = stream(COMPOSITE_EVENTS)
     for n, expected in ((1, set()), (2, want({"t": "p1#1", "c": 4}, {"t": "p1#2", "c": 4}))):
-        consumer = pat(SEQ(ref("T", "t"), ref("C", "c")), cmp(f("t", "s"), ">", 2), window=within_events(n), name="p2")
+        consumer = pat(
+            SEQ(ref("T", "t"), ref("C", "c")), cmp(f("t", "s"), ">", 2), window=within_events(n), name="p2"
+        )
         out = reference_run([consumer, _producer()], evs)  # run order does not matter
         assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == expected
 
@@ -737,7 +744,9 @@ def test_composite_events_at_one_point_follow_pattern_order():
 
 
 def test_end_negation_composite_is_emitted_when_the_window_closes():
-    producer = pat(SEQ(ref("A", "a"), neg("C", "c")), window=within(2), returns=returns("T", x=f("a")), name="p1")
+    producer = pat(
+        SEQ(ref("A", "a"), neg("C", "c")), window=within(2), returns=returns("T", x=f("a")), name="p1"
+    )
     consumer = pat(SEQ(ref("T", "t"), ref("B", "b")), name="p2")
     # a0 is emitted at D@3 (first ts > 0 + 2), pos 2: B1 is before it, B3 after.
     # a4 is emitted at end of stream (no event with ts > 7): nothing follows it.
@@ -849,3 +858,63 @@ def test_pattern_text_example():
     )
     assert "WITHIN 5 EVENTS" in pattern_text(dataclasses.replace(p, window=within_events(5)))
     assert "WITHIN 5 s" in pattern_text(dataclasses.replace(p, window=Window(WIN_DURATION, 5, "s")))
+
+
+def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[str]:
+    """The plain cross product of every variable's candidates, filtered once at the end:
+    checks that the pruned search of the reference loses nothing."""
+    from tests.reference import _all_items, _env, _holds, _Item, _Matcher
+
+    items = [_Item(e, ((e.pos, 0),), i) for i, e in enumerate(events)]
+    m = _Matcher(pattern, items, tie)
+    out = set()
+    for shape in m.shapes:
+        options = []
+        for r in shape.refs:
+            cands = m.by_type.get(r.type, [])
+            if r.kleene:
+                subsets = []
+                for size in range(1, len(cands) + 1):
+                    subsets.extend(itertools.combinations(cands, size))
+                options.append(subsets)
+            else:
+                options.append(cands)
+        for combo in itertools.product(*options):
+            binding = {r.var: v for r, v in zip(shape.refs, combo)}
+            bound = _all_items(binding)
+            if len({i.idx for i in bound}) != len(bound):
+                continue
+            if any(
+                not m.before(a, b)
+                for u, w in shape.prec
+                for a in (binding[u] if isinstance(binding[u], tuple) else (binding[u],))
+                for b in (binding[w] if isinstance(binding[w], tuple) else (binding[w],))
+            ):
+                continue
+            if any(
+                not m.before(a, b) for v in binding.values() if isinstance(v, tuple) for a, b in zip(v, v[1:])
+            ):
+                continue
+            if not m.in_window(bound) or not m.same_partition(bound):
+                continue
+            env = _env(binding)
+            if not all(_holds(c, env) for c in m.positive_conj if c.vars <= shape.vars):
+                continue
+            if m.negations_ok(shape, binding) and m.strategy_ok(binding):
+                out.add(
+                    _key(
+                        {
+                            v: [i.ev.id for i in x] if isinstance(x, tuple) else x.ev.id
+                            for v, x in binding.items()
+                        }
+                    )
+                )
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns(max_vars=4), streams(max_size=7), st.sampled_from(("arrival", "strict", "either")))
+def test_pruned_search_equals_plain_cross_product(p, evs, tie):
+    if tie == "either":
+        p = dataclasses.replace(p, strategy="skip-till-any-match")
+    assert ids(p, evs, tie) == _unpruned_bindings(p, evs, tie)

@@ -11,15 +11,15 @@ conditions allow it (paper 000).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
 from petricep.lang.check import iteration_var
 
-Cfg = Hashable
+Cfg = Any  # nested tuples / ints / None, hashable
 
 MAX_PLACES = 4096
 
@@ -45,14 +45,14 @@ def _complete(node: A.Node, cfg: Cfg) -> bool:
     if isinstance(node, A.EventRef):
         return cfg == 1
     if isinstance(node, A.Seq):
-        k, cs = cfg  # type: ignore[misc]
+        k, cs = cfg
         pos = _positives(node)
         return bool(k == len(pos) - 1 and _complete(pos[k], cs[k]))
     if isinstance(node, A.And):
-        return all(_complete(c, s) for c, s in zip(node.children, cfg))  # type: ignore[arg-type]
+        return all(_complete(c, s) for c, s in zip(node.children, cfg))
     if cfg is None:
         return False
-    i, s = cfg  # type: ignore[misc]
+    i, s = cfg
     return _complete(node.children[i], s)
 
 
@@ -65,7 +65,7 @@ def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
             return [(node.var, 1, False)]
         return [(node.var, 1, True)] if node.kleene else []
     if isinstance(node, A.Seq):
-        k, cs = cfg  # type: ignore[misc]
+        k, cs = cfg
         pos = _positives(node)
         out = [(v, (k, cs[:k] + (c,) + cs[k + 1 :]), t) for v, c, t in _moves(pos[k], cs[k], etype)]
         if k + 1 < len(pos) and _complete(pos[k], cs[k]):
@@ -74,15 +74,15 @@ def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
         return out
     if isinstance(node, A.And):
         out = []
-        for i, (child, s) in enumerate(zip(node.children, cfg)):  # type: ignore[arg-type]
-            out += [(v, cfg[:i] + (c,) + cfg[i + 1 :], t) for v, c, t in _moves(child, s, etype)]  # type: ignore[index]
+        for i, (child, s) in enumerate(zip(node.children, cfg)):
+            out += [(v, cfg[:i] + (c,) + cfg[i + 1 :], t) for v, c, t in _moves(child, s, etype)]
         return out
     if cfg is None:
         out = []
         for i, child in enumerate(node.children):
             out += [(v, (i, c), t) for v, c, t in _moves(child, _init(child), etype)]
         return out
-    i, s = cfg  # type: ignore[misc]
+    i, s = cfg
     return [(v, (i, c), t) for v, c, t in _moves(node.children[i], s, etype)]
 
 
@@ -108,7 +108,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
             info.bound.add(node.var)
         return node.var + ("+" if node.kleene else "") if cfg == 1 else ""
     if isinstance(node, A.Seq):
-        k, cs = cfg  # type: ignore[misc]
+        k, cs = cfg
         pos = _positives(node)
         labels = [_analyze(c, s, live, info, types) for c, s in zip(pos, cs)]
         if live:
@@ -125,12 +125,12 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                     last_pos = idx[id(child)]
         return ";".join(x for x in labels if x)
     if isinstance(node, A.And):
-        labels = [_analyze(c, s, live, info, types) for c, s in zip(node.children, cfg)]  # type: ignore[arg-type]
+        labels = [_analyze(c, s, live, info, types) for c, s in zip(node.children, cfg)]
         return "&".join(x for x in labels if x)
-    chosen = None if cfg is None else cfg[0]  # type: ignore[index]
+    chosen = None if cfg is None else cfg[0]
     labels = []
     for i, child in enumerate(node.children):
-        sub = cfg[1] if i == chosen else _init(child)  # type: ignore[index]
+        sub = cfg[1] if i == chosen else _init(child)
         labels.append(_analyze(child, sub, live and (chosen is None or chosen == i), info, types))
     return "|".join(x for x in labels if x)
 
@@ -152,9 +152,9 @@ def _classify(expr: A.Expr, kleene: set[str], negated: set[str]) -> _Cond:
     it = iteration_var(expr)
     closed = set()
     for e in A.walk_expr(expr):
-        if isinstance(e, A.Attr) and e.var in kleene and e.var != it:
-            if not (e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1):
-                closed.add(e.var)
+        first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1
+        if isinstance(e, A.Attr) and e.var in kleene and e.var != it and not first_only:
+            closed.add(e.var)
         if isinstance(e, A.Agg) and e.var != it:
             closed.add(e.var)
     neg = next((v for v in vs if v in negated), None)
@@ -296,7 +296,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
         )
 
     # ---- transitions
-    transitions = []
+    transitions: list[Transition] = []
     for src, t, var, new, take in edges:
         a, b = cinfo[src], cinfo[configs[new]]
         guards, iteration, deferred, arc = [], [], [], []

@@ -7,8 +7,8 @@ and shipped to executors; they are never ``eval``-ed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 
 @dataclass(frozen=True)
@@ -29,13 +29,13 @@ NOWHERE = Span()
 @dataclass(frozen=True)
 class Num:
     value: int | float
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class Str:
     value: str
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 # Kleene index kinds for ``v[...]``
@@ -58,7 +58,7 @@ class Attr:
     var: str
     field: str
     index: Index | None = None
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 AGG_FUNCS = ("count", "sum", "avg", "min", "max")
@@ -72,7 +72,7 @@ class Agg:
     var: str
     field: str | None  # None only for count
     upto_prev: bool = False
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 ARITH_OPS = ("+", "-", "*", "/", "%")
@@ -84,7 +84,7 @@ class BinOp:
     op: str  # one of ARITH_OPS
     left: Expr
     right: Expr
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Neg:
     """Unary minus."""
 
     operand: Expr
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
@@ -100,23 +100,23 @@ class Compare:
     op: str  # one of COMPARE_OPS ('==' is normalised to '=')
     left: Expr
     right: Expr
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class BoolOp:
     op: str  # 'and' | 'or'
     operands: tuple[Expr, ...]
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class Not:
     operand: Expr
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
-Expr = Union[Num, Str, Attr, Agg, BinOp, Neg, Compare, BoolOp, Not]
+Expr = Num | Str | Attr | Agg | BinOp | Neg | Compare | BoolOp | Not
 
 
 # ----------------------------------------------------------------------------- structure
@@ -130,28 +130,28 @@ class EventRef:
     var: str
     kleene: bool = False
     negated: bool = False
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class Seq:
     children: tuple[Node, ...]
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class And:
     children: tuple[Node, ...]
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class Or:
     children: tuple[Node, ...]
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
-Node = Union[EventRef, Seq, And, Or]
+Node = EventRef | Seq | And | Or
 
 
 # ----------------------------------------------------------------------------- clauses
@@ -190,7 +190,7 @@ class Window:
     kind: str  # WIN_*
     value: int | float  # in timestamp units, seconds, or events
     unit: str | None = None  # the unit as written, for printing
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ class Return:
 
     type: str
     fields: tuple[ReturnField, ...]
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ class Pattern:
     strategy: str = "skip-till-any-match"
     window: Window | None = None
     returns: Return | None = None
-    span: Span = field(default=NOWHERE, compare=False)
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)

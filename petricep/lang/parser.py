@@ -262,7 +262,7 @@ def parse_raw(text: str, file: str = "<pattern>") -> list[dict[str, Any]]:
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedCharacters as e:
-        raise syntax_error(text, file, f"unexpected character {text[e.pos_in_stream]!r}", e.line, e.column) from None
+        raise syntax_error(text, file, f"unexpected character {text[e.pos_in_stream or 0]!r}", e.line, e.column) from None
     except lark.exceptions.UnexpectedToken as e:
         tok = e.token
         if tok.type == "$END":

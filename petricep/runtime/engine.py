@@ -211,9 +211,12 @@ class Engine:
         if not composite:
             key = event_key(d, False)
             for rt in self.contiguous:
-                if rt.net.partition and rt.strategy == "partition-contiguity":
-                    if all(a in d.attrs for a in rt.net.partition):
-                        self._partition(rt.net.index, rt, self._key(rt, d)).last_input_key = key
+                if (
+                    rt.net.partition
+                    and rt.strategy == "partition-contiguity"
+                    and all(a in d.attrs for a in rt.net.partition)
+                ):
+                    self._partition(rt.net.index, rt, self._key(rt, d)).last_input_key = key
             self._last_input_key = key
 
     def _accept(
@@ -368,14 +371,14 @@ class Engine:
                     for tr in trs:
                         if not all(f((g,), None) for f in rt.arc[tr.id]):
                             continue
-                        nt = rt.fire(tr, t, g, INF, False)
-                        if nt is None:
+                        fired = rt.fire(tr, t, g, INF, False)
+                        if fired is None:
                             continue
-                        k = _binding_key(nt)
+                        k = _binding_key(fired)
                         if k not in seen:
                             seen.add(k)
-                            queue.append(nt)
-                            creator[id(nt)] = g
+                            queue.append(fired)
+                            creator[id(fired)] = g
         rt.store(part, queue)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
 

@@ -21,7 +21,7 @@ from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.lang import ast as A
 
-Fn = Callable[[tuple[Any, ...], Any], Any]
+Fn = Callable[[Any, Any], Any]
 
 K_FIRST, K_LAST, K_PREV, K_COUNT, K_PREV_ACCS, K_ACCS, K_HEAD = range(7)
 
@@ -129,7 +129,7 @@ def compile_expr(
     """Compile one validated expression into a closure ``f(slots, x)``."""
 
     def c(e: A.Expr) -> Fn:
-        if isinstance(e, A.Num) or isinstance(e, A.Str):
+        if isinstance(e, (A.Num, A.Str)):
             value = e.value
             return lambda s, x: value
         if isinstance(e, A.Attr):
@@ -221,10 +221,10 @@ def compile_expr(
     return c(expr)
 
 
-def as_condition(fn: Fn) -> Callable[[tuple[Any, ...], Any], bool]:
+def as_condition(fn: Fn) -> Callable[[Any, Any], bool]:
     """A top-level conjunct: vacuous on Skip, false on Missing."""
 
-    def cond(s: tuple[Any, ...], x: Any) -> bool:
+    def cond(s: Any, x: Any) -> bool:
         try:
             return bool(fn(s, x))
         except Skip:

@@ -17,7 +17,7 @@ from petricep.lang.check import iteration_var
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
 from petricep.runtime.state import INF, Partition, Token, root_token
 
-Cond = Callable[[tuple[Any, ...], Any], bool]
+Cond = Callable[[Any, Any], bool]
 
 STAM = "skip-till-any-match"
 STNM = "skip-till-next-match"

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from petricep.errors import ConfigError, EventError, EventOrderError, PetricepError
 from petricep.events import Event
 from petricep.io import InputSpec, events_from_records, events_from_table, infer_format, open_events
-from petricep.io import readers as readers_mod
+from petricep.io import textfiles as textfiles_mod
 from petricep.io.timestamps import TimeParser, format_has_date
 from petricep.io.values import text_value, type_text_array
 
@@ -452,7 +452,7 @@ def _big_csv(n: int, bad: dict[int, str]) -> str:
 
 
 def test_chunks_line_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(readers_mod, "_CHUNK", 257)
+    monkeypatch.setattr(textfiles_mod, "_CHUNK", 257)
     text = _big_csv(500, {100: "A,zz,1100,1,w", 101: "", 350: "A,1,1350"})
     p = write(tmp_path, "big.csv", text)
     events, src, rejects = skip_read(tmp_path, p, type_field="type", time_field="ts", id_field="id")
@@ -474,11 +474,11 @@ def test_chunks_line_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_fast_and_slow_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(readers_mod, "_CHUNK", 1000)
+    monkeypatch.setattr(textfiles_mod, "_CHUNK", 1000)
     p = write(tmp_path, "big.csv", _big_csv(2000, {}))
     kw: dict[str, Any] = {"type_field": "type", "time_field": "ts", "id_field": "id"}
     fast = read(p, **kw)
-    monkeypatch.setattr(readers_mod._CsvSource, "_fast", lambda self, run, chunk: None)
+    monkeypatch.setattr(textfiles_mod._CsvSource, "_fast", lambda self, run, chunk: None)
     slow = read(p, **kw)
     assert fast == slow and len(fast) == 2000
     assert [type(e.attrs["v"]) for e in fast[:3]] == [float, float, float]
@@ -499,7 +499,7 @@ def test_fast_slow_property(tmp_path: Path, rows: list[tuple[str, str, int]]) ->
     kw: dict[str, Any] = {"type_field": "type", "time_field": "ts", "on_error": "skip"}
     fast = read(p, **kw)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(readers_mod._CsvSource, "_fast", lambda self, run, chunk: None)
+        m.setattr(textfiles_mod._CsvSource, "_fast", lambda self, run, chunk: None)
         slow = read(p, **kw)
     assert fast == slow
     assert [repr(e) for e in fast] == [repr(e) for e in slow]
