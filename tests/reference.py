@@ -868,7 +868,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
             at = matcher.emitted_at(shape, binding, end)  # type: ignore[arg-type]
             positions = tuple(sorted(i.key for i in _all_items(binding)))
             by_var = tuple(tuple(i.key for i in _items(binding[v])) if v in binding else () for v in written)
-            emitted.append((at.key + ((pi, positions),), by_var, at, binding))
+            emitted.append((at.key + ((pi, positions, by_var),), by_var, at, binding))
         emitted.sort(key=lambda e: (e[0], e[1]))
 
         rows: list[dict] = []

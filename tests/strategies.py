@@ -108,11 +108,14 @@ def patterns(
     max_conditions: int = 3,
     returns: bool = True,
     name: str = "p",
+    min_window: int = 0,
 ) -> Pattern:
     """A random pattern over ``types`` with at most ``max_vars`` variables (negated ones
     included), SEQ/AND/OR nesting at most ``max_depth`` deep, negations only as SEQ
     children (at the start, middle or end), every SEQ with a positive child.
-    ``partition``: None = random, else force ``[k]`` on / off."""
+    ``partition``: None = random, else force ``[k]`` on / off. Windows: time and duration
+    ``min_window``..6 (the parser rejects ``WITHIN 0``: pass 1 for text round trips),
+    count 1..8, or none."""
     names = iter("abcdefghijklmnop")
     left = [draw(st.integers(min(2, max_vars), max(1, max_vars)))]  # variable budget
     kleene_left = [max_kleene if kleene else 0]
@@ -181,8 +184,8 @@ def patterns(
             return Not(plain_atom())
         if choice == 4:
             return BoolOp("or", (plain_atom(), plain_atom()))
-        if choice == 5:
-            return BoolOp("and", (plain_atom(), Not(plain_atom())))
+        if choice == 5:  # an AND inside NOT: a top-level AND would be several conjuncts
+            return Not(BoolOp("and", (plain_atom(), plain_atom())))
         return plain_atom()
 
     def kleene_conjunct() -> Expr:
@@ -241,11 +244,11 @@ def patterns(
     window_kind = draw(st.sampled_from(tuple(windows)))
     window = None
     if window_kind == WIN_TIME:
-        window = Window(WIN_TIME, draw(st.integers(0, 6)))
+        window = Window(WIN_TIME, draw(st.integers(min_window, 6)))
     elif window_kind == WIN_COUNT:
         window = Window(WIN_COUNT, draw(st.integers(1, 8)))
     elif window_kind == WIN_DURATION:
-        window = Window(WIN_DURATION, draw(st.integers(0, 6)), "s")
+        window = Window(WIN_DURATION, draw(st.integers(min_window, 6)), "s")
 
     ret = None
     if returns and draw(st.booleans()):

@@ -11,13 +11,13 @@ conditions allow it (paper 000).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
-from petricep.lang.check import iteration_var
+from petricep.lang.check import flatten_seq, iteration_var
 
 Cfg = Any  # nested tuples / ints / None, hashable
 
@@ -226,6 +226,8 @@ def _error(pattern: A.Pattern, message: str) -> PatternSemanticError:
 
 
 def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
+    if flatten_seq(pattern.structure) != pattern.structure:
+        pattern = replace(pattern, structure=flatten_seq(pattern.structure))
     refs = A.events_of(pattern.structure)
     positives = [r for r in refs if not r.negated]
     negs = [r for r in refs if r.negated]

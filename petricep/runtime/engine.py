@@ -232,6 +232,7 @@ class Engine:
             return
         place = rt.places[t.place]
         if place.pending_negations:
+            t = t.detached()
             w = rt.w
             if w is None:
                 threshold: Any = INF
@@ -270,7 +271,7 @@ class Engine:
     def _emit(self, emitted: list[tuple[PatternRuntime, Token, Event]]) -> list[Match]:
         out: list[Match] = []
         while emitted:
-            batch = sorted(emitted, key=lambda r: (r[0].net.index, tuple(sorted(ev.seq for _, ev in r[1].chain()))))
+            batch = sorted(emitted, key=_emission_order)
             emitted = []
             derived = []
             for rt, t, emitter in batch:
@@ -381,6 +382,17 @@ class Engine:
                             creator[id(fired)] = g
         rt.store(part, queue)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+
+
+def _emission_order(r: tuple[PatternRuntime, Token, Event]) -> tuple[Any, ...]:
+    """Matches emitted at one point: by pattern, then the events' stream positions, then
+    each variable's positions in written order (SEMANTICS.md, composite events)."""
+    rt, t, _ = r
+    chain = t.chain()
+    per_var: list[list[int]] = [[] for _ in rt.net.vars]
+    for sl, ev in chain:
+        per_var[sl].append(ev.seq)
+    return (rt.net.index, tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
 
 
 def _binding_key(t: Token) -> tuple[Any, ...]:

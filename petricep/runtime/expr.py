@@ -138,7 +138,14 @@ def compile_expr(
                 return lambda s, x: get(x)
             i = slots[e.var]
             if e.index is None:
-                return lambda s, x: get(s[i])
+
+                def single(s: Any, x: Any) -> Any:
+                    ev = s[i]
+                    if ev is None:  # left unbound by an OR: the conjunct holds vacuously
+                        raise Skip
+                    return get(ev)
+
+                return single
             kind = e.index.kind
             if kind == A.IDX_CONST and e.index.const == 1:
                 return lambda s, x: get(s[i][K_FIRST])

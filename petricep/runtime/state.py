@@ -58,6 +58,15 @@ class Token:
         self.blocked = blocked
         self.alive = True
 
+    def detached(self) -> Token:
+        """A copy with its own ``alive`` flag (a match waiting for its window to close),
+        sharing the chain; cancelling it leaves the partial match in the marking alone."""
+        t = Token(
+            self.slots, self.prev, self.event, self.slot, self.place, self.first_ts, self.last_ts,
+            self.first_pos, self.last_pos, self.last_key, self.blocked,
+        )
+        return t
+
     def chain(self) -> list[tuple[int, Event]]:
         """(slot, event) pairs from the first binding to this one."""
         out = []
