@@ -1,4 +1,7 @@
-"""Hand cases that pin the brute-force reference matcher to docs/SEMANTICS.md.
+"""Hand cases that pin the brute-force reference matcher — and the engine — to docs/SEMANTICS.md.
+
+Every hand case runs twice: on the reference matcher and on the embedded engine (the
+``matcher`` fixture); the hypothesis properties at the end check the reference alone.
 
 Every expected match set below was worked out by hand from the rules of SEMANTICS.md; the
 comment next to it gives the reasoning. Streams are written as ``"A@0 B@1:x=3,k=1"``:
@@ -44,10 +47,29 @@ from petricep.lang.ast import (
     Str,
     Window,
 )
+from tests.engines import matcher_run
 from tests.reference import reference_run
 from tests.strategies import pattern_text, patterns, streams
 
 # ============================================================================ helpers
+
+
+MATCH = reference_run
+
+
+@pytest.fixture(autouse=True, params=["reference", "embedded"])
+def matcher(request: pytest.FixtureRequest) -> Any:
+    """Hand cases run on every matcher; hypothesis properties only on the reference."""
+    global MATCH
+    if getattr(request.function, "is_hypothesis_test", False):
+        if request.param != "reference":
+            pytest.skip("property of the reference matcher")
+        MATCH = reference_run
+        yield
+        return
+    MATCH = reference_run if request.param == "reference" else matcher_run(request.param)
+    yield
+    MATCH = reference_run
 
 
 def stream(spec: str) -> list[Event]:
@@ -154,7 +176,7 @@ def _key(ids: dict) -> str:
 
 
 def run(pattern: Pattern, events: list[Event], tie: str = "arrival") -> list[dict]:
-    out = reference_run([pattern], events, tie)
+    out = MATCH([pattern], events, tie)
     assert len({json.dumps(m, sort_keys=True) for m in out}) == len(out), "a match came out twice"
     return out
 
@@ -692,7 +714,7 @@ COMPOSITE_EVENTS = "A@0:x=1 B@1:x=1 A@2:x=2 B@3:x=2 C@4"
 
 def test_composite_events_feed_a_second_pattern():
     consumer = pat(SEQ(ref("T", "t"), ref("C", "c")), cmp(f("t", "s"), ">", 2), name="p2")
-    out = reference_run([_producer(), consumer], stream(COMPOSITE_EVENTS))
+    out = MATCH([_producer(), consumer], stream(COMPOSITE_EVENTS))
     p1 = {_key(m["ids"]): m["attrs"] for m in out if m["pattern"] == "p1"}
     assert p1 == {
         _key({"a": 0, "b": 1}): {"s": 2},
@@ -708,7 +730,7 @@ def test_composite_events_feed_a_second_pattern():
 def test_composite_event_follows_its_emitting_event():
     consumer = pat(SEQ(ref("B", "b"), ref("T", "t")), name="p2")
     evs = stream(COMPOSITE_EVENTS)
-    out = reference_run([_producer(), consumer], evs)
+    out = MATCH([_producer(), consumer], evs)
     assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == want(
         {"b": 1, "t": "p1#0"},
         {"b": 1, "t": "p1#1"},
@@ -717,7 +739,7 @@ def test_composite_event_follows_its_emitting_event():
         {"b": 3, "t": "p1#2"},
     )
     # strict: same ts as the emitting event is not after it
-    out = reference_run([_producer(), consumer], evs, "strict")
+    out = MATCH([_producer(), consumer], evs, "strict")
     assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == want(
         {"b": 1, "t": "p1#1"}, {"b": 1, "t": "p1#2"}
     )
@@ -729,7 +751,7 @@ def test_composite_event_uses_pos_of_emitting_event_for_count_windows():
         consumer = pat(
             SEQ(ref("T", "t"), ref("C", "c")), cmp(f("t", "s"), ">", 2), window=within_events(n), name="p2"
         )
-        out = reference_run([consumer, _producer()], evs)  # run order does not matter
+        out = MATCH([consumer, _producer()], evs)  # run order does not matter
         assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == expected
 
 
@@ -737,9 +759,9 @@ def test_composite_events_at_one_point_follow_pattern_order():
     one = pat(SEQ(ref("A", "a")), returns=returns("T", x=f("a")), name="p1")
     two = pat(SEQ(ref("A", "a")), returns=returns("T", x=f("a")), name="p2")
     both = pat(SEQ(ref("T", "t"), ref("T", "u")), name="q")
-    out = reference_run([one, two, both], stream("A@0:x=1"))
+    out = MATCH([one, two, both], stream("A@0:x=1"))
     assert {_key(m["ids"]) for m in out if m["pattern"] == "q"} == want({"t": "p1#0", "u": "p2#0"})
-    out = reference_run([two, one, both], stream("A@0:x=1"))
+    out = MATCH([two, one, both], stream("A@0:x=1"))
     assert {_key(m["ids"]) for m in out if m["pattern"] == "q"} == want({"t": "p2#0", "u": "p1#0"})
 
 
@@ -751,7 +773,7 @@ def test_end_negation_composite_is_emitted_when_the_window_closes():
     # a0 is emitted at D@3 (first ts > 0 + 2), pos 2: B1 is before it, B3 after.
     # a4 is emitted at end of stream (no event with ts > 7): nothing follows it.
     evs = stream("A@0:x=1 B@1 D@3 B@4 A@5:x=2")
-    out = reference_run([producer, consumer], evs)
+    out = MATCH([producer, consumer], evs)
     assert {_key(m["ids"]) for m in out if m["pattern"] == "p1"} == want({"a": 0}, {"a": 4})
     assert {_key(m["ids"]) for m in out if m["pattern"] == "p2"} == want({"t": "p1#0", "b": 3})
     assert [m["start"] for m in out if m["pattern"] == "p2"] == [3]
@@ -761,7 +783,7 @@ def test_return_type_cycle_is_rejected():
     p = pat(SEQ(ref("U", "u")), returns=returns("T", x=f("u")), name="p")
     q = pat(SEQ(ref("T", "t")), returns=returns("U", x=f("t")), name="q")
     with pytest.raises(ValueError):
-        reference_run([p, q], stream("T@0:x=1 U@1:x=1"))
+        MATCH([p, q], stream("T@0:x=1 U@1:x=1"))
 
 
 # ============================================================================ properties

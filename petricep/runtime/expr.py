@@ -205,10 +205,20 @@ def compile_expr(
             cmp = _CMP[e.op]
             lf, rf = c(e.left), c(e.right)
             if e.op in ("=", "!="):
-                return lambda s, x: cmp(lf(s, x), rf(s, x))
+
+                def equality(s: Any, x: Any) -> Any:
+                    try:
+                        return cmp(lf(s, x), rf(s, x))
+                    except Missing:  # reads an element that does not exist: false
+                        return False
+
+                return equality
 
             def order(s: tuple[Any, ...], x: Any) -> Any:
-                a, b = lf(s, x), rf(s, x)
+                try:
+                    a, b = lf(s, x), rf(s, x)
+                except Missing:
+                    return False
                 try:
                     return cmp(a, b)
                 except TypeError:

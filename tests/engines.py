@@ -1,0 +1,40 @@
+"""Run patterns on one of petricep's engines with the reference matcher's interface.
+
+``matcher_run(name)`` returns ``f(patterns, events, tie) -> list[dict]``. Engine errors
+are mapped to the exceptions the reference raises for the same misuse (ValueError for a
+rejected pattern set or option, TypeError for an ill-typed comparison), so hand cases
+can assert the same behaviour on every engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from petricep.errors import EvaluationError, PetricepError
+from petricep.events import Event
+from petricep.lang import ast as A
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+
+ENGINES = ("embedded",)
+
+
+def fresh(events: Sequence[Event]) -> list[Event]:
+    return [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
+
+
+def run_embedded(patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    try:
+        engine = Engine(build_net(list(patterns)), tie=tie)
+        return [m.to_dict() for m in engine.run(fresh(events))]
+    except EvaluationError as e:
+        raise TypeError(str(e)) from e
+    except PetricepError as e:
+        raise ValueError(str(e)) from e
+
+
+def matcher_run(name: str) -> Callable[..., list[dict[str, Any]]]:
+    if name == "embedded":
+        return run_embedded
+    raise ValueError(f"unknown engine {name!r}")
