@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in rows:
                 out.write(json.dumps(r) + "\n")
         else:
-            w = csv.DictWriter(out, fieldnames=["id", "ts", "type", "symbol", "price", "volume"])
+            w = csv.DictWriter(out, fieldnames=["id", "ts", "type", "symbol", "price", "volume"], lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
     finally:
