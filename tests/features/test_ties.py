@@ -1,0 +1,77 @@
+"""Tie rules (arrival, strict, either) on SEQ, Kleene and negation.
+
+Every hand case runs on every matcher (the ``matcher`` fixture in conftest.py); the
+expected match sets were worked out by hand from docs/SEMANTICS.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.features.scenario import (
+    NEXT,
+    PART,
+    SEQ,
+    STRICT,
+    ids,
+    neg,
+    pat,
+    plus,
+    ref,
+    run,
+    stream,
+    want,
+    within,
+)
+
+TIE_EVENTS = "A@0 B@1 A@1 B@1 B@2"
+
+
+@pytest.mark.parametrize(
+    "tie,expected",
+    [
+        # arrival: (ts, pos) order; a2=(1,2) is after b1=(1,1)
+        ("arrival", [(0, 1), (0, 3), (0, 4), (2, 3), (2, 4)]),
+        # strict: only a strictly later ts is after; a2 (ts 1) only before b4 (ts 2)
+        ("strict", [(0, 1), (0, 3), (0, 4), (2, 4)]),
+        # either: equal ts in either order
+        ("either", [(0, 1), (0, 3), (0, 4), (2, 1), (2, 3), (2, 4)]),
+    ],
+)
+def test_tie_rules_on_seq(tie, expected):
+    p = pat(SEQ(ref("A", "a"), ref("B", "b")))
+    assert ids(p, stream(TIE_EVENTS), tie) == want(*({"a": a, "b": b} for a, b in expected))
+
+
+@pytest.mark.parametrize(
+    "tie,expected",
+    [
+        ("arrival", [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]]),
+        ("strict", [[0], [1], [2], [0, 2], [1, 2]]),  # timestamps strictly increase
+        ("either", [[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]]),  # lists in stream order
+    ],
+)
+def test_tie_rules_on_kleene(tie, expected):
+    p = pat(SEQ(plus("A", "a")))
+    assert ids(p, stream("A@0 A@0 A@1"), tie) == want(*({"a": lst} for lst in expected))
+
+
+@pytest.mark.parametrize("tie,expected", [("arrival", []), ("strict", [(0, 3)]), ("either", [(0, 3)])])
+def test_tie_rules_on_negation_bounds(tie, expected):
+    # arrival: C1 (ts 0, pos 1) is after a0 and before b3 -> violates.
+    # strict/either: the interval is 0 < ts < 1: neither C (ts 0, ts 1) is inside.
+    p = pat(SEQ(ref("A", "a"), neg("C", "c"), ref("B", "b")))
+    assert ids(p, stream("A@0 C@0 C@1 B@1"), tie) == want(*({"a": a, "b": b} for a, b in expected))
+
+
+@pytest.mark.parametrize("tie,expected", [("arrival", []), ("strict", [(0, 1)])])
+def test_tie_rules_on_end_negation(tie, expected):
+    # lower bound after b1: arrival counts C2 (same ts, later pos); strict needs ts > 1
+    p = pat(SEQ(ref("A", "a"), ref("B", "b"), neg("C", "c")), window=within(5))
+    assert ids(p, stream("A@0 B@1 C@1"), tie) == want(*({"a": a, "b": b} for a, b in expected))
+
+
+def test_either_only_with_skip_till_any_match():
+    for strategy in (NEXT, STRICT, PART):
+        with pytest.raises(ValueError):
+            run(pat(SEQ(ref("A", "a"), ref("B", "b")), strategy=strategy), stream("A@0 B@1"), "either")

@@ -1,0 +1,190 @@
+"""Hypothesis properties of the brute-force reference matcher itself (tests/reference.py).
+
+They call ``reference_run`` directly (``ids`` goes to the reference too: no fixture here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from petricep.events import Event
+from petricep.lang.ast import WIN_COUNT, WIN_DURATION, BoolOp, Not, Pattern, Window
+from tests.features.scenario import (
+    NEXT,
+    PART,
+    SEQ,
+    STRICT,
+    _key,
+    agg,
+    arith,
+    cmp,
+    f,
+    ids,
+    neg,
+    pat,
+    plus,
+    ref,
+    returns,
+    within,
+    within_events,
+)
+from tests.reference import reference_run
+from tests.strategies import pattern_text, patterns, streams
+
+
+def _set(matches: list[dict]) -> set[str]:
+    return {json.dumps(m, sort_keys=True) for m in matches}
+
+
+def _has_negation(p: Pattern) -> bool:
+    return "!(" in pattern_text(p)
+
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(patterns(), streams())
+def test_strategies_only_remove_matches(p, evs):
+    any_match = _set(reference_run([dataclasses.replace(p, strategy="skip-till-any-match")], evs))
+    nxt = _set(reference_run([dataclasses.replace(p, strategy=NEXT)], evs))
+    part = _set(reference_run([dataclasses.replace(p, strategy=PART)], evs))
+    strict = _set(reference_run([dataclasses.replace(p, strategy=STRICT)], evs))
+    assert nxt <= any_match
+    assert strict <= part <= any_match
+
+
+@SETTINGS
+@given(patterns(negation=False, strategies=("skip-till-any-match",)), streams())
+def test_tie_rules_nest_without_negation(p, evs):
+    strict = _set(reference_run([p], evs, "strict"))
+    arrival = _set(reference_run([p], evs, "arrival"))
+    either = _set(reference_run([p], evs, "either"))
+    assert strict <= arrival <= either
+
+
+@SETTINGS
+@given(patterns(negation=False, strategies=("skip-till-any-match",)), streams())
+def test_windows_and_conditions_only_remove_matches_without_negation(p, evs):
+    base = _set(reference_run([dataclasses.replace(p, window=None, conditions=())], evs))
+    assert _set(reference_run([dataclasses.replace(p, conditions=())], evs)) <= base
+    assert _set(reference_run([dataclasses.replace(p, window=None)], evs)) <= base
+
+
+@SETTINGS
+@given(patterns(), streams(), st.sampled_from(("arrival", "strict")))
+def test_every_match_is_well_formed(p, evs, tie):
+    by_id = {e.id: e for e in evs}
+    for m in reference_run([p], evs, tie):
+        assert m["pattern"] == "p"
+        bound = [by_id[i] for v in m["ids"].values() for i in (v if isinstance(v, list) else [v])]
+        assert len({e.pos for e in bound}) == len(bound)
+        assert m["start"] == min(e.ts for e in bound) and m["end"] == max(e.ts for e in bound)
+        if p.partition:
+            assert len({e.attrs["k"] for e in bound}) == 1
+        if p.window is not None and p.window.kind == WIN_COUNT:
+            assert max(e.pos for e in bound) - min(e.pos for e in bound) < p.window.value
+        elif p.window is not None:
+            assert m["end"] - m["start"] <= p.window.value
+        for v in m["ids"].values():
+            if isinstance(v, list):
+                assert v == sorted(v)
+        assert set(m["attrs"]) == ({f.name for f in p.returns.fields} if p.returns else set())
+
+
+@SETTINGS
+@given(patterns(), streams())
+def test_pattern_text_prints_every_pattern(p, evs):
+    text = pattern_text(p)
+    assert text.startswith("PATTERN p: ")
+    assert ("WITHIN" in text) == (p.window is not None)
+    assert ("RETURN" in text) == (p.returns is not None)
+    if _has_negation(p):
+        assert any(r in text for r in ("!(A", "!(B", "!(C", "!(D"))
+
+
+def test_pattern_text_example():
+    p = pat(
+        SEQ(ref("A", "a"), plus("B", "b"), neg("C", "c"), ref("D", "d")),
+        cmp(f("b", "x", "i"), ">", f("b", "x", "i-1")),
+        cmp(f("a"), "=", 3),
+        BoolOp("or", (cmp(arith(f("a"), "+", 1), "<", f("d")), Not(cmp(agg("min", "b", prev=True), "=", 2)))),
+        partition=("k",),
+        strategy=NEXT,
+        window=within(5),
+        returns=returns("T", x=f("a")),
+    )
+    assert pattern_text(p) == (
+        "PATTERN p: SEQ(A a, B+ b[], !(C c), D d)\n"
+        "WHERE skip-till-next-match AND [k] AND b[i].x > b[i-1].x AND a.x = 3"
+        " AND (a.x + 1 < d.x OR NOT (min(b[..i-1].x) = 2))\n"
+        "WITHIN 5\n"
+        "RETURN T(x = a.x)"
+    )
+    assert "WITHIN 5 EVENTS" in pattern_text(dataclasses.replace(p, window=within_events(5)))
+    assert "WITHIN 5 s" in pattern_text(dataclasses.replace(p, window=Window(WIN_DURATION, 5, "s")))
+
+
+def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[str]:
+    """The plain cross product of every variable's candidates, filtered once at the end:
+    checks that the pruned search of the reference loses nothing."""
+    from tests.reference import _all_items, _env, _holds, _Item, _Matcher
+
+    items = [_Item(e, ((e.pos, 0),), i) for i, e in enumerate(events)]
+    m = _Matcher(pattern, items, tie)
+    out = set()
+    for shape in m.shapes:
+        options = []
+        for r in shape.refs:
+            cands = m.by_type.get(r.type, [])
+            if r.kleene:
+                subsets = []
+                for size in range(1, len(cands) + 1):
+                    subsets.extend(itertools.combinations(cands, size))
+                options.append(subsets)
+            else:
+                options.append(cands)
+        for combo in itertools.product(*options):
+            binding = {r.var: v for r, v in zip(shape.refs, combo)}
+            bound = _all_items(binding)
+            if len({i.idx for i in bound}) != len(bound):
+                continue
+            if any(
+                not m.before(a, b)
+                for u, w in shape.prec
+                for a in (binding[u] if isinstance(binding[u], tuple) else (binding[u],))
+                for b in (binding[w] if isinstance(binding[w], tuple) else (binding[w],))
+            ):
+                continue
+            if any(
+                not m.before(a, b) for v in binding.values() if isinstance(v, tuple) for a, b in zip(v, v[1:])
+            ):
+                continue
+            if not m.in_window(bound) or not m.same_partition(bound):
+                continue
+            env = _env(binding)
+            if not all(_holds(c, env) for c in m.positive_conj if c.vars <= shape.vars):
+                continue
+            if m.negations_ok(shape, binding) and m.strategy_ok(binding):
+                out.add(
+                    _key(
+                        {
+                            v: [i.ev.id for i in x] if isinstance(x, tuple) else x.ev.id
+                            for v, x in binding.items()
+                        }
+                    )
+                )
+    return out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns(max_vars=4), streams(max_size=7), st.sampled_from(("arrival", "strict", "either")))
+def test_pruned_search_equals_plain_cross_product(p, evs, tie):
+    if tie == "either":
+        p = dataclasses.replace(p, strategy="skip-till-any-match")
+    assert ids(p, evs, tie) == _unpruned_bindings(p, evs, tie)
