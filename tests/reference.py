@@ -873,7 +873,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
 
         rows: list[dict] = []
         composites[pi] = []
-        for n, (ckey, _, at, binding) in enumerate(emitted):
+        for ckey, _, at, binding in emitted:
             attrs = _return_attrs(pattern, binding)
             bound = _all_items(binding)
             rows.append(
@@ -889,10 +889,17 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
                 }
             )
             if pattern.returns is not None:
-                event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, f"{pattern.name}#{n}", dict(attrs))
+                event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, _composite_id(pattern.name, rows[-1]["ids"], written), dict(attrs))
                 composites[pi].append(_Item(event, ckey))
         results[pi] = rows
     return [row for pi in range(len(patterns)) for row in results[pi]]
+
+
+def _composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
+    """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
+    values = [ids[v] for v in order if v in ids]
+    parts = ["+".join(str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
+    return f"{name}[{','.join(parts)}]"
 
 
 def _return_attrs(pattern: Pattern, binding: Binding) -> dict[str, Any]:

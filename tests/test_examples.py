@@ -27,7 +27,7 @@ def test_embedding_example(capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(ROOT / "examples/embed.py"), run_name="__main__")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "{'pattern': 'dip', 'ids': {'a': 0, 'b': 2, 'c': 4}, 'start': 0, 'end': 4, 'attrs': {'symbol': 'ACME', 'drop': 3}}"
-    assert "{'pattern': 'double_dip', 'ids': {'d1': 'dip#1', 'd2': 'dip#2'}, 'start': 7, 'end': 9, 'attrs': {}}" in out
+    assert "{'pattern': 'double_dip', 'ids': {'d1': 'dip[3,5,7]', 'd2': 'dip[5,7,9]'}, 'start': 7, 'end': 9, 'attrs': {}}" in out
     assert out[-1] == "matches per pattern: {'dip': 8, 'double_dip': 6}"
 
 

@@ -21,6 +21,7 @@ from petricep.runtime.firing import STAM, PatternRuntime, event_key
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
+CLOCK = "\x00clock"  # type of the pseudo-event advance() and flush() use as emitter
 
 
 @dataclass
@@ -124,14 +125,35 @@ class Engine:
             self.sweep(e)
         return out
 
-    def flush(self) -> list[Match]:
-        """End of stream: close every window still open and emit what survives."""
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        """Stream time reached ``(ts, pos)`` with no event of ours there: close the windows it
+        ends. A key partition of a distributed run calls this for other keys' events so that
+        matches waiting on an end negation are emitted where the whole stream would emit them."""
+        clock = Event(CLOCK, ts, pos)
+        emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        if self.tie == "either":
+            out = self._run_group() if self._group_ts is not None and ts != self._group_ts else []
+            self._group_ts = ts
+            self._close_pending(clock, emitted)
+            self._group_emitted.extend(emitted)
+            return out
+        if self.tie == "strict" and ts != self._group_ts:
+            self._end_group()
+            self._group_ts = ts
+        self._close_pending(clock, emitted)
+        return self._emit(emitted)
+
+    def flush(self, last: tuple[Any, int] | None = None) -> list[Match]:
+        """End of stream: close every window still open and emit what survives.
+
+        ``last``: (ts, pos) of the stream's last input event, when this engine did not see
+        it (a key partition of a distributed run); composite events emitted here take it."""
         out: list[Match] = []
         if self.tie == "either":
             out += self._run_group()
         else:
             self._end_group()
-        emitter = self._last_input
+        emitter = self._last_input if last is None else Event(CLOCK, last[0], last[1])
         while any(self.pending):
             emitted: list[tuple[PatternRuntime, Token, Event]] = []
             for i, heap in enumerate(self.pending):
@@ -302,9 +324,8 @@ class Engine:
                 ids[v.name] = ev.id
         ordered = {v.name: ids[v.name] for v in net.vars if v.name in ids}
         attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
-        n = self.stats.matches[net.name]
-        self.stats.matches[net.name] = n + 1
-        return Match(net.name, ordered, t.first_ts, t.last_ts, attrs, f"{net.name}#{n}")
+        self.stats.matches[net.name] += 1
+        return Match(net.name, ordered, t.first_ts, t.last_ts, attrs, composite_id(net.name, ordered))
 
     # ------------------------------------------------------------------ tie rule "either"
 
@@ -382,6 +403,14 @@ class Engine:
                             creator[id(fired)] = g
         rt.store(part, queue)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+
+
+def composite_id(name: str, ids: dict[str, Any]) -> str:
+    """The id of a match's composite event: ``name[id,id+id,...]`` — its ids in variable
+    order, a Kleene list joined by '+'. Content-based, so every engine (and every key
+    partition of a distributed run) names a composite event the same way."""
+    parts = ["+".join(str(i) for i in v) if isinstance(v, list) else str(v) for v in ids.values()]
+    return f"{name}[{','.join(parts)}]"
 
 
 def _emission_order(r: tuple[PatternRuntime, Token, Event]) -> tuple[Any, ...]:
