@@ -1,18 +1,46 @@
-"""All patterns of a run -> one net.
+"""All patterns of a run -> one shared net (paper 002's front combination and beyond).
 
-Orders patterns so that producers of RETURN types come before their consumers,
-rejects cycles, and checks that composite types carry the fields their consumers
-partition on. (Sharing of common sub-nets between patterns builds on this.)
+Every pattern is first compiled alone (:func:`compile_pattern`). Patterns are then
+grouped by what their partial matches must agree on to be shared — partition key,
+window kind, strategy — and inside a group every place gets a *structural key*: the
+keys of the places and transitions that feed it, with variables renamed to slot
+numbers. Places (and transitions) with equal keys hold exactly the same partial
+matches whichever pattern they came from, so they are built once:
+
+* equal prefixes of different patterns share their places (front combination: the
+  paper's ``a;b;c;d`` / ``a;b;c;e``), also when windows or later conditions differ —
+  shared transitions keep the largest window, each pattern re-checks its own;
+* a pattern whose whole net equals another's (the same query registered twice, or
+  one that is a prefix of another) shares everything and only emits under its name;
+* patterns under skip-till-next-match consume partial matches when they move, so
+  they share only with patterns equal in every respect (window included).
+
+Each pattern keeps its own emission checks (final conditions, its window, negations
+checked at emission) in a :class:`Role` on the places it emits from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+from typing import Any
 
 from petricep.compile.compiler import compile_pattern
-from petricep.compile.net import Net
+from petricep.compile.net import (
+    AggSpec,
+    GroupNet,
+    KleeneInfo,
+    Negation,
+    Net,
+    PatternNet,
+    Place,
+    Role,
+    Transition,
+)
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
+
+NEG_VAR = "#n"
 
 
 def _err(p: A.Pattern, message: str) -> PatternSemanticError:
@@ -66,6 +94,280 @@ def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
     return ordered
 
 
-def build_net(patterns: Sequence[A.Pattern]) -> Net:
+# ----------------------------------------------------------------------------- normal forms
+
+
+def rename(expr: A.Expr, names: dict[str, str]) -> A.Expr:
+    """The expression with variables renamed (spans dropped: they do not compare)."""
+    if isinstance(expr, (A.Attr, A.Agg)):
+        return replace(expr, var=names[expr.var])
+    if isinstance(expr, (A.BinOp, A.Compare)):
+        return replace(expr, left=rename(expr.left, names), right=rename(expr.right, names))
+    if isinstance(expr, A.BoolOp):
+        return replace(expr, operands=tuple(rename(o, names) for o in expr.operands))
+    if isinstance(expr, (A.Not, A.Neg)):
+        return replace(expr, operand=rename(expr.operand, names))
+    return expr
+
+
+class _Normal:
+    """One pattern's net seen through slot names, so equal structure compares equal."""
+
+    def __init__(self, net: PatternNet, layout: dict[int, KleeneInfo]) -> None:
+        self.net = net
+        names = {v.name: f"#{v.slot}" for v in net.vars}
+        names.update({n.var: NEG_VAR for n in net.negations})
+        self.conds = [rename(c, names) for c in net.conditions]
+        self.kleene = {v.slot for v in net.vars if v.kleene}
+        self.neg_keys = [self._neg_key(n) for n in net.negations]
+        self.layout = layout
+
+    def _neg_key(self, n: Negation) -> Hashable:
+        return (
+            n.type,
+            frozenset(self.conds[c] for c in n.conditions),
+            n.prev_slots,
+            n.next_slots,
+            n.pushed,
+        )
+
+    def bits(self, mask: int) -> frozenset[Hashable]:
+        return frozenset(self.neg_keys[j] for j in range(len(self.neg_keys)) if mask >> j & 1)
+
+    def tkey(self, t: Transition) -> Hashable:
+        c = self.conds
+        return (
+            t.event_type,
+            t.slot,
+            t.take,
+            t.slot in self.kleene,
+            frozenset(c[i] for i in t.arc_conditions),
+            frozenset(c[i] for i in t.guards),
+            frozenset(c[i] for i in t.iteration),
+            frozenset((c[i], k) for i, k in t.deferred_iteration),
+            t.order_slots,
+            self.bits(t.blocked_by),
+            self.bits(t.clears),
+        )
+
+    def place_keys(self) -> list[Hashable]:
+        """Structural key of every place: what feeds it, recursively (the net is a DAG
+        apart from Kleene self-loops)."""
+        net = self.net
+        incoming: dict[int, list[Transition]] = {p.id: [] for p in net.places}
+        for t in net.transitions:
+            incoming[t.dst].append(t)
+        keys: dict[int, Hashable] = {}
+
+        def key(pid: int) -> Hashable:
+            if pid in keys:
+                return keys[pid]
+            place = net.places[pid]
+            if pid == net.start:
+                k: Hashable = ("start",)
+            else:
+                feeds = frozenset((key(t.src), self.tkey(t)) for t in incoming[pid] if t.src != pid)
+                loops = frozenset(self.tkey(t) for t in incoming[pid] if t.src == pid)
+                active = frozenset(
+                    (self.neg_keys[j], j in place.growable_negations) for j in place.active_negations
+                )
+                k = ("place", feeds, loops, active)
+            keys[pid] = k
+            return k
+
+        return [key(p.id) for p in net.places]
+
+
+def _class_key(p: PatternNet) -> Hashable:
+    kind = p.window.kind if p.window else None
+    if kind == A.WIN_DURATION:
+        kind = A.WIN_TIME  # both compare timestamps
+    base: tuple[Any, ...] = (p.partition, kind, p.strategy)
+    if p.strategy == "skip-till-next-match":
+        # a move consumes the partial match: share only with an identical pattern
+        norm = _Normal(p, {})
+        base += (p.window_value, tuple(norm.place_keys()), tuple(norm.tkey(t) for t in p.transitions))
+    return base
+
+
+def _layout(nets: Sequence[PatternNet]) -> dict[int, KleeneInfo]:
+    """One Kleene state layout per slot for the whole group (union of the aggregates)."""
+    aggs: dict[int, list[AggSpec]] = {}
+    head: dict[int, int] = {}
+    for net in nets:
+        for k in net.kleene:
+            lst = aggs.setdefault(k.slot, [])
+            lst.extend(a for a in k.aggs if a not in lst)
+            head[k.slot] = max(head.get(k.slot, 1), k.head)
+    return {s: KleeneInfo(s, tuple(aggs[s]), head[s]) for s in aggs}
+
+
+def _max_window(values: Sequence[float | int | None]) -> float | int | None:
+    return None if any(v is None for v in values) else max(v for v in values if v is not None)
+
+
+def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> GroupNet:
+    layout = _layout(nets)
+    norms = [_Normal(n, layout) for n in nets]
+    place_ids: dict[Hashable, int] = {}
+    place_label: dict[int, str] = {}
+    place_users: dict[int, set[int]] = {}
+    place_roles: dict[int, list[Role]] = {}
+    place_active: dict[int, tuple[tuple[int, bool], ...]] = {}
+    cond_ids: dict[A.Expr, int] = {}
+    neg_ids: dict[Hashable, int] = {}
+    negations: list[Negation] = []
+    trans_ids: dict[Hashable, int] = {}
+    trans: list[dict[str, Any]] = []
+    sharing: dict[int, list[str]] = {}
+
+    def cond(expr: A.Expr) -> int:
+        return cond_ids.setdefault(expr, len(cond_ids))
+
+    def neg(norm: _Normal, j: int) -> int:
+        key = norm.neg_keys[j]
+        if key not in neg_ids:
+            n = norm.net.negations[j]
+            neg_ids[key] = len(negations)
+            negations.append(
+                Negation(
+                    len(negations),
+                    NEG_VAR,
+                    n.type,
+                    tuple(cond(norm.conds[c]) for c in n.conditions),
+                    tuple(cond(norm.conds[c]) for c in n.event_conditions),
+                    n.prev_slots,
+                    n.next_slots,
+                    n.pushed,
+                )
+            )
+        return neg_ids[key]
+
+    def bits(norm: _Normal, mask: int) -> int:
+        out = 0
+        for j in range(len(norm.net.negations)):
+            if mask >> j & 1:
+                out |= 1 << neg(norm, j)
+        return out
+
+    start_key: Hashable = ("start",)
+    for norm in norms:
+        net = norm.net
+        keys = norm.place_keys()
+        if not share:
+            keys = [k if k == start_key else (net.index, k) for k in keys]
+        local: dict[int, int] = {}
+        for place, key in zip(net.places, keys):
+            new = key not in place_ids
+            pid = place_ids.setdefault(key, len(place_ids))
+            local[place.id] = pid
+            if not new and key != start_key:
+                sharing.setdefault(pid, [])
+            place_label.setdefault(pid, place.label)
+            place_users.setdefault(pid, set()).add(net.index)
+            place_active[pid] = tuple((neg(norm, j), j in place.growable_negations) for j in place.active_negations)
+            if place.accepting:
+                place_roles.setdefault(pid, []).append(
+                    Role(
+                        net.index,
+                        tuple(cond(norm.conds[c]) for c in place.final_conditions),
+                        tuple(neg(norm, j) for j in place.emit_negations),
+                        tuple(neg(norm, j) for j in place.pending_negations),
+                        net.window_value,
+                    )
+                )
+        for t in net.transitions:
+            key = (local[t.src], local[t.dst], norm.tkey(t))
+            if key not in trans_ids:
+                trans_ids[key] = len(trans)
+                trans.append(
+                    dict(
+                        src=local[t.src],
+                        dst=local[t.dst],
+                        event_type=t.event_type,
+                        var=f"#{t.slot}",
+                        slot=t.slot,
+                        take=t.take,
+                        arc_conditions=tuple(cond(norm.conds[c]) for c in t.arc_conditions),
+                        guards=tuple(cond(norm.conds[c]) for c in t.guards),
+                        iteration=tuple(cond(norm.conds[c]) for c in t.iteration),
+                        deferred_iteration=tuple((cond(norm.conds[c]), k) for c, k in t.deferred_iteration),
+                        order_slots=t.order_slots,
+                        blocked_by=bits(norm, t.blocked_by),
+                        clears=bits(norm, t.clears),
+                        windows=[net.window_value],
+                        users=[net.index],
+                    )
+                )
+            else:
+                d = trans[trans_ids[key]]
+                d["windows"].append(net.window_value)
+                d["users"].append(net.index)
+
+    transitions = tuple(
+        Transition(
+            id=i,
+            **{k: v for k, v in d.items() if k not in ("windows", "users")},
+            window=_max_window(d["windows"]),
+            users=tuple(d["users"]),
+        )
+        for i, d in enumerate(trans)
+    )
+    exits = {t.src for t in transitions}
+    names = {n.index: n.name for n in nets}
+    places = []
+    for pid in range(len(place_ids)):
+        active = place_active.get(pid, ())
+        roles = tuple(place_roles.get(pid, ()))
+        places.append(
+            Place(
+                pid,
+                place_label[pid],
+                (),
+                bool(roles),
+                active_negations=tuple(j for j, _ in active),
+                growable_negations=tuple(j for j, g in active if g),
+                has_exits=pid in exits,
+                roles=roles,
+                users=tuple(sorted(place_users[pid])),
+            )
+        )
+    shared = tuple(
+        ("place", place_label[pid], tuple(names[u] for u in sorted(place_users[pid])))
+        for pid in sorted(sharing)
+        if len(place_users[pid]) > 1
+    )
+    first = nets[0]
+    wkind = first.window.kind if first.window else None
+    return GroupNet(
+        index=index,
+        patterns=tuple(n.index for n in nets),
+        nslots=max(len(n.vars) for n in nets),
+        slot_kleene=tuple(layout.get(s) for s in range(max(len(n.vars) for n in nets))),
+        conditions=tuple(sorted(cond_ids, key=cond_ids.__getitem__)),
+        negations=tuple(negations),
+        places=tuple(places),
+        transitions=transitions,
+        start=place_ids[start_key],
+        window_kind=A.WIN_COUNT if wkind == A.WIN_COUNT else (A.WIN_TIME if wkind else None),
+        window_value=_max_window([n.window_value for n in nets]),
+        partition=first.partition,
+        strategy=first.strategy,
+        input_types=frozenset().union(*(n.input_types for n in nets)),
+        sharing=shared,
+    )
+
+
+def merge(nets: Sequence[PatternNet], share: bool = True) -> tuple[GroupNet, ...]:
+    """Group compatible patterns and merge each group (``share=False``: one group per pattern)."""
+    groups: dict[Hashable, list[PatternNet]] = {}
+    for n in nets:
+        key = _class_key(n) if share else n.index
+        groups.setdefault(key, []).append(n)
+    return tuple(merge_group(i, g, share) for i, g in enumerate(groups.values()))
+
+
+def build_net(patterns: Sequence[A.Pattern], share: bool = True) -> Net:
     ordered = order_patterns(patterns)
-    return Net(tuple(compile_pattern(p, i) for i, p in enumerate(ordered)))
+    nets = tuple(compile_pattern(p, i) for i, p in enumerate(ordered))
+    return Net(nets, merge(nets, share))

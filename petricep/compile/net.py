@@ -62,6 +62,17 @@ class Negation:
 
 
 @dataclass(frozen=True)
+class Role:
+    """A pattern that emits from a place of a shared net: what it checks on emission."""
+
+    pattern: int  # index into Net.patterns
+    final_conditions: tuple[int, ...]
+    emit_negations: tuple[int, ...]
+    pending_negations: tuple[int, ...]
+    window: float | int | None  # this pattern's own window (the shared places keep the largest)
+
+
+@dataclass(frozen=True)
 class Place:
     id: int
     label: str  # human-readable configuration, e.g. "a;b|c"
@@ -73,6 +84,8 @@ class Place:
     active_negations: tuple[int, ...] = ()  # pushed negations whose interval is open here
     growable_negations: tuple[int, ...] = ()  # of those, the ones whose P can still grow (block, not cancel)
     has_exits: bool = True  # some transition leaves this place
+    roles: tuple[Role, ...] = ()  # in a merged net: the patterns that emit from here
+    users: tuple[int, ...] = ()  # in a merged net: the patterns whose partial matches live here
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,8 @@ class Transition:
     order_slots: tuple[int, ...]  # variables that must be strictly earlier (tie rule strict)
     blocked_by: int  # bitmask of negations whose Q this firing starts
     clears: int  # bitmask of negations whose P this firing grows
+    window: float | int | None = None  # in a merged net: the largest window of its users
+    users: tuple[int, ...] = ()  # in a merged net: the patterns this firing serves
 
 
 @dataclass(frozen=True)
@@ -129,10 +144,37 @@ class PatternNet:
 
 
 @dataclass(frozen=True)
+class GroupNet:
+    """Patterns merged into one shared net (paper 002): places and transitions equal in
+    every respect that decides which partial matches exist are built once; each pattern
+    keeps its own window, emission checks and output through its :class:`Role`."""
+
+    index: int
+    patterns: tuple[int, ...]  # indices into Net.patterns
+    nslots: int
+    slot_kleene: tuple[KleeneInfo | None, ...]  # per slot: the Kleene state layout, or None
+    conditions: tuple[A.Expr, ...]  # variables renamed to slots: "#0", "#1", ...; "#n" negated
+    negations: tuple[Negation, ...]
+    places: tuple[Place, ...]
+    transitions: tuple[Transition, ...]
+    start: int
+    window_kind: str | None
+    window_value: float | int | None  # the largest window of the group (token expiry U)
+    partition: tuple[str, ...]
+    strategy: str
+    input_types: frozenset[str]
+    sharing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (what, combination, patterns)
+
+
+@dataclass(frozen=True)
 class Net:
-    """All patterns of a run, in evaluation order (producers of RETURN types first)."""
+    """All patterns of a run, in evaluation order (producers of RETURN types first).
+
+    ``patterns`` are the separate nets (what each pattern compiles to alone); ``groups``
+    the shared net the runtime executes."""
 
     patterns: tuple[PatternNet, ...]
+    groups: tuple[GroupNet, ...] = ()
 
     @property
     def input_types(self) -> frozenset[str]:
@@ -152,9 +194,12 @@ class Net:
         raise KeyError(name)
 
     def stats(self) -> dict[str, int]:
+        """Net size before merging (separate nets) and after (the shared net)."""
         return {
             "patterns": len(self.patterns),
             "input_places": len(self.input_types),
             "state_places": sum(len(p.places) for p in self.patterns),
             "transitions": sum(len(p.transitions) for p in self.patterns),
+            "merged_state_places": sum(len(g.places) for g in self.groups),
+            "merged_transitions": sum(len(g.transitions) for g in self.groups),
         }

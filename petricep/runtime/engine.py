@@ -13,28 +13,78 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from petricep.compile.net import Net
+from petricep.compile.net import Net, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
-from petricep.runtime.firing import STAM, PatternRuntime, event_key
+from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
 CLOCK = "\x00clock"  # type of the pseudo-event advance() and flush() use as emitter
 
 
-@dataclass
 class Match:
-    pattern: str
-    ids: dict[str, Any]
-    start: Any
-    end: Any
-    attrs: dict[str, Any] = field(default_factory=dict)
-    id: str = ""
+    """One match of one pattern. ``ids`` is built on first use from the shared partial
+    match (a run that only counts matches never builds it)."""
+
+    __slots__ = ("pattern", "start", "end", "attrs", "_ids", "_vars", "_chain")
+
+    def __init__(
+        self,
+        pattern: str,
+        ids: dict[str, Any] | None,
+        start: Any,
+        end: Any,
+        attrs: dict[str, Any] | None = None,
+        vars_: Any = None,
+        chain: list[tuple[int, Event]] | None = None,
+    ) -> None:
+        self.pattern = pattern
+        self.start = start
+        self.end = end
+        self.attrs = attrs if attrs is not None else {}
+        self._ids = ids
+        self._vars = vars_
+        self._chain = chain
+
+    @property
+    def ids(self) -> dict[str, Any]:
+        if self._ids is None:
+            self._ids = _ids(self._vars, self._chain or [])
+            self._chain = None
+        return self._ids
+
+    @property
+    def id(self) -> str:
+        """The id of this match as a composite event (``pattern[ids...]``)."""
+        return composite_id(self.pattern, self.ids)
 
     def to_dict(self) -> dict[str, Any]:
         return {"pattern": self.pattern, "ids": self.ids, "start": self.start, "end": self.end, "attrs": self.attrs}
+
+    def __repr__(self) -> str:
+        return f"Match({self.to_dict()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Match) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
+    ids: dict[str, Any] = {}
+    present = {sl for sl, _ in chain}
+    for v in vars_:
+        if v.kleene and v.slot in present:
+            ids[v.name] = []
+    for sl, ev in chain:
+        v = vars_[sl]
+        if v.kleene:
+            ids[v.name].append(ev.id)
+        else:
+            ids[v.name] = ev.id
+    return {v.name: ids[v.name] for v in vars_ if v.name in ids}
 
 
 @dataclass
@@ -61,22 +111,33 @@ class Engine:
                 )
         self.net = net
         self.tie = tie
-        self.runtimes = [PatternRuntime(p, tie) for p in net.patterns]
-        self.consumers: dict[str, list[PatternRuntime]] = {}
+        self.runtimes = [GroupRuntime(g, tie) for g in net.groups]
+        self.consumers: dict[str, list[GroupRuntime]] = {}
         for rt in self.runtimes:
             for t in sorted(rt.net.input_types):
                 self.consumers.setdefault(t, []).append(rt)
         self.contiguous = [rt for rt in self.runtimes if rt.contiguity]
         self.states: list[dict[Any, Partition]] = [{} for _ in self.runtimes]
-        self.pending: list[list[tuple[Any, int, Partition, Token]]] = [[] for _ in self.runtimes]
+        self.pending: list[list[tuple[Any, int, Partition, Token, Role]]] = [[] for _ in self.runtimes]
+        group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}
         self.returns = [
             [
-                (f.name, as_condition_free(compile_expr(f.expr, rt.slots_by_name, rt.kleene_by_name, None)))
-                for f in rt.net.returns.fields
+                (
+                    f.name,
+                    as_condition_free(
+                        compile_expr(
+                            f.expr,
+                            {v.name: v.slot for v in p.vars},
+                            {v.name: group_of[p.index].kinfo[v.slot] for v in p.vars if v.kleene},
+                            None,
+                        )
+                    ),
+                )
+                for f in p.returns.fields
             ]
-            if rt.net.returns
+            if p.returns
             else []
-            for rt in self.runtimes
+            for p in net.patterns
         ]
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
         self.sweep_every = sweep_every
@@ -85,9 +146,9 @@ class Engine:
         self._last_input: Event | None = None
         self._last_input_key: float = -INF
         self._group_ts: Any = None
-        self._group_kills: list[tuple[PatternRuntime, Partition, int, Event]] = []
+        self._group_kills: list[tuple[GroupRuntime, Partition, int, Event]] = []
         self._group_events: list[Event] = []
-        self._group_emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        self._group_emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         self._since_sweep = 0
 
     # ------------------------------------------------------------------ public API
@@ -100,7 +161,7 @@ class Engine:
                 f"timestamp {e.ts} is before the previous event's {last.ts} (input must be in time order)", row=e.pos
             )
         self.stats.events += 1
-        emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         if self.tie == "either":
             if self._group_ts is not None and e.ts != self._group_ts:
                 out = self._run_group()
@@ -130,7 +191,7 @@ class Engine:
         ends. A key partition of a distributed run calls this for other keys' events so that
         matches waiting on an end negation are emitted where the whole stream would emit them."""
         clock = Event(CLOCK, ts, pos)
-        emitted: list[tuple[PatternRuntime, Token, Event]] = []
+        emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         if self.tie == "either":
             out = self._run_group() if self._group_ts is not None and ts != self._group_ts else []
             self._group_ts = ts
@@ -155,13 +216,13 @@ class Engine:
             self._end_group()
         emitter = self._last_input if last is None else Event(CLOCK, last[0], last[1])
         while any(self.pending):
-            emitted: list[tuple[PatternRuntime, Token, Event]] = []
+            emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
             for i, heap in enumerate(self.pending):
                 rt = self.runtimes[i]
                 while heap:
-                    _, _, _part, t = heapq.heappop(heap)
+                    _, _, _part, t, role = heapq.heappop(heap)
                     if t.alive:
-                        emitted.append((rt, t, emitter or t.event))  # type: ignore[arg-type]
+                        emitted.append((rt, role, t, emitter or t.event))  # type: ignore[arg-type]
             out += self._emit(emitted)
         return out
 
@@ -190,7 +251,7 @@ class Engine:
         self._seq += 1
         return self._seq
 
-    def _key(self, rt: PatternRuntime, e: Event) -> Any:
+    def _key(self, rt: GroupRuntime, e: Event) -> Any:
         attrs = rt.net.partition
         if not attrs:
             return None
@@ -200,22 +261,22 @@ class Engine:
             return tuple(e.attrs[a] for a in attrs)
         except KeyError as err:
             raise EvaluationError(
-                f"event {e.id!r} (type {e.type!r}) has no field {err.args[0]!r}, needed by [{err.args[0]}] of pattern {rt.net.name!r}"
+                f"event {e.id!r} (type {e.type!r}) has no field {err.args[0]!r}, needed by [{err.args[0]}]"
             ) from None
 
-    def _partition(self, i: int, rt: PatternRuntime, key: Any) -> Partition:
+    def _partition(self, i: int, rt: GroupRuntime, key: Any) -> Partition:
         states = self.states[i]
         part = states.get(key)
         if part is None:
             part = states[key] = rt.new_partition()
         return part
 
-    def _floor(self, rt: PatternRuntime, part: Partition) -> float:
+    def _floor(self, rt: GroupRuntime, part: Partition) -> float:
         if rt.strategy == "strict-contiguity" or not rt.net.partition:
             return self._last_input_key
         return part.last_input_key
 
-    def _process(self, d: Event, composite: bool, emitted: list[tuple[PatternRuntime, Token, Event]]) -> None:
+    def _process(self, d: Event, composite: bool, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
         d.seq = self._next_seq()
         for rt in self.consumers.get(d.type, ()):
             i = rt.net.index
@@ -244,31 +305,38 @@ class Engine:
     def _accept(
         self,
         i: int,
-        rt: PatternRuntime,
+        rt: GroupRuntime,
         part: Partition,
         t: Token,
         emitter: Event,
-        emitted: list[tuple[PatternRuntime, Token, Event]],
+        emitted: list[tuple[GroupRuntime, Role, Token, Event]],
     ) -> None:
-        if not rt.emission_ok(part, t):
-            return
-        place = rt.places[t.place]
-        if place.pending_negations:
-            t = t.detached()
-            w = rt.w
-            if w is None:
-                threshold: Any = INF
-            elif rt.count_window:
-                threshold = t.first_pos + w
-            else:
-                threshold = t.first_ts + w
-            self._counter += 1
-            heapq.heappush(self.pending[i], (threshold, self._counter, part, t))
-            part.pending.append(t)
-            return
-        emitted.append((rt, t, emitter))
+        """A token reached a place some patterns emit from: each checks and emits (patterns
+        with the same checks — e.g. one query registered many times — check once)."""
+        verdicts: dict[tuple[Any, ...], bool] = {}
+        for role in rt.places[t.place].roles:
+            sig = (role.final_conditions, role.emit_negations, role.window)
+            ok = verdicts.get(sig)
+            if ok is None:
+                ok = verdicts[sig] = rt.emission_ok(part, t, role)
+            if not ok:
+                continue
+            if role.pending_negations:
+                w = role.window
+                if w is None:
+                    threshold: Any = INF
+                elif rt.count_window:
+                    threshold = t.first_pos + w
+                else:
+                    threshold = t.first_ts + w
+                waiting = t.detached()
+                self._counter += 1
+                heapq.heappush(self.pending[i], (threshold, self._counter, part, waiting, role))
+                part.pending.append((waiting, role))
+                continue
+            emitted.append((rt, role, t, emitter))
 
-    def _close_pending(self, e: Event, emitted: list[tuple[PatternRuntime, Token, Event]]) -> None:
+    def _close_pending(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
         for i, heap in enumerate(self.pending):
             if not heap:
                 continue
@@ -278,9 +346,9 @@ class Engine:
                 closed = e.pos >= thr if rt.count_window else e.ts > thr
                 if not closed:
                     break
-                _, _, part, t = heapq.heappop(heap)
+                _, _, part, t, role = heapq.heappop(heap)
                 if t.alive:
-                    emitted.append((rt, t, e))
+                    emitted.append((rt, role, t, e))
                     t.alive = False
 
     def _end_group(self) -> None:
@@ -290,17 +358,34 @@ class Engine:
             for rt, part, j, x in kills:
                 rt.cancel(part, j, x)
 
-    def _emit(self, emitted: list[tuple[PatternRuntime, Token, Event]]) -> list[Match]:
+    def _emit(self, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> list[Match]:
         out: list[Match] = []
+        patterns = self.net.patterns
         while emitted:
-            batch = sorted(emitted, key=_emission_order)
+            # one token may be emitted by many patterns sharing its place: walk its chain once
+            chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
+            for rt, _role, t, _e in emitted:
+                if id(t) not in chains:
+                    chain = t.chain()
+                    chains[id(t)] = (chain, _chain_order(rt, chain) if len(emitted) > 1 else ())
+            if len(chains) == 1:
+                batch = sorted(emitted, key=lambda r: r[1].pattern)
+            else:
+                batch = sorted(emitted, key=lambda r: (r[1].pattern, chains[id(r[2])][1]))
             emitted = []
             derived = []
-            for rt, t, emitter in batch:
-                m = self._match(rt, t)
+            matches = self.stats.matches
+            for _rt, role, t, emitter in batch:
+                net = patterns[role.pattern]
+                matches[net.name] += 1
+                returns = net.returns
+                if returns is None:
+                    out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
+                    continue
+                attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
+                m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
                 out.append(m)
-                if rt.net.returns:
-                    derived.append(Event(rt.net.returns.type, emitter.ts, emitter.pos, m.id, m.attrs))
+                derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
             self.stats.composite_events += len(derived)
             for d in derived:
                 if self.tie == "either":
@@ -309,23 +394,6 @@ class Engine:
                 else:
                     self._process(d, True, emitted)
         return out
-
-    def _match(self, rt: PatternRuntime, t: Token) -> Match:
-        net = rt.net
-        ids: dict[str, Any] = {}
-        for v in net.vars:
-            if v.kleene and t.slots[v.slot] is not None:
-                ids[v.name] = []
-        for sl, ev in t.chain():
-            v = net.vars[sl]
-            if v.kleene:
-                ids[v.name].append(ev.id)
-            else:
-                ids[v.name] = ev.id
-        ordered = {v.name: ids[v.name] for v in net.vars if v.name in ids}
-        attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
-        self.stats.matches[net.name] += 1
-        return Match(net.name, ordered, t.first_ts, t.last_ts, attrs, composite_id(net.name, ordered))
 
     # ------------------------------------------------------------------ tie rule "either"
 
@@ -345,7 +413,7 @@ class Engine:
             for d in events:
                 if d.type in rt.net.input_types:
                     mine.setdefault(self._key(rt, d), []).append(d)
-            emitted: list[tuple[PatternRuntime, Token, Event]] = []
+            emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
             for key, evs in mine.items():
                 part = self._partition(i, rt, key)
                 for t, emitter in self._fixpoint(rt, part, evs):
@@ -363,7 +431,7 @@ class Engine:
                 self.sweep(events[-1])
         return out
 
-    def _fixpoint(self, rt: PatternRuntime, part: Partition, evs: list[Event]) -> list[tuple[Token, Event]]:
+    def _fixpoint(self, rt: GroupRuntime, part: Partition, evs: list[Event]) -> list[tuple[Token, Event]]:
         accepted: list[Token] = []
         created: list[Token] = []
         creator: dict[int, Event] = {}
@@ -413,15 +481,13 @@ def composite_id(name: str, ids: dict[str, Any]) -> str:
     return f"{name}[{','.join(parts)}]"
 
 
-def _emission_order(r: tuple[PatternRuntime, Token, Event]) -> tuple[Any, ...]:
-    """Matches emitted at one point: by pattern, then the events' stream positions, then
-    each variable's positions in written order (SEMANTICS.md, composite events)."""
-    rt, t, _ = r
-    chain = t.chain()
-    per_var: list[list[int]] = [[] for _ in rt.net.vars]
+def _chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any, ...]:
+    """Matches emitted at one point are ordered by pattern, then by this: the events'
+    stream positions, then each variable's positions in written order (SEMANTICS.md)."""
+    per_var: list[list[int]] = [[] for _ in range(rt.nslots)]
     for sl, ev in chain:
         per_var[sl].append(ev.seq)
-    return (rt.net.index, tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
+    return (tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
 
 
 def _binding_key(t: Token) -> tuple[Any, ...]:

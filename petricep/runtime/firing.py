@@ -1,8 +1,10 @@
-"""The token-firing loop of one pattern's net over per-key markings.
+"""The token-firing loop of one shared net (a group of merged patterns) over per-key markings.
 
-:class:`PatternRuntime` holds what is compiled once per process (closures from the
+:class:`GroupRuntime` holds what is compiled once per process (closures from the
 net's expression AST, transitions indexed by event type); all mutable state lives in
 :class:`~petricep.runtime.state.Partition` objects passed in, one per key value.
+Patterns that share the net differ only in their :class:`Role` at the places they emit
+from: their own window, final conditions and negations checked at emission.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from petricep.compile.net import KleeneInfo, PatternNet, Transition
+from petricep.compile.net import GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang.check import iteration_var
+from petricep.merge import NEG_VAR
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
 from petricep.runtime.state import INF, Partition, Token, root_token
 
@@ -30,26 +33,20 @@ def event_key(e: Event, composite: bool) -> int:
     return 2 * e.pos + (1 if composite else 0)
 
 
-class PatternRuntime:
-    def __init__(self, net: PatternNet, tie: str = "arrival") -> None:
+class GroupRuntime:
+    def __init__(self, net: GroupNet, tie: str = "arrival") -> None:
         self.net = net
         self.tie = tie
         self.strategy = net.strategy
         self.stnm = net.strategy == STNM
         self.contiguity = net.strategy in (STRICT_CONTIGUITY, PARTITION_CONTIGUITY)
-        self.nslots = len(net.vars)
-        slots = {v.name: v.slot for v in net.vars}
-        self.kinfo: dict[int, KleeneInfo] = {k.slot: k for k in net.kleene}
-        kleene_by_name = {v.name: self.kinfo[v.slot] for v in net.vars if v.kleene}
+        self.nslots = net.nslots
+        slots = {f"#{i}": i for i in range(net.nslots)}
+        self.kinfo: dict[int, KleeneInfo] = {i: k for i, k in enumerate(net.slot_kleene) if k is not None}
+        kleene_by_name = {f"#{i}": k for i, k in self.kinfo.items()}
         self.slots_by_name = slots
         self.kleene_by_name = kleene_by_name
-        neg_of: dict[int, str] = {}
-        for n in net.negations:
-            for ci in n.conditions:
-                neg_of[ci] = n.var
-        self.conds: list[Cond] = [
-            as_condition(compile_expr(e, slots, kleene_by_name, neg_of.get(ci))) for ci, e in enumerate(net.conditions)
-        ]
+        self.conds: list[Cond] = [as_condition(compile_expr(e, slots, kleene_by_name, NEG_VAR)) for e in net.conditions]
         self.iter_slot: dict[int, int] = {}
         for ci, e in enumerate(net.conditions):
             v = iteration_var(e)
@@ -62,7 +59,7 @@ class PatternRuntime:
                 as_condition(compile_expr(net.conditions[ci], {tr.var: 0}, {}, None)) for ci in tr.arc_conditions
             ]
         self.neg_event_conds: list[list[Cond]] = [
-            [as_condition(compile_expr(net.conditions[ci], {}, {}, n.var)) for ci in n.event_conditions]
+            [as_condition(compile_expr(net.conditions[ci], {}, {}, NEG_VAR)) for ci in n.event_conditions]
             for n in net.negations
         ]
         self.neg_conds: list[list[Cond]] = [[self.conds[ci] for ci in n.conditions] for n in net.negations]
@@ -79,8 +76,7 @@ class PatternRuntime:
             for j in p.active_negations:
                 self.active_places.setdefault(j, []).append(p.id)
         self.root = root_token(self.nslots, net.start)
-        w = net.window
-        self.count_window = w is not None and w.kind == A.WIN_COUNT
+        self.count_window = net.window_kind == A.WIN_COUNT
         self.w = net.window_value
         self.places = net.places
 
@@ -106,7 +102,7 @@ class PatternRuntime:
             return None
         slots = t.slots
         if t.event is not None:
-            w = self.w
+            w = tr.window
             if w is not None:
                 if self.count_window:
                     if max(t.last_pos, e.pos) - min(t.first_pos, e.pos) >= w:
@@ -230,10 +226,16 @@ class PatternRuntime:
 
     # ------------------------------------------------------------------ emission
 
-    def final_ok(self, t: Token) -> bool:
-        """Conditions decidable only on the complete match (whole Kleene lists)."""
-        place = self.places[t.place]
-        for ci in place.final_conditions:
+    def final_ok(self, t: Token, role: Role) -> bool:
+        """The role's own window and the conditions decidable only on the complete match."""
+        w = role.window
+        if w is not None:
+            if self.count_window:
+                if t.last_pos - t.first_pos >= w:
+                    return False
+            elif t.last_ts - t.first_ts > w:
+                return False
+        for ci in role.final_conditions:
             ks = self.iter_slot.get(ci)
             if ks is not None:
                 if not self.check_elements(ci, ks, t):
@@ -267,11 +269,11 @@ class PatternRuntime:
     def _after(self, x: Event, ev: Event) -> bool:
         return x.seq > ev.seq if self.tie == "arrival" else x.ts > ev.ts
 
-    def violates(self, j: int, t: Token, x: Event) -> bool:
-        """Whether negative event ``x`` invalidates match/partial match ``t`` for negation j."""
+    def violates(self, j: int, t: Token, x: Event, w: float | int | None = None) -> bool:
+        """Whether negative event ``x`` invalidates match/partial match ``t`` for negation j
+        (``w``: the window that bounds a negation at the start or end of its SEQ)."""
         neg = self.net.negations[j]
         slots = t.slots
-        w = self.w
         if neg.prev_slots:
             last_p = self._last_of(slots, neg.prev_slots)
             if last_p is None or not self._after(x, last_p):
@@ -297,12 +299,12 @@ class PatternRuntime:
                 return False
         return not t.contains(x)
 
-    def emission_ok(self, part: Partition, t: Token) -> bool:
-        if not self.final_ok(t):
+    def emission_ok(self, part: Partition, t: Token, role: Role) -> bool:
+        if not self.final_ok(t, role):
             return False
-        for j in self.places[t.place].emit_negations:
+        for j in role.emit_negations:
             for x in part.buffers[j]:
-                if self.violates(j, t, x):
+                if self.violates(j, t, x, role.window):
                     return False
         return True
 
@@ -321,8 +323,8 @@ class PatternRuntime:
             if not neg.pushed:
                 part.buffers[j].append(x)
             if part.pending:
-                for t in part.pending:
-                    if t.alive and j in self.places[t.place].pending_negations and self.violates(j, t, x):
+                for t, role in part.pending:
+                    if t.alive and j in role.pending_negations and self.violates(j, t, x, role.window):
                         t.alive = False
             if neg.pushed:
                 due.append(j)
@@ -369,7 +371,7 @@ class PatternRuntime:
                 else:
                     part.buffers[j] = [x for x in buf if x.ts >= now.ts - w]
         if part.pending:
-            part.pending = [t for t in part.pending if t.alive]
+            part.pending = [(t, role) for t, role in part.pending if t.alive]
 
 
-__all__ = ["PatternRuntime", "INF", "event_key"]
+__all__ = ["GroupRuntime", "INF", "event_key"]

@@ -101,7 +101,7 @@ class Partition:
     def __init__(self, nplaces: int, nnegs: int) -> None:
         self.marking: list[list[Token]] = [[] for _ in range(nplaces)]
         self.buffers: list[list[Event]] = [[] for _ in range(nnegs)]
-        self.pending: list[Token] = []
+        self.pending: list[tuple[Token, Any]] = []  # (match waiting for its window, its Role)
         self.last_input_key: float = -INF
 
     def live_tokens(self) -> int:
