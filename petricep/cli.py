@@ -93,6 +93,24 @@ def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
     return out
 
 
+def sharing_lines(net: Any) -> list[str]:
+    """What the merge shared, and by which combination (front: a common prefix; whole:
+    a pattern whose every place is shared with another)."""
+    lines = []
+    for g in net.groups:
+        names = [net.patterns[i].name for i in g.patterns]
+        whole = []
+        for i in g.patterns:
+            mine = [p for p in g.places if i in p.users]
+            if len(mine) > 1 and all(len(p.users) > 1 for p in mine):
+                whole.append(net.patterns[i].name)
+        for _what, label, users in g.sharing:
+            lines.append(f"  shared (front combination): place {label!r} by {', '.join(users)}")
+        if whole and len(names) > 1:
+            lines.append(f"  shared whole: every place of {', '.join(whole)} serves other patterns too")
+    return lines
+
+
 def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
     from petricep.lang.parser import parse_file
     from petricep.merge import build_net
@@ -114,9 +132,16 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
         )
     s = net.stats()
     out.write(
-        f"net: {s['patterns']} patterns, {s['input_places']} input places, {s['state_places']} state places, "
-        f"{s['transitions']} transitions\n"
+        f"net before merging: {s['patterns']} patterns, {s['input_places']} input places, "
+        f"{s['state_places']} state places, {s['transitions']} transitions\n"
     )
+    out.write(
+        f"net after merging: {len(net.groups)} shared net{'s' if len(net.groups) != 1 else ''}, "
+        f"{s['input_places']} input places, {s['merged_state_places']} state places, "
+        f"{s['merged_transitions']} transitions\n"
+    )
+    for line in sharing_lines(net):
+        out.write(line + "\n")
     for w in warnings_for(patterns):
         out.write(w + "\n")
     return 0
