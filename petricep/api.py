@@ -17,13 +17,15 @@ def load_patterns(paths: Sequence[str | Path]) -> list[A.PatternFile]:
     return [parse_file(p) for p in paths]
 
 
-def compile_files(paths: Sequence[str | Path]) -> Net:
-    """Parse, check and compile pattern files into one net."""
-    return build_net([p for f in load_patterns(paths) for p in f.patterns])
+def compile_files(paths: Sequence[str | Path], share: bool = True) -> Net:
+    """Parse, check and compile pattern files into one shared net."""
+    files = load_patterns(paths)
+    return build_net([p for f in files for p in f.patterns], share, [c for f in files for c in f.conflicts])
 
 
-def compile_text(text: str, name: str = "pattern") -> Net:
-    return build_net(list(parse_text(text, f"<{name}>", default_name=name).patterns))
+def compile_text(text: str, name: str = "pattern", share: bool = True) -> Net:
+    f = parse_text(text, f"<{name}>", default_name=name)
+    return build_net(list(f.patterns), share, list(f.conflicts))
 
 
 def run(net: Net, events: Iterable[Event], tie: str = "arrival") -> Iterator[Match]:

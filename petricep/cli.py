@@ -117,7 +117,7 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
 
     files = [parse_file(p) for p in args.patterns]
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns)
+    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
     for f in files:
         out.write(f"{f.path}: {len(f.patterns)} pattern{'s' if len(f.patterns) != 1 else ''}\n")
     for pn in net.patterns:
@@ -160,7 +160,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise ConfigError("--rejects needs --on-error skip")
     files = [parse_file(p) for p in args.patterns]
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns)
+    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
     for w in warnings_for(patterns):
         err.write(w + "\n")
     required, numeric = field_requirements(patterns)

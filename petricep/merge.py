@@ -367,7 +367,50 @@ def merge(nets: Sequence[PatternNet], share: bool = True) -> tuple[GroupNet, ...
     return tuple(merge_group(i, g, share) for i, g in enumerate(groups.values()))
 
 
-def build_net(patterns: Sequence[A.Pattern], share: bool = True) -> Net:
+def _consumption(
+    patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict]
+) -> dict[str, tuple[str | None, tuple[str, ...]]]:
+    """pattern name -> (consumption domain, variables consumed). Members of a conflict group
+    consume all their events unless they say otherwise."""
+    by_name = {p.name: p for p in patterns}
+    group_of: dict[str, str] = {}
+    for c in conflicts:
+        for name in c.patterns:
+            if name not in by_name:
+                s = c.span
+                raise PatternSemanticError(
+                    f"conflict group {c.name!r} names unknown pattern {name!r}", s.file, s.line or None, s.column or None
+                )
+            if name in group_of:
+                s = c.span
+                raise PatternSemanticError(
+                    f"pattern {name!r} is in two conflict groups ({group_of[name]!r}, {c.name!r})",
+                    s.file,
+                    s.line or None,
+                    s.column or None,
+                )
+            group_of[name] = c.name
+    out: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+    for p in patterns:
+        consume = p.consume
+        if consume is None and p.name in group_of:
+            consume = ("*",)
+        if not consume:
+            out[p.name] = (None, ())
+            continue
+        names = tuple(r.var for r in A.events_of(p.structure) if not r.negated) if consume == ("*",) else consume
+        out[p.name] = (f"conflict:{group_of[p.name]}" if p.name in group_of else f"pattern:{p.name}", names)
+    return out
+
+
+def build_net(patterns: Sequence[A.Pattern], share: bool = True, conflicts: Sequence[A.Conflict] = ()) -> Net:
     ordered = order_patterns(patterns)
-    nets = tuple(compile_pattern(p, i) for i, p in enumerate(ordered))
-    return Net(nets, merge(nets, share))
+    policy = _consumption(ordered, conflicts)
+    nets = []
+    for i, p in enumerate(ordered):
+        net = compile_pattern(p, i)
+        domain, names = policy[p.name]
+        if domain is not None:
+            net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)
+        nets.append(net)
+    return Net(tuple(nets), merge(nets, share))

@@ -127,6 +127,8 @@ class PatternNet:
     strategy: str
     returns: A.Return | None
     source: A.Pattern
+    consume: tuple[int, ...] = ()  # slots whose events a match consumes
+    conflict: str | None = None  # the consumption domain: a conflict group, or the pattern itself
 
     @property
     def input_types(self) -> frozenset[str]:

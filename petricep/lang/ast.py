@@ -218,12 +218,26 @@ class Pattern:
     window: Window | None = None
     returns: Return | None = None
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # consumption policy: None = consumes nothing (every pattern sees every event);
+    # ("*",) = all its events; else the variables whose events a match consumes
+    consume: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """``CONFLICT name: p1, p2``: patterns that compete for events — an event consumed by a
+    match of one is no longer available to any of them."""
+
+    name: str
+    patterns: tuple[str, ...]
+    span: Span = dc_field(default=NOWHERE, compare=False)
 
 
 @dataclass(frozen=True)
 class PatternFile:
     path: str
     patterns: tuple[Pattern, ...]
+    conflicts: tuple[Conflict, ...] = ()
 
 
 # ----------------------------------------------------------------------------- helpers

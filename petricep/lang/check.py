@@ -215,6 +215,22 @@ def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
         if returns.type in {r.type for r in refs.values()}:
             raise ctx.error(f"pattern {name!r} cannot consume its own RETURN type {returns.type!r}", returns.span)
 
+    consume: tuple[str, ...] | None = None
+    if "consume" in raw:
+        value, _ = raw["consume"]
+        if value == ("*",):
+            consume = ("*",)
+        else:
+            names: list[str] = []
+            for var, span in value:
+                ref = refs.get(var)
+                if ref is None or ref.negated:
+                    what = "unknown variable" if ref is None else "a negated variable consumes nothing:"
+                    raise ctx.error(f"CONSUME: {what} {var!r}", span)
+                if var not in names:
+                    names.append(var)
+            consume = tuple(names)
+
     return A.Pattern(
         name=name,
         structure=structure,
@@ -224,11 +240,25 @@ def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
         window=window,
         returns=returns,
         span=raw["span"],
+        consume=consume,
     )
 
 
 def build(raws: list[dict[str, Any]], text: str, file: str, default_name: str | None) -> A.PatternFile:
     ctx = _Ctx(text, file)
+    conflicts = []
+    seen_groups: set[str] = set()
+    for raw in [r for r in raws if "conflict" in r]:
+        if raw["conflict"] in seen_groups:
+            raise ctx.error(f"conflict group {raw['conflict']!r} declared twice", raw["span"])
+        seen_groups.add(raw["conflict"])
+        members = []
+        for name, span in raw["members"]:
+            if name in members:
+                raise ctx.error(f"pattern {name!r} listed twice in conflict group {raw['conflict']!r}", span)
+            members.append(name)
+        conflicts.append(A.Conflict(raw["conflict"], tuple(members), span=raw["span"]))
+    raws = [r for r in raws if "conflict" not in r]
     if not raws:
         raise PatternSemanticError("no pattern in file", file, 1, 1, ctx.lines[0] if ctx.lines else None)
     base = default_name or "pattern"
@@ -246,7 +276,7 @@ def build(raws: list[dict[str, Any]], text: str, file: str, default_name: str | 
             raise ctx.error(f"pattern name {name!r} used twice", span)
         names.add(name)
         patterns.append(_pattern(raw, name, ctx))
-    return A.PatternFile(file, tuple(patterns))
+    return A.PatternFile(file, tuple(patterns), tuple(conflicts))
 
 
 def check_fields(

@@ -111,6 +111,20 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         fields = tuple(f for f in c[1:] if f is not None)
         return ("returns", A.Return(str(c[0]), fields, span=self._span(c[0])), self._span(meta))
 
+    @v_args(meta=True)
+    def consume(self, meta: Any, c: list[Token]) -> tuple[str, Any, A.Span]:
+        if len(c) == 1 and c[0].type == "ALL_KW":
+            return ("consume", ("*",), self._span(meta))
+        return ("consume", tuple((str(t), self._span(t)) for t in c), self._span(meta))
+
+    @v_args(meta=True)
+    def conflict_decl(self, meta: Any, c: list[Token]) -> dict[str, Any]:
+        return {
+            "conflict": str(c[0]),
+            "members": tuple((str(t), self._span(t)) for t in c[1:]),
+            "span": self._span(c[0]),
+        }
+
     def named_field(self, c: list[Any]) -> Any:
         if str(c[1]) not in ("=", "=="):
             raise _Err(f"expected '=' after field name, got {str(c[1])!r}", c[1])

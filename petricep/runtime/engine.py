@@ -139,6 +139,8 @@ class Engine:
             else []
             for p in net.patterns
         ]
+        # consumption: domain -> {event seq: ts} of the events consumed there
+        self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
         self.sweep_every = sweep_every
         self._seq = 0
@@ -236,6 +238,14 @@ class Engine:
 
     def sweep(self, now: Event) -> None:
         self._since_sweep = 0
+        for domain, consumed in self.consumed.items():
+            windows = [p.window_value for p in self.net.patterns if p.conflict == domain]
+            if consumed and all(w is not None for w in windows) and all(
+                p.window and p.window.kind != "count" for p in self.net.patterns if p.conflict == domain
+            ):
+                horizon = now.ts - max(w for w in windows if w is not None)
+                for seq in [s for s, ts in consumed.items() if ts < horizon]:
+                    del consumed[seq]
         for rt, states in zip(self.runtimes, self.states):
             dead = []
             for key, part in states.items():
@@ -377,6 +387,8 @@ class Engine:
             matches = self.stats.matches
             for _rt, role, t, emitter in batch:
                 net = patterns[role.pattern]
+                if net.conflict is not None and not self._consume(net, chains[id(t)][0]):
+                    continue
                 matches[net.name] += 1
                 returns = net.returns
                 if returns is None:
@@ -394,6 +406,19 @@ class Engine:
                 else:
                     self._process(d, True, emitted)
         return out
+
+    def _consume(self, net: Any, chain: list[tuple[int, Event]]) -> bool:
+        """Consumption policy: a match holding an event already consumed in its domain is
+        not emitted; an emitted match consumes the events of its consumed variables."""
+        consumed = self.consumed[net.conflict]
+        for _, ev in chain:
+            if ev.seq in consumed:
+                return False
+        slots = net.consume
+        for sl, ev in chain:
+            if sl in slots:
+                consumed[ev.seq] = ev.ts
+        return True
 
     # ------------------------------------------------------------------ tie rule "either"
 
