@@ -223,9 +223,9 @@ def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
         else:
             names: list[str] = []
             for var, span in value:
-                ref = refs.get(var)
-                if ref is None or ref.negated:
-                    what = "unknown variable" if ref is None else "a negated variable consumes nothing:"
+                target = refs.get(var)
+                if target is None or target.negated:
+                    what = "unknown variable" if target is None else "a negated variable consumes nothing:"
                     raise ctx.error(f"CONSUME: {what} {var!r}", span)
                 if var not in names:
                     names.append(var)
