@@ -27,6 +27,7 @@ from typing import Any
 
 from petricep.compile.compiler import compile_pattern
 from petricep.compile.net import (
+    NEG_VAR,
     AggSpec,
     GroupNet,
     KleeneInfo,
@@ -39,8 +40,6 @@ from petricep.compile.net import (
 )
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
-
-NEG_VAR = "#n"
 
 
 def _err(p: A.Pattern, message: str) -> PatternSemanticError:
@@ -414,3 +413,19 @@ def build_net(patterns: Sequence[A.Pattern], share: bool = True, conflicts: Sequ
             net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)
         nets.append(net)
     return Net(tuple(nets), merge(nets, share))
+
+
+def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:
+    """``net`` with ``patterns`` added, for a running engine (``Engine.extend``). The new
+    patterns share places among themselves, not with the running ones: those places already
+    hold partial matches older than the new patterns."""
+    taken = {p.name for p in net.patterns}
+    for p in patterns:
+        if p.name in taken:
+            raise _err(p, f"a pattern named {p.name!r} is already running")
+    order_patterns([p.source for p in net.patterns] + list(patterns))  # names, cycles, keys
+    added = build_net(list(patterns), conflicts=list(conflicts))
+    offset = len(net.patterns)
+    nets = tuple(replace(p, index=offset + i) for i, p in enumerate(added.patterns))
+    groups = tuple(replace(g, index=len(net.groups) + i) for i, g in enumerate(merge(nets)))
+    return Net(net.patterns + nets, net.groups + groups)

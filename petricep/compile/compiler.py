@@ -17,7 +17,7 @@ from typing import Any
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
-from petricep.lang.check import flatten_seq, iteration_var
+from petricep.lang.check import flatten_seq
 
 Cfg = Any  # nested tuples / ints / None, hashable
 
@@ -149,7 +149,7 @@ class _Cond:
 
 def _classify(expr: A.Expr, kleene: set[str], negated: set[str]) -> _Cond:
     vs = A.vars_of(expr)
-    it = iteration_var(expr)
+    it = A.iteration_var(expr)
     closed = set()
     for e in A.walk_expr(expr):
         first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1

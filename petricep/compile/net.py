@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from petricep.lang import ast as A
 
+NEG_VAR = "#n"  # the negated variable's name in a merged net's conditions
+
 
 @dataclass(frozen=True)
 class Var:

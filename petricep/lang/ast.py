@@ -275,3 +275,13 @@ def walk_expr(expr: Expr):  # type: ignore[no-untyped-def]
 def vars_of(expr: Expr) -> frozenset[str]:
     """Variables an expression mentions."""
     return frozenset(e.var for e in walk_expr(expr) if isinstance(e, (Attr, Agg)))
+
+
+def iteration_var(expr: Expr) -> str | None:
+    """The Kleene variable a conjunct iterates over (mentions v[i], v[i-1] or v[..i-1])."""
+    for e in walk_expr(expr):
+        if isinstance(e, Attr) and e.index is not None and e.index.kind in (IDX_CUR, IDX_PREV):
+            return e.var
+        if isinstance(e, Agg) and e.upto_prev:
+            return e.var
+    return None

@@ -97,16 +97,6 @@ def _check_expr(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx, iterati
                 raise ctx.error(f"{e.func}({e.var}[..i-1]) is only meaningful in WHERE", e.span)
 
 
-def iteration_var(expr: A.Expr) -> str | None:
-    """The Kleene variable a conjunct iterates over (mentions v[i], v[i-1] or v[..i-1])."""
-    for e in A.walk_expr(expr):
-        if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV):
-            return e.var
-        if isinstance(e, A.Agg) and e.upto_prev:
-            return e.var
-    return None
-
-
 def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> None:
     _check_expr(expr, refs, ctx, iteration_ok=True)
     negs = sorted(v for v in A.vars_of(expr) if refs[v].negated)

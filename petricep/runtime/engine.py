@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from petricep.compile.net import Net, Role
+from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
@@ -120,25 +120,8 @@ class Engine:
         self.states: list[dict[Any, Partition]] = [{} for _ in self.runtimes]
         self.pending: list[list[tuple[Any, int, Partition, Token, Role]]] = [[] for _ in self.runtimes]
         group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}
-        self.returns = [
-            [
-                (
-                    f.name,
-                    as_condition_free(
-                        compile_expr(
-                            f.expr,
-                            {v.name: v.slot for v in p.vars},
-                            {v.name: group_of[p.index].kinfo[v.slot] for v in p.vars if v.kleene},
-                            None,
-                        )
-                    ),
-                )
-                for f in p.returns.fields
-            ]
-            if p.returns
-            else []
-            for p in net.patterns
-        ]
+        self.returns = [self._return_fns(p, group_of[p.index]) for p in net.patterns]
+        self.removed: set[int] = set()
         # consumption: domain -> {event seq: ts} of the events consumed there
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
@@ -233,6 +216,47 @@ class Engine:
             yield from self.push(e)
         yield from self.flush()
 
+    def extend(self, net: Net) -> None:
+        """Run the patterns ``net`` adds to this engine's net (see
+        :func:`petricep.merge.extend_net`). They see the events pushed from now on; the running
+        patterns keep their partial matches."""
+        old = self.net
+        if net.patterns[: len(old.patterns)] != old.patterns or net.groups[: len(old.groups)] != old.groups:
+            raise ConfigError("extend() needs the running net with patterns added (merge.extend_net)")
+        self.net = net
+        for g in net.groups[len(old.groups) :]:
+            rt = GroupRuntime(g, self.tie)
+            self.runtimes.append(rt)
+            for t in sorted(g.input_types):
+                self.consumers.setdefault(t, []).append(rt)
+            if rt.contiguity:
+                self.contiguous.append(rt)
+            self.states.append({})
+            self.pending.append([])
+        group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}
+        for pn in net.patterns[len(old.patterns) :]:
+            self.returns.append(self._return_fns(pn, group_of[pn.index]))
+            self.stats.matches[pn.name] = 0
+            if pn.conflict is not None:
+                self.consumed.setdefault(pn.conflict, {})
+
+    def remove_pattern(self, name: str) -> None:
+        """Stop a pattern on a running engine; the others keep their partial matches."""
+        index = next((p.index for p in self.net.patterns if p.name == name and p.index not in self.removed), None)
+        if index is None:
+            raise ConfigError(f"no running pattern named {name!r}")
+        self.removed.add(index)
+        for rt in self.runtimes:
+            if index in rt.net.patterns and not rt.remove_pattern(index):
+                for consumers in self.consumers.values():
+                    if rt in consumers:
+                        consumers.remove(rt)
+
+    @property
+    def pattern_names(self) -> list[str]:
+        """The patterns this engine runs now."""
+        return [p.name for p in self.net.patterns if p.index not in self.removed]
+
     def live_partial_matches(self) -> int:
         return sum(p.live_tokens() for states in self.states for p in states.values())
 
@@ -256,6 +280,15 @@ class Engine:
                 del states[key]
 
     # ------------------------------------------------------------------ internals
+
+    @staticmethod
+    def _return_fns(p: PatternNet, rt: GroupRuntime) -> list[tuple[str, Any]]:
+        """RETURN expressions compiled against the shared net's slot layout."""
+        if not p.returns:
+            return []
+        names = {v.name: v.slot for v in p.vars}
+        kleene = {v.name: rt.kinfo[v.slot] for v in p.vars if v.kleene}
+        return [(f.name, as_condition_free(compile_expr(f.expr, names, kleene, None))) for f in p.returns.fields]
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -324,7 +357,7 @@ class Engine:
         """A token reached a place some patterns emit from: each checks and emits (patterns
         with the same checks — e.g. one query registered many times — check once)."""
         verdicts: dict[tuple[Any, ...], bool] = {}
-        for role in rt.places[t.place].roles:
+        for role in rt.roles[t.place]:
             sig = (role.final_conditions, role.emit_negations, role.window)
             ok = verdicts.get(sig)
             if ok is None:

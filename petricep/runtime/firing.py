@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from petricep.compile.net import GroupNet, KleeneInfo, Role, Transition
+from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
-from petricep.lang.check import iteration_var
-from petricep.merge import NEG_VAR
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
 from petricep.runtime.state import INF, Partition, Token, root_token
 
@@ -49,7 +47,7 @@ class GroupRuntime:
         self.conds: list[Cond] = [as_condition(compile_expr(e, slots, kleene_by_name, NEG_VAR)) for e in net.conditions]
         self.iter_slot: dict[int, int] = {}
         for ci, e in enumerate(net.conditions):
-            v = iteration_var(e)
+            v = A.iteration_var(e)
             if v is not None:
                 self.iter_slot[ci] = slots[v]
         # single-event conditions hoisted onto input arcs: evaluated on (event,) alone
@@ -68,6 +66,7 @@ class GroupRuntime:
         for tr in net.transitions:
             by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr)
         self.by_type: dict[str, list[tuple[int, list[Transition]]]] = {t: list(d.items()) for t, d in by_type.items()}
+        self.removed: set[int] = set()
         self.negs_by_type: dict[str, list[int]] = {}
         for n in net.negations:
             self.negs_by_type.setdefault(n.type, []).append(n.index)
@@ -79,6 +78,19 @@ class GroupRuntime:
         self.count_window = net.window_kind == A.WIN_COUNT
         self.w = net.window_value
         self.places = net.places
+        # who emits where: changes when patterns are removed from a running engine
+        self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
+
+    def remove_pattern(self, index: int) -> bool:
+        """Stop serving pattern ``index``: drop its roles and the transitions only it used.
+        Returns whether any pattern is left in this net."""
+        self.roles = [tuple(r for r in roles if r.pattern != index) for roles in self.roles]
+        live = set(self.net.patterns) - {index} - self.removed
+        self.removed.add(index)
+        for etype, groups in list(self.by_type.items()):
+            kept = [(src, [t for t in trs if set(t.users) & live]) for src, trs in groups]
+            self.by_type[etype] = [(src, trs) for src, trs in kept if trs]
+        return bool(live)
 
     # ------------------------------------------------------------------ state
 
@@ -214,7 +226,7 @@ class GroupRuntime:
                     keep.append(t)
             marking[src] = keep
         for nt in created:
-            if self.places[nt.place].accepting:
+            if self.roles[nt.place]:
                 accepted.append(nt)
         return created
 

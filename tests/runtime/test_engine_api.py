@@ -62,3 +62,47 @@ def test_either_tie_rule_needs_skip_till_any_match() -> None:
     net = compile_text("PATTERN p: SEQ(A a, B b) WHERE skip-till-next-match WITHIN 3")
     with pytest.raises(ConfigError, match="tie rule 'either' needs skip-till-any-match"):
         Engine(net, tie="either")
+
+
+def _stream(spec: str, start: int = 0) -> list[Event]:
+    return [Event(t, start + i, start + i, attrs={"x": start + i}) for i, t in enumerate(spec.split())]
+
+
+def test_add_a_pattern_to_a_running_engine() -> None:
+    from petricep.lang.parser import parse_text
+    from petricep.merge import extend_net
+
+    engine = Engine(compile_text("PATTERN p: SEQ(A a, B b, C c) WITHIN 100"))
+    first, second = _stream("A B A"), _stream("B C A B C", start=3)
+    out = [m for e in first for m in engine.push(e)]
+    new = parse_text("PATTERN q: SEQ(A a, B b, C c) WITHIN 100\nPATTERN r: SEQ(B b, C c) WITHIN 100", "<new>").patterns
+    engine.extend(extend_net(engine.net, list(new)))
+    out += [m for e in second for m in engine.push(e)] + engine.flush()
+    got = {(m.pattern, tuple(m.ids.values())) for m in out}
+    # p keeps its partial matches from before (a0, b1, a2): every a<b<c over the whole stream
+    alone_p = {("p", tuple(m.ids.values())) for m in Engine(compile_text("PATTERN p: SEQ(A a, B b, C c) WITHIN 100")).run(_stream("A B A B C A B C"))}
+    assert {g for g in got if g[0] == "p"} == alone_p
+    # q and r see only what came after they were added: exactly their run on that suffix
+    for name, text in (("q", "PATTERN q: SEQ(A a, B b, C c) WITHIN 100"), ("r", "PATTERN r: SEQ(B b, C c) WITHIN 100")):
+        alone = {(name, tuple(m.ids.values())) for m in Engine(compile_text(text)).run(_stream("B C A B C", start=3))}
+        assert {g for g in got if g[0] == name} == alone
+    assert {g for g in got if g[0] == "q"} == {("q", (5, 6, 7))}
+    assert engine.pattern_names == ["p", "q", "r"]
+
+
+def test_remove_a_pattern_from_a_running_engine() -> None:
+    text = "PATTERN p: SEQ(A a, B b, C c) WITHIN 100\nPATTERN q: SEQ(A a, B b, D d) WITHIN 100"
+    engine = Engine(compile_text(text))  # p and q share a and a;b
+    stream = _stream("A B C D A B C D")
+    out = [m for e in stream[:3] for m in engine.push(e)]
+    engine.remove_pattern("q")
+    out += [m for e in stream[3:] for m in engine.push(e)] + engine.flush()
+    assert [(m.pattern, m.ids) for m in out] == [
+        ("p", {"a": 0, "b": 1, "c": 2}),
+        ("p", {"a": 0, "b": 1, "c": 6}),
+        ("p", {"a": 0, "b": 5, "c": 6}),
+        ("p", {"a": 4, "b": 5, "c": 6}),
+    ]
+    assert engine.pattern_names == ["p"]
+    with pytest.raises(ConfigError, match="no running pattern named 'q'"):
+        engine.remove_pattern("q")
