@@ -1,0 +1,153 @@
+"""AST -> text: expressions, structures and whole patterns in pattern-file syntax.
+
+Pure functions used for labels (diagrams, ``check``) and for round trips through the
+parser: ``parse_text(pattern_text(p))`` gives ``p`` back (spans aside). With
+``python=True`` an expression is printed as a Python expression instead (``==``,
+``and``, ``not``, 0-based Kleene indices, aggregates as generator expressions), which
+is what snakes needs for guards.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Mapping
+
+from petricep.lang import ast as A
+
+__all__ = ["expr_text", "node_text", "pattern_text", "window_text"]
+
+_OR, _AND, _NOT, _CMP, _ADD, _MUL, _NEG, _ATOM = range(1, 9)
+
+
+def _prec(e: A.Expr) -> int:
+    if isinstance(e, A.BoolOp):
+        return _OR if e.op == "or" else _AND
+    if isinstance(e, A.Not):
+        return _NOT
+    if isinstance(e, A.Compare):
+        return _CMP
+    if isinstance(e, A.BinOp):
+        return _ADD if e.op in ("+", "-") else _MUL
+    if isinstance(e, A.Neg) or (isinstance(e, A.Num) and e.value < 0):
+        return _NEG
+    return _ATOM
+
+
+class _Printer:
+    def __init__(self, names: Mapping[str, str] | None, python: bool) -> None:
+        self.names = names or {}
+        self.python = python
+
+    def var(self, name: str) -> str:
+        out = self.names.get(name, name)
+        if self.python and keyword.iskeyword(out):
+            out += "_"
+        return out
+
+    def field(self, obj: str, name: str) -> str:
+        if self.python and keyword.iskeyword(name):
+            return f"getattr({obj}, {name!r})"
+        return f"{obj}.{name}"
+
+    def wrap(self, e: A.Expr, minimum: int) -> str:
+        text = self.expr(e)
+        return f"({text})" if _prec(e) < minimum else text
+
+    def index(self, var: str, index: A.Index) -> str:
+        if not self.python:
+            return f"{var}[{index.const if index.kind == A.IDX_CONST else index.kind}]"
+        if index.kind == A.IDX_CONST:
+            return f"{var}[{index.const - 1}]"
+        return f"{var}[{ {A.IDX_LAST: '-1', A.IDX_CUR: 'i', A.IDX_PREV: 'i-1'}[index.kind] }]"
+
+    def expr(self, e: A.Expr) -> str:
+        py = self.python
+        if isinstance(e, A.Num):
+            return repr(e.value)
+        if isinstance(e, A.Str):
+            if py:
+                return repr(e.value)
+            quote = '"' if "'" in e.value and '"' not in e.value else "'"
+            return quote + e.value + quote
+        if isinstance(e, A.Attr):
+            v = self.var(e.var)
+            return self.field(v if e.index is None else self.index(v, e.index), e.field)
+        if isinstance(e, A.Agg):
+            return self.agg(e)
+        if isinstance(e, A.BinOp):
+            p = _prec(e)
+            return f"{self.wrap(e.left, p)} {e.op} {self.wrap(e.right, p + 1)}"
+        if isinstance(e, A.Neg):
+            return f"-{self.wrap(e.operand, _ATOM)}"
+        if isinstance(e, A.Compare):
+            op = "==" if py and e.op == "=" else e.op
+            return f"{self.wrap(e.left, _ADD)} {op} {self.wrap(e.right, _ADD)}"
+        if isinstance(e, A.BoolOp):
+            word = {"and": " AND ", "or": " OR "}[e.op]
+            return (word.lower() if py else word).join(self.wrap(o, _NOT) for o in e.operands)
+        if isinstance(e, A.Not):
+            return f"{'not' if py else 'NOT'} {self.wrap(e.operand, _ATOM)}"
+        raise TypeError(f"not an expression node: {e!r}")
+
+    def agg(self, e: A.Agg) -> str:
+        v = self.var(e.var)
+        if not self.python:
+            rng = "..i-1" if e.upto_prev else ""
+            return f"{e.func}({v}[{rng}])" if e.field is None else f"{e.func}({v}[{rng}].{e.field})"
+        seq = f"{v}[:i]" if e.upto_prev else v
+        if e.func == "count":
+            return f"len({seq})"
+        items = f"{self.field('_e', e.field or '')} for _e in {seq}"
+        if e.func == "avg":
+            return f"(sum({items}) / len({seq}))"
+        return f"{e.func}({items})"
+
+
+def expr_text(expr: A.Expr, names: Mapping[str, str] | None = None, python: bool = False) -> str:
+    """``expr`` as text with only the parentheses it needs; ``names`` renames variables
+    (e.g. a merged net's slot names ``#0`` back to pattern variables)."""
+    return _Printer(names, python).expr(expr)
+
+
+def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
+    """A pattern structure: ``SEQ(A a, !(C c), B+ b[])``."""
+    if isinstance(node, A.EventRef):
+        var = (names or {}).get(node.var, node.var)
+        body = f"{node.type}+ {var}[]" if node.kleene else f"{node.type} {var}"
+        return f"!({body})" if node.negated else body
+    word = "SEQ" if isinstance(node, A.Seq) else "AND" if isinstance(node, A.And) else "OR"
+    return f"{word}({', '.join(node_text(c, names) for c in node.children)})"
+
+
+def _number(v: int | float) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else repr(v)
+
+
+def window_text(w: A.Window | None) -> str:
+    """The WITHIN clause's argument as written: ``10``, ``12 h``, ``20 EVENTS``; ``""`` for none."""
+    if w is None:
+        return ""
+    if w.kind == A.WIN_COUNT:
+        return f"{_number(w.value)} EVENTS"
+    if w.kind == A.WIN_DURATION:
+        return f"{_number(w.value)} {w.unit or 's'}"
+    return _number(w.value)
+
+
+def pattern_text(p: A.Pattern) -> str:
+    """A whole pattern in pattern-file syntax (one clause per line)."""
+    lines = [f"PATTERN {p.name}: {node_text(p.structure)}"]
+    where = [f"[{a}]" for a in p.partition]
+    if p.strategy != "skip-till-any-match":
+        where.append(p.strategy)
+    where += [_Printer(None, False).wrap(c, _NOT) for c in p.conditions]
+    if where:
+        lines.append("WHERE " + " AND ".join(where))
+    if p.window is not None:
+        lines.append(f"WITHIN {window_text(p.window)}")
+    if p.consume is not None:
+        lines.append("CONSUME " + ("ALL" if p.consume == ("*",) else ", ".join(p.consume)))
+    if p.returns is not None:
+        fields = ", ".join(f"{f.name} = {expr_text(f.expr)}" for f in p.returns.fields)
+        lines.append(f"RETURN {p.returns.type}({fields})")
+    return "\n".join(lines)
