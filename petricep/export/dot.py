@@ -1,0 +1,272 @@
+"""Diagram data -> Graphviz: DOT text (no binary needed), SVG and PNG (Graphviz's ``dot``).
+
+Left to right: input places (one per event type) on the source side, output places
+(one per pattern) on the sink side. Fill colours are the patterns' (see the legend);
+a node shared by several patterns has a bold border and shows its users' colours
+(wedges for places, a band over the text for transitions) — or, used by more than
+:data:`MAX_SPLIT` patterns, grey and labelled with their number. Negations are dashed
+arcs with a circle head, composite events dotted blue arcs.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from collections.abc import Sequence
+
+import graphviz
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError
+from petricep.export.model import (
+    ARC_COMPOSITE,
+    ARC_EVENT,
+    ARC_INHIBIT,
+    EMIT,
+    INPUT,
+    OUTPUT,
+    STATE,
+    TRANSITION,
+    Diagram,
+    Node,
+    build_diagram,
+)
+
+MAX_SPLIT = 8  # a shared node split into at most this many colours; more: grey + count
+SHARED_PENWIDTH = "2.6"
+INPUT_FILL = "#eeeeee"
+MANY_FILL = "#d0d0d0"
+INHIBIT_COLOR = "#c0392b"
+COMPOSITE_COLOR = "#1f4e9a"
+EVENT_COLOR = "#9a9a9a"
+FONT = "Helvetica"
+LEGEND_ROWS = 18  # patterns per legend column
+SUMMARY_CHARS = 64
+
+MISSING_DOT = (
+    "rendering {fmt} needs Graphviz's 'dot' program, which is not installed: install Graphviz "
+    "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; conda: conda install graphviz), "
+    "or write DOT instead (-o net.dot), which needs nothing"
+)
+
+
+def dot_available() -> bool:
+    """Whether Graphviz's ``dot`` program is on the PATH (needed for SVG and PNG only)."""
+    return shutil.which("dot") is not None
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _html_label(
+    lines: Sequence[str], bold_first: bool = True, small: int = 8, first_small: bool = False
+) -> str:
+    first, rest = lines[0], lines[1:]
+    if first_small:
+        parts = [f'<font point-size="{small}">{_esc(first)}</font>']
+    else:
+        parts = [f"<b>{_esc(first)}</b>" if bold_first else _esc(first)]
+    parts += [f'<font point-size="{small}">{_esc(x)}</font>' for x in rest]
+    return "<" + "<br/>".join(parts) + ">"
+
+
+def _fill(d: Diagram, node: Node) -> tuple[str, str, str]:
+    """(style, fillcolor, extra label line) for a node of one or more patterns."""
+    base = "filled"
+    if node.kind == INPUT:
+        return base, INPUT_FILL, ""
+    colors = [d.color(u) for u in node.users]
+    if not node.shared:
+        return base, colors[0] if colors else INPUT_FILL, ""
+    if len(colors) > MAX_SPLIT:
+        return base, MANY_FILL, f"shared by {len(colors)} patterns"
+    if node.kind == STATE:  # wedged by itself ("filled" too makes dot read a gradient)
+        return "wedged", ":".join(colors), ""
+    return base, "white", ""  # a transition: a band of its users' colours over its text
+
+
+def _band_label(lines: Sequence[str], colors: Sequence[str], small: int = 8) -> str:
+    """A shared transition's label: a band of its users' colours, then the text on white."""
+    band = "".join(f'<td bgcolor="{c}" height="6" fixedsize="false"></td>' for c in colors)
+    text = "<br/>".join(
+        [f"<b>{_esc(lines[0])}</b>"] + [f'<font point-size="{small}">{_esc(x)}</font>' for x in lines[1:]]
+    )
+    return (
+        '<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">'
+        f'<tr>{band}</tr><tr><td colspan="{len(colors)}">{text}</td></tr></table>>'
+    )
+
+
+def diagram_graph(d: Diagram) -> graphviz.Digraph:
+    """The Graphviz graph of a diagram (see the module docstring for the notation)."""
+    g = graphviz.Digraph(name="petricep")
+    nstate = sum(1 for n in d.nodes if n.kind == STATE)
+    ntrans = sum(1 for n in d.nodes if n.kind == TRANSITION)
+    ninput = sum(1 for n in d.nodes if n.kind == INPUT)
+    title = (
+        f"petricep {d.title}: {len(d.legend)} pattern{'s' if len(d.legend) != 1 else ''}, {ninput} input places, "
+        f"{nstate} state places, {ntrans} transitions"
+    )
+    g.attr(
+        rankdir="LR",
+        newrank="true",
+        fontname=FONT,
+        fontsize="11",
+        label=title,
+        labelloc="t",
+        nodesep="0.18",
+        ranksep="0.35",
+        tooltip=title,
+        forcelabels="true",
+    )
+    g.attr("node", fontname=FONT, fontsize="10", margin="0.04,0.02")
+    g.attr("edge", fontname=FONT, fontsize="8", arrowsize="0.6")
+
+    def add_node(target: graphviz.Digraph, n: Node) -> None:
+        style, fill, extra = _fill(d, n)
+        lines = [*n.label, extra] if extra else list(n.label)
+        attrs = {
+            "style": style,
+            "fillcolor": fill,
+            "tooltip": n.tooltip,
+            "class": f"{n.kind}{' shared' if n.shared else ''}",
+        }
+        if n.kind in (INPUT, OUTPUT):
+            # small fixed circles, the name beside them (type names are long)
+            attrs.update(
+                label="",
+                xlabel=_html_label(lines),
+                shape="circle" if n.kind == INPUT else "doublecircle",
+                width="0.3",
+                fixedsize="true",
+            )
+        elif n.kind == STATE:
+            # the configuration inside, the bound variables and their types beside
+            attrs.update(label=_html_label(lines[:1]), shape="circle", width="0.4", margin="0.02")
+            if len(lines) > 1:
+                attrs["xlabel"] = _html_label(lines[1:], bold_first=False, small=8, first_small=True)
+        elif n.kind == TRANSITION:
+            label = _html_label(lines)
+            if n.shared and len(n.users) <= MAX_SPLIT:
+                label = _band_label(lines, [d.color(u) for u in n.users])
+            attrs.update(label=label, shape="box", height="0.3")
+        elif n.kind == EMIT:
+            attrs.update(label=_html_label(lines), shape="box", height="0.3", style=f"{style},rounded")
+        if n.shared:
+            attrs["penwidth"] = SHARED_PENWIDTH
+        target.node(n.id, **attrs)
+
+    with g.subgraph(name="inputs") as s:
+        s.attr(rank="source")
+        for n in d.nodes:
+            if n.kind == INPUT and n.source_side:
+                add_node(s, n)
+    for n in d.nodes:
+        if n.kind == INPUT and not n.source_side:
+            add_node(g, n)
+    for c in d.clusters:
+        with g.subgraph(name=f"cluster_{c.id}") as s:
+            color = d.color(c.users[0]) if len(c.users) == 1 else "#888888"
+            s.attr(label="\n".join(c.label), style="rounded", color=color, penwidth="1.5", fontsize="10")
+            for n in d.nodes:
+                if n.cluster == c.id:
+                    add_node(s, n)
+    for n in d.nodes:
+        if n.kind not in (INPUT, OUTPUT) and n.cluster is None:
+            add_node(g, n)
+    with g.subgraph(name="outputs") as s:
+        s.attr(rank="sink")
+        for n in d.nodes:
+            if n.kind == OUTPUT:
+                add_node(s, n)
+
+    for a in d.arcs:
+        attrs: dict[str, str] = {}
+        if a.label and a.kind == ARC_EVENT:
+            # an arc condition is also in its transition's box: event arcs run long, a
+            # label halfway is hard to place; hover shows it in SVG
+            attrs["tooltip"] = a.label
+        elif a.label:
+            attrs["label"] = a.label
+        if a.kind == ARC_EVENT:
+            attrs.update(color=EVENT_COLOR)
+        elif a.kind == ARC_INHIBIT:
+            attrs.update(style="dashed", arrowhead="odot", color=INHIBIT_COLOR, fontcolor=INHIBIT_COLOR)
+        elif a.kind == ARC_COMPOSITE:
+            attrs.update(style="dotted", color=COMPOSITE_COLOR, fontcolor=COMPOSITE_COLOR, penwidth="1.6")
+        attrs["class"] = a.kind
+        g.edge(a.src, a.dst, **attrs)
+
+    _legend(g, d)
+    return g
+
+
+def _legend(g: graphviz.Digraph, d: Diagram) -> None:
+    rows: list[str] = []
+    entries = list(d.legend)
+    columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)] or [[]]
+    for r in range(max(len(c) for c in columns)):
+        cells = []
+        for col in columns:
+            if r < len(col):
+                e = col[r]
+                text = e.text if len(e.text) <= SUMMARY_CHARS else e.text[: SUMMARY_CHARS - 1] + "\u2026"
+                cells.append(
+                    f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true"></td>'
+                    f'<td align="left"><b>{_esc(e.pattern)}</b></td>'
+                    f'<td align="left"><font point-size="8">{_esc(text)}</font></td>'
+                )
+            else:
+                cells.append("<td></td><td></td><td></td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    notes = [
+        "circle: place (left: input place per event type; right, double: output place per pattern)",
+        "box: transition (event bound, guards, window); rounded: a pattern's emission",
+        "bold border, several colours: shared by several patterns",
+        "dashed, circle head: negation (inhibitor arc); dotted: complex event fed back",
+    ]
+    # the notes sit in the summaries' column so that the swatches stay narrow
+    rows += [
+        f'<tr><td></td><td></td><td align="left" colspan="{3 * len(columns) - 2}">'
+        f'<font point-size="8">{_esc(x)}</font></td></tr>'
+        for x in notes
+    ]
+    table = (
+        '<<table border="0" cellborder="0" cellspacing="1" cellpadding="2">'
+        f'<tr><td colspan="{3 * len(columns)}" align="left"><b>patterns</b></td></tr>'
+        + "".join(rows)
+        + "</table>>"
+    )
+    with g.subgraph(name="cluster_legend") as s:
+        s.attr(label="", color="#bbbbbb", style="rounded")
+        s.node("legend", label=table, shape="plaintext", tooltip="legend", **{"class": "legend"})
+
+
+def to_dot(net: Net, merged: bool = True) -> str:
+    """DOT text of the merged net (or, ``merged=False``, of every pattern alone)."""
+    return diagram_graph(build_diagram(net, merged)).source
+
+
+def render(net: Net, fmt: str, merged: bool = True) -> bytes:
+    """The net drawn by Graphviz's ``dot`` in format ``fmt`` (``svg``, ``png``, ...)."""
+    return render_dot(to_dot(net, merged), fmt)
+
+
+def render_dot(dot: str, fmt: str) -> bytes:
+    try:
+        return graphviz.Source(dot).pipe(format=fmt, engine="dot")
+    except graphviz.ExecutableNotFound:
+        raise ConfigError(MISSING_DOT.format(fmt=fmt.upper())) from None
+    except graphviz.CalledProcessError as exc:  # pragma: no cover - a bug in the DOT we write
+        raise ConfigError(f"Graphviz's dot could not render the net: {exc.stderr!r}") from None
+
+
+def to_svg(net: Net, merged: bool = True) -> str:
+    """SVG text of the diagram (needs Graphviz's ``dot``; :class:`ConfigError` if missing)."""
+    return render(net, "svg", merged).decode("utf-8")
+
+
+def to_png(net: Net, merged: bool = True) -> bytes:
+    """PNG bytes of the diagram (needs Graphviz's ``dot``; :class:`ConfigError` if missing)."""
+    return render(net, "png", merged)

@@ -1,0 +1,515 @@
+"""A compiled net as diagram data: nodes, arcs, clusters and a legend, before any drawing.
+
+:func:`build_diagram` is a pure function of the :class:`~petricep.compile.net.Net`; the
+DOT and PNML exporters only lay this data out, so both show exactly the same places,
+transitions and arcs, and tests can check the structure without parsing a picture.
+
+The net drawn is the CEP-PN of paper 002:
+
+* one *input place* per event type (colour), ``in.T``; types no pattern produces sit on
+  the source side of the diagram, composite types next to the pattern producing them;
+* *state places* (a token = a partial match), labelled with their configuration and
+  bound variables; the empty start place is left out, so a pattern's first transition
+  is a single-input structure (it reads the event alone) and every later one a
+  dual-input structure (an event and a partial match);
+* *operator transitions*, labelled with the event bound (``B b``; Kleene ``B b[1]``
+  starts a list, ``B+ b[i]`` is the loop that grows it), their guards and window; the
+  conditions on the event alone, hoisted onto the input arc, label that arc too;
+* per pattern an *emit transition* (its own window, final conditions, RETURN
+  expressions) and an *output place* ``out.p`` on the sink side; a pattern whose RETURN
+  type other patterns read also puts its complex events into ``in.T``;
+* negations as inhibitor arcs from the negated type's input place to the transitions
+  (or emissions) they block.
+
+In the merged view (``merged=True``) nodes used by several patterns are *shared* and
+carry all their users; in the separate view every pattern is its own cluster.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import textwrap
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition
+from petricep.lang import ast as A
+from petricep.lang.printer import expr_text, node_text, window_text
+
+# node kinds
+INPUT = "input"
+STATE = "state"
+TRANSITION = "transition"
+EMIT = "emit"
+OUTPUT = "output"
+PLACES = (INPUT, STATE, OUTPUT)
+TRANSITIONS = (TRANSITION, EMIT)
+
+# arc kinds
+ARC_EVENT = "event"  # input place -> transition: the event token (read: every partial match may use it)
+ARC_STATE = "state"  # state place -> transition: the partial match extended (or emitted)
+ARC_PRODUCE = "produce"  # transition -> state or output place
+ARC_INHIBIT = "inhibit"  # input place of a negated type -> the transition it blocks
+ARC_COMPOSITE = "composite"  # emit transition -> input place of its RETURN type
+
+# one fill colour per pattern (cycled); light enough for black text
+PALETTE = (
+    "#8dd3c7",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#bebada",
+    "#fccde5",
+    "#ffed6f",
+    "#a6cee3",
+    "#ccebc5",
+    "#e5c494",
+    "#bc80bd",
+)
+WRAP = 34  # characters per label line
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    kind: str  # INPUT | STATE | TRANSITION | EMIT | OUTPUT
+    label: tuple[str, ...]  # lines; the first is the name
+    users: tuple[str, ...] = ()  # patterns that use this node
+    cluster: str | None = None
+    tooltip: str = ""
+    # inscriptions for the coloured net (PNML): bound variables of a place's tokens; a
+    # transition's event variable, Kleene role ("", "first", "loop") and guard (Python)
+    bound: tuple[str, ...] = ()
+    var: str = ""
+    kleene: str = ""
+    guard: str = ""
+    source_side: bool = False  # input place of a primitive type: drawn on the source side
+
+    @property
+    def shared(self) -> bool:
+        """Used by more than one pattern (state places and transitions of a merged net)."""
+        return self.kind in (STATE, TRANSITION) and len(self.users) > 1
+
+
+@dataclass(frozen=True)
+class Arc:
+    src: str
+    dst: str
+    kind: str  # ARC_*
+    label: str = ""  # text shown on the arc (arc conditions, negation conditions)
+    read: bool = True  # the token stays in the place (a test arc); False: consumed
+    guard: str = ""  # inhibitor: the negation's conditions in Python syntax
+    var: str = ""  # inhibitor: the negated variable
+
+
+@dataclass(frozen=True)
+class Cluster:
+    id: str
+    label: tuple[str, ...]
+    users: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    pattern: str
+    color: str
+    text: str  # a one-line summary of the pattern
+
+
+@dataclass(frozen=True)
+class Diagram:
+    title: str
+    merged: bool
+    nodes: tuple[Node, ...]
+    arcs: tuple[Arc, ...]
+    clusters: tuple[Cluster, ...]
+    legend: tuple[LegendEntry, ...]
+
+    def node(self, node_id: str) -> Node:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def color(self, pattern: str) -> str:
+        for e in self.legend:
+            if e.pattern == pattern:
+                return e.color
+        raise KeyError(pattern)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WRAP, break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def py_ident(name: str) -> str:
+    """A variable name as a Python identifier (merged names like ``a/x`` become ``a_x``)."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    out = re.sub(r"\W", "_", name).strip("_") or "v"
+    if out[0].isdigit():
+        out = "v" + out
+    return out + "_" if keyword.iskeyword(out) else out
+
+
+def _join_names(names: Sequence[str]) -> str:
+    out: list[str] = []
+    for n in names:
+        if n not in out:
+            out.append(n)
+    return "/".join(out)
+
+
+def _pattern_summary(p: PatternNet) -> str:
+    s = p.source
+    parts = [node_text(s.structure)]
+    if s.partition:
+        parts.append(f"[{', '.join(s.partition)}]")
+    if s.strategy != "skip-till-any-match":
+        parts.append(s.strategy)
+    if s.window is not None:
+        parts.append(f"within {window_text(s.window)}")
+    if s.returns is not None:
+        parts.append(f"-> {s.returns.type}")
+    return " ".join(parts)
+
+
+def _return_text(p: PatternNet) -> list[str]:
+    if p.returns is None:
+        return []
+    fields = [f"{f.name} = {expr_text(f.expr)}" for f in p.returns.fields]
+    return _wrap(f"RETURN {p.returns.type}({', '.join(fields)})")
+
+
+class _Unit:
+    """A GroupNet (merged view) or a PatternNet (separate view), seen uniformly."""
+
+    def __init__(self, net: Net, part: GroupNet | PatternNet, prefix: str) -> None:
+        self.net = net
+        self.part = part
+        self.prefix = prefix
+        self.group = isinstance(part, GroupNet)
+        self.patterns = part.patterns if isinstance(part, GroupNet) else (part.index,)
+        self.bound_slots = self._bound_slots()
+
+    # ---- who uses what
+    def place_users(self, pid: int) -> tuple[int, ...]:
+        part = self.part
+        return part.places[pid].users if isinstance(part, GroupNet) else (part.index,)
+
+    def trans_users(self, t: Transition) -> tuple[int, ...]:
+        part = self.part
+        return t.users if isinstance(part, GroupNet) else (part.index,)
+
+    def roles(self, pid: int) -> tuple[Role, ...]:
+        part = self.part
+        place = part.places[pid]
+        if isinstance(part, GroupNet):
+            return place.roles
+        if not place.accepting:
+            return ()
+        return (
+            Role(
+                part.index,
+                place.final_conditions,
+                place.emit_negations,
+                place.pending_negations,
+                part.window_value,
+            ),
+        )
+
+    # ---- names
+    def _bound_slots(self) -> dict[int, tuple[int, ...]]:
+        part = self.part
+        bound: dict[int, set[int]] = {part.start: set()}
+        queue = deque([part.start])
+        out_of: dict[int, list[Transition]] = {}
+        for t in part.transitions:
+            out_of.setdefault(t.src, []).append(t)
+        while queue:
+            pid = queue.popleft()
+            for t in out_of.get(pid, ()):
+                if t.dst not in bound:
+                    bound[t.dst] = bound[pid] | {t.slot}
+                    queue.append(t.dst)
+        return {pid: tuple(sorted(s)) for pid, s in bound.items()}
+
+    def names(self, users: Sequence[int], neg_type: str | None = None) -> dict[str, str]:
+        """Variable names to print a condition of this unit for ``users``."""
+        if not self.group:
+            return {}
+        pats = [self.net.patterns[u] for u in users]
+        out: dict[str, str] = {}
+        nslots = self.part.nslots if isinstance(self.part, GroupNet) else 0
+        for s in range(nslots):
+            out[f"#{s}"] = _join_names([p.vars[s].name for p in pats if s < len(p.vars)]) or f"#{s}"
+        negs = [n.var for p in pats for n in p.negations if neg_type is None or n.type == neg_type]
+        out[NEG_VAR] = _join_names(negs) or "n"
+        return out
+
+    def var(self, t: Transition, users: Sequence[int]) -> tuple[str, str]:
+        """(variable name, type) of the event a transition binds."""
+        if not self.group:
+            return t.var, t.event_type
+        return self.names(users).get(t.var, t.var), t.event_type
+
+    def is_kleene(self, t: Transition, users: Sequence[int]) -> bool:
+        part = self.part
+        if isinstance(part, GroupNet):  # a slot may be a Kleene list in one pattern only
+            pats = [self.net.patterns[u] for u in users]
+            return any(t.slot < len(p.vars) and p.vars[t.slot].kleene for p in pats)
+        return part.var(t.var).kleene
+
+    def bound(self, pid: int) -> list[tuple[str, str, bool]]:
+        """(name, type, kleene) of the variables bound in a place's tokens, in slot order."""
+        part = self.part
+        users = self.place_users(pid)
+        if isinstance(part, PatternNet):
+            vs = {v.name: v for v in part.vars}
+            return [
+                (n, vs[n].type, vs[n].kleene)
+                for n in sorted(part.places[pid].bound, key=lambda n: vs[n].slot)
+            ]
+        names = self.names(users)
+        out = []
+        for s in self.bound_slots.get(pid, ()):
+            p = next(self.net.patterns[u] for u in users if s < len(self.net.patterns[u].vars))
+            out.append((names[f"#{s}"], p.vars[s].type, p.vars[s].kleene))
+        return out
+
+    def cond_text(
+        self, ci: int, users: Sequence[int], neg_type: str | None = None, python: bool = False
+    ) -> str:
+        expr = self.part.conditions[ci]
+        names = self.names(users, neg_type)
+        if python:
+            names = {v: py_ident(names.get(v, v)) for v in A.vars_of(expr)}
+        return expr_text(expr, names, python=python)
+
+    def window_of(self, value: float | int | None, users: Sequence[int]) -> str:
+        """A window value as its pattern wrote it (``12 h``)."""
+        if value is None:
+            return ""
+        for u in users:
+            p = self.net.patterns[u]
+            if p.window_value == value and p.window is not None:
+                return window_text(p.window)
+        return window_text(A.Window(A.WIN_TIME, value))
+
+    def trans_window(self, t: Transition) -> float | int | None:
+        part = self.part
+        return t.window if isinstance(part, GroupNet) else part.window_value
+
+
+# ----------------------------------------------------------------------------- build
+
+
+def build_diagram(net: Net, merged: bool = True) -> Diagram:
+    """The diagram data of ``net``: the shared net the runtime executes (``merged``) or
+    every pattern compiled alone, one cluster each."""
+    pats = net.patterns
+    pname = {p.index: p.name for p in pats}
+    legend = tuple(
+        LegendEntry(p.name, PALETTE[i % len(PALETTE)], _pattern_summary(p)) for i, p in enumerate(pats)
+    )
+    nodes: dict[str, Node] = {}
+    arcs: list[Arc] = []
+    clusters: list[Cluster] = []
+
+    produced = {p.output_type for p in pats if p.output_type}
+    readers: dict[str, list[str]] = {}
+    for p in pats:
+        for t in sorted(p.input_types):
+            readers.setdefault(t, []).append(p.name)
+    for etype in sorted(readers):
+        who = readers[etype]
+        nodes[f"in.{etype}"] = Node(
+            f"in.{etype}",
+            INPUT,
+            (etype,),
+            users=tuple(who),
+            tooltip=f"input place {etype} (one colour per event type); read by {', '.join(who)}",
+            source_side=etype not in produced,
+        )
+
+    if merged:
+        units = [_Unit(net, g, f"g{g.index}") for g in net.groups]
+    else:
+        units = [_Unit(net, p, p.name) for p in pats]
+    for unit in units:
+        part = unit.part
+        cluster: str | None = None
+        if isinstance(part, GroupNet):
+            names = [pname[i] for i in part.patterns]
+            if len(units) > 1:
+                cluster = unit.prefix
+                info = [f"[{', '.join(part.partition)}]" if part.partition else "", part.strategy]
+                clusters.append(
+                    Cluster(
+                        cluster,
+                        (f"shared net {part.index}: {', '.join(names)}", " ".join(x for x in info if x)),
+                        tuple(names),
+                    )
+                )
+        else:
+            cluster = unit.prefix
+            clusters.append(
+                Cluster(cluster, tuple(_wrap(f"{part.name}: {_pattern_summary(part)}")), (part.name,))
+            )
+        _add_unit(unit, cluster, nodes, arcs, pname)
+
+    # complex events: emit -> output place, and into the input place of the RETURN type
+    for p in pats:
+        emits = [n for n in nodes.values() if n.kind == EMIT and n.users == (p.name,)]
+        out_label = (p.name, f"-> {p.output_type}") if p.output_type else (p.name,)
+        nodes[f"out.{p.name}"] = Node(
+            f"out.{p.name}",
+            OUTPUT,
+            out_label,
+            users=(p.name,),
+            tooltip=f"output place of {p.name}: its complex events"
+            + (f" (type {p.output_type})" if p.output_type else ""),
+            bound=tuple(v.name for v in p.vars),
+        )
+        for e in emits:
+            arcs.append(Arc(e.id, f"out.{p.name}", ARC_PRODUCE))
+            if p.output_type and f"in.{p.output_type}" in nodes:
+                arcs.append(Arc(e.id, f"in.{p.output_type}", ARC_COMPOSITE, label=p.output_type))
+
+    title = "merged net" if merged else "separate nets"
+    return Diagram(title, merged, tuple(nodes.values()), tuple(arcs), tuple(clusters), legend)
+
+
+def _add_unit(
+    unit: _Unit, cluster: str | None, nodes: dict[str, Node], arcs: list[Arc], pname: dict[int, str]
+) -> None:
+    part = unit.part
+    pre = unit.prefix
+    read = part.strategy == "skip-till-any-match"
+
+    def pid_node(pid: int) -> str:
+        return f"{pre}.p{pid}"
+
+    # ---- state places
+    for place in part.places:
+        if place.id == part.start:
+            continue
+        users = unit.place_users(place.id)
+        bound = unit.bound(place.id)
+        detail = " ".join(f"{n}{'[]' if k else ''}:{t}" for n, t, k in bound)
+        lines = [place.label, *_wrap(detail)]
+        who = [pname[u] for u in users]
+        tip = f"state place {place.label}: partial matches binding {detail or 'nothing'}; used by {', '.join(who)}"
+        if place.active_negations:
+            negs = [part.negations[j].type for j in place.active_negations]
+            tip += f"; a {' or '.join(negs)} event here cancels or blocks its tokens"
+        nodes[pid_node(place.id)] = Node(
+            pid_node(place.id),
+            STATE,
+            tuple(lines),
+            users=tuple(who),
+            cluster=cluster,
+            tooltip=tip,
+            bound=tuple(n for n, _, _ in bound),
+        )
+
+    # ---- operator transitions
+    for t in part.transitions:
+        users = unit.trans_users(t)
+        who = [pname[u] for u in users]
+        var, etype = unit.var(t, users)
+        kleene = ("loop" if t.take else "first") if unit.is_kleene(t, users) else ""
+        op = {"": f"{etype} {var}", "first": f"{etype} {var}[1]", "loop": f"{etype}+ {var}[i]"}[kleene]
+        lines = [op]
+        conds = [unit.cond_text(ci, users) for ci in (*t.arc_conditions, *t.guards, *t.iteration)]
+        conds += [f"each {var}[i]: {unit.cond_text(ci, users)}" for ci, _ in t.deferred_iteration]
+        for c in conds:
+            lines += _wrap(c)
+        w = unit.window_of(unit.trans_window(t), users)
+        if w:
+            lines.append(f"within {w}")
+        guard_py = [
+            unit.cond_text(ci, users, python=True) for ci in (*t.arc_conditions, *t.guards, *t.iteration)
+        ]
+        tid = f"{pre}.t{t.id}"
+        nodes[tid] = Node(
+            tid,
+            TRANSITION,
+            tuple(lines),
+            users=tuple(who),
+            cluster=cluster,
+            tooltip=f"transition {op} (used by {', '.join(who)})",
+            var=var,
+            kleene=kleene,
+            guard=" and ".join(f"({g})" for g in guard_py),
+        )
+        arc_label = " AND ".join(unit.cond_text(ci, users) for ci in t.arc_conditions)
+        arcs.append(
+            Arc(f"in.{etype}", tid, ARC_EVENT, label="\n".join(_wrap(arc_label)) if arc_label else "")
+        )
+        if t.src != part.start:
+            arcs.append(Arc(pid_node(t.src), tid, ARC_STATE, read=read))
+        arcs.append(Arc(tid, pid_node(t.dst), ARC_PRODUCE))
+        for j in range(len(part.negations)):
+            if t.blocked_by >> j & 1:
+                arcs.append(_inhibitor(unit, j, tid, users))
+
+    # ---- emission, one per pattern and accepting place (an OR pattern has several)
+    accepting: dict[int, list[int]] = {}
+    for place in part.places:
+        for role in unit.roles(place.id):
+            accepting.setdefault(role.pattern, []).append(place.id)
+    for place in part.places:
+        for role in unit.roles(place.id):
+            p = unit.net.patterns[role.pattern]
+            mine = accepting[role.pattern]
+            eid = f"emit.{p.name}" if len(mine) == 1 else f"emit.{p.name}.{mine.index(place.id) + 1}"
+            lines = [f"emit {p.name}"]
+            for ci in role.final_conditions:
+                lines += _wrap(unit.cond_text(ci, (role.pattern,)))
+            w = unit.window_of(role.window, (role.pattern,))
+            if w:
+                lines.append(f"within {w}")
+            lines += _return_text(p)
+            guard_py = [unit.cond_text(ci, (role.pattern,), python=True) for ci in role.final_conditions]
+            nodes[eid] = Node(
+                eid,
+                EMIT,
+                tuple(lines),
+                users=(p.name,),
+                cluster=cluster,
+                tooltip=f"emission of {p.name}: its own window and final conditions",
+                bound=tuple(n for n, _, _ in unit.bound(place.id)),
+                guard=" and ".join(f"({g})" for g in guard_py),
+            )
+            arcs.append(Arc(pid_node(place.id), eid, ARC_STATE, read=True))
+            for j in dict.fromkeys((*role.emit_negations, *role.pending_negations)):
+                pending = j in role.pending_negations
+                arcs.append(_inhibitor(unit, j, eid, (role.pattern,), until_window_end=pending))
+
+
+def _inhibitor(unit: _Unit, j: int, target: str, users: Sequence[int], until_window_end: bool = False) -> Arc:
+    neg = unit.part.negations[j]
+    conds = [unit.cond_text(ci, users, neg.type) for ci in neg.conditions]
+    py = [unit.cond_text(ci, users, neg.type, python=True) for ci in neg.conditions]
+    names = unit.names(users, neg.type)
+    var = names.get(NEG_VAR, neg.var) if unit.group else neg.var
+    text = f"no {neg.type} {var}"
+    if conds:
+        text += ": " + " AND ".join(conds)
+    if until_window_end:
+        text += " (until the window closes)"
+    return Arc(
+        f"in.{neg.type}",
+        target,
+        ARC_INHIBIT,
+        label="\n".join(_wrap(text)),
+        guard=" and ".join(f"({g})" for g in py),
+        var=var,
+    )
