@@ -213,8 +213,8 @@ def snakes_net(
             pn.add_input(f"p{pid}", emit, sn.Test(_tuple(slots)))
             # the complex event: (variable, position) pairs (an OR pattern emits from
             # several places, binding different variables)
-            names = {v.slot: v.name for v in net.patterns[role.pattern].vars}
-            match = sn.Tuple([sn.Tuple([sn.Value(names[s]), sn.Variable(_var(s))]) for s in slots])
+            var_of = {v.slot: v.name for v in net.patterns[role.pattern].vars}
+            match = sn.Tuple([sn.Tuple([sn.Value(var_of[s]), sn.Variable(_var(s))]) for s in slots])
             pn.add_output(out, emit, match)
             pn.add_input(out, emit, Fresh(match))
     return pn
