@@ -41,7 +41,7 @@ COMPOSITE_COLOR = "#1f4e9a"
 EVENT_COLOR = "#9a9a9a"
 FONT = "Helvetica"
 LEGEND_ROWS = 18  # patterns per legend column
-SUMMARY_CHARS = 64
+SUMMARY_CHARS = 90
 
 MISSING_DOT = (
     "rendering {fmt} needs Graphviz's 'dot' program, which is not installed: install Graphviz "
