@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition
 from petricep.lang import ast as A
-from petricep.lang.printer import expr_text, node_text, window_text
+from petricep.lang.printer import conditions_text, expr_text, node_text, window_text
 
 # node kinds
 INPUT = "input"
@@ -173,6 +173,8 @@ def _pattern_summary(p: PatternNet) -> str:
         parts.append(f"[{', '.join(s.partition)}]")
     if s.strategy != "skip-till-any-match":
         parts.append(s.strategy)
+    if s.conditions:
+        parts.append("where " + conditions_text(s.conditions))
     if s.window is not None:
         parts.append(f"within {window_text(s.window)}")
     if s.returns is not None:

@@ -10,11 +10,11 @@ is what snakes needs for guards.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from petricep.lang import ast as A
 
-__all__ = ["expr_text", "node_text", "pattern_text", "window_text"]
+__all__ = ["conditions_text", "expr_text", "node_text", "pattern_text", "window_text"]
 
 _OR, _AND, _NOT, _CMP, _ADD, _MUL, _NEG, _ATOM = range(1, 9)
 
@@ -109,6 +109,12 @@ def expr_text(expr: A.Expr, names: Mapping[str, str] | None = None, python: bool
     return _Printer(names, python).expr(expr)
 
 
+def conditions_text(conditions: Sequence[A.Expr], names: Mapping[str, str] | None = None) -> str:
+    """Conjuncts joined by AND (an OR among them is parenthesized, as WHERE needs it)."""
+    p = _Printer(names, False)
+    return " AND ".join(p.wrap(c, _NOT) for c in conditions)
+
+
 def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
     """A pattern structure: ``SEQ(A a, !(C c), B+ b[])``."""
     if isinstance(node, A.EventRef):
@@ -140,7 +146,8 @@ def pattern_text(p: A.Pattern) -> str:
     where = [f"[{a}]" for a in p.partition]
     if p.strategy != "skip-till-any-match":
         where.append(p.strategy)
-    where += [_Printer(None, False).wrap(c, _NOT) for c in p.conditions]
+    if p.conditions:
+        where.append(conditions_text(p.conditions))
     if where:
         lines.append("WHERE " + " AND ".join(where))
     if p.window is not None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_file, parse_text
-from petricep.lang.printer import expr_text, node_text, pattern_text, window_text
+from petricep.lang.printer import conditions_text, expr_text, node_text, pattern_text, window_text
 from tests.strategies import patterns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +94,8 @@ def test_structure_and_window() -> None:
     assert window_text(A.Window(A.WIN_DURATION, 12, "h")) == "12 h"
     assert window_text(A.Window(A.WIN_TIME, 2.5)) == "2.5"
     assert window_text(None) == ""
+
+
+def test_conditions_text_keeps_or_conjuncts_apart() -> None:
+    (p,) = parse_text("PATTERN SEQ(A a, B b) WHERE (a.x = 1 OR b.x = 2) AND b.y > a.y").patterns
+    assert conditions_text(p.conditions) == "(a.x = 1 OR b.x = 2) AND b.y > a.y"
