@@ -69,7 +69,7 @@ PALETTE = (
     "#e5c494",
     "#bc80bd",
 )
-WRAP = 34  # characters per label line
+WRAP = 40  # characters per label line
 
 
 @dataclass(frozen=True)
