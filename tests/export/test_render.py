@@ -161,3 +161,15 @@ def test_cli_draw_errors(
     with pytest.raises(SystemExit) as exit_:
         main(["draw", path])  # -o is required
     assert exit_.value.code == 2
+
+
+def test_compiling_and_running_do_not_import_graphviz() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from petricep.api import compile_text; from petricep.runtime import Engine; "
+        "Engine(compile_text('PATTERN SEQ(A a, B b)')); "
+        "assert 'graphviz' not in sys.modules and 'petricep.export' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
