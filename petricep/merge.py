@@ -294,6 +294,7 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
                         order_slots=t.order_slots,
                         blocked_by=bits(norm, t.blocked_by),
                         clears=bits(norm, t.clears),
+                        kleene=t.kleene,
                         windows=[net.window_value],
                         users=[net.index],
                     )

@@ -345,6 +345,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
                 tuple(sorted(order)),
                 blocked,
                 cleared,
+                kleene=var in kleene,
             )
         )
 

@@ -108,6 +108,7 @@ class Transition:
     clears: int  # bitmask of negations whose P this firing grows
     window: float | int | None = None  # in a merged net: the largest window of its users
     users: tuple[int, ...] = ()  # in a merged net: the patterns this firing serves
+    kleene: bool = False  # binds a Kleene variable (its slot holds a list state, not an event)
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,9 @@ class RunStats:
 class Engine:
     """Runs a compiled :class:`Net` over one stream (embedded mode)."""
 
-    def __init__(self, net: Net, tie: str = "arrival", sweep_every: int = 2048) -> None:
+    def __init__(self, net: Net, tie: str = "arrival", sweep_every: int = 2048, collect: bool = True) -> None:
+        """``collect=False``: count matches in ``stats`` without building match objects (push
+        returns only the matches whose patterns feed others; for monitoring and benchmarks)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -126,6 +128,10 @@ class Engine:
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
         self.sweep_every = sweep_every
+        self.collect = collect
+        self._counted: dict[int, str] = {}
+        if not collect:
+            self._counted = {p.index: p.name for p in net.patterns if not p.returns and not p.conflict}
         self._seq = 0
         self._counter = 0
         self._last_input: Event | None = None
@@ -357,6 +363,7 @@ class Engine:
         """A token reached a place some patterns emit from: each checks and emits (patterns
         with the same checks — e.g. one query registered many times — check once)."""
         verdicts: dict[tuple[Any, ...], bool] = {}
+        counted = self._counted
         for role in rt.roles[t.place]:
             sig = (role.final_conditions, role.emit_negations, role.window)
             ok = verdicts.get(sig)
@@ -376,6 +383,9 @@ class Engine:
                 self._counter += 1
                 heapq.heappush(self.pending[i], (threshold, self._counter, part, waiting, role))
                 part.pending.append((waiting, role))
+                continue
+            if role.pattern in counted:  # collect=False: nothing depends on this match
+                self.stats.matches[counted[role.pattern]] += 1
                 continue
             emitted.append((rt, role, t, emitter))
 
@@ -405,13 +415,16 @@ class Engine:
         out: list[Match] = []
         patterns = self.net.patterns
         while emitted:
-            # one token may be emitted by many patterns sharing its place: walk its chain once
+            # one token may be emitted by many patterns sharing its place: walk its chain once.
+            # The order (pattern, then positions) decides composite events' stream order and
+            # who wins a conflict; without those it only needs to be deterministic.
+            ordered = any(patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict for r in emitted)
             chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
             for rt, _role, t, _e in emitted:
                 if id(t) not in chains:
                     chain = t.chain()
-                    chains[id(t)] = (chain, _chain_order(rt, chain) if len(emitted) > 1 else ())
-            if len(chains) == 1:
+                    chains[id(t)] = (chain, _chain_order(rt, chain) if ordered and len(emitted) > 1 else ())
+            if len(chains) == 1 or not ordered:
                 batch = sorted(emitted, key=lambda r: r[1].pattern)
             else:
                 batch = sorted(emitted, key=lambda r: (r[1].pattern, chains[id(r[2])][1]))
@@ -425,7 +438,8 @@ class Engine:
                 matches[net.name] += 1
                 returns = net.returns
                 if returns is None:
-                    out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
+                    if self.collect:
+                        out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
                     continue
                 attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
                 m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])

@@ -138,7 +138,7 @@ class GroupRuntime:
         new = list(slots)
         if tr.take:
             new[sl] = kleene_take(self.kinfo[sl], slots[sl], e)
-        elif sl in self.kinfo:
+        elif tr.kleene:
             new[sl] = kleene_start(self.kinfo[sl], e)
         else:
             new[sl] = e

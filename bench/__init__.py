@@ -1,0 +1,1 @@
+"""petricep benchmarks: `python -m bench <workload> [options]` (see bench/RESULTS.md)."""
