@@ -55,7 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
     _add_input_options(run)
     run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
-    run.add_argument("--engine", choices=("local",), default="local", help="execution engine (default: local, embedded)")
+    run.add_argument(
+        "--engine", choices=("local", "spark"), default="local", help="execution engine (default: local, embedded)"
+    )
+    run.add_argument("--master", metavar="URL", help="with --engine spark: the Spark master (default local[*])")
     run.add_argument(
         "--tie",
         choices=("arrival", "strict", "either"),
@@ -69,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="parse, compile and merge pattern files; print the net and warnings")
     check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
 
+    _add_stream_parser(sub)
+
     draw = sub.add_parser("draw", help="draw the net of pattern files as DOT, SVG, PNG or PNML (format from -o)")
     draw.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
     draw.add_argument("-o", "--output", required=True, metavar="OUT", help="out.dot, out.svg, out.png or out.pnml")
@@ -78,6 +83,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="every pattern compiled alone, one cluster each (default: the merged net the runtime executes)",
     )
     return ap
+
+
+def _add_stream_parser(sub: Any) -> None:
+    from petricep.spark.cli import add_stream_parser
+
+    add_stream_parser(sub)
+
+
+def cmd_run_spark(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """``petricep run --engine spark`` (petricep.spark; PySpark and Java needed)."""
+    from petricep.spark.cli import cmd_run
+
+    return cmd_run(args, out, err)
+
+
+def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
+    """``petricep stream``: Structured Streaming over a directory (petricep.spark)."""
+    from petricep.spark.cli import cmd_stream
+
+    return cmd_stream(args, err)
 
 
 def _delimiter(text: str | None) -> str | None:
@@ -103,8 +128,9 @@ def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
 
 
 def sharing_lines(net: Any) -> list[str]:
-    """What the merge shared, and by which combination (front: a common prefix; whole:
-    a pattern whose every place is shared with another)."""
+    """What the merge shared, and by which combination (front: a common prefix, partial
+    matches shared; rear: a common continuation, partial matches kept apart; whole: a pattern
+    whose every place is shared with another)."""
     lines = []
     for g in net.groups:
         names = [net.patterns[i].name for i in g.patterns]
@@ -113,8 +139,8 @@ def sharing_lines(net: Any) -> list[str]:
             mine = [p for p in g.places if i in p.users]
             if len(mine) > 1 and all(len(p.users) > 1 for p in mine):
                 whole.append(net.patterns[i].name)
-        for _what, label, users in g.sharing:
-            lines.append(f"  shared (front combination): place {label!r} by {', '.join(users)}")
+        for how, label, users in g.sharing:
+            lines.append(f"  shared ({how} combination): place {label!r} by {', '.join(users)}")
         if whole and len(names) > 1:
             lines.append(f"  shared whole: every place of {', '.join(whole)} serves other patterns too")
     return lines
@@ -281,6 +307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args, sys.stdout)
         if args.command == "draw":
             return cmd_draw(args, sys.stdout)
+        if args.command == "stream":
+            return cmd_stream(args, sys.stderr)
+        if args.engine == "spark":
+            return cmd_run_spark(args, sys.stdout, sys.stderr)
+        if args.master:
+            raise ConfigError("--master needs --engine spark")
         return cmd_run(args, sys.stdout, sys.stderr)
     except PetricepError as exc:
         sys.stderr.write(f"{exc}\n")

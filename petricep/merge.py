@@ -176,17 +176,58 @@ class _Normal:
 
         return [key(p.id) for p in net.places]
 
+    def future_keys(self) -> list[Hashable]:
+        """Structural key of every place by what it leads to: places with equal futures can
+        be one place whose tokens keep their own patterns (rear combination)."""
+        net = self.net
+        outgoing: dict[int, list[Transition]] = {p.id: [] for p in net.places}
+        for t in net.transitions:
+            outgoing[t.src].append(t)
+        keys: dict[int, Hashable] = {}
+
+        def key(pid: int) -> Hashable:
+            if pid in keys:
+                return keys[pid]
+            place = net.places[pid]
+            leads = frozenset((self.tkey(t), key(t.dst)) for t in outgoing[pid] if t.dst != pid)
+            loops = frozenset(self.tkey(t) for t in outgoing[pid] if t.dst == pid)
+            active = frozenset((self.neg_keys[j], j in place.growable_negations) for j in place.active_negations)
+            k: Hashable = ("future", leads, loops, active, pid == net.start)
+            keys[pid] = k
+            return k
+
+        return [key(p.id) for p in net.places]
+
+
+class _Union:
+    """Union-find over (pattern, place) nodes that never puts two places of one pattern
+    together: a token in a merged place must mean one place of each pattern it serves."""
+
+    def __init__(self) -> None:
+        self.parent: dict[Hashable, Hashable] = {}
+        self.patterns: dict[Hashable, set[int]] = {}
+
+    def find(self, x: Hashable) -> Hashable:
+        if x not in self.parent:
+            self.parent[x] = x
+            self.patterns[x] = {x[0]}  # type: ignore[index]
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: Hashable, b: Hashable) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb and not self.patterns[ra] & self.patterns[rb]:
+            self.parent[rb] = ra
+            self.patterns[ra] |= self.patterns.pop(rb)
+
 
 def _class_key(p: PatternNet) -> Hashable:
     kind = p.window.kind if p.window else None
     if kind == A.WIN_DURATION:
         kind = A.WIN_TIME  # both compare timestamps
-    base: tuple[Any, ...] = (p.partition, kind, p.strategy)
-    if p.strategy == "skip-till-next-match":
-        # a move consumes the partial match: share only with an identical pattern
-        norm = _Normal(p, {})
-        base += (p.window_value, tuple(norm.place_keys()), tuple(norm.tkey(t) for t in p.transitions))
-    return base
+    return (p.partition, kind, p.strategy)
 
 
 def _layout(nets: Sequence[PatternNet]) -> dict[int, KleeneInfo]:
@@ -208,7 +249,6 @@ def _max_window(values: Sequence[float | int | None]) -> float | int | None:
 def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> GroupNet:
     layout = _layout(nets)
     norms = [_Normal(n, layout) for n in nets]
-    place_ids: dict[Hashable, int] = {}
     place_label: dict[int, str] = {}
     place_users: dict[int, set[int]] = {}
     place_roles: dict[int, list[Role]] = {}
@@ -218,7 +258,6 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
     negations: list[Negation] = []
     trans_ids: dict[Hashable, int] = {}
     trans: list[dict[str, Any]] = []
-    sharing: dict[int, list[str]] = {}
 
     def cond(expr: A.Expr) -> int:
         return cond_ids.setdefault(expr, len(cond_ids))
@@ -249,20 +288,42 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
                 out |= 1 << neg(norm, j)
         return out
 
-    start_key: Hashable = ("start",)
+    # places are merged when they hold the same partial matches (equal front keys: front
+    # combination, shared tokens) or lead to the same future (equal future keys: rear
+    # combination, tokens kept apart by their `users`)
+    union = _Union()
+    front_of: dict[Hashable, Hashable] = {}
+    future_of: dict[Hashable, Hashable] = {}
+    keys_of: dict[int, tuple[list[Hashable], list[Hashable]]] = {}
     for norm in norms:
         net = norm.net
-        keys = norm.place_keys()
+        front, future = norm.place_keys(), norm.future_keys()
         if not share:
-            keys = [k if k == start_key else (net.index, k) for k in keys]
+            front = [k if k == ("start",) else (net.index, k) for k in front]
+            future = [(net.index, k) for k in future]
+        keys_of[net.index] = (front, future)
+        for place, fk in zip(net.places, front):
+            node = (net.index, place.id)
+            union.union(front_of.setdefault(fk, node), node)
+    for norm in norms:
+        net = norm.net
+        for place, uk in zip(net.places, keys_of[net.index][1]):
+            if not place.has_exits:
+                continue  # an output place stays the pattern's own (nothing to share after it)
+            node = (net.index, place.id)
+            union.union(future_of.setdefault(uk, node), node)
+    root_ids: dict[Hashable, int] = {}
+    place_fronts: dict[int, set[Hashable]] = {}
+    for norm in norms:
+        net = norm.net
+        front, _future = keys_of[net.index]
         local: dict[int, int] = {}
-        for place, key in zip(net.places, keys):
-            new = key not in place_ids
-            pid = place_ids.setdefault(key, len(place_ids))
+        for place, fk in zip(net.places, front):
+            pid = root_ids.setdefault(union.find((net.index, place.id)), len(root_ids))
             local[place.id] = pid
-            if not new and key != start_key:
-                sharing.setdefault(pid, [])
-            place_label.setdefault(pid, place.label)
+            place_fronts.setdefault(pid, set()).add(fk)
+            if pid not in place_label:
+                place_label[pid] = place.label
             place_users.setdefault(pid, set()).add(net.index)
             place_active[pid] = tuple((neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
@@ -315,8 +376,9 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
     )
     exits = {t.src for t in transitions}
     names = {n.index: n.name for n in nets}
+    start_pid = root_ids[union.find((nets[0].index, nets[0].start))]
     places = []
-    for pid in range(len(place_ids)):
+    for pid in range(len(root_ids)):
         active = place_active.get(pid, ())
         roles = tuple(place_roles.get(pid, ()))
         places.append(
@@ -333,9 +395,13 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
             )
         )
     shared = tuple(
-        ("place", place_label[pid], tuple(names[u] for u in sorted(place_users[pid])))
-        for pid in sorted(sharing)
-        if len(place_users[pid]) > 1
+        (
+            _combination(place_fronts[pid], len(place_users[pid])),
+            place_label[pid],
+            tuple(names[u] for u in sorted(place_users[pid])),
+        )
+        for pid in range(len(root_ids))
+        if len(place_users[pid]) > 1 and pid != start_pid
     )
     first = nets[0]
     wkind = first.window.kind if first.window else None
@@ -348,14 +414,23 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         negations=tuple(negations),
         places=tuple(places),
         transitions=transitions,
-        start=place_ids[start_key],
+        start=start_pid,
         window_kind=A.WIN_COUNT if wkind == A.WIN_COUNT else (A.WIN_TIME if wkind else None),
         window_value=_max_window([n.window_value for n in nets]),
         partition=first.partition,
         strategy=first.strategy,
         input_types=frozenset().union(*(n.input_types for n in nets)),
         sharing=shared,
+        windows=tuple(n.window_value for n in nets),
     )
+
+
+def _combination(fronts: set[Hashable], users: int) -> str:
+    """front: the patterns share the place's partial matches (equal prefixes); rear: they
+    share only what follows (tokens kept apart); front+rear: both kinds meet here."""
+    if len(fronts) == 1:
+        return "front"
+    return "rear" if len(fronts) == users else "front+rear"
 
 
 def merge(nets: Sequence[PatternNet], share: bool = True) -> tuple[GroupNet, ...]:

@@ -168,7 +168,8 @@ class GroupNet:
     partition: tuple[str, ...]
     strategy: str
     input_types: frozenset[str]
-    sharing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (what, combination, patterns)
+    sharing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (combination, place label, patterns)
+    windows: tuple[float | int | None, ...] = ()  # each pattern's own window, aligned with `patterns`
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ ordered by arrival:
 
 * ``in.T`` holds the positions of the input events of type T (an event table ``E`` in
   the net's globals gives their timestamps and attributes);
-* a state place holds tuples of event positions, one per bound variable (in slot
-  order): a partial match;
+* a state place holds tuples ``(users, positions...)``: a partial match — the event
+  positions, one per bound variable in slot order — and the bitmask of the patterns it
+  is a partial match of (in a merged net, patterns that share only a place's future —
+  rear combination — keep their tokens apart by it);
 * a transition *reads* an event and, unless it leaves the start place, a partial match
   (test arcs: skip-till-any-match lets every partial match use every event and stay
   to be extended again) and adds the extended partial match. Its guard is the
@@ -86,6 +88,9 @@ class _Part:
     roles: dict[int, tuple[Role, ...]]
     tr_window: dict[int, float | int | None]
     patterns: tuple[int, ...]
+    bits: dict[int, int]  # pattern index -> its bit in a token's users
+    tr_mask: dict[int, int]  # transition -> the users it serves
+    tr_windows: dict[int, list[tuple[int, float | int | None]]]  # transition -> (users, window)
 
 
 def _part(part: GroupNet | PatternNet) -> _Part:
@@ -97,6 +102,16 @@ def _part(part: GroupNet | PatternNet) -> _Part:
         windows = {t.id: t.window for t in part.transitions}
         kind = part.window_kind
         pats = part.patterns
+        bits = {pi: 1 << k for k, pi in enumerate(pats)}
+        own = dict(zip(pats, part.windows)) if part.windows else {}
+        masks = {t.id: sum(bits[u] for u in set(t.users)) for t in part.transitions}
+        by_w: dict[int, list[tuple[int, float | int | None]]] = {}
+        for t in part.transitions:
+            per: dict[Any, int] = {}
+            for u in set(t.users):
+                w = own.get(u, t.window)
+                per[w] = per.get(w, 0) | bits[u]
+            by_w[t.id] = [(m, w) for w, m in per.items()]
     else:
         if any(v.kleene for v in part.vars):
             raise _unsupported("Kleene closure")
@@ -109,6 +124,9 @@ def _part(part: GroupNet | PatternNet) -> _Part:
         windows = {t.id: part.window_value for t in part.transitions}
         kind = part.window.kind if part.window else None
         pats = (part.index,)
+        bits = {part.index: 1}
+        masks = {t.id: 1 for t in part.transitions}
+        by_w = {t.id: [(1, part.window_value)] for t in part.transitions}
     if part.negations:
         raise _unsupported("negation")
     if part.strategy != "skip-till-any-match":
@@ -125,6 +143,9 @@ def _part(part: GroupNet | PatternNet) -> _Part:
         roles,
         windows,
         pats,
+        bits,
+        masks,
+        by_w,
     )
 
 
@@ -144,8 +165,10 @@ def _var(slot: int) -> str:
     return f"s{slot}"
 
 
-def _tuple(slots: Iterable[int]) -> sn.Tuple:
-    return sn.Tuple([sn.Variable(_var(s)) for s in slots])
+def _tuple(slots: Iterable[int], users: Any = None) -> sn.Tuple:
+    """A state token: (users, positions...)."""
+    head = users if users is not None else sn.Variable("u")
+    return sn.Tuple([head, *(sn.Variable(_var(s)) for s in slots)])
 
 
 def _ts(fn: str, slots: Sequence[int]) -> str:
@@ -184,11 +207,19 @@ def snakes_net(
             raise _unsupported("places reached with different variables bound")
         new = _var(t.slot)
         guard = [f"{new} > {_var(s)}" for s in before]  # arrival order
+        # the patterns the new partial match serves: the old one's, those of the transition,
+        # and (where they disagree) those whose own window admits the new event
+        users_in = "u" if t.src != p.start else str(sum(p.bits.values()))
+        admitted = []
+        for mask, w in p.tr_windows[t.id]:
+            if w is None or not before:
+                admitted.append(str(mask))
+            else:
+                admitted.append(f"({mask} if E[{new}].ts - {_ts('min', before)} <= {w!r} else 0)")
+        users_out = f"({users_in} & {p.tr_mask[t.id]} & ({' | '.join(admitted)}))"
+        guard.append(f"{users_out} != 0")
         if before:
             guard += [f"E[{new}].{a} == E[{_var(before[0])}].{a}" for a in p.partition]
-            w = p.tr_window[t.id]
-            if w is not None:
-                guard.append(f"E[{new}].ts - {_ts('min', before)} <= {w!r}")
         guard += [cond(ci) for ci in (*t.arc_conditions, *t.guards)]
         if t.iteration or t.deferred_iteration:
             raise _unsupported("Kleene closure")
@@ -197,8 +228,9 @@ def snakes_net(
         pn.add_input(f"in.{t.event_type}", tname, sn.Test(sn.Variable(new)))
         if t.src != p.start:
             pn.add_input(f"p{t.src}", tname, sn.Test(_tuple(before)))
-        pn.add_output(f"p{t.dst}", tname, _tuple(after))
-        pn.add_input(f"p{t.dst}", tname, Fresh(_tuple(after)))
+        out_token = _tuple(after, sn.Expression(users_out))
+        pn.add_output(f"p{t.dst}", tname, out_token)
+        pn.add_input(f"p{t.dst}", tname, Fresh(out_token))
     for pid, roles in p.roles.items():
         slots = bound[pid]
         for role in roles:
@@ -206,7 +238,7 @@ def snakes_net(
             out, emit = f"out.{pname}", f"emit.{pname}.p{pid}"
             if out not in {pl.name for pl in pn.place()}:
                 pn.add_place(sn.Place(out, []))
-            guard = [cond(ci) for ci in role.final_conditions]
+            guard = [f"u & {p.bits[role.pattern]}", *(cond(ci) for ci in role.final_conditions)]
             if role.window is not None and len(slots) > 1:
                 guard.append(f"{_ts('max', slots)} - {_ts('min', slots)} <= {role.window!r}")
             pn.add_transition(_Transition(emit, sn.Expression(" and ".join(guard) or "True")))

@@ -364,7 +364,11 @@ class Engine:
         with the same checks — e.g. one query registered many times — check once)."""
         verdicts: dict[tuple[Any, ...], bool] = {}
         counted = self._counted
+        users = t.users
+        bits = rt.bit
         for role in rt.roles[t.place]:
+            if not users & bits.get(role.pattern, 0):
+                continue
             sig = (role.final_conditions, role.emit_negations, role.window)
             ok = verdicts.get(sig)
             if ok is None:
@@ -563,7 +567,7 @@ def _chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any,
 
 
 def _binding_key(t: Token) -> tuple[Any, ...]:
-    return (t.place, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+    return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
 
 
 def as_condition_free(fn: Any) -> Any:

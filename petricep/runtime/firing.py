@@ -74,7 +74,19 @@ class GroupRuntime:
         for p in net.places:
             for j in p.active_negations:
                 self.active_places.setdefault(j, []).append(p.id)
-        self.root = root_token(self.nslots, net.start)
+        # patterns of this net as bits of a token's `users`
+        self.bit = {pi: 1 << k for k, pi in enumerate(net.patterns)}
+        self.all_users = (1 << len(net.patterns)) - 1
+        self.tr_mask = [sum(self.bit[u] for u in set(tr.users)) if tr.users else self.all_users for tr in net.transitions]
+        # per-pattern windows where a shared transition's users disagree (checked per pattern)
+        windows = dict(zip(net.patterns, net.windows)) if net.windows else {}
+        self.tr_windows: list[list[tuple[int, Any]] | None] = []
+        for tr in net.transitions:
+            by_w: dict[Any, int] = {}
+            for u in set(tr.users):
+                by_w[windows.get(u, tr.window)] = by_w.get(windows.get(u, tr.window), 0) | self.bit[u]
+            self.tr_windows.append([(mask, w) for w, mask in by_w.items()] if len(by_w) > 1 else None)
+        self.root = root_token(self.nslots, net.start, self.all_users)
         self.count_window = net.window_kind == A.WIN_COUNT
         self.w = net.window_value
         self.places = net.places
@@ -87,8 +99,10 @@ class GroupRuntime:
         self.roles = [tuple(r for r in roles if r.pattern != index) for roles in self.roles]
         live = set(self.net.patterns) - {index} - self.removed
         self.removed.add(index)
+        bit = self.bit[index]
+        self.tr_mask = [m & ~bit for m in self.tr_mask]
         for etype, groups in list(self.by_type.items()):
-            kept = [(src, [t for t in trs if set(t.users) & live]) for src, trs in groups]
+            kept = [(src, [t for t in trs if self.tr_mask[t.id]]) for src, trs in groups]
             self.by_type[etype] = [(src, trs) for src, trs in kept if trs]
         return bool(live)
 
@@ -112,6 +126,9 @@ class GroupRuntime:
         """Fire ``tr`` with partial match ``t`` and event ``e``; the new token or None."""
         if t.blocked & tr.blocked_by:
             return None
+        users = t.users & self.tr_mask[tr.id]
+        if not users:
+            return None
         slots = t.slots
         if t.event is not None:
             w = tr.window
@@ -120,6 +137,20 @@ class GroupRuntime:
                     if max(t.last_pos, e.pos) - min(t.first_pos, e.pos) >= w:
                         return None
                 elif e.ts - t.first_ts > w:
+                    return None
+            per_pattern = self.tr_windows[tr.id]
+            if per_pattern is not None:  # users disagree on the window: keep those it admits
+                admitted = 0
+                for mask, pw in per_pattern:
+                    if pw is None:
+                        admitted |= mask
+                    elif self.count_window:
+                        if max(t.last_pos, e.pos) - min(t.first_pos, e.pos) < pw:
+                            admitted |= mask
+                    elif e.ts - t.first_ts <= pw:
+                        admitted |= mask
+                users &= admitted
+                if not users:
                     return None
             if self.contiguity and t.last_key < contiguity_floor:
                 return None
@@ -151,7 +182,7 @@ class GroupRuntime:
             if not conds[ci](s, None):
                 return None
         if t.event is None:
-            nt = Token(s, t, e, sl, tr.dst, e.ts, e.ts, e.pos, e.pos, event_key(e, composite), t.blocked & ~tr.clears)
+            nt = Token(s, t, e, sl, tr.dst, e.ts, e.ts, e.pos, e.pos, event_key(e, composite), t.blocked & ~tr.clears, users)
         else:
             nt = Token(
                 s,
@@ -165,6 +196,7 @@ class GroupRuntime:
                 max(t.last_pos, e.pos),
                 max(t.last_key, event_key(e, composite)),
                 t.blocked & ~tr.clears,
+                users,
             )
         for ci, ksl in tr.deferred_iteration:
             if not self.check_elements(ci, ksl, nt):
@@ -216,14 +248,19 @@ class GroupRuntime:
                     continue
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue
-                moved = False
+                moved = 0
                 for tr in enabled:
                     nt = self.fire(tr, t, e, contiguity_floor, composite)
                     if nt is not None:
                         created.append(nt)
-                        moved = True
-                if not (moved and self.stnm):
-                    keep.append(t)
+                        moved |= nt.users
+                if moved and self.stnm:
+                    # skip-till-next-match: the partial match is consumed for the patterns
+                    # that moved, and stays for the others
+                    t.users &= ~moved
+                    if not t.users:
+                        continue
+                keep.append(t)
             marking[src] = keep
         for nt in created:
             if self.roles[nt.place]:

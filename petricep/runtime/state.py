@@ -29,6 +29,7 @@ class Token:
         "last_key",
         "blocked",
         "alive",
+        "users",
     )
 
     def __init__(
@@ -44,6 +45,7 @@ class Token:
         last_pos: int,
         last_key: float,
         blocked: int,
+        users: int = -1,
     ) -> None:
         self.slots = slots
         self.prev = prev
@@ -57,13 +59,17 @@ class Token:
         self.last_key = last_key
         self.blocked = blocked
         self.alive = True
+        # bitmask of the patterns (of its shared net) this partial match is one of; patterns
+        # with different histories (rear combination) or already consumed (skip-till-next-match)
+        # share places but not tokens
+        self.users = users
 
     def detached(self) -> Token:
         """A copy with its own ``alive`` flag (a match waiting for its window to close),
         sharing the chain; cancelling it leaves the partial match in the marking alone."""
         t = Token(
             self.slots, self.prev, self.event, self.slot, self.place, self.first_ts, self.last_ts,
-            self.first_pos, self.last_pos, self.last_key, self.blocked,
+            self.first_pos, self.last_pos, self.last_key, self.blocked, self.users,
         )
         return t
 
@@ -89,8 +95,8 @@ class Token:
         return False
 
 
-def root_token(nslots: int, start: int) -> Token:
-    return Token((None,) * nslots, None, None, -1, start, None, None, -1, -1, INF, 0)
+def root_token(nslots: int, start: int, users: int) -> Token:
+    return Token((None,) * nslots, None, None, -1, start, None, None, -1, -1, INF, 0, users)
 
 
 class Partition:

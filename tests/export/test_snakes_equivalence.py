@@ -217,14 +217,16 @@ def test_model_refuses_what_it_does_not_cover() -> None:
 
 
 def test_the_check_catches_a_wrong_merge() -> None:
-    """A merged net whose emission forgot a pattern's own window (the shared transition
-    keeps the largest) reaches complex events the pattern alone never reaches."""
+    """A merged net that forgot a pattern's own window (the shared transitions keep the
+    largest, and neither they nor the emission re-check the pattern's) reaches complex
+    events the pattern alone never reaches."""
     text, rows = HAND["front combination, equal guards, different windows"]
     net = compile_text(text)
     events = events_of(rows)
     (g,) = net.groups
     broken = replace(
         g,
+        windows=(),
         places=tuple(
             replace(p, roles=tuple(replace(r, window=None) for r in p.roles)) if p.roles else p
             for p in g.places
