@@ -1,0 +1,138 @@
+"""What travels between the stages of a Spark run (pure Python: no pyspark here).
+
+* an event: ``ev`` bytes (type, ts, id and attributes; ``marshal`` when the values allow,
+  else ``pickle``), its routing ``(g, k)`` and its order key ``lid`` (the position, or a
+  stand-in that sorts the same way until the position is known);
+* side rows of the parse stage: clock runs, row counts, errors;
+* a match: its JSON Lines text (exactly what ``petricep run`` writes) and typed columns.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+import pickle
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from petricep.events import Event
+from petricep.io.output import match_json
+from petricep.runtime.engine import Match
+
+# kinds of the parse stage's output rows
+EVENT = 0
+RUNS = 1  # clock runs (ts, first order key, last order key) of the events a task read
+ERROR = 2  # the first bad row of a chunk
+COUNTS = 3  # rows (lines) seen per input partition, and blank lines
+
+LID_BITS = 33  # monotonically_increasing_id(): partition id << 33 | row within the partition
+LID_MASK = (1 << LID_BITS) - 1
+
+PARSED_DDL = "kind byte, g int, k string, lid long, ev binary"
+MATCHES_DDL = (
+    "pattern string, ids string, start double, end double, attrs string, json string, "
+    "emitted_at long, task int, seq long, error string"
+)
+PUBLIC_COLUMNS = ("pattern", "ids", "start", "end", "attrs", "json", "emitted_at")
+
+
+def encode(e: Event, names: tuple[str, ...] | None = None) -> bytes:
+    """``names``: the input's columns; attributes in exactly that order travel as a
+    tuple of values (half the bytes of a dict)."""
+    attrs = e.attrs
+    if names is not None and tuple(attrs) == names:
+        value: tuple[Any, ...] = (e.type, e.ts, e.id, tuple(attrs.values()))
+        kind = b"V"
+    else:
+        value = (e.type, e.ts, e.id, attrs)
+        kind = b"D"
+    try:
+        return kind + marshal.dumps(value)
+    except ValueError:  # datetime, Decimal, ...: values marshal does not know
+        return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def decode(data: bytes, pos: int, id_is_pos: bool, names: tuple[str, ...] | None = None) -> Event:
+    kind = data[0]
+    body = memoryview(data)[1:]
+    etype, ts, eid, attrs = marshal.loads(body) if kind in _MARSHAL else pickle.loads(body)
+    if kind in _VALUES:
+        attrs = dict(zip(names, attrs))  # type: ignore[arg-type]
+    return Event(etype, ts, pos, pos if id_is_pos else eid, attrs)
+
+
+_MARSHAL = frozenset(b"VD")
+_VALUES = frozenset(b"Vv")
+
+
+@dataclass
+class PosMap:
+    """Order key -> the event's position over the whole input.
+
+    ``identity``: the key is the position (a position column). Otherwise the key is a
+    ``monotonically_increasing_id``: rows (lines) before it in earlier partitions, plus
+    its row within its partition; for text files minus the header line and minus the
+    blank lines before it (which are not rows)."""
+
+    identity: bool = True
+    offsets: dict[int, int] = field(default_factory=dict)  # partition -> rows (lines) before it
+    header: int = 0
+    blanks: list[int] = field(default_factory=list)  # physical line indexes, sorted
+
+    def line(self, lid: int) -> int:
+        """0-based physical line (row) index of an order key."""
+        if self.identity:
+            return lid
+        return self.offsets[lid >> LID_BITS] + (lid & LID_MASK)
+
+    def pos(self, lid: int) -> int:
+        if self.identity:
+            return lid
+        line = self.offsets[lid >> LID_BITS] + (lid & LID_MASK)
+        if not self.blanks:
+            return line - self.header
+        return line - self.header - bisect_left(self.blanks, line)
+
+    @classmethod
+    def from_counts(cls, counts: dict[int, int], header: int, blank_lids: Sequence[int]) -> PosMap:
+        offsets: dict[int, int] = {}
+        total = 0
+        for pid in sorted(counts):
+            offsets[pid] = total
+            total += counts[pid]
+        m = cls(identity=False, offsets=offsets, header=header)
+        m.blanks = sorted(m.line(lid) for lid in blank_lids)
+        return m
+
+
+@dataclass
+class RowError:
+    """The first bad row of a chunk of input, as the reader reported it."""
+
+    lid: int  # order key of the row
+    message: str
+    field: str | None
+    order: bool  # a timestamp going backwards
+    located: bool = True  # the reader named a row (else: the whole input, e.g. a missing column)
+
+
+def match_row(m: Match, emitted_at: int, task: int, seq: int) -> tuple[Any, ...]:
+    """A match as a row of MATCHES_DDL."""
+    line = match_json(m)
+    d = json.loads(line)
+    ids = json.dumps(d["ids"], ensure_ascii=False, separators=(", ", ": "))
+    attrs = json.dumps(d["attrs"], ensure_ascii=False, separators=(", ", ": "))
+    return (m.pattern, ids, _num(m.start), _num(m.end), attrs, line, emitted_at, task, seq, None)
+
+
+def error_row(pos: int, message: str, task: int) -> tuple[Any, ...]:
+    return (None, None, None, None, None, None, pos, task, 0, message)
+
+
+def _num(v: Any) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None

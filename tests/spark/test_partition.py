@@ -1,0 +1,261 @@
+"""The distributed algorithm without Spark: key partitions advanced through the stream
+clock give exactly the embedded engine's matches (pure Python, runs in the default suite).
+
+* every hand case of tests/features, on 3 partitions;
+* random nets — producers whose RETURN carries the key feeding consumers, end negations,
+  count windows, every strategy and tie rule, patterns with and without ``[k]`` — over
+  random streams with several keys and many equal timestamps.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+import tests.features
+from petricep.errors import EventOrderError, PetricepError
+from petricep.events import Event
+from petricep.io.output import match_json
+from petricep.lang import ast as A
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of
+from tests.features import scenario
+from tests.spark.engines import run_partitioned as partitioned_matcher
+from tests.strategies import _always_bound, pattern_text, patterns
+
+EXAMPLES = int(os.environ.get("PETRICEP_EXAMPLES", "300"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+# ----------------------------------------------------------------------------- hand cases
+
+
+def _hand_cases() -> list[Any]:
+    cases = []
+    for info in pkgutil.iter_modules(tests.features.__path__):
+        if not info.name.startswith("test_"):
+            continue
+        mod = importlib.import_module(f"tests.features.{info.name}")
+        for name, fn in sorted(vars(mod).items()):
+            if not name.startswith("test_") or not callable(fn) or getattr(fn, "is_hypothesis_test", False):
+                continue
+            marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
+            if not marks:
+                cases.append(pytest.param(fn, {}, id=f"{info.name}::{name}"))
+                continue
+            (mark,) = marks
+            names = (
+                [n.strip() for n in mark.args[0].split(",")]
+                if isinstance(mark.args[0], str)
+                else list(mark.args[0])
+            )
+            for i, values in enumerate(mark.args[1]):
+                values = getattr(values, "values", values)
+                if len(names) == 1:
+                    values = (values,)
+                cases.append(pytest.param(fn, dict(zip(names, values)), id=f"{info.name}::{name}[{i}]"))
+    return cases
+
+
+@pytest.mark.parametrize("fn,kwargs", _hand_cases())
+def test_hand_cases_on_key_partitions(
+    fn: Callable[..., None], kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scenario, "CURRENT", partitioned_matcher)
+    fn(**kwargs)
+
+
+# ----------------------------------------------------------------------------- random nets
+
+
+def fresh(events: list[Event]) -> list[Event]:
+    return [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
+
+
+@st.composite
+def keyed_streams(
+    draw: Any, types: tuple[str, ...] = ("A", "B", "C", "D"), max_size: int = 16
+) -> list[Event]:
+    """Like tests.strategies.streams, with up to 4 keys and 18 events."""
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(types), st.sampled_from((0, 0, 1, 2)), st.integers(0, 5), st.integers(0, 3)
+            ),
+            min_size=1,
+            max_size=max_size,
+        )
+    )
+    events, ts = [], 0
+    for pos, (etype, step, x, k) in enumerate(rows):
+        ts += step if pos else 0
+        events.append(Event(etype, ts, pos, pos, {"x": x, "k": k}))
+    return events
+
+
+def keyed_return(p: A.Pattern) -> A.Pattern:
+    """RETURN T(k = v.k, ...) so that composite events carry the producer's key."""
+    if p.returns is None:
+        return p
+    always = _always_bound(p.structure)
+    plain = [r.var for r in A.events_of(p.structure) if not r.negated and not r.kleene and r.var in always]
+    if not plain:
+        return A.Pattern(p.name, p.structure, p.conditions, p.partition, p.strategy, p.window, None)
+    fields = (A.ReturnField("k", A.Attr(plain[0], "k")), *p.returns.fields)
+    return A.Pattern(
+        p.name, p.structure, p.conditions, p.partition, p.strategy, p.window, A.Return(p.returns.type, fields)
+    )
+
+
+@st.composite
+def nets(draw: Any) -> list[A.Pattern]:
+    p = keyed_return(draw(patterns(name="p", partition=True, returns=True)))
+    pats = [p]
+    if p.returns is not None and draw(st.booleans()):
+        out = p.returns.type
+        q = draw(patterns(name="q", types=("A", "B", out), partition=draw(st.booleans()), returns=False))
+        fields = {f.name for f in p.returns.fields} | {"ts", "id"}
+        readers = {r.var for r in A.events_of(q.structure) if r.type == out}
+        reads_ok = all(
+            not (isinstance(e, (A.Attr, A.Agg)) and e.var in readers and e.field and e.field not in fields)
+            for c in q.conditions
+            for e in A.walk_expr(c)
+        )
+        if reads_ok and readers:
+            pats.append(q)
+    if draw(st.booleans()):
+        pats.append(draw(patterns(name="r", partition=draw(st.booleans()), returns=False)))
+    return pats
+
+
+def _tie(draw: Any, pats: list[A.Pattern]) -> str:
+    stam = all(p.strategy == "skip-till-any-match" for p in pats)
+    return draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))  # type: ignore[no-any-return]
+
+
+def check(pats: list[A.Pattern], events: list[Event], tie: str, partitions: int) -> None:
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} partitions={partitions}")
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return
+    want = sorted(match_json(m) for m in Engine(net, tie=tie).run(fresh(events)))
+    got = sorted(match_json(m) for m, _ in run_partitioned(net, fresh(events), tie, partitions))
+    assert got == want
+
+
+@SETTINGS
+@given(st.data())
+def test_key_partitions_equal_the_whole_stream(data: st.DataObject) -> None:
+    pats = data.draw(nets())
+    check(pats, data.draw(keyed_streams()), _tie(data.draw, pats), data.draw(st.integers(1, 4)))
+
+
+@SETTINGS
+@given(st.data())
+def test_end_negation_producers_feeding_consumers(data: st.DataObject) -> None:
+    """The case the stream clock is for: a match waiting on an end negation returns a
+    composite event that another pattern reads; its ts and pos are those of the event
+    (of any key) that closed the window."""
+    window = data.draw(
+        st.sampled_from(
+            [
+                A.Window(A.WIN_TIME, data.draw(st.integers(0, 4))),
+                A.Window(A.WIN_COUNT, data.draw(st.integers(1, 6))),
+            ]
+        )
+    )
+    first = data.draw(st.sampled_from(["A", "B"]))
+    p = A.Pattern(
+        "p",
+        A.Seq((A.EventRef(first, "a"), A.EventRef("C", "c", negated=True))),
+        (A.Compare(">", A.Attr("c", "x"), A.Num(data.draw(st.integers(0, 5)))),),
+        ("k",),
+        "skip-till-any-match",
+        window,
+        A.Return("T", (A.ReturnField("k", A.Attr("a", "k")), A.ReturnField("x", A.Attr("a", "x")))),
+    )
+    second = data.draw(st.sampled_from(["A", "B", "D"]))
+    order = data.draw(st.booleans())
+    kids = (
+        (A.EventRef("T", "t"), A.EventRef(second, "b"))
+        if order
+        else (A.EventRef(second, "b"), A.EventRef("T", "t"))
+    )
+    q = A.Pattern(
+        "q",
+        A.Seq(kids),
+        (),
+        ("k",),
+        "skip-till-any-match",
+        data.draw(st.sampled_from([A.Window(A.WIN_TIME, 3), A.Window(A.WIN_COUNT, 5), None])),
+        None,
+    )
+    tie = data.draw(st.sampled_from(["arrival", "strict", "either"]))
+    check([p, q], data.draw(keyed_streams(max_size=18)), tie, data.draw(st.integers(1, 4)))
+
+
+# ----------------------------------------------------------------------------- the clock
+
+
+def test_stream_clock_points() -> None:
+    ts = [0, 0, 1, 1, 1, 4, 7, 7]
+    clock = StreamClock.from_runs(runs_of((t, i) for i, t in enumerate(ts)))
+    assert clock.ts == [0, 1, 4, 7]
+    assert clock.first == [0, 2, 5, 6]
+    assert clock.after_time(0) == (1, 2)
+    assert clock.after_time(1.5) == (4, 5)
+    assert clock.after_time(7) is None
+    assert clock.at_or_after(3) == (1, 3)
+    assert clock.at_or_after(7) == (7, 7)
+    assert clock.at_or_after(8) is None
+    assert clock.last == (7, 7)
+    assert clock.end() == 8
+    assert clock.events == 8
+
+
+def test_stream_clock_with_missing_positions() -> None:
+    # positions 2 and 3 are rejected rows: they exist in no event
+    clock = StreamClock.from_runs([(0, 0, 1), (5, 4, 4), (5, 5, 6)])
+    assert clock.at_or_after(2) == (5, 4)
+    assert clock.after_time(0) == (5, 4)
+    assert clock.events == 5
+
+
+def test_stream_clock_reports_the_first_timestamp_going_back() -> None:
+    with pytest.raises(EventOrderError, match=r"timestamp 3 is before the previous event's 5"):
+        StreamClock.from_runs([(1, 0, 1), (5, 2, 2), (3, 3, 4), (2, 5, 5)])
+
+
+def test_emission_points() -> None:
+    net = build_net(
+        [
+            A.Pattern(
+                "p",
+                A.Seq((A.EventRef("A", "a"), A.EventRef("C", "c", negated=True))),
+                (),
+                ("k",),
+                window=A.Window(A.WIN_TIME, 2),
+            )
+        ]
+    )
+    events = [
+        Event(t, ts, i, i, {"k": k})
+        for i, (t, ts, k) in enumerate([("A", 0, 1), ("B", 1, 2), ("B", 3, 2), ("B", 4, 2)])
+    ]
+    got = [(json.loads(match_json(m))["ids"], at) for m, at in run_partitioned(net, events, partitions=2)]
+    assert got == [({"a": 0}, 2)]  # closed by key 2's event at ts 3 > 0 + 2, position 2
+    tail = [Event("A", 0, 0, 0, {"k": 1})]
+    assert [at for _, at in run_partitioned(net, tail)] == [END]
