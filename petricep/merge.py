@@ -206,6 +206,9 @@ class _Union:
     def __init__(self) -> None:
         self.parent: dict[Hashable, Hashable] = {}
         self.patterns: dict[Hashable, set[int]] = {}
+        # a place's pushed negations cancel every token in it: only places with the same
+        # ones may be merged (set by the caller per node)
+        self.compat: dict[Hashable, Hashable] = {}
 
     def find(self, x: Hashable) -> Hashable:
         if x not in self.parent:
@@ -218,9 +221,55 @@ class _Union:
 
     def union(self, a: Hashable, b: Hashable) -> None:
         ra, rb = self.find(a), self.find(b)
-        if ra != rb and not self.patterns[ra] & self.patterns[rb]:
+        if ra != rb and not self.patterns[ra] & self.patterns[rb] and self.compat.get(ra) == self.compat.get(rb):
             self.parent[rb] = ra
             self.patterns[ra] |= self.patterns.pop(rb)
+
+
+def shifted(net: PatternNet, k: int) -> PatternNet:
+    """The same net with every slot moved by ``k``, so that a sub-sequence it shares with
+    another pattern sits in the same slots there (middle combination)."""
+    if k == 0:
+        return net
+    return replace(
+        net,
+        vars=tuple(replace(v, slot=v.slot + k) for v in net.vars),
+        kleene=tuple(replace(ki, slot=ki.slot + k) for ki in net.kleene),
+        transitions=tuple(
+            replace(
+                t,
+                slot=t.slot + k,
+                order_slots=tuple(s + k for s in t.order_slots),
+                deferred_iteration=tuple((c, s + k) for c, s in t.deferred_iteration),
+            )
+            for t in net.transitions
+        ),
+        negations=tuple(
+            replace(n, prev_slots=tuple(s + k for s in n.prev_slots), next_slots=tuple(s + k for s in n.next_slots))
+            for n in net.negations
+        ),
+        consume=tuple(s + k for s in net.consume),
+    )
+
+
+def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
+    """Choose each pattern's slot shift so that as many of its transitions as possible equal
+    transitions of the patterns before it (a shared middle or suffix then lines up)."""
+    out: list[PatternNet] = []
+    seen: set[Hashable] = set()
+    for net in nets:
+        best, best_score = net, -1
+        width = max((max(v.slot for v in n.vars) + 1 for n in out), default=0)
+        for k in range(width + 1):
+            cand = shifted(net, k)
+            norm = _Normal(cand, {})
+            score = sum(1 for t in cand.transitions if norm.tkey(t) in seen)
+            if score > best_score:
+                best, best_score = cand, score
+        out.append(best)
+        norm = _Normal(best, {})
+        seen.update(norm.tkey(t) for t in best.transitions)
+    return out
 
 
 def _class_key(p: PatternNet) -> Hashable:
@@ -247,6 +296,7 @@ def _max_window(values: Sequence[float | int | None]) -> float | int | None:
 
 
 def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> GroupNet:
+    """Merge one group; ``nets`` must already be aligned (see :func:`merge`)."""
     layout = _layout(nets)
     norms = [_Normal(n, layout) for n in nets]
     place_label: dict[int, str] = {}
@@ -302,6 +352,10 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
             front = [k if k == ("start",) else (net.index, k) for k in front]
             future = [(net.index, k) for k in future]
         keys_of[net.index] = (front, future)
+        for place in net.places:
+            union.compat[(net.index, place.id)] = frozenset(
+                (norm.neg_keys[j], j in place.growable_negations) for j in place.active_negations
+            )
         for place, fk in zip(net.places, front):
             node = (net.index, place.id)
             union.union(front_of.setdefault(fk, node), node)
@@ -312,16 +366,43 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
                 continue  # an output place stays the pattern's own (nothing to share after it)
             node = (net.index, place.id)
             union.union(future_of.setdefault(uk, node), node)
+    if share:
+        # middle combination: places (of different patterns) that take the same next step
+        # become one, and so do the places that equal steps from one place lead to
+        steps: dict[Hashable, Hashable] = {}
+        out_of: dict[tuple[int, int], list[tuple[Hashable, tuple[int, int]]]] = {}
+        for norm in norms:
+            net = norm.net
+            for t in net.transitions:
+                if t.src != t.dst:
+                    out_of.setdefault((net.index, t.src), []).append((norm.tkey(t), (net.index, t.dst)))
+        for node, outs in out_of.items():
+            step_key = frozenset(k for k, _ in outs)
+            union.union(steps.setdefault(step_key, node), node)
+        changed = True
+        while changed:
+            changed = False
+            by_step: dict[tuple[Hashable, Hashable], tuple[int, int]] = {}
+            for node, outs in out_of.items():
+                root = union.find(node)
+                for k, dst in outs:
+                    other = by_step.setdefault((root, k), dst)
+                    if union.find(other) != union.find(dst):
+                        before = union.find(dst)
+                        union.union(other, dst)
+                        changed = changed or union.find(dst) != before
     root_ids: dict[Hashable, int] = {}
     place_fronts: dict[int, set[Hashable]] = {}
+    place_futures: dict[int, set[Hashable]] = {}
     for norm in norms:
         net = norm.net
-        front, _future = keys_of[net.index]
+        front, future = keys_of[net.index]
         local: dict[int, int] = {}
-        for place, fk in zip(net.places, front):
+        for place, fk, uk in zip(net.places, front, future):
             pid = root_ids.setdefault(union.find((net.index, place.id)), len(root_ids))
             local[place.id] = pid
             place_fronts.setdefault(pid, set()).add(fk)
+            place_futures.setdefault(pid, set()).add(uk)
             if pid not in place_label:
                 place_label[pid] = place.label
             place_users.setdefault(pid, set()).add(net.index)
@@ -396,7 +477,7 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         )
     shared = tuple(
         (
-            _combination(place_fronts[pid], len(place_users[pid])),
+            _combination(place_fronts[pid], place_futures[pid], len(place_users[pid])),
             place_label[pid],
             tuple(names[u] for u in sorted(place_users[pid])),
         )
@@ -404,12 +485,13 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         if len(place_users[pid]) > 1 and pid != start_pid
     )
     first = nets[0]
+    width = max(max((v.slot for v in n.vars), default=-1) + 1 for n in nets)
     wkind = first.window.kind if first.window else None
     return GroupNet(
         index=index,
         patterns=tuple(n.index for n in nets),
-        nslots=max(len(n.vars) for n in nets),
-        slot_kleene=tuple(layout.get(s) for s in range(max(len(n.vars) for n in nets))),
+        nslots=width,
+        slot_kleene=tuple(layout.get(s) for s in range(width)),
         conditions=tuple(sorted(cond_ids, key=cond_ids.__getitem__)),
         negations=tuple(negations),
         places=tuple(places),
@@ -425,21 +507,32 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
     )
 
 
-def _combination(fronts: set[Hashable], users: int) -> str:
+def _combination(fronts: set[Hashable], futures: set[Hashable], users: int) -> str:
     """front: the patterns share the place's partial matches (equal prefixes); rear: they
-    share only what follows (tokens kept apart); front+rear: both kinds meet here."""
+    share what follows (equal continuations, tokens kept apart); middle: they share a step
+    between different prefixes and different continuations; "front+..." where some of the
+    patterns also share the partial matches."""
     if len(fronts) == 1:
         return "front"
-    return "rear" if len(fronts) == users else "front+rear"
+    kind = "rear" if len(futures) == 1 else "middle"
+    return kind if len(fronts) == users else f"front+{kind}"
+
+
+def merge_nets(nets: Sequence[PatternNet], share: bool = True) -> tuple[tuple[PatternNet, ...], tuple[GroupNet, ...]]:
+    """Group compatible patterns and merge each group (``share=False``: one group per
+    pattern). Returns the patterns as the shared nets see them — slots possibly shifted so
+    that shared middles line up — and the shared nets."""
+    classes: dict[Hashable, list[PatternNet]] = {}
+    for n in nets:
+        classes.setdefault(_class_key(n) if share else n.index, []).append(n)
+    aligned = [_align(g) if share and len(g) > 1 else list(g) for g in classes.values()]
+    by_index = {n.index: n for g in aligned for n in g}
+    patterns = tuple(by_index[n.index] for n in nets)
+    return patterns, tuple(merge_group(i, g, share) for i, g in enumerate(aligned))
 
 
 def merge(nets: Sequence[PatternNet], share: bool = True) -> tuple[GroupNet, ...]:
-    """Group compatible patterns and merge each group (``share=False``: one group per pattern)."""
-    groups: dict[Hashable, list[PatternNet]] = {}
-    for n in nets:
-        key = _class_key(n) if share else n.index
-        groups.setdefault(key, []).append(n)
-    return tuple(merge_group(i, g, share) for i, g in enumerate(groups.values()))
+    return merge_nets(nets, share)[1]
 
 
 def _consumption(
@@ -488,7 +581,8 @@ def build_net(patterns: Sequence[A.Pattern], share: bool = True, conflicts: Sequ
         if domain is not None:
             net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)
         nets.append(net)
-    return Net(tuple(nets), merge(nets, share))
+    pnets, groups = merge_nets(nets, share)
+    return Net(pnets, groups)
 
 
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:
@@ -503,5 +597,6 @@ def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Co
     added = build_net(list(patterns), conflicts=list(conflicts))
     offset = len(net.patterns)
     nets = tuple(replace(p, index=offset + i) for i, p in enumerate(added.patterns))
-    groups = tuple(replace(g, index=len(net.groups) + i) for i, g in enumerate(merge(nets)))
-    return Net(net.patterns + nets, net.groups + groups)
+    pnets, groups = merge_nets(nets)
+    groups = tuple(replace(g, index=len(net.groups) + i) for i, g in enumerate(groups))
+    return Net(net.patterns + pnets, net.groups + groups)

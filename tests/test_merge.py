@@ -163,6 +163,26 @@ def test_merged_equals_separate_under_other_tie_rules(patterns: list[A.Pattern],
     assert run(patterns, events, tie=tie) == run(patterns, events, share=False, tie=tie)
 
 
+def test_middle_combination_shares_the_inner_steps() -> None:
+    from petricep.api import compile_text
+    from petricep.events import Event
+
+    net = compile_text("PATTERN p1: SEQ(A a, B b, C c, D d) WITHIN 10\nPATTERN p2: SEQ(B b, C c, E e) WITHIN 10")
+    (group,) = net.groups
+    # p2's slots move by one so that its b;c lines up with p1's: the step C c is built once
+    shared = [t for t in group.transitions if len(t.users) == 2]
+    assert [(t.event_type, t.slot) for t in shared] == [("C", 2)]
+    assert [(how, label, users) for how, label, users in group.sharing] == [
+        ("middle", "a;b", ("p1", "p2")),
+        ("middle", "a;b;c", ("p1", "p2")),
+    ]
+    events = [Event(t, i, i) for i, t in enumerate(["A", "B", "C", "D", "E"])]
+    assert [m.to_dict()["ids"] for m in Engine(net).run(events)] == [
+        {"a": 0, "b": 1, "c": 2, "d": 3},
+        {"b": 1, "c": 2, "e": 4},
+    ]
+
+
 def test_overlapping_patterns_share_places() -> None:
     from petricep.api import compile_text
 
@@ -177,13 +197,12 @@ def test_overlapping_patterns_share_places() -> None:
     stats = net.stats()
     assert (stats["state_places"], stats["transitions"]) == (23, 18)
     # front: start, a, a;b, a;b;c shared by the patterns with equal prefixes (p3's a;b has its own
-    # guard); rear: p5's f;b;c runs through the places of a;b;c, its tokens kept apart; output
-    # places stay each pattern's own unless the whole pattern is shared (p1, p4)
-    assert (stats["merged_state_places"], stats["merged_transitions"]) == (8, 8)
+    # guard); p5's f;b;c;d runs through the places of a;b;c;d, its tokens kept apart
+    assert (stats["merged_state_places"], stats["merged_transitions"]) == (7, 7)
     (group,) = net.groups
     assert [(how, label, users) for how, label, users in group.sharing] == [
-        ("front+rear", "a", ("p1", "p2", "p3", "p4", "p5")),
-        ("front+rear", "a;b", ("p1", "p2", "p4", "p5")),
-        ("front+rear", "a;b;c", ("p1", "p2", "p4", "p5")),
-        ("front", "a;b;c;d", ("p1", "p4")),
+        ("front+middle", "a", ("p1", "p2", "p3", "p4", "p5")),
+        ("front+middle", "a;b", ("p1", "p2", "p4", "p5")),
+        ("front+middle", "a;b;c", ("p1", "p2", "p4", "p5")),
+        ("front+rear", "a;b;c;d", ("p1", "p4", "p5")),
     ]

@@ -316,7 +316,10 @@ def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
                     iteration.append(ci)
                 elif b.ready(c, False, incremental=True) and not a.ready(c, False, incremental=True):
                     deferred.append((ci, slot[c.iter_var]))
-        order = {slot[u] for u in prec[var] if u in a.bound}
+        # strict tie rule: the new event must come strictly after the events of the variables
+        # that precede it; checking the immediate ones suffices (the others precede those)
+        bound_prec = {u for u in prec[var] if u in a.bound}
+        order = {slot[u] for u in bound_prec if not any(u in prec[w] for w in bound_prec)}
         if take:
             order.add(slot[var])
         blocked = cleared = 0

@@ -147,6 +147,13 @@ class PatternNet:
                 return v
         raise KeyError(name)
 
+    def var_at(self, slot: int) -> Var | None:
+        """The variable in ``slot`` (slots may be shifted in a merged net: middle combination)."""
+        for v in self.vars:
+            if v.slot == slot:
+                return v
+        return None
+
 
 @dataclass(frozen=True)
 class GroupNet:

@@ -250,7 +250,7 @@ class _Unit:
         out: dict[str, str] = {}
         nslots = self.part.nslots if isinstance(self.part, GroupNet) else 0
         for s in range(nslots):
-            out[f"#{s}"] = _join_names([p.vars[s].name for p in pats if s < len(p.vars)]) or f"#{s}"
+            out[f"#{s}"] = _join_names([v.name for p in pats if (v := p.var_at(s)) is not None]) or f"#{s}"
         negs = [n.var for p in pats for n in p.negations if neg_type is None or n.type == neg_type]
         out[NEG_VAR] = _join_names(negs) or "n"
         return out
@@ -265,7 +265,7 @@ class _Unit:
         part = self.part
         if isinstance(part, GroupNet):  # a slot may be a Kleene list in one pattern only
             pats = [self.net.patterns[u] for u in users]
-            return any(t.slot < len(p.vars) and p.vars[t.slot].kleene for p in pats)
+            return any((v := p.var_at(t.slot)) is not None and v.kleene for p in pats)
         return part.var(t.var).kleene
 
     def bound(self, pid: int) -> list[tuple[str, str, bool]]:
@@ -281,8 +281,8 @@ class _Unit:
         names = self.names(users)
         out = []
         for s in self.bound_slots.get(pid, ()):
-            p = next(self.net.patterns[u] for u in users if s < len(self.net.patterns[u].vars))
-            out.append((names[f"#{s}"], p.vars[s].type, p.vars[s].kleene))
+            v = next(v for u in users if (v := self.net.patterns[u].var_at(s)) is not None)
+            out.append((names[f"#{s}"], v.type, v.kleene))
         return out
 
     def cond_text(

@@ -181,72 +181,88 @@ def snakes_net(
     net: Net, part: GroupNet | PatternNet, events: Sequence[Event], name: str = "cep"
 ) -> sn.PetriNet:
     """The executable snakes net of ``part`` (a merged group or one pattern of ``net``)
-    with ``events`` (positions ``0..n-1`` in stream order) in its input places."""
+    with ``events`` (positions ``0..n-1`` in stream order) in its input places.
+
+    A state token is ``(users, s0, ..., s{n-1})``: every slot of the net, ``None`` where the
+    partial match binds nothing (a merged place may hold partial matches of patterns that
+    bind different slots: middle combination)."""
     p = _part(part)
-    bound = _bound_slots(p)
+    width = max((max(p.names.values(), default=-1) + 1), 1)
+    slots = list(range(width))
     names = {v: f"E[{_var(s)}]" for v, s in p.names.items()}
+    args = ", ".join(_var(s) for s in slots)
 
     def cond(ci: int) -> str:
         return f"({expr_text(p.conditions[ci], names, python=True)})"
 
     pn = sn.PetriNet(name)
-    pn.globals["E"] = {
+    table = {
         e.pos: SimpleNamespace(**{**e.attrs, "ts": e.ts, "id": e.id, "pos": e.pos, "type": e.type})
         for e in events
     }
+    pn.globals["E"] = table
+    # helpers called with the slot variables as arguments (names bound by a transition's
+    # mode are not visible inside comprehensions of its expressions)
+    pn.globals["_after"] = lambda new, *xs: all(new > x for x in xs if x is not None)
+    pn.globals["_span"] = lambda new, *xs: table[new].ts - min(table[x].ts for x in xs if x is not None)
+    pn.globals["_width"] = lambda *xs: max(table[x].ts for x in xs if x is not None) - min(
+        table[x].ts for x in xs if x is not None
+    )
+    pn.globals["_same"] = lambda a, new, *xs: all(
+        getattr(table[new], a) == getattr(table[x], a) for x in xs if x is not None
+    )
+    pn.globals["_bound"] = lambda *pairs: tuple(pv for pv in pairs if pv[1] is not None)
     for etype in sorted({t.event_type for t in p.transitions}):
         pn.add_place(sn.Place(f"in.{etype}", [e.pos for e in events if e.type == etype]))
     for pl in p.places:
         if pl.id != p.start:
             pn.add_place(sn.Place(f"p{pl.id}", []))
     for t in p.transitions:
-        if t.take:
+        if t.take or t.iteration or t.deferred_iteration:
             raise _unsupported("Kleene closure")
-        before, after = bound[t.src], bound[t.dst]
-        if bound[t.dst] != tuple(sorted({*before, t.slot})):
-            raise _unsupported("places reached with different variables bound")
         new = _var(t.slot)
-        guard = [f"{new} > {_var(s)}" for s in before]  # arrival order
+        others = ", ".join(_var(x) for x in slots if x != t.slot) or "None"
+        src_start = t.src == p.start
         # the patterns the new partial match serves: the old one's, those of the transition,
         # and (where they disagree) those whose own window admits the new event
-        users_in = "u" if t.src != p.start else str(sum(p.bits.values()))
+        users_in = str(sum(p.bits.values())) if src_start else "u"
         admitted = []
         for mask, w in p.tr_windows[t.id]:
-            if w is None or not before:
+            if w is None or src_start:
                 admitted.append(str(mask))
             else:
-                admitted.append(f"({mask} if E[{new}].ts - {_ts('min', before)} <= {w!r} else 0)")
+                admitted.append(f"({mask} if _span({new}, {others}) <= {w!r} else 0)")
         users_out = f"({users_in} & {p.tr_mask[t.id]} & ({' | '.join(admitted)}))"
-        guard.append(f"{users_out} != 0")
-        if before:
-            guard += [f"E[{new}].{a} == E[{_var(before[0])}].{a}" for a in p.partition]
+        guard = [f"{users_out} != 0"]
+        if not src_start:
+            guard.append(f"_after({new}, {others})")  # arrival order
+            guard += [f"_same({a!r}, {new}, {others})" for a in p.partition]
         guard += [cond(ci) for ci in (*t.arc_conditions, *t.guards)]
-        if t.iteration or t.deferred_iteration:
-            raise _unsupported("Kleene closure")
         tname = f"t{t.id}"
         pn.add_transition(_Transition(tname, sn.Expression(" and ".join(guard) or "True")))
         pn.add_input(f"in.{t.event_type}", tname, sn.Test(sn.Variable(new)))
-        if t.src != p.start:
-            pn.add_input(f"p{t.src}", tname, sn.Test(_tuple(before)))
-        out_token = _tuple(after, sn.Expression(users_out))
+        if not src_start:
+            old = [sn.Variable(_var(s)) if s != t.slot else sn.Value(None) for s in slots]
+            pn.add_input(f"p{t.src}", tname, sn.Test(sn.Tuple([sn.Variable("u"), *old])))
+        after = [sn.Variable(_var(s)) if s == t.slot or not src_start else sn.Value(None) for s in slots]
+        out_token = sn.Tuple([sn.Expression(users_out), *after])
         pn.add_output(f"p{t.dst}", tname, out_token)
         pn.add_input(f"p{t.dst}", tname, Fresh(out_token))
     for pid, roles in p.roles.items():
-        slots = bound[pid]
         for role in roles:
-            pname = net.patterns[role.pattern].name
+            pattern = net.patterns[role.pattern]
+            pname = pattern.name
             out, emit = f"out.{pname}", f"emit.{pname}.p{pid}"
             if out not in {pl.name for pl in pn.place()}:
                 pn.add_place(sn.Place(out, []))
             guard = [f"u & {p.bits[role.pattern]}", *(cond(ci) for ci in role.final_conditions)]
-            if role.window is not None and len(slots) > 1:
-                guard.append(f"{_ts('max', slots)} - {_ts('min', slots)} <= {role.window!r}")
-            pn.add_transition(_Transition(emit, sn.Expression(" and ".join(guard) or "True")))
-            pn.add_input(f"p{pid}", emit, sn.Test(_tuple(slots)))
-            # the complex event: (variable, position) pairs (an OR pattern emits from
-            # several places, binding different variables)
-            var_of = {v.slot: v.name for v in net.patterns[role.pattern].vars}
-            match = sn.Tuple([sn.Tuple([sn.Value(var_of[s]), sn.Variable(_var(s))]) for s in slots])
+            if role.window is not None:
+                guard.append(f"_width({args}) <= {role.window!r}")
+            pn.add_transition(_Transition(emit, sn.Expression(" and ".join(guard))))
+            pn.add_input(f"p{pid}", emit, sn.Test(sn.Tuple([sn.Variable("u"), *(sn.Variable(_var(s)) for s in slots)])))
+            # the complex event: (variable, position) pairs of the pattern's bound variables
+            pairs = ", ".join(f"({v.name!r}, {_var(v.slot)})" for v in sorted(pattern.vars, key=lambda v: v.slot))
+            match = sn.Expression(f"_bound({pairs})")
             pn.add_output(out, emit, match)
             pn.add_input(out, emit, Fresh(match))
     return pn

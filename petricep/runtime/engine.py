@@ -78,8 +78,9 @@ def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
     for v in vars_:
         if v.kleene and v.slot in present:
             ids[v.name] = []
+    by_slot = {v.slot: v for v in vars_}
     for sl, ev in chain:
-        v = vars_[sl]
+        v = by_slot[sl]
         if v.kleene:
             ids[v.name].append(ev.id)
         else:
