@@ -1,5 +1,5 @@
 """petricep on Apache Spark: the same matches as the embedded engine, partitioned by key
-across executors, in batch and Structured Streaming (``docs/SPARK.md``).
+across executors, in batch and Structured Streaming (README, "On Spark").
 
 This package is the only part of petricep that imports PySpark, and only when a Spark
 run starts: ``import petricep.spark`` works without it. Install with

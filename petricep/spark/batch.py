@@ -1,0 +1,375 @@
+"""Batch runs on Spark: events in (a DataFrame or a file), matches out.
+
+The pipeline:
+
+1. *order*: every input row gets an order key (``monotonically_increasing_id`` — the
+   row's partition and place in it — or a position column); inputs with fewer
+   partitions than the run's parallelism (a ``.gz`` file is one) are spread in chunks of
+   consecutive rows and sorted back within each partition;
+2. *parse* (``mapInArrow``): rows -> events with petricep's own readers; each event is
+   routed to its (group, key) — see :mod:`petricep.spark.plan` — and leaves as a row
+   ``(g, k, lid, ev)``; each task adds its clock runs, row counts and first bad row.
+   The result is checkpointed (``localCheckpoint``): the driver reads the side rows,
+   reports the first bad row or timestamp going backwards exactly as the embedded
+   reader would, and builds the :class:`~petricep.spark.partition.StreamClock`;
+3. *fire* (``mapInArrow``): events repartitioned by (group, key) and sorted by (group,
+   order key) within each partition; each task runs a
+   :class:`~petricep.spark.partition.GroupRunner` per group over its keys, advanced
+   through the stream clock's points, its engine state carried across Arrow batches.
+
+The net, the plan, the clock and the position map are broadcast.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError, EvaluationError, EventError
+from petricep.io.readers import InputSpec, infer_format
+from petricep.runtime.engine import TIE_RULES
+
+from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc
+from .partition import END, GroupRunner, StreamClock
+from .plan import Plan, Router, make_plan
+from .rows import EVENT, MATCHES_DDL, PARSED_DDL, PUBLIC_COLUMNS, PosMap, decode, error_row, match_row
+from .session import configure, require_spark
+
+CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
+TASK_ERROR = "petricep-error: "  # prefix of a firing error raised inside a Spark task
+
+
+@dataclass
+class Parsed:
+    """The parse stage's result: routed events (checkpointed) and the whole-stream facts."""
+
+    events: Any  # DataFrame (g, k, lid, ev)
+    clock: StreamClock
+    posmap: PosMap
+    id_is_pos: bool
+    names: tuple[str, ...] | None
+
+
+class FiringError(EvaluationError):
+    """A condition failed on an event during the firing stage (position and id known)."""
+
+    def __init__(self, message: str, pos: int) -> None:
+        super().__init__(message)
+        self.pos = pos
+
+
+class Firing:
+    """``mapInArrow`` function of the firing stage (picklable: broadcasts only)."""
+
+    def __init__(
+        self,
+        net_bc: Any,
+        plan_bc: Any,
+        side_bc: Any,
+        tie: str,
+        id_is_pos: bool,
+        names: tuple[str, ...] | None,
+        raise_errors: bool,
+    ) -> None:
+        self.names = names
+        self.net_bc = net_bc
+        self.plan_bc = plan_bc
+        self.side_bc = side_bc
+        self.tie = tie
+        self.id_is_pos = id_is_pos
+        self.raise_errors = raise_errors
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with quiet_gc():
+            yield from self._fire(batches)
+
+    def _fire(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        net: Net = self.net_bc.value
+        plan: Plan = self.plan_bc.value
+        clock, posmap = self.side_bc.value
+        rows: list[tuple[Any, ...]] = []
+        seq = 0
+        runner: GroupRunner | None = None
+        current = -1
+        failed = False
+        end = clock.end()
+        names = self.names
+
+        def emit(pairs: list[Any]) -> None:
+            nonlocal seq
+            for m, at in pairs:
+                rows.append(match_row(m, end if at == END else at, task, seq))
+                seq += 1
+
+        def fail(err: EvaluationError, pos: int, eid: Any) -> None:
+            nonlocal failed, runner
+            where = f"event at position {pos}" + (f" (id {eid!r})" if eid is not None else "")
+            message = f"{where}: {err}"
+            if self.raise_errors:
+                raise RuntimeError(TASK_ERROR + message) from None
+            rows.append(error_row(pos, message, task))
+            failed = True
+            runner = None
+
+        for batch in batches:
+            gs = batch.column("g").to_pylist()
+            lids = batch.column("lid").to_pylist()
+            evs = batch.column("ev").to_pylist()
+            for g, lid, data in zip(gs, lids, evs):
+                if g != current:
+                    if runner is not None:
+                        try:
+                            emit(runner.finish())
+                        except EvaluationError as err:
+                            fail(err, runner.last_pos, None)
+                    current = g
+                    failed = False
+                    runner = GroupRunner(net, plan.groups[g], clock, self.tie)
+                if failed or runner is None:
+                    continue
+                pos = posmap.pos(lid)
+                e = decode(data, pos, self.id_is_pos, names)
+                try:
+                    emit(runner.push(e))
+                except EvaluationError as err:
+                    fail(err, pos, e.id)
+            if len(rows) >= 4096:
+                yield _batch(rows)
+                rows = []
+        if runner is not None:
+            try:
+                emit(runner.finish())
+            except EvaluationError as err:
+                fail(err, runner.last_pos, None)
+        if rows:
+            yield _batch(rows)
+
+
+_MATCH_SCHEMA = pa.schema(
+    [
+        ("pattern", pa.string()),
+        ("ids", pa.string()),
+        ("start", pa.float64()),
+        ("end", pa.float64()),
+        ("attrs", pa.string()),
+        ("json", pa.string()),
+        ("emitted_at", pa.int64()),
+        ("task", pa.int32()),
+        ("seq", pa.int64()),
+        ("error", pa.string()),
+    ]
+)
+
+
+def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    cols = list(zip(*rows))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(list(c), type=f.type) for c, f in zip(cols, _MATCH_SCHEMA)], schema=_MATCH_SCHEMA
+    )
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+class BatchRun:
+    """One batch run: ``parse_dataframe``/``parse_file``, then ``fire``."""
+
+    def __init__(self, spark: Any, net: Net, tie: str = "arrival", partitions: int | None = None) -> None:
+        require_spark()
+        if tie not in TIE_RULES:
+            raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
+        from petricep.runtime.engine import Engine
+
+        Engine(net, tie=tie)  # the engine's own checks (tie rule vs strategies), on the driver
+        configure(spark)
+        self.spark = spark
+        self.net = net
+        self.tie = tie
+        self.plan = make_plan(net)
+        self.parallelism = int(spark.sparkContext.defaultParallelism)
+        self.partitions = partitions or max(1, self.parallelism * 4)
+        self.warnings = list(self.plan.warnings)
+
+    # -- inputs ----------------------------------------------------------------------
+
+    def _spread(self, df: Any, n_parts: int, sort: bool) -> Any:
+        """Enough partitions for the parse stage to use every core. A chunk of consecutive
+        rows comes from one input partition, whose rows the shuffle keeps in order, so
+        unless the order key is a position column no sort is needed (the parse stage
+        treats each run of consecutive keys on its own)."""
+        from pyspark.sql import functions as F
+
+        if n_parts >= self.parallelism and not sort:
+            return df
+        out = df.repartition(max(self.parallelism, n_parts), F.shiftright(F.col(ORDER), CHUNK_BITS))
+        return out.sortWithinPartitions(ORDER) if sort else out
+
+    def parse_dataframe(self, df: Any, spec: InputSpec, pos_field: str | None = None) -> Parsed:
+        """Events of a DataFrame whose columns are the events' fields (``spec`` names the
+        type, time and id columns as for :func:`~petricep.io.readers.events_from_table`).
+
+        Positions: ``pos_field``'s value, else the row's place in the DataFrame's
+        partition order (what reading a file gives; give a position column after a
+        shuffle)."""
+        from pyspark.sql import functions as F
+
+        spec = replace(spec, format=None, path=spec.path or "<dataframe>")
+        if spec.on_error != "fail":
+            raise ConfigError(
+                "the Spark engine stops at the first bad row (on_error='fail'); skip is not supported"
+            )
+        if pos_field is not None:
+            if pos_field not in df.columns:
+                raise EventError(f"missing column {pos_field!r}", spec.path, None, pos_field)
+            prepared = df.withColumn(ORDER, F.col(pos_field).cast("long"))
+            prepared = self._spread(prepared, 0, sort=True)
+        else:
+            prepared = df.withColumn(ORDER, F.monotonically_increasing_id())
+            prepared = self._spread(prepared, df.rdd.getNumPartitions(), sort=False)
+        names = tuple(c for c in df.columns)
+        return self._parse(prepared, ParseConfig(spec, identity=pos_field is not None, names=names), header=0)
+
+    def parse_file(self, spec: InputSpec) -> Parsed:
+        """Events of a CSV, JSON Lines or Parquet file read by Spark (any path Spark can
+        read), values exactly as :func:`~petricep.io.readers.open_events` gives them."""
+        from pyspark.sql import functions as F
+
+        if spec.on_error != "fail":
+            raise ConfigError(
+                "the Spark engine stops at the first bad row (--on-error fail); skip is not supported"
+            )
+        fmt = spec.format or infer_format(spec.path)
+        spec = replace(spec, format=fmt)
+        if fmt == "parquet":
+            df = self.spark.read.parquet(spec.path)
+            prepared = df.withColumn(ORDER, F.monotonically_increasing_id())
+            prepared = self._spread(prepared, df.rdd.getNumPartitions(), sort=False)
+            names = tuple(df.columns)
+            return self._parse(prepared, ParseConfig(replace(spec, format=None), names=names), header=0)
+        lines = self.spark.read.option("lineSep", "\n").text(spec.path)
+        prepared = lines.select(
+            F.col("value").cast("binary").alias(VALUE), F.monotonically_increasing_id().alias(ORDER)
+        )
+        header: bytes | None = None
+        if fmt == "csv" and spec.columns is None:
+            first = prepared.filter(F.col(ORDER) == 0).select(VALUE).collect()
+            if not first:
+                raise EventError("empty file: no CSV header", spec.path, 1)
+            header = bytes(first[0][0])
+            if header.startswith(b"\xef\xbb\xbf"):
+                header = header[3:]
+            if header.endswith(b"\r"):
+                header = header[:-1]
+        columns: tuple[str, ...] | None = None
+        if fmt == "csv":
+            columns = (
+                spec.columns
+                if spec.columns is not None
+                else _csv_columns(header or b"", spec.delimiter or ",")
+            )
+        prepared = self._spread(prepared, lines.rdd.getNumPartitions(), sort=False)
+        config = ParseConfig(spec, text=fmt, header=header, names=columns)
+        return self._parse(prepared, config, header=1 if header is not None else 0)
+
+    def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
+        from pyspark.sql import functions as F
+
+        parser = Parser(config, Router(self.plan))
+        parsed = prepared.mapInArrow(parser, PARSED_DDL).localCheckpoint(eager=True)
+        side = parsed.filter(F.col("kind") != EVENT).select("kind", "ev").collect()
+        posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header)
+        if error is not None:
+            parsed.unpersist()
+            raise error
+        clock = StreamClock.from_runs(pos_runs)
+        events = parsed.filter(F.col("kind") == EVENT).select("g", "k", "lid", "ev")
+        return Parsed(events, clock, posmap, id_is_pos=config.spec.id_field is None, names=config.names)
+
+    # -- firing ------------------------------------------------------------------------
+
+    def fire(self, parsed: Parsed, raise_errors: bool = True) -> Any:
+        """The matches (MATCHES_DDL rows; ``error`` set on a row for the first failing
+        event of a task when ``raise_errors`` is false)."""
+        sc = self.spark.sparkContext
+        fire = Firing(
+            sc.broadcast(self.net),
+            sc.broadcast(self.plan),
+            sc.broadcast((parsed.clock, parsed.posmap)),
+            self.tie,
+            parsed.id_is_pos,
+            parsed.names,
+            raise_errors,
+        )
+        return (
+            parsed.events.repartition(self.partitions, "g", "k")
+            .sortWithinPartitions("g", "lid")
+            .mapInArrow(fire, MATCHES_DDL)
+        )
+
+
+def _csv_columns(header: bytes, delimiter: str) -> tuple[str, ...] | None:
+    try:
+        return tuple(next(csv.reader([header.decode("utf-8")], delimiter=delimiter), []))
+    except (UnicodeDecodeError, csv.Error):
+        return None  # the parse stage reports it
+
+
+def public(matches: Any) -> Any:
+    return matches.select(*PUBLIC_COLUMNS)
+
+
+def match_events(
+    df: Any,
+    net: Net,
+    spec: InputSpec,
+    tie: str = "arrival",
+    pos_field: str | None = None,
+    partitions: int | None = None,
+) -> Any:
+    """Matches of ``net`` over a Spark DataFrame of events (see :class:`BatchRun`).
+
+    Returns a DataFrame ``pattern, ids, start, end, attrs, json, emitted_at``: ``ids`` and
+    ``attrs`` are JSON objects as text, ``json`` the whole JSON Lines record ``petricep run``
+    writes, ``emitted_at`` the position of the input event at which the match came out.
+    The events are parsed (one Spark job) when this is called; firing runs when the
+    result is used."""
+    run = BatchRun(df.sparkSession, net, tie, partitions)
+    return public(run.fire(run.parse_dataframe(df, spec, pos_field)))
+
+
+def match_file(
+    spark: Any, spec: InputSpec, net: Net, tie: str = "arrival", partitions: int | None = None
+) -> Any:
+    """Matches of ``net`` over a CSV, JSON Lines or Parquet file read by Spark (same
+    result columns as :func:`match_events`)."""
+    run = BatchRun(spark, net, tie, partitions)
+    return public(run.fire(run.parse_file(spec)))
+
+
+def ordered_json(matches: Any, end: int | None = None) -> Iterator[str]:
+    """The JSON Lines records of a firing result in emission order (errors first raised)."""
+    from pyspark.sql import functions as F
+
+    df = matches.repartition(1).sortWithinPartitions(F.col("error").isNull(), "emitted_at", "task", "seq")
+    for row in df.select("json", "error", "emitted_at").toLocalIterator():
+        if row.error is not None:
+            raise FiringError(row.error, row.emitted_at)
+        yield row.json
+
+
+def task_message(exc: BaseException) -> str | None:
+    """The petricep message inside a Spark task failure, if there is one."""
+    text = str(exc)
+    i = text.find(TASK_ERROR)
+    if i < 0:
+        return None
+    return text[i + len(TASK_ERROR) :].splitlines()[0].strip()

@@ -1,0 +1,330 @@
+"""The parse stage: Arrow batches of input rows -> routed events and side facts
+(pure Python over pyarrow: Spark's ``mapInArrow`` calls :meth:`Parser.__call__`).
+
+Rows become events through petricep's own readers, so a Spark run reads every value
+exactly as ``petricep run`` does:
+
+* typed tables (a Spark DataFrame, a Parquet file) go through
+  :func:`~petricep.io.readers.events_from_table`, one Arrow batch at a time;
+* text files (CSV, JSON Lines) arrive as raw lines; each run of consecutive lines is
+  written (after the CSV header) to a scratch file and read with
+  :func:`~petricep.io.readers.open_events` — typing, quoting, timestamps, errors and all.
+
+Every row is known by its order key ``lid`` (see :class:`~petricep.spark.rows.PosMap`);
+positions are only known once every task has counted its rows, so events carry the key
+and the firing stage turns it into the position.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyarrow as pa
+
+from petricep.errors import EventError, EventOrderError
+from petricep.events import Event
+from petricep.io.readers import InputSpec, events_from_table, open_events
+
+from .partition import Run, first_violation, runs_of
+from .plan import Router
+from .rows import COUNTS, ERROR, EVENT, LID_BITS, RUNS, PosMap, RowError, encode
+
+ORDER = "__petricep_lid"  # the order-key column the parse stage reads
+VALUE = "value"  # the line column of text input
+_BOM = b"\xef\xbb\xbf"
+_OUT_ROWS = 8192
+
+_SCHEMA = pa.schema(
+    [
+        ("kind", pa.int8()),
+        ("g", pa.int32()),
+        ("k", pa.string()),
+        ("lid", pa.int64()),
+        ("ev", pa.binary()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class ParseConfig:
+    """How rows become events. ``text``: None for typed tables, else ``"csv"``/``"jsonl"``;
+    ``header``: the CSV header line (None: headerless or JSON Lines)."""
+
+    spec: InputSpec
+    text: str | None = None
+    header: bytes | None = None
+    identity: bool = False  # the order key is the position itself (a position column)
+    names: tuple[str, ...] | None = None  # the input's columns (None: JSON Lines, keys vary)
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.cols: list[list[Any]] = [[], [], [], [], []]
+
+    def add(self, kind: int, g: int, k: str, lid: int, ev: bytes | None) -> None:
+        c = self.cols
+        c[0].append(kind)
+        c[1].append(g)
+        c[2].append(k)
+        c[3].append(lid)
+        c[4].append(ev)
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def batch(self) -> pa.RecordBatch:
+        b = pa.RecordBatch.from_arrays(
+            [pa.array(c, type=f.type) for c, f in zip(self.cols, _SCHEMA)], schema=_SCHEMA
+        )
+        self.cols = [[], [], [], [], []]
+        return b
+
+
+def blank(line: bytes, text: str) -> bool:
+    """Whether the readers skip a line without giving it a position."""
+    if text == "csv":
+        return line == b"" or line == b"\r"
+    return not line.strip()
+
+
+class Parser:
+    """``mapInArrow`` function of the parse stage (picklable: config and router only)."""
+
+    def __init__(self, config: ParseConfig, router: Router) -> None:
+        self.config = config
+        self.router = router
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with quiet_gc():
+            yield from self._parse(batches)
+
+    def _parse(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        out = _Out()
+        names = self.config.names
+        ts_pos: list[tuple[Any, int]] = []
+        runs: list[tuple[Any, int, int]] = []
+        counts: dict[int, int] = {}
+        blanks: list[int] = []
+        errors: list[RowError] = []
+        text = self.config.text
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            lids = batch.column(ORDER).to_pylist()
+            if not self.config.identity:
+                for lid in lids:
+                    pid = lid >> LID_BITS
+                    counts[pid] = counts.get(pid, 0) + 1
+            if text is None:
+                events, err = self._table(batch, lids)
+            else:
+                events, err = self._lines(batch, lids, blanks)
+            if err is not None:
+                errors.append(err)
+            for lid, e in events:
+                ts_pos.append((e.ts, lid))
+                routes = self.router.route(e)
+                if routes:
+                    data = encode(e, names)
+                    for g, key in routes:
+                        out.add(EVENT, g, key, lid, data)
+            if len(ts_pos) > 100_000:
+                runs.extend(_runs(ts_pos))
+                ts_pos = []
+            if len(out) >= _OUT_ROWS:
+                yield out.batch()
+        runs.extend(_runs(ts_pos))
+        if runs:
+            out.add(RUNS, -1, "", runs[0][1], pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL))
+        if counts or blanks:
+            out.add(COUNTS, -1, "", 0, pickle.dumps((counts, blanks), protocol=pickle.HIGHEST_PROTOCOL))
+        for err in errors:
+            out.add(ERROR, -1, "", err.lid, pickle.dumps(err, protocol=pickle.HIGHEST_PROTOCOL))
+        if len(out):
+            yield out.batch()
+
+    # -- typed tables --------------------------------------------------------------
+
+    def _table(
+        self, batch: pa.RecordBatch, lids: list[int]
+    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+        spec = self.config.spec
+        keep = [i for i, name in enumerate(batch.schema.names) if name != ORDER]
+        table = pa.Table.from_batches([batch.select(keep)])
+        out: list[tuple[int, Event]] = []
+        try:
+            for e in events_from_table(table, spec):
+                out.append((lids[e.pos], e))
+        except EventError as err:
+            row = err.row if err.row is not None and 0 <= err.row < len(lids) else None
+            return out, RowError(
+                lids[row] if row is not None else lids[0],
+                err.message,
+                err.field,
+                isinstance(err, EventOrderError),
+                row is not None,
+            )
+        return out, None
+
+    # -- text files ------------------------------------------------------------------
+
+    def _lines(
+        self, batch: pa.RecordBatch, lids: list[int], blanks: list[int]
+    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+        values: list[bytes] = batch.column(VALUE).to_pylist()
+        # split the batch into runs of consecutive order keys (consecutive lines)
+        events: list[tuple[int, Event]] = []
+        start = 0
+        n = len(values)
+        for i in range(1, n + 1):
+            if i == n or lids[i] != lids[i - 1] + 1:
+                got, err = self._run(values[start:i], lids[start:i], blanks)
+                events.extend(got)
+                if err is not None:
+                    return events, err
+                start = i
+        return events, None
+
+    def _run(
+        self, lines: list[bytes], lids: list[int], blanks: list[int]
+    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+        config = self.config
+        text = config.text
+        assert text is not None
+        header = config.header
+        data_lines: list[bytes] = []
+        data_lids: list[int] = []
+        for line, lid in zip(lines, lids):
+            if lid == 0:  # the file's first line: BOM, and the CSV header
+                if line.startswith(_BOM):
+                    line = line[len(_BOM) :]
+                if header is not None:
+                    continue
+            if blank(line, text):
+                blanks.append(lid)
+                continue
+            data_lines.append(line)
+            data_lids.append(lid)
+        if not data_lines:
+            return [], None
+        fd, path = tempfile.mkstemp(prefix="petricep-", suffix=".csv" if text == "csv" else ".jsonl")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                if header is not None:
+                    fh.write(header + b"\n")
+                fh.write(b"\n".join(data_lines))
+                fh.write(b"\n")
+            spec = replace(config.spec, path=path, format=text, rejects_path=None)
+            skip = 2 if header is not None else 1  # line number of the first data line
+            out: list[tuple[int, Event]] = []
+            try:
+                source = open_events(spec)
+                for e in source:
+                    out.append((data_lids[e.pos], e))
+            except EventError as err:
+                row = err.row
+                if row is not None and skip <= row < skip + len(data_lids):
+                    return out, RowError(
+                        data_lids[row - skip], err.message, err.field, isinstance(err, EventOrderError)
+                    )
+                return out, RowError(
+                    data_lids[0], err.message, err.field, isinstance(err, EventOrderError), False
+                )
+            if source.rows_read != len(data_lines):  # pragma: no cover - the blank-line rule drifted
+                raise RuntimeError(
+                    f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lines)} non-blank lines"
+                )
+            return out, None
+        finally:
+            with suppress(OSError):
+                os.unlink(path)
+
+
+@contextmanager
+def quiet_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a task builds millions of small objects and
+    keeps many alive (partial matches), so collections run over and over for nothing
+    (events, tokens and matches hold no reference cycles)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def interpret(
+    side: Iterable[tuple[int, bytes]], config: ParseConfig, header: int
+) -> tuple[PosMap, list[Run], EventError | None]:
+    """The driver's reading of the parse stage's side rows ``(kind, data)``: the position
+    map, the clock runs in positions (sorted), and the error a sequential reader would
+    have stopped at first — the first bad row, or the first timestamp before its
+    predecessor's — as the :class:`EventError` it raises (file, row, field)."""
+    counts: dict[int, int] = {}
+    blank_lids: list[int] = []
+    runs: list[Run] = []
+    errors: list[RowError] = []
+    for kind, data in side:
+        value = pickle.loads(data)
+        if kind == COUNTS:
+            c, b = value
+            for pid, n in c.items():
+                counts[pid] = counts.get(pid, 0) + n
+            blank_lids.extend(b)
+        elif kind == RUNS:
+            runs.extend(value)
+        elif kind == ERROR:
+            errors.append(value)
+    posmap = PosMap() if config.identity else PosMap.from_counts(counts, header, blank_lids)
+    label = config.spec.path
+    text = config.text is not None
+
+    def row_of(lid: int) -> int:
+        return posmap.line(lid) + 1 if text else posmap.pos(lid)
+
+    first: tuple[int, EventError] | None = None
+    for err in errors:
+        if not err.located:
+            cand = (-1, EventError(err.message, label, 1 if text else None, err.field))
+        else:
+            cls = EventOrderError if err.order else EventError
+            cand = (posmap.pos(err.lid), cls(err.message, label, row_of(err.lid), err.field))
+        if first is None or cand[0] < first[0]:
+            first = cand
+    pos_runs = sorted(((ts, posmap.pos(a), posmap.pos(b)) for ts, a, b in runs), key=lambda r: r[1])
+    merged = merge_runs(pos_runs)
+    bad = first_violation(merged)
+    if bad is not None and (first is None or bad.pos < first[0]):
+        lid = next(
+            (a + bad.pos - posmap.pos(a) for _ts, a, b in runs if posmap.pos(a) <= bad.pos <= posmap.pos(b)),
+            None,
+        )
+        row = row_of(lid) if lid is not None else bad.pos
+        first = (bad.pos, EventOrderError(bad.message(), label, row, config.spec.time_field))
+    return posmap, merged, first[1] if first is not None else None
+
+
+def merge_runs(runs: list[Run]) -> list[Run]:
+    """Runs sorted by position, adjacent ones with one timestamp joined."""
+    out: list[list[Any]] = []
+    for ts, a, b in runs:
+        if out and out[-1][0] == ts and out[-1][2] + 1 == a:
+            out[-1][2] = b
+        else:
+            out.append([ts, a, b])
+    return [(r[0], r[1], r[2]) for r in out]
+
+
+def _runs(ts_pos: list[tuple[Any, int]]) -> list[tuple[Any, int, int]]:
+    return runs_of(ts_pos)
+
+
+__all__ = ["ORDER", "VALUE", "ParseConfig", "Parser", "blank", "interpret", "merge_runs", "quiet_gc"]

@@ -1,0 +1,468 @@
+"""Structured Streaming: a stream of events in, a stream of matches out.
+
+Events are routed to their (group, key) as in a batch run, then
+``groupBy(g, k).transformWithStateInPandas`` keeps, per key, the engine's run state
+(:mod:`petricep.spark.snapshot`) and the events not yet released, in the RocksDB state
+store; the query's checkpoint makes a restarted query resume where it stopped.
+
+Time
+----
+Events may arrive out of order (within the watermark). A key's events are buffered
+until the watermark passes them — an event-time timer per key fires then — and are
+pushed into the engine in (ts, pos) order; an event that arrives behind the watermark
+is dropped (counted as late), as is one Spark itself drops (not after the previous
+micro-batch's watermark). Timestamps map to Spark event time as seconds (date-times are
+epoch seconds; plain numbers are read as seconds too; they must not be negative), the
+watermark delay is given in the same units.
+
+After pushing, a keyed group's engine is advanced to the watermark (``advance``), which
+emits the matches waiting on an end negation whose window the watermark has passed; a
+timer set at each released event's window end brings a quiet key back for that. The
+composite events such a match returns would enter the stream at a point a key
+partition cannot know in streaming (the first event of *any* key past the window), so a
+group where that matters — an end-negation pattern whose RETURN another pattern of the
+group reads, a count window with an end negation, or a consumption policy — runs in one
+partition fed with every event (:func:`streaming_plan`), without the watermark advance:
+there the next event closes the window, exactly as in the whole stream.
+
+Positions: streaming needs each event's arrival position in a column (``pos_field``:
+an integer that grows with arrival over the whole stream, e.g. a sequence number) —
+a stream has no row numbers a reader could count.
+
+End of input
+------------
+A stream has no end, so matches waiting for a window to close stay in the state. For a
+bounded input (``trigger(availableNow=True)``), :func:`flush_stream` reads the final
+state from the checkpoint and emits what the end of the input releases — after it, the
+union of the query's output equals a batch run over the same events.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+import pyarrow as pa
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError, EvaluationError, EventError
+from petricep.events import Event
+from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
+from petricep.runtime.engine import TIE_RULES, Engine, Match
+
+from . import snapshot
+from .batch import TASK_ERROR
+from .parse import quiet_gc
+from .plan import SINGLE, Group, Plan, Router, make_plan
+from .rows import MATCHES_DDL, decode, encode, match_row
+from .session import configure, require_spark
+
+STREAM_DDL = "g int, k string, pos long, evtime long, ev binary"
+BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
+_STATE_DDL = "v binary"
+_STREAM_SCHEMA = pa.schema(
+    [("g", pa.int32()), ("k", pa.string()), ("pos", pa.int64()), ("evtime", pa.int64()), ("ev", pa.binary())]
+)
+CLOCK = -1  # emitted_at of matches emitted by a watermark advance
+
+
+def streaming_plan(plan: Plan) -> tuple[Plan, list[str]]:
+    """The plan with every clock-sensitive keyed group moved to one partition, fed with
+    every event (see the module docstring)."""
+    groups = []
+    notes = []
+    for g in plan.groups:
+        if g.clock_sensitive:
+            if g.keyed:
+                notes.append(
+                    f"warning: {', '.join(repr(p) for p in g.patterns)} run in one partition when streaming: "
+                    "an end negation's emission point matters to them (composite events, count windows or "
+                    "consumption), and only the whole stream knows it"
+                )
+            g = replace(g, attrs=(), all_types=True, reason=g.reason or "clock-sensitive")
+        groups.append(g)
+    return Plan(plan.net, tuple(groups), plan.warnings), notes
+
+
+def event_time_ms(ts: Any) -> int:
+    """Spark event time (ms) of a timestamp in seconds: the floor, exactly, plus 1 ms —
+    Spark drops rows whose event time is not after the previous micro-batch's watermark,
+    and that is 0 in the first one: a stream starting at time 0 must not lose its first
+    events."""
+    if isinstance(ts, int):
+        return ts * 1000 + 1
+    return math.floor(Fraction(ts) * 1000) + 1
+
+
+def clock_ts(watermark_ms: int) -> Any:
+    """The largest timestamp every released event is at or before: events with
+    ``event_time_ms(ts) < watermark`` have been released, later ones are still to come,
+    and none of those is before this timestamp."""
+    ms = watermark_ms - 1
+    if ms % 1000 == 0:
+        return ms // 1000
+    x = ms / 1000
+    if Fraction(x) > Fraction(ms, 1000):
+        x = math.nextafter(x, -math.inf)
+    return x
+
+
+# ----------------------------------------------------------------------------- parse
+
+
+@dataclass(frozen=True)
+class StreamParse:
+    """How the rows of a streaming input become routed events."""
+
+    spec: InputSpec
+    pos_field: str
+    files: bool  # rows are whole files (binaryFile source), else typed rows
+
+
+class StreamParser:
+    """``mapInArrow`` function: input rows -> (g, k, pos, evtime, ev) rows."""
+
+    def __init__(self, parse: StreamParse, router: Router) -> None:
+        self.parse = parse
+        self.router = router
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with quiet_gc():
+            for batch in batches:
+                out: list[tuple[Any, ...]] = []
+                if self.parse.files:
+                    for path, content in zip(
+                        batch.column("path").to_pylist(), batch.column("content").to_pylist()
+                    ):
+                        self._file(path, content, out)
+                else:
+                    self._rows(batch, out)
+                if out:
+                    cols = list(zip(*out))
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)],
+                        schema=_STREAM_SCHEMA,
+                    )
+
+    def _emit(self, events: Iterator[Event], label: str, out: list[tuple[Any, ...]]) -> None:
+        pf = self.parse.pos_field
+        id_is_pos = self.parse.spec.id_field is None
+        for e in events:
+            pos = e.attrs.get(pf)
+            if not isinstance(pos, int) or isinstance(pos, bool):
+                raise RuntimeError(
+                    TASK_ERROR
+                    + str(
+                        EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
+                    )
+                )
+            e = Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs)
+            routes = self.router.route(e)
+            if not routes:
+                continue
+            data = encode(e)
+            et = event_time_ms(e.ts)
+            for g, key in routes:
+                out.append((g, key, pos, et, data))
+
+    def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
+        label = path[5:] if path.startswith("file:") else path
+        name = os.path.basename(label)
+        spec = self.parse.spec
+        fmt = spec.format or infer_format(name)
+        fd, tmp = tempfile.mkstemp(prefix="petricep-", suffix="-" + name)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content)
+            source = open_events(replace(spec, path=tmp, format=fmt, rejects_path=None))
+            try:
+                self._emit(iter(source), label, out)
+            except EventError as err:
+                raise RuntimeError(
+                    TASK_ERROR + str(EventError(err.message, label, err.row, err.field))
+                ) from None
+        finally:
+            os.unlink(tmp)
+
+    def _rows(self, batch: pa.RecordBatch, out: list[tuple[Any, ...]]) -> None:
+        spec = self.parse.spec
+        try:
+            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec)), spec.path, out)
+        except EventError as err:
+            raise RuntimeError(TASK_ERROR + str(err)) from None
+
+
+# ----------------------------------------------------------------------------- state
+
+
+class _KeyState:
+    """What the state store holds for one (group, key): the engine snapshot, the events
+    not yet released, the window ends still to wake up for, and the timer set."""
+
+    def __init__(self) -> None:
+        self.engine: bytes | None = None
+        self.buffer: list[tuple[int, Any, int, bytes]] = []  # (evtime ms, ts, pos, ev)
+        self.wakeups: list[int] = []  # ms: a window end after which advancing may emit
+        self.timer: int | None = None
+        self.late = 0
+
+
+class EngineProcessor:
+    """The stateful processor (built lazily as a pyspark ``StatefulProcessor``)."""
+
+    def __init__(self, net: Net, plan: Plan, tie: str) -> None:
+        self.net = net
+        self.plan = plan
+        self.tie = tie
+
+    # pyspark calls these through the subclass made by processor()
+    def init(self, handle: Any) -> None:
+        from pyspark.sql.types import BinaryType, StructField, StructType
+
+        schema = StructType([StructField("v", BinaryType(), True)])
+        self.handle = handle
+        self.engine_state = handle.getValueState("engine", schema)
+        self.buffer_state = handle.getValueState("buffer", schema)
+
+    def _load(self) -> _KeyState:
+        st = _KeyState()
+        if self.engine_state.exists():
+            st.engine = bytes(self.engine_state.get()[0])
+        if self.buffer_state.exists():
+            st.buffer, st.wakeups, st.timer, st.late = pickle.loads(bytes(self.buffer_state.get()[0]))
+        return st
+
+    def _save(self, st: _KeyState) -> None:
+        nxt = [x[0] + 1 for x in st.buffer[:1]] + st.wakeups[:1]
+        timer = min(nxt) if nxt else None
+        if timer != st.timer:
+            if st.timer is not None:
+                self.handle.deleteTimer(st.timer)
+            if timer is not None:
+                self.handle.registerTimer(timer)
+            st.timer = timer
+        if st.engine is not None:
+            self.engine_state.update((st.engine,))
+        if st.buffer or st.wakeups or st.timer is not None or st.late:
+            self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer, st.late), protocol=5),))
+        elif self.buffer_state.exists():
+            self.buffer_state.clear()
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        wm = timerValues.getCurrentWatermarkInMs()
+        st = self._load()
+        for pdf in rows:
+            for pos, et, ev in zip(pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist()):
+                if et < wm:
+                    st.late += 1
+                    continue
+                st.buffer.append((et, None, pos, bytes(ev)))
+        st.buffer.sort(key=lambda x: (x[0], x[2]))
+        self._save(st)
+        return iter([])
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
+        import pandas as pd
+
+        wm = timerValues.getCurrentWatermarkInMs()
+        st = self._load()
+        st.timer = expiredTimerInfo.getExpiryTimeInMs() if st.timer is None else st.timer
+        # the expired timer is gone: forget it so _save registers the next one
+        if st.timer <= wm:
+            st.timer = None
+        group = self.plan.groups[int(key[0])]
+        with quiet_gc():
+            rows = self._release(st, group, wm)
+        self._save(st)
+        if rows:
+            yield pd.DataFrame(rows, columns=[c.split()[0] for c in MATCHES_DDL.split(", ")])
+
+    def _release(self, st: _KeyState, group: Group, wm: int) -> list[tuple[Any, ...]]:
+        ready = [x for x in st.buffer if x[0] < wm]
+        st.buffer = [x for x in st.buffer if x[0] >= wm]
+        st.wakeups = [w for w in st.wakeups if w > wm]
+        events = sorted((decode(ev, pos, False) for _, _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
+        if not events and group.clock_sensitive:
+            return []
+        engine = (
+            snapshot.loads(st.engine, self.net, self.tie)
+            if st.engine is not None
+            else Engine(self.net, self.tie)
+        )
+        keep = frozenset(group.patterns)
+        rows: list[tuple[Any, ...]] = []
+        seq = 0
+
+        def emit(matches: list[Match], at: int) -> None:
+            nonlocal seq
+            for m in matches:
+                if m.pattern in keep:
+                    rows.append(match_row(m, at, group.index, seq))
+                    seq += 1
+
+        last = -1
+        try:
+            for e in events:
+                last = e.pos
+                emit(engine.push(e), e.pos)
+                for w in group.time_windows:  # a watermark past the window's end: advance then
+                    st.wakeups.append(event_time_ms(e.ts + w) + 2)
+            if not group.clock_sensitive:
+                emit(engine.advance(clock_ts(wm), last), CLOCK)
+        except EvaluationError as err:
+            raise RuntimeError(TASK_ERROR + f"event at position {last}: {err}") from None
+        st.wakeups = sorted({w for w in st.wakeups if w > wm})
+        st.engine = snapshot.dumps(engine)
+        return rows
+
+    def close(self) -> None:
+        pass
+
+
+def processor(net: Net, plan: Plan, tie: str) -> Any:
+    """An instance of a ``StatefulProcessor`` subclass running :class:`EngineProcessor`."""
+    from pyspark.sql.streaming import StatefulProcessor
+
+    cls = type("PetricepProcessor", (EngineProcessor, StatefulProcessor), {})
+    return cls(net, plan, tie)
+
+
+# ----------------------------------------------------------------------------- queries
+
+
+class StreamRun:
+    """Builds the streaming query's DataFrames (nothing starts here)."""
+
+    def __init__(self, spark: Any, net: Net, tie: str = "arrival", watermark: float = 0) -> None:
+        require_spark()
+        if tie not in TIE_RULES:
+            raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
+        Engine(net, tie=tie)
+        if watermark < 0:
+            raise ConfigError("the watermark delay must be >= 0")
+        configure(spark)
+        self.spark = spark
+        self.net = net
+        self.tie = tie
+        self.watermark_ms = event_time_ms(watermark)
+        self.plan, notes = streaming_plan(make_plan(net))
+        self.warnings = list(self.plan.warnings) + notes
+
+    def events_from_files(
+        self, directory: str, spec: InputSpec, pos_field: str, max_files: int | None = None
+    ) -> Any:
+        """Routed events of the files that appear in ``directory`` (CSV, JSON Lines or
+        Parquet, one format; files are read whole, oldest first)."""
+        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
+        if spec.format is not None:
+            ext = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}[spec.format]
+            reader = reader.option("pathGlobFilter", ext)
+        if max_files is not None:
+            reader = reader.option("maxFilesPerTrigger", max_files)
+        files = reader.load(directory)
+        return files.mapInArrow(
+            StreamParser(StreamParse(spec, pos_field, True), Router(self.plan)), STREAM_DDL
+        )
+
+    def events_from_dataframe(self, df: Any, spec: InputSpec, pos_field: str) -> Any:
+        if pos_field not in df.columns:
+            raise EventError(f"missing column {pos_field!r}", spec.path or "<stream>", None, pos_field)
+        spec = replace(spec, format=None, path=spec.path or "<stream>")
+        return df.mapInArrow(StreamParser(StreamParse(spec, pos_field, False), Router(self.plan)), STREAM_DDL)
+
+    def matches(self, events: Any) -> Any:
+        """The streaming DataFrame of matches (MATCHES_DDL; ``emitted_at`` is the position of
+        the event that released a match, -1 when the watermark did)."""
+        from pyspark.sql import functions as F
+
+        timed = events.withColumn("et", F.timestamp_millis(F.col("evtime"))).withWatermark(
+            "et", f"{self.watermark_ms} milliseconds"
+        )
+        return (
+            timed.select("g", "k", "pos", "evtime", "ev", "et")
+            .groupBy("g", "k")
+            .transformWithStateInPandas(
+                processor(self.net, self.plan, self.tie), MATCHES_DDL, "Append", "EventTime"
+            )
+        )
+
+    def flush(self, checkpoint: str) -> Any:
+        """A batch DataFrame of the matches the end of the input releases, from the state
+        a stopped query left in ``checkpoint`` (MATCHES_DDL)."""
+        from pyspark.sql import functions as F
+
+        reader = self.spark.read.format("statestore")
+        try:
+            engines = reader.option("stateVarName", "engine").load(checkpoint)
+            buffers = reader.option("stateVarName", "buffer").load(checkpoint)
+        except Exception as e:  # no state yet: nothing to flush
+            if "STATE" in str(e).upper() and "NOT" in str(e).upper():
+                return self.spark.createDataFrame([], MATCHES_DDL)
+            raise
+        left = engines.select(
+            F.col("key.g").alias("g"), F.col("key.k").alias("k"), F.col("value.v").alias("engine")
+        )
+        right = buffers.select(
+            F.col("key.g").alias("g"), F.col("key.k").alias("k"), F.col("value.v").alias("buffer")
+        )
+        both = left.join(right, ["g", "k"], "full_outer")
+        return both.mapInArrow(_Flush(self.net, self.plan, self.tie), MATCHES_DDL)
+
+
+class _Flush:
+    def __init__(self, net: Net, plan: Plan, tie: str) -> None:
+        self.net = net
+        self.plan = plan
+        self.tie = tie
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from .batch import _batch
+
+        with quiet_gc():
+            for batch in batches:
+                rows: list[tuple[Any, ...]] = []
+                for g, _k, eng, buf in zip(
+                    batch.column("g").to_pylist(),
+                    batch.column("k").to_pylist(),
+                    batch.column("engine").to_pylist(),
+                    batch.column("buffer").to_pylist(),
+                ):
+                    group = self.plan.groups[g]
+                    engine = (
+                        snapshot.loads(eng, self.net, self.tie)
+                        if eng is not None
+                        else Engine(self.net, self.tie)
+                    )
+                    buffered: list[tuple[int, Any, int, bytes]] = (
+                        pickle.loads(buf)[0] if buf is not None else []
+                    )
+                    keep = frozenset(group.patterns)
+                    seq = 0
+                    try:
+                        events = sorted(
+                            (decode(ev, pos, False) for _, _, pos, ev in buffered),
+                            key=lambda e: (e.ts, e.pos),
+                        )
+                        for e in events:
+                            for m in engine.push(e):
+                                if m.pattern in keep:
+                                    rows.append(match_row(m, e.pos, g, seq))
+                                    seq += 1
+                        for m in engine.flush():
+                            if m.pattern in keep:
+                                rows.append(match_row(m, CLOCK, g, seq))
+                                seq += 1
+                    except EvaluationError as err:
+                        raise RuntimeError(TASK_ERROR + str(err)) from None
+                if rows:
+                    yield _batch(rows)
+
+
+def single_key(plan: Plan) -> str:
+    return SINGLE

@@ -1,0 +1,96 @@
+"""``petricep run --engine spark`` writes what ``--engine local`` writes; missing Java or
+PySpark is one message saying what to install."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from petricep.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[2]
+STOCKS = [
+    str(ROOT / "nets" / "sase_equal_price.pcep"),
+    "--events", str(ROOT / "examples" / "data" / "stocks.csv"),
+    "--type-field", "type", "--time-field", "ts", "--id-field", "id",
+]  # fmt: skip
+
+
+@pytest.mark.spark
+def test_run_on_spark_writes_the_same_json_lines(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    local, remote = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
+    assert main(["run", *STOCKS, "-o", str(local)]) == 0
+    capsys.readouterr()
+    assert main(["run", *STOCKS, "-o", str(remote), "--engine", "spark", "--master", "local[2]"]) == 0
+    err = capsys.readouterr().err
+    assert remote.read_bytes() == local.read_bytes()
+    assert "summary: 20000 events read, 0 rejected, 6525 matches" in err
+    assert "sase_equal_price: 6525 matches" in err
+    assert spark.range(1).count() == 1  # the session the test shares is still up
+
+
+@pytest.mark.spark
+def test_bad_rows_and_options_on_spark(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.csv"
+    lines = (ROOT / "examples" / "data" / "stocks.csv").read_text().splitlines()
+    fields = lines[1234].split(",")
+    lines[1234] = ",".join([fields[0], "later", *fields[2:]])  # ts: no timestamp
+    bad.write_text("\n".join(lines) + "\n")
+    args = ["run", STOCKS[0], "--events", str(bad), *STOCKS[3:], "-o", str(tmp_path / "out.jsonl")]
+    assert main(args) == 1
+    local = capsys.readouterr().err.strip().splitlines()[-1]
+    assert main([*args, "--engine", "spark"]) == 1
+    remote = capsys.readouterr().err.strip().splitlines()[-1]
+    assert remote == local
+    assert main([*args, "--engine", "spark", "--on-error", "skip"]) == 1
+    assert "--on-error skip and --rejects are not supported" in capsys.readouterr().err
+
+
+def test_master_needs_the_spark_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", *STOCKS, "--master", "local[2]"]) == 1
+    assert capsys.readouterr().err.strip() == "--master needs --engine spark"
+
+
+def test_without_java_one_message_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("pyspark")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["run", *STOCKS, "--engine", "spark"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("the Spark engine needs a Java runtime (17 or 21) and none was found: install one")
+    assert "\n" not in err
+
+
+def test_without_pyspark_one_message_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    assert main(["run", *STOCKS, "--engine", "spark"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        'the Spark engine needs PySpark: install it with  pip install "petricep[spark]"  (PySpark 4, protobuf)'
+    )
+
+
+def test_stream_command_line() -> None:
+    args = build_parser().parse_args(
+        ["stream", "p.pcep", "--input", "in", "--output", "out", "--checkpoint", "ck", "--type", "t",
+         "--time-field", "ts", "--pos-field", "seq", "--watermark", "30", "--available-now", "--flush"]
+    )  # fmt: skip
+    assert (args.command, args.input, args.watermark, args.pos_field, args.flush) == (
+        "stream",
+        "in",
+        30.0,
+        "seq",
+        True,
+    )
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["stream", "p.pcep", "--input", "in", "--output", "out", "--type", "t"])
