@@ -22,7 +22,12 @@ The net, the plan, the clock and the position map are broadcast.
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,7 +39,7 @@ from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.io.readers import InputSpec, infer_format
 from petricep.runtime.engine import TIE_RULES
 
-from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc
+from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock
 from .plan import Plan, Router, make_plan
 from .rows import EVENT, MATCHES_DDL, PARSED_DDL, PUBLIC_COLUMNS, PosMap, decode, error_row, match_row
@@ -85,8 +90,10 @@ class Firing:
         self.raise_errors = raise_errors
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with quiet_gc():
-            yield from self._fire(batches)
+        with quiet_gc(), trace("fire") as rows:
+            for batch in self._fire(batches):
+                rows[0] += batch.num_rows
+                yield batch
 
     def _fire(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -122,9 +129,9 @@ class Firing:
 
         for batch in batches:
             gs = batch.column("g").to_pylist()
-            lids = batch.column("lid").to_pylist()
+            positions = posmap.positions(batch.column("lid").to_numpy())
             evs = batch.column("ev").to_pylist()
-            for g, lid, data in zip(gs, lids, evs):
+            for g, pos, data in zip(gs, positions, evs):
                 if g != current:
                     if runner is not None:
                         try:
@@ -136,7 +143,6 @@ class Firing:
                     runner = GroupRunner(net, plan.groups[g], clock, self.tie)
                 if failed or runner is None:
                     continue
-                pos = posmap.pos(lid)
                 e = decode(data, pos, self.id_is_pos, names)
                 try:
                     emit(runner.push(e))
@@ -210,7 +216,8 @@ class BatchRun:
 
         if n_parts >= self.parallelism and not sort:
             return df
-        out = df.repartition(max(self.parallelism, n_parts), F.shiftright(F.col(ORDER), CHUNK_BITS))
+        # several tasks per core: chunks hash unevenly, small tasks even it out
+        out = df.repartition(max(4 * self.parallelism, n_parts), F.shiftright(F.col(ORDER), CHUNK_BITS))
         return out.sortWithinPartitions(ORDER) if sort else out
 
     def parse_dataframe(self, df: Any, spec: InputSpec, pos_field: str | None = None) -> Parsed:
@@ -255,13 +262,43 @@ class BatchRun:
             prepared = self._spread(prepared, df.rdd.getNumPartitions(), sort=False)
             names = tuple(df.columns)
             return self._parse(prepared, ParseConfig(replace(spec, format=None), names=names), header=0)
-        lines = self.spark.read.option("lineSep", "\n").text(spec.path)
+        scratch = self._splittable(spec.path)
+        try:
+            return self._parse_text(spec, fmt, scratch or spec.path)
+        finally:
+            if scratch is not None:
+                shutil.rmtree(os.path.dirname(scratch), ignore_errors=True)
+
+    def _splittable(self, path: str) -> str | None:
+        """A compressed text file on a local master: decompressed to a scratch file, which
+        Spark splits over the cores (a .gz file is one task however many cores there are).
+        None when the file is read as it is."""
+        comp = next((c for ext, c in _COMPRESSED.items() if path.lower().endswith(ext)), None)
+        local = path[len("file://") :] if path.startswith("file://") else path
+        if comp is None or "://" in local or not os.path.isfile(local):
+            return None
+        if not str(self.spark.sparkContext.master).startswith("local"):
+            return None
+        directory = tempfile.mkdtemp(prefix="petricep-")
+        target = os.path.join(directory, os.path.basename(local).rsplit(".", 1)[0])
+        try:
+            with _OPEN[comp](local, "rb") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, 4 << 20)
+        except OSError as e:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise EventError(f"cannot read file: {e}", path) from None
+        return target
+
+    def _parse_text(self, spec: InputSpec, fmt: str, read_path: str) -> Parsed:
+        from pyspark.sql import functions as F
+
+        lines = self.spark.read.option("lineSep", "\n").text(read_path)
         prepared = lines.select(
             F.col("value").cast("binary").alias(VALUE), F.monotonically_increasing_id().alias(ORDER)
         )
         header: bytes | None = None
         if fmt == "csv" and spec.columns is None:
-            first = prepared.filter(F.col(ORDER) == 0).select(VALUE).collect()
+            first = prepared.select(VALUE).limit(1).collect()  # the first line of the first partition
             if not first:
                 raise EventError("empty file: no CSV header", spec.path, 1)
             header = bytes(first[0][0])
@@ -314,6 +351,10 @@ class BatchRun:
             .sortWithinPartitions("g", "lid")
             .mapInArrow(fire, MATCHES_DDL)
         )
+
+
+_COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
+_OPEN: dict[str, Any] = {"gzip": gzip.open, "bz2": bz2.open}
 
 
 def _csv_columns(header: bytes, delimiter: str) -> tuple[str, ...] | None:

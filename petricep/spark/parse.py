@@ -18,6 +18,7 @@ and the firing stage turns it into the position.
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import pickle
 import tempfile
@@ -26,13 +27,14 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from petricep.errors import EventError, EventOrderError
 from petricep.events import Event
 from petricep.io.readers import InputSpec, events_from_table, open_events
 
-from .partition import Run, first_violation, runs_of
+from .partition import Run, first_violation
 from .plan import Router
 from .rows import COUNTS, ERROR, EVENT, LID_BITS, RUNS, PosMap, RowError, encode
 
@@ -102,26 +104,34 @@ class Parser:
         self.router = router
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with quiet_gc():
-            yield from self._parse(batches)
+        with quiet_gc(), trace("parse") as rows:
+            for batch in self._parse(batches):
+                rows[0] += batch.num_rows
+                yield batch
 
     def _parse(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         out = _Out()
         names = self.config.names
-        ts_pos: list[tuple[Any, int]] = []
         runs: list[tuple[Any, int, int]] = []
+        run: list[Any] | None = None  # the current run [ts, first, last]
         counts: dict[int, int] = {}
         blanks: list[int] = []
         errors: list[RowError] = []
         text = self.config.text
+        router = self.router
+        fast = router.fast
+        cache = router.cache
+        kinds, gs, ks, order, evs = out.cols
+        dumps = marshal.dumps
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            lids = batch.column(ORDER).to_pylist()
+            lid_arr = batch.column(ORDER)
+            lids = lid_arr.to_pylist()
             if not self.config.identity:
-                for lid in lids:
-                    pid = lid >> LID_BITS
-                    counts[pid] = counts.get(pid, 0) + 1
+                pids, n = np.unique(lid_arr.to_numpy() >> LID_BITS, return_counts=True)
+                for pid, c in zip(pids.tolist(), n.tolist()):
+                    counts[pid] = counts.get(pid, 0) + c
             if text is None:
                 events, err = self._table(batch, lids)
             else:
@@ -129,18 +139,43 @@ class Parser:
             if err is not None:
                 errors.append(err)
             for lid, e in events:
-                ts_pos.append((e.ts, lid))
-                routes = self.router.route(e)
-                if routes:
+                ts = e.ts
+                if run is not None and ts == run[0] and lid == run[2] + 1:
+                    run[2] = lid
+                else:
+                    if run is not None:
+                        runs.append((run[0], run[1], run[2]))
+                    run = [ts, lid, lid]
+                route = fast.get(e.type)
+                attrs = e.attrs
+                if route is not None:  # one group, one key attribute: the common case, inlined
+                    try:
+                        key = cache[attrs[route[1]]]
+                    except (KeyError, TypeError):
+                        key = router.key(e, (route[1],))
+                    routes: list[tuple[int, str]] = [(route[0], key)]
+                else:
+                    routes = router.route(e)
+                    if not routes:
+                        continue
+                if names is not None and len(attrs) == len(names) and tuple(attrs) == names:
+                    try:
+                        data = b"V" + dumps((e.type, ts, e.id, tuple(attrs.values())))
+                    except ValueError:
+                        data = encode(e, names)
+                else:
                     data = encode(e, names)
-                    for g, key in routes:
-                        out.add(EVENT, g, key, lid, data)
-            if len(ts_pos) > 100_000:
-                runs.extend(_runs(ts_pos))
-                ts_pos = []
-            if len(out) >= _OUT_ROWS:
+                for g, key in routes:
+                    kinds.append(EVENT)
+                    gs.append(g)
+                    ks.append(key)
+                    order.append(lid)
+                    evs.append(data)
+            if len(kinds) >= _OUT_ROWS:
                 yield out.batch()
-        runs.extend(_runs(ts_pos))
+                kinds, gs, ks, order, evs = out.cols
+        if run is not None:
+            runs.append((run[0], run[1], run[2]))
         if runs:
             out.add(RUNS, -1, "", runs[0][1], pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL))
         if counts or blanks:
@@ -248,6 +283,40 @@ class Parser:
 
 
 @contextmanager
+def trace(stage: str) -> Iterator[list[int]]:
+    """With ``PETRICEP_SPARK_TRACE=FILE`` in the environment (of the driver, before Spark
+    starts: the workers inherit it), every task appends one JSON line to FILE — stage,
+    partition, worker pid, start, end, rows out — to see how a run spreads over cores."""
+    rows = [0]
+    path = os.environ.get("PETRICEP_SPARK_TRACE")
+    if not path:
+        yield rows
+        return
+    import json
+    import time
+
+    start = time.time()
+    cpu = time.process_time()
+    try:
+        yield rows
+    finally:
+        part = -1
+        try:
+            from pyspark import TaskContext
+
+            ctx = TaskContext.get()
+            part = ctx.partitionId() if ctx is not None else -1
+        except ImportError:  # pragma: no cover
+            pass
+        record = {
+            "stage": stage, "part": part, "pid": os.getpid(), "start": start, "end": time.time(),
+            "cpu": time.process_time() - cpu, "rows": rows[0],
+        }  # fmt: skip
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+
+@contextmanager
 def quiet_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: a task builds millions of small objects and
     keeps many alive (partial matches), so collections run over and over for nothing
@@ -323,8 +392,4 @@ def merge_runs(runs: list[Run]) -> list[Run]:
     return [(r[0], r[1], r[2]) for r in out]
 
 
-def _runs(ts_pos: list[tuple[Any, int]]) -> list[tuple[Any, int, int]]:
-    return runs_of(ts_pos)
-
-
-__all__ = ["ORDER", "VALUE", "ParseConfig", "Parser", "blank", "interpret", "merge_runs", "quiet_gc"]
+__all__ = ["ORDER", "VALUE", "ParseConfig", "Parser", "blank", "interpret", "merge_runs", "quiet_gc", "trace"]

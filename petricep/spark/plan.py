@@ -89,7 +89,16 @@ class Router:
     def __init__(self, plan: Plan) -> None:
         self.routes = plan.routes()
         self.contiguous = [(g.index, g.attrs, g.types) for g in plan.groups if g.all_types]
-        self._cache: dict[Any, str] = {}
+        self.cache: dict[Any, str] = {}  # value of a single key attribute -> its routing key
+        # types routed to exactly one group by one attribute (and nowhere else): the fast path
+        self.fast: dict[str, tuple[int, str]] = {}
+        for t, routes in self.routes.items():
+            if (
+                len(routes) == 1
+                and len(routes[0][1]) == 1
+                and all(t in types for _, _, types in self.contiguous)
+            ):
+                self.fast[t] = (routes[0][0], routes[0][1][0])
 
     def key(self, e: Event, attrs: tuple[str, ...]) -> str:
         if len(attrs) != 1:
@@ -98,11 +107,11 @@ class Router:
         if v is _ABSENT:
             return MISSING_KEY
         try:
-            return self._cache[v]
+            return self.cache[v]
         except KeyError:
-            if len(self._cache) > 1_000_000:
-                self._cache.clear()
-            text = self._cache[v] = key_text(e, attrs)
+            if len(self.cache) > 1_000_000:
+                self.cache.clear()
+            text = self.cache[v] = key_text(e, attrs)
             return text
         except TypeError:  # unhashable: the engine will say so
             return key_text(e, attrs)
@@ -117,7 +126,7 @@ class Router:
         return out
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"routes": self.routes, "contiguous": self.contiguous, "_cache": {}}
+        return {**self.__dict__, "cache": {}}
 
 
 def key_text(e: Event, attrs: tuple[str, ...]) -> str:

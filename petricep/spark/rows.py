@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from petricep.events import Event
 from petricep.io.output import match_json
 from petricep.runtime.engine import Match
@@ -94,6 +96,21 @@ class PosMap:
         if not self.blanks:
             return line - self.header
         return line - self.header - bisect_left(self.blanks, line)
+
+    def positions(self, lids: Any) -> list[int]:
+        """:meth:`pos` of a numpy array of order keys."""
+        if self.identity:
+            return lids.tolist()  # type: ignore[no-any-return]
+        pids = lids >> LID_BITS
+        uniq = np.unique(pids)
+        base = np.zeros_like(lids)
+        for pid in uniq.tolist():
+            base[pids == pid] = self.offsets[pid] - self.header
+        out = base + (lids & LID_MASK)
+        if self.blanks:
+            lines = out + self.header
+            out = out - np.searchsorted(np.asarray(self.blanks, dtype=np.int64), lines, side="left")
+        return out.tolist()  # type: ignore[no-any-return]
 
     @classmethod
     def from_counts(cls, counts: dict[int, int], header: int, blank_lids: Sequence[int]) -> PosMap:
