@@ -263,7 +263,7 @@ class BatchRun:
             names = tuple(df.columns)
             return self._parse(prepared, ParseConfig(replace(spec, format=None), names=names), header=0)
         scratch = self._splittable(spec.path)
-        try:
+        try:  # Spark splits a large file into as many parts as there are cores
             return self._parse_text(spec, fmt, scratch or spec.path)
         finally:
             if scratch is not None:
@@ -274,8 +274,8 @@ class BatchRun:
         Spark splits over the cores (a .gz file is one task however many cores there are).
         None when the file is read as it is."""
         comp = next((c for ext, c in _COMPRESSED.items() if path.lower().endswith(ext)), None)
-        local = path[len("file://") :] if path.startswith("file://") else path
-        if comp is None or "://" in local or not os.path.isfile(local):
+        local = _local_path(path)
+        if comp is None or local is None or not os.path.isfile(local):
             return None
         if not str(self.spark.sparkContext.master).startswith("local"):
             return None
@@ -354,6 +354,13 @@ class BatchRun:
 
 
 _COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
+
+
+def _local_path(path: str) -> str | None:
+    local = path[len("file://") :] if path.startswith("file://") else path
+    return None if "://" in local else local
+
+
 _OPEN: dict[str, Any] = {"gzip": gzip.open, "bz2": bz2.open}
 
 
