@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from collections import Counter
@@ -24,7 +25,9 @@ def _session(master: str | None) -> tuple[Any, bool]:
     from pyspark.sql import SparkSession
 
     owned = SparkSession.getActiveSession() is None
-    return get_session(master or DEFAULT_MASTER), owned
+    # errors reach the user as one petricep message: Spark's own log stays quiet
+    # (PETRICEP_SPARK_LOG=WARN shows it)
+    return get_session(master or DEFAULT_MASTER, log_level="OFF"), owned
 
 
 def _task_error(exc: BaseException, label: str) -> PetricepError | None:
@@ -36,7 +39,7 @@ def _task_error(exc: BaseException, label: str) -> PetricepError | None:
         return None
     if message.startswith("event at position"):
         return EvaluationError(f"{label}: {message}")
-    return EventError(message) if ":" in message else EvaluationError(message)
+    return PetricepError(message)  # already located: file, row, field
 
 
 def _conflicts(files: Iterable[Any]) -> list[Any]:
@@ -140,9 +143,10 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
 def _pattern_of(line: str) -> str:
     # {"pattern": "name", ...}: the name is the first value
     start = line.index('"pattern": ') + len('"pattern": ')
-    import json
+    return str(_DECODER.raw_decode(line, start)[0])
 
-    return str(json.JSONDecoder().raw_decode(line, start)[0])
+
+_DECODER = json.JSONDecoder()
 
 
 # ----------------------------------------------------------------------------- stream
@@ -285,6 +289,7 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
         spec = replace(spec, format="csv")
     out_local = _local_dir(args.output)
     spark, owned = _session(args.master)
+    shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         partitions = args.partitions or 2 * int(spark.sparkContext.defaultParallelism)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
@@ -344,6 +349,8 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
     finally:
         if owned:
             spark.stop()
+        else:
+            spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
     return 0
 
 

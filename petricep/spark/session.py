@@ -70,12 +70,15 @@ BASE_CONF: dict[str, str] = {
 
 
 def get_session(
-    master: str | None = None, app_name: str = "petricep", conf: dict[str, str] | None = None
+    master: str | None = None,
+    app_name: str = "petricep",
+    conf: dict[str, str] | None = None,
+    log_level: str = "ERROR",
 ) -> Any:
     """A SparkSession for petricep (the active one if there is one and no master is given).
 
     Sets ``PYSPARK_PYTHON`` to this interpreter when unset, so that Python workers can
-    import petricep."""
+    import petricep. Spark's log level: ``log_level``, or ``PETRICEP_SPARK_LOG`` when set."""
     require_spark()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -96,7 +99,7 @@ def get_session(
         raise SparkUnavailable(
             f"could not start Spark ({master or 'default master'}): {_first_line(e)}"
         ) from None
-    spark.sparkContext.setLogLevel(os.environ.get("PETRICEP_SPARK_LOG", "ERROR"))
+    spark.sparkContext.setLogLevel(os.environ.get("PETRICEP_SPARK_LOG", log_level))
     return spark
 
 

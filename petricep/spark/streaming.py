@@ -51,7 +51,7 @@ from typing import Any
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError
+from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.events import Event
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
 from petricep.runtime.engine import TIE_RULES, Engine, Match
@@ -59,7 +59,7 @@ from petricep.runtime.engine import TIE_RULES, Engine, Match
 from . import snapshot
 from .batch import TASK_ERROR
 from .parse import quiet_gc
-from .plan import SINGLE, Group, Plan, Router, make_plan
+from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row
 from .session import configure, require_spark
 
@@ -175,7 +175,10 @@ class StreamParser:
         label = path[5:] if path.startswith("file:") else path
         name = os.path.basename(label)
         spec = self.parse.spec
-        fmt = spec.format or infer_format(name)
+        try:
+            fmt = spec.format or infer_format(name)
+        except PetricepError as err:
+            raise RuntimeError(TASK_ERROR + f"{label}: {err}") from None
         fd, tmp = tempfile.mkstemp(prefix="petricep-", suffix="-" + name)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -350,7 +353,7 @@ class StreamRun:
         self.spark = spark
         self.net = net
         self.tie = tie
-        self.watermark_ms = event_time_ms(watermark)
+        self.watermark_ms = math.floor(Fraction(watermark) * 1000)  # the delay, in ms
         self.plan, notes = streaming_plan(make_plan(net))
         self.warnings = list(self.plan.warnings) + notes
 
@@ -401,8 +404,8 @@ class StreamRun:
         try:
             engines = reader.option("stateVarName", "engine").load(checkpoint)
             buffers = reader.option("stateVarName", "buffer").load(checkpoint)
-        except Exception as e:  # no state yet: nothing to flush
-            if "STATE" in str(e).upper() and "NOT" in str(e).upper():
+        except Exception as e:  # the state data source's errors (STDS_...): no committed state
+            if "STDS_" in str(e):
                 return self.spark.createDataFrame([], MATCHES_DDL)
             raise
         left = engines.select(
@@ -463,6 +466,3 @@ class _Flush:
                 if rows:
                     yield _batch(rows)
 
-
-def single_key(plan: Plan) -> str:
-    return SINGLE

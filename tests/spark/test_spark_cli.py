@@ -3,6 +3,7 @@ PySpark is one message saying what to install."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,29 @@ def test_stream_command_line() -> None:
     )
     with pytest.raises(SystemExit):
         build_parser().parse_args(["stream", "p.pcep", "--input", "in", "--output", "out", "--type", "t"])
+
+
+@pytest.mark.spark
+def test_stream_stops_at_a_bad_row_with_one_message(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.csv").write_text("type,ts,seq,k\nA,1,0,1\nB,2,1,1\n")
+    (tmp_path / "in" / "b.csv").write_text("type,ts,seq,k\nA,3,2,1\nB,oops,3,1\n")
+    (tmp_path / "p.pcep").write_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 5\n")
+    args = [
+        "stream", str(tmp_path / "p.pcep"), "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"),
+        "--checkpoint", str(tmp_path / "ck"), "--type-field", "type", "--time-field", "ts", "--pos-field", "seq",
+        "--available-now", "--flush",
+    ]  # fmt: skip
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"{tmp_path / 'in' / 'b.csv'}:3: field 'ts': error: cannot parse timestamp 'oops'"
+    (tmp_path / "in" / "b.csv").write_text("type,ts,seq,k\nA,3,2,1\nB,4,3,1\n")
+    assert main([*args[:7], str(tmp_path / "ck2"), *args[8:]]) == 0
+    lines = [
+        json.loads(x)
+        for f in sorted((tmp_path / "out").glob("part-*.jsonl"))
+        for x in f.read_text().splitlines()
+    ]
+    assert sorted(m["ids"]["a"] for m in lines) == [0, 0, 2]
