@@ -54,6 +54,7 @@ class Group:
     count_windows: tuple[int, ...]  # distinct WITHIN n EVENTS
     clock_sensitive: bool  # emission points matter: streaming runs it in one partition
     reason: str  # why it runs in one partition ("" when keyed)
+    waits: bool = True  # some pattern has an end negation: its matches wait for a window to close
 
     @property
     def keyed(self) -> bool:
@@ -340,6 +341,7 @@ def make_plan(net: Net) -> Plan:
                 count_windows=tuple(count_w),
                 clock_sensitive=sig[1],
                 reason="; ".join(reasons.get(sig, [])),
+                waits=any(has_end_negation(p.source.structure) for p in pats),
             )
         )
     return Plan(net, tuple(groups), tuple(warnings))

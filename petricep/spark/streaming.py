@@ -310,13 +310,16 @@ class EngineProcessor:
                     seq += 1
 
         last = -1
+        advancing = not group.clock_sensitive
         try:
             for e in events:
                 last = e.pos
                 emit(engine.push(e), e.pos)
-                for w in group.time_windows:  # a watermark past the window's end: advance then
-                    st.wakeups.append(event_time_ms(e.ts + w) + 2)
-            if not group.clock_sensitive:
+                if advancing and group.waits:  # a watermark past the window's end: advance then
+                    st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
+                if advancing and self.tie != "arrival":  # ... and past this timestamp's group
+                    st.wakeups.append(event_time_ms(e.ts) + 2)
+            if advancing:
                 emit(engine.advance(clock_ts(wm), last), CLOCK)
         except EvaluationError as err:
             raise RuntimeError(TASK_ERROR + f"event at position {last}: {err}") from None
@@ -465,4 +468,3 @@ class _Flush:
                         raise RuntimeError(TASK_ERROR + str(err)) from None
                 if rows:
                     yield _batch(rows)
-
