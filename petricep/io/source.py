@@ -14,10 +14,10 @@ import gc
 import json
 import math
 import operator
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -151,6 +151,9 @@ class EventSource:
         self._kind: str | None = None
         self._required = _rule_map(spec.required, "required")
         self._numeric = _rule_map(spec.numeric, "numeric")
+        # rows no pattern can use are dropped a batch at a time (petricep.runtime.prefilter);
+        # their positions are still counted
+        self.row_filter: RowFilter | None = None
 
     @property
     def time_kind(self) -> str:
@@ -412,13 +415,24 @@ class _Run:
             for a in num:
                 if not all_numbers[index[a]]:
                     return None
+        rows = None
+        if self.source.row_filter is not None:
+            rows = self.source.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
         # Building many small containers triggers the cyclic GC over and over, with
         # nothing to collect: pause it for the batch (about a third faster).
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-            events = list(map(Event, types, tss, positions, ids, attrs))
+            if rows is not None:
+                types, tss_kept, positions_kept, ids = (
+                    _pick(list(types), rows), _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
+                )
+                cols = [_pick(c, rows) for c in cols]
+                attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
+                events = list(map(Event, types, tss_kept, positions_kept, ids, attrs))
+            else:
+                attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
+                events = list(map(Event, types, tss, positions, ids, attrs))
         finally:
             if gc_was_on:
                 gc.enable()
@@ -430,3 +444,26 @@ class _Run:
             self.kind = kind
             self.source._kind = kind
         return events
+
+
+def _pick(values: Any, rows: list[int]) -> list[Any]:
+    """``[values[i] for i in rows]``, for the rows a row filter keeps."""
+    if not rows:
+        return []
+    got = operator.itemgetter(*rows)(values)
+    return list(got) if len(rows) > 1 else [got]
+
+
+class RowFilter(Protocol):
+    """Drops rows no pattern can use (see :class:`petricep.runtime.prefilter.Prefilter`)."""
+
+    def keep(
+        self,
+        n: int,
+        type_arr: pa.Array | None,
+        type_const: str | None,
+        names: Sequence[str],
+        cols: Sequence[list[Any]],
+        numeric: Sequence[bool],
+        tss: Any,
+    ) -> list[int] | None: ...
