@@ -571,12 +571,19 @@ def _consumption(
     return out
 
 
-def build_net(patterns: Sequence[A.Pattern], share: bool = True, conflicts: Sequence[A.Conflict] = ()) -> Net:
+def build_net(
+    patterns: Sequence[A.Pattern],
+    share: bool = True,
+    conflicts: Sequence[A.Conflict] = (),
+    push_negations: bool = True,
+) -> Net:
+    """``push_negations=False``: every negation is checked after a match is built (SASE's
+    way; for comparison, see :func:`compile_pattern`)."""
     ordered = order_patterns(patterns)
     policy = _consumption(ordered, conflicts)
     nets = []
     for i, p in enumerate(ordered):
-        net = compile_pattern(p, i)
+        net = compile_pattern(p, i, push_negations)
         domain, names = policy[p.name]
         if domain is not None:
             net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)

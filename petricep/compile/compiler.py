@@ -225,7 +225,10 @@ def _error(pattern: A.Pattern, message: str) -> PatternSemanticError:
     return PatternSemanticError(message, s.file, s.line or None, s.column or None)
 
 
-def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
+def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = True) -> PatternNet:
+    """``push_negations=False`` keeps every negation out of the scan: partial matches are
+    built regardless and each match is checked against the negated events at emission
+    (SASE's post-construction negation, paper 000's baseline)."""
     if flatten_seq(pattern.structure) != pattern.structure:
         pattern = replace(pattern, structure=flatten_seq(pattern.structure))
     refs = A.events_of(pattern.structure)
@@ -277,7 +280,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
     negations = []
     for j, r in enumerate(negs):
         before, after = seq_of[r.var]
-        pushed = bool(before and after)
+        pushed = push_negations and bool(before and after)
         for conf in cinfo:
             if any(n is r for n, _ in conf.active):
                 for ci in neg_conds[r.var]:

@@ -92,6 +92,7 @@ def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
 class RunStats:
     events: int = 0
     composite_events: int = 0
+    created: int = 0  # partial matches (tokens) created: the intermediate results
     matches: dict[str, int] = field(default_factory=dict)
 
     def partial_matches(self, engine: Engine) -> int:
@@ -101,9 +102,12 @@ class RunStats:
 class Engine:
     """Runs a compiled :class:`Net` over one stream (embedded mode)."""
 
-    def __init__(self, net: Net, tie: str = "arrival", sweep_every: int = 2048, collect: bool = True) -> None:
+    def __init__(
+        self, net: Net, tie: str = "arrival", sweep_every: int = 2048, collect: bool = True, share_prefixes: bool = True
+    ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
-        returns only the matches whose patterns feed others; for monitoring and benchmarks)."""
+        returns only the matches whose patterns feed others; for monitoring and benchmarks).
+        ``share_prefixes=False``: partial matches copy their prefix (for comparison)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -114,7 +118,8 @@ class Engine:
                 )
         self.net = net
         self.tie = tie
-        self.runtimes = [GroupRuntime(g, tie) for g in net.groups]
+        self.share_prefixes = share_prefixes
+        self.runtimes = [GroupRuntime(g, tie, share_prefixes) for g in net.groups]
         self.consumers: dict[str, list[GroupRuntime]] = {}
         for rt in self.runtimes:
             for t in sorted(rt.net.input_types):
@@ -232,7 +237,7 @@ class Engine:
             raise ConfigError("extend() needs the running net with patterns added (merge.extend_net)")
         self.net = net
         for g in net.groups[len(old.groups) :]:
-            rt = GroupRuntime(g, self.tie)
+            rt = GroupRuntime(g, self.tie, self.share_prefixes)
             self.runtimes.append(rt)
             for t in sorted(g.input_types):
                 self.consumers.setdefault(t, []).append(rt)
@@ -333,6 +338,7 @@ class Engine:
             part = self._partition(i, rt, self._key(rt, d))
             accepted: list[Token] = []
             created = rt.step(part, d, self._floor(rt, part), composite, accepted)
+            self.stats.created += len(created)
             for t in accepted:
                 self._accept(i, rt, part, t, d, emitted)
             rt.store(part, created)
@@ -547,6 +553,7 @@ class Engine:
                             queue.append(fired)
                             creator[id(fired)] = g
         rt.store(part, queue)
+        self.stats.created += len(queue)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
 
 

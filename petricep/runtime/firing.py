@@ -32,9 +32,12 @@ def event_key(e: Event, composite: bool) -> int:
 
 
 class GroupRuntime:
-    def __init__(self, net: GroupNet, tie: str = "arrival") -> None:
+    def __init__(self, net: GroupNet, tie: str = "arrival", share_prefixes: bool = True) -> None:
+        """``share_prefixes=False``: every new partial match copies its predecessor's chain
+        instead of pointing to it (the copying baseline of paper 001; same matches)."""
         self.net = net
         self.tie = tie
+        self.share_prefixes = share_prefixes
         self.strategy = net.strategy
         self.stnm = net.strategy == STNM
         self.contiguity = net.strategy in (STRICT_CONTIGUITY, PARTITION_CONTIGUITY)
@@ -201,6 +204,8 @@ class GroupRuntime:
         for ci, ksl in tr.deferred_iteration:
             if not self.check_elements(ci, ksl, nt):
                 return None
+        if not self.share_prefixes and t.event is not None:
+            nt.prev = t.copied()
         return nt
 
     def check_elements(self, ci: int, kslot: int, t: Token) -> bool:

@@ -73,6 +73,23 @@ class Token:
         )
         return t
 
+    def copied(self) -> Token:
+        """A private copy of this partial match's whole chain (the root stays shared): what
+        an automaton that copies partial matches pays per extension (paper 001's baseline)."""
+        links: list[Token] = []
+        t: Token | None = self
+        while t is not None and t.event is not None:
+            links.append(t)
+            t = t.prev
+        out = t
+        for x in reversed(links):
+            c = x.detached()
+            c.prev = out
+            c.alive = x.alive
+            out = c
+        assert out is not None
+        return out
+
     def chain(self) -> list[tuple[int, Event]]:
         """(slot, event) pairs from the first binding to this one."""
         out = []
