@@ -1,10 +1,17 @@
-"""python -m bench <workload> [options]   (workloads: multi)"""
+"""python -m bench <workload> [options]   (python -m bench <workload> --help for each)"""
 
 from __future__ import annotations
 
 import sys
 
-WORKLOADS = {"multi": "bench.multi"}
+WORKLOADS = {
+    "sase": "bench.sase_q2",
+    "nasdaq": "bench.nasdaq",
+    "negation": "bench.negation",
+    "kleene": "bench.kleene",
+    "multi": "bench.multi",
+    "aarhus": "bench.aarhus",
+}
 
 
 def main() -> int:

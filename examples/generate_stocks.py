@@ -15,6 +15,7 @@ import csv
 import json
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,34 @@ def generate(events: int, symbols: int, max_price: int, seed: int) -> Iterator[d
                 "volume": int(volume[i]),
             }
         done += n
+
+
+def generate_table(events: int, symbols: int, max_price: int, seed: int) -> Any:
+    """The same stream as :func:`generate`, as a pyarrow Table built without a row loop."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    chunk = 65536
+    parts: list[tuple[Any, Any, Any]] = []
+    done = 0
+    while done < events:
+        n = min(chunk, events - done)
+        parts.append((rng.integers(1, symbols + 1, n), rng.integers(1, max_price + 1, n), rng.integers(1, 1001, n)))
+        done += n
+    sym = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    names = np.array([f"stock{k}" for k in range(symbols + 1)], dtype=object)
+    symbol_names = np.array([f"S{k}" for k in range(symbols + 1)], dtype=object)
+    ids = np.arange(events, dtype=np.int64)
+    return pa.table(
+        {
+            "id": ids,
+            "ts": ids,
+            "type": pa.array(names[sym], pa.string()).dictionary_encode(),
+            "symbol": pa.array(symbol_names[sym], pa.string()).dictionary_encode(),
+            "price": np.concatenate([p[1] for p in parts]) if parts else ids,
+            "volume": np.concatenate([p[2] for p in parts]) if parts else ids,
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
