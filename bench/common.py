@@ -9,6 +9,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -151,3 +152,12 @@ def stock_table(events: int, symbols: int, max_price: int, seed: int) -> pa.Tabl
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.generate_table(events, symbols, max_price, seed)  # type: ignore[no-any-return]
+
+
+def measure(repeat: int, net: Net, make_source: Callable[[], EventSource], **options: Any) -> Run:
+    """Best of ``repeat`` runs of :func:`run_source`, peak memory from one traced run."""
+    return best_run(
+        repeat,
+        lambda: run_source(net, make_source, **options),
+        lambda: run_source(net, make_source, memory=True, **options),
+    )

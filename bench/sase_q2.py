@@ -12,10 +12,11 @@ the stream there, for running SASE on the same events.
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 import pyarrow.csv as pa_csv
 
-from bench.common import ROOT, best_run, header, row, run_source, stock_table
+from bench.common import ROOT, header, measure, row, stock_table
 from petricep.io.readers import InputSpec, events_from_table
 from petricep.lang.parser import parse_file
 from petricep.merge import build_net
@@ -41,10 +42,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# workload 1: SASE Q2, {args.events:,} events, {args.symbols} symbols, prices 1..{args.max_price}, seed {args.seed}")
     print(header())
     for label, pf in (("petricep, prefilter on", True), ("petricep, prefilter off", False)):
-        r = best_run(
-            args.repeat,
-            lambda pf=pf: run_source(net, lambda: events_from_table(table, SPEC), prefilter=pf),  # type: ignore[misc]
-            lambda pf=pf: run_source(net, lambda: events_from_table(table, SPEC), prefilter=pf, memory=True),  # type: ignore[misc]
-        )
+        r = measure(args.repeat, net, partial(events_from_table, table, SPEC), prefilter=pf)
         print(row(label, r) + f" events built: {r.events:,}")
     return 0
