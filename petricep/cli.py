@@ -134,8 +134,7 @@ def parse_slack(text: str | None) -> float | int | None:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([A-Za-z]*)\s*", text)
     unit = m.group(2).lower() if m else ""
     if m is None or (unit and unit not in A.DURATION_UNITS):
-        units = ", ".join(A.DURATION_UNITS)
-        raise ConfigError(f"--slack: expected a number >= 0, optionally with a unit ({units}), got {text!r}")
+        raise ConfigError(f"--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got {text!r}")
     value = float(m.group(1)) * (A.DURATION_UNITS[unit] if unit else 1)
     return int(value) if value.is_integer() else value
 
@@ -191,10 +190,23 @@ def _window_text(w: A.Window | None) -> str:
 
 
 def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
+    """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
+    and negation buffers pile up), or a Kleene variable without a window (one partial match
+    may grow without bound even when a LIMIT caps how many there are)."""
     out = []
     for p in patterns:
+        if p.window is None and p.limit is None:
+            out.append(
+                f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
+                "(add WITHIN, or LIMIT n PARTIAL MATCHES)"
+            )
         if p.window is None:
-            out.append(f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound")
+            kleene = [r.var for r in A.events_of(p.structure) if r.kleene]
+            if kleene:
+                out.append(
+                    f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
+                    "one partial match may grow without bound"
+                )
     return out
 
 
@@ -234,6 +246,8 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
             f"window {_window_text(p.window)}; partition {part}; {p.strategy}"
             + (f"; returns {pn.output_type}" if pn.output_type else "")
+            + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")
+            + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
             + "\n"
         )
     s = net.stats()
@@ -343,7 +357,11 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
         lines.append(f"  {name}: {p['matches']} matches{extra}")
     if ev["composite"]:
         lines.append(f"  composite events: {ev['composite']}")
-    lines.append(f"  partial matches alive at end: {report['partial_matches']['alive']}")
+    pm = report["partial_matches"]
+    lines.append(
+        f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
+        f"{pm['dropped']} dropped by limits"
+    )
     return lines
 
 

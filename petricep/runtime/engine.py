@@ -115,6 +115,7 @@ class RunStats:
     late: int = 0  # input events behind the watermark (with a slack): reported, not fired
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
+    peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
 
     def partial_matches(self, engine: Engine) -> int:
         return engine.live_partial_matches()
@@ -277,6 +278,10 @@ class Engine:
                 while deadlines:
                     self._expire(rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
             out += self._emit(emitted)
+        if emitter is not None:
+            self.sweep(emitter)  # samples the peak once more
+        for states in self.states:  # every window has closed: no partial match is left
+            states.clear()
         return out
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
@@ -329,7 +334,21 @@ class Engine:
         return [p.name for p in self.net.patterns if p.index not in self.removed]
 
     def live_partial_matches(self) -> int:
-        return sum(p.live_tokens() for states in self.states for p in states.values())
+        """Partial matches that can still be extended at the last event (0 after flush)."""
+        return sum(1 for _ in self._live_tokens())
+
+    def _live_tokens(self) -> Iterator[tuple[GroupRuntime, Token]]:
+        now = self._last_input
+        for rt, states in zip(self.runtimes, self.states):
+            for part in states.values():
+                floor = self._floor(rt, part)
+                for tokens in part.marking:
+                    for t in tokens:
+                        if not t.alive or not t.users or (now is not None and rt.expired(t, now)):
+                            continue
+                        if rt.contiguity and t.last_key < floor:
+                            continue
+                        yield rt, t
 
     def sweep(self, now: Event) -> None:
         self._since_sweep = 0
@@ -349,19 +368,18 @@ class Engine:
                     dead.append(key)
             for key in dead:
                 del states[key]
+        # what the sweep left is exactly the live partial matches: sample their peak
+        live = sum(p.live_tokens() for states in self.states for p in states.values())
+        if live > self.stats.peak_partial:
+            self.stats.peak_partial = live
 
     def live_by_pattern(self) -> dict[str, int]:
         """Live partial matches per pattern (a shared token counts for each pattern it serves)."""
         out = {p.name: 0 for p in self.net.patterns if p.index not in self.removed}
-        for rt, states in zip(self.runtimes, self.states):
-            names = [(bit, self.net.patterns[pi].name) for pi, bit in rt.bit.items() if pi not in self.removed]
-            for part in states.values():
-                for tokens in part.marking:
-                    for t in tokens:
-                        if t.alive:
-                            for bit, name in names:
-                                if t.users & bit:
-                                    out[name] += 1
+        for rt, t in self._live_tokens():
+            for pi, bit in rt.bit.items():
+                if t.users & bit and pi not in self.removed:
+                    out[self.net.patterns[pi].name] += 1
         return out
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
@@ -388,7 +406,11 @@ class Engine:
                 }
                 for name, count in st.matches.items()
             },
-            "partial_matches": {"alive": self.live_partial_matches(), "dropped": sum(st.dropped.values())},
+            "partial_matches": {
+                "alive": self.live_partial_matches(),
+                "peak": st.peak_partial,
+                "dropped": sum(st.dropped.values()),
+            },
         }
 
     # ------------------------------------------------------------------ internals

@@ -33,7 +33,15 @@ def test_drop_oldest_is_the_default() -> None:
     # A2 is the third live partial match: A0, whose first event is oldest, goes
     assert ids == [{"a": "A1", "b": "B3"}, {"a": "A2", "b": "B3"}]
     assert engine.stats.dropped == {"p": 1}
+
+
+def test_report_counts_live_and_dropped_partial_matches_while_running() -> None:
+    engine = Engine(compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 100 LIMIT 2 PARTIAL MATCHES"))
+    for e in A3B:
+        engine.push(e)
     assert engine.report()["patterns"]["p"] == {"matches": 2, "timeouts": 0, "dropped": 1, "alive": 2}
+    engine.flush()
+    assert engine.report()["patterns"]["p"]["alive"] == 0  # the stream ended: every window closed
 
 
 def test_reject_new_keeps_the_old_ones() -> None:
