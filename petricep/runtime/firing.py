@@ -16,7 +16,7 @@ from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
-from petricep.runtime.limits import LimitSpec, uncount
+from petricep.runtime.limits import LimitSpec, prune, uncount
 from petricep.runtime.state import INF, Partition, Token, root_token
 
 Cond = Callable[[Any, Any], bool]
@@ -415,6 +415,8 @@ class GroupRuntime:
 
     def sweep(self, part: Partition, now: Event, contiguity_floor: float) -> None:
         """Drop tokens that can never fire again and negative events no match can see."""
+        if part.quotas:
+            prune(part, now, self.limits)
         for pid, tokens in enumerate(part.marking):
             if tokens:
                 part.marking[pid] = [

@@ -120,13 +120,17 @@ def _settle(
     limits: list[LimitSpec],
 ) -> None:
     """Make ``quota.live`` exact at ``now`` and leave a live partial match on top."""
-    heap = quota.heap
-    bit = spec.bit
     if broken is not None:
-        for entry in heap:
+        for entry in quota.heap:
             t = entry[3]
-            if t.counted & bit and broken(t):
-                uncount(part, t, bit, limits)
+            if t.counted & spec.bit and broken(t):
+                uncount(part, t, spec.bit, limits)
+    _pop_dead(part, quota, spec, now, limits)
+
+
+def _pop_dead(part: Partition, quota: Quota, spec: LimitSpec, now: Event, limits: list[LimitSpec]) -> None:
+    """Pop the partial matches at the top that no longer count (expired ones stop counting)."""
+    heap, bit = quota.heap, spec.bit
     while heap:
         t = heap[0][3]
         if t.counted & bit and spec.expired(t, now):
@@ -136,6 +140,15 @@ def _settle(
         heapq.heappop(heap)
 
 
+def prune(part: Partition, now: Event, limits: list[LimitSpec]) -> None:
+    """Housekeeping: forget the partial matches at the top of each quota that no longer
+    count (expired, or already uncounted), so a quota holds at most a window's worth."""
+    for spec in limits:
+        quota = part.quotas.get(spec.pattern)
+        if quota is not None:
+            _pop_dead(part, quota, spec, now, limits)
+
+
 def _drop(part: Partition, t: Token, bit: int, limits: list[LimitSpec]) -> None:
     uncount(part, t, bit, limits)
     t.users &= ~bit
@@ -143,4 +156,4 @@ def _drop(part: Partition, t: Token, bit: int, limits: list[LimitSpec]) -> None:
         t.alive = False
 
 
-__all__ = ["LimitSpec", "Quota", "admit", "uncount"]
+__all__ = ["LimitSpec", "Quota", "admit", "prune", "uncount"]
