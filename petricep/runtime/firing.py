@@ -98,6 +98,12 @@ class GroupRuntime:
         self.timeout_mask = 0
         self.limits: list[LimitSpec] = []
         self.limit_mask = 0
+        # per place: the patterns that can extend a token there, and those that emit from it
+        # (a shared token is a partial match of a pattern only where that pattern goes on)
+        self.exit_bits = [0] * len(net.places)
+        for tr in net.transitions:
+            self.exit_bits[tr.src] |= self.tr_mask[tr.id]
+        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
