@@ -197,9 +197,16 @@ class Engine:
             return self._push(e)
         out: list[Match] = []
         for x in self.order.offer(e):
-            out += self._push(x)
+            out += self._push_released(x)
         self.stats.late = self.order.late
         return out
+
+    def _push_released(self, x: Event) -> list[Match]:
+        try:
+            return self._push(x)
+        except EvaluationError as exc:
+            exc.event = x  # type: ignore[attr-defined]  # the event that failed, not the one arriving
+            raise
 
     def _push(self, e: Event) -> list[Match]:
         last = self._last_input
@@ -259,7 +266,7 @@ class Engine:
         out: list[Match] = []
         if self.order is not None:
             for x in self.order.drain():
-                out += self._push(x)
+                out += self._push_released(x)
         if self.tie == "either":
             out += self._run_group()
         else:
