@@ -11,6 +11,7 @@ WORKLOADS = {
     "kleene": "bench.kleene",
     "multi": "bench.multi",
     "aarhus": "bench.aarhus",
+    "soak": "bench.soak",
 }
 
 

@@ -7,6 +7,8 @@ exit status 1, never a traceback. Usage errors exit with 2 (argparse).
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -19,6 +21,7 @@ from petricep.errors import ConfigError, EvaluationError, PetricepError
 from petricep.lang import ast as A
 
 PROGRESS_EVERY = 20000
+EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
 
 
 def _add_input_options(ap: argparse.ArgumentParser) -> None:
@@ -43,6 +46,17 @@ def _add_input_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
 
 
+def _add_order_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("event time")
+    g.add_argument(
+        "--slack",
+        metavar="D",
+        help="accept events out of time order by up to D (timestamp units, or 500ms, 2s, 1min, ...): they are "
+        "re-ordered before matching; events later than that are late (counted, written to --late)",
+    )
+    g.add_argument("--late", metavar="FILE", help="with --slack: JSON Lines file of the late events")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="petricep",
@@ -65,12 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="arrival",
         help="events with equal timestamps: ordered by arrival (default), never ordered (strict), or in either order",
     )
+    _add_order_options(run)
     run.add_argument(
         "--no-prefilter",
         dest="prefilter",
         action="store_false",
         help="turn every row into an event, even those no pattern can use (for comparison)",
     )
+    run.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, state)")
     prog = run.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -117,6 +133,60 @@ def _delimiter(text: str | None) -> str | None:
     return {"space": " ", "tab": "\t", "\\t": "\t"}.get(text, text)
 
 
+def parse_slack(text: str | None) -> float | int | None:
+    """``--slack``: a number of timestamp units, or a duration with a unit (seconds)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or (unit and unit not in A.DURATION_UNITS):
+        raise ConfigError(f"--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got {text!r}")
+    value = float(m.group(1)) * (A.DURATION_UNITS[unit] if unit else 1)
+    return int(value) if value.is_integer() else value
+
+
+def input_spec(args: argparse.Namespace, patterns: Sequence[A.Pattern], **extra: Any) -> Any:
+    """The :class:`InputSpec` the input options describe (embedded and Spark runs)."""
+    from petricep.io.readers import InputSpec, infer_format
+    from petricep.lang.fields import field_requirements
+
+    required, numeric = field_requirements(patterns)
+    fmt = args.format or infer_format(args.events)
+    return InputSpec(
+        path=args.events,
+        format=fmt,
+        type_field=args.type_field,
+        type_const=args.type,
+        time_field=args.time_field,
+        id_field=args.id_field,
+        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
+        delimiter=_delimiter(args.delimiter),
+        time_format=args.time_format,
+        time_unit=args.time_unit,
+        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
+        # the pattern (file:line:column); JSON Lines rows are checked one by one.
+        required=required if fmt == "jsonl" else {},
+        numeric=numeric,
+        **extra,
+    )
+
+
+def check_columns(files: Sequence[A.PatternFile], spec: Any, path: str | None = None) -> None:
+    """Schema check of CSV/Parquet input: every field a pattern reads must be a column."""
+    from petricep.io.readers import open_events
+    from petricep.lang.check import check_fields
+
+    if spec.format == "jsonl":
+        return
+    columns = open_events(replace(spec, path=path or spec.path, numeric={})).columns
+    if columns is None:
+        return
+    patterns = [p for f in files for p in f.patterns]
+    composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
+    for f in files:
+        check_fields(f, columns, composite=composite)
+
+
 def _window_text(w: A.Window | None) -> str:
     if w is None:
         return "none"
@@ -126,10 +196,26 @@ def _window_text(w: A.Window | None) -> str:
 
 
 def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
+    """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
+    and negation buffers pile up), or a Kleene variable without a window (one partial match
+    may grow without bound even when a LIMIT caps how many there are)."""
     out = []
     for p in patterns:
+        refs = A.events_of(p.structure)
+        if len(refs) == 1 and not refs[0].kleene:
+            continue  # one event: no partial match, no state
+        if p.window is None and p.limit is None:
+            out.append(
+                f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
+                "(add WITHIN, or LIMIT n PARTIAL MATCHES)"
+            )
         if p.window is None:
-            out.append(f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound")
+            kleene = [r.var for r in A.events_of(p.structure) if r.kleene]
+            if kleene:
+                out.append(
+                    f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
+                    "one partial match may grow without bound"
+                )
     return out
 
 
@@ -169,6 +255,8 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
             f"window {_window_text(p.window)}; partition {part}; {p.strategy}"
             + (f"; returns {pn.output_type}" if pn.output_type else "")
+            + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")
+            + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
             + "\n"
         )
     s = net.stats()
@@ -189,58 +277,37 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
-    from petricep.io.output import JsonlWriter
-    from petricep.io.readers import InputSpec, infer_format, open_events
-    from petricep.lang.check import check_fields
-    from petricep.lang.fields import field_requirements
+    from petricep.io.output import JsonlWriter, LateWriter
+    from petricep.io.readers import open_events
     from petricep.lang.parser import parse_file
     from petricep.merge import build_net
     from petricep.runtime.engine import Engine
 
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
+    slack = parse_slack(args.slack)
+    if args.late and slack is None:
+        raise ConfigError("--late needs --slack")
     files = [parse_file(p) for p in args.patterns]
     patterns = [p for f in files for p in f.patterns]
     net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
     for w in warnings_for(patterns):
         err.write(w + "\n")
-    required, numeric = field_requirements(patterns)
-    fmt = args.format or infer_format(args.events)
-    spec = InputSpec(
-        path=args.events,
-        format=fmt,
-        type_field=args.type_field,
-        type_const=args.type,
-        time_field=args.time_field,
-        id_field=args.id_field,
-        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
-        delimiter=_delimiter(args.delimiter),
-        time_format=args.time_format,
-        time_unit=args.time_unit,
-        on_error=args.on_error,
-        rejects_path=args.rejects,
-        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
-        # the pattern (file:line:column); JSON Lines rows are checked one by one.
-        required=required if fmt == "jsonl" else {},
-        numeric=numeric,
-    )
-    if fmt != "jsonl":
-        columns = open_events(replace(spec, numeric={})).columns
-        if columns is not None:
-            composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
-            for f in files:
-                check_fields(f, columns, composite=composite)
+    spec = input_spec(args, patterns, on_error=args.on_error, rejects_path=args.rejects, ordered=slack is None)
+    check_columns(files, spec)
     source = open_events(spec)
-    if args.prefilter:
+    prefilter = None
+    if args.prefilter and slack is None:  # with a slack every event moves the watermark
         from petricep.runtime.prefilter import Prefilter
 
-        source.row_filter = Prefilter(net)
-    engine = Engine(net, tie=args.tie)
+        prefilter = source.row_filter = Prefilter(net)
     show = err.isatty() if args.progress is None else args.progress
     started = time.perf_counter()
     with ExitStack() as stack:
-        sink = out if not args.output else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+        sink = out if not args.output else stack.enter_context(_open_out(args.output))
         writer = JsonlWriter(sink)
+        late = LateWriter(stack.enter_context(_open_out(args.late))) if args.late else None
+        engine = Engine(net, tie=args.tie, slack=slack, on_late=late.write if late else None)
         bar: Any = None
         if show:
             from tqdm import tqdm
@@ -256,27 +323,62 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 n += 1
                 if bar is not None and n % PROGRESS_EVERY == 0:
                     bar.update(PROGRESS_EVERY)
+            current = None
             for m in engine.flush():
                 writer.write(m)
         except EvaluationError as exc:
-            where = f"{args.events}: event at position {current.pos} (id {current.id!r})" if current else args.events
+            failed = getattr(exc, "event", None) or current  # with a slack: a held event
+            where = f"{args.events}: event at position {failed.pos} (id {failed.id!r})" if failed else args.events
             raise EvaluationError(f"{where}: {exc}") from None
         if bar is not None:
             bar.update(n % PROGRESS_EVERY)
     elapsed = time.perf_counter() - started
-    rate = source.rows_read / elapsed if elapsed > 0 else 0.0
-    err.write(
-        f"summary: {source.rows_read} events read, {source.rows_rejected} rejected, "
-        f"{writer.count} matches in {elapsed:.2f} s ({rate:,.0f} events/s)\n"
-    )
-    for name, count in engine.stats.matches.items():
-        err.write(f"  {name}: {count} matches\n")
-    if engine.stats.composite_events:
-        err.write(f"  composite events: {engine.stats.composite_events}\n")
-    err.write(f"  partial matches alive at end: {engine.live_partial_matches()}\n")
+    if prefilter is not None:  # rows the prefilter judged are processed too
+        engine.stats.events += prefilter.rows_in - prefilter.rows_kept
+    report = engine.report(source.rows_read, source.rows_rejected)
+    for line in summary_lines(report, elapsed):
+        err.write(line + "\n")
     if args.rejects and source.rows_rejected:
         err.write(f"  rejected rows written to {args.rejects}\n")
-    return 0
+    if args.late and report["events"]["late"]:
+        err.write(f"  late events written to {args.late}\n")
+    if args.stats:
+        with _open_out(args.stats) as fh:
+            json.dump(report, fh, indent=2)
+            fh.write("\n")
+    return EXIT_INCOMPLETE if report["events"]["rejected"] or report["events"]["late"] else 0
+
+
+def _open_out(path: str) -> IO[str]:
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
+    """The run's accounting for stderr: events read = processed + rejected + late; matches,
+    timeouts and dropped partial matches per pattern; partial matches alive at the end."""
+    ev = report["events"]
+    rate = ev["read"] / elapsed if elapsed > 0 else 0.0
+    total = sum(p["matches"] for p in report["patterns"].values())
+    lines = [
+        f"summary: {ev['read']} events read = {ev['processed']} processed + {ev['rejected']} rejected + "
+        f"{ev['late']} late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s)"
+    ]
+    for name, p in report["patterns"].items():
+        extra = "".join(
+            f", {p[k]} {label}" for k, label in (("timeouts", "timeouts"), ("dropped", "partial matches dropped")) if p[k]
+        )
+        lines.append(f"  {name}: {p['matches']} matches{extra}")
+    if ev["composite"]:
+        lines.append(f"  composite events: {ev['composite']}")
+    pm = report["partial_matches"]
+    lines.append(
+        f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
+        f"{pm['dropped']} dropped by limits"
+    )
+    return lines
 
 
 def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:

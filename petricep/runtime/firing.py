@@ -16,6 +16,7 @@ from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
+from petricep.runtime.limits import LimitSpec, prune, uncount
 from petricep.runtime.state import INF, Partition, Token, root_token
 
 Cond = Callable[[Any, Any], bool]
@@ -95,6 +96,17 @@ class GroupRuntime:
         self.places = net.places
         # who emits where: changes when patterns are removed from a running engine
         self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
+        # event time (set by the engine from its patterns): patterns whose partial matches
+        # time out into events, and patterns with a LIMIT on live partial matches
+        self.timeout_mask = 0
+        self.limits: list[LimitSpec] = []
+        self.limit_mask = 0
+        # per place: the patterns that can extend a token there, and those that emit from it
+        # (a shared token is a partial match of a pattern only where that pattern goes on)
+        self.exit_bits = [0] * len(net.places)
+        for tr in net.transitions:
+            self.exit_bits[tr.src] |= self.tr_mask[tr.id]
+        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
@@ -204,6 +216,8 @@ class GroupRuntime:
         for ci, ksl in tr.deferred_iteration:
             if not self.check_elements(ci, ksl, nt):
                 return None
+        if self.timeout_mask:
+            t.extended |= users
         if not self.share_prefixes and t.event is not None:
             nt.prev = t.copied()
         return nt
@@ -263,6 +277,8 @@ class GroupRuntime:
                     # skip-till-next-match: the partial match is consumed for the patterns
                     # that moved, and stays for the others
                     t.users &= ~moved
+                    if t.counted & moved:
+                        uncount(part, t, moved, self.limits)
                     if not t.users:
                         continue
                 keep.append(t)
@@ -398,6 +414,10 @@ class GroupRuntime:
                     if growable:
                         t.blocked |= bit
                         keep.append(t)
+                    else:
+                        t.alive = False
+                        if t.counted:
+                            uncount(part, t, t.counted, self.limits)
                     continue
                 keep.append(t)
             part.marking[pid] = keep if not growable else tokens
@@ -406,6 +426,8 @@ class GroupRuntime:
 
     def sweep(self, part: Partition, now: Event, contiguity_floor: float) -> None:
         """Drop tokens that can never fire again and negative events no match can see."""
+        if part.quotas:
+            prune(part, now, self.limits)
         for pid, tokens in enumerate(part.marking):
             if tokens:
                 part.marking[pid] = [

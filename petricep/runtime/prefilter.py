@@ -10,9 +10,11 @@ Anything the vectorised evaluator is not sure to compute exactly as the engine d
 "maybe": the row is kept and the engine decides, so the matches never change.
 
 Dropping rows is only sound where an event that no transition takes changes nothing:
-not under the contiguity strategies (every event interrupts), and not where a match
-waits for its window to close (an end negation: the event that closes the window is
-the emission point of the match and of its composite event). :attr:`Prefilter.active`
+not under the contiguity strategies (every event interrupts), not where a match or a
+timeout waits for its window to close (an end negation, ``ON TIMEOUT``: the event that
+closes the window is the emission point), not under a ``LIMIT`` (which partial matches
+are alive when it bites depends on when expired ones are swept) and not with a slack (every
+event moves the watermark; the CLI does not filter then). :attr:`Prefilter.active`
 is False for such nets and the filter then keeps everything.
 """
 
@@ -115,7 +117,9 @@ class Prefilter:
     """Which rows of a batch a net can use; see the module docstring."""
 
     def __init__(self, net: Net) -> None:
-        self.active = all(_droppable(g) for g in net.groups)
+        self.active = all(_droppable(g) for g in net.groups) and not any(
+            p.timeout is not None or p.limit is not None for p in net.patterns
+        )
         self.types: frozenset[str] = frozenset(t for g in net.groups for t in g.input_types)
         # per type: None = keep every row of it; else one guard list per transition (OR of ANDs)
         guards: dict[str, list[list[VecFn | None]] | None] = {}

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
-from petricep.io.readers import InputSpec, infer_format
+from petricep.io.readers import InputSpec
 
 DEFAULT_MASTER = "local[*]"
 
@@ -49,10 +49,7 @@ def _conflicts(files: Iterable[Any]) -> list[Any]:
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``petricep run --engine spark``: the same steps as ``--engine local`` up to the
     engine (patterns, warnings, input spec, schema check at the pattern), then Spark."""
-    from petricep.cli import warnings_for
-    from petricep.io.readers import open_events
-    from petricep.lang.check import check_fields
-    from petricep.lang.fields import field_requirements
+    from petricep.cli import check_columns, input_spec, warnings_for
     from petricep.lang.parser import parse_file
     from petricep.merge import build_net
 
@@ -60,34 +57,17 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise ConfigError(
             "--engine spark stops at the first bad row: --on-error skip and --rejects are not supported"
         )
+    if args.slack or args.late or args.stats:
+        raise ConfigError("--slack, --late and --stats are not supported with --engine spark yet: run embedded")
     files = [parse_file(p) for p in args.patterns]
     patterns = [p for f in files for p in f.patterns]
     net = build_net(patterns, conflicts=_conflicts(files))
     for w in warnings_for(patterns):
         err.write(w + "\n")
-    required, numeric = field_requirements(patterns)
-    fmt = args.format or infer_format(args.events)
-    spec = InputSpec(
-        path=args.events,
-        format=fmt,
-        type_field=args.type_field,
-        type_const=args.type,
-        time_field=args.time_field,
-        id_field=args.id_field,
-        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
-        delimiter=_delimiter(args.delimiter),
-        time_format=args.time_format,
-        time_unit=args.time_unit,
-        required=required if fmt == "jsonl" else {},
-        numeric=numeric,
-    )
+    spec = input_spec(args, patterns)
     local = _local_dir(args.events)
-    if fmt != "jsonl" and local is not None and os.path.isfile(local):
-        columns = open_events(replace(spec, path=local, numeric={})).columns
-        if columns is not None:
-            composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
-            for f in files:
-                check_fields(f, columns, composite=composite)
+    if local is not None and os.path.isfile(local):
+        check_columns(files, spec, path=local)
     elif local is not None and not os.path.exists(local):
         raise EventError("cannot open file: no such file", args.events)
     return run_batch(args, net, spec, out, err)
@@ -129,7 +109,7 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
         n = parsed.clock.events
         rate = n / elapsed if elapsed > 0 else 0.0
         err.write(
-            f"summary: {n} events read, 0 rejected, {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) "
+            f"summary: {n} events read = {n} processed + 0 rejected + 0 late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) "
             f"on Spark {spark.sparkContext.master}\n"
         )
         for p in net.patterns:

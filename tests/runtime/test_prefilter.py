@@ -81,6 +81,8 @@ def test_contiguity_and_end_negation_keep_everything() -> None:
     for text in (
         "PATTERN p: SEQ(A a, B b) WHERE strict-contiguity AND a.x > 3 WITHIN 10",
         "PATTERN p: SEQ(A a, B b, !(C c)) WHERE a.x > 3 WITHIN 10",
+        "PATTERN p: SEQ(A a, B b) WHERE a.x > 3 WITHIN 10 LIMIT 5 PARTIAL MATCHES",
+        "PATTERN p: SEQ(A a, B b) WHERE a.x > 3 WITHIN 10 ON TIMEOUT RETURN T(x = a.x)",
     ):
         pf = Prefilter(compile_text(text))
         assert not pf.active
