@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import importlib.util
 import time
 import tracemalloc
@@ -155,9 +156,9 @@ def stock_table(events: int, symbols: int, max_price: int, seed: int) -> pa.Tabl
 
 
 def measure(repeat: int, net: Net, make_source: Callable[[], EventSource], **options: Any) -> Run:
-    """Best of ``repeat`` runs of :func:`run_source`, peak memory from one traced run."""
-    return best_run(
-        repeat,
-        lambda: run_source(net, make_source, **options),
-        lambda: run_source(net, make_source, memory=True, **options),
-    )
+    """Best of ``repeat`` runs of :func:`run_source`, peak memory from one traced run
+    (skipped with BENCH_MEMORY=0 in the environment, for quick A/B timings)."""
+    traced = None
+    if os.environ.get("BENCH_MEMORY", "1") != "0":
+        traced = lambda: run_source(net, make_source, memory=True, **options)  # noqa: E731
+    return best_run(repeat, lambda: run_source(net, make_source, **options), traced)

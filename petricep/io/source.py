@@ -249,6 +249,13 @@ class _Run:
             self._rejects.close()
             self._rejects = None
 
+    def needed(self, names: Sequence[str]) -> list[bool] | None:
+        """Per column, whether events carry it (None: all); see ``EventSource.row_filter``."""
+        f = self.source.row_filter
+        if f is None:
+            return None
+        return f.needed(names, (self.type_field, self.time_field, self.id_field))
+
     def take_pos(self) -> int:
         pos = self.pos
         self.pos += 1
@@ -419,6 +426,10 @@ class _Run:
             for a in num:
                 if not all_numbers[index[a]]:
                     return None
+        need = self.needed(names)
+        if need is not None and not all(need):
+            names = tuple(nm for nm, k in zip(names, need) if k)
+            cols = [c for c, k in zip(cols, need) if k]
         rows = None
         if self.source.row_filter is not None:
             rows = self.source.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
@@ -460,6 +471,8 @@ def _pick(values: Any, rows: list[int]) -> list[Any]:
 
 class RowFilter(Protocol):
     """Drops rows no pattern can use (see :class:`petricep.runtime.prefilter.Prefilter`)."""
+
+    def needed(self, names: Sequence[str], always: Sequence[str | None]) -> list[bool]: ...
 
     def keep(
         self,

@@ -56,7 +56,13 @@ class _ArrowSource(EventSource):
             cols: list[list[Any]] = []
             has_nulls: list[bool] = []
             all_numbers: list[bool] = []
-            for arr in batch.columns:
+            need = run.needed(names)
+            for i, arr in enumerate(batch.columns):
+                if need is not None and not need[i]:  # no pattern reads it: never converted
+                    cols.append([])
+                    has_nulls.append(False)
+                    all_numbers.append(True)
+                    continue
                 values, numbers_only = _arrow_values(arr)
                 cols.append(values)
                 has_nulls.append(arr.null_count > 0)

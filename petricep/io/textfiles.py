@@ -202,7 +202,13 @@ class _CsvSource(EventSource):
         cols: list[list[Any]] = []
         has_nulls: list[bool] = []
         all_numbers: list[bool] = []
-        for arr in arrays:
+        need = run.needed(names)
+        for i, arr in enumerate(arrays):
+            if need is not None and not need[i]:  # no pattern reads it: never converted
+                cols.append([])
+                has_nulls.append(False)
+                all_numbers.append(True)
+                continue
             values, numbers_only = type_text_array(arr)
             cols.append(values)
             has_nulls.append(arr.null_count > 0)

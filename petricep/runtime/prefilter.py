@@ -16,6 +16,10 @@ closes the window is the emission point), not under a ``LIMIT`` (which partial m
 are alive when it bites depends on when expired ones are swept) and not with a slack (every
 event moves the watermark; the CLI does not filter then). :attr:`Prefilter.active`
 is False for such nets and the filter then keeps everything.
+
+The same object pushes the projection down too (:meth:`Prefilter.needed`): columns no
+condition, key or output of the run reads are not turned into event attributes. This
+holds for every net, so it applies whether rows are dropped or not.
 """
 
 from __future__ import annotations
@@ -135,8 +139,22 @@ class Prefilter:
                     continue
                 guards.setdefault(tr.event_type, []).append(fns)  # type: ignore[union-attr]
         self.guards = guards
+        # projection push-down: the only attributes any condition, key or output reads
+        fields: set[str] = set()
+        for p in net.patterns:
+            fields.update(p.source.partition)
+            for expr in A.pattern_exprs(p.source):
+                for e in A.walk_expr(expr):
+                    if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
+                        fields.add(e.field)
+        self.fields: frozenset[str] = frozenset(fields)
         self.rows_in = 0
         self.rows_kept = 0
+
+    def needed(self, names: Sequence[str], always: Sequence[str | None]) -> list[bool]:
+        """Per column: whether events need it as an attribute (``always``: the type, time and
+        id columns). The others are never converted to Python values."""
+        return [name in self.fields or name in always for name in names]
 
     def keep(
         self,
