@@ -70,6 +70,9 @@ class GroupRuntime:
         for tr in net.transitions:
             by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr)
         self.by_type: dict[str, list[tuple[int, list[Transition]]]] = {t: list(d.items()) for t, d in by_type.items()}
+        self.guarded: dict[tuple[int, str], bool] = {
+            (src, t): any(self.arc[tr.id] for tr in trs) for t, d in by_type.items() for src, trs in d.items()
+        }
         self.removed: set[int] = set()
         self.negs_by_type: dict[str, list[int]] = {}
         for n in net.negations:
@@ -249,8 +252,11 @@ class GroupRuntime:
         start = self.net.start
         marking = part.marking
         arc = self.arc
+        w = self.w
+        count_window = self.count_window
         for src, trs in groups:
-            enabled = [tr for tr in trs if all(f((e,), None) for f in arc[tr.id])]
+            # no list built per event when no transition here has input-arc guards
+            enabled = [tr for tr in trs if all(f((e,), None) for f in arc[tr.id])] if self.guarded[src, e.type] else trs
             if src == start:
                 for tr in enabled:
                     nt = self.fire(tr, self.root, e, contiguity_floor, composite)
@@ -263,8 +269,14 @@ class GroupRuntime:
                 continue
             keep = []
             for t in tokens:
-                if not t.alive or self.expired(t, e):
+                if not t.alive:
                     continue
+                if w is not None:  # expired: its window has passed e (inlined GroupRuntime.expired)
+                    if count_window:
+                        if e.pos - t.first_pos >= w:
+                            continue
+                    elif e.ts - t.first_ts > w:
+                        continue
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue
                 moved = 0
