@@ -226,6 +226,8 @@ def _error(pattern: A.Pattern, message: str) -> PatternSemanticError:
 
 
 def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
+    if any(r.archived for r in A.events_of(pattern.structure)):
+        raise _error(pattern, f"pattern {pattern.name!r} has ARCHIVED variables: it runs with an event archive (--archive DIR)")
     if flatten_seq(pattern.structure) != pattern.structure:
         pattern = replace(pattern, structure=flatten_seq(pattern.structure))
     refs = A.events_of(pattern.structure)

@@ -57,8 +57,19 @@ class Match:
     def ids(self) -> dict[str, Any]:
         if self._ids is None:
             self._ids = _ids(self._vars, self._chain or [])
-            self._chain = None
         return self._ids
+
+    def bindings(self) -> dict[str, Any]:
+        """Variable -> bound event (a Kleene variable: its list), from the shared chain."""
+        out: dict[str, Any] = {}
+        by_slot = {v.slot: v for v in self._vars or ()}
+        for sl, ev in self._chain or ():
+            v = by_slot[sl]
+            if v.kleene:
+                out.setdefault(v.name, []).append(ev)
+            else:
+                out[v.name] = ev
+        return out
 
     @property
     def id(self) -> str:
