@@ -1,10 +1,10 @@
-"""python -m bench <workload> [options]   (workloads: multi, soak)"""
+"""python -m bench <workload> [options]   (workloads: multi, soak, history, spill)"""
 
 from __future__ import annotations
 
 import sys
 
-WORKLOADS = {"multi": "bench.multi", "soak": "bench.soak"}
+WORKLOADS = {"multi": "bench.multi", "soak": "bench.soak", "history": "bench.history", "spill": "bench.spill"}
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
+from petricep.runtime.spill import PlaceStats, Spiller, expiry
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
@@ -143,6 +144,7 @@ class Engine:
         collect: bool = True,
         slack: float | int | None = None,
         on_late: LateHandler | None = None,
+        spill: Spiller | None = None,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -196,6 +198,13 @@ class Engine:
         self._group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self._since_sweep = 0
         self.order = EventTimeOrder(slack, on_late) if slack is not None else None
+        # partial-match spilling under a memory budget (runtime/spill.py)
+        self.spill = spill
+        if spill is not None:
+            if tie != "arrival":
+                raise ConfigError("spilling partial matches needs the arrival tie rule")
+            for rt in self.runtimes:
+                rt.place_stats = PlaceStats(len(rt.net.places))
 
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
@@ -252,7 +261,27 @@ class Engine:
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
+        if self.spill is not None and self.spill.over():
+            self._spill_out()
         return out
+
+    def _spill_out(self) -> None:
+        """Over the memory budget: write out the keys the policy finds most expendable
+        (only keys nothing outside their marking refers to)."""
+        spill = self.spill
+        assert spill is not None
+        candidates = []
+        for i, (rt, states) in enumerate(zip(self.runtimes, self.states)):
+            if rt.watch_mask:
+                continue
+            for key, part in states.items():
+                if not part.pending:
+                    candidates.append((i, key, part))
+        now = self._last_input.ts if self._last_input is not None else 0
+        for i, key in spill.choose(candidates, [rt.place_stats for rt in self.runtimes], now):
+            rt = self.runtimes[i]
+            part = self.states[i].pop(key)
+            spill.write(i, key, part, INF if rt.count_window else expiry(part, rt.w))
 
     def advance(self, ts: Any, pos: int) -> list[Match]:
         """Stream time reached ``(ts, pos)`` with no event of ours there: close the windows it
@@ -386,7 +415,7 @@ class Engine:
                 horizon = now.ts - max(w for w in windows if w is not None)
                 for seq in [s for s, ts in consumed.items() if ts < horizon]:
                     del consumed[seq]
-        for rt, states in zip(self.runtimes, self.states):
+        for i, (rt, states) in enumerate(zip(self.runtimes, self.states)):
             dead = []
             for key, part in states.items():
                 rt.sweep(part, now, self._floor(rt, part))
@@ -394,6 +423,13 @@ class Engine:
                     dead.append(key)
             for key in dead:
                 del states[key]
+                if self.spill is not None:
+                    self.spill.touched(i, key, Partition(0, 0))
+        if self.spill is not None:
+            self.spill.forget_expired(now.ts)
+            for i, states in enumerate(self.states):
+                for key, part in states.items():
+                    self.spill.touched(i, key, part)
         # what the sweep left is exactly the live partial matches: sample their peak
         live = sum(p.live_tokens() for states in self.states for p in states.values())
         if live > self.stats.peak_partial:
@@ -542,7 +578,12 @@ class Engine:
         states = self.states[i]
         part = states.get(key)
         if part is None:
-            part = states[key] = rt.new_partition()
+            if self.spill is not None and (i, key) in self.spill.spilled:
+                part = self.spill.read(i, key)  # a miss: the key's partial matches come back
+                assert part is not None
+                states[key] = part
+            else:
+                part = states[key] = rt.new_partition()
         return part
 
     def _floor(self, rt: GroupRuntime, part: Partition) -> float:
@@ -563,6 +604,8 @@ class Engine:
             rt.store(part, created)
             if rt.watch_mask:
                 self._watch(i, rt, part, created, d, key)
+            if self.spill is not None:
+                self.spill.touched(i, key, part)
             for j in rt.negative(part, d):
                 if self.tie == "arrival":
                     rt.cancel(part, j, d)

@@ -99,6 +99,7 @@ class GroupRuntime:
         self.limits: list[LimitSpec] = []
         self.limit_mask = 0
         self.watch_mask = 0  # either
+        self.place_stats: Any = None  # with spilling: PlaceStats (how partial matches advance)
         # per place: the patterns that can extend a token there, and those that emit from it
         # (a shared token is a partial match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)
@@ -269,6 +270,8 @@ class GroupRuntime:
                     if nt is not None:
                         created.append(nt)
                         moved |= nt.users
+                        if self.place_stats is not None:
+                            self.place_stats.advanced(t.place, e.ts - t.last_ts)
                 if moved and self.stnm:
                     # skip-till-next-match: the partial match is consumed for the patterns
                     # that moved, and stays for the others
@@ -289,6 +292,8 @@ class GroupRuntime:
         for nt in created:
             if places[nt.place].has_exits:
                 part.marking[nt.place].append(nt)
+                if self.place_stats is not None:
+                    self.place_stats.created[nt.place] += 1
 
     # ------------------------------------------------------------------ emission
 
