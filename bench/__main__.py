@@ -12,6 +12,8 @@ WORKLOADS = {
     "multi": "bench.multi",
     "aarhus": "bench.aarhus",
     "soak": "bench.soak",
+    "history": "bench.history",
+    "spill": "bench.spill",
 }
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gc
-import os
 import importlib.util
+import os
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence

@@ -46,6 +46,29 @@ def _add_input_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
 
 
+def _add_archive_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("event archive (history-aware patterns)")
+    g.add_argument(
+        "--archive",
+        metavar="DIR",
+        help="event archive (a Parquet dataset): every processed event is appended; patterns with "
+        "ARCHIVED variables look their history up there",
+    )
+    g.add_argument(
+        "--history-mode",
+        choices=("llaa", "sllaa"),
+        default="sllaa",
+        help="look up history per live match (llaa) or per group of live matches with overlapping ranges (sllaa)",
+    )
+    g.add_argument("--latency", metavar="D", help="with sllaa: how long live matches may wait to be grouped (default 0)")
+    g.add_argument(
+        "--history-order",
+        choices=("live-first", "archive-first", "auto"),
+        default="live-first",
+        help="match the live part first, ask the archive first, or choose by measured selectivity",
+    )
+
+
 def _add_order_options(ap: argparse.ArgumentParser) -> None:
     g = ap.add_argument_group("event time")
     g.add_argument(
@@ -87,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="turn every row into an event, even those no pattern can use (for comparison)",
     )
     run.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, state)")
+    _add_archive_options(run)
     prog = run.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -95,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
 
     _add_stream_parser(sub)
+
+    arch = sub.add_parser("archive", help="append an event file to an event archive (for ARCHIVED variables)")
+    _add_input_options(arch)
+    arch.add_argument("--to", required=True, metavar="DIR", help="the archive (created if missing)")
+    arch.add_argument("--bucket", metavar="D", default="1d", help="time partition of a new archive (default 1d)")
 
     draw = sub.add_parser("draw", help="draw the net of pattern files as DOT, SVG, PNG or PNML (format from -o)")
     draw.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
@@ -201,7 +230,7 @@ def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
     may grow without bound even when a LIMIT caps how many there are)."""
     out = []
     for p in patterns:
-        refs = A.events_of(p.structure)
+        refs = [r for r in A.events_of(p.structure) if not r.archived]  # history is read, not held
         if len(refs) == 1 and not refs[0].kleene:
             continue  # one event: no partial match, no state
         if p.window is None and p.limit is None:
@@ -290,14 +319,28 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise ConfigError("--late needs --slack")
     files = [parse_file(p) for p in args.patterns]
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
+    conflicts = [c for f in files for c in f.conflicts]
+    runner: Any = None
+    if args.archive:
+        from petricep.archive.history import HistoryRunner
+        from petricep.archive.store import Archive
+
+        if slack is not None:
+            raise ConfigError("--archive and --slack cannot be combined (yet): archive a time-ordered stream")
+        latency = parse_slack(args.latency) or 0
+        runner = HistoryRunner(
+            patterns, Archive(args.archive), args.history_mode, latency, args.history_order, args.tie, conflicts
+        )
+    else:
+        net = build_net(patterns, conflicts=conflicts)
     for w in warnings_for(patterns):
         err.write(w + "\n")
     spec = input_spec(args, patterns, on_error=args.on_error, rejects_path=args.rejects, ordered=slack is None)
     check_columns(files, spec)
     source = open_events(spec)
     prefilter = None
-    if args.prefilter and slack is None:  # with a slack every event moves the watermark
+    # with a slack every event moves the watermark; with an archive every event is kept there
+    if args.prefilter and slack is None and runner is None:
         from petricep.runtime.prefilter import Prefilter
 
         prefilter = source.row_filter = Prefilter(net)
@@ -307,7 +350,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         sink = out if not args.output else stack.enter_context(_open_out(args.output))
         writer = JsonlWriter(sink)
         late = LateWriter(stack.enter_context(_open_out(args.late))) if args.late else None
-        engine = Engine(net, tie=args.tie, slack=slack, on_late=late.write if late else None)
+        if runner is None:
+            engine = pusher = Engine(net, tie=args.tie, slack=slack, on_late=late.write if late else None)
+        else:
+            engine, pusher = runner.engine, runner
         bar: Any = None
         if show:
             from tqdm import tqdm
@@ -318,13 +364,13 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         try:
             for e in source:
                 current = e
-                for m in engine.push(e):
+                for m in pusher.push(e):
                     writer.write(m)
                 n += 1
                 if bar is not None and n % PROGRESS_EVERY == 0:
                     bar.update(PROGRESS_EVERY)
             current = None
-            for m in engine.flush():
+            for m in pusher.flush():
                 writer.write(m)
         except EvaluationError as exc:
             failed = getattr(exc, "event", None) or current  # with a slack: a held event
@@ -336,6 +382,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if prefilter is not None:  # rows the prefilter judged are processed too
         engine.stats.events += prefilter.rows_in - prefilter.rows_kept
     report = engine.report(source.rows_read, source.rows_rejected)
+    if runner is not None:
+        report["history"] = history_report(runner)
+        for name, count in runner.join.stats.per_pattern.items():
+            report["patterns"][name]["matches"] = count
     for line in summary_lines(report, elapsed):
         err.write(line + "\n")
     if args.rejects and source.rows_rejected:
@@ -347,6 +397,14 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             json.dump(report, fh, indent=2)
             fh.write("\n")
     return EXIT_INCOMPLETE if report["events"]["rejected"] or report["events"]["late"] else 0
+
+
+def history_report(runner: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    stats = asdict(runner.join.stats)
+    stats.pop("per_pattern")
+    return {"mode": runner.join.mode, "order": runner.join.order, **stats}
 
 
 def _open_out(path: str) -> IO[str]:
@@ -373,12 +431,39 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
         lines.append(f"  {name}: {p['matches']} matches{extra}")
     if ev["composite"]:
         lines.append(f"  composite events: {ev['composite']}")
+    h = report.get("history")
+    if h:
+        lines.append(
+            f"  history ({h['mode']}, {h['order']}): {h['live_matches']} live matches, {h['loads']} archive reads "
+            f"({h['rows']} events), {h['archived_matches']} archived matches, {h['joined']} joined; "
+            f"{h['gated']} live events skipped by archive-first"
+        )
     pm = report["partial_matches"]
     lines.append(
         f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
         f"{pm['dropped']} dropped by limits"
     )
     return lines
+
+
+def cmd_archive(args: argparse.Namespace, err: IO[str]) -> int:
+    """``petricep archive``: events from a file into the archive, in their time order."""
+    from petricep.archive.store import Archive
+    from petricep.io.readers import open_events
+
+    if args.rejects and args.on_error != "skip":
+        raise ConfigError("--rejects needs --on-error skip")
+    spec = input_spec(args, [], on_error=args.on_error, rejects_path=args.rejects)
+    archive = Archive(args.to, bucket_seconds=float(parse_slack(args.bucket) or 86400))
+    source = open_events(spec)
+    for e in source:
+        archive.append(e)
+    archive.flush()
+    err.write(
+        f"archived {source.rows_read - source.rows_rejected} events into {args.to} (run {archive.run}); "
+        f"{source.rows_rejected} rejected\n"
+    )
+    return EXIT_INCOMPLETE if source.rows_rejected else 0
 
 
 def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
@@ -420,6 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_draw(args, sys.stdout)
         if args.command == "stream":
             return cmd_stream(args, sys.stderr)
+        if args.command == "archive":
+            return cmd_archive(args, sys.stderr)
         if args.engine == "spark":
             return cmd_run_spark(args, sys.stdout, sys.stderr)
         if args.master:

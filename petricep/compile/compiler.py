@@ -229,6 +229,8 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
     """``push_negations=False`` keeps every negation out of the scan: partial matches are
     built regardless and each match is checked against the negated events at emission
     (SASE's post-construction negation, paper 000's baseline)."""
+    if any(r.archived for r in A.events_of(pattern.structure)):
+        raise _error(pattern, f"pattern {pattern.name!r} has ARCHIVED variables: it runs with an event archive (--archive DIR)")
     if flatten_seq(pattern.structure) != pattern.structure:
         pattern = replace(pattern, structure=flatten_seq(pattern.structure))
     refs = A.events_of(pattern.structure)

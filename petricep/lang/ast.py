@@ -131,6 +131,8 @@ class EventRef:
     kleene: bool = False
     negated: bool = False
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # ``ARCHIVED T v``: bound from the event archive (history), not the live stream
+    archived: bool = False
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]))
 
     @v_args(meta=True)
+    def archived_ref(self, meta: Any, c: list[Token]) -> A.EventRef:
+        return A.EventRef(str(c[0]), str(c[1]), archived=True, span=self._span(c[0]))
+
+    @v_args(meta=True)
     def negation(self, meta: Any, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[1]), str(c[2]), negated=True, span=self._span(c[0]))
 

@@ -20,6 +20,7 @@ from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
+from petricep.runtime.spill import PlaceStats, Spiller, expiry
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
@@ -57,8 +58,19 @@ class Match:
     def ids(self) -> dict[str, Any]:
         if self._ids is None:
             self._ids = _ids(self._vars, self._chain or [])
-            self._chain = None
         return self._ids
+
+    def bindings(self) -> dict[str, Any]:
+        """Variable -> bound event (a Kleene variable: its list), from the shared chain."""
+        out: dict[str, Any] = {}
+        by_slot = {v.slot: v for v in self._vars or ()}
+        for sl, ev in self._chain or ():
+            v = by_slot[sl]
+            if v.kleene:
+                out.setdefault(v.name, []).append(ev)
+            else:
+                out[v.name] = ev
+        return out
 
     @property
     def id(self) -> str:
@@ -134,6 +146,7 @@ class Engine:
         slack: float | int | None = None,
         on_late: LateHandler | None = None,
         share_prefixes: bool = True,
+        spill: Spiller | None = None,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -171,6 +184,7 @@ class Engine:
         # ON TIMEOUT: per runtime, heap of (deadline, n, partition, token, pattern index)
         self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = [[] for _ in self.runtimes]
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
+        self._timeouts = False
         for rt in self.runtimes:
             self._configure(rt)
         self.sweep_every = sweep_every
@@ -186,8 +200,17 @@ class Engine:
         self._group_kills: list[tuple[GroupRuntime, Partition, int, Event]] = []
         self._group_events: list[Event] = []
         self._group_emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
+        self._group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self._since_sweep = 0
         self.order = EventTimeOrder(slack, on_late) if slack is not None else None
+        # partial-match spilling under a memory budget (runtime/spill.py)
+        self.spill = spill
+        if spill is not None:
+            if tie != "arrival":
+                raise ConfigError("spilling partial matches needs the arrival tie rule")
+            for rt in self.runtimes:
+                rt.place_stats = PlaceStats(len(rt.net.places))
+
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
 
@@ -243,7 +266,27 @@ class Engine:
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
+        if self.spill is not None and self.spill.over():
+            self._spill_out()
         return out
+
+    def _spill_out(self) -> None:
+        """Over the memory budget: write out the keys the policy finds most expendable
+        (only keys nothing outside their marking refers to)."""
+        spill = self.spill
+        assert spill is not None
+        candidates = []
+        for i, (rt, states) in enumerate(zip(self.runtimes, self.states)):
+            if rt.watch_mask:
+                continue
+            for key, part in states.items():
+                if not part.pending:
+                    candidates.append((i, key, part))
+        now = self._last_input.ts if self._last_input is not None else 0
+        for i, key in spill.choose(candidates, [rt.place_stats for rt in self.runtimes], now):
+            rt = self.runtimes[i]
+            part = self.states[i].pop(key)
+            spill.write(i, key, part, INF if rt.count_window else expiry(part, rt.w))
 
     def advance(self, ts: Any, pos: int) -> list[Match]:
         """Stream time reached ``(ts, pos)`` with no event of ours there: close the windows it
@@ -256,6 +299,7 @@ class Engine:
             self._group_ts = ts
             self._close_pending(clock, emitted)
             self._group_emitted.extend(emitted)
+            self._group_clocks.append(clock)  # may close windows of matches the group finds
             return out
         if self.tie == "strict" and ts != self._group_ts:
             self._end_group()
@@ -277,7 +321,11 @@ class Engine:
         else:
             self._end_group()
         emitter = self._last_input if last is None else Event(CLOCK, last[0], last[1])
-        while any(self.pending) or any(self.deadlines):
+        while any(self.pending) or any(self.deadlines) or self._group_events or self._group_emitted:
+            if self.tie == "either" and (self._group_events or self._group_emitted):
+                # composite events emitted here form one more timestamp group: close it
+                out += self._run_group()
+                continue
             emitted: list[tuple[GroupRuntime, Any, Token, Event]] = []
             for i, heap in enumerate(self.pending):
                 rt = self.runtimes[i]
@@ -372,7 +420,7 @@ class Engine:
                 horizon = now.ts - max(w for w in windows if w is not None)
                 for seq in [s for s, ts in consumed.items() if ts < horizon]:
                     del consumed[seq]
-        for rt, states in zip(self.runtimes, self.states):
+        for i, (rt, states) in enumerate(zip(self.runtimes, self.states)):
             dead = []
             for key, part in states.items():
                 rt.sweep(part, now, self._floor(rt, part))
@@ -380,6 +428,13 @@ class Engine:
                     dead.append(key)
             for key in dead:
                 del states[key]
+                if self.spill is not None:
+                    self.spill.touched(i, key, Partition(0, 0))
+        if self.spill is not None:
+            self.spill.forget_expired(now.ts)
+            for i, states in enumerate(self.states):
+                for key, part in states.items():
+                    self.spill.touched(i, key, part)
         # what the sweep left is exactly the live partial matches: sample their peak
         live = sum(p.live_tokens() for states in self.states for p in states.values())
         if live > self.stats.peak_partial:
@@ -445,13 +500,12 @@ class Engine:
                     LimitSpec(pi, p.name, rt.bit[pi], p.limit.count, p.limit.policy, p.window_value, rt.count_window)
                 )
                 rt.limit_mask |= rt.bit[pi]
+        rt.watch_mask = rt.timeout_mask | rt.limit_mask
+        self._timeouts = any(r.timeout_mask for r in self.runtimes)
 
-    def _store(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
-        """Put new partial matches into the marking; watch their windows (ON TIMEOUT) and
-        count them against their patterns' limits."""
-        rt.store(part, created)
-        if not (rt.timeout_mask or rt.limit_mask):
-            return
+    def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
+        """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
+        against their patterns' limits."""
         places = rt.places
         limited: list[tuple[tuple[Any, ...], Token, int]] = []
         for nt in created:
@@ -491,7 +545,7 @@ class Engine:
         never extended, not blocked by a negation, and (contiguity) not interrupted."""
         deadline, _, part, t, pi = entry
         bit = rt.bit[pi]
-        if not t.alive or not t.users & bit or t.extended & bit or t.blocked or pi in self.removed:
+        if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in self.removed:
             return
         if rt.contiguity and t.last_key < self._floor(rt, part):
             return
@@ -529,7 +583,12 @@ class Engine:
         states = self.states[i]
         part = states.get(key)
         if part is None:
-            part = states[key] = rt.new_partition()
+            if self.spill is not None and (i, key) in self.spill.spilled:
+                part = self.spill.read(i, key)  # a miss: the key's partial matches come back
+                assert part is not None
+                states[key] = part
+            else:
+                part = states[key] = rt.new_partition()
         return part
 
     def _floor(self, rt: GroupRuntime, part: Partition) -> float:
@@ -548,7 +607,11 @@ class Engine:
             self.stats.created += len(created)
             for t in accepted:
                 self._accept(i, rt, part, t, d, emitted)
-            self._store(i, rt, part, created, d, key)
+            rt.store(part, created)
+            if rt.watch_mask:
+                self._watch(i, rt, part, created, d, key)
+            if self.spill is not None:
+                self.spill.touched(i, key, part)
             for j in rt.negative(part, d):
                 if self.tie == "arrival":
                     rt.cancel(part, j, d)
@@ -608,14 +671,10 @@ class Engine:
             emitted.append((rt, role, t, emitter))
 
     def _close_pending(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
-        for i, deadlines in enumerate(self.deadlines):
-            if deadlines:
-                rt = self.runtimes[i]
-                while deadlines:
-                    thr = deadlines[0][0]
-                    if not (e.pos >= thr if rt.count_window else e.ts > thr):
-                        break
-                    self._expire(rt, heapq.heappop(deadlines), e, emitted)  # type: ignore[arg-type]
+        """Stream time reached ``e``: emit the matches whose window it closes (end negations)
+        and the partial matches it times out (ON TIMEOUT)."""
+        if self._timeouts:
+            self._close_deadlines(e, emitted)
         for i, heap in enumerate(self.pending):
             if not heap:
                 continue
@@ -629,6 +688,16 @@ class Engine:
                 if t.alive:
                     emitted.append((rt, role, t, e))
                     t.alive = False
+
+    def _close_deadlines(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
+        for i, deadlines in enumerate(self.deadlines):
+            if deadlines:
+                rt = self.runtimes[i]
+                while deadlines:
+                    thr = deadlines[0][0]
+                    if not (e.pos >= thr if rt.count_window else e.ts > thr):
+                        break
+                    self._expire(rt, heapq.heappop(deadlines), e, emitted)  # type: ignore[arg-type]
 
     def _end_group(self) -> None:
         kills = self._group_kills
@@ -713,8 +782,10 @@ class Engine:
         """Equal timestamps may match in any order: close the group with a fixpoint."""
         events = self._group_events
         pre = self._group_emitted
+        closers = events + self._group_clocks
         self._group_events = []
         self._group_emitted = []
+        self._group_clocks = []
         out: list[Match] = []
         if pre:
             out += self._emit(pre)
@@ -733,6 +804,8 @@ class Engine:
                 for d in evs:
                     for j in rt.negative(part, d):
                         rt.cancel(part, j, d)
+            if rt.count_window and self.pending[i] and closers:
+                self._close_in_group(i, rt, closers, emitted)
             out += self._emit(emitted)  # composite events join self._group_events
             events = events + self._group_events[done:]
             done = len(self._group_events)
@@ -742,6 +815,20 @@ class Engine:
             if self._since_sweep >= self.sweep_every:
                 self.sweep(events[-1])
         return out
+
+    def _close_in_group(
+        self, i: int, rt: GroupRuntime, events: list[Event], emitted: list[tuple[GroupRuntime, Role, Token, Event]]
+    ) -> None:
+        """Matches found by this group's fixpoint whose count window an event of the same
+        group already closed: emitted there, as the whole stream would emit them."""
+        heap = self.pending[i]
+        last = max(e.pos for e in events)
+        while heap and heap[0][0] <= last:
+            thr, _, _part, t, role = heapq.heappop(heap)
+            if t.alive:
+                closer = min((e for e in events if e.pos >= thr), key=lambda e: e.pos)
+                emitted.append((rt, role, t, closer))
+                t.alive = False
 
     def _fixpoint(
         self, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
@@ -783,7 +870,9 @@ class Engine:
                             seen.add(k)
                             queue.append(fired)
                             creator[id(fired)] = g
-        self._store(i, rt, part, queue, evs[-1], key)
+        rt.store(part, queue)
+        if rt.watch_mask:
+            self._watch(i, rt, part, queue, evs[-1], key)
         self.stats.created += len(queue)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
 

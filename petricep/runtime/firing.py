@@ -104,6 +104,8 @@ class GroupRuntime:
         self.timeout_mask = 0
         self.limits: list[LimitSpec] = []
         self.limit_mask = 0
+        self.watch_mask = 0  # either
+        self.place_stats: Any = None  # with spilling: PlaceStats (how partial matches advance)
         # per place: the patterns that can extend a token there, and those that emit from it
         # (a shared token is a partial match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)
@@ -220,7 +222,7 @@ class GroupRuntime:
             if not self.check_elements(ci, ksl, nt):
                 return None
         if self.timeout_mask:
-            t.extended |= users
+            t.extended = getattr(t, "extended", 0) | users
         if not self.share_prefixes and t.event is not None:
             nt.prev = t.copied()
         return nt
@@ -285,11 +287,13 @@ class GroupRuntime:
                     if nt is not None:
                         created.append(nt)
                         moved |= nt.users
+                        if self.place_stats is not None:
+                            self.place_stats.advanced(t.place, e.ts - t.last_ts)
                 if moved and self.stnm:
                     # skip-till-next-match: the partial match is consumed for the patterns
                     # that moved, and stays for the others
                     t.users &= ~moved
-                    if t.counted & moved:
+                    if self.limits:
                         uncount(part, t, moved, self.limits)
                     if not t.users:
                         continue
@@ -305,6 +309,8 @@ class GroupRuntime:
         for nt in created:
             if places[nt.place].has_exits:
                 part.marking[nt.place].append(nt)
+                if self.place_stats is not None:
+                    self.place_stats.created[nt.place] += 1
 
     # ------------------------------------------------------------------ emission
 
@@ -428,8 +434,8 @@ class GroupRuntime:
                         keep.append(t)
                     else:
                         t.alive = False
-                        if t.counted:
-                            uncount(part, t, t.counted, self.limits)
+                        if self.limits:
+                            uncount(part, t, -1, self.limits)
                     continue
                 keep.append(t)
             part.marking[pid] = keep if not growable else tokens

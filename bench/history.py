@@ -1,0 +1,71 @@
+"""History-aware patterns on the Aarhus data: LLAA vs SLLAA (latency tolerances) vs
+archive-first and measured order — archive reads, events loaded, time, identical matches.
+
+    python -m bench history [--events N]
+
+Each configuration runs ``nets/aarhus_slower_than_last_week.pcep`` over the Aarhus file with
+a fresh archive (every processed event is archived as the run goes, as ``petricep run
+--archive`` does), so the second week is matched against the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import tempfile
+import time
+
+from bench.common import ROOT
+from petricep.archive.history import HistoryRunner
+from petricep.archive.store import Archive
+from petricep.io.readers import InputSpec, open_events
+from petricep.lang.parser import parse_file
+
+AARHUS = ROOT.parent / "shared" / "data" / "aarhus_traffic" / "aarhus_traffic_2014-08-01_to_14.csv.gz"
+NET = ROOT / "nets" / "aarhus_slower_than_last_week.pcep"
+CONFIGS = [
+    ("llaa", 0, "live-first"),
+    ("sllaa", 0, "live-first"),
+    ("sllaa", 600, "live-first"),
+    ("sllaa", 3600, "live-first"),
+    ("sllaa", 3600, "archive-first"),
+    ("sllaa", 3600, "auto"),
+]
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench history", description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=0, help="first N events only (default: all)")
+    args = ap.parse_args(argv)
+    spec = InputSpec(str(AARHUS), type_const="traffic", time_field="TIMESTAMP", id_field="_id")
+    events = list(open_events(spec))
+    if args.events:
+        events = events[: args.events]
+    patterns = parse_file(NET).patterns
+    print(f"{len(events):,} events; {NET.name}")
+    print(f"{'mode':>6} {'latency':>7} {'order':>13} {'s':>7} {'reads':>7} {'loaded':>8} {'archived m.':>11} "
+          f"{'gated':>8} {'matches':>8}")
+    reference = None
+    for mode, latency, order in CONFIGS:
+        path = tempfile.mkdtemp(prefix="petricep-bench-archive-")
+        try:
+            runner = HistoryRunner(patterns, Archive(path), mode, latency, order)
+            start = time.perf_counter()
+            out = sorted(json.dumps(m.to_dict(), sort_keys=True) for m in runner.run(itertools.islice(events, None)))
+            seconds = time.perf_counter() - start
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+        st = runner.join.stats
+        same = "" if reference is None else ("  (same matches)" if out == reference else "  (DIFFERENT matches!)")
+        reference = reference or out
+        print(f"{mode:>6} {latency:>7} {order:>13} {seconds:>7.1f} {st.loads:>7,} {st.rows:>8,} "
+              f"{st.archived_matches:>11,} {st.gated:>8,} {len(out):>8,}{same}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,332 @@
+"""Joining live matches with their history (paper 004's LLAA and SLLAA).
+
+A history-aware pattern's live part runs in the shared net like any pattern; each of its
+matches is handed to :class:`HistoryJoin`, which
+
+* **LLAA** (lazy): at once loads the archive range the match needs (per archived variable:
+  ``anchor.ts - hi .. anchor.ts - lo``, for the match's key), runs the archived part over it
+  and joins: every archived match that precedes the live match's first event and satisfies
+  the joining conditions gives one output match;
+* **SLLAA** (sub-windows): holds live matches until stream time passes the first held one's
+  end by the latency tolerance, then groups the held matches of a key whose ranges overlap
+  and loads each group's range once, running the archived part once per group.
+
+Both give exactly the same matches (SLLAA later, with fewer archive reads). The
+**order** is chosen from measured selectivity: *archive-first* (when the archived part
+matches rarely) first asks the archive, per key and range, whether any archived match exists
+and lets the live part's events of a key through only when one does; *live-first* runs the
+live part on every event. ``auto`` measures both selectivities as the run goes (matches per
+event read) and switches to archive-first while the archive's is the lower one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from petricep.archive.store import Archive, Order
+from petricep.compile.history import HistorySpec
+from petricep.errors import ConfigError
+from petricep.events import Event
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine, Match
+from petricep.runtime.expr import as_condition, compile_expr
+
+MODES = ("llaa", "sllaa")
+
+
+@dataclass
+class HistoryStats:
+    live_matches: int = 0
+    loads: int = 0  # archive ranges read
+    rows: int = 0  # archived events loaded
+    archived_matches: int = 0  # matches of archived parts over the loaded ranges
+    joined: int = 0  # output matches
+    gated: int = 0  # live events skipped by archive-first (no history for their key and range)
+    per_pattern: dict[str, int] = field(default_factory=dict)
+
+
+class _Joiner:
+    """One history pattern: compiled archived part and joining conditions."""
+
+    def __init__(self, spec: HistorySpec, run: int) -> None:
+        self.spec = spec
+        self.run = run
+        self.net = build_net([spec.archived])
+        names = {v: i for i, v in enumerate(spec.archived_vars + spec.live_vars)}
+        self.cross = [as_condition(compile_expr(c, names, {}, None)) for c in spec.cross]
+        self.types = sorted({r.type for r in _refs(spec.archived)})
+        self.partition = spec.source.partition
+        self.lo, self.hi = spec.reach()
+        self.live_types = {r.type for r in _refs(spec.live)}
+        w = spec.live.window
+        self.span = float("inf") if w is None else float(w.value) * (_unit(w.unit) if w.unit else 1.0)
+
+    def key(self, bound: dict[str, Any]) -> dict[str, Any]:
+        first = _first_event(bound[self.spec.live_vars[0]])
+        return {a: first.attrs.get(a) for a in self.partition}
+
+    def range(self, bound: dict[str, Any]) -> tuple[float, float]:
+        t0, t1 = float("inf"), float("-inf")
+        for r in self.spec.ranges:
+            ts = bound[r.anchor].ts
+            t0, t1 = min(t0, ts - r.hi), max(t1, ts - r.lo)
+        return t0, t1
+
+    def archived_matches(self, loaded: list[tuple[Order, Event]]) -> list[tuple[dict[str, Any], Order, Match]]:
+        """Matches of the archived part over loaded events (renumbered in archive order)."""
+        events = [Event(e.type, e.ts, n, e.id, e.attrs) for n, (_, e) in enumerate(loaded)]
+        orders = [o for o, _ in loaded]
+        out = []
+        for m in Engine(self.net).run(events):
+            bound = m.bindings()
+            last = max(_last_event(v).pos for v in bound.values())
+            out.append((bound, orders[last], m))
+        return out
+
+    def join(self, live: Match, archived: list[tuple[dict[str, Any], Order, Match]]) -> list[Match]:
+        bound = live.bindings()
+        first = min((_first_event(v) for v in bound.values()), key=lambda e: (e.ts, e.pos))
+        limit: Order = (first.ts, self.run, first.pos)
+        out = []
+        for abound, last_order, am in archived:
+            if not last_order < limit:  # SEQ: the history precedes the live part
+                continue
+            slots = tuple(abound[v] for v in self.spec.archived_vars) + tuple(bound.get(v) for v in self.spec.live_vars)
+            if all(c(slots, None) for c in self.cross):
+                ids = {**am.ids, **live.ids}
+                ids = {v: ids[v] for v in self.spec.archived_vars + self.spec.live_vars if v in ids}
+                start = min(am.start, live.start)
+                out.append(Match(self.spec.name, ids, start, max(am.end, live.end), {}))
+        return out
+
+
+class HistoryJoin:
+    """Joins the live matches of history-aware patterns with the archive."""
+
+    def __init__(
+        self,
+        specs: Sequence[HistorySpec],
+        archive: Archive,
+        mode: str = "sllaa",
+        tolerance: float = 0.0,
+        order: str = "live-first",
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"unknown history mode {mode!r} (use {', '.join(MODES)})")
+        if order not in ("live-first", "archive-first", "auto"):
+            raise ConfigError(f"unknown history order {order!r} (use live-first, archive-first or auto)")
+        if tolerance < 0:
+            raise ConfigError("the latency tolerance must be >= 0")
+        self.archive = archive
+        self.mode = mode
+        self.tolerance = tolerance
+        self.order = order
+        self.joiners = {s.name: _Joiner(s, archive.run) for s in specs}
+        self.held: dict[str, list[tuple[Match, Any]]] = {s.name: [] for s in specs}
+        self.stats = HistoryStats(per_pattern={s.name: 0 for s in specs})
+        self._live_events = 0
+        self._gate_cache: dict[tuple[str, tuple[Any, ...], int], bool] = {}
+        self.run_start: Any = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self.joiners)
+
+    # ------------------------------------------------------------------ archive-first
+
+    def see(self, e: Event) -> None:
+        """A live event arrived (selectivity is measured per event read)."""
+        self._live_events += 1
+        if self.run_start is None:
+            self.run_start = e.ts
+
+    def admits(self, e: Event) -> bool:
+        """Archive-first: whether the live event ``e`` can start or extend a match with history
+        (some archived match of every pattern reading it exists in the range it could need)."""
+        if not self._archive_first():
+            return True
+        for j in self.joiners.values():
+            if e.type not in j.live_types:
+                continue
+            key = tuple(e.attrs.get(a) for a in j.partition)
+            # every match holding e has its anchors within the live window of e, so its history
+            # lies in [e.ts - span - hi, e.ts + span - lo]; one look-up serves a bucket of events
+            width = max(j.hi - j.lo, 1.0)
+            bucket = int(e.ts // width)
+            t0 = bucket * width - j.span - j.hi
+            t1 = (bucket + 1) * width + j.span - j.lo
+            cache_key = (j.spec.name, key, bucket)
+            ok = self._gate_cache.get(cache_key)
+            if ok is None:
+                ok = bool(j.archived_matches(self._load(j, dict(zip(j.partition, key)), t0, t1)))
+                # "no history" stays true only for ranges wholly before this run (the archive
+                # grows with this run's events)
+                if ok or t1 < self.run_start:
+                    self._gate_cache[cache_key] = ok
+            if ok:
+                return True
+        self.stats.gated += 1
+        return False
+
+    def _archive_first(self) -> bool:
+        if self.order == "archive-first":
+            return True
+        if self.order == "live-first":
+            return False
+        # auto: archive-first while the archive's measured selectivity is the lower one
+        if self.stats.loads < 3 or self._live_events == 0:
+            return False
+        live_sel = self.stats.live_matches / self._live_events
+        arch_sel = self.stats.archived_matches / max(self.stats.rows, 1)
+        return arch_sel < live_sel
+
+    # ------------------------------------------------------------------ live matches in
+
+    def offer(self, m: Match, now: Any) -> list[Match]:
+        """A live match of a history pattern, completed at stream time ``now``."""
+        self.stats.live_matches += 1
+        if self.mode == "llaa":
+            return self._resolve(self.joiners[m.pattern], [m])
+        self.held[m.pattern].append((m, now))
+        return []
+
+    def advance(self, now: Any) -> list[Match]:
+        """Stream time reached ``now``: SLLAA releases the groups whose tolerance has passed."""
+        out: list[Match] = []
+        for name, held in self.held.items():
+            if held and now - held[0][1] > self.tolerance:
+                out += self._release(name)
+        return out
+
+    def flush(self) -> list[Match]:
+        out: list[Match] = []
+        for name in self.held:
+            out += self._release(name)
+        self.archive.flush()
+        return out
+
+    def _release(self, name: str) -> list[Match]:
+        held = self.held[name]
+        self.held[name] = []
+        if not held:
+            return []
+        j = self.joiners[name]
+        by_key: dict[tuple[Any, ...], list[Match]] = {}
+        for m, _ in held:
+            by_key.setdefault(tuple(j.key(m.bindings()).values()), []).append(m)
+        out: list[Match] = []
+        for matches in by_key.values():
+            # sub-windows: matches whose ranges overlap load their union once
+            ranged = sorted(((j.range(m.bindings()), m) for m in matches), key=lambda x: x[0])
+            group: list[Match] = []
+            g0 = g1 = 0.0
+            for (t0, t1), m in ranged:
+                if group and t0 > g1:
+                    out += self._resolve(j, group, (g0, g1))
+                    group = []
+                if not group:
+                    g0, g1 = t0, t1
+                group.append(m)
+                g1 = max(g1, t1)
+            if group:
+                out += self._resolve(j, group, (g0, g1))
+        return out
+
+    def _resolve(self, j: _Joiner, matches: list[Match], span: tuple[float, float] | None = None) -> list[Match]:
+        bound = matches[0].bindings()
+        t0, t1 = span if span is not None else j.range(bound)
+        loaded = self._load(j, j.key(bound), t0, t1)
+        archived = j.archived_matches(loaded)
+        self.stats.archived_matches += len(archived)
+        out: list[Match] = []
+        for m in matches:
+            out += j.join(m, archived)
+        self.stats.joined += len(out)
+        self.stats.per_pattern[j.spec.name] += len(out)
+        return out
+
+    def _load(self, j: _Joiner, key: dict[str, Any], t0: float, t1: float) -> list[tuple[Order, Event]]:
+        loaded = self.archive.read(j.types, t0, t1, key)
+        self.stats.loads += 1
+        self.stats.rows += len(loaded)
+        return loaded
+
+
+def _refs(p: Any) -> list[Any]:
+    from petricep.lang import ast as A
+
+    return [r for r in A.events_of(p.structure) if not r.negated]
+
+
+def _unit(unit: str) -> float:
+    from petricep.lang import ast as A
+
+    return float(A.DURATION_UNITS[unit])
+
+
+def _first_event(v: Any) -> Event:
+    return v[0] if isinstance(v, list) else v  # type: ignore[no-any-return]
+
+
+def _last_event(v: Any) -> Event:
+    return v[-1] if isinstance(v, list) else v  # type: ignore[no-any-return]
+
+
+class HistoryRunner:
+    """An engine, the archive and the join together: what ``petricep run --archive`` does.
+
+    Every pushed event is archived (then matched); the matches of history-aware patterns'
+    live parts go through the join, the others straight out."""
+
+    def __init__(
+        self,
+        patterns: Sequence[Any],
+        archive: Archive,
+        mode: str = "sllaa",
+        tolerance: float = 0.0,
+        order: str = "live-first",
+        tie: str = "arrival",
+        conflicts: Sequence[Any] = (),
+    ) -> None:
+        from petricep.compile.history import split_patterns
+
+        plain, specs = split_patterns(list(patterns))
+        if specs and tie != "arrival":
+            raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")
+        self.engine = Engine(build_net(plain, conflicts=list(conflicts)), tie=tie)
+        self.archive = archive
+        self.join = HistoryJoin(specs, archive, mode, tolerance, order)
+        # archive-first may hold events back from the engine only when no other pattern reads them
+        self.gate = bool(specs) and len(specs) == len(plain) and order != "live-first"
+
+    def push(self, e: Event) -> list[Match]:
+        self.archive.append(e)
+        self.join.see(e)
+        out = self.join.advance(e.ts)
+        if self.gate and not self.join.admits(e):
+            return out
+        return out + self._route(self.engine.push(e), e.ts)
+
+    def flush(self) -> list[Match]:
+        out = self._route(self.engine.flush(), None)
+        return out + self.join.flush()
+
+    def run(self, events: Any) -> Any:
+        for e in events:
+            yield from self.push(e)
+        yield from self.flush()
+
+    def _route(self, matches: list[Match], now: Any) -> list[Match]:
+        names = self.join.names
+        out: list[Match] = []
+        for m in matches:
+            if m.pattern in names:
+                out += self.join.offer(m, m.end if now is None else now)
+            else:
+                out.append(m)
+        return out
+
+
+__all__ = ["MODES", "HistoryJoin", "HistoryRunner", "HistoryStats"]

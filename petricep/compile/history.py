@@ -1,0 +1,210 @@
+"""History-aware patterns (paper 004): a live part over the stream, an archived part over the
+event archive, joined per live match.
+
+``SEQ(ARCHIVED T a, ..., L l, ...)`` binds the ``ARCHIVED`` variables (a prefix of the top-level
+SEQ) from the archive and the others from the live stream. Every archived variable needs a
+range relative to a live variable, written as conditions on timestamps::
+
+    WHERE now.ts - then.ts >= 604200 AND now.ts - then.ts <= 605400
+
+The pattern means exactly what it means over the history followed by the live stream (SEQ
+order, every condition, ``[attr]``), with ``WITHIN`` bounding the live part. This module
+splits it into two ordinary patterns — the live part, compiled into the shared net like any
+other pattern, and the archived part, run over the archive range a live match needs — and
+the conditions that join them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from petricep.errors import PatternSemanticError
+from petricep.lang import ast as A
+
+
+@dataclass(frozen=True)
+class Range:
+    """``lo <= anchor.ts - var.ts <= hi`` (hi may be None only if another bound limits it)."""
+
+    var: str
+    anchor: str
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class HistorySpec:
+    """One history-aware pattern, split."""
+
+    name: str
+    source: A.Pattern
+    live: A.Pattern  # runs in the shared net under the pattern's own name
+    archived: A.Pattern  # runs over archive ranges (no window: the ranges bound it)
+    cross: tuple[A.Expr, ...]  # conditions reading archived and live variables
+    ranges: tuple[Range, ...]
+    archived_vars: tuple[str, ...]
+    live_vars: tuple[str, ...]
+
+    def reach(self) -> tuple[float, float]:
+        """How far before a live match's anchors the archive is read: (min lo, max hi)."""
+        return min(r.lo for r in self.ranges), max(r.hi for r in self.ranges)
+
+
+def is_history(p: A.Pattern) -> bool:
+    return any(r.archived for r in A.events_of(p.structure))
+
+
+def _error(p: A.Pattern, message: str, span: A.Span | None = None) -> PatternSemanticError:
+    s = span if span is not None and span.line else p.span
+    return PatternSemanticError(message, s.file, s.line or None, s.column or None)
+
+
+def _ts_difference(e: A.Expr) -> tuple[str, str] | None:
+    """``x.ts - y.ts`` -> (x, y)."""
+    if (
+        isinstance(e, A.BinOp)
+        and e.op == "-"
+        and isinstance(e.left, A.Attr)
+        and isinstance(e.right, A.Attr)
+        and e.left.field == "ts"
+        and e.right.field == "ts"
+        and e.left.index is None
+        and e.right.index is None
+    ):
+        return e.left.var, e.right.var
+    return None
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
+
+
+def _bound(c: A.Expr) -> tuple[str, str, str, float] | None:
+    """A condition ``x.ts - y.ts OP number`` (either side) -> (x, y, OP, number)."""
+    if not isinstance(c, A.Compare) or c.op not in _FLIP:
+        return None
+    left, op, right = c.left, c.op, c.right
+    if isinstance(left, A.Num):
+        left, right, op = right, left, _FLIP[op]
+    diff = _ts_difference(left)
+    if diff is None or not isinstance(right, A.Num):
+        return None
+    return diff[0], diff[1], op, float(right.value)
+
+
+def split(p: A.Pattern) -> HistorySpec:
+    """Validate a history-aware pattern and split it (errors point at the pattern)."""
+    s = p.structure
+    if not isinstance(s, A.Seq):
+        raise _error(p, "ARCHIVED variables must be elements of a top-level SEQ")
+    kids = list(s.children)
+    archived = [k for k in kids if isinstance(k, A.EventRef) and k.archived]
+    first_live = next(i for i, k in enumerate(kids) if not (isinstance(k, A.EventRef) and k.archived))
+    if any(isinstance(k, A.EventRef) and k.archived for k in kids[first_live:]):
+        bad = next(k for k in kids[first_live:] if isinstance(k, A.EventRef) and k.archived)
+        raise _error(p, "ARCHIVED variables come first in the SEQ (history precedes the live stream)", bad.span)
+    for node in kids[first_live:]:
+        for r in A.events_of(node):
+            if r.archived:
+                raise _error(p, "ARCHIVED may only mark elements of the top-level SEQ", r.span)
+    live_kids = kids[first_live:]
+    if isinstance(live_kids[0], A.EventRef) and live_kids[0].negated:
+        raise _error(p, "a negation may not follow the ARCHIVED variables directly", live_kids[0].span)
+    if p.strategy != "skip-till-any-match":
+        raise _error(p, f"a pattern with ARCHIVED variables runs under skip-till-any-match, not {p.strategy}")
+    if p.returns is not None or p.timeout is not None or p.consume is not None:
+        raise _error(p, "a pattern with ARCHIVED variables cannot have RETURN, ON TIMEOUT or CONSUME (yet)")
+    if p.window is not None and p.window.kind == A.WIN_COUNT:
+        raise _error(p, "a pattern with ARCHIVED variables needs a time window (WITHIN n EVENTS counts live events only)")
+    archived_vars = tuple(r.var for r in archived)
+    live_refs = [r for k in live_kids for r in A.events_of(k) if not r.negated]
+    live_vars = tuple(r.var for r in live_refs)
+    negated = {r.var for k in live_kids for r in A.events_of(k) if r.negated}
+    kleene = {r.var for r in A.events_of(s) if r.kleene}
+    arch_conds: list[A.Expr] = []
+    live_conds: list[A.Expr] = []
+    cross: list[A.Expr] = []
+    lows: dict[str, tuple[float, str]] = {}
+    highs: dict[str, tuple[float, str]] = {}
+    for c in p.conditions:
+        vs = A.vars_of(c)
+        if vs <= set(archived_vars):
+            arch_conds.append(c)
+        elif not vs & set(archived_vars):
+            live_conds.append(c)
+        else:
+            if vs & negated:
+                raise _error(p, "a negation condition cannot read ARCHIVED variables", _span(c))
+            if vs & kleene:
+                raise _error(p, "a condition joining ARCHIVED and live variables cannot read a Kleene variable", _span(c))
+            cross.append(c)
+            b = _bound(c)
+            if b is None:
+                continue
+            x, y, op, n = b
+            if x in live_vars and y in archived_vars:  # live.ts - arch.ts OP n
+                anchor, var, sign = x, y, 1
+            elif y in live_vars and x in archived_vars:  # arch.ts - live.ts OP n  ->  live - arch FLIP -n
+                anchor, var, sign, op = y, x, -1, _FLIP[op]
+            else:
+                continue
+            n *= sign
+            if op in ("<", "<=", "=") and (var not in highs or n < highs[var][0]):
+                highs[var] = (n, anchor)
+            if op in (">", ">=", "=") and (var not in lows or n > lows[var][0]):
+                lows[var] = (n, anchor)
+    ranges = []
+    for r in archived:
+        if r.var not in highs:
+            raise _error(
+                p,
+                f"archived variable {r.var!r} needs a bound on how far back it reaches: add a condition like "
+                f"{live_vars[0]}.ts - {r.var}.ts <= 86400",
+                r.span,
+            )
+        hi, anchor = highs[r.var]
+        lo = lows.get(r.var, (0.0, anchor))[0]
+        if lo < 0:
+            raise _error(p, f"archived variable {r.var!r} must lie before the live match: its lower bound is {lo:g}", r.span)
+        if hi < lo:
+            raise _error(p, f"archived variable {r.var!r} has an empty range ({lo:g} to {hi:g})", r.span)
+        ranges.append(Range(r.var, anchor, lo, hi))
+    live = replace(
+        p,
+        structure=A.Seq(tuple(live_kids), span=s.span) if len(live_kids) > 1 else live_kids[0],
+        conditions=tuple(live_conds),
+    )
+    if isinstance(live.structure, A.EventRef) and live.structure.negated:
+        raise _error(p, "the live part needs a positive event", live.structure.span)
+    arch = replace(
+        p,
+        structure=A.Seq(tuple(replace(r, archived=False) for r in archived), span=s.span)
+        if len(archived) > 1
+        else replace(archived[0], archived=False),
+        conditions=tuple(arch_conds),
+        window=None,
+        limit=None,
+    )
+    return HistorySpec(p.name, p, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
+
+
+def _span(e: A.Expr) -> A.Span | None:
+    spans = [sp for x in A.walk_expr(e) if (sp := getattr(x, "span", None)) is not None and sp.line]
+    return min(spans, key=lambda sp: (sp.line, sp.column)) if spans else None
+
+
+def split_patterns(patterns: list[A.Pattern]) -> tuple[list[A.Pattern], list[HistorySpec]]:
+    """The patterns to compile into the shared net (history patterns by their live part),
+    and the history specs."""
+    out: list[A.Pattern] = []
+    specs: list[HistorySpec] = []
+    for p in patterns:
+        if is_history(p):
+            spec = split(p)
+            specs.append(spec)
+            out.append(spec.live)
+        else:
+            out.append(p)
+    return out, specs
+
+
+__all__ = ["HistorySpec", "Range", "is_history", "split", "split_patterns"]
