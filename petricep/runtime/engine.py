@@ -848,28 +848,26 @@ class Engine:
             if k not in seen:
                 seen.add(k)
                 queue.append(nt)
+        # every new token already holds its creator: a group of one event has nothing left
+        # to try. Otherwise each event's enabled transitions by source place, computed once.
+        moves = _group_moves(rt, evs) if len(evs) > 1 else []
         idx = 0
-        while idx < len(queue):
+        while moves and idx < len(queue):
             t = queue[idx]
             idx += 1
-            for g in evs:
-                groups = rt.by_type.get(g.type)
-                if not groups or t.contains(g):
+            for g, by_src in moves:
+                trs = by_src.get(t.place)
+                if not trs or t.contains(g):
                     continue
-                for src, trs in groups:
-                    if src != t.place:
+                for tr in trs:
+                    fired = rt.fire(tr, t, g, INF, False)
+                    if fired is None:
                         continue
-                    for tr in trs:
-                        if not all(f((g,), None) for f in rt.arc[tr.id]):
-                            continue
-                        fired = rt.fire(tr, t, g, INF, False)
-                        if fired is None:
-                            continue
-                        k = _binding_key(fired)
-                        if k not in seen:
-                            seen.add(k)
-                            queue.append(fired)
-                            creator[id(fired)] = g
+                    k = _binding_key(fired)
+                    if k not in seen:
+                        seen.add(k)
+                        queue.append(fired)
+                        creator[id(fired)] = g
         rt.store(part, queue)
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
@@ -892,6 +890,20 @@ def _chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any,
     for sl, ev in chain:
         per_var[sl].append(ev.seq)
     return (tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
+
+
+def _group_moves(rt: GroupRuntime, evs: list[Event]) -> list[tuple[Event, dict[int, list[Any]]]]:
+    """Per event of a timestamp group: its transitions whose input-arc guards hold, by source place."""
+    out = []
+    for g in evs:
+        by_src = {}
+        for src, trs in rt.by_type.get(g.type, ()):
+            enabled = [tr for tr in trs if all(f((g,), None) for f in rt.arc[tr.id])]
+            if enabled:
+                by_src[src] = enabled
+        if by_src:
+            out.append((g, by_src))
+    return out
 
 
 def _binding_key(t: Token) -> tuple[Any, ...]:
