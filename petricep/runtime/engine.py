@@ -841,13 +841,12 @@ class Engine:
             for nt in new:
                 creator[id(nt)] = g
             created += new
-        seen = set()
-        queue = []
-        for nt in created:
-            k = _binding_key(nt)
-            if k not in seen:
-                seen.add(k)
-                queue.append(nt)
+        # Tokens of the first pass hold exactly one event of the group (the marking holds
+        # none), each a distinct (partial match, transition, event): no duplicates among them,
+        # and none equals a token of the loop below (two or more of the group's events).
+        # Only the loop's tokens, reachable in several orders, are de-duplicated.
+        seen: set[tuple[Any, ...]] = set()
+        queue = created
         # every new token already holds its creator: a group of one event has nothing left
         # to try. Otherwise each event's enabled transitions by source place, computed once.
         moves = _group_moves(rt, evs) if len(evs) > 1 else []
