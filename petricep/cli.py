@@ -43,6 +43,14 @@ def _add_input_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
 
 
+def _add_lang_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--lang",
+        choices=("pcep", "sql"),
+        help="language of the pattern files (default: by extension; *.sql is SQL MATCH_RECOGNIZE)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="petricep",
@@ -53,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run pattern files over an event file, write matches as JSON Lines")
     run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(run)
     _add_input_options(run)
     run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
     run.add_argument(
@@ -71,11 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="parse, compile and merge pattern files; print the net and warnings")
     check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(check)
 
     _add_stream_parser(sub)
 
     draw = sub.add_parser("draw", help="draw the net of pattern files as DOT, SVG, PNG or PNML (format from -o)")
     draw.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(draw)
     draw.add_argument("-o", "--output", required=True, metavar="OUT", help="out.dot, out.svg, out.png or out.pnml")
     draw.add_argument(
         "--separate",
@@ -146,15 +157,28 @@ def sharing_lines(net: Any) -> list[str]:
     return lines
 
 
-def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
+def row_net_line(rn: Any) -> str:
+    """``check``'s line for a SQL MATCH_RECOGNIZE query."""
+    q = rn.source
+    part = ", ".join(q.partition) or "none"
+    table = q.table or "every event type"
+    rows = "all rows per match" if q.all_rows else "one row per match"
+    skip = f"skip {q.skip.mode}" + (f" {q.skip.var}" if q.skip.var else "")
+    return (
+        f"  {rn.name}: MATCH_RECOGNIZE, {len(rn.places)} places, {len(rn.transitions)} transitions; "
+        f"rows of {table}; window {_window_text(q.window)}; partition by {part}; {rows}; {skip}"
+    )
 
-    files = [parse_file(p) for p in args.patterns]
+
+def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
+
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
+    net = net_of(files)
     for f in files:
-        out.write(f"{f.path}: {len(f.patterns)} pattern{'s' if len(f.patterns) != 1 else ''}\n")
+        n = len(f.patterns) + len(f.queries)
+        out.write(f"{f.path}: {n} pattern{'s' if n != 1 else ''}\n")
     for pn in net.patterns:
         p = pn.source
         inputs = ", ".join(sorted(pn.input_types))
@@ -165,6 +189,8 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             + (f"; returns {pn.output_type}" if pn.output_type else "")
             + "\n"
         )
+    for rn in net.rows:
+        out.write(row_net_line(rn) + "\n")
     s = net.stats()
     out.write(
         f"net before merging: {s['patterns']} patterns, {s['input_places']} input places, "
@@ -183,19 +209,18 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
 
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
     from petricep.io.output import JsonlWriter
     from petricep.io.readers import InputSpec, infer_format, open_events
     from petricep.lang.check import check_fields
     from petricep.lang.fields import field_requirements
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
     from petricep.runtime.engine import Engine
 
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
-    files = [parse_file(p) for p in args.patterns]
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
+    net = net_of(files)
     for w in warnings_for(patterns):
         err.write(w + "\n")
     required, numeric = field_requirements(patterns)
@@ -274,17 +299,15 @@ def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
     """``petricep draw``: the net as DOT or PNML (pure text), SVG or PNG (Graphviz's dot)."""
     from pathlib import Path
 
+    from petricep.api import load_patterns, net_of
     from petricep.export import FORMATS, build_diagram, export
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
 
     fmt = Path(args.output).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ConfigError(
             f"cannot tell the diagram format from {args.output!r}: end it in {', '.join('.' + f for f in FORMATS)}"
         )
-    files = [parse_file(p) for p in args.patterns]
-    net = build_net([p for f in files for p in f.patterns], conflicts=[c for f in files for c in f.conflicts])
+    net = net_of(load_patterns(args.patterns, args.lang))
     data = export(net, fmt, merged=not args.separate)
     try:
         Path(args.output).write_bytes(data)

@@ -20,8 +20,12 @@ closures in each process.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from petricep.lang import ast as A
+
+if TYPE_CHECKING:
+    from petricep.compile.rows import RowNet
 
 NEG_VAR = "#n"  # the negated variable's name in a merged net's conditions
 
@@ -188,12 +192,15 @@ class Net:
 
     patterns: tuple[PatternNet, ...]
     groups: tuple[GroupNet, ...] = ()
+    rows: tuple[RowNet, ...] = ()  # SQL MATCH_RECOGNIZE queries (petricep.compile.rows)
 
     @property
     def input_types(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()
         for p in self.patterns:
             out |= p.input_types
+        for r in self.rows:
+            out |= r.input_types
         return out
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet, Role
@@ -128,6 +128,10 @@ class Engine:
         # consumption: domain -> {event seq: ts} of the events consumed there
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
+        self.row_runtimes: list[Any] = []  # SQL MATCH_RECOGNIZE queries (petricep.runtime.rows)
+        self.row_consumers: dict[str | None, list[Any]] = {}
+        if net.rows:
+            self._add_row_runtimes(net)
         self.sweep_every = sweep_every
         self.collect = collect
         self._counted: dict[int, str] = {}
@@ -165,6 +169,8 @@ class Engine:
             e.seq = self._next_seq()
             self._group_events.append(e)
             self._last_input = e
+            if self.row_runtimes:
+                out += self._push_rows(e)
             return out
         if self.tie == "strict" and e.ts != self._group_ts:
             self._end_group()
@@ -173,6 +179,8 @@ class Engine:
         self._last_input = e
         self._process(e, False, emitted)
         out = self._emit(emitted)
+        if self.row_runtimes:
+            out += self._push_rows(e)
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
@@ -216,6 +224,8 @@ class Engine:
                     if t.alive:
                         emitted.append((rt, role, t, emitter or t.event))  # type: ignore[arg-type]
             out += self._emit(emitted)
+        for rrt in self.row_runtimes:
+            out += self._count_rows(rrt, rrt.flush())
         return out
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
@@ -265,7 +275,41 @@ class Engine:
         return [p.name for p in self.net.patterns if p.index not in self.removed]
 
     def live_partial_matches(self) -> int:
-        return sum(p.live_tokens() for states in self.states for p in states.values())
+        rows = sum(r.live() for r in self.row_runtimes)
+        return rows + sum(p.live_tokens() for states in self.states for p in states.values())
+
+    # ------------------------------------------------------------------ SQL row patterns
+
+    def _add_row_runtimes(self, net: Net) -> None:
+        """One runtime per distinct query: queries equal but for their name share it (and
+        its partial matches), each name getting the matches."""
+        from petricep.runtime.rows import RowRuntime
+
+        by_source: dict[Any, Any] = {}
+        for rn in net.rows:
+            self.stats.matches[rn.name] = 0
+            key = replace(rn.source, name="")
+            rrt = by_source.get(key)
+            if rrt is None:
+                rrt = by_source[key] = RowRuntime(rn)
+                self.row_runtimes.append(rrt)
+                self.row_consumers.setdefault(rn.table, []).append(rrt)
+            else:
+                rrt.aliases.append(rn.name)
+
+    def _push_rows(self, e: Event) -> list[Match]:
+        out: list[Match] = []
+        for table in (e.type, None):
+            for rrt in self.row_consumers.get(table, ()):
+                out += self._count_rows(rrt, rrt.push(e))
+        return out
+
+    def _count_rows(self, rrt: Any, found: list[Match]) -> list[Match]:
+        if not found:
+            return found
+        for name in (rrt.name, *rrt.aliases):
+            self.stats.matches[name] = rrt.matches
+        return rrt.with_aliases(found) if self.collect else []
 
     def sweep(self, now: Event) -> None:
         self._since_sweep = 0
