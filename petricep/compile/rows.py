@@ -68,6 +68,7 @@ class RowNet:
     window_kind: str | None
     window_value: float | int | None
     history: int  # rows before a match that PREV can read
+    memoryless: bool  # no DEFINE reads the match so far: one token per place suffices
     select: tuple[str, ...] | None
     source: S.MatchRecognize
 
@@ -195,6 +196,21 @@ def _history(q: S.MatchRecognize) -> int:
     )
 
 
+def _memoryless(q: S.MatchRecognize) -> bool:
+    """Whether every DEFINE reads only the row being classified and the rows around it in
+    the partition (PREV/NEXT), never the rows mapped so far. Then two partial matches in one
+    place have the same futures, and the preferred one (found first) is all that matters."""
+    for d in q.defines:
+        for x in S.walk(d.expr):
+            if isinstance(x, S.Col) and x.var not in (None, d.var):
+                return False
+            if isinstance(x, S.Nav) and x.func in S.NAV_LOGICAL:
+                return False
+            if isinstance(x, S.Call) and x.func in S.AGGREGATES:
+                return False
+    return True
+
+
 def compile_query(q: S.MatchRecognize, index: int = 0) -> RowNet:
     """Lower one MATCH_RECOGNIZE query to its row-pattern net."""
     prog = _Program(q)
@@ -258,6 +274,7 @@ def compile_query(q: S.MatchRecognize, index: int = 0) -> RowNet:
         window_kind=q.window.kind if q.window else None,
         window_value=_window_value(q.window),
         history=_history(q),
+        memoryless=_memoryless(q),
         select=q.select,
         source=q,
     )

@@ -156,6 +156,7 @@ class RowRuntime:
         net = self.net
         w = net.window_value
         new: list[Thread] = []
+        taken: set[int] | None = set() if net.memoryless else None
         for place, rows, limit in a.threads:
             if w is not None and rows:
                 first = rows[0][2]
@@ -165,9 +166,13 @@ class RowRuntime:
                 if tid == ACCEPT:
                     continue
                 tr = net.transitions[tid]
+                if taken is not None and tr.dst in taken:
+                    continue  # a preferred token is there already, with the same futures
                 cand = (*rows, (idx, tr.var, e))
                 if tr.guard is None or self.eval.value(tr.guard, self._view(part, cand, len(cand) - 1, 0)) is True:
                     new.append((tr.dst, cand, self.full[tr.dst]))
+                    if taken is not None:
+                        taken.add(tr.dst)
         for k, (place, rows, _) in enumerate(new):
             acc = self.accept_at[place]
             if acc is not None:
