@@ -35,6 +35,10 @@ _NAMES = {
     "VBAR": "'|'",
     "LBRACE": "'{'",
     "NAV": "PREV/NEXT/FIRST/LAST",
+    "SEMANTICS": "RUNNING/FINAL",
+    "MINUS": "'-'",
+    "SLASH": "'/'",
+    "PERCENT": "'%'",
     "$END": "end of file",
 }
 
@@ -51,7 +55,7 @@ def _lark() -> lark.Lark:
 def _name_of_terminal(t: str) -> str:
     if t in _NAMES:
         return _NAMES[t]
-    if t.startswith("_") or t.endswith("_KW") or t in ("DIRECTION", "SEMANTICS"):
+    if t.startswith("_") or t.endswith("_KW") or t == "DIRECTION":
         return t.strip("_").removesuffix("_KW")
     return t.lower()
 
