@@ -130,11 +130,17 @@ def _window_text(w: A.Window | None) -> str:
     return f"{w.value} {w.unit}" if w.unit else f"{w.value}"
 
 
-def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
+def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:
     out = []
     for p in patterns:
         if p.window is None:
             out.append(f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound")
+    for q in queries:
+        if q.window is None:
+            out.append(
+                f"warning: query {q.name!r} has no WITHIN window: a match that keeps growing holds back "
+                "every later start row of its partition"
+            )
     return out
 
 
@@ -197,13 +203,13 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
         f"{s['state_places']} state places, {s['transitions']} transitions\n"
     )
     out.write(
-        f"net after merging: {len(net.groups)} shared net{'s' if len(net.groups) != 1 else ''}, "
+        f"net after merging: {len(net.groups) + len(net.rows)} shared net{'s' if len(net.groups) + len(net.rows) != 1 else ''}, "
         f"{s['input_places']} input places, {s['merged_state_places']} state places, "
         f"{s['merged_transitions']} transitions\n"
     )
     for line in sharing_lines(net):
         out.write(line + "\n")
-    for w in warnings_for(patterns):
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         out.write(w + "\n")
     return 0
 
@@ -221,7 +227,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
-    for w in warnings_for(patterns):
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
     required, numeric = field_requirements(patterns)
     fmt = args.format or infer_format(args.events)
@@ -315,7 +321,7 @@ def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
         raise ConfigError(f"cannot write {args.output}: {exc.strerror}") from None
     d = build_diagram(net, merged=not args.separate)
     count = {k: sum(1 for n in d.nodes if n.kind == k) for k in ("input", "state", "transition")}
-    n = len(net.patterns)
+    n = len(net.patterns) + len(net.rows)
     out.write(
         f"{args.output}: {d.title} of {n} pattern{'s' if n != 1 else ''}, {count['input']} input places, "
         f"{count['state']} state places, {count['transition']} transitions\n"

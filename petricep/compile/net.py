@@ -225,12 +225,15 @@ class Net:
             return None
 
     def stats(self) -> dict[str, int]:
-        """Net size before merging (separate nets) and after (the shared net)."""
+        """Net size before merging (separate nets) and after (the shared net); SQL queries
+        count alike in both (each is its own net)."""
+        row_places = sum(len(r.places) for r in self.rows)
+        row_transitions = sum(len(r.transitions) for r in self.rows)
         return {
-            "patterns": len(self.patterns),
+            "patterns": len(self.patterns) + len(self.rows),
             "input_places": len(self.input_types),
-            "state_places": sum(len(p.places) for p in self.patterns),
-            "transitions": sum(len(p.transitions) for p in self.patterns),
-            "merged_state_places": sum(len(g.places) for g in self.groups),
-            "merged_transitions": sum(len(g.transitions) for g in self.groups),
+            "state_places": sum(len(p.places) for p in self.patterns) + row_places,
+            "transitions": sum(len(p.transitions) for p in self.patterns) + row_transitions,
+            "merged_state_places": sum(len(g.places) for g in self.groups) + row_places,
+            "merged_transitions": sum(len(g.transitions) for g in self.groups) + row_transitions,
         }

@@ -384,6 +384,10 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
             if p.output_type and f"in.{p.output_type}" in nodes:
                 arcs.append(Arc(e.id, f"in.{p.output_type}", ARC_COMPOSITE, label=p.output_type))
 
+    if net.rows:  # SQL MATCH_RECOGNIZE queries: a cluster each
+        from petricep.export.rowmodel import add_row_nets
+
+        legend += tuple(add_row_nets(net, len(pats), nodes, arcs, clusters))
     title = "merged net" if merged else "separate nets"
     return Diagram(title, merged, tuple(nodes.values()), tuple(arcs), tuple(clusters), legend)
 

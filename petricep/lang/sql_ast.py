@@ -239,3 +239,56 @@ class MatchRecognize:
             if d.var == var:
                 return d.expr
         return None
+
+
+# ----------------------------------------------------------------------------- printing
+# SQL text again, for `check`, diagrams and error messages (round-trips through the parser)
+
+_PREC = {"or": 1, "and": 2, "not": 3, "=": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+
+def expr_sql(e: SExpr, outer: int = 0) -> str:
+    if isinstance(e, Lit):
+        if e.value is None:
+            return "NULL"
+        return "'" + e.value.replace("'", "''") + "'" if isinstance(e.value, str) else repr(e.value)
+    if isinstance(e, Col):
+        return f"{e.var}.{e.name}" if e.var else e.name
+    if isinstance(e, Nav):
+        default = 0 if e.func in NAV_LOGICAL else 1
+        return f"{e.func}({expr_sql(e.arg)}{'' if e.offset == default else f', {e.offset}'})"
+    if isinstance(e, Call):
+        if e.star:
+            return f"{e.func}({e.star_var + '.' if e.star_var else ''}*)"
+        return f"{e.func}({', '.join(expr_sql(a) for a in e.args)})"
+    if isinstance(e, Final):
+        return f"FINAL {expr_sql(e.arg, 7)}"
+    if e.op in ("is null", "is not null"):
+        return f"{expr_sql(e.args[0], 5)} {e.op.upper()}"
+    if e.op == "neg":
+        return f"-{expr_sql(e.args[0], 7)}"
+    prec = _PREC[e.op]
+    if e.op == "not":
+        text = f"NOT {expr_sql(e.args[0], prec)}"
+    else:
+        sep = f" {e.op.upper()} " if e.op in ("and", "or") else f" {e.op} "
+        text = sep.join(expr_sql(a, prec + (i > 0)) for i, a in enumerate(e.args))
+    return f"({text})" if prec < outer else text
+
+
+def pattern_sql(n: RNode, outer: int = 0) -> str:
+    """A row pattern as SQL (precedence: alternation < concatenation < quantifier)."""
+    if isinstance(n, RVar):
+        return n.name
+    if isinstance(n, RPermute):
+        return "PERMUTE(" + ", ".join(pattern_sql(c) for c in n.items) + ")"
+    if isinstance(n, RQuant):
+        q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((n.lo, n.hi))
+        if q is None:
+            q = f"{{{n.lo}}}" if n.lo == n.hi else f"{{{n.lo},}}" if n.hi is None else f"{{{n.lo},{n.hi}}}"
+        return f"{pattern_sql(n.body, 3)}{q}{'' if n.greedy else '?'}"
+    if isinstance(n, RSeq):
+        text, prec = " ".join(pattern_sql(c, 2) for c in n.items), 2
+    else:
+        text, prec = " | ".join(pattern_sql(c, 1) for c in n.items), 1
+    return f"({text})" if prec < outer else text

@@ -58,7 +58,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
-    for w in warnings_for(patterns):
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
     required, numeric = field_requirements(patterns)
     fmt = args.format or infer_format(args.events)
