@@ -272,7 +272,7 @@ class Engine:
     @property
     def pattern_names(self) -> list[str]:
         """The patterns this engine runs now."""
-        return [p.name for p in self.net.patterns if p.index not in self.removed]
+        return [p.name for p in self.net.patterns if p.index not in self.removed] + [r.name for r in self.net.rows]
 
     def live_partial_matches(self) -> int:
         rows = sum(r.live() for r in self.row_runtimes)
