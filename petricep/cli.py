@@ -7,6 +7,8 @@ exit status 1, never a traceback. Usage errors exit with 2 (argparse).
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -19,6 +21,7 @@ from petricep.errors import ConfigError, EvaluationError, PetricepError
 from petricep.lang import ast as A
 
 PROGRESS_EVERY = 20000
+EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
 
 
 def _add_input_options(ap: argparse.ArgumentParser) -> None:
@@ -51,6 +54,17 @@ def _add_lang_option(ap: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_order_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("event time")
+    g.add_argument(
+        "--slack",
+        metavar="D",
+        help="accept events out of time order by up to D (timestamp units, or 500ms, 2s, 1min, ...): they are "
+        "re-ordered before matching; events later than that are late (counted, written to --late)",
+    )
+    g.add_argument("--late", metavar="FILE", help="with --slack: JSON Lines file of the late events")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="petricep",
@@ -74,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="arrival",
         help="events with equal timestamps: ordered by arrival (default), never ordered (strict), or in either order",
     )
+    _add_order_options(run)
+    run.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, state)")
     prog = run.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -122,6 +138,60 @@ def _delimiter(text: str | None) -> str | None:
     return {"space": " ", "tab": "\t", "\\t": "\t"}.get(text, text)
 
 
+def parse_slack(text: str | None) -> float | int | None:
+    """``--slack``: a number of timestamp units, or a duration with a unit (seconds)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([A-Za-z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or (unit and unit not in A.DURATION_UNITS):
+        raise ConfigError(f"--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got {text!r}")
+    value = float(m.group(1)) * (A.DURATION_UNITS[unit] if unit else 1)
+    return int(value) if value.is_integer() else value
+
+
+def input_spec(args: argparse.Namespace, patterns: Sequence[A.Pattern], **extra: Any) -> Any:
+    """The :class:`InputSpec` the input options describe (embedded and Spark runs)."""
+    from petricep.io.readers import InputSpec, infer_format
+    from petricep.lang.fields import field_requirements
+
+    required, numeric = field_requirements(patterns)
+    fmt = args.format or infer_format(args.events)
+    return InputSpec(
+        path=args.events,
+        format=fmt,
+        type_field=args.type_field,
+        type_const=args.type,
+        time_field=args.time_field,
+        id_field=args.id_field,
+        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
+        delimiter=_delimiter(args.delimiter),
+        time_format=args.time_format,
+        time_unit=args.time_unit,
+        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
+        # the pattern (file:line:column); JSON Lines rows are checked one by one.
+        required=required if fmt == "jsonl" else {},
+        numeric=numeric,
+        **extra,
+    )
+
+
+def check_columns(files: Sequence[A.PatternFile], spec: Any, path: str | None = None) -> None:
+    """Schema check of CSV/Parquet input: every field a pattern reads must be a column."""
+    from petricep.io.readers import open_events
+    from petricep.lang.check import check_fields
+
+    if spec.format == "jsonl":
+        return
+    columns = open_events(replace(spec, path=path or spec.path, numeric={})).columns
+    if columns is None:
+        return
+    patterns = [p for f in files for p in f.patterns]
+    composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
+    for f in files:
+        check_fields(f, columns, composite=composite)
+
+
 def _window_text(w: A.Window | None) -> str:
     if w is None:
         return "none"
@@ -131,10 +201,23 @@ def _window_text(w: A.Window | None) -> str:
 
 
 def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:
+    """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
+    and negation buffers pile up), or a Kleene variable without a window (one partial match
+    may grow without bound even when a LIMIT caps how many there are)."""
     out = []
     for p in patterns:
+        if p.window is None and p.limit is None:
+            out.append(
+                f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
+                "(add WITHIN, or LIMIT n PARTIAL MATCHES)"
+            )
         if p.window is None:
-            out.append(f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound")
+            kleene = [r.var for r in A.events_of(p.structure) if r.kleene]
+            if kleene:
+                out.append(
+                    f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
+                    "one partial match may grow without bound"
+                )
     for q in queries:
         if q.window is None:
             out.append(
@@ -193,6 +276,8 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
             f"window {_window_text(p.window)}; partition {part}; {p.strategy}"
             + (f"; returns {pn.output_type}" if pn.output_type else "")
+            + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")
+            + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
             + "\n"
         )
     for rn in net.rows:
@@ -216,53 +301,31 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from petricep.api import load_patterns, net_of
-    from petricep.io.output import JsonlWriter
-    from petricep.io.readers import InputSpec, infer_format, open_events
-    from petricep.lang.check import check_fields
-    from petricep.lang.fields import field_requirements
+    from petricep.io.output import JsonlWriter, LateWriter
+    from petricep.io.readers import open_events
     from petricep.runtime.engine import Engine
 
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
+    slack = parse_slack(args.slack)
+    if args.late and slack is None:
+        raise ConfigError("--late needs --slack")
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
     for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
-    required, numeric = field_requirements(patterns)
-    fmt = args.format or infer_format(args.events)
-    spec = InputSpec(
-        path=args.events,
-        format=fmt,
-        type_field=args.type_field,
-        type_const=args.type,
-        time_field=args.time_field,
-        id_field=args.id_field,
-        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
-        delimiter=_delimiter(args.delimiter),
-        time_format=args.time_format,
-        time_unit=args.time_unit,
-        on_error=args.on_error,
-        rejects_path=args.rejects,
-        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
-        # the pattern (file:line:column); JSON Lines rows are checked one by one.
-        required=required if fmt == "jsonl" else {},
-        numeric=numeric,
-    )
-    if fmt != "jsonl":
-        columns = open_events(replace(spec, numeric={})).columns
-        if columns is not None:
-            composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
-            for f in files:
-                check_fields(f, columns, composite=composite)
+    spec = input_spec(args, patterns, on_error=args.on_error, rejects_path=args.rejects, ordered=slack is None)
+    check_columns(files, spec)
     source = open_events(spec)
 
-    engine = Engine(net, tie=args.tie)
     show = err.isatty() if args.progress is None else args.progress
     started = time.perf_counter()
     with ExitStack() as stack:
-        sink = out if not args.output else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+        sink = out if not args.output else stack.enter_context(_open_out(args.output))
         writer = JsonlWriter(sink)
+        late = LateWriter(stack.enter_context(_open_out(args.late))) if args.late else None
+        engine = Engine(net, tie=args.tie, slack=slack, on_late=late.write if late else None)
         bar: Any = None
         if show:
             from tqdm import tqdm
@@ -278,6 +341,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
                 n += 1
                 if bar is not None and n % PROGRESS_EVERY == 0:
                     bar.update(PROGRESS_EVERY)
+            current = None
             for m in engine.flush():
                 writer.write(m)
         except EvaluationError as exc:
@@ -286,19 +350,50 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if bar is not None:
             bar.update(n % PROGRESS_EVERY)
     elapsed = time.perf_counter() - started
-    rate = n / elapsed if elapsed > 0 else 0.0
-    err.write(
-        f"summary: {source.rows_read} events read, {source.rows_rejected} rejected, "
-        f"{writer.count} matches in {elapsed:.2f} s ({rate:,.0f} events/s)\n"
-    )
-    for name, count in engine.stats.matches.items():
-        err.write(f"  {name}: {count} matches\n")
-    if engine.stats.composite_events:
-        err.write(f"  composite events: {engine.stats.composite_events}\n")
-    err.write(f"  partial matches alive at end: {engine.live_partial_matches()}\n")
+    report = engine.report(source.rows_read, source.rows_rejected)
+    for line in summary_lines(report, elapsed):
+        err.write(line + "\n")
     if args.rejects and source.rows_rejected:
         err.write(f"  rejected rows written to {args.rejects}\n")
-    return 0
+    if args.late and report["events"]["late"]:
+        err.write(f"  late events written to {args.late}\n")
+    if args.stats:
+        with _open_out(args.stats) as fh:
+            json.dump(report, fh, indent=2)
+            fh.write("\n")
+    return EXIT_INCOMPLETE if report["events"]["rejected"] or report["events"]["late"] else 0
+
+
+def _open_out(path: str) -> IO[str]:
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
+    """The run's accounting for stderr: events read = processed + rejected + late; matches,
+    timeouts and dropped partial matches per pattern; partial matches alive at the end."""
+    ev = report["events"]
+    rate = ev["read"] / elapsed if elapsed > 0 else 0.0
+    total = sum(p["matches"] for p in report["patterns"].values())
+    lines = [
+        f"summary: {ev['read']} events read = {ev['processed']} processed + {ev['rejected']} rejected + "
+        f"{ev['late']} late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s)"
+    ]
+    for name, p in report["patterns"].items():
+        extra = "".join(
+            f", {p[k]} {label}" for k, label in (("timeouts", "timeouts"), ("dropped", "partial matches dropped")) if p[k]
+        )
+        lines.append(f"  {name}: {p['matches']} matches{extra}")
+    if ev["composite"]:
+        lines.append(f"  composite events: {ev['composite']}")
+    pm = report["partial_matches"]
+    lines.append(
+        f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
+        f"{pm['dropped']} dropped by limits"
+    )
+    return lines
 
 
 def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:

@@ -87,3 +87,7 @@ class ConfigError(PetricepError):
 
 class EvaluationError(PetricepError):
     """A condition could not be evaluated on an event (e.g. comparing text with a number)."""
+
+
+class StateLimitError(PetricepError):
+    """A pattern with ``LIMIT n PARTIAL MATCHES ... FAIL`` needed more live partial matches."""

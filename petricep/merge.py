@@ -57,8 +57,8 @@ def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
         names[p.name] = p
     producers: dict[str, list[A.Pattern]] = {}
     for p in patterns:
-        if p.returns:
-            producers.setdefault(p.returns.type, []).append(p)
+        for made in A.outputs(p):
+            producers.setdefault(made.type, []).append(p)
     deps = {
         p.name: {q.name for r in A.events_of(p.structure) for q in producers.get(r.type, ())} for p in patterns
     }
@@ -84,13 +84,15 @@ def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
     for p in ordered:
         for r in A.events_of(p.structure):
             for q in producers.get(r.type, ()):
-                fields = {f.name for f in q.returns.fields} if q.returns else set()
+                out = next(o for o in A.outputs(q) if o.type == r.type)
+                fields = {f.name for f in out.fields}
                 missing = [a for a in p.partition if a not in fields]
                 if missing:
                     raise _err(
                         p,
                         f"pattern {p.name!r} partitions on [{missing[0]}] but composite type {r.type!r} "
-                        f"(RETURN of {q.name!r}) has no field {missing[0]!r}",
+                        f"({'RETURN' if out is q.returns else 'ON TIMEOUT RETURN'} of {q.name!r}) "
+                        f"has no field {missing[0]!r}",
                     )
     return ordered
 

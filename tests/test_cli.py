@@ -37,7 +37,7 @@ def test_run_writes_jsonl_and_summary(tmp_path: Path, pattern: str, capsys: pyte
         {"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}},
         {"pattern": "rise", "ids": {"a": 0, "b": 4}, "start": 1, "end": 5, "attrs": {}},
     ]
-    assert "summary: 5 events read, 0 rejected, 2 matches" in err
+    assert "summary: 5 events read = 5 processed + 0 rejected + 0 late; 2 matches" in err
     assert "  rise: 2 matches" in err
 
 
@@ -123,9 +123,9 @@ def test_skip_bad_rows_counts_and_writes_them(tmp_path: Path, pattern: str, caps
         capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts",
         "--on-error", "skip", "--rejects", str(rejects),
     )
-    assert rc == 0
+    assert rc == 3  # finished, but rows were rejected
     assert [json.loads(line)["ids"] for line in out.splitlines()] == [{"a": 0, "b": 2}]
-    assert "summary: 5 events read, 2 rejected, 1 matches" in err
+    assert "summary: 5 events read = 3 processed + 2 rejected + 0 late; 1 matches" in err
     bad = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert [(b["row"], b["field"]) for b in bad] == [(3, "x"), (5, "ts")]
 
@@ -140,7 +140,9 @@ def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFix
         "  q: 3 places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
         "net before merging: 2 patterns, 2 input places, 6 state places, 5 transitions",
         "net after merging: 2 shared nets, 2 input places, 6 state places, 5 transitions",
-        "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound",
+        "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound "
+        "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
+        "warning: pattern 'q': Kleene variable b[] has no WITHIN window: one partial match may grow without bound",
     ]
 
 
@@ -173,4 +175,4 @@ def test_shipped_readme_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     lines = out_file.read_text().splitlines()
     assert len(lines) == 6525
     assert json.loads(lines[0]) == {"pattern": "sase_equal_price", "ids": {"a": 18, "b": 119, "c": 141}, "start": 18, "end": 141, "attrs": {}}
-    assert "20000 events read, 0 rejected, 6525 matches" in err
+    assert "20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err

@@ -26,7 +26,7 @@ def test_aarhus_traffic_all_events(tmp_path: Path, capsys: pytest.CaptureFixture
     )
     err = capsys.readouterr().err
     assert rc == 0
-    assert "summary: 1508886 events read, 0 rejected, 19108 matches" in err
+    assert "summary: 1508886 events read = 1508886 processed + 0 rejected + 0 late; 19108 matches" in err
     assert "  congestion: 15703 matches" in err
     assert "  lasting_jam: 3405 matches" in err
     assert "events: 1.51M ev" in err  # the progress bar reached the end
@@ -53,7 +53,7 @@ def test_opencep_nasdaq_rising_peaks(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert rc == 0
     matches = [json.loads(line) for line in out.read_text().splitlines()]
     err = capsys.readouterr().err
-    assert f"summary: 1652 events read, 0 rejected, {len(matches)} matches" in err
+    assert f"summary: 1652 events read = 1652 processed + 0 rejected + 0 late; {len(matches)} matches" in err
     assert len(matches) == 237
     for m in matches:
         assert m["end"] - m["start"] <= 120

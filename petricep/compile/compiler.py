@@ -408,6 +408,8 @@ def compile_pattern(pattern: A.Pattern, index: int = 0) -> PatternNet:
         strategy=pattern.strategy,
         returns=pattern.returns,
         source=pattern,
+        timeout=pattern.timeout,
+        limit=pattern.limit,
     )
 
 
@@ -429,8 +431,7 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
 def _kleene_info(v: Var, pattern: A.Pattern) -> KleeneInfo:
     aggs: list[AggSpec] = []
     head = 1
-    exprs = list(pattern.conditions) + ([f.expr for f in pattern.returns.fields] if pattern.returns else [])
-    for expr in exprs:
+    for expr in A.pattern_exprs(pattern):
         for e in A.walk_expr(expr):
             if isinstance(e, A.Agg) and e.var == v.name:
                 spec = AggSpec(e.func, e.field)

@@ -136,6 +136,8 @@ class PatternNet:
     source: A.Pattern
     consume: tuple[int, ...] = ()  # slots whose events a match consumes
     conflict: str | None = None  # the consumption domain: a conflict group, or the pattern itself
+    timeout: A.Return | None = None  # partial matches whose window closes become these events
+    limit: A.Limit | None = None  # at most this many live partial matches per key
 
     @property
     def input_types(self) -> frozenset[str]:
@@ -144,6 +146,11 @@ class PatternNet:
     @property
     def output_type(self) -> str | None:
         return self.returns.type if self.returns else None
+
+    @property
+    def produces(self) -> tuple[str, ...]:
+        """Event types this pattern feeds back into the run: RETURN, then timeout type."""
+        return tuple(r.type for r in (self.returns, self.timeout) if r is not None)
 
     def var(self, name: str) -> Var:
         for v in self.vars:
@@ -205,7 +212,7 @@ class Net:
 
     @property
     def output_types(self) -> frozenset[str]:
-        return frozenset(p.output_type for p in self.patterns if p.output_type)
+        return frozenset(t for p in self.patterns for t in p.produces)
 
     def pattern(self, name: str) -> PatternNet:
         for p in self.patterns:

@@ -6,6 +6,7 @@ import json
 import math
 from typing import IO, Any
 
+from petricep.events import Event
 from petricep.runtime.engine import Match
 
 
@@ -35,5 +36,20 @@ class JsonlWriter:
 
     def write(self, m: Match) -> None:
         self.out.write(match_json(m))
+        self.out.write("\n")
+        self.count += 1
+
+
+class LateWriter:
+    """Late events (``--late``): one JSON object per line with the event's arrival
+    position, id, type, timestamp and attributes, and the watermark it arrived behind."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.count = 0
+
+    def write(self, e: Event, watermark: Any) -> None:
+        rec = {"pos": e.pos, "id": e.id, "type": e.type, "ts": e.ts, "watermark": watermark, "attrs": e.attrs}
+        self.out.write(json.dumps(_plain(rec), ensure_ascii=False, separators=(", ", ": ")))
         self.out.write("\n")
         self.count += 1

@@ -56,6 +56,9 @@ class InputSpec:
     rejects_path: str | None = None
     required: Mapping[str, frozenset[str]] = field(default_factory=dict)
     numeric: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # False: timestamps may go backwards (the engine re-orders with a slack, see
+    # petricep.runtime.ordering); True: a decreasing timestamp is an error of its row
+    ordered: bool = True
 
 
 def _rule_map(m: Mapping[str, Any], what: str) -> dict[str, frozenset[str]]:
@@ -228,7 +231,7 @@ class _Run:
             self.kind = "number"
         elif spec.time_format is not None:
             self.kind = "datetime"
-        self.prev_ts: Number = -math.inf
+        self.prev_ts: Number = -math.inf if spec.ordered else math.nan  # nan: no comparison holds
         self.pos = 0
         self._rules: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._rejects: IO[str] | None = None
@@ -344,7 +347,8 @@ class _Run:
                 tmf,
                 order=True,
             )
-        self.prev_ts = ts
+        if self.source.spec.ordered:
+            self.prev_ts = ts
         if self.kind is None:
             self.kind = kind
             self.source._kind = kind
@@ -396,7 +400,7 @@ class _Run:
                 if kind is not None and got != kind:
                     return None
                 kind = got
-            if tss[0] < self.prev_ts or any(map(operator.lt, tss[1:], tss)):
+            if self.source.spec.ordered and (tss[0] < self.prev_ts or any(map(operator.lt, tss[1:], tss))):
                 return None
         ids: Any = positions
         if self.id_field is not None:
@@ -424,7 +428,7 @@ class _Run:
                 gc.enable()
         self.pos += n
         self.source.rows_read += n
-        if time_arr is not None:
+        if time_arr is not None and self.source.spec.ordered:
             self.prev_ts = tss[-1]
         if self.kind is None and kind is not None:
             self.kind = kind

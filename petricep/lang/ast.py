@@ -212,6 +212,19 @@ class Return:
     span: Span = dc_field(default=NOWHERE, compare=False)
 
 
+OVERFLOW_POLICIES = ("drop-oldest", "reject-new", "fail")
+
+
+@dataclass(frozen=True)
+class Limit:
+    """``LIMIT n PARTIAL MATCHES [PER KEY] [DROP OLDEST | REJECT NEW | FAIL]``: at most n live
+    partial matches of the pattern per key; what happens to the one too many."""
+
+    count: int
+    policy: str = "drop-oldest"
+    span: Span = dc_field(default=NOWHERE, compare=False)
+
+
 @dataclass(frozen=True)
 class Pattern:
     name: str
@@ -225,6 +238,20 @@ class Pattern:
     # consumption policy: None = consumes nothing (every pattern sees every event);
     # ("*",) = all its events; else the variables whose events a match consumes
     consume: tuple[str, ...] | None = None
+    # ON TIMEOUT RETURN T(...): partial matches whose window closes before they complete
+    # become events of type T (variables not bound read as null)
+    timeout: Return | None = None
+    limit: Limit | None = None
+
+
+def outputs(p: Pattern) -> tuple[Return, ...]:
+    """The event types a pattern produces: its RETURN type and its timeout type."""
+    return tuple(r for r in (p.returns, p.timeout) if r is not None)
+
+
+def pattern_exprs(p: Pattern) -> list[Expr]:
+    """Every expression of a pattern: WHERE conjuncts, then RETURN and timeout fields."""
+    return list(p.conditions) + [f.expr for r in outputs(p) for f in r.fields]
 
 
 @dataclass(frozen=True)

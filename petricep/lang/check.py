@@ -189,21 +189,13 @@ def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
 
     window = _window(raw["within"][0], ctx) if "within" in raw else None
 
-    returns: A.Return | None = None
-    if "returns" in raw:
-        returns = raw["returns"][0]
-        assert returns is not None
-        seen: set[str] = set()
-        for f in returns.fields:
-            if f.name in seen:
-                raise ctx.error(f"RETURN field {f.name!r} given twice", _span_of(f.expr) or returns.span)
-            seen.add(f.name)
-            _check_expr(f.expr, refs, ctx, iteration_ok=False)
-            for v in A.vars_of(f.expr):
-                if refs[v].negated:
-                    raise ctx.error(f"RETURN cannot read the negated variable {v!r}", _span_of(f.expr))
-        if returns.type in {r.type for r in refs.values()}:
-            raise ctx.error(f"pattern {name!r} cannot consume its own RETURN type {returns.type!r}", returns.span)
+    returns = _output(raw, "returns", "RETURN", refs, name, ctx)
+    timeout = _output(raw, "timeout", "ON TIMEOUT RETURN", refs, name, ctx)
+    if timeout is not None:
+        if window is None:
+            raise ctx.error("ON TIMEOUT needs a WITHIN window: without one a partial match never times out", timeout.span)
+        if returns is not None and returns.type == timeout.type:
+            raise ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span)
 
     consume: tuple[str, ...] | None = None
     if "consume" in raw:
@@ -231,7 +223,30 @@ def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
         returns=returns,
         span=raw["span"],
         consume=consume,
+        timeout=timeout,
+        limit=raw["limit"][0] if "limit" in raw else None,
     )
+
+
+def _output(
+    raw: dict[str, Any], kind: str, label: str, refs: Mapping[str, A.EventRef], name: str, ctx: _Ctx
+) -> A.Return | None:
+    """A RETURN (or ON TIMEOUT RETURN) clause: distinct field names, positive variables only."""
+    if kind not in raw:
+        return None
+    ret: A.Return = raw[kind][0]
+    seen: set[str] = set()
+    for f in ret.fields:
+        if f.name in seen:
+            raise ctx.error(f"{label} field {f.name!r} given twice", _span_of(f.expr) or ret.span)
+        seen.add(f.name)
+        _check_expr(f.expr, refs, ctx, iteration_ok=False)
+        for v in A.vars_of(f.expr):
+            if refs[v].negated:
+                raise ctx.error(f"{label} cannot read the negated variable {v!r}", _span_of(f.expr))
+    if ret.type in {r.type for r in refs.values()}:
+        raise ctx.error(f"pattern {name!r} cannot consume its own {label} type {ret.type!r}", ret.span)
+    return ret
 
 
 def build(raws: list[dict[str, Any]], text: str, file: str, default_name: str | None) -> A.PatternFile:
@@ -288,8 +303,7 @@ def check_fields(
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
         refs = {r.var: r for r in A.events_of(p.structure)}
-        exprs = list(p.conditions) + ([f.expr for f in p.returns.fields] if p.returns else [])
-        for expr in exprs:
+        for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
                     ref = refs[e.var]

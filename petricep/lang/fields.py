@@ -38,15 +38,14 @@ def field_requirements(
 ) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """(required, numeric): event type -> field names, for primitive (non-composite) types."""
     patterns = list(patterns)
-    composite = {p.returns.type for p in patterns if p.returns}
+    composite = {r.type for p in patterns for r in A.outputs(p)}
     required: dict[str, set[str]] = {}
     numeric: dict[str, set[str]] = {}
     for p in patterns:
         refs = {r.var: r for r in A.events_of(p.structure)}
         for r in refs.values():
             required.setdefault(r.type, set()).update(p.partition)
-        exprs = list(p.conditions) + ([f.expr for f in p.returns.fields] if p.returns else [])
-        for expr in exprs:
+        for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field and e.field not in BUILTIN:
                     required.setdefault(refs[e.var].type, set()).add(e.field)

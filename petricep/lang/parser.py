@@ -37,6 +37,14 @@ _TOKEN_NAMES = {
     "_RETURN": "RETURN",
     "_PATTERN": "PATTERN",
     "_STRATEGY": "STRATEGY",
+    "_ON": "ON",
+    "_TIMEOUT": "TIMEOUT",
+    "_LIMIT": "LIMIT",
+    "_PARTIAL": "PARTIAL",
+    "_MATCHES": "MATCHES",
+    "_PER": "PER",
+    "_KEY": "KEY",
+    "OVERFLOW": "DROP OLDEST, REJECT NEW or FAIL",
     "STRATEGY": "a strategy",
     "BANG": "'!'",
     "$END": "end of file",
@@ -112,6 +120,18 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         return ("returns", A.Return(str(c[0]), fields, span=self._span(c[0])), self._span(meta))
 
     @v_args(meta=True)
+    def on_timeout(self, meta: Any, c: list[Any]) -> tuple[str, Any, A.Span]:
+        fields = tuple(f for f in c[1:] if f is not None)
+        return ("timeout", A.Return(str(c[0]), fields, span=self._span(c[0])), self._span(meta))
+
+    @v_args(meta=True)
+    def limit(self, meta: Any, c: list[Token]) -> tuple[str, Any, A.Span]:
+        policy = "-".join(str(c[1]).lower().split()) if len(c) > 1 else "drop-oldest"
+        if int(c[0]) < 1:
+            raise _Err("LIMIT needs at least 1 partial match", c[0])
+        return ("limit", A.Limit(int(c[0]), policy, span=self._span(c[0])), self._span(meta))
+
+    @v_args(meta=True)
     def consume(self, meta: Any, c: list[Token]) -> tuple[str, Any, A.Span]:
         if len(c) == 1 and c[0].type == "ALL_KW":
             return ("consume", ("*",), self._span(meta))
@@ -151,7 +171,8 @@ class _Builder(Transformer):  # type: ignore[type-arg]
         out["structure"] = rest[0]
         for kind, value, span in rest[1:]:
             if kind in out:
-                raise _Err(f"duplicate {kind.upper() if kind != 'returns' else 'RETURN'} clause", span)
+                label = {"returns": "RETURN", "timeout": "ON TIMEOUT"}.get(kind, kind.upper())
+                raise _Err(f"duplicate {label} clause", span)
             out[kind] = (value, span)
         return out
 

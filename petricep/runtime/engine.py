@@ -18,6 +18,8 @@ from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
+from petricep.runtime.limits import LimitSpec, admit
+from petricep.runtime.ordering import EventTimeOrder, LateHandler
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
@@ -28,7 +30,7 @@ class Match:
     """One match of one pattern. ``ids`` is built on first use from the shared partial
     match (a run that only counts matches never builds it)."""
 
-    __slots__ = ("pattern", "start", "end", "attrs", "_ids", "_vars", "_chain")
+    __slots__ = ("pattern", "start", "end", "attrs", "_ids", "_vars", "_chain", "timeout")
 
     def __init__(
         self,
@@ -39,6 +41,7 @@ class Match:
         attrs: dict[str, Any] | None = None,
         vars_: Any = None,
         chain: list[tuple[int, Event]] | None = None,
+        timeout: tuple[str, Any] | None = None,
     ) -> None:
         self.pattern = pattern
         self.start = start
@@ -47,6 +50,8 @@ class Match:
         self._ids = ids
         self._vars = vars_
         self._chain = chain
+        # a timed-out partial match (ON TIMEOUT): (its event type, when its window closed)
+        self.timeout = timeout
 
     @property
     def ids(self) -> dict[str, Any]:
@@ -57,11 +62,15 @@ class Match:
 
     @property
     def id(self) -> str:
-        """The id of this match as a composite event (``pattern[ids...]``)."""
-        return composite_id(self.pattern, self.ids)
+        """The id of this match as a composite event (``pattern[ids...]``; a timeout's
+        ``pattern@timeout[ids...]``)."""
+        return composite_id(self.pattern if self.timeout is None else f"{self.pattern}@timeout", self.ids)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pattern": self.pattern, "ids": self.ids, "start": self.start, "end": self.end, "attrs": self.attrs}
+        d = {"pattern": self.pattern, "ids": self.ids, "start": self.start, "end": self.end, "attrs": self.attrs}
+        if self.timeout is not None:
+            d["timeout"] = {"type": self.timeout[0], "deadline": self.timeout[1]}
+        return d
 
     def __repr__(self) -> str:
         return f"Match({self.to_dict()!r})"
@@ -88,11 +97,25 @@ def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
     return {v.name: ids[v.name] for v in vars_ if v.name in ids}
 
 
+class Expiry:
+    """How a timed-out partial match is emitted: its pattern and when its window closed."""
+
+    __slots__ = ("pattern", "deadline")
+
+    def __init__(self, pattern: int, deadline: Any) -> None:
+        self.pattern = pattern
+        self.deadline = deadline
+
+
 @dataclass
 class RunStats:
-    events: int = 0
+    events: int = 0  # input events fired (on time)
     composite_events: int = 0
     matches: dict[str, int] = field(default_factory=dict)
+    late: int = 0  # input events behind the watermark (with a slack): reported, not fired
+    timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
+    dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
+    peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
 
     def partial_matches(self, engine: Engine) -> int:
         return engine.live_partial_matches()
@@ -101,9 +124,21 @@ class RunStats:
 class Engine:
     """Runs a compiled :class:`Net` over one stream (embedded mode)."""
 
-    def __init__(self, net: Net, tie: str = "arrival", sweep_every: int = 2048, collect: bool = True) -> None:
+    def __init__(
+        self,
+        net: Net,
+        tie: str = "arrival",
+        sweep_every: int = 2048,
+        collect: bool = True,
+        slack: float | int | None = None,
+        on_late: LateHandler | None = None,
+    ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
-        returns only the matches whose patterns feed others; for monitoring and benchmarks)."""
+        returns only the matches whose patterns feed others; for monitoring and benchmarks).
+
+        ``slack``: accept events out of time order by up to this much (timestamp units) and
+        re-order them (:mod:`petricep.runtime.ordering`); later ones go to ``on_late(event,
+        watermark)`` and ``stats.late``. Without a slack, out-of-order input is an error."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -132,6 +167,11 @@ class Engine:
         self.row_consumers: dict[str | None, list[Any]] = {}
         if net.rows:
             self._add_row_runtimes(net)
+        # ON TIMEOUT: per runtime, heap of (deadline, n, partition, token, pattern index)
+        self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = [[] for _ in self.runtimes]
+        self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
+        for rt in self.runtimes:
+            self._configure(rt)
         self.sweep_every = sweep_every
         self.collect = collect
         self._counted: dict[int, str] = {}
@@ -146,11 +186,26 @@ class Engine:
         self._group_events: list[Event] = []
         self._group_emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         self._since_sweep = 0
+        self.order = EventTimeOrder(slack, on_late) if slack is not None else None
+        if on_late is not None and slack is None:
+            raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
 
     # ------------------------------------------------------------------ public API
 
     def push(self, e: Event) -> list[Match]:
-        """Process one input event; returns the matches it completes (or whose window it closes)."""
+        """Process one input event; returns the matches it completes (or whose window it closes).
+
+        With a slack, ``e`` may be out of time order: it is held until the watermark passes
+        it, and the matches returned are those of the events released by its arrival."""
+        if self.order is None:
+            return self._push(e)
+        out: list[Match] = []
+        for x in self.order.offer(e):
+            out += self._push(x)
+        self.stats.late = self.order.late
+        return out
+
+    def _push(self, e: Event) -> list[Match]:
         last = self._last_input
         if last is not None and e.ts < last.ts:
             raise EventOrderError(
@@ -210,22 +265,33 @@ class Engine:
         ``last``: (ts, pos) of the stream's last input event, when this engine did not see
         it (a key partition of a distributed run); composite events emitted here take it."""
         out: list[Match] = []
+        if self.order is not None:
+            for x in self.order.drain():
+                out += self._push(x)
         if self.tie == "either":
             out += self._run_group()
         else:
             self._end_group()
         emitter = self._last_input if last is None else Event(CLOCK, last[0], last[1])
-        while any(self.pending):
-            emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
+        while any(self.pending) or any(self.deadlines):
+            emitted: list[tuple[GroupRuntime, Any, Token, Event]] = []
             for i, heap in enumerate(self.pending):
                 rt = self.runtimes[i]
                 while heap:
                     _, _, _part, t, role = heapq.heappop(heap)
                     if t.alive:
                         emitted.append((rt, role, t, emitter or t.event))  # type: ignore[arg-type]
+            for i, deadlines in enumerate(self.deadlines):
+                rt = self.runtimes[i]
+                while deadlines:
+                    self._expire(rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
             out += self._emit(emitted)
         for rrt in self.row_runtimes:
             out += self._count_rows(rrt, rrt.flush())
+        if emitter is not None:
+            self.sweep(emitter)  # samples the peak once more
+        for states in self.states:  # every window has closed: no partial match is left
+            states.clear()
         return out
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
@@ -250,7 +316,10 @@ class Engine:
                 self.contiguous.append(rt)
             self.states.append({})
             self.pending.append([])
+            self.deadlines.append([])
         group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}
+        for rt in self.runtimes[len(old.groups) :]:
+            self._configure(rt)
         for pn in net.patterns[len(old.patterns) :]:
             self.returns.append(self._return_fns(pn, group_of[pn.index]))
             self.stats.matches[pn.name] = 0
@@ -275,8 +344,22 @@ class Engine:
         return [p.name for p in self.net.patterns if p.index not in self.removed] + [r.name for r in self.net.rows]
 
     def live_partial_matches(self) -> int:
+        """Partial matches that can still be extended at the last event (0 after flush)."""
         rows = sum(r.live() for r in self.row_runtimes)
-        return rows + sum(p.live_tokens() for states in self.states for p in states.values())
+        return rows + sum(1 for _ in self._live_tokens())
+
+    def _live_tokens(self) -> Iterator[tuple[GroupRuntime, Token]]:
+        now = self._last_input
+        for rt, states in zip(self.runtimes, self.states):
+            for part in states.values():
+                floor = self._floor(rt, part)
+                for tokens in part.marking:
+                    for t in tokens:
+                        if not t.alive or not t.users or (now is not None and rt.expired(t, now)):
+                            continue
+                        if rt.contiguity and t.last_key < floor:
+                            continue
+                        yield rt, t
 
     # ------------------------------------------------------------------ SQL row patterns
 
@@ -329,8 +412,115 @@ class Engine:
                     dead.append(key)
             for key in dead:
                 del states[key]
+        # what the sweep left is exactly the live partial matches: sample their peak
+        live = sum(p.live_tokens() for states in self.states for p in states.values())
+        if live > self.stats.peak_partial:
+            self.stats.peak_partial = live
+
+    def live_by_pattern(self) -> dict[str, int]:
+        """Live partial matches per pattern (a shared token counts for each pattern it serves)."""
+        out = {p.name: 0 for p in self.net.patterns if p.index not in self.removed}
+        for rt, t in self._live_tokens():
+            for pi, bit in rt.bit.items():
+                if t.users & bit and pi not in self.removed:
+                    out[self.net.patterns[pi].name] += 1
+        return out
+
+    def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
+        """The run's accounting: events read = processed + rejected + late; per pattern its
+        matches, timeouts, partial matches dropped by a LIMIT and alive now. ``read`` /
+        ``rejected``: the reader's counts (default: every event pushed was read)."""
+        st = self.stats
+        processed = st.events + (self.order.held if self.order is not None else 0)
+        alive = self.live_by_pattern()
+        return {
+            "events": {
+                "read": processed + st.late + rejected if read is None else read,
+                "processed": processed,
+                "rejected": rejected,
+                "late": st.late,
+                "composite": st.composite_events,
+            },
+            "patterns": {
+                name: {
+                    "matches": count,
+                    "timeouts": st.timeouts.get(name, 0),
+                    "dropped": st.dropped.get(name, 0),
+                    "alive": alive.get(name, 0),
+                }
+                for name, count in st.matches.items()
+            },
+            "partial_matches": {
+                "alive": self.live_partial_matches(),
+                "peak": st.peak_partial,
+                "dropped": sum(st.dropped.values()),
+            },
+        }
 
     # ------------------------------------------------------------------ internals
+
+    def _configure(self, rt: GroupRuntime) -> None:
+        """Event-time duties of a shared net's patterns: timeouts and limits."""
+        for pi in rt.net.patterns:
+            p = self.net.patterns[pi]
+            self.stats.timeouts.setdefault(p.name, 0)
+            self.stats.dropped.setdefault(p.name, 0)
+            if p.timeout is not None:
+                rt.timeout_mask |= rt.bit[pi]
+                names = {v.name: v.slot for v in p.vars}
+                kleene = {v.name: rt.kinfo[v.slot] for v in p.vars if v.kleene}
+                self.timeout_fns[pi] = [
+                    (f.name, as_condition_free(compile_expr(f.expr, names, kleene, None))) for f in p.timeout.fields
+                ]
+            if p.limit is not None:
+                rt.limits.append(
+                    LimitSpec(pi, p.name, rt.bit[pi], p.limit.count, p.limit.policy, p.window_value, rt.count_window)
+                )
+                rt.limit_mask |= rt.bit[pi]
+
+    def _store(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
+        """Put new partial matches into the marking; watch their windows (ON TIMEOUT) and
+        count them against their patterns' limits."""
+        rt.store(part, created)
+        if not (rt.timeout_mask or rt.limit_mask):
+            return
+        places = rt.places
+        for nt in created:
+            if not places[nt.place].has_exits:
+                continue
+            if nt.users & rt.limit_mask:
+                broken = None
+                if rt.contiguity:
+                    floor = self._floor(rt, part)
+                    broken = lambda t, floor=floor: t.last_key < floor  # noqa: E731
+                admit(part, nt, now, rt.limits, broken, key, self.stats.dropped)
+            if nt.users & rt.timeout_mask:
+                for pi, bit in rt.bit.items():
+                    if nt.users & bit & rt.timeout_mask:
+                        w = self.net.patterns[pi].window_value
+                        assert w is not None  # ON TIMEOUT needs a window (checked)
+                        deadline = nt.first_pos + w if rt.count_window else nt.first_ts + w
+                        self._counter += 1
+                        heapq.heappush(self.deadlines[i], (deadline, self._counter, part, nt, pi))
+
+    def _expire(
+        self,
+        rt: GroupRuntime,
+        entry: tuple[Any, int, Partition, Token, int],
+        emitter: Event,
+        emitted: list[tuple[GroupRuntime, Any, Token, Event]],
+    ) -> None:
+        """A partial match's window closed: a timeout if it is still alive for the pattern,
+        never extended, not blocked by a negation, and (contiguity) not interrupted."""
+        deadline, _, part, t, pi = entry
+        bit = rt.bit[pi]
+        if not t.alive or not t.users & bit or t.extended & bit or t.blocked or pi in self.removed:
+            return
+        if rt.contiguity and t.last_key < self._floor(rt, part):
+            return
+        emitted.append((rt, Expiry(pi, deadline), t, emitter))
+
+    # ------------------------------------------------------------------ internals (firing)
 
     @staticmethod
     def _return_fns(p: PatternNet, rt: GroupRuntime) -> list[tuple[str, Any]]:
@@ -374,12 +564,13 @@ class Engine:
         d.seq = self._next_seq()
         for rt in self.consumers.get(d.type, ()):
             i = rt.net.index
-            part = self._partition(i, rt, self._key(rt, d))
+            key = self._key(rt, d)
+            part = self._partition(i, rt, key)
             accepted: list[Token] = []
             created = rt.step(part, d, self._floor(rt, part), composite, accepted)
             for t in accepted:
                 self._accept(i, rt, part, t, d, emitted)
-            rt.store(part, created)
+            self._store(i, rt, part, created, d, key)
             for j in rt.negative(part, d):
                 if self.tie == "arrival":
                     rt.cancel(part, j, d)
@@ -439,6 +630,14 @@ class Engine:
             emitted.append((rt, role, t, emitter))
 
     def _close_pending(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
+        for i, deadlines in enumerate(self.deadlines):
+            if deadlines:
+                rt = self.runtimes[i]
+                while deadlines:
+                    thr = deadlines[0][0]
+                    if not (e.pos >= thr if rt.count_window else e.ts > thr):
+                        break
+                    self._expire(rt, heapq.heappop(deadlines), e, emitted)  # type: ignore[arg-type]
         for i, heap in enumerate(self.pending):
             if not heap:
                 continue
@@ -467,21 +666,35 @@ class Engine:
             # one token may be emitted by many patterns sharing its place: walk its chain once.
             # The order (pattern, then positions) decides composite events' stream order and
             # who wins a conflict; without those it only needs to be deterministic.
-            ordered = any(patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict for r in emitted)
+            ordered = any(
+                patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry
+                for r in emitted
+            )
             chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
             for rt, _role, t, _e in emitted:
                 if id(t) not in chains:
                     chain = t.chain()
                     chains[id(t)] = (chain, _chain_order(rt, chain) if ordered and len(emitted) > 1 else ())
             if len(chains) == 1 or not ordered:
-                batch = sorted(emitted, key=lambda r: r[1].pattern)
+                batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry))
             else:
-                batch = sorted(emitted, key=lambda r: (r[1].pattern, chains[id(r[2])][1]))
+                batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
             emitted = []
             derived = []
             matches = self.stats.matches
             for _rt, role, t, emitter in batch:
                 net = patterns[role.pattern]
+                if type(role) is Expiry:
+                    assert net.timeout is not None
+                    self.stats.timeouts[net.name] += 1
+                    attrs = {name: f(t.slots) for name, f in self.timeout_fns[net.index]}
+                    m = Match(
+                        net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
+                        timeout=(net.timeout.type, role.deadline),
+                    )
+                    out.append(m)
+                    derived.append(Event(net.timeout.type, emitter.ts, emitter.pos, m.id, attrs))
+                    continue
                 if net.conflict is not None and not self._consume(net, chains[id(t)][0]):
                     continue
                 matches[net.name] += 1
@@ -537,7 +750,7 @@ class Engine:
             emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
             for key, evs in mine.items():
                 part = self._partition(i, rt, key)
-                for t, emitter in self._fixpoint(rt, part, evs):
+                for t, emitter in self._fixpoint(i, rt, part, evs, key):
                     self._accept(i, rt, part, t, emitter, emitted)
                 for d in evs:
                     for j in rt.negative(part, d):
@@ -552,7 +765,9 @@ class Engine:
                 self.sweep(events[-1])
         return out
 
-    def _fixpoint(self, rt: GroupRuntime, part: Partition, evs: list[Event]) -> list[tuple[Token, Event]]:
+    def _fixpoint(
+        self, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
+    ) -> list[tuple[Token, Event]]:
         accepted: list[Token] = []
         created: list[Token] = []
         creator: dict[int, Event] = {}
@@ -590,7 +805,7 @@ class Engine:
                             seen.add(k)
                             queue.append(fired)
                             creator[id(fired)] = g
-        rt.store(part, queue)
+        self._store(i, rt, part, queue, evs[-1], key)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
 
 

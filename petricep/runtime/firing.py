@@ -16,6 +16,7 @@ from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
+from petricep.runtime.limits import LimitSpec, uncount
 from petricep.runtime.state import INF, Partition, Token, root_token
 
 Cond = Callable[[Any, Any], bool]
@@ -92,6 +93,11 @@ class GroupRuntime:
         self.places = net.places
         # who emits where: changes when patterns are removed from a running engine
         self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
+        # event time (set by the engine from its patterns): patterns whose partial matches
+        # time out into events, and patterns with a LIMIT on live partial matches
+        self.timeout_mask = 0
+        self.limits: list[LimitSpec] = []
+        self.limit_mask = 0
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
@@ -201,6 +207,8 @@ class GroupRuntime:
         for ci, ksl in tr.deferred_iteration:
             if not self.check_elements(ci, ksl, nt):
                 return None
+        if self.timeout_mask:
+            t.extended |= users
         return nt
 
     def check_elements(self, ci: int, kslot: int, t: Token) -> bool:
@@ -258,6 +266,8 @@ class GroupRuntime:
                     # skip-till-next-match: the partial match is consumed for the patterns
                     # that moved, and stays for the others
                     t.users &= ~moved
+                    if t.counted & moved:
+                        uncount(part, t, moved, self.limits)
                     if not t.users:
                         continue
                 keep.append(t)
@@ -393,6 +403,10 @@ class GroupRuntime:
                     if growable:
                         t.blocked |= bit
                         keep.append(t)
+                    else:
+                        t.alive = False
+                        if t.counted:
+                            uncount(part, t, t.counted, self.limits)
                     continue
                 keep.append(t)
             part.marking[pid] = keep if not growable else tokens

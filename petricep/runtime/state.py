@@ -30,6 +30,8 @@ class Token:
         "blocked",
         "alive",
         "users",
+        "extended",
+        "counted",
     )
 
     def __init__(
@@ -63,6 +65,11 @@ class Token:
         # with different histories (rear combination) or already consumed (skip-till-next-match)
         # share places but not tokens
         self.users = users
+        # patterns (bits) for which a later firing extended this partial match: it did not
+        # time out for them (ON TIMEOUT)
+        self.extended = 0
+        # patterns (bits) whose LIMIT quota counts this partial match (runtime/limits.py)
+        self.counted = 0
 
     def detached(self) -> Token:
         """A copy with its own ``alive`` flag (a match waiting for its window to close),
@@ -102,13 +109,14 @@ def root_token(nslots: int, start: int, users: int) -> Token:
 class Partition:
     """The marking of one pattern for one key value."""
 
-    __slots__ = ("marking", "buffers", "pending", "last_input_key")
+    __slots__ = ("marking", "buffers", "pending", "last_input_key", "quotas")
 
     def __init__(self, nplaces: int, nnegs: int) -> None:
         self.marking: list[list[Token]] = [[] for _ in range(nplaces)]
         self.buffers: list[list[Event]] = [[] for _ in range(nnegs)]
         self.pending: list[tuple[Token, Any]] = []  # (match waiting for its window, its Role)
         self.last_input_key: float = -INF
+        self.quotas: dict[int, Any] = {}  # limited pattern -> its Quota (runtime/limits.py)
 
     def live_tokens(self) -> int:
         return sum(len(m) for m in self.marking)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import IO, Any
 
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
-from petricep.io.readers import InputSpec, infer_format
+from petricep.io.readers import InputSpec
 
 DEFAULT_MASTER = "local[*]"
 
@@ -46,43 +46,23 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``petricep run --engine spark``: the same steps as ``--engine local`` up to the
     engine (patterns, warnings, input spec, schema check at the pattern), then Spark."""
     from petricep.api import load_patterns, net_of
-    from petricep.cli import warnings_for
-    from petricep.io.readers import open_events
-    from petricep.lang.check import check_fields
-    from petricep.lang.fields import field_requirements
+    from petricep.cli import check_columns, input_spec, warnings_for
 
     if args.on_error != "fail" or args.rejects:
         raise ConfigError(
             "--engine spark stops at the first bad row: --on-error skip and --rejects are not supported"
         )
+    if args.slack or args.late or args.stats:
+        raise ConfigError("--slack, --late and --stats are not supported with --engine spark yet: run embedded")
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
     for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
-    required, numeric = field_requirements(patterns)
-    fmt = args.format or infer_format(args.events)
-    spec = InputSpec(
-        path=args.events,
-        format=fmt,
-        type_field=args.type_field,
-        type_const=args.type,
-        time_field=args.time_field,
-        id_field=args.id_field,
-        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
-        delimiter=_delimiter(args.delimiter),
-        time_format=args.time_format,
-        time_unit=args.time_unit,
-        required=required if fmt == "jsonl" else {},
-        numeric=numeric,
-    )
+    spec = input_spec(args, patterns)
     local = _local_dir(args.events)
-    if fmt != "jsonl" and local is not None and os.path.isfile(local):
-        columns = open_events(replace(spec, path=local, numeric={})).columns
-        if columns is not None:
-            composite = {p.returns.type: [f.name for f in p.returns.fields] for p in patterns if p.returns}
-            for f in files:
-                check_fields(f, columns, composite=composite)
+    if local is not None and os.path.isfile(local):
+        check_columns(files, spec, path=local)
     elif local is not None and not os.path.exists(local):
         raise EventError("cannot open file: no such file", args.events)
     return run_batch(args, net, spec, out, err)
@@ -124,7 +104,7 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
         n = parsed.clock.events
         rate = n / elapsed if elapsed > 0 else 0.0
         err.write(
-            f"summary: {n} events read, 0 rejected, {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) "
+            f"summary: {n} events read = {n} processed + 0 rejected + 0 late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) "
             f"on Spark {spark.sparkContext.master}\n"
         )
         for p in net.patterns:

@@ -216,19 +216,26 @@ def has_end_negation(node: Any) -> bool:
     return True
 
 
+def closes_windows(p: PatternNet) -> bool:
+    """Some output of ``p`` waits for a window to close: an end negation, or ON TIMEOUT."""
+    return p.timeout is not None or has_end_negation(p.source.structure)
+
+
 def _keeps_key(producer: PatternNet, attrs: Iterable[str]) -> bool:
-    """The producer's composite events carry its key: RETURN has ``a = v.a`` for every attr."""
-    ret = producer.returns
-    if ret is None:
+    """The producer's composite events carry its key: RETURN (and ON TIMEOUT RETURN) have
+    ``a = v.a`` for every attr."""
+    outputs = [r for r in (producer.returns, producer.timeout) if r is not None]
+    if not outputs:
         return False
     kleene = {v.name for v in getattr(producer, "vars", ()) if getattr(v, "kleene", False)}
-    fields = {f.name: f.expr for f in ret.fields}
-    for a in attrs:
-        expr = fields.get(a)
-        if not (
-            isinstance(expr, A.Attr) and expr.field == a and expr.index is None and expr.var not in kleene
-        ):
-            return False
+    for ret in outputs:
+        fields = {f.name: f.expr for f in ret.fields}
+        for a in attrs:
+            expr = fields.get(a)
+            if not (
+                isinstance(expr, A.Attr) and expr.field == a and expr.index is None and expr.var not in kleene
+            ):
+                return False
     return True
 
 
@@ -238,8 +245,8 @@ def make_plan(net: Net) -> Plan:
     parent = {i: i for i in range(n)}
     producers_of: dict[str, list[int]] = {}
     for i, p in enumerate(patterns):
-        if p.output_type:
-            producers_of.setdefault(p.output_type, []).append(i)
+        for made in p.produces:
+            producers_of.setdefault(made, []).append(i)
     consumed_from: list[tuple[int, int]] = []  # (producer, consumer)
     for j, q in enumerate(patterns):
         for t in q.input_types:
@@ -267,11 +274,9 @@ def make_plan(net: Net) -> Plan:
         member_set = set(members)
         for i in members:
             p = patterns[i]
-            if not has_end_negation(p.source.structure):
+            if not closes_windows(p):
                 continue
-            consumed = p.output_type is not None and bool(
-                consumers_of_type.get(p.output_type, set()) & member_set
-            )
+            consumed = any(consumers_of_type.get(made, set()) & member_set for made in p.produces)
             count = p.window is not None and p.window.kind == A.WIN_COUNT
             if consumed or count or any(_conflict(patterns[j]) is not None for j in members):
                 return True
@@ -337,12 +342,12 @@ def make_plan(net: Net) -> Plan:
                 attrs=sig[0] if sig[0] is not None else (),
                 all_types=sig[2],
                 types=frozenset().union(*(p.input_types for p in pats)),
-                producers=frozenset(p.name for p in pats if p.output_type),
+                producers=frozenset(p.name for p in pats if p.produces),
                 time_windows=tuple(time_w),
                 count_windows=tuple(count_w),
                 clock_sensitive=sig[1],
                 reason="; ".join(reasons.get(sig, [])),
-                waits=any(has_end_negation(p.source.structure) for p in pats),
+                waits=any(closes_windows(p) for p in pats),
             )
         )
     for rn in net.rows:

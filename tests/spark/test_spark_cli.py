@@ -30,7 +30,7 @@ def test_run_on_spark_writes_the_same_json_lines(
     assert main(["run", *STOCKS, "-o", str(remote), "--engine", "spark", "--master", "local[2]"]) == 0
     err = capsys.readouterr().err
     assert remote.read_bytes() == local.read_bytes()
-    assert "summary: 20000 events read, 0 rejected, 6525 matches" in err
+    assert "summary: 20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err
     assert "sase_equal_price: 6525 matches" in err
     assert spark.range(1).count() == 1  # the session the test shares is still up
 

@@ -1,0 +1,146 @@
+"""Bounded state: ``LIMIT n PARTIAL MATCHES [PER KEY] [DROP OLDEST | REJECT NEW | FAIL]``.
+
+A pattern's live partial matches per key are counted exactly: a partial match counts from
+the moment it is stored until it can no longer be extended — its window passed, a pushed
+negation cancelled it, skip-till-next-match consumed it, contiguity broke, or a limit dropped
+it. Each key keeps, per limited pattern, a :class:`Quota`: a heap of its partial matches,
+oldest first (by first event), and the live count. The firing loop reports the deaths it
+causes (``uncount``); expired ones are found at the top of the heap, since expiry follows
+the first event's order. Contiguity breaks on every event of the key, so those quotas are
+re-validated (they only ever hold the partial matches of the latest event).
+
+When a new partial match would be one too many, the pattern's policy decides: *drop oldest*
+removes the partial match whose first event is earliest, *reject new* does not keep the new
+one (a match it completes now is still emitted), *fail* stops the run with
+:class:`~petricep.errors.StateLimitError`. Drops are counted per pattern.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from petricep.errors import StateLimitError
+from petricep.events import Event
+from petricep.runtime.state import Partition, Token
+
+
+class Quota:
+    """One pattern's partial matches in one key: heap of (first ts, first pos, n, token)."""
+
+    __slots__ = ("heap", "live", "n")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[Any, int, int, Token]] = []
+        self.live = 0
+        self.n = 0
+
+
+class LimitSpec:
+    """What the engine needs of one limited pattern of a shared net."""
+
+    __slots__ = ("pattern", "name", "bit", "count", "policy", "window", "count_window")
+
+    def __init__(self, pattern: int, name: str, bit: int, count: int, policy: str, window: Any, count_window: bool):
+        self.pattern = pattern
+        self.name = name
+        self.bit = bit
+        self.count = count
+        self.policy = policy
+        self.window = window
+        self.count_window = count_window
+
+    def expired(self, t: Token, now: Event) -> bool:
+        w = self.window
+        if w is None:
+            return False
+        if self.count_window:
+            return bool(now.pos - t.first_pos >= w)
+        return bool(now.ts - t.first_ts > w)
+
+
+def uncount(part: Partition, t: Token, bits: int, limits: list[LimitSpec]) -> None:
+    """``t`` stopped being a live partial match of the patterns in ``bits``."""
+    gone = t.counted & bits
+    if not gone:
+        return
+    t.counted &= ~gone
+    for spec in limits:
+        if gone & spec.bit:
+            part.quotas[spec.pattern].live -= 1
+
+
+def admit(
+    part: Partition,
+    nt: Token,
+    now: Event,
+    limits: list[LimitSpec],
+    broken: Callable[[Token], bool] | None,
+    key: Any,
+    dropped: dict[str, int],
+) -> None:
+    """Count the newly stored ``nt`` against the limits of its patterns, applying each
+    pattern's policy when it is one too many. ``broken``: contiguity strategies' test of
+    partial matches an event in between made unextendable."""
+    for spec in limits:
+        bit = spec.bit
+        if not nt.users & bit:
+            continue
+        quota = part.quotas.get(spec.pattern)
+        if quota is None:
+            quota = part.quotas[spec.pattern] = Quota()
+        heap = quota.heap
+        if quota.live >= spec.count:
+            _settle(part, quota, spec, now, broken, limits)
+        if quota.live >= spec.count:
+            if spec.policy == "fail":
+                raise StateLimitError(
+                    f"pattern {spec.name!r}: more than {spec.count} live partial matches for key {key!r} "
+                    f"at event {now.id!r} (LIMIT {spec.count} PARTIAL MATCHES FAIL)"
+                )
+            dropped[spec.name] += 1
+            if spec.policy == "reject-new":
+                _drop(part, nt, bit, limits)
+                continue
+            victim = heapq.heappop(heap)[3]  # _settle left a live one on top
+            _drop(part, victim, bit, limits)
+        quota.n += 1
+        heapq.heappush(heap, (nt.first_ts, nt.first_pos, quota.n, nt))
+        nt.counted |= bit
+        quota.live += 1
+
+
+def _settle(
+    part: Partition,
+    quota: Quota,
+    spec: LimitSpec,
+    now: Event,
+    broken: Callable[[Token], bool] | None,
+    limits: list[LimitSpec],
+) -> None:
+    """Make ``quota.live`` exact at ``now`` and leave a live partial match on top."""
+    heap = quota.heap
+    bit = spec.bit
+    if broken is not None:
+        for entry in heap:
+            t = entry[3]
+            if t.counted & bit and broken(t):
+                uncount(part, t, bit, limits)
+    while heap:
+        t = heap[0][3]
+        if t.counted & bit and spec.expired(t, now):
+            uncount(part, t, bit, limits)
+        if t.counted & bit:
+            break
+        heapq.heappop(heap)
+
+
+def _drop(part: Partition, t: Token, bit: int, limits: list[LimitSpec]) -> None:
+    uncount(part, t, bit, limits)
+    t.users &= ~bit
+    if not t.users:
+        t.alive = False
+
+
+__all__ = ["LimitSpec", "Quota", "admit", "uncount"]

@@ -1,0 +1,110 @@
+"""``petricep run`` with event-time options: --slack, --late, --stats; accounting and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from petricep.cli import main
+
+CART = """PATTERN checkout: SEQ(Add a, Pay b)
+WHERE [user]
+WITHIN 10
+LIMIT 1 PARTIAL MATCHES PER KEY DROP OLDEST
+ON TIMEOUT RETURN Abandoned(user = a.user)
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+EVENTS = "type,ts,user\nAdd,3,u\nAdd,1,v\nPay,4,v\nAdd,0,w\nAdd,5,u\nPay,6,u\nAdd,30,x\n"
+
+
+def test_slack_late_file_stats_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern = write(tmp_path, "cart.pcep", CART)
+    events = write(tmp_path, "ev.csv", EVENTS)
+    late, stats = tmp_path / "late.jsonl", tmp_path / "stats.json"
+    rc, out, err = run(
+        capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts",
+        "--slack", "2", "--late", str(late), "--stats", str(stats),
+    )
+    assert rc == 3  # finished; one event was late
+    lines = [json.loads(line) for line in out.splitlines()]
+    # Add@0 (row 3) arrives when the watermark is 4 - 2 = 2: late. u's Add@3 is dropped by
+    # Add@5 (LIMIT 1); x's Add@30 is still open at the end: it times out when the stream ends.
+    assert [(m["ids"], "timeout" in m) for m in lines] == [
+        ({"a": 1, "b": 2}, False),
+        ({"a": 4, "b": 5}, False),
+        ({"a": 6}, True),
+    ]
+    assert [json.loads(line) for line in late.read_text().splitlines()] == [
+        {"pos": 3, "id": 3, "type": "Add", "ts": 0, "watermark": 2, "attrs": {"type": "Add", "ts": 0, "user": "w"}}
+    ]
+    assert json.loads(stats.read_text()) == {
+        "events": {"read": 7, "processed": 6, "rejected": 0, "late": 1, "composite": 1},
+        "patterns": {"checkout": {"matches": 2, "timeouts": 1, "dropped": 1, "alive": 0}},
+        "partial_matches": {"alive": 0, "peak": 1, "dropped": 1},
+    }
+    assert "summary: 7 events read = 6 processed + 0 rejected + 1 late; 2 matches" in err
+    assert "  checkout: 2 matches, 1 timeouts, 1 partial matches dropped" in err
+    assert f"  late events written to {late}" in err
+
+
+def test_out_of_order_input_without_slack_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern = write(tmp_path, "cart.pcep", CART)
+    events = write(tmp_path, "ev.csv", EVENTS)
+    rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 1
+    assert err.strip().endswith(
+        "ev.csv:3: field 'ts': error: timestamp 1 is before the previous event's 3 (input must be in time order)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--slack", "soon"], "--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got 'soon'"),
+        (["--slack", "2 weeks"], "--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got '2 weeks'"),
+        (["--late", "x.jsonl"], "--late needs --slack"),
+    ],
+)
+def test_bad_event_time_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    pattern = write(tmp_path, "cart.pcep", CART)
+    events = write(tmp_path, "ev.csv", EVENTS)
+    rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", *argv)
+    assert rc == 1
+    assert err.strip() == message
+
+
+def test_slack_units_are_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from petricep.cli import parse_slack
+
+    assert [parse_slack(t) for t in ("2", "0.5", "500ms", "2s", "1min", "1.5h")] == [2, 0.5, 0.5, 2, 60, 5400]
+
+
+def test_check_shows_timeouts_and_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern = write(tmp_path, "cart.pcep", CART + "PATTERN open: SEQ(Add a, Pay+ b[]) LIMIT 5 PARTIAL MATCHES FAIL\n")
+    rc, out, _ = run(capsys, "check", pattern)
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[1] == (
+        "  checkout: 3 places, 2 transitions; inputs Add, Pay; window 10; partition [user]; skip-till-any-match; "
+        "timeouts return Abandoned; at most 1 partial matches per key (drop-oldest)"
+    )
+    # a LIMIT bounds how many partial matches there are, not how long a Kleene list grows
+    assert lines[-1] == (
+        "warning: pattern 'open': Kleene variable b[] has no WITHIN window: one partial match may grow without bound"
+    )
+    assert not any("has no WITHIN window: its partial" in line for line in lines)
