@@ -414,6 +414,7 @@ class Engine:
                 del states[key]
         # what the sweep left is exactly the live partial matches: sample their peak
         live = sum(p.live_tokens() for states in self.states for p in states.values())
+        live += sum(r.live() for r in self.row_runtimes)
         if live > self.stats.peak_partial:
             self.stats.peak_partial = live
 
@@ -424,6 +425,9 @@ class Engine:
             for pi, bit in rt.bit.items():
                 if t.users & bit and pi not in self.removed:
                     out[self.net.patterns[pi].name] += 1
+        for r in self.row_runtimes:
+            for name in (r.name, *r.aliases):
+                out[name] = r.live()
         return out
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
