@@ -186,11 +186,14 @@ class _Builder(Transformer):  # type: ignore[type-arg]
     # ---- row pattern
     @v_args(meta=True)
     def alt(self, meta: Any, c: list[Any]) -> S.RNode:
-        return c[0] if len(c) == 1 else S.RAlt(tuple(c), span=self._span(meta))
+        # alternation is associative (preference stays left to right): A | (B | C) = A | B | C
+        items = [x for item in c for x in (item.items if isinstance(item, S.RAlt) else (item,))]
+        return items[0] if len(items) == 1 else S.RAlt(tuple(items), span=self._span(meta))
 
     @v_args(meta=True)
     def concat(self, meta: Any, c: list[Any]) -> S.RNode:
-        return c[0] if len(c) == 1 else S.RSeq(tuple(c), span=self._span(meta))
+        items = [x for item in c for x in (item.items if isinstance(item, S.RSeq) else (item,))]
+        return items[0] if len(items) == 1 else S.RSeq(tuple(items), span=self._span(meta))
 
     @v_args(meta=True)
     def quantified(self, meta: Any, c: list[Any]) -> S.RNode:
@@ -387,7 +390,7 @@ class _Checker:
         if isinstance(e, S.Nav):
             if e.func == "NEXT" and define:
                 raise self.error("NEXT() is not supported in DEFINE (a row is classified when it arrives)", e.span)
-            if inside is not None and (inside in S.NAV_PHYSICAL or e.func in S.NAV_LOGICAL):
+            if inside is not None:  # PREV(LAST(...)) is handled by the PREV: nothing else nests
                 raise self.error(f"{e.func}() inside {inside}() is not allowed", e.span)
             if len(S.column_vars(e.arg)) > 1:
                 raise self.error(f"{e.func}() reads columns of several pattern variables", e.span)
@@ -395,7 +398,10 @@ class _Checker:
                 raise self.error(f"{e.func}() needs a column in its argument", e.span)
             if any(isinstance(x, S.Call) for x in S.walk(e.arg)):
                 raise self.error(f"{e.func}() of a function call is not allowed", e.span)
-            self._expr(e.arg, known, define, e.func)
+            arg = e.arg
+            if e.func in S.NAV_PHYSICAL and isinstance(arg, S.Nav) and arg.func in S.NAV_LOGICAL:
+                arg = arg.arg  # PREV(LAST(A.x, 1), 3): the logical offset inside, the physical outside
+            self._expr(arg, known, define, e.func)
             return
         for c in S.children(e):
             self._expr(c, known, define, inside)

@@ -286,7 +286,8 @@ def pattern_sql(n: RNode, outer: int = 0) -> str:
         q = {(0, None): "*", (1, None): "+", (0, 1): "?"}.get((n.lo, n.hi))
         if q is None:
             q = f"{{{n.lo}}}" if n.lo == n.hi else f"{{{n.lo},}}" if n.hi is None else f"{{{n.lo},{n.hi}}}"
-        return f"{pattern_sql(n.body, 3)}{q}{'' if n.greedy else '?'}"
+        text = f"{pattern_sql(n.body, 4)}{q}{'' if n.greedy else '?'}"
+        return f"({text})" if outer > 3 else text
     if isinstance(n, RSeq):
         text, prec = " ".join(pattern_sql(c, 2) for c in n.items), 2
     else:

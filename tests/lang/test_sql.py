@@ -168,6 +168,18 @@ def _error(text: str) -> str:
             "           ^",
         ),
         (
+            "SELECT * FROM T MATCH_RECOGNIZE (MEASURES SUM(PREV(A.x)) AS s PATTERN (A))",
+            "bad.sql:1:47: error: PREV() inside SUM() is not allowed\n"
+            "    SELECT * FROM T MATCH_RECOGNIZE (MEASURES SUM(PREV(A.x)) AS s PATTERN (A))\n"
+            "                                                  ^",
+        ),
+        (
+            "SELECT * FROM T MATCH_RECOGNIZE (MEASURES PREV(LAST(A.x, 1) + 1) AS s PATTERN (A))",
+            "bad.sql:1:48: error: LAST() inside PREV() is not allowed\n"
+            "    SELECT * FROM T MATCH_RECOGNIZE (MEASURES PREV(LAST(A.x, 1) + 1) AS s PATTERN (A))\n"
+            "                                                   ^",
+        ),
+        (
             "SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A ^ B))",
             "bad.sql:1:45: error: unexpected character '^'\n"
             "    SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A ^ B))\n"
