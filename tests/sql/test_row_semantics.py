@@ -196,3 +196,8 @@ def test_equal_queries_share_one_runtime() -> None:
     got = [(m.pattern, m.ids) for m in engine.run([Event("T", 1, 0), Event("T", 2, 1)])]
     assert got == [("one", {"A": 0, "B": 1}), ("two", {"A": 0, "B": 1})]
     assert engine.stats.matches == {"one": 1, "two": 1}
+
+
+def test_prev_of_a_logical_offset_reads_before_the_match() -> None:
+    text = q("A{3} B", "A AS A.x >= 11", "PREV(LAST(A.x, 1), 2) AS p, PREV(FIRST(A.x), 2) AS none, NEXT(FIRST(A.x), 3) AS b")
+    assert [m["attrs"] for m in run_sql(text, xs(10, 11, 12, 13, 14), "T")] == [{"p": 10, "none": None, "b": 14}]
