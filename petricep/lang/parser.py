@@ -57,8 +57,8 @@ def _lark() -> lark.Lark:
     return lark.Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 
-class _Builder(Transformer):  # type: ignore[type-arg]
-    """lark tree -> AST. Partition/strategy items stay in WHERE as markers for check."""
+class SpanTransformer(Transformer):  # type: ignore[type-arg]
+    """A lark transformer that knows its file, so nodes carry where they came from."""
 
     def __init__(self, file: str) -> None:
         super().__init__()
@@ -69,6 +69,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
             return A.Span(self.file, obj.line or 0, obj.column or 0)
         meta = getattr(obj, "meta", obj)
         return A.Span(self.file, getattr(meta, "line", 0), getattr(meta, "column", 0))
+
+
+class _Builder(SpanTransformer):
+    """lark tree -> AST. Partition/strategy items stay in WHERE as markers for check."""
 
     # ---- structure
     @v_args(meta=True)

@@ -12,22 +12,15 @@ from importlib import resources
 from typing import Any
 
 import lark
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
-from petricep.lang.parser import _Err, _line, parse_tree, transform_tree
+from petricep.lang.parser import _TOKEN_NAMES, SpanTransformer, _Err, _line, parse_tree, transform_tree
 
 _NAMES = {
-    "NAME": "a name",
-    "NUMBER": "a number",
-    "INT": "an integer",
-    "STRING": "a string",
-    "COMPOP": "a comparison",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "COMMA": "','",
+    **_TOKEN_NAMES,
     "SEMICOLON": "';'",
     "STAR": "'*'",
     "PLUS": "'+'",
@@ -39,7 +32,6 @@ _NAMES = {
     "MINUS": "'-'",
     "SLASH": "'/'",
     "PERCENT": "'%'",
-    "$END": "end of file",
 }
 
 _INTERVAL_UNITS = {"millisecond": "ms", "milliseconds": "ms"}
@@ -60,18 +52,8 @@ def _name_of_terminal(t: str) -> str:
     return t.lower()
 
 
-class _Builder(Transformer):  # type: ignore[type-arg]
+class _Builder(SpanTransformer):
     """lark tree -> SQL AST; clauses come back as tagged tuples assembled in ``statement``."""
-
-    def __init__(self, file: str) -> None:
-        super().__init__()
-        self.file = file
-
-    def _span(self, obj: Any) -> A.Span:
-        if isinstance(obj, Token):
-            return A.Span(self.file, obj.line or 0, obj.column or 0)
-        meta = getattr(obj, "meta", obj)
-        return A.Span(self.file, getattr(meta, "line", 0), getattr(meta, "column", 0))
 
     # ---- statement and clauses
     def start(self, c: list[Any]) -> list[dict[str, Any]]:

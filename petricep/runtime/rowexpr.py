@@ -8,32 +8,15 @@ rows mapped so far (*running*), or the whole match under ``FINAL``.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
 from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.lang import sql_ast as S
+from petricep.runtime.expr import ARITH, COMPARE
 
 MatchRow = tuple[int, str, Event]  # (row index in its partition, variable, the row)
-
-_ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "%": operator.mod,
-}
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
 
 def column(ev: Event, name: str) -> Any:
     try:
@@ -114,13 +97,13 @@ def _op(op: str, vals: list[Any]) -> Any:
     if op == "neg":
         return -vals[0]
     try:
-        fn = _ARITH.get(op)
+        fn = ARITH.get(op)
         if fn is not None:
             try:
                 return fn(vals[0], vals[1])
             except ZeroDivisionError:
                 return None
-        return _COMPARE[op](vals[0], vals[1])
+        return COMPARE[op](vals[0], vals[1])
     except TypeError:
         raise EvaluationError(f"cannot apply {op!r} to {vals[0]!r} and {vals[1]!r}") from None
 

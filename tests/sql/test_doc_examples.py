@@ -27,6 +27,26 @@ ORDER BY MR.symbol, MR.start_tstamp;
 """
 
 
+def oracle(measures: str, pattern: str = "STRT DOWN+ UP+") -> str:
+    """Oracle's Examples 20-2 to 20-4: Example 20-1's frame with other MEASURES, ALL ROWS
+    PER MATCH and another pattern (the documentation's text otherwise)."""
+    return f"""
+    SELECT *
+    FROM Ticker MATCH_RECOGNIZE (
+      PARTITION BY symbol
+      ORDER BY tstamp
+      MEASURES {measures}
+      ALL ROWS PER MATCH
+      AFTER MATCH SKIP TO LAST UP
+      PATTERN ({pattern})
+      DEFINE
+        DOWN AS DOWN.price < PREV(DOWN.price),
+        UP AS UP.price > PREV(UP.price)
+      ) MR
+    ORDER BY MR.symbol, MR.match_num, MR.tstamp;
+    """
+
+
 def test_oracle_v_shape_one_row_per_match() -> None:
     out = run_sql(V_SHAPE, ticker("ACME", ACME))
     assert [m["attrs"] for m in out] == [
@@ -53,25 +73,13 @@ def test_oracle_v_shape_partitions_do_not_mix() -> None:
 
 
 def test_oracle_example_20_2_all_rows_per_match() -> None:
-    q = """
-    SELECT *
-    FROM Ticker MATCH_RECOGNIZE (
-         PARTITION BY symbol
-         ORDER BY tstamp
-         MEASURES  STRT.tstamp AS start_tstamp,
+    q = oracle(
+        """STRT.tstamp AS start_tstamp,
                    FINAL LAST(DOWN.tstamp) AS bottom_tstamp,
                    FINAL LAST(UP.tstamp) AS end_tstamp,
                    MATCH_NUMBER() AS match_num,
-                   CLASSIFIER() AS var_match
-         ALL ROWS PER MATCH
-         AFTER MATCH SKIP TO LAST UP
-         PATTERN (STRT DOWN+ UP+)
-         DEFINE
-            DOWN AS DOWN.price < PREV(DOWN.price),
-            UP AS UP.price > PREV(UP.price)
-         ) MR
-    ORDER BY MR.symbol, MR.match_num, MR.tstamp;
-    """
+                   CLASSIFIER() AS var_match"""
+    )
     out = run_sql(q, ticker("ACME", ACME))
     got = [(m["row"], m["attrs"]["match_num"], m["attrs"]["var_match"], m["attrs"]["start_tstamp"],
             m["attrs"]["bottom_tstamp"], m["attrs"]["end_tstamp"]) for m in out]
@@ -87,27 +95,14 @@ def test_oracle_example_20_2_all_rows_per_match() -> None:
 
 
 def test_oracle_example_20_3_aggregates() -> None:
-    q = """
-    SELECT *
-    FROM Ticker MATCH_RECOGNIZE (
-      PARTITION BY symbol
-      ORDER BY tstamp
-      MEASURES
-        MATCH_NUMBER() AS match_num,
+    q = oracle(
+        """MATCH_NUMBER() AS match_num,
         CLASSIFIER() AS var_match,
         FINAL COUNT(UP.tstamp) AS up_days,
         FINAL COUNT(tstamp) AS total_days,
         RUNNING COUNT(tstamp) AS cnt_days,
-        price - STRT.price AS price_dif
-      ALL ROWS PER MATCH
-      AFTER MATCH SKIP TO LAST UP
-      PATTERN (STRT DOWN+ UP+)
-      DEFINE
-        DOWN AS DOWN.price < PREV(DOWN.price),
-        UP AS UP.price > PREV(UP.price)
-      ) MR
-    ORDER BY MR.symbol, MR.match_num, MR.tstamp;
-    """
+        price - STRT.price AS price_dif"""
+    )
     out = run_sql(q, ticker("ACME", ACME))
     got = [tuple(m["attrs"][k] for k in ("match_num", "up_days", "total_days", "cnt_days", "price_dif")) for m in out]
     assert got == [
@@ -118,25 +113,13 @@ def test_oracle_example_20_3_aggregates() -> None:
 
 
 def test_oracle_example_20_4_w_shape() -> None:
-    q = """
-    SELECT *
-    FROM Ticker MATCH_RECOGNIZE (
-      PARTITION BY symbol
-      ORDER BY tstamp
-      MEASURES
-        MATCH_NUMBER() AS match_num,
+    q = oracle(
+        """MATCH_NUMBER() AS match_num,
         CLASSIFIER()  AS  var_match,
         STRT.tstamp AS start_tstamp,
-        FINAL LAST(UP.tstamp) AS end_tstamp
-      ALL ROWS PER MATCH
-      AFTER MATCH SKIP TO LAST UP
-      PATTERN (STRT DOWN+ UP+ DOWN+ UP+)
-      DEFINE
-        DOWN AS DOWN.price < PREV(DOWN.price),
-        UP AS UP.price > PREV(UP.price)
-      ) MR
-    ORDER BY MR.symbol, MR.match_num, MR.tstamp;
-    """
+        FINAL LAST(UP.tstamp) AS end_tstamp""",
+        pattern="STRT DOWN+ UP+ DOWN+ UP+",
+    )
     out = run_sql(q, ticker("ACME", ACME))
     assert [m["attrs"]["var_match"] for m in out] == ["STRT", "DOWN", "UP", "UP", "UP", "UP", "DOWN", "DOWN", "UP"]
     assert {(m["attrs"]["match_num"], m["attrs"]["start_tstamp"], m["attrs"]["end_tstamp"]) for m in out} == {

@@ -8,25 +8,8 @@ from pathlib import Path
 import pytest
 
 from petricep.cli import main
-
-V_SHAPE = """-- Oracle's V-shape, as the documentation writes it
-SELECT *
-FROM Ticker MATCH_RECOGNIZE (
-     PARTITION BY symbol
-     ORDER BY tstamp
-     MEASURES  STRT.tstamp AS start_tstamp,
-               LAST(DOWN.tstamp) AS bottom_tstamp,
-               LAST(UP.tstamp) AS end_tstamp
-     ONE ROW PER MATCH
-     AFTER MATCH SKIP TO LAST UP
-     PATTERN (STRT DOWN+ UP+)
-     DEFINE
-        DOWN AS DOWN.price < PREV(DOWN.price),
-        UP AS UP.price > PREV(UP.price)
-     ) MR
-ORDER BY MR.symbol, MR.start_tstamp;
-"""
-PRICES = [12, 17, 19, 21, 25, 12, 15, 20, 24, 25, 19, 15, 25, 25, 14, 12, 14, 24, 23, 22]
+from tests.sql.test_doc_examples import ACME as PRICES
+from tests.sql.test_doc_examples import V_SHAPE
 
 
 @pytest.fixture
