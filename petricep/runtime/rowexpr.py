@@ -55,9 +55,21 @@ class MatchView:
         return [p for p in range(end) if rows[p][1] in members]
 
 
+_VAR_OF: dict[int, tuple[S.SExpr, str | None]] = {}  # id(expr) -> (expr, its variable)
+
+
 def _single_var(e: S.SExpr) -> str | None:
+    """The variable whose rows a navigation or aggregate argument reads (checked to be one);
+    cached, as every row evaluates the same few expressions."""
+    hit = _VAR_OF.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
     vs = S.column_vars(e)
-    return next(iter(vs)) if vs else None
+    var = next(iter(vs)) if vs else None
+    if len(_VAR_OF) > 100_000:
+        _VAR_OF.clear()
+    _VAR_OF[id(e)] = (e, var)
+    return var
 
 
 def _at(e: S.SExpr, ev: Event | None) -> Any:
@@ -116,8 +128,8 @@ class Evaluator:
         if isinstance(e, S.Lit):
             return e.value
         if isinstance(e, S.Col):
-            if e.var is None and not final:
-                return column(m.rows[m.cur][2], e.name)
+            if not final and (e.var is None or e.var == m.rows[m.cur][1]):
+                return column(m.rows[m.cur][2], e.name)  # the current row (its own variable's last)
             ps = m.positions(e.var, end)
             return column(m.rows[ps[-1]][2], e.name) if ps else None
         if isinstance(e, S.Op):
@@ -154,7 +166,7 @@ class Evaluator:
             p = self._logical_row(inner, m, final)
         else:
             var = _single_var(inner)
-            if var is None and not final:
+            if not final and (var is None or var == m.rows[m.cur][1]):
                 p = m.cur
             else:
                 ps = m.positions(var, len(m.rows) if final else m.cur + 1)

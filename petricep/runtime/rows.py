@@ -218,10 +218,13 @@ class RowRuntime:
         return target
 
     def _trim(self, part: RowPartition) -> None:
+        """Keep the rows an open search or a PREV may still read (in batches while searches
+        are open; at once when none is, so an idle partition holds only PREV's rows)."""
         oldest = part.attempts[0].start if part.attempts else part.count
         keep = min(oldest, part.resume) - self.net.history
-        if keep - part.base >= _TRIM:
-            del part.rows[: keep - part.base]
+        drop = keep - part.base
+        if drop > 0 and (drop >= _TRIM or not part.attempts):
+            del part.rows[:drop]
             part.base = keep
 
     # ------------------------------------------------------------------ output
