@@ -26,7 +26,7 @@ def test_pattern_round_trip(pattern: tuple[Any, ...]) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(kind=st.integers(0, 7), k=st.integers(0, 4), other=st.sampled_from(VARS))
+@given(kind=st.integers(0, 8), k=st.integers(0, 4), other=st.sampled_from(VARS))
 def test_define_round_trip(kind: int, k: int, other: str) -> None:
     sql, _ = _template(kind, "A", k, other)
     q = _query("A B C", f"A AS {sql}")

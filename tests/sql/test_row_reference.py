@@ -56,7 +56,7 @@ def _ok(p: tuple[Any, ...]) -> bool:
     return all(_ok(c) for c in p[1])
 
 
-patterns = st.recursive(_atom(), _extend, max_leaves=5).filter(lambda p: not R.nullable(p) and _ok(p))
+patterns = st.recursive(_atom(), _extend, max_leaves=6).filter(lambda p: not R.nullable(p) and _ok(p))
 
 
 def sql_of(p: tuple[Any, ...]) -> str:
@@ -136,12 +136,19 @@ def _template(kind: int, v: str, k: int, other: str) -> tuple[str, R.Cond]:
             return bool(lasts) and rows[mp[-1][0]]["x"] + rows[lasts[-1]]["x"] > k
 
         return f"{v}.x + {other}.x > {k}", plus_other
+    if kind == 7:
+
+        def avg_below(rows: list[R.Row], mp: R.Mapping) -> bool:
+            mine = [rows[i]["x"] for i, name in mp if name == v]
+            return sum(mine) / len(mine) < k
+
+        return f"AVG({v}.x) < {k}", avg_below
     return f"x = {k} OR y = {k % 3}", lambda rows, mp: rows[mp[-1][0]]["x"] == k or rows[mp[-1][0]]["y"] == k % 3
 
 
 defines = st.dictionaries(
     st.sampled_from(VARS),
-    st.tuples(st.integers(0, 7), st.integers(0, 4), st.sampled_from(VARS)),
+    st.tuples(st.integers(0, 8), st.integers(0, 4), st.sampled_from(VARS)),
     max_size=3,
 )
 
@@ -181,7 +188,7 @@ def _canon(recs: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True) for r in recs)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     pattern=patterns,
     defs=defines,
