@@ -201,3 +201,17 @@ def test_equal_queries_share_one_runtime() -> None:
 def test_prev_of_a_logical_offset_reads_before_the_match() -> None:
     text = q("A{3} B", "A AS A.x >= 11", "PREV(LAST(A.x, 1), 2) AS p, PREV(FIRST(A.x), 2) AS none, NEXT(FIRST(A.x), 3) AS b")
     assert [m["attrs"] for m in run_sql(text, xs(10, 11, 12, 13, 14), "T")] == [{"p": 10, "none": None, "b": 14}]
+
+
+def test_skip_to_a_subset_and_running_aggregates_in_define() -> None:
+    # SUBSET U = (A, B): SKIP TO LAST U restarts at the last row mapped to A or B
+    text = (
+        "T MATCH_RECOGNIZE (MEASURES SUM(U.x) AS su AFTER MATCH SKIP TO LAST U "
+        "PATTERN (A B+ C) SUBSET U = (A, B) DEFINE B AS SUM(B.x) <= 5, C AS C.x > 5) m"
+    )
+    out = run_sql(text, xs(1, 2, 3, 9, 4, 9), "T")
+    # the second search from row 2 (A = 3) fails at once: B's running SUM would be 9
+    assert [(m["ids"], m["attrs"]) for m in out] == [
+        ({"A": 0, "B": [1, 2], "C": 3}, {"su": 6}),
+        ({"A": 3, "B": [4], "C": 5}, {"su": 13}),
+    ]
