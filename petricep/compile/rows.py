@@ -127,25 +127,24 @@ class _Program:
         for j in jumps:
             self.ins[j][1] = len(self.ins)
 
-    def _branch(self, greedy: bool) -> int:
-        """A split whose preferred target is the body (greedy) or the exit (reluctant)."""
-        return self.add(_SPLIT, None, None)
-
     def _patch(self, split: int, body: int, out: int, greedy: bool) -> None:
+        """A split preferring one more iteration (greedy) or leaving (reluctant)."""
         self.ins[split][1:] = [body, out] if greedy else [out, body]
 
     def _quant(self, q: S.RQuant) -> None:
+        """``{lo,hi}``: lo copies of the body, then a loop (hi unbounded) or hi - lo nested
+        optional copies (not taking one skips the rest)."""
         for _ in range(q.lo):
             self.gen(q.body)
         if q.hi is None:
-            loop = self._branch(q.greedy)
+            loop = self.add(_SPLIT, None, None)
             self.gen(q.body)
             self.add(_JMP, loop)
             self._patch(loop, loop + 1, len(self.ins), q.greedy)
             return
         splits = []
         for _ in range(q.hi - q.lo):
-            splits.append(self._branch(q.greedy))
+            splits.append(self.add(_SPLIT, None, None))
             self.gen(q.body)
         for s in splits:
             self._patch(s, s + 1, len(self.ins), q.greedy)
