@@ -190,6 +190,10 @@ def check_columns(files: Sequence[A.PatternFile], spec: Any, path: str | None = 
     composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
     for f in files:
         check_fields(f, columns, composite=composite)
+        if f.queries:
+            from petricep.lang.sql import check_sql_columns
+
+            check_sql_columns(f, columns)
 
 
 def _window_text(w: A.Window | None) -> str:

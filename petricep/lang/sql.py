@@ -7,6 +7,7 @@ patterns that can match no rows), every error with file, line, column and caret.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -452,3 +453,25 @@ class _TerminalNames(dict):  # type: ignore[type-arg]
 
     def get(self, key: str, default: Any = None) -> str:
         return _name_of_terminal(key)
+
+
+def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text: str | None = None) -> None:
+    """Schema check of CSV/Parquet input: every column a query reads must exist (reported at
+    the query, like a pattern's missing field, before any row is read)."""
+    cols = set(columns) | {"ts", "id"}
+    if text is None:
+        try:
+            with open(pattern_file.path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            text = ""
+    checker = _Checker(text, pattern_file.path)
+    for q in pattern_file.queries:
+        table = repr(q.table) if q.table else "the input"
+        for col in q.partition:
+            if col not in cols:
+                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY)", q.span)
+        for e in [d.expr for d in q.defines] + [m.expr for m in q.measures]:
+            for x in S.walk(e):
+                if isinstance(x, S.Col) and x.name not in cols:
+                    raise checker.error(f"{table} has no column {x.name!r}", x.span)

@@ -76,3 +76,15 @@ def test_bad_sql_exit_1_with_caret(tmp_path: Path, capsys: pytest.CaptureFixture
     out, err = capsys.readouterr()
     assert rc == 1 and out == ""
     assert err == f"{bad}:3:26: error: unknown pattern variable 'C'\n      DEFINE B AS B.x > PREV(C.x)\n                             ^\n"
+
+
+def test_missing_column_reported_at_the_query(files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sql, csv = files
+    bad = tmp_path / "typo.sql"
+    bad.write_text(Path(sql).read_text().replace("UP.price > PREV(UP.price)", "UP.prize > PREV(UP.price)"))
+    assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 1
+    assert capsys.readouterr().err.splitlines()[-3:] == [
+        f"{bad}:14:15: error: 'Ticker' has no column 'prize'",
+        "            UP AS UP.prize > PREV(UP.price)",
+        "                  ^",
+    ]
