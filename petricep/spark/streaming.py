@@ -349,11 +349,6 @@ class StreamRun:
         require_spark()
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
-        if net.rows:
-            raise ConfigError(
-                f"query {net.rows[0].name!r}: SQL MATCH_RECOGNIZE queries do not stream yet "
-                "(their state is not in the engine snapshot); use run --engine spark"
-            )
         Engine(net, tie=tie)
         if watermark < 0:
             raise ConfigError("the watermark delay must be >= 0")

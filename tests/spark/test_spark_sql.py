@@ -3,6 +3,7 @@ query distributed by its PARTITION BY (or run in one partition, with a warning).
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,6 @@ import pytest
 
 from petricep.api import compile_sql
 from petricep.cli import main
-from petricep.errors import ConfigError
 from petricep.spark.plan import make_plan
 
 QUERIES = """
@@ -56,11 +56,24 @@ def test_plan_groups_queries_by_partition() -> None:
 
 
 @pytest.mark.spark
-def test_queries_do_not_stream_yet(spark: Any) -> None:
-    from petricep.spark.streaming import StreamRun
+def test_queries_stream_with_the_embedded_result(spark: Any) -> None:
+    """Micro-batch by micro-batch, each key's row runtime state goes through the state store."""
+    from tests.spark.engines import run_spark_stream
+    from tests.spark.test_spark_batch import embedded, random_stream
 
-    with pytest.raises(ConfigError, match="SQL MATCH_RECOGNIZE queries do not stream yet"):
-        StreamRun(spark, compile_sql(QUERIES))
+    text = """
+    A MATCH_RECOGNIZE (PARTITION BY k MEASURES COUNT(*) AS n, LAST(U.x) AS top
+      ALL ROWS PER MATCH AFTER MATCH SKIP TO NEXT ROW
+      PATTERN (S U+) DEFINE U AS U.x > PREV(U.x)) AS rises;
+    MATCH_RECOGNIZE (PARTITION BY k MEASURES CLASSIFIER() AS c PATTERN (X (Y | Z)+? W)
+      DEFINE X AS X.x < 3, W AS W.x > 5 WITHIN 6) AS mixed
+    """
+    net = compile_sql(text)
+    events = random_stream(300, seed=11)
+    want = sorted(embedded(net, events))
+    got = sorted(json.dumps(m, ensure_ascii=False, separators=(", ", ": ")) for m in run_spark_stream([], events, files=4, net=net))
+    assert got == want
+    assert len(want) > 20
 
 
 @pytest.mark.spark
