@@ -227,3 +227,28 @@ def test_flink_greedy_and_reluctant_quantifiers() -> None:
     reluctant = run_sql(_greedy_query("*?"), rows)
     assert [m["attrs"] for m in reluctant] == [{"lastPrice": 13}, {"lastPrice": 16}]
     assert [m["ids"] for m in reluctant] == [{"A": 1, "B": [2], "C": 3}, {"A": 4, "C": 5}]
+
+
+def test_flink_syntax_example_with_select_list() -> None:
+    """The query that opens Flink's page (its data is ours: the page gives none)."""
+    q = """
+    SELECT T.aid, T.bid, T.cid
+    FROM MyTable
+        MATCH_RECOGNIZE (
+          PARTITION BY userid
+          ORDER BY proctime
+          MEASURES
+            A.id AS aid,
+            B.id AS bid,
+            C.id AS cid
+          PATTERN (A B C)
+          DEFINE
+            A AS name = 'a',
+            B AS name = 'b',
+            C AS name = 'c'
+        ) AS T
+    """
+    names = [(1, "a"), (2, "a"), (1, "b"), (2, "b"), (1, "c"), (2, "x"), (2, "a"), (2, "b"), (2, "c")]
+    rows = [{"userid": u, "name": n} for u, n in names]
+    out = run_sql(q, rows, "MyTable")
+    assert [(m["pattern"], m["attrs"]) for m in out] == [("T", {"aid": 0, "bid": 2, "cid": 4}), ("T", {"aid": 6, "bid": 7, "cid": 8})]
