@@ -252,12 +252,13 @@ class Engine:
             self._group_ts = ts
             self._close_pending(clock, emitted)
             self._group_emitted.extend(emitted)
-            return out
+            return out + self._expire_rows(ts, pos) if self.row_runtimes else out
         if self.tie == "strict" and ts != self._group_ts:
             self._end_group()
             self._group_ts = ts
         self._close_pending(clock, emitted)
-        return self._emit(emitted)
+        out = self._emit(emitted)
+        return out + self._expire_rows(ts, pos) if self.row_runtimes else out
 
     def flush(self, last: tuple[Any, int] | None = None) -> list[Match]:
         """End of stream: close every window still open and emit what survives.
@@ -381,10 +382,18 @@ class Engine:
                 rrt.aliases.append(rn.name)
 
     def _push_rows(self, e: Event) -> list[Match]:
-        out: list[Match] = []
+        out = self._expire_rows(e.ts, e.pos)
         for table in (e.type, None):
             for rrt in self.row_consumers.get(table, ()):
                 out += self._count_rows(rrt, rrt.push(e))
+        return out
+
+    def _expire_rows(self, ts: Any, pos: int) -> list[Match]:
+        """Queries with WITHIN decide the searches stream time has closed (see RowRuntime.expire)."""
+        out: list[Match] = []
+        for rrt in self.row_runtimes:
+            if rrt.closing:
+                out += self._count_rows(rrt, rrt.expire(ts, pos))
         return out
 
     def _count_rows(self, rrt: Any, found: list[Match]) -> list[Match]:

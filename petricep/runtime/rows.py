@@ -18,6 +18,7 @@ match comes out on a later row of its partition (or at the end of the stream).
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from typing import Any
 
@@ -52,10 +53,11 @@ class RowMatch(Match):
 class _Attempt:
     """The search for a match from one start row."""
 
-    __slots__ = ("start", "threads", "best", "done")
+    __slots__ = ("start", "threads", "best", "done", "closes")
 
-    def __init__(self, start: int, threads: list[Thread]) -> None:
+    def __init__(self, start: int, threads: list[Thread], closes: float | int | None = None) -> None:
         self.start = start
+        self.closes = closes  # with WITHIN: the stream time (ts or pos) past which no row fits
         self.threads = threads
         self.best: tuple[MatchRow, ...] | None = None
         self.done = False
@@ -93,6 +95,8 @@ class RowRuntime:
         self.parts: dict[Any, RowPartition] = {}
         self.matches = 0
         self.aliases: list[str] = []  # queries equal to this one but for their name
+        self.closing: list[tuple[Any, int, Any]] = []  # WITHIN: (closes, n, partition key) heap
+        self._seq = 0
 
     def with_aliases(self, found: list[Match]) -> list[Match]:
         """The matches again under every alias (queries sharing this runtime)."""
@@ -124,13 +128,38 @@ class RowRuntime:
         part.count += 1
         part.rows.append(e)
         if idx >= part.resume:
-            part.attempts.append(_Attempt(idx, [(self.net.start, (), self.full[self.net.start])]))
+            closes = None
+            w = self.net.window_value
+            if w is not None:
+                closes = e.pos + w - 1 if self.count_window else e.ts + w
+                self._seq += 1
+                heapq.heappush(self.closing, (closes, self._seq, k))
+            part.attempts.append(_Attempt(idx, [(self.net.start, (), self.full[self.net.start])], closes))
         for a in part.attempts:
             if not a.done:
                 self._step(part, a, idx, e)
         out: list[Match] = []
         self._resolve(part, out)
         self._trim(part)
+        return out
+
+    def expire(self, ts: Any, pos: int) -> list[Match]:
+        """Stream time reached ``(ts, pos)`` (any event of the input): searches whose window
+        it has passed can take no more rows, so they are decided now, not on their
+        partition's next row (what they find is the same; it only comes out sooner)."""
+        out: list[Match] = []
+        now = pos if self.count_window else ts
+        closing = self.closing
+        while closing and closing[0][0] < now:
+            _, _, k = heapq.heappop(closing)
+            part = self.parts.get(k)
+            if part is None:
+                continue
+            for a in part.attempts:
+                if a.closes is not None and a.closes < now:
+                    a.done = True
+                    a.threads = []
+            self._resolve(part, out)
         return out
 
     def flush(self) -> list[Match]:
@@ -142,6 +171,7 @@ class RowRuntime:
                 a.threads = []
             self._resolve(part, out)
         self.parts.clear()
+        self.closing.clear()
         return out
 
     def live(self) -> int:

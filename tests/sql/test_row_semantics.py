@@ -215,3 +215,21 @@ def test_skip_to_a_subset_and_running_aggregates_in_define() -> None:
         ({"A": 0, "B": [1, 2], "C": 3}, {"su": 6}),
         ({"A": 3, "B": [4], "C": 5}, {"su": 13}),
     ]
+
+
+def test_within_decides_a_silent_partition_when_stream_time_passes() -> None:
+    from petricep.api import compile_sql
+    from petricep.events import Event
+    from petricep.runtime.engine import Engine
+
+    engine = Engine(compile_sql("T MATCH_RECOGNIZE (PARTITION BY k PATTERN (A+) WITHIN 5) m"))
+    assert engine.push(Event("T", 1, 0, None, {"k": 1})) == []
+    assert engine.push(Event("T", 2, 1, None, {"k": 1})) == []  # A+ may still grow
+    assert engine.push(Event("T", 6, 2, None, {"k": 2})) == []  # 6 - 1 <= 5: row 0's search is open
+    (m,) = engine.push(Event("Other", 7, 3))  # any event: stream time 7 closes it
+    assert (m.pattern, m.ids) == ("m", {"A": [0, 1]})
+    assert [x.ids for x in engine.flush()] == [{"A": [2]}]
+    count = Engine(compile_sql("T MATCH_RECOGNIZE (PATTERN (A+) WITHIN 2 EVENTS) m"))
+    assert count.push(Event("T", 1, 0)) == []
+    assert count.push(Event("U", 1, 1)) == []  # position 1: row 0's window (positions 0, 1) is open
+    assert [x.ids for x in count.push(Event("U", 1, 2))] == [{"A": [0]}]
