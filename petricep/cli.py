@@ -389,6 +389,8 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
         extra = "".join(
             f", {p[k]} {label}" for k, label in (("timeouts", "timeouts"), ("dropped", "partial matches dropped")) if p[k]
         )
+        if p.get("rows") == 0 and p.get("table"):
+            extra += f" (no event of type {p['table']!r} was read: check --type / --type-field)"
         lines.append(f"  {name}: {p['matches']} matches{extra}")
     if ev["composite"]:
         lines.append(f"  composite events: {ev['composite']}")

@@ -446,7 +446,7 @@ class Engine:
         st = self.stats
         processed = st.events + (self.order.held if self.order is not None else 0)
         alive = self.live_by_pattern()
-        return {
+        report: dict[str, Any] = {
             "events": {
                 "read": processed + st.late + rejected if read is None else read,
                 "processed": processed,
@@ -469,6 +469,10 @@ class Engine:
                 "dropped": sum(st.dropped.values()),
             },
         }
+        for rrt in self.row_runtimes:  # SQL queries: how many rows of their table they read
+            for name in (rrt.name, *rrt.aliases):
+                report["patterns"][name].update(rows=rrt.rows_seen, table=rrt.net.table)
+        return report
 
     # ------------------------------------------------------------------ internals
 

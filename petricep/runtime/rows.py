@@ -95,6 +95,7 @@ class RowRuntime:
         self.parts: dict[Any, RowPartition] = {}
         self.matches = 0
         self.aliases: list[str] = []  # queries equal to this one but for their name
+        self.rows_seen = 0
         self.closing: list[tuple[Any, int, Any]] = []  # WITHIN: (closes, n, partition key) heap
         self._seq = 0
 
@@ -124,6 +125,7 @@ class RowRuntime:
         part = self.parts.get(k)
         if part is None:
             part = self.parts[k] = RowPartition()
+        self.rows_seen += 1
         idx = part.count
         part.count += 1
         part.rows.append(e)

@@ -88,3 +88,10 @@ def test_missing_column_reported_at_the_query(files: tuple[str, str], tmp_path: 
         "            UP AS UP.prize > PREV(UP.price)",
         "                  ^",
     ]
+
+
+def test_summary_says_when_no_row_of_the_table_was_read(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    sql, csv = files
+    assert main(["run", sql, "--events", csv, "--type", "Quote", "--time-field", "tstamp"]) == 0
+    err = capsys.readouterr().err
+    assert "  MR: 0 matches (no event of type 'Ticker' was read: check --type / --type-field)" in err.splitlines()
