@@ -55,21 +55,10 @@ class MatchView:
         return [p for p in range(end) if rows[p][1] in members]
 
 
-_VAR_OF: dict[int, tuple[S.SExpr, str | None]] = {}  # id(expr) -> (expr, its variable)
-
-
 def _single_var(e: S.SExpr) -> str | None:
-    """The variable whose rows a navigation or aggregate argument reads (checked to be one);
-    cached, as every row evaluates the same few expressions."""
-    hit = _VAR_OF.get(id(e))
-    if hit is not None and hit[0] is e:
-        return hit[1]
+    """The variable whose rows a navigation or aggregate argument reads (checked to be one)."""
     vs = S.column_vars(e)
-    var = next(iter(vs)) if vs else None
-    if len(_VAR_OF) > 100_000:
-        _VAR_OF.clear()
-    _VAR_OF[id(e)] = (e, var)
-    return var
+    return next(iter(vs)) if vs else None
 
 
 def _at(e: S.SExpr, ev: Event | None) -> Any:
@@ -120,78 +109,142 @@ def _op(op: str, vals: list[Any]) -> Any:
         raise EvaluationError(f"cannot apply {op!r} to {vals[0]!r} and {vals[1]!r}") from None
 
 
-class Evaluator:
-    """Evaluates expressions of one query on :class:`MatchView`."""
+Fn = Callable[[MatchView], Any]
 
-    def value(self, e: S.SExpr, m: MatchView, final: bool = False) -> Any:
-        end = len(m.rows) if final else m.cur + 1
-        if isinstance(e, S.Lit):
-            return e.value
-        if isinstance(e, S.Col):
-            if not final and (e.var is None or e.var == m.rows[m.cur][1]):
-                return column(m.rows[m.cur][2], e.name)  # the current row (its own variable's last)
-            ps = m.positions(e.var, end)
-            return column(m.rows[ps[-1]][2], e.name) if ps else None
-        if isinstance(e, S.Op):
-            if e.op in ("and", "or"):  # short-circuit where SQL's answer is already fixed
-                stop = e.op == "or"
-                vals = []
-                for a in e.args:
-                    v = self.value(a, m, final)
-                    if v is stop:
-                        return stop
-                    vals.append(v)
-                return _op(e.op, vals)
-            return _op(e.op, [self.value(a, m, final) for a in e.args])
-        if isinstance(e, S.Nav):
-            return self._nav(e, m, final)
-        if isinstance(e, S.Final):
-            return self.value(e.arg, m, True)
-        return self._call(e, m, final, end)
 
-    def _logical_row(self, e: S.Nav, m: MatchView, final: bool) -> int | None:
-        """FIRST/LAST: the position in the match of the row ``e`` reads."""
-        end = len(m.rows) if final else m.cur + 1
-        ps = m.positions(_single_var(e.arg), end)
-        k = e.offset if e.func == "FIRST" else len(ps) - 1 - e.offset
+def compile_sexpr(e: S.SExpr, final: bool = False) -> Fn:
+    """``e`` as a closure over a :class:`MatchView` (compiled once per process; the net
+    keeps the AST). ``final``: navigation and aggregates see the whole match."""
+    if isinstance(e, S.Lit):
+        value = e.value
+        return lambda m: value
+    if isinstance(e, S.Col):
+        return _col(e.var, e.name, final)
+    if isinstance(e, S.Op):
+        return _compile_op(e, final)
+    if isinstance(e, S.Nav):
+        return _compile_nav(e, final)
+    if isinstance(e, S.Final):
+        return compile_sexpr(e.arg, True)
+    return _compile_call(e, final)
+
+
+def _end(m: MatchView, final: bool) -> int:
+    return len(m.rows) if final else m.cur + 1
+
+
+def _col(var: str | None, name: str, final: bool) -> Fn:
+    def read(m: MatchView) -> Any:
+        if not final:
+            row = m.rows[m.cur]
+            if var is None or var == row[1]:
+                return column(row[2], name)  # the current row (its own variable's last)
+        ps = m.positions(var, _end(m, final))
+        return column(m.rows[ps[-1]][2], name) if ps else None
+
+    return read
+
+
+def _compile_op(e: S.Op, final: bool) -> Fn:
+    op = e.op
+    args = [compile_sexpr(a, final) for a in e.args]
+    if op in ("and", "or"):  # short-circuit where SQL's answer is already fixed
+        stop = op == "or"
+
+        def logic(m: MatchView) -> Any:
+            vals = []
+            for f in args:
+                v = f(m)
+                if v is stop:
+                    return stop
+                vals.append(v)
+            return _op(op, vals)
+
+        return logic
+    if len(args) == 1:
+        (one,) = args
+        return lambda m: _op(op, [one(m)])
+    left, right = args
+    return lambda m: _op(op, [left(m), right(m)])
+
+
+def _logical(nav: S.Nav, final: bool) -> Callable[[MatchView], int | None]:
+    """FIRST/LAST: the position in the match of the row ``nav`` reads."""
+    var = _single_var(nav.arg)
+    first = nav.func == "FIRST"
+    offset = nav.offset
+
+    def row(m: MatchView) -> int | None:
+        ps = m.positions(var, _end(m, final))
+        k = offset if first else len(ps) - 1 - offset
         return ps[k] if 0 <= k < len(ps) else None
 
-    def _nav(self, e: S.Nav, m: MatchView, final: bool) -> Any:
-        if e.func in S.NAV_LOGICAL:
-            p = self._logical_row(e, m, final)
-            return None if p is None else _at(e.arg, m.rows[p][2])
-        # PREV / NEXT: from the row the argument reads, move in the partition
-        inner = e.arg
-        if isinstance(inner, S.Nav):
-            p = self._logical_row(inner, m, final)
-        else:
-            var = _single_var(inner)
-            if not final and (var is None or var == m.rows[m.cur][1]):
-                p = m.cur
-            else:
-                ps = m.positions(var, len(m.rows) if final else m.cur + 1)
-                p = ps[-1] if ps else None
-        if p is None:
-            return None
-        if e.func == "PREV":
-            return _at(inner, m.row_at(m.rows[p][0] - e.offset))
-        q = p + e.offset  # NEXT stays inside the match (docs/MATCH_RECOGNIZE.md)
-        return _at(inner, m.rows[q][2]) if q < len(m.rows) else None
+    return row
 
-    def _call(self, e: S.SExpr, m: MatchView, final: bool, end: int) -> Any:
-        assert isinstance(e, S.Call)
-        f = e.func
-        if f == "CLASSIFIER":
-            return m.rows[len(m.rows) - 1 if final else m.cur][1]
-        if f == "MATCH_NUMBER":
-            return m.match_number
-        if f == "ABS":
-            v = self.value(e.args[0], m, final)
+
+def _compile_nav(e: S.Nav, final: bool) -> Fn:
+    inner = e.arg
+    if e.func in S.NAV_LOGICAL:
+        pick = _logical(e, final)
+
+        def logical(m: MatchView) -> Any:
+            p = pick(m)
+            return None if p is None else _at(inner, m.rows[p][2])
+
+        return logical
+    # PREV / NEXT: from the row the argument reads, move in the partition
+    if isinstance(inner, S.Nav):
+        pick = _logical(inner, final)
+    else:
+        var = _single_var(inner)
+
+        def pick(m: MatchView) -> int | None:
+            if not final and (var is None or var == m.rows[m.cur][1]):
+                return m.cur
+            ps = m.positions(var, _end(m, final))
+            return ps[-1] if ps else None
+
+    offset = e.offset
+    if e.func == "PREV":
+
+        def prev(m: MatchView) -> Any:
+            p = pick(m)
+            return None if p is None else _at(inner, m.row_at(m.rows[p][0] - offset))
+
+        return prev
+
+    def nxt(m: MatchView) -> Any:
+        p = pick(m)
+        if p is None or p + offset >= len(m.rows):
+            return None  # NEXT stays inside the match (docs/MATCH_RECOGNIZE.md)
+        return _at(inner, m.rows[p + offset][2])
+
+    return nxt
+
+
+def _compile_call(e: S.SExpr, final: bool) -> Fn:
+    assert isinstance(e, S.Call)
+    f = e.func
+    if f == "CLASSIFIER":
+        return lambda m: m.rows[len(m.rows) - 1 if final else m.cur][1]
+    if f == "MATCH_NUMBER":
+        return lambda m: m.match_number
+    if f == "ABS":
+        inner = compile_sexpr(e.args[0], final)
+
+        def absolute(m: MatchView) -> Any:
+            v = inner(m)
             return None if v is None else abs(v)
-        if e.star:
-            return len(m.positions(e.star_var, end))
-        arg = e.args[0]
-        vals = [_at(arg, m.rows[p][2]) for p in m.positions(_single_var(arg), end)]
+
+        return absolute
+    if e.star:
+        star_var = e.star_var
+        return lambda m: len(m.positions(star_var, _end(m, final)))
+    arg = e.args[0]
+    var = _single_var(arg)
+
+    def aggregate(m: MatchView) -> Any:
+        vals = [_at(arg, m.rows[p][2]) for p in m.positions(var, _end(m, final))]
         vals = [v for v in vals if v is not None]
         if f == "COUNT":
             return len(vals)
@@ -205,3 +258,5 @@ class Evaluator:
             return min(vals) if f == "MIN" else max(vals)
         except TypeError:
             raise EvaluationError(f"{f}() over values that are not numbers: {vals[:3]!r}") from None
+
+    return aggregate

@@ -28,7 +28,7 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 from petricep.runtime.engine import Match
-from petricep.runtime.rowexpr import Evaluator, MatchRow, MatchView
+from petricep.runtime.rowexpr import Fn, MatchRow, MatchView, compile_sexpr
 
 Thread = tuple[int, tuple[MatchRow, ...], int]  # (place, rows so far, exits it may still take)
 
@@ -87,7 +87,7 @@ class RowRuntime:
     def __init__(self, net: RowNet) -> None:
         self.net = net
         self.name = net.name
-        self.eval = Evaluator()
+        self._compile()
         self.subsets = {name: frozenset(vs) for name, vs in net.subsets}
         self.accept_at: list[int | None] = [ex.index(ACCEPT) if ACCEPT in ex else None for ex in net.exits]
         self.full = [len(ex) for ex in net.exits]
@@ -98,6 +98,23 @@ class RowRuntime:
         self.rows_seen = 0
         self.closing: list[tuple[Any, int, Any]] = []  # WITHIN: (closes, n, partition key) heap
         self._seq = 0
+
+    def _compile(self) -> None:
+        """The closures of the guards (DEFINE per transition) and the MEASURES."""
+        self.guards: list[Fn | None] = [
+            None if t.guard is None else compile_sexpr(t.guard) for t in self.net.transitions
+        ]
+        self.measures: list[tuple[str, Fn]] = [(m.name, compile_sexpr(m.expr)) for m in self.net.measures]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Run state without the closures (Spark's state store pickles engines)."""
+        state = dict(self.__dict__)
+        del state["guards"], state["measures"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._compile()
 
     def with_aliases(self, found: list[Match]) -> list[Match]:
         """The matches again under every alias (queries sharing this runtime)."""
@@ -188,6 +205,7 @@ class RowRuntime:
         net = self.net
         w = net.window_value
         new: list[Thread] = []
+        guards = self.guards
         taken: set[int] | None = set() if net.memoryless else None
         for place, rows, limit in a.threads:
             if w is not None and rows:
@@ -201,7 +219,8 @@ class RowRuntime:
                 if taken is not None and tr.dst in taken:
                     continue  # a preferred token is there already, with the same futures
                 cand = (*rows, (idx, tr.var, e))
-                if tr.guard is None or self.eval.value(tr.guard, self._view(part, cand, len(cand) - 1, 0)) is True:
+                guard = guards[tid]
+                if guard is None or guard(self._view(part, cand, len(cand) - 1, 0)) is True:
                     new.append((tr.dst, cand, self.full[tr.dst]))
                     if taken is not None:
                         taken.add(tr.dst)
@@ -279,7 +298,7 @@ class RowRuntime:
 
     def _attrs(self, part: RowPartition, rows: tuple[MatchRow, ...], cur: int, number: int) -> dict[str, Any]:
         view = self._view(part, rows, cur, number)
-        values = {m.name: self.eval.value(m.expr, view) for m in self.net.measures}
+        values = {name: fn(view) for name, fn in self.measures}
         select = self.net.select
         if select is None:
             return values
