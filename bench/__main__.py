@@ -1,10 +1,10 @@
-"""python -m bench <workload> [options]   (workloads: multi)"""
+"""python -m bench <workload> [options]   (workloads: multi, soak)"""
 
 from __future__ import annotations
 
 import sys
 
-WORKLOADS = {"multi": "bench.multi"}
+WORKLOADS = {"multi": "bench.multi", "soak": "bench.soak"}
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ from petricep.lang import ast as A
 from petricep.lang.parser import parse_file, parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine, Match
+from petricep.runtime.ordering import LateHandler
 
 
 def load_patterns(paths: Sequence[str | Path], lang: str | None = None) -> list[A.PatternFile]:
@@ -46,6 +47,13 @@ def compile_text(text: str, name: str = "pattern", share: bool = True) -> Net:
     return build_net(list(f.patterns), share, list(f.conflicts))
 
 
-def run(net: Net, events: Iterable[Event], tie: str = "arrival") -> Iterator[Match]:
-    """Run ``net`` over ``events`` (in stream order) on the embedded engine."""
-    return Engine(net, tie=tie).run(events)
+def run(
+    net: Net,
+    events: Iterable[Event],
+    tie: str = "arrival",
+    slack: float | int | None = None,
+    on_late: LateHandler | None = None,
+) -> Iterator[Match]:
+    """Run ``net`` over ``events`` on the embedded engine: in stream order, or out of order
+    by up to ``slack`` (later events go to ``on_late(event, watermark)``)."""
+    return Engine(net, tie=tie, slack=slack, on_late=on_late).run(events)

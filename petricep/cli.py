@@ -210,6 +210,9 @@ def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> 
     may grow without bound even when a LIMIT caps how many there are)."""
     out = []
     for p in patterns:
+        refs = A.events_of(p.structure)
+        if len(refs) == 1 and not refs[0].kleene:
+            continue  # one event: no partial match, no state
         if p.window is None and p.limit is None:
             out.append(
                 f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
@@ -349,7 +352,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             for m in engine.flush():
                 writer.write(m)
         except EvaluationError as exc:
-            where = f"{args.events}: event at position {current.pos} (id {current.id!r})" if current else args.events
+            failed = getattr(exc, "event", None) or current  # with a slack: a held event
+            where = f"{args.events}: event at position {failed.pos} (id {failed.id!r})" if failed else args.events
             raise EvaluationError(f"{where}: {exc}") from None
         if bar is not None:
             bar.update(n % PROGRESS_EVERY)

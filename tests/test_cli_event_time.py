@@ -108,3 +108,15 @@ def test_check_shows_timeouts_and_limits(tmp_path: Path, capsys: pytest.CaptureF
         "warning: pattern 'open': Kleene variable b[] has no WITHIN window: one partial match may grow without bound"
     )
     assert not any("has no WITHIN window: its partial" in line for line in lines)
+
+
+def test_an_evaluation_error_names_the_held_event_not_the_arriving_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pattern = write(tmp_path, "p.pcep", "PATTERN p: A a RETURN T(v = a.s)\nPATTERN q: T t WHERE t.v < 5\n")
+    # the string compared with a number comes from row 1 (ts 5); it is fired only when row 2
+    # (ts 9) moves the watermark past it
+    events = write(tmp_path, "ev.jsonl", '{"t":"A","ts":4,"s":1}\n{"t":"A","ts":5,"s":"two"}\n{"t":"A","ts":9,"s":3}\n')
+    rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "t", "--time-field", "ts", "--slack", "3")
+    assert rc == 1
+    assert err == f"{events}: event at position 1 (id 1): cannot compare 'two' < 5\n"

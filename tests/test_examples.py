@@ -55,3 +55,38 @@ def test_shipped_sample_matches_generator() -> None:
         check=True, capture_output=True,
     ).stdout
     assert out == sample.read_bytes()
+
+
+def test_readme_event_time_example_is_the_shipped_net(tmp_path: Path) -> None:
+    """The README's abandoned-carts block is nets/abandoned_carts.pcep, and it runs as described."""
+    from petricep.cli import main
+
+    text = (ROOT / "nets/abandoned_carts.pcep").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert text in readme
+    events = tmp_path / "shop.csv"
+    rows = ["type,ts,user,item"]
+    # u1 abandons three carts in a day (one paid in between); u2 pays; times in seconds
+    for ts, kind, user, item in [
+        (0, "AddToCart", "u1", "book"), (100, "AddToCart", "u2", "pen"), (200, "Payment", "u2", ""),
+        (4000, "AddToCart", "u1", "lamp"), (5000, "Payment", "u1", ""), (9000, "AddToCart", "u1", "mug"),
+        (20000, "AddToCart", "u1", "hat"), (30000, "AddToCart", "u3", "cup"),
+    ]:
+        rows.append(f"{kind},{ts},{user},{item}")
+    events.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    rc = main(["run", str(ROOT / "nets/abandoned_carts.pcep"), "--events", str(events), "--type-field", "type",
+               "--time-field", "ts", "-o", str(out)])
+    assert rc == 0
+    import json
+
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(m["pattern"], m["ids"], m["attrs"]) for m in lines] == [
+        ("checkout", {"a": 1, "p": 2}, {}),
+        ("checkout", {"a": 0}, {"user": "u1", "item": "book"}),  # closed by lamp@4000 > 0 + 1800
+        ("checkout", {"a": 3, "p": 4}, {}),
+        ("checkout", {"a": 5}, {"user": "u1", "item": "mug"}),  # closed by hat@20000
+        ("checkout", {"a": 6}, {"user": "u1", "item": "hat"}),  # closed by cup@30000
+        ("serial_abandoner", {"x": "checkout@timeout[0]", "y": "checkout@timeout[5]", "z": "checkout@timeout[6]"}, {}),
+        ("checkout", {"a": 7}, {"user": "u3", "item": "cup"}),  # the stream ended
+    ]

@@ -181,6 +181,10 @@ def _pattern_summary(p: PatternNet) -> str:
         parts.append(f"within {window_text(s.window)}")
     if s.returns is not None:
         parts.append(f"-> {s.returns.type}")
+    if s.timeout is not None:
+        parts.append(f"on timeout -> {s.timeout.type}")
+    if s.limit is not None:
+        parts.append(f"limit {s.limit.count} per key ({s.limit.policy})")
     return " ".join(parts)
 
 
@@ -371,7 +375,9 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
     # complex events: emit -> output place, and into the input place of the RETURN type
     for p in pats:
         emits = [n for n in nodes.values() if n.kind == EMIT and n.users == (p.name,)]
-        out_label = (p.name, f"-> {p.output_type}") if p.output_type else (p.name,)
+        out_label: tuple[str, ...] = (p.name, f"-> {p.output_type}") if p.output_type else (p.name,)
+        if p.timeout is not None:
+            out_label += (f"timeouts -> {p.timeout.type}",)
         nodes[f"out.{p.name}"] = Node(
             f"out.{p.name}",
             OUTPUT,

@@ -157,4 +157,9 @@ def pattern_text(p: A.Pattern) -> str:
     if p.returns is not None:
         fields = ", ".join(f"{f.name} = {expr_text(f.expr)}" for f in p.returns.fields)
         lines.append(f"RETURN {p.returns.type}({fields})")
+    if p.limit is not None:
+        lines.append(f"LIMIT {p.limit.count} PARTIAL MATCHES PER KEY {p.limit.policy.replace('-', ' ').upper()}")
+    if p.timeout is not None:
+        fields = ", ".join(f"{f.name} = {expr_text(f.expr)}" for f in p.timeout.fields)
+        lines.append(f"ON TIMEOUT RETURN {p.timeout.type}({fields})")
     return "\n".join(lines)

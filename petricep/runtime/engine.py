@@ -18,7 +18,7 @@ from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
-from petricep.runtime.limits import LimitSpec, admit
+from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
 from petricep.runtime.state import INF, Partition, Token
 
@@ -201,9 +201,16 @@ class Engine:
             return self._push(e)
         out: list[Match] = []
         for x in self.order.offer(e):
-            out += self._push(x)
+            out += self._push_released(x)
         self.stats.late = self.order.late
         return out
+
+    def _push_released(self, x: Event) -> list[Match]:
+        try:
+            return self._push(x)
+        except EvaluationError as exc:
+            exc.event = x  # type: ignore[attr-defined]  # the event that failed, not the one arriving
+            raise
 
     def _push(self, e: Event) -> list[Match]:
         last = self._last_input
@@ -268,7 +275,7 @@ class Engine:
         out: list[Match] = []
         if self.order is not None:
             for x in self.order.drain():
-                out += self._push(x)
+                out += self._push_released(x)
         if self.tie == "either":
             out += self._run_group()
         else:
@@ -502,23 +509,32 @@ class Engine:
         if not (rt.timeout_mask or rt.limit_mask):
             return
         places = rt.places
+        limited: list[tuple[tuple[Any, ...], Token, int]] = []
         for nt in created:
             if not places[nt.place].has_exits:
                 continue
-            if nt.users & rt.limit_mask:
-                broken = None
-                if rt.contiguity:
-                    floor = self._floor(rt, part)
-                    broken = lambda t, floor=floor: t.last_key < floor  # noqa: E731
-                admit(part, nt, now, rt.limits, broken, key, self.stats.dropped)
-            if nt.users & rt.timeout_mask:
+            going_on = nt.users & rt.exit_bits[nt.place]  # patterns for which nt is a partial match
+            if going_on & rt.limit_mask:
+                limited.append((age(nt), nt, going_on))
+            waiting = going_on & rt.timeout_mask & ~rt.emit_bits[nt.place]  # not complete here
+            if waiting:
                 for pi, bit in rt.bit.items():
-                    if nt.users & bit & rt.timeout_mask:
+                    if waiting & bit:
                         w = self.net.patterns[pi].window_value
                         assert w is not None  # ON TIMEOUT needs a window (checked)
                         deadline = nt.first_pos + w if rt.count_window else nt.first_ts + w
                         self._counter += 1
                         heapq.heappush(self.deadlines[i], (deadline, self._counter, part, nt, pi))
+        if limited:
+            # oldest first, so that the outcome does not depend on the order the shared net
+            # happened to create them in
+            limited.sort(key=lambda x: x[0])
+            broken = None
+            if rt.contiguity:
+                floor = self._floor(rt, part)
+                broken = lambda t: t.last_key < floor  # noqa: E731
+            for order, nt, going_on in limited:
+                admit(part, nt, going_on, order, now, rt.limits, broken, key, self.stats.dropped)
 
     def _expire(
         self,

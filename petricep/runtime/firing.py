@@ -16,7 +16,7 @@ from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
-from petricep.runtime.limits import LimitSpec, uncount
+from petricep.runtime.limits import LimitSpec, prune, uncount
 from petricep.runtime.state import INF, Partition, Token, root_token
 
 Cond = Callable[[Any, Any], bool]
@@ -98,6 +98,12 @@ class GroupRuntime:
         self.timeout_mask = 0
         self.limits: list[LimitSpec] = []
         self.limit_mask = 0
+        # per place: the patterns that can extend a token there, and those that emit from it
+        # (a shared token is a partial match of a pattern only where that pattern goes on)
+        self.exit_bits = [0] * len(net.places)
+        for tr in net.transitions:
+            self.exit_bits[tr.src] |= self.tr_mask[tr.id]
+        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
@@ -415,6 +421,8 @@ class GroupRuntime:
 
     def sweep(self, part: Partition, now: Event, contiguity_floor: float) -> None:
         """Drop tokens that can never fire again and negative events no match can see."""
+        if part.quotas:
+            prune(part, now, self.limits)
         for pid, tokens in enumerate(part.marking):
             if tokens:
                 part.marking[pid] = [

@@ -10,7 +10,8 @@ the first event's order. Contiguity breaks on every event of the key, so those q
 re-validated (they only ever hold the partial matches of the latest event).
 
 When a new partial match would be one too many, the pattern's policy decides: *drop oldest*
-removes the partial match whose first event is earliest, *reject new* does not keep the new
+removes the partial match whose first event is earliest (ties: whose events, in binding
+order, come first in the stream), *reject new* does not keep the new
 one (a match it completes now is still emitted), *fail* stops the run with
 :class:`~petricep.errors.StateLimitError`. Drops are counted per pattern.
 """
@@ -27,12 +28,15 @@ from petricep.runtime.state import Partition, Token
 
 
 class Quota:
-    """One pattern's partial matches in one key: heap of (first ts, first pos, n, token)."""
+    """One pattern's partial matches in one key: heap of (first ts, first pos, the bound
+    events' sequence numbers in binding order, n, token) — oldest first, whatever layout a
+    shared net gives the partial matches (``n``, the arrival in the quota, only breaks ties
+    between the same events bound in the same order)."""
 
     __slots__ = ("heap", "live", "n")
 
     def __init__(self) -> None:
-        self.heap: list[tuple[Any, int, int, Token]] = []
+        self.heap: list[tuple[Any, int, tuple[int, ...], int, Token]] = []
         self.live = 0
         self.n = 0
 
@@ -60,6 +64,11 @@ class LimitSpec:
         return bool(now.ts - t.first_ts > w)
 
 
+def age(t: Token) -> tuple[Any, int, tuple[int, ...]]:
+    """What "oldest" means: first event's (ts, pos), then the bound events in binding order."""
+    return (t.first_ts, t.first_pos, tuple(ev.seq for _, ev in t.chain()))
+
+
 def uncount(part: Partition, t: Token, bits: int, limits: list[LimitSpec]) -> None:
     """``t`` stopped being a live partial match of the patterns in ``bits``."""
     gone = t.counted & bits
@@ -74,18 +83,20 @@ def uncount(part: Partition, t: Token, bits: int, limits: list[LimitSpec]) -> No
 def admit(
     part: Partition,
     nt: Token,
+    bits: int,
+    order: tuple[Any, ...],
     now: Event,
     limits: list[LimitSpec],
     broken: Callable[[Token], bool] | None,
     key: Any,
     dropped: dict[str, int],
 ) -> None:
-    """Count the newly stored ``nt`` against the limits of its patterns, applying each
-    pattern's policy when it is one too many. ``broken``: contiguity strategies' test of
+    """Count the newly stored ``nt`` against the limits of the patterns in ``bits`` (those it
+    is a partial match of), applying each pattern's policy when it is one too many. ``broken``: contiguity strategies' test of
     partial matches an event in between made unextendable."""
     for spec in limits:
         bit = spec.bit
-        if not nt.users & bit:
+        if not bits & bit:
             continue
         quota = part.quotas.get(spec.pattern)
         if quota is None:
@@ -103,10 +114,10 @@ def admit(
             if spec.policy == "reject-new":
                 _drop(part, nt, bit, limits)
                 continue
-            victim = heapq.heappop(heap)[3]  # _settle left a live one on top
+            victim = heapq.heappop(heap)[4]  # _settle left a live one on top
             _drop(part, victim, bit, limits)
         quota.n += 1
-        heapq.heappush(heap, (nt.first_ts, nt.first_pos, quota.n, nt))
+        heapq.heappush(heap, (*order, quota.n, nt))
         nt.counted |= bit
         quota.live += 1
 
@@ -120,20 +131,33 @@ def _settle(
     limits: list[LimitSpec],
 ) -> None:
     """Make ``quota.live`` exact at ``now`` and leave a live partial match on top."""
-    heap = quota.heap
-    bit = spec.bit
     if broken is not None:
-        for entry in heap:
-            t = entry[3]
-            if t.counted & bit and broken(t):
-                uncount(part, t, bit, limits)
+        for entry in quota.heap:
+            t = entry[4]
+            if t.counted & spec.bit and broken(t):
+                uncount(part, t, spec.bit, limits)
+    _pop_dead(part, quota, spec, now, limits)
+
+
+def _pop_dead(part: Partition, quota: Quota, spec: LimitSpec, now: Event, limits: list[LimitSpec]) -> None:
+    """Pop the partial matches at the top that no longer count (expired ones stop counting)."""
+    heap, bit = quota.heap, spec.bit
     while heap:
-        t = heap[0][3]
+        t = heap[0][4]
         if t.counted & bit and spec.expired(t, now):
             uncount(part, t, bit, limits)
         if t.counted & bit:
             break
         heapq.heappop(heap)
+
+
+def prune(part: Partition, now: Event, limits: list[LimitSpec]) -> None:
+    """Housekeeping: forget the partial matches at the top of each quota that no longer
+    count (expired, or already uncounted), so a quota holds at most a window's worth."""
+    for spec in limits:
+        quota = part.quotas.get(spec.pattern)
+        if quota is not None:
+            _pop_dead(part, quota, spec, now, limits)
 
 
 def _drop(part: Partition, t: Token, bit: int, limits: list[LimitSpec]) -> None:
@@ -143,4 +167,4 @@ def _drop(part: Partition, t: Token, bit: int, limits: list[LimitSpec]) -> None:
         t.alive = False
 
 
-__all__ = ["LimitSpec", "Quota", "admit", "uncount"]
+__all__ = ["LimitSpec", "Quota", "admit", "age", "prune", "uncount"]

@@ -199,3 +199,30 @@ def test_timeouts_equal_unextended_prefixes_of_the_reference(p: A.Pattern, event
         if m.timeout is not None
     )
     assert got == reference_timeouts(p, events)
+
+
+@st.composite
+def pattern_sets(draw: Any) -> list[A.Pattern]:
+    """2-4 overlapping SEQ patterns with timeouts and sometimes a LIMIT, for merging."""
+    out = []
+    for i in range(draw(st.integers(2, 4))):
+        p = draw(seq_patterns())
+        limit = A.Limit(draw(st.integers(1, 3)), draw(st.sampled_from(A.OVERFLOW_POLICIES[:2]))) if draw(st.booleans()) else None
+        out.append(dataclasses.replace(p, name=f"p{i}", timeout=A.Return(f"T{i}", ()), limit=limit))
+    return out
+
+
+@SETTINGS
+@given(pattern_sets(), streams(max_size=12))
+def test_timeouts_and_limits_merged_equal_separate(pats: list[A.Pattern], events: list[Event]) -> None:
+    for p in pats:
+        note(pattern_text(p) + (f" LIMIT {p.limit.count} {p.limit.policy}" if p.limit else ""))
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+
+    def outputs(share: bool) -> list[str]:
+        copies = [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
+        engine = Engine(build_net(pats, share))
+        out = sorted(json.dumps(m.to_dict(), sort_keys=True) for m in engine.run(copies))
+        return out + [json.dumps(engine.stats.dropped, sort_keys=True)]
+
+    assert outputs(True) == outputs(False)

@@ -32,7 +32,8 @@ pytestmark = pytest.mark.spark
 # Every feature whose distribution needs care, in one net: an end negation whose
 # composite events another pattern reads (the stream clock), a count window closing an
 # end negation, Kleene, skip-till-next-match, partition contiguity, an unkeyed pattern and
-# a strict-contiguity one (one partition), and a pattern on another key.
+# a strict-contiguity one (one partition), a pattern on another key, timeouts another pattern
+# reads (they wait for the window to close, like end negations), and a limit on partial matches.
 RICH = """
 PATTERN dip: SEQ(A a, B b, !(C c)) WHERE [k] AND b.x < a.x AND c.x > 2 WITHIN 4 RETURN Dip(k = a.k, x = b.x)
 PATTERN after_dip: SEQ(Dip d, A a) WHERE [k] AND a.x >= d.x WITHIN 6
@@ -42,6 +43,9 @@ PATTERN pair: SEQ(C c, D d) WHERE partition-contiguity AND [k] AND d.x = c.x WIT
 PATTERN any_key: SEQ(D a, D b) WHERE b.x > a.x + 3 WITHIN 3
 PATTERN strict: SEQ(A a, B b) WHERE strict-contiguity AND a.x = b.x WITHIN 2
 PATTERN by_x: SEQ(B a, C b) WHERE [x] AND b.k != a.k WITHIN 3
+PATTERN lapse: SEQ(C a, D b) WHERE [k] AND b.x > a.x WITHIN 3 ON TIMEOUT RETURN Lapse(k = a.k, x = a.x)
+PATTERN lapses: SEQ(Lapse l1, Lapse l2) WHERE [k] AND l2.x > l1.x WITHIN 10
+PATTERN capped: SEQ(A a, C+ c[], D d) WHERE [k] AND d.x > a.x WITHIN 6 LIMIT 2 PARTIAL MATCHES
 """
 
 
@@ -79,6 +83,9 @@ def test_a_rich_net_on_spark_equals_the_embedded_engine(spark: Any, tie: str) ->
         "any_key",
         "strict",
         "by_x",
+        "lapse",
+        "lapses",
+        "capped",
     }
 
 
