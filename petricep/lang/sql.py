@@ -459,13 +459,9 @@ def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text:
     """Schema check of CSV/Parquet input: every column a query reads must exist (reported at
     the query, like a pattern's missing field, before any row is read)."""
     cols = set(columns) | {"ts", "id"}
-    if text is None:
-        try:
-            with open(pattern_file.path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError:
-            text = ""
-    checker = _Checker(text, pattern_file.path)
+    from petricep.lang.check import read_source
+
+    checker = _Checker(read_source(pattern_file.path) if text is None else text, pattern_file.path)
     for q in pattern_file.queries:
         table = repr(q.table) if q.table else "the input"
         for col in q.partition:
