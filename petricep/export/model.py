@@ -571,7 +571,8 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
     cluster = f"{pre}.{rn.name}"
     output = "ALL ROWS PER MATCH" if q.all_rows else "ONE ROW PER MATCH"
     skip = f"SKIP {q.skip.mode.upper()}" + (f" {q.skip.var}" if q.skip.var else "")
-    clusters.append(Cluster(cluster, tuple(_wrap(f"{rn.name}: {row_summary(rn)}")), (rn.name,)))
+    empty = " (may match no rows)" if ACCEPT in rn.exits[rn.start] else ""
+    clusters.append(Cluster(cluster, tuple(_wrap(f"{rn.name}: {row_summary(rn)}{empty}")), (rn.name,)))
     who = (rn.name,)
     for place in rn.places:
         if place.id == rn.start:
@@ -603,7 +604,8 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
         if t.src != rn.start:
             arcs.append(Arc(f"{pre}.p{t.src}", tid, ARC_STATE, read=False))
         arcs.append(Arc(tid, f"{pre}.p{t.dst}", ARC_PRODUCE))
-    ends = [p.id for p in rn.places if ACCEPT in rn.exits[p.id]]
+    # the start place is not drawn: an empty match (from it) is noted on the cluster
+    ends = [p.id for p in rn.places if ACCEPT in rn.exits[p.id] and p.id != rn.start]
     measures = [f"{m.name} = {S.expr_sql(m.expr)}" for m in q.measures]
     out = f"out.{rn.name}"
     nodes[out] = Node(out, OUTPUT, (rn.name,), users=who, tooltip=f"output place of {rn.name}: its matches", bound=MATCH)

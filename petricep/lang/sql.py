@@ -319,8 +319,6 @@ class _Checker:
     def check(self, q: S.MatchRecognize) -> None:
         names = S.pattern_vars(q.pattern)
         self._pattern(q.pattern)
-        if S.nullable(q.pattern):
-            raise self.error("PATTERN can match an empty sequence of rows (not supported: every match needs a row)", _span_of(q.pattern))
         known = set(names)
         for s in q.subsets:
             if s.name in known:

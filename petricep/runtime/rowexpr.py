@@ -135,6 +135,8 @@ def _end(m: MatchView, final: bool) -> int:
 
 def _col(var: str | None, name: str, final: bool) -> Fn:
     def read(m: MatchView) -> Any:
+        if not m.rows:
+            return None  # an empty match
         if not final:
             row = m.rows[m.cur]
             if var is None or var == row[1]:
@@ -199,6 +201,8 @@ def _compile_nav(e: S.Nav, final: bool) -> Fn:
         var = _single_var(inner)
 
         def pick(m: MatchView) -> int | None:
+            if not m.rows:
+                return None
             if not final and (var is None or var == m.rows[m.cur][1]):
                 return m.cur
             ps = m.positions(var, _end(m, final))
@@ -226,7 +230,7 @@ def _compile_call(e: S.SExpr, final: bool) -> Fn:
     assert isinstance(e, S.Call)
     f = e.func
     if f == "CLASSIFIER":
-        return lambda m: m.rows[len(m.rows) - 1 if final else m.cur][1]
+        return lambda m: m.rows[len(m.rows) - 1 if final else m.cur][1] if m.rows else None
     if f == "MATCH_NUMBER":
         return lambda m: m.match_number
     if f == "ABS":

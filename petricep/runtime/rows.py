@@ -153,7 +153,14 @@ class RowRuntime:
                 closes = e.pos + w - 1 if self.count_window else e.ts + w
                 self._seq += 1
                 heapq.heappush(self.closing, (closes, self._seq, k))
-            part.attempts.append(_Attempt(idx, [(self.net.start, (), self.full[self.net.start])], closes))
+            start = self.net.start
+            a = _Attempt(idx, [(start, (), self.full[start])], closes)
+            acc = self.accept_at[start]
+            if acc is not None:  # the pattern can match no rows: the empty match is found first
+                a.best = ()
+                a.threads = [(start, (), acc)] if acc else []
+                a.done = not a.threads
+            part.attempts.append(a)
         for a in part.attempts:
             if not a.done:
                 self._step(part, a, idx, e)
@@ -242,29 +249,32 @@ class RowRuntime:
                 continue
             part.matches += 1
             self.matches += 1
-            out.extend(self._output(part, a.best))
-            part.resume = self._resume(a.start, a.best)
+            out.extend(self._output(part, a.start, a.best))
+            part.resume = self._resume(part, a.start, a.best)
             while attempts and attempts[0].start < part.resume:
                 attempts.popleft()
 
-    def _resume(self, start: int, rows: tuple[MatchRow, ...]) -> int:
+    def _resume(self, part: RowPartition, start: int, rows: tuple[MatchRow, ...]) -> int:
+        """Where the next search starts (an empty match: the next row, whatever the mode)."""
         skip = self.net.skip
         if skip.mode == S.SKIP_PAST_LAST:
-            return rows[-1][0] + 1
+            return rows[-1][0] + 1 if rows else start + 1
         if skip.mode == S.SKIP_NEXT_ROW:
             return start + 1
         members = self.subsets.get(skip.var or "", frozenset((skip.var,)))
         mapped = [idx for idx, var, _ in rows if var in members]
+        first = part.row_at(start)
+        where = f"the match starting at row {first.id if first else start!r}"
         if not mapped:
             raise EvaluationError(
-                f"query {self.name!r}: AFTER MATCH SKIP {skip.mode.upper()} {skip.var}: no row of the match "
-                f"starting at row {rows[0][2].id!r} is mapped to {skip.var}"
+                f"query {self.name!r}: AFTER MATCH SKIP {skip.mode.upper()} {skip.var}: no row of {where} "
+                f"is mapped to {skip.var}"
             )
         target = mapped[0] if skip.mode == S.SKIP_FIRST else mapped[-1]
         if target <= start:
             raise EvaluationError(
                 f"query {self.name!r}: AFTER MATCH SKIP {skip.mode.upper()} {skip.var} would restart at the first row "
-                f"of the match starting at row {rows[0][2].id!r} (an endless loop)"
+                f"of {where} (an endless loop)"
             )
         return target
 
@@ -280,15 +290,21 @@ class RowRuntime:
 
     # ------------------------------------------------------------------ output
 
-    def _output(self, part: RowPartition, rows: tuple[MatchRow, ...]) -> list[Match]:
+    def _output(self, part: RowPartition, start_idx: int, rows: tuple[MatchRow, ...]) -> list[Match]:
         net = self.net
+        number = part.matches
+        if not rows:  # an empty match: one line for ONE ROW PER MATCH, at its start row
+            if net.all_rows:
+                return []
+            at = part.row_at(start_idx)
+            ts = at.ts if at is not None else None
+            return [Match(net.name, {}, ts, ts, self._attrs(part, rows, -1, number))]
         ids: dict[str, Any] = {}
         for v in net.vars:
             mine = [ev.id for _, var, ev in rows if var == v]
             if mine:
                 ids[v] = mine if v in net.multi else mine[0]
         start, end = rows[0][2].ts, rows[-1][2].ts
-        number = part.matches
         if not net.all_rows:
             return [Match(net.name, ids, start, end, self._attrs(part, rows, len(rows) - 1, number))]
         return [
@@ -302,5 +318,5 @@ class RowRuntime:
         select = self.net.select
         if select is None:
             return values
-        first = rows[0][2]
-        return {c: values[c] if c in values else first.attrs.get(c) for c in select}
+        first = rows[0][2] if rows else None
+        return {c: values[c] if c in values or first is None else first.attrs.get(c) for c in select}

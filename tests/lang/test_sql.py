@@ -108,12 +108,6 @@ def _error(text: str) -> str:
             "                                                                     ^",
         ),
         (
-            "SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A* B?))",
-            "bad.sql:1:43: error: PATTERN can match an empty sequence of rows (not supported: every match needs a row)\n"
-            "    SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A* B?))\n"
-            "                                              ^",
-        ),
-        (
             "SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A (B?)+))",
             "bad.sql:1:45: error: a repeated group that can match no rows is not supported\n"
             "    SELECT * FROM T MATCH_RECOGNIZE (PATTERN (A (B?)+))\n"

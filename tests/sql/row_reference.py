@@ -104,19 +104,20 @@ def _match(q: Query, rows: list[Row], start: int) -> Mapping | None:
     return None
 
 
-def partition_matches(q: Query, rows: list[Row]) -> list[Mapping]:
-    """Every match of one partition, in order."""
-    out: list[Mapping] = []
+def partition_matches(q: Query, rows: list[Row]) -> list[tuple[int, Mapping]]:
+    """Every match of one partition with its start row, in order (an empty match maps no
+    row; the next search starts at the next row)."""
+    out: list[tuple[int, Mapping]] = []
     start = 0
     while start < len(rows):
         found = _match(q, rows, start)
         if found is None:
             start += 1
             continue
-        out.append(found)
+        out.append((start, found))
         mode, v = q.skip
         if mode == "past":
-            start = found[-1][0] + 1
+            start = found[-1][0] + 1 if found else start + 1
         elif mode == "next":
             start += 1
         else:
@@ -130,7 +131,7 @@ def partition_matches(q: Query, rows: list[Row]) -> list[Mapping]:
     return out
 
 
-Measure = Callable[[list[Row], Mapping, int, int], Any]  # (rows, mapping, current k, match number)
+Measure = Callable[[list[Row], Mapping, int, int], Any]  # (rows, mapping, current k (-1: none), match number)
 
 
 def run(
@@ -147,15 +148,16 @@ def run(
         parts.setdefault(r[key], []).append(r)
     out = []
     for prow in parts.values():
-        for number, mp in enumerate(partition_matches(q, prow), 1):
+        for number, (start, mp) in enumerate(partition_matches(q, prow), 1):
             ids: dict[str, Any] = {}
             for i, v in mp:
                 if v in q.multi:
                     ids.setdefault(v, []).append(prow[i]["id"])
                 else:
                     ids[v] = prow[i]["id"]
-            base = {"pattern": name, "ids": ids, "start": prow[mp[0][0]]["ts"], "end": prow[mp[-1][0]]["ts"]}
-            ks = range(len(mp)) if all_rows else [len(mp) - 1]
+            first, last = (mp[0][0], mp[-1][0]) if mp else (start, start)
+            base = {"pattern": name, "ids": ids, "start": prow[first]["ts"], "end": prow[last]["ts"]}
+            ks = range(len(mp)) if all_rows else [len(mp) - 1]  # an empty match: k = -1, no row
             for k in ks:
                 rec = dict(base, attrs={n: f(prow, mp, k, number) for n, f in measures.items()})
                 if all_rows:

@@ -233,3 +233,20 @@ def test_within_decides_a_silent_partition_when_stream_time_passes() -> None:
     assert count.push(Event("T", 1, 0)) == []
     assert count.push(Event("U", 1, 1)) == []  # position 1: row 0's window (positions 0, 1) is open
     assert [x.ids for x in count.push(Event("U", 1, 2))] == [{"A": [0]}]
+
+
+def test_empty_matches() -> None:
+    rows = xs(1, 1, 2, 1)  # ts 1..4
+    text = q("A*", "A AS A.x = 1", "COUNT(*) AS n, MATCH_NUMBER() AS mn, CLASSIFIER() AS c, FIRST(A.x) AS f")
+    assert run_sql(text, rows, "T") == [
+        {"pattern": "m", "ids": {"A": [0, 1]}, "start": 1, "end": 2, "attrs": {"n": 2, "mn": 1, "c": "A", "f": 1}},
+        # row 2 fits no A: the preferred match from it maps no row (it sits at that row)
+        {"pattern": "m", "ids": {}, "start": 3, "end": 3, "attrs": {"n": 0, "mn": 2, "c": None, "f": None}},
+        {"pattern": "m", "ids": {"A": [3]}, "start": 4, "end": 4, "attrs": {"n": 1, "mn": 3, "c": "A", "f": 1}},
+    ]
+    # ALL ROWS PER MATCH omits empty matches (they still count in MATCH_NUMBER)
+    all_rows = q("A*", "A AS A.x = 1", "MATCH_NUMBER() AS mn", tail="ALL ROWS PER MATCH")
+    assert [(m["row"], m["attrs"]["mn"]) for m in run_sql(all_rows, rows, "T")] == [(0, 1), (1, 1), (3, 3)]
+    # reluctant: no row at all is preferred, at every row
+    assert ids(q("A*?", "A AS A.x = 1"), rows) == [{}, {}, {}, {}]
+    assert ids(q("A? B?", "A AS A.x = 1, B AS B.x = 2"), rows) == [{"A": 0}, {"A": 1, "B": 2}, {"A": 3}]

@@ -39,7 +39,7 @@ def test_stock_v_shape_matches_the_reference(tmp_path: Path, capsys: pytest.Capt
     q = R.Query(("seq", [("var", "STRT"), plus("DOWN"), plus("UP")]), {"DOWN": down, "UP": up}, ("last", "UP"), 1000, {"DOWN", "UP"})
     expected = []
     for prow in by_symbol.values():
-        for mp in R.partition_matches(q, prow):
+        for _, mp in R.partition_matches(q, prow):
             downs = [prow[i]["price"] for i, v in mp if v == "DOWN"]
             ups = [prow[i]["price"] for i, v in mp if v == "UP"]
             expected.append(
