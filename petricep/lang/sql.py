@@ -1,8 +1,8 @@
 """SQL ``MATCH_RECOGNIZE`` text -> :mod:`petricep.lang.sql_ast`.
 
 The second front end: lark parses ``sql.lark``, :class:`_Builder` makes the frozen AST and
-:func:`_check` rejects what parses but means nothing (unknown variables, NEXT in DEFINE,
-patterns that can match no rows), every error with file, line, column and caret.
+:class:`_Checker` rejects what parses but means nothing (unknown variables, NEXT in DEFINE,
+repeated groups that can match no rows), every error with file, line, column and caret.
 """
 
 from __future__ import annotations
