@@ -170,6 +170,7 @@ class Engine:
         # ON TIMEOUT: per runtime, heap of (deadline, n, partition, token, pattern index)
         self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = [[] for _ in self.runtimes]
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
+        self._timeouts = False
         for rt in self.runtimes:
             self._configure(rt)
         self.sweep_every = sweep_every
@@ -185,8 +186,10 @@ class Engine:
         self._group_kills: list[tuple[GroupRuntime, Partition, int, Event]] = []
         self._group_events: list[Event] = []
         self._group_emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
+        self._group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self._since_sweep = 0
         self.order = EventTimeOrder(slack, on_late) if slack is not None else None
+
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
 
@@ -259,6 +262,7 @@ class Engine:
             self._group_ts = ts
             self._close_pending(clock, emitted)
             self._group_emitted.extend(emitted)
+            self._group_clocks.append(clock)  # may close windows of matches the group finds
             return out + self._expire_rows(ts, pos) if self.row_runtimes else out
         if self.tie == "strict" and ts != self._group_ts:
             self._end_group()
@@ -281,7 +285,11 @@ class Engine:
         else:
             self._end_group()
         emitter = self._last_input if last is None else Event(CLOCK, last[0], last[1])
-        while any(self.pending) or any(self.deadlines):
+        while any(self.pending) or any(self.deadlines) or self._group_events or self._group_emitted:
+            if self.tie == "either" and (self._group_events or self._group_emitted):
+                # composite events emitted here form one more timestamp group: close it
+                out += self._run_group()
+                continue
             emitted: list[tuple[GroupRuntime, Any, Token, Event]] = []
             for i, heap in enumerate(self.pending):
                 rt = self.runtimes[i]
@@ -501,13 +509,12 @@ class Engine:
                     LimitSpec(pi, p.name, rt.bit[pi], p.limit.count, p.limit.policy, p.window_value, rt.count_window)
                 )
                 rt.limit_mask |= rt.bit[pi]
+        rt.watch_mask = rt.timeout_mask | rt.limit_mask
+        self._timeouts = any(r.timeout_mask for r in self.runtimes)
 
-    def _store(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
-        """Put new partial matches into the marking; watch their windows (ON TIMEOUT) and
-        count them against their patterns' limits."""
-        rt.store(part, created)
-        if not (rt.timeout_mask or rt.limit_mask):
-            return
+    def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
+        """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
+        against their patterns' limits."""
         places = rt.places
         limited: list[tuple[tuple[Any, ...], Token, int]] = []
         for nt in created:
@@ -547,7 +554,7 @@ class Engine:
         never extended, not blocked by a negation, and (contiguity) not interrupted."""
         deadline, _, part, t, pi = entry
         bit = rt.bit[pi]
-        if not t.alive or not t.users & bit or t.extended & bit or t.blocked or pi in self.removed:
+        if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in self.removed:
             return
         if rt.contiguity and t.last_key < self._floor(rt, part):
             return
@@ -603,7 +610,9 @@ class Engine:
             created = rt.step(part, d, self._floor(rt, part), composite, accepted)
             for t in accepted:
                 self._accept(i, rt, part, t, d, emitted)
-            self._store(i, rt, part, created, d, key)
+            rt.store(part, created)
+            if rt.watch_mask:
+                self._watch(i, rt, part, created, d, key)
             for j in rt.negative(part, d):
                 if self.tie == "arrival":
                     rt.cancel(part, j, d)
@@ -663,14 +672,10 @@ class Engine:
             emitted.append((rt, role, t, emitter))
 
     def _close_pending(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
-        for i, deadlines in enumerate(self.deadlines):
-            if deadlines:
-                rt = self.runtimes[i]
-                while deadlines:
-                    thr = deadlines[0][0]
-                    if not (e.pos >= thr if rt.count_window else e.ts > thr):
-                        break
-                    self._expire(rt, heapq.heappop(deadlines), e, emitted)  # type: ignore[arg-type]
+        """Stream time reached ``e``: emit the matches whose window it closes (end negations)
+        and the partial matches it times out (ON TIMEOUT)."""
+        if self._timeouts:
+            self._close_deadlines(e, emitted)
         for i, heap in enumerate(self.pending):
             if not heap:
                 continue
@@ -684,6 +689,16 @@ class Engine:
                 if t.alive:
                     emitted.append((rt, role, t, e))
                     t.alive = False
+
+    def _close_deadlines(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
+        for i, deadlines in enumerate(self.deadlines):
+            if deadlines:
+                rt = self.runtimes[i]
+                while deadlines:
+                    thr = deadlines[0][0]
+                    if not (e.pos >= thr if rt.count_window else e.ts > thr):
+                        break
+                    self._expire(rt, heapq.heappop(deadlines), e, emitted)  # type: ignore[arg-type]
 
     def _end_group(self) -> None:
         kills = self._group_kills
@@ -768,8 +783,10 @@ class Engine:
         """Equal timestamps may match in any order: close the group with a fixpoint."""
         events = self._group_events
         pre = self._group_emitted
+        closers = events + self._group_clocks
         self._group_events = []
         self._group_emitted = []
+        self._group_clocks = []
         out: list[Match] = []
         if pre:
             out += self._emit(pre)
@@ -788,6 +805,8 @@ class Engine:
                 for d in evs:
                     for j in rt.negative(part, d):
                         rt.cancel(part, j, d)
+            if rt.count_window and self.pending[i] and closers:
+                self._close_in_group(i, rt, closers, emitted)
             out += self._emit(emitted)  # composite events join self._group_events
             events = events + self._group_events[done:]
             done = len(self._group_events)
@@ -797,6 +816,20 @@ class Engine:
             if self._since_sweep >= self.sweep_every:
                 self.sweep(events[-1])
         return out
+
+    def _close_in_group(
+        self, i: int, rt: GroupRuntime, events: list[Event], emitted: list[tuple[GroupRuntime, Role, Token, Event]]
+    ) -> None:
+        """Matches found by this group's fixpoint whose count window an event of the same
+        group already closed: emitted there, as the whole stream would emit them."""
+        heap = self.pending[i]
+        last = max(e.pos for e in events)
+        while heap and heap[0][0] <= last:
+            thr, _, _part, t, role = heapq.heappop(heap)
+            if t.alive:
+                closer = min((e for e in events if e.pos >= thr), key=lambda e: e.pos)
+                emitted.append((rt, role, t, closer))
+                t.alive = False
 
     def _fixpoint(
         self, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
@@ -838,7 +871,9 @@ class Engine:
                             seen.add(k)
                             queue.append(fired)
                             creator[id(fired)] = g
-        self._store(i, rt, part, queue, evs[-1], key)
+        rt.store(part, queue)
+        if rt.watch_mask:
+            self._watch(i, rt, part, queue, evs[-1], key)
         return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
 
 

@@ -98,6 +98,7 @@ class GroupRuntime:
         self.timeout_mask = 0
         self.limits: list[LimitSpec] = []
         self.limit_mask = 0
+        self.watch_mask = 0  # either
         # per place: the patterns that can extend a token there, and those that emit from it
         # (a shared token is a partial match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)
@@ -214,7 +215,7 @@ class GroupRuntime:
             if not self.check_elements(ci, ksl, nt):
                 return None
         if self.timeout_mask:
-            t.extended |= users
+            t.extended = getattr(t, "extended", 0) | users
         return nt
 
     def check_elements(self, ci: int, kslot: int, t: Token) -> bool:
@@ -272,7 +273,7 @@ class GroupRuntime:
                     # skip-till-next-match: the partial match is consumed for the patterns
                     # that moved, and stays for the others
                     t.users &= ~moved
-                    if t.counted & moved:
+                    if self.limits:
                         uncount(part, t, moved, self.limits)
                     if not t.users:
                         continue
@@ -411,8 +412,8 @@ class GroupRuntime:
                         keep.append(t)
                     else:
                         t.alive = False
-                        if t.counted:
-                            uncount(part, t, t.counted, self.limits)
+                        if self.limits:
+                            uncount(part, t, -1, self.limits)
                     continue
                 keep.append(t)
             part.marking[pid] = keep if not growable else tokens

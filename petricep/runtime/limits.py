@@ -69,9 +69,14 @@ def age(t: Token) -> tuple[Any, int, tuple[int, ...]]:
     return (t.first_ts, t.first_pos, tuple(ev.seq for _, ev in t.chain()))
 
 
+def counted(t: Token) -> int:
+    """The patterns whose quota counts ``t`` (unset on tokens no quota ever saw)."""
+    return getattr(t, "counted", 0)  # type: ignore[no-any-return]
+
+
 def uncount(part: Partition, t: Token, bits: int, limits: list[LimitSpec]) -> None:
     """``t`` stopped being a live partial match of the patterns in ``bits``."""
-    gone = t.counted & bits
+    gone = counted(t) & bits
     if not gone:
         return
     t.counted &= ~gone
@@ -118,7 +123,7 @@ def admit(
             _drop(part, victim, bit, limits)
         quota.n += 1
         heapq.heappush(heap, (*order, quota.n, nt))
-        nt.counted |= bit
+        nt.counted = counted(nt) | bit
         quota.live += 1
 
 
@@ -134,7 +139,7 @@ def _settle(
     if broken is not None:
         for entry in quota.heap:
             t = entry[4]
-            if t.counted & spec.bit and broken(t):
+            if counted(t) & spec.bit and broken(t):
                 uncount(part, t, spec.bit, limits)
     _pop_dead(part, quota, spec, now, limits)
 
@@ -144,9 +149,9 @@ def _pop_dead(part: Partition, quota: Quota, spec: LimitSpec, now: Event, limits
     heap, bit = quota.heap, spec.bit
     while heap:
         t = heap[0][4]
-        if t.counted & bit and spec.expired(t, now):
+        if counted(t) & bit and spec.expired(t, now):
             uncount(part, t, bit, limits)
-        if t.counted & bit:
+        if counted(t) & bit:
             break
         heapq.heappop(heap)
 

@@ -65,11 +65,14 @@ class Token:
         # with different histories (rear combination) or already consumed (skip-till-next-match)
         # share places but not tokens
         self.users = users
-        # patterns (bits) for which a later firing extended this partial match: it did not
-        # time out for them (ON TIMEOUT)
-        self.extended = 0
-        # patterns (bits) whose LIMIT quota counts this partial match (runtime/limits.py)
-        self.counted = 0
+        # Set only where a net uses them (unset reads as 0, via getattr), so that nets without
+        # ON TIMEOUT or LIMIT pay nothing per token:
+        # - extended: patterns (bits) for which a later firing extended this partial match
+        #   (it did not time out for them);
+        # - counted: patterns (bits) whose LIMIT quota counts it (runtime/limits.py).
+
+    extended: int
+    counted: int
 
     def detached(self) -> Token:
         """A copy with its own ``alive`` flag (a match waiting for its window to close),

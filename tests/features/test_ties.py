@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.features.scenario import (
+    MATCH,
     NEXT,
     PART,
     SEQ,
@@ -22,7 +23,10 @@ from tests.features.scenario import (
     stream,
     want,
     within,
+    within_events,
 )
+from tests.features.scenario import f as field
+from tests.features.scenario import returns as returning
 
 TIE_EVENTS = "A@0 B@1 A@1 B@1 B@2"
 
@@ -75,3 +79,18 @@ def test_either_only_with_skip_till_any_match():
     for strategy in (NEXT, STRICT, PART):
         with pytest.raises(ValueError):
             run(pat(SEQ(ref("A", "a"), ref("B", "b")), strategy=strategy), stream("A@0 B@1"), "either")
+
+
+def test_either_end_negation_closed_inside_its_timestamp_group_feeds_a_consumer():
+    # p's match {a0} waits for its 2-event window (positions 0..1); A2, of the same timestamp
+    # group, closes it, so its composite T takes ts 0 and pairs with every A within 0.
+    # ({a1}'s window is closed by B@1: its T has ts 1, too late for q.)
+    # (Found by the partitioned-run test: the engine used to emit it at the next timestamp.)
+    p = pat(
+        SEQ(ref("A", "a"), neg("C", "c")), window=within_events(2), returns=returning("T", k=field("a", "k")), name="p"
+    )
+    q = pat(SEQ(ref("A", "b"), ref("T", "t")), window=within(0), name="q")
+    got = MATCH([p, q], stream("A@0:k=0 A@0:k=0 A@0:k=0 B@1:k=0"), "either")
+    assert sorted((m["ids"]["b"], m["ids"]["t"]) for m in got if m["pattern"] == "q") == [
+        (0, "p[0]"), (1, "p[0]"), (2, "p[0]"),
+    ]
