@@ -289,13 +289,14 @@ class HistoryRunner:
         order: str = "live-first",
         tie: str = "arrival",
         conflicts: Sequence[Any] = (),
+        queries: Sequence[Any] = (),
     ) -> None:
         from petricep.compile.history import split_patterns
 
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
             raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")
-        self.engine = Engine(build_net(plain, conflicts=list(conflicts)), tie=tie)
+        self.engine = Engine(build_net(plain, True, list(conflicts), list(queries)), tie=tie)
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them
