@@ -14,14 +14,32 @@ from petricep.runtime.engine import Engine, Match
 from petricep.runtime.ordering import LateHandler
 
 
-def load_patterns(paths: Sequence[str | Path]) -> list[A.PatternFile]:
-    return [parse_file(p) for p in paths]
+def load_patterns(paths: Sequence[str | Path], lang: str | None = None) -> list[A.PatternFile]:
+    """Parse pattern files: ``*.sql`` as SQL MATCH_RECOGNIZE, others in the pattern language
+    (``lang``: "sql" or "pcep" for every file, whatever its extension)."""
+    return [parse_file(p, lang) for p in paths]
 
 
-def compile_files(paths: Sequence[str | Path], share: bool = True) -> Net:
+def net_of(files: Sequence[A.PatternFile], share: bool = True) -> Net:
+    """One net for everything parsed files hold: patterns, conflict groups, SQL queries."""
+    return build_net(
+        [p for f in files for p in f.patterns],
+        share,
+        [c for f in files for c in f.conflicts],
+        [q for f in files for q in f.queries],
+    )
+
+
+def compile_files(paths: Sequence[str | Path], share: bool = True, lang: str | None = None) -> Net:
     """Parse, check and compile pattern files into one shared net."""
-    files = load_patterns(paths)
-    return build_net([p for f in files for p in f.patterns], share, [c for f in files for c in f.conflicts])
+    return net_of(load_patterns(paths, lang), share)
+
+
+def compile_sql(text: str, name: str = "query", share: bool = True) -> Net:
+    """Compile SQL MATCH_RECOGNIZE text (one unnamed query is called ``name``)."""
+    from petricep.lang.sql import parse_sql
+
+    return net_of([parse_sql(text, f"<{name}>", default_name=name)], share)
 
 
 def compile_text(text: str, name: str = "pattern", share: bool = True) -> Net:

@@ -69,6 +69,14 @@ def _add_archive_options(ap: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_lang_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--lang",
+        choices=("pcep", "sql"),
+        help="language of the pattern files (default: by extension; *.sql is SQL MATCH_RECOGNIZE)",
+    )
+
+
 def _add_order_options(ap: argparse.ArgumentParser) -> None:
     g = ap.add_argument_group("event time")
     g.add_argument(
@@ -90,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run pattern files over an event file, write matches as JSON Lines")
     run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(run)
     _add_input_options(run)
     run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
     run.add_argument(
@@ -117,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="parse, compile and merge pattern files; print the net and warnings")
     check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(check)
 
     _add_stream_parser(sub)
 
@@ -127,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     draw = sub.add_parser("draw", help="draw the net of pattern files as DOT, SVG, PNG or PNML (format from -o)")
     draw.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    _add_lang_option(draw)
     draw.add_argument("-o", "--output", required=True, metavar="OUT", help="out.dot, out.svg, out.png or out.pnml")
     draw.add_argument(
         "--separate",
@@ -214,6 +225,10 @@ def check_columns(files: Sequence[A.PatternFile], spec: Any, path: str | None = 
     composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
     for f in files:
         check_fields(f, columns, composite=composite)
+        if f.queries:
+            from petricep.lang.sql import check_sql_columns
+
+            check_sql_columns(f, columns)
 
 
 def _window_text(w: A.Window | None) -> str:
@@ -224,7 +239,7 @@ def _window_text(w: A.Window | None) -> str:
     return f"{w.value} {w.unit}" if w.unit else f"{w.value}"
 
 
-def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
+def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:
     """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
     and negation buffers pile up), or a Kleene variable without a window (one partial match
     may grow without bound even when a LIMIT caps how many there are)."""
@@ -245,6 +260,12 @@ def warnings_for(patterns: Sequence[A.Pattern]) -> list[str]:
                     f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
                     "one partial match may grow without bound"
                 )
+    for q in queries:
+        if q.window is None:
+            out.append(
+                f"warning: query {q.name!r} has no WITHIN window: a match that keeps growing holds back "
+                "every later start row of its partition"
+            )
     return out
 
 
@@ -267,15 +288,28 @@ def sharing_lines(net: Any) -> list[str]:
     return lines
 
 
-def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
+def row_net_line(rn: Any) -> str:
+    """``check``'s line for a SQL MATCH_RECOGNIZE query."""
+    q = rn.source
+    part = ", ".join(q.partition) or "none"
+    table = q.table or "every event type"
+    rows = "all rows per match" if q.all_rows else "one row per match"
+    skip = f"skip {q.skip.mode}" + (f" {q.skip.var}" if q.skip.var else "")
+    return (
+        f"  {rn.name}: MATCH_RECOGNIZE, {len(rn.places)} places, {len(rn.transitions)} transitions; "
+        f"rows of {table}; window {_window_text(q.window)}; partition by {part}; {rows}; {skip}"
+    )
 
-    files = [parse_file(p) for p in args.patterns]
+
+def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
+
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns, conflicts=[c for f in files for c in f.conflicts])
+    net = net_of(files)
     for f in files:
-        out.write(f"{f.path}: {len(f.patterns)} pattern{'s' if len(f.patterns) != 1 else ''}\n")
+        n = len(f.patterns) + len(f.queries)
+        out.write(f"{f.path}: {n} pattern{'s' if n != 1 else ''}\n")
     for pn in net.patterns:
         p = pn.source
         inputs = ", ".join(sorted(pn.input_types))
@@ -288,28 +322,29 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
             + "\n"
         )
+    for rn in net.rows:
+        out.write(row_net_line(rn) + "\n")
     s = net.stats()
     out.write(
         f"net before merging: {s['patterns']} patterns, {s['input_places']} input places, "
         f"{s['state_places']} state places, {s['transitions']} transitions\n"
     )
     out.write(
-        f"net after merging: {len(net.groups)} shared net{'s' if len(net.groups) != 1 else ''}, "
+        f"net after merging: {len(net.groups) + len(net.rows)} shared net{'s' if len(net.groups) + len(net.rows) != 1 else ''}, "
         f"{s['input_places']} input places, {s['merged_state_places']} state places, "
         f"{s['merged_transitions']} transitions\n"
     )
     for line in sharing_lines(net):
         out.write(line + "\n")
-    for w in warnings_for(patterns):
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         out.write(w + "\n")
     return 0
 
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
     from petricep.io.output import JsonlWriter, LateWriter
     from petricep.io.readers import open_events
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
     from petricep.runtime.engine import Engine
 
     if args.rejects and args.on_error != "skip":
@@ -317,9 +352,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     slack = parse_slack(args.slack)
     if args.late and slack is None:
         raise ConfigError("--late needs --slack")
-    files = [parse_file(p) for p in args.patterns]
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     conflicts = [c for f in files for c in f.conflicts]
+    queries = [q for f in files for q in f.queries]
     runner: Any = None
     if args.archive:
         from petricep.archive.history import HistoryRunner
@@ -329,11 +365,11 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             raise ConfigError("--archive and --slack cannot be combined (yet): archive a time-ordered stream")
         latency = parse_slack(args.latency) or 0
         runner = HistoryRunner(
-            patterns, Archive(args.archive), args.history_mode, latency, args.history_order, args.tie, conflicts
+            patterns, Archive(args.archive), args.history_mode, latency, args.history_order, args.tie, conflicts, queries
         )
     else:
-        net = build_net(patterns, conflicts=conflicts)
-    for w in warnings_for(patterns):
+        net = net_of(files)
+    for w in warnings_for(patterns, queries):
         err.write(w + "\n")
     spec = input_spec(args, patterns, on_error=args.on_error, rejects_path=args.rejects, ordered=slack is None)
     check_columns(files, spec)
@@ -428,6 +464,8 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
         extra = "".join(
             f", {p[k]} {label}" for k, label in (("timeouts", "timeouts"), ("dropped", "partial matches dropped")) if p[k]
         )
+        if p.get("rows") == 0 and p.get("table"):
+            extra += f" (no event of type {p['table']!r} was read: check --type / --type-field)"
         lines.append(f"  {name}: {p['matches']} matches{extra}")
     if ev["composite"]:
         lines.append(f"  composite events: {ev['composite']}")
@@ -470,17 +508,15 @@ def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
     """``petricep draw``: the net as DOT or PNML (pure text), SVG or PNG (Graphviz's dot)."""
     from pathlib import Path
 
+    from petricep.api import load_patterns, net_of
     from petricep.export import FORMATS, build_diagram, export
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
 
     fmt = Path(args.output).suffix.lower().lstrip(".")
     if fmt not in FORMATS:
         raise ConfigError(
             f"cannot tell the diagram format from {args.output!r}: end it in {', '.join('.' + f for f in FORMATS)}"
         )
-    files = [parse_file(p) for p in args.patterns]
-    net = build_net([p for f in files for p in f.patterns], conflicts=[c for f in files for c in f.conflicts])
+    net = net_of(load_patterns(args.patterns, args.lang))
     data = export(net, fmt, merged=not args.separate)
     try:
         Path(args.output).write_bytes(data)
@@ -488,7 +524,7 @@ def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
         raise ConfigError(f"cannot write {args.output}: {exc.strerror}") from None
     d = build_diagram(net, merged=not args.separate)
     count = {k: sum(1 for n in d.nodes if n.kind == k) for k in ("input", "state", "transition")}
-    n = len(net.patterns)
+    n = len(net.patterns) + len(net.rows)
     out.write(
         f"{args.output}: {d.title} of {n} pattern{'s' if n != 1 else ''}, {count['input']} input places, "
         f"{count['state']} state places, {count['transition']} transitions\n"

@@ -38,8 +38,10 @@ from petricep.compile.net import (
     Role,
     Transition,
 )
+from petricep.compile.rows import RowNet, compile_query
 from petricep.errors import PatternSemanticError
 from petricep.lang import ast as A
+from petricep.lang.sql_ast import MatchRecognize
 
 
 def _err(p: A.Pattern, message: str) -> PatternSemanticError:
@@ -577,10 +579,16 @@ def build_net(
     patterns: Sequence[A.Pattern],
     share: bool = True,
     conflicts: Sequence[A.Conflict] = (),
+    queries: Sequence[MatchRecognize] = (),
     push_negations: bool = True,
 ) -> Net:
-    """``push_negations=False``: every negation is checked after a match is built (SASE's
-    way; for comparison, see :func:`compile_pattern`)."""
+    """All patterns (and SQL MATCH_RECOGNIZE ``queries``) of a run as one net. A pattern with
+    ARCHIVED variables contributes its live part (``Net.history`` keeps the split).
+    ``push_negations=False``: every negation is checked after a match is built (SASE's way;
+    for comparison, see :func:`compile_pattern`)."""
+    from petricep.compile.history import split_patterns
+
+    patterns, history = split_patterns(list(patterns))
     ordered = order_patterns(patterns)
     policy = _consumption(ordered, conflicts)
     nets = []
@@ -591,7 +599,20 @@ def build_net(
             net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)
         nets.append(net)
     pnets, groups = merge_nets(nets, share)
-    return Net(pnets, groups)
+    return Net(pnets, groups, _row_nets(patterns, queries), tuple(history))
+
+
+def _row_nets(patterns: Sequence[A.Pattern], queries: Sequence[MatchRecognize]) -> tuple[RowNet, ...]:
+    names = {p.name for p in patterns}
+    out: list[RowNet] = []
+    for q in queries:
+        if q.name in names:
+            raise PatternSemanticError(
+                f"two patterns named {q.name!r} (give the query another alias)", q.span.file, q.span.line or None
+            )
+        names.add(q.name)
+        out.append(compile_query(q, len(out)))
+    return tuple(out)
 
 
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:

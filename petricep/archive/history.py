@@ -21,6 +21,7 @@ event read) and switches to archive-first while the archive's is the lower one.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from petricep.runtime.engine import Engine, Match
 from petricep.runtime.expr import as_condition, compile_expr
 
 MODES = ("llaa", "sllaa")
+GATE_CHUNK = 86400.0  # archive-first reads history a day of ranges at a time (per key)
 
 
 @dataclass
@@ -61,7 +63,9 @@ class _Joiner:
         self.lo, self.hi = spec.reach()
         self.live_types = {r.type for r in _refs(spec.live)}
         w = spec.live.window
-        self.span = float("inf") if w is None else float(w.value) * (_unit(w.unit) if w.unit else 1.0)
+        single = len(spec.live_vars) == 1 and not any(r.kleene for r in _refs(spec.live))
+        # how far apart a live match's events can be: none for one event, else the window
+        self.span = 0.0 if single else float("inf") if w is None else float(w.value) * (_unit(w.unit) if w.unit else 1.0)
 
     def key(self, bound: dict[str, Any]) -> dict[str, Any]:
         first = _first_event(bound[self.spec.live_vars[0]])
@@ -127,7 +131,7 @@ class HistoryJoin:
         self.held: dict[str, list[tuple[Match, Any]]] = {s.name: [] for s in specs}
         self.stats = HistoryStats(per_pattern={s.name: 0 for s in specs})
         self._live_events = 0
-        self._gate_cache: dict[tuple[str, tuple[Any, ...], int], bool] = {}
+        self._gate_cache: dict[tuple[str, tuple[Any, ...], int], list[tuple[Any, Any]]] = {}
         self.run_start: Any = None
 
     @property
@@ -144,31 +148,41 @@ class HistoryJoin:
 
     def admits(self, e: Event) -> bool:
         """Archive-first: whether the live event ``e`` can start or extend a match with history
-        (some archived match of every pattern reading it exists in the range it could need)."""
+        (for some pattern reading it, an archived match lies in the range it could need)."""
         if not self._archive_first():
             return True
         for j in self.joiners.values():
             if e.type not in j.live_types:
                 continue
-            key = tuple(e.attrs.get(a) for a in j.partition)
             # every match holding e has its anchors within the live window of e, so its history
-            # lies in [e.ts - span - hi, e.ts + span - lo]; one look-up serves a bucket of events
-            width = max(j.hi - j.lo, 1.0)
-            bucket = int(e.ts // width)
-            t0 = bucket * width - j.span - j.hi
-            t1 = (bucket + 1) * width + j.span - j.lo
-            cache_key = (j.spec.name, key, bucket)
-            ok = self._gate_cache.get(cache_key)
-            if ok is None:
-                ok = bool(j.archived_matches(self._load(j, dict(zip(j.partition, key)), t0, t1)))
-                # "no history" stays true only for ranges wholly before this run (the archive
-                # grows with this run's events)
-                if ok or t1 < self.run_start:
-                    self._gate_cache[cache_key] = ok
-            if ok:
+            # lies in [e.ts - span - hi, e.ts + span - lo]
+            t0, t1 = e.ts - j.span - j.hi, e.ts + j.span - j.lo
+            key = dict(zip(j.partition, (e.attrs.get(a) for a in j.partition)))
+            if self._history_in(j, key, t0, t1):
                 return True
         self.stats.gated += 1
         return False
+
+    def _history_in(self, j: _Joiner, key: dict[str, Any], t0: float, t1: float) -> bool:
+        """Whether an archived match of ``j`` lies within [t0, t1]. Ranges wholly before this run
+        are answered from chunks of the archive read once per key (a day of ranges each, read
+        with enough overlap that a chunk answers every range starting in it); later ranges
+        read the archive (it grows with this run)."""
+        if not (self.run_start is not None and t1 < self.run_start) or t1 - t0 == float("inf"):
+            return bool(j.archived_matches(self._load(j, key, t0, t1)))
+        chunk = GATE_CHUNK
+        c = int(t0 // chunk)
+        cache_key = (j.spec.name, tuple(key.values()), c)
+        spans = self._gate_cache.get(cache_key)
+        if spans is None:
+            loaded = self._load(j, key, c * chunk, (c + 1) * chunk + (t1 - t0))
+            spans = sorted(
+                (min(_first_event(v).ts for v in b.values()), max(_last_event(v).ts for v in b.values()))
+                for b, _, _ in j.archived_matches(loaded)
+            )
+            self._gate_cache[cache_key] = spans
+        i = bisect.bisect_left(spans, (t0, float("-inf")))
+        return any(last <= t1 for first, last in spans[i:] if first <= t1)
 
     def _archive_first(self) -> bool:
         if self.order == "archive-first":
@@ -289,13 +303,14 @@ class HistoryRunner:
         order: str = "live-first",
         tie: str = "arrival",
         conflicts: Sequence[Any] = (),
+        queries: Sequence[Any] = (),
     ) -> None:
         from petricep.compile.history import split_patterns
 
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
             raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")
-        self.engine = Engine(build_net(plain, conflicts=list(conflicts)), tie=tie)
+        self.engine = Engine(build_net(plain, True, list(conflicts), list(queries)), tie=tie)
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them

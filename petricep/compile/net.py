@@ -20,8 +20,12 @@ closures in each process.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from petricep.lang import ast as A
+
+if TYPE_CHECKING:
+    from petricep.compile.rows import RowNet
 
 NEG_VAR = "#n"  # the negated variable's name in a merged net's conditions
 
@@ -195,12 +199,18 @@ class Net:
 
     patterns: tuple[PatternNet, ...]
     groups: tuple[GroupNet, ...] = ()
+    rows: tuple[RowNet, ...] = ()  # SQL MATCH_RECOGNIZE queries (petricep.compile.rows)
+    # patterns with ARCHIVED variables (compile.history.HistorySpec): ``patterns`` holds their
+    # live parts; they run only joined with an event archive (petricep.archive)
+    history: tuple[Any, ...] = ()
 
     @property
     def input_types(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()
         for p in self.patterns:
             out |= p.input_types
+        for r in self.rows:
+            out |= r.input_types
         return out
 
     @property
@@ -225,12 +235,15 @@ class Net:
             return None
 
     def stats(self) -> dict[str, int]:
-        """Net size before merging (separate nets) and after (the shared net)."""
+        """Net size before merging (separate nets) and after (the shared net); SQL queries
+        count alike in both (each is its own net)."""
+        row_places = sum(len(r.places) for r in self.rows)
+        row_transitions = sum(len(r.transitions) for r in self.rows)
         return {
-            "patterns": len(self.patterns),
+            "patterns": len(self.patterns) + len(self.rows),
             "input_places": len(self.input_types),
-            "state_places": sum(len(p.places) for p in self.patterns),
-            "transitions": sum(len(p.transitions) for p in self.patterns),
-            "merged_state_places": sum(len(g.places) for g in self.groups),
-            "merged_transitions": sum(len(g.transitions) for g in self.groups),
+            "state_places": sum(len(p.places) for p in self.patterns) + row_places,
+            "transitions": sum(len(p.transitions) for p in self.patterns) + row_transitions,
+            "merged_state_places": sum(len(g.places) for g in self.groups) + row_places,
+            "merged_transitions": sum(len(g.transitions) for g in self.groups) + row_transitions,
         }

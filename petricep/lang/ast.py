@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from petricep.lang.sql_ast import MatchRecognize
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,7 @@ class PatternFile:
     path: str
     patterns: tuple[Pattern, ...]
     conflicts: tuple[Conflict, ...] = ()
+    queries: tuple[MatchRecognize, ...] = ()  # SQL MATCH_RECOGNIZE queries (``*.sql`` files)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -284,6 +284,15 @@ def build(raws: list[dict[str, Any]], text: str, file: str, default_name: str | 
     return A.PatternFile(file, tuple(patterns), tuple(conflicts))
 
 
+def read_source(path: str) -> str:
+    """A pattern file's text again, for carets in errors found after parsing ("" if gone)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 def check_fields(
     pattern_file: A.PatternFile,
     columns: Iterable[str],
@@ -295,11 +304,7 @@ def check_fields(
     cols = set(columns) | {"ts", "id"}
     comp = {t: set(f) | {"ts", "id"} for t, f in (composite or {}).items()}
     if text is None:
-        try:
-            with open(pattern_file.path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError:
-            text = ""
+        text = read_source(pattern_file.path)
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
         refs = {r.var: r for r in A.events_of(p.structure)}

@@ -57,8 +57,8 @@ def _lark() -> lark.Lark:
     return lark.Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=False)
 
 
-class _Builder(Transformer):  # type: ignore[type-arg]
-    """lark tree -> AST. Partition/strategy items stay in WHERE as markers for check."""
+class SpanTransformer(Transformer):  # type: ignore[type-arg]
+    """A lark transformer that knows its file, so nodes carry where they came from."""
 
     def __init__(self, file: str) -> None:
         super().__init__()
@@ -69,6 +69,10 @@ class _Builder(Transformer):  # type: ignore[type-arg]
             return A.Span(self.file, obj.line or 0, obj.column or 0)
         meta = getattr(obj, "meta", obj)
         return A.Span(self.file, getattr(meta, "line", 0), getattr(meta, "column", 0))
+
+
+class _Builder(SpanTransformer):
+    """lark tree -> AST. Partition/strategy items stay in WHERE as markers for check."""
 
     # ---- structure
     @v_args(meta=True)
@@ -296,10 +300,11 @@ def syntax_error(text: str, file: str, message: str, line: int, column: int) -> 
     return PatternSyntaxError(message, file, line, column, _line(text, line))
 
 
-def parse_raw(text: str, file: str = "<pattern>") -> list[dict[str, Any]]:
-    """Parse text into per-pattern clause dicts (used by :func:`petricep.lang.check.build`)."""
+def parse_tree(parser: lark.Lark, text: str, file: str, names: dict[str, str]) -> lark.Tree:  # type: ignore[type-arg]
+    """Run a lark parser; its errors become PatternSyntaxError with a caret (``names``: how
+    to call each terminal in "expected ..."). Shared by both front ends."""
     try:
-        tree = _lark().parse(text)
+        return parser.parse(text)
     except lark.exceptions.UnexpectedCharacters as e:
         raise syntax_error(text, file, f"unexpected character {text[e.pos_in_stream or 0]!r}", e.line, e.column) from None
     except lark.exceptions.UnexpectedToken as e:
@@ -311,14 +316,18 @@ def parse_raw(text: str, file: str = "<pattern>") -> list[dict[str, Any]]:
         else:
             line, col = tok.line or 1, tok.column or 1
             got = repr(str(tok))
-        expected = sorted({_TOKEN_NAMES.get(t, t.lower()) for t in e.expected if not t.startswith("__")})
+        expected = sorted({names.get(t, t.lower()) for t in e.expected if not t.startswith("__")})
         hint = f"; expected {', '.join(expected[:8])}" if expected else ""
         raise syntax_error(text, file, f"unexpected {got}{hint}", line, col) from None
     except lark.exceptions.UnexpectedEOF as e:  # pragma: no cover - LALR reports UnexpectedToken
         lines = text.splitlines() or [""]
         raise syntax_error(text, file, f"unexpected end of file; expected {e.expected}", len(lines), 1) from None
+
+
+def transform_tree(builder: Transformer, tree: lark.Tree, text: str, file: str) -> Any:  # type: ignore[type-arg]
+    """Apply an AST builder; an ``_Err`` it raises becomes PatternSyntaxError with a caret."""
     try:
-        return _Builder(file).transform(tree)  # type: ignore[no-any-return]
+        return builder.transform(tree)
     except lark.exceptions.VisitError as e:
         err = e.orig_exc
         if isinstance(err, _Err):
@@ -333,6 +342,12 @@ def parse_raw(text: str, file: str = "<pattern>") -> list[dict[str, Any]]:
         raise
 
 
+def parse_raw(text: str, file: str = "<pattern>") -> list[dict[str, Any]]:
+    """Parse text into per-pattern clause dicts (used by :func:`petricep.lang.check.build`)."""
+    tree = parse_tree(_lark(), text, file, _TOKEN_NAMES)
+    return transform_tree(_Builder(file), tree, text, file)  # type: ignore[no-any-return]
+
+
 def parse_text(text: str, file: str = "<pattern>", default_name: str | None = None) -> A.PatternFile:
     """Parse and check pattern text; raises PatternError with a caret on any problem."""
     from petricep.lang.check import build
@@ -340,7 +355,23 @@ def parse_text(text: str, file: str = "<pattern>", default_name: str | None = No
     return build(parse_raw(text, file), text, file, default_name)
 
 
-def parse_file(path: str | Path) -> A.PatternFile:
+LANGS = ("pcep", "sql")
+
+
+def lang_of(path: str | Path, lang: str | None = None) -> str:
+    """The front end for a file: ``lang`` when given, else by extension (``.sql``: SQL)."""
+    if lang is not None:
+        if lang not in LANGS:
+            from petricep.errors import ConfigError
+
+            raise ConfigError(f"unknown pattern language {lang!r} (use {', '.join(LANGS)})")
+        return lang
+    return "sql" if Path(path).suffix.lower() == ".sql" else "pcep"
+
+
+def parse_file(path: str | Path, lang: str | None = None) -> A.PatternFile:
+    """Parse a pattern file: the pattern language, or SQL MATCH_RECOGNIZE queries (``*.sql``
+    or ``lang="sql"``); both give a PatternFile, so every command accepts both."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -348,4 +379,8 @@ def parse_file(path: str | Path) -> A.PatternFile:
         from petricep.errors import PatternError
 
         raise PatternError(f"cannot read pattern file: {e.strerror}", str(path)) from None
+    if lang_of(path, lang) == "sql":
+        from petricep.lang.sql import parse_sql
+
+        return parse_sql(text, str(path), default_name=p.name.split(".")[0])
     return parse_text(text, str(path), default_name=p.name.split(".")[0])

@@ -120,6 +120,8 @@ def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
     if isinstance(node, A.EventRef):
         var = (names or {}).get(node.var, node.var)
         body = f"{node.type}+ {var}[]" if node.kleene else f"{node.type} {var}"
+        if node.archived:
+            return f"ARCHIVED {body}"
         return f"!({body})" if node.negated else body
     word = "SEQ" if isinstance(node, A.Seq) else "AND" if isinstance(node, A.And) else "OR"
     return f"{word}({', '.join(node_text(c, names) for c in node.children)})"

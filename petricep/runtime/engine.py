@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet, Role
@@ -164,6 +164,11 @@ class Engine:
                     f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
                     "(the other strategies are defined by a scan in arrival order)"
                 )
+        if net.history:
+            raise ConfigError(
+                f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
+                "(petricep run --archive DIR, or petricep.archive.history.HistoryRunner)"
+            )
         self.net = net
         self.tie = tie
         self.share_prefixes = share_prefixes
@@ -181,6 +186,10 @@ class Engine:
         # consumption: domain -> {event seq: ts} of the events consumed there
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
+        self.row_runtimes: list[Any] = []  # SQL MATCH_RECOGNIZE queries (petricep.runtime.rows)
+        self.row_consumers: dict[str | None, list[Any]] = {}
+        if net.rows:
+            self._add_row_runtimes(net)
         # ON TIMEOUT: per runtime, heap of (deadline, n, partition, token, pattern index)
         self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = [[] for _ in self.runtimes]
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
@@ -255,6 +264,8 @@ class Engine:
             e.seq = self._next_seq()
             self._group_events.append(e)
             self._last_input = e
+            if self.row_runtimes:
+                out += self._push_rows(e)
             return out
         if self.tie == "strict" and e.ts != self._group_ts:
             self._end_group()
@@ -263,6 +274,8 @@ class Engine:
         self._last_input = e
         self._process(e, False, emitted)
         out = self._emit(emitted)
+        if self.row_runtimes:
+            out += self._push_rows(e)
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
@@ -300,12 +313,13 @@ class Engine:
             self._close_pending(clock, emitted)
             self._group_emitted.extend(emitted)
             self._group_clocks.append(clock)  # may close windows of matches the group finds
-            return out
+            return out + self._expire_rows(ts, pos) if self.row_runtimes else out
         if self.tie == "strict" and ts != self._group_ts:
             self._end_group()
             self._group_ts = ts
         self._close_pending(clock, emitted)
-        return self._emit(emitted)
+        out = self._emit(emitted)
+        return out + self._expire_rows(ts, pos) if self.row_runtimes else out
 
     def flush(self, last: tuple[Any, int] | None = None) -> list[Match]:
         """End of stream: close every window still open and emit what survives.
@@ -338,6 +352,8 @@ class Engine:
                 while deadlines:
                     self._expire(rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
             out += self._emit(emitted)
+        for rrt in self.row_runtimes:
+            out += self._count_rows(rrt, rrt.flush())
         if emitter is not None:
             self.sweep(emitter)  # samples the peak once more
         for states in self.states:  # every window has closed: no partial match is left
@@ -391,11 +407,12 @@ class Engine:
     @property
     def pattern_names(self) -> list[str]:
         """The patterns this engine runs now."""
-        return [p.name for p in self.net.patterns if p.index not in self.removed]
+        return [p.name for p in self.net.patterns if p.index not in self.removed] + [r.name for r in self.net.rows]
 
     def live_partial_matches(self) -> int:
         """Partial matches that can still be extended at the last event (0 after flush)."""
-        return sum(1 for _ in self._live_tokens())
+        rows = sum(r.live() for r in self.row_runtimes)
+        return rows + sum(1 for _ in self._live_tokens())
 
     def _live_tokens(self) -> Iterator[tuple[GroupRuntime, Token]]:
         now = self._last_input
@@ -409,6 +426,47 @@ class Engine:
                         if rt.contiguity and t.last_key < floor:
                             continue
                         yield rt, t
+
+    # ------------------------------------------------------------------ SQL row patterns
+
+    def _add_row_runtimes(self, net: Net) -> None:
+        """One runtime per distinct query: queries equal but for their name share it (and
+        its partial matches), each name getting the matches."""
+        from petricep.runtime.rows import RowRuntime
+
+        by_source: dict[Any, Any] = {}
+        for rn in net.rows:
+            self.stats.matches[rn.name] = 0
+            key = replace(rn.source, name="")
+            rrt = by_source.get(key)
+            if rrt is None:
+                rrt = by_source[key] = RowRuntime(rn)
+                self.row_runtimes.append(rrt)
+                self.row_consumers.setdefault(rn.table, []).append(rrt)
+            else:
+                rrt.aliases.append(rn.name)
+
+    def _push_rows(self, e: Event) -> list[Match]:
+        out = self._expire_rows(e.ts, e.pos)
+        for table in (e.type, None):
+            for rrt in self.row_consumers.get(table, ()):
+                out += self._count_rows(rrt, rrt.push(e))
+        return out
+
+    def _expire_rows(self, ts: Any, pos: int) -> list[Match]:
+        """Queries with WITHIN decide the searches stream time has closed (see RowRuntime.expire)."""
+        out: list[Match] = []
+        for rrt in self.row_runtimes:
+            if rrt.closing:
+                out += self._count_rows(rrt, rrt.expire(ts, pos))
+        return out
+
+    def _count_rows(self, rrt: Any, found: list[Match]) -> list[Match]:
+        if not found:
+            return found
+        for name in (rrt.name, *rrt.aliases):
+            self.stats.matches[name] = rrt.matches
+        return rrt.with_aliases(found) if self.collect else []
 
     def sweep(self, now: Event) -> None:
         self._since_sweep = 0
@@ -437,6 +495,7 @@ class Engine:
                     self.spill.touched(i, key, part)
         # what the sweep left is exactly the live partial matches: sample their peak
         live = sum(p.live_tokens() for states in self.states for p in states.values())
+        live += sum(r.live() for r in self.row_runtimes)
         if live > self.stats.peak_partial:
             self.stats.peak_partial = live
 
@@ -447,6 +506,9 @@ class Engine:
             for pi, bit in rt.bit.items():
                 if t.users & bit and pi not in self.removed:
                     out[self.net.patterns[pi].name] += 1
+        for r in self.row_runtimes:
+            for name in (r.name, *r.aliases):
+                out[name] = r.live()
         return out
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
@@ -456,7 +518,7 @@ class Engine:
         st = self.stats
         processed = st.events + (self.order.held if self.order is not None else 0)
         alive = self.live_by_pattern()
-        return {
+        report: dict[str, Any] = {
             "events": {
                 "read": processed + st.late + rejected if read is None else read,
                 "processed": processed,
@@ -479,6 +541,10 @@ class Engine:
                 "dropped": sum(st.dropped.values()),
             },
         }
+        for rrt in self.row_runtimes:  # SQL queries: how many rows of their table they read
+            for name in (rrt.name, *rrt.aliases):
+                report["patterns"][name].update(rows=rrt.rows_seen, table=rrt.net.table)
+        return report
 
     # ------------------------------------------------------------------ internals
 

@@ -34,14 +34,14 @@ class Missing(Exception):
     """A value does not exist (v[3] of a 2-element list, division by zero): the conjunct fails."""
 
 
-_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
     "/": operator.truediv,
     "%": operator.mod,
 }
-_CMP: dict[str, Callable[[Any, Any], Any]] = {
+COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "=": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -188,7 +188,7 @@ def compile_expr(
             f = c(e.operand)
             return lambda s, x: -f(s, x)
         if isinstance(e, A.BinOp):
-            op = _ARITH[e.op]
+            op = ARITH[e.op]
             lf, rf = c(e.left), c(e.right)
 
             def arith(s: tuple[Any, ...], x: Any) -> Any:
@@ -202,7 +202,7 @@ def compile_expr(
 
             return arith
         if isinstance(e, A.Compare):
-            cmp = _CMP[e.op]
+            cmp = COMPARE[e.op]
             lf, rf = c(e.left), c(e.right)
             if e.op in ("=", "!="):
 

@@ -124,6 +124,10 @@ class Prefilter:
         self.active = all(_droppable(g) for g in net.groups) and not any(
             p.timeout is not None or p.limit is not None for p in net.patterns
         )
+        # SQL MATCH_RECOGNIZE queries and history patterns read events this filter does not
+        # model: every row and column is kept for them
+        self.whole = bool(net.rows or net.history)
+        self.active = self.active and not self.whole
         self.types: frozenset[str] = frozenset(t for g in net.groups for t in g.input_types)
         # per type: None = keep every row of it; else one guard list per transition (OR of ANDs)
         guards: dict[str, list[list[VecFn | None]] | None] = {}
@@ -154,6 +158,8 @@ class Prefilter:
     def needed(self, names: Sequence[str], always: Sequence[str | None]) -> list[bool]:
         """Per column: whether events need it as an attribute (``always``: the type, time and
         id columns). The others are never converted to Python values."""
+        if self.whole:
+            return [True] * len(names)
         return [name in self.fields or name in always for name in names]
 
     def keep(

@@ -42,16 +42,11 @@ def _task_error(exc: BaseException, label: str) -> PetricepError | None:
     return PetricepError(message)  # already located: file, row, field
 
 
-def _conflicts(files: Iterable[Any]) -> list[Any]:
-    return [c for f in files for c in getattr(f, "conflicts", ())]
-
-
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``petricep run --engine spark``: the same steps as ``--engine local`` up to the
     engine (patterns, warnings, input spec, schema check at the pattern), then Spark."""
+    from petricep.api import load_patterns, net_of
     from petricep.cli import check_columns, input_spec, warnings_for
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
 
     if args.on_error != "fail" or args.rejects:
         raise ConfigError(
@@ -59,10 +54,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         )
     if args.slack or args.late or args.stats:
         raise ConfigError("--slack, --late and --stats are not supported with --engine spark yet: run embedded")
-    files = [parse_file(p) for p in args.patterns]
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    net = build_net(patterns, conflicts=_conflicts(files))
-    for w in warnings_for(patterns):
+    net = net_of(files)
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
     spec = input_spec(args, patterns)
     local = _local_dir(args.events)
@@ -138,6 +133,7 @@ def add_stream_parser(sub: Any) -> None:
         help="watch a directory of event files on Spark Structured Streaming, write matches to a directory",
     )
     st.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    st.add_argument("--lang", choices=("pcep", "sql"), help="language of the pattern files (default: by extension)")
     st.add_argument("--input", required=True, metavar="DIR", help="directory to watch for new event files")
     st.add_argument(
         "--output", required=True, metavar="DIR", help="directory for the match files (JSON Lines)"
@@ -236,9 +232,8 @@ def _sorted_json(df: Any) -> list[str]:
 
 
 def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
     from petricep.lang.fields import field_requirements
-    from petricep.lang.parser import parse_file
-    from petricep.merge import build_net
 
     from .streaming import StreamRun
 
@@ -246,10 +241,9 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
         raise ConfigError("--flush needs --available-now (it declares the input complete)")
     if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
         raise ConfigError("--max-files-per-trigger must be at least 1")
-    files = [parse_file(p) for p in args.patterns]
+    files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    conflicts = _conflicts(files)
-    net = build_net(patterns, conflicts=conflicts)
+    net = net_of(files)
     required, numeric = field_requirements(patterns)
     spec = InputSpec(
         path=args.input,

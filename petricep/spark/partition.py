@@ -35,7 +35,7 @@ import heapq
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import Net
@@ -156,13 +156,22 @@ def first_violation(runs: Sequence[Run]) -> OrderViolation | None:
 END = -1  # emission point of matches emitted at end of stream (flush): see GroupRunner.finish
 
 
+def engine_net(net: Net, group: Group) -> Net:
+    """What a group's engine runs: its SQL queries alone, or the patterns without the queries
+    (a query's rows never interact with patterns, so neither needs the other's work)."""
+    mine = [r for r in net.rows if r.name in group.patterns]
+    if mine:
+        return Net((), (), tuple(mine))
+    return replace(net, rows=()) if net.rows else net
+
+
 class GroupRunner:
     """One group's engine over a subset of its keys (any number, interleaved in stream
     order). ``push`` the events in position order, then ``finish``. Every method
     returns ``(match, emission position)`` pairs of the group's own patterns."""
 
     def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> None:
-        self.engine = Engine(net, tie=tie)
+        self.engine = Engine(engine_net(net, group), tie=tie)
         self.group = group
         self.clock = clock
         self.keep = frozenset(group.patterns)

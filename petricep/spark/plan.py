@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet
+from petricep.compile.rows import RowNet
 from petricep.events import Event
 from petricep.lang import ast as A
 
@@ -349,7 +350,29 @@ def make_plan(net: Net) -> Plan:
                 waits=any(closes_windows(p) for p in pats),
             )
         )
+    for rn in net.rows:
+        groups.append(_row_group(len(groups), rn))
+        if not rn.partition:
+            warnings.append(f"warning: {rn.name!r} runs in one Spark partition: query {rn.name!r} has no PARTITION BY")
     return Plan(net, tuple(groups), tuple(warnings))
+
+
+def _row_group(index: int, rn: RowNet) -> Group:
+    """A SQL MATCH_RECOGNIZE query is a group of its own, keyed by its PARTITION BY: its
+    matches depend only on the rows of one partition (contiguity is per partition)."""
+    return Group(
+        index=index,
+        patterns=(rn.name,),
+        attrs=tuple(sorted(rn.partition)),
+        all_types=rn.table is None,  # reads every event type
+        types=rn.input_types,
+        producers=frozenset(),
+        time_windows=(),
+        count_windows=(),
+        clock_sensitive=False,
+        reason="" if rn.partition else f"query {rn.name!r} has no PARTITION BY",
+        waits=False,
+    )
 
 
 def describe(plan: Plan) -> list[str]:
@@ -362,4 +385,4 @@ def describe(plan: Plan) -> list[str]:
 
 
 def pattern_names(net: Net) -> Sequence[str]:
-    return [p.name for p in net.patterns]
+    return [p.name for p in net.patterns] + [r.name for r in net.rows]

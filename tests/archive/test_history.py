@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
-from petricep.errors import PatternSemanticError
+from petricep.errors import ConfigError, PatternSemanticError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
+from petricep.runtime.engine import Engine
 from tests.reference import reference_run
 from tests.strategies import pattern_text
 
@@ -113,8 +114,10 @@ def test_history_pattern_errors(text: str, message: str) -> None:
 
 
 def test_a_history_pattern_needs_an_archive() -> None:
-    with pytest.raises(PatternSemanticError, match="pattern 'p' has ARCHIVED variables: it runs with an event archive"):
-        build_net(list(parse_text("PATTERN p: SEQ(ARCHIVED S a, S b) WHERE b.ts - a.ts <= 5").patterns))
+    net = build_net(list(parse_text("PATTERN p: SEQ(ARCHIVED S a, S b) WHERE b.ts - a.ts <= 5").patterns))
+    assert [p.name for p in net.patterns] == ["p"] and net.history[0].archived_vars == ("a",)  # draws, checks
+    with pytest.raises(ConfigError, match="pattern 'p' has ARCHIVED variables: it runs with an event archive"):
+        Engine(net)
 
 
 # ------------------------------------------------------------------ randomized, against the reference

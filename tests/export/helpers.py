@@ -10,7 +10,7 @@ import pytest
 from petricep.export import dot_available
 
 ROOT = Path(__file__).resolve().parents[2]
-NETS = sorted((ROOT / "nets").glob("*.pcep"))
+NETS = sorted([*(ROOT / "nets").glob("*.pcep"), *(ROOT / "nets").glob("*.sql")])  # SQL queries draw too
 
 needs_dot = pytest.mark.skipif(
     not dot_available(),

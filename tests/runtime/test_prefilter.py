@@ -93,3 +93,11 @@ def test_conditions_the_filter_cannot_compute_keep_the_rows() -> None:
     events = [Event(t, i, i, i, {"x": i, "k": 0}) for i, t in enumerate("ABAB")]
     got, n = run(net, table(events), True, "arrival")
     assert n == 4
+
+
+def test_sql_queries_keep_every_row_and_column() -> None:
+    from petricep.api import compile_sql
+
+    pf = Prefilter(compile_sql("T MATCH_RECOGNIZE (PARTITION BY k PATTERN (A B+) DEFINE B AS B.x > PREV(B.x)) m"))
+    assert not pf.active
+    assert pf.needed(["k", "x", "other"], ()) == [True, True, True]

@@ -119,13 +119,15 @@ def run_spark_stream(
     files: int = 4,
     watermark: float = 0,
     arrival: Sequence[int] | None = None,
+    net: Any = None,
 ) -> list[dict[str, Any]]:
     """Events in ``files`` JSON Lines files of consecutive events, one file per
-    micro-batch, arriving in stream order or in the order of file indexes ``arrival``."""
+    micro-batch, arriving in stream order or in the order of file indexes ``arrival``
+    (``net``: a compiled net to run instead of ``patterns``)."""
     from petricep.io.readers import InputSpec
     from petricep.spark.streaming import StreamRun
 
-    net = _net(patterns, tie)
+    net = _net(patterns, tie) if net is None else net
     tmp = tempfile.mkdtemp(prefix="petricep-test-")
     try:
         indir = os.path.join(tmp, "in")

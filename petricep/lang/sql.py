@@ -1,0 +1,471 @@
+"""SQL ``MATCH_RECOGNIZE`` text -> :mod:`petricep.lang.sql_ast`.
+
+The second front end: lark parses ``sql.lark``, :class:`_Builder` makes the frozen AST and
+:class:`_Checker` rejects what parses but means nothing (unknown variables, NEXT in DEFINE,
+repeated groups that can match no rows), every error with file, line, column and caret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import lark
+from lark import Token, v_args
+
+from petricep.errors import PatternSemanticError
+from petricep.lang import ast as A
+from petricep.lang import sql_ast as S
+from petricep.lang.parser import _TOKEN_NAMES, SpanTransformer, _Err, _line, parse_tree, transform_tree
+
+_NAMES = {
+    **_TOKEN_NAMES,
+    "SEMICOLON": "';'",
+    "STAR": "'*'",
+    "PLUS": "'+'",
+    "QMARK": "'?'",
+    "VBAR": "'|'",
+    "LBRACE": "'{'",
+    "NAV": "PREV/NEXT/FIRST/LAST",
+    "SEMANTICS": "RUNNING/FINAL",
+    "MINUS": "'-'",
+    "SLASH": "'/'",
+    "PERCENT": "'%'",
+}
+
+_INTERVAL_UNITS = {"millisecond": "ms", "milliseconds": "ms"}
+_MAX_PERMUTE = 6
+
+
+@lru_cache(maxsize=1)
+def _lark() -> lark.Lark:
+    text = resources.files("petricep.lang").joinpath("sql.lark").read_text(encoding="utf-8")
+    return lark.Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+def _name_of_terminal(t: str) -> str:
+    if t in _NAMES:
+        return _NAMES[t]
+    if t.startswith("_") or t.endswith("_KW") or t == "DIRECTION":
+        return t.strip("_").removesuffix("_KW")
+    return t.lower()
+
+
+class _Builder(SpanTransformer):
+    """lark tree -> SQL AST; clauses come back as tagged tuples assembled in ``statement``."""
+
+    # ---- statement and clauses
+    def start(self, c: list[Any]) -> list[dict[str, Any]]:
+        return [x for x in c if isinstance(x, dict)]
+
+    @v_args(meta=True)
+    def statement(self, meta: Any, c: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"span": self._span(meta), "select": None, "table": None, "alias": None}
+        for x in c:
+            if isinstance(x, tuple) and x and x[0] == "select":
+                out["select"] = x[1]
+            elif isinstance(x, dict):
+                out["body"] = x
+            elif isinstance(x, Token) and x.type == "NAME":
+                out["alias" if "body" in out else "table"] = (str(x), self._span(x))
+        return out
+
+    def select_all(self, c: list[Any]) -> tuple[str, None]:
+        return ("select", None)
+
+    def select_cols(self, c: list[Any]) -> tuple[str, tuple[tuple[str, A.Span], ...]]:
+        return ("select", tuple(c))
+
+    def col_ref(self, c: list[Token]) -> tuple[str, A.Span]:
+        return (str(c[-1]), self._span(c[-1]))
+
+    def outer_order(self, c: list[Any]) -> None:
+        return None  # the output comes in emission order (docs/MATCH_RECOGNIZE.md)
+
+    def order_item(self, c: list[Any]) -> tuple[str, A.Span, str]:
+        direction = str(c[1]).upper() if len(c) > 1 else "ASC"
+        return (c[0][0], c[0][1], direction)
+
+    def mr_body(self, c: list[Any]) -> dict[str, Any]:
+        return {k: v for k, v in c}
+
+    def partition(self, c: list[Any]) -> tuple[str, Any]:
+        return ("partition", tuple(c))
+
+    def order(self, c: list[Any]) -> tuple[str, Any]:
+        return ("order", tuple(c))
+
+    def measures(self, c: list[Any]) -> tuple[str, Any]:
+        return ("measures", tuple(c))
+
+    def measure(self, c: list[Any]) -> S.Measure:
+        return S.Measure(str(c[1]), c[0], span=self._span(c[1]))
+
+    def one_row(self, c: list[Any]) -> tuple[str, bool]:
+        return ("all_rows", False)
+
+    def all_rows(self, c: list[Any]) -> tuple[str, bool]:
+        return ("all_rows", True)
+
+    def skip(self, c: list[Any]) -> tuple[str, Any]:
+        return ("skip", c[0])
+
+    @v_args(meta=True)
+    def skip_past(self, meta: Any, c: list[Any]) -> S.Skip:
+        return S.Skip(S.SKIP_PAST_LAST, span=self._span(meta))
+
+    @v_args(meta=True)
+    def skip_next(self, meta: Any, c: list[Any]) -> S.Skip:
+        return S.Skip(S.SKIP_NEXT_ROW, span=self._span(meta))
+
+    def skip_first(self, c: list[Token]) -> S.Skip:
+        return S.Skip(S.SKIP_FIRST, str(c[-1]), span=self._span(c[-1]))
+
+    def skip_last(self, c: list[Token]) -> S.Skip:
+        return S.Skip(S.SKIP_LAST, str(c[-1]), span=self._span(c[-1]))
+
+    def pattern(self, c: list[Any]) -> tuple[str, Any]:
+        return ("pattern", c[0])
+
+    def subset(self, c: list[Any]) -> tuple[str, Any]:
+        return ("subsets", tuple(c))
+
+    def subset_item(self, c: list[Token]) -> S.Subset:
+        if str(c[1]) != "=":
+            raise _Err(f"expected '=' after SUBSET name, got {str(c[1])!r}", c[1])
+        return S.Subset(str(c[0]), tuple(str(t) for t in c[2:]), span=self._span(c[0]))
+
+    def define(self, c: list[Any]) -> tuple[str, Any]:
+        return ("defines", tuple(c))
+
+    def define_item(self, c: list[Any]) -> S.Define:
+        return S.Define(str(c[0]), c[1], span=self._span(c[0]))
+
+    def within_interval(self, c: list[Token]) -> tuple[str, Any]:
+        raw = str(c[0])[1:-1].strip()
+        try:
+            value = float(raw)
+        except ValueError:
+            raise _Err(f"INTERVAL needs a number, got {str(c[0])}", c[0]) from None
+        return ("within", self._window(value, c[1], c[0]))
+
+    def within_plain(self, c: list[Token]) -> tuple[str, Any]:
+        value = float(str(c[0]))
+        if len(c) == 1:
+            return ("within", A.Window(A.WIN_TIME, _num(value), span=self._span(c[0])))
+        if str(c[1]).upper() == "EVENTS":
+            return ("within", A.Window(A.WIN_COUNT, _num(value), "EVENTS", span=self._span(c[0])))
+        return ("within", self._window(value, c[1], c[0]))
+
+    def _window(self, value: float, unit_tok: Token, at: Token) -> A.Window:
+        unit = str(unit_tok).lower()
+        unit = _INTERVAL_UNITS.get(unit, unit)
+        if unit not in A.DURATION_UNITS:
+            raise _Err(f"unknown time unit {str(unit_tok)!r} (use SECOND, MINUTE, HOUR, DAY)", unit_tok)
+        return A.Window(A.WIN_DURATION, _num(value), unit, span=self._span(at))
+
+    # ---- row pattern
+    @v_args(meta=True)
+    def alt(self, meta: Any, c: list[Any]) -> S.RNode:
+        # alternation is associative (preference stays left to right): A | (B | C) = A | B | C
+        items = [x for item in c for x in (item.items if isinstance(item, S.RAlt) else (item,))]
+        return items[0] if len(items) == 1 else S.RAlt(tuple(items), span=self._span(meta))
+
+    @v_args(meta=True)
+    def concat(self, meta: Any, c: list[Any]) -> S.RNode:
+        items = [x for item in c for x in (item.items if isinstance(item, S.RSeq) else (item,))]
+        return items[0] if len(items) == 1 else S.RSeq(tuple(items), span=self._span(meta))
+
+    @v_args(meta=True)
+    def quantified(self, meta: Any, c: list[Any]) -> S.RNode:
+        if len(c) == 1:
+            return c[0]  # type: ignore[no-any-return]
+        lo, hi, greedy, where = c[1]
+        if hi is not None and hi < lo:
+            raise _Err(f"quantifier {{{lo},{hi}}}: the maximum is below the minimum", where)
+        if hi == 0:
+            raise _Err("quantifier {0} matches nothing", where)
+        return S.RQuant(c[0], lo, hi, greedy, span=self._span(meta))
+
+    def rvar(self, c: list[Token]) -> S.RVar:
+        return S.RVar(str(c[0]), span=self._span(c[0]))
+
+    @v_args(meta=True)
+    def permute(self, meta: Any, c: list[Any]) -> S.RPermute:
+        if len(c) > _MAX_PERMUTE:
+            raise _Err(f"PERMUTE of {len(c)} items: at most {_MAX_PERMUTE}", meta)
+        return S.RPermute(tuple(c), span=self._span(meta))
+
+    def quantifier(self, c: list[Any]) -> tuple[int, int | None, bool, Any]:
+        q = c[0]
+        greedy = len(c) == 1
+        if isinstance(q, tuple):
+            return (q[0], q[1], greedy, q[2])
+        text = str(q)
+        lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[text]
+        return (lo, hi, greedy, q)
+
+    def exact(self, c: list[Token]) -> tuple[int, int, Token]:
+        return (int(c[0]), int(c[0]), c[0])
+
+    def at_least(self, c: list[Token]) -> tuple[int, None, Token]:
+        return (int(c[0]), None, c[0])
+
+    def between(self, c: list[Token]) -> tuple[int, int, Token]:
+        return (int(c[0]), int(c[1]), c[0])
+
+    def at_most(self, c: list[Token]) -> tuple[int, int, Token]:
+        return (0, int(c[0]), c[0])
+
+    # ---- expressions
+    def number(self, c: list[Token]) -> S.Lit:
+        return S.Lit(_num(float(str(c[0]))) if "." in c[0] or "e" in c[0].lower() else int(c[0]), span=self._span(c[0]))
+
+    def string(self, c: list[Token]) -> S.Lit:
+        return S.Lit(str(c[0])[1:-1].replace("''", "'"), span=self._span(c[0]))
+
+    @v_args(meta=True)
+    def null(self, meta: Any, c: list[Any]) -> S.Lit:
+        return S.Lit(None, span=self._span(meta))
+
+    def column(self, c: list[Token]) -> S.Col:
+        return S.Col(None, str(c[0]), span=self._span(c[0]))
+
+    def qcolumn(self, c: list[Token]) -> S.Col:
+        return S.Col(str(c[0]), str(c[1]), span=self._span(c[0]))
+
+    def nav(self, c: list[Any]) -> S.Nav:
+        offset = int(c[2]) if len(c) > 2 else (0 if str(c[0]).upper() in S.NAV_LOGICAL else 1)
+        return S.Nav(str(c[0]).upper(), c[1], offset, span=self._span(c[0]))
+
+    def count_star(self, c: list[Token]) -> S.Call:
+        return self._call(c[0], (), star=True)
+
+    def count_var(self, c: list[Token]) -> S.Call:
+        return self._call(c[0], (), star=True, star_var=str(c[1]))
+
+    def call(self, c: list[Any]) -> S.Call:
+        return self._call(c[0], tuple(c[1:]))
+
+    def _call(self, name: Token, args: tuple[S.SExpr, ...], star: bool = False, star_var: str | None = None) -> S.Call:
+        func = str(name).upper()
+        known = S.AGGREGATES + S.SCALAR_FUNCS + ("CLASSIFIER", "MATCH_NUMBER")
+        if func not in known:
+            raise _Err(f"unknown function {str(name)!r} (known: {', '.join(known)})", name)
+        if star and func != "COUNT":
+            raise _Err(f"{func}(*) is not allowed; only COUNT(*)", name)
+        want = {"CLASSIFIER": 0, "MATCH_NUMBER": 0}.get(func, 1)
+        if not star and len(args) != want:
+            raise _Err(f"{func}() takes {want} argument{'s' if want != 1 else ''}, got {len(args)}", name)
+        return S.Call(func, args, star, star_var, span=self._span(name))
+
+    def semantics(self, c: list[Any]) -> S.SExpr:
+        if str(c[0]).upper() == "FINAL":
+            return S.Final(c[1], span=self._span(c[0]))
+        return c[1]  # type: ignore[no-any-return]  # RUNNING is the default
+
+    def neg(self, c: list[Any]) -> S.Op:
+        return S.Op("neg", (c[1],), span=self._span(c[0]))
+
+    def arith(self, c: list[Any]) -> S.SExpr:
+        out = c[0]
+        for i in range(1, len(c), 2):
+            out = S.Op(str(c[i]), (out, c[i + 1]), span=_span_of(out))
+        return out  # type: ignore[no-any-return]
+
+    def compare(self, c: list[Any]) -> S.Op:
+        op = {"==": "=", "<>": "!="}.get(str(c[1]), str(c[1]))
+        return S.Op(op, (c[0], c[2]), span=_span_of(c[0]))
+
+    def is_null(self, c: list[Any]) -> S.Op:
+        return S.Op("is null", (c[0],), span=_span_of(c[0]))
+
+    def is_not_null(self, c: list[Any]) -> S.Op:
+        return S.Op("is not null", (c[0],), span=_span_of(c[0]))
+
+    def and_expr(self, c: list[Any]) -> S.Op:
+        return S.Op("and", tuple(c), span=_span_of(c[0]))
+
+    def or_expr(self, c: list[Any]) -> S.Op:
+        return S.Op("or", tuple(c), span=_span_of(c[0]))
+
+    def not_(self, c: list[Any]) -> S.Op:
+        return S.Op("not", (c[1],), span=self._span(c[0]))
+
+
+def _num(v: float) -> int | float:
+    return int(v) if v.is_integer() else v
+
+
+def _span_of(e: Any) -> A.Span:
+    return getattr(e, "span", A.NOWHERE)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+class _Checker:
+    """Semantic checks of one query; raises PatternSemanticError at the offending text."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+
+    def error(self, message: str, span: A.Span) -> PatternSemanticError:
+        return PatternSemanticError(message, self.file, span.line or None, span.column or None, _line(self.text, span.line))
+
+    def check(self, q: S.MatchRecognize) -> None:
+        names = S.pattern_vars(q.pattern)
+        self._pattern(q.pattern)
+        known = set(names)
+        for s in q.subsets:
+            if s.name in known:
+                raise self.error(f"SUBSET {s.name!r} has the name of a pattern variable", s.span)
+            for v in s.vars:
+                if v not in names:
+                    raise self.error(f"SUBSET {s.name!r} names {v!r}, which PATTERN does not use", s.span)
+            known.add(s.name)
+        seen: set[str] = set()
+        for d in q.defines:
+            if d.var not in names:
+                raise self.error(f"DEFINE names {d.var!r}, which PATTERN does not use", d.span)
+            if d.var in seen:
+                raise self.error(f"{d.var!r} is defined twice", d.span)
+            seen.add(d.var)
+            self._expr(d.expr, known, define=True)
+        measure_names: set[str] = set()
+        for m in q.measures:
+            if m.name in measure_names:
+                raise self.error(f"measure {m.name!r} is defined twice", m.span)
+            measure_names.add(m.name)
+            self._expr(m.expr, known, define=False)
+        if q.skip.var is not None and q.skip.var not in known:
+            raise self.error(f"AFTER MATCH SKIP names {q.skip.var!r}, which is not a pattern variable", q.skip.span)
+
+    def _pattern(self, n: S.RNode) -> None:
+        if isinstance(n, S.RQuant) and (n.hi is None or n.hi > 1) and S.nullable(n.body):
+            raise self.error("a repeated group that can match no rows is not supported", n.span)
+        for c in S.rchildren(n):
+            self._pattern(c)
+
+    def _expr(self, e: S.SExpr, known: set[str], define: bool, inside: str | None = None) -> None:
+        if isinstance(e, S.Col) and e.var is not None and e.var not in known:
+            raise self.error(f"unknown pattern variable {e.var!r}", e.span)
+        if isinstance(e, S.Final) and define:
+            raise self.error("FINAL is only allowed in MEASURES (DEFINE sees the match so far)", e.span)
+        if isinstance(e, S.Call):
+            if e.func == "MATCH_NUMBER" and define:
+                raise self.error("MATCH_NUMBER() is only allowed in MEASURES", e.span)
+            if e.star_var is not None and e.star_var not in known:
+                raise self.error(f"unknown pattern variable {e.star_var!r}", e.span)
+            if e.func in S.AGGREGATES:
+                if inside is not None:
+                    raise self.error(f"an aggregate inside {inside}() is not allowed", e.span)
+                for a in e.args:
+                    if len(S.column_vars(a)) > 1:
+                        raise self.error(f"{e.func}() reads columns of several pattern variables", e.span)
+                    self._expr(a, known, define, e.func)
+                return
+        if isinstance(e, S.Nav):
+            if e.func == "NEXT" and define:
+                raise self.error("NEXT() is not supported in DEFINE (a row is classified when it arrives)", e.span)
+            if inside is not None:  # PREV(LAST(...)) is handled by the PREV: nothing else nests
+                raise self.error(f"{e.func}() inside {inside}() is not allowed", e.span)
+            if len(S.column_vars(e.arg)) > 1:
+                raise self.error(f"{e.func}() reads columns of several pattern variables", e.span)
+            if not any(isinstance(x, S.Col) for x in S.walk(e.arg)):
+                raise self.error(f"{e.func}() needs a column in its argument", e.span)
+            if any(isinstance(x, S.Call) for x in S.walk(e.arg)):
+                raise self.error(f"{e.func}() of a function call is not allowed", e.span)
+            arg = e.arg
+            if e.func in S.NAV_PHYSICAL and isinstance(arg, S.Nav) and arg.func in S.NAV_LOGICAL:
+                arg = arg.arg  # PREV(LAST(A.x, 1), 3): the logical offset inside, the physical outside
+            self._expr(arg, known, define, e.func)
+            return
+        for c in S.children(e):
+            self._expr(c, known, define, inside)
+
+
+def _assemble(raw: dict[str, Any], index: int, default_name: str | None) -> S.MatchRecognize:
+    body = raw["body"]
+    alias = raw["alias"]
+    table = raw["table"]
+    if alias is not None:
+        name = alias[0]
+    elif default_name is not None:
+        name = default_name if index == 0 else f"{default_name}_{index + 1}"
+    else:
+        name = f"query_{index + 1}"
+    order = body.get("order", ())
+    for col, span, direction in order:
+        if direction == "DESC":
+            raise _Err(f"ORDER BY {col} DESC: rows are matched in stream order (ascending time)", span)
+    select = raw["select"]
+    return S.MatchRecognize(
+        name=name,
+        table=table[0] if table else None,
+        partition=tuple(c for c, _ in body.get("partition", ())),
+        order=tuple(c for c, _, _ in order),
+        measures=body.get("measures", ()),
+        all_rows=body.get("all_rows", False),
+        skip=body.get("skip", S.Skip(S.SKIP_PAST_LAST)),
+        pattern=body["pattern"],
+        subsets=body.get("subsets", ()),
+        defines=body.get("defines", ()),
+        window=body.get("within"),
+        select=None if select is None else tuple(c for c, _ in select),
+        span=table[1] if table else raw["span"],
+    )
+
+
+def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -> A.PatternFile:
+    """Parse and check SQL text (``;``-separated MATCH_RECOGNIZE queries)."""
+    tree = parse_tree(_lark(), text, file, _TerminalNames())
+    raws = transform_tree(_Builder(file), tree, text, file)
+    checker = _Checker(text, file)
+    queries: list[S.MatchRecognize] = []
+    names: set[str] = set()
+    for i, raw in enumerate(raws):
+        try:
+            q = _assemble(raw, i, default_name if len(raws) == 1 else None)
+        except _Err as err:
+            span = err.where
+            raise PatternSemanticError(err.message, file, span.line, span.column, _line(text, span.line)) from None
+        if q.name in names:
+            raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw["alias"][1] if raw["alias"] else q.span)
+        names.add(q.name)
+        checker.check(q)
+        if q.select is not None:
+            allowed = {m.name for m in q.measures} | set(q.partition)
+            for col, span in raw["select"]:
+                if col not in allowed:
+                    raise checker.error(f"SELECT {col}: not a measure or a PARTITION BY column", span)
+        queries.append(q)
+    return A.PatternFile(file, (), (), tuple(queries))
+
+
+class _TerminalNames(dict):  # type: ignore[type-arg]
+    """Terminal -> how an error message calls it (keywords by their SQL spelling)."""
+
+    def get(self, key: str, default: Any = None) -> str:
+        return _name_of_terminal(key)
+
+
+def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text: str | None = None) -> None:
+    """Schema check of CSV/Parquet input: every column a query reads must exist (reported at
+    the query, like a pattern's missing field, before any row is read)."""
+    cols = set(columns) | {"ts", "id"}
+    from petricep.lang.check import read_source
+
+    checker = _Checker(read_source(pattern_file.path) if text is None else text, pattern_file.path)
+    for q in pattern_file.queries:
+        table = repr(q.table) if q.table else "the input"
+        for col in q.partition:
+            if col not in cols:
+                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY)", q.span)
+        for e in [d.expr for d in q.defines] + [m.expr for m in q.measures]:
+            for x in S.walk(e):
+                if isinstance(x, S.Col) and x.name not in cols:
+                    raise checker.error(f"{table} has no column {x.name!r}", x.span)
