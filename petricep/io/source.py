@@ -17,7 +17,7 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,6 +26,9 @@ from ..errors import ConfigError, EventError, EventOrderError
 from ..events import Event
 from .timestamps import UNIT_FACTORS, TimeParser
 from .values import is_number, shared_pylist
+
+if TYPE_CHECKING:  # the filter is built by the runtime (petricep.runtime.prefilter)
+    from ..runtime.prefilter import Prefilter
 
 FORMATS = ("csv", "jsonl", "parquet")
 _MISSING: Any = object()
@@ -156,7 +159,7 @@ class EventSource:
         self._numeric = _rule_map(spec.numeric, "numeric")
         # rows no pattern can use are dropped a batch at a time (petricep.runtime.prefilter);
         # their positions are still counted
-        self.row_filter: RowFilter | None = None
+        self.row_filter: Prefilter | None = None
 
     @property
     def time_kind(self) -> str:
@@ -468,19 +471,3 @@ def _pick(values: Any, rows: list[int]) -> list[Any]:
     got = operator.itemgetter(*rows)(values)
     return list(got) if len(rows) > 1 else [got]
 
-
-class RowFilter(Protocol):
-    """Drops rows no pattern can use (see :class:`petricep.runtime.prefilter.Prefilter`)."""
-
-    def needed(self, names: Sequence[str], always: Sequence[str | None]) -> list[bool]: ...
-
-    def keep(
-        self,
-        n: int,
-        type_arr: pa.Array | None,
-        type_const: str | None,
-        names: Sequence[str],
-        cols: Sequence[list[Any]],
-        numeric: Sequence[bool],
-        tss: Any,
-    ) -> list[int] | None: ...
