@@ -26,6 +26,7 @@ from .values import text_value, type_text_array
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
+_UNREAD = pa.array([], pa.string())  # stands for a column the run does not read
 
 
 def _compression(path: str) -> str | None:
@@ -186,23 +187,33 @@ class _CsvSource(EventSource):
         if chunk.startswith((b"\n", b"\r\n")) or b"\n\n" in chunk or b"\n\r\n" in chunk:
             return None
         n_lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        need = run.needed(names)
+        convert = self._convert
+        if need is not None and not all(need):  # columns no pattern reads are not even parsed
+            convert = pa_csv.ConvertOptions(
+                column_types={c: pa.string() for c in names},
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                null_values=[""],
+                include_columns=[c for c, k in zip(names, need) if k],
+            )
         try:
             table = pa_csv.read_csv(
                 pa.py_buffer(chunk),
                 read_options=pa_csv.ReadOptions(column_names=list(names), use_threads=True),
                 parse_options=pa_csv.ParseOptions(delimiter=self._delim, newlines_in_values=False),
-                convert_options=self._convert,
+                convert_options=convert,
             )
         except (pa.ArrowException, ValueError):
             return None
         if table.num_rows != n_lines:
             return None
         table = table.combine_chunks()
-        arrays = [c.chunk(0) if c.num_chunks else pa.array([], pa.string()) for c in table.columns]
+        parsed = {name: c.chunk(0) if c.num_chunks else pa.array([], pa.string()) for name, c in zip(table.column_names, table.columns)}
+        arrays = [parsed.get(name, _UNREAD) for name in names]
         cols: list[list[Any]] = []
         has_nulls: list[bool] = []
         all_numbers: list[bool] = []
-        need = run.needed(names)
         for i, arr in enumerate(arrays):
             if need is not None and not need[i]:  # no pattern reads it: never converted
                 cols.append([])
