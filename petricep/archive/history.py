@@ -131,7 +131,7 @@ class HistoryJoin:
         self.held: dict[str, list[tuple[Match, Any]]] = {s.name: [] for s in specs}
         self.stats = HistoryStats(per_pattern={s.name: 0 for s in specs})
         self._live_events = 0
-        self._gate_cache: dict[tuple[str, tuple[Any, ...], int], list[tuple[Any, Any]]] = {}
+        self._gate_cache: dict[tuple[str, int], dict[tuple[Any, ...], list[tuple[Any, Any]]]] = {}
         self.run_start: Any = None
 
     @property
@@ -172,15 +172,22 @@ class HistoryJoin:
             return bool(j.archived_matches(self._load(j, key, t0, t1)))
         chunk = GATE_CHUNK
         c = int(t0 // chunk)
-        cache_key = (j.spec.name, tuple(key.values()), c)
-        spans = self._gate_cache.get(cache_key)
-        if spans is None:
-            loaded = self._load(j, key, c * chunk, (c + 1) * chunk + (t1 - t0))
-            spans = sorted(
-                (min(_first_event(v).ts for v in b.values()), max(_last_event(v).ts for v in b.values()))
-                for b, _, _ in j.archived_matches(loaded)
-            )
-            self._gate_cache[cache_key] = spans
+        by_key = self._gate_cache.get((j.spec.name, c))
+        if by_key is None:
+            # one read per chunk for every key: the archived part runs per key on its events
+            loaded = self._load(j, {}, c * chunk, (c + 1) * chunk + (t1 - t0))
+            groups: dict[tuple[Any, ...], list[tuple[Order, Event]]] = {}
+            for item in loaded:
+                groups.setdefault(tuple(item[1].attrs.get(a) for a in j.partition), []).append(item)
+            by_key = {
+                k: sorted(
+                    (min(_first_event(v).ts for v in b.values()), max(_last_event(v).ts for v in b.values()))
+                    for b, _, _ in j.archived_matches(evs)
+                )
+                for k, evs in groups.items()
+            }
+            self._gate_cache[(j.spec.name, c)] = by_key
+        spans = by_key.get(tuple(key.values()), [])
         i = bisect.bisect_left(spans, (t0, float("-inf")))
         return any(last <= t1 for first, last in spans[i:] if first <= t1)
 
