@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -96,6 +96,17 @@ def _read_chunks(path: str, label: str, skip_first_line: bool) -> Iterator[tuple
         stream.close()
 
 
+def _text_columns(names: Sequence[str], include: list[str] | None = None) -> pa_csv.ConvertOptions:
+    """Every column read as text (typed by petricep's own rule); ``include``: only those."""
+    return pa_csv.ConvertOptions(
+        column_types={c: pa.string() for c in names},
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+        null_values=[""],
+        include_columns=include or [],
+    )
+
+
 def _lines(chunk: bytes) -> list[bytes]:
     lines = chunk.split(b"\n")
     if chunk.endswith(b"\n"):
@@ -121,12 +132,7 @@ class _CsvSource(EventSource):
             if dup is not None:
                 raise EventError(f"duplicate column {dup!r}", label, 1, dup)
         self._check_columns(1 if self._header else None)
-        self._convert = pa_csv.ConvertOptions(
-            column_types={c: pa.string() for c in self.columns},
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=True,
-            null_values=[""],
-        )
+        self._convert = _text_columns(self.columns)
 
     def _read_header(self) -> tuple[str, ...]:
         for chunk, _ in _read_chunks(self.spec.path, self.label, False):
@@ -190,13 +196,7 @@ class _CsvSource(EventSource):
         need = run.needed(names)
         convert = self._convert
         if need is not None and not all(need):  # columns no pattern reads are not even parsed
-            convert = pa_csv.ConvertOptions(
-                column_types={c: pa.string() for c in names},
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-                null_values=[""],
-                include_columns=[c for c, k in zip(names, need) if k],
-            )
+            convert = _text_columns(names, [c for c, k in zip(names, need) if k])
         try:
             table = pa_csv.read_csv(
                 pa.py_buffer(chunk),
