@@ -41,8 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--windows", type=int, nargs="+", default=[50, 100, 150, 200, 250, 300])
     ap.add_argument("--seed", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--plot", metavar="FILE.png", help="also draw throughput and peak memory against W")
     args = ap.parse_args(argv)
     table = stream(args.events, args.seed)
+    rates: dict[str, list[tuple[float, float]]] = {"prefix-shared": [], "copied": []}
+    memory: dict[str, list[tuple[float, float]]] = {"prefix-shared": [], "copied": []}
     print(f"# workload 4: paper 001, {args.events:,} events (A 30 %, B 40 %, C 30 %, 10 time units apart)")
     print(header().replace(" s |\n", " s | shared: throughput ratio |\n") + "---|")
     for w in args.windows:
@@ -55,4 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         assert shared.matches == copied.matches, "both modes must find the same matches"
         print(row(f"W={w}, prefix-shared", shared) + f" {shared.rate / copied.rate:.2f}x |")
         print(row(f"W={w}, copied", copied) + " |")
+        for label, r in runs:
+            rates[label].append((w, r.rate))
+            memory[label].append((w, r.peak_mib))
+    if args.plot:
+        from bench.plots import panels
+
+        panels(args.plot, f"paper 001: Kleene closure, prefix-shared vs copied partial matches ({args.events:,} events)",
+               "time window W", [("events/s", rates, True), ("peak MiB (tracemalloc)", memory, False)])
     return 0

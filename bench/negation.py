@@ -47,8 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--windows", type=int, nargs="+", default=[500, 600, 700, 800, 900])
     ap.add_argument("--seed", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--plot", metavar="FILE.png", help="also draw throughput and intermediate results against W")
     args = ap.parse_args(argv)
     table = stream(args.events, args.keys, args.seed)
+    rates: dict[str, list[tuple[float, float]]] = {"pushed": [], "after construction": []}
+    created: dict[str, list[tuple[float, float]]] = {"pushed": [], "after construction": []}
     print(f"# workload 3: paper 000, {args.events:,} events, 5 types at 20 %, {args.keys} attr1 values")
     print(header().replace(" s |\n", " s | pushed: throughput ratio | pushed: intermediate ratio |\n") + "---|---|")
     for w in args.windows:
@@ -60,8 +63,16 @@ def main(argv: list[str] | None = None) -> int:
         (_, pushed), (_, after) = runs
         assert pushed.matches == after.matches, "both modes must find the same matches"
         for label, r in runs:
+            rates[label].append((w, r.rate))
+            created[label].append((w, 1000 * r.created / max(1, r.rows)))
             extra = ""
             if r is pushed:
                 extra = f" {pushed.rate / after.rate:.1f}x | 1/{after.created / max(1, pushed.created):.1f} |"
             print(row(f"W={w}, {label}", r) + (extra or " | |"))
+    if args.plot:
+        from bench.plots import panels
+
+        panels(args.plot, f"paper 000: negation pushed into the scan vs applied after ({args.events:,} events)",
+               "count window W (events)",
+               [("events/s", rates, True), ("partial matches created per 1,000 events", created, True)])
     return 0
