@@ -173,14 +173,15 @@ def _delimiter(text: str | None) -> str | None:
     return {"space": " ", "tab": "\t", "\\t": "\t"}.get(text, text)
 
 
-def parse_slack(text: str | None) -> float | int | None:
-    """``--slack``: a number of timestamp units, or a duration with a unit (seconds)."""
+def parse_duration(text: str | None, option: str = "--slack") -> float | int | None:
+    """``--slack``, ``--latency``, ``--bucket``: a number of timestamp units, or a duration
+    with a unit (seconds)."""
     if text is None:
         return None
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?|\.\d+)\s*([A-Za-z]*)\s*", text)
     unit = m.group(2).lower() if m else ""
     if m is None or (unit and unit not in A.DURATION_UNITS):
-        raise ConfigError(f"--slack: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got {text!r}")
+        raise ConfigError(f"{option}: expected a number >= 0, optionally with a unit (ms, s, min, h, d), got {text!r}")
     value = float(m.group(1)) * (A.DURATION_UNITS[unit] if unit else 1)
     return int(value) if value.is_integer() else value
 
@@ -349,7 +350,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
-    slack = parse_slack(args.slack)
+    slack = parse_duration(args.slack)
     if args.late and slack is None:
         raise ConfigError("--late needs --slack")
     files = load_patterns(args.patterns, args.lang)
@@ -363,7 +364,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
         if slack is not None:
             raise ConfigError("--archive and --slack cannot be combined (yet): archive a time-ordered stream")
-        latency = parse_slack(args.latency) or 0
+        latency = parse_duration(args.latency, "--latency") or 0
         runner = HistoryRunner(
             patterns, Archive(args.archive), args.history_mode, latency, args.history_order, args.tie, conflicts, queries
         )
@@ -492,7 +493,7 @@ def cmd_archive(args: argparse.Namespace, err: IO[str]) -> int:
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
     spec = input_spec(args, [], on_error=args.on_error, rejects_path=args.rejects)
-    archive = Archive(args.to, bucket_seconds=float(parse_slack(args.bucket) or 86400))
+    archive = Archive(args.to, bucket_seconds=float(parse_duration(args.bucket, "--bucket") or 86400))
     source = open_events(spec)
     for e in source:
         archive.append(e)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from petricep.cli import main
+from petricep.errors import ConfigError
 
 CART = """PATTERN checkout: SEQ(Add a, Pay b)
 WHERE [user]
@@ -89,9 +90,11 @@ def test_bad_event_time_options(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_slack_units_are_seconds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from petricep.cli import parse_slack
+    from petricep.cli import parse_duration
 
-    assert [parse_slack(t) for t in ("2", "0.5", "500ms", "2s", "1min", "1.5h")] == [2, 0.5, 0.5, 2, 60, 5400]
+    assert [parse_duration(t) for t in ("2", "0.5", "500ms", "2s", "1min", "1.5h")] == [2, 0.5, 0.5, 2, 60, 5400]
+    with pytest.raises(ConfigError, match=r"^--latency: expected a number >= 0, optionally with a unit"):
+        parse_duration("soon", "--latency")
 
 
 def test_check_shows_timeouts_and_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,6 +30,7 @@ from petricep.archive.store import Archive, Order
 from petricep.compile.history import HistorySpec
 from petricep.errors import ConfigError
 from petricep.events import Event
+from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine, Match
 from petricep.runtime.expr import as_condition, compile_expr
@@ -275,15 +276,11 @@ class HistoryJoin:
         return loaded
 
 
-def _refs(p: Any) -> list[Any]:
-    from petricep.lang import ast as A
-
+def _refs(p: A.Pattern) -> list[A.EventRef]:
     return [r for r in A.events_of(p.structure) if not r.negated]
 
 
 def _unit(unit: str) -> float:
-    from petricep.lang import ast as A
-
     return float(A.DURATION_UNITS[unit])
 
 
