@@ -16,6 +16,7 @@ from typing import Any
 from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
+from petricep.runtime.codegen import specialize
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
@@ -147,6 +148,7 @@ class Engine:
         on_late: LateHandler | None = None,
         share_prefixes: bool = True,
         spill: Spiller | None = None,
+        generated: bool = True,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -155,7 +157,10 @@ class Engine:
         re-order them (:mod:`petricep.runtime.ordering`); later ones go to ``on_late(event,
         watermark)`` and ``stats.late``. Without a slack, out-of-order input is an error.
 
-        ``share_prefixes=False``: partial matches copy their prefix (for comparison)."""
+        ``share_prefixes=False``: partial matches copy their prefix (for comparison).
+
+        ``generated=False``: run the interpreter instead of firing code generated per net
+        (:mod:`petricep.runtime.codegen`; same results, for comparison)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -194,6 +199,7 @@ class Engine:
         self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = [[] for _ in self.runtimes]
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
         self._timeouts = False
+        self._waits = False
         for rt in self.runtimes:
             self._configure(rt)
         self.sweep_every = sweep_every
@@ -204,7 +210,8 @@ class Engine:
         self._seq = 0
         self._counter = 0
         self._last_input: Event | None = None
-        self._last_input_key: float = -INF
+        self._last_input_key: float = -INF  # maintained only while a contiguity pattern runs
+        self._accepted: list[Token] = []  # reused per step: tokens that reached an emitting place
         self._group_ts: Any = None
         self._group_kills: list[tuple[GroupRuntime, Partition, int, Event]] = []
         self._group_events: list[Event] = []
@@ -219,6 +226,9 @@ class Engine:
                 raise ConfigError("spilling partial matches needs the arrival tie rule")
             for rt in self.runtimes:
                 rt.place_stats = PlaceStats(len(rt.net.places))
+        self.generated = generated
+        for rt in self.runtimes:
+            self._specialize(rt)
 
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
@@ -270,10 +280,11 @@ class Engine:
         if self.tie == "strict" and e.ts != self._group_ts:
             self._end_group()
             self._group_ts = e.ts
-        self._close_pending(e, emitted)
+        if self._timeouts or self._waits:
+            self._close_pending(e, emitted)
         self._last_input = e
         self._process(e, False, emitted)
-        out = self._emit(emitted)
+        out = self._emit(emitted) if emitted else []
         if self.row_runtimes:
             out += self._push_rows(e)
         self._since_sweep += 1
@@ -386,6 +397,7 @@ class Engine:
         group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}
         for rt in self.runtimes[len(old.groups) :]:
             self._configure(rt)
+            self._specialize(rt)
         for pn in net.patterns[len(old.patterns) :]:
             self.returns.append(self._return_fns(pn, group_of[pn.index]))
             self.stats.matches[pn.name] = 0
@@ -399,10 +411,12 @@ class Engine:
             raise ConfigError(f"no running pattern named {name!r}")
         self.removed.add(index)
         for rt in self.runtimes:
-            if index in rt.net.patterns and not rt.remove_pattern(index):
-                for consumers in self.consumers.values():
-                    if rt in consumers:
-                        consumers.remove(rt)
+            if index in rt.net.patterns:
+                if not rt.remove_pattern(index):
+                    for consumers in self.consumers.values():
+                        if rt in consumers:
+                            consumers.remove(rt)
+                self._specialize(rt)
 
     @property
     def pattern_names(self) -> list[str]:
@@ -568,6 +582,12 @@ class Engine:
                 rt.limit_mask |= rt.bit[pi]
         rt.watch_mask = rt.timeout_mask | rt.limit_mask
         self._timeouts = any(r.timeout_mask for r in self.runtimes)
+        # matches can wait for their window to close (end negations): stream time closes them
+        self._waits = any(role.pending_negations for r in self.runtimes for roles in r.roles for role in roles)
+
+    def _specialize(self, rt: GroupRuntime) -> None:
+        """Generate the net's firing code, now that its configuration is complete."""
+        rt.steps = specialize(rt) if self.generated else {}
 
     def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
         """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
@@ -663,27 +683,44 @@ class Engine:
         return part.last_input_key
 
     def _process(self, d: Event, composite: bool, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:
-        d.seq = self._next_seq()
-        for rt in self.consumers.get(d.type, ()):
+        self._seq += 1
+        d.seq = self._seq
+        etype = d.type
+        for rt in self.consumers.get(etype, ()):
             i = rt.net.index
-            key = self._key(rt, d)
-            part = self._partition(i, rt, key)
-            accepted: list[Token] = []
-            created = rt.step(part, d, self._floor(rt, part), composite, accepted)
-            self.stats.created += len(created)
-            for t in accepted:
-                self._accept(i, rt, part, t, d, emitted)
-            rt.store(part, created)
-            if rt.watch_mask:
-                self._watch(i, rt, part, created, d, key)
+            attr = rt.key_attr
+            if attr is not None:  # one partition attribute (the common case), else the general path
+                try:
+                    key = d.attrs[attr]
+                except KeyError:
+                    key = self._key(rt, d)  # raises the located error
+            else:
+                key = self._key(rt, d)
+            part = self.states[i].get(key)
+            if part is None:
+                part = self._partition(i, rt, key)
+            accepted = self._accepted
+            created = rt.steps.get(etype, rt.step)(
+                part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted
+            )
+            if created:
+                self.stats.created += len(created)
+                if accepted:
+                    self._accepted = []
+                    for t in accepted:
+                        self._accept(i, rt, part, t, d, emitted)
+                rt.store(part, created)
+                if rt.watch_mask:
+                    self._watch(i, rt, part, created, d, key)
             if self.spill is not None:
                 self.spill.touched(i, key, part)
-            for j in rt.negative(part, d):
-                if self.tie == "arrival":
-                    rt.cancel(part, j, d)
-                else:
-                    self._group_kills.append((rt, part, j, d))
-        if not composite:
+            if etype in rt.negs_by_type:
+                for j in rt.negative(part, d):
+                    if self.tie == "arrival":
+                        rt.cancel(part, j, d)
+                    else:
+                        self._group_kills.append((rt, part, j, d))
+        if not composite and self.contiguous:
             key = event_key(d, False)
             for rt in self.contiguous:
                 if (
@@ -903,7 +940,7 @@ class Engine:
         created: list[Token] = []
         creator: dict[int, Event] = {}
         for g in evs:
-            new = rt.step(part, g, INF, False, accepted)
+            new = rt.steps.get(g.type, rt.step)(part, g, INF, False, accepted)
             for nt in new:
                 creator[id(nt)] = g
             created += new

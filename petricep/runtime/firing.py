@@ -106,6 +106,10 @@ class GroupRuntime:
         self.limit_mask = 0
         self.watch_mask = 0  # either
         self.place_stats: Any = None  # with spilling: PlaceStats (how partial matches advance)
+        # step functions generated for this configuration, by event type (runtime/codegen.py);
+        # set by the engine once the configuration is complete, empty = interpret
+        self.steps: dict[str, Callable[..., list[Token]]] = {}
+        self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
         # per place: the patterns that can extend a token there, and those that emit from it
         # (a shared token is a partial match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)

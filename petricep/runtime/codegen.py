@@ -1,0 +1,352 @@
+"""Firing code generated per shared net: one ``step`` function per event type.
+
+:meth:`GroupRuntime.step <petricep.runtime.firing.GroupRuntime.step>` interprets the net:
+for every event it looks up the transitions, calls ``fire`` per (token, transition) and
+walks a closure tree per condition. Here the same loop is written out as Python source
+for one net and one event type, with what is fixed per net folded in: the transitions
+and their places, masks and windows, the tie rule and strategy, and each condition as
+one inline expression.
+
+Safety: the source is built only from this module's templates and the validated
+expression AST's *structure*. No text from a pattern file is ever part of it: field
+names, constants and closures enter through the function's namespace under generated
+names (``k0``, ``c1``, ``C2``).
+
+Exactness: an inline condition is the closure's arithmetic and comparisons without
+their special cases. Whenever it raises (an unbound OR variable, a missing element or
+field, a division by zero, a type error) the closure is called instead and decides,
+so both give the same answer and raise the same errors. What cannot be inlined
+(aggregates, the copying baseline, spilling statistics, per-pattern windows of a shared
+transition) falls back to the interpreter's own code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from petricep.compile.net import Transition
+from petricep.lang import ast as A
+from petricep.runtime.expr import kleene_start, kleene_take
+from petricep.runtime.limits import uncount
+from petricep.runtime.state import Token
+
+if TYPE_CHECKING:
+    from petricep.runtime.firing import GroupRuntime
+
+StepFn = Callable[..., list[Token]]
+
+_ARITH = {"+": "+", "-": "-", "*": "*", "/": "/", "%": "%"}
+_COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class _Source:
+    """Lines of generated Python with indentation, and the namespace they refer to."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+        self.ns: dict[str, Any] = {"Token": Token}
+        self._n = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self.line(header)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def name(self, value: Any, prefix: str) -> str:
+        """A generated identifier bound to ``value`` in the namespace (one per distinct object)."""
+        for k, v in self.ns.items():
+            if k.startswith(prefix) and v is value:
+                return k
+        self._n += 1
+        key = f"{prefix}{self._n}"
+        self.ns[key] = value
+        return key
+
+    def fresh(self, prefix: str) -> str:
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def compile(self, fn_name: str) -> Any:
+        code = compile("\n".join(self.lines) + "\n", f"<petricep generated {fn_name}>", "exec")
+        exec(code, self.ns)  # noqa: S102 - our own template text, see the module docstring
+        return self.ns[fn_name]
+
+
+# ---------------------------------------------------------------------- expressions
+
+
+def inline_expr(e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool = True) -> str | None:
+    """Python text computing ``e`` where ``slot_of`` names each variable's slot value;
+    None where the expression is not inlined (aggregates, the negated variable)."""
+
+    def field(obj: str, name: str) -> str:
+        if name == "ts":
+            return f"{obj}.ts"
+        if name == "id":
+            return f"{obj}.id"
+        return f"{obj}.attrs[{src.name(name, 'k')}]"
+
+    if isinstance(e, (A.Num, A.Str)):
+        return src.name(e.value, "c")
+    if isinstance(e, A.Attr):
+        v = slot_of.get(e.var)
+        if v is None:
+            return None
+        if e.index is None:
+            return field(v, e.field)
+        kind = e.index.kind
+        if kind == A.IDX_CONST and e.index.const == 1:
+            return field(f"{v}[0]", e.field)  # K_FIRST
+        if kind == A.IDX_CONST:
+            return field(f"{v}[6][{int(e.index.const) - 1}]", e.field)  # K_HEAD
+        if kind in (A.IDX_CUR, A.IDX_LAST):
+            return field(f"{v}[1]", e.field)  # K_LAST
+        return field(f"{v}[2]", e.field)  # K_PREV: None before the second element -> fallback
+    if isinstance(e, A.Neg):
+        x = inline_expr(e.operand, slot_of, src, False)
+        return None if x is None else f"(-{x})"
+    if isinstance(e, A.BinOp):
+        left, right = inline_expr(e.left, slot_of, src, False), inline_expr(e.right, slot_of, src, False)
+        return None if left is None or right is None else f"({left} {_ARITH[e.op]} {right})"
+    if isinstance(e, A.Compare):
+        left, right = inline_expr(e.left, slot_of, src, False), inline_expr(e.right, slot_of, src, False)
+        return None if left is None or right is None else f"({left} {_COMPARE[e.op]} {right})"
+    if isinstance(e, A.BoolOp):
+        parts = [inline_expr(o, slot_of, src, True) for o in e.operands]
+        if any(p is None for p in parts):
+            return None
+        joined = f" {'and' if e.op == 'and' else 'or'} ".join(parts)  # type: ignore[arg-type]
+        return f"({joined})" if truth else f"bool({joined})"
+    if isinstance(e, A.Not):
+        x = inline_expr(e.operand, slot_of, src, True)
+        return None if x is None else f"(not {x})"
+    return None  # A.Agg: running aggregates stay closures
+
+
+def _condition(src: _Source, target: str, fast: str | None, fallback: str) -> None:
+    """``target = fast`` where it does not raise, else the closure's verdict."""
+    if fast is None:
+        src.line(f"{target} = {fallback}")
+        return
+    with src.block("try:"):
+        src.line(f"{target} = {fast}")
+    with src.block("except Exception:"):
+        src.line(f"{target} = {fallback}")
+
+
+@contextmanager
+def _all_hold(src: _Source, checks: list[tuple[str | None, str]]) -> Iterator[None]:
+    """Nested blocks entered only where every (fast, fallback) condition holds, in order."""
+    depth = src.depth
+    for fast, fallback in checks:
+        ok = src.fresh("ok")
+        _condition(src, ok, fast, fallback)
+        src.line(f"if {ok}:")
+        src.depth += 1
+    try:
+        yield
+    finally:
+        src.depth = depth
+
+
+# ---------------------------------------------------------------------- firing
+
+
+def specializable(rt: GroupRuntime) -> bool:
+    """Configurations the generated loop covers (the others run the interpreter)."""
+    return rt.share_prefixes and rt.place_stats is None
+
+
+def specialize(rt: GroupRuntime) -> dict[str, StepFn]:
+    """Generated ``step(part, e, floor, composite, accepted)`` per event type the net reads."""
+    if not specializable(rt):
+        return {}
+    return {etype: _step_for(rt, etype) for etype in rt.by_type}
+
+
+def _step_for(rt: GroupRuntime, etype: str) -> StepFn:
+    src = _Source()
+    groups = rt.by_type[etype]
+    with src.block("def step(part, e, floor, composite, accepted):"):
+        src.line("created = []")
+        src.line("marking = part.marking")
+        src.line("ets = e.ts")
+        src.line("epos = e.pos")
+        src.line("ekey = 2 * epos + (1 if composite else 0)")
+        for place, trs in groups:
+            _arcs(src, rt, trs)  # input-arc guards: once per event and source place, as the interpreter
+            if place == rt.net.start:
+                for tr in trs:
+                    with _arc(src, rt, tr):
+                        _fire(src, rt, tr, root=True)
+            _scan(src, rt, place, trs)
+        src.line("return created")
+    return src.compile("step")  # type: ignore[no-any-return]
+
+
+def _arcs(src: _Source, rt: GroupRuntime, trs: list[Transition]) -> None:
+    for tr in trs:
+        arcs = rt.arc[tr.id]
+        if not arcs:
+            continue
+        flag = f"arc{tr.id}"
+        src.line(f"{flag} = False")
+        conds = [rt.net.conditions[ci] for ci in tr.arc_conditions]
+        checks = [(inline_expr(c, {tr.var: "e"}, src), f"{src.name(f, 'A')}((e,), None)") for c, f in zip(conds, arcs)]
+        with _all_hold(src, checks):
+            src.line(f"{flag} = True")
+
+
+@contextmanager
+def _arc(src: _Source, rt: GroupRuntime, tr: Transition) -> Iterator[None]:
+    depth = src.depth
+    if rt.arc[tr.id]:
+        src.line(f"if arc{tr.id}:")
+        src.depth += 1
+    try:
+        yield
+    finally:
+        src.depth = depth
+
+
+def _scan(src: _Source, rt: GroupRuntime, place: int, trs: list[Transition]) -> None:
+    """Every live partial match at ``place``: extend it by ``e`` through ``trs``."""
+    src.line(f"tokens = marking[{place}]")
+    with src.block("if tokens:"):
+        src.line("keep = []")
+        with src.block("for t in tokens:"):
+            with src.block("if not t.alive:"):
+                src.line("continue")
+            w = rt.w
+            if w is not None:
+                wn = src.name(w, "c")
+                test = f"epos - t.first_pos >= {wn}" if rt.count_window else f"ets - t.first_ts > {wn}"
+                with src.block(f"if {test}:"):
+                    src.line("continue")
+            if rt.contiguity:
+                with src.block("if t.last_key < floor:"):
+                    src.line("continue")
+            if rt.stnm:
+                src.line("moved = 0")
+            for tr in trs:
+                with _arc(src, rt, tr):
+                    _fire(src, rt, tr, root=False)
+            if rt.stnm:
+                with src.block("if moved:"):
+                    src.line("t.users &= ~moved")
+                    if rt.limits:
+                        src.line(f"{src.name(uncount, 'F')}(part, t, moved, {src.name(rt.limits, 'L')})")
+                    with src.block("if not t.users:"):
+                        src.line("continue")
+            src.line("keep.append(t)")
+        src.line(f"marking[{place}] = keep")
+
+
+def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
+    """The body of ``GroupRuntime.fire`` for one transition, with ``t`` (or the root)."""
+    depth = src.depth
+    mask = rt.tr_mask[tr.id]
+    if root:
+        users = mask & rt.root.users
+        if not users:
+            return
+        src.line(f"t = {src.name(rt.root, 'R')}")
+        src.line(f"users = {users}")
+    else:
+        if rt.tr_windows[tr.id] is not None:  # a shared transition whose users disagree on the window
+            src.line(f"nt = {src.name(rt.fire, 'F')}({src.name(tr, 'T')}, t, e, floor, composite)")
+            with src.block("if nt is not None:"):
+                _created(src, rt, tr, root)
+            return
+        if tr.blocked_by:
+            src.line(f"if not t.blocked & {int(tr.blocked_by)}:")
+            src.depth += 1
+        src.line("users = t.users" if mask == rt.all_users else f"users = t.users & {int(mask)}")
+        src.line("if users:")
+        src.depth += 1
+        if tr.window is not None:
+            wn = src.name(tr.window, "c")
+            if rt.count_window:
+                src.line(f"if max(t.last_pos, epos) - min(t.first_pos, epos) < {wn}:")
+            else:
+                src.line(f"if ets - t.first_ts <= {wn}:")
+            src.depth += 1
+        if rt.contiguity:
+            src.line("if t.last_key >= floor:")
+            src.depth += 1
+        if rt.tie == "strict" and tr.order_slots:
+            tests = []
+            for sl in tr.order_slots:
+                v = f"t.slots[{int(sl)}]"  # an event, or a Kleene list state (its K_LAST)
+                tests.append(f"({v}[1] if type({v}) is tuple else {v}).ts < ets")
+            src.line(f"if {' and '.join(tests)}:")
+            src.depth += 1
+        elif rt.tie == "either":
+            src.line("if not t.contains(e):")
+            src.depth += 1
+            if tr.take:
+                src.line(f"if t.slots[{int(tr.slot)}][1].seq <= e.seq:")
+                src.depth += 1
+    # the new slot tuple
+    sl = tr.slot
+    if tr.take:
+        bound = f"{src.name(kleene_take, 'F')}({src.name(rt.kinfo[sl], 'K')}, t.slots[{int(sl)}], e)"
+    elif tr.kleene:
+        bound = f"{src.name(kleene_start, 'F')}({src.name(rt.kinfo[sl], 'K')}, e)"
+    else:
+        bound = "e"
+    if root:
+        items = [bound if i == sl else "None" for i in range(rt.nslots)]
+    else:
+        src.line("slots = t.slots")
+        items = [bound if i == sl else f"slots[{i}]" for i in range(rt.nslots)]
+    src.line(f"s = ({', '.join(items)},)")
+    slot_of = {f"#{i}": f"s[{i}]" for i in range(rt.nslots)}
+    checks = [
+        (inline_expr(rt.net.conditions[ci], slot_of, src), f"{src.name(rt.conds[ci], 'C')}(s, None)")
+        for ci in (*tr.guards, *tr.iteration)
+    ]
+    with _all_hold(src, checks):
+        clears = f" & {~int(tr.clears)}" if tr.clears else ""
+        if root:
+            src.line(
+                f"nt = Token(s, t, e, {int(sl)}, {int(tr.dst)}, ets, ets, epos, epos, ekey, 0, users)"
+            )
+        else:
+            src.line("a = t.first_ts")
+            src.line("b = t.last_ts")
+            src.line("c = t.first_pos")
+            src.line("d = t.last_pos")
+            src.line("k = t.last_key")
+            src.line(
+                f"nt = Token(s, t, e, {int(sl)}, {int(tr.dst)}, ets if ets < a else a, ets if ets > b else b, "
+                f"epos if epos < c else c, epos if epos > d else d, ekey if ekey > k else k, t.blocked{clears}, users)"
+            )
+        for ci, ksl in tr.deferred_iteration:
+            src.line(f"if {src.name(rt.check_elements, 'F')}({int(ci)}, {int(ksl)}, nt):")
+            src.depth += 1
+        if rt.timeout_mask:
+            src.line("t.extended = getattr(t, 'extended', 0) | users")
+        _created(src, rt, tr, root)
+    src.depth = depth
+
+
+def _created(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
+    src.line("created.append(nt)")
+    if rt.roles[tr.dst]:
+        src.line("accepted.append(nt)")
+    if rt.stnm and not root:
+        src.line("moved |= nt.users")
+
+
+__all__ = ["inline_expr", "specializable", "specialize"]
