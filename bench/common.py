@@ -85,6 +85,7 @@ class Run:
     matches: int
     created: int
     peak_mib: float = 0.0
+    completed: int = 0  # complete sequences constructed, before the emission checks
 
     @property
     def rate(self) -> float:
@@ -122,7 +123,7 @@ def run_source(
         tracemalloc.stop()
     if not collect:
         n = sum(engine.stats.matches.values())
-    return Run(seconds, source.rows_read, engine.stats.events, n, engine.stats.created, peak)
+    return Run(seconds, source.rows_read, engine.stats.events, n, engine.stats.created, peak, engine.stats.completed)
 
 
 def best_run(repeat: int, fn: Callable[[], Run], memory: Callable[[], Run] | None = None) -> Run:

@@ -125,6 +125,9 @@ class RunStats:
     events: int = 0  # input events fired (on time)
     composite_events: int = 0
     created: int = 0  # partial matches (tokens) created: the intermediate results
+    # complete sequences constructed (tokens reaching a place patterns emit from), before
+    # the emission checks: paper 000's intermediate results
+    completed: int = 0
     matches: dict[str, int] = field(default_factory=dict)
     late: int = 0  # input events behind the watermark (with a slack): reported, not fired
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
@@ -706,6 +709,7 @@ class Engine:
             if created:
                 self.stats.created += len(created)
                 if accepted:
+                    self.stats.completed += len(accepted)
                     self._accepted = []
                     for t in accepted:
                         self._accept(i, rt, part, t, d, emitted)
@@ -974,7 +978,9 @@ class Engine:
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
         self.stats.created += len(queue)
-        return [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+        done = [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+        self.stats.completed += len(done)
+        return done
 
 
 def composite_id(name: str, ids: dict[str, Any]) -> str:

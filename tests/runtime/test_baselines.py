@@ -67,3 +67,23 @@ def test_copied_chains_are_private() -> None:
     events = [Event(t, i, i) for i, t in enumerate("ABBC")]
     got = matches(engine, events)
     assert len(got) == 3 and engine.stats.created > 0
+
+
+def test_sequences_constructed_are_candidates_after_and_matches_pushed() -> None:
+    """``stats.completed``, paper 000's intermediate results: after construction every
+    sequence within the window is built and then filtered; pushed, only matches are built."""
+    text = "PATTERN p: SEQ(A a, B b, !(C c), D d) WITHIN 20 EVENTS"
+    kinds = "ABCBDACBD" * 3
+    events = [Event(t, i, i) for i, t in enumerate(kinds)]
+    triples = [
+        (i, j, k)
+        for i in range(len(kinds))
+        for j in range(i + 1, len(kinds))
+        for k in range(j + 1, len(kinds))
+        if (kinds[i], kinds[j], kinds[k]) == ("A", "B", "D") and k - i < 20
+    ]
+    clean = [x for x in triples if "C" not in kinds[x[1] + 1 : x[2]]]
+    pushed = Engine(build_net(parse_text(text, "<t>").patterns))
+    after = Engine(build_net(parse_text(text, "<t>").patterns, push_negations=False))
+    assert len(matches(pushed, events)) == len(matches(after, events)) == len(clean) == 18
+    assert (pushed.stats.completed, after.stats.completed) == (len(clean), len(triples)) == (18, 60)
