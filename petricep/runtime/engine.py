@@ -203,6 +203,7 @@ class Engine:
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
         self._timeouts = False
         self._waits = False
+        self._plain = True
         for rt in self.runtimes:
             self._configure(rt)
         self.sweep_every = sweep_every
@@ -585,6 +586,8 @@ class Engine:
                 rt.limit_mask |= rt.bit[pi]
         rt.watch_mask = rt.timeout_mask | rt.limit_mask
         self._timeouts = any(r.timeout_mask for r in self.runtimes)
+        # matches are only output: nothing derived from them, no consumption, no timeouts
+        self._plain = not any(p.returns or p.conflict or p.timeout for p in self.net.patterns)
         # matches can wait for their window to close (end negations): stream time closes them
         self._waits = any(role.pending_negations for r in self.runtimes for roles in r.roles for role in roles)
 
@@ -746,17 +749,22 @@ class Engine:
     ) -> None:
         """A token reached a place some patterns emit from: each checks and emits (patterns
         with the same checks — e.g. one query registered many times — check once)."""
-        verdicts: dict[tuple[Any, ...], bool] = {}
+        roles = rt.roles[t.place]
+        verdicts: dict[tuple[Any, ...], bool] | None = {} if len(roles) > 1 else None
         counted = self._counted
         users = t.users
         bits = rt.bit
-        for role in rt.roles[t.place]:
+        for role in roles:
             if not users & bits.get(role.pattern, 0):
                 continue
-            sig = (role.final_conditions, role.emit_negations, role.window)
-            ok = verdicts.get(sig)
-            if ok is None:
-                ok = verdicts[sig] = rt.emission_ok(part, t, role)
+            ok: bool | None
+            if verdicts is None:
+                ok = rt.emission_ok(part, t, role)
+            else:
+                sig = (role.final_conditions, role.emit_negations, role.window)
+                ok = verdicts.get(sig)
+                if ok is None:
+                    ok = verdicts[sig] = rt.emission_ok(part, t, role)
             if not ok:
                 continue
             if role.pending_negations:
@@ -820,7 +828,7 @@ class Engine:
             # one token may be emitted by many patterns sharing its place: walk its chain once.
             # The order (pattern, then positions) decides composite events' stream order and
             # who wins a conflict; without those it only needs to be deterministic.
-            ordered = any(
+            ordered = not self._plain and any(
                 patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry
                 for r in emitted
             )
@@ -829,7 +837,9 @@ class Engine:
                 if id(t) not in chains:
                     chain = t.chain()
                     chains[id(t)] = (chain, _chain_order(rt, chain) if ordered and len(emitted) > 1 else ())
-            if len(chains) == 1 or not ordered:
+            if self._plain and len(patterns) == 1:
+                batch = emitted  # one pattern, nothing derived from its matches: emission order
+            elif len(chains) == 1 or not ordered:
                 batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry))
             else:
                 batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
@@ -942,12 +952,8 @@ class Engine:
     ) -> list[tuple[Token, Event]]:
         accepted: list[Token] = []
         created: list[Token] = []
-        creator: dict[int, Event] = {}
         for g in evs:
-            new = rt.steps.get(g.type, rt.step)(part, g, INF, False, accepted)
-            for nt in new:
-                creator[id(nt)] = g
-            created += new
+            created += rt.steps.get(g.type, rt.step)(part, g, INF, False, accepted)
         # Tokens of the first pass hold exactly one event of the group (the marking holds
         # none), each a distinct (partial match, transition, event): no duplicates among them,
         # and none equals a token of the loop below (two or more of the group's events).
@@ -973,12 +979,12 @@ class Engine:
                     if k not in seen:
                         seen.add(k)
                         queue.append(fired)
-                        creator[id(fired)] = g
         rt.store(part, queue)
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
         self.stats.created += len(queue)
-        done = [(t, creator[id(t)]) for t in queue if rt.places[t.place].accepting]
+        # a token's creator is the event its firing bound
+        done = [(t, t.event) for t in queue if rt.places[t.place].accepting and t.event is not None]
         self.stats.completed += len(done)
         return done
 
