@@ -14,6 +14,7 @@ WORKLOADS = {
     "soak": "bench.soak",
     "history": "bench.history",
     "spill": "bench.spill",
+    "switches": "bench.switches",
 }
 
 

@@ -76,8 +76,8 @@ class _Source:
         self._n += 1
         return f"{prefix}{self._n}"
 
-    def compile(self, fn_name: str) -> Any:
-        code = compile("\n".join(self.lines) + "\n", f"<petricep generated {fn_name}>", "exec")
+    def compile(self, fn_name: str, label: str = "") -> Any:
+        code = compile("\n".join(self.lines) + "\n", f"<petricep generated {fn_name}{label}>", "exec")
         exec(code, self.ns)  # noqa: S102 - our own template text, see the module docstring
         return self.ns[fn_name]
 
@@ -171,10 +171,10 @@ def specialize(rt: GroupRuntime) -> dict[str, StepFn]:
     """Generated ``step(part, e, floor, composite, accepted)`` per event type the net reads."""
     if not specializable(rt):
         return {}
-    return {etype: _step_for(rt, etype) for etype in rt.by_type}
+    return {etype: _step_for(rt, etype, n) for n, etype in enumerate(rt.by_type)}
 
 
-def _step_for(rt: GroupRuntime, etype: str) -> StepFn:
+def _step_for(rt: GroupRuntime, etype: str, n: int) -> StepFn:
     src = _Source()
     groups = rt.by_type[etype]
     with src.block("def step(part, e, floor, composite, accepted):"):
@@ -191,7 +191,8 @@ def _step_for(rt: GroupRuntime, etype: str) -> StepFn:
                         _fire(src, rt, tr, root=True)
             _scan(src, rt, place, trs)
         src.line("return created")
-    return src.compile("step")  # type: ignore[no-any-return]
+    # named apart for profilers: net (group) index and the type's number in the net
+    return src.compile("step", f" {rt.net.index}.{n}")  # type: ignore[no-any-return]
 
 
 def _arcs(src: _Source, rt: GroupRuntime, trs: list[Transition]) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet, Role
@@ -26,6 +28,9 @@ from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
 CLOCK = "\x00clock"  # type of the pseudo-event advance() and flush() use as emitter
+
+
+_MARKING = attrgetter("marking")
 
 
 class Match:
@@ -152,6 +157,7 @@ class Engine:
         share_prefixes: bool = True,
         spill: Spiller | None = None,
         generated: bool = True,
+        expiry_index: bool = True,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -163,7 +169,10 @@ class Engine:
         ``share_prefixes=False``: partial matches copy their prefix (for comparison).
 
         ``generated=False``: run the interpreter instead of firing code generated per net
-        (:mod:`petricep.runtime.codegen`; same results, for comparison)."""
+        (:mod:`petricep.runtime.codegen`; same results, for comparison).
+
+        ``expiry_index=False``: every sweep visits every partition, instead of those whose
+        earliest window has passed (same results, for comparison)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -231,8 +240,12 @@ class Engine:
             for rt in self.runtimes:
                 rt.place_stats = PlaceStats(len(rt.net.places))
         self.generated = generated
+        self.expiry_index = expiry_index
         for rt in self.runtimes:
             self._specialize(rt)
+        # the expiry index, per runtime: a heap of (due, n, partition), so that a sweep
+        # visits only the partitions with something to drop (None: sweep every partition)
+        self.expiry: list[list[tuple[Any, int, Partition]] | None] = [self._expiry_heap(rt) for rt in self.runtimes]
 
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
@@ -373,6 +386,9 @@ class Engine:
             self.sweep(emitter)  # samples the peak once more
         for states in self.states:  # every window has closed: no partial match is left
             states.clear()
+        for index in self.expiry:
+            if index is not None:
+                index.clear()
         return out
 
     def run(self, events: Iterable[Event]) -> Iterator[Match]:
@@ -402,6 +418,7 @@ class Engine:
         for rt in self.runtimes[len(old.groups) :]:
             self._configure(rt)
             self._specialize(rt)
+            self.expiry.append(self._expiry_heap(rt))
         for pn in net.patterns[len(old.patterns) :]:
             self.returns.append(self._return_fns(pn, group_of[pn.index]))
             self.stats.matches[pn.name] = 0
@@ -497,6 +514,10 @@ class Engine:
                 for seq in [s for s, ts in consumed.items() if ts < horizon]:
                     del consumed[seq]
         for i, (rt, states) in enumerate(zip(self.runtimes, self.states)):
+            heap = self.expiry[i]
+            if heap is not None:
+                self._sweep_due(rt, states, heap, now)
+                continue
             dead = []
             for key, part in states.items():
                 rt.sweep(part, now, self._floor(rt, part))
@@ -512,10 +533,33 @@ class Engine:
                 for key, part in states.items():
                     self.spill.touched(i, key, part)
         # what the sweep left is exactly the live partial matches: sample their peak
-        live = sum(p.live_tokens() for states in self.states for p in states.values())
+        live = sum(sum(map(len, chain.from_iterable(map(_MARKING, states.values())))) for states in self.states)
         live += sum(r.live() for r in self.row_runtimes)
         if live > self.stats.peak_partial:
             self.stats.peak_partial = live
+
+    def _sweep_due(
+        self,
+        rt: GroupRuntime, states: dict[Any, Partition], heap: list[tuple[Any, int, Partition]], now: Event
+    ) -> None:
+        """Sweep the partitions whose earliest window has passed, in order of it; the others
+        hold nothing a sweep would drop."""
+        count = rt.count_window
+        limit = now.pos if count else now.ts
+        while heap:
+            due = heap[0][0]
+            if (due > limit) if count else (due >= limit):
+                break
+            _, _, part = heapq.heappop(heap)
+            if part.due != due or states.get(part.key) is not part:
+                continue  # stale: swept since, or a partition no longer held
+            rt.sweep(part, now, INF)
+            if part.empty():
+                del states[part.key]
+                part.due = INF
+                continue
+            part.due = INF
+            self._due(rt.net.index, part, rt.due(part))
 
     def live_by_pattern(self) -> dict[str, int]:
         """Live partial matches per pattern (a shared token counts for each pattern it serves)."""
@@ -590,6 +634,16 @@ class Engine:
         self._plain = not any(p.returns or p.conflict or p.timeout for p in self.net.patterns)
         # matches can wait for their window to close (end negations): stream time closes them
         self._waits = any(role.pending_negations for r in self.runtimes for roles in r.roles for role in roles)
+
+    def _expiry_heap(self, rt: GroupRuntime) -> list[tuple[Any, int, Partition]] | None:
+        return [] if self.expiry_index and rt.indexed and self.spill is None else None
+
+    def _due(self, i: int, part: Partition, due: Any) -> None:
+        """Something in ``part`` may be dropped once the stream passes ``due``: index it."""
+        if due < part.due:
+            part.due = due
+            self._counter += 1
+            heapq.heappush(self.expiry[i], (due, self._counter, part))  # type: ignore[arg-type]
 
     def _specialize(self, rt: GroupRuntime) -> None:
         """Generate the net's firing code, now that its configuration is complete."""
@@ -681,6 +735,7 @@ class Engine:
                 states[key] = part
             else:
                 part = states[key] = rt.new_partition()
+                part.key = key
         return part
 
     def _floor(self, rt: GroupRuntime, part: Partition) -> float:
@@ -706,9 +761,10 @@ class Engine:
             if part is None:
                 part = self._partition(i, rt, key)
             accepted = self._accepted
-            created = rt.steps.get(etype, rt.step)(
-                part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted
-            )
+            step = rt.steps.get(etype)
+            if step is None:
+                step = rt.step  # interpreted (a configuration without generated code)
+            created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
             if created:
                 self.stats.created += len(created)
                 if accepted:
@@ -716,12 +772,16 @@ class Engine:
                     self._accepted = []
                     for t in accepted:
                         self._accept(i, rt, part, t, d, emitted)
-                rt.store(part, created)
+                first = rt.store(part, created)
+                if first is not None and self.expiry[i] is not None:
+                    self._due(i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
                 if rt.watch_mask:
                     self._watch(i, rt, part, created, d, key)
             if self.spill is not None:
                 self.spill.touched(i, key, part)
             if etype in rt.negs_by_type:
+                if self.expiry[i] is not None:  # it may be buffered until its window passes
+                    self._due(i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
                 for j in rt.negative(part, d):
                     if self.tie == "arrival":
                         rt.cancel(part, j, d)
@@ -779,6 +839,8 @@ class Engine:
                 self._counter += 1
                 heapq.heappush(self.pending[i], (threshold, self._counter, part, waiting, role))
                 part.pending.append((waiting, role))
+                if self.expiry[i] is not None and w is not None:
+                    self._due(i, part, threshold)
                 continue
             if role.pattern in counted:  # collect=False: nothing depends on this match
                 self.stats.matches[counted[role.pattern]] += 1
@@ -919,6 +981,8 @@ class Engine:
                 for t, emitter in self._fixpoint(i, rt, part, evs, key):
                     self._accept(i, rt, part, t, emitter, emitted)
                 for d in evs:
+                    if self.expiry[i] is not None and d.type in rt.negs_by_type:
+                        self._due(i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
                     for j in rt.negative(part, d):
                         rt.cancel(part, j, d)
             if rt.count_window and self.pending[i] and closers:
@@ -952,8 +1016,9 @@ class Engine:
     ) -> list[tuple[Token, Event]]:
         accepted: list[Token] = []
         created: list[Token] = []
+        steps = rt.steps
         for g in evs:
-            created += rt.steps.get(g.type, rt.step)(part, g, INF, False, accepted)
+            created += (steps.get(g.type) or rt.step)(part, g, INF, False, accepted)
         # Tokens of the first pass hold exactly one event of the group (the marking holds
         # none), each a distinct (partial match, transition, event): no duplicates among them,
         # and none equals a token of the loop below (two or more of the group's events).
@@ -979,7 +1044,9 @@ class Engine:
                     if k not in seen:
                         seen.add(k)
                         queue.append(fired)
-        rt.store(part, queue)
+        first = rt.store(part, queue)
+        if first is not None and self.expiry[i] is not None:
+            self._due(i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
         self.stats.created += len(queue)

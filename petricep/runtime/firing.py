@@ -308,13 +308,51 @@ class GroupRuntime:
                 accepted.append(nt)
         return created
 
-    def store(self, part: Partition, created: list[Token]) -> None:
+    def store(self, part: Partition, created: list[Token]) -> Any:
+        """Keep the new partial matches that can still go on; returns the earliest window
+        start (ts, or pos under a count window) among them, None if none was kept."""
         places = self.places
+        first: Any = None
         for nt in created:
             if places[nt.place].has_exits:
                 part.marking[nt.place].append(nt)
+                f = nt.first_pos if self.count_window else nt.first_ts
+                if first is None or f < first:
+                    first = f
                 if self.place_stats is not None:
                     self.place_stats.created[nt.place] += 1
+        return first
+
+    @property
+    def indexed(self) -> bool:
+        """Whether sweeping this net's markings can follow the engine's expiry index (only
+        partitions whose earliest window has passed are visited): the sweep of a windowed
+        net then only drops what has expired. Contiguity and LIMIT quotas depend on every
+        event and need every partition swept."""
+        return self.w is not None and not self.contiguity and not self.limits
+
+    def due(self, part: Partition) -> Any:
+        """The earliest stream point at which sweeping ``part`` could drop something: a partial
+        match's window, a buffered negative event's, a waiting match's (INF: never)."""
+        w: Any = self.w
+        count = self.count_window
+        due: Any = INF
+        for tokens in part.marking:
+            for t in tokens:
+                d = (t.first_pos if count else t.first_ts) + w
+                if d < due:
+                    due = d
+        for buf in part.buffers:
+            for x in buf:
+                d = (x.pos if count else x.ts) + w
+                if d < due:
+                    due = d
+        for t, role in part.pending:
+            if role.window is not None:
+                d = (t.first_pos if count else t.first_ts) + role.window
+                if d < due:
+                    due = d
+        return due
 
     # ------------------------------------------------------------------ emission
 

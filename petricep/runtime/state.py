@@ -129,14 +129,18 @@ def root_token(nslots: int, start: int, users: int) -> Token:
 class Partition:
     """The marking of one pattern for one key value."""
 
-    __slots__ = ("marking", "buffers", "pending", "last_input_key", "quotas")
+    __slots__ = ("marking", "buffers", "pending", "last_input_key", "quotas", "key", "due")
 
-    def __init__(self, nplaces: int, nnegs: int) -> None:
+    def __init__(self, nplaces: int, nnegs: int, key: Any = None) -> None:
         self.marking: list[list[Token]] = [[] for _ in range(nplaces)]
         self.buffers: list[list[Event]] = [[] for _ in range(nnegs)]
         self.pending: list[tuple[Token, Any]] = []  # (match waiting for its window, its Role)
         self.last_input_key: float = -INF
         self.quotas: dict[int, Any] = {}  # limited pattern -> its Quota (runtime/limits.py)
+        self.key = key  # the partition attribute values this marking belongs to
+        # earliest stream point (ts, or pos under a count window) at which a sweep could drop
+        # something here; the engine's expiry index holds an entry for it (INF: none)
+        self.due: Any = INF
 
     def live_tokens(self) -> int:
         return sum(len(m) for m in self.marking)

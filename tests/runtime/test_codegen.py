@@ -105,9 +105,9 @@ def test_pattern_text_never_enters_the_source(monkeypatch: pytest.MonkeyPatch) -
     sources: list[str] = []
     original = codegen._Source.compile
 
-    def capture(self: codegen._Source, name: str) -> object:
+    def capture(self: codegen._Source, name: str, label: str = "") -> object:
         sources.append("\n".join(self.lines))
-        return original(self, name)
+        return original(self, name, label)
 
     monkeypatch.setattr(codegen._Source, "compile", capture)
     text = """PATTERN p: SEQ(A a, B b) WHERE a.note = '"); import os; os.system("x'

@@ -1,0 +1,87 @@
+"""The expiry index: a sweep visits only the partitions whose earliest window has passed.
+
+Against the same engine sweeping every partition: the same matches, the same sampled
+peak, and after every event the same partial matches and negative events held."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.events import Event
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from tests.runtime.test_differential import fresh
+from tests.strategies import pattern_text, patterns, streams
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def held(engine: Engine) -> tuple[int, int]:
+    """Partial matches and negative events stored in every marking."""
+    parts = [p for states in engine.states for p in states.values()]
+    return sum(len(m) for p in parts for m in p.marking), sum(len(b) for p in parts for b in p.buffers)
+
+
+def trace(engine: Engine, events: list[Event]) -> tuple[list[str], list[tuple[int, int]], int]:
+    out, states = [], []
+    for e in fresh(events):
+        out += [json.dumps(m.to_dict(), sort_keys=True) for m in engine.push(e)]
+        states.append(held(engine))
+    out += [json.dumps(m.to_dict(), sort_keys=True) for m in engine.flush()]
+    return out, states, engine.stats.peak_partial
+
+
+@SETTINGS
+@given(st.data())
+def test_indexed_sweeps_equal_full_sweeps(data: st.DataObject) -> None:
+    tie = data.draw(st.sampled_from(["arrival", "strict", "either"]))
+    kw: dict[str, Any] = {"strategies": ["skip-till-any-match"]} if tie == "either" else {}
+    pattern = data.draw(patterns(windows=("time", "count"), **kw))
+    events = data.draw(streams(max_size=14))
+    every = data.draw(st.integers(1, 4))
+    note(pattern_text(pattern))
+    net = build_net([pattern])
+    indexed = Engine(net, tie=tie, sweep_every=every)
+    assert indexed.expiry == [[] if rt.indexed else None for rt in indexed.runtimes]
+    assert trace(indexed, events) == trace(Engine(net, tie=tie, sweep_every=every, expiry_index=False), events)
+
+
+def test_only_due_partitions_are_visited() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 10")
+    engine = Engine(net, sweep_every=1)
+    rt = engine.runtimes[0]
+    visited: list[Any] = []
+    sweep = rt.sweep
+    rt.sweep = lambda part, now, floor: (visited.append(part.key), sweep(part, now, floor))  # type: ignore[method-assign]
+    for i, k in enumerate([1, 2, 3]):
+        engine.push(Event("A", i, i, f"a{k}", {"k": k}))
+    assert visited == [] and sorted(engine.states[0]) == [1, 2, 3]
+    engine.push(Event("C", 11, 3, "c", {"k": 9}))  # passes key 1's window (0 + 10 < 11) only
+    assert visited == [1] and sorted(engine.states[0]) == [2, 3]
+    engine.push(Event("C", 13, 4, "c2", {"k": 9}))
+    assert visited == [1, 2, 3] and engine.states[0] == {}
+    assert engine.expiry == [[]]
+
+
+@pytest.mark.parametrize(
+    "text, indexed",
+    [
+        ("PATTERN p: SEQ(A a, B b) WITHIN 10", True),
+        ("PATTERN p: SEQ(A a, B b) WITHIN 3 EVENTS", True),
+        ("PATTERN p: SEQ(A a, B b)", False),  # nothing expires
+        ("PATTERN p: SEQ(A a, B b) WHERE strict-contiguity WITHIN 10", False),  # every event counts
+        ("PATTERN p: SEQ(A a, B b) WITHIN 10 LIMIT 5 PARTIAL MATCHES", False),  # quotas
+    ],
+)
+def test_which_nets_use_the_index(text: str, indexed: bool) -> None:
+    engine = Engine(compile_text(text))
+    assert (engine.expiry[0] is not None) is indexed
