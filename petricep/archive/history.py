@@ -63,6 +63,8 @@ class _Joiner:
         self.partition = spec.source.partition
         self.lo, self.hi = spec.reach()
         self.live_types = {r.type for r in _refs(spec.live)}
+        # negated live types: their events only cancel, so the gate always lets them through
+        self.negated_types = {r.type for r in A.events_of(spec.live.structure) if r.negated}
         w = spec.live.window
         single = len(spec.live_vars) == 1 and not any(r.kleene for r in _refs(spec.live))
         # how far apart a live match's events can be: none for one event, else the window
@@ -153,6 +155,8 @@ class HistoryJoin:
         if not self._archive_first():
             return True
         for j in self.joiners.values():
+            if e.type in j.negated_types:
+                return True
             if e.type not in j.live_types:
                 continue
             # every match holding e has its anchors within the live window of e, so its history

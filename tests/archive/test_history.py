@@ -193,3 +193,14 @@ def test_archive_plus_live_equals_the_concatenated_stream(
         if all(m["ids"][v] in live_ids for v in m["ids"] if v.startswith("l"))
     ]
     assert sorted(json.dumps(m, sort_keys=True) for m in got) == sorted(json.dumps(m, sort_keys=True) for m in want)
+
+
+@pytest.mark.parametrize("order", ["live-first", "archive-first", "auto"])
+def test_archive_first_lets_negated_events_through(order: str) -> None:
+    """Archive-first holds back live events without history for their key and range; a
+    negated event cannot start a match, but it cancels them: it always goes through."""
+    text = "PATTERN p: SEQ(ARCHIVED A h, A l0, !(B n), A l1) WHERE l0.ts - h.ts <= 1 AND l0.ts - h.ts >= 1"
+    history = [ev("A", 0, 0, "h0")]
+    live = [ev("A", 1, 0, "x0"), ev("B", 1, 1, "x1"), ev("A", 1, 2, "x2"), ev("A", 1, 3, "x3")]
+    got = run_history(text, archive_of(history), live, order=order)
+    assert [m["ids"] for m in got] == [{"h": "h0", "l0": "x2", "l1": "x3"}]
