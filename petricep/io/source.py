@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import IO, TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -372,7 +373,7 @@ class _Run:
     def columnar(
         self,
         names: tuple[str, ...],
-        cols: list[list[Any]],
+        cols: list[Any],
         has_nulls: list[bool],
         all_numbers: list[bool],
         type_arr: pa.Array | None,
@@ -380,7 +381,10 @@ class _Run:
         n: int,
     ) -> list[Event] | None:
         """All events of a batch of ``n`` rows that are all good, or ``None`` when
-        some row needs checking one by one (nothing is consumed then)."""
+        some row needs checking one by one (nothing is consumed then).
+
+        A column is a list of values or, for numbers only, a numpy array (its rows become
+        Python ints and floats once the row filter has chosen them)."""
         if n == 0:
             return []
         index = {name: i for i, name in enumerate(names)}
@@ -449,8 +453,9 @@ class _Run:
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
                 events = list(map(Event, types, tss_kept, positions_kept, ids, attrs))
             else:
+                cols = [_listed(c) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-                events = list(map(Event, types, tss, positions, ids, attrs))
+                events = list(map(Event, types, tss, positions, _listed(ids), attrs))
         finally:
             if gc_was_on:
                 gc.enable()
@@ -468,6 +473,12 @@ def _pick(values: Any, rows: list[int]) -> list[Any]:
     """``[values[i] for i in rows]``, for the rows a row filter keeps."""
     if not rows:
         return []
+    if isinstance(values, np.ndarray):
+        return values[rows].tolist()  # type: ignore[no-any-return]
     got = operator.itemgetter(*rows)(values)
     return list(got) if len(rows) > 1 else [got]
 
+
+def _listed(values: Any) -> Any:
+    """A column's values as Python objects (a numpy column as a list)."""
+    return values.tolist() if isinstance(values, np.ndarray) else values

@@ -1,0 +1,150 @@
+"""CSV read by Arrow's own streaming reader, as far as that provably reads it as the
+line-by-line reader does.
+
+Arrow decompresses and parses on its own threads while Python turns the previous batch
+into events, which is what makes large files fast. But Arrow's CSV rules are not
+petricep's: it takes a lone ``\\r`` as a line end, newlines inside quotes, a field of
+any length. So Arrow reads the file through :class:`CleanLines`, which hands it whole
+lines and ends the data early, at the start of the first line that holds anything where
+the two could part (a quote, a lone ``\\r``, invalid UTF-8, a line as long as the csv
+module's field limit, a read error). Up to there every line is one row of Arrow's, so
+the caller can go on with the chunked reader from exactly that line. What Arrow reports
+itself (a wrong field count, a blank line: see :func:`has_blank_line`) is handled the
+same way, a batch earlier.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+
+class CleanLines:
+    """A read-only file object for Arrow: the text of ``stream``, read ``chunk`` bytes at a
+    time (as the chunked reader reads it, so a read error falls between the same lines),
+    handed out in whole lines, ending before the first line Arrow might read otherwise.
+
+    ``stopped`` tells that the data ended early: the caller reads on from the line after
+    the last row Arrow gave.
+    """
+
+    def __init__(self, stream: Any, chunk: int) -> None:
+        self._stream = stream
+        self._chunk = chunk
+        self._carry = b""
+        self._limit = csv.field_size_limit()
+        self.stopped = False
+        self.closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._stream.close()
+
+    def read(self, nbytes: int = -1) -> bytes:
+        """The next whole lines (whatever ``nbytes``; Arrow takes any length), ``b""`` at the end."""
+        while not self.closed:
+            try:
+                data = self._stream.read(self._chunk)
+            except (OSError, EOFError, ValueError, pa.ArrowException):  # the chunked reader meets it again
+                return self._end(b"", stopped=True)
+            if not data:
+                last = self._checked(self._carry, final=True)
+                return self._end(last, stopped=self.stopped)
+            buf = self._carry + data
+            j = buf.rfind(b"\n")
+            if j < 0:
+                self._carry = buf
+                continue
+            part, self._carry = buf[: j + 1], buf[j + 1 :]
+            part = self._checked(part, final=False)
+            if self.stopped:
+                return self._end(part, stopped=True)
+            return part
+        return b""
+
+    def _end(self, part: bytes, stopped: bool) -> bytes:
+        self.stopped = stopped
+        self._carry = b""
+        self.close()
+        return part
+
+    def _checked(self, part: bytes, final: bool) -> bytes:
+        """``part``, or its lines before the first troubled one (and ``stopped`` set)."""
+        bad = self._first_trouble(part, final)
+        if bad is None:
+            return part
+        self.stopped = True
+        return part[: part.rfind(b"\n", 0, bad) + 1]
+
+    def _first_trouble(self, part: bytes, final: bool) -> int | None:
+        found: list[int] = []
+        quote = part.find(b'"')
+        if quote >= 0:
+            found.append(quote)
+        if b"\r" in part:
+            # the file's very last \r ends its last line for both readers
+            body = part[:-1] if final and part.endswith(b"\r") else part
+            if body.count(b"\r") != body.count(b"\r\n"):
+                i = body.find(b"\r")
+                while body[i + 1 : i + 2] == b"\n":
+                    i = body.find(b"\r", i + 1)
+                found.append(i)
+        if not part.isascii():
+            try:
+                part.decode("utf-8")
+            except UnicodeDecodeError as e:
+                found.append(e.start)
+        long = self._long_line(part)
+        if long is not None:
+            found.append(long)
+        return min(found) if found else None
+
+    def _long_line(self, part: bytes) -> int | None:
+        """Where the first line of ``limit`` bytes or more starts: the csv module rejects a
+        field that long, Arrow does not."""
+        limit = self._limit
+        pos = 0
+        while len(part) - pos >= limit:
+            j = part.rfind(b"\n", pos, pos + limit)
+            if j < 0:
+                return pos
+            pos = j + 1
+        return None
+
+
+def open_batches(
+    lines: CleanLines,
+    names: Sequence[str],
+    include: Sequence[str],
+    header: bool,
+    delimiter: str,
+    convert: pa_csv.ConvertOptions,
+) -> pa_csv.CSVStreamingReader:
+    """Arrow's streaming reader over ``lines``: one row per line, blank lines kept as rows
+    (so that :func:`has_blank_line` sees them), only the ``include`` columns converted."""
+    return pa_csv.open_csv(
+        lines,
+        read_options=pa_csv.ReadOptions(column_names=list(names), skip_rows=1 if header else 0),
+        parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=False, ignore_empty_lines=False),
+        convert_options=convert,
+    )
+
+
+def has_blank_line(columns: Sequence[pa.Array]) -> bool:
+    """Whether a batch may hold a blank line (Arrow reads one as a row of nulls only; the
+    line-by-line reader skips it, so the line numbers part): every column has a null."""
+    return all(c.null_count for c in columns)
+
+
+__all__ = ["CleanLines", "has_blank_line", "open_batches"]
