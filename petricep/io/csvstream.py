@@ -16,17 +16,23 @@ same way, a batch earlier.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
+# Arrow's block (one batch): its read-ahead holds a few dozen of them. Small blocks keep
+# that memory low; their batches are joined into tables of at least ROWS rows, so the
+# cost per batch in Python does not grow.
+BLOCK = 256 << 10
+ROWS = 65_536
+
 
 class CleanLines:
     """A read-only file object for Arrow: the text of ``stream``, read ``chunk`` bytes at a
     time (as the chunked reader reads it, so a read error falls between the same lines),
-    handed out in whole lines, ending before the first line Arrow might read otherwise.
+    ending before the first line Arrow might read otherwise.
 
     ``stopped`` tells that the data ended early: the caller reads on from the line after
     the last row Arrow gave.
@@ -36,6 +42,8 @@ class CleanLines:
         self._stream = stream
         self._chunk = chunk
         self._carry = b""
+        self._ready = memoryview(b"")  # checked lines not yet handed out
+        self._at = 0
         self._limit = csv.field_size_limit()
         self.stopped = False
         self.closed = False
@@ -47,20 +55,33 @@ class CleanLines:
         return False
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._stream.close()
+        """No more reads. The stream itself is closed by the thread that reads it (Arrow's:
+        it may be inside a read now), on its next read or at the end."""
+        self.closed = True
 
-    def read(self, nbytes: int = -1) -> bytes:
-        """The next whole lines (whatever ``nbytes``; Arrow takes any length), ``b""`` at the end."""
+    def read(self, nbytes: int = -1) -> memoryview:
+        """At most ``nbytes`` of the checked text (Arrow's block size bounds what its
+        read-ahead holds); empty at the end."""
+        if self._at >= len(self._ready) and not self._fill():
+            self._stream.close()
+            return memoryview(b"")
+        end = len(self._ready) if nbytes < 0 else self._at + nbytes
+        out = self._ready[self._at : end]
+        self._at += len(out)
+        return out
+
+    def _fill(self) -> bool:
+        """Read and check the next whole lines; False at the end."""
         while not self.closed:
             try:
                 data = self._stream.read(self._chunk)
             except (OSError, EOFError, ValueError, pa.ArrowException):  # the chunked reader meets it again
-                return self._end(b"", stopped=True)
+                self._end(True)
+                return False
             if not data:
                 last = self._checked(self._carry, final=True)
-                return self._end(last, stopped=self.stopped)
+                self._end(self.stopped)
+                return self._serve(last)
             buf = self._carry + data
             j = buf.rfind(b"\n")
             if j < 0:
@@ -69,15 +90,20 @@ class CleanLines:
             part, self._carry = buf[: j + 1], buf[j + 1 :]
             part = self._checked(part, final=False)
             if self.stopped:
-                return self._end(part, stopped=True)
-            return part
-        return b""
+                self._end(True)
+            return self._serve(part)
+        return False
 
-    def _end(self, part: bytes, stopped: bool) -> bytes:
+    def _serve(self, part: bytes) -> bool:
+        self._ready = memoryview(part)
+        self._at = 0
+        return bool(part)
+
+    def _end(self, stopped: bool) -> None:
         self.stopped = stopped
         self._carry = b""
-        self.close()
-        return part
+        self.closed = True
+        self._stream.close()
 
     def _checked(self, part: bytes, final: bool) -> bytes:
         """``part``, or its lines before the first troubled one (and ``stopped`` set)."""
@@ -135,16 +161,40 @@ def open_batches(
     (so that :func:`has_blank_line` sees them), only the ``include`` columns converted."""
     return pa_csv.open_csv(
         lines,
-        read_options=pa_csv.ReadOptions(column_names=list(names), skip_rows=1 if header else 0),
+        read_options=pa_csv.ReadOptions(column_names=list(names), skip_rows=1 if header else 0, block_size=BLOCK),
         parse_options=pa_csv.ParseOptions(delimiter=delimiter, newlines_in_values=False, ignore_empty_lines=False),
         convert_options=convert,
     )
 
 
-def has_blank_line(columns: Sequence[pa.Array]) -> bool:
+def tables(reader: pa_csv.CSVStreamingReader, rows: int = ROWS) -> Generator[pa.Table, None, bool]:
+    """The reader's batches joined into tables of at least ``rows`` rows (one array a
+    column); returns False when a read failed (a bad line: the chunked reader tells which)."""
+    pending: list[pa.RecordBatch] = []
+    size = 0
+    ok = True
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            break
+        except (pa.ArrowException, OSError, ValueError):
+            ok = False
+            break
+        pending.append(batch)
+        size += batch.num_rows
+        if size >= rows:
+            yield pa.Table.from_batches(pending).combine_chunks()
+            pending, size = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending).combine_chunks()
+    return ok
+
+
+def has_blank_line(columns: Sequence[pa.Array | pa.ChunkedArray]) -> bool:
     """Whether a batch may hold a blank line (Arrow reads one as a row of nulls only; the
     line-by-line reader skips it, so the line numbers part): every column has a null."""
     return all(c.null_count for c in columns)
 
 
-__all__ = ["CleanLines", "has_blank_line", "open_batches"]
+__all__ = ["BLOCK", "ROWS", "CleanLines", "has_blank_line", "open_batches", "tables"]

@@ -409,7 +409,7 @@ class _Run:
         if time_arr is None:
             tss = positions
         else:
-            parsed = self.parser.parse_array(time_arr)
+            parsed = self.parser.parse_column(time_arr)
             if parsed is None:
                 return None
             tss, got = parsed
@@ -417,7 +417,7 @@ class _Run:
                 if kind is not None and got != kind:
                     return None
                 kind = got
-            if self.source.spec.ordered and (tss[0] < self.prev_ts or any(map(operator.lt, tss[1:], tss))):
+            if self.source.spec.ordered and (tss[0] < self.prev_ts or _decreases(tss)):
                 return None
         ids: Any = positions
         if self.id_field is not None:
@@ -455,14 +455,14 @@ class _Run:
             else:
                 cols = [_listed(c) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-                events = list(map(Event, types, tss, positions, _listed(ids), attrs))
+                events = list(map(Event, types, _listed(tss), positions, _listed(ids), attrs))
         finally:
             if gc_was_on:
                 gc.enable()
         self.pos += n
         self.source.rows_read += n
         if time_arr is not None and self.source.spec.ordered:
-            self.prev_ts = tss[-1]
+            self.prev_ts = _listed(tss[-1:])[0]
         if self.kind is None and kind is not None:
             self.kind = kind
             self.source._kind = kind
@@ -477,6 +477,13 @@ def _pick(values: Any, rows: list[int]) -> list[Any]:
         return values[rows].tolist()  # type: ignore[no-any-return]
     got = operator.itemgetter(*rows)(values)
     return list(got) if len(rows) > 1 else [got]
+
+
+def _decreases(values: Any) -> bool:
+    """Whether some value is less than the one before it."""
+    if isinstance(values, np.ndarray):
+        return bool(np.any(values[1:] < values[:-1]))
+    return any(map(operator.lt, values[1:], values))
 
 
 def _listed(values: Any) -> Any:

@@ -9,6 +9,7 @@ gives the same values and the exact line of each error.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -20,7 +21,7 @@ import pyarrow.csv as pa_csv
 
 from ..errors import EventError
 from ..events import Event
-from .csvstream import CleanLines, has_blank_line, open_batches
+from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .source import _MISSING, EventSource, InputSpec, _duplicate, _Run
 from .values import text_value, type_text_column
 
@@ -209,28 +210,31 @@ class _CsvSource(EventSource):
         need = run.needed(names)
         include = list(names) if need is None else [c for c, k in zip(names, need) if k] or [names[0]]
         lines = CleanLines(_open_stream(self.spec.path, self.label), _CHUNK)
+        try:
+            reader = open_batches(lines, names, include, self._header, self._delim, _text_columns(names, include))
+        except (pa.ArrowException, OSError, ValueError):
+            lines.close()
+            return 0
         done = 0
         try:
-            try:
-                reader = open_batches(lines, names, include, self._header, self._delim, _text_columns(names, include))
-            except (pa.ArrowException, OSError, ValueError):
-                return 0
+            parts = tables(reader)
             while True:
                 try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return done if lines.stopped else None
-                except (pa.ArrowException, OSError, ValueError):  # a bad line: the chunked reader tells which
+                    table = next(parts)
+                except StopIteration as end:
+                    return None if end.value and not lines.stopped else done
+                if has_blank_line(table.columns):
                     return done
-                if has_blank_line(batch.columns):
-                    return done
-                events = self._columnar(run, need, dict(zip(batch.schema.names, batch.columns)), batch.num_rows)
+                parsed = {name: c.chunk(0) for name, c in zip(table.column_names, table.columns)}
+                events = self._columnar(run, need, parsed, table.num_rows)
                 if events is None:
                     return done
                 yield from events
-                done += batch.num_rows
+                done += table.num_rows
         finally:
             lines.close()
+            with contextlib.suppress(pa.ArrowException):
+                reader.close()
 
     def _fast(self, run: _Run, chunk: bytes) -> list[Event] | None:
         names = self.columns

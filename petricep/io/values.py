@@ -92,6 +92,8 @@ def _plain_ints(arr: pa.Array) -> pa.Array | None:
         ints = pc.cast(arr, pa.int64())
     except (pa.ArrowInvalid, OverflowError):
         return None
+    if pc.all(pc.ascii_is_decimal(arr)).as_py():  # no signs: the common case, one kernel fewer
+        return ints
     if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(arr, characters="-"))).as_py():
         return None
     return ints
