@@ -27,6 +27,7 @@ import pyarrow.csv as pa_csv
 # cost per batch in Python does not grow.
 BLOCK = 256 << 10
 ROWS = 65_536
+_CR = ord("\r")
 
 
 class CleanLines:
@@ -65,7 +66,9 @@ class CleanLines:
         if self._at >= len(self._ready) and not self._fill():
             self._stream.close()
             return memoryview(b"")
-        end = len(self._ready) if nbytes < 0 else self._at + nbytes
+        end = len(self._ready) if nbytes < 0 else self._at + max(nbytes, 1)
+        if end < len(self._ready) and self._ready[end - 1] == _CR:
+            end += 1  # never between \r and \n: Arrow (26) ends the file early at a block of a lone \n
         out = self._ready[self._at : end]
         self._at += len(out)
         return out
@@ -167,9 +170,10 @@ def open_batches(
     )
 
 
-def tables(reader: pa_csv.CSVStreamingReader, rows: int = ROWS) -> Generator[pa.Table, None, bool]:
-    """The reader's batches joined into tables of at least ``rows`` rows (one array a
-    column); returns False when a read failed (a bad line: the chunked reader tells which)."""
+def tables(reader: pa_csv.CSVStreamingReader, rows: int | None = None) -> Generator[pa.Table, None, bool]:
+    """The reader's batches joined into tables of at least ``rows`` (default ROWS) rows, one
+    array a column; returns False when a read failed (a bad line: the chunked reader tells which)."""
+    rows = ROWS if rows is None else rows
     pending: list[pa.RecordBatch] = []
     size = 0
     ok = True

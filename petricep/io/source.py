@@ -437,6 +437,7 @@ class _Run:
         if need is not None and not all(need):
             names = tuple(nm for nm, k in zip(names, need) if k)
             cols = [c for c, k in zip(cols, need) if k]
+            all_numbers = [a for a, k in zip(all_numbers, need) if k]  # the filter reads them by name's index
         rows = None
         if self.source.row_filter is not None:
             rows = self.source.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
