@@ -77,7 +77,7 @@ def outcome(path: str, skip: bool, filtered: bool, **kw: Any) -> tuple[Any, ...]
             if not filtered:
                 events.append(repr(e))
             elif usable(e):  # and only the columns NET reads: the row-by-row reader keeps them all
-                read = {"type", "ts", "x", "y", kw.get("id_field")}
+                read = {"x", "y", kw.get("type_field"), kw.get("time_field"), kw.get("id_field")}
                 events.append(repr(Event(e.type, e.ts, e.pos, e.id, {k: v for k, v in e.attrs.items() if k in read})))
     except EventError as e:
         error = (type(e).__name__, str(e), e.file, e.row, e.field)
@@ -96,23 +96,30 @@ def both(path: str, skip: bool, filtered: bool, **kw: Any) -> tuple[tuple[Any, .
 
 @st.composite
 def csv_file(draw: st.DrawFn) -> str:
-    trouble = draw(st.integers(0, 3)) == 0
-    cells = st.sampled_from(CLEAN + TROUBLE) if trouble else st.sampled_from(CLEAN)
+    """Clean rows with at most a couple of troubles in them (a troubled cell, a bad or
+    decreasing timestamp, a short or long row, a blank line, a lone or doubled \\r), so
+    that the stream reads some rows and the chunked reader the others."""
     lines = ["type,ts,id,x,y,z"]
     ts = 0
     for _ in range(draw(st.integers(0, 40))):
-        ts += draw(st.sampled_from([0, 0, 1, 2, -1] if trouble else [0, 0, 1, 2]))
-        t = str(ts) if not trouble or draw(st.integers(0, 9)) else draw(st.sampled_from(["zz", "", "1.5", "nan"]))
-        row = [draw(st.sampled_from(["A", "B", "B"])), t, str(draw(st.integers(0, 10**20)))]
-        row += [draw(cells) for _ in range(3)]
-        if trouble and draw(st.integers(0, 9)) == 0:
-            row = row[: draw(st.integers(0, 7))] if draw(st.booleans()) else row + ["extra"]
-        lines.append(",".join(row))
+        ts += draw(st.sampled_from([0, 0, 1, 2]))
+        row = [draw(st.sampled_from(["A", "B", "B"])), str(ts), str(draw(st.integers(0, 10**20)))]
+        lines.append(",".join(row + [draw(st.sampled_from(CLEAN)) for _ in range(3)]))
+    for _ in range(draw(st.integers(0, 2)) if len(lines) > 1 else 0):
+        i = draw(st.integers(1, len(lines) - 1))
+        row = lines[i].split(",")
+        how = draw(st.integers(0, 3)) if len(row) == 6 else 2  # a row troubled before has fewer fields
+        if how == 0:
+            row[draw(st.integers(3, 5))] = draw(st.sampled_from(TROUBLE))
+        elif how == 1:
+            row[1] = draw(st.sampled_from(["zz", "", "1.5", "nan", "-1"]))
+        elif how == 2:
+            row = row[: draw(st.integers(0, 5))] if draw(st.booleans()) else row + ["extra"]
+        else:
+            row[-1] += draw(st.sampled_from(["\n", "\n\n", "\r\n\r\n", "\r", "\r\r", "\ufeff"]))
+        lines[i] = ",".join(row)
     end = draw(st.sampled_from(["\n", "\r\n"]))
     text = end.join(lines) + draw(st.sampled_from([end, ""]))
-    if trouble and draw(st.booleans()):
-        at = draw(st.integers(0, len(text)))
-        text = text[:at] + draw(st.sampled_from(["\n", "\n\n", "\r\n\r\n", "\r", "\ufeff"])) + text[at:]
     if draw(st.booleans()):
         text = "\ufeff" + text
     return text
@@ -126,8 +133,8 @@ def csv_file(draw: st.DrawFn) -> str:
     filtered=st.booleans(),
     with_id=st.booleans(),
     numeric=st.booleans(),
-    chunk=st.sampled_from([16, 97, 4 << 20]),
-    block=st.sampled_from([16, 100, 256 << 10]),
+    chunk=st.one_of(st.integers(8, 300), st.just(4 << 20)),
+    block=st.one_of(st.integers(8, 300), st.just(256 << 10)),
     rows=st.sampled_from([1, 5, 65_536]),
 )
 def test_same_as_the_chunked_reader(
@@ -289,13 +296,54 @@ def test_blank_lines_and_quotes_keep_line_numbers(tmp_path: Path, small_blocks: 
     assert small_blocks[1] <= 301  # the chunked reader took over before the blank lines
 
 
-def test_long_line_as_the_chunked_reader(tmp_path: Path, small_blocks: list[int]) -> None:
-    """Arrow takes a field of any length, the csv module not: the chunked reader decides."""
+def test_long_line_as_the_chunked_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrow takes a field of any length, the csv module not: the chunked reader decides. In
+    one chunk with a bad row, the line-by-line reader reads it (and rejects it)."""
+    monkeypatch.setattr(csvstream, "BLOCK", 200_000)  # Arrow fails on a row longer than its block
+    monkeypatch.setattr(csvstream, "ROWS", 40)
     p = tmp_path / "long.csv"
-    p.write_bytes(_rows(2000, {1200: "A,400,1," + "x" * 140_000 + ",3"}).encode())
+    p.write_bytes(_rows(30_000, {1200: "A,400,1," + "x" * 140_000 + ",3", 25_000: "A,zz,1,2,3"}).encode())
     new, old = both(str(p), True, False, **KW)
-    assert new == old and len(new[0]) + new[2][1] == 2000
-    assert 1 < small_blocks[1] <= 1201
+    assert new == old and new[2] == (30_000, 2)
+    assert '"row": 1202, "field": null, "error": "invalid CSV: field larger than field limit' in new[3]
+
+
+# every trouble, in a column the run reads and in one it does not (z, under a row filter)
+TROUBLED_ROWS = [f"B,400,1,{c},3,4" for c in TROUBLE] + [f"B,400,1,2,3,{c}" for c in TROUBLE] + [
+    "", "\r", "B,400,1,2,3,4\r", "B,400,1,2,3,4\r\r", "B,400,1,2,3,4\rB,400,1,2,3,4", "\ufeffB,400,1,2,3,4",
+    "B,400,1,2,3", "B,400,1,2,3,4,5", "B,zz,1,2,3,4",
+]
+
+
+@pytest.mark.parametrize("bad", TROUBLED_ROWS)
+@pytest.mark.parametrize("filtered", [False, True])
+@pytest.mark.parametrize("spec", ["type/time/id", "const"])
+def test_each_trouble_as_the_chunked_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str, filtered: bool, spec: str
+) -> None:
+    monkeypatch.setattr(textfiles_mod, "_CHUNK", 1 << 20)
+    monkeypatch.setattr(csvstream, "BLOCK", 300)
+    monkeypatch.setattr(csvstream, "ROWS", 40)
+    lines = ["type,ts,id,x,y,z"] + [f"{'AB'[i % 2]},{i // 3},{1000 + i},{i * 0.5},{i % 7},z{i}" for i in range(1000)]
+    lines[601] = bad
+    lines[900] = "B,1"  # so that the chunked reader reads the lines between one by one
+    p = tmp_path / "t.csv"
+    p.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape"))
+    # without a time field or a type column, nothing but the blank-line test sees a blank line
+    kw = KW if spec != "const" else {"type_const": "A"}
+    new, old = both(str(p), True, filtered, **kw)
+    assert new == old
+
+
+@pytest.mark.parametrize("block", range(8, 40))
+def test_crlf_blocks_as_the_chunked_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    monkeypatch.setattr(textfiles_mod, "_CHUNK", 64)
+    monkeypatch.setattr(csvstream, "BLOCK", block)
+    monkeypatch.setattr(csvstream, "ROWS", 3)
+    p = tmp_path / "crlf.csv"
+    p.write_bytes(_rows(60, {}).replace("\n", "\r\n").encode())
+    new, old = both(str(p), False, False, **KW)
+    assert new == old and len(new[0]) == 60
 
 
 def test_crlf_bom_and_last_line_without_newline(tmp_path: Path, small_blocks: list[int]) -> None:
@@ -304,7 +352,9 @@ def test_crlf_bom_and_last_line_without_newline(tmp_path: Path, small_blocks: li
     p.write_bytes(text.encode())
     events = list(open_events(InputSpec(str(p), **KW)))
     assert len(events) == 500 and events[0].attrs["type"] == "A" and events[-1].attrs["y"] == 499 % 7
-    assert small_blocks == [0]
+    p.write_bytes(text.encode() + b"\r")  # the file's last \r ends its last line
+    assert list(open_events(InputSpec(str(p), **KW))) == events
+    assert small_blocks == [0, 0]
 
 
 def test_big_ints_and_number_spellings(tmp_path: Path) -> None:
