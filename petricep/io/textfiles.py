@@ -1,10 +1,13 @@
 """CSV and JSON Lines files (plain, gzip or bz2), read in chunks of whole lines.
 
 CSV: each physical line is one row (newlines inside quoted values are not
-supported). Each chunk is parsed with Arrow and converted column by column; a
-chunk with anything unusual (a bad value, a short line, a blank line, a lone
-``\r``, invalid UTF-8) is re-read line by line with Python's ``csv`` module, which
-gives the same values and the exact line of each error.
+supported). Arrow's streaming reader reads the file for as long as it provably reads it
+as the line-by-line reader would (:mod:`petricep.io.csvstream`); from the first line
+where it might not (or the first batch with a bad row), the chunked reader goes on:
+each chunk is parsed with Arrow and converted column by column; a chunk with anything
+unusual (a bad value, a short line, a blank line, a lone ``\r``, invalid UTF-8) is
+re-read line by line with Python's ``csv`` module, which gives the same values and the
+exact line of each error.
 """
 
 from __future__ import annotations
