@@ -22,7 +22,9 @@ a CSV header or a Parquet/table schema is always fatal, at open.
 CSV
 ---
 Each physical line is one row (newlines inside quoted values are not supported).
-The reader cuts the file into chunks of whole lines and parses each with Arrow,
+Arrow's streaming reader reads the file (decompressing and parsing on its own threads)
+up to the first line it might read otherwise than Python's ``csv`` module; from there
+the reader cuts the file into chunks of whole lines and parses each with Arrow,
 converting column by column; a chunk with anything unusual (a bad value, a short
 line, a blank line, a lone ``\\r``) is re-read line by line with Python's ``csv``
 module, which gives the same values and the exact line of each error.

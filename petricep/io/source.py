@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import IO, TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -372,7 +373,7 @@ class _Run:
     def columnar(
         self,
         names: tuple[str, ...],
-        cols: list[list[Any]],
+        cols: list[Any],
         has_nulls: list[bool],
         all_numbers: list[bool],
         type_arr: pa.Array | None,
@@ -380,7 +381,10 @@ class _Run:
         n: int,
     ) -> list[Event] | None:
         """All events of a batch of ``n`` rows that are all good, or ``None`` when
-        some row needs checking one by one (nothing is consumed then)."""
+        some row needs checking one by one (nothing is consumed then).
+
+        A column is a list of values or, for numbers only, a numpy array (its rows become
+        Python ints and floats once the row filter has chosen them)."""
         if n == 0:
             return []
         index = {name: i for i, name in enumerate(names)}
@@ -405,7 +409,7 @@ class _Run:
         if time_arr is None:
             tss = positions
         else:
-            parsed = self.parser.parse_array(time_arr)
+            parsed = self.parser.parse_column(time_arr)
             if parsed is None:
                 return None
             tss, got = parsed
@@ -413,7 +417,7 @@ class _Run:
                 if kind is not None and got != kind:
                     return None
                 kind = got
-            if self.source.spec.ordered and (tss[0] < self.prev_ts or any(map(operator.lt, tss[1:], tss))):
+            if self.source.spec.ordered and (tss[0] < self.prev_ts or _decreases(tss)):
                 return None
         ids: Any = positions
         if self.id_field is not None:
@@ -433,6 +437,7 @@ class _Run:
         if need is not None and not all(need):
             names = tuple(nm for nm, k in zip(names, need) if k)
             cols = [c for c, k in zip(cols, need) if k]
+            all_numbers = [a for a, k in zip(all_numbers, need) if k]  # the filter reads them by name's index
         rows = None
         if self.source.row_filter is not None:
             rows = self.source.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
@@ -449,15 +454,16 @@ class _Run:
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
                 events = list(map(Event, types, tss_kept, positions_kept, ids, attrs))
             else:
+                cols = [_listed(c) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-                events = list(map(Event, types, tss, positions, ids, attrs))
+                events = list(map(Event, types, _listed(tss), positions, _listed(ids), attrs))
         finally:
             if gc_was_on:
                 gc.enable()
         self.pos += n
         self.source.rows_read += n
         if time_arr is not None and self.source.spec.ordered:
-            self.prev_ts = tss[-1]
+            self.prev_ts = _listed(tss[-1:])[0]
         if self.kind is None and kind is not None:
             self.kind = kind
             self.source._kind = kind
@@ -468,6 +474,19 @@ def _pick(values: Any, rows: list[int]) -> list[Any]:
     """``[values[i] for i in rows]``, for the rows a row filter keeps."""
     if not rows:
         return []
+    if isinstance(values, np.ndarray):
+        return values[rows].tolist()  # type: ignore[no-any-return]
     got = operator.itemgetter(*rows)(values)
     return list(got) if len(rows) > 1 else [got]
 
+
+def _decreases(values: Any) -> bool:
+    """Whether some value is less than the one before it."""
+    if isinstance(values, np.ndarray):
+        return bool(np.any(values[1:] < values[:-1]))
+    return any(map(operator.lt, values[1:], values))
+
+
+def _listed(values: Any) -> Any:
+    """A column's values as Python objects (a numpy column as a list)."""
+    return values.tolist() if isinstance(values, np.ndarray) else values

@@ -1,18 +1,22 @@
 """CSV and JSON Lines files (plain, gzip or bz2), read in chunks of whole lines.
 
 CSV: each physical line is one row (newlines inside quoted values are not
-supported). Each chunk is parsed with Arrow and converted column by column; a
-chunk with anything unusual (a bad value, a short line, a blank line, a lone
-``\r``, invalid UTF-8) is re-read line by line with Python's ``csv`` module, which
-gives the same values and the exact line of each error.
+supported). Arrow's streaming reader reads the file for as long as it provably reads it
+as the line-by-line reader would (:mod:`petricep.io.csvstream`); from the first line
+where it might not (or the first batch with a bad row), the chunked reader goes on:
+each chunk is parsed with Arrow and converted column by column; a chunk with anything
+unusual (a bad value, a short line, a blank line, a lone ``\r``, invalid UTF-8) is
+re-read line by line with Python's ``csv`` module, which gives the same values and the
+exact line of each error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -20,8 +24,9 @@ import pyarrow.csv as pa_csv
 
 from ..errors import EventError
 from ..events import Event
+from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .source import _MISSING, EventSource, InputSpec, _duplicate, _Run
-from .values import text_value, type_text_array
+from .values import text_value, type_text_column
 
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
@@ -57,14 +62,15 @@ def _open_stream(path: str, label: str) -> Any:
         raise EventError(f"cannot open file: {e}", label) from None
 
 
-def _read_chunks(path: str, label: str, skip_first_line: bool) -> Iterator[tuple[bytes, int]]:
-    """Whole lines of a (possibly compressed) text file: ``(chunk, first line number)``."""
+def _read_chunks(path: str, label: str, skip_lines: int = 0) -> Iterator[tuple[bytes, int]]:
+    """Whole lines of a (possibly compressed) text file, after its first ``skip_lines``:
+    ``(chunk, first line number)``."""
     stream = _open_stream(path, label)
     try:
         buf = b""
         line = 1
         first = True
-        skipping = skip_first_line
+        skipping = skip_lines
         while True:
             try:
                 data = stream.read(_CHUNK)
@@ -80,12 +86,11 @@ def _read_chunks(path: str, label: str, skip_first_line: bool) -> Iterator[tuple
                 return
             buf += data
             if skipping:
-                i = buf.find(b"\n")
-                if i < 0:
+                buf, skipped = _skip_lines(buf, skipping)
+                skipping -= skipped
+                line += skipped
+                if skipping:
                     continue
-                buf = buf[i + 1 :]
-                line = 2
-                skipping = False
             j = buf.rfind(b"\n")
             if j < 0:
                 continue
@@ -94,6 +99,17 @@ def _read_chunks(path: str, label: str, skip_first_line: bool) -> Iterator[tuple
             line += chunk.count(b"\n")
     finally:
         stream.close()
+
+
+def _skip_lines(buf: bytes, n: int) -> tuple[bytes, int]:
+    """``buf`` after its first ``n`` whole lines (or all of them), and how many it dropped."""
+    whole = buf.count(b"\n")
+    if whole <= n:
+        return buf[buf.rfind(b"\n") + 1 :], whole
+    i = -1
+    for _ in range(n):
+        i = buf.find(b"\n", i + 1)
+    return buf[i + 1 :], n
 
 
 def _text_columns(names: Sequence[str], include: list[str] | None = None) -> pa_csv.ConvertOptions:
@@ -135,7 +151,7 @@ class _CsvSource(EventSource):
         self._convert = _text_columns(self.columns)
 
     def _read_header(self) -> tuple[str, ...]:
-        for chunk, _ in _read_chunks(self.spec.path, self.label, False):
+        for chunk, _ in _read_chunks(self.spec.path, self.label):
             first = chunk.split(b"\n", 1)[0]
             break
         else:
@@ -165,7 +181,7 @@ class _CsvSource(EventSource):
 
     def _first_row(self) -> Mapping[str, Any] | None:
         assert self.columns is not None
-        for chunk, _ in _read_chunks(self.spec.path, self.label, self._header):
+        for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header)):
             for line in _lines(chunk):
                 line = line[:-1] if line.endswith(b"\r") else line
                 if line:
@@ -176,12 +192,52 @@ class _CsvSource(EventSource):
         return None
 
     def _events(self, run: _Run) -> Iterator[Event]:
-        for chunk, start in _read_chunks(self.spec.path, self.label, self._header):
+        done = yield from self._stream(run)
+        if done is None:
+            return
+        for chunk, start in _read_chunks(self.spec.path, self.label, int(self._header) + done):
             events = self._fast(run, chunk)
             if events is not None:
                 yield from events
             else:
                 yield from self._slow(run, chunk, start)
+
+    def _stream(self, run: _Run) -> Generator[Event, None, int | None]:
+        """The events of the file's first rows, read by Arrow's streaming reader (see
+        :mod:`petricep.io.csvstream`); returns how many lines it read (each one row), or
+        None when that was the whole file. The chunked reader reads on from there."""
+        names = self.columns
+        assert names is not None
+        if not names:
+            return 0
+        need = run.needed(names)
+        include = list(names) if need is None else [c for c, k in zip(names, need) if k] or [names[0]]
+        lines = CleanLines(_open_stream(self.spec.path, self.label), _CHUNK)
+        try:
+            reader = open_batches(lines, names, include, self._header, self._delim, _text_columns(names, include))
+        except (pa.ArrowException, OSError, ValueError):
+            lines.close()
+            return 0
+        done = 0
+        try:
+            parts = tables(reader)
+            while True:
+                try:
+                    table = next(parts)
+                except StopIteration as end:
+                    return None if end.value and not lines.stopped else done
+                if has_blank_line(table.columns):
+                    return done
+                parsed = {name: c.chunk(0) for name, c in zip(table.column_names, table.columns)}
+                events = self._columnar(run, need, parsed, table.num_rows)
+                if events is None:
+                    return done
+                yield from events
+                done += table.num_rows
+        finally:
+            lines.close()
+            with contextlib.suppress(pa.ArrowException):
+                reader.close()
 
     def _fast(self, run: _Run, chunk: bytes) -> list[Event] | None:
         names = self.columns
@@ -209,9 +265,16 @@ class _CsvSource(EventSource):
         if table.num_rows != n_lines:
             return None
         table = table.combine_chunks()
-        parsed = {name: c.chunk(0) if c.num_chunks else pa.array([], pa.string()) for name, c in zip(table.column_names, table.columns)}
+        parsed = {name: c.chunk(0) if c.num_chunks else _UNREAD for name, c in zip(table.column_names, table.columns)}
+        return self._columnar(run, need, parsed, table.num_rows)
+
+    def _columnar(self, run: _Run, need: list[bool] | None, parsed: dict[str, pa.Array], n: int) -> list[Event] | None:
+        """The events of ``n`` rows parsed as text columns (``need``: which ones events carry),
+        or None when a row needs checking one by one."""
+        names = self.columns
+        assert names is not None
         arrays = [parsed.get(name, _UNREAD) for name in names]
-        cols: list[list[Any]] = []
+        cols: list[Any] = []
         has_nulls: list[bool] = []
         all_numbers: list[bool] = []
         for i, arr in enumerate(arrays):
@@ -220,14 +283,14 @@ class _CsvSource(EventSource):
                 has_nulls.append(False)
                 all_numbers.append(True)
                 continue
-            values, numbers_only = type_text_array(arr)
+            values, numbers_only = type_text_column(arr)
             cols.append(values)
             has_nulls.append(arr.null_count > 0)
             all_numbers.append(numbers_only)
         spec = self.spec
         type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
         time_arr = arrays[names.index(spec.time_field)] if spec.time_field is not None else None
-        return run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, table.num_rows)
+        return run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, n)
 
     def _slow(self, run: _Run, chunk: bytes, start: int) -> Iterator[Event]:
         names = self.columns
@@ -270,7 +333,7 @@ class _JsonlSource(EventSource):
         self.columns = tuple(first) if first is not None else None
 
     def _first_row(self) -> Mapping[str, Any] | None:
-        for chunk, _ in _read_chunks(self.spec.path, self.label, False):
+        for chunk, _ in _read_chunks(self.spec.path, self.label):
             for line in _lines(chunk):
                 if line.strip():
                     obj, _ = self._parse(line)
@@ -296,7 +359,7 @@ class _JsonlSource(EventSource):
         return obj, None
 
     def _events(self, run: _Run) -> Iterator[Event]:
-        for chunk, start in _read_chunks(self.spec.path, self.label, False):
+        for chunk, start in _read_chunks(self.spec.path, self.label):
             for k, line in enumerate(_lines(chunk)):
                 if not line.strip():
                     continue

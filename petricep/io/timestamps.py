@@ -173,6 +173,14 @@ class TimeParser:
 
         Gives exactly what :meth:`parse` gives for each value.
         """
+        got = self.parse_column(arr)
+        if got is None or not isinstance(got[0], np.ndarray):
+            return got  # type: ignore[return-value]
+        return got[0].tolist(), got[1]
+
+    def parse_column(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
+        """:meth:`parse_array`, but a text column whose values are all ints (or all floats)
+        may come back as a numpy int64 (float64) array, for a row filter to read as it is."""
         t = arr.type
         if pa.types.is_dictionary(t):
             arr = arr.dictionary_decode()
@@ -224,7 +232,7 @@ class TimeParser:
             return q.tolist()  # type: ignore[no-any-return]
         return [v // factor if v % factor == 0 else v / factor for v in ints.tolist()]
 
-    def _parse_text_array(self, arr: pa.Array) -> tuple[list[Number], str | None] | None:
+    def _parse_text_array(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
         if not self.format:
             first = arr[0].as_py()
             if _INT_RE.fullmatch(first):
@@ -234,6 +242,8 @@ class TimeParser:
                     except (pa.ArrowInvalid, OverflowError):
                         pass
                     else:
+                        if self.factor == 1:
+                            return ints.to_numpy(), "number"
                         return self._scale_ints(ints.to_numpy(), self.factor), "number"
             elif (
                 _FLOAT_RE.fullmatch(first)
@@ -249,7 +259,7 @@ class TimeParser:
                         return None
                     if self.factor != 1:
                         floats = floats / self.factor
-                    return floats.tolist(), "number"
+                    return floats, "number"
         enc = pc.dictionary_encode(arr)
         kinds: set[str] = set()
         parsed: list[Number] = []
@@ -262,10 +272,24 @@ class TimeParser:
             kinds.add(kind)
         if len(kinds) > 1:
             return None
-        table = np.empty(len(parsed), dtype=object)
-        table[:] = parsed
-        values = table[enc.indices.to_numpy(zero_copy_only=False)].tolist()
-        return values, kinds.pop() if kinds else None
+        indices = enc.indices.to_numpy(zero_copy_only=False)
+        return _lookup(parsed)[indices], kinds.pop() if kinds else None
+
+
+def _lookup(values: list[Number]) -> np.ndarray:
+    """``values`` as an array to index: int64 or float64 when they are all ints or all floats
+    (``tolist`` gives them back exactly), else Python objects."""
+    kinds = {type(v) for v in values}
+    if kinds == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass
+    elif kinds == {float}:
+        return np.array(values, dtype=np.float64)
+    table = np.empty(len(values), dtype=object)
+    table[:] = values
+    return table
 
 
 __all__ = [

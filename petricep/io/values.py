@@ -10,8 +10,8 @@ into batches):
 * anything else stays a ``str`` (``nan``, ``inf``, ``0x10``, ``1_000`` and
   numbers with surrounding spaces included: a ticker named ``INF`` stays text).
 
-:func:`type_text_array` applies exactly this rule to a whole Arrow string column,
-vectorised where the column is uniform.
+:func:`type_text_array` (and :func:`type_text_column`) apply exactly this rule to a whole
+Arrow string column, vectorised where the column is uniform.
 """
 
 from __future__ import annotations
@@ -92,6 +92,8 @@ def _plain_ints(arr: pa.Array) -> pa.Array | None:
         ints = pc.cast(arr, pa.int64())
     except (pa.ArrowInvalid, OverflowError):
         return None
+    if pc.all(pc.ascii_is_decimal(arr)).as_py():  # no signs: the common case, one kernel fewer
+        return ints
     if not pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(arr, characters="-"))).as_py():
         return None
     return ints
@@ -102,6 +104,16 @@ def type_text_array(arr: pa.Array) -> tuple[list[Any], bool]:
 
     Returns the Python values and whether every one of them is a number (no nulls).
     """
+    values, all_numbers = type_text_column(arr)
+    if isinstance(values, np.ndarray):
+        return values.tolist(), all_numbers
+    return values, all_numbers
+
+
+def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
+    """:func:`type_text_array`, but a column of numbers only (ints, or floats) comes back as a
+    numpy int64 / float64 array: a row filter reads it as it is, and only the rows it keeps
+    become Python values (``tolist`` gives exactly the ints and floats of the rule)."""
     n = len(arr)
     if n == 0:
         return [], True
@@ -114,7 +126,7 @@ def type_text_array(arr: pa.Array) -> tuple[list[Any], bool]:
         if ints is not None:
             if nulls:
                 return ints.to_pylist(), False
-            return ints.to_numpy().tolist(), True
+            return ints.to_numpy(), True
     if first is not None and _FLOAT_RE.fullmatch(first):
         int_mask = pc.match_substring_regex(arr, _ARROW_INT)
         all_int = pc.all(int_mask).as_py()
@@ -126,7 +138,7 @@ def type_text_array(arr: pa.Array) -> tuple[list[Any], bool]:
             else:
                 if nulls:
                     return ints.to_pylist(), False
-                return ints.to_numpy().tolist(), True
+                return ints.to_numpy(), True
         elif not pc.any(int_mask).as_py() and pc.all(pc.match_substring_regex(arr, _ARROW_FLOAT)).as_py():
             try:
                 floats = pc.cast(arr, pa.float64())
@@ -135,7 +147,7 @@ def type_text_array(arr: pa.Array) -> tuple[list[Any], bool]:
             else:
                 if nulls:
                     return floats.to_pylist(), False
-                return floats.to_numpy().tolist(), True
+                return floats.to_numpy(), True
     # mixed column: type each distinct value once
     enc = pc.dictionary_encode(arr)
     uniques = [text_value(s) for s in enc.dictionary.to_pylist()]
