@@ -390,9 +390,7 @@ class _Run:
         index = {name: i for i, name in enumerate(names)}
         pos0 = self.pos
         positions = range(pos0, pos0 + n)
-        types: Iterable[str]
         if self.type_const is not None:
-            types = repeat(self.type_const, n)
             present = [self.type_const]
         else:
             assert type_arr is not None
@@ -402,7 +400,6 @@ class _Run:
                 return None
             if type_arr.null_count or pc.any(pc.equal(type_arr, "")).as_py():
                 return None
-            types = shared_pylist(type_arr)
             present = pc.unique(type_arr).to_pylist()
         kind = self.kind
         tss: Any
@@ -447,16 +444,15 @@ class _Run:
         gc.disable()
         try:
             if rows is not None:
-                types, tss_kept, positions_kept, ids = (
-                    _pick(list(types), rows), _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
-                )
+                types = self._types(type_arr, len(rows), rows)
+                tss_kept, positions_kept, ids = _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
                 cols = [_pick(c, rows) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
                 events = list(map(Event, types, tss_kept, positions_kept, ids, attrs))
             else:
                 cols = [_listed(c) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-                events = list(map(Event, types, _listed(tss), positions, _listed(ids), attrs))
+                events = list(map(Event, self._types(type_arr, n, None), _listed(tss), positions, _listed(ids), attrs))
         finally:
             if gc_was_on:
                 gc.enable()
@@ -468,6 +464,15 @@ class _Run:
             self.kind = kind
             self.source._kind = kind
         return events
+
+    def _types(self, type_arr: pa.Array | None, n: int, rows: list[int] | None) -> Iterable[str]:
+        """The event types of a batch's ``rows`` (all ``n`` when None), only those converted."""
+        if self.type_const is not None:
+            return repeat(self.type_const, n)
+        assert type_arr is not None
+        if rows is not None:
+            type_arr = type_arr.take(pa.array(rows, pa.int64()))
+        return shared_pylist(type_arr)  # type: ignore[no-any-return]
 
 
 def _pick(values: Any, rows: list[int]) -> list[Any]:

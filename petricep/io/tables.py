@@ -17,14 +17,15 @@ from .values import shared_pylist
 _BATCH_ROWS = 65_536
 
 
-def _arrow_values(arr: pa.Array) -> tuple[list[Any], bool]:
-    """Python values of an Arrow column and whether all are numbers (no nulls)."""
+def _arrow_values(arr: pa.Array) -> tuple[Any, bool]:
+    """Values of an Arrow column (a numpy array for numbers without nulls, else Python
+    values) and whether all are numbers (no nulls)."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     t = arr.type
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
     if numeric and arr.null_count == 0:
-        return arr.to_numpy().tolist(), True
+        return arr.to_numpy(), True  # numpy: rows become Python numbers once the row filter has chosen them
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return shared_pylist(arr), False
     return arr.to_pylist(), (numeric or pa.types.is_decimal(t)) and arr.null_count == 0
@@ -53,7 +54,7 @@ class _ArrowSource(EventSource):
         row0 = 0
         for batch in self._batches():
             n = batch.num_rows
-            cols: list[list[Any]] = []
+            cols: list[Any] = []
             has_nulls: list[bool] = []
             all_numbers: list[bool] = []
             need = run.needed(names)

@@ -77,6 +77,20 @@ def test_rows_that_no_transition_takes_are_dropped() -> None:
     assert [e.pos for e in kept] == list(range(7))
 
 
+def test_table_numbers_become_python_numbers_with_and_without_the_filter() -> None:
+    """Number columns stay numpy arrays until rows are chosen; events hold Python values."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x > 3 AND a.y < b.y WITHIN 10")
+    tbl = pa.table({"type": ["A", "B", "Z"], "ts": [1, 2, 3], "id": [7, 8, 9], "x": [5, 0, 1], "y": [0.5, 1.5, 2.5]})
+    for prefilter in (True, False):
+        source = events_from_table(tbl, SPEC)
+        if prefilter:
+            source.row_filter = Prefilter(net)
+        got = [(e.type, e.ts, e.id, e.attrs["x"], e.attrs["y"]) for e in source]
+        want = [("A", 1, 7, 5, 0.5), ("B", 2, 8, 0, 1.5)]
+        assert got == (want if prefilter else [*want, ("Z", 3, 9, 1, 2.5)])
+        assert {type(v) for row in got for v in row[1:]} == {int, float}
+
+
 def test_contiguity_and_end_negation_keep_everything() -> None:
     for text in (
         "PATTERN p: SEQ(A a, B b) WHERE strict-contiguity AND a.x > 3 WITHIN 10",
