@@ -809,42 +809,50 @@ class Engine:
     ) -> None:
         """A token reached a place some patterns emit from: each checks and emits (patterns
         with the same checks — e.g. one query registered many times — check once)."""
-        roles = rt.roles[t.place]
-        verdicts: dict[tuple[Any, ...], bool] | None = {} if len(roles) > 1 else None
         counted = self._counted
+        matches = self.stats.matches
         users = t.users
         bits = rt.bit
-        for role in roles:
-            if not users & bits.get(role.pattern, 0):
-                continue
-            ok: bool | None
-            if verdicts is None:
-                ok = rt.emission_ok(part, t, role)
+        for mask, roles in rt.role_groups[t.place]:
+            if users & mask and rt.emission_ok(part, t, roles[0]):
+                for role in roles:
+                    if users & bits[role.pattern]:
+                        name = counted.get(role.pattern)
+                        if name is not None and not role.pending_negations:
+                            matches[name] += 1  # collect=False: nothing depends on this match
+                        else:
+                            self._emits(i, rt, part, t, role, emitter, emitted, counted)
+
+    def _emits(
+        self,
+        i: int,
+        rt: GroupRuntime,
+        part: Partition,
+        t: Token,
+        role: Role,
+        emitter: Event,
+        emitted: list[tuple[GroupRuntime, Role, Token, Event]],
+        counted: dict[int, str],
+    ) -> None:
+        """Pattern ``role.pattern`` emits ``t`` (its checks passed): now, or when its window
+        closes (end negations); counted only where nothing depends on the match."""
+        if role.pending_negations:
+            w = role.window
+            if w is None:
+                threshold: Any = INF
+            elif rt.count_window:
+                threshold = t.first_pos + w
             else:
-                sig = (role.final_conditions, role.emit_negations, role.window)
-                ok = verdicts.get(sig)
-                if ok is None:
-                    ok = verdicts[sig] = rt.emission_ok(part, t, role)
-            if not ok:
-                continue
-            if role.pending_negations:
-                w = role.window
-                if w is None:
-                    threshold: Any = INF
-                elif rt.count_window:
-                    threshold = t.first_pos + w
-                else:
-                    threshold = t.first_ts + w
-                waiting = t.detached()
-                self._counter += 1
-                heapq.heappush(self.pending[i], (threshold, self._counter, part, waiting, role))
-                part.pending.append((waiting, role))
-                if self.expiry[i] is not None and w is not None:
-                    self._due(i, part, threshold)
-                continue
-            if role.pattern in counted:  # collect=False: nothing depends on this match
-                self.stats.matches[counted[role.pattern]] += 1
-                continue
+                threshold = t.first_ts + w
+            waiting = t.detached()
+            self._counter += 1
+            heapq.heappush(self.pending[i], (threshold, self._counter, part, waiting, role))
+            part.pending.append((waiting, role))
+            if self.expiry[i] is not None and w is not None:
+                self._due(i, part, threshold)
+        elif role.pattern in counted:  # collect=False: nothing depends on this match
+            self.stats.matches[counted[role.pattern]] += 1
+        else:
             emitted.append((rt, role, t, emitter))
 
     def _close_pending(self, e: Event, emitted: list[tuple[GroupRuntime, Role, Token, Event]]) -> None:

@@ -116,11 +116,13 @@ class GroupRuntime:
         for tr in net.transitions:
             self.exit_bits[tr.src] |= self.tr_mask[tr.id]
         self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
+        self.role_groups = self._group_roles()
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
         Returns whether any pattern is left in this net."""
         self.roles = [tuple(r for r in roles if r.pattern != index) for roles in self.roles]
+        self.role_groups = self._group_roles()
         live = set(self.net.patterns) - {index} - self.removed
         self.removed.add(index)
         bit = self.bit[index]
@@ -129,6 +131,18 @@ class GroupRuntime:
             kept = [(src, [t for t in trs if self.tr_mask[t.id]]) for src, trs in groups]
             self.by_type[etype] = [(src, trs) for src, trs in kept if trs]
         return bool(live)
+
+    def _group_roles(self) -> list[list[tuple[int, tuple[Role, ...]]]]:
+        """Per place, its emitting roles grouped by what they check at emission (final
+        conditions, negations, window), with the patterns of each group as a bitmask: a
+        group checks once per token (one query registered many times is one group)."""
+        out = []
+        for roles in self.roles:
+            groups: dict[tuple[Any, ...], list[Role]] = {}
+            for r in roles:
+                groups.setdefault((r.final_conditions, r.emit_negations, r.window), []).append(r)
+            out.append([(sum({self.bit[r.pattern] for r in g}), tuple(g)) for g in groups.values()])
+        return out
 
     # ------------------------------------------------------------------ state
 
