@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from petricep.runtime.firing import GroupRuntime
 
 StepFn = Callable[..., list[Token]]
+FireFn = Callable[..., Token | None]
 
 _ARITH = {"+": "+", "-": "-", "*": "*", "/": "/", "%": "%"}
 _COMPARE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -174,6 +175,24 @@ def specialize(rt: GroupRuntime) -> dict[str, StepFn]:
     return {etype: _step_for(rt, etype, n) for n, etype in enumerate(rt.by_type)}
 
 
+def specialize_fires(rt: GroupRuntime) -> dict[int, FireFn]:
+    """Generated ``fire(t, e, floor, composite)`` per transition: ``GroupRuntime.fire`` for
+    one transition and a stored partial match (the ``either`` rule's fixpoint fires these)."""
+    if not specializable(rt):
+        return {}
+    out = {}
+    for tr in rt.net.transitions:
+        src = _Source()
+        with src.block("def fire(t, e, floor, composite):"):
+            src.line("ets = e.ts")
+            src.line("epos = e.pos")
+            src.line("ekey = 2 * epos + (1 if composite else 0)")
+            _fire(src, rt, tr, root=False, standalone=True)
+            src.line("return None")
+        out[tr.id] = src.compile("fire", f" {rt.net.index}.t{tr.id}")
+    return out
+
+
 def _step_for(rt: GroupRuntime, etype: str, n: int) -> StepFn:
     src = _Source()
     groups = rt.by_type[etype]
@@ -253,8 +272,9 @@ def _scan(src: _Source, rt: GroupRuntime, place: int, trs: list[Transition]) -> 
         src.line(f"marking[{place}] = keep")
 
 
-def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
-    """The body of ``GroupRuntime.fire`` for one transition, with ``t`` (or the root)."""
+def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone: bool = False) -> None:
+    """The body of ``GroupRuntime.fire`` for one transition, with ``t`` (or the root): inside
+    a step (the new token joins ``created``), or ``standalone`` (it is returned)."""
     depth = src.depth
     mask = rt.tr_mask[tr.id]
     if root:
@@ -265,7 +285,11 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
         src.line(f"users = {users}")
     else:
         if rt.tr_windows[tr.id] is not None:  # a shared transition whose users disagree on the window
-            src.line(f"nt = {src.name(rt.fire, 'F')}({src.name(tr, 'T')}, t, e, floor, composite)")
+            call = f"{src.name(rt.fire, 'F')}({src.name(tr, 'T')}, t, e, floor, composite)"
+            if standalone:
+                src.line(f"return {call}")
+                return
+            src.line(f"nt = {call}")
             with src.block("if nt is not None:"):
                 _created(src, rt, tr, root)
             return
@@ -338,7 +362,10 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
             src.depth += 1
         if rt.timeout_mask:
             src.line("t.extended = getattr(t, 'extended', 0) | users")
-        _created(src, rt, tr, root)
+        if standalone:
+            src.line("return nt")
+        else:
+            _created(src, rt, tr, root)
     src.depth = depth
 
 
@@ -350,4 +377,4 @@ def _created(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None
         src.line("moved |= nt.users")
 
 
-__all__ = ["inline_expr", "specializable", "specialize"]
+__all__ = ["inline_expr", "specializable", "specialize", "specialize_fires"]

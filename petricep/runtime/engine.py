@@ -18,7 +18,7 @@ from typing import Any
 from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
-from petricep.runtime.codegen import specialize
+from petricep.runtime.codegen import specialize, specialize_fires
 from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
@@ -648,6 +648,7 @@ class Engine:
     def _specialize(self, rt: GroupRuntime) -> None:
         """Generate the net's firing code, now that its configuration is complete."""
         rt.steps = specialize(rt) if self.generated else {}
+        rt.fires = specialize_fires(rt) if self.generated and self.tie == "either" else {}
 
     def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
         """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
@@ -1036,6 +1037,7 @@ class Engine:
         # every new token already holds its creator: a group of one event has nothing left
         # to try. Otherwise each event's enabled transitions by source place, computed once.
         moves = _group_moves(rt, evs) if len(evs) > 1 else []
+        fires = rt.fires
         idx = 0
         while moves and idx < len(queue):
             t = queue[idx]
@@ -1045,7 +1047,8 @@ class Engine:
                 if not trs or t.contains(g):
                     continue
                 for tr in trs:
-                    fired = rt.fire(tr, t, g, INF, False)
+                    f = fires.get(tr.id)
+                    fired = f(t, g, INF, False) if f is not None else rt.fire(tr, t, g, INF, False)
                     if fired is None:
                         continue
                     k = _binding_key(fired)

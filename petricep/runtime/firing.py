@@ -109,6 +109,7 @@ class GroupRuntime:
         # step functions generated for this configuration, by event type (runtime/codegen.py);
         # set by the engine once the configuration is complete, empty = interpret
         self.steps: dict[str, Callable[..., list[Token]]] = {}
+        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
         self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
         # per place: the patterns that can extend a token there, and those that emit from it
         # (a shared token is a partial match of a pattern only where that pattern goes on)
