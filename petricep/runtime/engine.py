@@ -202,7 +202,7 @@ class Engine:
         self.removed: set[int] = set()
         # consumption: domain -> {event seq: ts} of the events consumed there
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
-        self.stats = RunStats(matches={p.name: 0 for p in net.patterns})
+        self._stats = RunStats(matches={p.name: 0 for p in net.patterns})
         self.row_runtimes: list[Any] = []  # SQL MATCH_RECOGNIZE queries (petricep.runtime.rows)
         self.row_consumers: dict[str | None, list[Any]] = {}
         if net.rows:
@@ -225,6 +225,10 @@ class Engine:
         self._last_input: Event | None = None
         self._last_input_key: float = -INF  # maintained only while a contiguity pattern runs
         self._accepted: list[Token] = []  # reused per step: tokens that reached an emitting place
+        # collect=False: matches of a group of counted patterns (same checks, one place) are
+        # tallied per (group, patterns) and added to stats.matches when stats are read
+        self._tally: dict[tuple[tuple[int, int, int], int], int] = {}
+        self._count_only: dict[tuple[int, int, int], bool] = {}
         self._group_ts: Any = None
         self._group_kills: list[tuple[GroupRuntime, Partition, int, Event]] = []
         self._group_events: list[Event] = []
@@ -252,6 +256,22 @@ class Engine:
 
     # ------------------------------------------------------------------ public API
 
+    @property
+    def stats(self) -> RunStats:
+        """The run's counters (matches tallied by group are added up first)."""
+        if self._tally:
+            self._settle()
+        return self._stats
+
+    def _settle(self) -> None:
+        matches = self._stats.matches
+        for ((i, place, g), users), n in self._tally.items():
+            rt = self.runtimes[i]
+            for role in rt.role_groups[place][g][1]:
+                if users & rt.bit[role.pattern]:
+                    matches[self._counted[role.pattern]] += n
+        self._tally.clear()
+
     def push(self, e: Event) -> list[Match]:
         """Process one input event; returns the matches it completes (or whose window it closes).
 
@@ -262,7 +282,7 @@ class Engine:
         out: list[Match] = []
         for x in self.order.offer(e):
             out += self._push_released(x)
-        self.stats.late = self.order.late
+        self._stats.late = self.order.late
         return out
 
     def _push_released(self, x: Event) -> list[Match]:
@@ -278,7 +298,7 @@ class Engine:
             raise EventOrderError(
                 f"timestamp {e.ts} is before the previous event's {last.ts} (input must be in time order)", row=e.pos
             )
-        self.stats.events += 1
+        self._stats.events += 1
         emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         if self.tie == "either":
             if self._group_ts is not None and e.ts != self._group_ts:
@@ -421,7 +441,7 @@ class Engine:
             self.expiry.append(self._expiry_heap(rt))
         for pn in net.patterns[len(old.patterns) :]:
             self.returns.append(self._return_fns(pn, group_of[pn.index]))
-            self.stats.matches[pn.name] = 0
+            self._stats.matches[pn.name] = 0
             if pn.conflict is not None:
                 self.consumed.setdefault(pn.conflict, {})
 
@@ -431,6 +451,8 @@ class Engine:
         if index is None:
             raise ConfigError(f"no running pattern named {name!r}")
         self.removed.add(index)
+        self._settle()  # role groups change: add up what they tallied
+        self._count_only.clear()
         for rt in self.runtimes:
             if index in rt.net.patterns:
                 if not rt.remove_pattern(index):
@@ -471,7 +493,7 @@ class Engine:
 
         by_source: dict[Any, Any] = {}
         for rn in net.rows:
-            self.stats.matches[rn.name] = 0
+            self._stats.matches[rn.name] = 0
             key = replace(rn.source, name="")
             rrt = by_source.get(key)
             if rrt is None:
@@ -500,7 +522,7 @@ class Engine:
         if not found:
             return found
         for name in (rrt.name, *rrt.aliases):
-            self.stats.matches[name] = rrt.matches
+            self._stats.matches[name] = rrt.matches
         return rrt.with_aliases(found) if self.collect else []
 
     def sweep(self, now: Event) -> None:
@@ -535,8 +557,8 @@ class Engine:
         # what the sweep left is exactly the live partial matches: sample their peak
         live = sum(sum(map(len, chain.from_iterable(map(_MARKING, states.values())))) for states in self.states)
         live += sum(r.live() for r in self.row_runtimes)
-        if live > self.stats.peak_partial:
-            self.stats.peak_partial = live
+        if live > self._stats.peak_partial:
+            self._stats.peak_partial = live
 
     def _sweep_due(
         self,
@@ -614,8 +636,8 @@ class Engine:
         """Event-time duties of a shared net's patterns: timeouts and limits."""
         for pi in rt.net.patterns:
             p = self.net.patterns[pi]
-            self.stats.timeouts.setdefault(p.name, 0)
-            self.stats.dropped.setdefault(p.name, 0)
+            self._stats.timeouts.setdefault(p.name, 0)
+            self._stats.dropped.setdefault(p.name, 0)
             if p.timeout is not None:
                 rt.timeout_mask |= rt.bit[pi]
                 names = {v.name: v.slot for v in p.vars}
@@ -679,7 +701,7 @@ class Engine:
                 floor = self._floor(rt, part)
                 broken = lambda t: t.last_key < floor  # noqa: E731
             for order, nt, going_on in limited:
-                admit(part, nt, going_on, order, now, rt.limits, broken, key, self.stats.dropped)
+                admit(part, nt, going_on, order, now, rt.limits, broken, key, self._stats.dropped)
 
     def _expire(
         self,
@@ -767,9 +789,9 @@ class Engine:
                 step = rt.step  # interpreted (a configuration without generated code)
             created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
             if created:
-                self.stats.created += len(created)
+                self._stats.created += len(created)
                 if accepted:
-                    self.stats.completed += len(accepted)
+                    self._stats.completed += len(accepted)
                     self._accepted = []
                     for t in accepted:
                         self._accept(i, rt, part, t, d, emitted)
@@ -811,11 +833,22 @@ class Engine:
         """A token reached a place some patterns emit from: each checks and emits (patterns
         with the same checks — e.g. one query registered many times — check once)."""
         counted = self._counted
-        matches = self.stats.matches
+        matches = self._stats.matches
         users = t.users
         bits = rt.bit
-        for mask, roles in rt.role_groups[t.place]:
+        for g, (mask, roles) in enumerate(rt.role_groups[t.place]):
             if users & mask and rt.emission_ok(part, t, roles[0]):
+                if counted and len(roles) > 1:
+                    group = (i, t.place, g)
+                    only = self._count_only.get(group)
+                    if only is None:
+                        only = self._count_only[group] = all(
+                            r.pattern in counted and not r.pending_negations for r in roles
+                        )
+                    if only:  # e.g. one query registered many times: one tally per token
+                        k = (group, users & mask)
+                        self._tally[k] = self._tally.get(k, 0) + 1
+                        continue
                 for role in roles:
                     if users & bits[role.pattern]:
                         name = counted.get(role.pattern)
@@ -852,7 +885,7 @@ class Engine:
             if self.expiry[i] is not None and w is not None:
                 self._due(i, part, threshold)
         elif role.pattern in counted:  # collect=False: nothing depends on this match
-            self.stats.matches[counted[role.pattern]] += 1
+            self._stats.matches[counted[role.pattern]] += 1
         else:
             emitted.append((rt, role, t, emitter))
 
@@ -916,12 +949,12 @@ class Engine:
                 batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
             emitted = []
             derived = []
-            matches = self.stats.matches
+            matches = self._stats.matches
             for _rt, role, t, emitter in batch:
                 net = patterns[role.pattern]
                 if type(role) is Expiry:
                     assert net.timeout is not None
-                    self.stats.timeouts[net.name] += 1
+                    self._stats.timeouts[net.name] += 1
                     attrs = {name: f(t.slots) for name, f in self.timeout_fns[net.index]}
                     m = Match(
                         net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
@@ -942,7 +975,7 @@ class Engine:
                 m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
                 out.append(m)
                 derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
-            self.stats.composite_events += len(derived)
+            self._stats.composite_events += len(derived)
             for d in derived:
                 if self.tie == "either":
                     self._group_events.append(d)
@@ -1060,10 +1093,10 @@ class Engine:
             self._due(i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
-        self.stats.created += len(queue)
+        self._stats.created += len(queue)
         # a token's creator is the event its firing bound
         done = [(t, t.event) for t in queue if rt.places[t.place].accepting and t.event is not None]
-        self.stats.completed += len(done)
+        self._stats.completed += len(done)
         return done
 
 

@@ -106,3 +106,26 @@ def test_remove_a_pattern_from_a_running_engine() -> None:
     assert engine.pattern_names == ["p"]
     with pytest.raises(ConfigError, match="no running pattern named 'q'"):
         engine.remove_pattern("q")
+
+
+def test_counting_without_match_objects_equals_collecting() -> None:
+    """collect=False counts matches per pattern; patterns with the same checks at a place
+    are tallied as a group and added up when stats are read (also across remove_pattern)."""
+    text = "".join(
+        f"PATTERN q{i}: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN {w}\n" for i, w in enumerate([5, 5, 5, 3, 5])
+    ) + "PATTERN r: SEQ(A a, B b) WHERE [k] AND b.x > a.x AND a.x < 2 WITHIN 5\n"
+    net = compile_text(text)
+    events = [Event("AB"[i % 3 == 2], i, i, i, {"k": i % 2, "x": (i * 7) % 5}) for i in range(40)]
+    collecting, counting = Engine(net), Engine(net, collect=False)
+    found = {p.name: 0 for p in net.patterns}
+    for n, e in enumerate(events):
+        for m in collecting.push(Event(e.type, e.ts, e.pos, e.id, dict(e.attrs))):
+            found[m.pattern] += 1
+        assert counting.push(e) == []
+        if n == 20:
+            assert counting.stats.matches == found
+            collecting.remove_pattern("q1")
+            counting.remove_pattern("q1")
+    assert counting.stats.matches == found
+    assert found == {"q0": 7, "q1": 4, "q2": 7, "q3": 3, "q4": 7, "r": 7}
+    assert counting._tally == {}  # read: nothing left to add up
