@@ -475,6 +475,27 @@ class _Run:
         return shared_pylist(type_arr)  # type: ignore[no-any-return]
 
 
+def _converted(
+    arrays: Sequence[pa.Array], need: list[bool] | None, convert: Any
+) -> tuple[list[Any], list[bool], list[bool]]:
+    """A batch's columns for :meth:`_Run.columnar`: ``convert(array) -> (values, all numbers)``
+    for each column a pattern reads (``need``; None = all), and which columns have nulls."""
+    cols: list[Any] = []
+    has_nulls: list[bool] = []
+    all_numbers: list[bool] = []
+    for i, arr in enumerate(arrays):
+        if need is not None and not need[i]:  # no pattern reads it: never converted
+            cols.append([])
+            has_nulls.append(False)
+            all_numbers.append(True)
+            continue
+        values, numbers_only = convert(arr)
+        cols.append(values)
+        has_nulls.append(arr.null_count > 0)
+        all_numbers.append(numbers_only)
+    return cols, has_nulls, all_numbers
+
+
 def _pick(values: Any, rows: list[int]) -> list[Any]:
     """``[values[i] for i in rows]``, for the rows a row filter keeps."""
     if not rows:

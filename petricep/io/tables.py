@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import ConfigError, EventError
 from ..events import Event
-from .source import _MISSING, EventSource, InputSpec, _duplicate, _Run
+from .source import _MISSING, EventSource, InputSpec, _converted, _duplicate, _Run
 from .values import shared_pylist
 
 _BATCH_ROWS = 65_536
@@ -54,20 +54,7 @@ class _ArrowSource(EventSource):
         row0 = 0
         for batch in self._batches():
             n = batch.num_rows
-            cols: list[Any] = []
-            has_nulls: list[bool] = []
-            all_numbers: list[bool] = []
-            need = run.needed(names)
-            for i, arr in enumerate(batch.columns):
-                if need is not None and not need[i]:  # no pattern reads it: never converted
-                    cols.append([])
-                    has_nulls.append(False)
-                    all_numbers.append(True)
-                    continue
-                values, numbers_only = _arrow_values(arr)
-                cols.append(values)
-                has_nulls.append(arr.null_count > 0)
-                all_numbers.append(numbers_only)
+            cols, has_nulls, all_numbers = _converted(batch.columns, run.needed(names), _arrow_values)
             type_arr = batch.column(names.index(spec.type_field)) if spec.type_field is not None else None
             time_arr = batch.column(names.index(spec.time_field)) if spec.time_field is not None else None
             events = run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, n)

@@ -25,7 +25,7 @@ import pyarrow.csv as pa_csv
 from ..errors import EventError
 from ..events import Event
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
-from .source import _MISSING, EventSource, InputSpec, _duplicate, _Run
+from .source import _MISSING, EventSource, InputSpec, _converted, _duplicate, _Run
 from .values import text_value, type_text_column
 
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
@@ -274,19 +274,7 @@ class _CsvSource(EventSource):
         names = self.columns
         assert names is not None
         arrays = [parsed.get(name, _UNREAD) for name in names]
-        cols: list[Any] = []
-        has_nulls: list[bool] = []
-        all_numbers: list[bool] = []
-        for i, arr in enumerate(arrays):
-            if need is not None and not need[i]:  # no pattern reads it: never converted
-                cols.append([])
-                has_nulls.append(False)
-                all_numbers.append(True)
-                continue
-            values, numbers_only = type_text_column(arr)
-            cols.append(values)
-            has_nulls.append(arr.null_count > 0)
-            all_numbers.append(numbers_only)
+        cols, has_nulls, all_numbers = _converted(arrays, need, type_text_column)
         spec = self.spec
         type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
         time_arr = arrays[names.index(spec.time_field)] if spec.time_field is not None else None
