@@ -299,7 +299,8 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone
         src.line("users = t.users" if mask == rt.all_users else f"users = t.users & {int(mask)}")
         src.line("if users:")
         src.depth += 1
-        if tr.window is not None:
+        # inside a step, a time window equal to the net's was checked by the scan that found t
+        if tr.window is not None and (standalone or rt.count_window or tr.window != rt.w):
             wn = src.name(tr.window, "c")
             if rt.count_window:
                 src.line(f"if max(t.last_pos, epos) - min(t.first_pos, epos) < {wn}:")

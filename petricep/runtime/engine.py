@@ -855,7 +855,7 @@ class Engine:
                         if name is not None and not role.pending_negations:
                             matches[name] += 1  # collect=False: nothing depends on this match
                         else:
-                            self._emits(i, rt, part, t, role, emitter, emitted, counted)
+                            self._emits(i, rt, part, t, role, emitter, emitted)
 
     def _emits(
         self,
@@ -866,10 +866,9 @@ class Engine:
         role: Role,
         emitter: Event,
         emitted: list[tuple[GroupRuntime, Role, Token, Event]],
-        counted: dict[int, str],
     ) -> None:
         """Pattern ``role.pattern`` emits ``t`` (its checks passed): now, or when its window
-        closes (end negations); counted only where nothing depends on the match."""
+        closes (end negations). Matches only counted are counted by the caller."""
         if role.pending_negations:
             w = role.window
             if w is None:
@@ -884,8 +883,6 @@ class Engine:
             part.pending.append((waiting, role))
             if self.expiry[i] is not None and w is not None:
                 self._due(i, part, threshold)
-        elif role.pattern in counted:  # collect=False: nothing depends on this match
-            self._stats.matches[counted[role.pattern]] += 1
         else:
             emitted.append((rt, role, t, emitter))
 
