@@ -14,8 +14,10 @@ class PetricepError(Exception):
 class PatternError(PetricepError):
     """A pattern file is malformed or inconsistent.
 
-    Carries the file, 1-based line and column and renders the offending source line
-    with a caret under the column, like a compiler.
+    Carries the file, 1-based line and column and the source (the offending line, or the
+    whole text it came from). The caret is drawn when the error is reported (``str()`` /
+    :meth:`format`), not when it is raised, so an error found at any stage (checking,
+    compiling, merging) shows its source line as long as it knows where it came from.
     """
 
     def __init__(
@@ -25,23 +27,41 @@ class PatternError(PetricepError):
         line: int | None = None,
         column: int | None = None,
         source_line: str | None = None,
+        source: str | None = None,
     ) -> None:
         self.message = message
         self.file = file
         self.line = line
         self.column = column
         self.source_line = source_line
-        super().__init__(self._render())
+        self.source = source
+        # every field in args: the error pickles (Spark) and compares by what it says
+        super().__init__(message, file, line, column, source_line, source)
 
-    def _render(self) -> str:
+    def __str__(self) -> str:
+        return self.format()
+
+    def line_text(self) -> str | None:
+        """The source line the error points into (None when unknown)."""
+        if self.source_line is not None:
+            return self.source_line
+        if self.source is None or not self.line:
+            return None
+        lines = self.source.splitlines()
+        return lines[self.line - 1] if 0 < self.line <= len(lines) else None
+
+    def format(self) -> str:
+        """``file:line:col: error: message`` and, when the source is known, the line with a
+        caret under the column (like a compiler, or lark's ``get_context``)."""
         where = self.file or "<pattern>"
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
         text = f"{where}: error: {self.message}"
-        if self.source_line is not None and self.column is not None:
-            text += "\n    " + self.source_line.rstrip("\n")
+        src = self.line_text()
+        if src is not None and self.column is not None:
+            text += "\n    " + src.rstrip("\n")
             text += "\n    " + " " * (self.column - 1) + "^"
         return text
 
@@ -52,6 +72,12 @@ class PatternSyntaxError(PatternError):
 
 class PatternSemanticError(PatternError):
     """The text parses but means nothing (unknown variable, bad index, bad window...)."""
+
+
+class PatternLimitError(PatternSemanticError):
+    """The text is beyond one of the documented limits of the pattern language (nesting
+    depth, number length, pattern size: docs/SEMANTICS.md, "Limits"); checked where the text is
+    read, so the interpreter never meets it (no RecursionError, no OverflowError)."""
 
 
 class EventError(PetricepError):

@@ -7,6 +7,7 @@ and shipped to executors; they are never ``eval``-ed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import TYPE_CHECKING
@@ -17,11 +18,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Span:
-    """Where a node came from: 1-based line and column in ``file``."""
+    """Where a node came from: 1-based line and column in ``file``, and the text of ``file``
+    (one shared string, not compared) so that an error found at any later stage draws its
+    caret under the source line (:class:`petricep.errors.PatternError`)."""
 
     file: str = "<pattern>"
     line: int = 0
     column: int = 0
+    source: str = dc_field(default="", compare=False, repr=False)
 
 
 NOWHERE = Span()
@@ -297,7 +301,7 @@ def expr_children(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def walk_expr(expr: Expr):  # type: ignore[no-untyped-def]
+def walk_expr(expr: Expr) -> Iterator[Expr]:
     """Pre-order iterator over an expression tree."""
     stack = [expr]
     while stack:
@@ -319,3 +323,9 @@ def iteration_var(expr: Expr) -> str | None:
         if isinstance(e, Agg) and e.upto_prev:
             return e.var
     return None
+
+
+def leftmost_span(expr: Expr) -> Span | None:
+    """The leftmost position in an expression (where a reader starts looking)."""
+    spans = [s for e in walk_expr(expr) if (s := getattr(e, "span", None)) is not None and s.line]
+    return min(spans, key=lambda s: (s.line, s.column)) if spans else None

@@ -1,4 +1,4 @@
-"""Semantic checks: parsed clauses -> validated, normalised :class:`Pattern` values.
+"""Semantic checks: raw declarations -> validated, normalised :class:`Pattern` values.
 
 Every rule of docs/SEMANTICS.md that can be decided from the text alone is enforced
 here, so the compiler only ever sees meaningful patterns.
@@ -7,24 +7,61 @@ here, so the compiler only ever sees meaningful patterns.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from petricep.errors import PatternSemanticError
+import lark
+
+from petricep.errors import PatternError, PatternLimitError, PatternSemanticError
 from petricep.lang import ast as A
+from petricep.lang import raw as R
+from petricep.lang.front import (
+    MAX_EXPRESSION_DEPTH,
+    MAX_VARIABLES,
+    error_at,
+    expression_depth_error,
+    read_source,
+)
 
 _COUNT_UNITS = ("events", "event")
+#: lark tree levels: far above what :data:`MAX_NESTING` brackets make, far below the
+#: interpreter's recursion limit (lark's transformer recurses once per level)
+_MAX_TREE_DEPTH = 300
 
 
 class _Ctx:
+    """Where errors of one file point: its name and text (for the caret when reported)."""
+
     def __init__(self, text: str, file: str) -> None:
-        self.lines = text.splitlines()
+        self.text = text
         self.file = file
 
-    def error(self, message: str, span: A.Span | None) -> PatternSemanticError:
-        line = span.line if span else None
-        col = span.column if span else None
-        src = self.lines[line - 1] if line and 0 < line <= len(self.lines) else None
-        return PatternSemanticError(message, self.file, line, col, src)
+    def error(self, message: str, span: A.Span | None) -> PatternError:
+        if span is None:
+            return PatternSemanticError(message, self.file)
+        return error_at(message, A.Span(self.file, span.line, span.column, span.source or self.text))
+
+
+def check_tree_depth(tree: lark.Tree, text: str, file: str) -> None:  # type: ignore[type-arg]
+    """Refuse a parse tree deeper than the transformer can walk (a chain of NOT or unary
+    minus, say), before it is walked; iterative, linear in the tree."""
+    stack: list[tuple[lark.Tree, int]] = [(tree, 1)]  # type: ignore[type-arg]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_TREE_DEPTH:
+            meta = node.meta
+            span = A.Span(file, getattr(meta, "line", 1), getattr(meta, "column", 1), text)
+            raise expression_depth_error(depth, span)
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
+
+
+def check_expression_depth(expr: A.Expr) -> None:
+    """Refuse an expression nested deeper than :data:`MAX_EXPRESSION_DEPTH` (every later stage
+    walks expressions recursively, and generated code nests them)."""
+    stack: list[tuple[A.Expr, int]] = [(expr, 0)]
+    while stack:
+        e, depth = stack.pop()
+        if depth > MAX_EXPRESSION_DEPTH:
+            raise expression_depth_error(depth, getattr(e, "span", A.NOWHERE))
+        stack.extend((c, depth + 1) for c in A.expr_children(e))
 
 
 def flatten_seq(node: A.Node) -> A.Node:
@@ -62,9 +99,9 @@ def _conjuncts(expr: A.Expr) -> list[A.Expr]:
     return [expr]
 
 
-def _markers(expr: Any) -> Iterable[tuple[str, Any, A.Span]]:
+def _markers(expr: A.Expr | R.Marker) -> Iterable[R.Marker]:
     """Partition/strategy items hidden anywhere in an expression tree."""
-    if isinstance(expr, tuple):
+    if isinstance(expr, R.Marker):
         yield expr
         return
     for child in A.expr_children(expr):
@@ -101,7 +138,7 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
     _check_expr(expr, refs, ctx, iteration_ok=True)
     negs = sorted(v for v in A.vars_of(expr) if refs[v].negated)
     if len(negs) > 1:
-        raise ctx.error(f"a condition may mention one negated variable, this one mentions {', '.join(negs)}", _span_of(expr))
+        raise ctx.error(f"a condition may mention one negated variable, this one mentions {', '.join(negs)}", A.leftmost_span(expr))
     iter_vars = set()
     for e in A.walk_expr(expr):
         if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV):
@@ -109,29 +146,23 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
         if isinstance(e, A.Agg) and e.upto_prev:
             iter_vars.add(e.var)
     if len(iter_vars) > 1:
-        raise ctx.error(f"a condition may iterate over one Kleene variable, this one uses {', '.join(sorted(iter_vars))}", _span_of(expr))
+        raise ctx.error(f"a condition may iterate over one Kleene variable, this one uses {', '.join(sorted(iter_vars))}", A.leftmost_span(expr))
     if iter_vars:
         (v,) = iter_vars
         if negs:
-            raise ctx.error(f"a negation condition cannot iterate over {v}[i]", _span_of(expr))
+            raise ctx.error(f"a negation condition cannot iterate over {v}[i]", A.leftmost_span(expr))
         for e in A.walk_expr(expr):
             whole = (isinstance(e, A.Attr) and e.var == v and e.index is not None and e.index.kind not in (A.IDX_CUR, A.IDX_PREV)) or (
                 isinstance(e, A.Agg) and e.var == v and not e.upto_prev
             )
             if whole:
-                raise ctx.error(f"an iteration condition over {v}[i] cannot also read the whole list of {v}", _span_of(e))
+                raise ctx.error(f"an iteration condition over {v}[i] cannot also read the whole list of {v}", A.leftmost_span(e))
     if negs and any(refs[v].kleene for v in A.vars_of(expr)):
         pass  # negation conditions may read closed Kleene lists (v[1], v[last], aggregates)
 
 
-def _span_of(expr: Any) -> A.Span | None:
-    """The leftmost position in an expression (where a reader starts looking)."""
-    spans = [s for e in A.walk_expr(expr) if (s := getattr(e, "span", None)) is not None and s.line]
-    return min(spans, key=lambda s: (s.line, s.column)) if spans else None
-
-
-def _window(value: tuple[str, str | None, A.Span, A.Span | None], ctx: _Ctx) -> A.Window:
-    text, unit, num_span, unit_span = value
+def _window(value: R.WithinText, ctx: _Ctx) -> A.Window:
+    text, unit, num_span = value.number, value.unit, value.number_span
     number: int | float = float(text) if any(ch in text for ch in ".eE") else int(text)
     if number <= 0:
         raise ctx.error(f"window must be positive, got {text}", num_span)
@@ -145,152 +176,167 @@ def _window(value: tuple[str, str | None, A.Span, A.Span | None], ctx: _Ctx) -> 
     if u in A.DURATION_UNITS:
         return A.Window(A.WIN_DURATION, number, u, span=num_span)
     units = "EVENTS, ms, s, min, h, d"
-    raise ctx.error(f"unknown window unit {unit!r} (use {units})", unit_span)
+    raise ctx.error(f"unknown window unit {unit!r} (use {units})", value.unit_span)
 
 
-def _pattern(raw: dict[str, Any], name: str, ctx: _Ctx) -> A.Pattern:
-    structure = flatten_seq(raw["structure"])
-    _check_structure(structure, ctx, None)
-    if isinstance(structure, A.EventRef) and structure.negated:
-        raise ctx.error("a pattern needs at least one positive event", structure.span)
+def _refs(structure: A.Node, ctx: _Ctx) -> dict[str, A.EventRef]:
+    """The pattern's variables (each bound once, at most :data:`MAX_VARIABLES`)."""
     refs: dict[str, A.EventRef] = {}
     for ref in A.events_of(structure):
         if ref.var in refs:
             raise ctx.error(f"variable {ref.var!r} is bound twice", ref.span)
         refs[ref.var] = ref
+        if len(refs) > MAX_VARIABLES:
+            raise error_at(
+                f"a pattern of more than {MAX_VARIABLES} event variables (split it into patterns "
+                "joined through RETURN types)",
+                A.Span(ctx.file, ref.span.line, ref.span.column, ref.span.source or ctx.text),
+                PatternLimitError,
+            )
+    return refs
 
-    strategy: str | None = None
-    strategy_span: A.Span | None = None
+
+def _where(
+    raw: R.RawPattern, refs: Mapping[str, A.EventRef], ctx: _Ctx
+) -> tuple[list[A.Expr], list[str], R.Named | None]:
+    """WHERE split into its conditions, the partition attributes and a strategy written there."""
+    strategy: R.Named | None = None
     partition: list[str] = []
     conditions: list[A.Expr] = []
-    if "where" in raw:
-        where, _ = raw["where"]
-        for conj in _conjuncts(where) if not isinstance(where, tuple) else [where]:
-            if isinstance(conj, tuple):
-                kind, value, span = conj
-                if kind == "partition":
-                    partition.extend(v for v in value if v not in partition)
-                else:
-                    if strategy is not None and strategy != value:
-                        raise ctx.error(f"two strategies: {strategy} and {value}", span)
-                    strategy, strategy_span = value, span
-                continue
-            for kind, _value, span in _markers(conj):
-                what = "[attr]" if kind == "partition" else "a strategy"
-                raise ctx.error(f"{what} may only appear as a top-level AND term of WHERE", span)
-            _check_conjunct(conj, refs, ctx)
-            conditions.append(conj)
-    if "strategy" in raw:
-        value, span = raw["strategy"]
-        if strategy is not None and strategy != value:
-            raise ctx.error(f"two strategies: {strategy} and {value}", span)
-        strategy, strategy_span = value, span
-    del strategy_span
+    if raw.where is None:
+        return conditions, partition, strategy
+    where = raw.where
+    for conj in [where] if isinstance(where, R.Marker) else _conjuncts(where):
+        if isinstance(conj, R.Marker):
+            if conj.kind == "partition":
+                partition.extend(v for v in conj.names if v not in partition)
+            else:
+                strategy = _one_strategy(strategy, R.Named(conj.names[0], conj.span), ctx)
+            continue
+        for marker in _markers(conj):
+            what = "[attr]" if marker.kind == "partition" else "a strategy"
+            raise ctx.error(f"{what} may only appear as a top-level AND term of WHERE", marker.span)
+        check_expression_depth(conj)
+        _check_conjunct(conj, refs, ctx)
+        conditions.append(conj)
+    return conditions, partition, strategy
 
-    window = _window(raw["within"][0], ctx) if "within" in raw else None
 
-    returns = _output(raw, "returns", "RETURN", refs, name, ctx)
-    timeout = _output(raw, "timeout", "ON TIMEOUT RETURN", refs, name, ctx)
+def _one_strategy(old: R.Named | None, new: R.Named, ctx: _Ctx) -> R.Named:
+    if old is not None and old.name != new.name:
+        raise ctx.error(f"two strategies: {old.name} and {new.name}", new.span)
+    return new
+
+
+def _consume(raw: R.RawPattern, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> tuple[str, ...] | None:
+    if raw.consume_all:
+        return ("*",)
+    if raw.consume is None:
+        return None
+    names: list[str] = []
+    for var in raw.consume:
+        target = refs.get(var.name)
+        if target is None or target.negated:
+            what = "unknown variable" if target is None else "a negated variable consumes nothing:"
+            raise ctx.error(f"CONSUME: {what} {var.name!r}", var.span)
+        if var.name not in names:
+            names.append(var.name)
+    return tuple(names)
+
+
+def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
+    structure = flatten_seq(raw.structure)
+    _check_structure(structure, ctx, None)
+    if isinstance(structure, A.EventRef) and structure.negated:
+        raise ctx.error("a pattern needs at least one positive event", structure.span)
+    refs = _refs(structure, ctx)
+    conditions, partition, strategy = _where(raw, refs, ctx)
+    if raw.strategy is not None:
+        strategy = _one_strategy(strategy, raw.strategy, ctx)
+    window = _window(raw.within, ctx) if raw.within is not None else None
+    returns = _output(raw.returns, "RETURN", refs, name, ctx)
+    timeout = _output(raw.timeout, "ON TIMEOUT RETURN", refs, name, ctx)
     if timeout is not None:
         if window is None:
             raise ctx.error("ON TIMEOUT needs a WITHIN window: without one a partial match never times out", timeout.span)
         if returns is not None and returns.type == timeout.type:
             raise ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span)
-
-    consume: tuple[str, ...] | None = None
-    if "consume" in raw:
-        value, _ = raw["consume"]
-        if value == ("*",):
-            consume = ("*",)
-        else:
-            names: list[str] = []
-            for var, span in value:
-                target = refs.get(var)
-                if target is None or target.negated:
-                    what = "unknown variable" if target is None else "a negated variable consumes nothing:"
-                    raise ctx.error(f"CONSUME: {what} {var!r}", span)
-                if var not in names:
-                    names.append(var)
-            consume = tuple(names)
-
     return A.Pattern(
         name=name,
         structure=structure,
         conditions=tuple(conditions),
         partition=tuple(partition),
-        strategy=strategy or "skip-till-any-match",
+        strategy=strategy.name if strategy is not None else "skip-till-any-match",
         window=window,
         returns=returns,
-        span=raw["span"],
-        consume=consume,
+        span=raw.span,
+        consume=_consume(raw, refs, ctx),
         timeout=timeout,
-        limit=raw["limit"][0] if "limit" in raw else None,
+        limit=raw.limit,
     )
 
 
 def _output(
-    raw: dict[str, Any], kind: str, label: str, refs: Mapping[str, A.EventRef], name: str, ctx: _Ctx
+    ret: A.Return | None, label: str, refs: Mapping[str, A.EventRef], name: str, ctx: _Ctx
 ) -> A.Return | None:
     """A RETURN (or ON TIMEOUT RETURN) clause: distinct field names, positive variables only."""
-    if kind not in raw:
+    if ret is None:
         return None
-    ret: A.Return = raw[kind][0]
     seen: set[str] = set()
     for f in ret.fields:
         if f.name in seen:
-            raise ctx.error(f"{label} field {f.name!r} given twice", _span_of(f.expr) or ret.span)
+            raise ctx.error(f"{label} field {f.name!r} given twice", A.leftmost_span(f.expr) or ret.span)
         seen.add(f.name)
+        check_expression_depth(f.expr)
         _check_expr(f.expr, refs, ctx, iteration_ok=False)
         for v in A.vars_of(f.expr):
             if refs[v].negated:
-                raise ctx.error(f"{label} cannot read the negated variable {v!r}", _span_of(f.expr))
+                raise ctx.error(f"{label} cannot read the negated variable {v!r}", A.leftmost_span(f.expr))
     if ret.type in {r.type for r in refs.values()}:
         raise ctx.error(f"pattern {name!r} cannot consume its own {label} type {ret.type!r}", ret.span)
     return ret
 
 
-def build(raws: list[dict[str, Any]], text: str, file: str, default_name: str | None) -> A.PatternFile:
-    ctx = _Ctx(text, file)
+def _conflicts(raws: Iterable[R.RawConflict], ctx: _Ctx) -> tuple[A.Conflict, ...]:
     conflicts = []
     seen_groups: set[str] = set()
-    for raw in [r for r in raws if "conflict" in r]:
-        if raw["conflict"] in seen_groups:
-            raise ctx.error(f"conflict group {raw['conflict']!r} declared twice", raw["span"])
-        seen_groups.add(raw["conflict"])
-        members = []
-        for name, span in raw["members"]:
-            if name in members:
-                raise ctx.error(f"pattern {name!r} listed twice in conflict group {raw['conflict']!r}", span)
-            members.append(name)
-        conflicts.append(A.Conflict(raw["conflict"], tuple(members), span=raw["span"]))
-    raws = [r for r in raws if "conflict" not in r]
-    if not raws:
-        raise PatternSemanticError("no pattern in file", file, 1, 1, ctx.lines[0] if ctx.lines else None)
+    for raw in raws:
+        if raw.name in seen_groups:
+            raise ctx.error(f"conflict group {raw.name!r} declared twice", raw.span)
+        seen_groups.add(raw.name)
+        members: list[str] = []
+        for member in raw.members:
+            if member.name in members:
+                raise ctx.error(f"pattern {member.name!r} listed twice in conflict group {raw.name!r}", member.span)
+            members.append(member.name)
+        conflicts.append(A.Conflict(raw.name, tuple(members), span=raw.span))
+    return tuple(conflicts)
+
+
+def build(raws: list[R.RawDecl], text: str, file: str, default_name: str | None) -> A.PatternFile:
+    """A file's raw declarations -> its checked PatternFile (unnamed patterns are named after
+    ``default_name``: the file's stem)."""
+    ctx = _Ctx(text, file)
+    conflicts = _conflicts((r for r in raws if isinstance(r, R.RawConflict)), ctx)
+    pattern_raws = [r for r in raws if isinstance(r, R.RawPattern)]
+    if not pattern_raws:
+        raise ctx.error("no pattern in file", A.Span(file, 1, 1, text))
     base = default_name or "pattern"
-    unnamed = sum(1 for r in raws if "name" not in r)
+    unnamed = sum(1 for r in pattern_raws if r.name is None)
     patterns: list[A.Pattern] = []
     names: set[str] = set()
     k = 0
-    for raw in raws:
-        if "name" in raw:
-            name, span = raw["name"]
+    for raw in pattern_raws:
+        if raw.name is not None:
+            name, span = raw.name.name, raw.name.span
         else:
             k += 1
-            name, span = (base if unnamed == 1 else f"{base}_{k}"), raw["span"]
+            name, span = (base if unnamed == 1 else f"{base}_{k}"), raw.span
         if name in names:
             raise ctx.error(f"pattern name {name!r} used twice", span)
         names.add(name)
         patterns.append(_pattern(raw, name, ctx))
-    return A.PatternFile(file, tuple(patterns), tuple(conflicts))
-
-
-def read_source(path: str) -> str:
-    """A pattern file's text again, for carets in errors found after parsing ("" if gone)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return ""
+    return A.PatternFile(file, tuple(patterns), conflicts)
 
 
 def check_fields(

@@ -7,21 +7,31 @@ repeated groups that can match no rows), every error with file, line, column and
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import lark
 from lark import Token, v_args
 
-from petricep.errors import PatternSemanticError
+from petricep.errors import PatternError
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
-from petricep.lang.parser import _TOKEN_NAMES, SpanTransformer, _Err, _line, parse_tree, transform_tree
+from petricep.lang.front import (
+    TOKEN_NAMES,
+    BuildError,
+    SpanTransformer,
+    check_text_limits,
+    error_at,
+    grammar,
+    parse_tree,
+    read_source,
+    terminal_words,
+    transform_tree,
+)
 
 _NAMES = {
-    **_TOKEN_NAMES,
+    **TOKEN_NAMES,
     "SEMICOLON": "';'",
     "STAR": "'*'",
     "PLUS": "'+'",
@@ -39,18 +49,9 @@ _INTERVAL_UNITS = {"millisecond": "ms", "milliseconds": "ms"}
 _MAX_PERMUTE = 6
 
 
-@lru_cache(maxsize=1)
-def _lark() -> lark.Lark:
-    text = resources.files("petricep.lang").joinpath("sql.lark").read_text(encoding="utf-8")
-    return lark.Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=False)
-
-
-def _name_of_terminal(t: str) -> str:
-    if t in _NAMES:
-        return _NAMES[t]
-    if t.startswith("_") or t.endswith("_KW") or t == "DIRECTION":
-        return t.strip("_").removesuffix("_KW")
-    return t.lower()
+_word = terminal_words({**_NAMES, "DIRECTION": "ASC/DESC"})
+# what the grammar ignores or quotes: comments and strings (skipped by the limit scan)
+_SKIP = re.compile(r"--[^\n]*|/\*(?:.|\n)*?\*/|'(?:[^'\n]|'')*'")
 
 
 class _Builder(SpanTransformer):
@@ -134,7 +135,7 @@ class _Builder(SpanTransformer):
 
     def subset_item(self, c: list[Token]) -> S.Subset:
         if str(c[1]) != "=":
-            raise _Err(f"expected '=' after SUBSET name, got {str(c[1])!r}", c[1])
+            raise BuildError(f"expected '=' after SUBSET name, got {str(c[1])!r}", c[1])
         return S.Subset(str(c[0]), tuple(str(t) for t in c[2:]), span=self._span(c[0]))
 
     def define(self, c: list[Any]) -> tuple[str, Any]:
@@ -148,7 +149,7 @@ class _Builder(SpanTransformer):
         try:
             value = float(raw)
         except ValueError:
-            raise _Err(f"INTERVAL needs a number, got {str(c[0])}", c[0]) from None
+            raise BuildError(f"INTERVAL needs a number, got {str(c[0])}", c[0]) from None
         return ("within", self._window(value, c[1], c[0]))
 
     def within_plain(self, c: list[Token]) -> tuple[str, Any]:
@@ -163,7 +164,7 @@ class _Builder(SpanTransformer):
         unit = str(unit_tok).lower()
         unit = _INTERVAL_UNITS.get(unit, unit)
         if unit not in A.DURATION_UNITS:
-            raise _Err(f"unknown time unit {str(unit_tok)!r} (use SECOND, MINUTE, HOUR, DAY)", unit_tok)
+            raise BuildError(f"unknown time unit {str(unit_tok)!r} (use SECOND, MINUTE, HOUR, DAY)", unit_tok)
         return A.Window(A.WIN_DURATION, _num(value), unit, span=self._span(at))
 
     # ---- row pattern
@@ -184,9 +185,9 @@ class _Builder(SpanTransformer):
             return c[0]  # type: ignore[no-any-return]
         lo, hi, greedy, where = c[1]
         if hi is not None and hi < lo:
-            raise _Err(f"quantifier {{{lo},{hi}}}: the maximum is below the minimum", where)
+            raise BuildError(f"quantifier {{{lo},{hi}}}: the maximum is below the minimum", where)
         if hi == 0:
-            raise _Err("quantifier {0} matches nothing", where)
+            raise BuildError("quantifier {0} matches nothing", where)
         return S.RQuant(c[0], lo, hi, greedy, span=self._span(meta))
 
     def rvar(self, c: list[Token]) -> S.RVar:
@@ -195,7 +196,7 @@ class _Builder(SpanTransformer):
     @v_args(meta=True)
     def permute(self, meta: Any, c: list[Any]) -> S.RPermute:
         if len(c) > _MAX_PERMUTE:
-            raise _Err(f"PERMUTE of {len(c)} items: at most {_MAX_PERMUTE}", meta)
+            raise BuildError(f"PERMUTE of {len(c)} items: at most {_MAX_PERMUTE}", meta)
         return S.RPermute(tuple(c), span=self._span(meta))
 
     def quantifier(self, c: list[Any]) -> tuple[int, int | None, bool, Any]:
@@ -253,12 +254,12 @@ class _Builder(SpanTransformer):
         func = str(name).upper()
         known = S.AGGREGATES + S.SCALAR_FUNCS + ("CLASSIFIER", "MATCH_NUMBER")
         if func not in known:
-            raise _Err(f"unknown function {str(name)!r} (known: {', '.join(known)})", name)
+            raise BuildError(_unknown_function(str(name)), name)
         if star and func != "COUNT":
-            raise _Err(f"{func}(*) is not allowed; only COUNT(*)", name)
+            raise BuildError(f"{func}(*) is not allowed; only COUNT(*)", name)
         want = {"CLASSIFIER": 0, "MATCH_NUMBER": 0}.get(func, 1)
         if not star and len(args) != want:
-            raise _Err(f"{func}() takes {want} argument{'s' if want != 1 else ''}, got {len(args)}", name)
+            raise BuildError(f"{func}() takes {want} argument{'s' if want != 1 else ''}, got {len(args)}", name)
         return S.Call(func, args, star, star_var, span=self._span(name))
 
     def semantics(self, c: list[Any]) -> S.SExpr:
@@ -295,6 +296,17 @@ class _Builder(SpanTransformer):
         return S.Op("not", (c[1],), span=self._span(c[0]))
 
 
+def _unknown_function(name: str) -> str:
+    """The message for a call of a function SQL here does not have: every function it knows
+    (navigation included) and the nearest one."""
+    known = S.NAV_PHYSICAL + S.NAV_LOGICAL + S.AGGREGATES + S.SCALAR_FUNCS + ("CLASSIFIER", "MATCH_NUMBER")
+    upper = name.upper()
+    prefix = [k for k in known if upper.startswith(k) or k.startswith(upper)]
+    close = prefix or difflib.get_close_matches(upper, known, n=1, cutoff=0.75)
+    guess = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown function {name!r}{guess} (known: {', '.join(known)})"
+
+
 def _num(v: float) -> int | float:
     return int(v) if v.is_integer() else v
 
@@ -313,8 +325,8 @@ class _Checker:
         self.text = text
         self.file = file
 
-    def error(self, message: str, span: A.Span) -> PatternSemanticError:
-        return PatternSemanticError(message, self.file, span.line or None, span.column or None, _line(self.text, span.line))
+    def error(self, message: str, span: A.Span) -> PatternError:
+        return error_at(message, A.Span(self.file, span.line, span.column, span.source or self.text))
 
     def check(self, q: S.MatchRecognize) -> None:
         names = S.pattern_vars(q.pattern)
@@ -401,7 +413,7 @@ def _assemble(raw: dict[str, Any], index: int, default_name: str | None) -> S.Ma
     order = body.get("order", ())
     for col, span, direction in order:
         if direction == "DESC":
-            raise _Err(f"ORDER BY {col} DESC: rows are matched in stream order (ascending time)", span)
+            raise BuildError(f"ORDER BY {col} DESC: rows are matched in stream order (ascending time)", span)
     select = raw["select"]
     return S.MatchRecognize(
         name=name,
@@ -422,17 +434,17 @@ def _assemble(raw: dict[str, Any], index: int, default_name: str | None) -> S.Ma
 
 def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -> A.PatternFile:
     """Parse and check SQL text (``;``-separated MATCH_RECOGNIZE queries)."""
-    tree = parse_tree(_lark(), text, file, _TerminalNames())
-    raws = transform_tree(_Builder(file), tree, text, file)
+    check_text_limits(text, file, _SKIP)
+    tree = parse_tree(grammar("sql.lark"), text, file, _word)
+    raws = transform_tree(_Builder(file, text), tree, text, file)
     checker = _Checker(text, file)
     queries: list[S.MatchRecognize] = []
     names: set[str] = set()
     for i, raw in enumerate(raws):
         try:
             q = _assemble(raw, i, default_name if len(raws) == 1 else None)
-        except _Err as err:
-            span = err.where
-            raise PatternSemanticError(err.message, file, span.line, span.column, _line(text, span.line)) from None
+        except BuildError as err:
+            raise checker.error(err.message, err.span(file, text)) from None
         if q.name in names:
             raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw["alias"][1] if raw["alias"] else q.span)
         names.add(q.name)
@@ -446,19 +458,10 @@ def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -
     return A.PatternFile(file, (), (), tuple(queries))
 
 
-class _TerminalNames(dict):  # type: ignore[type-arg]
-    """Terminal -> how an error message calls it (keywords by their SQL spelling)."""
-
-    def get(self, key: str, default: Any = None) -> str:
-        return _name_of_terminal(key)
-
-
 def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text: str | None = None) -> None:
     """Schema check of CSV/Parquet input: every column a query reads must exist (reported at
     the query, like a pattern's missing field, before any row is read)."""
     cols = set(columns) | {"ts", "id"}
-    from petricep.lang.check import read_source
-
     checker = _Checker(read_source(pattern_file.path) if text is None else text, pattern_file.path)
     for q in pattern_file.queries:
         table = repr(q.table) if q.table else "the input"

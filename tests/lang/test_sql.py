@@ -121,7 +121,7 @@ def _error(text: str) -> str:
         ),
         (
             "SELECT * FROM T MATCH_RECOGNIZE (MEASURES MEDIAN(A.x) AS m PATTERN (A))",
-            "bad.sql:1:43: error: unknown function 'MEDIAN' (known: COUNT, SUM, AVG, MIN, MAX, ABS, CLASSIFIER, MATCH_NUMBER)\n"
+            "bad.sql:1:43: error: unknown function 'MEDIAN' (known: PREV, NEXT, FIRST, LAST, COUNT, SUM, AVG, MIN, MAX, ABS, CLASSIFIER, MATCH_NUMBER)\n"
             "    SELECT * FROM T MATCH_RECOGNIZE (MEASURES MEDIAN(A.x) AS m PATTERN (A))\n"
             "                                              ^",
         ),
