@@ -25,7 +25,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from petricep.compile.compiler import compile_pattern
 from petricep.compile.net import (
     NEG_VAR,
     AggSpec,
@@ -38,64 +37,9 @@ from petricep.compile.net import (
     Role,
     Transition,
 )
-from petricep.compile.rows import RowNet, compile_query
-from petricep.errors import PatternSemanticError
+from petricep.compile.program import Program, compile_program, extend_program
 from petricep.lang import ast as A
 from petricep.lang.sql_ast import MatchRecognize
-
-
-def _err(p: A.Pattern, message: str) -> PatternSemanticError:
-    return PatternSemanticError(message, p.span.file, p.span.line or None, p.span.column or None)
-
-
-def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
-    """Topological order over RETURN types (stable: file order among independents)."""
-    names: dict[str, A.Pattern] = {}
-    for p in patterns:
-        if p.name in names:
-            raise _err(p, f"pattern name {p.name!r} is used by two patterns")
-        names[p.name] = p
-    producers: dict[str, list[A.Pattern]] = {}
-    for p in patterns:
-        for made in A.outputs(p):
-            producers.setdefault(made.type, []).append(p)
-    deps = {
-        p.name: {q.name for r in A.events_of(p.structure) for q in producers.get(r.type, ())} for p in patterns
-    }
-    ordered: list[A.Pattern] = []
-    done: set[str] = set()
-    visiting: list[str] = []
-
-    def visit(p: A.Pattern) -> None:
-        if p.name in done:
-            return
-        if p.name in visiting:
-            cycle = " -> ".join(visiting[visiting.index(p.name) :] + [p.name])
-            raise _err(p, f"patterns form a cycle through RETURN types: {cycle}")
-        visiting.append(p.name)
-        for d in sorted(deps[p.name], key=lambda n: patterns.index(names[n])):
-            visit(names[d])
-        visiting.pop()
-        done.add(p.name)
-        ordered.append(p)
-
-    for p in patterns:
-        visit(p)
-    for p in ordered:
-        for r in A.events_of(p.structure):
-            for q in producers.get(r.type, ()):
-                out = next(o for o in A.outputs(q) if o.type == r.type)
-                fields = {f.name for f in out.fields}
-                missing = [a for a in p.partition if a not in fields]
-                if missing:
-                    raise _err(
-                        p,
-                        f"pattern {p.name!r} partitions on [{missing[0]}] but composite type {r.type!r} "
-                        f"({'RETURN' if out is q.returns else 'ON TIMEOUT RETURN'} of {q.name!r}) "
-                        f"has no field {missing[0]!r}",
-                    )
-    return ordered
-
 
 # ----------------------------------------------------------------------------- normal forms
 
@@ -535,44 +479,11 @@ def merge_nets(nets: Sequence[PatternNet], share: bool = True) -> tuple[tuple[Pa
     return patterns, tuple(merge_group(i, g, share) for i, g in enumerate(aligned))
 
 
-def merge(nets: Sequence[PatternNet], share: bool = True) -> tuple[GroupNet, ...]:
-    return merge_nets(nets, share)[1]
-
-
-def _consumption(
-    patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict]
-) -> dict[str, tuple[str | None, tuple[str, ...]]]:
-    """pattern name -> (consumption domain, variables consumed). Members of a conflict group
-    consume all their events unless they say otherwise."""
-    by_name = {p.name: p for p in patterns}
-    group_of: dict[str, str] = {}
-    for c in conflicts:
-        for name in c.patterns:
-            if name not in by_name:
-                s = c.span
-                raise PatternSemanticError(
-                    f"conflict group {c.name!r} names unknown pattern {name!r}", s.file, s.line or None, s.column or None
-                )
-            if name in group_of:
-                s = c.span
-                raise PatternSemanticError(
-                    f"pattern {name!r} is in two conflict groups ({group_of[name]!r}, {c.name!r})",
-                    s.file,
-                    s.line or None,
-                    s.column or None,
-                )
-            group_of[name] = c.name
-    out: dict[str, tuple[str | None, tuple[str, ...]]] = {}
-    for p in patterns:
-        consume = p.consume
-        if consume is None and p.name in group_of:
-            consume = ("*",)
-        if not consume:
-            out[p.name] = (None, ())
-            continue
-        names = tuple(r.var for r in A.events_of(p.structure) if not r.negated) if consume == ("*",) else consume
-        out[p.name] = (f"conflict:{group_of[p.name]}" if p.name in group_of else f"pattern:{p.name}", names)
-    return out
+def merge_program(program: Program, share: bool = True) -> Net:
+    """A compiled program as one net: its pattern nets merged, its SQL queries and ARCHIVED
+    splits kept as they are."""
+    pnets, groups = merge_nets(program.patterns, share)
+    return Net(pnets, groups, program.rows, program.history)
 
 
 def build_net(
@@ -586,47 +497,17 @@ def build_net(
     ARCHIVED variables contributes its live part (``Net.history`` keeps the split).
     ``push_negations=False``: every negation is checked after a match is built (SASE's way;
     for comparison, see :func:`compile_pattern`)."""
-    from petricep.compile.history import split_patterns
-
-    patterns, history = split_patterns(list(patterns))
-    ordered = order_patterns(patterns)
-    policy = _consumption(ordered, conflicts)
-    nets = []
-    for i, p in enumerate(ordered):
-        net = compile_pattern(p, i, push_negations)
-        domain, names = policy[p.name]
-        if domain is not None:
-            net = replace(net, consume=tuple(net.var(v).slot for v in names), conflict=domain)
-        nets.append(net)
-    pnets, groups = merge_nets(nets, share)
-    return Net(pnets, groups, _row_nets(patterns, queries), tuple(history))
-
-
-def _row_nets(patterns: Sequence[A.Pattern], queries: Sequence[MatchRecognize]) -> tuple[RowNet, ...]:
-    names = {p.name for p in patterns}
-    out: list[RowNet] = []
-    for q in queries:
-        if q.name in names:
-            raise PatternSemanticError(
-                f"two patterns named {q.name!r} (give the query another alias)", q.span.file, q.span.line or None
-            )
-        names.add(q.name)
-        out.append(compile_query(q, len(out)))
-    return tuple(out)
+    return merge_program(compile_program(patterns, conflicts, queries, push_negations), share)
 
 
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:
     """``net`` with ``patterns`` added, for a running engine (``Engine.extend``). The new
     patterns share places among themselves, not with the running ones: those places already
-    hold partial matches older than the new patterns."""
-    taken = {p.name for p in net.patterns}
-    for p in patterns:
-        if p.name in taken:
-            raise _err(p, f"a pattern named {p.name!r} is already running")
-    order_patterns([p.source for p in net.patterns] + list(patterns))  # names, cycles, keys
-    added = build_net(list(patterns), conflicts=list(conflicts))
-    offset = len(net.patterns)
-    nets = tuple(replace(p, index=offset + i) for i, p in enumerate(added.patterns))
-    pnets, groups = merge_nets(nets)
+    hold partial matches older than the new patterns. The running net's SQL queries and
+    ARCHIVED splits stay; an added ARCHIVED pattern's split joins them."""
+    program = extend_program(
+        [p.source for p in net.patterns], [r.name for r in net.rows], patterns, conflicts, row_offset=len(net.rows)
+    )
+    pnets, groups = merge_nets(program.patterns)
     groups = tuple(replace(g, index=len(net.groups) + i) for i, g in enumerate(groups))
-    return Net(net.patterns + pnets, net.groups + groups)
+    return Net(net.patterns + pnets, net.groups + groups, net.rows + program.rows, net.history + program.history)

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
-from petricep.errors import PatternSemanticError
+from petricep.errors import PatternError
 from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
+from petricep.lang.front import error_at
 
 Cfg = Any  # nested tuples / ints / None, hashable
 
@@ -211,18 +212,8 @@ class _Config:
 # ----------------------------------------------------------------------------- compile
 
 
-def _window_value(w: A.Window | None) -> float | int | None:
-    if w is None:
-        return None
-    if w.kind == A.WIN_DURATION:
-        v = w.value * A.DURATION_UNITS[w.unit or "s"]
-        return int(v) if float(v).is_integer() else v
-    return w.value
-
-
-def _error(pattern: A.Pattern, message: str) -> PatternSemanticError:
-    s = pattern.span
-    return PatternSemanticError(message, s.file, s.line or None, s.column or None)
+def _error(pattern: A.Pattern, message: str) -> PatternError:
+    return error_at(message, pattern.span)
 
 
 def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = True) -> PatternNet:
@@ -408,7 +399,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
         transitions=tuple(transitions),
         start=configs[init],
         window=pattern.window,
-        window_value=_window_value(pattern.window),
+        window_value=A.window_amount(pattern.window),
         partition=pattern.partition,
         strategy=pattern.strategy,
         returns=pattern.returns,

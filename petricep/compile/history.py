@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from petricep.errors import PatternSemanticError
+from petricep.errors import PatternError
 from petricep.lang import ast as A
+from petricep.lang.front import error_at
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,8 @@ def is_history(p: A.Pattern) -> bool:
     return any(r.archived for r in A.events_of(p.structure))
 
 
-def _error(p: A.Pattern, message: str, span: A.Span | None = None) -> PatternSemanticError:
-    s = span if span is not None and span.line else p.span
-    return PatternSemanticError(message, s.file, s.line or None, s.column or None)
+def _error(p: A.Pattern, message: str, span: A.Span | None = None) -> PatternError:
+    return error_at(message, span if span is not None and span.line else p.span)
 
 
 def _ts_difference(e: A.Expr) -> tuple[str, str] | None:
@@ -133,9 +133,9 @@ def split(p: A.Pattern) -> HistorySpec:
             live_conds.append(c)
         else:
             if vs & negated:
-                raise _error(p, "a negation condition cannot read ARCHIVED variables", _span(c))
+                raise _error(p, "a negation condition cannot read ARCHIVED variables", A.leftmost_span(c))
             if vs & kleene:
-                raise _error(p, "a condition joining ARCHIVED and live variables cannot read a Kleene variable", _span(c))
+                raise _error(p, "a condition joining ARCHIVED and live variables cannot read a Kleene variable", A.leftmost_span(c))
             cross.append(c)
             b = _bound(c)
             if b is None:
@@ -185,11 +185,6 @@ def split(p: A.Pattern) -> HistorySpec:
         limit=None,
     )
     return HistorySpec(p.name, p, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
-
-
-def _span(e: A.Expr) -> A.Span | None:
-    spans = [sp for x in A.walk_expr(e) if (sp := getattr(x, "span", None)) is not None and sp.line]
-    return min(spans, key=lambda sp: (sp.line, sp.column)) if spans else None
 
 
 def split_patterns(patterns: list[A.Pattern]) -> tuple[list[A.Pattern], list[HistorySpec]]:

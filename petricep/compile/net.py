@@ -223,17 +223,6 @@ class Net:
                 return p
         raise KeyError(name)
 
-    def _repr_svg_(self) -> str | None:
-        """Jupyter shows a compiled net as its diagram (the merged net, SVG). Without
-        Graphviz's ``dot`` program: None, and Jupyter falls back to the text repr."""
-        from petricep.errors import ConfigError
-        from petricep.export.dot import to_svg  # lazily: graphviz is not needed to run nets
-
-        try:
-            return to_svg(self)
-        except ConfigError:
-            return None
-
     def stats(self) -> dict[str, int]:
         """Net size before merging (separate nets) and after (the shared net); SQL queries
         count alike in both (each is its own net)."""

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import permutations
 
-from petricep.compile.compiler import _window_value
 from petricep.errors import PatternSemanticError
+from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 
 ACCEPT = -1  # in a place's exits: the match may end here (ranked among the transitions)
@@ -271,7 +271,7 @@ def compile_query(q: S.MatchRecognize, index: int = 0) -> RowNet:
         all_rows=q.all_rows,
         skip=q.skip,
         window_kind=q.window.kind if q.window else None,
-        window_value=_window_value(q.window),
+        window_value=A.window_amount(q.window),
         history=_history(q),
         memoryless=_memoryless(q),
         select=q.select,

@@ -10,6 +10,7 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError
 from petricep.export.dot import dot_available, render, to_dot, to_png, to_svg
 from petricep.export.model import Diagram, build_diagram
+from petricep.export.notebook import net_svg  # registers Net's notebook display
 from petricep.export.pnml import to_pnml, to_snakes
 
 FORMATS = ("dot", "svg", "png", "pnml")
@@ -32,6 +33,7 @@ __all__ = [
     "build_diagram",
     "dot_available",
     "export",
+    "net_svg",
     "render",
     "to_dot",
     "to_png",

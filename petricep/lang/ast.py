@@ -203,6 +203,17 @@ class Window:
     span: Span = dc_field(default=NOWHERE, compare=False)
 
 
+def window_amount(w: Window | None) -> float | int | None:
+    """A window in the units the runtime compares: timestamp units, events, or seconds for a
+    duration (an int when whole); None for no window."""
+    if w is None:
+        return None
+    if w.kind == WIN_DURATION:
+        v = w.value * DURATION_UNITS[w.unit or "s"]
+        return int(v) if float(v).is_integer() else v
+    return w.value
+
+
 @dataclass(frozen=True)
 class ReturnField:
     name: str

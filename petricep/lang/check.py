@@ -6,13 +6,15 @@ here, so the compiler only ever sees meaningful patterns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import lark
 
 from petricep.errors import PatternError, PatternLimitError, PatternSemanticError
 from petricep.lang import ast as A
 from petricep.lang import raw as R
+from petricep.lang import sql_ast as S
 from petricep.lang.front import (
     MAX_EXPRESSION_DEPTH,
     MAX_VARIABLES,
@@ -366,3 +368,127 @@ def check_fields(
                 known = comp.get(ref.type, cols)
                 if attr not in known:
                     raise ctx.error(f"event type {ref.type!r} has no field {attr!r} (needed by [{attr}])", p.span)
+
+
+# ----------------------------------------------------------------------------- programs
+#
+# What can only be decided over every pattern of a run (several files, or patterns added to
+# a running engine): names, the order RETURN types impose, consumption domains.
+
+
+def check_names(
+    patterns: Sequence[A.Pattern], queries: Sequence[S.MatchRecognize] = (), running: Iterable[str] = ()
+) -> None:
+    """Every pattern and query of a run has its own name (``running``: names of an engine's
+    patterns that new ones join)."""
+    taken = set(running)
+    names: set[str] = set()
+    for p in patterns:
+        if p.name in taken:
+            raise error_at(f"a pattern named {p.name!r} is already running", p.span)
+        if p.name in names:
+            raise error_at(f"pattern name {p.name!r} is used by two patterns", p.span)
+        names.add(p.name)
+    for q in queries:
+        if q.name in names or q.name in taken:
+            raise error_at(f"two patterns named {q.name!r} (give the query another alias)", q.span)
+        names.add(q.name)
+
+
+def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
+    """Topological order over RETURN types (stable: file order among independents); a
+    pattern that partitions on a field its composite input type lacks is refused. Names must
+    be distinct (:func:`check_names`)."""
+    names = {p.name: p for p in patterns}
+    position = {p.name: i for i, p in enumerate(patterns)}
+    producers: dict[str, list[A.Pattern]] = {}
+    for p in patterns:
+        for made in A.outputs(p):
+            producers.setdefault(made.type, []).append(p)
+    deps = {
+        p.name: sorted({q.name for r in A.events_of(p.structure) for q in producers.get(r.type, ())}, key=position.__getitem__)
+        for p in patterns
+    }
+    ordered: list[A.Pattern] = []
+    done: set[str] = set()
+    for p in patterns:
+        _visit(p, names, deps, done, ordered)
+    for p in ordered:
+        _check_composite_keys(p, producers)
+    return ordered
+
+
+def _visit(
+    root: A.Pattern, names: Mapping[str, A.Pattern], deps: Mapping[str, list[str]], done: set[str], out: list[A.Pattern]
+) -> None:
+    """Depth-first post-order from ``root`` (an explicit stack: a chain of thousands of
+    patterns does not reach the recursion limit)."""
+    if root.name in done:
+        return
+    path: list[str] = [root.name]
+    on_path = {root.name}
+    stack = [iter(deps[root.name])]
+    while stack:
+        nxt = next(stack[-1], None)
+        if nxt is None:
+            stack.pop()
+            name = path.pop()
+            on_path.discard(name)
+            done.add(name)
+            out.append(names[name])
+        elif nxt in on_path:
+            cycle = " -> ".join(path[path.index(nxt) :] + [nxt])
+            raise error_at(f"patterns form a cycle through RETURN types: {cycle}", names[nxt].span)
+        elif nxt not in done:
+            path.append(nxt)
+            on_path.add(nxt)
+            stack.append(iter(deps[nxt]))
+
+
+def _check_composite_keys(p: A.Pattern, producers: Mapping[str, list[A.Pattern]]) -> None:
+    for r in A.events_of(p.structure):
+        for q in producers.get(r.type, ()):
+            out = next(o for o in A.outputs(q) if o.type == r.type)
+            fields = {f.name for f in out.fields}
+            missing = [a for a in p.partition if a not in fields]
+            if missing:
+                raise error_at(
+                    f"pattern {p.name!r} partitions on [{missing[0]}] but composite type {r.type!r} "
+                    f"({'RETURN' if out is q.returns else 'ON TIMEOUT RETURN'} of {q.name!r}) "
+                    f"has no field {missing[0]!r}",
+                    p.span,
+                )
+
+
+@dataclass(frozen=True)
+class Consumption:
+    """What a pattern's matches consume: the events bound to ``variables``, within ``domain``
+    (``pattern:NAME`` or ``conflict:GROUP``: the patterns that no longer see them)."""
+
+    domain: str
+    variables: tuple[str, ...]
+
+
+def consumption(patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict]) -> dict[str, Consumption]:
+    """Pattern name -> what its matches consume (patterns that consume nothing are absent).
+    Members of a conflict group consume all their events unless they say otherwise."""
+    by_name = {p.name for p in patterns}
+    group_of: dict[str, str] = {}
+    for c in conflicts:
+        for name in c.patterns:
+            if name not in by_name:
+                raise error_at(f"conflict group {c.name!r} names unknown pattern {name!r}", c.span)
+            if name in group_of:
+                raise error_at(f"pattern {name!r} is in two conflict groups ({group_of[name]!r}, {c.name!r})", c.span)
+            group_of[name] = c.name
+    out: dict[str, Consumption] = {}
+    for p in patterns:
+        consume = p.consume
+        if consume is None and p.name in group_of:
+            consume = ("*",)
+        if not consume:
+            continue
+        names = tuple(r.var for r in A.events_of(p.structure) if not r.negated) if consume == ("*",) else consume
+        domain = f"conflict:{group_of[p.name]}" if p.name in group_of else f"pattern:{p.name}"
+        out[p.name] = Consumption(domain, names)
+    return out

@@ -268,13 +268,13 @@ def _hint(err: Exception, text: str) -> tuple[str, int] | None:
     line_start = text.rfind("\n", 0, pos) + 1
     for call in _CALL.finditer(text, line_start, pos + 1):
         name = call.group(1)
-        if call.end() <= pos + 1 and name.lower() not in A.AGG_FUNCS and name.upper() not in _STRUCTURE:
-            if text[call.end() : pos].strip(" \t").replace("_", "").isalnum() or call.end() >= pos:
-                return (
-                    f"unknown function {name!r}: the pattern language knows {', '.join(A.AGG_FUNCS)} over a "
-                    "Kleene variable (sum(v[].x)); an earlier event is read through its variable (a.x, v[i-1].x)",
-                    call.start(),
-                )
+        between = text[call.end() : pos].strip(" \t").replace("_", "")
+        if name.lower() not in A.AGG_FUNCS and name.upper() not in _STRUCTURE and (between.isalnum() or not between):
+            return (
+                f"unknown function {name!r}: the pattern language knows {', '.join(A.AGG_FUNCS)} over a "
+                "Kleene variable (sum(v[].x)); an earlier event is read through its variable (a.x, v[i-1].x)",
+                call.start(),
+            )
     return None
 
 
