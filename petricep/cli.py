@@ -19,6 +19,7 @@ from typing import IO, Any
 from petricep import __version__
 from petricep.errors import ConfigError, EvaluationError, PetricepError
 from petricep.lang import ast as A
+from petricep.lang.check import growth_warnings
 
 PROGRESS_EVERY = 20000
 EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
@@ -261,6 +262,7 @@ def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> 
                     f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
                     "one partial match may grow without bound"
                 )
+    out.extend(growth_warnings(patterns))
     for q in queries:
         if q.window is None:
             out.append(

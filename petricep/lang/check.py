@@ -51,7 +51,7 @@ def check_tree_depth(tree: lark.Tree, text: str, file: str) -> None:  # type: ig
         if depth > _MAX_TREE_DEPTH:
             meta = node.meta
             span = A.Span(file, getattr(meta, "line", 1), getattr(meta, "column", 1), text)
-            raise expression_depth_error(depth, span)
+            raise expression_depth_error(span)
         stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
 
 
@@ -62,7 +62,7 @@ def check_expression_depth(expr: A.Expr) -> None:
     while stack:
         e, depth = stack.pop()
         if depth > MAX_EXPRESSION_DEPTH:
-            raise expression_depth_error(depth, getattr(e, "span", A.NOWHERE))
+            raise expression_depth_error(A.leftmost_span(expr) or A.NOWHERE)
         stack.extend((c, depth + 1) for c in A.expr_children(e))
 
 
@@ -492,3 +492,62 @@ def consumption(patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict]) 
         domain = f"conflict:{group_of[p.name]}" if p.name in group_of else f"pattern:{p.name}"
         out[p.name] = Consumption(domain, names)
     return out
+
+
+# ----------------------------------------------------------------------------- warnings
+
+#: a count window up to this many events keeps a Kleene variable's subsets few enough
+_SMALL_COUNT_WINDOW = 16
+#: an AND of this many variables of one type binds them in every order
+_MANY_SAME_TYPE = 3
+
+
+def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
+    """Patterns whose live partial matches can grow combinatorially within their window, so
+    that a run may exhaust memory long before the window closes: a Kleene variable under
+    skip-till-any-match (every subset of its events is a partial match: they double with each
+    event) and an AND of several variables of one type (each event binds any of them). Each
+    warning names LIMIT, which bounds them. Patterns without a window are warned about
+    elsewhere (their state grows without bound whatever its shape)."""
+    out = []
+    for p in patterns:
+        if p.limit is not None or p.window is None:
+            continue
+        if p.strategy == "skip-till-any-match" and not (
+            p.window.kind == A.WIN_COUNT and p.window.value <= _SMALL_COUNT_WINDOW
+        ):
+            kleene = next((r for r in A.events_of(p.structure) if r.kleene), None)
+            if kleene is not None:
+                out.append(
+                    f"warning: pattern {p.name!r}: Kleene variable {kleene.var}[] under skip-till-any-match keeps "
+                    f"every subset of its {kleene.type} events in the window: partial matches can double with each "
+                    "one (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+                )
+        same = _same_type_and(p.structure)
+        if same is not None:
+            out.append(
+                f"warning: pattern {p.name!r}: AND of {same[1]} variables of type {same[0]} binds them in every "
+                "order: partial matches can grow combinatorially (add LIMIT n PARTIAL MATCHES)"
+            )
+    return out
+
+
+def _same_type_and(node: A.Node) -> tuple[str, int] | None:
+    """The first AND (anywhere in the structure) with :data:`_MANY_SAME_TYPE` or more
+    positive variables of one type: (type, how many)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, A.EventRef):
+            continue
+        if isinstance(n, A.And):
+            counts: dict[str, int] = {}
+            for c in n.children:
+                for r in A.events_of(c):
+                    if not r.negated:
+                        counts[r.type] = counts.get(r.type, 0) + 1
+            many = [(t, k) for t, k in counts.items() if k >= _MANY_SAME_TYPE]
+            if many:
+                return many[0]
+        todo.extend(reversed(n.children))
+    return None

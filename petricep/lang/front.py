@@ -310,11 +310,11 @@ def number_value(literal: str) -> int | float:
     return int(literal) if literal.isdigit() else float(literal)
 
 
-def expression_depth_error(depth: int, span: A.Span) -> PatternLimitError:
+def expression_depth_error(span: A.Span) -> PatternLimitError:
     """The error for an expression nested deeper than :data:`MAX_EXPRESSION_DEPTH`."""
     err = error_at(
-        f"expression too deep: {depth} operators nested (at most {MAX_EXPRESSION_DEPTH}; "
-        "split a long sum or chain of conditions into parts)",
+        f"expression nested too deep: more than {MAX_EXPRESSION_DEPTH} operators inside each other "
+        "(split a long sum or chain of conditions into parts)",
         span,
         PatternLimitError,
     )

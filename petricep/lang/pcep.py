@@ -250,6 +250,7 @@ _SKIP = re.compile(r"#[^\n]*|//[^\n]*|'[^'\n]*'|\"[^\"\n]*\"")
 _HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+-?")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _STRUCTURE = ("SEQ", "AND", "OR", "NOT")
+_RETURNED = re.compile(r"RETURN\s+$", re.IGNORECASE)  # RETURN T(...) names a type, not a function
 
 
 def _hint(err: Exception, text: str) -> tuple[str, int] | None:
@@ -268,8 +269,9 @@ def _hint(err: Exception, text: str) -> tuple[str, int] | None:
     line_start = text.rfind("\n", 0, pos) + 1
     for call in _CALL.finditer(text, line_start, pos + 1):
         name = call.group(1)
-        between = text[call.end() : pos].strip(" \t").replace("_", "")
-        if name.lower() not in A.AGG_FUNCS and name.upper() not in _STRUCTURE and (between.isalnum() or not between):
+        inside = ")" not in text[call.end() : pos]
+        returned = _RETURNED.search(text, line_start, call.start()) is not None
+        if inside and not returned and name.lower() not in A.AGG_FUNCS and name.upper() not in _STRUCTURE:
             return (
                 f"unknown function {name!r}: the pattern language knows {', '.join(A.AGG_FUNCS)} over a "
                 "Kleene variable (sum(v[].x)); an earlier event is read through its variable (a.x, v[i-1].x)",
