@@ -205,9 +205,9 @@ def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
     transitions of the patterns before it (a shared middle or suffix then lines up)."""
     out: list[PatternNet] = []
     seen: set[Hashable] = set()
+    width = 0  # slots used by the patterns before (kept as they go: linear in the patterns)
     for net in nets:
         best, best_score = net, -1
-        width = max((max(v.slot for v in n.vars) + 1 for n in out), default=0)
         for k in range(width + 1):
             cand = shifted(net, k)
             norm = _Normal(cand, {})
@@ -215,6 +215,7 @@ def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
             if score > best_score:
                 best, best_score = cand, score
         out.append(best)
+        width = max(width, max(v.slot for v in best.vars) + 1)
         norm = _Normal(best, {})
         seen.update(norm.tkey(t) for t in best.transitions)
     return out

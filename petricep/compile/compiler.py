@@ -44,7 +44,7 @@ def _positives(seq: A.Seq) -> list[A.Node]:
 
 def _complete(node: A.Node, cfg: Cfg) -> bool:
     if isinstance(node, A.EventRef):
-        return cfg == 1
+        return bool(cfg == 1)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
