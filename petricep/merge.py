@@ -68,6 +68,7 @@ class _Normal:
         self.kleene = {v.slot for v in net.vars if v.kleene}
         self.neg_keys = [self._neg_key(n) for n in net.negations]
         self.layout = layout
+        self._tkeys: dict[int, Hashable] = {}
 
     def _neg_key(self, n: Negation) -> Hashable:
         return (
@@ -82,6 +83,14 @@ class _Normal:
         return frozenset(self.neg_keys[j] for j in range(len(self.neg_keys)) if mask >> j & 1)
 
     def tkey(self, t: Transition) -> Hashable:
+        """Structural key of a transition (computed once per transition: every merge step
+        asks again)."""
+        key = self._tkeys.get(t.id)
+        if key is None:
+            key = self._tkeys[t.id] = self._tkey(t)
+        return key
+
+    def _tkey(self, t: Transition) -> Hashable:
         c = self.conds
         return (
             t.event_type,
@@ -202,22 +211,32 @@ def shifted(net: PatternNet, k: int) -> PatternNet:
 
 def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
     """Choose each pattern's slot shift so that as many of its transitions as possible equal
-    transitions of the patterns before it (a shared middle or suffix then lines up)."""
+    transitions of the patterns before it (a shared middle or suffix then lines up).
+
+    A shift is only tried when enough of its transitions land on an (event type, slot) some
+    earlier transition has: a transition's key holds both, so the others cannot be equal. This
+    bound never skips the best shift, and keeps the search linear in the patterns."""
     out: list[PatternNet] = []
     seen: set[Hashable] = set()
-    width = 0  # slots used by the patterns before (kept as they go: linear in the patterns)
+    seen_steps: set[tuple[str, int]] = set()
+    width = 0  # slots used by the patterns before (kept as they go)
     for net in nets:
-        best, best_score = net, -1
-        for k in range(width + 1):
+        norm = _Normal(net, {})
+        best, best_norm = net, norm
+        best_score = sum(1 for t in net.transitions if norm.tkey(t) in seen)
+        for k in range(1, width + 1):
+            bound = sum(1 for t in net.transitions if (t.event_type, t.slot + k) in seen_steps)
+            if bound <= best_score:
+                continue
             cand = shifted(net, k)
             norm = _Normal(cand, {})
             score = sum(1 for t in cand.transitions if norm.tkey(t) in seen)
             if score > best_score:
-                best, best_score = cand, score
+                best, best_norm, best_score = cand, norm, score
         out.append(best)
         width = max(width, max(v.slot for v in best.vars) + 1)
-        norm = _Normal(best, {})
-        seen.update(norm.tkey(t) for t in best.transitions)
+        seen.update(best_norm.tkey(t) for t in best.transitions)
+        seen_steps.update((t.event_type, t.slot) for t in best.transitions)
     return out
 
 
