@@ -22,8 +22,7 @@ checked at emission) in a :class:`Role` on the places it emits from.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from petricep.compile.net import (
     NEG_VAR,
@@ -263,56 +262,87 @@ def _max_window(values: Sequence[float | int | None]) -> float | int | None:
     return None if any(v is None for v in values) else max(v for v in values if v is not None)
 
 
-def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> GroupNet:
-    """Merge one group; ``nets`` must already be aligned (see :func:`merge`)."""
-    layout = _layout(nets)
-    norms = [_Normal(n, layout) for n in nets]
-    place_label: dict[int, str] = {}
-    place_users: dict[int, set[int]] = {}
-    place_roles: dict[int, list[Role]] = {}
-    place_active: dict[int, tuple[tuple[int, bool], ...]] = {}
-    cond_ids: dict[A.Expr, int] = {}
-    neg_ids: dict[Hashable, int] = {}
-    negations: list[Negation] = []
-    trans_ids: dict[Hashable, int] = {}
-    trans: list[dict[str, Any]] = []
+class _Ids:
+    """The merged net's conditions and negations, numbered as the patterns first use them:
+    equal ones (after renaming variables to slots) get one id."""
 
-    def cond(expr: A.Expr) -> int:
-        return cond_ids.setdefault(expr, len(cond_ids))
+    def __init__(self) -> None:
+        self.conds: dict[A.Expr, int] = {}
+        self.neg_ids: dict[Hashable, int] = {}
+        self.negations: list[Negation] = []
 
-    def neg(norm: _Normal, j: int) -> int:
+    def cond(self, expr: A.Expr) -> int:
+        return self.conds.setdefault(expr, len(self.conds))
+
+    def cond_list(self, norm: _Normal, indices: Sequence[int]) -> tuple[int, ...]:
+        return tuple(self.cond(norm.conds[c]) for c in indices)
+
+    def neg(self, norm: _Normal, j: int) -> int:
         key = norm.neg_keys[j]
-        if key not in neg_ids:
+        if key not in self.neg_ids:
             n = norm.net.negations[j]
-            neg_ids[key] = len(negations)
-            negations.append(
+            self.neg_ids[key] = len(self.negations)
+            self.negations.append(
                 Negation(
-                    len(negations),
+                    len(self.negations),
                     NEG_VAR,
                     n.type,
-                    tuple(cond(norm.conds[c]) for c in n.conditions),
-                    tuple(cond(norm.conds[c]) for c in n.event_conditions),
+                    self.cond_list(norm, n.conditions),
+                    self.cond_list(norm, n.event_conditions),
                     n.prev_slots,
                     n.next_slots,
                     n.pushed,
                 )
             )
-        return neg_ids[key]
+        return self.neg_ids[key]
 
-    def bits(norm: _Normal, mask: int) -> int:
+    def bits(self, norm: _Normal, mask: int) -> int:
         out = 0
         for j in range(len(norm.net.negations)):
             if mask >> j & 1:
-                out |= 1 << neg(norm, j)
+                out |= 1 << self.neg(norm, j)
         return out
 
-    # places are merged when they hold the same partial matches (equal front keys: front
-    # combination, shared tokens) or lead to the same future (equal future keys: rear
-    # combination, tokens kept apart by their `users`)
+    def conditions(self) -> tuple[A.Expr, ...]:
+        return tuple(sorted(self.conds, key=self.conds.__getitem__))
+
+
+@dataclass
+class _PlaceDraft:
+    """A place of the merged net while the patterns' places that become it are added."""
+
+    label: str
+    users: set[int] = field(default_factory=set)
+    roles: list[Role] = field(default_factory=list)
+    active: tuple[tuple[int, bool], ...] = ()
+    fronts: set[Hashable] = field(default_factory=set)
+    futures: set[Hashable] = field(default_factory=set)
+
+
+@dataclass
+class _TransitionDraft:
+    """A transition of the merged net while the patterns that share it are added: it keeps
+    every user's window (the merged transition keeps the largest)."""
+
+    template: Transition  # the merged transition but for id, window and users
+    windows: list[float | int | None]
+    users: list[int]
+
+    def freeze(self, tid: int) -> Transition:
+        return replace(self.template, id=tid, window=_max_window(self.windows), users=tuple(self.users))
+
+
+Keys = tuple[list[Hashable], list[Hashable]]  # a pattern's place keys: (front, future)
+
+
+def _unite_front_and_rear(norms: Sequence[_Normal], share: bool) -> tuple[_Union, dict[int, Keys]]:
+    """Places are merged when they hold the same partial matches (equal front keys: front
+    combination, shared tokens) or lead to the same future (equal future keys: rear
+    combination, tokens kept apart by their ``users``)."""
     union = _Union()
     front_of: dict[Hashable, Hashable] = {}
     future_of: dict[Hashable, Hashable] = {}
-    keys_of: dict[int, tuple[list[Hashable], list[Hashable]]] = {}
+    keys_of: dict[int, Keys] = {}
     for norm in norms:
         net = norm.net
         front, future = norm.place_keys(), norm.future_keys()
@@ -334,124 +364,145 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
                 continue  # an output place stays the pattern's own (nothing to share after it)
             node = (net.index, place.id)
             union.union(future_of.setdefault(uk, node), node)
-    if share:
-        # middle combination: places (of different patterns) that take the same next step
-        # become one, and so do the places that equal steps from one place lead to
-        steps: dict[Hashable, Hashable] = {}
-        out_of: dict[tuple[int, int], list[tuple[Hashable, tuple[int, int]]]] = {}
-        for norm in norms:
-            net = norm.net
-            for t in net.transitions:
-                if t.src != t.dst:
-                    out_of.setdefault((net.index, t.src), []).append((norm.tkey(t), (net.index, t.dst)))
-        for node, outs in out_of.items():
-            step_key = frozenset(k for k, _ in outs)
-            union.union(steps.setdefault(step_key, node), node)
-        changed = True
-        while changed:
-            changed = False
-            by_step: dict[tuple[Hashable, Hashable], tuple[int, int]] = {}
-            for node, outs in out_of.items():
-                root = union.find(node)
-                for k, dst in outs:
-                    other = by_step.setdefault((root, k), dst)
-                    if union.find(other) != union.find(dst):
-                        before = union.find(dst)
-                        union.union(other, dst)
-                        changed = changed or union.find(dst) != before
-    root_ids: dict[Hashable, int] = {}
-    place_fronts: dict[int, set[Hashable]] = {}
-    place_futures: dict[int, set[Hashable]] = {}
+    return union, keys_of
+
+
+def _unite_middles(norms: Sequence[_Normal], union: _Union) -> None:
+    """Middle combination: places (of different patterns) that take the same next step become
+    one, and so do the places that equal steps from one place lead to (to a fixpoint)."""
+    steps: dict[Hashable, Hashable] = {}
+    out_of: dict[tuple[int, int], list[tuple[Hashable, tuple[int, int]]]] = {}
     for norm in norms:
         net = norm.net
-        front, future = keys_of[net.index]
+        for t in net.transitions:
+            if t.src != t.dst:
+                out_of.setdefault((net.index, t.src), []).append((norm.tkey(t), (net.index, t.dst)))
+    for node, outs in out_of.items():
+        step_key = frozenset(k for k, _ in outs)
+        union.union(steps.setdefault(step_key, node), node)
+    changed = True
+    while changed:
+        changed = False
+        by_step: dict[tuple[Hashable, Hashable], tuple[int, int]] = {}
+        for node, outs in out_of.items():
+            root = union.find(node)
+            for k, dst in outs:
+                other = by_step.setdefault((root, k), dst)
+                if union.find(other) != union.find(dst):
+                    before = union.find(dst)
+                    union.union(other, dst)
+                    changed = changed or union.find(dst) != before
+
+
+class _Drafts:
+    """The merged net's places and transitions, numbered in the order the patterns reach them."""
+
+    def __init__(self, union: _Union, ids: _Ids) -> None:
+        self.union = union
+        self.ids = ids
+        self.root_ids: dict[Hashable, int] = {}
+        self.places: dict[int, _PlaceDraft] = {}
+        self.trans_ids: dict[Hashable, int] = {}
+        self.transitions: list[_TransitionDraft] = []
+
+    def add_pattern(self, norm: _Normal, keys: Keys) -> None:
+        net, ids = norm.net, self.ids
         local: dict[int, int] = {}
-        for place, fk, uk in zip(net.places, front, future):
-            pid = root_ids.setdefault(union.find((net.index, place.id)), len(root_ids))
+        for place, fk, uk in zip(net.places, *keys):
+            pid = self.root_ids.setdefault(self.union.find((net.index, place.id)), len(self.root_ids))
             local[place.id] = pid
-            place_fronts.setdefault(pid, set()).add(fk)
-            place_futures.setdefault(pid, set()).add(uk)
-            if pid not in place_label:
-                place_label[pid] = place.label
-            place_users.setdefault(pid, set()).add(net.index)
-            place_active[pid] = tuple((neg(norm, j), j in place.growable_negations) for j in place.active_negations)
+            draft = self.places.setdefault(pid, _PlaceDraft(place.label))
+            draft.fronts.add(fk)
+            draft.futures.add(uk)
+            draft.users.add(net.index)
+            draft.active = tuple((ids.neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
-                place_roles.setdefault(pid, []).append(
+                draft.roles.append(
                     Role(
                         net.index,
-                        tuple(cond(norm.conds[c]) for c in place.final_conditions),
-                        tuple(neg(norm, j) for j in place.emit_negations),
-                        tuple(neg(norm, j) for j in place.pending_negations),
+                        ids.cond_list(norm, place.final_conditions),
+                        tuple(ids.neg(norm, j) for j in place.emit_negations),
+                        tuple(ids.neg(norm, j) for j in place.pending_negations),
                         net.window_value,
                     )
                 )
         for t in net.transitions:
-            key = (local[t.src], local[t.dst], norm.tkey(t))
-            if key not in trans_ids:
-                trans_ids[key] = len(trans)
-                trans.append(
-                    dict(
-                        src=local[t.src],
-                        dst=local[t.dst],
-                        event_type=t.event_type,
-                        var=f"#{t.slot}",
-                        slot=t.slot,
-                        take=t.take,
-                        arc_conditions=tuple(cond(norm.conds[c]) for c in t.arc_conditions),
-                        guards=tuple(cond(norm.conds[c]) for c in t.guards),
-                        iteration=tuple(cond(norm.conds[c]) for c in t.iteration),
-                        deferred_iteration=tuple((cond(norm.conds[c]), k) for c, k in t.deferred_iteration),
-                        order_slots=t.order_slots,
-                        blocked_by=bits(norm, t.blocked_by),
-                        clears=bits(norm, t.clears),
-                        kleene=t.kleene,
-                        windows=[net.window_value],
-                        users=[net.index],
-                    )
-                )
-            else:
-                d = trans[trans_ids[key]]
-                d["windows"].append(net.window_value)
-                d["users"].append(net.index)
+            self._add_transition(norm, t, local[t.src], local[t.dst])
 
-    transitions = tuple(
-        Transition(
-            id=i,
-            **{k: v for k, v in d.items() if k not in ("windows", "users")},
-            window=_max_window(d["windows"]),
-            users=tuple(d["users"]),
+    def _add_transition(self, norm: _Normal, t: Transition, src: int, dst: int) -> None:
+        net, ids = norm.net, self.ids
+        key = (src, dst, norm.tkey(t))
+        if key in self.trans_ids:
+            d = self.transitions[self.trans_ids[key]]
+            d.windows.append(net.window_value)
+            d.users.append(net.index)
+            return
+        self.trans_ids[key] = len(self.transitions)
+        template = Transition(
+            id=0,
+            src=src,
+            dst=dst,
+            event_type=t.event_type,
+            var=f"#{t.slot}",
+            slot=t.slot,
+            take=t.take,
+            arc_conditions=ids.cond_list(norm, t.arc_conditions),
+            guards=ids.cond_list(norm, t.guards),
+            iteration=ids.cond_list(norm, t.iteration),
+            deferred_iteration=tuple((ids.cond(norm.conds[c]), k) for c, k in t.deferred_iteration),
+            order_slots=t.order_slots,
+            blocked_by=ids.bits(norm, t.blocked_by),
+            clears=ids.bits(norm, t.clears),
+            kleene=t.kleene,
         )
-        for i, d in enumerate(trans)
-    )
-    exits = {t.src for t in transitions}
-    names = {n.index: n.name for n in nets}
-    start_pid = root_ids[union.find((nets[0].index, nets[0].start))]
-    places = []
-    for pid in range(len(root_ids)):
-        active = place_active.get(pid, ())
-        roles = tuple(place_roles.get(pid, ()))
-        places.append(
-            Place(
-                pid,
-                place_label[pid],
-                (),
-                bool(roles),
-                active_negations=tuple(j for j, _ in active),
-                growable_negations=tuple(j for j, g in active if g),
-                has_exits=pid in exits,
-                roles=roles,
-                users=tuple(sorted(place_users[pid])),
+        self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))
+
+    def frozen_places(self, exits: set[int]) -> tuple[Place, ...]:
+        out = []
+        for pid in range(len(self.root_ids)):
+            d = self.places[pid]
+            out.append(
+                Place(
+                    pid,
+                    d.label,
+                    (),
+                    bool(d.roles),
+                    active_negations=tuple(j for j, _ in d.active),
+                    growable_negations=tuple(j for j, g in d.active if g),
+                    has_exits=pid in exits,
+                    roles=tuple(d.roles),
+                    users=tuple(sorted(d.users)),
+                )
             )
+        return tuple(out)
+
+    def sharing(self, names: dict[int, str], start: int) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        """(combination, place label, patterns) of every place more than one pattern uses."""
+        return tuple(
+            (
+                _combination(d.fronts, d.futures, len(d.users)),
+                d.label,
+                tuple(names[u] for u in sorted(d.users)),
+            )
+            for pid, d in sorted(self.places.items())
+            if len(d.users) > 1 and pid != start
         )
-    shared = tuple(
-        (
-            _combination(place_fronts[pid], place_futures[pid], len(place_users[pid])),
-            place_label[pid],
-            tuple(names[u] for u in sorted(place_users[pid])),
-        )
-        for pid in range(len(root_ids))
-        if len(place_users[pid]) > 1 and pid != start_pid
-    )
+
+
+def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> GroupNet:
+    """Merge one group; ``nets`` must already be aligned (see :func:`merge_nets`): unite the
+    places the combinations share, number the merged places and transitions, freeze them."""
+    layout = _layout(nets)
+    norms = [_Normal(n, layout) for n in nets]
+    union, keys_of = _unite_front_and_rear(norms, share)
+    if share:
+        _unite_middles(norms, union)
+    ids = _Ids()
+    drafts = _Drafts(union, ids)
+    for norm in norms:
+        drafts.add_pattern(norm, keys_of[norm.net.index])
+    transitions = tuple(d.freeze(i) for i, d in enumerate(drafts.transitions))
+    start_pid = drafts.root_ids[union.find((nets[0].index, nets[0].start))]
     first = nets[0]
     width = max(max((v.slot for v in n.vars), default=-1) + 1 for n in nets)
     wkind = first.window.kind if first.window else None
@@ -460,9 +511,9 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         patterns=tuple(n.index for n in nets),
         nslots=width,
         slot_kleene=tuple(layout.get(s) for s in range(width)),
-        conditions=tuple(sorted(cond_ids, key=cond_ids.__getitem__)),
-        negations=tuple(negations),
-        places=tuple(places),
+        conditions=ids.conditions(),
+        negations=tuple(ids.negations),
+        places=drafts.frozen_places({t.src for t in transitions}),
         transitions=transitions,
         start=start_pid,
         window_kind=A.WIN_COUNT if wkind == A.WIN_COUNT else (A.WIN_TIME if wkind else None),
@@ -470,7 +521,7 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         partition=first.partition,
         strategy=first.strategy,
         input_types=frozenset().union(*(n.input_types for n in nets)),
-        sharing=shared,
+        sharing=drafts.sharing({n.index: n.name for n in nets}, start_pid),
         windows=tuple(n.window_value for n in nets),
     )
 
