@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from petricep.lang import ast as A
+from petricep.lang import sql_ast as S
 
 
 @dataclass(frozen=True)
@@ -80,3 +81,37 @@ class RawConflict:
 
 
 RawDecl = RawPattern | RawConflict
+
+
+@dataclass(frozen=True)
+class OrderItem:
+    """``ORDER BY column [ASC | DESC]`` of a query as written."""
+
+    column: Named
+    direction: str = "ASC"
+
+
+@dataclass(frozen=True)
+class RawQueryBody:
+    """The inside of ``MATCH_RECOGNIZE ( ... )`` as written."""
+
+    pattern: S.RNode
+    partition: tuple[Named, ...] = ()
+    order: tuple[OrderItem, ...] = ()
+    measures: tuple[S.Measure, ...] = ()
+    all_rows: bool = False
+    skip: S.Skip = S.Skip(S.SKIP_PAST_LAST)
+    subsets: tuple[S.Subset, ...] = ()
+    defines: tuple[S.Define, ...] = ()
+    within: A.Window | None = None
+
+
+@dataclass(frozen=True)
+class RawQuery:
+    """One ``SELECT ... FROM t MATCH_RECOGNIZE (...) [AS alias]`` statement as written."""
+
+    span: A.Span
+    body: RawQueryBody
+    select: tuple[Named, ...] | None = None  # None: SELECT *
+    table: Named | None = None
+    alias: Named | None = None

@@ -16,6 +16,7 @@ from lark import Token, v_args
 
 from petricep.errors import PatternError
 from petricep.lang import ast as A
+from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
 from petricep.lang.front import (
     TOKEN_NAMES,
@@ -58,39 +59,41 @@ class _Builder(SpanTransformer):
     """lark tree -> SQL AST; clauses come back as tagged tuples assembled in ``statement``."""
 
     # ---- statement and clauses
-    def start(self, c: list[Any]) -> list[dict[str, Any]]:
-        return [x for x in c if isinstance(x, dict)]
+    def start(self, c: list[Any]) -> list[R.RawQuery]:
+        return [x for x in c if isinstance(x, R.RawQuery)]
 
     @v_args(meta=True)
-    def statement(self, meta: Any, c: list[Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"span": self._span(meta), "select": None, "table": None, "alias": None}
+    def statement(self, meta: Any, c: list[Any]) -> R.RawQuery:
+        select: tuple[R.Named, ...] | None = None
+        body: R.RawQueryBody | None = None
+        names: dict[str, R.Named] = {}
         for x in c:
             if isinstance(x, tuple) and x and x[0] == "select":
-                out["select"] = x[1]
-            elif isinstance(x, dict):
-                out["body"] = x
+                select = x[1]
+            elif isinstance(x, R.RawQueryBody):
+                body = x
             elif isinstance(x, Token) and x.type == "NAME":
-                out["alias" if "body" in out else "table"] = (str(x), self._span(x))
-        return out
+                names["alias" if body is not None else "table"] = R.Named(str(x), self._span(x))
+        assert body is not None  # the grammar requires MATCH_RECOGNIZE (...)
+        return R.RawQuery(self._span(meta), body, select, names.get("table"), names.get("alias"))
 
     def select_all(self, c: list[Any]) -> tuple[str, None]:
         return ("select", None)
 
-    def select_cols(self, c: list[Any]) -> tuple[str, tuple[tuple[str, A.Span], ...]]:
+    def select_cols(self, c: list[Any]) -> tuple[str, tuple[R.Named, ...]]:
         return ("select", tuple(c))
 
-    def col_ref(self, c: list[Token]) -> tuple[str, A.Span]:
-        return (str(c[-1]), self._span(c[-1]))
+    def col_ref(self, c: list[Token]) -> R.Named:
+        return R.Named(str(c[-1]), self._span(c[-1]))
 
     def outer_order(self, c: list[Any]) -> None:
         return None  # the output comes in emission order (docs/MATCH_RECOGNIZE.md)
 
-    def order_item(self, c: list[Any]) -> tuple[str, A.Span, str]:
-        direction = str(c[1]).upper() if len(c) > 1 else "ASC"
-        return (c[0][0], c[0][1], direction)
+    def order_item(self, c: list[Any]) -> R.OrderItem:
+        return R.OrderItem(c[0], str(c[1]).upper() if len(c) > 1 else "ASC")
 
-    def mr_body(self, c: list[Any]) -> dict[str, Any]:
-        return {k: v for k, v in c}
+    def mr_body(self, c: list[Any]) -> R.RawQueryBody:
+        return R.RawQueryBody(**{k: v for k, v in c})
 
     def partition(self, c: list[Any]) -> tuple[str, Any]:
         return ("partition", tuple(c))
@@ -400,35 +403,32 @@ class _Checker:
             self._expr(c, known, define, inside)
 
 
-def _assemble(raw: dict[str, Any], index: int, default_name: str | None) -> S.MatchRecognize:
-    body = raw["body"]
-    alias = raw["alias"]
-    table = raw["table"]
+def _assemble(raw: R.RawQuery, index: int, default_name: str | None) -> S.MatchRecognize:
+    body, alias, table = raw.body, raw.alias, raw.table
     if alias is not None:
-        name = alias[0]
+        name = alias.name
     elif default_name is not None:
         name = default_name if index == 0 else f"{default_name}_{index + 1}"
     else:
         name = f"query_{index + 1}"
-    order = body.get("order", ())
-    for col, span, direction in order:
-        if direction == "DESC":
-            raise BuildError(f"ORDER BY {col} DESC: rows are matched in stream order (ascending time)", span)
-    select = raw["select"]
+    for item in body.order:
+        if item.direction == "DESC":
+            col = item.column
+            raise BuildError(f"ORDER BY {col.name} DESC: rows are matched in stream order (ascending time)", col.span)
     return S.MatchRecognize(
         name=name,
-        table=table[0] if table else None,
-        partition=tuple(c for c, _ in body.get("partition", ())),
-        order=tuple(c for c, _, _ in order),
-        measures=body.get("measures", ()),
-        all_rows=body.get("all_rows", False),
-        skip=body.get("skip", S.Skip(S.SKIP_PAST_LAST)),
-        pattern=body["pattern"],
-        subsets=body.get("subsets", ()),
-        defines=body.get("defines", ()),
-        window=body.get("within"),
-        select=None if select is None else tuple(c for c, _ in select),
-        span=table[1] if table else raw["span"],
+        table=table.name if table else None,
+        partition=tuple(c.name for c in body.partition),
+        order=tuple(item.column.name for item in body.order),
+        measures=body.measures,
+        all_rows=body.all_rows,
+        skip=body.skip,
+        pattern=body.pattern,
+        subsets=body.subsets,
+        defines=body.defines,
+        window=body.within,
+        select=None if raw.select is None else tuple(c.name for c in raw.select),
+        span=table.span if table else raw.span,
     )
 
 
@@ -446,14 +446,14 @@ def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -
         except BuildError as err:
             raise checker.error(err.message, err.span(file, text)) from None
         if q.name in names:
-            raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw["alias"][1] if raw["alias"] else q.span)
+            raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw.alias.span if raw.alias else q.span)
         names.add(q.name)
         checker.check(q)
         if q.select is not None:
             allowed = {m.name for m in q.measures} | set(q.partition)
-            for col, span in raw["select"]:
-                if col not in allowed:
-                    raise checker.error(f"SELECT {col}: not a measure or a PARTITION BY column", span)
+            for col in raw.select or ():
+                if col.name not in allowed:
+                    raise checker.error(f"SELECT {col.name}: not a measure or a PARTITION BY column", col.span)
         queries.append(q)
     return A.PatternFile(file, (), (), tuple(queries))
 
