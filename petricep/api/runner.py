@@ -119,6 +119,7 @@ class Run:
         self.elapsed = 0.0  # seconds spent iterating
         self.stopped = False  # whether stop() ended the iteration before the input did
         self._stop = False
+        self._last_pos = -1
 
     def stop(self) -> None:
         """End the iteration after the current event (safe from a signal handler)."""
@@ -145,6 +146,7 @@ class Run:
                     tick(every)
                 if self._stop:
                     self.stopped = True
+                    self._last_pos = current.pos
                     break
             current = None
             if not self.stopped:
@@ -166,11 +168,19 @@ class Run:
         """The accounting so far: ``events`` (read = processed + rejected + late; rows the
         prefilter dropped count as processed), per pattern its matches, timeouts, dropped
         and alive partial matches, partial matches overall, and with an archive the join's
-        counters (``history``)."""
+        counters (``history``).
+
+        A stopped run counts the rows up to its last event: the reader converts rows a
+        batch at a time, and rows of the batch after that event were not processed; since
+        every row has a position, rows read = that event's position + 1."""
         src = self.source
         report = self.engine.report(src.rows_read, src.rows_rejected)
-        if self.prefilter is not None:
-            report["events"]["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
+        ev = report["events"]
+        if self.stopped:
+            ev["read"] = self._last_pos + 1
+            ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
+        elif self.prefilter is not None:
+            ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():

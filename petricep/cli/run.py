@@ -30,7 +30,7 @@ from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net
 from petricep.errors import ConfigError
-from petricep.io.output import JsonlWriter, LateWriter, OutputFile, OutputPath, check_outputs, write_json
+from petricep.io.output import JsonlWriter, LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
 
 from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
@@ -145,24 +145,27 @@ def _program(args: argparse.Namespace, files: list[A.PatternFile], slack: float 
 
 
 class _Outputs:
-    """The run's output files, written beside their targets; committed together when the
-    run ends (also by a signal), discarded together on an error (``stack`` closes them)."""
+    """The run's output files, written beside their targets and all opened before the run
+    (a path that cannot be written fails at once, not after the run); committed when the
+    run ends (also by a signal), discarded on an error (``stack`` closes them)."""
 
     def __init__(self, args: argparse.Namespace, out: IO[str], stack: ExitStack) -> None:
-        self.paths: list[OutputPath] = []
         self.matches = self._add(OutputFile(args.output), stack) if args.output else None
         self.late = self._add(OutputFile(args.late), stack) if args.late else None
         self.rejects = self._add(OutputPath(args.rejects), stack) if args.rejects else None
+        self.stats = self._add(OutputFile(args.stats), stack) if args.stats else None
         self.writer = JsonlWriter(self.matches if self.matches is not None else out)
 
-    def _add(self, path: Any, stack: ExitStack) -> Any:
-        stack.callback(path.discard)
-        self.paths.append(path)
+    @staticmethod
+    def _add(path: Any, stack: ExitStack) -> Any:
+        stack.callback(path.discard)  # after a commit: nothing to do
         return path
 
     def commit(self) -> None:
-        for p in self.paths:
-            p.commit()
+        """Matches, late events and rejected rows into place (the stats come last)."""
+        for p in (self.matches, self.late, self.rejects):
+            if p is not None:
+                p.commit()
 
 
 class _Signals:
@@ -223,10 +226,10 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         for m in run:
             outs.writer.write(m)
         outs.commit()
-    return _finish(args, run, signals.received if run.stopped else None, err)
+        return _finish(args, run, outs.stats, signals.received if run.stopped else None, err)
 
 
-def _finish(args: argparse.Namespace, run: Run, stopped_by: int | None, err: IO[str]) -> int:
+def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stopped_by: int | None, err: IO[str]) -> int:
     """The run's summary on stderr, ``--stats``, and the exit status."""
     report = run.report()
     ev = report["events"]
@@ -241,8 +244,9 @@ def _finish(args: argparse.Namespace, run: Run, stopped_by: int | None, err: IO[
         err.write(f"  rejected rows written to {args.rejects}\n")
     if args.late and ev["late"]:
         err.write(f"  late events written to {args.late}\n")
-    if args.stats:
-        write_json(args.stats, report)
+    if stats is not None:
+        stats.write(json_document(report))
+        stats.commit()
     if stopped_by is not None:
         return 128 + int(stopped_by)
     return EXIT_INCOMPLETE if ev["rejected"] or ev["late"] else 0

@@ -205,11 +205,9 @@ class LateWriter:
         self.count += 1
 
 
-def write_json(path: str, data: Any) -> None:
-    """A whole JSON document (``--stats``), replaced atomically."""
-    with OutputFile(path) as fh:
-        fh.write(json.dumps(_plain(data), indent=2, allow_nan=False) + "\n")
-        fh.commit()
+def json_document(data: Any) -> str:
+    """A whole JSON document (``--stats``), indented, RFC 8259-valid, with its newline."""
+    return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
 
 
 def write_bytes(path: str, data: bytes) -> None:
