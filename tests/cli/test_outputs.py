@@ -196,3 +196,17 @@ def test_output_file_commit_discard_and_direct_targets(tmp_path: Path) -> None:
         g.commit()
     assert target.read_text() == "new" and leftovers(tmp_path) == []
     assert OutputFile("/dev/null").temp == "/dev/null"  # not a regular file: written in place
+
+
+def test_archive_rejects_are_refused_over_the_events_and_renamed_into_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "ev.csv"
+    events.write_text("type,ts,x\nA,1,1\nA,oops,2\nA,3,3\n")
+    base = ["archive", "--events", str(events), "--type-field", "type", "--time-field", "ts", "--on-error", "skip"]
+    assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(events)]) == 1
+    assert capsys.readouterr().err == f"--rejects {events}: that is the events file; write the output to another file\n"
+    rejects = tmp_path / "bad.jsonl"
+    assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(rejects)]) == 3
+    assert [json.loads(line)["row"] for line in rejects.read_text().splitlines()] == [3]
+    assert leftovers(tmp_path) == []
