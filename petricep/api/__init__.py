@@ -1,9 +1,10 @@
 """The library entry points: compile pattern files, run them over events.
 
 * :func:`compile_files`, :func:`compile_text`, :func:`compile_sql`: one shared net.
-* :class:`Run`: a net over an input (file or table spec), with the prefilter, the
-  accounting and the located errors of ``petricep run``; :func:`run` for events already
-  in hand.
+* :class:`petricep.api.runner.Run`: a net over an input (file or table spec), with the
+  prefilter, the accounting and the located errors of ``petricep run``; :func:`run` for
+  events already in hand. (Imported from its module: it needs the readers, and with them
+  pyarrow, which compiling does not.)
 * :func:`warnings_for`, :func:`sharing_lines`, :func:`summary_lines`: what ``check`` and
   ``run`` print, for programs that embed petricep.
 
@@ -28,7 +29,6 @@ from petricep.runtime.engine import Engine, Match
 from petricep.runtime.ordering import LateHandler
 
 from .report import history_report, sharing_lines, summary_lines, warnings_for
-from .runner import PROGRESS_EVERY, Run, check_columns, open_checked
 
 if "IPython" in sys.modules:  # IPython is optional: only a process running it can display
     import petricep.export  # noqa: F401  # registers a Net's SVG display
@@ -79,16 +79,12 @@ def run(
 
 
 __all__ = [
-    "PROGRESS_EVERY",
-    "Run",
-    "check_columns",
     "compile_files",
     "compile_sql",
     "compile_text",
     "history_report",
     "load_patterns",
     "net_of",
-    "open_checked",
     "run",
     "sharing_lines",
     "summary_lines",

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from petricep.archive.history import HistoryRunner
 from petricep.compile.net import Net
 from petricep.lang import ast as A
+
+if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
+    from petricep.archive.history import HistoryRunner
 
 
 def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:

@@ -22,9 +22,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from petricep.archive.history import HistoryRunner
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventError
 from petricep.events import Event
@@ -37,6 +36,9 @@ from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
 from .report import history_report
+
+if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
+    from petricep.archive.history import HistoryRunner
 
 PROGRESS_EVERY = 20000
 
@@ -103,13 +105,13 @@ class Run:
         prefilter: bool = True,
         progress: Callable[[int], None] | None = None,
     ) -> None:
-        self.history = program if isinstance(program, HistoryRunner) else None
-        if self.history is not None:
-            self.engine = self.history.engine
-            self._pusher: Engine | HistoryRunner = self.history
-        else:
-            assert isinstance(program, Net)
+        self.history: HistoryRunner | None = None
+        self._pusher: Engine | HistoryRunner
+        if isinstance(program, Net):
             self.engine = self._pusher = Engine(program, tie=tie, slack=slack, on_late=on_late)
+        else:
+            self.history = self._pusher = program
+            self.engine = program.engine
         self.spec = replace(spec, ordered=slack is None)
         self.source = open_checked(files, self.spec)
         self.prefilter: Prefilter | None = None

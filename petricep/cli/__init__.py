@@ -8,17 +8,12 @@
   accounting.
 
 The names below were importable from the former ``petricep/cli.py`` and stay so; new code
-imports them from where they live (``petricep.api``, ``petricep.cli.inputs``).
+imports them from where they live (``petricep.api``, ``petricep.api.runner``,
+``petricep.cli.inputs``).
 """
 
-from petricep.api import (
-    PROGRESS_EVERY,
-    check_columns,
-    history_report,
-    sharing_lines,
-    summary_lines,
-    warnings_for,
-)
+from petricep.api import history_report, sharing_lines, summary_lines, warnings_for
+from petricep.api.runner import PROGRESS_EVERY, check_columns
 
 from .check import cmd_check, row_net_line
 from .draw import cmd_draw

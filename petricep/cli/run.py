@@ -25,7 +25,8 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from petricep.api import Run, load_patterns, net_of, summary_lines, warnings_for
+from petricep.api import load_patterns, net_of, summary_lines, warnings_for
+from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import petricep.api.runner as runner
-from petricep.api import Run, compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
+from petricep.api import compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
+from petricep.api.runner import Run
 from petricep.errors import EvaluationError, PatternError
 from petricep.io import InputSpec, open_events
 from petricep.runtime.engine import Engine

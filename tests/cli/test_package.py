@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_former_names_are_still_importable_from_petricep_cli() -> None:
-    from petricep.api import check_columns, sharing_lines, summary_lines, warnings_for
+    from petricep.api import sharing_lines, summary_lines, warnings_for
+    from petricep.api.runner import check_columns
     from petricep.cli.inputs import input_spec, parse_duration
 
     assert cli.check_columns is check_columns and cli.warnings_for is warnings_for
