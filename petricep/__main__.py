@@ -1,3 +1,5 @@
-from petricep.cli import main
+"""``python -m petricep``: the ``petricep`` command."""
+
+from petricep.cli.main import main
 
 raise SystemExit(main())

@@ -1,19 +1,40 @@
-"""Match output: JSON Lines, one match per line (SPEC §4)."""
+"""Match output: JSON Lines, one match per line (SPEC §4), and the files it goes to.
+
+Output is always valid JSON (RFC 8259): a number that is not finite (``inf``, ``nan``, from
+``1e308 + 1e308`` in a RETURN field, or a NaN cell of an input) is written as ``null``;
+``json.dumps(..., allow_nan=False)`` guards that no ``Infinity`` ever reaches a line.
+
+Output files are never half-written where a good one was: :class:`OutputFile` writes into
+a temporary file beside the target and renames it into place only when the run commits
+(:meth:`OutputFile.commit`); a failed run removes the temporary file and leaves the
+target as it was. A target that is not a regular file (``/dev/stdout``, ``/dev/full``, a
+pipe) is written directly: there is nothing to replace. Every write error (disk full, a
+missing directory, a path under a file) becomes one :class:`~petricep.errors.ConfigError`
+naming the path.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import secrets
+import stat
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
+from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.runtime.engine import Match
 
 
 def _plain(v: Any) -> Any:
-    if isinstance(v, float) and v.is_integer() and not math.isinf(v):
-        return v
-    if isinstance(v, (str, int, float, bool)) or v is None:
+    """A value as JSON can hold it: non-finite numbers become None (``null``), numpy
+    scalars their Python value, anything else unknown its text."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, (str, int, bool)) or v is None:
         return v
     if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
@@ -21,22 +42,152 @@ def _plain(v: Any) -> Any:
         return {str(k): _plain(x) for k, x in v.items()}
     item = getattr(v, "item", None)  # numpy scalars
     if callable(item):
-        return item()
+        return _plain(item())
     return str(v)
 
 
+def json_line(record: Mapping[str, Any]) -> str:
+    """One JSON object on one line (without the newline), RFC 8259-valid."""
+    return json.dumps(_plain(record), ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+
 def match_json(m: Match) -> str:
-    return json.dumps(_plain(m.to_dict()), ensure_ascii=False, separators=(", ", ": "))
+    return json_line(m.to_dict())
+
+
+def _cannot_write(path: str, exc: OSError) -> ConfigError:
+    return ConfigError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (an existing file through any link, or one path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Mapping[str, Iterable[str]]) -> None:
+    """Refuse an output that would overwrite an input, or two outputs naming one file.
+
+    ``outputs``: option -> path (None: not given); ``inputs``: what the files are (``the
+    events file``, ``a pattern file``) -> their paths. Checked before anything is opened,
+    so that ``-o events.csv`` never truncates the events it was about to read."""
+    given = [(opt, path) for opt, path in outputs.items() if path is not None]
+    for opt, path in given:
+        for what, paths in inputs.items():
+            if any(same_file(path, p) for p in paths):
+                raise ConfigError(f"{opt} {path}: that is {what}; write the output to another file")
+    for i, (opt, path) in enumerate(given):
+        for other, path2 in given[:i]:
+            if same_file(path, path2):
+                raise ConfigError(f"{other} and {opt} name the same file {path}")
+
+
+class OutputPath:
+    """A file to be replaced as a whole: :attr:`temp` is where to write (a new file beside
+    the target, or the target itself when it is not a regular file); :meth:`commit` renames
+    it into place, :meth:`discard` removes it. Readers of the target see the old file or
+    the new one, never a part."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.direct = _exists_not_regular(path)
+        self.temp = path
+        self.done = False
+        if self.direct:
+            return
+        folder, name = os.path.split(os.path.abspath(path))
+        self.temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            if os.path.exists(path):  # a replaced file keeps its permissions
+                os.chmod(self.temp, stat.S_IMODE(os.stat(path).st_mode))
+        except OSError as exc:
+            self._remove()
+            raise _cannot_write(path, exc) from None
+
+    def commit(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        if not self.direct:
+            try:
+                os.replace(self.temp, self.path)
+            except OSError as exc:
+                self._remove()
+                raise _cannot_write(self.path, exc) from None
+
+    def discard(self) -> None:
+        if not self.done:
+            self.done = True
+            self._remove()
+
+    def _remove(self) -> None:
+        if not self.direct:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
+
+
+def _exists_not_regular(path: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+class OutputFile(OutputPath):
+    """A text file written through :class:`OutputPath`: ``write`` turns every OS error
+    into one ConfigError naming the path; ``commit`` flushes, closes and renames;
+    ``close`` without a commit discards (the target keeps its old contents)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        try:
+            self.fh: IO[str] = open(self.temp, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            self._remove()
+            raise _cannot_write(path, exc) from None
+
+    def write(self, text: str) -> None:
+        try:
+            self.fh.write(text)
+        except OSError as exc:
+            raise _cannot_write(self.path, exc) from None
+
+    def commit(self) -> None:
+        if self.done:
+            return
+        try:
+            self.fh.close()  # flushes: a full disk shows here at the latest
+        except OSError as exc:
+            self.discard()
+            raise _cannot_write(self.path, exc) from None
+        super().commit()
+
+    def discard(self) -> None:
+        if not self.done:
+            with contextlib.suppress(OSError):  # what could not be written is discarded anyway
+                self.fh.close()
+        super().discard()
+
+    def __enter__(self) -> OutputFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()  # after a commit: nothing to do
 
 
 class JsonlWriter:
-    def __init__(self, out: IO[str]) -> None:
+    """Matches as JSON Lines; each line is written whole (one ``write``), so an interrupted
+    run leaves complete lines."""
+
+    def __init__(self, out: IO[str] | OutputFile) -> None:
         self.out = out
         self.count = 0
 
     def write(self, m: Match) -> None:
-        self.out.write(match_json(m))
-        self.out.write("\n")
+        self.out.write(match_json(m) + "\n")
         self.count += 1
 
 
@@ -44,12 +195,28 @@ class LateWriter:
     """Late events (``--late``): one JSON object per line with the event's arrival
     position, id, type, timestamp and attributes, and the watermark it arrived behind."""
 
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str] | OutputFile) -> None:
         self.out = out
         self.count = 0
 
     def write(self, e: Event, watermark: Any) -> None:
         rec = {"pos": e.pos, "id": e.id, "type": e.type, "ts": e.ts, "watermark": watermark, "attrs": e.attrs}
-        self.out.write(json.dumps(_plain(rec), ensure_ascii=False, separators=(", ", ": ")))
-        self.out.write("\n")
+        self.out.write(json_line(rec) + "\n")
         self.count += 1
+
+
+def json_document(data: Any) -> str:
+    """A whole JSON document (``--stats``), indented, RFC 8259-valid, with its newline."""
+    return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """A whole binary file (``draw -o``), replaced atomically."""
+    target = OutputPath(path)
+    try:
+        with open(target.temp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        target.discard()
+        raise _cannot_write(path, exc) from None
+    target.commit()

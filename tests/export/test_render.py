@@ -14,7 +14,7 @@ import pytest
 from petricep.api import compile_files, compile_text
 from petricep.cli import main
 from petricep.errors import ConfigError
-from petricep.export import build_diagram, export, to_png, to_svg
+from petricep.export import build_diagram, export, net_svg, to_png, to_svg
 from tests.export.dotparse import parse
 from tests.export.helpers import NETS, ROOT, SHARED, needs_dot, overlapping_seq_patterns
 
@@ -90,13 +90,13 @@ def test_without_dot_svg_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> 
     assert export(net, "dot").startswith(b"digraph")
     assert b"<pnml>" in export(net, "pnml")
     # a notebook falls back to the text repr
-    assert net._repr_svg_() is None
+    assert net_svg(net) is None
 
 
 @needs_dot
 def test_notebook_repr_is_the_merged_diagram() -> None:
     net = compile_text(SHARED)
-    svg = net._repr_svg_()
+    svg = net_svg(net)
     assert svg is not None
     assert set(svg_nodes(svg)) == {n.id for n in build_diagram(net).nodes} | {"legend"}
 

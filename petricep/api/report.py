@@ -1,0 +1,113 @@
+"""What petricep tells the user about a program and a run: warnings about unbounded state,
+what the merge shared, and a run's accounting as lines of text.
+
+These live in the library API, not in the command line, so that a program embedding
+petricep (or the Spark driver) prints what ``petricep check`` / ``petricep run`` print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from petricep.compile.net import Net
+from petricep.lang import ast as A
+from petricep.lang.check import growth_warnings
+
+if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
+    from petricep.archive.history import HistoryRunner
+
+
+def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:
+    """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
+    and negation buffers pile up), or a Kleene variable without a window (one partial match
+    may grow without bound even when a LIMIT caps how many there are)."""
+    out = []
+    for p in patterns:
+        refs = [r for r in A.events_of(p.structure) if not r.archived]  # history is read, not held
+        if len(refs) == 1 and not refs[0].kleene:
+            continue  # one event: no partial match, no state
+        if p.window is None and p.limit is None:
+            out.append(
+                f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
+                "(add WITHIN, or LIMIT n PARTIAL MATCHES)"
+            )
+        if p.window is None:
+            kleene = [r.var for r in A.events_of(p.structure) if r.kleene]
+            if kleene:
+                out.append(
+                    f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
+                    "one partial match may grow without bound"
+                )
+    out.extend(growth_warnings(patterns))
+    for q in queries:
+        if q.window is None:
+            out.append(
+                f"warning: query {q.name!r} has no WITHIN window: a match that keeps growing holds back "
+                "every later start row of its partition"
+            )
+    return out
+
+
+def sharing_lines(net: Net) -> list[str]:
+    """What the merge shared, and by which combination (front: a common prefix, partial
+    matches shared; rear: a common continuation, partial matches kept apart; whole: a pattern
+    whose every place is shared with another)."""
+    lines = []
+    for g in net.groups:
+        names = [net.patterns[i].name for i in g.patterns]
+        whole = []
+        for i in g.patterns:
+            mine = [p for p in g.places if i in p.users]
+            if len(mine) > 1 and all(len(p.users) > 1 for p in mine):
+                whole.append(net.patterns[i].name)
+        for how, label, users in g.sharing:
+            lines.append(f"  shared ({how} combination): place {label!r} by {', '.join(users)}")
+        if whole and len(names) > 1:
+            lines.append(f"  shared whole: every place of {', '.join(whole)} serves other patterns too")
+    return lines
+
+
+def history_report(runner: HistoryRunner) -> dict[str, Any]:
+    """The archive join's counters (``--archive``), for the run's report."""
+    stats = asdict(runner.join.stats)
+    stats.pop("per_pattern")
+    return {"mode": runner.join.mode, "order": runner.join.order, **stats}
+
+
+def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
+    """The run's accounting for stderr: events read = processed + rejected + late; matches,
+    timeouts and dropped partial matches per pattern; partial matches alive at the end."""
+    ev = report["events"]
+    rate = ev["read"] / elapsed if elapsed > 0 else 0.0
+    total = sum(p["matches"] for p in report["patterns"].values())
+    lines = [
+        f"summary: {ev['read']} events read = {ev['processed']} processed + {ev['rejected']} rejected + "
+        f"{ev['late']} late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s)"
+    ]
+    for name, p in report["patterns"].items():
+        extra = "".join(
+            f", {p[k]} {label}" for k, label in (("timeouts", "timeouts"), ("dropped", "partial matches dropped")) if p[k]
+        )
+        if p.get("rows") == 0 and p.get("table"):
+            extra += f" (no event of type {p['table']!r} was read: check --type / --type-field)"
+        lines.append(f"  {name}: {p['matches']} matches{extra}")
+    if ev["composite"]:
+        lines.append(f"  composite events: {ev['composite']}")
+    h = report.get("history")
+    if h:
+        lines.append(
+            f"  history ({h['mode']}, {h['order']}): {h['live_matches']} live matches, {h['loads']} archive reads "
+            f"({h['rows']} events), {h['archived_matches']} archived matches, {h['joined']} joined; "
+            f"{h['gated']} live events skipped by archive-first"
+        )
+    pm = report["partial_matches"]
+    lines.append(
+        f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
+        f"{pm['dropped']} dropped by limits"
+    )
+    return lines
+
+
+__all__ = ["history_report", "sharing_lines", "summary_lines", "warnings_for"]

@@ -1,0 +1,199 @@
+"""One run of a program over one input: source, prefilter, engine and accounting together.
+
+:class:`Run` is what ``petricep run`` does, as a library object: the CLI, the Spark driver
+and a program embedding petricep build it the same way and get the same matches, the same
+errors (located at the event that failed) and the same accounting (events read =
+processed + rejected + late)::
+
+    run = Run(compile_files(["rise.pcep"]), InputSpec("ev.csv", type_field="type", time_field="ts"))
+    for m in run:
+        print(m.to_dict())
+    print(run.report()["events"])
+
+The source is opened once: its header (CSV) or schema (Parquet) is read when the run is
+built, checked against the fields the patterns read (an error is reported at the pattern,
+file:line:column), and then read through. Time order is the reader's to check without a
+slack (a row going back in time is that row's error, or a rejected row with
+``on_error="skip"``) and the engine's re-ordering's with one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from petricep.compile.net import Net
+from petricep.errors import EvaluationError, EventError
+from petricep.events import Event
+from petricep.io import EventSource, InputSpec, infer_format, open_events
+from petricep.lang import ast as A
+from petricep.lang.check import check_fields
+from petricep.lang.sql import check_sql_columns
+from petricep.runtime.engine import Engine, Match
+from petricep.runtime.ordering import LateHandler
+from petricep.runtime.prefilter import Prefilter
+
+from .report import history_report
+
+if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
+    from petricep.archive.history import HistoryRunner
+
+PROGRESS_EVERY = 20000
+
+
+def check_columns(files: Sequence[A.PatternFile], spec: InputSpec, path: str | None = None) -> None:
+    """Schema check of CSV/Parquet input: every field a pattern reads must be a column
+    (reported at the pattern). ``path``: read the header there instead of ``spec.path``."""
+    if (spec.format or infer_format(spec.path)) == "jsonl":
+        return
+    columns = open_events(replace(spec, path=path or spec.path, numeric={})).columns
+    if columns is not None:
+        _check_fields(files, columns)
+
+
+def _check_fields(files: Sequence[A.PatternFile], columns: Sequence[str]) -> None:
+    patterns = [p for f in files for p in f.patterns]
+    composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
+    for f in files:
+        check_fields(f, columns, composite=composite)
+        if f.queries:
+            check_sql_columns(f, columns)
+
+
+def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource:
+    """The input's source, its columns checked against ``files`` (see the module docstring).
+
+    The header is read once when it holds every column; only when a column is missing is
+    it read again, without the patterns' rules, so that the error names the pattern that
+    reads the field rather than the input."""
+    try:
+        source = open_events(spec)
+    except EventError:
+        if files:
+            check_columns(files, spec)
+        raise
+    if files and source.columns is not None and (spec.format or infer_format(spec.path)) != "jsonl":
+        _check_fields(files, source.columns)
+    return source
+
+
+class Run:
+    """``program`` (a compiled :class:`Net`, or a :class:`HistoryRunner` for patterns with
+    ARCHIVED variables) over the input ``spec`` describes.
+
+    Iterate it for the matches, in the engine's order. ``slack``: accept events out of time
+    order by up to this much (later ones go to ``on_late`` and are counted late).
+    ``prefilter``: rows no pattern can use never become events (counted as processed;
+    off where dropping a row could change a result: with a slack or an archive).
+    ``files``: the parsed pattern files, for the schema check at the pattern.
+    ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
+    the remainder at the end). :meth:`stop` (e.g. from a signal handler) ends the
+    iteration after the current event, without the end-of-stream flush: every match
+    yielded so far is a match of the whole run."""
+
+    def __init__(
+        self,
+        program: Net | HistoryRunner,
+        spec: InputSpec,
+        *,
+        files: Sequence[A.PatternFile] = (),
+        tie: str = "arrival",
+        slack: float | int | None = None,
+        on_late: LateHandler | None = None,
+        prefilter: bool = True,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.history: HistoryRunner | None = None
+        self._pusher: Engine | HistoryRunner
+        if isinstance(program, Net):
+            self.engine = self._pusher = Engine(program, tie=tie, slack=slack, on_late=on_late)
+        else:
+            self.history = self._pusher = program
+            self.engine = program.engine
+        self.spec = replace(spec, ordered=slack is None)
+        self.source = open_checked(files, self.spec)
+        self.prefilter: Prefilter | None = None
+        if prefilter and slack is None and self.history is None:
+            self.prefilter = self.source.row_filter = Prefilter(self.engine.net)
+        self.progress = progress
+        self.elapsed = 0.0  # seconds spent iterating
+        self.stopped = False  # whether stop() ended the iteration before the input did
+        self._stop = False
+        self._last_pos = -1
+
+    def stop(self) -> None:
+        """End the iteration after the current event (safe from a signal handler)."""
+        self._stop = True
+
+    def __iter__(self) -> Iterator[Match]:
+        started = time.perf_counter()
+        try:
+            yield from self._matches()
+        finally:
+            self.elapsed += time.perf_counter() - started
+
+    def _matches(self) -> Iterator[Match]:
+        push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
+        n = 0
+        current: Event | None = None
+        try:
+            for current in self.source:
+                out = push(current)
+                if out:
+                    yield from out
+                n += 1
+                if tick is not None and n % every == 0:
+                    tick(every)
+                if self._stop:
+                    self.stopped = True
+                    self._last_pos = current.pos
+                    break
+            current = None
+            if not self.stopped:
+                yield from self._pusher.flush()
+        except EvaluationError as exc:
+            raise self._located(exc, current) from None
+        if tick is not None:
+            tick(n % every)
+
+    def _located(self, exc: EvaluationError, current: Event | None) -> EvaluationError:
+        """The engine's error, named by the input and the event that failed (with a slack:
+        the held event being released, not the one arriving)."""
+        failed = getattr(exc, "event", None) or current
+        label = str(self.spec.path)
+        where = f"{label}: event at position {failed.pos} (id {failed.id!r})" if failed else label
+        return EvaluationError(f"{where}: {exc}")
+
+    def report(self) -> dict[str, Any]:
+        """The accounting so far: ``events`` (read = processed + rejected + late; rows the
+        prefilter dropped count as processed), per pattern its matches, timeouts, dropped
+        and alive partial matches, partial matches overall, and with an archive the join's
+        counters (``history``).
+
+        A stopped run counts the rows up to its last event: the reader converts rows a
+        batch at a time, and rows of the batch after that event were not processed; since
+        every row has a position, rows read = that event's position + 1."""
+        src = self.source
+        report = self.engine.report(src.rows_read, src.rows_rejected)
+        ev = report["events"]
+        if self.stopped:
+            ev["read"] = self._last_pos + 1
+            ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
+        elif self.prefilter is not None:
+            ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
+        if self.history is not None:
+            report["history"] = history_report(self.history)
+            for name, count in self.history.join.stats.per_pattern.items():
+                report["patterns"][name]["matches"] = count
+        return report
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether some input rows were rejected or late (all counted in the report)."""
+        ev = self.report()["events"]
+        return bool(ev["rejected"] or ev["late"])
+
+
+__all__ = ["PROGRESS_EVERY", "Run", "check_columns", "open_checked"]

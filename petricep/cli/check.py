@@ -1,0 +1,82 @@
+"""``petricep check``: parse, compile and merge pattern files; print the net and warnings."""
+
+from __future__ import annotations
+
+import argparse
+from typing import IO, Any
+
+from petricep.api import load_patterns, net_of, sharing_lines, warnings_for
+from petricep.compile.rows import RowNet
+from petricep.lang import ast as A
+
+from .inputs import add_lang_option
+
+
+def add_parser(sub: Any) -> None:
+    check = sub.add_parser("check", help="parse, compile and merge pattern files; print the net and warnings")
+    check.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    add_lang_option(check)
+
+
+def window_text(w: A.Window | None) -> str:
+    """A window as ``check`` prints it: ``none``, ``5 events``, ``10 s``, ``10``."""
+    if w is None:
+        return "none"
+    if w.kind == A.WIN_COUNT:
+        return f"{w.value} events"
+    return f"{w.value} {w.unit}" if w.unit else f"{w.value}"
+
+
+def row_net_line(rn: RowNet) -> str:
+    """``check``'s line for a SQL MATCH_RECOGNIZE query."""
+    q = rn.source
+    part = ", ".join(q.partition) or "none"
+    table = q.table or "every event type"
+    rows = "all rows per match" if q.all_rows else "one row per match"
+    skip = f"skip {q.skip.mode}" + (f" {q.skip.var}" if q.skip.var else "")
+    return (
+        f"  {rn.name}: MATCH_RECOGNIZE, {len(rn.places)} places, {len(rn.transitions)} transitions; "
+        f"rows of {table}; window {window_text(q.window)}; partition by {part}; {rows}; {skip}"
+    )
+
+
+def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
+    files = load_patterns(args.patterns, args.lang)
+    patterns = [p for f in files for p in f.patterns]
+    net = net_of(files)
+    for f in files:
+        n = len(f.patterns) + len(f.queries)
+        out.write(f"{f.path}: {n} pattern{'s' if n != 1 else ''}\n")
+    for pn in net.patterns:
+        p = pn.source
+        inputs = ", ".join(sorted(pn.input_types))
+        part = f"[{', '.join(p.partition)}]" if p.partition else "none"
+        out.write(
+            f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
+            f"window {window_text(p.window)}; partition {part}; {p.strategy}"
+            + (f"; returns {pn.output_type}" if pn.output_type else "")
+            + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")
+            + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
+            + "\n"
+        )
+    for rn in net.rows:
+        out.write(row_net_line(rn) + "\n")
+    s = net.stats()
+    out.write(
+        f"net before merging: {s['patterns']} patterns, {s['input_places']} input places, "
+        f"{s['state_places']} state places, {s['transitions']} transitions\n"
+    )
+    shared = len(net.groups) + len(net.rows)
+    out.write(
+        f"net after merging: {shared} shared net{'s' if shared != 1 else ''}, "
+        f"{s['input_places']} input places, {s['merged_state_places']} state places, "
+        f"{s['merged_transitions']} transitions\n"
+    )
+    for line in sharing_lines(net):
+        out.write(line + "\n")
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
+        out.write(w + "\n")
+    return 0
+
+
+__all__ = ["add_parser", "cmd_check", "row_net_line", "window_text"]

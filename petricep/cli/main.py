@@ -1,0 +1,103 @@
+"""The ``petricep`` command: its parser and the dispatch to one module per command.
+
+Every user error is a :class:`PetricepError`: printed as one message on stderr with
+exit status 1, never a traceback. Usage errors exit with 2 (argparse), a run that
+finished with rejected or late rows with 3, a run ended by SIGINT / SIGTERM with 130 /
+143. The Spark commands (``run --engine spark``, ``stream``) live in
+:mod:`petricep.spark.cli` and are imported only when used, since PySpark is optional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from petricep import __version__
+from petricep.errors import ConfigError, PetricepError
+
+from . import archive, check, draw, run
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command. Given the command line ``argv``, ``stream``'s options
+    are added only when it asks for ``stream`` (or for help), so that the other commands
+    never import the Spark package; without ``argv``, always."""
+    ap = argparse.ArgumentParser(
+        prog="petricep",
+        description="Complex event processing on timed colored Petri nets.",
+    )
+    ap.add_argument("--version", action="version", version=f"petricep {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    run.add_parser(sub)
+    check.add_parser(sub)
+    if _wants_stream(argv):
+        _add_stream_parser(sub)
+    else:
+        sub.add_parser("stream", add_help=False)  # a name only: the command line is another one
+    archive.add_parser(sub)
+    draw.add_parser(sub)
+    return ap
+
+
+def _wants_stream(argv: Sequence[str] | None) -> bool:
+    if argv is None:
+        return True
+    command = next((w for w in argv if not w.startswith("-")), None)
+    return command is None or command == "stream"
+
+
+def _add_stream_parser(sub: Any) -> None:
+    from petricep.spark.cli import add_stream_parser  # Spark is optional: imported when used
+
+    add_stream_parser(sub)
+
+
+def cmd_run_spark(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """``petricep run --engine spark`` (petricep.spark; PySpark and Java needed)."""
+    from petricep.spark.cli import cmd_run
+
+    return cmd_run(args, out, err)
+
+
+def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
+    """``petricep stream``: Structured Streaming over a directory (petricep.spark)."""
+    from petricep.spark.cli import cmd_stream
+
+    return cmd_stream(args, err)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        return check.cmd_check(args, sys.stdout)
+    if args.command == "draw":
+        return draw.cmd_draw(args, sys.stdout)
+    if args.command == "stream":
+        return cmd_stream(args, sys.stderr)
+    if args.command == "archive":
+        return archive.cmd_archive(args, sys.stderr)
+    if args.engine == "spark":
+        return cmd_run_spark(args, sys.stdout, sys.stderr)
+    if args.master:
+        raise ConfigError("--master needs --engine spark")
+    return run.cmd_run(args, sys.stdout, sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return dispatch(args)
+    except PetricepError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, run.Interrupted) else 2
+        sys.stderr.write(f"interrupted by {run.SIGNALS.get(signum, str(signum))}\n")
+        return 128 + signum
+
+
+__all__ = ["build_parser", "cmd_run_spark", "cmd_stream", "dispatch", "main"]

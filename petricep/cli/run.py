@@ -1,0 +1,256 @@
+"""``petricep run`` on the embedded engine: the options, the output files and the signals
+around a :class:`petricep.api.Run`, which does the work.
+
+Outputs (``-o``, ``--late``, ``--rejects``, ``--stats``) are written to temporary files
+beside their targets and renamed into place when the run ends (see
+:mod:`petricep.io.output`): an error leaves every target as it was. An output naming an
+input file is refused before anything is read or written.
+
+SIGINT and SIGTERM end a run after the current event: the matches found so far are
+complete lines and every one is a match of the whole input (no end-of-stream flush is
+made, which could report a match a later event would have prevented), so the outputs are
+renamed into place; a one-line message and the accounting so far go to stderr, and the
+exit status is 130 (SIGINT) or 143 (SIGTERM). A second signal stops at once, leaving the
+targets as they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import IO, Any
+
+from tqdm import tqdm
+
+from petricep.api import load_patterns, net_of, summary_lines, warnings_for
+from petricep.api.runner import Run
+from petricep.archive.history import HistoryRunner
+from petricep.archive.store import Archive
+from petricep.compile.net import Net
+from petricep.errors import ConfigError
+from petricep.io.output import JsonlWriter, LateWriter, OutputFile, OutputPath, check_outputs, json_document
+from petricep.lang import ast as A
+
+from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
+
+EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
+SIGNALS: dict[int, str] = {int(signal.SIGINT): "SIGINT", int(signal.SIGTERM): "SIGTERM"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal that ended the command before or beyond a graceful stop (exit 128 + signum)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(SIGNALS.get(signum, str(signum)))
+        self.signum = signum
+
+
+def add_parser(sub: Any) -> None:
+    run = sub.add_parser("run", help="run pattern files over an event file, write matches as JSON Lines")
+    run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
+    add_lang_option(run)
+    add_input_options(run)
+    run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
+    run.add_argument(
+        "--engine", choices=("local", "spark"), default="local", help="execution engine (default: local, embedded)"
+    )
+    run.add_argument("--master", metavar="URL", help="with --engine spark: the Spark master (default local[*])")
+    run.add_argument(
+        "--tie",
+        choices=("arrival", "strict", "either"),
+        default="arrival",
+        help="events with equal timestamps: ordered by arrival (default), never ordered (strict), or in either order",
+    )
+    _add_order_options(run)
+    run.add_argument(
+        "--no-prefilter",
+        dest="prefilter",
+        action="store_false",
+        help="turn every row into an event, even those no pattern can use (for comparison)",
+    )
+    run.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, state)")
+    _add_archive_options(run)
+    prog = run.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+
+def _add_order_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("event time")
+    g.add_argument(
+        "--slack",
+        metavar="D",
+        help="accept events out of time order by up to D (timestamp units, or 500ms, 2s, 1min, ...): they are "
+        "re-ordered before matching; events later than that are late (counted, written to --late)",
+    )
+    g.add_argument("--late", metavar="FILE", help="with --slack: JSON Lines file of the late events")
+
+
+def _add_archive_options(ap: argparse.ArgumentParser) -> None:
+    g = ap.add_argument_group("event archive (history-aware patterns)")
+    g.add_argument(
+        "--archive",
+        metavar="DIR",
+        help="event archive (a Parquet dataset): every processed event is appended; patterns with "
+        "ARCHIVED variables look their history up there",
+    )
+    g.add_argument(
+        "--history-mode",
+        choices=("llaa", "sllaa"),
+        default="sllaa",
+        help="look up history per live match (llaa) or per group of live matches with overlapping ranges (sllaa)",
+    )
+    g.add_argument("--latency", metavar="D", help="with sllaa: how long live matches may wait to be grouped (default 0)")
+    g.add_argument(
+        "--history-order",
+        choices=("live-first", "archive-first", "auto"),
+        default="live-first",
+        help="match the live part first, ask the archive first, or choose by measured selectivity",
+    )
+
+
+def _options(args: argparse.Namespace) -> float | int | None:
+    """Option combinations argparse cannot check; the slack, parsed."""
+    if args.rejects and args.on_error != "skip":
+        raise ConfigError("--rejects needs --on-error skip")
+    slack = parse_duration(args.slack)
+    if args.late and slack is None:
+        raise ConfigError("--late needs --slack")
+    check_outputs(
+        {"-o": args.output, "--late": args.late, "--rejects": args.rejects, "--stats": args.stats},
+        {"the events file": [args.events], "a pattern file": args.patterns},
+    )
+    return slack
+
+
+def _program(args: argparse.Namespace, files: list[A.PatternFile], slack: float | int | None) -> Net | HistoryRunner:
+    """The merged net, or with ``--archive`` the history runner (its own net of the live parts)."""
+    if not args.archive:
+        return net_of(files)
+    if slack is not None:
+        raise ConfigError("--archive and --slack cannot be combined (yet): archive a time-ordered stream")
+    latency = parse_duration(args.latency, "--latency") or 0
+    return HistoryRunner(
+        [p for f in files for p in f.patterns],
+        Archive(args.archive),
+        args.history_mode,
+        latency,
+        args.history_order,
+        args.tie,
+        [c for f in files for c in f.conflicts],
+        [q for f in files for q in f.queries],
+    )
+
+
+class _Outputs:
+    """The run's output files, written beside their targets and all opened before the run
+    (a path that cannot be written fails at once, not after the run); committed when the
+    run ends (also by a signal), discarded on an error (``stack`` closes them)."""
+
+    def __init__(self, args: argparse.Namespace, out: IO[str], stack: ExitStack) -> None:
+        self.matches = self._add(OutputFile(args.output), stack) if args.output else None
+        self.late = self._add(OutputFile(args.late), stack) if args.late else None
+        self.rejects = self._add(OutputPath(args.rejects), stack) if args.rejects else None
+        self.stats = self._add(OutputFile(args.stats), stack) if args.stats else None
+        self.writer = JsonlWriter(self.matches if self.matches is not None else out)
+
+    @staticmethod
+    def _add(path: Any, stack: ExitStack) -> Any:
+        stack.callback(path.discard)  # after a commit: nothing to do
+        return path
+
+    def commit(self) -> None:
+        """Matches, late events and rejected rows into place (the stats come last)."""
+        for p in (self.matches, self.late, self.rejects):
+            if p is not None:
+                p.commit()
+
+
+class _Signals:
+    """SIGINT / SIGTERM while a run is on: the first stops the run after the current event,
+    a second one (or one before the run exists) interrupts at once."""
+
+    def __init__(self) -> None:
+        self.run: Run | None = None
+        self.received: int | None = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.run is None or self.received is not None:
+            raise Interrupted(signum)
+        self.received = signum
+        self.run.stop()
+
+
+@contextmanager
+def _signals_stop_run() -> Iterator[_Signals]:
+    handler = _Signals()
+    if threading.current_thread() is not threading.main_thread():
+        yield handler  # signals reach the main thread only: nothing to install
+        return
+    old = {s: signal.signal(s, handler) for s in SIGNALS}
+    try:
+        yield handler
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    slack = _options(args)
+    files = load_patterns(args.patterns, args.lang)
+    patterns = [p for f in files for p in f.patterns]
+    program = _program(args, files, slack)
+    for w in warnings_for(patterns, [q for f in files for q in f.queries]):
+        err.write(w + "\n")
+    show = err.isatty() if args.progress is None else args.progress
+    with ExitStack() as stack:
+        signals = stack.enter_context(_signals_stop_run())
+        outs = _Outputs(args, out, stack)
+        late = LateWriter(outs.late) if outs.late is not None else None
+        rejects = outs.rejects.temp if outs.rejects is not None else None
+        spec = input_spec(args, patterns, on_error=args.on_error, rejects_path=rejects, ordered=slack is None)
+        run = signals.run = Run(
+            program,
+            spec,
+            files=files,
+            tie=args.tie,
+            slack=slack,
+            on_late=late.write if late is not None else None,
+            prefilter=args.prefilter,
+        )
+        if show:
+            bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
+            run.progress = bar.update
+        for m in run:
+            outs.writer.write(m)
+        outs.commit()
+        return _finish(args, run, outs.stats, signals.received if run.stopped else None, err)
+
+
+def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stopped_by: int | None, err: IO[str]) -> int:
+    """The run's summary on stderr, ``--stats``, and the exit status."""
+    report = run.report()
+    ev = report["events"]
+    if stopped_by is not None:
+        err.write(
+            f"interrupted by {SIGNALS[stopped_by]} after {ev['read']} events read: "
+            "the output holds the matches found so far\n"
+        )
+    for line in summary_lines(report, run.elapsed):
+        err.write(line + "\n")
+    if args.rejects and ev["rejected"]:
+        err.write(f"  rejected rows written to {args.rejects}\n")
+    if args.late and ev["late"]:
+        err.write(f"  late events written to {args.late}\n")
+    if stats is not None:
+        stats.write(json_document(report))
+        stats.commit()
+    if stopped_by is not None:
+        return 128 + int(stopped_by)
+    return EXIT_INCOMPLETE if ev["rejected"] or ev["late"] else 0
+
+
+__all__ = ["EXIT_INCOMPLETE", "Interrupted", "add_parser", "cmd_run"]
