@@ -138,6 +138,9 @@ class RunStats:
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
     peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
+    # where the generated firing code could not be compiled and the interpreter runs
+    # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
+    interpreted: dict[str, str] = field(default_factory=dict)
 
     def partial_matches(self, engine: Engine) -> int:
         return engine.live_partial_matches()
@@ -625,6 +628,8 @@ class Engine:
                 "dropped": sum(st.dropped.values()),
             },
         }
+        if st.interpreted:  # nets too large for generated code: the interpreter ran them
+            report["interpreted"] = dict(st.interpreted)
         for rrt in self.row_runtimes:  # SQL queries: how many rows of their table they read
             for name in (rrt.name, *rrt.aliases):
                 report["patterns"][name].update(rows=rrt.rows_seen, table=rrt.net.table)
@@ -669,8 +674,11 @@ class Engine:
 
     def _specialize(self, rt: GroupRuntime) -> None:
         """Generate the net's firing code, now that its configuration is complete."""
-        rt.steps = specialize(rt) if self.generated else {}
-        rt.fires = specialize_fires(rt) if self.generated and self.tie == "either" else {}
+        fallbacks = self._stats.interpreted
+        for where in [w for w in fallbacks if w.startswith(f"net {rt.net.index},")]:
+            del fallbacks[where]
+        rt.steps = specialize(rt, fallbacks) if self.generated else {}
+        rt.fires = specialize_fires(rt, fallbacks) if self.generated and self.tie == "either" else {}
 
     def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
         """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
