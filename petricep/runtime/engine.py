@@ -19,7 +19,7 @@ from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.codegen import specialize, specialize_fires
-from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
+from petricep.runtime.expr import OVERFLOW_FLAG, Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
@@ -404,7 +404,7 @@ class Engine:
                     self._expire(rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
             out += self._emit(emitted)
         for rrt in self.row_runtimes:
-            out += self._count_rows(rrt, rrt.flush())
+            out += self._count_rows(rrt, self._row_call(rrt, rrt.flush))
         if emitter is not None:
             self.sweep(emitter)  # samples the peak once more
         for states in self.states:  # every window has closed: no partial match is left
@@ -510,7 +510,7 @@ class Engine:
         out = self._expire_rows(e.ts, e.pos)
         for table in (e.type, None):
             for rrt in self.row_consumers.get(table, ()):
-                out += self._count_rows(rrt, rrt.push(e))
+                out += self._count_rows(rrt, self._row_call(rrt, rrt.push, e))
         return out
 
     def _expire_rows(self, ts: Any, pos: int) -> list[Match]:
@@ -518,8 +518,18 @@ class Engine:
         out: list[Match] = []
         for rrt in self.row_runtimes:
             if rrt.closing:
-                out += self._count_rows(rrt, rrt.expire(ts, pos))
+                out += self._count_rows(rrt, self._row_call(rrt, rrt.expire, ts, pos))
         return out
+
+    @staticmethod
+    def _row_call(rrt: Any, fn: Any, *args: Any) -> list[Match]:
+        """``fn(*args)`` of a SQL query's runtime; a number overflow names the query."""
+        try:
+            return fn(*args)  # type: ignore[no-any-return]
+        except EvaluationError as exc:
+            if getattr(exc, OVERFLOW_FLAG, False):
+                raise _with_pattern(exc, f"query {rrt.name!r}") from None
+            raise
 
     def _count_rows(self, rrt: Any, found: list[Match]) -> list[Match]:
         if not found:
@@ -672,6 +682,13 @@ class Engine:
             self._counter += 1
             heapq.heappush(self.expiry[i], (due, self._counter, part))  # type: ignore[arg-type]
 
+    def _placed(self, exc: EvaluationError, rt: GroupRuntime) -> EvaluationError:
+        """A number overflow raised while firing ``rt``'s net, with the patterns it serves."""
+        if not getattr(exc, OVERFLOW_FLAG, False):
+            return exc
+        names = ", ".join(repr(self.net.patterns[pi].name) for pi in rt.net.patterns if pi not in self.removed)
+        return _with_pattern(exc, f"pattern {names}")
+
     def _specialize(self, rt: GroupRuntime) -> None:
         """Generate the net's firing code, now that its configuration is complete."""
         fallbacks = self._stats.interpreted
@@ -795,7 +812,10 @@ class Engine:
             step = rt.steps.get(etype)
             if step is None:
                 step = rt.step  # interpreted (a configuration without generated code)
-            created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
+            try:
+                created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
+            except EvaluationError as exc:
+                raise self._placed(exc, rt) from None
             if created:
                 self._stats.created += len(created)
                 if accepted:
@@ -960,7 +980,7 @@ class Engine:
                 if type(role) is Expiry:
                     assert net.timeout is not None
                     self._stats.timeouts[net.name] += 1
-                    attrs = {name: f(t.slots) for name, f in self.timeout_fns[net.index]}
+                    attrs = _fields(net.name, self.timeout_fns[net.index], t.slots)
                     m = Match(
                         net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
                         timeout=(net.timeout.type, role.deadline),
@@ -976,7 +996,7 @@ class Engine:
                     if self.collect:
                         out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
                     continue
-                attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
+                attrs = _fields(net.name, self.returns[net.index], t.slots)
                 m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
                 out.append(m)
                 derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
@@ -1025,7 +1045,11 @@ class Engine:
             emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
             for key, evs in mine.items():
                 part = self._partition(i, rt, key)
-                for t, emitter in self._fixpoint(i, rt, part, evs, key):
+                try:
+                    found = self._fixpoint(i, rt, part, evs, key)
+                except EvaluationError as exc:
+                    raise self._placed(exc, rt) from None
+                for t, emitter in found:
                     self._accept(i, rt, part, t, emitter, emitted)
                 for d in evs:
                     if self.expiry[i] is not None and d.type in rt.negs_by_type:
@@ -1138,6 +1162,23 @@ def _group_moves(rt: GroupRuntime, evs: list[Event]) -> list[tuple[Event, dict[i
 
 def _binding_key(t: Token) -> tuple[Any, ...]:
     return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+
+
+def _with_pattern(exc: EvaluationError, where: str) -> EvaluationError:
+    placed = EvaluationError(f"{where}: {exc}")
+    setattr(placed, OVERFLOW_FLAG, False)
+    return placed
+
+
+def _fields(name: str, fns: list[tuple[str, Any]], slots: tuple[Any, ...]) -> dict[str, Any]:
+    """A match's RETURN (or ON TIMEOUT) attributes; a number overflow names the pattern.
+    Non-finite floats are kept as they are: the output writes them as null."""
+    try:
+        return {field_name: f(slots) for field_name, f in fns}
+    except EvaluationError as exc:
+        if getattr(exc, OVERFLOW_FLAG, False):
+            raise _with_pattern(exc, f"pattern {name!r}") from None
+        raise
 
 
 def as_condition_free(fn: Any) -> Any:
