@@ -169,7 +169,14 @@ def _compile_op(e: S.Op, final: bool) -> Fn:
         (one,) = args
         return lambda m: _op(op, [one(m)])
     left, right = args
-    return lambda m: _op(op, [left(m), right(m)])
+
+    def binary(m: MatchView) -> Any:
+        a = left(m)
+        if a is None:  # NULL whatever the right side is: not evaluated, as in pattern conditions
+            return None
+        return _op(op, [a, right(m)])
+
+    return binary
 
 
 def _logical(nav: S.Nav, final: bool) -> Callable[[MatchView], int | None]:
