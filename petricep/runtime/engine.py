@@ -16,7 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet, Role
-from petricep.errors import ConfigError, EvaluationError, EventOrderError
+from petricep.errors import ConfigError, EvaluationError, EventOrderError, StateLimitError
 from petricep.events import Event
 from petricep.runtime.codegen import specialize, specialize_fires
 from petricep.runtime.expr import OVERFLOW_FLAG, Missing, Skip, as_condition, compile_expr
@@ -27,6 +27,9 @@ from petricep.runtime.spill import PlaceStats, Spiller, expiry
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
+# the default memory budget: live partial matches one shared net may hold (docs/SEMANTICS.md
+# "Memory budget"); a few GB of tokens, above every shipped workload's peak
+MAX_PARTIAL_MATCHES = 5_000_000
 CLOCK = "\x00clock"  # type of the pseudo-event advance() and flush() use as emitter
 
 
@@ -161,6 +164,7 @@ class Engine:
         spill: Spiller | None = None,
         generated: bool = True,
         expiry_index: bool = True,
+        max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -175,7 +179,10 @@ class Engine:
         (:mod:`petricep.runtime.codegen`; same results, for comparison).
 
         ``expiry_index=False``: every sweep visits every partition, instead of those whose
-        earliest window has passed (same results, for comparison)."""
+        earliest window has passed (same results, for comparison).
+
+        ``max_partial_matches``: the memory budget, live partial matches per shared net; one
+        more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -256,6 +263,13 @@ class Engine:
 
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
+        if max_partial_matches is not None and (
+            isinstance(max_partial_matches, bool) or not isinstance(max_partial_matches, int) or max_partial_matches < 1
+        ):
+            raise ConfigError(f"max_partial_matches must be a positive integer or None, not {max_partial_matches!r}")
+        self.max_partial_matches = max_partial_matches
+        # the budget is checked when stats.created reaches this (never, without a budget)
+        self._budget_at: float = INF if max_partial_matches is None else max_partial_matches
 
     # ------------------------------------------------------------------ public API
 
@@ -330,9 +344,45 @@ class Engine:
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
+        if self._stats.created >= self._budget_at:
+            self._check_budget(e)
         if self.spill is not None and self.spill.over():
             self._spill_out()
         return out
+
+    def _check_budget(self, now: Event) -> None:
+        """More partial matches were created since the last check than the budget had room
+        for: sweep, so that the count is exact, and stop the run if a net is over budget.
+        Otherwise the next check comes when the creations since could have filled the room
+        left (at least 1/64 of the budget, so that a run near it does not sweep per event)."""
+        budget = self.max_partial_matches
+        assert budget is not None
+        self.sweep(now)
+        live = [sum(len(tokens) for part in states.values() for tokens in part.marking) for states in self.states]
+        most = max(live, default=0)
+        if most > budget:
+            i = live.index(most)
+            raise self._over_budget(self.runtimes[i], self.states[i], most, budget, now)
+        self._budget_at = self._stats.created + max(budget - most, budget // 64, 1)
+
+    def _over_budget(
+        self, rt: GroupRuntime, states: dict[Any, Partition], live: int, budget: int, now: Event
+    ) -> StateLimitError:
+        """The error naming the net's pattern and the key holding most of its partial matches."""
+        key, part = max(states.items(), key=lambda kv: sum(map(len, kv[1].marking)))
+        per_pattern = {pi: 0 for pi in rt.net.patterns if pi not in self.removed}
+        for tokens in part.marking:
+            for t in tokens:
+                for pi in per_pattern:
+                    if t.users & rt.bit[pi]:
+                        per_pattern[pi] += 1
+        pi = max(per_pattern, key=lambda p: per_pattern[p])
+        shown = repr(key) if len(repr(key)) <= 80 else repr(key)[:77] + "..."
+        return StateLimitError(
+            f"pattern {self.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
+            f"{budget} (key {shown} holds {sum(map(len, part.marking))}) at event {now.id!r}; bound the pattern "
+            f"with LIMIT n PARTIAL MATCHES, or raise the budget (Engine(max_partial_matches=...))"
+        )
 
     def _spill_out(self) -> None:
         """Over the memory budget: write out the keys the policy finds most expendable
@@ -1066,6 +1116,8 @@ class Engine:
             self._since_sweep += len(events)
             if self._since_sweep >= self.sweep_every:
                 self.sweep(events[-1])
+            if self._stats.created >= self._budget_at:
+                self._check_budget(events[-1])
         return out
 
     def _close_in_group(
