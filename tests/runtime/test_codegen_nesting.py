@@ -139,3 +139,24 @@ def test_uncompilable_fire_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     got = outcome(engine, events)
     assert got == outcome(Engine(net, tie="either", generated=False), events)
     assert len(got[0]) == 30
+
+
+@pytest.mark.parametrize("where, expected", [(CONDITIONS_96, 15), (f"{SUM_200} > b.x * 150", 20)])
+def test_run_command_on_issue_15s_patterns(
+    tmp_path: object, capsys: pytest.CaptureFixture[str], where: str, expected: int
+) -> None:
+    """`petricep run` on the two patterns that `check` passed and `run` failed on."""
+    from pathlib import Path
+
+    from petricep.cli import main
+
+    tmp = Path(str(tmp_path))
+    (tmp / "p.pcep").write_text(f"PATTERN p: SEQ(A a, B b) WHERE [k] AND {where} WITHIN 10\n")
+    rows = "".join(f"{e.type},{e.ts},{e.id},{e.attrs['x']},1\n" for e in stream())
+    (tmp / "ev.csv").write_text("type,ts,id,x,k\n" + rows)
+    rc = main(["run", str(tmp / "p.pcep"), "--events", str(tmp / "ev.csv"), "--type-field", "type",
+               "--time-field", "ts", "--id-field", "id", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert len(out.splitlines()) == expected
+    assert "Traceback" not in err

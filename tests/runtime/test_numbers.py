@@ -262,3 +262,22 @@ def test_sql_overflow_names_the_query() -> None:
     with pytest.raises(EvaluationError) as info:
         list(Engine(net).run(fresh(events)))
     assert str(info.value) == "query 'q': number too large for a float: <integer of 401 digits> / 3"
+
+
+def test_run_command_names_file_position_pattern_and_field(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 15's `a 400-digit cell divided`: one typed error, no traceback."""
+    from pathlib import Path
+
+    from petricep.cli import main
+
+    tmp = Path(str(tmp_path))
+    (tmp / "p.pcep").write_text("PATTERN p: SEQ(A a, B b) WHERE a.x / 3 > b.x WITHIN 10\n")
+    (tmp / "ev.csv").write_text(f"type,ts,id,x\nA,1,a1,{'7' * 400}\nB,2,b1,1\n")
+    rc = main(["run", str(tmp / "p.pcep"), "--events", str(tmp / "ev.csv"), "--type-field", "type",
+               "--time-field", "ts", "--id-field", "id", "--no-progress"])
+    _, err = capsys.readouterr()
+    assert rc == 1
+    assert err == (
+        f"{tmp / 'ev.csv'}: event at position 1 (id 'b1'): pattern 'p': number too large for a float: "
+        "<integer of 400 digits> / 3 (field 'x' of event 'a1')\n"
+    )
