@@ -236,23 +236,28 @@ def compile_expr(
         if isinstance(e, A.Neg):
             f = c(e.operand)
             return lambda s, x: -f(s, x)
+        if isinstance(e, A.BinOp) and not isinstance(e.left, A.BinOp):
+            step = _arith_step(e, c(e.right), slots, neg_var)
+            lf = c(e.left)
+            return lambda s, x: step(lf(s, x), s, x)
         if isinstance(e, A.BinOp):
-            op = ARITH[e.op]
-            lf, rf = c(e.left), c(e.right)
-            read = _reads(e, slots, neg_var)
+            # a chain ((a + b) - c) * d: one loop, not one Python frame per operator, so
+            # long sums evaluate (and compile) within the recursion limit
+            steps = []
+            node: A.Expr = e
+            while isinstance(node, A.BinOp):
+                steps.append(_arith_step(node, c(node.right), slots, neg_var))
+                node = node.left
+            steps.reverse()
+            first = c(node)
 
-            def arith(s: tuple[Any, ...], x: Any) -> Any:
-                a, b = lf(s, x), rf(s, x)
-                try:
-                    return op(a, b)
-                except ZeroDivisionError:
-                    raise Missing from None
-                except OverflowError:
-                    raise overflow_error(f"{number_text(a)} {e.op} {number_text(b)}", read(s, x)) from None
-                except TypeError:
-                    raise EvaluationError(f"cannot compute {a!r} {e.op} {b!r}") from None
+            def chain(s: tuple[Any, ...], x: Any) -> Any:
+                v = first(s, x)
+                for step in steps:
+                    v = step(v, s, x)
+                return v
 
-            return arith
+            return chain
         if isinstance(e, A.Compare):
             cmp = COMPARE[e.op]
             lf, rf = c(e.left), c(e.right)
@@ -290,13 +295,33 @@ def compile_expr(
     return c(expr)
 
 
+def _arith_step(
+    e: A.BinOp, rf: Fn, slots: Mapping[str, int], neg_var: str | None
+) -> Callable[[Any, Any, Any], Any]:
+    """``e`` applied to its left operand's value ``a``: ``step(a, slots, x)``."""
+    op = ARITH[e.op]
+    read = _reads(e, slots, neg_var)
+
+    def step(a: Any, s: Any, x: Any) -> Any:
+        b = rf(s, x)
+        try:
+            return op(a, b)
+        except ZeroDivisionError:
+            raise Missing from None
+        except OverflowError:
+            raise overflow_error(f"{number_text(a)} {e.op} {number_text(b)}", read(s, x)) from None
+        except TypeError:
+            raise EvaluationError(f"cannot compute {a!r} {e.op} {b!r}") from None
+
+    return step
+
+
 def _reads(e: A.Expr, slots: Mapping[str, int], neg_var: str | None) -> Callable[[Any, Any], str]:
     """`` (field 'x' of event 'e1', ...)``: the events and fields ``e`` reads, for an error."""
-    attrs = [a for a in A.walk_expr(e) if isinstance(a, A.Attr)]
 
-    def describe(s: Any, x: Any) -> str:
+    def describe(s: Any, x: Any) -> str:  # walks ``e`` only for an error: chains share nodes
         out = []
-        for a in attrs:
+        for a in [a for a in A.walk_expr(e) if isinstance(a, A.Attr)]:
             if a.var == neg_var:
                 ev = x
             else:

@@ -160,3 +160,34 @@ def test_run_command_on_issue_15s_patterns(
     assert rc == 0, err
     assert len(out.splitlines()) == expected
     assert "Traceback" not in err
+
+
+def test_a_chain_too_long_for_the_code_generator_runs_interpreted() -> None:
+    """A 300-operator chain (built as an AST) with 400 frames of stack left: the interpreter
+    evaluates the chain in a loop; generating code for it recurses too deep, which is caught
+    when the engine is built and reported."""
+    import sys
+    from dataclasses import replace
+
+    from petricep.lang.parser import parse_text
+    from petricep.merge import build_net
+
+    chain: A.Expr = A.Attr("a", "x")
+    for i in range(300):
+        chain = A.BinOp("+" if i % 2 else "-", chain, A.Num(i % 7))
+    template = parse_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 10").patterns[0]
+    net = build_net([replace(template, conditions=(A.Compare("<", chain, A.Attr("b", "x")),))])
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back  # type: ignore[assignment]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 400)
+    try:
+        engine = Engine(net)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert list(engine.stats.interpreted) == ["net 0, type 'B'"]
+    assert engine.stats.interpreted["net 0, type 'B'"].startswith("RecursionError: maximum recursion depth exceeded")
+    got = outcome(engine, stream())
+    assert got == outcome(Engine(net, generated=False), stream())
+    assert len(got[0]) == 16
