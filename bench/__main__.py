@@ -16,6 +16,7 @@ WORKLOADS = {
     "spill": "bench.spill",
     "switches": "bench.switches",
     "check_scaling": "bench.check_scaling",
+    "fuzz": "bench.fuzz",
 }
 
 

@@ -18,6 +18,13 @@ field, a division by zero, a type error) the closure is called instead and decid
 so both give the same answer and raise the same errors. What cannot be inlined
 (aggregates, the copying baseline, spilling statistics, per-pattern windows of a shared
 transition) falls back to the interpreter's own code.
+
+Size: the source's nesting does not grow with the pattern. Conditions are tested one after
+the other at one indentation (``if ok: ok = next``), and an expression deeper than
+``MAX_DEPTH`` parentheses is computed through generated locals, so 96 conditions or a sum of
+200 terms compile like two. Whatever CPython's compiler still refuses (``UNCOMPILABLE``) is
+caught here, when the engine is built: that net and event type run the interpreter, and
+``Engine.stats.interpreted`` (the run's report) says where and why.
 """
 
 from __future__ import annotations
@@ -86,19 +93,49 @@ class _Source:
 # ---------------------------------------------------------------------- expressions
 
 
-def inline_expr(e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool = True) -> str | None:
-    """Python text computing ``e`` where ``slot_of`` names each variable's slot value;
-    None where the expression is not inlined (aggregates, the negated variable)."""
+MAX_DEPTH = 24  # parentheses one generated expression may nest before a local takes over
 
-    def field(obj: str, name: str) -> str:
+
+def inline_expr(
+    e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool = True, pre: list[str] | None = None
+) -> str | None:
+    """Python text computing ``e`` where ``slot_of`` names each variable's slot value;
+    None where the expression is not inlined (aggregates, the negated variable).
+
+    The text's nesting does not grow with the expression: every ``MAX_DEPTH`` levels the
+    subexpression so far is assigned to a generated local (a line appended to ``pre``, to
+    run before the text), since Python's parser refuses 200 nested parentheses. Without
+    ``pre``, an expression too deep for one line is not inlined (None)."""
+    got = _inline(e, slot_of, src, truth, pre)
+    return None if got is None else got[0]
+
+
+def _inline(
+    e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool, pre: list[str] | None
+) -> tuple[str, int] | None:
+    """(text, its parenthesis depth) of :func:`inline_expr`."""
+    sub = _inline_node(e, slot_of, src, truth, pre)
+    if sub is None or sub[1] < MAX_DEPTH:
+        return sub
+    if pre is None:
+        return None
+    local = src.fresh("v")
+    pre.append(f"{local} = {sub[0]}")
+    return local, 0
+
+
+def _inline_node(
+    e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool, pre: list[str] | None
+) -> tuple[str, int] | None:
+    def field(obj: str, name: str) -> tuple[str, int]:
         if name == "ts":
-            return f"{obj}.ts"
+            return f"{obj}.ts", 1
         if name == "id":
-            return f"{obj}.id"
-        return f"{obj}.attrs[{src.name(name, 'k')}]"
+            return f"{obj}.id", 1
+        return f"{obj}.attrs[{src.name(name, 'k')}]", 1
 
     if isinstance(e, (A.Num, A.Str)):
-        return src.name(e.value, "c")
+        return src.name(e.value, "c"), 0
     if isinstance(e, A.Attr):
         v = slot_of.get(e.var)
         if v is None:
@@ -114,44 +151,61 @@ def inline_expr(e: A.Expr, slot_of: Mapping[str, str], src: _Source, truth: bool
             return field(f"{v}[1]", e.field)  # K_LAST
         return field(f"{v}[2]", e.field)  # K_PREV: None before the second element -> fallback
     if isinstance(e, A.Neg):
-        x = inline_expr(e.operand, slot_of, src, False)
-        return None if x is None else f"(-{x})"
-    if isinstance(e, A.BinOp):
-        left, right = inline_expr(e.left, slot_of, src, False), inline_expr(e.right, slot_of, src, False)
-        return None if left is None or right is None else f"({left} {_ARITH[e.op]} {right})"
-    if isinstance(e, A.Compare):
-        left, right = inline_expr(e.left, slot_of, src, False), inline_expr(e.right, slot_of, src, False)
-        return None if left is None or right is None else f"({left} {_COMPARE[e.op]} {right})"
+        x = _inline(e.operand, slot_of, src, False, pre)
+        return None if x is None else (f"(-{x[0]})", x[1] + 1)
+    if isinstance(e, (A.BinOp, A.Compare)):
+        left = _inline(e.left, slot_of, src, False, pre)
+        right = _inline(e.right, slot_of, src, False, pre)
+        if left is None or right is None:
+            return None
+        op = _ARITH[e.op] if isinstance(e, A.BinOp) else _COMPARE[e.op]
+        return f"({left[0]} {op} {right[0]})", max(left[1], right[1]) + 1
     if isinstance(e, A.BoolOp):
-        parts = [inline_expr(o, slot_of, src, True) for o in e.operands]
+        parts = [_inline(o, slot_of, src, True, pre) for o in e.operands]
         if any(p is None for p in parts):
             return None
-        joined = f" {'and' if e.op == 'and' else 'or'} ".join(parts)  # type: ignore[arg-type]
-        return f"({joined})" if truth else f"bool({joined})"
+        joined = f" {'and' if e.op == 'and' else 'or'} ".join(p[0] for p in parts)  # type: ignore[index]
+        depth = max(p[1] for p in parts) + 1  # type: ignore[index]
+        return (f"({joined})" if truth else f"bool({joined})"), depth
     if isinstance(e, A.Not):
-        x = inline_expr(e.operand, slot_of, src, True)
-        return None if x is None else f"(not {x})"
+        x = _inline(e.operand, slot_of, src, True, pre)
+        return None if x is None else (f"(not {x[0]})", x[1] + 1)
     return None  # A.Agg: running aggregates stay closures
 
 
-def _condition(src: _Source, target: str, fast: str | None, fallback: str) -> None:
+Check = tuple[list[str], str | None, str]  # (lines computing locals, fast text, fallback call)
+
+
+def _check(e: A.Expr, slot_of: Mapping[str, str], src: _Source, fallback: str) -> Check:
+    pre: list[str] = []
+    return pre, inline_expr(e, slot_of, src, True, pre), fallback
+
+
+def _condition(src: _Source, target: str, check: Check) -> None:
     """``target = fast`` where it does not raise, else the closure's verdict."""
+    pre, fast, fallback = check
     if fast is None:
         src.line(f"{target} = {fallback}")
         return
     with src.block("try:"):
+        for line in pre:
+            src.line(line)
         src.line(f"{target} = {fast}")
     with src.block("except Exception:"):
         src.line(f"{target} = {fallback}")
 
 
 @contextmanager
-def _all_hold(src: _Source, checks: list[tuple[str | None, str]]) -> Iterator[None]:
-    """Nested blocks entered only where every (fast, fallback) condition holds, in order."""
+def _all_hold(src: _Source, checks: list[Check]) -> Iterator[None]:
+    """A block entered only where every condition holds, tested in order. The tests follow
+    one another at one indentation (``if ok: ok = next``), however many there are."""
     depth = src.depth
-    for fast, fallback in checks:
+    if checks:
         ok = src.fresh("ok")
-        _condition(src, ok, fast, fallback)
+        _condition(src, ok, checks[0])
+        for check in checks[1:]:
+            with src.block(f"if {ok}:"):
+                _condition(src, ok, check)
         src.line(f"if {ok}:")
         src.depth += 1
     try:
@@ -168,16 +222,39 @@ def specializable(rt: GroupRuntime) -> bool:
     return rt.share_prefixes and rt.place_stats is None
 
 
-def specialize(rt: GroupRuntime) -> dict[str, StepFn]:
-    """Generated ``step(part, e, floor, composite, accepted)`` per event type the net reads."""
+# what compiling generated source can raise on a net too large for CPython's parser and
+# compiler (nesting, recursion, memory): that net and event type then run the interpreter
+UNCOMPILABLE = (SyntaxError, RecursionError, MemoryError, OverflowError, ValueError)
+
+
+def _why(exc: BaseException) -> str:
+    msg = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    return f"{type(exc).__name__}: {msg}"
+
+
+def specialize(rt: GroupRuntime, fallbacks: dict[str, str] | None = None) -> dict[str, StepFn]:
+    """Generated ``step(part, e, floor, composite, accepted)`` per event type the net reads.
+
+    An event type whose source cannot be compiled is left out, so the engine runs the
+    interpreter for it; ``fallbacks`` records why, under ``"net N, type 'T'"``. This is
+    decided once, here, never per event."""
     if not specializable(rt):
         return {}
-    return {etype: _step_for(rt, etype, n) for n, etype in enumerate(rt.by_type)}
+    out = {}
+    for n, etype in enumerate(rt.by_type):
+        try:
+            out[etype] = _step_for(rt, etype, n)
+        except UNCOMPILABLE as exc:
+            if fallbacks is not None:
+                fallbacks[f"net {rt.net.index}, type {etype!r}"] = _why(exc)
+    return out
 
 
-def specialize_fires(rt: GroupRuntime) -> dict[int, FireFn]:
+def specialize_fires(rt: GroupRuntime, fallbacks: dict[str, str] | None = None) -> dict[int, FireFn]:
     """Generated ``fire(t, e, floor, composite)`` per transition: ``GroupRuntime.fire`` for
-    one transition and a stored partial match (the ``either`` rule's fixpoint fires these)."""
+    one transition and a stored partial match (the ``either`` rule's fixpoint fires these).
+    A transition whose source cannot be compiled is left to the interpreter (see
+    :func:`specialize`)."""
     if not specializable(rt):
         return {}
     out = {}
@@ -189,7 +266,11 @@ def specialize_fires(rt: GroupRuntime) -> dict[int, FireFn]:
             src.line("ekey = 2 * epos + (1 if composite else 0)")
             _fire(src, rt, tr, root=False, standalone=True)
             src.line("return None")
-        out[tr.id] = src.compile("fire", f" {rt.net.index}.t{tr.id}")
+        try:
+            out[tr.id] = src.compile("fire", f" {rt.net.index}.t{tr.id}")
+        except UNCOMPILABLE as exc:
+            if fallbacks is not None:
+                fallbacks[f"net {rt.net.index}, transition {tr.id}"] = _why(exc)
     return out
 
 
@@ -222,7 +303,7 @@ def _arcs(src: _Source, rt: GroupRuntime, trs: list[Transition]) -> None:
         flag = f"arc{tr.id}"
         src.line(f"{flag} = False")
         conds = [rt.net.conditions[ci] for ci in tr.arc_conditions]
-        checks = [(inline_expr(c, {tr.var: "e"}, src), f"{src.name(f, 'A')}((e,), None)") for c, f in zip(conds, arcs)]
+        checks = [_check(c, {tr.var: "e"}, src, f"{src.name(f, 'A')}((e,), None)") for c, f in zip(conds, arcs)]
         with _all_hold(src, checks):
             src.line(f"{flag} = True")
 
@@ -339,7 +420,7 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone
     src.line(f"s = ({', '.join(items)},)")
     slot_of = {f"#{i}": f"s[{i}]" for i in range(rt.nslots)}
     checks = [
-        (inline_expr(rt.net.conditions[ci], slot_of, src), f"{src.name(rt.conds[ci], 'C')}(s, None)")
+        _check(rt.net.conditions[ci], slot_of, src, f"{src.name(rt.conds[ci], 'C')}(s, None)")
         for ci in (*tr.guards, *tr.iteration)
     ]
     with _all_hold(src, checks):
@@ -358,16 +439,23 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone
                 f"nt = Token(s, t, e, {int(sl)}, {int(tr.dst)}, ets if ets < a else a, ets if ets > b else b, "
                 f"epos if epos < c else c, epos if epos > d else d, ekey if ekey > k else k, t.blocked{clears}, users)"
             )
-        for ci, ksl in tr.deferred_iteration:
-            src.line(f"if {src.name(rt.check_elements, 'F')}({int(ci)}, {int(ksl)}, nt):")
-            src.depth += 1
-        if rt.timeout_mask:
-            src.line("t.extended = getattr(t, 'extended', 0) | users")
-        if standalone:
-            src.line("return nt")
-        else:
-            _created(src, rt, tr, root)
+        deferred: list[Check] = [
+            ([], None, f"{src.name(rt.check_elements, 'F')}({int(ci)}, {int(ksl)}, nt)")
+            for ci, ksl in tr.deferred_iteration
+        ]
+        with _all_hold(src, deferred):
+            _fire_end(src, rt, tr, root, standalone)
     src.depth = depth
+
+
+def _fire_end(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone: bool) -> None:
+    """Where every condition held: mark the extended token and hand the new one on."""
+    if rt.timeout_mask:
+        src.line("t.extended = getattr(t, 'extended', 0) | users")
+    if standalone:
+        src.line("return nt")
+    else:
+        _created(src, rt, tr, root)
 
 
 def _created(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None:
@@ -378,4 +466,4 @@ def _created(src: _Source, rt: GroupRuntime, tr: Transition, root: bool) -> None
         src.line("moved |= nt.users")
 
 
-__all__ = ["inline_expr", "specializable", "specialize", "specialize_fires"]
+__all__ = ["MAX_DEPTH", "UNCOMPILABLE", "inline_expr", "specializable", "specialize", "specialize_fires"]

@@ -16,10 +16,10 @@ from operator import attrgetter
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet, Role
-from petricep.errors import ConfigError, EvaluationError, EventOrderError
+from petricep.errors import ConfigError, EvaluationError, EventOrderError, StateLimitError
 from petricep.events import Event
 from petricep.runtime.codegen import specialize, specialize_fires
-from petricep.runtime.expr import Missing, Skip, as_condition, compile_expr
+from petricep.runtime.expr import OVERFLOW_FLAG, Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
@@ -27,6 +27,9 @@ from petricep.runtime.spill import PlaceStats, Spiller, expiry
 from petricep.runtime.state import INF, Partition, Token
 
 TIE_RULES = ("arrival", "strict", "either")
+# the default memory budget: live partial matches one shared net may hold (docs/SEMANTICS.md
+# "Memory budget"); a few GB of tokens, above every shipped workload's peak
+MAX_PARTIAL_MATCHES = 5_000_000
 CLOCK = "\x00clock"  # type of the pseudo-event advance() and flush() use as emitter
 
 
@@ -138,6 +141,9 @@ class RunStats:
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
     peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
+    # where the generated firing code could not be compiled and the interpreter runs
+    # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
+    interpreted: dict[str, str] = field(default_factory=dict)
 
     def partial_matches(self, engine: Engine) -> int:
         return engine.live_partial_matches()
@@ -158,6 +164,7 @@ class Engine:
         spill: Spiller | None = None,
         generated: bool = True,
         expiry_index: bool = True,
+        max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -172,7 +179,10 @@ class Engine:
         (:mod:`petricep.runtime.codegen`; same results, for comparison).
 
         ``expiry_index=False``: every sweep visits every partition, instead of those whose
-        earliest window has passed (same results, for comparison)."""
+        earliest window has passed (same results, for comparison).
+
+        ``max_partial_matches``: the memory budget, live partial matches per shared net; one
+        more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget)."""
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
@@ -253,6 +263,13 @@ class Engine:
 
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
+        if max_partial_matches is not None and (
+            isinstance(max_partial_matches, bool) or not isinstance(max_partial_matches, int) or max_partial_matches < 1
+        ):
+            raise ConfigError(f"max_partial_matches must be a positive integer or None, not {max_partial_matches!r}")
+        self.max_partial_matches = max_partial_matches
+        # the budget is checked when stats.created reaches this (never, without a budget)
+        self._budget_at: float = INF if max_partial_matches is None else max_partial_matches
 
     # ------------------------------------------------------------------ public API
 
@@ -327,9 +344,45 @@ class Engine:
         self._since_sweep += 1
         if self._since_sweep >= self.sweep_every:
             self.sweep(e)
+        if self._stats.created >= self._budget_at:
+            self._check_budget(e)
         if self.spill is not None and self.spill.over():
             self._spill_out()
         return out
+
+    def _check_budget(self, now: Event) -> None:
+        """More partial matches were created since the last check than the budget had room
+        for: sweep, so that the count is exact, and stop the run if a net is over budget.
+        Otherwise the next check comes when the creations since could have filled the room
+        left (at least 1/64 of the budget, so that a run near it does not sweep per event)."""
+        budget = self.max_partial_matches
+        assert budget is not None
+        self.sweep(now)
+        live = [sum(len(tokens) for part in states.values() for tokens in part.marking) for states in self.states]
+        most = max(live, default=0)
+        if most > budget:
+            i = live.index(most)
+            raise self._over_budget(self.runtimes[i], self.states[i], most, budget, now)
+        self._budget_at = self._stats.created + max(budget - most, budget // 64, 1)
+
+    def _over_budget(
+        self, rt: GroupRuntime, states: dict[Any, Partition], live: int, budget: int, now: Event
+    ) -> StateLimitError:
+        """The error naming the net's pattern and the key holding most of its partial matches."""
+        key, part = max(states.items(), key=lambda kv: sum(map(len, kv[1].marking)))
+        per_pattern = {pi: 0 for pi in rt.net.patterns if pi not in self.removed}
+        for tokens in part.marking:
+            for t in tokens:
+                for pi in per_pattern:
+                    if t.users & rt.bit[pi]:
+                        per_pattern[pi] += 1
+        pi = max(per_pattern, key=lambda p: per_pattern[p])
+        shown = repr(key) if len(repr(key)) <= 80 else repr(key)[:77] + "..."
+        return StateLimitError(
+            f"pattern {self.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
+            f"{budget} (key {shown} holds {sum(map(len, part.marking))}) at event {now.id!r}; bound the pattern "
+            f"with LIMIT n PARTIAL MATCHES, or raise the budget (Engine(max_partial_matches=...))"
+        )
 
     def _spill_out(self) -> None:
         """Over the memory budget: write out the keys the policy finds most expendable
@@ -401,7 +454,7 @@ class Engine:
                     self._expire(rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
             out += self._emit(emitted)
         for rrt in self.row_runtimes:
-            out += self._count_rows(rrt, rrt.flush())
+            out += self._count_rows(rrt, self._row_call(rrt, rrt.flush))
         if emitter is not None:
             self.sweep(emitter)  # samples the peak once more
         for states in self.states:  # every window has closed: no partial match is left
@@ -507,7 +560,7 @@ class Engine:
         out = self._expire_rows(e.ts, e.pos)
         for table in (e.type, None):
             for rrt in self.row_consumers.get(table, ()):
-                out += self._count_rows(rrt, rrt.push(e))
+                out += self._count_rows(rrt, self._row_call(rrt, rrt.push, e))
         return out
 
     def _expire_rows(self, ts: Any, pos: int) -> list[Match]:
@@ -515,8 +568,18 @@ class Engine:
         out: list[Match] = []
         for rrt in self.row_runtimes:
             if rrt.closing:
-                out += self._count_rows(rrt, rrt.expire(ts, pos))
+                out += self._count_rows(rrt, self._row_call(rrt, rrt.expire, ts, pos))
         return out
+
+    @staticmethod
+    def _row_call(rrt: Any, fn: Any, *args: Any) -> list[Match]:
+        """``fn(*args)`` of a SQL query's runtime; a number overflow names the query."""
+        try:
+            return fn(*args)  # type: ignore[no-any-return]
+        except EvaluationError as exc:
+            if getattr(exc, OVERFLOW_FLAG, False):
+                raise _with_pattern(exc, f"query {rrt.name!r}") from None
+            raise
 
     def _count_rows(self, rrt: Any, found: list[Match]) -> list[Match]:
         if not found:
@@ -625,6 +688,8 @@ class Engine:
                 "dropped": sum(st.dropped.values()),
             },
         }
+        if st.interpreted:  # nets too large for generated code: the interpreter ran them
+            report["interpreted"] = dict(st.interpreted)
         for rrt in self.row_runtimes:  # SQL queries: how many rows of their table they read
             for name in (rrt.name, *rrt.aliases):
                 report["patterns"][name].update(rows=rrt.rows_seen, table=rrt.net.table)
@@ -667,10 +732,20 @@ class Engine:
             self._counter += 1
             heapq.heappush(self.expiry[i], (due, self._counter, part))  # type: ignore[arg-type]
 
+    def _placed(self, exc: EvaluationError, rt: GroupRuntime) -> EvaluationError:
+        """A number overflow raised while firing ``rt``'s net, with the patterns it serves."""
+        if not getattr(exc, OVERFLOW_FLAG, False):
+            return exc
+        names = ", ".join(repr(self.net.patterns[pi].name) for pi in rt.net.patterns if pi not in self.removed)
+        return _with_pattern(exc, f"pattern {names}")
+
     def _specialize(self, rt: GroupRuntime) -> None:
         """Generate the net's firing code, now that its configuration is complete."""
-        rt.steps = specialize(rt) if self.generated else {}
-        rt.fires = specialize_fires(rt) if self.generated and self.tie == "either" else {}
+        fallbacks = self._stats.interpreted
+        for where in [w for w in fallbacks if w.startswith(f"net {rt.net.index},")]:
+            del fallbacks[where]
+        rt.steps = specialize(rt, fallbacks) if self.generated else {}
+        rt.fires = specialize_fires(rt, fallbacks) if self.generated and self.tie == "either" else {}
 
     def _watch(self, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
         """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
@@ -787,7 +862,10 @@ class Engine:
             step = rt.steps.get(etype)
             if step is None:
                 step = rt.step  # interpreted (a configuration without generated code)
-            created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
+            try:
+                created = step(part, d, self._floor(rt, part) if rt.contiguity else INF, composite, accepted)
+            except EvaluationError as exc:
+                raise self._placed(exc, rt) from None
             if created:
                 self._stats.created += len(created)
                 if accepted:
@@ -952,7 +1030,7 @@ class Engine:
                 if type(role) is Expiry:
                     assert net.timeout is not None
                     self._stats.timeouts[net.name] += 1
-                    attrs = {name: f(t.slots) for name, f in self.timeout_fns[net.index]}
+                    attrs = _fields(net.name, self.timeout_fns[net.index], t.slots)
                     m = Match(
                         net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
                         timeout=(net.timeout.type, role.deadline),
@@ -968,7 +1046,7 @@ class Engine:
                     if self.collect:
                         out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
                     continue
-                attrs = {name: f(t.slots) for name, f in self.returns[net.index]}
+                attrs = _fields(net.name, self.returns[net.index], t.slots)
                 m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
                 out.append(m)
                 derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
@@ -1017,7 +1095,11 @@ class Engine:
             emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
             for key, evs in mine.items():
                 part = self._partition(i, rt, key)
-                for t, emitter in self._fixpoint(i, rt, part, evs, key):
+                try:
+                    found = self._fixpoint(i, rt, part, evs, key)
+                except EvaluationError as exc:
+                    raise self._placed(exc, rt) from None
+                for t, emitter in found:
                     self._accept(i, rt, part, t, emitter, emitted)
                 for d in evs:
                     if self.expiry[i] is not None and d.type in rt.negs_by_type:
@@ -1034,6 +1116,8 @@ class Engine:
             self._since_sweep += len(events)
             if self._since_sweep >= self.sweep_every:
                 self.sweep(events[-1])
+            if self._stats.created >= self._budget_at:
+                self._check_budget(events[-1])
         return out
 
     def _close_in_group(
@@ -1130,6 +1214,23 @@ def _group_moves(rt: GroupRuntime, evs: list[Event]) -> list[tuple[Event, dict[i
 
 def _binding_key(t: Token) -> tuple[Any, ...]:
     return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+
+
+def _with_pattern(exc: EvaluationError, where: str) -> EvaluationError:
+    placed = EvaluationError(f"{where}: {exc}")
+    setattr(placed, OVERFLOW_FLAG, False)
+    return placed
+
+
+def _fields(name: str, fns: list[tuple[str, Any]], slots: tuple[Any, ...]) -> dict[str, Any]:
+    """A match's RETURN (or ON TIMEOUT) attributes; a number overflow names the pattern.
+    Non-finite floats are kept as they are: the output writes them as null."""
+    try:
+        return {field_name: f(slots) for field_name, f in fns}
+    except EvaluationError as exc:
+        if getattr(exc, OVERFLOW_FLAG, False):
+            raise _with_pattern(exc, f"pattern {name!r}") from None
+        raise
 
 
 def as_condition_free(fn: Any) -> Any:

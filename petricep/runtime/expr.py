@@ -34,6 +34,45 @@ class Missing(Exception):
     """A value does not exist (v[3] of a 2-element list, division by zero): the conjunct fails."""
 
 
+# docs/SEMANTICS.md "Numbers": floats follow IEEE 754 (overflow gives ±inf, NaN propagates,
+# every comparison with NaN but != is false); ints are exact; an int that a float operation
+# cannot convert (1e308 * 10**400, 10**400 / 3) stops the run with this error, in conditions,
+# aggregates and RETURN alike. The engine adds the pattern (``OVERFLOW_FLAG``).
+OVERFLOW_FLAG = "number_overflow"
+
+
+def number_text(v: Any) -> str:
+    """A value for an error message: a huge int by its size (its digits may not even print)."""
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 64:
+        return f"<{'-' if v < 0 else ''}integer of {len(str(abs(v))) if v.bit_length() < 14000 else 'over 4200'} digits>"
+    return repr(v)
+
+
+def overflow_error(what: str, where: str = "") -> EvaluationError:
+    """The typed error of an int too large for a float (see ``OVERFLOW_FLAG``)."""
+    exc = EvaluationError(f"number too large for a float: {what}{where}")
+    setattr(exc, OVERFLOW_FLAG, True)
+    return exc
+
+
+def nan_min(a: Any, b: Any) -> Any:
+    """min of two values where a NaN wins (Python's min depends on the order then)."""
+    if a != a:  # noqa: PLR0124 - NaN test that also works on ints
+        return a
+    if b != b:  # noqa: PLR0124
+        return b
+    return a if a <= b else b
+
+
+def nan_max(a: Any, b: Any) -> Any:
+    """max of two values where a NaN wins."""
+    if a != a:  # noqa: PLR0124
+        return a
+    if b != b:  # noqa: PLR0124
+        return b
+    return a if a >= b else b
+
+
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add,
     "-": operator.sub,
@@ -81,20 +120,30 @@ def agg_step(spec: AggSpec, acc: Any, e: Event) -> Any:
     v = e.attrs.get(spec.field) if spec.field not in ("ts", "id") else e.get(spec.field or "")  # type: ignore[arg-type]
     if v is None:
         return acc
-    if spec.func == "sum":
-        return v if acc is None else acc + v
-    if spec.func == "avg":
-        return (acc[0] + v, acc[1] + 1)
-    if acc is None:
-        return v
-    return min(acc, v) if spec.func == "min" else max(acc, v)
+    try:
+        if spec.func == "sum":
+            return v if acc is None else acc + v
+        if spec.func == "avg":
+            return (acc[0] + v, acc[1] + 1)
+        if acc is None:
+            return v
+        return nan_min(acc, v) if spec.func == "min" else nan_max(acc, v)
+    except OverflowError:
+        raise overflow_error(f"{spec.func}(...[].{spec.field}) adding {number_text(v)}", f" (event {e.id!r})") from None
+    except TypeError:
+        raise EvaluationError(
+            f"{spec.func}() over field {spec.field!r}: {v!r} of event {e.id!r} is not a number like the others"
+        ) from None
 
 
 def agg_value(spec: AggSpec, acc: Any) -> Any:
     if spec.func == "avg":
         if acc[1] == 0:
             raise Missing
-        return acc[0] / acc[1]
+        try:
+            return acc[0] / acc[1]
+        except OverflowError:
+            raise overflow_error(f"avg(...[].{spec.field}) = {number_text(acc[0])} / {acc[1]}") from None
     if acc is None:
         raise Missing
     return acc
@@ -187,20 +236,28 @@ def compile_expr(
         if isinstance(e, A.Neg):
             f = c(e.operand)
             return lambda s, x: -f(s, x)
+        if isinstance(e, A.BinOp) and not isinstance(e.left, A.BinOp):
+            step = _arith_step(e, c(e.right), slots, neg_var)
+            lf = c(e.left)
+            return lambda s, x: step(lf(s, x), s, x)
         if isinstance(e, A.BinOp):
-            op = ARITH[e.op]
-            lf, rf = c(e.left), c(e.right)
+            # a chain ((a + b) - c) * d: one loop, not one Python frame per operator, so
+            # long sums evaluate (and compile) within the recursion limit
+            steps = []
+            node: A.Expr = e
+            while isinstance(node, A.BinOp):
+                steps.append(_arith_step(node, c(node.right), slots, neg_var))
+                node = node.left
+            steps.reverse()
+            first = c(node)
 
-            def arith(s: tuple[Any, ...], x: Any) -> Any:
-                a, b = lf(s, x), rf(s, x)
-                try:
-                    return op(a, b)
-                except ZeroDivisionError:
-                    raise Missing from None
-                except TypeError:
-                    raise EvaluationError(f"cannot compute {a!r} {e.op} {b!r}") from None
+            def chain(s: tuple[Any, ...], x: Any) -> Any:
+                v = first(s, x)
+                for step in steps:
+                    v = step(v, s, x)
+                return v
 
-            return arith
+            return chain
         if isinstance(e, A.Compare):
             cmp = COMPARE[e.op]
             lf, rf = c(e.left), c(e.right)
@@ -236,6 +293,46 @@ def compile_expr(
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return c(expr)
+
+
+def _arith_step(
+    e: A.BinOp, rf: Fn, slots: Mapping[str, int], neg_var: str | None
+) -> Callable[[Any, Any, Any], Any]:
+    """``e`` applied to its left operand's value ``a``: ``step(a, slots, x)``."""
+    op = ARITH[e.op]
+    read = _reads(e, slots, neg_var)
+
+    def step(a: Any, s: Any, x: Any) -> Any:
+        b = rf(s, x)
+        try:
+            return op(a, b)
+        except ZeroDivisionError:
+            raise Missing from None
+        except OverflowError:
+            raise overflow_error(f"{number_text(a)} {e.op} {number_text(b)}", read(s, x)) from None
+        except TypeError:
+            raise EvaluationError(f"cannot compute {a!r} {e.op} {b!r}") from None
+
+    return step
+
+
+def _reads(e: A.Expr, slots: Mapping[str, int], neg_var: str | None) -> Callable[[Any, Any], str]:
+    """`` (field 'x' of event 'e1', ...)``: the events and fields ``e`` reads, for an error."""
+
+    def describe(s: Any, x: Any) -> str:  # walks ``e`` only for an error: chains share nodes
+        out = []
+        for a in [a for a in A.walk_expr(e) if isinstance(a, A.Attr)]:
+            if a.var == neg_var:
+                ev = x
+            else:
+                ev = s[slots[a.var]]
+                if isinstance(ev, tuple):  # a Kleene state: name its last element
+                    ev = ev[K_LAST]
+            if ev is not None:
+                out.append(f"field {a.field!r} of event {ev.id!r}")
+        return f" ({', '.join(dict.fromkeys(out))})" if out else ""
+
+    return describe
 
 
 def as_condition(fn: Fn) -> Callable[[Any, Any], bool]:

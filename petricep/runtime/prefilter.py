@@ -9,6 +9,12 @@ Anything the vectorised evaluator is not sure to compute exactly as the engine d
 (text fields, ``id``, division, columns with missing or non-number values) counts as
 "maybe": the row is kept and the engine decides, so the matches never change.
 
+Numbers (docs/SEMANTICS.md "Numbers"): numpy's float64 is Python's float, so IEEE
+overflow, infinities and NaN give the engine's answers; but numpy's int64 wraps around and
+compares with floats after rounding. So ints are only used where they are exact: a column
+or constant beyond ±2**53, an object column (huge ints, mixed values), or an int result
+beyond ±2**53 makes the condition "maybe" for the batch.
+
 Dropping rows is only sound where an event that no transition takes changes nothing:
 not under the contiguity strategies (every event interrupts), not where a match or a
 timeout waits for its window to close (an end negation, ``ON TIMEOUT``: the event that
@@ -46,19 +52,34 @@ _CMP: dict[str, Callable[[Any, Any], Any]] = {
     ">=": np.greater_equal,
 }
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {"+": np.add, "-": np.subtract, "*": np.multiply}
+EXACT = 2**53  # ints up to this size are exact in float64, so numpy and Python agree on them
+
+
+def exact(v: np.ndarray | None) -> np.ndarray | None:
+    """``v`` where numpy computes on it exactly as Python does, else None (see the docstring)."""
+    if v is None:
+        return None
+    kind = v.dtype.kind
+    if kind == "f" or kind == "b":
+        return v
+    if kind not in "iu":
+        return None  # object (huge ints, mixed values), text: the engine decides
+    if v.size and (v.max() > EXACT or v.min() < -EXACT):
+        return None
+    return v
 
 
 def vectorize(expr: A.Expr, var: str) -> VecFn | None:
     """A numpy evaluator of a single-event condition over ``var``, or None when the
     expression has a part the filter does not compute (the engine then decides)."""
     if isinstance(expr, A.Num):
-        value = expr.value
-        return lambda cols: np.asarray(value)
+        value = exact(np.asarray(expr.value) if -EXACT <= expr.value <= EXACT or isinstance(expr.value, float) else None)
+        return lambda cols: value
     if isinstance(expr, A.Attr):
         if expr.var != var or expr.index is not None or expr.field == "id":
             return None
         name = expr.field
-        return lambda cols: cols[name]() if name in cols else None
+        return lambda cols: exact(cols[name]()) if name in cols else None
     if isinstance(expr, A.Neg):
         neg = vectorize(expr.operand, var)
         if neg is None:
@@ -67,7 +88,7 @@ def vectorize(expr: A.Expr, var: str) -> VecFn | None:
     if isinstance(expr, A.BinOp):
         if expr.op not in _ARITH:
             return None  # '/' and '%' fail on zero divisors: left to the engine
-        return _binary(_ARITH[expr.op], expr.left, expr.right, var)
+        return _binary(_ARITH[expr.op], expr.left, expr.right, var, arith=True)
     if isinstance(expr, A.Compare):
         if isinstance(expr.left, A.Str) or isinstance(expr.right, A.Str):
             return None
@@ -90,7 +111,9 @@ def _unary(op: Callable[[Any], Any], v: np.ndarray | None) -> np.ndarray | None:
     return None if v is None else op(v)
 
 
-def _binary(op: Callable[[Any, Any], Any], left: A.Expr, right: A.Expr, var: str) -> VecFn | None:
+def _binary(
+    op: Callable[[Any, Any], Any], left: A.Expr, right: A.Expr, var: str, arith: bool = False
+) -> VecFn | None:
     lf, rf = vectorize(left, var), vectorize(right, var)
     if lf is None or rf is None:
         return None
@@ -103,7 +126,13 @@ def _binary(op: Callable[[Any, Any], Any], left: A.Expr, right: A.Expr, var: str
         if b is None:
             return None
         with np.errstate(all="ignore"):
-            return op(a, b)  # type: ignore[no-any-return]
+            out = op(a, b)
+        if arith and out.dtype.kind in "iu":  # int64 wraps around where Python's ints grow
+            with np.errstate(all="ignore"):
+                wide = op(a.astype(np.float64), b.astype(np.float64))
+            if wide.size and not np.all(np.abs(wide) <= EXACT):
+                return None
+        return out  # type: ignore[no-any-return]
 
     return apply
 
@@ -217,9 +246,9 @@ class Prefilter:
             def get() -> np.ndarray | None:
                 if name not in cache:
                     if name == "ts":
-                        cache[name] = np.asarray(tss)
+                        cache[name] = column_array(tss)
                     elif name in index and numeric[index[name]]:
-                        cache[name] = np.asarray(cols[index[name]])
+                        cache[name] = column_array(cols[index[name]])
                     else:
                         cache[name] = None
                 return cache[name]
@@ -239,10 +268,26 @@ class Prefilter:
         return out
 
 
+def column_array(values: Any) -> np.ndarray | None:
+    """A column as numpy sees it; None where numpy would not hold its values exactly: ints
+    beyond a float (an object array, or an overflow), or big ints mixed with floats (numpy
+    rounds them to float64, Python compares them exactly)."""
+    try:
+        arr = np.asarray(values)
+    except (OverflowError, ValueError, TypeError):
+        return None
+    if arr.dtype.kind == "f" and arr.size:
+        with np.errstate(all="ignore"):
+            big = np.any(np.isfinite(arr) & (np.abs(arr) >= EXACT))
+        if big and any(type(v) is int for v in values):  # only batches holding big numbers pay this
+            return None
+    return arr
+
+
 def _droppable(g: GroupNet) -> bool:
     if g.strategy in ("strict-contiguity", "partition-contiguity"):
         return False
     return not any(r.pending_negations for p in g.places for r in p.roles)
 
 
-__all__ = ["Prefilter", "vectorize"]
+__all__ = ["EXACT", "Prefilter", "column_array", "exact", "vectorize"]

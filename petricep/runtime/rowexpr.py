@@ -14,7 +14,7 @@ from typing import Any
 from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.lang import sql_ast as S
-from petricep.runtime.expr import ARITH, COMPARE
+from petricep.runtime.expr import ARITH, COMPARE, nan_max, nan_min, number_text, overflow_error
 
 MatchRow = tuple[int, str, Event]  # (row index in its partition, variable, the row)
 
@@ -104,6 +104,8 @@ def _op(op: str, vals: list[Any]) -> Any:
                 return fn(vals[0], vals[1])
             except ZeroDivisionError:
                 return None
+            except OverflowError:  # docs/SEMANTICS.md "Numbers": as in pattern conditions
+                raise overflow_error(f"{number_text(vals[0])} {op} {number_text(vals[1])}") from None
         return COMPARE[op](vals[0], vals[1])
     except TypeError:
         raise EvaluationError(f"cannot apply {op!r} to {vals[0]!r} and {vals[1]!r}") from None
@@ -167,7 +169,14 @@ def _compile_op(e: S.Op, final: bool) -> Fn:
         (one,) = args
         return lambda m: _op(op, [one(m)])
     left, right = args
-    return lambda m: _op(op, [left(m), right(m)])
+
+    def binary(m: MatchView) -> Any:
+        a = left(m)
+        if a is None:  # NULL whatever the right side is: not evaluated, as in pattern conditions
+            return None
+        return _op(op, [a, right(m)])
+
+    return binary
 
 
 def _logical(nav: S.Nav, final: bool) -> Callable[[MatchView], int | None]:
@@ -226,6 +235,14 @@ def _compile_nav(e: S.Nav, final: bool) -> Fn:
     return nxt
 
 
+def _extreme(pick: Callable[[Any, Any], Any], vals: list[Any]) -> Any:
+    """MIN/MAX where a NaN among the values gives NaN (not an order-dependent answer)."""
+    out = vals[0]
+    for v in vals[1:]:
+        out = pick(out, v)
+    return out
+
+
 def _compile_call(e: S.SExpr, final: bool) -> Fn:
     assert isinstance(e, S.Call)
     f = e.func
@@ -259,7 +276,9 @@ def _compile_call(e: S.SExpr, final: bool) -> Fn:
                 return sum(vals)
             if f == "AVG":
                 return sum(vals) / len(vals)
-            return min(vals) if f == "MIN" else max(vals)
+            return _extreme(nan_min if f == "MIN" else nan_max, vals)
+        except OverflowError:
+            raise overflow_error(f"{f}() over {len(vals)} values") from None
         except TypeError:
             raise EvaluationError(f"{f}() over values that are not numbers: {vals[:3]!r}") from None
 
