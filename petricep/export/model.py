@@ -151,11 +151,12 @@ def _wrap(text: str) -> list[str]:
 
 
 def py_ident(name: str) -> str:
-    """A variable name as a Python identifier (merged names like ``a/x`` become ``a_x``)."""
-    if name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    out = re.sub(r"\W", "_", name).strip("_") or "v"
-    if out[0].isdigit():
+    """A variable name as a Python identifier that snakes accepts as a variable (a letter
+    first, then letters, digits or ``_``): merged names like ``a/x`` become ``a_x``, names
+    snakes refuses (``__import__``, ``_x``, ``1a``) get a ``v`` in front (``v__import__``),
+    keywords a ``_`` behind. Deterministic, so a guard and its arcs name the same variable."""
+    out = re.sub(r"\W", "_", name) or "v"
+    if not re.match(r"[A-Za-z]", out):
         out = "v" + out
     return out + "_" if keyword.iskeyword(out) else out
 
