@@ -28,6 +28,7 @@ from petricep.export.model import (
     STATE,
     TRANSITION,
     Diagram,
+    LegendEntry,
     Node,
     build_diagram,
 )
@@ -55,6 +56,11 @@ def dot_available() -> bool:
     return shutil.which("dot") is not None
 
 
+def _dot_esc(text: str) -> str:
+    """Text for a plain DOT label (its ``\\l`` line ends are ours): backslashes doubled."""
+    return text.replace("\\", "\\\\")
+
+
 def _esc(text: str) -> str:
     return html.escape(text, quote=False)
 
@@ -78,12 +84,23 @@ def _fill(d: Diagram, node: Node) -> tuple[str, str, str]:
         return base, INPUT_FILL, ""
     colors = [d.color(u) for u in node.users]
     if not node.shared:
-        return base, colors[0] if colors else INPUT_FILL, ""
+        if not colors:
+            return base, INPUT_FILL, ""
+        border = d.entry(node.users[0]).border
+        return (base if border == "solid" else f"{base},{border}"), colors[0], ""
     if len(colors) > MAX_SPLIT:
         return base, MANY_FILL, f"shared by {len(colors)} patterns"
     if node.kind == STATE:  # wedged by itself ("filled" too makes dot read a gradient)
         return "wedged", ":".join(colors), ""
     return base, "white", ""  # a transition: a band of its users' colours over its text
+
+
+def _font(d: Diagram, node: Node) -> str | None:
+    """The text colour on a node's fill where black does not read (dark pattern colours)."""
+    if node.kind in (STATE, TRANSITION, EMIT) and len(node.users) == 1:
+        font = d.entry(node.users[0]).font
+        return None if font == "#000000" else font
+    return None
 
 
 def _band_label(lines: Sequence[str], colors: Sequence[str], small: int = 8) -> str:
@@ -113,8 +130,9 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
         newrank="true",
         fontname=FONT,
         fontsize="11",
-        label=title,
+        label=legend_label(d, title),  # the legend is the graph's label: it takes no rank's width
         labelloc="t",
+        labeljust="l",
         nodesep="0.18",
         ranksep="0.35",
         tooltip=title,
@@ -155,31 +173,35 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
             attrs.update(label=_html_label(lines), shape="box", height="0.3", style=f"{style},rounded")
         if n.shared:
             attrs["penwidth"] = SHARED_PENWIDTH
+        font = _font(d, n)
+        if font and not (n.kind == TRANSITION and n.shared):  # the label only: an xlabel stands on white
+            attrs["label"] = f'<<font color="{font}">{attrs["label"][1:-1]}</font>>'
         target.node(n.id, **attrs)
 
-    with g.subgraph(name="inputs") as s:
-        s.attr(rank="source")
-        for n in d.nodes:
-            if n.kind == INPUT and n.source_side:
-                add_node(s, n)
-    for n in d.nodes:
-        if n.kind == INPUT and not n.source_side:
-            add_node(g, n)
+    # no rank constraints: an input place stands left of its first reader, an output place
+    # right of its emission, so no column is wider than its own patterns need
+    for n in sorted((n for n in d.nodes if n.kind == INPUT), key=lambda n: not n.source_side):
+        add_node(g, n)
     for c in d.clusters:
         with g.subgraph(name=f"cluster_{c.id}") as s:
             color = d.color(c.users[0]) if len(c.users) == 1 else "#888888"
-            s.attr(label="\n".join(c.label), style="rounded", color=color, penwidth="1.5", fontsize="10")
+            s.attr(
+                label="".join(f"{_dot_esc(x)}\\l" for x in c.label),
+                labeljust="l",
+                style="rounded",
+                color=color,
+                penwidth="1.5",
+                fontsize="10",
+            )
             for n in d.nodes:
                 if n.cluster == c.id:
                     add_node(s, n)
     for n in d.nodes:
         if n.kind not in (INPUT, OUTPUT) and n.cluster is None:
             add_node(g, n)
-    with g.subgraph(name="outputs") as s:
-        s.attr(rank="sink")
-        for n in d.nodes:
-            if n.kind == OUTPUT:
-                add_node(s, n)
+    for n in d.nodes:
+        if n.kind == OUTPUT:
+            add_node(g, n)
 
     for a in d.arcs:
         attrs: dict[str, str] = {}
@@ -198,11 +220,29 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
         attrs["class"] = a.kind
         g.edge(a.src, a.dst, **attrs)
 
-    _legend(g, d)
     return g
 
 
-def _legend(g: graphviz.Digraph, d: Diagram) -> None:
+def _swatch(e: LegendEntry) -> str:
+    if e.border == "solid":
+        return f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true"></td>'
+    return (
+        f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true" border="1" '
+        f'style="{"solid" if e.border == "bold" else e.border}"></td>'
+    )
+
+
+NOTES = (
+    "circle: place (left: input place per event type; right, double: output place per pattern)",
+    "box: transition (event bound, guards, window); rounded: a pattern's emission",
+    "bold border, several colours: shared by several patterns",
+    "dashed, circle head: negation (inhibitor arc); dotted: complex event fed back",
+)
+
+
+def legend_label(d: Diagram, title: str, extra: Sequence[str] = ()) -> str:
+    """The graph's label: its title, one swatch and summary per pattern (in columns of
+    :data:`LEGEND_ROWS`), the notation; ``extra``: HTML rows added below (a run's scales)."""
     rows: list[str] = []
     entries = list(d.legend)
     columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)] or [[]]
@@ -213,34 +253,25 @@ def _legend(g: graphviz.Digraph, d: Diagram) -> None:
                 e = col[r]
                 text = e.text if len(e.text) <= SUMMARY_CHARS else e.text[: SUMMARY_CHARS - 1] + "\u2026"
                 cells.append(
-                    f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true"></td>'
-                    f'<td align="left"><b>{_esc(e.pattern)}</b></td>'
+                    _swatch(e) + f'<td align="left"><b>{_esc(e.pattern)}</b></td>'
                     f'<td align="left"><font point-size="8">{_esc(text)}</font></td>'
                 )
             else:
                 cells.append("<td></td><td></td><td></td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    notes = [
-        "circle: place (left: input place per event type; right, double: output place per pattern)",
-        "box: transition (event bound, guards, window); rounded: a pattern's emission",
-        "bold border, several colours: shared by several patterns",
-        "dashed, circle head: negation (inhibitor arc); dotted: complex event fed back",
-    ]
+    span = 3 * len(columns)
     # the notes sit in the summaries' column so that the swatches stay narrow
     rows += [
-        f'<tr><td></td><td></td><td align="left" colspan="{3 * len(columns) - 2}">'
-        f'<font point-size="8">{_esc(x)}</font></td></tr>'
-        for x in notes
+        f'<tr><td></td><td></td><td align="left" colspan="{span - 2}"><font point-size="8">{_esc(x)}</font></td></tr>'
+        for x in NOTES
     ]
-    table = (
+    rows += [f'<tr><td colspan="{span}" align="left">{x}</td></tr>' for x in extra]
+    return (
         '<<table border="0" cellborder="0" cellspacing="1" cellpadding="2">'
-        f'<tr><td colspan="{3 * len(columns)}" align="left"><b>patterns</b></td></tr>'
+        f'<tr><td colspan="{span}" align="left"><font point-size="12"><b>{_esc(title)}</b></font></td></tr>'
         + "".join(rows)
         + "</table>>"
     )
-    with g.subgraph(name="cluster_legend") as s:
-        s.attr(label="", color="#bbbbbb", style="rounded")
-        s.node("legend", label=table, shape="plaintext", tooltip="legend", **{"class": "legend"})
 
 
 def to_dot(net: Net, merged: bool = True) -> str:
