@@ -32,6 +32,8 @@ from petricep.export.model import (
     Node,
     build_diagram,
 )
+from petricep.export.palette import ZERO_FILL, text_color
+from petricep.export.views import Heat, Marking, count_lines, heat, pattern_view, scale
 
 MAX_SPLIT = 8  # a shared node split into at most this many colours; more: grey + count
 SHARED_PENWIDTH = "2.6"
@@ -115,8 +117,47 @@ def _band_label(lines: Sequence[str], colors: Sequence[str], small: int = 8) -> 
     )
 
 
-def diagram_graph(d: Diagram) -> graphviz.Digraph:
-    """The Graphviz graph of a diagram (see the module docstring for the notation)."""
+def _node_attrs(d: Diagram, n: Node, marked: tuple[Heat, Marking] | None) -> dict[str, str]:
+    """The DOT attributes of a node: shape, label, fill (its patterns' colours, or with a
+    run's marking its count's), outline."""
+    style, fill, extra = _fill(d, n)
+    lines = [*n.label, extra] if extra else list(n.label)
+    font = _font(d, n)
+    hot = marked is not None and n.id in marked[0].fill
+    if marked is not None and hot:
+        heat_, marking = marked
+        style, fill, font = "filled", heat_.fill[n.id], heat_.font[n.id]
+        font = None if font == "#000000" else font
+        lines = [*lines, *count_lines(n, marking)] if n.kind != STATE else lines
+    attrs = {"style": style, "fillcolor": fill, "tooltip": n.tooltip, "class": f"{n.kind}{' shared' if n.shared else ''}"}
+    if n.kind in (INPUT, OUTPUT):
+        # small fixed circles, the name beside them (type names are long)
+        shape = "circle" if n.kind == INPUT else "doublecircle"
+        attrs.update(label="", xlabel=_html_label(lines), shape=shape, width="0.3", fixedsize="true")
+    elif n.kind == STATE:
+        # the configuration inside; the bound variables and their types (and counts) beside
+        attrs.update(label=_html_label(lines[:1]), shape="circle", width="0.4", margin="0.02")
+        beside = lines[1:] + (list(count_lines(n, marked[1])) if marked is not None and hot else [])
+        if beside:
+            attrs["xlabel"] = _html_label(beside, bold_first=False, small=8, first_small=True)
+    elif n.kind == TRANSITION:
+        label = _html_label(lines)
+        if n.shared and len(n.users) <= MAX_SPLIT and not hot:
+            label = _band_label(lines, [d.color(u) for u in n.users])
+            font = None
+        attrs.update(label=label, shape="box", height="0.3")
+    elif n.kind == EMIT:
+        attrs.update(label=_html_label(lines), shape="box", height="0.3", style=f"{style},rounded")
+    if n.shared:
+        attrs["penwidth"] = SHARED_PENWIDTH
+    if font:  # the label only: an xlabel stands on white
+        attrs["label"] = f'<<font color="{font}">{attrs["label"][1:-1]}</font>>'
+    return attrs
+
+
+def diagram_graph(d: Diagram, marked: tuple[Heat, Marking] | None = None) -> graphviz.Digraph:
+    """The Graphviz graph of a diagram (see the module docstring for the notation); with
+    ``marked``, a run's marking on it (:mod:`petricep.export.views`)."""
     g = graphviz.Digraph(name="petricep")
     nstate = sum(1 for n in d.nodes if n.kind == STATE)
     ntrans = sum(1 for n in d.nodes if n.kind == TRANSITION)
@@ -130,7 +171,8 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
         newrank="true",
         fontname=FONT,
         fontsize="11",
-        label=legend_label(d, title),  # the legend is the graph's label: it takes no rank's width
+        # the legend is the graph's label: it takes no column of the layout
+        label=legend_label(d, title, _scale_rows(*marked) if marked else ()),
         labelloc="t",
         labeljust="l",
         nodesep="0.18",
@@ -142,41 +184,7 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
     g.attr("edge", fontname=FONT, fontsize="8", arrowsize="0.6")
 
     def add_node(target: graphviz.Digraph, n: Node) -> None:
-        style, fill, extra = _fill(d, n)
-        lines = [*n.label, extra] if extra else list(n.label)
-        attrs = {
-            "style": style,
-            "fillcolor": fill,
-            "tooltip": n.tooltip,
-            "class": f"{n.kind}{' shared' if n.shared else ''}",
-        }
-        if n.kind in (INPUT, OUTPUT):
-            # small fixed circles, the name beside them (type names are long)
-            attrs.update(
-                label="",
-                xlabel=_html_label(lines),
-                shape="circle" if n.kind == INPUT else "doublecircle",
-                width="0.3",
-                fixedsize="true",
-            )
-        elif n.kind == STATE:
-            # the configuration inside, the bound variables and their types beside
-            attrs.update(label=_html_label(lines[:1]), shape="circle", width="0.4", margin="0.02")
-            if len(lines) > 1:
-                attrs["xlabel"] = _html_label(lines[1:], bold_first=False, small=8, first_small=True)
-        elif n.kind == TRANSITION:
-            label = _html_label(lines)
-            if n.shared and len(n.users) <= MAX_SPLIT:
-                label = _band_label(lines, [d.color(u) for u in n.users])
-            attrs.update(label=label, shape="box", height="0.3")
-        elif n.kind == EMIT:
-            attrs.update(label=_html_label(lines), shape="box", height="0.3", style=f"{style},rounded")
-        if n.shared:
-            attrs["penwidth"] = SHARED_PENWIDTH
-        font = _font(d, n)
-        if font and not (n.kind == TRANSITION and n.shared):  # the label only: an xlabel stands on white
-            attrs["label"] = f'<<font color="{font}">{attrs["label"][1:-1]}</font>>'
-        target.node(n.id, **attrs)
+        target.node(n.id, **_node_attrs(d, n, marked))
 
     # no rank constraints: an input place stands left of its first reader, an output place
     # right of its emission, so no column is wider than its own patterns need
@@ -197,10 +205,7 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
                 if n.cluster == c.id:
                     add_node(s, n)
     for n in d.nodes:
-        if n.kind not in (INPUT, OUTPUT) and n.cluster is None:
-            add_node(g, n)
-    for n in d.nodes:
-        if n.kind == OUTPUT:
+        if n.kind != INPUT and n.cluster is None:
             add_node(g, n)
 
     for a in d.arcs:
@@ -223,12 +228,15 @@ def diagram_graph(d: Diagram) -> graphviz.Digraph:
     return g
 
 
-def _swatch(e: LegendEntry) -> str:
-    if e.border == "solid":
-        return f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true"></td>'
+def _entry_cell(e: LegendEntry) -> str:
+    """A pattern's legend cell: a swatch of its colour, its name, its outline after the
+    colours came round again, its summary — one cell, since Graphviz stretches a nested
+    table's columns to the widest block of the legend."""
+    text = e.text if len(e.text) <= SUMMARY_CHARS else e.text[: SUMMARY_CHARS - 1] + "\u2026"
+    outline = "" if e.border == "solid" else f"{e.border} outline; "
     return (
-        f'<td bgcolor="{e.color}" width="14" height="10" fixedsize="true" border="1" '
-        f'style="{"solid" if e.border == "bold" else e.border}"></td>'
+        f'<td align="left"><font color="{e.color}">\u2588\u2588</font> <b>{_esc(e.pattern)}</b> '
+        f'<font point-size="8">{_esc(outline + text)}</font></td>'
     )
 
 
@@ -245,43 +253,54 @@ def legend_label(d: Diagram, title: str, extra: Sequence[str] = ()) -> str:
     :data:`LEGEND_ROWS`), the notation; ``extra``: HTML rows added below (a run's scales)."""
     rows: list[str] = []
     entries = list(d.legend)
-    columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)] or [[]]
-    for r in range(max(len(c) for c in columns)):
-        cells = []
-        for col in columns:
-            if r < len(col):
-                e = col[r]
-                text = e.text if len(e.text) <= SUMMARY_CHARS else e.text[: SUMMARY_CHARS - 1] + "\u2026"
-                cells.append(
-                    _swatch(e) + f'<td align="left"><b>{_esc(e.pattern)}</b></td>'
-                    f'<td align="left"><font point-size="8">{_esc(text)}</font></td>'
-                )
-            else:
-                cells.append("<td></td><td></td><td></td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    span = 3 * len(columns)
-    # the notes sit in the summaries' column so that the swatches stay narrow
-    rows += [
-        f'<tr><td></td><td></td><td align="left" colspan="{span - 2}"><font point-size="8">{_esc(x)}</font></td></tr>'
-        for x in NOTES
+    columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)]
+    for r in range(max((len(c) for c in columns), default=0)):
+        rows.append("<tr>" + "".join(_entry_cell(c[r]) if r < len(c) else "<td></td>" for c in columns) + "</tr>")
+    # nested tables, one per block: a wide block (title, scales) widens no column of another
+    notes = "".join(f'<tr><td align="left"><font point-size="8">{_esc(x)}</font></td></tr>' for x in NOTES)
+    blocks = [
+        f'<font point-size="12"><b>{_esc(title)}</b></font>',
+        *([f'<table border="0" cellborder="0" cellspacing="1" cellpadding="2">{"".join(rows)}</table>'] * bool(rows)),
+        f'<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{notes}</table>',
+        *extra,
     ]
-    rows += [f'<tr><td colspan="{span}" align="left">{x}</td></tr>' for x in extra]
-    return (
-        '<<table border="0" cellborder="0" cellspacing="1" cellpadding="2">'
-        f'<tr><td colspan="{span}" align="left"><font point-size="12"><b>{_esc(title)}</b></font></td></tr>'
-        + "".join(rows)
-        + "</table>>"
-    )
+    body = "".join(f'<tr><td align="left">{b}</td></tr>' for b in blocks)
+    return f'<<table border="0" cellborder="0" cellspacing="2" cellpadding="0">{body}</table>>'
 
 
-def to_dot(net: Net, merged: bool = True) -> str:
-    """DOT text of the merged net (or, ``merged=False``, of every pattern alone)."""
-    return diagram_graph(build_diagram(net, merged)).source
+def _scale_rows(heat_: Heat, marking: Marking) -> list[str]:
+    """The legend rows of a run's marking: the places' and the transitions' count scales."""
+    what = "partial matches alive at their peak" if marking.measure == "peak" else "partial matches created"
+    rows = []
+    for name, top in ((f"state places: {what}", heat_.place_top), ("transitions and emissions: firings", heat_.transition_top)):
+        cells = "".join(
+            f'<td bgcolor="{fill}" border="1">'
+            f'<font point-size="8" color="{text_color(fill)}">{_esc(text)}</font></td>'
+            for fill, text in [(ZERO_FILL, "0"), *scale(top)]
+        )
+        rows.append(
+            '<table border="0" cellborder="0" cellspacing="0" cellpadding="2">'
+            f'<tr><td align="left"><font point-size="10"><b>{_esc(name)}</b></font></td>{cells}</tr></table>'
+        )
+    return rows
 
 
-def render(net: Net, fmt: str, merged: bool = True) -> bytes:
+def to_dot(net: Net, merged: bool = True, pattern: str | None = None, marking: Marking | None = None) -> str:
+    """DOT text of the merged net (or, ``merged=False``, of every pattern alone);
+    ``pattern``: only that pattern's part (:func:`~petricep.export.views.pattern_view`);
+    ``marking``: a run's counts coloured on it (:class:`~petricep.export.views.Marking`)."""
+    d = build_diagram(net, merged)
+    marked = (heat(d, marking), marking) if marking is not None else None
+    if pattern is not None:
+        d = pattern_view(d, pattern)
+    return diagram_graph(d, marked).source
+
+
+def render(
+    net: Net, fmt: str, merged: bool = True, pattern: str | None = None, marking: Marking | None = None
+) -> bytes:
     """The net drawn by Graphviz's ``dot`` in format ``fmt`` (``svg``, ``png``, ...)."""
-    return render_dot(to_dot(net, merged), fmt)
+    return render_dot(to_dot(net, merged, pattern, marking), fmt)
 
 
 def render_dot(dot: str, fmt: str) -> bytes:
@@ -293,11 +312,11 @@ def render_dot(dot: str, fmt: str) -> bytes:
         raise ConfigError(f"Graphviz's dot could not render the net: {exc.stderr!r}") from None
 
 
-def to_svg(net: Net, merged: bool = True) -> str:
+def to_svg(net: Net, merged: bool = True, pattern: str | None = None, marking: Marking | None = None) -> str:
     """SVG text of the diagram (needs Graphviz's ``dot``; :class:`ConfigError` if missing)."""
-    return render(net, "svg", merged).decode("utf-8")
+    return render(net, "svg", merged, pattern, marking).decode("utf-8")
 
 
-def to_png(net: Net, merged: bool = True) -> bytes:
+def to_png(net: Net, merged: bool = True, pattern: str | None = None, marking: Marking | None = None) -> bytes:
     """PNG bytes of the diagram (needs Graphviz's ``dot``; :class:`ConfigError` if missing)."""
-    return render(net, "png", merged)
+    return render(net, "png", merged, pattern, marking)

@@ -377,6 +377,7 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
             OUTPUT,
             out_label,
             users=(p.name,),
+            cluster=emits[0].cluster if emits else None,  # beside its emission, not in a column of all
             tooltip=f"output place of {p.name}: its complex events"
             + (f" (type {p.output_type})" if p.output_type else ""),
             bound=tuple(v.name for v in p.vars),
@@ -656,7 +657,9 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
     ends = [p.id for p in rn.places if ACCEPT in rn.exits[p.id] and p.id != rn.start]
     measures = [f"{m.name} = {S.expr_sql(m.expr)}" for m in q.measures]
     out = f"out.{rn.name}"
-    nodes[out] = Node(out, OUTPUT, (rn.name,), users=who, tooltip=f"output place of {rn.name}: its matches", bound=MATCH)
+    nodes[out] = Node(
+        out, OUTPUT, (rn.name,), users=who, cluster=cluster, tooltip=f"output place of {rn.name}: its matches", bound=MATCH
+    )
     for n, pid in enumerate(ends, 1):
         eid = f"emit.{rn.name}" if len(ends) == 1 else f"emit.{rn.name}.{n}"
         rank = rn.exits[pid].index(ACCEPT) + 1

@@ -168,7 +168,7 @@ def test_legend() -> None:
     legend = g.attrs["label"]  # the graph's label: it takes no column of the layout
     assert text_of(legend).startswith("petricep merged net: 2 patterns, 4 input places, 4 state places")
     for e in d.legend:
-        assert f'bgcolor="{e.color}"' in legend
+        assert f'<font color="{e.color}">\u2588\u2588</font> <b>{e.pattern}</b>' in legend
     text = text_of(legend)
     assert "shoplifting" in text and "repeat_theft" in text
     assert "SEQ(Theft t1, Theft t2) within 1 d" in text

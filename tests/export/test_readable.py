@@ -87,7 +87,9 @@ def test_fifty_patterns_distinct_colours_then_styles_in_dot() -> None:
             )
     # the legend's swatches show the outline too
     legend = g.attrs["label"]
-    assert legend.count('style="dashed"') == 20 and legend.count('style="dotted"') == 10
+    assert text_of(legend).count("dashed outline; SEQ(") == 20
+    assert text_of(legend).count("dotted outline; SEQ(") == 10
+    assert "<b>p20</b> <font point-size=\"8\">dashed outline; SEQ(" in legend
     # a dark fill (p4: #0072B2): white text
     assert nodes["emit.p4"]["label"].startswith('<<font color="#ffffff">')
     assert nodes["emit.p3"]["label"].startswith("<<b>emit p3</b>")
