@@ -162,9 +162,13 @@ def diagram_graph(d: Diagram, marked: tuple[Heat, Marking] | None = None) -> gra
     nstate = sum(1 for n in d.nodes if n.kind == STATE)
     ntrans = sum(1 for n in d.nodes if n.kind == TRANSITION)
     ninput = sum(1 for n in d.nodes if n.kind == INPUT)
+    npat = len(d.legend)
+    what = f"{npat} pattern{'s' if npat != 1 else ''}"
+    if d.focus is not None:
+        others = [e.pattern for e in d.legend if e.pattern != d.focus]
+        what = f"pattern {d.focus}" + (f" (sharing with {', '.join(others)})" if others else "")
     title = (
-        f"petricep {d.title}: {len(d.legend)} pattern{'s' if len(d.legend) != 1 else ''}, {ninput} input places, "
-        f"{nstate} state places, {ntrans} transitions"
+        f"petricep {d.title}: {what}, {ninput} input places, {nstate} state places, {ntrans} transitions"
     )
     g.attr(
         rankdir="LR",

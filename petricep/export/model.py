@@ -123,6 +123,7 @@ class Diagram:
     arcs: tuple[Arc, ...]
     clusters: tuple[Cluster, ...]
     legend: tuple[LegendEntry, ...]
+    focus: str | None = None  # a one-pattern view: that pattern (the legend also holds those sharing with it)
 
     def node(self, node_id: str) -> Node:
         for n in self.nodes:

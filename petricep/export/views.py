@@ -51,12 +51,13 @@ def pattern_view(d: Diagram, name: str) -> Diagram:
     sharing = {u for n in nodes if n.shared for u in n.users}
     clusters = tuple(c for c in d.clusters if any(n.cluster == c.id for n in nodes))
     return Diagram(
-        f"{d.title}, view of pattern {name}",
+        d.title,
         d.merged,
         tuple(nodes),
         tuple(a for a in d.arcs if a.src in keep and a.dst in keep),
         clusters,
         tuple(e for e in d.legend if e.pattern == name or e.pattern in sharing),
+        focus=name,
     )
 
 
