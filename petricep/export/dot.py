@@ -232,11 +232,11 @@ def diagram_graph(d: Diagram, marked: tuple[Heat, Marking] | None = None) -> gra
     return g
 
 
-def _entry_cell(e: LegendEntry) -> str:
+def _entry_cell(e: LegendEntry, limit: int = SUMMARY_CHARS) -> str:
     """A pattern's legend cell: a swatch of its colour, its name, its outline after the
     colours came round again, its summary — one cell, since Graphviz stretches a nested
     table's columns to the widest block of the legend."""
-    text = e.text if len(e.text) <= SUMMARY_CHARS else e.text[: SUMMARY_CHARS - 1] + "\u2026"
+    text = e.text if len(e.text) <= limit else e.text[: limit - 1] + "\u2026"
     outline = "" if e.border == "solid" else f"{e.border} outline; "
     return (
         f'<td align="left"><font color="{e.color}">\u2588\u2588</font> <b>{_esc(e.pattern)}</b> '
@@ -259,7 +259,9 @@ def legend_label(d: Diagram, title: str, extra: Sequence[str] = ()) -> str:
     entries = list(d.legend)
     columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)]
     for r in range(max((len(c) for c in columns), default=0)):
-        rows.append("<tr>" + "".join(_entry_cell(c[r]) if r < len(c) else "<td></td>" for c in columns) + "</tr>")
+        # a one-pattern view: its own summary whole
+        cells = [_entry_cell(c[r], 4 * SUMMARY_CHARS if c[r].pattern == d.focus else SUMMARY_CHARS) for c in columns if r < len(c)]
+        rows.append("<tr>" + "".join(cells) + "<td></td>" * (len(columns) - len(cells)) + "</tr>")
     # nested tables, one per block: a wide block (title, scales) widens no column of another
     notes = "".join(f'<tr><td align="left"><font point-size="8">{_esc(x)}</font></td></tr>' for x in NOTES)
     blocks = [

@@ -87,6 +87,10 @@ def test_one_patterns_view_of_all_shipped_nets_is_only_it() -> None:
         ("out.lasting_jam", "lasting_jam"),
     ]
     assert [c.label for c in d.clusters] == [("lasting_jam", "[REPORT_ID] skip-till-any-match")]
+    # the pattern's own summary whole (a legend of many patterns cuts them at 90 characters)
+    summary = "SEQ(Congestion first, !(traffic free), Congestion second) [REPORT_ID] where free.avgSpeed > 60 within 1 h"
+    assert f"lasting_jam {summary}\n" in text_of(parse(to_dot(net, pattern="lasting_jam")).attrs["label"])
+    assert f"lasting_jam {summary[:89]}\u2026\n" in text_of(parse(to_dot(net)).attrs["label"])
 
 
 def test_unknown_pattern_names_the_known_ones() -> None:
