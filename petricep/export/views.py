@@ -148,3 +148,29 @@ def scale(top: int) -> list[tuple[str, str]]:
             lo, hi = bounds
             out.append((level_color(step), f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"))
     return out
+
+
+def stats_section(
+    d: Diagram,
+    places: Mapping[tuple[int, int], tuple[int, int]],
+    transitions: Mapping[tuple[int, int], int],
+    matches: Mapping[str, int],
+) -> dict[str, Any]:
+    """The ``"net"`` section of a run's statistics, keyed as :func:`marking_from_stats`
+    reads it, from the engine's own indices: ``places[(group, place)] = (created, peak)``,
+    ``transitions[(group, transition)] = firings``, ``matches[pattern]`` (its emission's
+    firings; a pattern with several accepting places — an OR — is counted on its first).
+    ``d``: the merged diagram of the net run, which decides the ids; counts of nodes it
+    does not draw (the empty start place) are left out."""
+    kinds = {n.id: n.kind for n in d.nodes}
+    out_places = {
+        f"g{g}.p{p}": {"created": c, "peak": k}
+        for (g, p), (c, k) in sorted(places.items())
+        if kinds.get(f"g{g}.p{p}") == STATE
+    }
+    out_trans = {f"g{g}.t{t}": n for (g, t), n in sorted(transitions.items()) if f"g{g}.t{t}" in kinds}
+    for name, n in matches.items():
+        emit = f"emit.{name}" if f"emit.{name}" in kinds else f"emit.{name}.1"
+        if emit in kinds:
+            out_trans[emit] = n
+    return {"places": out_places, "transitions": out_trans}

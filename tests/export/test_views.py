@@ -207,3 +207,26 @@ def test_marking_from_stats_and_its_errors() -> None:
 def test_marking_renders() -> None:
     png = to_png(compile_files([SHOPLIFTING]), marking=shoplifting_marking(), pattern="shoplifting")
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_stats_section_from_engine_indices_round_trips() -> None:
+    """What the engine writes as ``"net"`` (from its group/place/transition indices) is
+    what ``draw --stats`` reads: the ids are the merged diagram's."""
+    from petricep.export.views import stats_section
+
+    net = compile_files([SHOPLIFTING])
+    d = build_diagram(net)
+    section = stats_section(
+        d,
+        places={(0, 0): (9, 9), (0, 1): (1000, 100), (0, 2): (10, 1)},  # place 0: the start, not drawn
+        transitions={(0, 0): 5000, (0, 1): 50},
+        matches={"shoplifting": 7, "repeat_theft": 0},
+    )
+    assert section == {
+        "places": {"g0.p1": {"created": 1000, "peak": 100}, "g0.p2": {"created": 10, "peak": 1}},
+        "transitions": {"g0.t0": 5000, "g0.t1": 50, "emit.shoplifting": 7, "emit.repeat_theft": 0},
+    }
+    marking = marking_from_stats({"net": section})
+    assert heat(d, marking).fill["emit.shoplifting"] == SEQUENTIAL[2]
+    ors = build_diagram(compile_text("PATTERN q: SEQ(A a, OR(B b, C c)) WITHIN 5"))
+    assert stats_section(ors, {}, {}, {"q": 4})["transitions"] == {"emit.q.1": 4}
