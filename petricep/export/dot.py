@@ -31,9 +31,9 @@ from petricep.export.model import (
     LegendEntry,
     Node,
     build_diagram,
+    text_color,
 )
-from petricep.export.palette import ZERO_FILL, text_color
-from petricep.export.views import Heat, Marking, count_lines, heat, pattern_view, scale
+from petricep.export.views import ZERO_FILL, Heat, Marking, count_lines, heat, pattern_view, scale
 
 MAX_SPLIT = 8  # a shared node split into at most this many colours; more: grey + count
 SHARED_PENWIDTH = "2.6"

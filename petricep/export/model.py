@@ -23,6 +23,13 @@ The net drawn is the CEP-PN of paper 002:
 
 In the merged view (``merged=True``) nodes used by several patterns are *shared* and
 carry all their users; in the separate view every pattern is its own cluster.
+Colours: one per pattern from colour-blind-safe qualitative schemes — Okabe & Ito's seven
+(black left out: it is the text colour), Paul Tol's *muted* nine, and four of Tol's
+*light*/*vibrant* colours that stay apart from those (the others are within a CIE76
+distance of 12 of one already taken). Up to :data:`PATTERN_COLORS`' size no two patterns
+share a colour; after that the colours come round again with another border style
+(dashed, dotted, bold), so a pattern stays told apart by its fill *and* its outline.
+Text on a fill is black or white, whichever contrasts more (WCAG relative luminance).
 """
 
 from __future__ import annotations
@@ -36,7 +43,6 @@ from dataclasses import dataclass
 
 from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition
 from petricep.compile.rows import ACCEPT, RowNet
-from petricep.export.palette import Swatch, swatch
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 from petricep.lang.printer import conditions_text, expr_text, node_text, window_text
@@ -56,6 +62,67 @@ ARC_STATE = "state"  # state place -> transition: the partial match extended (or
 ARC_PRODUCE = "produce"  # transition -> state or output place
 ARC_INHIBIT = "inhibit"  # input place of a negated type -> the transition it blocks
 ARC_COMPOSITE = "composite"  # emit transition -> input place of its RETURN type
+
+# Okabe-Ito, then Tol muted, then Tol light (pear, orange, pink) and vibrant (magenta)
+PATTERN_COLORS = (
+    "#E69F00",  # orange
+    "#56B4E9",  # sky blue
+    "#009E73",  # bluish green
+    "#F0E442",  # yellow
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#CC6677",  # rose
+    "#332288",  # indigo
+    "#DDCC77",  # sand
+    "#117733",  # green
+    "#88CCEE",  # cyan
+    "#882255",  # wine
+    "#44AA99",  # teal
+    "#999933",  # olive
+    "#AA4499",  # purple
+    "#BBCC33",  # pear
+    "#EE8866",  # light orange
+    "#FFAABB",  # pink
+    "#EE3377",  # magenta
+)
+# border styles of the rounds through the palette: the first round has a plain outline
+BORDER_STYLES = ("solid", "dashed", "dotted", "bold")
+
+
+@dataclass(frozen=True)
+class Swatch:
+    """How one pattern is drawn: its fill, the text colour on it, its outline style."""
+
+    fill: str
+    font: str
+    border: str  # one of BORDER_STYLES
+
+
+def luminance(color: str) -> float:
+    """WCAG relative luminance of ``#rrggbb``."""
+
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def text_color(fill: str) -> str:
+    """Black or white, whichever contrasts more with ``fill``."""
+    lum = luminance(fill)
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
+def swatch(i: int) -> Swatch:
+    """The look of the ``i``-th pattern (0-based): distinct fills for the first
+    ``len(PATTERN_COLORS)``, then the same fills with another outline."""
+    fill = PATTERN_COLORS[i % len(PATTERN_COLORS)]
+    border = BORDER_STYLES[(i // len(PATTERN_COLORS)) % len(BORDER_STYLES)]
+    return Swatch(fill, text_color(fill), border)
+
 
 WRAP = 40  # characters per label line
 
@@ -111,7 +178,7 @@ class LegendEntry:
     @classmethod
     def of(cls, pattern: str, index: int, text: str) -> LegendEntry:
         """The ``index``-th pattern's entry, drawn with :func:`~petricep.export.palette.swatch`."""
-        sw: Swatch = swatch(index)
+        sw = swatch(index)
         return cls(pattern, sw.fill, text, sw.font, sw.border)
 
 

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from petricep.errors import ConfigError
-from petricep.export.palette import swatch
+from petricep.export.model import swatch
 
 INSTALL = "pip install 'petricep[plot]'"
 FORMATS = (".png", ".svg", ".pdf")

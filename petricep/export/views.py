@@ -22,13 +22,69 @@ group, place and transition indices.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.errors import ConfigError
-from petricep.export.model import EMIT, INPUT, STATE, TRANSITION, Diagram, Node
-from petricep.export.palette import level, level_bounds, level_color, text_color
+from petricep.export.model import EMIT, INPUT, STATE, TRANSITION, Diagram, Node, text_color
+
+# Counts (partial matches, firings) use Tol's sequential YlOrBr scale — light for few, dark
+# for many, readable in grey and by colour-blind readers — on a logarithmic scale, since
+# counts on one net span orders of magnitude.
+# Tol's YlOrBr, light to dark: levels 1..9 of a count scale (0 has no colour)
+SEQUENTIAL = (
+    "#FFFFE5",
+    "#FFF7BC",
+    "#FEE391",
+    "#FEC44F",
+    "#FB9A29",
+    "#EC7014",
+    "#CC4C02",
+    "#993404",
+    "#662506",
+)
+ZERO_FILL = "#ffffff"  # a node a run never reached
+
+
+def level(count: int, top: int) -> int:
+    """The step of ``count`` on a logarithmic scale up to ``top``: 0 for none, else 1..9;
+    ``top`` is on 9, and ``count`` on the step ``s`` with ``top**((s-1)/9) < count <=
+    top**(s/9)`` (1 is on step 1)."""
+    steps = len(SEQUENTIAL)
+    if count <= 0 or top <= 0:
+        return 0
+    if count >= top:
+        return steps
+    if count == 1:
+        return 1
+    return max(1, math.ceil(steps * math.log(count) / math.log(top) - 1e-9))
+
+
+def level_color(step: int) -> str:
+    """The fill of a step of :func:`level` (white for 0)."""
+    return ZERO_FILL if step == 0 else SEQUENTIAL[step - 1]
+
+
+def level_bounds(step: int, top: int) -> tuple[int, int] | None:
+    """The counts (lowest, highest) on ``step`` of a scale up to ``top``, for a legend;
+    None where no whole count falls on it (small ``top``)."""
+    steps = len(SEQUENTIAL)
+    if step <= 0 or top <= 0:
+        return None
+    lo = 1 if step == 1 else int(top ** ((step - 1) / steps)) + 1
+    hi = top if step == steps else int(top ** (step / steps))
+    while lo > 1 and level(lo - 1, top) == step:  # float edges
+        lo -= 1
+    while lo <= hi and level(lo, top) < step:
+        lo += 1
+    while hi < top and level(hi + 1, top) == step:
+        hi += 1
+    while hi >= lo and level(hi, top) > step:
+        hi -= 1
+    return (lo, hi) if lo <= hi else None
+
 
 PLACE_MEASURES = ("peak", "created")
 

@@ -17,11 +17,11 @@ from petricep.export.model import (
     EMIT,
     INPUT,
     OUTPUT,
+    PATTERN_COLORS,
     STATE,
     TRANSITION,
     Diagram,
 )
-from petricep.export.palette import PATTERN_COLORS
 from tests.export.dotparse import Graph, parse, text_of
 from tests.export.helpers import NETS, ROOT, SHARED, overlapping_seq_patterns
 

@@ -10,8 +10,17 @@ from petricep.api import compile_files, compile_text
 from petricep.errors import ConfigError
 from petricep.export import build_diagram, to_dot
 from petricep.export.dot import SHARED_PENWIDTH, to_png
-from petricep.export.palette import SEQUENTIAL, ZERO_FILL, level, level_bounds
-from petricep.export.views import Marking, heat, marking_from_stats, pattern_view, scale
+from petricep.export.views import (
+    SEQUENTIAL,
+    ZERO_FILL,
+    Marking,
+    heat,
+    level,
+    level_bounds,
+    marking_from_stats,
+    pattern_view,
+    scale,
+)
 from tests.export.dotparse import parse, text_of
 from tests.export.helpers import ROOT, SHARED, needs_dot
 
