@@ -239,3 +239,12 @@ def test_stats_section_from_engine_indices_round_trips() -> None:
     assert heat(d, marking).fill["emit.shoplifting"] == SEQUENTIAL[2]
     ors = build_diagram(compile_text("PATTERN q: SEQ(A a, OR(B b, C c)) WITHIN 5"))
     assert stats_section(ors, {}, {}, {"q": 4})["transitions"] == {"emit.q.1": 4}
+
+
+def test_a_sql_querys_view() -> None:
+    net = compile_files([ROOT / "nets" / "stock_v_shape.sql", SHOPLIFTING])
+    d = pattern_view(build_diagram(net), "v_shape")
+    ids = sorted(n.id for n in d.nodes)
+    assert ids[:4] == ["emit.v_shape.1", "emit.v_shape.2", "in.stock", "out.v_shape"]
+    assert all(i.startswith("r0.") for i in ids[4:]) and len(ids) == 17
+    assert [e.pattern for e in d.legend] == ["v_shape"]
