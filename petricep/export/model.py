@@ -23,6 +23,13 @@ The net drawn is the CEP-PN of paper 002:
 
 In the merged view (``merged=True``) nodes used by several patterns are *shared* and
 carry all their users; in the separate view every pattern is its own cluster.
+Colours: one per pattern from colour-blind-safe qualitative schemes — Okabe & Ito's seven
+(black left out: it is the text colour), Paul Tol's *muted* nine, and four of Tol's
+*light*/*vibrant* colours that stay apart from those (the others are within a CIE76
+distance of 12 of one already taken). Up to :data:`PATTERN_COLORS`' size no two patterns
+share a colour; after that the colours come round again with another border style
+(dashed, dotted, bold), so a pattern stays told apart by its fill *and* its outline.
+Text on a fill is black or white, whichever contrasts more (WCAG relative luminance).
 """
 
 from __future__ import annotations
@@ -56,21 +63,67 @@ ARC_PRODUCE = "produce"  # transition -> state or output place
 ARC_INHIBIT = "inhibit"  # input place of a negated type -> the transition it blocks
 ARC_COMPOSITE = "composite"  # emit transition -> input place of its RETURN type
 
-# one fill colour per pattern (cycled); light enough for black text
-PALETTE = (
-    "#8dd3c7",
-    "#fb8072",
-    "#80b1d3",
-    "#fdb462",
-    "#b3de69",
-    "#bebada",
-    "#fccde5",
-    "#ffed6f",
-    "#a6cee3",
-    "#ccebc5",
-    "#e5c494",
-    "#bc80bd",
+# Okabe-Ito, then Tol muted, then Tol light (pear, orange, pink) and vibrant (magenta)
+PATTERN_COLORS = (
+    "#E69F00",  # orange
+    "#56B4E9",  # sky blue
+    "#009E73",  # bluish green
+    "#F0E442",  # yellow
+    "#0072B2",  # blue
+    "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple
+    "#CC6677",  # rose
+    "#332288",  # indigo
+    "#DDCC77",  # sand
+    "#117733",  # green
+    "#88CCEE",  # cyan
+    "#882255",  # wine
+    "#44AA99",  # teal
+    "#999933",  # olive
+    "#AA4499",  # purple
+    "#BBCC33",  # pear
+    "#EE8866",  # light orange
+    "#FFAABB",  # pink
+    "#EE3377",  # magenta
 )
+# border styles of the rounds through the palette: the first round has a plain outline
+BORDER_STYLES = ("solid", "dashed", "dotted", "bold")
+
+
+@dataclass(frozen=True)
+class Swatch:
+    """How one pattern is drawn: its fill, the text colour on it, its outline style."""
+
+    fill: str
+    font: str
+    border: str  # one of BORDER_STYLES
+
+
+def luminance(color: str) -> float:
+    """WCAG relative luminance of ``#rrggbb``."""
+
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def text_color(fill: str) -> str:
+    """Black or white, whichever contrasts more with ``fill``."""
+    lum = luminance(fill)
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
+def swatch(i: int) -> Swatch:
+    """The look of the ``i``-th pattern (0-based): distinct fills for the first
+    ``len(PATTERN_COLORS)``, then the same fills with another outline."""
+    fill = PATTERN_COLORS[i % len(PATTERN_COLORS)]
+    border = BORDER_STYLES[(i // len(PATTERN_COLORS)) % len(BORDER_STYLES)]
+    return Swatch(fill, text_color(fill), border)
+
+
 WRAP = 40  # characters per label line
 
 
@@ -117,8 +170,16 @@ class Cluster:
 @dataclass(frozen=True)
 class LegendEntry:
     pattern: str
-    color: str
+    color: str  # the pattern's fill
     text: str  # a one-line summary of the pattern
+    font: str = "#000000"  # text on the fill
+    border: str = "solid"  # outline style: told apart once the colours come round again
+
+    @classmethod
+    def of(cls, pattern: str, index: int, text: str) -> LegendEntry:
+        """The ``index``-th pattern's entry, drawn with :func:`~petricep.export.palette.swatch`."""
+        sw = swatch(index)
+        return cls(pattern, sw.fill, text, sw.font, sw.border)
 
 
 @dataclass(frozen=True)
@@ -129,6 +190,7 @@ class Diagram:
     arcs: tuple[Arc, ...]
     clusters: tuple[Cluster, ...]
     legend: tuple[LegendEntry, ...]
+    focus: str | None = None  # a one-pattern view: that pattern (the legend also holds those sharing with it)
 
     def node(self, node_id: str) -> Node:
         for n in self.nodes:
@@ -137,25 +199,29 @@ class Diagram:
         raise KeyError(node_id)
 
     def color(self, pattern: str) -> str:
+        return self.entry(pattern).color
+
+    def entry(self, pattern: str) -> LegendEntry:
         for e in self.legend:
             if e.pattern == pattern:
-                return e.color
+                return e
         raise KeyError(pattern)
 
 
 # ----------------------------------------------------------------------------- helpers
 
 
-def _wrap(text: str) -> list[str]:
-    return textwrap.wrap(text, WRAP, break_long_words=False, break_on_hyphens=False) or [text]
+def _wrap(text: str, width: int = WRAP) -> list[str]:
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
 def py_ident(name: str) -> str:
-    """A variable name as a Python identifier (merged names like ``a/x`` become ``a_x``)."""
-    if name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    out = re.sub(r"\W", "_", name).strip("_") or "v"
-    if out[0].isdigit():
+    """A variable name as a Python identifier that snakes accepts as a variable (a letter
+    first, then letters, digits or ``_``): merged names like ``a/x`` become ``a_x``, names
+    snakes refuses (``__import__``, ``_x``, ``1a``) get a ``v`` in front (``v__import__``),
+    keywords a ``_`` behind. Deterministic, so a guard and its arcs name the same variable."""
+    out = re.sub(r"\W", "_", name) or "v"
+    if not re.match(r"[A-Za-z]", out):
         out = "v" + out
     return out + "_" if keyword.iskeyword(out) else out
 
@@ -323,9 +389,7 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
     every pattern compiled alone, one cluster each."""
     pats = net.patterns
     pname = {p.index: p.name for p in pats}
-    legend = tuple(
-        LegendEntry(p.name, PALETTE[i % len(PALETTE)], _pattern_summary(p)) for i, p in enumerate(pats)
-    )
+    legend = tuple(LegendEntry.of(p.name, i, _pattern_summary(p)) for i, p in enumerate(pats))
     nodes: dict[str, Node] = {}
     arcs: list[Arc] = []
     clusters: list[Cluster] = []
@@ -350,27 +414,25 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
         units = [_Unit(net, g, f"g{g.index}") for g in net.groups]
     else:
         units = [_Unit(net, p, p.name) for p in pats]
+    parts = sum(len(_components(u.part)) if isinstance(u.part, GroupNet) else 1 for u in units) + len(net.rows)
     for unit in units:
         part = unit.part
-        cluster: str | None = None
+        cluster_of: dict[int, str | None] = {}
         if isinstance(part, GroupNet):
-            names = [pname[i] for i in part.patterns]
-            if len(units) > 1:
-                cluster = unit.prefix
-                info = [f"[{', '.join(part.partition)}]" if part.partition else "", part.strategy]
-                clusters.append(
-                    Cluster(
-                        cluster,
-                        (f"shared net {part.index}: {', '.join(names)}", " ".join(x for x in info if x)),
-                        tuple(names),
-                    )
-                )
+            comps = _components(part)
+            for k, comp in enumerate(comps, 1):
+                if parts == 1 and len(comp) == 1:
+                    cluster_of.update({i: None for i in comp})
+                    continue
+                cid = unit.prefix if len(comps) == 1 else f"{unit.prefix}.{k}"
+                cluster_of.update({i: cid for i in comp})
+                clusters.append(Cluster(cid, _group_title(part, comp, pname), tuple(pname[i] for i in comp)))
         else:
-            cluster = unit.prefix
+            cluster_of[part.index] = unit.prefix
             clusters.append(
-                Cluster(cluster, tuple(_wrap(f"{part.name}: {_pattern_summary(part)}")), (part.name,))
+                Cluster(unit.prefix, tuple(_wrap(f"{part.name}: {_pattern_summary(part)}")), (part.name,))
             )
-        _add_unit(unit, cluster, nodes, arcs, pname)
+        _add_unit(unit, cluster_of, nodes, arcs, pname)
 
     # complex events: emit -> output place, and into the input place of the RETURN type
     for p in pats:
@@ -383,6 +445,7 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
             OUTPUT,
             out_label,
             users=(p.name,),
+            cluster=emits[0].cluster if emits else None,  # beside its emission, not in a column of all
             tooltip=f"output place of {p.name}: its complex events"
             + (f" (type {p.output_type})" if p.output_type else ""),
             bound=tuple(v.name for v in p.vars),
@@ -398,9 +461,63 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
     return Diagram(title, merged, tuple(nodes.values()), tuple(arcs), tuple(clusters), legend)
 
 
+def _components(part: GroupNet) -> list[tuple[int, ...]]:
+    """The patterns of a shared net that share a place or transition, transitively (the
+    start place, empty for all, does not count): each such set is drawn as one cluster, so
+    patterns that merely run in one net — same key and strategy — are not shown as sharing."""
+    root = {i: i for i in part.patterns}
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    users = [pl.users for pl in part.places if pl.id != part.start] + [t.users for t in part.transitions]
+    for us in users:
+        for u in us[1:]:
+            root[find(u)] = find(us[0])
+    comps: dict[int, list[int]] = {}
+    for i in part.patterns:
+        comps.setdefault(find(i), []).append(i)
+    return [tuple(c) for c in comps.values()]
+
+
+COMBINATION = {
+    "front": "front combination (same partial matches)",
+    "rear": "rear combination (same continuation)",
+    "middle": "middle combination (same step)",
+    "front+rear": "front+rear combination",
+    "front+middle": "front+middle combination",
+}
+TITLE_PLACES = 4  # shared places named per combination in a cluster title; more are counted
+
+
+def _group_title(part: GroupNet, comp: Sequence[int], pname: dict[int, str]) -> tuple[str, ...]:
+    """A cluster's title: its patterns, what they share and how (paper 002's front, middle
+    and rear combination, from :attr:`GroupNet.sharing`), their key and strategy."""
+    names = [pname[i] for i in comp]
+    key = " ".join(x for x in (f"[{', '.join(part.partition)}]" if part.partition else "", part.strategy) if x)
+    if len(comp) == 1:
+        return (names[0], key)
+    mine = set(names)
+    by_kind: dict[str, list[str]] = {}
+    for kind, label, users in part.sharing:
+        if set(users) <= mine:
+            who = ", ".join(users) if len(users) <= 4 else f"{len(users)} patterns"
+            by_kind.setdefault(kind, []).append(f"{label} ({who})")
+    lines = _wrap(f"shared by {', '.join(names) if len(names) <= 6 else f'{len(names)} patterns'}")
+    for kind, places in by_kind.items():
+        shown = places[:TITLE_PLACES] + ([f"{len(places) - TITLE_PLACES} more"] if len(places) > TITLE_PLACES else [])
+        lines += _wrap(f"{COMBINATION.get(kind, kind)}: {'; '.join(shown)}", 60)
+    return (*lines, key)
+
+
 def _add_unit(
-    unit: _Unit, cluster: str | None, nodes: dict[str, Node], arcs: list[Arc], pname: dict[int, str]
+    unit: _Unit, cluster_of: dict[int, str | None], nodes: dict[str, Node], arcs: list[Arc], pname: dict[int, str]
 ) -> None:
+    """Add one shared net (or one pattern alone) to the diagram; ``cluster_of`` maps a
+    pattern to the cluster of its nodes (every user of a node is in the same one)."""
     part = unit.part
     pre = unit.prefix
     read = part.strategy == "skip-till-any-match"
@@ -426,7 +543,7 @@ def _add_unit(
             STATE,
             tuple(lines),
             users=tuple(who),
-            cluster=cluster,
+            cluster=cluster_of[users[0]],
             tooltip=tip,
             bound=tuple(n for n, _, _ in bound),
         )
@@ -455,7 +572,7 @@ def _add_unit(
             TRANSITION,
             tuple(lines),
             users=tuple(who),
-            cluster=cluster,
+            cluster=cluster_of[users[0]],
             tooltip=f"transition {op} (used by {', '.join(who)})",
             var=var,
             kleene=kleene,
@@ -495,7 +612,7 @@ def _add_unit(
                 EMIT,
                 tuple(lines),
                 users=(p.name,),
-                cluster=cluster,
+                cluster=cluster_of[role.pattern],
                 tooltip=f"emission of {p.name}: its own window and final conditions",
                 bound=tuple(n for n, _, _ in unit.bound(place.id)),
                 guard=" and ".join(f"({g})" for g in guard_py),
@@ -548,7 +665,7 @@ def add_row_nets(net: Net, first_color: int, nodes: dict[str, Node], arcs: list[
     """Add every query of ``net`` to the diagram data; returns their legend entries."""
     legend = []
     for k, rn in enumerate(net.rows):
-        legend.append(LegendEntry(rn.name, PALETTE[(first_color + k) % len(PALETTE)], row_summary(rn)))
+        legend.append(LegendEntry.of(rn.name, first_color + k, row_summary(rn)))
         table = rn.table or "*"
         src = f"in.{table}"
         old = nodes.get(src)
@@ -608,7 +725,9 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
     ends = [p.id for p in rn.places if ACCEPT in rn.exits[p.id] and p.id != rn.start]
     measures = [f"{m.name} = {S.expr_sql(m.expr)}" for m in q.measures]
     out = f"out.{rn.name}"
-    nodes[out] = Node(out, OUTPUT, (rn.name,), users=who, tooltip=f"output place of {rn.name}: its matches", bound=MATCH)
+    nodes[out] = Node(
+        out, OUTPUT, (rn.name,), users=who, cluster=cluster, tooltip=f"output place of {rn.name}: its matches", bound=MATCH
+    )
     for n, pid in enumerate(ends, 1):
         eid = f"emit.{rn.name}" if len(ends) == 1 else f"emit.{rn.name}.{n}"
         rank = rn.exits[pid].index(ACCEPT) + 1

@@ -88,10 +88,12 @@ def value(token: str) -> str:
 
 
 def text_of(label: str) -> str:
-    """The visible text of a label: an HTML label's tags dropped, lines joined by newlines."""
+    """The visible text of a label: an HTML label's tags dropped, lines (and table cells)
+    joined by newlines."""
     if label.startswith("<") and label.endswith(">"):
-        body = re.sub(r"<br\s*/?>", "\n", label[1:-1])
-        return html.unescape(re.sub(r"<[^>]*>", "", body))
+        body = re.sub(r"<br\s*/?>|</td>", "\n", label[1:-1])  # a table: one line per cell
+        text = html.unescape(re.sub(r"<[^>]*>", "", body))
+        return re.sub(r"\n+", "\n", text).strip("\n")
     return label
 
 

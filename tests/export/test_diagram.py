@@ -17,7 +17,7 @@ from petricep.export.model import (
     EMIT,
     INPUT,
     OUTPUT,
-    PALETTE,
+    PATTERN_COLORS,
     STATE,
     TRANSITION,
     Diagram,
@@ -101,10 +101,10 @@ def test_shoplifting_merged_structure() -> None:
         "in.EXIT_READING",
         "in.SHELF_READING",
     ]
-    # two groups (different partition keys): one cluster each
+    # two groups (different partition keys): one cluster each, titled by its one pattern
     assert [(c.id, c.label) for c in d.clusters] == [
-        ("g0", ("shared net 0: shoplifting", "[tag] skip-till-any-match")),
-        ("g1", ("shared net 1: repeat_theft", "skip-till-any-match")),
+        ("g0", ("shoplifting", "[tag] skip-till-any-match")),
+        ("g1", ("repeat_theft", "skip-till-any-match")),
     ]
     assert not any(n.shared for n in d.nodes)
 
@@ -114,7 +114,7 @@ def test_shoplifting_dot_text() -> None:
     d = build_diagram(net)
     g = parse(to_dot(net))
     nodes = g.all_nodes()
-    assert set(nodes) == {n.id for n in d.nodes} | {"legend"}
+    assert set(nodes) == {n.id for n in d.nodes}
     assert {(s, t) for s, t, _ in g.all_edges()} == arcs(d)
     # places are circles (output places double), transitions boxes (emissions rounded)
     shape = {k: v.get("shape") for k, v in nodes.items()}
@@ -129,12 +129,14 @@ def test_shoplifting_dot_text() -> None:
     assert text_of(nodes["g0.p2"]["xlabel"]) == "x:SHELF_READING z:EXIT_READING"
     assert text_of(nodes["g0.t1"]["label"]) == "EXIT_READING z\nwithin 12 h"
     assert text_of(nodes["out.shoplifting"]["xlabel"]) == "shoplifting\n-> Theft"
-    # input places of primitive types on the source side, output places on the sink side
-    assert g.subgraphs["inputs"].attrs["rank"] == "source"
-    assert set(g.subgraphs["inputs"].nodes) == {"in.COUNTER_READING", "in.EXIT_READING", "in.SHELF_READING"}
-    assert g.subgraphs["outputs"].attrs["rank"] == "sink"
-    assert set(g.subgraphs["outputs"].nodes) == {"out.shoplifting", "out.repeat_theft"}
-    assert g.attrs["rankdir"] == "LR"
+    # no rank constraints (each place stands beside its transitions: compact); inputs first
+    assert not g.subgraphs.keys() - {"cluster_g0", "cluster_g1"}
+    assert "rank" not in g.attrs and g.attrs["rankdir"] == "LR"
+    assert list(g.nodes)[:4] == ["in.COUNTER_READING", "in.EXIT_READING", "in.SHELF_READING", "in.Theft"]
+    # cluster titles left-justified, line by line
+    assert g.subgraphs["cluster_g0"].attrs["label"] == "shoplifting\n[tag] skip-till-any-match\n"
+    assert g.subgraphs["cluster_g0"].attrs["labeljust"] == "l"
+    assert 'label="shoplifting\\l[tag] skip-till-any-match\\l"' in to_dot(net)
     # the inhibitor arc: dashed with a circle head; the composite arc dotted
     edge = {(s, t): a for s, t, a in g.all_edges()}
     assert edge["in.COUNTER_READING", "g0.t1"]["style"] == "dashed"
@@ -146,8 +148,8 @@ def test_shoplifting_dot_text() -> None:
     assert g.subgraph_of("g0.t1") == ["cluster_g0"]
     assert g.subgraph_of("emit.repeat_theft") == ["cluster_g1"]
     # fill colours: each node its pattern's colour
-    assert nodes["g0.t1"]["fillcolor"] == d.color("shoplifting") == PALETTE[0]
-    assert nodes["g1.p1"]["fillcolor"] == d.color("repeat_theft") == PALETTE[1]
+    assert nodes["g0.t1"]["fillcolor"] == d.color("shoplifting") == PATTERN_COLORS[0]
+    assert nodes["g1.p1"]["fillcolor"] == d.color("repeat_theft") == PATTERN_COLORS[1]
     assert "penwidth" not in nodes["g0.t1"]
 
 
@@ -157,15 +159,16 @@ def test_legend() -> None:
     assert [(e.pattern, e.color, e.text) for e in d.legend] == [
         (
             "shoplifting",
-            PALETTE[0],
+            PATTERN_COLORS[0],
             "SEQ(SHELF_READING x, !(COUNTER_READING y), EXIT_READING z) [tag] within 12 h -> Theft",
         ),
-        ("repeat_theft", PALETTE[1], "SEQ(Theft t1, Theft t2) within 1 d"),
+        ("repeat_theft", PATTERN_COLORS[1], "SEQ(Theft t1, Theft t2) within 1 d"),
     ]
     g = parse(to_dot(net))
-    legend = g.subgraphs["cluster_legend"].nodes["legend"]["label"]
+    legend = g.attrs["label"]  # the graph's label: it takes no column of the layout
+    assert text_of(legend).startswith("petricep merged net: 2 patterns, 4 input places, 4 state places")
     for e in d.legend:
-        assert f'bgcolor="{e.color}"' in legend
+        assert f'<font color="{e.color}">\u2588\u2588</font> <b>{e.pattern}</b>' in legend
     text = text_of(legend)
     assert "shoplifting" in text and "repeat_theft" in text
     assert "SEQ(Theft t1, Theft t2) within 1 d" in text
@@ -212,7 +215,7 @@ def test_shared_nodes_are_marked_and_coloured_by_their_users() -> None:
             assert [c for c in colors.values() if c in band] == [colors[u] for u in users]
             assert attrs["fillcolor"] == "white"
     for nid, attrs in nodes.items():
-        if nid not in shared and nid != "legend":
+        if nid not in shared:
             assert "penwidth" not in attrs
             assert "shared" not in attrs.get("class", "")
 
@@ -273,9 +276,23 @@ def test_separate_view_has_one_cluster_per_pattern_and_nothing_shared() -> None:
         sub = g.subgraphs[f"cluster_{p.name}"]
         assert sub.attrs["label"].startswith(f"{p.name}: SEQ(")
         assert f"{p.name}.t0" in sub.nodes
-    # merged: fewer nodes, one group, so no clusters
+    # merged: fewer nodes; a cluster for the patterns that share, titled with what and how,
+    # and one for p4, which shares nothing (its negation keeps its A a apart)
     merged = build_diagram(net)
-    assert merged.clusters == ()
+    assert [(c.id, c.label, c.users) for c in merged.clusters] == [
+        (
+            "g0.1",
+            (
+                "shared by p1, p2, p3, p5",
+                "front combination (same partial matches): a (p1, p2, p3, p5)",
+                "front+middle combination: a;b (p1, p2, p5)",
+                "rear combination (same continuation): a;b;d (p2, p5)",
+                "[k] skip-till-any-match",
+            ),
+            ("p1", "p2", "p3", "p5"),
+        ),
+        ("g0.2", ("p4", "[k] skip-till-any-match"), ("p4",)),
+    ]
     assert len([n for n in merged.nodes if n.kind == STATE]) < len(states)
 
 
@@ -308,7 +325,7 @@ def test_every_shipped_net_as_dot(path: object, merged: bool) -> None:
     d = build_diagram(net, merged)
     g = parse(to_dot(net, merged))
     nodes = g.all_nodes()
-    assert set(nodes) == {n.id for n in d.nodes} | {"legend"}
+    assert set(nodes) == {n.id for n in d.nodes}
     assert sorted((s, t) for s, t, _ in g.all_edges()) == sorted((a.src, a.dst) for a in d.arcs)
     for n in d.nodes:
         shown = text_of(nodes[n.id].get("label", "")) + "\n" + text_of(nodes[n.id].get("xlabel", ""))

@@ -103,3 +103,30 @@ def test_skip_till_next_match_consumes_partial_matches() -> None:
 def test_fifty_patterns_round_trip() -> None:
     net = compile_text(overlapping_seq_patterns(50))
     round_trip(to_pnml(net), build_diagram(net))
+
+
+def test_names_snakes_refuses_are_renamed_deterministically(tmp_path: Path) -> None:
+    """Issue 15: a variable named ``__import__`` made ``draw -o x.pnml`` fail with
+    ``ValueError: not a variable name``; snakes wants a letter first."""
+    from petricep.cli import main
+    from petricep.export.model import py_ident
+
+    assert [py_ident(n) for n in ("__import__", "_x", "a/x", "class", "x", "b2")] == [
+        "v__import__",
+        "v_x",
+        "a_x",
+        "class_",
+        "x",
+        "b2",
+    ]
+    text = "PATTERN q: SEQ(A __import__, B _b) WHERE _b.x > __import__.x WITHIN 5"
+    net = compile_text(text)
+    pn = round_trip(to_pnml(net), build_diagram(net))
+    t1 = pn.transition("g0.t1")
+    assert str(t1.guard) == "(v_b.x > v__import__.x)"
+    assert {p.name: label for p, label in t1.input()}["g0.p1"] == sn.Test(sn.Tuple([sn.Variable("v__import__")]))
+    src = tmp_path / "imp.pcep"
+    src.write_text(text + "\n")
+    out = tmp_path / "x.pnml"
+    assert main(["draw", str(src), "-o", str(out)]) == 0
+    assert snakes.pnml.loads(out.read_text()).transition("g0.t1").guard == t1.guard

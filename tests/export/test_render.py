@@ -47,7 +47,7 @@ def test_every_shipped_net_renders(path: Path, merged: bool) -> None:
     d = build_diagram(net, merged)
     svg = to_svg(net, merged)
     nodes = svg_nodes(svg)
-    assert set(nodes) == {n.id for n in d.nodes} | {"legend"}
+    assert set(nodes) == {n.id for n in d.nodes}
     for n in d.nodes:
         assert n.kind in nodes[n.id]
     assert svg_edges(svg) == len(d.arcs)
@@ -74,7 +74,7 @@ def test_fifty_overlapping_patterns_render_in_seconds(tmp_path: Path) -> None:
     png_s = time.perf_counter() - started
     print(f"50 patterns: {len(d.nodes)} nodes, {len(d.arcs)} arcs; SVG {svg_s:.2f} s, PNG {png_s:.2f} s")
     assert svg_s < 5 and png_s < 5
-    assert len(svg_nodes(svg)) == len(d.nodes) + 1
+    assert len(svg_nodes(svg)) == len(d.nodes)
     assert png.startswith(PNG_MAGIC)
     (tmp_path / "fifty.png").write_bytes(png)  # to look at: pytest --basetemp=DIR
 
@@ -98,7 +98,7 @@ def test_notebook_repr_is_the_merged_diagram() -> None:
     net = compile_text(SHARED)
     svg = net_svg(net)
     assert svg is not None
-    assert set(svg_nodes(svg)) == {n.id for n in build_diagram(net).nodes} | {"legend"}
+    assert set(svg_nodes(svg)) == {n.id for n in build_diagram(net).nodes}
 
 
 # ----------------------------------------------------------------------------- petricep draw
@@ -114,7 +114,7 @@ def test_cli_draw_dot_and_pnml(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert draw(*files, "-o", str(out)) == 0
     net = compile_files(files)
     g = parse(out.read_text())
-    assert set(g.all_nodes()) == {n.id for n in build_diagram(net).nodes} | {"legend"}
+    assert set(g.all_nodes()) == {n.id for n in build_diagram(net).nodes}
     assert capsys.readouterr().out == (
         f"{out}: merged net of 4 patterns, 6 input places, 9 state places, 9 transitions\n"
     )
@@ -126,7 +126,6 @@ def test_cli_draw_dot_and_pnml(tmp_path: Path, capsys: pytest.CaptureFixture[str
         "cluster_repeat_theft",
         "cluster_congestion",
         "cluster_lasting_jam",
-        "cluster_legend",
     }
     assert "separate nets of 4 patterns" in capsys.readouterr().out
     pnml = tmp_path / "net.pnml"
