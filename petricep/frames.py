@@ -68,6 +68,7 @@ from petricep.runtime.engine import Engine, Match
 from petricep.runtime.prefilter import Prefilter
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
+ColumnCheck = Callable[[Sequence[str]], None]
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,10 @@ def _field_type(schema: pa.Schema, name: str | None) -> pa.DataType | None:
     return schema.field(name).type
 
 
-def _pandas_input(df: Any, spec: InputSpec) -> _Input:
+def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> _Input:
     import pandas as pd
 
+    check([str(c) for c in df.columns])
     src = events_from_table(df, spec)
     time_type = None
     if spec.time_field is not None and spec.time_field in df.columns:
@@ -197,11 +199,20 @@ def _kind(events: Any) -> tuple[str, str]:
     )
 
 
-def open_input(events: Any, spec: InputSpec, required: Mapping[str, frozenset[str]] | None = None) -> _Input:
+def _no_check(columns: Sequence[str]) -> None:
+    return None
+
+
+def open_input(
+    events: Any,
+    spec: InputSpec,
+    required: Mapping[str, frozenset[str]] | None = None,
+    check: ColumnCheck = _no_check,
+) -> _Input:
     """The events of any input :func:`match` takes, with what the output needs to know.
     ``required`` (event type -> fields every event must have) is checked row by row where
-    the input has no schema (JSON Lines, records); elsewhere the patterns are checked
-    against the columns."""
+    the input has no schema (JSON Lines, records); elsewhere ``check`` sees the column names
+    first (so that a pattern reading a missing column is reported at the pattern)."""
     kind, label = _kind(events)
     if kind != "path" and (spec.format is not None or spec.columns is not None or spec.delimiter is not None):
         raise ConfigError("format, columns and delimiter apply to event files only")
@@ -211,9 +222,13 @@ def open_input(events: Any, spec: InputSpec, required: Mapping[str, frozenset[st
             spec = replace(spec, format=spec.format or infer_format(label))
             if spec.format == "jsonl":
                 spec = replace(spec, required=required or {})
+            else:
+                cols = open_events(replace(spec, numeric={})).columns
+                if cols is not None:
+                    check(cols)
             return _Input(open_events(spec), kind, label)
         if kind == "pandas":
-            return _pandas_input(events, spec)
+            return _pandas_input(events, spec, check)
         if kind == "polars":
             table = (events.collect() if type(events).__name__ == "LazyFrame" else events).to_arrow()
         elif isinstance(events, pa.RecordBatchReader):
@@ -229,6 +244,7 @@ def open_input(events: Any, spec: InputSpec, required: Mapping[str, frozenset[st
                 return _Input(events_from_records(items, replace(spec, required=required or {})), kind, label)
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
+        check(table.schema.names)
         return _Input(events_from_table(table, spec), kind, spec.path, _field_type(table.schema, spec.time_field))
     except EventError as err:
         raise _relabel(err, _Input(None, kind, spec.path)) from None  # type: ignore[arg-type]
@@ -239,7 +255,9 @@ def _where(inp: _Input, row: int | None, field: str | None) -> str:
     if row is not None:
         text += f" row {row}"
         if inp.index is not None and 0 <= row < len(inp.index):
-            text += f" (index {inp.index[row]!r})"
+            label = inp.index[row]
+            label = label.item() if callable(getattr(label, "item", None)) else label  # numpy scalars
+            text += f" (index {label!r})"
     if field is not None:
         text += f"{',' if row is not None else ''} column {field!r}"
     return text
@@ -254,17 +272,18 @@ def _relabel(err: EventError, inp: _Input) -> EventError:
     return new
 
 
-def _check_schema(files: Sequence[tuple[A.PatternFile, str | None]], inp: _Input) -> None:
+def schema_check(files: Sequence[tuple[A.PatternFile, str | None]]) -> ColumnCheck:
     """Every field a pattern reads must be a column (reported at the pattern, with a caret)."""
-    columns = inp.source.columns
-    if columns is None or inp.source.spec.format == "jsonl" or inp.kind == "records":
-        return
     patterns = [p for f, _ in files for p in f.patterns]
     composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
-    for f, text in files:
-        check_fields(f, columns, text, composite=composite)
-        if f.queries:
-            check_sql_columns(f, columns, text)
+
+    def check(columns: Sequence[str]) -> None:
+        for f, text in files:
+            check_fields(f, columns, text, composite=composite)
+            if f.queries:
+                check_sql_columns(f, columns, text)
+
+    return check
 
 
 # ----------------------------------------------------------------------------- options
@@ -401,8 +420,7 @@ def run_matches(
         numeric=numeric,
         ordered=gap is None,
     )
-    inp = open_input(events, spec, required)
-    _check_schema(files, inp)
+    inp = open_input(events, spec, required, schema_check(files))
     try:
         start_end = _start_end_type(inp.source, inp.time_type, time_format)
     except EventError as err:
