@@ -4,6 +4,7 @@ comments promise."""
 
 from __future__ import annotations
 
+import re
 import runpy
 import shutil
 
@@ -74,3 +75,14 @@ def test_notebook_executes_and_shows_net_and_matches(trades: pd.DataFrame) -> No
         ev = by_id.loc[first[var]]
         assert row == [var, str(first[var]), str(ev["ts"]), ev["type"], ev["symbol"], str(ev["price"]),
                        str(ev["volume"]), *str(ev["time"]).split()]
+
+
+def test_readme_example_prints_what_the_readme_shows(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## From pandas and Arrow"):]
+    found = re.search(r"```python\n(.*?)```\n\n```\n(.*?)```", section, re.DOTALL)
+    assert found is not None
+    code, shown = found.groups()
+    monkeypatch.chdir(ROOT)
+    exec(compile(code, "README.md", "exec"), {})
+    assert capsys.readouterr().out == shown
