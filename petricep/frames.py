@@ -36,6 +36,7 @@ index is not the default one) and the column: ``DataFrame row 3, column 'ts': er
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -479,6 +480,10 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     ``prefilter=False`` turns every row into an event (for comparison).
     See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
     """
+    known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns")]
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        raise ConfigError(f"unknown option {unknown[0]!r} (options: as_objects, {', '.join(known)})")
     run = run_matches(events, patterns, **options)
     if as_objects:
         return run.matches

@@ -243,6 +243,12 @@ def test_bad_options_are_config_errors(stocks: pd.DataFrame) -> None:
         match(stocks, EQUAL_PRICE, type_field="type", format="csv")
     with pytest.raises(ConfigError, match=r"^slack: expected a number >= 0, optionally with a unit \(ms, s, min, h, d\), got '2 fortnights'$"):
         match(stocks, EQUAL_PRICE, type_field="type", slack="2 fortnights")
+    with pytest.raises(ConfigError) as e:
+        match(stocks, EQUAL_PRICE, type_feld="type")
+    assert str(e.value) == (
+        "unknown option 'type_feld' (options: as_objects, type_field, type, time_field, id_field, time_unit, "
+        "time_format, format, columns, delimiter, slack, tie, on_error, rejects, on_late, lang, with_events, prefilter)"
+    )
     with pytest.raises(PatternError, match=r"^missing\.pcep: error: cannot read pattern file: no such file$"):
         match(stocks, "missing.pcep", type_field="type")
 
@@ -252,3 +258,18 @@ def test_petricep_match_is_lazy_and_the_same_function() -> None:
     code = "import sys, petricep.errors; print('pyarrow' in sys.modules, 'petricep.frames' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_records_and_empty_inputs() -> None:
+    pattern = "PATTERN p: SEQ(A a, B b) WITHIN 5 s"
+    recs = [{"type": "A", "ts": "2020-01-01T00:00:00"}, {"type": "B", "ts": "2020-01-01T00:00:02"}]
+    got = match(recs, pattern, type_field="type", time_field="ts")
+    assert isinstance(got, pa.Table)
+    assert got.to_pylist() == [{"pattern": "p", "a": 0, "b": 1, "start": pd.Timestamp("2020-01-01").to_pydatetime(),
+                                "end": pd.Timestamp("2020-01-01 00:00:02").to_pydatetime()}]
+    with pytest.raises(EventError) as e:
+        match([{"type": "A", "ts": 1}, {"type": "B"}], pattern, type_field="type", time_field="ts")
+    assert str(e.value) == "records row 1, column 'ts': error: missing field 'ts'"
+    empty = pd.DataFrame({"type": pd.Series([], dtype=str), "ts": pd.Series([], dtype="int64")})
+    none = match(empty, pattern, type_field="type", time_field="ts")
+    assert list(none.columns) == ["pattern", "a", "b", "start", "end"] and len(none) == 0
