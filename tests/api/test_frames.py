@@ -52,9 +52,9 @@ def head_csv(tmp_path_factory: pytest.TempPathFactory, stocks: pd.DataFrame) -> 
     return p
 
 
-def test_pandas_round_trip_equals_cli_on_equal_price(tmp_path: Path, stocks: pd.DataFrame) -> None:
+def test_pandas_round_trip_equals_cli_on_equal_price(stocks: pd.DataFrame, cli_equal_price: bytes) -> None:
     got = match(stocks, EQUAL_PRICE, type_field="type", time_field="ts", id_field="id")
-    cli = cli_run(tmp_path, [EQUAL_PRICE], STOCKS, "--type-field", "type", "--time-field", "ts", "--id-field", "id")
+    cli = cli_equal_price
     assert isinstance(got, pd.DataFrame)
     assert list(got.columns) == ["pattern", "a", "b", "c", "start", "end"]
     assert [str(t) for t in got.dtypes] == ["object", "int64", "int64", "int64", "int64", "int64"]
@@ -80,10 +80,10 @@ def test_pandas_round_trip_kleene_return_composite(tmp_path: Path, stocks: pd.Da
     assert (got["pattern"] == "two_rises").sum() > 0
 
 
-def test_arrow_in_arrow_out_sql_equals_cli(tmp_path: Path, stocks: pd.DataFrame) -> None:
-    table = pa.Table.from_pandas(stocks, preserve_index=False)
+def test_arrow_in_arrow_out_sql_equals_cli(stocks: pd.DataFrame, cli_v_shape: bytes) -> None:
+    table = pa.Table.from_pandas(stocks.iloc[:5000], preserve_index=False)
     got = match(table, V_SHAPE, type="stock", time_field="ts", id_field="id")
-    cli = cli_run(tmp_path, [V_SHAPE], STOCKS, "--type", "stock", "--time-field", "ts", "--id-field", "id")
+    cli = cli_v_shape
     assert isinstance(got, pa.Table)
     assert got.schema == pa.schema([
         ("pattern", pa.string()), ("STRT", pa.int64()), ("DOWN", pa.list_(pa.int64())), ("UP", pa.list_(pa.int64())),
@@ -92,20 +92,19 @@ def test_arrow_in_arrow_out_sql_equals_cli(tmp_path: Path, stocks: pd.DataFrame)
     ])
     assert got.to_pylist() == flat_rows(cli, ["STRT", "DOWN", "UP"], {"DOWN", "UP"})
     # record batches, and a list of them, are the same input
-    batches = table.to_batches(max_chunksize=7000)
+    batches = table.to_batches(max_chunksize=1500)
     assert match(batches, V_SHAPE, type="stock", time_field="ts", id_field="id").equals(got)
     assert match(pa.RecordBatchReader.from_batches(table.schema, batches), V_SHAPE, type="stock",
                  time_field="ts", id_field="id").equals(got)
 
 
-def test_path_in_gives_arrow_and_as_objects_gives_the_engines_matches(tmp_path: Path, stocks: pd.DataFrame) -> None:
+def test_path_in_gives_arrow_and_as_objects_gives_the_engines_matches(cli_equal_price: bytes) -> None:
     got = match(str(STOCKS), EQUAL_PRICE, type_field="type", time_field="ts", id_field="id")
     assert isinstance(got, pa.Table)
-    assert got.to_pylist() == records(match(stocks, EQUAL_PRICE, type_field="type", time_field="ts", id_field="id"))
+    assert got.to_pylist() == flat_rows(cli_equal_price, ["a", "b", "c"])
     objs = match(STOCKS, str(EQUAL_PRICE), type_field="type", time_field="ts", id_field="id", as_objects=True)
     assert all(isinstance(m, Match) for m in objs)
-    cli = cli_run(tmp_path, [EQUAL_PRICE], STOCKS, "--type-field", "type", "--time-field", "ts", "--id-field", "id")
-    assert [m.to_dict() for m in objs] == [json.loads(x) for x in cli.decode().splitlines()]
+    assert [m.to_dict() for m in objs] == [json.loads(x) for x in cli_equal_price.decode().splitlines()]
 
 
 def test_polars_in_polars_out(stocks: pd.DataFrame) -> None:

@@ -32,11 +32,11 @@ OPTS = {"type": "stock", "time_field": "ts", "id_field": "id"}
 CLI_OPTS = ("--type", "stock", "--time-field", "ts", "--id-field", "id")
 
 
-def test_jsonl_is_byte_identical_to_the_cli(tmp_path: Path) -> None:
-    objs = match(STOCKS, V_SHAPE, as_objects=True, **OPTS)
+def test_jsonl_is_byte_identical_to_the_cli(tmp_path: Path, stocks_head: Path, cli_v_shape: bytes) -> None:
+    objs = match(stocks_head, V_SHAPE, as_objects=True, **OPTS)
     _, net = load(V_SHAPE)
     n = write_matches(objs, tmp_path / "m.jsonl", net)
-    cli = cli_run(tmp_path, [V_SHAPE], STOCKS, *CLI_OPTS)
+    cli = cli_v_shape
     assert n == len(cli.splitlines()) > 100
     assert (tmp_path / "m.jsonl").read_bytes() == cli
     # a stream, flushed per match (for a live run)
@@ -62,8 +62,8 @@ def test_jsonl_with_timeouts_and_composites_is_byte_identical(tmp_path: Path) ->
     assert (tmp_path / "m.jsonl").read_bytes() == cli_run(tmp_path, [pat], events, *CLI_OPTS)
 
 
-def test_parquet_reads_back_as_the_table(tmp_path: Path) -> None:
-    run = run_matches(STOCKS, V_SHAPE, with_events=True, **OPTS)
+def test_parquet_reads_back_as_the_table(tmp_path: Path, stocks_head: Path) -> None:
+    run = run_matches(stocks_head, V_SHAPE, with_events=True, **OPTS)
     table = to_table(run.matches, run.layout, True, run.events_of)
     with MatchWriter(tmp_path / "m.parquet", run.layout, with_events=True, events_of=run.events_of) as w:
         w.write_all(run.matches)
@@ -73,8 +73,8 @@ def test_parquet_reads_back_as_the_table(tmp_path: Path) -> None:
     assert back.schema.field("events.DOWN").type.value_type.field("price").type == pa.int64()
 
 
-def test_csv_has_flat_columns_and_json_lists(tmp_path: Path) -> None:
-    run = run_matches(STOCKS, V_SHAPE, **OPTS)
+def test_csv_has_flat_columns_and_json_lists(tmp_path: Path, stocks_head: Path) -> None:
+    run = run_matches(stocks_head, V_SHAPE, **OPTS)
     write_matches(run.matches, tmp_path / "m.csv", run.layout)
     rows = list(csv.reader((tmp_path / "m.csv").open()))
     assert rows[0] == ["pattern", "STRT", "DOWN", "UP", "start", "end", "top", "bottom", "recovered", "falling"]
