@@ -70,14 +70,7 @@ from petricep.runtime.prefilter import Prefilter
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
 ColumnCheck = Callable[[Sequence[str]], None]
-
-
-@dataclass(frozen=True)
-class _Patterns:
-    """Parsed pattern files with their text (for schema errors with a caret)."""
-
-    files: tuple[tuple[A.PatternFile, str | None], ...]
-    net: Net
+Parsed = tuple[tuple[A.PatternFile, str | None], ...]  # pattern files with their text (for carets)
 
 
 def _read(path: str | os.PathLike[str]) -> str | None:
@@ -108,7 +101,7 @@ def _parse_one(p: str | os.PathLike[str], name: str, lang: str | None) -> tuple[
     return parse_text(p, f"<{name}>", default_name=name), p
 
 
-def load(patterns: PatternsArg, lang: str | None = None) -> tuple[tuple[tuple[A.PatternFile, str | None], ...], Net]:
+def load(patterns: PatternsArg, lang: str | None = None) -> tuple[Parsed, Net]:
     """Parse ``patterns`` (text, paths, a list of them, or a net) and merge them into one
     net; returns the parsed files (with their text, empty for a net) and the net."""
     if isinstance(patterns, Net):
@@ -137,7 +130,10 @@ def load(patterns: PatternsArg, lang: str | None = None) -> tuple[tuple[tuple[A.
 
 
 @dataclass
-class _Input:
+class EventInput:
+    """An input's events and what the match table needs from it (its kind, its name in
+    messages, its time column's Arrow type, a pandas index that is not the default)."""
+
     source: EventSource
     kind: str  # pandas, arrow, polars, path, records
     label: str
@@ -167,7 +163,7 @@ def _field_type(schema: pa.Schema, name: str | None) -> pa.DataType | None:
     return schema.field(name).type
 
 
-def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> _Input:
+def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> EventInput:
     import pandas as pd
 
     check([str(c) for c in df.columns])
@@ -179,7 +175,7 @@ def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> _Input:
         except (pa.ArrowException, TypeError, ValueError):
             time_type = None
     default = isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
-    return _Input(src, "pandas", "DataFrame", time_type, None if default else df.index)
+    return EventInput(src, "pandas", "DataFrame", time_type, None if default else df.index)
 
 
 def _kind(events: Any) -> tuple[str, str]:
@@ -209,7 +205,7 @@ def open_input(
     spec: InputSpec,
     required: Mapping[str, frozenset[str]] | None = None,
     check: ColumnCheck = _no_check,
-) -> _Input:
+) -> EventInput:
     """The events of any input :func:`match` takes, with what the output needs to know.
     ``required`` (event type -> fields every event must have) is checked row by row where
     the input has no schema (JSON Lines, records); elsewhere ``check`` sees the column names
@@ -227,7 +223,7 @@ def open_input(
                 cols = open_events(replace(spec, numeric={})).columns
                 if cols is not None:
                     check(cols)
-            return _Input(open_events(spec), kind, label)
+            return EventInput(open_events(spec), kind, label)
         if kind == "pandas":
             return _pandas_input(events, spec, check)
         if kind == "polars":
@@ -242,21 +238,21 @@ def open_input(
             items = list(events)
             table = _arrow_of(items)
             if table is None:
-                return _Input(events_from_records(items, replace(spec, required=required or {})), kind, label)
+                return EventInput(events_from_records(items, replace(spec, required=required or {})), kind, label)
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
         check(table.schema.names)
-        return _Input(events_from_table(table, spec), kind, spec.path, _field_type(table.schema, spec.time_field))
+        return EventInput(events_from_table(table, spec), kind, spec.path, _field_type(table.schema, spec.time_field))
     except EventError as err:
-        raise _relabel(err, _Input(None, kind, spec.path)) from None  # type: ignore[arg-type]
+        raise _relabel(err, kind, spec.path) from None
 
 
-def _where(inp: _Input, row: int | None, field: str | None) -> str:
-    text = inp.label
+def _where(name: str, index: Any, row: int | None, field: str | None) -> str:
+    text = name
     if row is not None:
         text += f" row {row}"
-        if inp.index is not None and 0 <= row < len(inp.index):
-            label = inp.index[row]
+        if index is not None and 0 <= row < len(index):
+            label = index[row]
             label = label.item() if callable(getattr(label, "item", None)) else label  # numpy scalars
             text += f" (index {label!r})"
     if field is not None:
@@ -264,16 +260,17 @@ def _where(inp: _Input, row: int | None, field: str | None) -> str:
     return text
 
 
-def _relabel(err: EventError, inp: _Input) -> EventError:
-    """A reader's error about a table, naming row and column as a table user counts them."""
-    if inp.kind == "path":
+def _relabel(err: EventError, kind: str, name: str, index: Any = None) -> EventError:
+    """A reader's error about a table, naming row and column as a table user counts them
+    (a file's errors already name its line)."""
+    if kind == "path":
         return err
-    new = type(err)(err.message, inp.label, err.row, err.field)
-    new.args = (f"{_where(inp, err.row, err.field)}: error: {err.message}",)
+    new = type(err)(err.message, name, err.row, err.field)
+    new.args = (f"{_where(name, index, err.row, err.field)}: error: {err.message}",)
     return new
 
 
-def schema_check(files: Sequence[tuple[A.PatternFile, str | None]]) -> ColumnCheck:
+def schema_check(files: Parsed) -> ColumnCheck:
     """Every field a pattern reads must be a column (reported at the pattern, with a caret)."""
     patterns = [p for f, _ in files for p in f.patterns]
     composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
@@ -329,15 +326,15 @@ class Run:
 
     matches: list[Match]
     net: Net
-    input: _Input
+    input: EventInput
     layout: Layout
     report: dict[str, Any]
-    lookup: dict[Any, Event] | None = None
+    lookup: dict[Any, Event] | None = None  # event id -> event, for SQL matches' events
+    sample: Any = None  # the time column's value in the first event read
 
     def events_of(self, m: Match) -> dict[str, Any]:
+        """A match's bound events (see :func:`petricep.matchtable.bound_events`)."""
         return bound_events(m, self.lookup)
-
-    sample: Any = None  # the time column's value in the first event read
 
     def times(self) -> Callable[[Any], Any]:
         """The formatter printing times as the input wrote them (for JSON Lines)."""
@@ -345,7 +342,7 @@ class Run:
         return time_formatter(self.sample, spec.time_format) if spec.time_field else (lambda ts: ts)
 
 
-def _drive(engine: Any, inp: _Input, lookup: dict[Any, Event] | None, run: Run) -> list[Match]:
+def _drive(engine: Any, inp: EventInput, lookup: dict[Any, Event] | None, run: Run) -> list[Match]:
     found: list[Match] = []
     current: Event | None = None
     field = inp.source.spec.time_field
@@ -360,7 +357,7 @@ def _drive(engine: Any, inp: _Input, lookup: dict[Any, Event] | None, run: Run) 
         current = None
         found.extend(engine.flush())
     except EventError as err:
-        raise _relabel(err, inp) from None
+        raise _relabel(err, inp.kind, inp.label, inp.index) from None
     except EvaluationError as exc:
         failed = getattr(exc, "event", None) or current
         if failed is None:
@@ -368,7 +365,7 @@ def _drive(engine: Any, inp: _Input, lookup: dict[Any, Event] | None, run: Run) 
         where = (
             f"{inp.label}: event at position {failed.pos} (id {failed.id!r})"
             if inp.kind == "path"
-            else _where(inp, failed.pos, None)
+            else _where(inp.label, inp.index, failed.pos, None)
         )
         raise EvaluationError(f"{where}: {exc}") from None
     return found
@@ -425,7 +422,7 @@ def run_matches(
     try:
         start_end = _start_end_type(inp.source, inp.time_type, time_format)
     except EventError as err:
-        raise _relabel(err, inp) from None
+        raise _relabel(err, inp.kind, inp.label, inp.index) from None
     engine = Engine(net, tie=tie, slack=gap, on_late=on_late)
     if prefilter and gap is None and not with_events:
         inp.source.row_filter = Prefilter(net)
