@@ -138,6 +138,7 @@ class EventInput:
     kind: str  # pandas, arrow, polars, path, records
     label: str
     time_type: pa.DataType | None = None  # the time column's Arrow type, when known
+    id_type: pa.DataType | None = None  # the id column's Arrow type, when known
     index: Any = None  # a pandas DataFrame's index, when it is not the default
 
 
@@ -168,14 +169,25 @@ def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> EventInput:
 
     check([str(c) for c in df.columns])
     src = events_from_table(df, spec)
-    time_type = None
-    if spec.time_field is not None and spec.time_field in df.columns:
-        try:
-            time_type = pa.array(df[spec.time_field].iloc[:0]).type
-        except (pa.ArrowException, TypeError, ValueError):
-            time_type = None
     default = isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
-    return EventInput(src, "pandas", "DataFrame", time_type, None if default else df.index)
+    return EventInput(
+        src,
+        "pandas",
+        "DataFrame",
+        _column_type(df, spec.time_field),
+        _column_type(df, spec.id_field),
+        None if default else df.index,
+    )
+
+
+def _column_type(df: Any, name: str | None) -> pa.DataType | None:
+    """The Arrow type of a DataFrame column (None: no such column, or none fits)."""
+    if name is None or name not in df.columns:
+        return None
+    try:
+        return pa.array(df[name].iloc[:0]).type
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
 
 
 def _kind(events: Any) -> tuple[str, str]:
@@ -242,7 +254,13 @@ def open_input(
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
         check(table.schema.names)
-        return EventInput(events_from_table(table, spec), kind, spec.path, _field_type(table.schema, spec.time_field))
+        return EventInput(
+            events_from_table(table, spec),
+            kind,
+            spec.path,
+            _field_type(table.schema, spec.time_field),
+            _field_type(table.schema, spec.id_field),
+        )
     except EventError as err:
         raise _relabel(err, kind, spec.path) from None
 
@@ -484,7 +502,7 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     run = run_matches(events, patterns, **options)
     if as_objects:
         return run.matches
-    table = to_table(run.matches, run.layout, bool(options.get("with_events")), run.events_of)
+    table = to_table(run.matches, run.layout, bool(options.get("with_events")), run.events_of, run.input.id_type)
     return as_kind(table, run.input.kind)
 
 

@@ -163,6 +163,17 @@ def _list_column(values: list[Any], default: pa.DataType) -> pa.Array:
     return arr
 
 
+def _ids_column(values: list[Any], id_type: pa.DataType | None, is_list: bool) -> pa.Array:
+    """Event ids in the input id column's type when they all fit it (composite events' ids
+    are text), else by inference (int64 for positions)."""
+    if id_type is not None and not pa.types.is_null(id_type):
+        try:
+            return pa.array(values, pa.list_(id_type) if is_list else id_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pass
+    return _list_column(values, pa.int64()) if is_list else _column(values, pa.int64())
+
+
 def _micros(ts: Any) -> int | None:
     if ts is None or (isinstance(ts, float) and not math.isfinite(ts)):
         return None
@@ -229,22 +240,22 @@ def to_table(
 ) -> pa.Table:
     """Matches as an Arrow table, one row per match in the order given (see the module
     docstring for the columns). ``net``: the net the matches came from, or its layout;
-    ``events_of``: a match's bound events (default :func:`bound_events`)."""
+    ``events_of``: a match's bound events (default :func:`bound_events`); ``id_type``: the
+    input id column's Arrow type (default: inferred from the ids, int64 when there are none)."""
     layout = net if isinstance(net, Layout) else layout_of(net)
-    id_type = id_type or pa.int64()
     extra = _extra_fields(matches, layout)
     if extra:
         layout = _with_extra(layout, extra, net)
     cols: dict[str, pa.Array] = {"pattern": pa.array([m.pattern for m in matches], pa.string())}
     if layout.rows:
-        cols["row"] = _column([getattr(m, "row", None) for m in matches], id_type)
+        cols["row"] = _ids_column([getattr(m, "row", None) for m in matches], id_type, False)
     ids = [m.ids for m in matches]
     for v in layout.variables:
         if v in layout.lists:
             vals = [None if (x := d.get(v)) is None else x if isinstance(x, list) else [x] for d in ids]
-            cols[v] = _list_column(vals, id_type)
+            cols[v] = _ids_column(vals, id_type, True)
         else:
-            cols[v] = _column([d.get(v) for d in ids], id_type)
+            cols[v] = _ids_column([d.get(v) for d in ids], id_type, False)
     cols["start"] = _times([m.start for m in matches], layout.time_type)
     cols["end"] = _times([m.end for m in matches], layout.time_type)
     if layout.timeouts:

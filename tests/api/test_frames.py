@@ -272,3 +272,19 @@ def test_records_and_empty_inputs() -> None:
     empty = pd.DataFrame({"type": pd.Series([], dtype=str), "ts": pd.Series([], dtype="int64")})
     none = match(empty, pattern, type_field="type", time_field="ts")
     assert list(none.columns) == ["pattern", "a", "b", "start", "end"] and len(none) == 0
+
+
+def test_id_columns_keep_the_id_columns_type() -> None:
+    t = pa.table({"id": pa.array([7, 8, 9], pa.int32()), "type": ["A", "B", "B"], "ts": [1, 2, 3]})
+    pats = ["PATTERN p: SEQ(A a, B+ b[]) WITHIN 5 RETURN P(n = count(b[]))", "PATTERN q: SEQ(P x, B y) WITHIN 5"]
+    got = match(t, pats, type_field="type", time_field="ts", id_field="id")
+    assert got.schema.field("a").type == pa.int32()
+    assert got.schema.field("b").type == pa.list_(pa.int32())
+    assert got.schema.field("x").type == pa.string()  # composite events' ids are text
+    assert got.column("x").to_pylist() == [None, None, None, "p[7,8]"]
+    assert got.column("y").type == pa.int32() and got.column("y").to_pylist() == [None, None, None, 9]
+    named = match(t.set_column(0, "id", pa.array(["u", "v", "w"])), pats[0], type_field="type", time_field="ts",
+                  id_field="id")
+    assert named.column("b").to_pylist() == [["v"], ["v", "w"], ["w"]]
+    empty = match(t.slice(0, 1), pats[0], type_field="type", time_field="ts", id_field="id")
+    assert empty.num_rows == 0 and empty.schema.field("a").type == pa.int32()
