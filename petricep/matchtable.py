@@ -10,14 +10,17 @@ plotting them over time; nested ``ids`` dicts and epoch numbers stand in the way
   same variable name share its column, and a row holds null where its pattern has no such
   variable. A variable that is a list (Kleene ``T+ v[]``, SQL ``DOWN+``) in any pattern is a
   list column; a pattern binding the same name to one event gives a one-element list there.
-  Ids keep their type (int64 for row positions and integer id columns; text for composite
-  events, whose ids are ``pattern[ids]``); a column mixing kinds holds the ids as text;
+  Ids are in the input id column's Arrow type when it is known and every id fits it, else
+  inferred (int64 for row positions; text for composite events, whose ids are
+  ``pattern[ids]``); a column mixing kinds holds the ids as text;
 * ``start`` / ``end``: timestamps when the input's times were date-times (ISO text, a
   ``time_format`` with a date, Arrow/pandas timestamps; the input column's own timestamp type
-  when it had one, else ``timestamp[us]`` in UTC), numbers otherwise;
+  when it had one, else naive ``timestamp[us]`` in UTC), numbers otherwise (a ``time_format``
+  without a date gives seconds since midnight);
 * ``timeout`` (the ON TIMEOUT event type; null for a completed match) and ``deadline`` (when
   its window closed, typed as ``start``), present when some pattern has ``ON TIMEOUT``;
-* one column per RETURN / ON TIMEOUT / MEASURES field, named after the field, unless another
+* one column per RETURN / ON TIMEOUT / MEASURES field (a pattern's RETURN and ON TIMEOUT
+  fields of one name share it), named after the field, unless another
   pattern has a field of that name or the name is taken by a column above: then every such
   field is ``pattern.field`` (a collision is decided on the net, so a column's name does not
   depend on which matches a run found). Values keep their inferred Arrow type; a column
