@@ -1,0 +1,565 @@
+"""Matches as a table (Arrow) and as files: JSON Lines, Parquet or CSV, chosen by extension.
+
+Why a table: a pandas or Arrow user checks matches by joining them back to the data and by
+plotting them over time; nested ``ids`` dicts and epoch numbers stand in the way. So a
+:class:`Layout`, read from the net before any match exists, fixes the columns:
+
+* ``pattern`` (text); ``row`` for SQL ``ALL ROWS PER MATCH`` queries (else absent);
+* one column per pattern variable, named after it, holding its event id. The columns are the
+  union of every pattern's variables in order of first appearance: two patterns that use the
+  same variable name share its column, and a row holds null where its pattern has no such
+  variable. A variable that is a list (Kleene ``T+ v[]``, SQL ``DOWN+``) in any pattern is a
+  list column; a pattern binding the same name to one event gives a one-element list there.
+  Ids are in the input id column's Arrow type when it is known and every id fits it, else
+  inferred (int64 for row positions; text for composite events, whose ids are
+  ``pattern[ids]``); a column mixing kinds holds the ids as text;
+* ``start`` / ``end``: timestamps when the input's times were date-times (ISO text, a
+  ``time_format`` with a date, Arrow/pandas timestamps; the input column's own timestamp type
+  when it had one, else naive ``timestamp[us]`` in UTC), numbers otherwise (a ``time_format``
+  without a date gives seconds since midnight);
+* ``timeout`` (the ON TIMEOUT event type; null for a completed match) and ``deadline`` (when
+  its window closed, typed as ``start``), present when some pattern has ``ON TIMEOUT``;
+* one column per RETURN / ON TIMEOUT / MEASURES field (a pattern's RETURN and ON TIMEOUT
+  fields of one name share it), named after the field, unless another
+  pattern has a field of that name or the name is taken by a column above: then every such
+  field is ``pattern.field`` (a collision is decided on the net, so a column's name does not
+  depend on which matches a run found). Values keep their inferred Arrow type; a column
+  mixing types holds text;
+* with ``with_events``: ``events.v`` per variable, the bound event's fields (its row as read)
+  as a struct, a list of structs for a list variable (JSON text if the rows of one variable
+  disagree on a field's type).
+
+JSON Lines is what ``petricep run`` writes (:func:`petricep.io.output.match_json`, byte for
+byte) unless asked for more: ``with_events`` adds ``"events": {"a": {...}, "b": [{...}]}``
+(each bound event's fields, a list for a list variable) after the other keys, and a time
+formatter (:func:`time_formatter`) prints ``start``, ``end`` and a timeout's ``deadline`` in
+the input's own time format.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from typing import IO, Any
+
+import pyarrow as pa
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError
+from petricep.events import Event
+from petricep.io.output import match_json
+from petricep.io.timestamps import format_has_date
+from petricep.runtime.engine import Match
+
+TimeFormatter = Callable[[Any], Any]
+EventsOf = Callable[[Match], Mapping[str, Any]]
+
+OUTPUT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of a net's match table (see the module docstring for the rules)."""
+
+    variables: tuple[str, ...]
+    lists: frozenset[str]  # variables that are lists in some pattern
+    fields: tuple[tuple[str, str, str], ...]  # (column, pattern, field), in column order
+    timeouts: bool
+    rows: bool
+    time_type: pa.DataType | None = None  # start/end as this timestamp type; None: numbers
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column name, in order (without ``events.*``)."""
+        fixed = ("pattern",) + (("row",) if self.rows else ()) + self.variables + ("start", "end")
+        return fixed + (("timeout", "deadline") if self.timeouts else ()) + tuple(c for c, _, _ in self.fields)
+
+
+def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str, Sequence[str]] | None = None) -> Layout:
+    """The layout of ``net``'s matches; ``extra``: pattern -> attribute names seen in
+    matches but not declared by the net (they get columns by the same rule)."""
+    variables: list[str] = []
+    lists: set[str] = set()
+    declared: dict[str, list[str]] = {}
+    for p in net.patterns:
+        for v in p.vars:
+            if v.name not in variables:
+                variables.append(v.name)
+            if v.kleene:
+                lists.add(v.name)
+        names = [f.name for r in (p.returns, p.timeout) if r is not None for f in r.fields]
+        declared[p.name] = list(dict.fromkeys(names))
+    for rn in net.rows:
+        for name in rn.vars:
+            if name not in variables:
+                variables.append(name)
+        lists.update(rn.multi)
+        declared[rn.name] = list(rn.select) if rn.select is not None else [m.name for m in rn.measures]
+    for pattern, more in (extra or {}).items():
+        have = declared.setdefault(pattern, [])
+        have.extend(n for n in more if n not in have)
+    timeouts = any(p.timeout is not None for p in net.patterns)
+    rows = any(rn.all_rows for rn in net.rows)
+    taken = {"pattern", "start", "end", *variables}
+    taken.update(("row",) if rows else ())
+    taken.update(("timeout", "deadline") if timeouts else ())
+    owners: dict[str, int] = {}
+    for names in declared.values():
+        for n in names:
+            owners[n] = owners.get(n, 0) + 1
+    fields = tuple(
+        (n if owners[n] == 1 and n not in taken else f"{pattern}.{n}", pattern, n)
+        for pattern, names in declared.items()
+        for n in names
+    )
+    return Layout(tuple(variables), frozenset(lists), fields, timeouts, rows, time_type)
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def plain(v: Any) -> Any:
+    """A value as JSON shows it: numbers, text, lists and objects; date-times as ISO text;
+    numpy scalars as numbers; anything else as its text."""
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (datetime, date)):
+        return v.isoformat()
+    item = getattr(v, "item", None)  # numpy scalars
+    if callable(item):
+        return plain(item())
+    return str(v)
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(plain(v), ensure_ascii=False)
+
+
+def _column(values: list[Any], default: pa.DataType) -> pa.Array:
+    """An Arrow column of ``values`` (inferred type; ``default`` when all are null; text when
+    the values have no common type)."""
+    try:
+        arr = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else _text(v) for v in values], pa.string())
+    if pa.types.is_null(arr.type) and not pa.types.is_null(default):
+        return pa.array(values, default)
+    return arr
+
+
+def _list_column(values: list[Any], default: pa.DataType) -> pa.Array:
+    try:
+        arr = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([None if v is None else [_text(x) for x in v] for v in values], pa.list_(pa.string()))
+    if not pa.types.is_list(arr.type) or pa.types.is_null(arr.type.value_type):
+        return pa.array(values, pa.list_(default))
+    return arr
+
+
+def _ids_column(values: list[Any], id_type: pa.DataType | None, is_list: bool) -> pa.Array:
+    """Event ids in the input id column's type when they all fit it (composite events' ids
+    are text), else by inference (int64 for positions)."""
+    if id_type is not None and not pa.types.is_null(id_type):
+        try:
+            return pa.array(values, pa.list_(id_type) if is_list else id_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pass
+    return _list_column(values, pa.int64()) if is_list else _column(values, pa.int64())
+
+
+def _micros(ts: Any) -> int | None:
+    if ts is None or (isinstance(ts, float) and not math.isfinite(ts)):
+        return None
+    if isinstance(ts, int):
+        return ts * 1_000_000
+    return round(ts * 1_000_000)
+
+
+def _times(values: list[Any], time_type: pa.DataType | None) -> pa.Array:
+    if time_type is None:
+        return _column(values, pa.int64())
+    tz = getattr(time_type, "tz", None)
+    arr = pa.array([_micros(v) for v in values], pa.timestamp("us", tz=tz))
+    return arr.cast(time_type) if arr.type != time_type else arr
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def bound_events(m: Match, lookup: Mapping[Any, Event] | None = None) -> dict[str, Any]:
+    """Variable -> bound event (a list for a list variable), in the order of ``m.ids``.
+
+    Pattern matches carry their events; a SQL query's match carries only ids, which
+    ``lookup`` (event id -> event) resolves."""
+    found = m.bindings()
+    if found or lookup is None:
+        return {v: found[v] for v in m.ids if v in found}
+    out: dict[str, Any] = {}
+    for v, ids in m.ids.items():
+        out[v] = [lookup.get(i) for i in ids] if isinstance(ids, list) else lookup.get(ids)
+    return out
+
+
+def _fields_of(e: Any) -> dict[str, Any] | None:
+    return None if e is None else dict(e.attrs)
+
+
+def _event_values(m: Match, events_of: EventsOf) -> dict[str, Any]:
+    return {
+        v: [_fields_of(x) for x in e] if isinstance(e, list) else _fields_of(e) for v, e in events_of(m).items()
+    }
+
+
+def _extra_fields(matches: Sequence[Match], layout: Layout) -> dict[str, list[str]]:
+    known: dict[str, set[str]] = {}
+    for _, pattern, name in layout.fields:
+        known.setdefault(pattern, set()).add(name)
+    extra: dict[str, list[str]] = {}
+    for m in matches:
+        have = known.setdefault(m.pattern, set())
+        for k in m.attrs:
+            if k not in have:
+                have.add(k)
+                extra.setdefault(m.pattern, []).append(k)
+    return extra
+
+
+def to_table(
+    matches: Sequence[Match],
+    net: Net | Layout,
+    with_events: bool = False,
+    events_of: EventsOf | None = None,
+    id_type: pa.DataType | None = None,
+) -> pa.Table:
+    """Matches as an Arrow table, one row per match in the order given (see the module
+    docstring for the columns). ``net``: the net the matches came from, or its layout;
+    ``events_of``: a match's bound events (default :func:`bound_events`); ``id_type``: the
+    input id column's Arrow type (default: inferred from the ids, int64 when there are none)."""
+    layout = net if isinstance(net, Layout) else layout_of(net)
+    extra = _extra_fields(matches, layout)
+    if extra:
+        layout = _with_extra(layout, extra, net)
+    cols: dict[str, pa.Array] = {"pattern": pa.array([m.pattern for m in matches], pa.string())}
+    if layout.rows:
+        cols["row"] = _ids_column([getattr(m, "row", None) for m in matches], id_type, False)
+    ids = [m.ids for m in matches]
+    for v in layout.variables:
+        if v in layout.lists:
+            vals = [None if (x := d.get(v)) is None else x if isinstance(x, list) else [x] for d in ids]
+            cols[v] = _ids_column(vals, id_type, True)
+        else:
+            cols[v] = _ids_column([d.get(v) for d in ids], id_type, False)
+    cols["start"] = _times([m.start for m in matches], layout.time_type)
+    cols["end"] = _times([m.end for m in matches], layout.time_type)
+    if layout.timeouts:
+        cols["timeout"] = pa.array([m.timeout[0] if m.timeout else None for m in matches], pa.string())
+        cols["deadline"] = _times([m.timeout[1] if m.timeout else None for m in matches], layout.time_type)
+    for column, pattern, name in layout.fields:
+        cols[column] = _column([m.attrs.get(name) if m.pattern == pattern else None for m in matches], pa.null())
+    if with_events:
+        got = [_event_values(m, events_of or bound_events) for m in matches]
+        for v in layout.variables:
+            cols[f"events.{v}"] = _column([g.get(v) for g in got], pa.null())
+    return pa.table(cols)
+
+
+def _with_extra(layout: Layout, extra: Mapping[str, Sequence[str]], net: Net | Layout) -> Layout:
+    if isinstance(net, Net):
+        return layout_of(net, layout.time_type, extra)
+    fields = list(layout.fields)
+    taken = set(layout.columns)
+    for pattern, names in extra.items():
+        for n in names:
+            fields.append((n if n not in taken else f"{pattern}.{n}", pattern, n))
+            taken.add(fields[-1][0])
+    return Layout(layout.variables, layout.lists, tuple(fields), layout.timeouts, layout.rows, layout.time_type)
+
+
+# ----------------------------------------------------------------------------- times
+
+
+def _fraction(us: int, digits: int) -> str:
+    if not us and not digits:
+        return ""
+    text = f"{us:06d}".rstrip("0")
+    return "." + text.ljust(max(digits, len(text)), "0")
+
+
+def _iso(dt: datetime, sep: str, digits: int, suffix: str | None) -> str:
+    text = dt.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + _fraction(dt.microsecond, digits)
+    if suffix is None:
+        return text
+    if suffix == "Z":
+        return text + "Z"
+    return text + dt.strftime("%z")[:3] + ":" + dt.strftime("%z")[3:]
+
+
+def _digits(text: str) -> int:
+    """How many fraction digits an ISO time shows (``07:50:00.50`` -> 2)."""
+    head = text[11:] if len(text) > 11 else ""
+    if "." not in head and "," not in head:
+        return 0
+    frac = head.replace(",", ".").split(".", 1)[1]
+    return len(frac) - len(frac.lstrip("0123456789")) if frac else 0
+
+
+def time_formatter(sample: Any, time_format: str | None = None) -> TimeFormatter:
+    """Prints a match's times (epoch seconds, as matches carry them) the way the input wrote
+    them; ``sample``: the time column's value in the first input row (as read), ``time_format``:
+    the input's strptime format. Numbers stay numbers; ISO text gives ISO text with the same
+    date/time separator, fraction digits (at least) and zone style (``Z``, an offset: the
+    time shown at that offset, or none: UTC); a ``time_format`` gives that format (UTC);
+    Arrow/pandas date-times give ISO text in their own time zone."""
+    if time_format is not None:
+        has_date = format_has_date(time_format)
+
+        def by_format(ts: Any) -> Any:
+            us = _micros(ts)
+            if us is None:
+                return ts
+            base = _EPOCH if has_date else datetime(1900, 1, 1, tzinfo=timezone.utc)
+            return (base + timedelta(microseconds=us)).strftime(time_format)
+
+        return by_format
+    if isinstance(sample, datetime):
+        tz = sample.tzinfo
+
+        def by_datetime(ts: Any) -> Any:
+            us = _micros(ts)
+            if us is None:
+                return ts
+            dt = _EPOCH + timedelta(microseconds=us)
+            return _iso(dt.astimezone(tz), "T", 0, "offset") if tz is not None else _iso(dt, "T", 0, None)
+
+        return by_datetime
+    if isinstance(sample, date):
+        return _date_formatter("T", 0, None)
+    if isinstance(sample, str) and len(sample) >= 10 and sample[:4].isdigit() and sample[4] == "-":
+        sep = sample[10] if len(sample) > 10 and sample[10] in "T t" else "T"
+        suffix: str | None = None
+        if sample[-1] in "Zz":
+            suffix = "Z"
+        elif len(sample) > 10 and ("+" in sample[10:] or "-" in sample[10:]):
+            suffix = "offset"
+        if suffix == "offset":
+            try:
+                tz = datetime.fromisoformat(sample).tzinfo
+            except ValueError:
+                tz = None
+            return _offset_formatter(sep, _digits(sample), tz)
+        if len(sample) == 10:
+            return _date_formatter(sep, 0, suffix)
+        return _date_formatter(sep, _digits(sample), suffix, always_time=True)
+    return lambda ts: ts
+
+
+def _date_formatter(sep: str, digits: int, suffix: str | None, always_time: bool = False) -> TimeFormatter:
+    def fmt(ts: Any) -> Any:
+        us = _micros(ts)
+        if us is None:
+            return ts
+        dt = _EPOCH + timedelta(microseconds=us)
+        if not always_time and not (dt.hour or dt.minute or dt.second or dt.microsecond):
+            return dt.strftime("%Y-%m-%d")
+        return _iso(dt, sep, digits, suffix)
+
+    return fmt
+
+
+def _offset_formatter(sep: str, digits: int, tz: Any) -> TimeFormatter:
+    def fmt(ts: Any) -> Any:
+        us = _micros(ts)
+        if us is None:
+            return ts
+        dt = _EPOCH + timedelta(microseconds=us)
+        return _iso(dt.astimezone(tz) if tz is not None else dt, sep, digits, "offset")
+
+    return fmt
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def match_record(
+    m: Match, with_events: bool = False, times: TimeFormatter | None = None, events_of: EventsOf | None = None
+) -> dict[str, Any]:
+    """The JSON object of a match: ``Match.to_dict()``, times formatted, events added."""
+    d = m.to_dict()
+    if times is not None:
+        d["start"], d["end"] = times(d["start"]), times(d["end"])
+        if "timeout" in d:
+            d["timeout"]["deadline"] = times(d["timeout"]["deadline"])
+    if with_events:
+        d["events"] = _event_values(m, events_of or bound_events)
+    return d
+
+
+def match_line(
+    m: Match, with_events: bool = False, times: TimeFormatter | None = None, events_of: EventsOf | None = None
+) -> str:
+    """One JSON Lines record (no newline): exactly ``petricep run``'s line when neither
+    events nor a time formatter are asked for."""
+    if not with_events and times is None:
+        return match_json(m)
+    return json.dumps(plain(match_record(m, with_events, times, events_of)), ensure_ascii=False, separators=(", ", ": "))
+
+
+def output_format(path: str | os.PathLike[str]) -> str:
+    """``jsonl`` / ``parquet`` / ``csv`` from an output file name."""
+    ext = os.path.splitext(str(path))[1].lower()
+    fmt = OUTPUT_FORMATS.get(ext)
+    if fmt is None:
+        raise ConfigError(
+            f"cannot tell the match file format from {str(path)!r}: end it in .jsonl, .parquet or .csv"
+        )
+    return fmt
+
+
+def csv_ready(table: pa.Table) -> pa.Table:
+    """The table with list and struct columns as JSON text (CSV holds flat values only)."""
+    cols = []
+    for name in table.column_names:
+        col = table.column(name)
+        t = col.type
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_struct(t):
+            col = pa.array([None if v is None else _text(v) for v in col.to_pylist()], pa.string())
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
+    """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row)."""
+    fmt = output_format(path)
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, str(path))
+        elif fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(csv_ready(table), str(path))
+        else:
+            with open(path, "w", encoding="utf-8") as fh:
+                for row in table.to_pylist():
+                    fh.write(json.dumps(plain(row), ensure_ascii=False, separators=(", ", ": ")) + "\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+class MatchWriter:
+    """Writes matches as they come: JSON Lines line by line (flushed per match when asked);
+    Parquet and CSV collect the matches and write the table on :meth:`close`.
+
+    ``out``: a file name (format by extension) or an open text stream (JSON Lines).
+    ``with_events`` needs the events' rows whole: an input read with a row filter that
+    leaves unread columns out (``petricep.runtime.prefilter``) shows only the columns read.
+    """
+
+    def __init__(
+        self,
+        out: str | os.PathLike[str] | IO[str],
+        net: Net | Layout,
+        with_events: bool = False,
+        times: TimeFormatter | None = None,
+        events_of: EventsOf | None = None,
+        flush: bool = False,
+    ) -> None:
+        self.net = net
+        self.with_events = with_events
+        self.times = times
+        self.events_of = events_of
+        self.flush_each = flush
+        self.count = 0
+        self._kept: list[Match] = []
+        self._path: str | None = None
+        self._own = False
+        if isinstance(out, (str, os.PathLike)):
+            self.format = output_format(out)
+            self._path = str(out)
+            if self.format == "jsonl":
+                try:
+                    self._out: IO[str] | None = open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+                except OSError as exc:
+                    raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+                self._own = True
+            else:
+                self._out = None
+        else:
+            self.format = "jsonl"
+            self._out = out
+
+    def write(self, m: Match) -> None:
+        self.count += 1
+        if self._out is None:
+            self._kept.append(m)
+            return
+        self._out.write(match_line(m, self.with_events, self.times, self.events_of))
+        self._out.write("\n")
+        if self.flush_each:
+            self._out.flush()
+
+    def write_all(self, matches: Iterable[Match]) -> None:
+        for m in matches:
+            self.write(m)
+
+    def close(self) -> None:
+        if self._out is not None:
+            if self._own:
+                self._out.close()
+            else:
+                self._out.flush()
+            self._out = None
+            return
+        if self._path is not None and self.format != "jsonl":
+            table = to_table(self._kept, self.net, self.with_events, self.events_of)
+            self._kept = []
+            write_table(table, self._path)
+            self._path = None
+
+    def __enter__(self) -> MatchWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_matches(
+    matches: Iterable[Match],
+    path: str | os.PathLike[str],
+    net: Net | Layout,
+    with_events: bool = False,
+    times: TimeFormatter | None = None,
+    events_of: EventsOf | None = None,
+) -> int:
+    """Write matches to ``path`` (``.jsonl``, ``.parquet`` or ``.csv``); returns how many."""
+    with MatchWriter(path, net, with_events, times, events_of) as w:
+        w.write_all(matches)
+        return w.count
+
+
+__all__ = [
+    "Layout",
+    "MatchWriter",
+    "bound_events",
+    "csv_ready",
+    "layout_of",
+    "match_line",
+    "match_record",
+    "output_format",
+    "plain",
+    "time_formatter",
+    "to_table",
+    "write_matches",
+    "write_table",
+]
