@@ -212,11 +212,7 @@ def test_return_keeps_non_finite_floats_in_the_match(generated: bool) -> None:
             [("A", HUGE), ("B", 1)],
             "pattern 'p': number too large for a float: <integer of 401 digits> * 1e+308 (field 'x' of event 'a0')",
         ),
-        (
-            f"a.x * {HUGE} > b.x",
-            [("A", 1.5), ("B", 1)],
-            "pattern 'p': number too large for a float: 1.5 * <integer of 401 digits> (field 'x' of event 'a0')",
-        ),
+        # a 401-digit constant in the pattern text is refused by the front end (lang/front.py limits)
         (
             "a.x / 3 > b.x",
             [("A", -HUGE), ("B", 1)],
