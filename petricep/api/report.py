@@ -58,8 +58,12 @@ def sharing_lines(net: Net) -> list[str]:
     for g in net.groups:
         names = [net.patterns[i].name for i in g.patterns]
         whole = []
+        places_of: dict[int, list[Any]] = {i: [] for i in g.patterns}  # one pass: linear in the places
+        for place in g.places:
+            for u in place.users:
+                places_of[u].append(place)
         for i in g.patterns:
-            mine = [p for p in g.places if i in p.users]
+            mine = places_of[i]
             if len(mine) > 1 and all(len(p.users) > 1 for p in mine):
                 whole.append(net.patterns[i].name)
         for how, label, users in g.sharing:
