@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from petricep.compile.net import Net
-from petricep.errors import EvaluationError, EventError
+from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.events import Event
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.lang import ast as A
@@ -110,6 +110,8 @@ class Run:
         if isinstance(program, Net):
             self.engine = self._pusher = Engine(program, tie=tie, slack=slack, on_late=on_late)
         else:
+            if slack is not None:
+                raise ConfigError("a run over an archive takes no slack (yet): archive a time-ordered stream")
             self.history = self._pusher = program
             self.engine = program.engine
         self.spec = replace(spec, ordered=slack is None)

@@ -12,8 +12,7 @@ from petricep.io import open_events
 from petricep.io.output import OutputPath, check_outputs
 
 from .inputs import add_input_options, input_spec, parse_duration
-
-EXIT_INCOMPLETE = 3  # finished, but some input rows were rejected
+from .run import EXIT_INCOMPLETE
 
 
 def add_parser(sub: Any) -> None:

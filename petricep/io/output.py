@@ -94,10 +94,11 @@ class OutputPath:
         self.path = path
         self.direct = _exists_not_regular(path)
         self.temp = path
+        self.target = os.path.realpath(path)  # through a link: the file it points to is replaced
         self.done = False
         if self.direct:
             return
-        folder, name = os.path.split(os.path.abspath(path))
+        folder, name = os.path.split(self.target)
         self.temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
         try:
             os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
@@ -113,7 +114,7 @@ class OutputPath:
         self.done = True
         if not self.direct:
             try:
-                os.replace(self.temp, self.path)
+                os.replace(self.temp, self.target)
             except OSError as exc:
                 self._remove()
                 raise _cannot_write(self.path, exc) from None

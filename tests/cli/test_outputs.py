@@ -210,3 +210,14 @@ def test_archive_rejects_are_refused_over_the_events_and_renamed_into_place(
     assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(rejects)]) == 3
     assert [json.loads(line)["row"] for line in rejects.read_text().splitlines()] == [3]
     assert leftovers(tmp_path) == []
+
+
+def test_an_output_through_a_link_replaces_the_file_it_points_to(tmp_path: Path) -> None:
+    real = tmp_path / "real.jsonl"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    with OutputFile(str(link)) as f:
+        f.write("new\n")
+        f.commit()
+    assert link.is_symlink() and real.read_text() == "new\n" and leftovers(tmp_path) == []
