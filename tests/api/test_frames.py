@@ -14,7 +14,7 @@ import pytest
 
 import petricep
 from petricep.errors import ConfigError, EventError, EventOrderError, PatternError
-from petricep.frames import match
+from petricep.frames import match, run_matches
 from petricep.runtime.engine import Match
 
 from .helpers import ROOT, STOCKS, cli_run, flat_rows
@@ -288,3 +288,15 @@ def test_id_columns_keep_the_id_columns_type() -> None:
     assert named.column("b").to_pylist() == [["v"], ["v", "w"], ["w"]]
     empty = match(t.slice(0, 1), pats[0], type_field="type", time_field="ts", id_field="id")
     assert empty.num_rows == 0 and empty.schema.field("a").type == pa.int32()
+
+
+def test_skipped_rows_go_to_rejects(tmp_path: Path) -> None:
+    df = pd.DataFrame({"type": ["A", "B", "B"], "ts": [1, 2, 3], "v": [1, "big", 5]})
+    bad = tmp_path / "bad.jsonl"
+    run = run_matches(df, "PATTERN p: SEQ(A a, B b) WHERE b.v > a.v WITHIN 5", type_field="type", time_field="ts",
+                      on_error="skip", rejects=str(bad))
+    assert [m.ids for m in run.matches] == [{"a": 0, "b": 2}]
+    assert run.report["events"]["rejected"] == 1
+    assert [json.loads(x) for x in bad.read_text().splitlines()] == [
+        {"row": 1, "field": "v", "error": "expected a number, got 'big'", "raw": {"type": "B", "ts": 2, "v": "big"}}
+    ]
