@@ -204,9 +204,10 @@ def input_spec(args: argparse.Namespace, patterns: Sequence[A.Pattern], **extra:
         delimiter=_delimiter(args.delimiter),
         time_format=args.time_format,
         time_unit=args.time_unit,
-        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
-        # the pattern (file:line:column); JSON Lines rows are checked one by one.
-        required=required if fmt == "jsonl" else {},
+        # every reader: a field a pattern reads must hold one value, not a missing one
+        # (docs/INPUT.md); a missing CSV/Parquet column is reported at the pattern first
+        # (check_columns), JSON Lines rows are checked one by one
+        required=required,
         numeric=numeric,
         **extra,
     )
@@ -219,7 +220,7 @@ def check_columns(files: Sequence[A.PatternFile], spec: Any, path: str | None = 
 
     if spec.format == "jsonl":
         return
-    columns = open_events(replace(spec, path=path or spec.path, numeric={})).columns
+    columns = open_events(replace(spec, path=path or spec.path, numeric={}, required={})).columns
     if columns is None:
         return
     patterns = [p for f in files for p in f.patterns]
