@@ -77,7 +77,7 @@ def events_from_table(table: Any, spec: InputSpec) -> EventSource:
         df = table
         try:
             table = pa.Table.from_pandas(df, preserve_index=False)
-        except (pa.ArrowException, TypeError, ValueError):
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):  # e.g. an int beyond int64
             records = [{str(k): v for k, v in r.items()} for r in df.to_dict("records")]
             src = RecordSource(spec, label, records)
             src.columns = tuple(str(c) for c in df.columns)
