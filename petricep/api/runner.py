@@ -48,7 +48,7 @@ def check_columns(files: Sequence[A.PatternFile], spec: InputSpec, path: str | N
     (reported at the pattern). ``path``: read the header there instead of ``spec.path``."""
     if (spec.format or infer_format(spec.path)) == "jsonl":
         return
-    columns = open_events(replace(spec, path=path or spec.path, numeric={})).columns
+    columns = open_events(replace(spec, path=path or spec.path, numeric={}, required={})).columns
     if columns is not None:
         _check_fields(files, columns)
 

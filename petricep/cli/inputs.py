@@ -85,9 +85,10 @@ def input_spec(args: argparse.Namespace, patterns: Sequence[A.Pattern], **extra:
         delimiter=delimiter(args.delimiter),
         time_format=args.time_format,
         time_unit=args.time_unit,
-        # CSV and Parquet have a schema: a pattern reading a missing field is reported at
-        # the pattern (file:line:column); JSON Lines rows are checked one by one.
-        required=required if fmt == "jsonl" else {},
+        # every reader: a field a pattern reads must hold one value, not a missing one
+        # (docs/INPUT.md); a missing CSV/Parquet column is reported at the pattern first
+        # (check_columns), JSON Lines rows are checked one by one
+        required=required,
         numeric=numeric,
         **extra,
     )

@@ -32,55 +32,30 @@ module, which gives the same values and the exact line of each error.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import ConfigError
-from .source import FORMATS, EventSource, InputSpec, _check_spec
-from .tables import _BATCH_ROWS, _ArrowSource, _ParquetSource, _RecordSource
-from .textfiles import _COMPRESSIONS, _CsvSource, _JsonlSource
-
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".txt": "csv",
-    ".dat": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-
-
-def infer_format(path: str) -> str:
-    """``csv`` / ``jsonl`` / ``parquet`` from a file name (``.gz``/``.bz2`` allowed for text)."""
-    name = os.path.basename(str(path)).lower()
-    compressed = False
-    for ext in _COMPRESSIONS:
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-            compressed = True
-    fmt = _EXTENSIONS.get(os.path.splitext(name)[1])
-    if fmt is None or (compressed and fmt == "parquet"):
-        raise ConfigError(
-            f"cannot tell the format of {path!r} from its name: give the format (csv, jsonl or parquet)"
-        )
-    return fmt
+from .formats import format_named, infer_format
+from .source import EventSource
+from .spec import InputSpec, check_spec
+from .tables import BATCH_ROWS, ArrowSource, RecordSource
 
 
 def open_events(spec: InputSpec) -> EventSource:
-    """The events of a CSV, JSON Lines or Parquet file (format from ``spec.format`` or the name)."""
-    fmt = spec.format or infer_format(spec.path)
-    _check_spec(spec, fmt)
-    label = str(spec.path)
-    if fmt == "csv":
-        return _CsvSource(spec, label)
-    if fmt == "jsonl":
-        return _JsonlSource(spec, label)
-    return _ParquetSource(spec, label)
+    """The events of a file, read by its format's reader (``spec.format``, or the format
+    the file name tells: :mod:`petricep.io.formats`)."""
+    fmt = format_named(spec.format or infer_format(spec.path))
+    check_spec(spec, fmt.delimited)
+    return fmt.open(spec, str(spec.path))
+
+
+def _check_library_spec(spec: InputSpec) -> None:
+    if spec.format is not None:
+        format_named(spec.format)
+    check_spec(spec, False)
 
 
 def events_from_table(table: Any, spec: InputSpec) -> EventSource:
@@ -88,7 +63,7 @@ def events_from_table(table: Any, spec: InputSpec) -> EventSource:
 
     Rows are numbered from 0 in errors; ``spec.path`` only names the input in messages.
     """
-    _check_spec(spec, "table")
+    _check_library_spec(spec)
     label = str(spec.path) if spec.path else "<table>"
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
@@ -102,18 +77,18 @@ def events_from_table(table: Any, spec: InputSpec) -> EventSource:
         df = table
         try:
             table = pa.Table.from_pandas(df, preserve_index=False)
-        except (pa.ArrowException, TypeError, ValueError):
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):  # e.g. an int beyond int64
             records = [{str(k): v for k, v in r.items()} for r in df.to_dict("records")]
-            src = _RecordSource(spec, label, records)
+            src = RecordSource(spec, label, records)
             src.columns = tuple(str(c) for c in df.columns)
-            src._check_columns(None)
+            src.check_columns(None)
             return src
     tbl = table
 
     def batches() -> Iterator[pa.RecordBatch]:
-        return iter(tbl.to_batches(max_chunksize=_BATCH_ROWS))
+        return iter(tbl.to_batches(max_chunksize=BATCH_ROWS))
 
-    return _ArrowSource(spec, label, tbl.schema, batches)
+    return ArrowSource(spec, label, tbl.schema, batches)
 
 
 def events_from_records(records: Iterable[Mapping[str, Any]], spec: InputSpec) -> EventSource:
@@ -121,13 +96,12 @@ def events_from_records(records: Iterable[Mapping[str, Any]], spec: InputSpec) -
 
     A list can be iterated again; a one-shot iterator gives its events once.
     """
-    _check_spec(spec, "records")
+    _check_library_spec(spec)
     label = str(spec.path) if spec.path else "<records>"
-    return _RecordSource(spec, label, records)
+    return RecordSource(spec, label, records)
 
 
 __all__ = [
-    "FORMATS",
     "EventSource",
     "InputSpec",
     "events_from_records",

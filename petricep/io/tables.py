@@ -8,56 +8,65 @@ from itertools import chain
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import ConfigError, EventError
 from ..events import Event
-from .source import _MISSING, EventSource, InputSpec, _converted, _duplicate, _Run
-from .values import shared_pylist
+from .rows import MISSING, RowChecker, converted_columns
+from .source import EventSource
+from .spec import InputSpec, duplicate_name
+from .values import text_pylist
 
-_BATCH_ROWS = 65_536
+BATCH_ROWS = 65_536
 
 
-def _arrow_values(arr: pa.Array) -> tuple[Any, bool]:
+def arrow_values(arr: pa.Array) -> tuple[Any, bool, bool]:
     """Values of an Arrow column (a numpy array for numbers without nulls, else Python
-    values) and whether all are numbers (no nulls)."""
+    values), whether all are numbers (finite, no nulls), and whether a row check is needed
+    where the column is required: a missing value (null, empty text, NaN) or a nested one."""
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     t = arr.type
+    if pa.types.is_floating(t) and pc.any(pc.is_nan(arr)).as_py():
+        arr = pc.if_else(pc.is_nan(arr), pa.scalar(None, t), arr)  # NaN is a missing value
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
-    if numeric and arr.null_count == 0:
-        return arr.to_numpy(), True  # numpy: rows become Python numbers once the row filter has chosen them
+    nulls = arr.null_count > 0
+    if numeric and not nulls:
+        finite = not pa.types.is_floating(t) or pc.all(pc.is_finite(arr)).as_py()
+        return arr.to_numpy(), finite, False  # numpy: rows become Python numbers once the row filter has chosen them
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return shared_pylist(arr), False
-    return arr.to_pylist(), (numeric or pa.types.is_decimal(t)) and arr.null_count == 0
+        values, missing = text_pylist(arr)
+        return values, False, missing
+    return arr.to_pylist(), numeric and not nulls, nulls or pa.types.is_nested(t)
 
 
-class _ArrowSource(EventSource):
+class ArrowSource(EventSource):
     def __init__(self, spec: InputSpec, label: str, schema: pa.Schema, batches: Any) -> None:
         super().__init__(spec, label)
         self._batches = batches
         self.columns = tuple(schema.names)
-        dup = _duplicate(self.columns)
+        dup = duplicate_name(self.columns)
         if dup is not None:
             raise EventError(f"duplicate column {dup!r}", label, None, dup)
-        self._check_columns(None)
+        self.check_columns(None)
 
-    def _first_row(self) -> Mapping[str, Any] | None:
+    def first_row(self) -> Mapping[str, Any] | None:
         for batch in self._batches():
             if batch.num_rows:
                 return batch.slice(0, 1).to_pylist()[0]  # type: ignore[no-any-return]
         return None
 
-    def _events(self, run: _Run) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event]:
         spec = self.spec
         names = self.columns
         assert names is not None
         row0 = 0
         for batch in self._batches():
             n = batch.num_rows
-            cols, has_nulls, all_numbers = _converted(batch.columns, run.needed(names), _arrow_values)
+            converted = converted_columns(batch.columns, run.needed(names), arrow_values)
             type_arr = batch.column(names.index(spec.type_field)) if spec.type_field is not None else None
             time_arr = batch.column(names.index(spec.time_field)) if spec.time_field is not None else None
-            events = run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, n)
+            events = run.columnar(names, converted, type_arr, time_arr, n)
             if events is not None:
                 yield from events
             else:
@@ -69,7 +78,7 @@ class _ArrowSource(EventSource):
             row0 += n
 
 
-class _ParquetSource(_ArrowSource):
+class ParquetSource(ArrowSource):
     def __init__(self, spec: InputSpec, label: str) -> None:
         import pyarrow.parquet as pq
 
@@ -84,7 +93,7 @@ class _ParquetSource(_ArrowSource):
         def batches() -> Iterator[pa.RecordBatch]:
             try:
                 pf = pq.ParquetFile(path)
-                it = pf.iter_batches(batch_size=_BATCH_ROWS)
+                it = pf.iter_batches(batch_size=BATCH_ROWS)
                 while True:
                     try:
                         batch = next(it)
@@ -97,26 +106,26 @@ class _ParquetSource(_ArrowSource):
         super().__init__(spec, label, schema, batches)
 
 
-class _RecordSource(EventSource):
+class RecordSource(EventSource):
     def __init__(self, spec: InputSpec, label: str, records: Iterable[Mapping[str, Any]]) -> None:
         super().__init__(spec, label)
         if isinstance(records, (Mapping, str, bytes)) or not isinstance(records, Iterable):
             raise ConfigError("records must be an iterable of mappings (one per event)")
         self._records = records
         self._it: Iterator[Any] | None = iter(records)
-        self._first: Any = next(self._it, _MISSING)
+        self._first: Any = next(self._it, MISSING)
         self.columns = tuple(self._first) if isinstance(self._first, Mapping) else None
 
-    def _first_row(self) -> Mapping[str, Any] | None:
+    def first_row(self) -> Mapping[str, Any] | None:
         return self._first if isinstance(self._first, Mapping) else None
 
     def _rows(self) -> Iterator[Any]:
         if self._it is not None:
             it, self._it = self._it, None
-            return it if self._first is _MISSING else chain([self._first], it)
+            return it if self._first is MISSING else chain([self._first], it)
         return iter(self._records)
 
-    def _events(self, run: _Run) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event]:
         for row, rec in enumerate(self._rows()):
             pos = run.take_pos()
             if not isinstance(rec, Mapping):

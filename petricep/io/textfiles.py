@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import math
 import os
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from typing import Any
@@ -25,10 +26,12 @@ import pyarrow.csv as pa_csv
 from ..errors import EventError
 from ..events import Event
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
-from .source import _MISSING, EventSource, InputSpec, _converted, _duplicate, _Run
-from .values import text_value, type_text_column
+from .rows import MISSING, RowChecker, converted_columns
+from .source import EventSource
+from .spec import InputSpec, duplicate_name
+from .values import FLOAT_MAX, MAX_NUMBER_CHARS, text_value, type_text_column
 
-_COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
 _UNREAD = pa.array([], pa.string())  # stands for a column the run does not read
@@ -36,7 +39,7 @@ _UNREAD = pa.array([], pa.string())  # stands for a column the run does not read
 
 def _compression(path: str) -> str | None:
     low = path.lower()
-    for ext, comp in _COMPRESSIONS.items():
+    for ext, comp in COMPRESSIONS.items():
         if low.endswith(ext):
             return comp
     try:
@@ -123,6 +126,22 @@ def _text_columns(names: Sequence[str], include: list[str] | None = None) -> pa_
     )
 
 
+def _ends_in_quotes(chunk: bytes, delimiter: str) -> bool:
+    """Whether a chunk's last line leaves a quoted value open. Arrow reads on past a line's
+    end inside quotes, so an open quote on any other line joins lines (the row count shows
+    it); on the last line it would be read as a value."""
+    last = chunk.rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
+    if b'"' not in last:
+        return False
+    return split_line(last.decode("utf-8", "replace"), delimiter)[0] is None
+
+
+def _typed_text(arr: pa.Array) -> tuple[Any, bool, bool]:
+    """A CSV text column typed by the cell rule: (values, all numbers, any missing)."""
+    values, numbers_only = type_text_column(arr)
+    return values, numbers_only, arr.null_count > 0
+
+
 def _lines(chunk: bytes) -> list[bytes]:
     lines = chunk.split(b"\n")
     if chunk.endswith(b"\n"):
@@ -130,11 +149,25 @@ def _lines(chunk: bytes) -> list[bytes]:
     return lines
 
 
+def split_line(text: str, delimiter: str) -> tuple[list[str] | None, str | None]:
+    """(fields, error) of one CSV line. A quoted value must end on its line: the csv module
+    would read on into the next line (here: the sentinel ``""``), or take the line's end as
+    the quote's, so an unterminated ``"abc`` is an error, never the value ``abc``."""
+    reader = csv.reader([text, ""], delimiter=delimiter)
+    try:
+        fields = next(reader, [])
+    except csv.Error as e:
+        return None, f"invalid CSV: {e}"
+    if reader.line_num > 1:
+        return None, "invalid CSV: unterminated quoted value"
+    return fields, None
+
+
 def _decode(line: bytes) -> str:
     return line.decode("utf-8", "replace")
 
 
-class _CsvSource(EventSource):
+class CsvSource(EventSource):
     def __init__(self, spec: InputSpec, label: str) -> None:
         super().__init__(spec, label)
         self._delim = spec.delimiter or ","
@@ -144,10 +177,10 @@ class _CsvSource(EventSource):
         else:
             self.columns = self._read_header()
             self._header = True
-            dup = _duplicate(self.columns)
+            dup = duplicate_name(self.columns)
             if dup is not None:
                 raise EventError(f"duplicate column {dup!r}", label, 1, dup)
-        self._check_columns(1 if self._header else None)
+        self.check_columns(1 if self._header else None)
         self._convert = _text_columns(self.columns)
 
     def _read_header(self) -> tuple[str, ...]:
@@ -162,10 +195,10 @@ class _CsvSource(EventSource):
             text = first.decode("utf-8")
         except UnicodeDecodeError:
             raise EventError("invalid UTF-8 text", self.label, 1) from None
-        try:
-            return tuple(next(csv.reader([text], delimiter=self._delim), []))
-        except csv.Error as e:
-            raise EventError(f"invalid CSV: {e}", self.label, 1) from None
+        fields, err = split_line(text, self._delim)
+        if fields is None:
+            raise EventError(err or "invalid CSV", self.label, 1)
+        return tuple(fields)
 
     def _split(self, line: bytes) -> tuple[str, list[str] | None, str | None]:
         """(text, fields, error) of one line."""
@@ -173,13 +206,9 @@ class _CsvSource(EventSource):
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return _decode(line), None, "invalid UTF-8 text"
-        try:
-            fields = next(csv.reader([text], delimiter=self._delim), [])
-        except csv.Error as e:
-            return text, None, f"invalid CSV: {e}"
-        return text, fields, None
+        return text, *split_line(text, self._delim)
 
-    def _first_row(self) -> Mapping[str, Any] | None:
+    def first_row(self) -> Mapping[str, Any] | None:
         assert self.columns is not None
         for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header)):
             for line in _lines(chunk):
@@ -191,7 +220,7 @@ class _CsvSource(EventSource):
                     return dict(zip(self.columns, fields))
         return None
 
-    def _events(self, run: _Run) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event]:
         done = yield from self._stream(run)
         if done is None:
             return
@@ -202,7 +231,7 @@ class _CsvSource(EventSource):
             else:
                 yield from self._slow(run, chunk, start)
 
-    def _stream(self, run: _Run) -> Generator[Event, None, int | None]:
+    def _stream(self, run: RowChecker) -> Generator[Event, None, int | None]:
         """The events of the file's first rows, read by Arrow's streaming reader (see
         :mod:`petricep.io.csvstream`); returns how many lines it read (each one row), or
         None when that was the whole file. The chunked reader reads on from there."""
@@ -239,7 +268,7 @@ class _CsvSource(EventSource):
             with contextlib.suppress(pa.ArrowException):
                 reader.close()
 
-    def _fast(self, run: _Run, chunk: bytes) -> list[Event] | None:
+    def _fast(self, run: RowChecker, chunk: bytes) -> list[Event] | None:
         names = self.columns
         assert names is not None
         if not names:
@@ -262,25 +291,25 @@ class _CsvSource(EventSource):
             )
         except (pa.ArrowException, ValueError):
             return None
-        if table.num_rows != n_lines:
+        if table.num_rows != n_lines or (b'"' in chunk and _ends_in_quotes(chunk, self._delim)):
             return None
         table = table.combine_chunks()
         parsed = {name: c.chunk(0) if c.num_chunks else _UNREAD for name, c in zip(table.column_names, table.columns)}
         return self._columnar(run, need, parsed, table.num_rows)
 
-    def _columnar(self, run: _Run, need: list[bool] | None, parsed: dict[str, pa.Array], n: int) -> list[Event] | None:
+    def _columnar(self, run: RowChecker, need: list[bool] | None, parsed: dict[str, pa.Array], n: int) -> list[Event] | None:
         """The events of ``n`` rows parsed as text columns (``need``: which ones events carry),
         or None when a row needs checking one by one."""
         names = self.columns
         assert names is not None
         arrays = [parsed.get(name, _UNREAD) for name in names]
-        cols, has_nulls, all_numbers = _converted(arrays, need, type_text_column)
+        batch = converted_columns(arrays, need, _typed_text)
         spec = self.spec
         type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
         time_arr = arrays[names.index(spec.time_field)] if spec.time_field is not None else None
-        return run.columnar(names, cols, has_nulls, all_numbers, type_arr, time_arr, n)
+        return run.columnar(names, batch, type_arr, time_arr, n)
 
-    def _slow(self, run: _Run, chunk: bytes, start: int) -> Iterator[Event]:
+    def _slow(self, run: RowChecker, chunk: bytes, start: int) -> Iterator[Event]:
         names = self.columns
         assert names is not None
         spec = self.spec
@@ -307,20 +336,43 @@ class _CsvSource(EventSource):
                 pos,
                 row,
                 text,
-                type_raw=fields[ti] if ti is not None else _MISSING,
-                time_raw=fields[tmi] if tmi is not None else _MISSING,
+                type_raw=fields[ti] if ti is not None else MISSING,
+                time_raw=fields[tmi] if tmi is not None else MISSING,
+                clean=True,
             )
             if ev is not None:
                 yield ev
 
 
-class _JsonlSource(EventSource):
+def _json_int(text: str) -> Any:
+    """A JSON integer by the cell rule of :mod:`petricep.io.values`: a number only when a
+    float64 holds it (and at most MAX_NUMBER_CHARS long), else its text."""
+    if len(text) > MAX_NUMBER_CHARS:
+        return text
+    n = int(text)
+    return n if -FLOAT_MAX <= n <= FLOAT_MAX else text
+
+
+def _json_float(text: str) -> Any:
+    """A JSON fraction or exponent number, by the same rule: ``1e400`` stays text."""
+    if len(text) > MAX_NUMBER_CHARS:
+        return text
+    f = float(text)
+    return f if math.isfinite(f) else text
+
+
+# JSON numbers typed as CSV cells are; the literals NaN and Infinity (not JSON, though
+# Python's json reads them) are text, as the cells ``NaN`` and ``Infinity`` are
+_JSON = json.JSONDecoder(parse_int=_json_int, parse_float=_json_float, parse_constant=str)
+
+
+class JsonlSource(EventSource):
     def __init__(self, spec: InputSpec, label: str) -> None:
         super().__init__(spec, label)
-        first = self._first_row()
+        first = self.first_row()
         self.columns = tuple(first) if first is not None else None
 
-    def _first_row(self) -> Mapping[str, Any] | None:
+    def first_row(self) -> Mapping[str, Any] | None:
         for chunk, _ in _read_chunks(self.spec.path, self.label):
             for line in _lines(chunk):
                 if line.strip():
@@ -335,7 +387,7 @@ class _JsonlSource(EventSource):
         except UnicodeDecodeError:
             return None, "invalid JSON: invalid UTF-8 text"
         try:
-            obj = json.loads(text)
+            obj = _JSON.decode(text)
         except json.JSONDecodeError as e:
             return None, f"invalid JSON: {e.msg} (column {e.colno})"
         except RecursionError:
@@ -346,7 +398,7 @@ class _JsonlSource(EventSource):
             return None, "invalid JSON: a line must hold one object"
         return obj, None
 
-    def _events(self, run: _Run) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event]:
         for chunk, start in _read_chunks(self.spec.path, self.label):
             for k, line in enumerate(_lines(chunk)):
                 if not line.strip():

@@ -11,7 +11,7 @@ A timestamp becomes a number ``ts`` and a *kind*:
   seconds (``int`` when whole, else ``float``). A format without a date part
   (``"%H:%M:%S.%f"``) gives seconds since midnight.
 
-NaN and infinite numbers are never timestamps.
+NaN, infinite numbers and numbers a float64 does not hold are never timestamps.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .values import _ARROW_FLOAT, _ARROW_INT, _FLOAT_RE, _INT_RE
+from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS
 
 UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _ARROW_UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -130,6 +130,8 @@ class TimeParser:
             return "number"
 
     def scale_int(self, v: int) -> Number:
+        if not -FLOAT_MAX <= v <= FLOAT_MAX:  # the number rule of petricep.io.values
+            raise ValueError("out of range")
         f = self.factor
         if f == 1:
             return v
@@ -149,9 +151,11 @@ class TimeParser:
             except (ValueError, OverflowError) as e:
                 raise ValueError(str(e)) from None
             return self._dt(dt), "datetime"
-        if _INT_RE.fullmatch(s):
+        if len(s) > MAX_NUMBER_CHARS:
+            raise ValueError("too long")
+        if INT_RE.fullmatch(s):
             return self.scale_int(int(s)), "number"
-        if _FLOAT_RE.fullmatch(s):
+        if FLOAT_RE.fullmatch(s):
             f = float(s)
             if not math.isfinite(f):
                 raise ValueError("not finite")
@@ -235,8 +239,8 @@ class TimeParser:
     def _parse_text_array(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
         if not self.format:
             first = arr[0].as_py()
-            if _INT_RE.fullmatch(first):
-                if pc.all(pc.match_substring_regex(arr, _ARROW_INT)).as_py():
+            if INT_RE.fullmatch(first):
+                if pc.all(pc.match_substring_regex(arr, ARROW_INT)).as_py():
                     try:
                         ints = pc.cast(arr, pa.int64())
                     except (pa.ArrowInvalid, OverflowError):
@@ -246,9 +250,9 @@ class TimeParser:
                             return ints.to_numpy(), "number"
                         return self._scale_ints(ints.to_numpy(), self.factor), "number"
             elif (
-                _FLOAT_RE.fullmatch(first)
-                and not pc.any(pc.match_substring_regex(arr, _ARROW_INT)).as_py()
-                and pc.all(pc.match_substring_regex(arr, _ARROW_FLOAT)).as_py()
+                FLOAT_RE.fullmatch(first)
+                and not pc.any(pc.match_substring_regex(arr, ARROW_INT)).as_py()
+                and pc.all(pc.match_substring_regex(arr, ARROW_FLOAT)).as_py()
             ):
                 try:
                     floats = pc.cast(arr, pa.float64()).to_numpy()

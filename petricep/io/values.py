@@ -7,8 +7,15 @@ into batches):
 * text matching ``[+-]?[0-9]+`` becomes an ``int``;
 * text matching a plain decimal or exponent number (``1.5``, ``.5``, ``5.``,
   ``1e3``, ``-2.5E-3``) becomes a ``float``;
+* but only a number a float64 holds: text of more than :data:`MAX_NUMBER_CHARS`
+  characters, an integer beyond +-1.797e308 and an exponent number that overflows
+  (``1e400``) stay text -- so ``int()`` never meets Python's 4,300-digit limit and no
+  arithmetic meets an integer too large for a float;
 * anything else stays a ``str`` (``nan``, ``inf``, ``0x10``, ``1_000`` and
   numbers with surrounding spaces included: a ticker named ``INF`` stays text).
+
+:func:`is_number` is the one test of "a number" for every reader: an int or float a
+float64 holds (finite: never NaN or +-inf), never a bool.
 
 :func:`type_text_array` (and :func:`type_text_column`) apply exactly this rule to a whole
 Arrow string column, vectorised where the column is uniform.
@@ -16,8 +23,10 @@ Arrow string column, vectorised where the column is uniform.
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -27,47 +36,61 @@ import pyarrow.compute as pc
 INT_PATTERN = r"[+-]?[0-9]+"
 FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
-_INT_RE = re.compile(INT_PATTERN)
-_FLOAT_RE = re.compile(FLOAT_PATTERN)
-_ARROW_INT = "^" + INT_PATTERN + "$"
-_ARROW_FLOAT = "^" + FLOAT_PATTERN + "$"
+INT_RE = re.compile(INT_PATTERN)
+FLOAT_RE = re.compile(FLOAT_PATTERN)
+ARROW_INT = "^" + INT_PATTERN + "$"
+ARROW_FLOAT = "^" + FLOAT_PATTERN + "$"
 
-
-def is_int_text(s: str) -> bool:
-    return _INT_RE.fullmatch(s) is not None
-
-
-def is_float_text(s: str) -> bool:
-    """True for text that :func:`text_value` turns into a number (int or float)."""
-    return _FLOAT_RE.fullmatch(s) is not None
+# The longest text read as a number (an explicit limit, checked before any conversion:
+# no float64 needs more digits, and Python's int() refuses more than 4,300).
+MAX_NUMBER_CHARS = 400
+FLOAT_MAX = sys.float_info.max
 
 
 def text_value(s: str) -> Any:
     """The typed value of one text cell (see the module docstring)."""
     if not s:
         return None
-    if _INT_RE.fullmatch(s):
-        return int(s)
-    if _FLOAT_RE.fullmatch(s):
-        return float(s)
+    if len(s) > MAX_NUMBER_CHARS:
+        return s
+    if INT_RE.fullmatch(s):
+        n = int(s)
+        return n if -FLOAT_MAX <= n <= FLOAT_MAX else s
+    if FLOAT_RE.fullmatch(s):
+        f = float(s)
+        return f if math.isfinite(f) else s
     return s
 
 
 def is_number(v: Any) -> bool:
-    """Numbers as attribute values: int and float (and other numeric scalars), never bool."""
+    """Numbers as attribute values: an int or float (or other real scalar) that a float64
+    holds, so that arithmetic on it never raises; never a bool, NaN or an infinity."""
     if isinstance(v, bool):
         return False
-    if isinstance(v, (int, float)):
-        return True
-    return isinstance(v, numbers.Real)
+    if isinstance(v, int):
+        return -FLOAT_MAX <= v <= FLOAT_MAX
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, numbers.Real):
+        try:
+            return math.isfinite(float(v))
+        except (OverflowError, ValueError):
+            return False
+    return False
 
 
-def shared_pylist(arr: pa.Array) -> list[Any]:
-    """``arr.to_pylist()``, faster for repetitive columns, and sharing equal values."""
+def text_pylist(arr: pa.Array) -> tuple[list[Any], bool]:
+    """A text column's values with the empty string as ``None`` (one missing value in every
+    reader), and whether any is missing."""
     if len(arr) == 0:
-        return []
+        return [], False
     enc = pc.dictionary_encode(arr)
-    uniques = enc.dictionary.to_pylist()
+    uniques = [None if u == "" else u for u in enc.dictionary.to_pylist()]
+    return _expand(enc, uniques), arr.null_count > 0 or None in uniques
+
+
+def _expand(enc: pa.DictionaryArray, uniques: list[Any]) -> list[Any]:
+    """The values of a dictionary-encoded column, ``uniques`` standing for its dictionary."""
     table = np.empty(len(uniques) + 1, dtype=object)
     table[: len(uniques)] = uniques
     table[len(uniques)] = None
@@ -75,6 +98,14 @@ def shared_pylist(arr: pa.Array) -> list[Any]:
     if idx.null_count:
         idx = pc.fill_null(idx, len(uniques))
     return table[idx.to_numpy(zero_copy_only=False)].tolist()  # type: ignore[no-any-return]
+
+
+def shared_pylist(arr: pa.Array) -> list[Any]:
+    """``arr.to_pylist()``, faster for repetitive columns, and sharing equal values."""
+    if len(arr) == 0:
+        return []
+    enc = pc.dictionary_encode(arr)
+    return _expand(enc, enc.dictionary.to_pylist())
 
 
 def _first_valid(arr: pa.Array) -> str | None:
@@ -120,15 +151,17 @@ def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
     nulls = arr.null_count
     if nulls == n:
         return [None] * n, False
+    if pc.max(pc.binary_length(arr)).as_py() > MAX_NUMBER_CHARS:  # over-long "numbers" stay text
+        return _mixed(arr, nulls)
     first = _first_valid(arr)
-    if first is not None and _INT_RE.fullmatch(first):
+    if first is not None and INT_RE.fullmatch(first):
         ints = _plain_ints(arr)
         if ints is not None:
             if nulls:
                 return ints.to_pylist(), False
             return ints.to_numpy(), True
-    if first is not None and _FLOAT_RE.fullmatch(first):
-        int_mask = pc.match_substring_regex(arr, _ARROW_INT)
+    if first is not None and FLOAT_RE.fullmatch(first):
+        int_mask = pc.match_substring_regex(arr, ARROW_INT)
         all_int = pc.all(int_mask).as_py()
         if all_int:
             try:
@@ -139,24 +172,24 @@ def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
                 if nulls:
                     return ints.to_pylist(), False
                 return ints.to_numpy(), True
-        elif not pc.any(int_mask).as_py() and pc.all(pc.match_substring_regex(arr, _ARROW_FLOAT)).as_py():
+        elif not pc.any(int_mask).as_py() and pc.all(pc.match_substring_regex(arr, ARROW_FLOAT)).as_py():
             try:
                 floats = pc.cast(arr, pa.float64())
             except pa.ArrowInvalid:
                 pass
             else:
+                if not pc.all(pc.is_finite(floats)).as_py():  # 1e400: text, by the rule
+                    return _mixed(arr, nulls)
                 if nulls:
                     return floats.to_pylist(), False
                 return floats.to_numpy(), True
-    # mixed column: type each distinct value once
+    return _mixed(arr, nulls)
+
+
+def _mixed(arr: pa.Array, nulls: int) -> tuple[list[Any], bool]:
+    """A mixed column: each distinct value typed once, by :func:`text_value` itself."""
     enc = pc.dictionary_encode(arr)
     uniques = [text_value(s) for s in enc.dictionary.to_pylist()]
-    table = np.empty(len(uniques) + 1, dtype=object)
-    table[: len(uniques)] = uniques
-    table[len(uniques)] = None
-    idx = enc.indices
-    if idx.null_count:
-        idx = pc.fill_null(idx, len(uniques))
-    values = table[idx.to_numpy(zero_copy_only=False)].tolist()
+    values = _expand(enc, uniques)
     all_numbers = nulls == 0 and all(is_number(u) for u in uniques)
     return values, all_numbers

@@ -89,7 +89,7 @@ def outcome(path: str, skip: bool, filtered: bool, **kw: Any) -> tuple[Any, ...]
 def both(path: str, skip: bool, filtered: bool, **kw: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     new = outcome(path, skip, filtered, **kw)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(textfiles_mod._CsvSource, "_stream", _no_stream)
+        m.setattr(textfiles_mod.CsvSource, "_stream", _no_stream)
         old = outcome(path, skip, filtered, **kw)
     return new, old
 
@@ -271,7 +271,7 @@ def test_exact_errors(tmp_path: Path, small_blocks: list[int], bad: str | bytes,
     assert counts == (2000, 1) and len(events) == 1999
     assert [int(e.split(", pos=")[1].split(",")[0]) for e in events] == [i for i in range(2000) if i != 1200]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(textfiles_mod._CsvSource, "_stream", _no_stream)
+        m.setattr(textfiles_mod.CsvSource, "_stream", _no_stream)
         assert _skip(p) == (events, rejected, counts)
 
 

@@ -485,8 +485,8 @@ def test_fast_and_slow_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     p = write(tmp_path, "big.csv", _big_csv(2000, {}))
     kw: dict[str, Any] = {"type_field": "type", "time_field": "ts", "id_field": "id"}
     fast = read(p, **kw)
-    monkeypatch.setattr(textfiles_mod._CsvSource, "_fast", lambda self, run, chunk: None)
-    monkeypatch.setattr(textfiles_mod._CsvSource, "_stream", _no_stream)
+    monkeypatch.setattr(textfiles_mod.CsvSource, "_fast", lambda self, run, chunk: None)
+    monkeypatch.setattr(textfiles_mod.CsvSource, "_stream", _no_stream)
     slow = read(p, **kw)
     assert fast == slow and len(fast) == 2000
     assert [type(e.attrs["v"]) for e in fast[:3]] == [float, float, float]
@@ -507,8 +507,8 @@ def test_fast_slow_property(tmp_path: Path, rows: list[tuple[str, str, int]]) ->
     kw: dict[str, Any] = {"type_field": "type", "time_field": "ts", "on_error": "skip"}
     fast = read(p, **kw)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(textfiles_mod._CsvSource, "_fast", lambda self, run, chunk: None)
-        m.setattr(textfiles_mod._CsvSource, "_stream", _no_stream)
+        m.setattr(textfiles_mod.CsvSource, "_fast", lambda self, run, chunk: None)
+        m.setattr(textfiles_mod.CsvSource, "_stream", _no_stream)
         slow = read(p, **kw)
     assert fast == slow
     assert [repr(e) for e in fast] == [repr(e) for e in slow]
