@@ -27,7 +27,7 @@ from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
-from petricep.runtime.engine import Match
+from petricep.runtime.match import Match
 from petricep.runtime.rowexpr import Fn, MatchRow, MatchView, compile_sexpr
 
 Thread = tuple[int, tuple[MatchRow, ...], int]  # (place, rows so far, exits it may still take)

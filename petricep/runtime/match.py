@@ -1,0 +1,100 @@
+"""A match: one pattern's complete partial match, with its ids, times and RETURN values.
+
+Its own module so that every runtime (the engine, SQL rows, the kernel) and every edge (writers,
+tables, Spark) shares one match type without importing the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from petricep.events import Event
+
+
+class Match:
+    """One match of one pattern. ``ids`` is built on first use from the shared partial
+    match (a run that only counts matches never builds it)."""
+
+    __slots__ = ("pattern", "start", "end", "attrs", "_ids", "_vars", "_chain", "timeout")
+
+    def __init__(
+        self,
+        pattern: str,
+        ids: dict[str, Any] | None,
+        start: Any,
+        end: Any,
+        attrs: dict[str, Any] | None = None,
+        vars_: Any = None,
+        chain: list[tuple[int, Event]] | None = None,
+        timeout: tuple[str, Any] | None = None,
+    ) -> None:
+        self.pattern = pattern
+        self.start = start
+        self.end = end
+        self.attrs = attrs if attrs is not None else {}
+        self._ids = ids
+        self._vars = vars_
+        self._chain = chain
+        # a timed-out partial match (ON TIMEOUT): (its event type, when its window closed)
+        self.timeout = timeout
+
+    @property
+    def ids(self) -> dict[str, Any]:
+        if self._ids is None:
+            self._ids = _ids(self._vars, self._chain or [])
+        return self._ids
+
+    def bindings(self) -> dict[str, Any]:
+        """Variable -> bound event (a Kleene variable: its list), from the shared chain."""
+        out: dict[str, Any] = {}
+        by_slot = {v.slot: v for v in self._vars or ()}
+        for sl, ev in self._chain or ():
+            v = by_slot[sl]
+            if v.kleene:
+                out.setdefault(v.name, []).append(ev)
+            else:
+                out[v.name] = ev
+        return out
+
+    @property
+    def id(self) -> str:
+        """The id of this match as a composite event (``pattern[ids...]``; a timeout's
+        ``pattern@timeout[ids...]``)."""
+        return composite_id(self.pattern if self.timeout is None else f"{self.pattern}@timeout", self.ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"pattern": self.pattern, "ids": self.ids, "start": self.start, "end": self.end, "attrs": self.attrs}
+        if self.timeout is not None:
+            d["timeout"] = {"type": self.timeout[0], "deadline": self.timeout[1]}
+        return d
+
+    def __repr__(self) -> str:
+        return f"Match({self.to_dict()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Match) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
+    ids: dict[str, Any] = {}
+    present = {sl for sl, _ in chain}
+    for v in vars_:
+        if v.kleene and v.slot in present:
+            ids[v.name] = []
+    by_slot = {v.slot: v for v in vars_}
+    for sl, ev in chain:
+        v = by_slot[sl]
+        if v.kleene:
+            ids[v.name].append(ev.id)
+        else:
+            ids[v.name] = ev.id
+    return {v.name: ids[v.name] for v in vars_ if v.name in ids}
+
+
+def composite_id(name: str, ids: dict[str, Any]) -> str:
+    """The id of a match's composite event: ``name[id,id+id,...]`` — its ids in variable
+    order, a Kleene list joined by '+'. Content-based, so every engine (and every key
+    partition of a distributed run) names a composite event the same way."""
+    parts = ["+".join(str(i) for i in v) if isinstance(v, list) else str(v) for v in ids.values()]
+    return f"{name}[{','.join(parts)}]"
