@@ -254,6 +254,10 @@ def _write_jsonl(directory: str, name: str, lines: Iterable[str]) -> int:
 
 
 EXIT_INCOMPLETE = 3  # as ``run``: finished, but some events were late (see the summary)
+# Spark gives a new Python worker 10 s to connect; on a loaded machine a query's start
+# can fail so. Nothing is lost: the query restarts from its checkpoint.
+TRANSIENT = "Python worker failed to connect back"
+START_TRIES = 3
 
 
 def _sorted_json(df: Any) -> list[str]:
@@ -266,24 +270,39 @@ def _sorted_json(df: Any) -> list[str]:
 class StreamAccount:
     """The accounting of one ``stream`` invocation, micro-batch by micro-batch: events
     read = processed + rejected + late (a stream stops at a bad row: rejected is 0),
-    matches per pattern."""
+    matches per pattern. Kept by batch id: a micro-batch replayed after a retried query
+    start counts once."""
 
     patterns: list[str]
-    read: int = 0
-    late: int = 0
-    matches: Counter[str] = field(default_factory=Counter)
-    flushed: int = 0
-    batches: list[dict[str, Any]] = field(default_factory=list)
+    flushed: Counter[str] = field(default_factory=Counter)
+    by_batch: dict[int, tuple[int, int, Counter[str], float]] = field(default_factory=dict)
+
+    @property
+    def read(self) -> int:
+        return sum(b[0] for b in self.by_batch.values())
+
+    @property
+    def late(self) -> int:
+        return sum(b[1] for b in self.by_batch.values())
+
+    @property
+    def matches(self) -> Counter[str]:
+        total: Counter[str] = Counter(self.flushed)
+        for b in self.by_batch.values():
+            total.update(b[2])
+        return total
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        return [
+            {"batch": i, "read": r, "processed": r - late, "late": late, "matches": sum(m.values()),
+             "seconds": round(sec, 3)}
+            for i, (r, late, m, sec) in sorted(self.by_batch.items())
+        ]  # fmt: skip
 
     def add_batch(self, batch_id: int, read: int, late: int, patterns: list[str], seconds: float) -> str:
         """Count a micro-batch; its log line."""
-        self.read += read
-        self.late += late
-        self.matches.update(patterns)
-        self.batches.append(
-            {"batch": batch_id, "read": read, "processed": read - late, "late": late,
-             "matches": len(patterns), "seconds": round(seconds, 3)}
-        )  # fmt: skip
+        self.by_batch[batch_id] = (read, late, Counter(patterns), seconds)
         return f"batch {batch_id}: " + self.events_line(read, late) + f"; {len(patterns)} matches"
 
     @staticmethod
@@ -296,7 +315,7 @@ class StreamAccount:
         lines = [
             f"summary: {self.events_line(self.read, self.late)}; {total} matches in {elapsed:.2f} s "
             f"({rate:,.0f} events/s), {len(self.batches)} micro-batches"
-            + (f", {self.flushed} matches at end of input" if self.flushed else "")
+            + (f", {sum(self.flushed.values())} matches at end of input" if self.flushed else "")
         ]
         lines += [f"  {p}: {self.matches.get(p, 0)} matches" for p in self.patterns]
         lines.append(f"  matches written to {output}")
@@ -309,7 +328,7 @@ class StreamAccount:
         return {
             "events": {"read": self.read, "processed": self.read - self.late, "rejected": 0, "late": self.late},
             "patterns": {p: {"matches": self.matches.get(p, 0)} for p in self.patterns},
-            "end_of_input_matches": self.flushed,
+            "end_of_input_matches": sum(self.flushed.values()),
             "batches": self.batches,
         }
 
@@ -433,23 +452,28 @@ def _stream_query(
     show = err.isatty() if args.progress is None else args.progress
     with Progress(spark, err, show) as progress:
         sink.progress = progress
-        query = writer.start()
-        try:
-            query.awaitTermination()
-        except KeyboardInterrupt:
-            query.stop()
-            err.write("stopped\n")
-        except Exception as e:
-            found = _task_error(e, args.input)
-            if found is not None:
-                raise found from None
-            raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
+        for attempt in range(1, START_TRIES + 1):
+            query = writer.start()
+            try:
+                query.awaitTermination()
+                break
+            except KeyboardInterrupt:
+                query.stop()
+                err.write("stopped\n")
+                break
+            except Exception as e:
+                found = _task_error(e, args.input)
+                if found is not None:
+                    raise found from None
+                if TRANSIENT in str(e) and attempt < START_TRIES:
+                    err.write(f"warning: {TRANSIENT} (a busy machine): the query resumes from its checkpoint\n")
+                    continue
+                raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
         if args.flush:
             rows = run.flush(args.checkpoint).select("pattern", "json", "emitted_at", "task", "seq").collect()
             rows.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))
             sink.write(args.output, "part-final.jsonl", [r.json for r in rows])
-            account.flushed = len(rows)
-            account.matches.update(r.pattern for r in rows)
+            account.flushed = Counter(r.pattern for r in rows)
     return time.perf_counter() - started
 
 
