@@ -256,8 +256,8 @@ def _write_jsonl(directory: str, name: str, lines: Iterable[str]) -> int:
 EXIT_INCOMPLETE = 3  # as ``run``: finished, but some events were late (see the summary)
 # Spark gives a new Python worker 10 s to connect; on a loaded machine a query's start
 # can fail so. Nothing is lost: the query restarts from its checkpoint.
-TRANSIENT = "Python worker failed to connect back"
-START_TRIES = 3
+TRANSIENT = ("Python worker failed to connect back", "waiting for the Python worker to connect back", "CANNOT_OPEN_SOCKET")
+START_TRIES = 5
 
 
 def _sorted_json(df: Any) -> list[str]:
@@ -465,8 +465,8 @@ def _stream_query(
                 found = _task_error(e, args.input)
                 if found is not None:
                     raise found from None
-                if TRANSIENT in str(e) and attempt < START_TRIES:
-                    err.write(f"warning: {TRANSIENT} (a busy machine): the query resumes from its checkpoint\n")
+                if any(t in str(e) for t in TRANSIENT) and attempt < START_TRIES:
+                    err.write(f"warning: {_first_line(e)} (a busy machine?): the query resumes from its checkpoint\n")
                     continue
                 raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
         if args.flush:

@@ -111,10 +111,11 @@ def test_run_on_a_standalone_cluster_equals_embedded(cluster: str, tmp_path: Pat
          "--engine", "spark", "--master", cluster],
         env=env, capture_output=True, text=True, timeout=400, cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    where = next(x for x in done.stderr.splitlines() if x.startswith("executors import petricep from "))
+    log = done.stdout + done.stderr  # spark-submit passes the driver's stderr to its stdout
+    assert done.returncode == 0, log[-3000:]
+    where = next(x for x in log.splitlines() if x.startswith("executors import petricep from "))
     paths = where.split(" from ")[1].split()
     assert paths and all(x.endswith("petricep.zip/petricep/__init__.py") for x in paths), where  # the shipped copy
-    assert f"summary: {N} events read = {N} processed + 0 rejected + 0 late; {len(want)} matches" in done.stderr
-    assert f"on Spark {cluster}" in done.stderr
+    assert f"summary: {N} events read = {N} processed + 0 rejected + 0 late; {len(want)} matches" in log
+    assert f"on Spark {cluster}" in log
     assert canonical(out.read_text().splitlines()) == canonical(want)
