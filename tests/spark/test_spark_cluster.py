@@ -109,7 +109,7 @@ def test_run_on_a_standalone_cluster_equals_embedded(cluster: str, tmp_path: Pat
          "--executor-memory", "768m", "--conf", "spark.ui.enabled=false", str(tmp_path / "app.py"),
          "run", str(tmp_path / "p.pcep"), "--events", str(events), *STREAM_ARGS[:6], "-o", str(out),
          "--engine", "spark", "--master", cluster],
-        env=env, capture_output=True, text=True, timeout=400, cwd=tmp_path,
+        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
     )  # fmt: skip
     log = done.stdout + done.stderr  # spark-submit passes the driver's stderr to its stdout
     assert done.returncode == 0, log[-3000:]
