@@ -8,11 +8,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
+
+from .progress import Progress
 
 DEFAULT_MASTER = "local[*]"
 
@@ -52,8 +54,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise ConfigError(
             "--engine spark stops at the first bad row: --on-error skip and --rejects are not supported"
         )
-    if args.slack or args.late or args.stats:
-        raise ConfigError("--slack, --late and --stats are not supported with --engine spark yet: run embedded")
+    if args.slack or args.late:
+        raise ConfigError("--slack and --late are not supported with --engine spark yet: run embedded")
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
@@ -74,25 +76,26 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
 
     started = time.perf_counter()
     spark, owned = _session(args.master)
+    show = err.isatty() if getattr(args, "progress", None) is None else args.progress
     try:
         run = BatchRun(spark, net, tie=args.tie)
         for w in run.warnings:
             err.write(w + "\n")
+        counts: Counter[str] = Counter()
         try:
-            parsed = run.parse_file(spec)
-            lines = ordered_json(run.fire(parsed, raise_errors=False))
-            counts: Counter[str] = Counter()
-            total = 0
-            sink = out if not args.output else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
-            try:
-                for line in lines:
-                    sink.write(line)
-                    sink.write("\n")
-                    total += 1
-                    counts[_pattern_of(line)] += 1
-            finally:
-                if sink is not out:
-                    sink.close()
+            with Progress(spark, err, show) as progress:
+                parsed = run.parse_file(spec)
+                progress.note(f"{parsed.clock.events} events parsed")
+                lines = ordered_json(run.fire(parsed, raise_errors=False))
+                sink = out if not args.output else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+                try:
+                    for line in lines:
+                        sink.write(line)
+                        sink.write("\n")
+                        counts[_pattern_of(line)] += 1
+                finally:
+                    if sink is not out:
+                        sink.close()
         except FiringError as e:
             raise EvaluationError(f"{args.events}: {e}") from None
         except Exception as e:
@@ -102,17 +105,32 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
             raise found from None
         elapsed = time.perf_counter() - started
         n = parsed.clock.events
-        rate = n / elapsed if elapsed > 0 else 0.0
-        err.write(
-            f"summary: {n} events read = {n} processed + 0 rejected + 0 late; {total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) "
-            f"on Spark {spark.sparkContext.master}\n"
-        )
-        for p in net.patterns:
-            err.write(f"  {p.name}: {counts.get(p.name, 0)} matches\n")
+        report = {
+            "events": {"read": n, "processed": n, "rejected": 0, "late": 0},
+            "patterns": {p.name: {"matches": counts.get(p.name, 0)} for p in net.patterns},
+            "spark": {"master": spark.sparkContext.master, "seconds": round(elapsed, 3)},
+        }
+        _summary(report, elapsed, spark.sparkContext.master, err)
+        if getattr(args, "stats", None):
+            with open(args.stats, "w", encoding="utf-8") as fh:
+                json.dump(report, fh, indent=2)
+                fh.write("\n")
     finally:
         if owned:
             spark.stop()
     return 0
+
+
+def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) -> None:
+    ev = report["events"]
+    total = sum(p["matches"] for p in report["patterns"].values())
+    rate = ev["read"] / elapsed if elapsed > 0 else 0.0
+    err.write(
+        f"summary: {ev['read']} events read = {ev['processed']} processed + 0 rejected + 0 late; "
+        f"{total} matches in {elapsed:.2f} s ({rate:,.0f} events/s) on Spark {master}\n"
+    )
+    for name, p in report["patterns"].items():
+        err.write(f"  {name}: {p['matches']} matches\n")
 
 
 def _pattern_of(line: str) -> str:
@@ -190,6 +208,16 @@ def add_stream_parser(sub: Any) -> None:
     )
     st.add_argument("--available-now", action="store_true", help="process the files there now, then stop")
     st.add_argument(
+        "--late",
+        metavar="DIR",
+        help="directory for the events that arrive behind the watermark, late-<batch>.jsonl "
+        "(default: the --output directory)",
+    )
+    st.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, micro-batches)")
+    prog = st.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress lines")
+    prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines")
+    st.add_argument(
         "--flush",
         action="store_true",
         help="with --available-now: the input is complete; emit what its end releases",
@@ -225,25 +253,133 @@ def _write_jsonl(directory: str, name: str, lines: Iterable[str]) -> int:
     return n
 
 
+EXIT_INCOMPLETE = 3  # as ``run``: finished, but some events were late (see the summary)
+# Spark gives a new Python worker 10 s to connect; on a loaded machine a query's start
+# can fail so. Nothing is lost: the query restarts from its checkpoint.
+TRANSIENT = ("Python worker failed to connect back", "waiting for the Python worker to connect back", "CANNOT_OPEN_SOCKET")
+START_TRIES = 5
+
+
 def _sorted_json(df: Any) -> list[str]:
     rows = df.select("json", "emitted_at", "task", "seq").collect()
     rows.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))
     return [r.json for r in rows]
 
 
-def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
-    from petricep.api import load_patterns, net_of
+@dataclass
+class StreamAccount:
+    """The accounting of one ``stream`` invocation, micro-batch by micro-batch: events
+    read = processed + rejected + late (a stream stops at a bad row: rejected is 0),
+    matches per pattern. Kept by batch id: a micro-batch replayed after a retried query
+    start counts once."""
+
+    patterns: list[str]
+    flushed: Counter[str] = field(default_factory=Counter)
+    by_batch: dict[int, tuple[int, int, Counter[str], float]] = field(default_factory=dict)
+
+    @property
+    def read(self) -> int:
+        return sum(b[0] for b in self.by_batch.values())
+
+    @property
+    def late(self) -> int:
+        return sum(b[1] for b in self.by_batch.values())
+
+    @property
+    def matches(self) -> Counter[str]:
+        total: Counter[str] = Counter(self.flushed)
+        for b in self.by_batch.values():
+            total.update(b[2])
+        return total
+
+    @property
+    def batches(self) -> list[dict[str, Any]]:
+        return [
+            {"batch": i, "read": r, "processed": r - late, "late": late, "matches": sum(m.values()),
+             "seconds": round(sec, 3)}
+            for i, (r, late, m, sec) in sorted(self.by_batch.items())
+        ]  # fmt: skip
+
+    def add_batch(self, batch_id: int, read: int, late: int, patterns: list[str], seconds: float) -> str:
+        """Count a micro-batch; its log line."""
+        self.by_batch[batch_id] = (read, late, Counter(patterns), seconds)
+        return f"batch {batch_id}: " + self.events_line(read, late) + f"; {len(patterns)} matches"
+
+    @staticmethod
+    def events_line(read: int, late: int) -> str:
+        return f"{read} events read = {read - late} processed + 0 rejected + {late} late"
+
+    def summary(self, elapsed: float, output: str, late_dir: str) -> list[str]:
+        total = sum(self.matches.values())
+        rate = self.read / elapsed if elapsed > 0 else 0.0
+        lines = [
+            f"summary: {self.events_line(self.read, self.late)}; {total} matches in {elapsed:.2f} s "
+            f"({rate:,.0f} events/s), {len(self.batches)} micro-batches"
+            + (f", {sum(self.flushed.values())} matches at end of input" if self.flushed else "")
+        ]
+        lines += [f"  {p}: {self.matches.get(p, 0)} matches" for p in self.patterns]
+        lines.append(f"  matches written to {output}")
+        if self.late:
+            lines.append(f"  late events written to {late_dir}")
+        return lines
+
+    def report(self) -> dict[str, Any]:
+        """``--stats``: the same keys as ``run``'s, plus the micro-batches."""
+        return {
+            "events": {"read": self.read, "processed": self.read - self.late, "rejected": 0, "late": self.late},
+            "patterns": {p: {"matches": self.matches.get(p, 0)} for p in self.patterns},
+            "end_of_input_matches": sum(self.flushed.values()),
+            "batches": self.batches,
+        }
+
+
+class BatchWriter:
+    """``foreachBatch``: a micro-batch's matches to ``part-<batch>.jsonl``, its late
+    events to ``late-<batch>.jsonl`` (both atomic, so a replayed micro-batch rewrites its
+    own files), its accounting line to the log."""
+
+    def __init__(self, spark: Any, output: str, late_dir: str, account: StreamAccount, err: IO[str]) -> None:
+        self.spark = spark
+        self.output = output
+        self.late_dir = late_dir
+        self.account = account
+        self.err = err
+        self.progress: Progress | None = None
+        self.last = time.perf_counter()
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        from .streaming import LATE, MATCH, READ
+
+        rows = df.select("kind", "pattern", "json", "emitted_at", "task", "seq", "n").collect()
+        matches = [r for r in rows if r.kind == MATCH]
+        matches.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))
+        late = sorted((r for r in rows if r.kind == LATE), key=lambda r: r.emitted_at)
+        read = sum(r.n for r in rows if r.kind == READ)
+        if matches:
+            self.write(self.output, f"part-{batch_id:010d}.jsonl", [r.json for r in matches])
+        if late:
+            self.write(self.late_dir, f"late-{batch_id:010d}.jsonl", [r.json for r in late])
+        now = time.perf_counter()
+        line = self.account.add_batch(batch_id, read, len(late), [r.pattern for r in matches], now - self.last)
+        self.last = now
+        self.err.write(line + "\n")
+        if self.progress is not None:
+            a = self.account
+            self.progress.note(f"micro-batch {batch_id}; {a.read} events, {sum(a.matches.values())} matches")
+
+    def write(self, directory: str, name: str, lines: list[str]) -> int:
+        local = _local_dir(directory)
+        if local is not None:
+            return _write_jsonl(local, name, lines)
+        self.spark.createDataFrame([(x,) for x in lines], "json string").coalesce(1).write.mode(
+            "overwrite"
+        ).text(f"{directory}/{name}")
+        return len(lines)
+
+
+def _stream_spec(args: argparse.Namespace, patterns: list[Any]) -> InputSpec:
     from petricep.lang.fields import field_requirements
 
-    from .streaming import StreamRun
-
-    if args.flush and not args.available_now:
-        raise ConfigError("--flush needs --available-now (it declares the input complete)")
-    if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
-        raise ConfigError("--max-files-per-trigger must be at least 1")
-    files = load_patterns(args.patterns, args.lang)
-    patterns = [p for f in files for p in f.patterns]
-    net = net_of(files)
     required, numeric = field_requirements(patterns)
     spec = InputSpec(
         path=args.input,
@@ -261,71 +397,84 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
     )
     if args.format is None and spec.columns is not None:
         spec = replace(spec, format="csv")
-    out_local = _local_dir(args.output)
+    return spec
+
+
+def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
+    from petricep.api import load_patterns, net_of
+
+    if args.flush and not args.available_now:
+        raise ConfigError("--flush needs --available-now (it declares the input complete)")
+    if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
+        raise ConfigError("--max-files-per-trigger must be at least 1")
+    files = load_patterns(args.patterns, args.lang)
+    patterns = [p for f in files for p in f.patterns]
+    net = net_of(files)
+    spec = _stream_spec(args, patterns)
     spark, owned = _session(args.master)
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         partitions = args.partitions or 2 * int(spark.sparkContext.defaultParallelism)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-        run = StreamRun(spark, net, tie=args.tie, watermark=args.watermark)
-        for w in run.warnings:
-            err.write(w + "\n")
-        events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger)
-        matches = run.matches(events)
-        written = [0]
-
-        def write_batch(df: Any, batch_id: int) -> None:
-            lines = _sorted_json(df)
-            if not lines:
-                return
-            name = f"part-{batch_id:010d}.jsonl"
-            if out_local is not None:
-                written[0] += _write_jsonl(out_local, name, lines)
-            else:
-                spark.createDataFrame([(x,) for x in lines], "json string").coalesce(1).write.mode(
-                    "overwrite"
-                ).text(f"{args.output}/{name}")
-                written[0] += len(lines)
-
-        writer = matches.writeStream.foreachBatch(write_batch).option("checkpointLocation", args.checkpoint)
-        if args.available_now:
-            writer = writer.trigger(availableNow=True)
-        elif args.trigger_seconds:
-            writer = writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
-        started = time.perf_counter()
-        query = writer.start()
-        try:
-            query.awaitTermination()
-        except KeyboardInterrupt:
-            query.stop()
-            err.write("stopped\n")
-        except Exception as e:
-            found = _task_error(e, args.input)
-            if found is not None:
-                raise found from None
-            raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
-        flushed = 0
-        if args.flush:
-            lines = _sorted_json(run.flush(args.checkpoint))
-            if out_local is not None:
-                flushed = _write_jsonl(out_local, "part-final.jsonl", lines)
-            else:
-                spark.createDataFrame([(x,) for x in lines], "json string").coalesce(1).write.mode(
-                    "overwrite"
-                ).text(f"{args.output}/part-final.jsonl")
-                flushed = len(lines)
-        elapsed = time.perf_counter() - started
-        err.write(
-            f"summary: {written[0]} matches written in {elapsed:.2f} s"
-            + (f", {flushed} at end of input" if args.flush else "")
-            + f" to {args.output}\n"
-        )
+        account = StreamAccount([p.name for p in net.patterns])
+        elapsed = _stream_query(args, spark, net, spec, account, err)
+        for line in account.summary(elapsed, args.output, args.late or args.output):
+            err.write(line + "\n")
+        if args.stats:
+            with open(args.stats, "w", encoding="utf-8") as fh:
+                json.dump(account.report(), fh, indent=2)
+                fh.write("\n")
     finally:
         if owned:
             spark.stop()
         else:
             spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
-    return 0
+    return EXIT_INCOMPLETE if account.late else 0
+
+
+def _stream_query(
+    args: argparse.Namespace, spark: Any, net: Any, spec: InputSpec, account: StreamAccount, err: IO[str]
+) -> float:
+    """Run the query (and the end-of-input flush); the seconds it took."""
+    from .streaming import StreamRun
+
+    run = StreamRun(spark, net, tie=args.tie, watermark=args.watermark)
+    for w in run.warnings:
+        err.write(w + "\n")
+    events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger)
+    sink = BatchWriter(spark, args.output, args.late or args.output, account, err)
+    writer = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", args.checkpoint)
+    if args.available_now:
+        writer = writer.trigger(availableNow=True)
+    elif args.trigger_seconds:
+        writer = writer.trigger(processingTime=f"{args.trigger_seconds} seconds")
+    started = time.perf_counter()
+    show = err.isatty() if args.progress is None else args.progress
+    with Progress(spark, err, show) as progress:
+        sink.progress = progress
+        for attempt in range(1, START_TRIES + 1):
+            query = writer.start()
+            try:
+                query.awaitTermination()
+                break
+            except KeyboardInterrupt:
+                query.stop()
+                err.write("stopped\n")
+                break
+            except Exception as e:
+                found = _task_error(e, args.input)
+                if found is not None:
+                    raise found from None
+                if any(t in str(e) for t in TRANSIENT) and attempt < START_TRIES:
+                    err.write(f"warning: {_first_line(e)} (a busy machine?): the query resumes from its checkpoint\n")
+                    continue
+                raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
+        if args.flush:
+            rows = run.flush(args.checkpoint).select("pattern", "json", "emitted_at", "task", "seq").collect()
+            rows.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))
+            sink.write(args.output, "part-final.jsonl", [r.json for r in rows])
+            account.flushed = Counter(r.pattern for r in rows)
+    return time.perf_counter() - started
 
 
 def _first_line(e: BaseException) -> str:

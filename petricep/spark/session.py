@@ -66,6 +66,9 @@ BASE_CONF: dict[str, str] = {
     ),
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # a Python worker connecting back to a busy JVM: Spark's 15 s fails streaming queries
+    # on a loaded machine ("Python worker failed to connect back")
+    "spark.python.authenticate.socketTimeout": "120s",
 }
 
 

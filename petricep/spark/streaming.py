@@ -9,11 +9,19 @@ Time
 ----
 Events may arrive out of order (within the watermark). A key's events are buffered
 until the watermark passes them — an event-time timer per key fires then — and are
-pushed into the engine in (ts, pos) order; an event that arrives behind the watermark
-is dropped (counted as late), as is one Spark itself drops (not after the previous
-micro-batch's watermark). Timestamps map to Spark event time as seconds (date-times are
-epoch seconds; plain numbers are read as seconds too; they must not be negative), the
-watermark delay is given in the same units.
+pushed into the engine in (ts, pos) order. Timestamps map to Spark event time as
+milliseconds (``event_time_ms``: date-times are epoch seconds; plain numbers are read as
+seconds too; they must not be negative), the watermark delay is given in the same units.
+
+The watermark never cuts a group of equal timestamps: with the delay 0 it equals the
+event time of the latest event seen, and only events strictly before it are released,
+so the rest of a group split across files (or across a restart) still joins it. An
+event that arrives behind the watermark — strictly before it: before something already
+released — is *late*: counted once and output as a ``late`` row (the line ``run --late``
+writes), never dropped silently. Spark's own late-row filter (rows at or before the
+previous micro-batch's watermark, dropped uncounted) never sees the event-time column.
+The output also counts the events read, per key and micro-batch (``read`` rows), so a
+caller can account for every event: read = processed + late.
 
 After pushing, a keyed group's engine is advanced to the watermark (``advance``), which
 emits the matches waiting on an end negation whose window the watermark has passed; a
@@ -39,10 +47,13 @@ union of the query's output equals a batch run over the same events.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
 import os
 import pickle
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -53,6 +64,7 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.events import Event
+from petricep.io.output import LateWriter
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
 from petricep.runtime.engine import TIE_RULES, Engine, Match
 
@@ -63,11 +75,22 @@ from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row
 from .session import configure, require_spark
 
-STREAM_DDL = "g int, k string, pos long, evtime long, ev binary"
+STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean"
+# the query's output: matches, late events and per-key counts of the events read
+OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
+MATCH, LATE, READ = "match", "late", "read"
+UNROUTED = -1  # the group of events no pattern reads: counted (read or late), nothing else
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
 _STATE_DDL = "v binary"
 _STREAM_SCHEMA = pa.schema(
-    [("g", pa.int32()), ("k", pa.string()), ("pos", pa.int64()), ("evtime", pa.int64()), ("ev", pa.binary())]
+    [
+        ("g", pa.int32()),
+        ("k", pa.string()),
+        ("pos", pa.int64()),
+        ("evtime", pa.int64()),
+        ("ev", pa.binary()),
+        ("first", pa.bool_()),
+    ]
 )
 CLOCK = -1  # emitted_at of matches emitted by a watermark advance
 
@@ -92,9 +115,8 @@ def streaming_plan(plan: Plan) -> tuple[Plan, list[str]]:
 
 def event_time_ms(ts: Any) -> int:
     """Spark event time (ms) of a timestamp in seconds: the floor, exactly, plus 1 ms —
-    Spark drops rows whose event time is not after the previous micro-batch's watermark,
-    and that is 0 in the first one: a stream starting at time 0 must not lose its first
-    events."""
+    so that it is positive, after the first micro-batch's watermark (0) even for a
+    stream starting at time 0."""
     if isinstance(ts, int):
         return ts * 1000 + 1
     return math.floor(Fraction(ts) * 1000) + 1
@@ -163,13 +185,13 @@ class StreamParser:
                     )
                 )
             e = Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs)
-            routes = self.router.route(e)
-            if not routes:
-                continue
+            routes = self.router.route(e) or [(UNROUTED, "")]
             data = encode(e)
             et = event_time_ms(e.ts)
+            first = True
             for g, key in routes:
-                out.append((g, key, pos, et, data))
+                out.append((g, key, pos, et, data, first))
+                first = False
 
     def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
         label = path[5:] if path.startswith("file:") else path
@@ -213,11 +235,78 @@ class _KeyState:
         self.buffer: list[tuple[int, Any, int, bytes]] = []  # (evtime ms, ts, pos, ev)
         self.wakeups: list[int] = []  # ms: a window end after which advancing may emit
         self.timer: int | None = None
-        self.late = 0
+
+
+OUTPUT_COLUMNS = [c.split()[0] for c in OUTPUT_DDL.split(", ")]
+_NO_MATCH = (None,) * len(MATCHES_DDL.split(", "))
+
+
+def late_row(e: Event, watermark_ms: int) -> tuple[Any, ...]:
+    """An event behind the watermark as an output row: ``json`` is the line ``run --late``
+    writes for it (``watermark``: the timestamp every event before which was released)."""
+    buf = io.StringIO()
+    LateWriter(buf).write(e, clock_ts(watermark_ms))
+    row: list[Any] = list(_NO_MATCH)
+    row[OUTPUT_COLUMNS.index("json")] = buf.getvalue().rstrip("\n")
+    row[OUTPUT_COLUMNS.index("emitted_at")] = e.pos
+    return (*row, LATE, 1)
+
+
+def read_row(n: int) -> tuple[Any, ...]:
+    """A count of events read (on time or late) by one key in one micro-batch."""
+    return (*_NO_MATCH, READ, n)
+
+
+class EngineCache:
+    """Live engines of the keys a Python worker served in earlier micro-batches, so that a
+    key's engine is not rebuilt from its snapshot every micro-batch (building compiles the
+    net's conditions: milliseconds per key). A cached engine is used only when the state
+    store holds exactly the snapshot taken of it — after a replay or a task that ran
+    elsewhere, the snapshot differs and the engine is rebuilt from it. One cache per net
+    (by its pickled bytes) and tie rule; each keeps the last ``size`` keys used."""
+
+    _caches: dict[tuple[bytes, str], EngineCache] = {}
+
+    def __init__(self, net: Net, tie: str, size: int = 4096) -> None:
+        self.net = net
+        self.tie = tie
+        self.size = size
+        self.live: OrderedDict[tuple[int, str], tuple[bytes, Engine]] = OrderedDict()
+
+    @classmethod
+    def of(cls, net: Net, tie: str) -> EngineCache:
+        fingerprint = (hashlib.sha256(pickle.dumps(net, protocol=5)).digest(), tie)
+        cache = cls._caches.get(fingerprint)
+        if cache is None:
+            if len(cls._caches) >= 8:
+                cls._caches.pop(next(iter(cls._caches)))
+            cache = cls._caches[fingerprint] = cls(net, tie)
+        return cache
+
+    def get(self, key: tuple[int, str], stored: bytes | None) -> Engine:
+        """The engine whose snapshot is ``stored`` (a new one for None)."""
+        hit = self.live.pop(key, None)
+        if hit is not None and stored is not None and hit[0] == stored:
+            return hit[1]
+        return snapshot.loads(stored, self.net, self.tie) if stored is not None else Engine(self.net, self.tie)
+
+    def put(self, key: tuple[int, str], stored: bytes, engine: Engine) -> None:
+        self.live[key] = (stored, engine)
+        if len(self.live) > self.size:
+            self.live.popitem(last=False)
 
 
 class EngineProcessor:
-    """The stateful processor (built lazily as a pyspark ``StatefulProcessor``)."""
+    """The stateful processor (built lazily as a pyspark ``StatefulProcessor``).
+
+    Late events: Spark's own filter would drop, silently, every row at or before the
+    previous micro-batch's watermark — and with a zero delay that is the timestamp of the
+    last event seen, so a file boundary inside a group of equal timestamps lost the rest
+    of the group after a restart. The query hides the event-time column from Spark (see
+    :meth:`StreamRun.output`) and this processor decides instead: an event is late when its
+    event time is before the current watermark (every key has released, or will release in
+    this micro-batch, everything before it); a late event is counted once (on its first
+    route) and comes out as a ``late`` row."""
 
     def __init__(self, net: Net, plan: Plan, tie: str) -> None:
         self.net = net
@@ -229,6 +318,7 @@ class EngineProcessor:
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         schema = StructType([StructField("v", BinaryType(), True)])
+        self.engines = EngineCache.of(self.net, self.tie)
         self.handle = handle
         self.engine_state = handle.getValueState("engine", schema)
         self.buffer_state = handle.getValueState("buffer", schema)
@@ -238,7 +328,7 @@ class EngineProcessor:
         if self.engine_state.exists():
             st.engine = bytes(self.engine_state.get()[0])
         if self.buffer_state.exists():
-            st.buffer, st.wakeups, st.timer, st.late = pickle.loads(bytes(self.buffer_state.get()[0]))
+            st.buffer, st.wakeups, st.timer = pickle.loads(bytes(self.buffer_state.get()[0]))
         return st
 
     def _save(self, st: _KeyState) -> None:
@@ -252,23 +342,36 @@ class EngineProcessor:
             st.timer = timer
         if st.engine is not None:
             self.engine_state.update((st.engine,))
-        if st.buffer or st.wakeups or st.timer is not None or st.late:
-            self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer, st.late), protocol=5),))
+        if st.buffer or st.wakeups or st.timer is not None:
+            self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer), protocol=5),))
         elif self.buffer_state.exists():
             self.buffer_state.clear()
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        import pandas as pd
+
         wm = timerValues.getCurrentWatermarkInMs()
-        st = self._load()
+        unrouted = int(key[0]) == UNROUTED
+        st = None if unrouted else self._load()
+        out: list[tuple[Any, ...]] = []
+        read = 0
         for pdf in rows:
-            for pos, et, ev in zip(pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist()):
+            for pos, et, ev, first in zip(
+                pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist()
+            ):
+                read += first
                 if et < wm:
-                    st.late += 1
-                    continue
-                st.buffer.append((et, None, pos, bytes(ev)))
-        st.buffer.sort(key=lambda x: (x[0], x[2]))
-        self._save(st)
-        return iter([])
+                    if first:
+                        out.append(late_row(decode(bytes(ev), pos, False), wm))
+                elif st is not None:
+                    st.buffer.append((et, None, pos, bytes(ev)))
+        if st is not None:
+            st.buffer.sort(key=lambda x: (x[0], x[2]))
+            self._save(st)
+        if read:
+            out.append(read_row(read))
+        if out:
+            yield pd.DataFrame(out, columns=OUTPUT_COLUMNS)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
         import pandas as pd
@@ -281,23 +384,19 @@ class EngineProcessor:
             st.timer = None
         group = self.plan.groups[int(key[0])]
         with quiet_gc():
-            rows = self._release(st, group, wm)
+            rows = self._release(st, group, wm, (int(key[0]), str(key[1])))
         self._save(st)
         if rows:
-            yield pd.DataFrame(rows, columns=[c.split()[0] for c in MATCHES_DDL.split(", ")])
+            yield pd.DataFrame([(*r, MATCH, None) for r in rows], columns=OUTPUT_COLUMNS)
 
-    def _release(self, st: _KeyState, group: Group, wm: int) -> list[tuple[Any, ...]]:
+    def _release(self, st: _KeyState, group: Group, wm: int, key: tuple[int, str]) -> list[tuple[Any, ...]]:
         ready = [x for x in st.buffer if x[0] < wm]
         st.buffer = [x for x in st.buffer if x[0] >= wm]
         st.wakeups = [w for w in st.wakeups if w > wm]
         events = sorted((decode(ev, pos, False) for _, _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
         if not events and group.clock_sensitive:
             return []
-        engine = (
-            snapshot.loads(st.engine, self.net, self.tie)
-            if st.engine is not None
-            else Engine(self.net, self.tie)
-        )
+        engine = self.engines.get(key, st.engine)
         keep = frozenset(group.patterns)
         rows: list[tuple[Any, ...]] = []
         seq = 0
@@ -325,6 +424,7 @@ class EngineProcessor:
             raise RuntimeError(TASK_ERROR + f"event at position {last}: {err}") from None
         st.wakeups = sorted({w for w in st.wakeups if w > wm})
         st.engine = snapshot.dumps(engine)
+        self.engines.put(key, st.engine, engine)
         return rows
 
     def close(self) -> None:
@@ -382,21 +482,36 @@ class StreamRun:
         spec = replace(spec, format=None, path=spec.path or "<stream>")
         return df.mapInArrow(StreamParser(StreamParse(spec, pos_field, False), Router(self.plan)), STREAM_DDL)
 
-    def matches(self, events: Any) -> Any:
-        """The streaming DataFrame of matches (MATCHES_DDL; ``emitted_at`` is the position of
-        the event that released a match, -1 when the watermark did)."""
+    def output(self, events: Any) -> Any:
+        """The streaming DataFrame of everything the query says (OUTPUT_DDL): ``kind``
+        ``match`` rows are matches (MATCHES_DDL columns; ``emitted_at`` is the position of
+        the event that released a match, -1 when the watermark did), ``late`` rows the
+        events that arrived behind the watermark (``json``: the line ``run --late``
+        writes), ``read`` rows count (``n``) the events read, late ones included.
+
+        Spark tracks the watermark on the ``et`` column, which the stateful operator does
+        not see: Spark would otherwise drop rows at or before the previous micro-batch's
+        watermark by itself, uncounted (see :class:`EngineProcessor`)."""
         from pyspark.sql import functions as F
 
         timed = events.withColumn("et", F.timestamp_millis(F.col("evtime"))).withWatermark(
             "et", f"{self.watermark_ms} milliseconds"
         )
         return (
-            timed.select("g", "k", "pos", "evtime", "ev", "et")
+            timed.select("g", "k", "pos", "evtime", "ev", "first")
             .groupBy("g", "k")
             .transformWithStateInPandas(
-                processor(self.net, self.plan, self.tie), MATCHES_DDL, "Append", "EventTime"
+                processor(self.net, self.plan, self.tie), OUTPUT_DDL, "Append", "EventTime"
             )
         )
+
+    def matches(self, events: Any) -> Any:
+        """The streaming DataFrame of matches only (MATCHES_DDL): :meth:`output` without
+        its late events and counts."""
+        from pyspark.sql import functions as F
+
+        cols = [c.split()[0] for c in MATCHES_DDL.split(", ")]
+        return self.output(events).where(F.col("kind") == MATCH).select(*cols)
 
     def flush(self, checkpoint: str) -> Any:
         """A batch DataFrame of the matches the end of the input releases, from the state
@@ -446,7 +561,7 @@ class _Flush:
                         else Engine(self.net, self.tie)
                     )
                     buffered: list[tuple[int, Any, int, bytes]] = (
-                        pickle.loads(buf)[0] if buf is not None else []
+                        pickle.loads(buf)[0] if buf is not None else []  # (buffer, wakeups, timer)
                     )
                     keep = frozenset(group.patterns)
                     seq = 0

@@ -36,6 +36,22 @@ def test_run_on_spark_writes_the_same_json_lines(
 
 
 @pytest.mark.spark
+def test_run_on_spark_accounts_and_shows_progress(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stats = tmp_path / "stats.json"
+    args = ["run", *STOCKS, "-o", str(tmp_path / "m.jsonl"), "--engine", "spark", "--master", "local[2]"]
+    assert main([*args, "--stats", str(stats), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "progress: " in err and "20000 events parsed" in err
+    report = json.loads(stats.read_text())
+    assert report["events"] == {"read": 20000, "processed": 20000, "rejected": 0, "late": 0}
+    assert report["patterns"] == {"sase_equal_price": {"matches": 6525}}
+    assert main([*args, "--no-progress"]) == 0
+    assert "progress: " not in capsys.readouterr().err
+
+
+@pytest.mark.spark
 def test_bad_rows_and_options_on_spark(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
