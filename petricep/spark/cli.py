@@ -11,8 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+from petricep.api import load_patterns, net_of, warnings_for
+from petricep.api.runner import check_columns
+from petricep.cli.inputs import input_spec
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
+from petricep.lang.fields import field_requirements
 
 from .progress import Progress
 
@@ -47,8 +51,6 @@ def _task_error(exc: BaseException, label: str) -> PetricepError | None:
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``petricep run --engine spark``: the same steps as ``--engine local`` up to the
     engine (patterns, warnings, input spec, schema check at the pattern), then Spark."""
-    from petricep.api import load_patterns, net_of
-    from petricep.cli import check_columns, input_spec, warnings_for
 
     if args.on_error != "fail" or args.rejects:
         raise ConfigError(
@@ -378,7 +380,6 @@ class BatchWriter:
 
 
 def _stream_spec(args: argparse.Namespace, patterns: list[Any]) -> InputSpec:
-    from petricep.lang.fields import field_requirements
 
     required, numeric = field_requirements(patterns)
     spec = InputSpec(
@@ -401,7 +402,6 @@ def _stream_spec(args: argparse.Namespace, patterns: list[Any]) -> InputSpec:
 
 
 def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
-    from petricep.api import load_patterns, net_of
 
     if args.flush and not args.available_now:
         raise ConfigError("--flush needs --available-now (it declares the input complete)")
