@@ -161,10 +161,10 @@ class KernelRun:
     def push(self, batch: Batch) -> pa.Table:
         """Fire the batch's events; returns the matches they completed, in emission order."""
         n = batch.num_rows
+        ts = self._time(batch)  # also fixes the type of the start / end columns
         if n == 0:
             return self._table(*self.kernel.take_matches())
         types = self._types(batch, n)
-        ts = self._time(batch)
         pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
         ids = self._ids(batch, pos)
         vals, tags = self._attributes(batch, n)
