@@ -20,10 +20,10 @@ Public API (for the CLI, the library API and Spark to wire in):
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects.
 
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
-``[attr]`` partitions, time, duration and count windows, the four strategies, the tie rules
-``arrival`` and ``strict``, merged nets with per-pattern roles and windows. Refused with a
-reason: negation, Kleene closure, RETURN, consumption, ON TIMEOUT, LIMIT, SQL queries,
-ARCHIVED variables, the tie rule ``either``.
+``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
+rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
+per-pattern roles and windows. Refused with a reason: negation, Kleene closure, RETURN,
+consumption, ON TIMEOUT, LIMIT, SQL queries, ARCHIVED variables.
 """
 
 from __future__ import annotations

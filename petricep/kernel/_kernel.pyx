@@ -106,7 +106,7 @@ cdef class EventStore:
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
-    cdef const uint8_t[:] place_exits
+    cdef const uint8_t[:] place_exits, place_accepting
     cdef const int32_t[:] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
     cdef const int64_t[:] rg_mask, role_bit, tr_mask, pw_mask
     cdef const double[:] rg_window, tr_window, pw_window, consts
@@ -142,6 +142,7 @@ cdef class Group:
 
     def __cinit__(self, lg):
         self.place_exits = lg.place_exits
+        self.place_accepting = lg.place_accepting
         self.place_rg_start = lg.place_rg_start
         self.rg_mask = lg.rg_mask
         self.rg_window = lg.rg_window
@@ -272,7 +273,13 @@ cdef class Kernel:
     """Runs a lowered net over batches of events (columns); see KernelRun for the Python side."""
     cdef public list groups
     cdef public EventStore store
-    cdef public int tie_strict, npatterns, maxslots, ntypes
+    cdef public int tie_strict, tie_either, npatterns, maxslots, ntypes
+    # tie rule either: the open timestamp group (events in the store, their type, ts, pos, keys)
+    cdef int64_t* grp_ev
+    cdef int32_t* grp_type
+    cdef int64_t* grp_keys  # ngroups per event
+    cdef Py_ssize_t grp_n, grp_cap, grp_rows
+    cdef double grp_ts
     cdef int has_contiguity
     cdef double last_ts
     cdef int64_t last_key
@@ -295,6 +302,11 @@ cdef class Kernel:
         self.groups = [Group(g) for g in lowered.groups]
         self.store = EventStore(max(len(lowered.attrs), 1))
         self.tie_strict = 1 if tie == "strict" else 0
+        self.tie_either = 1 if tie == "either" else 0
+        self.grp_ev = NULL; self.grp_type = NULL; self.grp_keys = NULL
+        self.grp_n = 0
+        self.grp_cap = 0
+        self.grp_rows = 0
         self.npatterns = len(lowered.patterns)
         self.maxslots = lowered.maxslots
         self.ntypes = len(lowered.types)
@@ -317,6 +329,7 @@ cdef class Kernel:
     def __dealloc__(self):
         free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack)
+        free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
         if cap <= self.out_cap:
@@ -563,12 +576,11 @@ cdef class Kernel:
 
     cdef int step(self, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1:
         """Extend every partial match of ``key`` by the event (GroupRuntime.step); new tokens
-        are left in ``g.created``."""
+        are appended to ``g.created``."""
         cdef int e, k, tr, src, base, nen
         cdef int32_t t, nxt, prev, nt
         cdef int64_t moved, floor = NO_KEY
         cdef int32_t enabled[256]
-        g.ncreated = 0
         if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
             floor = g.floors[key]
         elif g.strategy >= STRICT_CONTIGUITY:
@@ -707,8 +719,11 @@ cdef class Kernel:
         for i in range(g.ncreated):
             t = g.created[i]
             if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
-                self.completed += 1
+                if not self.tie_either:
+                    self.completed += 1
                 self.accept(g, t)
+            if self.tie_either and g.place_accepting[g.tk_place[t]]:
+                self.completed += 1
         for i in range(g.ncreated):
             t = g.created[i]
             place = g.tk_place[t]
@@ -743,10 +758,17 @@ cdef class Kernel:
         for i in range(n):
             if ts[i] < self.last_ts:
                 raise OrderError(i + row0, ts[i], self.last_ts)
+            if self.tie_either:
+                if self.grp_rows and ts[i] != self.grp_ts:
+                    self.run_group()
+                self.grp_ts = ts[i]
+                self.grp_rows += 1
             self.last_ts = ts[i]
             self.events += 1
             etype = types[i]
-            if etype >= 0:
+            if etype >= 0 and self.tie_either:
+                self.buffer(etype, ts[i], pos[i], ids[i], vals, tags, keys, i)
+            elif etype >= 0:
                 # the event enters the store; it stays only if a stored token binds it
                 if st.n >= st.cap:
                     st.reserve(2 * st.cap)
@@ -767,6 +789,7 @@ cdef class Kernel:
                     key = keys[gi, i]
                     if key >= g.nkeys:
                         g.reserve_keys(key + 1)
+                    g.ncreated = 0
                     self.step(g, etype, key, ev, ts[i], pos[i])
                     if g.ncreated:
                         kept = True
@@ -785,10 +808,132 @@ cdef class Kernel:
                             g.reserve_keys(key + 1)
                         g.floors[key] = ekey
                 self.last_key = ekey
-            self.since_sweep += 1
-            if self.since_sweep >= self.sweep_every:
-                self.sweep(ts[i], pos[i])
+            if not self.tie_either:
+                self.since_sweep += 1
+                if self.since_sweep >= self.sweep_every:
+                    self.sweep(ts[i], pos[i])
         return self.out_n
+
+    # ------------------------------------------------------------------ tie rule either
+
+    cdef int buffer(self, int etype, double ts, int64_t pos, int64_t id, const double[:, :] vals,
+                    const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t i) except -1:
+        """An event of the open timestamp group: into the store, and onto the group."""
+        cdef EventStore st = self.store
+        cdef Py_ssize_t ev, a, na = st.nattrs, gi, ng = len(self.groups)
+        if st.n >= st.cap:
+            st.reserve(2 * st.cap)
+        ev = st.n
+        st.n += 1
+        st.ts[ev] = ts
+        st.pos[ev] = pos
+        st.id[ev] = id
+        for a in range(na):
+            st.val[ev * na + a] = vals[i, a]
+            st.tag[ev * na + a] = tags[i, a]
+        if self.grp_n >= self.grp_cap:
+            self.grp_cap = max(16, 2 * self.grp_cap)
+            self.grp_ev = <int64_t*>grow(self.grp_ev, self.grp_cap, sizeof(int64_t))
+            self.grp_type = <int32_t*>grow(self.grp_type, self.grp_cap, sizeof(int32_t))
+            self.grp_keys = <int64_t*>grow(self.grp_keys, self.grp_cap * max(ng, 1), sizeof(int64_t))
+        self.grp_ev[self.grp_n] = ev
+        self.grp_type[self.grp_n] = etype
+        for gi in range(ng):
+            self.grp_keys[self.grp_n * ng + gi] = keys[gi, i]
+        self.grp_n += 1
+        return 0
+
+    cdef int run_group(self) except -1:
+        """Close the timestamp group: equal timestamps match in any order, so per shared net
+        and key, extend the marking by each event, then the new tokens by the group's other
+        events until nothing new appears (Engine._run_group / _fixpoint)."""
+        cdef Py_ssize_t gi, j, ng = len(self.groups), first
+        cdef int64_t key
+        cdef Group g
+        cdef list order
+        cdef Py_ssize_t rows = self.grp_rows
+        for gi in range(ng):
+            g = <Group>self.groups[gi]
+            first = self.out_n
+            order = []
+            for j in range(self.grp_n):
+                if g.type_start[self.grp_type[j] + 1] == g.type_start[self.grp_type[j]]:
+                    continue
+                key = self.grp_keys[j * ng + gi]
+                if key not in order:
+                    order.append(key)
+            for key in order:
+                if key >= g.nkeys:
+                    g.reserve_keys(key + 1)
+                self.fixpoint(g, gi, key)
+            if self.out_n - first > 1 and self.npatterns > 1:
+                self.order_emitted(first)
+        self.grp_n = 0
+        self.grp_rows = 0
+        self.since_sweep += rows
+        if self.since_sweep >= self.sweep_every and rows:
+            self.sweep(self.grp_ts, self.store.pos[self.store.n - 1] if self.store.n else 0)
+        return 0
+
+    cdef int fixpoint(self, Group g, Py_ssize_t gi, int64_t key) except -1:
+        cdef Py_ssize_t j, idx, k, e, ng = len(self.groups)
+        cdef int32_t t, nt
+        cdef int tr, place, ns = g.nslots, contains
+        cdef int64_t ev
+        cdef list mine = []
+        cdef list enabled = []
+        cdef list trs
+        cdef set seen = set()
+        cdef object bkey
+        g.ncreated = 0
+        for j in range(self.grp_n):
+            if self.grp_keys[j * ng + gi] != key or g.type_start[self.grp_type[j] + 1] == g.type_start[self.grp_type[j]]:
+                continue
+            ev = self.grp_ev[j]
+            mine.append(j)
+            self.step(g, self.grp_type[j], key, ev, self.store.ts[ev], self.store.pos[ev])
+        if len(mine) > 1:
+            for j in mine:  # per event: its transitions whose input-arc guards hold
+                trs = []
+                for e in range(g.type_start[self.grp_type[j]], g.type_start[self.grp_type[j] + 1]):
+                    for k in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
+                        tr = g.ent_trs[k]
+                        if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or self.arc_ok(g, tr, self.grp_ev[j]):
+                            trs.append(tr)
+                if trs:
+                    enabled.append((self.grp_ev[j], trs))
+        idx = 0
+        while enabled and idx < g.ncreated:
+            t = g.created[idx]
+            idx += 1
+            place = g.tk_place[t]
+            for ev, trs in enabled:
+                contains = 0
+                for k in range(ns):
+                    if g.tk_slots[<Py_ssize_t>t * ns + k] == ev:
+                        contains = 1
+                if contains:
+                    continue
+                for tr in trs:
+                    if g.tr_src[tr] != place:
+                        continue
+                    nt = self.fire(g, tr, t, ev, self.store.ts[ev], self.store.pos[ev], NO_KEY)
+                    if nt < 0:
+                        continue
+                    bkey = (g.tk_place[nt], g.tk_users[nt],
+                            tuple([g.tk_slots[<Py_ssize_t>nt * ns + k] for k in range(ns)]))
+                    if bkey in seen:
+                        g.release(nt)
+                        continue
+                    seen.add(bkey)
+                    g.add_created(nt)
+        self.store_created(g, key)
+        return 0
+
+    def finish(self):
+        """End of stream: close the open timestamp group (tie rule either)."""
+        if self.tie_either and self.grp_rows:
+            self.run_group()
 
     # ------------------------------------------------------------------ housekeeping
 

@@ -51,7 +51,7 @@ STRATEGY_CODES = {
     "strict-contiguity": 2,
     "partition-contiguity": 3,
 }
-TIE_CODES = {"arrival": 0, "strict": 1}
+TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
@@ -190,6 +190,7 @@ class LoweredGroup:
     all_users: int
     patterns: tuple[int, ...]  # net pattern index of each user bit
     place_exits: np.ndarray  # uint8 per place: a token there can still move
+    place_accepting: np.ndarray  # uint8 per place: a complete match of some pattern
     place_rg_start: np.ndarray  # per place: its role groups [start, end)
     rg_mask: np.ndarray  # int64: the patterns of the role group
     rg_window: np.ndarray  # float64: the group's own window (NaN: none)
@@ -243,6 +244,8 @@ class Lowered:
 def _refusal(net: Net, tie: str) -> str | None:
     if tie not in TIE_CODES:
         return f"tie rule {tie!r} (the kernel covers {', '.join(TIE_CODES)})"
+    if tie == "either" and any(p.strategy != "skip-till-any-match" for p in net.patterns):
+        return "tie rule 'either' needs skip-till-any-match"
     if net.rows:
         return "SQL MATCH_RECOGNIZE queries"
     if net.history:
@@ -370,6 +373,7 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
         all_users=all_users,
         patterns=g.patterns,
         place_exits=_frozen([p.has_exits for p in g.places], np.uint8),
+        place_accepting=_frozen([p.accepting for p in g.places], np.uint8),
         **_lower_roles(g, bit),
         tr_src=_frozen([tr.src for tr in g.transitions], np.int32),
         tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),

@@ -186,6 +186,7 @@ class KernelRun:
 
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""
+        self.kernel.finish()
         out = self._table(*self.kernel.take_matches())
         self.kernel.clear()
         return out
