@@ -15,6 +15,7 @@ WORKLOADS = {
     "history": "bench.history",
     "spill": "bench.spill",
     "switches": "bench.switches",
+    "kernel": "bench.kernel",
 }
 
 

@@ -16,7 +16,7 @@ State, all in C arrays owned by this module:
 
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
-from libc.math cimport isnan, fmod, NAN
+from libc.math cimport isnan, fmod, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 import numpy as np
@@ -47,6 +47,7 @@ cdef enum:
     PARTITION_CONTIGUITY = 3
 
 DEF MAX_STACK = 40
+DEF NEG_SLOT = 1000
 cdef int64_t NO_KEY = -(1 << 62)
 
 
@@ -106,13 +107,45 @@ cdef class EventStore:
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
-    cdef const uint8_t[:] place_exits, place_accepting
+    cdef const uint8_t[:] place_exits, place_accepting, neg_pushed
+    cdef const int64_t[:] place_growable, role_pending, tr_blocked_by, tr_clears
+    cdef const double[:] role_window
+    cdef const int32_t[:] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
+    cdef const int32_t[:] neg_cond_start, neg_cond, neg_event_start, neg_event, neg_place_start, neg_place
+    cdef const int32_t[:] type_neg_start, type_neg
+    cdef public int nnegs
+    # negative events buffered per (key, negation): linked lists through nb_next
+    cdef int64_t* nb_ev
+    cdef int32_t* nb_next
+    cdef Py_ssize_t nb_cap
+    cdef int32_t nb_free
+    cdef int32_t* nb_heads
+    cdef int32_t* nb_tails
+    # matches waiting for their window to close (end negation): entries, a heap, per-key lists
+    cdef int64_t* pd_slots
+    cdef double* pd_first_ts
+    cdef double* pd_last_ts
+    cdef int64_t* pd_first_pos
+    cdef int64_t* pd_last_pos
+    cdef double* pd_thr
+    cdef int64_t* pd_seq
+    cdef int32_t* pd_role
+    cdef uint8_t* pd_flags  # 1 alive, 2 in its key's list, 4 popped from the heap
+    cdef int32_t* pd_next
+    cdef Py_ssize_t pd_cap
+    cdef int32_t pd_free
+    cdef int32_t* pd_heads
+    cdef int32_t* heap
+    cdef Py_ssize_t heap_n
+    cdef int64_t pd_counter
+    cdef int64_t* tk_blocked
     cdef const int32_t[:] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
     cdef const int64_t[:] rg_mask, role_bit, tr_mask, pw_mask
     cdef const double[:] rg_window, tr_window, pw_window, consts
     cdef const int32_t[:] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
     cdef const int32_t[:] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
     cdef const int32_t[:] cond_start, code
+    cdef const int32_t* codep  # the bytecode, read through a pointer in the hot loop
     cdef const int8_t[:] const_tags
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
     cdef double window
@@ -143,6 +176,35 @@ cdef class Group:
     def __cinit__(self, lg):
         self.place_exits = lg.place_exits
         self.place_accepting = lg.place_accepting
+        self.place_growable = lg.place_growable
+        self.rg_emit_start = lg.rg_emit_start
+        self.rg_emit = lg.rg_emit
+        self.role_window = lg.role_window
+        self.role_pending = lg.role_pending
+        self.neg_type = lg.neg_type
+        self.neg_pushed = lg.neg_pushed
+        self.neg_prev_start = lg.neg_prev_start
+        self.neg_prev = lg.neg_prev
+        self.neg_next_start = lg.neg_next_start
+        self.neg_next = lg.neg_next
+        self.neg_cond_start = lg.neg_cond_start
+        self.neg_cond = lg.neg_cond
+        self.neg_event_start = lg.neg_event_start
+        self.neg_event = lg.neg_event
+        self.neg_place_start = lg.neg_place_start
+        self.neg_place = lg.neg_place
+        self.type_neg_start = lg.type_neg_start
+        self.type_neg = lg.type_neg
+        self.tr_blocked_by = lg.tr_blocked_by
+        self.tr_clears = lg.tr_clears
+        self.nnegs = lg.neg_type.shape[0]
+        self.nb_ev = NULL; self.nb_next = NULL; self.nb_cap = 0; self.nb_free = -1
+        self.nb_heads = NULL; self.nb_tails = NULL
+        self.pd_slots = NULL; self.pd_first_ts = NULL; self.pd_last_ts = NULL; self.pd_first_pos = NULL
+        self.pd_last_pos = NULL; self.pd_thr = NULL; self.pd_seq = NULL; self.pd_role = NULL
+        self.pd_flags = NULL; self.pd_next = NULL; self.pd_cap = 0; self.pd_free = -1
+        self.pd_heads = NULL; self.heap = NULL; self.heap_n = 0; self.pd_counter = 0
+        self.tk_blocked = NULL
         self.place_rg_start = lg.place_rg_start
         self.rg_mask = lg.rg_mask
         self.rg_window = lg.rg_window
@@ -171,6 +233,7 @@ cdef class Group:
         self.ent_trs = lg.ent_trs
         self.cond_start = lg.cond_start
         self.code = lg.code
+        self.codep = &self.code[0] if self.code.shape[0] else NULL
         self.consts = lg.consts
         self.const_tags = lg.const_tags
         self.nslots = max(lg.nslots, 1)
@@ -200,7 +263,11 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf)
+        free(self.slotbuf); free(self.tk_blocked)
+        free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
+        free(self.pd_slots); free(self.pd_first_ts); free(self.pd_last_ts); free(self.pd_first_pos)
+        free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
+        free(self.pd_next); free(self.pd_heads); free(self.heap)
 
     cdef int reserve_tokens(self, Py_ssize_t cap) except -1:
         cdef Py_ssize_t old = self.tk_cap, i
@@ -215,6 +282,7 @@ cdef class Group:
         self.tk_last_key = <int64_t*>grow(self.tk_last_key, cap, sizeof(int64_t))
         self.tk_users = <int64_t*>grow(self.tk_users, cap, sizeof(int64_t))
         self.tk_slots = <int64_t*>grow(self.tk_slots, cap * self.nslots, sizeof(int64_t))
+        self.tk_blocked = <int64_t*>grow(self.tk_blocked, cap, sizeof(int64_t))
         # the new tokens join the free list (lowest index first)
         for i in range(cap - 1, old - 1, -1):
             self.tk_next[i] = self.free_head
@@ -230,9 +298,17 @@ cdef class Group:
         self.heads = <int32_t*>grow(self.heads, cap * self.nplaces, sizeof(int32_t))
         self.tails = <int32_t*>grow(self.tails, cap * self.nplaces, sizeof(int32_t))
         self.floors = <int64_t*>grow(self.floors, cap, sizeof(int64_t))
+        self.pd_heads = <int32_t*>grow(self.pd_heads, cap, sizeof(int32_t))
+        self.nb_heads = <int32_t*>grow(self.nb_heads, cap * max(self.nnegs, 1), sizeof(int32_t))
+        self.nb_tails = <int32_t*>grow(self.nb_tails, cap * max(self.nnegs, 1), sizeof(int32_t))
         for i in range(old * self.nplaces, cap * self.nplaces):
             self.heads[i] = -1
             self.tails[i] = -1
+        for i in range(old * self.nnegs, cap * self.nnegs):
+            self.nb_heads[i] = -1
+            self.nb_tails[i] = -1
+        for i in range(old, cap):
+            self.pd_heads[i] = -1
         for i in range(old, cap):
             self.floors[i] = NO_KEY
         self.nkeys = cap
@@ -260,6 +336,89 @@ cdef class Group:
         self.ncreated += 1
         return 0
 
+    cdef int buffer_negative(self, int64_t key, int j, int64_t ev) except -1:
+        """Append a negative event to the (key, negation) buffer."""
+        cdef Py_ssize_t i, old = self.nb_cap
+        cdef int32_t b
+        cdef int lid = <int>(key * self.nnegs + j)
+        if self.nb_free < 0:
+            self.nb_cap = max(64, 2 * old)
+            self.nb_ev = <int64_t*>grow(self.nb_ev, self.nb_cap, sizeof(int64_t))
+            self.nb_next = <int32_t*>grow(self.nb_next, self.nb_cap, sizeof(int32_t))
+            for i in range(self.nb_cap - 1, old - 1, -1):
+                self.nb_next[i] = self.nb_free
+                self.nb_free = <int32_t>i
+        b = self.nb_free
+        self.nb_free = self.nb_next[b]
+        self.nb_ev[b] = ev
+        self.nb_next[b] = -1
+        if self.nb_tails[lid] < 0:
+            self.nb_heads[lid] = b
+        else:
+            self.nb_next[self.nb_tails[lid]] = b
+        self.nb_tails[lid] = b
+        return 0
+
+    cdef int32_t new_pending(self) except -1:
+        cdef Py_ssize_t i, old = self.pd_cap
+        cdef int32_t d
+        if self.pd_free < 0:
+            self.pd_cap = max(64, 2 * old)
+            self.pd_slots = <int64_t*>grow(self.pd_slots, self.pd_cap * self.nslots, sizeof(int64_t))
+            self.pd_first_ts = <double*>grow(self.pd_first_ts, self.pd_cap, sizeof(double))
+            self.pd_last_ts = <double*>grow(self.pd_last_ts, self.pd_cap, sizeof(double))
+            self.pd_first_pos = <int64_t*>grow(self.pd_first_pos, self.pd_cap, sizeof(int64_t))
+            self.pd_last_pos = <int64_t*>grow(self.pd_last_pos, self.pd_cap, sizeof(int64_t))
+            self.pd_thr = <double*>grow(self.pd_thr, self.pd_cap, sizeof(double))
+            self.pd_seq = <int64_t*>grow(self.pd_seq, self.pd_cap, sizeof(int64_t))
+            self.pd_role = <int32_t*>grow(self.pd_role, self.pd_cap, sizeof(int32_t))
+            self.pd_flags = <uint8_t*>grow(self.pd_flags, self.pd_cap, sizeof(uint8_t))
+            self.pd_next = <int32_t*>grow(self.pd_next, self.pd_cap, sizeof(int32_t))
+            self.heap = <int32_t*>grow(self.heap, self.pd_cap, sizeof(int32_t))
+            for i in range(self.pd_cap - 1, old - 1, -1):
+                self.pd_next[i] = self.pd_free
+                self.pd_free = <int32_t>i
+        d = self.pd_free
+        self.pd_free = self.pd_next[d]
+        return d
+
+    cdef inline void drop_pending(self, int32_t d):
+        self.pd_next[d] = self.pd_free
+        self.pd_free = d
+
+    cdef inline bint pd_less(self, int32_t a, int32_t b):
+        return self.pd_thr[a] < self.pd_thr[b] or (self.pd_thr[a] == self.pd_thr[b] and self.pd_seq[a] < self.pd_seq[b])
+
+    cdef void heap_push(self, int32_t d):
+        cdef Py_ssize_t i = self.heap_n, parent
+        self.heap_n += 1
+        while i > 0:
+            parent = (i - 1) // 2
+            if not self.pd_less(d, self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = d
+
+    cdef int32_t heap_pop(self):
+        cdef int32_t top = self.heap[0], last
+        cdef Py_ssize_t i = 0, c
+        self.heap_n -= 1
+        if self.heap_n > 0:
+            last = self.heap[self.heap_n]
+            while True:
+                c = 2 * i + 1
+                if c >= self.heap_n:
+                    break
+                if c + 1 < self.heap_n and self.pd_less(self.heap[c + 1], self.heap[c]):
+                    c += 1
+                if not self.pd_less(self.heap[c], last):
+                    break
+                self.heap[i] = self.heap[c]
+                i = c
+            self.heap[i] = last
+        return top
+
     cdef inline bint expired(self, int32_t t, double ts, int64_t pos):
         """The token's window has passed the event (ts, pos): it can never fire again."""
         if isnan(self.window):
@@ -280,7 +439,9 @@ cdef class Kernel:
     cdef int64_t* grp_keys  # ngroups per event
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
-    cdef int has_contiguity
+    cdef int has_contiguity, has_negation
+    cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
+    cdef double strict_ts
     cdef double last_ts
     cdef int64_t last_key
     cdef public int64_t events, created, completed
@@ -311,6 +472,9 @@ cdef class Kernel:
         self.maxslots = lowered.maxslots
         self.ntypes = len(lowered.types)
         self.has_contiguity = any((<Group>g).strategy >= STRICT_CONTIGUITY for g in self.groups)
+        self.has_negation = any((<Group>g).nnegs for g in self.groups)
+        self.kills = []
+        self.strict_ts = NAN
         self.last_ts = -1e308
         self.last_key = NO_KEY
         self.events = 0
@@ -348,7 +512,7 @@ cdef class Kernel:
     cdef int eval_cond(self, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1:
         """Condition ``ci`` on the binding ``slots`` with ``cur`` in ``cur_slot``: 1 holds
         (also vacuously: it reads a variable an OR left unbound), 0 fails."""
-        cdef const int32_t[:] code = g.code
+        cdef const int32_t* code = g.codep
         cdef int pc = g.cond_start[ci]
         cdef int sp = 0, op, ok
         cdef double a, b
@@ -504,6 +668,8 @@ cdef class Kernel:
         else:
             users = g.tk_users[t] & g.tr_mask[tr]
             slots = &g.tk_slots[<Py_ssize_t>t * ns]
+            if g.tk_blocked[t] & g.tr_blocked_by[tr]:
+                return -1
         if users == 0:
             return -1
         if t >= 0:
@@ -550,6 +716,7 @@ cdef class Kernel:
         g.tk_place[nt] = g.tr_dst[tr]
         g.tk_next[nt] = -1
         g.tk_users[nt] = users
+        g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
         if t < 0:
             g.tk_first_ts[nt] = ts
             g.tk_last_ts[nt] = ts
@@ -634,7 +801,7 @@ cdef class Kernel:
             g.tails[list_id] = prev
         g.release(t)
 
-    cdef int accept(self, Group g, int32_t t) except -1:
+    cdef int accept(self, Group g, int32_t t, int64_t key) except -1:
         """A token reached a place patterns emit from: each role group checks once, each of
         its patterns the token serves emits (Engine._accept, emission_ok)."""
         cdef int place = g.tk_place[t], r, k, ok, j, ns = g.nslots
@@ -656,11 +823,227 @@ cdef class Kernel:
                 if not self.eval_cond(g, g.rg_final[k], slots, -1, -1):
                     ok = 0
                     break
+            if ok and g.rg_emit_start[r + 1] > g.rg_emit_start[r]:
+                ok = not self.buffered_violation(g, r, t, key, w)
             if not ok:
                 continue
             for k in range(g.rg_role_start[r], g.rg_role_start[r + 1]):
                 if users & g.role_bit[k]:
-                    self.emit(g, g.role_pattern[k], t)
+                    if g.role_pending[k]:
+                        self.wait(g, k, t, key)
+                    else:
+                        self.emit(g, g.role_pattern[k], t)
+        return 0
+
+    cdef int buffered_violation(self, Group g, int r, int32_t t, int64_t key, double w) except -1:
+        """Whether a buffered negative event of the key violates the token (emission check)."""
+        cdef int k, j, ns = g.nslots
+        cdef int32_t b
+        for k in range(g.rg_emit_start[r], g.rg_emit_start[r + 1]):
+            j = g.rg_emit[k]
+            b = g.nb_heads[key * g.nnegs + j]
+            while b >= 0:
+                if self.violates(g, j, &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t], g.tk_last_ts[t],
+                                 g.tk_first_pos[t], g.tk_last_pos[t], g.nb_ev[b], w):
+                    return 1
+                b = g.nb_next[b]
+        return 0
+
+    cdef int wait(self, Group g, int role, int32_t t, int64_t key) except -1:
+        """An end negation: the match is emitted when its window closes, unless a negative
+        event violates it first (Engine._emits)."""
+        cdef int32_t d = g.new_pending()
+        cdef int ns = g.nslots
+        cdef double w = g.role_window[role]
+        memcpy(&g.pd_slots[<Py_ssize_t>d * ns], &g.tk_slots[<Py_ssize_t>t * ns], ns * sizeof(int64_t))
+        g.pd_first_ts[d] = g.tk_first_ts[t]
+        g.pd_last_ts[d] = g.tk_last_ts[t]
+        g.pd_first_pos[d] = g.tk_first_pos[t]
+        g.pd_last_pos[d] = g.tk_last_pos[t]
+        if isnan(w):
+            g.pd_thr[d] = INFINITY
+        elif g.count_window:
+            g.pd_thr[d] = <double>g.tk_first_pos[t] + w
+        else:
+            g.pd_thr[d] = g.tk_first_ts[t] + w
+        g.pd_counter += 1
+        g.pd_seq[d] = g.pd_counter
+        g.pd_role[d] = role
+        g.pd_flags[d] = 3
+        g.pd_next[d] = g.pd_heads[key]
+        g.pd_heads[key] = d
+        g.heap_push(d)
+        return 0
+
+    cdef int violates(self, Group g, int j, int64_t* slots, double first_ts, double last_ts, int64_t first_pos,
+                      int64_t last_pos, int64_t x, double w) except -1:
+        """Whether negative event ``x`` invalidates a (partial) match for negation ``j``; ``w``
+        bounds a negation at the start or end of its SEQ (GroupRuntime.violates)."""
+        cdef EventStore st = self.store
+        cdef int k
+        cdef int64_t ev, best = -1
+        if g.neg_prev_start[j + 1] > g.neg_prev_start[j]:
+            for k in range(g.neg_prev_start[j], g.neg_prev_start[j + 1]):
+                ev = slots[g.neg_prev[k]]
+                if ev >= 0 and (best < 0 or st.pos[ev] > st.pos[best]):
+                    best = ev
+            if best < 0 or not self.after(x, best):
+                return 0
+        elif not isnan(w):
+            if g.count_window:
+                if <double>st.pos[x] <= <double>last_pos - w:
+                    return 0
+            elif st.ts[x] < last_ts - w:
+                return 0
+        best = -1
+        if g.neg_next_start[j + 1] > g.neg_next_start[j]:
+            for k in range(g.neg_next_start[j], g.neg_next_start[j + 1]):
+                ev = slots[g.neg_next[k]]
+                if ev >= 0 and (best < 0 or st.pos[ev] < st.pos[best]):
+                    best = ev
+            if best >= 0 and not self.after(best, x):
+                return 0
+        elif not isnan(w):
+            if g.count_window:
+                if <double>st.pos[x] >= <double>first_pos + w:
+                    return 0
+            elif st.ts[x] > first_ts + w:
+                return 0
+        for k in range(g.neg_cond_start[j], g.neg_cond_start[j + 1]):
+            if not self.eval_cond(g, g.neg_cond[k], slots, NEG_SLOT, x):
+                return 0
+        for k in range(g.nslots):
+            if slots[k] == x:
+                return 0
+        return 1
+
+    cdef inline bint after(self, int64_t x, int64_t ev):
+        if self.tie_strict:
+            return self.store.ts[x] > self.store.ts[ev]
+        return self.store.pos[x] > self.store.pos[ev]
+
+    cdef int negative(self, Group g, int etype, int64_t key, int64_t x) except -1:
+        """Record ``x`` as a negative event of the key (GroupRuntime.negative): buffer it,
+        cancel waiting matches it violates, and cancel (arrival) or, at the end of the
+        timestamp group (strict), block or drop the partial matches of pushed negations.
+        Returns whether the event must stay in the store."""
+        cdef int k, c, j, ok, keep = 0, ns = g.nslots, role
+        cdef int32_t d, prev, nxt
+        cdef int64_t* slots = g.slotbuf
+        for k in range(g.type_neg_start[etype], g.type_neg_start[etype + 1]):
+            j = g.type_neg[k]
+            for c in range(ns):
+                slots[c] = -1
+            ok = 1
+            for c in range(g.neg_event_start[j], g.neg_event_start[j + 1]):
+                if not self.eval_cond(g, g.neg_event[c], slots, NEG_SLOT, x):
+                    ok = 0
+                    break
+            if not ok:
+                continue
+            if not g.neg_pushed[j]:
+                g.buffer_negative(key, j, x)
+                keep = 1
+            d = g.pd_heads[key]
+            prev = -1
+            while d >= 0:
+                nxt = g.pd_next[d]
+                if not (g.pd_flags[d] & 1):  # dead: leave the key's list
+                    if prev < 0:
+                        g.pd_heads[key] = nxt
+                    else:
+                        g.pd_next[prev] = nxt
+                    g.pd_flags[d] &= ~2
+                    if g.pd_flags[d] & 4:
+                        g.drop_pending(d)
+                    d = nxt
+                    continue
+                role = g.pd_role[d]
+                if (g.role_pending[role] >> j) & 1 and self.violates(
+                        g, j, &g.pd_slots[<Py_ssize_t>d * ns], g.pd_first_ts[d], g.pd_last_ts[d],
+                        g.pd_first_pos[d], g.pd_last_pos[d], x, g.role_window[role]):
+                    g.pd_flags[d] &= ~1
+                prev = d
+                d = nxt
+            if g.neg_pushed[j]:
+                if self.tie_strict:
+                    self.kills.append((g, key, j, x))
+                    keep = 1
+                else:
+                    self.cancel(g, key, j, x)
+        return keep
+
+    cdef int cancel(self, Group g, int64_t key, int j, int64_t x) except -1:
+        """A pushed negation: drop (or block, where P can still grow) the partial matches of
+        the key that ``x`` violates (GroupRuntime.cancel)."""
+        cdef int k, lid, ns = g.nslots
+        cdef int32_t t, prev, nxt
+        cdef bint growable
+        for k in range(g.neg_place_start[j], g.neg_place_start[j + 1]):
+            lid = <int>(key * g.nplaces + g.neg_place[k])
+            growable = (g.place_growable[g.neg_place[k]] >> j) & 1
+            t = g.heads[lid]
+            prev = -1
+            while t >= 0:
+                nxt = g.tk_next[t]
+                if self.violates(g, j, &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t], g.tk_last_ts[t],
+                                 g.tk_first_pos[t], g.tk_last_pos[t], x, NAN):
+                    if growable:
+                        g.tk_blocked[t] |= (<int64_t>1) << j
+                    else:
+                        self.unlink(g, lid, prev, t)
+                        t = nxt
+                        continue
+                prev = t
+                t = nxt
+        return 0
+
+    cdef int end_group(self) except -1:
+        """Tie rule strict: the timestamp group ended, its negative events cancel now."""
+        cdef list kills = self.kills
+        self.kills = []
+        for g, key, j, x in kills:
+            self.cancel(<Group>g, key, j, x)
+        return 0
+
+    cdef int close_pending(self, double ts, int64_t pos, bint all_) except -1:
+        """Stream time reached (ts, pos): emit the waiting matches whose window it closes
+        (all of them at the end of the stream)."""
+        cdef Group g
+        cdef int32_t d
+        cdef Py_ssize_t gi
+        for gi in range(len(self.groups)):
+            g = <Group>self.groups[gi]
+            while g.heap_n:
+                d = g.heap[0]
+                if not all_:
+                    if g.count_window:
+                        if not (<double>pos >= g.pd_thr[d]):
+                            break
+                    elif not (ts > g.pd_thr[d]):
+                        break
+                g.heap_pop()
+                if g.pd_flags[d] & 1:
+                    self.emit_pending(g, d)
+                g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
+                if not (g.pd_flags[d] & 2):
+                    g.drop_pending(d)
+        return 0
+
+    cdef int emit_pending(self, Group g, int32_t d) except -1:
+        cdef Py_ssize_t o = self.out_n, k
+        cdef int64_t ev
+        cdef int ns = g.nslots
+        if o >= self.out_cap:
+            self.reserve_out(2 * self.out_cap)
+        self.out_pattern[o] = g.role_pattern[g.pd_role[d]]
+        self.out_start[o] = g.pd_first_ts[d]
+        self.out_end[o] = g.pd_last_ts[d]
+        for k in range(self.maxslots):
+            ev = g.pd_slots[<Py_ssize_t>d * ns + k] if k < ns else -1
+            self.out_bound[o * self.maxslots + k] = 1 if ev >= 0 else 0
+            self.out_ids[o * self.maxslots + k] = self.store.id[ev] if ev >= 0 else 0
+        self.out_n += 1
         return 0
 
     cdef int emit(self, Group g, int pattern, int32_t t) except -1:
@@ -721,7 +1104,7 @@ cdef class Kernel:
             if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
                 if not self.tie_either:
                     self.completed += 1
-                self.accept(g, t)
+                self.accept(g, t, key)
             if self.tie_either and g.place_accepting[g.tk_place[t]]:
                 self.completed += 1
         for i in range(g.ncreated):
@@ -763,6 +1146,15 @@ cdef class Kernel:
                     self.run_group()
                 self.grp_ts = ts[i]
                 self.grp_rows += 1
+            if self.has_negation:
+                if self.tie_strict and ts[i] != self.strict_ts:
+                    if self.kills:
+                        self.end_group()
+                    self.strict_ts = ts[i]
+                first = self.out_n
+                self.close_pending(ts[i], pos[i], False)
+            else:
+                first = self.out_n
             self.last_ts = ts[i]
             self.events += 1
             etype = types[i]
@@ -780,11 +1172,10 @@ cdef class Kernel:
                 for a in range(na):
                     st.val[ev * na + a] = vals[i, a]
                     st.tag[ev * na + a] = tags[i, a]
-                first = self.out_n
                 kept = False
                 for gi in range(ngroups):
                     g = <Group>self.groups[gi]
-                    if g.type_start[etype + 1] == g.type_start[etype]:
+                    if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
                         continue
                     key = keys[gi, i]
                     if key >= g.nkeys:
@@ -794,10 +1185,12 @@ cdef class Kernel:
                     if g.ncreated:
                         kept = True
                         self.store_created(g, key)
-                if self.out_n - first > 1 and self.npatterns > 1:
-                    self.order_emitted(first)
+                    if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and self.negative(g, etype, key, ev):
+                        kept = True
                 if not kept:
                     st.n -= 1
+            if self.out_n - first > 1 and self.npatterns > 1:
+                self.order_emitted(first)
             if self.has_contiguity:
                 ekey = 2 * pos[i]
                 for gi in range(ngroups):
@@ -876,64 +1269,96 @@ cdef class Kernel:
         return 0
 
     cdef int fixpoint(self, Group g, Py_ssize_t gi, int64_t key) except -1:
-        cdef Py_ssize_t j, idx, k, e, ng = len(self.groups)
+        cdef Py_ssize_t j, idx, k, e, ng = len(self.groups), nmine = 0, nen = 0, ntr = 0, a
         cdef int32_t t, nt
-        cdef int tr, place, ns = g.nslots, contains
+        cdef int tr, place, ns = g.nslots, contains, hit
         cdef int64_t ev
-        cdef list mine = []
-        cdef list enabled = []
-        cdef list trs
         cdef set seen = set()
         cdef object bkey
-        g.ncreated = 0
-        for j in range(self.grp_n):
-            if self.grp_keys[j * ng + gi] != key or g.type_start[self.grp_type[j] + 1] == g.type_start[self.grp_type[j]]:
-                continue
-            ev = self.grp_ev[j]
-            mine.append(j)
-            self.step(g, self.grp_type[j], key, ev, self.store.ts[ev], self.store.pos[ev])
-        if len(mine) > 1:
-            for j in mine:  # per event: its transitions whose input-arc guards hold
-                trs = []
-                for e in range(g.type_start[self.grp_type[j]], g.type_start[self.grp_type[j] + 1]):
-                    for k in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
-                        tr = g.ent_trs[k]
-                        if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or self.arc_ok(g, tr, self.grp_ev[j]):
-                            trs.append(tr)
-                if trs:
-                    enabled.append((self.grp_ev[j], trs))
-        idx = 0
-        while enabled and idx < g.ncreated:
-            t = g.created[idx]
-            idx += 1
-            place = g.tk_place[t]
-            for ev, trs in enabled:
-                contains = 0
-                for k in range(ns):
-                    if g.tk_slots[<Py_ssize_t>t * ns + k] == ev:
-                        contains = 1
-                if contains:
+        # per group event of this key with enabled transitions: the event, its transitions
+        cdef int64_t* en_ev = <int64_t*>malloc(self.grp_n * sizeof(int64_t))
+        cdef Py_ssize_t* en_start = <Py_ssize_t*>malloc((self.grp_n + 1) * sizeof(Py_ssize_t))
+        cdef int32_t* en_trs = NULL
+        try:
+            g.ncreated = 0
+            for j in range(self.grp_n):
+                if self.grp_keys[j * ng + gi] != key or (
+                        g.type_start[self.grp_type[j] + 1] == g.type_start[self.grp_type[j]]):
                     continue
-                for tr in trs:
-                    if g.tr_src[tr] != place:
+                ev = self.grp_ev[j]
+                nmine += 1
+                self.step(g, self.grp_type[j], key, ev, self.store.ts[ev], self.store.pos[ev])
+            if nmine > 1:
+                en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * self.grp_n + 1) * sizeof(int32_t))
+                en_start[0] = 0
+                for j in range(self.grp_n):  # per event: its transitions whose input-arc guards hold
+                    if self.grp_keys[j * ng + gi] != key:
                         continue
-                    nt = self.fire(g, tr, t, ev, self.store.ts[ev], self.store.pos[ev], NO_KEY)
-                    if nt < 0:
+                    a = ntr
+                    for e in range(g.type_start[self.grp_type[j]], g.type_start[self.grp_type[j] + 1]):
+                        for k in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
+                            tr = g.ent_trs[k]
+                            if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or self.arc_ok(g, tr, self.grp_ev[j]):
+                                en_trs[ntr] = tr
+                                ntr += 1
+                    if ntr > a:
+                        en_ev[nen] = self.grp_ev[j]
+                        nen += 1
+                        en_start[nen] = ntr
+            idx = 0
+            while nen and idx < g.ncreated:
+                t = g.created[idx]
+                idx += 1
+                place = g.tk_place[t]
+                for j in range(nen):
+                    hit = 0
+                    for k in range(en_start[j], en_start[j + 1]):
+                        if g.tr_src[en_trs[k]] == place:
+                            hit = 1
+                            break
+                    if not hit:
                         continue
-                    bkey = (g.tk_place[nt], g.tk_users[nt],
-                            tuple([g.tk_slots[<Py_ssize_t>nt * ns + k] for k in range(ns)]))
-                    if bkey in seen:
-                        g.release(nt)
+                    ev = en_ev[j]
+                    contains = 0
+                    for k in range(ns):
+                        if g.tk_slots[<Py_ssize_t>t * ns + k] == ev:
+                            contains = 1
+                    if contains:
                         continue
-                    seen.add(bkey)
-                    g.add_created(nt)
+                    for k in range(en_start[j], en_start[j + 1]):
+                        tr = en_trs[k]
+                        if g.tr_src[tr] != place:
+                            continue
+                        nt = self.fire(g, tr, t, ev, self.store.ts[ev], self.store.pos[ev], NO_KEY)
+                        if nt < 0:
+                            continue
+                        bkey = (g.tk_place[nt], g.tk_users[nt],
+                                tuple([g.tk_slots[<Py_ssize_t>nt * ns + a] for a in range(ns)]))
+                        if bkey in seen:
+                            g.release(nt)
+                            continue
+                        seen.add(bkey)
+                        g.add_created(nt)
+        finally:
+            free(en_ev)
+            free(en_start)
+            free(en_trs)
         self.store_created(g, key)
         return 0
 
     def finish(self):
-        """End of stream: close the open timestamp group (tie rule either)."""
+        """End of stream: close the open timestamp group (either; strict: run its
+        cancellations), then emit every match still waiting for its window."""
+        cdef Py_ssize_t first
         if self.tie_either and self.grp_rows:
             self.run_group()
+        if self.kills:
+            self.end_group()
+        if self.has_negation:
+            first = self.out_n
+            self.close_pending(0.0, 0, True)
+            if self.out_n - first > 1 and self.npatterns > 1:
+                self.order_emitted(first)
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -962,8 +1387,57 @@ cdef class Kernel:
                     else:
                         prev = t
                     t = nxt
-        if self.store.n > 4 * (self.live_slots() + 1024):
+            if g.nnegs:
+                self.sweep_negatives(g, ts, pos)
+        if self.store.n > 4 * (self.live_slots() + 1024) and not self.kills:
             self.compact()
+
+    cdef int sweep_negatives(self, Group g, double ts, int64_t pos) except -1:
+        """Drop buffered negative events no window can reach, and dead waiting matches from
+        their keys' lists (GroupRuntime.sweep)."""
+        cdef Py_ssize_t lid, key
+        cdef int32_t b, prev, nxt, d
+        cdef EventStore st = self.store
+        cdef bint keep
+        if not isnan(g.window):
+            for lid in range(g.nkeys * g.nnegs):
+                b = g.nb_heads[lid]
+                prev = -1
+                while b >= 0:
+                    nxt = g.nb_next[b]
+                    if g.count_window:
+                        keep = <double>st.pos[g.nb_ev[b]] > <double>pos - g.window
+                    else:
+                        keep = st.ts[g.nb_ev[b]] >= ts - g.window
+                    if keep:
+                        prev = b
+                    else:
+                        if prev < 0:
+                            g.nb_heads[lid] = nxt
+                        else:
+                            g.nb_next[prev] = nxt
+                        if g.nb_tails[lid] == b:
+                            g.nb_tails[lid] = prev
+                        g.nb_next[b] = g.nb_free
+                        g.nb_free = b
+                    b = nxt
+        for key in range(g.nkeys):
+            d = g.pd_heads[key]
+            prev = -1
+            while d >= 0:
+                nxt = g.pd_next[d]
+                if g.pd_flags[d] & 1:
+                    prev = d
+                else:
+                    if prev < 0:
+                        g.pd_heads[key] = nxt
+                    else:
+                        g.pd_next[prev] = nxt
+                    g.pd_flags[d] &= ~2
+                    if g.pd_flags[d] & 4:
+                        g.drop_pending(d)
+                d = nxt
+        return 0
 
     cdef Py_ssize_t live_slots(self):
         cdef Py_ssize_t total = 0
@@ -991,6 +1465,18 @@ cdef class Kernel:
                         if ev >= 0:
                             remap[ev] = 0
                     t = g.tk_next[t]
+            for lid in range(g.nkeys * g.nnegs):
+                t = g.nb_heads[lid]
+                while t >= 0:
+                    remap[g.nb_ev[t]] = 0
+                    t = g.nb_next[t]
+            for k in range(g.heap_n):
+                t = g.heap[k]
+                if g.pd_flags[t] & 1:
+                    for lid in range(g.nslots):
+                        ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
+                        if ev >= 0:
+                            remap[ev] = 0
         j = 0
         for i in range(n):
             if remap[i] >= 0:
@@ -1012,6 +1498,18 @@ cdef class Kernel:
                         if ev >= 0:
                             g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
                     t = g.tk_next[t]
+            for lid in range(g.nkeys * g.nnegs):
+                t = g.nb_heads[lid]
+                while t >= 0:
+                    g.nb_ev[t] = remap[g.nb_ev[t]]
+                    t = g.nb_next[t]
+            for k in range(g.heap_n):
+                t = g.heap[k]
+                if g.pd_flags[t] & 1:
+                    for lid in range(g.nslots):
+                        ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
+                        if ev >= 0:
+                            g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
         free(remap)
         return 0
 
@@ -1051,6 +1549,22 @@ cdef class Kernel:
                     t = nxt
                 g.heads[lid] = -1
                 g.tails[lid] = -1
+            for lid in range(g.nkeys * g.nnegs):
+                t = g.nb_heads[lid]
+                while t >= 0:
+                    nxt = g.nb_next[t]
+                    g.nb_next[t] = g.nb_free
+                    g.nb_free = t
+                    t = nxt
+                g.nb_heads[lid] = -1
+                g.nb_tails[lid] = -1
+            for lid in range(g.pd_cap):  # every entry back on the free list
+                g.pd_next[lid] = -1 if lid == g.pd_cap - 1 else <int32_t>(lid + 1)
+            g.pd_free = 0 if g.pd_cap else -1
+            for lid in range(g.nkeys):
+                g.pd_heads[lid] = -1
+            g.heap_n = 0
+        self.kills = []
         self.store.n = 0
 
     def take_matches(self):

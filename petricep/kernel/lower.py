@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import GroupNet, Net
+from petricep.compile.net import NEG_VAR, GroupNet, Net
 from petricep.lang import ast as A
 
 # bytecode (int32 words): an opcode, then its operands
@@ -40,6 +40,7 @@ OP_END = 0
 
 ATTR_TS = -1  # attribute index of v.ts
 ATTR_ID = -2  # attribute index of v.id
+NEG_SLOT = 1000  # slot operand naming the negated event (the candidate violating event)
 
 ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4}
 CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
@@ -115,9 +116,12 @@ class _Bytecode:
     def _attr(self, e: A.Attr) -> tuple[int, int]:
         if e.index is not None:
             raise Unsupported("Kleene element access")
-        if not e.var.startswith("#") or not e.var[1:].isdigit():
-            raise Unsupported(f"variable {e.var!r} (negated event)")
-        slot = int(e.var[1:])
+        if e.var == NEG_VAR:
+            slot = NEG_SLOT
+        elif e.var.startswith("#") and e.var[1:].isdigit():
+            slot = int(e.var[1:])
+        else:
+            raise Unsupported(f"variable {e.var!r}")
         if e.field == "ts":
             return slot, ATTR_TS
         if e.field == "id":
@@ -191,6 +195,7 @@ class LoweredGroup:
     patterns: tuple[int, ...]  # net pattern index of each user bit
     place_exits: np.ndarray  # uint8 per place: a token there can still move
     place_accepting: np.ndarray  # uint8 per place: a complete match of some pattern
+    place_growable: np.ndarray  # int64 per place: pushed negations that block (not cancel) its tokens
     place_rg_start: np.ndarray  # per place: its role groups [start, end)
     rg_mask: np.ndarray  # int64: the patterns of the role group
     rg_window: np.ndarray  # float64: the group's own window (NaN: none)
@@ -199,6 +204,26 @@ class LoweredGroup:
     rg_role_start: np.ndarray
     role_pattern: np.ndarray  # net pattern index
     role_bit: np.ndarray  # int64 user bit
+    rg_emit_start: np.ndarray
+    rg_emit: np.ndarray  # negations checked at emission against the buffered negative events
+    role_window: np.ndarray  # float64: the role's own window (when its end negation closes)
+    role_pending: np.ndarray  # int64 bitmask: end negations the role waits for
+    neg_type: np.ndarray  # per negation: event type code
+    neg_pushed: np.ndarray  # uint8: evaluated in the scan (cancels tokens) or buffered
+    neg_prev_start: np.ndarray
+    neg_prev: np.ndarray  # slots of P (after last(P)); none: start of the window
+    neg_next_start: np.ndarray
+    neg_next: np.ndarray  # slots of Q (before first(Q)); none: end of the window
+    neg_cond_start: np.ndarray
+    neg_cond: np.ndarray  # conditions mentioning the negated event
+    neg_event_start: np.ndarray
+    neg_event: np.ndarray  # of those, the ones reading only the negated event
+    neg_place_start: np.ndarray
+    neg_place: np.ndarray  # places where a pushed negation's interval is open
+    type_neg_start: np.ndarray  # per event type code: negations of that type
+    type_neg: np.ndarray
+    tr_blocked_by: np.ndarray  # int64: negations whose Q this firing starts
+    tr_clears: np.ndarray  # int64: negations whose P this firing grows
     tr_src: np.ndarray
     tr_dst: np.ndarray
     tr_slot: np.ndarray
@@ -253,7 +278,7 @@ def _refusal(net: Net, tie: str) -> str | None:
     for p in net.patterns:
         what = (
             "RETURN" if p.returns else "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
-            else "consumption" if p.conflict else "negation" if p.negations else "Kleene closure" if p.kleene
+            else "consumption" if p.conflict else "Kleene closure" if p.kleene
             else None
         )
         if what:
@@ -261,8 +286,12 @@ def _refusal(net: Net, tie: str) -> str | None:
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        if g.negations or any(k is not None for k in g.slot_kleene):
-            return "negation or Kleene closure in a shared net"
+        if any(k is not None for k in g.slot_kleene):
+            return "Kleene closure in a shared net"
+        if len(g.negations) > MAX_USERS:
+            return f"more than {MAX_USERS} negations in one shared net"
+        if g.negations and tie == "either":
+            return "negation under the tie rule 'either' is not covered yet"
     return None
 
 
@@ -296,22 +325,27 @@ def lower(net: Net) -> Lowered:
 def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
     """Per place, its role groups: roles with the same emission checks check once per token
     (the engine's GroupRuntime._group_roles, same order)."""
-    rg_start, rg_mask, rg_window, finals, role_lists = [0], [], [], [], []
+    rg_start, rg_mask, rg_window, finals, emits, role_lists = [0], [], [], [], [], []
     for place in g.places:
         groups: dict[tuple[Any, ...], list[Any]] = {}
         for r in place.roles:
-            if r.emit_negations or r.pending_negations:
-                raise Unsupported("negation checked at emission")
             groups.setdefault((r.final_conditions, r.emit_negations, r.window), []).append(r)
-        for (final, _negs, window), roles in groups.items():
+        for (final, negs, window), roles in groups.items():
             rg_mask.append(sum({bit[r.pattern] for r in roles}))
             rg_window.append(_win(window))
             finals.append(list(final))
+            emits.append(list(negs))
             role_lists.append(roles)
         rg_start.append(len(rg_mask))
     final_start, final = _csr(finals)
     role_start, role_pattern = _csr([[r.pattern for r in roles] for roles in role_lists])
+    emit_start, emit = _csr(emits)
+    flat = [r for roles in role_lists for r in roles]
     return {
+        "rg_emit_start": emit_start,
+        "rg_emit": emit,
+        "role_window": _frozen([_win(r.window) for r in flat], np.float64),
+        "role_pending": _frozen([sum(1 << j for j in r.pending_negations) for r in flat], np.int64),
         "place_rg_start": _frozen(rg_start, np.int32),
         "rg_mask": _frozen(rg_mask, np.int64),
         "rg_window": _frozen(rg_window, np.float64),
@@ -329,8 +363,8 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
     for tr in g.transitions:
         if tr.var != f"#{tr.slot}":
             raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
-        if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration or tr.blocked_by or tr.clears:
-            raise Unsupported(f"transition {tr.id}: Kleene or negation bookkeeping")
+        if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration:
+            raise Unsupported(f"transition {tr.id}: Kleene closure")
     bc = _Bytecode(attrs, strings)
     for c in g.conditions:
         bc.add(c)
@@ -359,6 +393,20 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
             ent_tr_start.append(len(ent_trs))
         type_start.append(len(ent_src))
     order_start, order = _csr([tr.order_slots for tr in g.transitions])
+    type_neg_start, type_neg = _csr([[n.index for n in g.negations if n.type == t] for t in types])
+    active: list[list[int]] = [[] for _ in g.negations]
+    for p in g.places:
+        for j in p.active_negations:
+            active[j].append(p.id)
+    negs = g.negations
+    csr = {
+        "neg_prev": _csr([n.prev_slots for n in negs]),
+        "neg_next": _csr([n.next_slots for n in negs]),
+        "neg_cond": _csr([n.conditions for n in negs]),
+        "neg_event": _csr([n.event_conditions for n in negs]),
+        "neg_place": _csr(active),
+    }
+    neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
     guard_start, guard = _csr([tr.guards for tr in g.transitions])
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
     return LoweredGroup(
@@ -374,6 +422,14 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
         patterns=g.patterns,
         place_exits=_frozen([p.has_exits for p in g.places], np.uint8),
         place_accepting=_frozen([p.accepting for p in g.places], np.uint8),
+        place_growable=_frozen([sum(1 << j for j in p.growable_negations) for p in g.places], np.int64),
+        neg_type=_frozen([types.index(n.type) for n in negs], np.int32),
+        neg_pushed=_frozen([n.pushed for n in negs], np.uint8),
+        **neg_arrays,
+        type_neg_start=type_neg_start,
+        type_neg=type_neg,
+        tr_blocked_by=_frozen([tr.blocked_by for tr in g.transitions], np.int64),
+        tr_clears=_frozen([tr.clears for tr in g.transitions], np.int64),
         **_lower_roles(g, bit),
         tr_src=_frozen([tr.src for tr in g.transitions], np.int32),
         tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),

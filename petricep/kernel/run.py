@@ -78,8 +78,7 @@ class KernelRun:
     def _types(self, batch: Batch, n: int) -> np.ndarray:
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
-        col = _column(batch, self.type_field)  # type: ignore[arg-type]
-        enc = pc.dictionary_encode(col).combine_chunks() if isinstance(col, pa.ChunkedArray) else pc.dictionary_encode(col)
+        enc = _encoded(_column(batch, self.type_field))  # type: ignore[arg-type]
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
         idx = enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
         return lookup[idx]
@@ -110,9 +109,12 @@ class KernelRun:
             col = _column(batch, name)
             if col.null_count:
                 raise EventError("empty value in a field a condition reads", None, _first_null(col), name)
-            if pa.types.is_dictionary(col.type):
+            if pa.types.is_dictionary(col.type) and not pa.types.is_string(col.type.value_type):
                 col = col.cast(col.type.value_type)
-            if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            if pa.types.is_dictionary(col.type):
+                vals[:, a] = self._codes(col)
+                tags[:, a] = TAG_STR
+            elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
                 vals[:, a] = col.to_numpy(zero_copy_only=False)
             elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 vals[:, a] = self._codes(col)
@@ -129,9 +131,7 @@ class KernelRun:
         return vals, tags
 
     def _codes(self, col: Any) -> np.ndarray:
-        enc = pc.dictionary_encode(col)
-        if isinstance(enc, pa.ChunkedArray):
-            enc = enc.combine_chunks()
+        enc = _encoded(col)
         strings = self._strings
         lookup = np.array([strings.setdefault(s, len(strings)) for s in enc.dictionary.to_pylist()], dtype=np.float64)
         return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else np.zeros(len(col))
@@ -144,9 +144,7 @@ class KernelRun:
             seen = self._keys[gi]
             cols = [_column(batch, a) for a in g.partition]
             if len(cols) == 1:
-                enc = pc.dictionary_encode(cols[0])
-                if isinstance(enc, pa.ChunkedArray):
-                    enc = enc.combine_chunks()
+                enc = _encoded(cols[0])
                 if enc.indices.null_count:
                     raise EventError("empty partition value", None, _first_null(enc.indices), g.partition[0])
                 lookup = np.array([seen.setdefault(v, len(seen)) for v in enc.dictionary.to_pylist()], dtype=np.int64)
@@ -206,15 +204,20 @@ class KernelRun:
 
     def _table(self, pattern: np.ndarray, start: np.ndarray, end: np.ndarray, ids: np.ndarray, bound: np.ndarray) -> pa.Table:
         names = [p.name for p in self.lowered.patterns]
-        if len(pattern):
-            for p, count in zip(*np.unique(pattern, return_counts=True)):
-                self.matches[names[p]] += int(count)
+        counts = np.bincount(pattern, minlength=len(names)) if len(pattern) else np.zeros(len(names), dtype=np.int64)
+        for name, count in zip(names, counts):
+            self.matches[name] += int(count)
         cols: dict[str, Any] = {
             "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), pa.array(names, pa.string())),
             "start": _times(start, self._int_time),
             "end": _times(end, self._int_time),
         }
+        single = len(names) == 1
         for var, where in self._var_columns.items():
+            if single:  # one pattern: the slot's column as it is
+                slot = where[0][1]
+                cols[var] = pa.array(ids[:, slot], pa.int64(), mask=bound[:, slot] == 0)
+                continue
             values = np.zeros(len(pattern), dtype=np.int64)
             valid = np.zeros(len(pattern), dtype=bool)
             for p, slot in where:
@@ -252,6 +255,13 @@ def _column(batch: Batch, name: str) -> Any:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     return col
+
+
+def _encoded(col: Any) -> pa.DictionaryArray:
+    """The column dictionary-encoded (as it is, when it already is)."""
+    if pa.types.is_dictionary(col.type):
+        return col
+    return pc.dictionary_encode(col)
 
 
 def _first_null(col: Any) -> int:

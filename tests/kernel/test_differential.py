@@ -37,6 +37,7 @@ def check(pats: list[A.Pattern], events: list, tie: str, cut: int) -> None:
 def _tie(draw: object, pats: list[A.Pattern]) -> str:
     """arrival / strict always; either with skip-till-any-match (the engine refuses it otherwise)."""
     stam = all(p.strategy == "skip-till-any-match" for p in pats)
+    stam = stam and not any(r.negated for p in pats for r in A.events_of(p.structure))  # not covered yet
     return draw(st.sampled_from(("arrival", "strict", "either") if stam else ("arrival", "strict")))  # type: ignore[operator,no-any-return]
 
 
@@ -50,7 +51,32 @@ def test_either_ties_in_long_groups(data: st.DataObject) -> None:
 
 
 def _plain(**kw: object) -> st.SearchStrategy[A.Pattern]:
-    return patterns(kleene=False, negation=False, returns=False, **kw)  # type: ignore[arg-type]
+    kw.setdefault("negation", False)
+    return patterns(kleene=False, returns=False, **kw)  # type: ignore[arg-type]
+
+
+@SETTINGS
+@given(st.data())
+def test_negation_start_middle_end(data: st.DataObject) -> None:
+    """Negation at the start, middle and end of a SEQ (pushed into the scan, checked at
+    emission, waiting for the window), every strategy, ties arrival and strict."""
+    pattern = data.draw(_plain(negation=True, max_vars=5))
+    assume(any(r.negated for r in A.events_of(pattern.structure)))
+    events = data.draw(streams(max_size=14))
+    check([pattern], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_merged_sets_with_negation(data: st.DataObject) -> None:
+    strategy = data.draw(st.sampled_from(A.STRATEGIES))
+    part = data.draw(st.booleans())
+    pats = [
+        data.draw(_plain(name=f"p{i}", negation=True, strategies=(strategy,), partition=part, types=("A", "B", "C")))
+        for i in range(data.draw(st.integers(2, 3)))
+    ]
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
 
 
 @SETTINGS
@@ -101,7 +127,7 @@ def test_same_query_registered_many_times(data: st.DataObject) -> None:
 @given(st.data())
 def test_refused_nets_say_why(data: st.DataObject) -> None:
     pattern = data.draw(patterns(returns=True))
-    assume(pattern.returns or any(r.kleene or r.negated for r in A.events_of(pattern.structure)))
+    assume(pattern.returns or any(r.kleene for r in A.events_of(pattern.structure)))
     ok, reason = supports(build_net([pattern]))
     assert not ok
-    assert "not covered" in reason or "Kleene" in reason or "negation" in reason
+    assert "is not covered yet" in reason
