@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import warnings
 
-from petricep.kernel.lower import Lowered, Unsupported, lower, supports
+from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
 from petricep.kernel.run import KernelRun, _kernel, to_matches
 
 _warned = False

@@ -1,8 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The compiled firing loop: one generic interpreter of a lowered net (petricep.kernel.lower).
+"""The compiled firing loop: one generic interpreter of a lowered net (petricep.kernel.lowering).
 
 It mirrors the Python engine's interpreter (runtime/firing.py GroupRuntime.step / fire / store
-and runtime/engine.py's emission order) for the constructs lower.supports() admits, so that it
+and runtime/engine.py's emission order) for the constructs lowering.supports() admits, so that it
 creates the same tokens in the same order and emits the same matches in the same order.
 
 State, all in C arrays owned by this module:
@@ -52,7 +52,8 @@ cdef int64_t NO_KEY = -(1 << 62)
 
 
 class KernelEvaluationError(Exception):
-    """A condition could not be evaluated (text compared with a number); carries the message."""
+    """A condition could not be evaluated: (what, op code, a, a's kind, b, b's kind); the
+    Python side renders it with the run's string dictionary, as the engine words it."""
 
 
 cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL:
@@ -445,7 +446,7 @@ cdef class Kernel:
     cdef double last_ts
     cdef int64_t last_key
     cdef public int64_t events, created, completed
-    cdef public Py_ssize_t sweep_every, since_sweep
+    cdef public Py_ssize_t sweep_every, since_sweep, compact_slack
     # matches out
     cdef int32_t* out_pattern
     cdef int32_t* out_group
@@ -459,7 +460,7 @@ cdef class Kernel:
     cdef double* vstack
     cdef int8_t* tstack
 
-    def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048):
+    def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048, Py_ssize_t compact_slack=1024):
         self.groups = [Group(g) for g in lowered.groups]
         self.store = EventStore(max(len(lowered.attrs), 1))
         self.tie_strict = 1 if tie == "strict" else 0
@@ -481,6 +482,7 @@ cdef class Kernel:
         self.created = 0
         self.completed = 0
         self.sweep_every = sweep_every
+        self.compact_slack = compact_slack
         self.since_sweep = 0
         self.out_n = 0
         self.out_cap = 0
@@ -560,7 +562,7 @@ cdef class Kernel:
                 pc += 2
             elif op == OP_NEG:
                 if tg[sp - 1] == TAG_STR:
-                    raise KernelEvaluationError("cannot negate text")
+                    raise KernelEvaluationError("negate", 0, v[sp - 1], tg[sp - 1], 0.0, TAG_NUM)
                 v[sp - 1] = -v[sp - 1]
                 pc += 1
             elif op == OP_NOT:
@@ -608,7 +610,7 @@ cdef class Kernel:
                 return 0.0
             if op == 1:
                 return 1.0
-            raise KernelEvaluationError("cannot compare text with a number")
+            raise KernelEvaluationError("compare", op, a, ta, b, tb)
         if ta == TAG_STR and op >= 2:
             a = self.store.ranks[<Py_ssize_t>a]
             b = self.store.ranks[<Py_ssize_t>b]
@@ -630,7 +632,7 @@ cdef class Kernel:
             ta[0] = TAG_MISSING
             return 0
         if ta[0] != TAG_NUM or tb != TAG_NUM:
-            raise KernelEvaluationError("cannot compute with text")
+            raise KernelEvaluationError("compute", op, a[0], ta[0], b, tb)
         if op == 0:
             a[0] = a[0] + b
         elif op == 1:
@@ -1389,7 +1391,7 @@ cdef class Kernel:
                     t = nxt
             if g.nnegs:
                 self.sweep_negatives(g, ts, pos)
-        if self.store.n > 4 * (self.live_slots() + 1024) and not self.kills:
+        if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
 
     cdef int sweep_negatives(self, Group g, double ts, int64_t pos) except -1:

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
-from petricep.kernel.lower import Lowered, lower, supports
+from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, Lowered, lower, supports
 from petricep.runtime.engine import Match
 
 try:
@@ -29,6 +29,8 @@ except ImportError:  # not built: petricep.kernel.available() says so
     _kernel = None
 
 TAG_NUM, TAG_STR = 0, 1
+CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
+ARITH_OPS = tuple(ARITH_CODES)
 
 Batch = pa.Table | pa.RecordBatch
 
@@ -47,7 +49,11 @@ class KernelRun:
         id_field: str | None = None,
         event_type: str | None = None,
         sweep_every: int = 2048,
+        compact_slack: int = 1024,
     ) -> None:
+        """``sweep_every``: drop dead partial matches every so many events; the event store is
+        compacted at a sweep when it holds more than 4 events per live slot plus
+        ``compact_slack`` (small values: for tests of the housekeeping)."""
         if _kernel is None:
             raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
         ok, reason = supports(net, tie)
@@ -62,7 +68,7 @@ class KernelRun:
         self.time_field = time_field
         self.id_field = id_field
         self.event_type = event_type
-        self.kernel = _kernel.Kernel(self.lowered, tie, sweep_every)
+        self.kernel = _kernel.Kernel(self.lowered, tie, sweep_every, compact_slack)
         self._type_codes = {t: i for i, t in enumerate(self.lowered.types)}
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
@@ -177,10 +183,24 @@ class KernelRun:
                 row=row,
             ) from None
         except _kernel.KernelEvaluationError as e:
-            raise EvaluationError(str(e)) from None
+            raise EvaluationError(self._evaluation_message(*e.args)) from None
         self._pos += n
         self._last = (float(ts[-1]), int(pos[-1]))
         return self._table(*self.kernel.take_matches())
+
+    def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
+        """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""
+        text = {code: s for s, code in self._strings.items()}
+
+        def value(v: float, tag: int) -> str:
+            if tag == TAG_STR:
+                return repr(text[int(v)])
+            return repr(int(v)) if float(v).is_integer() else repr(v)
+
+        if what == "negate":
+            return f"cannot negate {value(a, ta)}"
+        ops = CMP_OPS if what == "compare" else ARITH_OPS
+        return f"cannot {what} {value(a, ta)} {ops[op]} {value(b, tb)}"
 
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""

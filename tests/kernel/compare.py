@@ -30,9 +30,10 @@ def fresh(events: Sequence[Event]) -> list[Event]:
     return [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
 
 
-def both(net: Net, events: Sequence[Event], tie: str, cut: int) -> dict[str, Any]:
+def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int = 2048) -> dict[str, Any]:
     """Matches (dicts, emission order), tokens created and completed, and live partial
-    matches after the first ``cut`` events, from each engine; the kernel gets two batches."""
+    matches after the first ``cut`` events, from each engine; the kernel gets two batches
+    and sweeps every ``sweep_every`` events, compacting its event store at each sweep."""
     engine = Engine(net, tie=tie)
     evs = fresh(events)
     py: list[dict[str, Any]] = []
@@ -42,7 +43,7 @@ def both(net: Net, events: Sequence[Event], tie: str, cut: int) -> dict[str, Any
         if i == cut - 1:
             live_py = engine.live_partial_matches()
     py += [m.to_dict() for m in engine.flush()]
-    run = KernelRun(net, tie=tie, id_field="id")
+    run = KernelRun(net, tie=tie, id_field="id", sweep_every=sweep_every, compact_slack=0)
     t = table(events)
     got = run.push(t.slice(0, cut))
     live_k = run.live_partial_matches() if cut else 0

@@ -30,7 +30,7 @@ def check(pats: list[A.Pattern], events: list, tie: str, cut: int) -> None:
     net = build_net(pats)
     ok, reason = supports(net, tie)
     assert ok, reason
-    out = both(net, events, tie, cut)
+    out = both(net, events, tie, cut, sweep_every=1 + cut % 4)
     assert out["kernel"] == out["python"]
 
 
