@@ -14,8 +14,8 @@ from petricep.runtime.engine import Engine
 
 
 def table(events: Sequence[Event]) -> pa.Table:
-    """Events as the Arrow table the kernel reads (type, ts, id and every attribute)."""
-    names = sorted({k for e in events for k in e.attrs})
+    """Events as the Arrow table the kernel reads (type, ts, id and every other attribute)."""
+    names = sorted({k for e in events for k in e.attrs} - {"type", "ts", "id"})
     cols: dict[str, Any] = {
         "type": [e.type for e in events],
         "ts": [e.ts for e in events],
