@@ -1,5 +1,5 @@
 """The compiled kernel beside the Python engine, in one run: W1 (SASE Q2), W2 (OpenCEP's
-NASDAQ query), W6 (Aarhus congestion) where the kernel covers the net.
+NASDAQ query), W6 (Aarhus: congestion where the kernel covers it, the selective speed collapse).
 
     python -m bench kernel [--events 1000000] [--nasdaq-copies 1 20] [--windows 2 5 30] [--repeat 3]
 
@@ -22,12 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
+from bench.aarhus import DATA as AARHUS
 from bench.common import ROOT, measure, stock_table
 from bench.nasdaq import DATA, PATTERN, SPEC as NASDAQ_SPEC, load
 from bench.sase_q2 import SPEC as SASE_SPEC
 from petricep.compile.net import Net
-from petricep.io.readers import events_from_table
+from petricep.io.readers import InputSpec, events_from_table
 from petricep.kernel import KernelRun, available, supports
 from petricep.lang.parser import parse_file, parse_text
 from petricep.merge import build_net
@@ -107,11 +109,30 @@ def w2(args: argparse.Namespace) -> None:
             print(line(label, py.rows, py.seconds, k_s, py.matches, out.num_rows, same))
 
 
-def w6() -> None:
+def w6(args: argparse.Namespace) -> None:
     net = build_net(list(parse_file(str(ROOT / "nets" / "aarhus_congestion.pcep")).patterns))
     ok, reason = supports(net)
     if not ok:
         print(f"| W6 Aarhus congestion | not run: the kernel refuses the net ({reason}) |")
+    if not AARHUS.exists():
+        return
+    table = pa_csv.read_csv(str(AARHUS))
+    net = build_net(list(parse_file(str(ROOT / "nets" / "aarhus_speed_collapse.pcep")).patterns))
+    spec = InputSpec(path="<aarhus>", type_const="traffic", time_field="TIMESTAMP", id_field="_id")
+    py = measure(args.py_repeat, net, partial(events_from_table, table, spec))
+
+    def fn() -> tuple[float, pa.Table]:
+        start = time.perf_counter()
+        numeric = table.set_column(
+            table.schema.get_field_index("TIMESTAMP"), "TIMESTAMP", pc.cast(table.column("TIMESTAMP"), pa.int64())
+        )
+        _, out = kernel_pass(net, numeric, "arrival", type_field=None, event_type="traffic", time_field="TIMESTAMP", id_field="_id")
+        return time.perf_counter() - start, out
+
+    k_s, out = best(args.repeat, fn)
+    want = [(m.ids["a"], m.ids["b"]) for m in Engine(net).run(events_from_table(table, spec))]
+    same = want == _kernel_ids(out, ("a", "b"))
+    print(line("W6b Aarhus speed collapse (selective)", py.rows, py.seconds, k_s, py.matches, out.num_rows, same))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,5 +155,5 @@ def main(argv: list[str] | None = None) -> int:
     if "w2" not in args.skip and os.path.exists(args.nasdaq_file):
         w2(args)
     if "w6" not in args.skip:
-        w6()
+        w6(args)
     return 0
