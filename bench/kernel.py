@@ -26,7 +26,8 @@ import pyarrow.csv as pa_csv
 
 from bench.aarhus import DATA as AARHUS
 from bench.common import ROOT, measure, stock_table
-from bench.nasdaq import DATA, PATTERN, SPEC as NASDAQ_SPEC, load
+from bench.nasdaq import DATA, PATTERN, load
+from bench.nasdaq import SPEC as NASDAQ_SPEC
 from bench.sase_q2 import SPEC as SASE_SPEC
 from petricep.compile.net import Net
 from petricep.io.readers import InputSpec, events_from_table

@@ -12,7 +12,7 @@ ordering compares ranks in the sorted dictionary (recomputed when it grows).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +32,7 @@ TAG_NUM, TAG_STR = 0, 1
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
 
-Batch = pa.Table | pa.RecordBatch
+Batch: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
 class KernelRun:
