@@ -131,3 +131,13 @@ def test_refused_nets_say_why(data: st.DataObject) -> None:
     ok, reason = supports(build_net([pattern]))
     assert not ok
     assert "is not covered yet" in reason
+
+
+@SETTINGS
+@given(st.data())
+def test_several_shared_nets(data: st.DataObject) -> None:
+    """Patterns differing in partition, strategy or window kind run in separate shared nets:
+    matches of one event (or one timestamp group) come out in the engine's order."""
+    pats = [data.draw(_plain(name=f"p{i}", max_depth=1, types=("A", "B", "C"))) for i in range(data.draw(st.integers(2, 4)))]
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, _tie(data.draw, pats), data.draw(st.integers(0, len(events))))
