@@ -17,6 +17,7 @@ WORKLOADS = {
     "switches": "bench.switches",
     "check_scaling": "bench.check_scaling",
     "fuzz": "bench.fuzz",
+    "kernel": "bench.kernel",
 }
 
 

@@ -1,0 +1,53 @@
+"""The compiled columnar kernel: a shared net fired at native speed on Arrow batches.
+
+One generic interpreter, written in Cython (``_kernel.pyx``, compiled when petricep is
+installed), runs any net :func:`lower` can lay out as flat arrays; nothing is generated per
+query. The Python engine (:mod:`petricep.runtime`) stays the reference: the kernel gives
+exactly its matches, in its order, and is tested against it on random patterns and streams.
+
+Public API (for the CLI, the library API and Spark to wire in):
+
+* :func:`available` -- whether the extension is built; if not, warns once that the Python
+  engine runs;
+* :func:`supports` ``(net, tie) -> (bool, reason)`` -- whether the kernel covers every shared
+  net of ``net``; if not, the reason (run the Python engine then);
+* :func:`lower` ``(net) -> Lowered`` -- the frozen arrays the kernel interprets;
+* :class:`KernelRun` ``(net, tie=, type_field= | event_type=, time_field=, id_field=)`` with
+  ``push(table_or_batch) -> pa.Table`` of the matches that batch completed (columns
+  ``pattern``, ``start``, ``end`` and one int64 id column per variable name, null where the
+  pattern has no such variable or an OR left it unbound), ``flush()``, ``stats`` and
+  ``live_partial_matches()``;
+* :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects.
+
+Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
+``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
+rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
+per-pattern roles and windows. Refused with a reason: negation, Kleene closure, RETURN,
+consumption, ON TIMEOUT, LIMIT, SQL queries, ARCHIVED variables.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
+from petricep.kernel.run import KernelRun, _kernel, to_matches
+
+_warned = False
+
+
+def available() -> bool:
+    """Whether the compiled kernel is built; the first time it is not, one warning says so."""
+    global _warned
+    if _kernel is None and not _warned:
+        _warned = True
+        warnings.warn(
+            "petricep: the compiled kernel is not built (no C compiler or Cython at install time); "
+            "the Python engine runs",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return _kernel is not None
+
+
+__all__ = ["KernelRun", "Lowered", "Unsupported", "available", "lower", "supports", "to_matches"]

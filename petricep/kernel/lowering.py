@@ -1,0 +1,461 @@
+"""Lowering: the frozen merged :class:`~petricep.compile.net.Net` -> flat arrays for the kernel.
+
+The compiled kernel (``_kernel.pyx``) interprets any net; nothing is generated per query.
+So everything it needs is laid out here once, as numpy arrays in frozen dataclasses:
+
+* per shared net (:class:`LoweredGroup`): transitions (source, target, slot, window, user
+  bitmask, guard and order-slot lists), the transitions each event type can fire, grouped by
+  source place in the Python engine's order (so the kernel creates tokens in the same order),
+  per place whether tokens stay there and which pattern roles emit from it;
+* conditions as a small stack bytecode compiled from the expression AST (never from text),
+  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards.
+
+:func:`supports` says whether the kernel covers a net, and if not, why: the caller then runs
+the Python engine, which is the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from petricep.compile.net import NEG_VAR, GroupNet, Net
+from petricep.lang import ast as A
+
+# bytecode (int32 words): an opcode, then its operands
+OP_CONST = 1  # c: push constant c
+OP_ATTR = 2  # slot, attr: push the attribute of the event bound in slot (unbound: conjunct holds)
+OP_ARITH = 3  # op: pop b, a; push a op b
+OP_NEG = 4
+OP_CMP = 5  # op: pop b, a; push a op b
+OP_NOT = 6
+OP_JF = 7  # n: top false -> jump n words ahead keeping it, else pop (AND)
+OP_JT = 8  # n: top true -> jump n words ahead keeping it, else pop (OR)
+OP_CMP_AA = 9  # op, slot, attr, slot, attr
+OP_CMP_AC = 10  # op, slot, attr, c
+OP_END = 0
+
+ATTR_TS = -1  # attribute index of v.ts
+ATTR_ID = -2  # attribute index of v.id
+NEG_SLOT = 1000  # slot operand naming the negated event (the candidate violating event)
+
+ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4}
+CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+STRATEGY_CODES = {
+    "skip-till-any-match": 0,
+    "skip-till-next-match": 1,
+    "strict-contiguity": 2,
+    "partition-contiguity": 3,
+}
+TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
+MAX_STACK = 32
+MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
+MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
+
+
+def _frozen(values: Any, dtype: Any) -> np.ndarray:
+    arr = np.array(values, dtype=dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+def _csr(lists: list[list[int]] | list[tuple[int, ...]], dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of ints as (start offsets, flat values)."""
+    start = [0]
+    flat: list[int] = []
+    for xs in lists:
+        flat.extend(xs)
+        start.append(len(flat))
+    return _frozen(start, np.int32), _frozen(flat, dtype)
+
+
+def _win(value: float | int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+class Unsupported(Exception):
+    """Raised while lowering a construct the kernel does not cover; the message is the reason."""
+
+
+class _Bytecode:
+    """Compiles condition ASTs into one shared code array (with constants and string literals)."""
+
+    def __init__(self, attrs: dict[str, int], strings: dict[str, int]) -> None:
+        self.attrs = attrs
+        self.strings = strings
+        self.code: list[int] = []
+        self.consts: list[float] = []
+        self.const_tags: list[int] = []
+        self.starts: list[int] = []
+
+    def add(self, expr: A.Expr) -> None:
+        self.starts.append(len(self.code))
+        depth = self._emit(expr)
+        if depth > MAX_STACK:
+            raise Unsupported(f"condition nests deeper than {MAX_STACK} values")
+        self.code.append(OP_END)
+
+    def _const(self, e: A.Num | A.Str) -> int:
+        if isinstance(e, A.Str):
+            self.consts.append(float(self.strings.setdefault(e.value, len(self.strings))))
+            self.const_tags.append(1)
+        else:
+            if isinstance(e.value, bool) or not isinstance(e.value, (int, float)):
+                raise Unsupported(f"constant {e.value!r}")
+            if isinstance(e.value, int) and abs(e.value) > 2**53:
+                raise Unsupported(f"integer constant {e.value} beyond float64 precision")
+            self.consts.append(float(e.value))
+            self.const_tags.append(0)
+        return len(self.consts) - 1
+
+    def _attr(self, e: A.Attr) -> tuple[int, int]:
+        if e.index is not None:
+            raise Unsupported("Kleene element access")
+        if e.var == NEG_VAR:
+            slot = NEG_SLOT
+        elif e.var.startswith("#") and e.var[1:].isdigit():
+            slot = int(e.var[1:])
+        else:
+            raise Unsupported(f"variable {e.var!r}")
+        if e.field == "ts":
+            return slot, ATTR_TS
+        if e.field == "id":
+            return slot, ATTR_ID
+        return slot, self.attrs.setdefault(e.field, len(self.attrs))
+
+    def _emit(self, e: A.Expr) -> int:
+        """Appends code for ``e``; returns the stack depth it needs."""
+        code = self.code
+        if isinstance(e, (A.Num, A.Str)):
+            code += [OP_CONST, self._const(e)]
+            return 1
+        if isinstance(e, A.Attr):
+            code += [OP_ATTR, *self._attr(e)]
+            return 1
+        if isinstance(e, A.Compare):
+            left, right, op = e.left, e.right, e.op
+            if isinstance(left, (A.Num, A.Str)) and isinstance(right, A.Attr):
+                left, right, op = right, left, FLIPPED[op]
+            if isinstance(left, A.Attr) and isinstance(right, A.Attr) and left.index is None and right.index is None:
+                code += [OP_CMP_AA, CMP_CODES[op], *self._attr(left), *self._attr(right)]
+                return 1
+            if isinstance(left, A.Attr) and isinstance(right, (A.Num, A.Str)) and left.index is None:
+                code += [OP_CMP_AC, CMP_CODES[op], *self._attr(left), self._const(right)]
+                return 1
+            d1 = self._emit(left)
+            d2 = self._emit(right)
+            code += [OP_CMP, CMP_CODES[op]]
+            return max(d1, d2 + 1)
+        if isinstance(e, A.BinOp):
+            d1 = self._emit(e.left)
+            d2 = self._emit(e.right)
+            code += [OP_ARITH, ARITH_CODES[e.op]]
+            return max(d1, d2 + 1)
+        if isinstance(e, A.Neg):
+            d = self._emit(e.operand)
+            code.append(OP_NEG)
+            return d
+        if isinstance(e, A.Not):
+            d = self._emit(e.operand)
+            code.append(OP_NOT)
+            return d
+        if isinstance(e, A.BoolOp):
+            jump = OP_JF if e.op == "and" else OP_JT
+            depth = 0
+            holes = []
+            for k, operand in enumerate(e.operands):
+                depth = max(depth, self._emit(operand))
+                if k < len(e.operands) - 1:
+                    code += [jump, 0]
+                    holes.append(len(code) - 1)
+            for h in holes:  # jump to the end of the whole BoolOp
+                code[h] = len(code) - (h + 1)
+            return depth
+        raise Unsupported(f"expression {type(e).__name__} (Kleene aggregates are not covered yet)")
+
+
+@dataclass(frozen=True)
+class LoweredGroup:
+    """One shared net as arrays (see the module docstring); ``c_*`` index the run's conditions."""
+
+    index: int
+    nslots: int
+    nplaces: int
+    start: int
+    strategy: int
+    count_window: bool
+    window: float  # NaN: no window
+    partition: tuple[str, ...]
+    all_users: int
+    patterns: tuple[int, ...]  # net pattern index of each user bit
+    place_exits: np.ndarray  # uint8 per place: a token there can still move
+    place_accepting: np.ndarray  # uint8 per place: a complete match of some pattern
+    place_growable: np.ndarray  # int64 per place: pushed negations that block (not cancel) its tokens
+    place_rg_start: np.ndarray  # per place: its role groups [start, end)
+    rg_mask: np.ndarray  # int64: the patterns of the role group
+    rg_window: np.ndarray  # float64: the group's own window (NaN: none)
+    rg_final_start: np.ndarray
+    rg_final: np.ndarray  # condition ids checked on emission
+    rg_role_start: np.ndarray
+    role_pattern: np.ndarray  # net pattern index
+    role_bit: np.ndarray  # int64 user bit
+    rg_emit_start: np.ndarray
+    rg_emit: np.ndarray  # negations checked at emission against the buffered negative events
+    role_window: np.ndarray  # float64: the role's own window (when its end negation closes)
+    role_pending: np.ndarray  # int64 bitmask: end negations the role waits for
+    neg_type: np.ndarray  # per negation: event type code
+    neg_pushed: np.ndarray  # uint8: evaluated in the scan (cancels tokens) or buffered
+    neg_prev_start: np.ndarray
+    neg_prev: np.ndarray  # slots of P (after last(P)); none: start of the window
+    neg_next_start: np.ndarray
+    neg_next: np.ndarray  # slots of Q (before first(Q)); none: end of the window
+    neg_cond_start: np.ndarray
+    neg_cond: np.ndarray  # conditions mentioning the negated event
+    neg_event_start: np.ndarray
+    neg_event: np.ndarray  # of those, the ones reading only the negated event
+    neg_place_start: np.ndarray
+    neg_place: np.ndarray  # places where a pushed negation's interval is open
+    type_neg_start: np.ndarray  # per event type code: negations of that type
+    type_neg: np.ndarray
+    tr_blocked_by: np.ndarray  # int64: negations whose Q this firing starts
+    tr_clears: np.ndarray  # int64: negations whose P this firing grows
+    tr_src: np.ndarray
+    tr_dst: np.ndarray
+    tr_slot: np.ndarray
+    tr_window: np.ndarray  # float64, NaN: none
+    tr_mask: np.ndarray  # int64: users the transition serves
+    tr_order_start: np.ndarray
+    tr_order: np.ndarray  # slots that must be strictly earlier (tie rule strict)
+    tr_guard_start: np.ndarray
+    tr_guard: np.ndarray  # condition ids decided by this firing
+    tr_arc_start: np.ndarray
+    tr_arc: np.ndarray  # condition ids reading only the incoming event
+    tr_pw_start: np.ndarray  # per-pattern windows where users disagree: (mask, window) pairs
+    pw_mask: np.ndarray
+    pw_window: np.ndarray
+    type_start: np.ndarray  # per event type code: entries [start, end)
+    ent_src: np.ndarray  # entry: a source place ...
+    ent_tr_start: np.ndarray  # ... and its transitions ent_trs[start:end]
+    ent_trs: np.ndarray
+    cond_start: np.ndarray  # condition id -> offset into code
+    code: np.ndarray
+    consts: np.ndarray
+    const_tags: np.ndarray
+
+
+@dataclass(frozen=True)
+class LoweredPattern:
+    name: str
+    vars: tuple[tuple[str, int], ...]  # (variable name, slot) in the pattern's order
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A whole net for the kernel: event type codes, attribute columns, string literals."""
+
+    types: tuple[str, ...]
+    attrs: tuple[str, ...]  # attribute columns conditions read (partition attributes are keyed apart)
+    strings: tuple[str, ...]  # string literals of conditions: codes 0..n-1 of the run's dictionary
+    patterns: tuple[LoweredPattern, ...]
+    groups: tuple[LoweredGroup, ...]
+    maxslots: int
+
+
+def _refusal(net: Net, tie: str) -> str | None:
+    if tie not in TIE_CODES:
+        return f"tie rule {tie!r} (the kernel covers {', '.join(TIE_CODES)})"
+    if tie == "either" and any(p.strategy != "skip-till-any-match" for p in net.patterns):
+        return "tie rule 'either' needs skip-till-any-match"
+    if net.rows:
+        return "SQL MATCH_RECOGNIZE queries"
+    if net.history:
+        return "ARCHIVED variables"
+    for p in net.patterns:
+        what = (
+            "RETURN" if p.returns else "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
+            else "consumption" if p.conflict else "Kleene closure" if p.kleene
+            else None
+        )
+        if what:
+            return f"pattern {p.name!r}: {what} is not covered yet"
+    for g in net.groups:
+        if len(g.patterns) > MAX_USERS:
+            return f"more than {MAX_USERS} patterns share one net"
+        if any(k is not None for k in g.slot_kleene):
+            return "Kleene closure in a shared net"
+        if len(g.negations) > MAX_USERS:
+            return f"more than {MAX_USERS} negations in one shared net"
+        if g.negations and tie == "either":
+            return "negation under the tie rule 'either' is not covered yet"
+    return None
+
+
+def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
+    """Whether the kernel runs ``net`` under ``tie`` exactly as the Python engine does, and if
+    not, the reason (the caller then runs the Python engine)."""
+    reason = _refusal(net, tie)
+    if reason is None:
+        try:
+            lower(net)
+        except Unsupported as e:
+            reason = str(e)
+    return (reason is None, reason or "covered")
+
+
+def lower(net: Net) -> Lowered:
+    """The kernel's arrays for ``net``; raises :class:`Unsupported` (with the reason) for a
+    construct it does not cover (check :func:`supports` first)."""
+    reason = _refusal(net, "arrival")
+    if reason is not None:
+        raise Unsupported(reason)
+    types = tuple(sorted(net.input_types))
+    attrs: dict[str, int] = {}
+    strings: dict[str, int] = {}
+    groups = tuple(_lower_group(g, types, attrs, strings) for g in net.groups)
+    patterns = tuple(LoweredPattern(p.name, tuple((v.name, v.slot) for v in p.vars)) for p in net.patterns)
+    maxslots = max((g.nslots for g in net.groups), default=1)
+    return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1))
+
+
+def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
+    """Per place, its role groups: roles with the same emission checks check once per token
+    (the engine's GroupRuntime._group_roles, same order)."""
+    rg_start, rg_mask, rg_window, finals, emits, role_lists = [0], [], [], [], [], []
+    for place in g.places:
+        groups: dict[tuple[Any, ...], list[Any]] = {}
+        for r in place.roles:
+            groups.setdefault((r.final_conditions, r.emit_negations, r.window), []).append(r)
+        for (final, negs, window), roles in groups.items():
+            rg_mask.append(sum({bit[r.pattern] for r in roles}))
+            rg_window.append(_win(window))
+            finals.append(list(final))
+            emits.append(list(negs))
+            role_lists.append(roles)
+        rg_start.append(len(rg_mask))
+    final_start, final = _csr(finals)
+    role_start, role_pattern = _csr([[r.pattern for r in roles] for roles in role_lists])
+    emit_start, emit = _csr(emits)
+    flat = [r for roles in role_lists for r in roles]
+    return {
+        "rg_emit_start": emit_start,
+        "rg_emit": emit,
+        "role_window": _frozen([_win(r.window) for r in flat], np.float64),
+        "role_pending": _frozen([sum(1 << j for j in r.pending_negations) for r in flat], np.int64),
+        "place_rg_start": _frozen(rg_start, np.int32),
+        "rg_mask": _frozen(rg_mask, np.int64),
+        "rg_window": _frozen(rg_window, np.float64),
+        "rg_final_start": final_start,
+        "rg_final": final,
+        "rg_role_start": role_start,
+        "role_pattern": role_pattern,
+        "role_bit": _frozen([bit[int(p)] for p in role_pattern], np.int64),
+    }
+
+
+def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], strings: dict[str, int]) -> LoweredGroup:
+    bit = {pi: 1 << k for k, pi in enumerate(g.patterns)}
+    all_users = (1 << len(g.patterns)) - 1
+    for tr in g.transitions:
+        if tr.var != f"#{tr.slot}":
+            raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
+        if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration:
+            raise Unsupported(f"transition {tr.id}: Kleene closure")
+    bc = _Bytecode(attrs, strings)
+    for c in g.conditions:
+        bc.add(c)
+    windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
+    pw: list[list[tuple[int, float]]] = []
+    for tr in g.transitions:
+        by_w: dict[Any, int] = {}
+        for u in set(tr.users):
+            w = windows.get(u, tr.window)
+            by_w[w] = by_w.get(w, 0) | bit[u]
+        pw.append([(mask, _win(w)) for w, mask in by_w.items()] if len(by_w) > 1 else [])
+    pw_start = [0]
+    for pairs in pw:
+        pw_start.append(pw_start[-1] + len(pairs))
+    # transitions by event type, grouped by source place: the engine's GroupRuntime.by_type order
+    by_type: dict[str, dict[int, list[int]]] = {}
+    for tr in g.transitions:
+        by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr.id)
+    type_start, ent_src, ent_tr_start, ent_trs = [0], [], [0], []
+    for t in types:
+        for src, trs in by_type.get(t, {}).items():
+            if len(trs) > MAX_FANOUT:
+                raise Unsupported(f"more than {MAX_FANOUT} transitions of type {t!r} leave one place")
+            ent_src.append(src)
+            ent_trs.extend(trs)
+            ent_tr_start.append(len(ent_trs))
+        type_start.append(len(ent_src))
+    order_start, order = _csr([tr.order_slots for tr in g.transitions])
+    type_neg_start, type_neg = _csr([[n.index for n in g.negations if n.type == t] for t in types])
+    active: list[list[int]] = [[] for _ in g.negations]
+    for p in g.places:
+        for j in p.active_negations:
+            active[j].append(p.id)
+    negs = g.negations
+    csr = {
+        "neg_prev": _csr([n.prev_slots for n in negs]),
+        "neg_next": _csr([n.next_slots for n in negs]),
+        "neg_cond": _csr([n.conditions for n in negs]),
+        "neg_event": _csr([n.event_conditions for n in negs]),
+        "neg_place": _csr(active),
+    }
+    neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
+    guard_start, guard = _csr([tr.guards for tr in g.transitions])
+    arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
+    return LoweredGroup(
+        index=g.index,
+        nslots=g.nslots,
+        nplaces=len(g.places),
+        start=g.start,
+        strategy=STRATEGY_CODES[g.strategy],
+        count_window=g.window_kind == A.WIN_COUNT,
+        window=_win(g.window_value),
+        partition=g.partition,
+        all_users=all_users,
+        patterns=g.patterns,
+        place_exits=_frozen([p.has_exits for p in g.places], np.uint8),
+        place_accepting=_frozen([p.accepting for p in g.places], np.uint8),
+        place_growable=_frozen([sum(1 << j for j in p.growable_negations) for p in g.places], np.int64),
+        neg_type=_frozen([types.index(n.type) for n in negs], np.int32),
+        neg_pushed=_frozen([n.pushed for n in negs], np.uint8),
+        **neg_arrays,
+        type_neg_start=type_neg_start,
+        type_neg=type_neg,
+        tr_blocked_by=_frozen([tr.blocked_by for tr in g.transitions], np.int64),
+        tr_clears=_frozen([tr.clears for tr in g.transitions], np.int64),
+        **_lower_roles(g, bit),
+        tr_src=_frozen([tr.src for tr in g.transitions], np.int32),
+        tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),
+        tr_slot=_frozen([tr.slot for tr in g.transitions], np.int32),
+        tr_window=_frozen([_win(tr.window) for tr in g.transitions], np.float64),
+        tr_mask=_frozen(
+            [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions], np.int64
+        ),
+        tr_order_start=order_start,
+        tr_order=order,
+        tr_guard_start=guard_start,
+        tr_guard=guard,
+        tr_arc_start=arc_start,
+        tr_arc=arc,
+        tr_pw_start=_frozen(pw_start, np.int32),
+        pw_mask=_frozen([m for pairs in pw for m, _ in pairs], np.int64),
+        pw_window=_frozen([w for pairs in pw for _, w in pairs], np.float64),
+        type_start=_frozen(type_start, np.int32),
+        ent_src=_frozen(ent_src, np.int32),
+        ent_tr_start=_frozen(ent_tr_start, np.int32),
+        ent_trs=_frozen(ent_trs, np.int32),
+        cond_start=_frozen(bc.starts + [len(bc.code)], np.int32),
+        code=_frozen(bc.code, np.int32),
+        consts=_frozen(bc.consts, np.float64),
+        const_tags=_frozen(bc.const_tags, np.int8),
+    )
+
+
+__all__ = ["Lowered", "LoweredGroup", "LoweredPattern", "Unsupported", "lower", "supports"]

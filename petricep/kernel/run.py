@@ -1,0 +1,299 @@
+"""Running the compiled kernel on Arrow batches: columns in, matches out as an Arrow table.
+
+:class:`KernelRun` turns each batch into the kernel's columns (type codes, float64 timestamps,
+positions, int64 ids, float64 attribute values with their kinds, key codes per shared net),
+fires them in one call and returns the matches the batch completed as a ``pa.Table``;
+:func:`to_matches` turns such a table into the engine's :class:`Match` objects, for the
+library API and for comparing with the Python engine.
+
+Strings are dictionary codes of one dictionary per run; ``=``/``!=`` compare codes and
+ordering compares ranks in the sorted dictionary (recomputed when it grows).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
+from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, Lowered, lower, supports
+from petricep.runtime.engine import Match
+
+try:
+    from petricep.kernel import _kernel  # type: ignore[attr-defined]
+except ImportError:  # not built: petricep.kernel.available() says so
+    _kernel = None
+
+TAG_NUM, TAG_STR = 0, 1
+CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
+ARITH_OPS = tuple(ARITH_CODES)
+
+Batch: TypeAlias = "pa.Table | pa.RecordBatch"
+
+
+class KernelRun:
+    """One run of a net on the kernel (embedded): ``push`` batches in stream order, ``flush``
+    at the end. The input spec follows :mod:`petricep.io`'s concepts: a type column or a
+    constant type, a time column (numbers), an id column or arrival positions."""
+
+    def __init__(
+        self,
+        net: Net,
+        tie: str = "arrival",
+        type_field: str | None = "type",
+        time_field: str = "ts",
+        id_field: str | None = None,
+        event_type: str | None = None,
+        sweep_every: int = 2048,
+        compact_slack: int = 1024,
+    ) -> None:
+        """``sweep_every``: drop dead partial matches every so many events; the event store is
+        compacted at a sweep when it holds more than 4 events per live slot plus
+        ``compact_slack`` (small values: for tests of the housekeeping)."""
+        if _kernel is None:
+            raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
+        ok, reason = supports(net, tie)
+        if not ok:
+            raise ConfigError(f"the kernel does not run this net: {reason}")
+        if (type_field is None) == (event_type is None):
+            raise ConfigError("give exactly one of type_field (a column) and event_type (one type for every row)")
+        self.net = net
+        self.lowered: Lowered = lower(net)
+        self.tie = tie
+        self.type_field = type_field
+        self.time_field = time_field
+        self.id_field = id_field
+        self.event_type = event_type
+        self.kernel = _kernel.Kernel(self.lowered, tie, sweep_every, compact_slack)
+        self._type_codes = {t: i for i, t in enumerate(self.lowered.types)}
+        self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
+        self._ranked = -1  # dictionary size the kernel's ranks were computed for
+        self._keys: list[dict[Any, int]] = [{} for _ in self.lowered.groups]
+        self._pos = 0
+        self._int_time: bool | None = None
+        self._last: tuple[float, int] | None = None
+        self._var_columns = _var_columns(self.lowered)
+        self.matches = {p.name: 0 for p in self.lowered.patterns}
+
+    # ------------------------------------------------------------------ input
+
+    def _types(self, batch: Batch, n: int) -> np.ndarray:
+        if self.event_type is not None:
+            return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
+        enc = _encoded(_column(batch, self.type_field))  # type: ignore[arg-type]
+        lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
+        idx = enc.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)
+        return lookup[idx]
+
+    def _time(self, batch: Batch) -> np.ndarray:
+        col = _column(batch, self.time_field)
+        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise EventError(f"time column must hold numbers, not {col.type}", None, None, self.time_field)
+        if col.null_count:
+            raise EventError("time column has empty values", None, _first_null(col), self.time_field)
+        if self._int_time is None:
+            self._int_time = pa.types.is_integer(col.type)
+        return np.ascontiguousarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+
+    def _ids(self, batch: Batch, pos: np.ndarray) -> np.ndarray:
+        if self.id_field is None:
+            return pos
+        col = _column(batch, self.id_field)
+        if not pa.types.is_integer(col.type) or col.null_count:
+            raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
+        return np.ascontiguousarray(col.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    def _attributes(self, batch: Batch, n: int) -> tuple[np.ndarray, np.ndarray]:
+        names = self.lowered.attrs
+        vals = np.zeros((n, max(len(names), 1)), dtype=np.float64)
+        tags = np.zeros((n, max(len(names), 1)), dtype=np.int8)
+        for a, name in enumerate(names):
+            col = _column(batch, name)
+            if col.null_count:
+                raise EventError("empty value in a field a condition reads", None, _first_null(col), name)
+            if pa.types.is_dictionary(col.type) and not pa.types.is_string(col.type.value_type):
+                col = col.cast(col.type.value_type)
+            if pa.types.is_dictionary(col.type):
+                vals[:, a] = self._codes(col)
+                tags[:, a] = TAG_STR
+            elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+                vals[:, a] = col.to_numpy(zero_copy_only=False)
+            elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                vals[:, a] = self._codes(col)
+                tags[:, a] = TAG_STR
+            else:
+                raise EventError(f"the kernel reads numbers and text, not {col.type}", None, None, name)
+        if len(self._strings) != self._ranked:
+            order = sorted(self._strings, key=self._strings.__getitem__)
+            ranks = np.empty(len(order), dtype=np.float64)
+            for rank, s in enumerate(sorted(order)):
+                ranks[self._strings[s]] = rank
+            self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
+            self._ranked = len(self._strings)
+        return vals, tags
+
+    def _codes(self, col: Any) -> np.ndarray:
+        enc = _encoded(col)
+        strings = self._strings
+        lookup = np.array([strings.setdefault(s, len(strings)) for s in enc.dictionary.to_pylist()], dtype=np.float64)
+        return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else np.zeros(len(col))
+
+    def _key_codes(self, batch: Batch, n: int) -> np.ndarray:
+        keys = np.zeros((max(len(self.lowered.groups), 1), n), dtype=np.int64)
+        for gi, g in enumerate(self.lowered.groups):
+            if not g.partition:
+                continue
+            seen = self._keys[gi]
+            cols = [_column(batch, a) for a in g.partition]
+            if len(cols) == 1:
+                enc = _encoded(cols[0])
+                if enc.indices.null_count:
+                    raise EventError("empty partition value", None, _first_null(enc.indices), g.partition[0])
+                lookup = np.array([seen.setdefault(v, len(seen)) for v in enc.dictionary.to_pylist()], dtype=np.int64)
+                keys[gi] = lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else 0
+            else:
+                rows = zip(*(c.to_pylist() for c in cols))
+                keys[gi] = np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n)
+        return keys
+
+    # ------------------------------------------------------------------ running
+
+    def push(self, batch: Batch) -> pa.Table:
+        """Fire the batch's events; returns the matches they completed, in emission order."""
+        n = batch.num_rows
+        ts = self._time(batch)  # also fixes the type of the start / end columns
+        if n == 0:
+            return self._table(*self.kernel.take_matches())
+        types = self._types(batch, n)
+        pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
+        ids = self._ids(batch, pos)
+        vals, tags = self._attributes(batch, n)
+        keys = self._key_codes(batch, n)
+        try:
+            self.kernel.run(types, ts, pos, ids, vals, tags, keys, self._pos)
+        except _kernel.OrderError as e:
+            row, t, prev = e.args
+            raise EventOrderError(
+                f"timestamp {_num(t, self._int_time)} is before the previous event's {_num(prev, self._int_time)} "
+                "(input must be in time order)",
+                row=row,
+            ) from None
+        except _kernel.KernelEvaluationError as e:
+            raise EvaluationError(self._evaluation_message(*e.args)) from None
+        self._pos += n
+        self._last = (float(ts[-1]), int(pos[-1]))
+        return self._table(*self.kernel.take_matches())
+
+    def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
+        """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""
+        text = {code: s for s, code in self._strings.items()}
+
+        def value(v: float, tag: int) -> str:
+            if tag == TAG_STR:
+                return repr(text[int(v)])
+            return repr(int(v)) if float(v).is_integer() else repr(v)
+
+        if what == "negate":
+            return f"cannot negate {value(a, ta)}"
+        ops = CMP_OPS if what == "compare" else ARITH_OPS
+        return f"cannot {what} {value(a, ta)} {ops[op]} {value(b, tb)}"
+
+    def flush(self) -> pa.Table:
+        """End of stream: every window closes (nothing waits on one in the covered nets)."""
+        self.kernel.finish()
+        out = self._table(*self.kernel.take_matches())
+        self.kernel.clear()
+        return out
+
+    def live_partial_matches(self) -> int:
+        """Partial matches that can still be extended at the last event (the engine's count)."""
+        if self._last is None:
+            return 0
+        return int(self.kernel.live_partial_matches(*self._last))
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        k = self.kernel
+        return {"events": k.events, "created": k.created, "completed": k.completed, "matches": dict(self.matches)}
+
+    # ------------------------------------------------------------------ output
+
+    def _table(self, pattern: np.ndarray, start: np.ndarray, end: np.ndarray, ids: np.ndarray, bound: np.ndarray) -> pa.Table:
+        names = [p.name for p in self.lowered.patterns]
+        counts = np.bincount(pattern, minlength=len(names)) if len(pattern) else np.zeros(len(names), dtype=np.int64)
+        for name, count in zip(names, counts):
+            self.matches[name] += int(count)
+        cols: dict[str, Any] = {
+            "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), pa.array(names, pa.string())),
+            "start": _times(start, self._int_time),
+            "end": _times(end, self._int_time),
+        }
+        single = len(names) == 1
+        for var, where in self._var_columns.items():
+            if single:  # one pattern: the slot's column as it is
+                slot = where[0][1]
+                cols[var] = pa.array(ids[:, slot], pa.int64(), mask=bound[:, slot] == 0)
+                continue
+            values = np.zeros(len(pattern), dtype=np.int64)
+            valid = np.zeros(len(pattern), dtype=bool)
+            for p, slot in where:
+                rows = (pattern == p) & (bound[:, slot] == 1)
+                values[rows] = ids[rows, slot]
+                valid |= rows
+            cols[var] = pa.array(values, pa.int64(), mask=~valid)
+        return pa.table(cols)
+
+
+def _var_columns(lowered: Lowered) -> dict[str, list[tuple[int, int]]]:
+    """Output column per variable name (first-seen order): (pattern index, slot) pairs."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for pi, p in enumerate(lowered.patterns):
+        for name, slot in p.vars:
+            out.setdefault(name, []).append((pi, slot))
+    return out
+
+
+def to_matches(table: pa.Table, net: Net) -> list[Match]:
+    """The kernel's match table as the engine's :class:`Match` objects (row order kept)."""
+    rows = table.to_pylist()
+    out = []
+    for row in rows:
+        p = net.pattern(row["pattern"])
+        ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
+        out.append(Match(p.name, ids, row["start"], row["end"], {}))
+    return out
+
+
+def _column(batch: Batch, name: str) -> Any:
+    if name not in batch.schema.names:
+        raise ConfigError(f"the input has no column {name!r} (the kernel needs it)")
+    col = batch.column(name)
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    return col
+
+
+def _encoded(col: Any) -> pa.DictionaryArray:
+    """The column dictionary-encoded (as it is, when it already is)."""
+    if pa.types.is_dictionary(col.type):
+        return col
+    return pc.dictionary_encode(col)
+
+
+def _first_null(col: Any) -> int:
+    return int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+
+
+def _times(values: np.ndarray, integer: bool | None) -> pa.Array:
+    return pa.array(values.astype(np.int64) if integer else values)
+
+
+def _num(value: float, integer: bool | None) -> Any:
+    return int(value) if integer else value
+
+
+__all__ = ["KernelRun", "to_matches"]

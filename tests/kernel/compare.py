@@ -1,0 +1,55 @@
+"""Run one pattern set on the Python engine and on the kernel, side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from petricep.compile.net import Net
+from petricep.events import Event
+from petricep.kernel import KernelRun, to_matches
+from petricep.runtime.engine import Engine
+
+
+def table(events: Sequence[Event]) -> pa.Table:
+    """Events as the Arrow table the kernel reads (type, ts, id and every other attribute)."""
+    names = sorted({k for e in events for k in e.attrs} - {"type", "ts", "id"})
+    cols: dict[str, Any] = {
+        "type": [e.type for e in events],
+        "ts": [e.ts for e in events],
+        "id": [e.id for e in events],
+    }
+    for n in names:
+        cols[n] = [e.attrs[n] for e in events]
+    return pa.table(cols)
+
+
+def fresh(events: Sequence[Event]) -> list[Event]:
+    return [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
+
+
+def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int = 2048) -> dict[str, Any]:
+    """Matches (dicts, emission order), tokens created and completed, and live partial
+    matches after the first ``cut`` events, from each engine; the kernel gets two batches
+    and sweeps every ``sweep_every`` events, compacting its event store at each sweep."""
+    engine = Engine(net, tie=tie)
+    evs = fresh(events)
+    py: list[dict[str, Any]] = []
+    live_py = 0
+    for i, e in enumerate(evs):
+        py += [m.to_dict() for m in engine.push(e)]
+        if i == cut - 1:
+            live_py = engine.live_partial_matches()
+    py += [m.to_dict() for m in engine.flush()]
+    run = KernelRun(net, tie=tie, id_field="id", sweep_every=sweep_every, compact_slack=0)
+    t = table(events)
+    got = run.push(t.slice(0, cut))
+    live_k = run.live_partial_matches() if cut else 0
+    got = pa.concat_tables([got, run.push(t.slice(cut)), run.flush()])
+    k = [m.to_dict() for m in to_matches(got, net)]
+    return {
+        "python": (py, engine.stats.created, engine.stats.completed, live_py),
+        "kernel": (k, run.stats["created"], run.stats["completed"], live_k),
+    }

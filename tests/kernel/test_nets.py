@@ -1,0 +1,94 @@
+"""Every net of nets/ on the kernel: covered ones give the Python engine's matches on a
+generated stream (and on the shared NASDAQ file where present); the others say why not."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from petricep.api import compile_files
+from petricep.events import Event
+from petricep.kernel import supports
+from tests.kernel.compare import both
+
+NETS = Path(__file__).resolve().parents[2] / "nets"
+NASDAQ = NETS.parent.parent / "shared" / "data" / "opencep_events" / "NASDAQ_MEDIUM.txt"
+
+EXPECTED = {
+    "aarhus_congestion.pcep": "pattern 'congestion': RETURN is not covered yet",
+    "aarhus_slower_than_last_week.pcep": "ARCHIVED variables",
+    "aarhus_speed_collapse.pcep": "covered",
+    "abandoned_carts.pcep": "pattern 'checkout': ON TIMEOUT is not covered yet",
+    "nasdaq_rising_peaks.pcep": "covered",
+    "sase_equal_price.pcep": "covered",
+    "sase_kleene_min.pcep": "pattern 'sase_kleene_min': Kleene closure is not covered yet",
+    "shoplifting.pcep": "pattern 'shoplifting': RETURN is not covered yet",
+    "stock_v_shape.sql": "SQL MATCH_RECOGNIZE queries",
+    "trades_rising.pcep": "covered",
+}
+
+
+def test_every_net_is_listed() -> None:
+    assert sorted(p.name for p in NETS.iterdir()) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_covered_or_refused_with_reason(name: str) -> None:
+    assert supports(compile_files([str(NETS / name)])) == (EXPECTED[name] == "covered", EXPECTED[name])
+
+
+def stream(kind: str, n: int, seed: int) -> list[Event]:
+    rng = random.Random(seed)
+    out = []
+    ts = 0.0
+    for pos in range(n):
+        ts += rng.choice((0, 0.1, 0.25, 1, 30))
+        if kind == "stocks":
+            k = rng.randint(1, 3)
+            out.append(Event(f"stock{k}", int(ts * 4), pos, pos, {"price": rng.randint(1, 6), "symbol": f"S{k}"}))
+        elif kind == "trades":
+            out.append(Event("Trade", ts, pos, pos, {"symbol": rng.choice("xyz"), "price": rng.randint(1, 9)}))
+        elif kind == "traffic":
+            speed = rng.choice((5, 50, 120, 8))
+            attrs = {"REPORT_ID": rng.randint(1, 4), "avgSpeed": speed, "vehicleCount": rng.randint(0, 3)}
+            out.append(Event("traffic", int(ts * 60), pos, pos, attrs))
+        else:
+            t = rng.choice(("MSFT", "DRIV", "CBRL", "AAPL"))
+            out.append(Event(t, int(ts * 10), pos, pos, {"peak": rng.randint(1, 20)}))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "ties"),
+    [
+        ("sase_equal_price.pcep", "stocks", ("arrival", "strict")),
+        ("trades_rising.pcep", "trades", ("arrival", "strict")),
+        ("aarhus_speed_collapse.pcep", "traffic", ("arrival", "strict", "either")),
+        ("nasdaq_rising_peaks.pcep", "nasdaq", ("arrival", "strict", "either")),
+    ],
+)
+def test_covered_nets_match_the_engine(name: str, kind: str, ties: tuple[str, ...]) -> None:
+    net = compile_files([str(NETS / name)])
+    for seed, tie in enumerate(ties):
+        evs = stream(kind, 3000, seed)
+        out = both(net, evs, tie, 1234, sweep_every=97)
+        assert out["kernel"] == out["python"]
+        assert out["python"][0]  # the stream is made to match
+
+
+@pytest.mark.skipif(not NASDAQ.exists(), reason="needs ../shared/data")
+def test_nasdaq_file_under_either() -> None:
+    import pyarrow.compute as pc
+
+    from bench.nasdaq import SPEC, load
+    from petricep.io.readers import events_from_table
+
+    table = load(str(NASDAQ), 1)
+    evs = list(events_from_table(table, SPEC))
+    net = compile_files([str(NETS / "nasdaq_rising_peaks.pcep")])
+    out = both(net, evs, "either", 800)
+    assert out["kernel"] == out["python"]
+    assert len(out["python"][0]) == 1425
+    assert pc.min(table.column("ts")).as_py()  # the file is the shared one, not empty

@@ -1,0 +1,158 @@
+"""KernelRun's input spec, text values, arithmetic, errors and the fallback when the
+extension is not built: each against the Python engine or an exact text."""
+
+from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
+import pytest
+
+import petricep.kernel as K
+from petricep.api import compile_text
+from petricep.errors import ConfigError, EvaluationError, EventOrderError
+from petricep.events import Event
+from petricep.runtime.engine import Engine
+from tests.kernel.compare import both, table
+
+
+def events(rows: list[tuple[str, float, dict]]) -> list[Event]:
+    return [Event(t, ts, i, i, attrs) for i, (t, ts, attrs) in enumerate(rows)]
+
+
+def same(text: str, evs: list[Event], tie: str = "arrival", cut: int | None = None) -> list[dict]:
+    out = both(compile_text(text), evs, tie, len(evs) // 2 if cut is None else cut, sweep_every=2)
+    assert out["kernel"] == out["python"]
+    return out["python"][0]
+
+
+def test_text_equality_and_ordering_through_sorted_ranks() -> None:
+    # the second batch brings strings that sort before the first batch's: ranks are recomputed
+    rows = [("A", 0, {"s": "m"}), ("B", 1, {"s": "q"}), ("A", 2, {"s": "c"}), ("B", 3, {"s": "b"}), ("B", 4, {"s": "m"})]
+    got = same("PATTERN p: SEQ(A a, B b) WHERE a.s < b.s", events(rows), cut=2)
+    assert {(m["ids"]["a"], m["ids"]["b"]) for m in got} == {(0, 1), (2, 4)}
+    eq = same("PATTERN p: SEQ(A a, B b) WHERE a.s = b.s AND b.s != 'zz'", events(rows))
+    assert [m["ids"] for m in eq] == [{"a": 0, "b": 4}]
+    lit = same("PATTERN p: SEQ(A a, B b) WHERE a.s = 'c' AND b.s >= 'm'", events(rows))
+    assert [m["ids"] for m in lit] == [{"a": 2, "b": 4}]
+
+
+def test_text_never_equals_a_number() -> None:
+    rows = [("A", 0, {"s": "1", "x": 1}), ("B", 1, {"s": "1", "x": 1})]
+    assert same("PATTERN p: SEQ(A a, B b) WHERE a.s = b.x", events(rows)) == []
+    assert len(same("PATTERN p: SEQ(A a, B b) WHERE a.s != b.x", events(rows))) == 1
+
+
+def test_division_by_zero_is_false_and_modulo_follows_python() -> None:
+    rows = [("A", 0, {"x": -7, "y": 0}), ("B", 1, {"x": 3, "y": 2.5}), ("B", 2, {"x": -3, "y": 0})]
+    got = same("PATTERN p: SEQ(A a, B b) WHERE a.x % b.x = 2", events(rows))
+    assert [m["ids"] for m in got] == [{"a": 0, "b": 1}]  # Python: -7 % 3 == 2
+    got = same("PATTERN p: SEQ(A a, B b) WHERE NOT (b.x / a.y > 0)", events(rows))
+    assert [m["ids"] for m in got] == [{"a": 0, "b": 1}, {"a": 0, "b": 2}]  # x / 0 > 0 is false
+    got = same("PATTERN p: SEQ(A a, B b) WHERE b.y * 2 - a.x > 11.5 OR -a.x = b.x", events(rows))
+    assert [m["ids"] for m in got] == [{"a": 0, "b": 1}]
+
+
+def test_input_spec_constant_type_positions_and_two_key_attributes() -> None:
+    net = compile_text("PATTERN p: SEQ(T a, T b) WHERE [k, j] AND a.x < b.x WITHIN 3")
+    t = pa.table({"ts": [0, 1, 1, 2, 3], "k": [1, 1, 2, 1, 1], "j": ["u", "u", "u", "v", "u"], "x": [1, 2, 3, 4, 5]})
+    run = K.KernelRun(net, type_field=None, event_type="T")
+    got = [m.to_dict() for m in K.to_matches(pa.concat_tables([run.push(t), run.flush()]), net)]
+    engine = Engine(net)
+    rows = t.to_pylist()
+    want = [m.to_dict() for m in engine.run(Event("T", r["ts"], i, None, {"k": r["k"], "j": r["j"], "x": r["x"]}) for i, r in enumerate(rows))]
+    assert got == want == [
+        {"pattern": "p", "ids": {"a": 0, "b": 1}, "start": 0, "end": 1, "attrs": {}},
+        {"pattern": "p", "ids": {"a": 0, "b": 4}, "start": 0, "end": 3, "attrs": {}},
+        {"pattern": "p", "ids": {"a": 1, "b": 4}, "start": 1, "end": 3, "attrs": {}},
+    ]
+
+
+def test_match_table_columns_and_unbound_or_variables() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, OR(B b, C c))")
+    run = K.KernelRun(net, id_field="id")
+    out = run.push(table(events([("A", 0, {}), ("C", 1, {}), ("B", 2, {})])))
+    assert out.column_names == ["pattern", "start", "end", "a", "b", "c"]
+    assert out.to_pylist() == [
+        {"pattern": "p", "start": 0, "end": 1, "a": 0, "b": None, "c": 1},
+        {"pattern": "p", "start": 0, "end": 2, "a": 0, "b": 2, "c": None},
+    ]
+    assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "c": 1}, {"a": 0, "b": 2}]
+    assert run.stats == {"events": 3, "created": 3, "completed": 2, "matches": {"p": 2}}
+
+
+def test_time_going_backwards_is_the_engines_error() -> None:
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"))
+    run.push(pa.table({"type": ["A"], "ts": [5]}))
+    with pytest.raises(EventOrderError) as err:
+        run.push(pa.table({"type": ["A", "B"], "ts": [5, 3]}))
+    assert str(err.value) == "<events>:2: error: timestamp 3 is before the previous event's 5 (input must be in time order)"
+
+
+def test_comparing_text_with_a_number_is_the_engines_error() -> None:
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b) WHERE a.s < b.x"))
+    with pytest.raises(EvaluationError) as err:
+        run.push(pa.table({"type": ["A", "B"], "ts": [5, 6], "s": ["u", "v"], "x": [3, 3]}))
+    assert str(err.value) == "cannot compare 'u' < 3"
+
+
+def test_missing_column_and_bad_ids() -> None:
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x"))
+    with pytest.raises(ConfigError) as err:
+        run.push(pa.table({"type": ["A"], "ts": [0]}))
+    assert str(err.value) == "the input has no column 'x' (the kernel needs it)"
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"), id_field="id")
+    with pytest.raises(ConfigError) as err:
+        run.push(pa.table({"type": ["A"], "ts": [0], "id": ["e1"]}))
+    assert str(err.value) == "the kernel needs integer ids in column 'id' (got string)"
+
+
+@pytest.mark.parametrize(
+    ("text", "tie", "reason"),
+    [
+        ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "arrival", "pattern 'p': RETURN is not covered yet"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "arrival", "pattern 'p': Kleene closure is not covered yet"),
+        ("PATTERN p: SEQ(A a, !(C c), B b)", "either", "negation under the tie rule 'either' is not covered yet"),
+        ("PATTERN p: SEQ(A a, B b) WHERE skip-till-next-match", "either", "tie rule 'either' needs skip-till-any-match"),
+        ("PATTERN p: SEQ(A a, B b)", "sometimes", "tie rule 'sometimes' (the kernel covers arrival, strict, either)"),
+        ("PATTERN p: SEQ(A a, B b)", "arrival", "covered"),
+    ],
+)
+def test_supports_says_why(text: str, tie: str, reason: str) -> None:
+    net = compile_text(text)
+    assert K.supports(net, tie) == (reason == "covered", reason)
+    if reason != "covered":
+        with pytest.raises(ConfigError) as err:
+            K.KernelRun(net, tie=tie)
+        assert str(err.value) == f"the kernel does not run this net: {reason}"
+
+
+def test_lowering_uses_superinstructions_and_frozen_arrays() -> None:
+    from petricep.kernel import lowering as L
+
+    low = K.lower(compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x AND 3 > b.y"))
+    g = low.groups[0]
+    codes = [g.code[g.cond_start[c]] for c in range(len(g.cond_start) - 1)]
+    assert sorted(codes) == [L.OP_CMP_AA, L.OP_CMP_AC]
+    ac = list(g.code[g.cond_start[codes.index(L.OP_CMP_AC)] :][:5])
+    assert ac == [L.OP_CMP_AC, L.CMP_CODES["<"], 1, low.attrs.index("y"), 0]  # 3 > b.y read as b.y < 3
+    assert sorted(low.attrs) == ["x", "y"] and low.types == ("A", "B")
+    assert not g.code.flags.writeable
+    with pytest.raises(AttributeError):
+        g.nslots = 3  # type: ignore[misc]
+
+
+def test_without_the_extension_one_warning_and_a_clear_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(K, "_kernel", None)
+    monkeypatch.setattr(K, "_warned", False)
+    monkeypatch.setattr(K.run, "_kernel", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert K.available() is False
+        assert K.available() is False
+    assert [str(w.message) for w in caught] == [
+        "petricep: the compiled kernel is not built (no C compiler or Cython at install time); the Python engine runs"
+    ]
+    with pytest.raises(ConfigError) as err:
+        K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"))
+    assert str(err.value) == "the compiled kernel is not built (petricep.kernel.available() is False)"
