@@ -28,7 +28,8 @@ _NUMBER = re.compile(r"\d")
 EXTREME_NUMBERS = ["0", "00", "1e308", "1e-320", "0.0000000001", "9" * 20, "9" * 300, "1" + "0" * 299, "2.5e307",
                    "18446744073709551616", "9007199254740993"]
 # excluded until FRONT-END lands: nesting deeper than 40 (SEQ( 500 deep, 250 parentheses,
-# sums of 500 terms: RecursionError). Up to 40 levels, 60 terms, they are in.
+# sums of 500 terms: RecursionError; the long fuzz run of bench/RESULTS.md met it in `check` at
+# a few hundred terms). Up to 40 levels, 60 terms, one such growth per text, they are in.
 MAX_NESTING = 40
 MAX_TERMS = 60
 # excluded until FRONT-END lands: non-UTF-8 bytes (UnicodeDecodeError); text is written as
@@ -45,11 +46,16 @@ def token_mutations(draw: st.DrawFn, text: str) -> str:
     """1-4 grammar-aware edits of ``text``: token swaps, deletions, duplications, extreme
     numbers, deep nesting, long sums, unicode and NUL bytes."""
     toks = tokens(text) or [""]
-    for _ in range(draw(st.integers(1, 4))):
+    once = {"nest", "paren", "sum"}  # at most one of these growths per text (see MAX_TERMS)
+    for _ in range(draw(st.integers(1, 6))):
         n = len(toks)
         i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
         op = draw(st.sampled_from(["swap", "delete", "duplicate", "number", "nest", "paren", "sum", "unicode", "nul",
                                    "token"]))
+        if op in once:
+            once.clear()
+        elif op in ("nest", "paren", "sum"):
+            op = "token"
         if op == "swap":
             toks[i], toks[j] = toks[j], toks[i]
         elif op == "delete" and n > 1:
@@ -90,7 +96,6 @@ def pattern_texts() -> st.SearchStrategy[str]:
     return st.one_of(
         valid_text(),
         valid_text().flatmap(token_mutations),
-        valid_text().flatmap(token_mutations).flatmap(token_mutations),
         mutated(),
         st.text(UNICODE, max_size=60),
     )
