@@ -3,8 +3,8 @@ mutated, and event files with broken rows. Built on the parser's and readers' fu
 (``tests/lang/test_fuzz_parser.py``, ``tests/io/test_fuzz_readers.py``): their seeds, token
 list and mutations, plus the classes of hostile input issue 15 lists.
 
-Input classes another area is fixing are left out, each with an ``excluded until`` comment;
-the lead re-enables them once that area lands.
+Every class of issue 15's table is in: numbers and nesting past the front end's limits, bytes
+that are not UTF-8, non-finite RETURN values, huge cells and empty keys.
 """
 
 from __future__ import annotations
@@ -23,17 +23,15 @@ from tests.strategies import pattern_text, patterns
 _TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z_0-9]*|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|'[^'\n]*'|\"[^\"\n]*\"|.", re.S)
 _NUMBER = re.compile(r"\d")
 
-# excluded until FRONT-END lands: numbers of more than 300 digits (4,301 digits: ValueError;
-# 309 digits in WITHIN: OverflowError). Up to 300 digits they are in.
-EXTREME_NUMBERS = ["0", "00", "1e308", "1e-320", "0.0000000001", "9" * 20, "9" * 300, "1" + "0" * 299, "2.5e307",
+# numbers past the front end's limits (400 characters, a float's range) must give its typed error
+EXTREME_NUMBERS = ["0", "00", "1e308", "1e-320", "0.0000000001", "9" * 20, "9" * 300, "1" + "0" * 299, "2.5e307", "9" * 309, "9" * 4301,
                    "18446744073709551616", "9007199254740993"]
-# excluded until FRONT-END lands: nesting deeper than 40 (SEQ( 500 deep, 250 parentheses,
-# sums of 500 terms: RecursionError; the long fuzz run of bench/RESULTS.md met it in `check` at
-# a few hundred terms). Up to 40 levels, 60 terms, one such growth per text, they are in.
-MAX_NESTING = 40
-MAX_TERMS = 60
-# excluded until FRONT-END lands: non-UTF-8 bytes (UnicodeDecodeError); text is written as
-# UTF-8, so unicode (outside surrogates) and NUL bytes are in.
+# nesting and sums past the front end's limits (50 brackets, 100 nested operators) must give its
+# typed error, never a RecursionError; one such growth per text keeps examples small
+MAX_NESTING = 120
+MAX_TERMS = 300
+# unicode (outside surrogates) and NUL bytes; bytes that are not UTF-8 are added by
+# test_fuzz_inputs.test_check_command_on_bytes_that_are_not_utf8
 UNICODE = st.characters(exclude_categories=["Cs"])
 
 
@@ -104,11 +102,10 @@ def pattern_texts() -> st.SearchStrategy[str]:
 # ---------------------------------------------------------------------- event files
 
 # valid patterns the event files run through: time windows only, since a rejected row keeps
-# its position (count windows would see the cleaned file differently); RETURN copies values
-# only -- excluded until EDGES lands: RETURN arithmetic over NaN/inf inputs (the writer writes
-# Infinity/NaN, not null)
+# its position (count windows would see the cleaned file differently); RETURN arithmetic too
+# (non-finite results are written as null: docs/SEMANTICS.md "Numbers")
 RUN_PATTERNS = [
-    "PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 5 RETURN R(first = a.id, at = b.ts)\n"
+    "PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 5 RETURN R(first = a.id, at = b.ts, p = a.x * b.x * 1e300)\n"
     "PATTERN q: SEQ(R r, C c) WITHIN 3\n",
     "PATTERN p: SEQ(A a, !(C c), B+ b[]) WHERE [k] AND b[i].x >= a.x AND count(b[]) <= 3 WITHIN 6\n",
     "PATTERN p: AND(A a, B b) WHERE a.x = b.x OR a.x * 2 > b.x + 1 WITHIN 4\n",
@@ -118,12 +115,11 @@ RUN_PATTERNS = [
 HEADER = ["id", "type", "ts", "x", "k"]
 GOOD_X = st.one_of(st.integers(-5, 5), st.sampled_from([0.5, -2.25, 1e300, 3.0]))
 
-# hostile cells for x (the compared field) and ts; keys stay good -- excluded until IO lands:
-# empty or null [k] values (CSV and JSON Lines disagree), lists as [k] values (TypeError)
+# hostile cells for x (the compared field), ts and the [k] key (empty: a missing value in every
+# reader, docs/INPUT.md)
 BAD_X = ["nan", "inf", "-inf", "NaN", "1e400", "-1e400", "abc", "1,5", "0x10", "1_000", "  7", "9" * 400, "9" * 4000,
-         "é", "true", "x" * 5000]
-# excluded until IO lands: cells of more than 4,300 digits (ValueError: Exceeds the limit)
-BAD_TS = ["abc", "nan", "inf", "-1", "1e400", "", "2014-13-45", "9" * 300]
+         "é", "true", "x" * 5000, "9" * 4301]
+BAD_TS = ["abc", "nan", "inf", "-1", "1e400", "", "2014-13-45", "9" * 300, "9" * 4301]
 
 
 @st.composite
@@ -137,11 +133,13 @@ def event_rows(draw: st.DrawFn) -> list[tuple[str, dict[str, Any] | bytes]]:
         ts += draw(st.sampled_from([0, 1, 1, 2]))
         good = {"id": f"r{i}", "type": draw(st.sampled_from("ABBCR")), "ts": ts, "x": draw(GOOD_X),
                 "k": draw(st.integers(0, 2))}
-        kind = draw(st.sampled_from(["good", "good", "good", "x", "ts", "short", "long", "binary", "quote", "early"]))
+        kind = draw(st.sampled_from(["good", "good", "good", "x", "ts", "short", "long", "binary", "quote", "early", "key"]))
         if kind == "x":
             good["x"] = draw(st.sampled_from(BAD_X))
         elif kind == "ts":
             good["ts"] = draw(st.sampled_from(BAD_TS))
+        elif kind == "key":
+            good["k"] = ""
         elif kind == "early":
             good["ts"] = ts - 5  # out of time order
         elif kind == "binary":

@@ -36,6 +36,15 @@ def test_check_command(text: str) -> None:
         assert check_text(text.encode("utf-8"), Path(d)) in (RESULT, TYPED)
 
 
+@fuzz(60)
+@given(pattern_texts(), st.binary(min_size=1, max_size=4), st.integers(0, 10_000))
+def test_check_command_on_bytes_that_are_not_utf8(text: str, junk: bytes, at: int) -> None:
+    data = text.encode("utf-8")
+    k = at % (len(data) + 1)
+    with tempfile.TemporaryDirectory() as d:
+        assert check_text(data[:k] + b"\xff" + junk + data[k:], Path(d)) in (RESULT, TYPED)
+
+
 @fuzz(150)
 @given(pattern_texts())
 def test_library_compile_and_run(text: str) -> None:
