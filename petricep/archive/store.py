@@ -26,7 +26,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from petricep.errors import ConfigError
@@ -112,6 +111,10 @@ class Archive:
         out: list[tuple[Order, Event]] = []
         files = self._files(t0, t1)
         if files:
+            # pyarrow.dataset imports pandas: loaded only by runs that read the archive, so
+            # that an embedded run starts without it
+            import pyarrow.dataset as ds
+
             dataset = ds.dataset(files, schema=self._schema(files), format="parquet")
             names = set(dataset.schema.names)
             cond = pc.field("__ts") >= t0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import json
 import math
 import os
@@ -34,7 +35,14 @@ from .values import FLOAT_MAX, MAX_NUMBER_CHARS, text_value, type_text_column
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
-_UNREAD = pa.array([], pa.string())  # stands for a column the run does not read
+
+
+@functools.cache
+def unread_column() -> pa.Array:
+    """Stands for a column the run does not read. ``pa.nulls``, not ``pa.array([])``:
+    converting even an empty list makes pyarrow import pandas, which an embedded run must not
+    pay for."""
+    return pa.nulls(0, pa.string())
 
 
 def _compression(path: str) -> str | None:
@@ -294,7 +302,7 @@ class CsvSource(EventSource):
         if table.num_rows != n_lines or (b'"' in chunk and _ends_in_quotes(chunk, self._delim)):
             return None
         table = table.combine_chunks()
-        parsed = {name: c.chunk(0) if c.num_chunks else _UNREAD for name, c in zip(table.column_names, table.columns)}
+        parsed = {name: c.chunk(0) if c.num_chunks else unread_column() for name, c in zip(table.column_names, table.columns)}
         return self._columnar(run, need, parsed, table.num_rows)
 
     def _columnar(self, run: RowChecker, need: list[bool] | None, parsed: dict[str, pa.Array], n: int) -> list[Event] | None:
@@ -302,7 +310,7 @@ class CsvSource(EventSource):
         or None when a row needs checking one by one."""
         names = self.columns
         assert names is not None
-        arrays = [parsed.get(name, _UNREAD) for name in names]
+        arrays = [parsed[name] if name in parsed else unread_column() for name in names]
         batch = converted_columns(arrays, need, _typed_text)
         spec = self.spec
         type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
