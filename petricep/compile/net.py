@@ -213,10 +213,6 @@ class Net:
             out |= r.input_types
         return out
 
-    @property
-    def output_types(self) -> frozenset[str]:
-        return frozenset(t for p in self.patterns for t in p.produces)
-
     def pattern(self, name: str) -> PatternNet:
         for p in self.patterns:
             if p.name == name:

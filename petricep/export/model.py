@@ -54,7 +54,6 @@ TRANSITION = "transition"
 EMIT = "emit"
 OUTPUT = "output"
 PLACES = (INPUT, STATE, OUTPUT)
-TRANSITIONS = (TRANSITION, EMIT)
 
 # arc kinds
 ARC_EVENT = "event"  # input place -> transition: the event token (read: every partial match may use it)

@@ -64,9 +64,6 @@ class RunStats:
     # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
     interpreted: dict[str, str] = field(default_factory=dict)
 
-    def partial_matches(self, engine: Engine) -> int:
-        return engine.live_partial_matches()
-
 
 class Engine:
     """Runs a compiled :class:`Net` over one stream (embedded mode)."""

@@ -132,11 +132,6 @@ class StreamClock:
             return None
         return (self.run_ts[i], max(pos, self.starts[i]))
 
-    def ts_at(self, pos: int) -> Any:
-        """The timestamp of the event at ``pos`` (which must exist)."""
-        i = bisect_right(self.starts, pos) - 1
-        return self.run_ts[i]
-
     def end(self) -> int:
         """A position after every event (where end-of-stream emission is ordered)."""
         return self.last[1] + 1 if self.last is not None else 0

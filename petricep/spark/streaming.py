@@ -81,7 +81,6 @@ OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
 UNROUTED = -1  # the group of events no pattern reads: counted (read or late), nothing else
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
-_STATE_DDL = "v binary"
 _STREAM_SCHEMA = pa.schema(
     [
         ("g", pa.int32()),
@@ -475,12 +474,6 @@ class StreamRun:
         return files.mapInArrow(
             StreamParser(StreamParse(spec, pos_field, True), Router(self.plan)), STREAM_DDL
         )
-
-    def events_from_dataframe(self, df: Any, spec: InputSpec, pos_field: str) -> Any:
-        if pos_field not in df.columns:
-            raise EventError(f"missing column {pos_field!r}", spec.path or "<stream>", None, pos_field)
-        spec = replace(spec, format=None, path=spec.path or "<stream>")
-        return df.mapInArrow(StreamParser(StreamParse(spec, pos_field, False), Router(self.plan)), STREAM_DDL)
 
     def output(self, events: Any) -> Any:
         """The streaming DataFrame of everything the query says (OUTPUT_DDL): ``kind``
