@@ -120,6 +120,11 @@ class Run:
         if prefilter and slack is None and self.history is None:
             self.prefilter = self.source.row_filter = Prefilter(self.engine.net)
         self.progress = progress
+        # event id -> event, filled when set (SQL matches carry ids only: their events are
+        # looked up here for ``--with-events``)
+        self.events_by_id: dict[Any, Event] | None = None
+        # called after the matches of each event (e.g. to flush a live output)
+        self.after_event: Callable[[], None] | None = None
         self.elapsed = 0.0  # seconds spent iterating
         self.stopped = False  # whether stop() ended the iteration before the input did
         self._stop = False
@@ -138,13 +143,18 @@ class Run:
 
     def _matches(self) -> Iterator[Match]:
         push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
+        keep, after = self.events_by_id, self.after_event
         n = 0
         current: Event | None = None
         try:
             for current in self.source:
+                if keep is not None:
+                    keep[current.id] = current
                 out = push(current)
                 if out:
                     yield from out
+                    if after is not None:
+                        after()
                 n += 1
                 if tick is not None and n % every == 0:
                     tick(every)
