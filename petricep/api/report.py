@@ -50,6 +50,35 @@ def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> 
     return out
 
 
+# epoch timestamps in these units are above these magnitudes (seconds reach 1e11 in 5138)
+EPOCH_UNITS = (("ns", 1e17, "nanoseconds"), ("us", 1e14, "microseconds"), ("ms", 1e11, "milliseconds"))
+
+
+def time_unit_warning(
+    patterns: Sequence[A.Pattern], queries: Sequence[Any], time_field: str, first: Any
+) -> str | None:
+    """A warning when numeric timestamps read as seconds look like epoch milli-, micro- or
+    nanoseconds (``first``: the first row's time value) while a pattern's window is a
+    duration (``WITHIN 30 min``, seconds): the window would silently be 1000 times too
+    short. None when the value is no such number or no window is a duration."""
+    try:
+        value = abs(float(first))
+    except (TypeError, ValueError):
+        return None
+    unit = next(((u, name) for u, bound, name in EPOCH_UNITS if value > bound), None)
+    if unit is None:
+        return None
+    for p in [*patterns, *queries]:
+        w = p.window
+        if w is not None and w.kind == A.WIN_DURATION:
+            return (
+                f"warning: timestamps in {time_field!r} look like epoch {unit[1]} ({first}) while "
+                f"{'pattern' if isinstance(p, A.Pattern) else 'query'} {p.name!r} has a window of "
+                f"{w.value} {w.unit} (in seconds): give --time-unit {unit[0]}"
+            )
+    return None
+
+
 def sharing_lines(net: Net) -> list[str]:
     """What the merge shared, and by which combination (front: a common prefix, partial
     matches shared; rear: a common continuation, partial matches kept apart; whole: a pattern
@@ -114,4 +143,4 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
     return lines
 
 
-__all__ = ["history_report", "sharing_lines", "summary_lines", "warnings_for"]
+__all__ = ["history_report", "sharing_lines", "summary_lines", "time_unit_warning", "warnings_for"]

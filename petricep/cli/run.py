@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from petricep.api import load_patterns, net_of, summary_lines, warnings_for
+from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, warnings_for
 from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
@@ -238,6 +238,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         )
         if args.with_events:
             _with_events(outs.matches, run, program)
+        _time_unit(run, files, err)
         if show:
             bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
             run.progress = bar.update
@@ -257,6 +258,19 @@ def _with_events(matches: MatchFile, run: Run, program: Net | HistoryRunner) -> 
         matches.times = time_formatter(first.get(spec.time_field) if first else None, spec.time_format)
     if isinstance(program, Net) and program.rows:
         matches.lookup = run.events_by_id = {}
+
+
+def _time_unit(run: Run, files: list[A.PatternFile], err: IO[str]) -> None:
+    """Epoch milliseconds read as seconds under a duration window: say so before the run."""
+    spec = run.spec
+    if spec.time_field is None or spec.time_unit is not None or run.source.time_kind != "number":
+        return
+    first = run.source.first_row()
+    value = first.get(spec.time_field) if first else None
+    patterns = [p for f in files for p in f.patterns]
+    w = time_unit_warning(patterns, [q for f in files for q in f.queries], spec.time_field, value)
+    if w is not None:
+        err.write(w + "\n")
 
 
 def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stopped_by: int | None, err: IO[str]) -> int:
