@@ -25,12 +25,12 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, warnings_for
+from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
 from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, EventOrderError
 from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
 from petricep.matchtable import time_formatter
@@ -38,6 +38,7 @@ from petricep.matchtable import time_formatter
 from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
 from .matchfile import CHOICES, MatchFile, output_format, time_type
 
+SLACK_HINT = "(use --slack D to accept events up to D late)"
 EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
 SIGNALS: dict[int, str] = {int(signal.SIGINT): "SIGINT", int(signal.SIGTERM): "SIGTERM"}
 
@@ -242,8 +243,12 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         if show:
             bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
             run.progress = bar.update
-        for m in run:
-            outs.matches.write(m)
+        try:
+            for m in run:
+                outs.matches.write(m)
+        except EventOrderError as exc:
+            text = exc.message.removesuffix(" (input must be in time order)")
+            raise EventOrderError(f"{text} {SLACK_HINT}", exc.file, exc.row, exc.field) from None
         outs.commit(run, program if isinstance(program, Net) else net_of(files))
         return _finish(args, run, outs.stats, signals.received if run.stopped else None, err)
 
@@ -282,7 +287,8 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
             f"interrupted by {SIGNALS[stopped_by]} after {ev['read']} events read: "
             "the output holds the matches found so far\n"
         )
-    for line in summary_lines(report, run.elapsed):
+    hints = type_hints(run.engine.net, report, run.types_seen())
+    for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
     if args.rejects and ev["rejected"]:
         err.write(f"  rejected rows written to {args.rejects}\n")
