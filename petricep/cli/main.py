@@ -18,6 +18,7 @@ from petricep import __version__
 from petricep.errors import ConfigError, PetricepError
 
 from . import archive, check, draw, plot, run
+from .matchfile import output_format
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -81,6 +82,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "archive":
         return archive.cmd_archive(args, sys.stderr)
     if args.engine == "spark":
+        if args.with_events or output_format(args.output, args.output_format) != "jsonl":
+            raise ConfigError("--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events")
         return cmd_run_spark(args, sys.stdout, sys.stderr)
     if args.master:
         raise ConfigError("--master needs --engine spark")

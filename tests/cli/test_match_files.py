@@ -168,3 +168,13 @@ def test_help_says_tables_are_kept_in_memory(capsys: pytest.CaptureFixture[str])
         main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "out.parquet or out.csv (a table: every match is kept in memory until the run ends)" in text
+
+
+@pytest.mark.parametrize("extra", [["-o", "m.parquet"], ["--with-events"]])
+def test_spark_refuses_tables_and_events_before_starting(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    pattern, events = files
+    rc, out, err = run(capsys, pattern, *opts(events), "--engine", "spark", *extra)
+    assert (rc, out) == (1, "")
+    assert err == "--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events\n"
