@@ -83,7 +83,7 @@ def test_bad_pattern_file_exit_1_with_location(
     [
         ("type,ts,k,x\nA,1,1,5\nB,2,1,abc\n", "ev.csv:3: field 'x': error: expected a number, got 'abc'"),
         ("type,ts,k,x\nA,1,1,5\nB,2014-13-45,1,6\n", "ev.csv:3: field 'ts': error: cannot parse timestamp '2014-13-45'"),
-        ("type,ts,k,x\nA,5,1,5\nB,3,1,6\n", "ev.csv:3: field 'ts': error: timestamp 3 is before the previous event's 5 (input must be in time order)"),
+        ("type,ts,k,x\nA,5,1,5\nB,3,1,6\n", "ev.csv:3: field 'ts': error: timestamp 3 is before the previous event's 5 (use --slack D to accept events up to D late)"),
     ],
 )
 def test_bad_event_file_exit_1_naming_row_and_field(

@@ -69,7 +69,7 @@ def test_out_of_order_input_without_slack_is_an_error(tmp_path: Path, capsys: py
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
     assert rc == 1
     assert err.strip().endswith(
-        "ev.csv:3: field 'ts': error: timestamp 1 is before the previous event's 3 (input must be in time order)"
+        "ev.csv:3: field 'ts': error: timestamp 1 is before the previous event's 3 (use --slack D to accept events up to D late)"
     )
 
 

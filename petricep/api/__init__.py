@@ -28,7 +28,7 @@ from petricep.merge import build_net
 from petricep.runtime.engine import Engine, Match
 from petricep.runtime.ordering import LateHandler
 
-from .report import history_report, sharing_lines, summary_lines, warnings_for
+from .report import history_report, sharing_lines, summary_lines, time_unit_warning, type_hints, warnings_for
 
 if "IPython" in sys.modules:  # IPython is optional: only a process running it can display
     import petricep.export  # noqa: F401  # registers a Net's SVG display
@@ -88,5 +88,7 @@ __all__ = [
     "run",
     "sharing_lines",
     "summary_lines",
+    "time_unit_warning",
+    "type_hints",
     "warnings_for",
 ]

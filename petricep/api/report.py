@@ -50,6 +50,35 @@ def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> 
     return out
 
 
+# epoch timestamps in these units are above these magnitudes (seconds reach 1e11 in 5138)
+EPOCH_UNITS = (("ns", 1e17, "nanoseconds"), ("us", 1e14, "microseconds"), ("ms", 1e11, "milliseconds"))
+
+
+def time_unit_warning(
+    patterns: Sequence[A.Pattern], queries: Sequence[Any], time_field: str, first: Any
+) -> str | None:
+    """A warning when numeric timestamps read as seconds look like epoch milli-, micro- or
+    nanoseconds (``first``: the first row's time value) while a pattern's window is a
+    duration (``WITHIN 30 min``, seconds): the window would silently be 1000 times too
+    short. None when the value is no such number or no window is a duration."""
+    try:
+        value = abs(float(first))
+    except (TypeError, ValueError):
+        return None
+    unit = next(((u, name) for u, bound, name in EPOCH_UNITS if value > bound), None)
+    if unit is None:
+        return None
+    for p in [*patterns, *queries]:
+        w = p.window
+        if w is not None and w.kind == A.WIN_DURATION:
+            return (
+                f"warning: timestamps in {time_field!r} look like epoch {unit[1]} ({first}) while "
+                f"{'pattern' if isinstance(p, A.Pattern) else 'query'} {p.name!r} has a window of "
+                f"{w.value} {w.unit} (in seconds): give --time-unit {unit[0]}"
+            )
+    return None
+
+
 def sharing_lines(net: Net) -> list[str]:
     """What the merge shared, and by which combination (front: a common prefix, partial
     matches shared; rear: a common continuation, partial matches kept apart; whole: a pattern
@@ -80,9 +109,32 @@ def history_report(runner: HistoryRunner) -> dict[str, Any]:
     return {"mode": runner.join.mode, "order": runner.join.order, **stats}
 
 
-def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
+def type_hints(net: Net, report: dict[str, Any], seen: set[str]) -> dict[str, list[str]]:
+    """Per pattern without matches: a line for each event type it reads that no input row
+    had (composite types, made by other patterns, aside), with the types the input had."""
+    made = {pn.output_type for pn in net.patterns if pn.output_type}
+    shown = ", ".join(sorted(seen)[:10]) + (f" and {len(seen) - 10} more" if len(seen) > 10 else "")
+    hints: dict[str, list[str]] = {}
+    for pn in net.patterns:
+        if report["patterns"].get(pn.name, {}).get("matches", 0):
+            continue
+        for t in sorted(set(pn.input_types) - made - seen):
+            hints.setdefault(pn.name, []).append(
+                f"pattern {pn.name!r}: no event of type {t!r} was read (types seen: {shown or 'none'})"
+            )
+    return hints
+
+
+def summary_lines(
+    report: dict[str, Any],
+    elapsed: float,
+    hints: dict[str, list[str]] | None = None,
+    sweep_every: int | None = None,
+) -> list[str]:
     """The run's accounting for stderr: events read = processed + rejected + late; matches,
-    timeouts and dropped partial matches per pattern; partial matches alive at the end."""
+    timeouts and dropped partial matches per pattern (``hints``: lines after a pattern's,
+    see :func:`type_hints`); partial matches alive at the end. ``sweep_every``: the
+    engine's sweep interval: with fewer events read the peak was sampled only at the end."""
     ev = report["events"]
     rate = ev["read"] / elapsed if elapsed > 0 else 0.0
     total = sum(p["matches"] for p in report["patterns"].values())
@@ -97,6 +149,7 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
         if p.get("rows") == 0 and p.get("table"):
             extra += f" (no event of type {p['table']!r} was read: check --type / --type-field)"
         lines.append(f"  {name}: {p['matches']} matches{extra}")
+        lines.extend(f"    {h}" for h in (hints or {}).get(name, ()))
     if ev["composite"]:
         lines.append(f"  composite events: {ev['composite']}")
     h = report.get("history")
@@ -107,11 +160,12 @@ def summary_lines(report: dict[str, Any], elapsed: float) -> list[str]:
             f"{h['gated']} live events skipped by archive-first"
         )
     pm = report["partial_matches"]
-    lines.append(
-        f"  partial matches: peak {pm['peak']} (sampled at every sweep), {pm['alive']} alive at the end, "
-        f"{pm['dropped']} dropped by limits"
-    )
+    if sweep_every is not None and ev["read"] < sweep_every:
+        peak = f"{pm['peak']} when the input ended (the peak is sampled every {sweep_every:,} events; this run read fewer)"
+    else:
+        peak = f"peak {pm['peak']} (sampled at every sweep)"
+    lines.append(f"  partial matches: {peak}, {pm['alive']} alive at the end, {pm['dropped']} dropped by limits")
     return lines
 
 
-__all__ = ["history_report", "sharing_lines", "summary_lines", "warnings_for"]
+__all__ = ["history_report", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]

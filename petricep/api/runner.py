@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.compute as pc
+
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.events import Event
@@ -41,6 +43,24 @@ if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that u
     from petricep.archive.history import HistoryRunner
 
 PROGRESS_EVERY = 20000
+
+
+class TypeCountingPrefilter(Prefilter):
+    """The prefilter, also noting the event types of every batch it sees (rows it drops
+    never become events, so the run could not tell their types otherwise): a pattern
+    without matches is told which types the input had (:meth:`Run.types_seen`)."""
+
+    def __init__(self, net: Net) -> None:
+        super().__init__(net)
+        self.seen: set[str] = set()
+
+    def keep(self, n: int, type_arr: Any, type_const: str | None, *rest: Any) -> list[int] | None:
+        if n:
+            if type_const is not None:
+                self.seen.add(type_const)
+            elif type_arr is not None:
+                self.seen.update(str(t) for t in pc.unique(type_arr).to_pylist() if t is not None)
+        return super().keep(n, type_arr, type_const, *rest)
 
 
 def check_columns(files: Sequence[A.PatternFile], spec: InputSpec, path: str | None = None) -> None:
@@ -70,13 +90,31 @@ def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource
     reads the field rather than the input."""
     try:
         source = open_events(spec)
-    except EventError:
-        if files:
-            check_columns(files, spec)
-        raise
+    except EventError as err:
+        try:
+            if files:
+                check_columns(files, spec)
+        except EventError as again:
+            raise _with_columns(again, spec) from None
+        raise _with_columns(err, spec) from None
     if files and source.columns is not None and (spec.format or infer_format(spec.path)) != "jsonl":
         _check_fields(files, source.columns)
     return source
+
+
+def _with_columns(err: EventError, spec: InputSpec) -> EventError:
+    """A missing column (a wrong ``--time-field``, ``--type-field``, ``--id-field``) named
+    with the columns the input has, read again without the options naming columns."""
+    if err.field is None or err.message != f"missing column {err.field!r}":
+        return err
+    bare = replace(spec, type_field=None, type_const="-", time_field=None, time_unit=None, time_format=None)
+    try:
+        columns = open_events(replace(bare, id_field=None, required={}, numeric={})).columns
+    except EventError:
+        return err
+    if not columns:
+        return err
+    return type(err)(f"{err.message} (the columns: {', '.join(columns)})", err.file, err.row, err.field)
 
 
 class Run:
@@ -116,10 +154,16 @@ class Run:
             self.engine = program.engine
         self.spec = replace(spec, ordered=slack is None)
         self.source = open_checked(files, self.spec)
-        self.prefilter: Prefilter | None = None
+        self.prefilter: TypeCountingPrefilter | None = None
+        self._types: set[str] = set()  # types of the events read (the prefilter's: see there)
         if prefilter and slack is None and self.history is None:
-            self.prefilter = self.source.row_filter = Prefilter(self.engine.net)
+            self.prefilter = self.source.row_filter = TypeCountingPrefilter(self.engine.net)
         self.progress = progress
+        # event id -> event, filled when set (SQL matches carry ids only: their events are
+        # looked up here for ``--with-events``)
+        self.events_by_id: dict[Any, Event] | None = None
+        # called after the matches of each event (e.g. to flush a live output)
+        self.after_event: Callable[[], None] | None = None
         self.elapsed = 0.0  # seconds spent iterating
         self.stopped = False  # whether stop() ended the iteration before the input did
         self._stop = False
@@ -138,13 +182,19 @@ class Run:
 
     def _matches(self) -> Iterator[Match]:
         push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
+        keep, after, seen = self.events_by_id, self.after_event, self._types.add
         n = 0
         current: Event | None = None
         try:
             for current in self.source:
+                seen(current.type)
+                if keep is not None:
+                    keep[current.id] = current
                 out = push(current)
                 if out:
                     yield from out
+                    if after is not None:
+                        after()
                 n += 1
                 if tick is not None and n % every == 0:
                     tick(every)
@@ -191,6 +241,10 @@ class Run:
                 report["patterns"][name]["matches"] = count
         return report
 
+    def types_seen(self) -> set[str]:
+        """The event types of the rows read so far (those the prefilter dropped too)."""
+        return self._types | (self.prefilter.seen if self.prefilter is not None else set())
+
     @property
     def incomplete(self) -> bool:
         """Whether some input rows were rejected or late (all counted in the report)."""
@@ -198,4 +252,4 @@ class Run:
         return bool(ev["rejected"] or ev["late"])
 
 
-__all__ = ["PROGRESS_EVERY", "Run", "check_columns", "open_checked"]
+__all__ = ["PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "open_checked"]

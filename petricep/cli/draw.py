@@ -9,6 +9,7 @@ from typing import IO, Any
 from petricep.api import load_patterns, net_of
 from petricep.errors import ConfigError
 from petricep.export import FORMATS, build_diagram, export
+from petricep.export.views import pattern_view
 from petricep.io.output import check_outputs, write_bytes
 
 from .inputs import add_lang_option
@@ -24,6 +25,9 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="every pattern compiled alone, one cluster each (default: the merged net the runtime executes)",
     )
+    draw.add_argument(
+        "--pattern", metavar="NAME", help="only this pattern's part of the shared net (what it shares says with whom)"
+    )
 
 
 def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
@@ -34,12 +38,16 @@ def cmd_draw(args: argparse.Namespace, out: IO[str]) -> int:
         )
     check_outputs({"-o": args.output}, {"a pattern file": args.patterns})
     net = net_of(load_patterns(args.patterns, args.lang))
-    write_bytes(args.output, export(net, fmt, merged=not args.separate))
     d = build_diagram(net, merged=not args.separate)
-    count = {k: sum(1 for n in d.nodes if n.kind == k) for k in ("input", "state", "transition")}
     n = len(net.patterns) + len(net.rows)
+    what = f"{n} pattern{'s' if n != 1 else ''}"
+    if args.pattern is not None:
+        d = pattern_view(d, args.pattern)  # an unknown name: the error lists the patterns
+        what += f", pattern {args.pattern!r} only:"
+    write_bytes(args.output, export(net, fmt, merged=not args.separate, pattern=args.pattern))
+    count = {k: sum(1 for n in d.nodes if n.kind == k) for k in ("input", "state", "transition")}
     out.write(
-        f"{args.output}: {d.title} of {n} pattern{'s' if n != 1 else ''}, {count['input']} input places, "
+        f"{args.output}: {d.title} of {what}{'' if args.pattern else ','} {count['input']} input places, "
         f"{count['state']} state places, {count['transition']} transitions\n"
     )
     return 0

@@ -17,7 +17,8 @@ from typing import IO, Any
 from petricep import __version__
 from petricep.errors import ConfigError, PetricepError
 
-from . import archive, check, draw, run
+from . import archive, check, draw, plot, run
+from .matchfile import output_format
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -38,6 +39,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         sub.add_parser("stream", add_help=False)  # a name only: the command line is another one
     archive.add_parser(sub)
     draw.add_parser(sub)
+    plot.add_parser(sub)
     return ap
 
 
@@ -73,11 +75,15 @@ def dispatch(args: argparse.Namespace) -> int:
         return check.cmd_check(args, sys.stdout)
     if args.command == "draw":
         return draw.cmd_draw(args, sys.stdout)
+    if args.command == "plot":
+        return plot.cmd_plot(args, sys.stdout, sys.stderr)
     if args.command == "stream":
         return cmd_stream(args, sys.stderr)
     if args.command == "archive":
         return archive.cmd_archive(args, sys.stderr)
     if args.engine == "spark":
+        if args.with_events or output_format(args.output, args.output_format) != "jsonl":
+            raise ConfigError("--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events")
         return cmd_run_spark(args, sys.stdout, sys.stderr)
     if args.master:
         raise ConfigError("--master needs --engine spark")

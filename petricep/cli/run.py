@@ -25,17 +25,20 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from petricep.api import load_patterns, net_of, summary_lines, warnings_for
+from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
 from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net
-from petricep.errors import ConfigError
-from petricep.io.output import JsonlWriter, LateWriter, OutputFile, OutputPath, check_outputs, json_document
+from petricep.errors import ConfigError, EventOrderError
+from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
+from petricep.matchtable import time_formatter
 
 from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
+from .matchfile import CHOICES, MatchFile, output_format, time_type
 
+SLACK_HINT = "(use --slack D to accept events up to D late)"
 EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
 SIGNALS: dict[int, str] = {int(signal.SIGINT): "SIGINT", int(signal.SIGTERM): "SIGTERM"}
 
@@ -49,11 +52,23 @@ class Interrupted(KeyboardInterrupt):
 
 
 def add_parser(sub: Any) -> None:
-    run = sub.add_parser("run", help="run pattern files over an event file, write matches as JSON Lines")
+    run = sub.add_parser("run", help="run pattern files over event files, write matches (JSON Lines, Parquet, CSV)")
     run.add_argument("patterns", nargs="+", metavar="PATTERN_FILE")
     add_lang_option(run)
     add_input_options(run)
-    run.add_argument("-o", "--output", metavar="OUT", help="match file (default: standard output)")
+    run.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="match file: out.jsonl (streamed, a line per match), out.parquet or out.csv (a table: every match "
+        "is kept in memory until the run ends); default: JSON Lines on standard output",
+    )
+    run.add_argument("--output-format", choices=CHOICES, help="format of the match file (default: from the -o extension)")
+    run.add_argument(
+        "--with-events",
+        action="store_true",
+        help="put each bound event's fields into its match (and, in JSON Lines, start/end in the input's time format)",
+    )
     run.add_argument(
         "--engine", choices=("local", "spark"), default="local", help="execution engine (default: local, embedded)"
     )
@@ -151,20 +166,21 @@ class _Outputs:
     run ends (also by a signal), discarded on an error (``stack`` closes them)."""
 
     def __init__(self, args: argparse.Namespace, out: IO[str], stack: ExitStack) -> None:
-        self.matches = self._add(OutputFile(args.output), stack) if args.output else None
+        self.matches = MatchFile(args.output, output_format(args.output, args.output_format), out)
+        stack.callback(self.matches.discard)
         self.late = self._add(OutputFile(args.late), stack) if args.late else None
         self.rejects = self._add(OutputPath(args.rejects), stack) if args.rejects else None
         self.stats = self._add(OutputFile(args.stats), stack) if args.stats else None
-        self.writer = JsonlWriter(self.matches if self.matches is not None else out)
 
     @staticmethod
     def _add(path: Any, stack: ExitStack) -> Any:
         stack.callback(path.discard)  # after a commit: nothing to do
         return path
 
-    def commit(self) -> None:
+    def commit(self, run: Run, net: Net) -> None:
         """Matches, late events and rejected rows into place (the stats come last)."""
-        for p in (self.matches, self.late, self.rejects):
+        self.matches.commit(net, time_type(run.spec, run.source.time_kind))
+        for p in (self.late, self.rejects):
             if p is not None:
                 p.commit()
 
@@ -219,15 +235,47 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             tie=args.tie,
             slack=slack,
             on_late=late.write if late is not None else None,
-            prefilter=args.prefilter,
+            prefilter=args.prefilter and not args.with_events,  # the events' rows whole
         )
+        if args.with_events:
+            _with_events(outs.matches, run, program)
+        _time_unit(run, files, err)
         if show:
             bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
             run.progress = bar.update
-        for m in run:
-            outs.writer.write(m)
-        outs.commit()
+        try:
+            for m in run:
+                outs.matches.write(m)
+        except EventOrderError as exc:
+            text = exc.message.removesuffix(" (input must be in time order)")
+            raise EventOrderError(f"{text} {SLACK_HINT}", exc.file, exc.row, exc.field) from None
+        outs.commit(run, program if isinstance(program, Net) else net_of(files))
         return _finish(args, run, outs.stats, signals.received if run.stopped else None, err)
+
+
+def _with_events(matches: MatchFile, run: Run, program: Net | HistoryRunner) -> None:
+    """``--with-events``: bound events' fields in each match, times as the input wrote them
+    (the first row's time value decides how); SQL matches' events looked up by id."""
+    matches.with_events = True
+    spec = run.spec
+    if spec.time_field is not None:
+        first = run.source.first_row()
+        matches.times = time_formatter(first.get(spec.time_field) if first else None, spec.time_format)
+    if isinstance(program, Net) and program.rows:
+        matches.lookup = run.events_by_id = {}
+
+
+def _time_unit(run: Run, files: list[A.PatternFile], err: IO[str]) -> None:
+    """Epoch milliseconds read as seconds under a duration window: say so before the run."""
+    spec = run.spec
+    if spec.time_field is None or spec.time_unit is not None or run.source.time_kind != "number":
+        return
+    first = run.source.first_row()
+    value = first.get(spec.time_field) if first else None
+    patterns = [p for f in files for p in f.patterns]
+    w = time_unit_warning(patterns, [q for f in files for q in f.queries], spec.time_field, value)
+    if w is not None:
+        err.write(w + "\n")
 
 
 def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stopped_by: int | None, err: IO[str]) -> int:
@@ -239,7 +287,8 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
             f"interrupted by {SIGNALS[stopped_by]} after {ev['read']} events read: "
             "the output holds the matches found so far\n"
         )
-    for line in summary_lines(report, run.elapsed):
+    hints = type_hints(run.engine.net, report, run.types_seen())
+    for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
     if args.rejects and ev["rejected"]:
         err.write(f"  rejected rows written to {args.rejects}\n")

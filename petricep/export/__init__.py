@@ -23,14 +23,18 @@ from petricep.export.pnml import to_pnml, to_snakes
 FORMATS = ("dot", "svg", "png", "pnml")
 
 
-def export(net: Net, fmt: str, merged: bool = True) -> bytes:
-    """The net in ``fmt`` (one of :data:`FORMATS`), as the bytes of a file."""
+def export(net: Net, fmt: str, merged: bool = True, pattern: str | None = None) -> bytes:
+    """The net in ``fmt`` (one of :data:`FORMATS`), as the bytes of a file; ``pattern``:
+    only that pattern's view (:func:`~petricep.export.views.pattern_view`; not in PNML,
+    which holds a whole net)."""
+    if pattern is not None and fmt == "pnml":
+        raise ConfigError("one pattern's view is drawn as DOT, SVG or PNG, not PNML (a whole net)")
     if fmt == "dot":
-        return to_dot(net, merged).encode("utf-8")
+        return to_dot(net, merged, pattern).encode("utf-8")
     if fmt == "pnml":
         return to_pnml(net, merged).encode("utf-8")
     if fmt in ("svg", "png"):
-        return render(net, fmt, merged)
+        return render(net, fmt, merged, pattern)
     raise ConfigError(f"unknown diagram format {fmt!r} (use {', '.join(FORMATS)})")
 
 

@@ -72,5 +72,5 @@ def test_an_unknown_command_lists_every_command(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         main(["bogus"])
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "petricep: error: argument command: invalid choice: 'bogus' (choose from 'run', 'check', 'stream', 'archive', 'draw')"
+        "petricep: error: argument command: invalid choice: 'bogus' (choose from 'run', 'check', 'stream', 'archive', 'draw', 'plot')"
     )

@@ -1,0 +1,130 @@
+"""What ``petricep run`` says where a run could silently be wrong or find nothing (issue 18,
+items 3, 4 and 8): epoch milliseconds under a duration window, hints for patterns without
+matches, and messages that name the option fixing the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from petricep.api import time_unit_warning
+from petricep.cli import main
+from petricep.lang.parser import parse_text
+
+JAM = "PATTERN jam: SEQ(A a, B b)\nWHERE [k]\nWITHIN 30 min\n"
+MS = "type,ts,k\nA,1406889000000,1\nB,1406889600000,1\n"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(["run", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def write(tmp_path: Path, pattern: str, events: str, name: str = "ev.csv") -> tuple[str, str]:
+    (tmp_path / "p.pcep").write_text(pattern)
+    (tmp_path / name).write_text(events)
+    return str(tmp_path / "p.pcep"), str(tmp_path / name)
+
+
+def test_epoch_milliseconds_under_a_duration_window_warn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, JAM, MS)
+    rc, out, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert (rc, out) == (0, "")
+    assert err.splitlines()[0] == (
+        "warning: timestamps in 'ts' look like epoch milliseconds (1406889000000) while pattern 'jam' has a "
+        "window of 30 min (in seconds): give --time-unit ms"
+    )
+    rc, out, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--time-unit", "ms")
+    assert rc == 0 and "warning" not in err
+    assert out == '{"pattern": "jam", "ids": {"a": 0, "b": 1}, "start": 1406889000, "end": 1406889600, "attrs": {}}\n'
+
+
+def test_epoch_microseconds_and_seconds() -> None:
+    pats = list(parse_text(JAM, "<p>").patterns)
+    assert time_unit_warning(pats, [], "ts", 1406889000000000) == (
+        "warning: timestamps in 'ts' look like epoch microseconds (1406889000000000) while pattern 'jam' has a "
+        "window of 30 min (in seconds): give --time-unit us"
+    )
+    assert time_unit_warning(pats, [], "ts", "1406889000") is None  # epoch seconds
+    assert time_unit_warning(pats, [], "ts", "x") is None
+
+
+def test_no_warning_for_a_window_in_timestamp_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, JAM.replace("30 min", "1800000"), MS)
+    rc, out, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0 and "warning" not in err and out.count("\n") == 1
+
+
+TRAFFIC = "PATTERN p: SEQ(Traffic a, Traffic b)\nWHERE b.x > a.x\nWITHIN 10\n"
+SMALL_PEAK = (
+    "  partial matches: 0 when the input ended (the peak is sampled every 2,048 events; this run read fewer), "
+    "0 alive at the end, 0 dropped by limits"
+)
+
+
+def test_a_pattern_type_never_read_is_named_with_the_types_seen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, "ts,x\n1,1\n2,3\n")
+    rc, out, err = run(capsys, pattern, "--events", events, "--type", "traffic", "--time-field", "ts")
+    assert (rc, out) == (0, "")
+    assert err.splitlines()[1:] == [
+        "  p: 0 matches",
+        "    pattern 'p': no event of type 'Traffic' was read (types seen: traffic)",
+        SMALL_PEAK,
+    ]
+
+
+@pytest.mark.parametrize("extra", [[], ["--no-prefilter"], ["--with-events"]])
+def test_types_seen_include_rows_the_prefilter_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\ntraffic,1,1\ncar,2,3\n")
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", *extra)
+    assert rc == 0
+    assert "    pattern 'p': no event of type 'Traffic' was read (types seen: car, traffic)" in err.splitlines()
+
+
+def test_no_hint_for_a_pattern_with_matches_or_types_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,1,1\nTraffic,2,0\n")
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0 and err.splitlines()[1:] == ["  p: 0 matches", SMALL_PEAK.replace(": 0 when", ": 2 when")]
+
+
+def test_the_peak_line_of_a_run_that_swept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = "".join(f"Traffic,{i},{i % 7}\n" for i in range(3000))
+    pattern, events = write(tmp_path, TRAFFIC.replace("WITHIN 10", "WITHIN 2"), "type,ts,x\n" + rows)
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl"))
+    assert rc == 0
+    assert err.splitlines()[-1].startswith("  partial matches: peak ")
+    assert err.splitlines()[-1].endswith(" (sampled at every sweep), 0 alive at the end, 0 dropped by limits")
+
+
+def test_unsorted_input_names_slack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,28186.94,1\nTraffic,28186.912,3\n")
+    rc, out, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert (rc, out) == (1, "")
+    assert err == (
+        f"{events}:3: field 'ts': error: timestamp 28186.912 is before the previous event's 28186.94 "
+        "(use --slack D to accept events up to D late)\n"
+    )
+
+
+@pytest.mark.parametrize("option,name", [("--time-field", "timestamp"), ("--type-field", "kind"), ("--id-field", "eid")])
+def test_a_missing_column_lists_the_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, name: str
+) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,1,1\n")
+    argv = {"--time-field": "ts", "--type-field": "type"}
+    argv[option] = name
+    flat = [w for kv in argv.items() for w in kv]
+    rc, out, err = run(capsys, pattern, "--events", events, *flat)
+    assert (rc, out) == (1, "")
+    assert err == f"{events}:1: field {name!r}: error: missing column {name!r} (the columns: type, ts, x)\n"
+
+
+def test_a_missing_jsonl_time_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = write(tmp_path, TRAFFIC, '{"type": "Traffic", "ts": 1, "x": 1}\n', "ev.jsonl")
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "time")
+    assert rc == 1
+    assert err.startswith(f"{events}:1: field 'time': error: ")
