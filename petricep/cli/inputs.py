@@ -69,13 +69,22 @@ def parse_duration(text: str | None, option: str = "--slack") -> float | int | N
     return int(value) if value.is_integer() else value
 
 
-def input_spec(args: argparse.Namespace, patterns: Sequence[A.Pattern], **extra: Any) -> InputSpec:
-    """The :class:`InputSpec` the input options describe (embedded and Spark runs);
-    ``extra``: further InputSpec fields (on_error, rejects_path, ordered)."""
+def input_spec(
+    args: argparse.Namespace, patterns: Sequence[A.Pattern], *, stream: bool = False, **extra: Any
+) -> InputSpec:
+    """The :class:`InputSpec` the input options describe, for every command: embedded and
+    Spark runs read ``--events`` (format from ``--format`` or the file's name); a stream
+    (``stream=True``) watches ``--input``, a directory, where each file's name says its format
+    unless ``--format`` (or ``--columns``: headerless CSV) does. ``extra``: further InputSpec
+    fields (on_error, rejects_path, ordered)."""
     required, numeric = field_requirements(patterns)
-    fmt = args.format or infer_format(args.events)
+    path = args.input if stream else args.events
+    if stream:
+        fmt = args.format or ("csv" if args.columns else None)
+    else:
+        fmt = args.format or infer_format(path)
     return InputSpec(
-        path=args.events,
+        path=path,
         format=fmt,
         type_field=args.type_field,
         type_const=args.type,

@@ -8,7 +8,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from petricep.api import load_patterns, net_of, warnings_for
@@ -16,7 +16,6 @@ from petricep.api.runner import check_columns
 from petricep.cli.inputs import input_spec
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
-from petricep.lang.fields import field_requirements
 
 from .progress import Progress
 
@@ -226,12 +225,6 @@ def add_stream_parser(sub: Any) -> None:
     )
 
 
-def _delimiter(text: str | None) -> str | None:
-    if text is None:
-        return None
-    return {"space": " ", "tab": "\t", "\\t": "\t"}.get(text, text)
-
-
 def _local_dir(path: str) -> str | None:
     if path.startswith("file://"):
         return path[len("file://") :]
@@ -379,28 +372,6 @@ class BatchWriter:
         return len(lines)
 
 
-def _stream_spec(args: argparse.Namespace, patterns: list[Any]) -> InputSpec:
-
-    required, numeric = field_requirements(patterns)
-    spec = InputSpec(
-        path=args.input,
-        format=args.format,
-        type_field=args.type_field,
-        type_const=args.type,
-        time_field=args.time_field,
-        id_field=args.id_field,
-        columns=tuple(c.strip() for c in args.columns.split(",")) if args.columns else None,
-        delimiter=_delimiter(args.delimiter),
-        time_format=args.time_format,
-        time_unit=args.time_unit,
-        required=required,
-        numeric=numeric,
-    )
-    if args.format is None and spec.columns is not None:
-        spec = replace(spec, format="csv")
-    return spec
-
-
 def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
 
     if args.flush and not args.available_now:
@@ -410,7 +381,7 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
-    spec = _stream_spec(args, patterns)
+    spec = input_spec(args, patterns, stream=True)
     spark, owned = _session(args.master)
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
