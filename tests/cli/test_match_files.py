@@ -13,34 +13,11 @@ import pytest
 
 import petricep
 from petricep.cli import main
+from tests.cli.rise import LINES, RISE, ROOT, opts, run
 
-ROOT = Path(__file__).resolve().parents[2]
-RISE = "PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x\nWITHIN 10\n"
-EVENTS = "type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n"
-LINES = (
-    '{"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}}\n'
-    '{"pattern": "rise", "ids": {"a": 0, "b": 4}, "start": 1, "end": 5, "attrs": {}}\n'
-)
 # `petricep run nets/sase_equal_price.pcep --events examples/data/stocks.csv --type-field type
 # --time-field ts --id-field id -o m.jsonl` as written before the output formats existed
 STOCKS_SHA256 = "fc5a81ae5e48ba93955eae35809b07b508362c8764bbe5a1e043131e10d8f2e3"
-
-
-@pytest.fixture
-def files(tmp_path: Path) -> tuple[str, str]:
-    (tmp_path / "rise.pcep").write_text(RISE)
-    (tmp_path / "ev.csv").write_text(EVENTS)
-    return str(tmp_path / "rise.pcep"), str(tmp_path / "ev.csv")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = main(["run", *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def opts(events: str) -> list[str]:
-    return ["--events", events, "--type-field", "type", "--time-field", "ts"]
 
 
 def test_jsonl_output_is_byte_identical_to_the_stored_expectation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

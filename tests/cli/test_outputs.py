@@ -16,31 +16,8 @@ import pytest
 
 from petricep.cli import main
 from petricep.io.output import OutputFile, json_line
-
-ROOT = Path(__file__).resolve().parents[2]
-RISE = "PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x\nWITHIN 10\n"
-EVENTS = "type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n"
-MATCHES = (
-    '{"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}}\n'
-    '{"pattern": "rise", "ids": {"a": 0, "b": 4}, "start": 1, "end": 5, "attrs": {}}\n'
-)
-
-
-@pytest.fixture
-def files(tmp_path: Path) -> tuple[str, str]:
-    (tmp_path / "rise.pcep").write_text(RISE)
-    (tmp_path / "ev.csv").write_text(EVENTS)
-    return str(tmp_path / "rise.pcep"), str(tmp_path / "ev.csv")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    rc = main(["run", *argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def opts(events: str) -> list[str]:
-    return ["--events", events, "--type-field", "type", "--time-field", "ts"]
+from tests.cli.rise import EVENTS, RISE, ROOT, opts, run
+from tests.cli.rise import LINES as MATCHES
 
 
 def leftovers(folder: Path) -> list[str]:
