@@ -1,14 +1,21 @@
 """One hierarchy for every error a user can cause.
 
 The CLI catches :class:`PetricepError` and prints ``str(err)``; nothing below it
-should ever reach the user as a traceback.
+should ever reach the user as a traceback. Each class carries the CLI's exit status for it
+(``exit_code``), so that a script can tell what to fix without reading the message: 2 the
+command line or a pattern (usage), 3 the events (data), 1 the environment (an output that
+cannot be written) or anything else. README "Exit status" lists them.
 """
 
 from __future__ import annotations
 
+EXIT_ERROR, EXIT_USAGE, EXIT_DATA = 1, 2, 3
+
 
 class PetricepError(Exception):
     """Base of every error petricep raises on bad input or bad use."""
+
+    exit_code = EXIT_ERROR
 
 
 class PatternError(PetricepError):
@@ -19,6 +26,8 @@ class PatternError(PetricepError):
     :meth:`format`), not when it is raised, so an error found at any stage (checking,
     compiling, merging) shows its source line as long as it knows where it came from.
     """
+
+    exit_code = EXIT_USAGE
 
     def __init__(
         self,
@@ -80,7 +89,14 @@ class PatternLimitError(PatternSemanticError):
     read, so the interpreter never meets it (no RecursionError, no OverflowError)."""
 
 
-class EventError(PetricepError):
+class DataError(PetricepError):
+    """Something read as data is wrong (events, a matches file to plot); the message says
+    where. Exits 3, as every data error does."""
+
+    exit_code = EXIT_DATA
+
+
+class EventError(DataError):
     """An input event is malformed: names the file, the row (1-based line for text
     files, 0-based row for Parquet) and the field."""
 
@@ -110,10 +126,24 @@ class EventOrderError(EventError):
 class ConfigError(PetricepError):
     """Bad options: unknown format, conflicting flags, unsupported combination."""
 
+    exit_code = EXIT_USAGE
+
+
+class OutputError(PetricepError):
+    """An output cannot be written (unwritable path, missing directory, disk full): the
+    environment's problem, not the command line's or the data's."""
+
 
 class EvaluationError(PetricepError):
-    """A condition could not be evaluated on an event (e.g. comparing text with a number)."""
+    """A condition could not be evaluated on an event (e.g. comparing text with a number):
+    the event's values are what is wrong, so it is a data error."""
+
+    exit_code = EXIT_DATA
 
 
 class StateLimitError(PetricepError):
-    """A pattern with ``LIMIT n PARTIAL MATCHES ... FAIL`` needed more live partial matches."""
+    """A pattern with ``LIMIT n PARTIAL MATCHES ... FAIL`` needed more live partial matches
+    (or the run's memory budget was reached): the data drove the state past what the pattern
+    or the budget allows, so it exits as a data error."""
+
+    exit_code = EXIT_DATA

@@ -49,7 +49,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
 from petricep.io.output import match_json
 from petricep.io.timestamps import format_has_date
@@ -454,7 +454,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
                 for row in table.to_pylist():
                     fh.write(json.dumps(plain(row), ensure_ascii=False, separators=(", ", ": ")) + "\n")
     except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 class MatchWriter:
@@ -491,7 +491,7 @@ class MatchWriter:
                 try:
                     self._out: IO[str] | None = open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
                 except OSError as exc:
-                    raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+                    raise OutputError(f"cannot write {out}: {exc.strerror}") from None
                 self._own = True
             else:
                 self._out = None

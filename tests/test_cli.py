@@ -66,13 +66,13 @@ def test_headerless_csv_with_columns(tmp_path: Path, pattern: str, capsys: pytes
         ("PATTERN SEQ(A a, B b) WITHIN 0", ":1:30: error: window must be positive, got 0"),
     ],
 )
-def test_bad_pattern_file_exit_1_with_location(
+def test_bad_pattern_file_exit_2_with_location(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
 ) -> None:
     p = write(tmp_path, "bad.pcep", text)
     events = write(tmp_path, "ev.csv", "type,ts\nA,1\n")
     rc, out, err = run(capsys, "run", p, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 1 and out == ""
+    assert rc == 2 and out == ""
     assert err.startswith(p + message)
     assert "Traceback" not in err
     assert err.rstrip("\n").endswith("^")
@@ -86,12 +86,12 @@ def test_bad_pattern_file_exit_1_with_location(
         ("type,ts,k,x\nA,5,1,5\nB,3,1,6\n", "ev.csv:3: field 'ts': error: timestamp 3 is before the previous event's 5 (use --slack D to accept events up to D late)"),
     ],
 )
-def test_bad_event_file_exit_1_naming_row_and_field(
+def test_bad_event_file_exit_3_naming_row_and_field(
     tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str], csv: str, message: str
 ) -> None:
     events = write(tmp_path, "ev.csv", csv)
     rc, out, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 1
+    assert rc == 3
     assert err.strip().endswith(message), err
     assert "Traceback" not in err
 
@@ -101,7 +101,7 @@ def test_pattern_reading_a_missing_column_is_reported_at_the_pattern(
 ) -> None:
     events = write(tmp_path, "ev.csv", "type,ts,k,y\nA,1,1,5\n")
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 1
+    assert rc == 2
     assert err.splitlines() == [
         f"{pattern}:2:15: error: event type 'B' has no field 'x'",
         "    WHERE [k] AND b.x > a.x",
@@ -112,7 +112,7 @@ def test_pattern_reading_a_missing_column_is_reported_at_the_pattern(
 def test_jsonl_row_missing_a_field(tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]) -> None:
     events = write(tmp_path, "ev.jsonl", '{"type":"A","ts":1,"k":1,"x":1}\n{"type":"B","ts":2,"k":1}\n')
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 1
+    assert rc == 3
     assert err.strip().endswith("ev.jsonl:2: field 'x': error: missing field 'x'")
 
 

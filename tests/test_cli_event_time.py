@@ -67,7 +67,7 @@ def test_out_of_order_input_without_slack_is_an_error(tmp_path: Path, capsys: py
     pattern = write(tmp_path, "cart.pcep", CART)
     events = write(tmp_path, "ev.csv", EVENTS)
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 1
+    assert rc == 3
     assert err.strip().endswith(
         "ev.csv:3: field 'ts': error: timestamp 1 is before the previous event's 3 (use --slack D to accept events up to D late)"
     )
@@ -85,7 +85,7 @@ def test_bad_event_time_options(tmp_path: Path, capsys: pytest.CaptureFixture[st
     pattern = write(tmp_path, "cart.pcep", CART)
     events = write(tmp_path, "ev.csv", EVENTS)
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", *argv)
-    assert rc == 1
+    assert rc == 2
     assert err.strip() == message
 
 
@@ -121,5 +121,5 @@ def test_an_evaluation_error_names_the_held_event_not_the_arriving_one(
     # (ts 9) moves the watermark past it
     events = write(tmp_path, "ev.jsonl", '{"t":"A","ts":4,"s":1}\n{"t":"A","ts":5,"s":"two"}\n{"t":"A","ts":9,"s":3}\n')
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "t", "--time-field", "ts", "--slack", "3")
-    assert rc == 1
+    assert rc == 3
     assert err == f"{events}: event at position 1 (id 1): cannot compare 'two' < 5\n"

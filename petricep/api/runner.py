@@ -33,7 +33,7 @@ from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
 from petricep.lang.sql import check_sql_columns
-from petricep.runtime.engine import Engine, Match
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
@@ -126,7 +126,8 @@ class Run:
     ``prefilter``: rows no pattern can use never become events (counted as processed;
     off where dropping a row could change a result: with a slack or an archive).
     ``files``: the parsed pattern files, for the schema check at the pattern.
-    ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
+    ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
+    has its own, set when it is built). ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
     the remainder at the end). :meth:`stop` (e.g. from a signal handler) ends the
     iteration after the current event, without the end-of-stream flush: every match
     yielded so far is a match of the whole run."""
@@ -142,11 +143,14 @@ class Run:
         on_late: LateHandler | None = None,
         prefilter: bool = True,
         progress: Callable[[int], None] | None = None,
+        max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
     ) -> None:
         self.history: HistoryRunner | None = None
         self._pusher: Engine | HistoryRunner
         if isinstance(program, Net):
-            self.engine = self._pusher = Engine(program, tie=tie, slack=slack, on_late=on_late)
+            self.engine = self._pusher = Engine(
+                program, tie=tie, slack=slack, on_late=on_late, max_partial_matches=max_partial_matches
+            )
         else:
             if slack is not None:
                 raise ConfigError("a run over an archive takes no slack (yet): archive a time-ordered stream")

@@ -32,7 +32,7 @@ from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.merge import build_net
-from petricep.runtime.engine import Engine, Match
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.expr import as_condition, compile_expr
 
 MODES = ("llaa", "sllaa")
@@ -312,13 +312,16 @@ class HistoryRunner:
         tie: str = "arrival",
         conflicts: Sequence[Any] = (),
         queries: Sequence[Any] = (),
+        max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
     ) -> None:
         from petricep.compile.history import split_patterns
 
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
             raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")
-        self.engine = Engine(build_net(plain, True, list(conflicts), list(queries)), tie=tie)
+        self.engine = Engine(
+            build_net(plain, True, list(conflicts), list(queries)), tie=tie, max_partial_matches=max_partial_matches
+        )
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them

@@ -1,9 +1,10 @@
 """The ``petricep`` command: its parser and the dispatch to one module per command.
 
-Every user error is a :class:`PetricepError`: printed as one message on stderr with
-exit status 1, never a traceback. Usage errors exit with 2 (argparse), a run that
-finished with rejected or late rows with 3, a run ended by SIGINT / SIGTERM with 130 /
-143. The Spark commands (``run --engine spark``, ``stream``) live in
+Every user error is a :class:`PetricepError`: printed as one message on stderr, never a
+traceback, with the exit status its class carries (:mod:`petricep.errors`): 2 for the
+command line or a pattern (argparse's usage errors too), 3 for the events (a bad row, an
+unreadable events file; also a run that finished with rejected or late rows), 1 for an
+output that cannot be written. A run ended by SIGINT / SIGTERM exits with 130 / 143. The Spark commands (``run --engine spark``, ``stream``) live in
 :mod:`petricep.spark.cli` and are imported only when used, since PySpark is optional.
 """
 
@@ -97,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return dispatch(args)
     except PetricepError as exc:
         sys.stderr.write(f"{exc}\n")
-        return 1
+        return exc.exit_code
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
     except KeyboardInterrupt as exc:

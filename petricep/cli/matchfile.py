@@ -22,7 +22,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
 from petricep.io.output import OutputFile, OutputPath, json_line
 from petricep.io.timestamps import format_has_date
@@ -139,7 +139,7 @@ def write_table(table: pa.Table, fmt: str, target: OutputPath) -> None:
             pcsv.write_csv(csv_ready(table), target.temp)
     except OSError as exc:
         target.discard()
-        raise ConfigError(f"cannot write {target.path}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {target.path}: {exc.strerror or exc}") from None
 
 
 __all__ = ["CHOICES", "MatchFile", "output_format", "time_type", "write_table"]

@@ -12,11 +12,11 @@ import argparse
 from pathlib import Path
 from typing import IO, Any
 
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, OutputError
 from petricep.export.timeline import FORMATS, PlotUnavailable, timeline_figure
 from petricep.io.output import OutputPath, check_outputs
 
-EXIT_UNAVAILABLE = 2  # matplotlib is missing: the command cannot run in this installation
+EXIT_UNAVAILABLE = PlotUnavailable.exit_code  # matplotlib is missing: the command cannot run in this installation
 
 
 def add_parser(sub: Any) -> None:
@@ -43,7 +43,7 @@ def cmd_plot(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         fig.savefig(target.temp, format=suffix[1:], dpi=100)
     except OSError as exc:
         target.discard()
-        raise ConfigError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     target.commit()
     out.write(f"{args.output}: the match timeline of {args.matches}" + (f", per {args.key}" if args.key else "") + "\n")
     return 0

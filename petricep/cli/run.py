@@ -30,16 +30,17 @@ from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EventOrderError
+from petricep.errors import EXIT_DATA, ConfigError, EventOrderError
 from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
 from petricep.matchtable import time_formatter
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 
 from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
 from .matchfile import CHOICES, MatchFile, output_format, time_type
 
 SLACK_HINT = "(use --slack D to accept events up to D late)"
-EXIT_INCOMPLETE = 3  # the run finished, but some input rows were rejected or late (see the summary)
+EXIT_INCOMPLETE = EXIT_DATA  # the run finished, but some input rows were rejected or late (see the summary)
 SIGNALS: dict[int, str] = {int(signal.SIGINT): "SIGINT", int(signal.SIGTERM): "SIGTERM"}
 
 
@@ -87,10 +88,32 @@ def add_parser(sub: Any) -> None:
         help="turn every row into an event, even those no pattern can use (for comparison)",
     )
     run.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, state)")
+    run.add_argument(
+        "--max-partial-matches",
+        type=_budget,
+        default=MAX_PARTIAL_MATCHES,
+        metavar="N",
+        help=f"the memory budget: stop the run (exit 3) when a shared net holds more than N live partial matches "
+        f"(default {MAX_PARTIAL_MATCHES:,}; 'none' for no budget)",
+    )
     _add_archive_options(run)
     prog = run.add_mutually_exclusive_group()
     prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+
+def _budget(text: str) -> int | None:
+    """``--max-partial-matches``: a positive count (``_`` and ``,`` allowed as separators), or
+    ``none``."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        n = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of partial matches or 'none', not {text!r}")
+    return n
 
 
 def _add_order_options(ap: argparse.ArgumentParser) -> None:
@@ -157,6 +180,7 @@ def _program(args: argparse.Namespace, files: list[A.PatternFile], slack: float 
         args.tie,
         [c for f in files for c in f.conflicts],
         [q for f in files for q in f.queries],
+        args.max_partial_matches,
     )
 
 
@@ -236,6 +260,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             slack=slack,
             on_late=late.write if late is not None else None,
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
+            max_partial_matches=args.max_partial_matches,
         )
         if args.with_events:
             _with_events(outs.matches, run, program)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from petricep.errors import ConfigError
+from petricep.errors import EXIT_ERROR, ConfigError, DataError, OutputError
 from petricep.export.model import swatch
 
 INSTALL = "pip install 'petricep[plot]'"
@@ -49,7 +49,10 @@ EPOCH_MS = (1e11, 1e13)  # ... as epoch milliseconds
 
 
 class PlotUnavailable(ConfigError):
-    """matplotlib is not installed: the message says how to install the plotting extra."""
+    """matplotlib is not installed: the message says how to install the plotting extra.
+    An installation's problem, not the command line's: exit status 1."""
+
+    exit_code = EXIT_ERROR
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ def timeline(
     try:
         fig.savefig(out, dpi=100)
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+        raise OutputError(f"cannot write {out}: {exc.strerror}") from None
     return out
 
 
@@ -155,7 +158,7 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
         fh = path.open(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"cannot open {path}: {exc.strerror}") from None
+        raise DataError(f"cannot open {path}: {exc.strerror}") from None
     with fh:
         for line_no, line in enumerate(fh, 1):
             if not line.strip():
@@ -163,9 +166,9 @@ def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{line_no}: not a match (invalid JSON: {exc.msg})") from None
+                raise DataError(f"{path}:{line_no}: not a match (invalid JSON: {exc.msg})") from None
             if not isinstance(rec, dict):
-                raise ConfigError(f"{path}:{line_no}: not a match (a JSON object is expected)")
+                raise DataError(f"{path}:{line_no}: not a match (a JSON object is expected)")
             yield line_no, rec
 
 
@@ -178,11 +181,11 @@ def _from_records(records: Iterable[Any], key: str | None, dates: bool | None, w
     for n, item in enumerate(records, 1):
         line_no, rec = item if isinstance(item, tuple) else (n, item)
         if not isinstance(rec, Mapping):
-            raise ConfigError(f"{where}: match {line_no} is not a mapping but {type(rec).__name__}")
+            raise DataError(f"{where}: match {line_no} is not a mapping but {type(rec).__name__}")
         if "timeout" in rec:
             continue
         if "pattern" not in rec or "end" not in rec:
-            raise ConfigError(f"{where}:{line_no}: a match needs 'pattern' and 'end' (it has: {', '.join(rec)})")
+            raise DataError(f"{where}:{line_no}: a match needs 'pattern' and 'end' (it has: {', '.join(rec)})")
         if "row" in rec:  # ALL ROWS PER MATCH: one line per row, one match
             ident = (rec["pattern"], rec.get("start"), rec["end"], json.dumps(rec.get("ids"), sort_keys=True))
             if ident in seen_rows:
@@ -192,7 +195,7 @@ def _from_records(records: Iterable[Any], key: str | None, dates: bool | None, w
             e = float(rec["end"])
             s = float(rec.get("start", e))
         except (TypeError, ValueError):
-            raise ConfigError(f"{where}:{line_no}: field 'end' or 'start' is not a number: {rec.get('end')!r}") from None
+            raise DataError(f"{where}:{line_no}: field 'end' or 'start' is not a number: {rec.get('end')!r}") from None
         pats.append(str(rec["pattern"]))
         start.append(s)
         end.append(e)

@@ -9,7 +9,7 @@ a temporary file beside the target and renames it into place only when the run c
 (:meth:`OutputFile.commit`); a failed run removes the temporary file and leaves the
 target as it was. A target that is not a regular file (``/dev/stdout``, ``/dev/full``, a
 pipe) is written directly: there is nothing to replace. Every write error (disk full, a
-missing directory, a path under a file) becomes one :class:`~petricep.errors.ConfigError`
+missing directory, a path under a file) becomes one :class:`~petricep.errors.OutputError`
 naming the path.
 """
 
@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
 from petricep.runtime.engine import Match
 
@@ -55,8 +55,8 @@ def match_json(m: Match) -> str:
     return json_line(m.to_dict())
 
 
-def _cannot_write(path: str, exc: OSError) -> ConfigError:
-    return ConfigError(f"cannot write {path}: {exc.strerror or exc}")
+def _cannot_write(path: str, exc: OSError) -> OutputError:
+    return OutputError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def same_file(a: str, b: str) -> bool:
@@ -139,7 +139,7 @@ def _exists_not_regular(path: str) -> bool:
 
 class OutputFile(OutputPath):
     """A text file written through :class:`OutputPath`: ``write`` turns every OS error
-    into one ConfigError naming the path; ``commit`` flushes, closes and renames;
+    into one OutputError naming the path; ``commit`` flushes, closes and renames;
     ``close`` without a commit discards (the target keeps its old contents)."""
 
     def __init__(self, path: str) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ConfigError, EventError, EventOrderError
+from ..errors import EventError, EventOrderError, OutputError
 from ..events import Event
 from .spec import InputSpec, rule_map
 from .timestamps import TimeParser
@@ -208,7 +208,7 @@ class RowChecker:
             try:
                 self._rejects = open(spec.rejects_path, "w", encoding="utf-8")  # noqa: SIM115
             except OSError as e:
-                raise ConfigError(f"cannot write the rejects file {spec.rejects_path!r}: {e}") from None
+                raise OutputError(f"cannot write the rejects file {spec.rejects_path!r}: {e}") from None
 
     def close(self) -> None:
         if self._rejects is not None:

@@ -297,7 +297,7 @@ class Engine:
         return StateLimitError(
             f"pattern {self.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
             f"{budget} (key {shown} holds {sum(map(len, part.marking))}) at event {now.id!r}; bound the pattern "
-            f"with LIMIT n PARTIAL MATCHES, or raise the budget (Engine(max_partial_matches=...))"
+            f"with LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
         )
 
     def _spill_out(self) -> None:

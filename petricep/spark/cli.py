@@ -14,7 +14,7 @@ from typing import IO, Any
 from petricep.api import load_patterns, net_of, warnings_for
 from petricep.api.runner import check_columns
 from petricep.cli.inputs import input_spec
-from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
+from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
 
 from .progress import Progress
@@ -35,6 +35,11 @@ def _session(master: str | None) -> tuple[Any, bool]:
     return get_session(master or DEFAULT_MASTER, log_level="OFF"), owned
 
 
+class TaskError(DataError):
+    """A petricep error raised inside a Spark task (a bad row, a condition that cannot be
+    evaluated, a state limit), its text already located by the task: the events' problem."""
+
+
 def _task_error(exc: BaseException, label: str) -> PetricepError | None:
     """A petricep error raised inside a Spark task, as the error it was."""
     from .batch import task_message
@@ -44,7 +49,7 @@ def _task_error(exc: BaseException, label: str) -> PetricepError | None:
         return None
     if message.startswith("event at position"):
         return EvaluationError(f"{label}: {message}")
-    return PetricepError(message)  # already located: file, row, field
+    return TaskError(message)  # already located: file, row, field
 
 
 def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -248,7 +253,7 @@ def _write_jsonl(directory: str, name: str, lines: Iterable[str]) -> int:
     return n
 
 
-EXIT_INCOMPLETE = 3  # as ``run``: finished, but some events were late (see the summary)
+EXIT_INCOMPLETE = EXIT_DATA  # as ``run``: finished, but some events were late (see the summary)
 # Spark gives a new Python worker 10 s to connect; on a loaded machine a query's start
 # can fail so. Nothing is lost: the query restarts from its checkpoint.
 TRANSIENT = ("Python worker failed to connect back", "waiting for the Python worker to connect back", "CANNOT_OPEN_SOCKET")
@@ -439,7 +444,7 @@ def _stream_query(
                 if any(t in str(e) for t in TRANSIENT) and attempt < START_TRIES:
                     err.write(f"warning: {_first_line(e)} (a busy machine?): the query resumes from its checkpoint\n")
                     continue
-                raise ConfigError(f"the streaming query failed: {_first_line(e)}") from None
+                raise PetricepError(f"the streaming query failed: {_first_line(e)}") from None
         if args.flush:
             rows = run.flush(args.checkpoint).select("pattern", "json", "emitted_at", "task", "seq").collect()
             rows.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))

@@ -8,13 +8,16 @@ import sys
 from contextlib import suppress
 from typing import Any
 
-from petricep.errors import ConfigError
+from petricep.errors import EXIT_ERROR, ConfigError
 
 INSTALL = 'pip install "petricep[spark]"'
 
 
 class SparkUnavailable(ConfigError):
-    """PySpark or a Java runtime is missing: the message says what to install."""
+    """PySpark or a Java runtime is missing: the message says what to install. An
+    installation's problem, not the command line's: exit status 1."""
+
+    exit_code = EXIT_ERROR
 
 
 def require_pyspark() -> None:

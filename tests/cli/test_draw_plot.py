@@ -32,7 +32,7 @@ def test_draw_one_pattern_writes_its_view(tmp_path: Path, capsys: pytest.Capture
 
 def test_draw_an_unknown_pattern_lists_the_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "view.dot"
-    assert main(["draw", *NETS, "-o", str(out), "--pattern", "jam"]) == 1
+    assert main(["draw", *NETS, "-o", str(out), "--pattern", "jam"]) == 2
     assert capsys.readouterr().err == (
         "no pattern named 'jam' in the net; its patterns: congestion, lasting_jam, shoplifting, repeat_theft\n"
     )
@@ -40,7 +40,7 @@ def test_draw_an_unknown_pattern_lists_the_names(tmp_path: Path, capsys: pytest.
 
 
 def test_draw_one_pattern_is_not_pnml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["draw", *NETS, "-o", str(tmp_path / "v.pnml"), "--pattern", "congestion"]) == 1
+    assert main(["draw", *NETS, "-o", str(tmp_path / "v.pnml"), "--pattern", "congestion"]) == 2
     assert capsys.readouterr().err == "one pattern's view is drawn as DOT, SVG or PNG, not PNML (a whole net)\n"
 
 
@@ -62,7 +62,7 @@ def test_plot_without_matplotlib_names_the_extra_exit_2(
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     out = tmp_path / "timeline.png"
-    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(out)]) == 2
+    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(out)]) == 1
     assert capsys.readouterr().err == (
         "the match timeline needs matplotlib, which is not installed: install it with  pip install 'petricep[plot]'\n"
     )
@@ -71,12 +71,12 @@ def test_plot_without_matplotlib_names_the_extra_exit_2(
 
 def test_plot_refuses_an_unknown_image_format_and_bad_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "m.jsonl").write_text(MATCHES + "not json\n")
-    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "t.gif")]) == 1
+    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "t.gif")]) == 2
     assert capsys.readouterr().err == f"cannot tell the image format from {str(tmp_path / 't.gif')!r}: end it in .png, .svg, .pdf\n"
     pytest.importorskip("matplotlib")
-    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "t.png")]) == 1
+    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "t.png")]) == 3
     assert capsys.readouterr().err == f"{tmp_path / 'm.jsonl'}:3: not a match (invalid JSON: Expecting value)\n"
-    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "m.jsonl")]) == 1
+    assert main(["plot", str(tmp_path / "m.jsonl"), "-o", str(tmp_path / "m.jsonl")]) == 2
     assert capsys.readouterr().err == (
         f"-o {tmp_path / 'm.jsonl'}: that is the matches file; write the output to another file\n"
     )

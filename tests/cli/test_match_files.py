@@ -110,7 +110,7 @@ def test_an_unknown_extension_is_refused_unless_the_format_is_given(
     pattern, events = files
     out = tmp_path / "m.txt"
     rc, stdout, err = run(capsys, pattern, *opts(events), "-o", str(out))
-    assert (rc, stdout) == (1, "")
+    assert (rc, stdout) == (2, "")
     assert err == (
         f"cannot tell the match file format from {str(out)!r}: end it in .jsonl .parquet .csv, "
         "or give --output-format jsonl|parquet|csv\n"
@@ -125,7 +125,7 @@ def test_an_unknown_extension_is_refused_unless_the_format_is_given(
 def test_a_table_format_needs_a_file(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     pattern, events = files
     rc, out, err = run(capsys, pattern, *opts(events), "--output-format", "csv")
-    assert (rc, out, err) == (1, "", "--output-format csv writes a file: give -o FILE\n")
+    assert (rc, out, err) == (2, "", "--output-format csv writes a file: give -o FILE\n")
 
 
 def test_a_failed_run_leaves_an_old_parquet_file_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,7 +135,7 @@ def test_a_failed_run_leaves_an_old_parquet_file_as_it_was(tmp_path: Path, capsy
     out.write_bytes(b"an earlier result")
     rc, _, err = run(capsys, str(tmp_path / "p.pcep"), "--events", str(tmp_path / "ev.jsonl"), "--type-field", "t",
                      "--time-field", "ts", "-o", str(out))  # fmt: skip
-    assert rc == 1 and err == f"{tmp_path / 'ev.jsonl'}:2: field 's': error: expected a number, got 'x'\n"
+    assert rc == 3 and err == f"{tmp_path / 'ev.jsonl'}:2: field 's': error: expected a number, got 'x'\n"
     assert out.read_bytes() == b"an earlier result"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.jsonl", "m.parquet", "p.pcep"]
 
@@ -153,5 +153,5 @@ def test_spark_refuses_tables_and_events_before_starting(
 ) -> None:
     pattern, events = files
     rc, out, err = run(capsys, pattern, *opts(events), "--engine", "spark", *extra)
-    assert (rc, out) == (1, "")
+    assert (rc, out) == (2, "")
     assert err == "--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events\n"

@@ -40,7 +40,7 @@ def test_an_output_naming_an_input_is_refused_and_the_input_kept(
     path = events if target == "events" else pattern
     before = Path(path).read_bytes()
     rc, out, err = run(capsys, pattern, *opts(events), option, path)
-    assert (rc, out) == (1, "")
+    assert (rc, out) == (2, "")
     assert err == f"{option} {path}: that is {what}; write the output to another file\n"
     assert Path(path).read_bytes() == before
 
@@ -55,7 +55,7 @@ def test_an_input_reached_through_another_path_is_refused(
     (tmp_path / "sub").mkdir()
     for path in (str(link), other):
         rc, _, err = run(capsys, pattern, *opts(events), "-o", path)
-        assert rc == 1 and err == f"-o {path}: that is the events file; write the output to another file\n"
+        assert rc == 2 and err == f"-o {path}: that is the events file; write the output to another file\n"
     assert Path(events).read_text() == EVENTS
 
 
@@ -64,17 +64,17 @@ def test_rejects_naming_the_events_file_and_two_outputs_naming_one_file(
 ) -> None:
     pattern, events = files
     rc, _, err = run(capsys, pattern, *opts(events), "--on-error", "skip", "--rejects", events)
-    assert rc == 1 and err == f"--rejects {events}: that is the events file; write the output to another file\n"
+    assert rc == 2 and err == f"--rejects {events}: that is the events file; write the output to another file\n"
     same = str(tmp_path / "out.jsonl")
     rc, _, err = run(capsys, pattern, *opts(events), "-o", same, "--stats", same)
-    assert rc == 1 and err == f"-o and --stats name the same file {same}\n"
+    assert rc == 2 and err == f"-o and --stats name the same file {same}\n"
     assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_draw_refuses_to_overwrite_a_pattern_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pattern = tmp_path / "net.dot"  # a pattern file whose name looks like a diagram
     pattern.write_text(RISE)
-    assert main(["draw", str(pattern), "-o", str(pattern)]) == 1
+    assert main(["draw", str(pattern), "-o", str(pattern)]) == 2
     assert capsys.readouterr().err == f"-o {pattern}: that is a pattern file; write the output to another file\n"
     assert pattern.read_text() == RISE
 
@@ -91,7 +91,7 @@ def test_a_failed_run_leaves_the_previous_outputs_as_they_were(tmp_path: Path, c
         capsys, str(pattern), "--events", str(events), "--type-field", "t", "--time-field", "ts",
         "--on-error", "skip", "--rejects", str(rejects), "-o", str(out), "--stats", str(stats),
     )  # fmt: skip
-    assert rc == 1
+    assert rc == 3
     assert err == f"{events}: event at position 1 (id 1): cannot compare 'x' < 5\n"
     for f in (out, stats, rejects):
         assert f.read_text() == "the good result of an earlier run\n"
@@ -181,7 +181,7 @@ def test_archive_rejects_are_refused_over_the_events_and_renamed_into_place(
     events = tmp_path / "ev.csv"
     events.write_text("type,ts,x\nA,1,1\nA,oops,2\nA,3,3\n")
     base = ["archive", "--events", str(events), "--type-field", "type", "--time-field", "ts", "--on-error", "skip"]
-    assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(events)]) == 1
+    assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(events)]) == 2
     assert capsys.readouterr().err == f"--rejects {events}: that is the events file; write the output to another file\n"
     rejects = tmp_path / "bad.jsonl"
     assert main([*base, "--to", str(tmp_path / "arch"), "--rejects", str(rejects)]) == 3

@@ -146,15 +146,15 @@ def test_cli_draw_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = str(ROOT / "nets" / "shoplifting.pcep")
-    assert draw(path, "-o", str(tmp_path / "n.jpg")) == 1
+    assert draw(path, "-o", str(tmp_path / "n.jpg")) == 2
     assert "cannot tell the diagram format from" in capsys.readouterr().err
     assert not (tmp_path / "n.jpg").exists()
     bad = tmp_path / "bad.pcep"
     bad.write_text("PATTERN SEQ(A a, B b) WHERE c.x > 1\n")
-    assert draw(str(bad), "-o", str(tmp_path / "n.dot")) == 1
+    assert draw(str(bad), "-o", str(tmp_path / "n.dot")) == 2
     assert "unknown variable 'c'" in capsys.readouterr().err
     monkeypatch.setenv("PATH", "")
-    assert draw(path, "-o", str(tmp_path / "n.svg")) == 1
+    assert draw(path, "-o", str(tmp_path / "n.svg")) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "apt-get install graphviz" in err and "-o net.dot" in err
     with pytest.raises(SystemExit) as exit_:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from petricep.api import compile_text
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, DataError
 from petricep.events import Event
 from petricep.export.model import PATTERN_COLORS
 from petricep.export.timeline import PlotUnavailable, Timeline, bin_text, choose_bin, load, timeline
@@ -147,18 +147,18 @@ def _rgb(color: str) -> tuple[float, ...]:
 def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"pattern": "p", "end": 1}\n{"pattern": "p", "end": \n')
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(DataError) as err:
         load(bad)
     assert str(err.value) == f"{bad}:2: not a match (invalid JSON: Expecting value)"
     bad.write_text('{"pattern": "p", "start": 1}\n')
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(DataError) as err:
         load(bad)
     assert str(err.value) == f"{bad}:1: a match needs 'pattern' and 'end' (it has: pattern, start)"
     bad.write_text('{"pattern": "p", "end": "noon"}\n')
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(DataError) as err:
         load(bad)
     assert str(err.value) == f"{bad}:1: field 'end' or 'start' is not a number: 'noon'"
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(DataError) as err:
         load(tmp_path / "none.jsonl")
     assert str(err.value) == f"cannot open {tmp_path / 'none.jsonl'}: No such file or directory"
     with pytest.raises(ConfigError) as err:

@@ -123,7 +123,7 @@ def test_divided_400_digit_cell_from_the_command_line(tmp_path: Path, capsys: py
     pattern = csv_file(tmp_path, "p.pcep", "PATTERN p: SEQ(A a, B b)\nWHERE [k] AND a.x / 3 < b.x\nWITHIN 10\n")
     events = csv_file(tmp_path, "e.csv", f"type,ts,k,x\nA,1,1,{'9' * 400}\nA,2,1,1\nB,3,1,5\n")
     argv = ["run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--no-progress"]
-    assert main(argv) == 1
+    assert main(argv) == 3
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == f"{events}:2: field 'x': error: expected a number, got {long_text(400)}: {LIMIT}"
     rejects = str(tmp_path / "bad.jsonl")
@@ -171,7 +171,7 @@ def test_list_key_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFi
     pattern = csv_file(tmp_path, "p.pcep", "PATTERN p: SEQ(A a, B b)\nWHERE [k]\nWITHIN 10\n")
     events = csv_file(tmp_path, "e.jsonl", '{"type":"A","ts":1,"k":[1]}\n{"type":"B","ts":2,"k":[1]}\n')
     argv = ["run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--no-progress"]
-    assert main(argv) == 1
+    assert main(argv) == 3
     assert capsys.readouterr().err.splitlines()[-1] == f"{events}:1: field 'k': error: expected a single value, got a list"
 
 
@@ -209,7 +209,7 @@ def test_empty_csv_key_and_null_json_key_agree(tmp_path: Path, capsys: pytest.Ca
     json_events = csv_file(tmp_path, "e.jsonl", '{"type":"A","ts":1,"k":null}\n{"type":"B","ts":2,"k":null}\n')
     for events, row in ((csv_events, 2), (json_events, 1)):
         argv = ["run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--no-progress"]
-        assert main(argv) == 1
+        assert main(argv) == 3
         assert capsys.readouterr().err.splitlines()[-1] == f"{events}:{row}: field 'k': error: missing value"
         assert main([*argv, "--on-error", "skip"]) == 3
         out, err = capsys.readouterr()

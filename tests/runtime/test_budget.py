@@ -38,7 +38,7 @@ def test_explosive_kleene_stops_with_a_typed_error(tie: str) -> None:
     at = "e11"  # 2**10 - 1 partial matches of a[] after ten A events (e0 and e10 are Bs)
     assert str(info.value) == (
         f"pattern 'burst': 1023 live partial matches, over the run's budget of 1000 (key 'k1' holds 1023) at event "
-        f"'{at}'; bound the pattern with LIMIT n PARTIAL MATCHES, or raise the budget (Engine(max_partial_matches=...))"
+        f"'{at}'; bound the pattern with LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
     )
 
 

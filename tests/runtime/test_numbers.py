@@ -274,7 +274,7 @@ def test_run_command_names_file_position_pattern_and_field(tmp_path: object, cap
     _, err = capsys.readouterr()
     # the reader refuses a numeric cell that does not fit a float64 (docs/INPUT.md), before the
     # engine could divide it: one typed error naming file, line and field
-    assert rc == 1
+    assert rc == 3
     assert err == (
         f"{tmp / 'ev.csv'}:2: field 'x': error: expected a number, got '{'7' * 40}'... (400 characters): "
         "a number must be finite and fit a float64, in at most 400 characters\n"

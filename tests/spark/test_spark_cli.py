@@ -61,17 +61,17 @@ def test_bad_rows_and_options_on_spark(
     lines[1234] = ",".join([fields[0], "later", *fields[2:]])  # ts: no timestamp
     bad.write_text("\n".join(lines) + "\n")
     args = ["run", STOCKS[0], "--events", str(bad), *STOCKS[3:], "-o", str(tmp_path / "out.jsonl")]
-    assert main(args) == 1
+    assert main(args) == 3
     local = capsys.readouterr().err.strip().splitlines()[-1]
-    assert main([*args, "--engine", "spark"]) == 1
+    assert main([*args, "--engine", "spark"]) == 3
     remote = capsys.readouterr().err.strip().splitlines()[-1]
     assert remote == local
-    assert main([*args, "--engine", "spark", "--on-error", "skip"]) == 1
+    assert main([*args, "--engine", "spark", "--on-error", "skip"]) == 2
     assert "--on-error skip and --rejects are not supported" in capsys.readouterr().err
 
 
 def test_master_needs_the_spark_engine(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", *STOCKS, "--master", "local[2]"]) == 1
+    assert main(["run", *STOCKS, "--master", "local[2]"]) == 2
     assert capsys.readouterr().err.strip() == "--master needs --engine spark"
 
 
@@ -126,7 +126,7 @@ def test_stream_stops_at_a_bad_row_with_one_message(
         "--checkpoint", str(tmp_path / "ck"), "--type-field", "type", "--time-field", "ts", "--pos-field", "seq",
         "--available-now", "--flush",
     ]  # fmt: skip
-    assert main(args) == 1
+    assert main(args) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"{tmp_path / 'in' / 'b.csv'}:3: field 'ts': error: cannot parse timestamp 'oops'"
     (tmp_path / "in" / "b.csv").write_text("type,ts,seq,k\nA,3,2,1\nB,4,3,1\n")

@@ -45,7 +45,7 @@ def test_lang_switch_and_output_file(files: tuple[str, str], tmp_path: Path, cap
     argv = ["run", str(other), "--lang", "sql", "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]
     assert main([*argv, "-o", str(result)]) == 0
     assert [json.loads(line)["ids"]["STRT"] for line in result.read_text().splitlines()] == [4, 9, 13]
-    assert main(["run", str(other), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 1
+    assert main(["run", str(other), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 2
     assert "error: unexpected" in capsys.readouterr().err  # without --lang, a .txt file is the pattern language
 
 
@@ -69,12 +69,12 @@ def test_check_and_draw(files: tuple[str, str], tmp_path: Path, capsys: pytest.C
     assert capsys.readouterr().out == f"{dot}: merged net of 1 pattern, 1 input places, 5 state places, 8 transitions\n"
 
 
-def test_bad_sql_exit_1_with_caret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_sql_exit_2_with_caret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.sql"
     bad.write_text("SELECT * FROM T MATCH_RECOGNIZE (\n  PATTERN (A B)\n  DEFINE B AS B.x > PREV(C.x)\n)\n")
     rc = main(["check", str(bad)])
     out, err = capsys.readouterr()
-    assert rc == 1 and out == ""
+    assert rc == 2 and out == ""
     assert err == f"{bad}:3:26: error: unknown pattern variable 'C'\n      DEFINE B AS B.x > PREV(C.x)\n                             ^\n"
 
 
@@ -82,7 +82,7 @@ def test_missing_column_reported_at_the_query(files: tuple[str, str], tmp_path: 
     sql, csv = files
     bad = tmp_path / "typo.sql"
     bad.write_text(Path(sql).read_text().replace("UP.price > PREV(UP.price)", "UP.prize > PREV(UP.price)"))
-    assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 1
+    assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 2
     assert capsys.readouterr().err.splitlines()[-3:] == [
         f"{bad}:14:15: error: 'Ticker' has no column 'prize'",
         "            UP AS UP.prize > PREV(UP.price)",

@@ -1,0 +1,116 @@
+"""The exit status contract (README "Exit status", issue 15): 0 ok, 2 the command line or a
+pattern, 3 the events (or a run that finished with rejected or late rows), 1 an output that
+cannot be written; the class of the error decides it, in one place (petricep.errors)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from petricep.cli import main
+from petricep.errors import (
+    ConfigError,
+    EvaluationError,
+    EventError,
+    EventOrderError,
+    OutputError,
+    PatternError,
+    PatternLimitError,
+    PetricepError,
+    StateLimitError,
+)
+from tests.cli.rise import LINES, opts, run
+
+
+def test_each_error_class_carries_its_exit_status() -> None:
+    assert PetricepError("x").exit_code == 1
+    assert OutputError("x").exit_code == 1
+    assert PatternError("x").exit_code == PatternLimitError("x").exit_code == 2
+    assert ConfigError("x").exit_code == 2
+    assert EventError("x").exit_code == EventOrderError("x").exit_code == 3
+    assert EvaluationError("x").exit_code == StateLimitError("x").exit_code == 3
+
+
+def test_ok_is_0(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = files
+    rc, out, _ = run(capsys, pattern, *opts(events), "--no-progress")
+    assert (rc, out) == (0, LINES)
+
+
+def test_a_usage_error_is_2(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = files
+    with pytest.raises(SystemExit) as info:
+        main(["run", pattern, *opts(events), "--tie", "sometimes"])
+    assert info.value.code == 2
+    capsys.readouterr()
+    rc, out, err = run(capsys, pattern, *opts(events), "--late", "late.jsonl")
+    assert (rc, out, err) == (2, "", "--late needs --slack\n")
+
+
+def test_a_pattern_error_is_2(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    _, events = files
+    bad = tmp_path / "bad.pcep"
+    bad.write_text("PATTERN p: SEQ(A a, B b) WITHIN\n")
+    rc, out, err = run(capsys, str(bad), *opts(events))
+    assert rc == 2 and out == "" and err.startswith(f"{bad}:1:")
+    assert main(["check", str(bad)]) == 2
+    capsys.readouterr()
+    rc, _, err = run(capsys, str(tmp_path / "missing.pcep"), *opts(events))
+    assert (rc, err) == (2, f"{tmp_path / 'missing.pcep'}: error: cannot read pattern file: No such file or directory\n")
+
+
+def test_a_data_error_is_3(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, _ = files
+    bad = tmp_path / "bad.csv"
+    bad.write_text("type,ts,k,x\nA,1,1,5\nA,x,2,5\n")
+    rc, out, err = run(capsys, pattern, *opts(str(bad)))
+    assert (rc, out) == (3, "")
+    assert err.startswith(f"{bad}:3: field 'ts': error:")
+    rc, _, err = run(capsys, pattern, *opts(str(tmp_path / "none.csv")))
+    assert (rc, err) == (3, f"{tmp_path / 'none.csv'}: error: cannot open file: no such file\n")
+
+
+def test_a_finished_run_with_rejected_rows_is_3(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, _ = files
+    bad = tmp_path / "bad.csv"
+    bad.write_text("type,ts,k,x\nA,1,1,5\nA,x,2,5\nB,3,1,7\n")
+    rc, out, _ = run(capsys, pattern, *opts(str(bad)), "--on-error", "skip")
+    assert rc == 3
+    assert out == '{"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}}\n'
+
+
+def test_an_unwritable_output_is_1(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    pattern, events = files
+    target = tmp_path / "no" / "such" / "dir" / "out.jsonl"
+    rc, out, err = run(capsys, pattern, *opts(events), "-o", str(target))
+    assert (rc, out) == (1, "")
+    assert err == f"cannot write {target}: No such file or directory\n"
+
+
+# every non-empty subset of the As 1..9 before the B at 10; the As 11..19 then hold 2**18 - 1
+# partial matches (over a budget of 1000 at the 10th A, event 11)
+NO_BUDGET_MATCHES = 511
+EXPLOSIVE = "PATTERN burst: SEQ(A+ a[], B b) WHERE [k] WITHIN 100000\n"
+
+
+def test_the_memory_budget_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "burst.pcep").write_text(EXPLOSIVE)
+    rows = "".join(f"{'B' if i % 10 == 0 else 'A'},{i},k1,0\n" for i in range(20))
+    (tmp_path / "ev.csv").write_text("type,ts,k,x\n" + rows)
+    argv = [str(tmp_path / "burst.pcep"), *opts(str(tmp_path / "ev.csv")), "--no-progress"]
+    rc, out, err = run(capsys, *argv, "--max-partial-matches", "1000")
+    # standard output is a stream: the 511 matches before the stop were written
+    assert (rc, len(out.splitlines())) == (3, 511)
+    assert err.splitlines()[-1] == (
+        "pattern 'burst': 1023 live partial matches, over the "
+        "run's budget of 1000 (key 'k1' holds 1023) at event 11; bound the pattern with LIMIT n PARTIAL MATCHES, "
+        "or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
+    )
+    rc, out, _ = run(capsys, *argv, "--max-partial-matches", "none")
+    assert (rc, len(out.splitlines())) == (0, NO_BUDGET_MATCHES)
+    for bad in ("0", "-3", "many"):
+        with pytest.raises(SystemExit) as info:
+            main(["run", *argv, "--max-partial-matches", bad])
+        assert info.value.code == 2
+        assert f"expected a positive number of partial matches or 'none', not '{bad}'" in capsys.readouterr().err
