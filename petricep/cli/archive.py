@@ -11,7 +11,7 @@ from petricep.errors import ConfigError
 from petricep.io import open_events
 from petricep.io.output import OutputPath, check_outputs
 
-from .inputs import add_input_options, input_spec, parse_duration
+from .inputs import add_input_options, event_paths, input_spec, parse_duration
 from .run import EXIT_INCOMPLETE
 
 
@@ -26,7 +26,7 @@ def cmd_archive(args: argparse.Namespace, err: IO[str]) -> int:
     """The rejected rows (``--rejects``) are renamed into place when every event is in."""
     if args.rejects and args.on_error != "skip":
         raise ConfigError("--rejects needs --on-error skip")
-    check_outputs({"--rejects": args.rejects}, {"the events file": [args.events]})
+    check_outputs({"--rejects": args.rejects}, {"the events file": event_paths(args.events, args.format)})
     with ExitStack() as stack:
         rejects = OutputPath(args.rejects) if args.rejects else None
         if rejects is not None:

@@ -8,6 +8,8 @@ nothing from Spark (``petricep.spark.cli`` imports it, never the other way).
 from __future__ import annotations
 
 import argparse
+import glob
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +23,14 @@ from petricep.lang.fields import field_requirements
 def add_input_options(ap: argparse.ArgumentParser) -> None:
     """``--events`` and how its rows become events (run, archive)."""
     g = ap.add_argument_group("events")
-    g.add_argument("--events", required=True, metavar="FILE", help="event file (CSV, JSON Lines or Parquet; .gz ok)")
+    g.add_argument(
+        "--events",
+        required=True,
+        nargs="+",
+        metavar="FILE",
+        help="event file(s) (CSV, JSON Lines or Parquet; .gz ok), read one after the other as one stream; "
+        "a glob ('data/part-*.csv', in sorted order); - for standard input (with --format)",
+    )
     g.add_argument("--format", choices=("csv", "jsonl", "parquet"), help="default: from the file extension")
     t = g.add_mutually_exclusive_group(required=True)
     t.add_argument("--type-field", metavar="F", help="column holding the event type")
@@ -39,6 +48,27 @@ def add_input_options(ap: argparse.ArgumentParser) -> None:
         help="bad rows: stop at the first (default) or skip them, counted and written to --rejects",
     )
     g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
+
+
+def event_paths(values: Sequence[str], fmt: str | None) -> list[str]:
+    """``--events``' files: each value a file, a glob (its matches in sorted order) or ``-``
+    (standard input: alone, and with ``--format csv`` or ``jsonl``, since nothing names it)."""
+    if "-" in values:
+        if len(values) > 1:
+            raise ConfigError("--events -: standard input is the only input of a run (no other files with it)")
+        if fmt not in ("csv", "jsonl"):
+            raise ConfigError("--events -: give the format of standard input with --format csv or --format jsonl")
+        return ["-"]
+    paths: list[str] = []
+    for value in values:
+        if os.path.exists(value) or not glob.has_magic(value):
+            paths.append(value)
+            continue
+        found = sorted(glob.glob(value))
+        if not found:
+            raise ConfigError(f"--events {value!r}: no file matches")
+        paths.extend(found)
+    return paths
 
 
 def add_lang_option(ap: argparse.ArgumentParser) -> None:
@@ -78,13 +108,17 @@ def input_spec(
     unless ``--format`` (or ``--columns``: headerless CSV) does. ``extra``: further InputSpec
     fields (on_error, rejects_path, ordered)."""
     required, numeric = field_requirements(patterns)
-    path = args.input if stream else args.events
+    more: tuple[str, ...] = ()
     if stream:
+        path = args.input
         fmt = args.format or ("csv" if args.columns else None)
     else:
+        path, *rest = event_paths(args.events, args.format)
+        more = tuple(rest)
         fmt = args.format or infer_format(path)
     return InputSpec(
         path=path,
+        more_paths=more,
         format=fmt,
         type_field=args.type_field,
         type_const=args.type,
@@ -103,4 +137,4 @@ def input_spec(
     )
 
 
-__all__ = ["add_input_options", "add_lang_option", "delimiter", "input_spec", "parse_duration"]
+__all__ = ["add_input_options", "add_lang_option", "delimiter", "event_paths", "input_spec", "parse_duration"]

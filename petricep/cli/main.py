@@ -85,6 +85,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         if args.with_events or output_format(args.output, args.output_format) != "jsonl":
             raise ConfigError("--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events")
+        if len(args.events) != 1 or args.events[0] == "-":
+            raise ConfigError("--engine spark reads one events file (yet): not standard input, not several files")
+        args.events = args.events[0]
         return cmd_run_spark(args, sys.stdout, sys.stderr)
     if args.master:
         raise ConfigError("--master needs --engine spark")

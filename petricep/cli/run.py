@@ -36,7 +36,7 @@ from petricep.lang import ast as A
 from petricep.matchtable import time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 
-from .inputs import add_input_options, add_lang_option, input_spec, parse_duration
+from .inputs import add_input_options, add_lang_option, event_paths, input_spec, parse_duration
 from .matchfile import CHOICES, MatchFile, output_format, time_type
 
 SLACK_HINT = "(use --slack D to accept events up to D late)"
@@ -159,7 +159,7 @@ def _options(args: argparse.Namespace) -> float | int | None:
         raise ConfigError("--late needs --slack")
     check_outputs(
         {"-o": args.output, "--late": args.late, "--rejects": args.rejects, "--stats": args.stats},
-        {"the events file": [args.events], "a pattern file": args.patterns},
+        {"the events file": event_paths(args.events, args.format), "a pattern file": args.patterns},
     )
     return slack
 
@@ -190,7 +190,9 @@ class _Outputs:
     run ends (also by a signal), discarded on an error (``stack`` closes them)."""
 
     def __init__(self, args: argparse.Namespace, out: IO[str], stack: ExitStack) -> None:
-        self.matches = MatchFile(args.output, output_format(args.output, args.output_format), out)
+        # a live input (standard input): each event's matches are flushed as they are found
+        live = args.events == ["-"]
+        self.matches = MatchFile(args.output, output_format(args.output, args.output_format), out, flush=live)
         stack.callback(self.matches.discard)
         self.late = self._add(OutputFile(args.late), stack) if args.late else None
         self.rejects = self._add(OutputPath(args.rejects), stack) if args.rejects else None
@@ -262,6 +264,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
             max_partial_matches=args.max_partial_matches,
         )
+        if outs.matches.flush:
+            run.after_event = outs.matches.batch_done
         if args.with_events:
             _with_events(outs.matches, run, program)
         _time_unit(run, files, err)

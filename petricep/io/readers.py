@@ -33,11 +33,13 @@ module, which gives the same values and the exact line of each error.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import ConfigError
+from .chain import ChainSource
 from .formats import format_named, infer_format
 from .source import EventSource
 from .spec import InputSpec, check_spec
@@ -46,10 +48,21 @@ from .tables import BATCH_ROWS, ArrowSource, RecordSource
 
 def open_events(spec: InputSpec) -> EventSource:
     """The events of a file, read by its format's reader (``spec.format``, or the format
-    the file name tells: :mod:`petricep.io.formats`)."""
+    the file name tells: :mod:`petricep.io.formats`); with ``spec.more_paths``, of every
+    file one after the other (:class:`~petricep.io.chain.ChainSource`)."""
     fmt = format_named(spec.format or infer_format(spec.path))
     check_spec(spec, fmt.delimited)
-    return fmt.open(spec, str(spec.path))
+    if not spec.more_paths:
+        return fmt.open(spec, str(spec.path))
+    parts = []
+    for path in (spec.path, *spec.more_paths):
+        own = format_named(spec.format or infer_format(path))
+        if own.name != fmt.name:
+            raise ConfigError(
+                f"{path} is {own.name} but {spec.path} is {fmt.name}: the files of one stream have one format"
+            )
+        parts.append(fmt.open(replace(spec, path=path, more_paths=()), str(path)))
+    return ChainSource(spec, parts, same_columns=fmt.name != "jsonl")
 
 
 def _check_library_spec(spec: InputSpec) -> None:

@@ -236,6 +236,8 @@ class RowChecker:
         self.counts.rows_rejected += 1
         if self._rejects is not None:
             rec = {"row": row, "field": field, "error": message, "raw": raw}
+            if self.spec.more_paths:  # several files: the row is a line of this one
+                rec = {"file": self.label, **rec}
             self._rejects.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
 
     def _learn_kind(self, kind: str | None) -> None:

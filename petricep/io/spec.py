@@ -38,6 +38,9 @@ class InputSpec:
     # False: timestamps may go backwards (the engine re-orders with a slack, see
     # petricep.runtime.ordering); True: a decreasing timestamp is an error of its row
     ordered: bool = True
+    # further files of the same stream, read after ``path`` in this order
+    # (petricep.io.chain); ``path`` ``-`` is standard input
+    more_paths: tuple[str, ...] = ()
 
 
 def rule_map(m: Mapping[str, Any], what: str) -> dict[str, frozenset[str]]:

@@ -1,5 +1,9 @@
 """CSV and JSON Lines files (plain, gzip or bz2), read in chunks of whole lines.
 
+Standard input (path ``-``, :data:`STDIN`) is read as it arrives: each chunk is the whole
+lines available so far (not a 4 MiB block), so that a live pipe (``tail -f``) gives its
+events, and their matches, as soon as a line is complete.
+
 CSV: each physical line is one row (newlines inside quoted values are not
 supported). Arrow's streaming reader reads the file for as long as it provably reads it
 as the line-by-line reader would (:mod:`petricep.io.csvstream`); from the first line
@@ -18,13 +22,14 @@ import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from ..errors import EventError
+from ..errors import ConfigError, EventError
 from ..events import Event
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .rows import MISSING, RowChecker, converted_columns
@@ -35,6 +40,88 @@ from .values import FLOAT_MAX, MAX_NUMBER_CHARS, text_value, type_text_column
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
+STDIN = "-"  # the path that names standard input
+_LIVE_CHUNK = 64 << 10
+
+
+class StdinReplay:
+    """Standard input, which can be read only once, for readers that open their input
+    several times: to read the CSV header, to peek at the first row (the time kind), then
+    for the pass. Bytes read before the pass are kept and served again from the start to
+    every later reader; once the pass has begun nothing more is kept (a live stream may run
+    for days), and a second pass is an error. Reads return what is available (``read1``),
+    at most ``_LIVE_CHUNK`` bytes, never waiting for a full block."""
+
+    def __init__(self, raw: IO[bytes] | None = None) -> None:
+        self.raw = raw if raw is not None else sys.stdin.buffer
+        self.kept = b""
+        self.passes = 0
+        self.eof = False
+
+    def begin_pass(self) -> None:
+        """The reader's pass starts: the next stream serves the kept bytes, then the rest."""
+        if self.passes:
+            raise ConfigError("standard input (--events -) can be read only once")
+        self.passes = 1
+
+    def _more(self) -> bytes:
+        if self.eof:
+            return b""
+        read1 = getattr(self.raw, "read1", None)
+        data = read1(_LIVE_CHUNK) if read1 is not None else self.raw.read(_LIVE_CHUNK)
+        if not data:
+            self.eof = True
+        return bytes(data)
+
+    def stream(self) -> _ReplayStream:
+        return _ReplayStream(self)
+
+
+class _ReplayStream:
+    """One reader's view of :class:`StdinReplay`: the kept bytes from the start, then new
+    input (kept too, while no pass has begun)."""
+
+    def __init__(self, replay: StdinReplay) -> None:
+        self.replay = replay
+        self.at = 0
+        self.live = replay.passes > 0
+
+    def read(self, n: int) -> bytes:
+        r = self.replay
+        if self.at < len(r.kept):
+            data = r.kept[self.at : self.at + n]
+            self.at += len(data)
+            if self.live and self.at >= len(r.kept):
+                r.kept = b""  # served once to the pass: nobody reads it again
+                self.at = 0
+            return data
+        data = r._more()
+        if not self.live:
+            r.kept += data
+            self.at += len(data)
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+_stdin: StdinReplay | None = None
+
+
+def stdin_replay() -> StdinReplay:
+    """The process's standard input as a :class:`StdinReplay` (made on first use)."""
+    global _stdin
+    if _stdin is None:
+        _stdin = StdinReplay()
+    return _stdin
+
+
+def use_stdin(raw: IO[bytes] | None) -> StdinReplay:
+    """Read ``raw`` as standard input from now on (None: the real one, afresh): for tests
+    and for a caller that runs several commands in one process."""
+    global _stdin
+    _stdin = StdinReplay(raw)
+    return _stdin
 
 
 @functools.cache
@@ -63,6 +150,8 @@ def _compression(path: str) -> str | None:
 
 
 def _open_stream(path: str, label: str) -> Any:
+    if path == STDIN:
+        return stdin_replay().stream()
     if not os.path.exists(path):
         raise EventError("cannot open file: no such file", label)
     if os.path.isdir(path):
@@ -229,7 +318,11 @@ class CsvSource(EventSource):
         return None
 
     def read_events(self, run: RowChecker) -> Iterator[Event]:
-        done = yield from self._stream(run)
+        if self.spec.path == STDIN:  # Arrow's streaming reader waits for whole blocks
+            stdin_replay().begin_pass()
+            done: int | None = 0
+        else:
+            done = yield from self._stream(run)
         if done is None:
             return
         for chunk, start in _read_chunks(self.spec.path, self.label, int(self._header) + done):
@@ -407,6 +500,8 @@ class JsonlSource(EventSource):
         return obj, None
 
     def read_events(self, run: RowChecker) -> Iterator[Event]:
+        if self.spec.path == STDIN:
+            stdin_replay().begin_pass()
         for chunk, start in _read_chunks(self.spec.path, self.label):
             for k, line in enumerate(_lines(chunk)):
                 if not line.strip():
