@@ -29,6 +29,8 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.events import Event
+from petricep.export.model import build_diagram
+from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
@@ -127,7 +129,8 @@ class Run:
     off where dropping a row could change a result: with a slack or an archive).
     ``files``: the parsed pattern files, for the schema check at the pattern.
     ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
-    has its own, set when it is built). ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
+    has its own, set when it is built). ``count_marking``: count partial matches per place
+    and firings per transition, for :meth:`net_stats` (``--stats``, ``draw --stats``). ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
     the remainder at the end). :meth:`stop` (e.g. from a signal handler) ends the
     iteration after the current event, without the end-of-stream flush: every match
     yielded so far is a match of the whole run."""
@@ -144,12 +147,18 @@ class Run:
         prefilter: bool = True,
         progress: Callable[[int], None] | None = None,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
+        count_marking: bool = False,
     ) -> None:
         self.history: HistoryRunner | None = None
         self._pusher: Engine | HistoryRunner
         if isinstance(program, Net):
             self.engine = self._pusher = Engine(
-                program, tie=tie, slack=slack, on_late=on_late, max_partial_matches=max_partial_matches
+                program,
+                tie=tie,
+                slack=slack,
+                on_late=on_late,
+                max_partial_matches=max_partial_matches,
+                count_marking=count_marking,
             )
         else:
             if slack is not None:
@@ -244,6 +253,16 @@ class Run:
             for name, count in self.history.join.stats.per_pattern.items():
                 report["patterns"][name]["matches"] = count
         return report
+
+    def net_stats(self) -> dict[str, Any] | None:
+        """The run's marking on its net, as ``--stats`` writes it (its ``"net"`` section, read
+        by ``draw --stats``: :func:`~petricep.export.views.marking_from_stats`); None unless
+        the run counts it (``count_marking``, not with an archive)."""
+        counts = self.engine.marking() if self.history is None else None
+        if counts is None:
+            return None
+        matches = {name: p["matches"] for name, p in self.engine.report()["patterns"].items()}
+        return stats_section(build_diagram(self.engine.net), *counts, matches)
 
     def types_seen(self) -> set[str]:
         """The event types of the rows read so far (those the prefilter dropped too)."""

@@ -263,6 +263,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             on_late=late.write if late is not None else None,
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
             max_partial_matches=args.max_partial_matches,
+            count_marking=bool(args.stats),  # the net's marking goes into the statistics
         )
         if outs.matches.flush:
             run.after_event = outs.matches.batch_done
@@ -324,6 +325,9 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
     if args.late and ev["late"]:
         err.write(f"  late events written to {args.late}\n")
     if stats is not None:
+        net = run.net_stats()
+        if net is not None:
+            report["net"] = net
         stats.write(json_document(report))
         stats.commit()
     if stopped_by is not None:

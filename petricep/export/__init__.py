@@ -19,22 +19,27 @@ from petricep.errors import ConfigError
 from petricep.export.dot import dot_available, render, to_dot, to_png, to_svg
 from petricep.export.model import Diagram, build_diagram
 from petricep.export.pnml import to_pnml, to_snakes
+from petricep.export.views import Marking
 
 FORMATS = ("dot", "svg", "png", "pnml")
 
 
-def export(net: Net, fmt: str, merged: bool = True, pattern: str | None = None) -> bytes:
+def export(
+    net: Net, fmt: str, merged: bool = True, pattern: str | None = None, marking: Marking | None = None
+) -> bytes:
     """The net in ``fmt`` (one of :data:`FORMATS`), as the bytes of a file; ``pattern``:
     only that pattern's view (:func:`~petricep.export.views.pattern_view`; not in PNML,
-    which holds a whole net)."""
+    which holds a whole net); ``marking``: a run's counts coloured on it (not in PNML)."""
     if pattern is not None and fmt == "pnml":
         raise ConfigError("one pattern's view is drawn as DOT, SVG or PNG, not PNML (a whole net)")
+    if marking is not None and fmt == "pnml":
+        raise ConfigError("a run's marking is drawn as DOT, SVG or PNG, not PNML")
     if fmt == "dot":
-        return to_dot(net, merged, pattern).encode("utf-8")
+        return to_dot(net, merged, pattern, marking).encode("utf-8")
     if fmt == "pnml":
         return to_pnml(net, merged).encode("utf-8")
     if fmt in ("svg", "png"):
-        return render(net, fmt, merged, pattern)
+        return render(net, fmt, merged, pattern, marking)
     raise ConfigError(f"unknown diagram format {fmt!r} (use {', '.join(FORMATS)})")
 
 

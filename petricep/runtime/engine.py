@@ -19,6 +19,7 @@ from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError, StateLimitError
 from petricep.events import Event
 from petricep.runtime.codegen import specialize, specialize_fires
+from petricep.runtime.counters import MarkingCounters
 from petricep.runtime.expr import OVERFLOW_FLAG, Missing, Skip, as_condition, compile_expr
 from petricep.runtime.firing import STAM, GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
@@ -81,6 +82,7 @@ class Engine:
         generated: bool = True,
         expiry_index: bool = True,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
+        count_marking: bool = False,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -116,6 +118,8 @@ class Engine:
         self.tie = tie
         self.share_prefixes = share_prefixes
         self.runtimes = [GroupRuntime(g, tie, share_prefixes) for g in net.groups]
+        # the run's marking per place and transition (runtime/counters.py): off unless asked
+        self.counters = MarkingCounters(self.runtimes) if count_marking else None
         self.consumers: dict[str, list[GroupRuntime]] = {}
         for rt in self.runtimes:
             for t in sorted(rt.net.input_types):
@@ -538,6 +542,8 @@ class Engine:
         live += sum(r.live() for r in self.row_runtimes)
         if live > self._stats.peak_partial:
             self._stats.peak_partial = live
+        if self.counters is not None:
+            self.counters.sample(self.states)
 
     def _sweep_due(
         self,
@@ -573,6 +579,14 @@ class Engine:
             for name in (r.name, *r.aliases):
                 out[name] = r.live()
         return out
+
+    def marking(self) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[tuple[int, int], int]] | None:
+        """The run's marking so far, ``({(group, place): (created, peak alive)}, {(group,
+        transition): firings})``; None unless the engine was built with ``count_marking``."""
+        if self.counters is None:
+            return None
+        self.counters.sample(self.states)  # the end of the input is a moment too
+        return self.counters.places(), self.counters.transitions()
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
         """The run's accounting: events read = processed + rejected + late; per pattern its
@@ -784,6 +798,8 @@ class Engine:
                 raise self._placed(exc, rt) from None
             if created:
                 self._stats.created += len(created)
+                if self.counters is not None:
+                    self.counters.count(i, created)
                 if accepted:
                     self._stats.completed += len(accepted)
                     self._accepted = []
@@ -1091,6 +1107,8 @@ class Engine:
         if rt.watch_mask:
             self._watch(i, rt, part, queue, evs[-1], key)
         self._stats.created += len(queue)
+        if self.counters is not None:
+            self.counters.count(i, queue)
         # a token's creator is the event its firing bound
         done = [(t, t.event) for t in queue if rt.places[t.place].accepting and t.event is not None]
         self._stats.completed += len(done)
