@@ -96,10 +96,21 @@ def sharing_lines(net: Net) -> list[str]:
             if len(mine) > 1 and all(len(p.users) > 1 for p in mine):
                 whole.append(net.patterns[i].name)
         for how, label, users in g.sharing:
-            lines.append(f"  shared ({how} combination): place {label!r} by {', '.join(users)}")
+            lines.append(f"  shared ({how} combination): place {label!r} by {named(users)}")
         if whole and len(names) > 1:
-            lines.append(f"  shared whole: every place of {', '.join(whole)} serves other patterns too")
+            lines.append(f"  shared whole: every place of {named(whole)} serves other patterns too")
     return lines
+
+
+SHOWN_NAMES = 12
+
+
+def named(names: Sequence[str]) -> str:
+    """Pattern names in a line: the first :data:`SHOWN_NAMES`, then how many more (a set of
+    thousands of patterns would otherwise print a line of thousands of names)."""
+    if len(names) <= SHOWN_NAMES:
+        return ", ".join(names)
+    return f"{', '.join(names[:SHOWN_NAMES])} and {len(names) - SHOWN_NAMES:,} more"
 
 
 def history_report(runner: HistoryRunner) -> dict[str, Any]:

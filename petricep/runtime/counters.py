@@ -31,27 +31,37 @@ class MarkingCounters:
     """Per shared net (by its index in the engine), counts keyed by place and transition id."""
 
     def __init__(self, groups: Sequence[_Group]) -> None:
-        self.created: list[Counter[int]] = [Counter() for _ in groups]
-        self.fired: list[Counter[int]] = [Counter() for _ in groups]
+        # plain lists indexed by place / transition id: the count per new token is two
+        # list increments (a dict lookup only where several transitions enter one place)
+        self.created: list[list[int]] = [[0] * len(g.net.places) for g in groups]
+        self.fired: list[list[int]] = [[0] * len(g.net.transitions) for g in groups]
         self.peak: list[dict[int, int]] = [{} for _ in groups]
         self.starts = [g.net.start for g in groups]
+        self.into: list[list[int]] = []  # per place: the one transition entering it, or -1
         self.firing: list[dict[tuple[int, int, int], int]] = []
         for g in groups:
+            entering: dict[int, list[int]] = {}
             by_arc: dict[tuple[int, int, int], int] = {}
             for tr in g.net.transitions:
+                entering.setdefault(tr.dst, []).append(tr.id)
                 by_arc.setdefault((tr.src, tr.dst, tr.slot), tr.id)
+            self.into.append([ts[0] if len(ts := entering.get(p.id, [])) == 1 else -1 for p in g.net.places])
             self.firing.append(by_arc)
 
     def count(self, group: int, tokens: Iterable[Token]) -> None:
         """New tokens of one shared net: a partial match created in each one's place, and a
         firing of the transition that made it."""
-        created, fired, firing, start = self.created[group], self.fired[group], self.firing[group], self.starts[group]
+        created, fired, into = self.created[group], self.fired[group], self.into[group]
         for t in tokens:
-            created[t.place] += 1
-            src = t.prev.place if t.prev is not None else start
-            tid = firing.get((src, t.place, t.slot))
-            if tid is not None:
-                fired[tid] += 1
+            place = t.place
+            created[place] += 1
+            tid = into[place]
+            if tid < 0:
+                src = t.prev.place if t.prev is not None else self.starts[group]
+                tid = self.firing[group].get((src, place, t.slot), -1)
+                if tid < 0:
+                    continue
+            fired[tid] += 1
 
     def sample(self, states: Sequence[Mapping[object, Partition]]) -> None:
         """The alive partial matches per place now (after a sweep): raise each place's peak."""
@@ -70,13 +80,14 @@ class MarkingCounters:
         """``(group, place) -> (created, peak alive)``, for every place that held something."""
         out: dict[tuple[int, int], tuple[int, int]] = {}
         for group, (created, peak) in enumerate(zip(self.created, self.peak)):
-            for place in sorted(set(created) | set(peak)):
-                out[(group, place)] = (created[place], peak.get(place, 0))
+            for place, n in enumerate(created):
+                if n or peak.get(place):
+                    out[(group, place)] = (n, peak.get(place, 0))
         return out
 
     def transitions(self) -> dict[tuple[int, int], int]:
-        """``(group, transition) -> firings``."""
-        return {(group, tid): n for group, fired in enumerate(self.fired) for tid, n in sorted(fired.items())}
+        """``(group, transition) -> firings``, for every transition that fired."""
+        return {(group, tid): n for group, fired in enumerate(self.fired) for tid, n in enumerate(fired) if n}
 
 
 __all__ = ["MarkingCounters"]
