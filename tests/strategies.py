@@ -47,6 +47,7 @@ from petricep.lang.ast import (
     ReturnField,
     Seq,
     Str,
+    Strategy,
     Window,
 )
 
@@ -240,7 +241,7 @@ def patterns(
             conditions.append(negation_conjunct(n))
 
     part = draw(st.booleans()) if partition is None else partition
-    strategy = draw(st.sampled_from(tuple(strategies)))
+    strategy = Strategy(draw(st.sampled_from(tuple(strategies))))
     window_kind = draw(st.sampled_from(tuple(windows)))
     window = None
     if window_kind == WIN_TIME:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.events import Event
-from petricep.lang.ast import WIN_COUNT, WIN_DURATION, BoolOp, Not, Pattern, Window
+from petricep.lang.ast import WIN_COUNT, WIN_DURATION, BoolOp, Not, Pattern, Strategy, Window
 from tests.features.scenario import (
     NEXT,
     PART,
@@ -51,7 +51,7 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(patterns(), streams())
 def test_strategies_only_remove_matches(p, evs):
-    any_match = _set(reference_run([dataclasses.replace(p, strategy="skip-till-any-match")], evs))
+    any_match = _set(reference_run([dataclasses.replace(p, strategy=Strategy.ANY)], evs))
     nxt = _set(reference_run([dataclasses.replace(p, strategy=NEXT)], evs))
     part = _set(reference_run([dataclasses.replace(p, strategy=PART)], evs))
     strict = _set(reference_run([dataclasses.replace(p, strategy=STRICT)], evs))
@@ -186,5 +186,5 @@ def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[s
 @given(patterns(max_vars=4), streams(max_size=7), st.sampled_from(("arrival", "strict", "either")))
 def test_pruned_search_equals_plain_cross_product(p, evs, tie):
     if tie == "either":
-        p = dataclasses.replace(p, strategy="skip-till-any-match")
+        p = dataclasses.replace(p, strategy=Strategy.ANY)
     assert ids(p, evs, tie) == _unpruned_bindings(p, evs, tie)

@@ -109,7 +109,7 @@ def split(p: A.Pattern) -> HistorySpec:
     live_kids = kids[first_live:]
     if isinstance(live_kids[0], A.EventRef) and live_kids[0].negated:
         raise _error(p, "a negation may not follow the ARCHIVED variables directly", live_kids[0].span)
-    if p.strategy != "skip-till-any-match":
+    if p.strategy != A.Strategy.ANY:
         raise _error(p, f"a pattern with ARCHIVED variables runs under skip-till-any-match, not {p.strategy}")
     if p.returns is not None or p.timeout is not None or p.consume is not None:
         raise _error(p, "a pattern with ARCHIVED variables cannot have RETURN, ON TIMEOUT or CONSUME (yet)")

@@ -131,7 +131,7 @@ class PatternNet:
     window: A.Window | None
     window_value: float | int | None  # in ts units / seconds / events
     partition: tuple[str, ...]
-    strategy: str
+    strategy: A.Strategy
     returns: A.Return | None
     source: A.Pattern
     consume: tuple[int, ...] = ()  # slots whose events a match consumes
@@ -184,7 +184,7 @@ class GroupNet:
     window_kind: str | None
     window_value: float | int | None  # the largest window of the group (token expiry U)
     partition: tuple[str, ...]
-    strategy: str
+    strategy: A.Strategy
     input_types: frozenset[str]
     sharing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (combination, place label, patterns)
     windows: tuple[float | int | None, ...] = ()  # each pattern's own window, aligned with `patterns`

@@ -238,7 +238,7 @@ def _pattern_summary(p: PatternNet) -> str:
     parts = [node_text(s.structure)]
     if s.partition:
         parts.append(f"[{', '.join(s.partition)}]")
-    if s.strategy != "skip-till-any-match":
+    if s.strategy != A.Strategy.ANY:
         parts.append(s.strategy)
     if s.conditions:
         parts.append("where " + conditions_text(s.conditions))
@@ -519,7 +519,7 @@ def _add_unit(
     pattern to the cluster of its nodes (every user of a node is in the same one)."""
     part = unit.part
     pre = unit.prefix
-    read = part.strategy == "skip-till-any-match"
+    read = part.strategy == A.Strategy.ANY
 
     def pid_node(pid: int) -> str:
         return f"{pre}.p{pid}"

@@ -129,7 +129,7 @@ def _part(part: GroupNet | PatternNet) -> _Part:
         by_w = {t.id: [(1, part.window_value)] for t in part.transitions}
     if part.negations:
         raise _unsupported("negation")
-    if part.strategy != "skip-till-any-match":
+    if part.strategy != A.Strategy.ANY:
         raise _unsupported(f"strategy {part.strategy}")
     if kind == A.WIN_COUNT:
         raise _unsupported("count windows")

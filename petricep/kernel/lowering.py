@@ -47,10 +47,10 @@ CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 STRATEGY_CODES = {
-    "skip-till-any-match": 0,
-    "skip-till-next-match": 1,
-    "strict-contiguity": 2,
-    "partition-contiguity": 3,
+    A.Strategy.ANY: 0,
+    A.Strategy.NEXT: 1,
+    A.Strategy.STRICT: 2,
+    A.Strategy.PARTITION: 3,
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
 MAX_STACK = 32
@@ -269,7 +269,7 @@ class Lowered:
 def _refusal(net: Net, tie: str) -> str | None:
     if tie not in TIE_CODES:
         return f"tie rule {tie!r} (the kernel covers {', '.join(TIE_CODES)})"
-    if tie == "either" and any(p.strategy != "skip-till-any-match" for p in net.patterns):
+    if tie == "either" and any(p.strategy != A.Strategy.ANY for p in net.patterns):
         return "tie rule 'either' needs skip-till-any-match"
     if net.rows:
         return "SQL MATCH_RECOGNIZE queries"

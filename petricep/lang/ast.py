@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dc_field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -166,12 +167,26 @@ Node = EventRef | Seq | And | Or
 
 # ----------------------------------------------------------------------------- clauses
 
-STRATEGIES = (
-    "skip-till-any-match",
-    "skip-till-next-match",
-    "strict-contiguity",
-    "partition-contiguity",
-)
+class Strategy(StrEnum):
+    """The event selection strategies (SASE), defined once here for every stage. A member is
+    its keyword as written: it prints, compares, hashes and reprs as that text, so nets,
+    diagrams and messages read as before and a lookup by the keyword finds it."""
+
+    ANY = "skip-till-any-match"
+    NEXT = "skip-till-next-match"
+    STRICT = "strict-contiguity"
+    PARTITION = "partition-contiguity"
+
+    __hash__ = str.__hash__
+    __repr__ = str.__repr__
+
+    @property
+    def contiguous(self) -> bool:
+        """Whether events between the matched ones break the match (strict or per key)."""
+        return self in (Strategy.STRICT, Strategy.PARTITION)
+
+
+STRATEGIES = tuple(s.value for s in Strategy)  # the keywords, in the language's order
 
 WIN_TIME = "time"  # WITHIN n            (timestamp units)
 WIN_DURATION = "duration"  # WITHIN n s|min|h|d (converted to seconds)
@@ -248,7 +263,7 @@ class Pattern:
     structure: Node
     conditions: tuple[Expr, ...]  # top-level conjuncts of WHERE (partition/strategy removed)
     partition: tuple[str, ...] = ()  # [attr] equivalence attributes, in order written
-    strategy: str = "skip-till-any-match"
+    strategy: Strategy = Strategy.ANY
     window: Window | None = None
     returns: Return | None = None
     span: Span = dc_field(default=NOWHERE, compare=False)
@@ -259,6 +274,12 @@ class Pattern:
     # become events of type T (variables not bound read as null)
     timeout: Return | None = None
     limit: Limit | None = None
+
+    def __post_init__(self) -> None:
+        # the strategy as its member, also when a caller building the AST wrote the keyword
+        # (a ValueError for a word that is none of them)
+        if not isinstance(self.strategy, Strategy):
+            object.__setattr__(self, "strategy", Strategy(self.strategy))
 
 
 def outputs(p: Pattern) -> tuple[Return, ...]:

@@ -268,7 +268,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         structure=structure,
         conditions=tuple(conditions),
         partition=tuple(partition),
-        strategy=strategy.name if strategy is not None else "skip-till-any-match",
+        strategy=A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY,
         window=window,
         returns=returns,
         span=raw.span,
@@ -513,7 +513,7 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
     for p in patterns:
         if p.limit is not None or p.window is None:
             continue
-        if p.strategy == "skip-till-any-match" and not (
+        if p.strategy == A.Strategy.ANY and not (
             p.window.kind == A.WIN_COUNT and p.window.value <= _SMALL_COUNT_WINDOW
         ):
             kleene = next((r for r in A.events_of(p.structure) if r.kleene), None)

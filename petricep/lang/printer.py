@@ -146,7 +146,7 @@ def pattern_text(p: A.Pattern) -> str:
     """A whole pattern in pattern-file syntax (one clause per line)."""
     lines = [f"PATTERN {p.name}: {node_text(p.structure)}"]
     where = [f"[{a}]" for a in p.partition]
-    if p.strategy != "skip-till-any-match":
+    if p.strategy != A.Strategy.ANY:
         where.append(p.strategy)
     if p.conditions:
         where.append(conditions_text(p.conditions))

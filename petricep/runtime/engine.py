@@ -18,10 +18,11 @@ from typing import Any
 from petricep.compile.net import Net, PatternNet, Role
 from petricep.errors import ConfigError, EvaluationError, EventOrderError, StateLimitError
 from petricep.events import Event
+from petricep.lang.ast import Strategy
 from petricep.runtime.codegen import specialize, specialize_fires
 from petricep.runtime.counters import MarkingCounters
 from petricep.runtime.expr import OVERFLOW_FLAG, Missing, Skip, as_condition, compile_expr
-from petricep.runtime.firing import STAM, GroupRuntime, event_key
+from petricep.runtime.firing import GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.match import Match
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
@@ -104,7 +105,7 @@ class Engine:
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         for p in net.patterns:
-            if tie == "either" and p.strategy != STAM:
+            if tie == "either" and p.strategy != Strategy.ANY:
                 raise ConfigError(
                     f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
                     "(the other strategies are defined by a scan in arrival order)"
@@ -767,7 +768,7 @@ class Engine:
         return part
 
     def _floor(self, rt: GroupRuntime, part: Partition) -> float:
-        if rt.strategy == "strict-contiguity" or not rt.net.partition:
+        if rt.strategy == Strategy.STRICT or not rt.net.partition:
             return self._last_input_key
         return part.last_input_key
 
@@ -825,7 +826,7 @@ class Engine:
             for rt in self.contiguous:
                 if (
                     rt.net.partition
-                    and rt.strategy == "partition-contiguity"
+                    and rt.strategy == Strategy.PARTITION
                     and all(a in d.attrs for a in rt.net.partition)
                 ):
                     self._partition(rt.net.index, rt, self._key(rt, d)).last_input_key = key

@@ -21,10 +21,6 @@ from petricep.runtime.state import INF, Partition, Token, root_token
 
 Cond = Callable[[Any, Any], bool]
 
-STAM = "skip-till-any-match"
-STNM = "skip-till-next-match"
-STRICT_CONTIGUITY = "strict-contiguity"
-PARTITION_CONTIGUITY = "partition-contiguity"
 
 
 def event_key(e: Event, composite: bool) -> int:
@@ -40,8 +36,8 @@ class GroupRuntime:
         self.tie = tie
         self.share_prefixes = share_prefixes
         self.strategy = net.strategy
-        self.stnm = net.strategy == STNM
-        self.contiguity = net.strategy in (STRICT_CONTIGUITY, PARTITION_CONTIGUITY)
+        self.stnm = net.strategy == A.Strategy.NEXT
+        self.contiguity = net.strategy.contiguous
         self.nslots = net.nslots
         slots = {f"#{i}": i for i in range(net.nslots)}
         self.kinfo: dict[int, KleeneInfo] = {i: k for i, k in enumerate(net.slot_kleene) if k is not None}

@@ -285,7 +285,7 @@ def column_array(values: Any) -> np.ndarray | None:
 
 
 def _droppable(g: GroupNet) -> bool:
-    if g.strategy in ("strict-contiguity", "partition-contiguity"):
+    if g.strategy.contiguous:
         return False
     return not any(r.pending_negations for p in g.places for r in p.roles)
 

@@ -34,8 +34,6 @@ from petricep.compile.rows import RowNet
 from petricep.events import Event
 from petricep.lang import ast as A
 
-STRICT_CONTIGUITY = "strict-contiguity"
-CONTIGUITY = (STRICT_CONTIGUITY, "partition-contiguity")
 SINGLE = ""  # the routing key of a group that runs in one partition
 MISSING_KEY = "\x00missing"  # events without a partition attribute: their engine reports it
 _ABSENT: Any = object()
@@ -295,8 +293,8 @@ def make_plan(net: Net) -> Plan:
             reason = f"pattern {unkeyed[0]!r} has no [attr] partition"
         elif len(attrs) > 1:
             reason = f"patterns {', '.join(repr(x) for x in names)} are connected but partition on different attributes"
-        elif any(patterns[i].strategy == STRICT_CONTIGUITY for i in members):
-            strict = [patterns[i].name for i in members if patterns[i].strategy == STRICT_CONTIGUITY]
+        elif any(patterns[i].strategy == A.Strategy.STRICT for i in members):
+            strict = [patterns[i].name for i in members if patterns[i].strategy == A.Strategy.STRICT]
             reason = f"pattern {strict[0]!r} is strict-contiguity (events of every key interrupt it)"
         else:
             (key,) = attrs
@@ -307,7 +305,7 @@ def make_plan(net: Net) -> Plan:
                         f"{', '.join(f'{a} = <var>.{a}' for a in key)}"
                     )
                     break
-        contiguous = any(patterns[i].strategy in CONTIGUITY for i in members)
+        contiguous = any(patterns[i].strategy.contiguous for i in members)
         sig = (None if reason else next(iter(attrs)), sensitive(members), contiguous)
         merged.setdefault(sig, []).extend(members)
         if reason:

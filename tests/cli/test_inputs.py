@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from petricep.cli import main
 from petricep.io.textfiles import use_stdin
 from tests.cli.rise import EVENTS, LINES, RISE, ROOT, opts, run
 

@@ -38,6 +38,7 @@ from petricep.lang.ast import (
     ReturnField,
     Seq,
     Str,
+    Strategy,
     Window,
 )
 from tests.reference import reference_run
@@ -170,6 +171,6 @@ def want(*matches: dict) -> set[str]:
     return {_key(m) for m in matches}
 
 
-NEXT = "skip-till-next-match"
-STRICT = "strict-contiguity"
-PART = "partition-contiguity"
+NEXT = Strategy.NEXT
+STRICT = Strategy.STRICT
+PART = Strategy.PARTITION
