@@ -7,13 +7,14 @@ petricep (or the Spark driver) prints what ``petricep check`` / ``petricep run``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from petricep.compile.net import Net
 from petricep.lang import ast as A
 from petricep.lang.check import growth_warnings
+from petricep.lang.printer import conditions_text
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
     from petricep.archive.history import HistoryRunner
@@ -113,6 +114,54 @@ def named(names: Sequence[str]) -> str:
     return f"{', '.join(names[:SHOWN_NAMES])} and {len(names) - SHOWN_NAMES:,} more"
 
 
+Marking = tuple[Mapping[tuple[int, int], tuple[int, int]], Mapping[tuple[int, int], int]]
+
+
+def condition_hints(net: Net, marking: Marking, report: dict[str, Any], seen: set[str]) -> dict[str, list[str]]:
+    """Per pattern without matches whose event types were all read: a line naming the first
+    step no event could take although partial matches waited for it (from the run's marking:
+    a transition that never fired, its input place reached), with that variable's conditions,
+    so that a user sees which condition nothing satisfied. ``marking``: the engine's
+    ``(places, transitions)`` counts (:meth:`Engine.marking`)."""
+    places, fired = marking
+    hints: dict[str, list[str]] = {}
+    for g in net.groups:
+        for pi in g.patterns:
+            pn = net.patterns[pi]
+            if report["patterns"].get(pn.name, {}).get("matches", 0) or not set(pn.input_types) <= seen:
+                continue
+            for t in g.transitions:
+                if t.users and pi not in t.users:
+                    continue
+                reached = t.src == g.start or places.get((g.index, t.src), (0, 0))[0] > 0
+                if fired.get((g.index, t.id), 0) or not reached or t.event_type not in seen:
+                    continue
+                var = next((v.name for v in pn.vars if v.slot == t.slot and v.type == t.event_type), "")
+                line = _unmet(pn.source, t.event_type, var, t.src == g.start)
+                if line is not None:
+                    hints.setdefault(pn.name, []).append(f"pattern {pn.name!r}: {line}")
+                break
+    return hints
+
+
+def _unmet(p: A.Pattern, etype: str, var: str, first: bool) -> str | None:
+    """What the events of ``etype`` had to satisfy in ``p`` to bind ``var`` (the transition's
+    variable; in a net merged from several patterns maybe another pattern's name for it, so
+    the pattern's own variables of that type are used then). None: no condition, so the
+    cause is not one (a window, a strategy, a negation)."""
+    names = {r.var for r in A.events_of(p.structure) if r.type == etype and not r.negated}
+    if var in names:
+        names = {var}
+    conds = [conditions_text((c,)) for c in p.conditions if A.vars_of(c) & names]
+    if p.partition:
+        conds.insert(0, "".join(f"[{a}]" for a in p.partition))
+    if not conds:
+        return None
+    var = ", ".join(sorted(names))
+    step = f"start a match as {var}" if first else f"bind {var} after the partial matches before it"
+    return f"events of type {etype!r} were read, but none could {step} (its conditions: {' AND '.join(conds)})"
+
+
 def history_report(runner: HistoryRunner) -> dict[str, Any]:
     """The archive join's counters (``--archive``), for the run's report."""
     stats = asdict(runner.join.stats)
@@ -179,4 +228,4 @@ def summary_lines(
     return lines
 
 
-__all__ = ["history_report", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]
+__all__ = ["condition_hints", "history_report", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]

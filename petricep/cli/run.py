@@ -26,6 +26,7 @@ from typing import IO, Any
 from tqdm import tqdm
 
 from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
+from petricep.api.report import condition_hints
 from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
@@ -263,7 +264,9 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             on_late=late.write if late is not None else None,
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
             max_partial_matches=args.max_partial_matches,
-            count_marking=bool(args.stats),  # the net's marking goes into the statistics
+            # the net's marking: for --stats and for the hints of a run that finds nothing
+            # (counting costs nothing measurable: bench/RESULTS.md, "run marking")
+            count_marking=True,
         )
         if outs.matches.flush:
             run.after_event = outs.matches.batch_done
@@ -317,7 +320,12 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
             f"interrupted by {SIGNALS[stopped_by]} after {ev['read']} events read: "
             "the output holds the matches found so far\n"
         )
-    hints = type_hints(run.engine.net, report, run.types_seen())
+    seen = run.types_seen()
+    hints = type_hints(run.engine.net, report, seen)
+    marking = run.engine.marking() if run.history is None else None
+    if marking is not None:
+        for name, lines in condition_hints(run.engine.net, marking, report, seen).items():
+            hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
     if args.rejects and ev["rejected"]:

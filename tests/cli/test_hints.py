@@ -85,10 +85,16 @@ def test_types_seen_include_rows_the_prefilter_dropped(
     assert "    pattern 'p': no event of type 'Traffic' was read (types seen: car, traffic)" in err.splitlines()
 
 
-def test_no_hint_for_a_pattern_with_matches_or_types_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_type_hint_for_types_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both Traffic events were read: no type hint, but the condition nothing met is named."""
     pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,1,1\nTraffic,2,0\n")
     rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 0 and err.splitlines()[1:] == ["  p: 0 matches", SMALL_PEAK.replace(": 0 when", ": 2 when")]
+    assert rc == 0 and err.splitlines()[1:] == [
+        "  p: 0 matches",
+        "    pattern 'p': events of type 'Traffic' were read, but none could bind b after the partial matches before "
+        "it (its conditions: b.x > a.x)",
+        SMALL_PEAK.replace(": 0 when", ": 2 when"),
+    ]
 
 
 def test_the_peak_line_of_a_run_that_swept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,3 +134,24 @@ def test_a_missing_jsonl_time_field(tmp_path: Path, capsys: pytest.CaptureFixtur
     rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "time")
     assert rc == 3
     assert err.startswith(f"{events}:1: field 'time': error: ")
+
+
+def test_a_condition_no_event_satisfies_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every type was read, but the B events never met their condition: the summary says
+    which step nothing took and what it asked (from the run's marking on the net)."""
+    (tmp_path / "ev.csv").write_text("type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n")
+    (tmp_path / "never.pcep").write_text("PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x + 100\nWITHIN 10\n")
+    (tmp_path / "first.pcep").write_text("PATTERN big: SEQ(A a, B b)\nWHERE a.x > 1000\nWITHIN 10\n")
+    argv = ["--events", str(tmp_path / "ev.csv"), "--type-field", "type", "--time-field", "ts", "--no-progress"]
+    assert main(["run", str(tmp_path / "never.pcep"), *argv]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[1:3] == [
+        "  rise: 0 matches",
+        "    pattern 'rise': events of type 'B' were read, but none could bind b after the partial matches before it "
+        "(its conditions: [k] AND b.x > a.x + 100)",
+    ]
+    assert main(["run", str(tmp_path / "first.pcep"), *argv]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[2] == (
+        "    pattern 'big': events of type 'A' were read, but none could start a match as a (its conditions: a.x > 1000)"
+    )
