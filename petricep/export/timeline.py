@@ -29,6 +29,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,7 @@ def _from_records(records: Iterable[Any], key: str | None, dates: bool | None, w
     start: list[float] = []
     end: list[float] = []
     keys: list[Any] = []
+    iso = False  # times written as ISO-8601 (a run over ISO input): dates
     seen_rows: set[tuple[Any, ...]] = set()
     for n, item in enumerate(records, 1):
         line_no, rec = item if isinstance(item, tuple) else (n, item)
@@ -191,17 +193,45 @@ def _from_records(records: Iterable[Any], key: str | None, dates: bool | None, w
             if ident in seen_rows:
                 continue
             seen_rows.add(ident)
-        try:
-            e = float(rec["end"])
-            s = float(rec.get("start", e))
-        except (TypeError, ValueError):
-            raise DataError(f"{where}:{line_no}: field 'end' or 'start' is not a number: {rec.get('end')!r}") from None
+        e, e_iso = _time_value(rec["end"])
+        s, s_iso = _time_value(rec.get("start", rec["end"]))
+        if e is None or s is None:
+            raise DataError(
+                f"{where}:{line_no}: field 'end' or 'start' is neither a number nor an ISO-8601 date-time: "
+                f"{rec.get('end')!r}"
+            )
+        iso = iso or e_iso or s_iso
         pats.append(str(rec["pattern"]))
         start.append(s)
         end.append(e)
         attrs = rec.get("attrs")
         keys.append(rec.get(key, attrs.get(key) if isinstance(attrs, Mapping) else None) if key else None)
+    if iso and dates is not False:
+        return Timeline(pats, start, end, keys, True)
     return _scaled(pats, start, end, keys, dates)
+
+
+def _time_value(value: Any) -> tuple[float | None, bool]:
+    """A match time as seconds, and whether it was an ISO-8601 date-time (``run`` writes
+    start/end in the input's own format: numbers, or ISO text for ISO input; a naive
+    date-time reads as UTC, as the readers take it). ``(None, False)``: neither."""
+    if isinstance(value, bool):
+        return None, False
+    if isinstance(value, (int, float)):
+        return float(value), False
+    if isinstance(value, str):
+        try:
+            return float(value), False
+        except ValueError:
+            pass
+        try:
+            t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None, False
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=timezone.utc)
+        return t.timestamp(), True
+    return None, False
 
 
 def _from_frame(df: pd.DataFrame, key: str | None, dates: bool | None) -> Timeline:

@@ -48,6 +48,17 @@ def test_reads_jsonl_without_timeouts(tmp_path: Path) -> None:
     )
 
 
+def test_iso_times_read_as_dates(tmp_path: Path) -> None:
+    """``run`` writes start/end in the input's format: ISO text for ISO input (naive: UTC)."""
+    rows = [
+        {"pattern": "rise", "start": "2014-08-01T07:50:00", "end": "2014-08-01T07:51:00"},
+        {"pattern": "rise", "start": "2014-08-01T07:50:00Z", "end": "2014-08-01T09:55:00+02:00"},
+    ]
+    data = load(write_jsonl(tmp_path / "iso.jsonl", rows))
+    t0 = 1406879400.0  # 2014-08-01T07:50:00Z
+    assert data == Timeline(["rise", "rise"], [t0, t0], [t0 + 60, t0 + 300], [None, None], True)
+
+
 def test_all_rows_per_match_counts_each_match_once(tmp_path: Path) -> None:
     rows = [
         {"pattern": "MR", "ids": {"A": 1, "B": [2]}, "start": 1, "end": 3, "row": 1},
@@ -157,7 +168,7 @@ def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     bad.write_text('{"pattern": "p", "end": "noon"}\n')
     with pytest.raises(DataError) as err:
         load(bad)
-    assert str(err.value) == f"{bad}:1: field 'end' or 'start' is not a number: 'noon'"
+    assert str(err.value) == f"{bad}:1: field 'end' or 'start' is neither a number nor an ISO-8601 date-time: 'noon'"
     with pytest.raises(DataError) as err:
         load(tmp_path / "none.jsonl")
     assert str(err.value) == f"cannot open {tmp_path / 'none.jsonl'}: No such file or directory"
