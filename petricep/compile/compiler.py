@@ -11,6 +11,7 @@ conditions allow it (paper 000).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -219,185 +220,31 @@ def _error(pattern: A.Pattern, message: str) -> PatternError:
 def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = True) -> PatternNet:
     """``push_negations=False`` keeps every negation out of the scan: partial matches are
     built regardless and each match is checked against the negated events at emission
-    (SASE's post-construction negation, paper 000's baseline)."""
+    (SASE's post-construction negation, paper 000's baseline).
+
+    The steps: explore the configurations of the pattern tree (the state places), decide
+    which negations are pushed into the scan, then derive the transitions (where each
+    condition becomes decidable) and the places (what is checked at emission)."""
     if any(r.archived for r in A.events_of(pattern.structure)):
         raise _error(pattern, f"pattern {pattern.name!r} has ARCHIVED variables: it runs with an event archive (--archive DIR)")
     if flatten_seq(pattern.structure) != pattern.structure:
         pattern = replace(pattern, structure=flatten_seq(pattern.structure))
-    refs = A.events_of(pattern.structure)
-    positives = [r for r in refs if not r.negated]
-    negs = [r for r in refs if r.negated]
-    vars_ = tuple(Var(r.var, r.type, i, r.kleene) for i, r in enumerate(positives))
-    slot = {v.name: v.slot for v in vars_}
-    kleene = {v.name for v in vars_ if v.kleene}
-    negated = {r.var for r in negs}
-    conds = [_classify(e, kleene, negated) for e in pattern.conditions]
-    prec = _precedence(pattern.structure)
-    types = frozenset(r.type for r in positives)
-
-    # ---- explore configurations (state places)
-    init = _init(pattern.structure)
-    configs: dict[Cfg, int] = {}
-    cinfo: list[_Config] = []
-    edges: list[tuple[int, str, str, Cfg, bool]] = []
-    queue: deque[Cfg] = deque()
-
-    def add(cfg: Cfg) -> int:
-        if cfg not in configs:
-            if len(configs) >= MAX_PLACES:
-                raise _error(pattern, f"pattern {pattern.name!r} needs more than {MAX_PLACES} places (too many AND/OR children)")
-            info = _Info()
-            label = _analyze(pattern.structure, cfg, True, info, types)
-            configs[cfg] = len(cinfo)
-            cinfo.append(_Config(cfg, info, label, prec, kleene))
-            queue.append(cfg)
-        return configs[cfg]
-
-    add(init)
-    while queue:
-        cfg = queue.popleft()
-        src = configs[cfg]
-        for t in sorted(types):
-            for var, new, take in _moves(pattern.structure, cfg, t):
-                add(new)
-                edges.append((src, t, var, new, take))
-
-    # ---- negations: which can be pushed into the scan
-    neg_index = {r.var: j for j, r in enumerate(negs)}
-    neg_conds: dict[str, list[int]] = {r.var: [] for r in negs}
-    for ci, c in enumerate(conds):
-        if c.neg:
-            neg_conds[c.neg].append(ci)
-    seq_of: dict[str, tuple[list[str], list[str]]] = {}
-    _neighbours(pattern.structure, seq_of)
-    negations = []
-    for j, r in enumerate(negs):
-        before, after = seq_of[r.var]
-        pushed = push_negations and bool(before and after)
-        for conf in cinfo:
-            if any(n is r for n, _ in conf.active):
-                for ci in neg_conds[r.var]:
-                    if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
-                        pushed = False
-        event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})
-        negations.append(
-            Negation(
-                j,
-                r.var,
-                r.type,
-                tuple(neg_conds[r.var]),
-                event_only,
-                tuple(slot[v] for v in before),
-                tuple(slot[v] for v in after),
-                pushed,
-            )
-        )
-
-    # ---- transitions
-    transitions: list[Transition] = []
-    for src, t, var, new, take in edges:
-        a, b = cinfo[src], cinfo[configs[new]]
-        guards, iteration, deferred, arc = [], [], [], []
-        for ci, c in enumerate(conds):
-            if c.neg:
-                continue
-            if c.iter_var is None:
-                if b.ready(c, False) and not a.ready(c, False):
-                    if c.vars == {var} and var not in kleene:
-                        arc.append(ci)
-                    else:
-                        guards.append(ci)
-            else:
-                if c.iter_var == var and b.ready(c, False, incremental=True):
-                    iteration.append(ci)
-                elif b.ready(c, False, incremental=True) and not a.ready(c, False, incremental=True):
-                    deferred.append((ci, slot[c.iter_var]))
-        # strict tie rule: the new event must come strictly after the events of the variables
-        # that precede it; checking the immediate ones suffices (the others precede those)
-        bound_prec = {u for u in prec[var] if u in a.bound}
-        order = {slot[u] for u in bound_prec if not any(u in prec[w] for w in bound_prec)}
-        if take:
-            order.add(slot[var])
-        blocked = cleared = 0
-        for n, _growable in a.active:
-            neg = negations[neg_index[n.var]]
-            if not neg.pushed:
-                continue
-            before, after = seq_of[n.var]
-            if var in after:
-                blocked |= 1 << neg.index
-            if var in before:
-                cleared |= 1 << neg.index
-        transitions.append(
-            Transition(
-                len(transitions),
-                src,
-                configs[new],
-                t,
-                var,
-                slot[var],
-                take,
-                tuple(arc),
-                tuple(guards),
-                tuple(iteration),
-                tuple(deferred),
-                tuple(sorted(order)),
-                blocked,
-                cleared,
-                kleene=var in kleene,
-            )
-        )
-
-    # ---- places
-    exits = {tr.src for tr in transitions}
-    places = []
-    for pid, conf in enumerate(cinfo):
-        accepting = _complete(pattern.structure, conf.cfg)
-        final: list[int] = []
-        emit_negs: list[int] = []
-        pending: list[int] = []
-        if accepting:
-            for ci, c in enumerate(conds):
-                if c.neg or conf.vacuous(c):
-                    continue
-                if c.iter_var is None:
-                    if not conf.ready(c, False):
-                        final.append(ci)
-                elif not conf.ready(c, False, incremental=True):
-                    final.append(ci)
-            for n in conf.live_negs:
-                neg = negations[neg_index[n.var]]
-                if not neg.pushed:
-                    emit_negs.append(neg.index)
-                if not neg.next_slots:
-                    pending.append(neg.index)
-        active = [negations[neg_index[n.var]] for n, _ in conf.active]
-        places.append(
-            Place(
-                pid,
-                conf.label,
-                tuple(sorted(conf.bound)),
-                accepting,
-                tuple(final),
-                tuple(emit_negs),
-                tuple(pending),
-                tuple(n.index for n in active if n.pushed),
-                tuple(negations[neg_index[n.var]].index for n, g in conf.active if g and negations[neg_index[n.var]].pushed),
-                pid in exits,
-            )
-        )
-
-    kinfo = tuple(_kleene_info(v, pattern) for v in vars_ if v.kleene)
+    b = _Builder(pattern)
+    b.explore()
+    negations = b.negations(push_negations)
+    transitions = b.transitions(negations)
+    places = b.places(negations, {tr.src for tr in transitions})
+    kinfo = tuple(_kleene_info(v, pattern) for v in b.vars if v.kleene)
     return PatternNet(
         name=pattern.name,
         index=index,
-        vars=vars_,
+        vars=b.vars,
         kleene=kinfo,
-        conditions=tuple(c.expr for c in conds),
+        conditions=tuple(c.expr for c in b.conds),
         negations=tuple(negations),
         places=tuple(places),
         transitions=tuple(transitions),
-        start=configs[init],
+        start=b.configs[b.init],
         window=pattern.window,
         window_value=A.window_amount(pattern.window),
         partition=pattern.partition,
@@ -407,6 +254,212 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
         timeout=pattern.timeout,
         limit=pattern.limit,
     )
+
+
+class _Builder:
+    """One pattern's compilation: its variables and classified conditions, then the
+    configurations reached from the initial one (each a state place) and the moves between
+    them (each a transition), which the steps of :func:`compile_pattern` turn into the net."""
+
+    def __init__(self, pattern: A.Pattern) -> None:
+        self.pattern = pattern
+        refs = A.events_of(pattern.structure)
+        positives = [r for r in refs if not r.negated]
+        self.negs = [r for r in refs if r.negated]
+        self.vars = tuple(Var(r.var, r.type, i, r.kleene) for i, r in enumerate(positives))
+        self.slot = {v.name: v.slot for v in self.vars}
+        self.kleene = {v.name for v in self.vars if v.kleene}
+        negated = {r.var for r in self.negs}
+        self.conds = [_classify(e, self.kleene, negated) for e in pattern.conditions]
+        self.prec = _precedence(pattern.structure)
+        self.types = frozenset(r.type for r in positives)
+        self.init = _init(pattern.structure)
+        self.configs: dict[Cfg, int] = {}
+        self.cinfo: list[_Config] = []
+        self.edges: list[tuple[int, str, str, Cfg, bool]] = []
+        self.neg_index = {r.var: j for j, r in enumerate(self.negs)}
+        self.seq_of: dict[str, tuple[list[str], list[str]]] = {}
+        _neighbours(pattern.structure, self.seq_of)
+
+    def explore(self) -> None:
+        """Every configuration reachable from the initial one, breadth first, with its moves."""
+        queue: deque[Cfg] = deque()
+        structure, types = self.pattern.structure, self.types
+
+        def add(cfg: Cfg) -> None:
+            if cfg in self.configs:
+                return
+            if len(self.configs) >= MAX_PLACES:
+                raise _error(
+                    self.pattern,
+                    f"pattern {self.pattern.name!r} needs more than {MAX_PLACES} places (too many AND/OR children)",
+                )
+            info = _Info()
+            label = _analyze(structure, cfg, True, info, types)
+            self.configs[cfg] = len(self.cinfo)
+            self.cinfo.append(_Config(cfg, info, label, self.prec, self.kleene))
+            queue.append(cfg)
+
+        add(self.init)
+        while queue:
+            cfg = queue.popleft()
+            src = self.configs[cfg]
+            for t in sorted(types):
+                for var, new, take in _moves(structure, cfg, t):
+                    add(new)
+                    self.edges.append((src, t, var, new, take))
+
+    def negations(self, push: bool) -> list[Negation]:
+        """Each negation, pushed into the scan where its conditions are decidable while the
+        partial match waits (between two positive SEQ elements), else checked at emission."""
+        conds = self.conds
+        neg_conds: dict[str, list[int]] = {r.var: [] for r in self.negs}
+        for ci, c in enumerate(conds):
+            if c.neg:
+                neg_conds[c.neg].append(ci)
+        out = []
+        for j, r in enumerate(self.negs):
+            before, after = self.seq_of[r.var]
+            pushed = push and bool(before and after)
+            for conf in self.cinfo:
+                if any(n is r for n, _ in conf.active):
+                    for ci in neg_conds[r.var]:
+                        if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
+                            pushed = False
+            event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})
+            out.append(
+                Negation(
+                    j,
+                    r.var,
+                    r.type,
+                    tuple(neg_conds[r.var]),
+                    event_only,
+                    tuple(self.slot[v] for v in before),
+                    tuple(self.slot[v] for v in after),
+                    pushed,
+                )
+            )
+        return out
+
+    def transitions(self, negations: Sequence[Negation]) -> list[Transition]:
+        """One transition per move: the conditions that become decidable on it (on the input
+        arc when they read only its event), its order constraints and negation masks."""
+        out: list[Transition] = []
+        for src, t, var, new, take in self.edges:
+            a, b = self.cinfo[src], self.cinfo[self.configs[new]]
+            arc, guards, iteration, deferred = self._decidable(a, b, var)
+            blocked = cleared = 0
+            for n, _growable in a.active:
+                neg = negations[self.neg_index[n.var]]
+                if not neg.pushed:
+                    continue
+                before, after = self.seq_of[n.var]
+                if var in after:
+                    blocked |= 1 << neg.index
+                if var in before:
+                    cleared |= 1 << neg.index
+            out.append(
+                Transition(
+                    len(out),
+                    src,
+                    self.configs[new],
+                    t,
+                    var,
+                    self.slot[var],
+                    take,
+                    tuple(arc),
+                    tuple(guards),
+                    tuple(iteration),
+                    tuple(deferred),
+                    self._order(a, var, take),
+                    blocked,
+                    cleared,
+                    kleene=var in self.kleene,
+                )
+            )
+        return out
+
+    def _decidable(
+        self, a: _Config, b: _Config, var: str
+    ) -> tuple[list[int], list[int], list[int], list[tuple[int, int]]]:
+        """The conditions a move from ``a`` to ``b`` binding ``var`` decides: (on the input
+        arc, guards, iteration conditions of the new Kleene element, deferred ones)."""
+        guards: list[int] = []
+        iteration: list[int] = []
+        deferred: list[tuple[int, int]] = []
+        arc: list[int] = []
+        for ci, c in enumerate(self.conds):
+            if c.neg:
+                continue
+            if c.iter_var is None:
+                if b.ready(c, False) and not a.ready(c, False):
+                    if c.vars == {var} and var not in self.kleene:
+                        arc.append(ci)
+                    else:
+                        guards.append(ci)
+            elif c.iter_var == var and b.ready(c, False, incremental=True):
+                iteration.append(ci)
+            elif b.ready(c, False, incremental=True) and not a.ready(c, False, incremental=True):
+                deferred.append((ci, self.slot[c.iter_var]))
+        return arc, guards, iteration, deferred
+
+    def _order(self, a: _Config, var: str, take: bool) -> tuple[int, ...]:
+        """Strict tie rule: the new event must come strictly after the events of the variables
+        that precede it; checking the immediate ones suffices (the others precede those)."""
+        prec, slot = self.prec, self.slot
+        bound_prec = {u for u in prec[var] if u in a.bound}
+        order = {slot[u] for u in bound_prec if not any(u in prec[w] for w in bound_prec)}
+        if take:
+            order.add(slot[var])
+        return tuple(sorted(order))
+
+    def places(self, negations: Sequence[Negation], exits: set[int]) -> list[Place]:
+        """One place per configuration: at an accepting one, the conditions still to check at
+        emission and the negations checked there or pending until the window ends."""
+        out = []
+        for pid, conf in enumerate(self.cinfo):
+            accepting = _complete(self.pattern.structure, conf.cfg)
+            final: list[int] = []
+            emit_negs: list[int] = []
+            pending: list[int] = []
+            if accepting:
+                final = self._final(conf)
+                for n in conf.live_negs:
+                    neg = negations[self.neg_index[n.var]]
+                    if not neg.pushed:
+                        emit_negs.append(neg.index)
+                    if not neg.next_slots:
+                        pending.append(neg.index)
+            active = [negations[self.neg_index[n.var]] for n, _ in conf.active]
+            growable = [negations[self.neg_index[n.var]] for n, g in conf.active if g]
+            out.append(
+                Place(
+                    pid,
+                    conf.label,
+                    tuple(sorted(conf.bound)),
+                    accepting,
+                    tuple(final),
+                    tuple(emit_negs),
+                    tuple(pending),
+                    tuple(n.index for n in active if n.pushed),
+                    tuple(n.index for n in growable if n.pushed),
+                    pid in exits,
+                )
+            )
+        return out
+
+    def _final(self, conf: _Config) -> list[int]:
+        """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""
+        final = []
+        for ci, c in enumerate(self.conds):
+            if c.neg or conf.vacuous(c):
+                continue
+            if c.iter_var is None:
+                if not conf.ready(c, False):
+                    final.append(ci)
+            elif not conf.ready(c, False, incremental=True):
+                final.append(ci)
+        return final
 
 
 def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> None:
