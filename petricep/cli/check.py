@@ -19,12 +19,8 @@ def add_parser(sub: Any) -> None:
 
 
 def window_text(w: A.Window | None) -> str:
-    """A window as ``check`` prints it: ``none``, ``5 events``, ``10 s``, ``10``."""
-    if w is None:
-        return "none"
-    if w.kind == A.WIN_COUNT:
-        return f"{w.value} events"
-    return f"{w.value} {w.unit}" if w.unit else f"{w.value}"
+    """A window as ``check`` prints it: as written in WITHIN (:meth:`Window.text`), or ``none``."""
+    return "none" if w is None else w.text()
 
 
 def row_net_line(rn: RowNet) -> str:

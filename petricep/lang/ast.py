@@ -212,10 +212,25 @@ DURATION_UNITS = {
 
 @dataclass(frozen=True)
 class Window:
+    """A WITHIN clause: a value object that prints itself, the one place a window is
+    written out (pattern text, ``check``, diagrams)."""
+
     kind: str  # WIN_*
     value: int | float  # in timestamp units, seconds, or events
     unit: str | None = None  # the unit as written, for printing
     span: Span = dc_field(default=NOWHERE, compare=False)
+
+    def text(self) -> str:
+        """The WITHIN clause's argument as written: ``10``, ``12 h``, ``20 EVENTS``."""
+        if self.kind == WIN_COUNT:
+            return f"{_number(self.value)} EVENTS"
+        if self.kind == WIN_DURATION:
+            return f"{_number(self.value)} {self.unit or 's'}"
+        return _number(self.value)
+
+
+def _number(v: int | float) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else repr(v)
 
 
 def window_amount(w: Window | None) -> float | int | None:

@@ -132,14 +132,8 @@ def _number(v: int | float) -> str:
 
 
 def window_text(w: A.Window | None) -> str:
-    """The WITHIN clause's argument as written: ``10``, ``12 h``, ``20 EVENTS``; ``""`` for none."""
-    if w is None:
-        return ""
-    if w.kind == A.WIN_COUNT:
-        return f"{_number(w.value)} EVENTS"
-    if w.kind == A.WIN_DURATION:
-        return f"{_number(w.value)} {w.unit or 's'}"
-    return _number(w.value)
+    """The WITHIN clause's argument as written (:meth:`Window.text`); ``""`` for none."""
+    return "" if w is None else w.text()
 
 
 def pattern_text(p: A.Pattern) -> str:
