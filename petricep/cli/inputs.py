@@ -71,6 +71,14 @@ def event_paths(values: Sequence[str], fmt: str | None) -> list[str]:
     return paths
 
 
+def add_progress_options(ap: argparse.ArgumentParser, shown: str) -> None:
+    """``--progress`` / ``--no-progress`` (default: shown when stderr is a terminal);
+    ``shown``: what the progress is (a bar, lines)."""
+    prog = ap.add_mutually_exclusive_group()
+    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help=f"show {shown}")
+    prog.add_argument("--no-progress", dest="progress", action="store_false", help=f"no {shown}")
+
+
 def add_lang_option(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--lang",
@@ -137,4 +145,4 @@ def input_spec(
     )
 
 
-__all__ = ["add_input_options", "add_lang_option", "delimiter", "event_paths", "input_spec", "parse_duration"]
+__all__ = ["add_input_options", "add_lang_option", "add_progress_options", "delimiter", "event_paths", "input_spec", "parse_duration"]

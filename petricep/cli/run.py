@@ -37,7 +37,14 @@ from petricep.lang import ast as A
 from petricep.matchtable import time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 
-from .inputs import add_input_options, add_lang_option, event_paths, input_spec, parse_duration
+from .inputs import (
+    add_input_options,
+    add_lang_option,
+    add_progress_options,
+    event_paths,
+    input_spec,
+    parse_duration,
+)
 from .matchfile import CHOICES, MatchFile, output_format, time_type
 
 SLACK_HINT = "(use --slack D to accept events up to D late)"
@@ -98,9 +105,7 @@ def add_parser(sub: Any) -> None:
         f"(default {MAX_PARTIAL_MATCHES:,}; 'none' for no budget)",
     )
     _add_archive_options(run)
-    prog = run.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
-    prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    add_progress_options(run, "a progress bar")
 
 
 def _budget(text: str) -> int | None:

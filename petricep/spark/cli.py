@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from petricep.api import load_patterns, net_of, warnings_for
 from petricep.api.runner import check_columns
-from petricep.cli.inputs import input_spec
+from petricep.cli.inputs import add_progress_options, input_spec
 from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
 
@@ -220,9 +220,7 @@ def add_stream_parser(sub: Any) -> None:
         "(default: the --output directory)",
     )
     st.add_argument("--stats", metavar="FILE", help="write the run's accounting as JSON (events, matches, micro-batches)")
-    prog = st.add_mutually_exclusive_group()
-    prog.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress lines")
-    prog.add_argument("--no-progress", dest="progress", action="store_false", help="no progress lines")
+    add_progress_options(st, "progress lines")
     st.add_argument(
         "--flush",
         action="store_true",
