@@ -92,7 +92,37 @@ def _bound(c: A.Expr) -> tuple[str, str, str, float] | None:
 
 
 def split(p: A.Pattern) -> HistorySpec:
-    """Validate a history-aware pattern and split it (errors point at the pattern)."""
+    """Validate a history-aware pattern and split it (errors point at the pattern): the
+    archived SEQ prefix, the live rest, the conditions joining them and, from those, how far
+    back each archived variable reaches."""
+    archived, live_kids = _parts(p)
+    archived_vars = tuple(r.var for r in archived)
+    live_vars = tuple(r.var for k in live_kids for r in A.events_of(k) if not r.negated)
+    arch_conds, live_conds, cross = _conditions(p, archived_vars, live_kids)
+    ranges = _ranges(p, archived, live_vars, cross)
+    s = p.structure
+    live = replace(
+        p,
+        structure=A.Seq(tuple(live_kids), span=s.span) if len(live_kids) > 1 else live_kids[0],
+        conditions=tuple(live_conds),
+    )
+    if isinstance(live.structure, A.EventRef) and live.structure.negated:
+        raise _error(p, "the live part needs a positive event", live.structure.span)
+    arch = replace(
+        p,
+        structure=A.Seq(tuple(replace(r, archived=False) for r in archived), span=s.span)
+        if len(archived) > 1
+        else replace(archived[0], archived=False),
+        conditions=tuple(arch_conds),
+        window=None,
+        limit=None,
+    )
+    return HistorySpec(p.name, p, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
+
+
+def _parts(p: A.Pattern) -> tuple[list[A.EventRef], list[A.Node]]:
+    """The archived variables (the top-level SEQ's first elements) and the live elements
+    after them, with the clauses a history-aware pattern cannot have refused."""
     s = p.structure
     if not isinstance(s, A.Seq):
         raise _error(p, "ARCHIVED variables must be elements of a top-level SEQ")
@@ -115,16 +145,18 @@ def split(p: A.Pattern) -> HistorySpec:
         raise _error(p, "a pattern with ARCHIVED variables cannot have RETURN, ON TIMEOUT or CONSUME (yet)")
     if p.window is not None and p.window.kind == A.WIN_COUNT:
         raise _error(p, "a pattern with ARCHIVED variables needs a time window (WITHIN n EVENTS counts live events only)")
-    archived_vars = tuple(r.var for r in archived)
-    live_refs = [r for k in live_kids for r in A.events_of(k) if not r.negated]
-    live_vars = tuple(r.var for r in live_refs)
+    return archived, live_kids
+
+
+def _conditions(
+    p: A.Pattern, archived_vars: tuple[str, ...], live_kids: list[A.Node]
+) -> tuple[list[A.Expr], list[A.Expr], list[A.Expr]]:
+    """The conditions on archived variables only, on live ones only, and joining both."""
     negated = {r.var for k in live_kids for r in A.events_of(k) if r.negated}
-    kleene = {r.var for r in A.events_of(s) if r.kleene}
+    kleene = {r.var for r in A.events_of(p.structure) if r.kleene}
     arch_conds: list[A.Expr] = []
     live_conds: list[A.Expr] = []
     cross: list[A.Expr] = []
-    lows: dict[str, tuple[float, str]] = {}
-    highs: dict[str, tuple[float, str]] = {}
     for c in p.conditions:
         vs = A.vars_of(c)
         if vs <= set(archived_vars):
@@ -137,21 +169,31 @@ def split(p: A.Pattern) -> HistorySpec:
             if vs & kleene:
                 raise _error(p, "a condition joining ARCHIVED and live variables cannot read a Kleene variable", A.leftmost_span(c))
             cross.append(c)
-            b = _bound(c)
-            if b is None:
-                continue
-            x, y, op, n = b
-            if x in live_vars and y in archived_vars:  # live.ts - arch.ts OP n
-                anchor, var, sign = x, y, 1
-            elif y in live_vars and x in archived_vars:  # arch.ts - live.ts OP n  ->  live - arch FLIP -n
-                anchor, var, sign, op = y, x, -1, _FLIP[op]
-            else:
-                continue
-            n *= sign
-            if op in ("<", "<=", "=") and (var not in highs or n < highs[var][0]):
-                highs[var] = (n, anchor)
-            if op in (">", ">=", "=") and (var not in lows or n > lows[var][0]):
-                lows[var] = (n, anchor)
+    return arch_conds, live_conds, cross
+
+
+def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...], cross: list[A.Expr]) -> list[Range]:
+    """How far back each archived variable reaches from a live one, from the joining
+    conditions ``live.ts - arch.ts OP n``; a variable without an upper bound is an error."""
+    archived_vars = {r.var for r in archived}
+    lows: dict[str, tuple[float, str]] = {}
+    highs: dict[str, tuple[float, str]] = {}
+    for c in cross:
+        b = _bound(c)
+        if b is None:
+            continue
+        x, y, op, n = b
+        if x in live_vars and y in archived_vars:  # live.ts - arch.ts OP n
+            anchor, var, sign = x, y, 1
+        elif y in live_vars and x in archived_vars:  # arch.ts - live.ts OP n  ->  live - arch FLIP -n
+            anchor, var, sign, op = y, x, -1, _FLIP[op]
+        else:
+            continue
+        n *= sign
+        if op in ("<", "<=", "=") and (var not in highs or n < highs[var][0]):
+            highs[var] = (n, anchor)
+        if op in (">", ">=", "=") and (var not in lows or n > lows[var][0]):
+            lows[var] = (n, anchor)
     ranges = []
     for r in archived:
         if r.var not in highs:
@@ -168,23 +210,7 @@ def split(p: A.Pattern) -> HistorySpec:
         if hi < lo:
             raise _error(p, f"archived variable {r.var!r} has an empty range ({lo:g} to {hi:g})", r.span)
         ranges.append(Range(r.var, anchor, lo, hi))
-    live = replace(
-        p,
-        structure=A.Seq(tuple(live_kids), span=s.span) if len(live_kids) > 1 else live_kids[0],
-        conditions=tuple(live_conds),
-    )
-    if isinstance(live.structure, A.EventRef) and live.structure.negated:
-        raise _error(p, "the live part needs a positive event", live.structure.span)
-    arch = replace(
-        p,
-        structure=A.Seq(tuple(replace(r, archived=False) for r in archived), span=s.span)
-        if len(archived) > 1
-        else replace(archived[0], archived=False),
-        conditions=tuple(arch_conds),
-        window=None,
-        limit=None,
-    )
-    return HistorySpec(p.name, p, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
+    return ranges
 
 
 def split_patterns(patterns: list[A.Pattern]) -> tuple[list[A.Pattern], list[HistorySpec]]:
