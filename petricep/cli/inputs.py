@@ -50,9 +50,12 @@ def add_input_options(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--rejects", metavar="FILE", help="with --on-error skip: JSON Lines file of the rejected rows")
 
 
-def event_paths(values: Sequence[str], fmt: str | None) -> list[str]:
+def event_paths(values: Sequence[str] | str, fmt: str | None) -> list[str]:
     """``--events``' files: each value a file, a glob (its matches in sorted order) or ``-``
-    (standard input: alone, and with ``--format csv`` or ``jsonl``, since nothing names it)."""
+    (standard input: alone, and with ``--format csv`` or ``jsonl``, since nothing names it).
+    One path as a string: that file (the Spark commands take one)."""
+    if isinstance(values, str):
+        return [values]
     if "-" in values:
         if len(values) > 1:
             raise ConfigError("--events -: standard input is the only input of a run (no other files with it)")

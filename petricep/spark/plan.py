@@ -238,9 +238,42 @@ def _keeps_key(producer: PatternNet, attrs: Iterable[str]) -> bool:
 
 
 def make_plan(net: Net) -> Plan:
+    """The net's patterns in groups that can run apart: connected ones (one reads what
+    another returns, or they share a consumption domain) together, components routed alike
+    merged, each group keyed by its partition attributes where that is exact."""
     patterns = list(net.patterns)
-    n = len(patterns)
-    parent = {i: i for i in range(n)}
+    components, consumed_from = _components(patterns)
+    warnings: list[str] = []
+    # components with the same routing are merged: (key attrs or None, clock-sensitive, all types)
+    merged: dict[tuple[Any, bool, bool], list[int]] = {}
+    reasons: dict[tuple[Any, bool, bool], list[str]] = {}
+    for members in components:
+        names = [patterns[i].name for i in members]
+        attrs = {tuple(sorted(patterns[i].partition)) for i in members}
+        reason = _unkeyed_reason(patterns, members, attrs, consumed_from)
+        contiguous = any(patterns[i].strategy.contiguous for i in members)
+        sig = (None if reason else next(iter(attrs)), _clock_sensitive(patterns, members), contiguous)
+        merged.setdefault(sig, []).extend(members)
+        if reason:
+            warnings.append(
+                f"warning: {', '.join(repr(x) for x in names)} run{'s' if len(names) == 1 else ''} in one Spark "
+                f"partition: {reason}"
+            )
+            reasons.setdefault(sig, []).append(reason)
+    groups: list[Group] = []
+    for sig, members in sorted(merged.items(), key=lambda kv: min(kv[1])):
+        groups.append(_group(len(groups), [patterns[i] for i in sorted(members)], sig, "; ".join(reasons.get(sig, []))))
+    for rn in net.rows:
+        groups.append(_row_group(len(groups), rn))
+        if not rn.partition:
+            warnings.append(f"warning: {rn.name!r} runs in one Spark partition: query {rn.name!r} has no PARTITION BY")
+    return Plan(net, tuple(groups), tuple(warnings))
+
+
+def _components(patterns: list[PatternNet]) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """Patterns connected by a RETURN type one reads from another or by a consumption
+    domain, as lists of indices; and every (producer, consumer) pair."""
+    parent = {i: i for i in range(len(patterns))}
     producers_of: dict[str, list[int]] = {}
     for i, p in enumerate(patterns):
         for made in p.produces:
@@ -260,99 +293,74 @@ def make_plan(net: Net) -> Plan:
             else:
                 domains[d] = i
     components: dict[int, list[int]] = {}
-    for i in range(n):
+    for i in range(len(patterns)):
         components.setdefault(_find(parent, i), []).append(i)
+    return list(components.values()), consumed_from
 
+
+def _clock_sensitive(patterns: list[PatternNet], members: list[int]) -> bool:
+    """Whether a group's results depend on when windows close relative to other events
+    (a pattern closing windows whose output the group reads, a count window, consumption)."""
+    member_set = set(members)
     consumers_of_type: dict[str, set[int]] = {}
     for j, q in enumerate(patterns):
         for t in q.input_types:
             consumers_of_type.setdefault(t, set()).add(j)
+    for i in members:
+        p = patterns[i]
+        if not closes_windows(p):
+            continue
+        consumed = any(consumers_of_type.get(made, set()) & member_set for made in p.produces)
+        count = p.window is not None and p.window.kind == A.WIN_COUNT
+        if consumed or count or any(_conflict(patterns[j]) is not None for j in members):
+            return True
+    return False
 
-    def sensitive(members: list[int]) -> bool:
-        member_set = set(members)
-        for i in members:
-            p = patterns[i]
-            if not closes_windows(p):
-                continue
-            consumed = any(consumers_of_type.get(made, set()) & member_set for made in p.produces)
-            count = p.window is not None and p.window.kind == A.WIN_COUNT
-            if consumed or count or any(_conflict(patterns[j]) is not None for j in members):
-                return True
-        return False
 
-    warnings: list[str] = []
-    # components with the same routing are merged: (key attrs or None, clock-sensitive, all types)
-    merged: dict[tuple[Any, bool, bool], list[int]] = {}
-    reasons: dict[tuple[Any, bool, bool], list[str]] = {}
-    for members in components.values():
-        names = [patterns[i].name for i in members]
-        attrs = {tuple(sorted(patterns[i].partition)) for i in members}
-        reason = ""
-        if any(not patterns[i].partition for i in members):
-            unkeyed = [patterns[i].name for i in members if not patterns[i].partition]
-            reason = f"pattern {unkeyed[0]!r} has no [attr] partition"
-        elif len(attrs) > 1:
-            reason = f"patterns {', '.join(repr(x) for x in names)} are connected but partition on different attributes"
-        elif any(patterns[i].strategy == A.Strategy.STRICT for i in members):
-            strict = [patterns[i].name for i in members if patterns[i].strategy == A.Strategy.STRICT]
-            reason = f"pattern {strict[0]!r} is strict-contiguity (events of every key interrupt it)"
-        else:
-            (key,) = attrs
-            for i, j in consumed_from:
-                if i in members and not _keeps_key(patterns[i], key):
-                    reason = (
-                        f"the RETURN of {patterns[i].name!r} (read by {patterns[j].name!r}) does not carry "
-                        f"{', '.join(f'{a} = <var>.{a}' for a in key)}"
-                    )
-                    break
-        contiguous = any(patterns[i].strategy.contiguous for i in members)
-        sig = (None if reason else next(iter(attrs)), sensitive(members), contiguous)
-        merged.setdefault(sig, []).extend(members)
-        if reason:
-            warnings.append(
-                f"warning: {', '.join(repr(x) for x in names)} run{'s' if len(names) == 1 else ''} in one Spark "
-                f"partition: {reason}"
+def _unkeyed_reason(
+    patterns: list[PatternNet], members: list[int], attrs: set[tuple[str, ...]], consumed_from: list[tuple[int, int]]
+) -> str:
+    """Why a component cannot be split by key ("" when it can)."""
+    names = [patterns[i].name for i in members]
+    if any(not patterns[i].partition for i in members):
+        unkeyed = [patterns[i].name for i in members if not patterns[i].partition]
+        return f"pattern {unkeyed[0]!r} has no [attr] partition"
+    if len(attrs) > 1:
+        return f"patterns {', '.join(repr(x) for x in names)} are connected but partition on different attributes"
+    if any(patterns[i].strategy == A.Strategy.STRICT for i in members):
+        strict = [patterns[i].name for i in members if patterns[i].strategy == A.Strategy.STRICT]
+        return f"pattern {strict[0]!r} is strict-contiguity (events of every key interrupt it)"
+    (key,) = attrs
+    for i, j in consumed_from:
+        if i in members and not _keeps_key(patterns[i], key):
+            return (
+                f"the RETURN of {patterns[i].name!r} (read by {patterns[j].name!r}) does not carry "
+                f"{', '.join(f'{a} = <var>.{a}' for a in key)}"
             )
-            reasons.setdefault(sig, []).append(reason)
+    return ""
 
-    groups: list[Group] = []
-    for sig, members in sorted(merged.items(), key=lambda kv: min(kv[1])):
-        members = sorted(members)
-        pats = [patterns[i] for i in members]
-        time_w = sorted(
-            {
-                p.window_value
-                for p in pats
-                if p.window is not None and p.window.kind != A.WIN_COUNT and p.window_value is not None
-            }
-        )
-        count_w = sorted(
-            {
-                int(p.window_value)
-                for p in pats
-                if p.window is not None and p.window.kind == A.WIN_COUNT and p.window_value is not None
-            }
-        )
-        groups.append(
-            Group(
-                index=len(groups),
-                patterns=tuple(p.name for p in pats),
-                attrs=sig[0] if sig[0] is not None else (),
-                all_types=sig[2],
-                types=frozenset().union(*(p.input_types for p in pats)),
-                producers=frozenset(p.name for p in pats if p.produces),
-                time_windows=tuple(time_w),
-                count_windows=tuple(count_w),
-                clock_sensitive=sig[1],
-                reason="; ".join(reasons.get(sig, [])),
-                waits=any(closes_windows(p) for p in pats),
-            )
-        )
-    for rn in net.rows:
-        groups.append(_row_group(len(groups), rn))
-        if not rn.partition:
-            warnings.append(f"warning: {rn.name!r} runs in one Spark partition: query {rn.name!r} has no PARTITION BY")
-    return Plan(net, tuple(groups), tuple(warnings))
+
+def _group(index: int, pats: list[PatternNet], sig: tuple[Any, bool, bool], reason: str) -> Group:
+    """One group of the plan: its patterns, routing and windows."""
+    time_w = sorted(
+        {p.window_value for p in pats if p.window is not None and p.window.kind != A.WIN_COUNT and p.window_value is not None}
+    )
+    count_w = sorted(
+        {int(p.window_value) for p in pats if p.window is not None and p.window.kind == A.WIN_COUNT and p.window_value is not None}
+    )
+    return Group(
+        index=index,
+        patterns=tuple(p.name for p in pats),
+        attrs=sig[0] if sig[0] is not None else (),
+        all_types=sig[2],
+        types=frozenset().union(*(p.input_types for p in pats)),
+        producers=frozenset(p.name for p in pats if p.produces),
+        time_windows=tuple(time_w),
+        count_windows=tuple(count_w),
+        clock_sensitive=sig[1],
+        reason=reason,
+        waits=any(closes_windows(p) for p in pats),
+    )
 
 
 def _row_group(index: int, rn: RowNet) -> Group:
