@@ -517,13 +517,20 @@ def _add_unit(
 ) -> None:
     """Add one shared net (or one pattern alone) to the diagram; ``cluster_of`` maps a
     pattern to the cluster of its nodes (every user of a node is in the same one)."""
+    _add_state_places(unit, cluster_of, nodes, pname)
+    _add_transitions(unit, cluster_of, nodes, arcs, pname)
+    _add_emissions(unit, cluster_of, nodes, arcs)
+
+
+def _pid(unit: _Unit, pid: int) -> str:
+    return f"{unit.prefix}.p{pid}"
+
+
+def _add_state_places(
+    unit: _Unit, cluster_of: dict[int, str | None], nodes: dict[str, Node], pname: dict[int, str]
+) -> None:
+    """The unit's state places (the empty start place is not drawn)."""
     part = unit.part
-    pre = unit.prefix
-    read = part.strategy == A.Strategy.ANY
-
-    def pid_node(pid: int) -> str:
-        return f"{pre}.p{pid}"
-
     # ---- state places
     for place in part.places:
         if place.id == part.start:
@@ -537,8 +544,8 @@ def _add_unit(
         if place.active_negations:
             negs = [part.negations[j].type for j in place.active_negations]
             tip += f"; a {' or '.join(negs)} event here cancels or blocks its tokens"
-        nodes[pid_node(place.id)] = Node(
-            pid_node(place.id),
+        nodes[_pid(unit, place.id)] = Node(
+            _pid(unit, place.id),
             STATE,
             tuple(lines),
             users=tuple(who),
@@ -547,6 +554,13 @@ def _add_unit(
             bound=tuple(n for n, _, _ in bound),
         )
 
+
+def _add_transitions(
+    unit: _Unit, cluster_of: dict[int, str | None], nodes: dict[str, Node], arcs: list[Arc], pname: dict[int, str]
+) -> None:
+    """The unit's operator transitions, with their input, state and inhibitor arcs."""
+    part = unit.part
+    read = part.strategy == A.Strategy.ANY
     # ---- operator transitions
     for t in part.transitions:
         users = unit.trans_users(t)
@@ -565,7 +579,7 @@ def _add_unit(
         guard_py = [
             unit.cond_text(ci, users, python=True) for ci in (*t.arc_conditions, *t.guards, *t.iteration)
         ]
-        tid = f"{pre}.t{t.id}"
+        tid = f"{unit.prefix}.t{t.id}"
         nodes[tid] = Node(
             tid,
             TRANSITION,
@@ -582,12 +596,18 @@ def _add_unit(
             Arc(f"in.{etype}", tid, ARC_EVENT, label="\n".join(_wrap(arc_label)) if arc_label else "")
         )
         if t.src != part.start:
-            arcs.append(Arc(pid_node(t.src), tid, ARC_STATE, read=read))
-        arcs.append(Arc(tid, pid_node(t.dst), ARC_PRODUCE))
+            arcs.append(Arc(_pid(unit, t.src), tid, ARC_STATE, read=read))
+        arcs.append(Arc(tid, _pid(unit, t.dst), ARC_PRODUCE))
         for j in range(len(part.negations)):
             if t.blocked_by >> j & 1:
                 arcs.append(_inhibitor(unit, j, tid, users))
 
+
+def _add_emissions(
+    unit: _Unit, cluster_of: dict[int, str | None], nodes: dict[str, Node], arcs: list[Arc]
+) -> None:
+    """The emissions: one per pattern and accepting place (an OR pattern has several)."""
+    part = unit.part
     # ---- emission, one per pattern and accepting place (an OR pattern has several)
     accepting: dict[int, list[int]] = {}
     for place in part.places:
@@ -616,7 +636,7 @@ def _add_unit(
                 bound=tuple(n for n, _, _ in unit.bound(place.id)),
                 guard=" and ".join(f"({g})" for g in guard_py),
             )
-            arcs.append(Arc(pid_node(place.id), eid, ARC_STATE, read=True))
+            arcs.append(Arc(_pid(unit, place.id), eid, ARC_STATE, read=True))
             for j in dict.fromkeys((*role.emit_negations, *role.pending_negations)):
                 pending = j in role.pending_negations
                 arcs.append(_inhibitor(unit, j, eid, (role.pattern,), until_window_end=pending))
