@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from petricep.archive.store import Archive, Order
-from petricep.compile.history import HistorySpec
+from petricep.compile.history import HistorySpec, split_patterns
 from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.lang import ast as A
@@ -314,8 +314,6 @@ class HistoryRunner:
         queries: Sequence[Any] = (),
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
     ) -> None:
-        from petricep.compile.history import split_patterns
-
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
             raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")

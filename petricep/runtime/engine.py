@@ -26,6 +26,7 @@ from petricep.runtime.firing import GroupRuntime, event_key
 from petricep.runtime.limits import LimitSpec, admit, age
 from petricep.runtime.match import Match
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
+from petricep.runtime.rows import RowRuntime
 from petricep.runtime.spill import PlaceStats, Spiller, expiry
 from petricep.runtime.state import INF, Partition, Token
 
@@ -463,8 +464,6 @@ class Engine:
     def _add_row_runtimes(self, net: Net) -> None:
         """One runtime per distinct query: queries equal but for their name share it (and
         its partial matches), each name getting the matches."""
-        from petricep.runtime.rows import RowRuntime
-
         by_source: dict[Any, Any] = {}
         for rn in net.rows:
             self._stats.matches[rn.name] = 0

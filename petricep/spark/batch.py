@@ -37,7 +37,7 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.io.readers import InputSpec, infer_format
-from petricep.runtime.engine import TIE_RULES
+from petricep.runtime.engine import TIE_RULES, Engine
 
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock
@@ -193,8 +193,6 @@ class BatchRun:
         require_spark()
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
-        from petricep.runtime.engine import Engine
-
         Engine(net, tie=tie)  # the engine's own checks (tie rule vs strategies), on the driver
         configure(spark)
         self.spark = spark

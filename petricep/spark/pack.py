@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 import zipfile
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -50,8 +51,6 @@ def pack(out: Path) -> int:
 
 
 def default_path() -> Path:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         v = version("petricep")
     except PackageNotFoundError:

@@ -18,10 +18,12 @@ and the firing stage turns it into the position.
 from __future__ import annotations
 
 import gc
+import json
 import marshal
 import os
 import pickle
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -292,9 +294,6 @@ def trace(stage: str) -> Iterator[list[int]]:
     if not path:
         yield rows
         return
-    import json
-    import time
-
     start = time.time()
     cpu = time.process_time()
     try:
