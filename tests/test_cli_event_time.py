@@ -57,6 +57,11 @@ def test_slack_late_file_stats_and_exit_status(tmp_path: Path, capsys: pytest.Ca
         "events": {"read": 7, "processed": 6, "rejected": 0, "late": 1, "composite": 1},
         "patterns": {"checkout": {"matches": 2, "timeouts": 1, "dropped": 1, "alive": 0}},
         "partial_matches": {"alive": 0, "peak": 1, "dropped": 1},
+        # the run's marking on its net (draw --stats): 4 Adds started a partial match, 2 checked out
+        "net": {
+            "places": {"g0.p1": {"created": 4, "peak": 1}, "g0.p2": {"created": 2, "peak": 0}},
+            "transitions": {"g0.t0": 4, "g0.t1": 2, "emit.checkout": 2},
+        },
     }
     assert "summary: 7 events read = 6 processed + 0 rejected + 1 late; 2 matches" in err
     assert "  checkout: 2 matches, 1 timeouts, 1 partial matches dropped" in err

@@ -40,7 +40,7 @@ class ChainSource(EventSource):
                         1,
                     )
 
-    def first_row(self) -> Mapping[str, Any] | None:
+    def read_first_row(self) -> Mapping[str, Any] | None:
         return self.parts[0].first_row()
 
     def read_events(self, checker: RowChecker) -> Iterator[Event]:

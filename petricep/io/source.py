@@ -88,7 +88,14 @@ class EventSource:
         raise NotImplementedError
 
     def first_row(self) -> Mapping[str, Any] | None:
-        """The first row as a mapping (to tell the time kind before reading), or None."""
+        """The first row as a mapping (to tell the time kind before reading), or None.
+        Read once: later calls give what the first one read."""
+        if not hasattr(self, "_first_row"):
+            self._first_row = self.read_first_row()
+        return self._first_row
+
+    def read_first_row(self) -> Mapping[str, Any] | None:
+        """What :meth:`first_row` reads (a reader that can peek overrides this)."""
         return None
 
     def check_columns(self, row: int | None) -> None:

@@ -50,7 +50,7 @@ class ArrowSource(EventSource):
             raise EventError(f"duplicate column {dup!r}", label, None, dup)
         self.check_columns(None)
 
-    def first_row(self) -> Mapping[str, Any] | None:
+    def read_first_row(self) -> Mapping[str, Any] | None:
         for batch in self._batches():
             if batch.num_rows:
                 return batch.slice(0, 1).to_pylist()[0]  # type: ignore[no-any-return]
@@ -116,7 +116,7 @@ class RecordSource(EventSource):
         self._first: Any = next(self._it, MISSING)
         self.columns = tuple(self._first) if isinstance(self._first, Mapping) else None
 
-    def first_row(self) -> Mapping[str, Any] | None:
+    def read_first_row(self) -> Mapping[str, Any] | None:
         return self._first if isinstance(self._first, Mapping) else None
 
     def _rows(self) -> Iterator[Any]:

@@ -23,7 +23,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import pyarrow as pa
@@ -283,6 +283,7 @@ class CsvSource(EventSource):
     def _read_header(self) -> tuple[str, ...]:
         for chunk, _ in _read_chunks(self.spec.path, self.label):
             first = chunk.split(b"\n", 1)[0]
+            self._head: bytes | None = chunk  # the first row is in it too: not read again
             break
         else:
             return ()
@@ -305,9 +306,19 @@ class CsvSource(EventSource):
             return _decode(line), None, "invalid UTF-8 text"
         return text, *split_line(text, self._delim)
 
-    def first_row(self) -> Mapping[str, Any] | None:
+    def read_first_row(self) -> Mapping[str, Any] | None:
         assert self.columns is not None
-        for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header)):
+        head, self._head = getattr(self, "_head", None), None
+        if head is not None and b"\n" in head:
+            rows = head.split(b"\n", 1)[1]
+            if rows.strip():  # a non-blank line after the header: the first row is there
+                return self._row_of((rows,))
+        return self._row_of(chunk for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header)))
+
+    def _row_of(self, chunks: Iterable[bytes]) -> Mapping[str, Any] | None:
+        """The first non-blank line of ``chunks`` as a row (None: none, or not a whole row)."""
+        assert self.columns is not None
+        for chunk in chunks:
             for line in _lines(chunk):
                 line = line[:-1] if line.endswith(b"\r") else line
                 if line:
@@ -473,7 +484,7 @@ class JsonlSource(EventSource):
         first = self.first_row()
         self.columns = tuple(first) if first is not None else None
 
-    def first_row(self) -> Mapping[str, Any] | None:
+    def read_first_row(self) -> Mapping[str, Any] | None:
         for chunk, _ in _read_chunks(self.spec.path, self.label):
             for line in _lines(chunk):
                 if line.strip():

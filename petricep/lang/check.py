@@ -351,6 +351,8 @@ def check_fields(
     (or, for composite types, in the producing pattern's RETURN fields)."""
     cols = set(columns) | {"ts", "id"}
     comp = {t: set(f) | {"ts", "id"} for t, f in (composite or {}).items()}
+    if text is None:  # the text the patterns were parsed from (their spans hold it): not read again
+        text = next((p.span.source for p in pattern_file.patterns if p.span.source), None)
     if text is None:
         text = read_source(pattern_file.path)
     ctx = _Ctx(text, pattern_file.path)
