@@ -12,6 +12,7 @@ import re
 from typing import Any, NamedTuple
 
 from lark import Token, v_args
+from lark.tree import Meta
 
 from petricep.lang import ast as A
 from petricep.lang import check
@@ -43,40 +44,40 @@ class _Builder(SpanTransformer):
 
     # ---- structure
     @v_args(meta=True)
-    def ref(self, meta: Any, c: list[Token]) -> A.EventRef:
+    def ref(self, meta: Meta, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[0]), str(c[1]), span=self._span(c[0]))
 
     @v_args(meta=True)
-    def kleene(self, meta: Any, c: list[Token]) -> A.EventRef:
+    def kleene(self, meta: Meta, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]))
 
     @v_args(meta=True)
-    def archived_ref(self, meta: Any, c: list[Token]) -> A.EventRef:
+    def archived_ref(self, meta: Meta, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[0]), str(c[1]), archived=True, span=self._span(c[0]))
 
     @v_args(meta=True)
-    def negation(self, meta: Any, c: list[Token]) -> A.EventRef:
+    def negation(self, meta: Meta, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[1]), str(c[2]), negated=True, span=self._span(c[0]))
 
     @v_args(meta=True)
-    def seq(self, meta: Any, c: list[Any]) -> A.Seq:
+    def seq(self, meta: Meta, c: list[Any]) -> A.Seq:
         return A.Seq(tuple(c[1:]), span=self._span(c[0]))
 
     @v_args(meta=True)
-    def and_(self, meta: Any, c: list[Any]) -> A.And:
+    def and_(self, meta: Meta, c: list[Any]) -> A.And:
         return A.And(tuple(c[1:]), span=self._span(c[0]))
 
     @v_args(meta=True)
-    def or_(self, meta: Any, c: list[Any]) -> A.Or:
+    def or_(self, meta: Meta, c: list[Any]) -> A.Or:
         return A.Or(tuple(c[1:]), span=self._span(c[0]))
 
     # ---- clauses (returned as _Clause values, assembled in pattern_decl)
     @v_args(meta=True)
-    def where(self, meta: Any, c: list[Any]) -> _Clause:
+    def where(self, meta: Meta, c: list[Any]) -> _Clause:
         return _Clause("where", c[0], self._span(meta))
 
     @v_args(meta=True)
-    def within(self, meta: Any, c: list[Token]) -> _Clause:
+    def within(self, meta: Meta, c: list[Token]) -> _Clause:
         sign = ""
         if c[0].type == "MINUS":
             sign, c = "-", c[1:]
@@ -86,35 +87,35 @@ class _Builder(SpanTransformer):
         return _Clause("within", value, self._span(meta))
 
     @v_args(meta=True)
-    def strategy_clause(self, meta: Any, c: list[Token]) -> _Clause:
+    def strategy_clause(self, meta: Meta, c: list[Token]) -> _Clause:
         span = self._span(c[0])
         return _Clause("strategy", R.Named(str(c[0]).lower(), span), span)
 
     @v_args(meta=True)
-    def returns(self, meta: Any, c: list[Any]) -> _Clause:
+    def returns(self, meta: Meta, c: list[Any]) -> _Clause:
         fields = tuple(f for f in c[1:] if f is not None)
         return _Clause("returns", A.Return(str(c[0]), fields, span=self._span(c[0])), self._span(meta))
 
     @v_args(meta=True)
-    def on_timeout(self, meta: Any, c: list[Any]) -> _Clause:
+    def on_timeout(self, meta: Meta, c: list[Any]) -> _Clause:
         fields = tuple(f for f in c[1:] if f is not None)
         return _Clause("timeout", A.Return(str(c[0]), fields, span=self._span(c[0])), self._span(meta))
 
     @v_args(meta=True)
-    def limit(self, meta: Any, c: list[Token]) -> _Clause:
+    def limit(self, meta: Meta, c: list[Token]) -> _Clause:
         policy = "-".join(str(c[1]).lower().split()) if len(c) > 1 else "drop-oldest"
         if int(c[0]) < 1:
             raise BuildError("LIMIT needs at least 1 partial match", c[0])
         return _Clause("limit", A.Limit(int(c[0]), policy, span=self._span(c[0])), self._span(meta))
 
     @v_args(meta=True)
-    def consume(self, meta: Any, c: list[Token]) -> _Clause:
+    def consume(self, meta: Meta, c: list[Token]) -> _Clause:
         if len(c) == 1 and c[0].type == "ALL_KW":
             return _Clause("consume_all", True, self._span(meta))
         return _Clause("consume", tuple(R.Named(str(t), self._span(t)) for t in c), self._span(meta))
 
     @v_args(meta=True)
-    def conflict_decl(self, meta: Any, c: list[Token]) -> R.RawConflict:
+    def conflict_decl(self, meta: Meta, c: list[Token]) -> R.RawConflict:
         members = tuple(R.Named(str(t), self._span(t)) for t in c[1:])
         return R.RawConflict(str(c[0]), members, self._span(c[0]))
 
@@ -135,7 +136,7 @@ class _Builder(SpanTransformer):
         raise BuildError("a computed RETURN field needs a name: write name = expression", A.leftmost_span(expr))
 
     @v_args(meta=True)
-    def pattern_decl(self, meta: Any, c: list[Any]) -> R.RawPattern:
+    def pattern_decl(self, meta: Meta, c: list[Any]) -> R.RawPattern:
         name: R.Named | None = None
         rest = c
         if isinstance(c[0], Token) and c[0].type == "NAME":

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lark import Token, v_args
+from lark.tree import Meta
 
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -63,7 +64,7 @@ class _Builder(SpanTransformer):
         return [x for x in c if isinstance(x, R.RawQuery)]
 
     @v_args(meta=True)
-    def statement(self, meta: Any, c: list[Any]) -> R.RawQuery:
+    def statement(self, meta: Meta, c: list[Any]) -> R.RawQuery:
         select: tuple[R.Named, ...] | None = None
         body: R.RawQueryBody | None = None
         names: dict[str, R.Named] = {}
@@ -117,11 +118,11 @@ class _Builder(SpanTransformer):
         return ("skip", c[0])
 
     @v_args(meta=True)
-    def skip_past(self, meta: Any, c: list[Any]) -> S.Skip:
+    def skip_past(self, meta: Meta, c: list[Any]) -> S.Skip:
         return S.Skip(S.SKIP_PAST_LAST, span=self._span(meta))
 
     @v_args(meta=True)
-    def skip_next(self, meta: Any, c: list[Any]) -> S.Skip:
+    def skip_next(self, meta: Meta, c: list[Any]) -> S.Skip:
         return S.Skip(S.SKIP_NEXT_ROW, span=self._span(meta))
 
     def skip_first(self, c: list[Token]) -> S.Skip:
@@ -172,18 +173,18 @@ class _Builder(SpanTransformer):
 
     # ---- row pattern
     @v_args(meta=True)
-    def alt(self, meta: Any, c: list[Any]) -> S.RNode:
+    def alt(self, meta: Meta, c: list[Any]) -> S.RNode:
         # alternation is associative (preference stays left to right): A | (B | C) = A | B | C
         items = [x for item in c for x in (item.items if isinstance(item, S.RAlt) else (item,))]
         return items[0] if len(items) == 1 else S.RAlt(tuple(items), span=self._span(meta))
 
     @v_args(meta=True)
-    def concat(self, meta: Any, c: list[Any]) -> S.RNode:
+    def concat(self, meta: Meta, c: list[Any]) -> S.RNode:
         items = [x for item in c for x in (item.items if isinstance(item, S.RSeq) else (item,))]
         return items[0] if len(items) == 1 else S.RSeq(tuple(items), span=self._span(meta))
 
     @v_args(meta=True)
-    def quantified(self, meta: Any, c: list[Any]) -> S.RNode:
+    def quantified(self, meta: Meta, c: list[Any]) -> S.RNode:
         if len(c) == 1:
             return c[0]  # type: ignore[no-any-return]
         lo, hi, greedy, where = c[1]
@@ -197,7 +198,7 @@ class _Builder(SpanTransformer):
         return S.RVar(str(c[0]), span=self._span(c[0]))
 
     @v_args(meta=True)
-    def permute(self, meta: Any, c: list[Any]) -> S.RPermute:
+    def permute(self, meta: Meta, c: list[Any]) -> S.RPermute:
         if len(c) > _MAX_PERMUTE:
             raise BuildError(f"PERMUTE of {len(c)} items: at most {_MAX_PERMUTE}", meta)
         return S.RPermute(tuple(c), span=self._span(meta))
@@ -231,7 +232,7 @@ class _Builder(SpanTransformer):
         return S.Lit(str(c[0])[1:-1].replace("''", "'"), span=self._span(c[0]))
 
     @v_args(meta=True)
-    def null(self, meta: Any, c: list[Any]) -> S.Lit:
+    def null(self, meta: Meta, c: list[Any]) -> S.Lit:
         return S.Lit(None, span=self._span(meta))
 
     def column(self, c: list[Token]) -> S.Col:
