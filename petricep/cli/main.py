@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from petricep import __version__
 from petricep.errors import ConfigError, PetricepError
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 
 from . import archive, check, draw, plot, run
 from .matchfile import output_format
@@ -85,6 +86,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         if args.with_events or output_format(args.output, args.output_format) != "jsonl":
             raise ConfigError("--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events")
+        if args.max_partial_matches != MAX_PARTIAL_MATCHES:
+            raise ConfigError("--max-partial-matches is not applied with --engine spark (yet): run embedded")
         if len(args.events) != 1 or args.events[0] == "-":
             raise ConfigError("--engine spark reads one events file (yet): not standard input, not several files")
         args.events = args.events[0]

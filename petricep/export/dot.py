@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import graphviz
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError
+from petricep.errors import EXIT_ERROR, ConfigError
 from petricep.export.model import (
     ARC_COMPOSITE,
     ARC_EVENT,
@@ -51,6 +51,13 @@ MISSING_DOT = (
     "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; conda: conda install graphviz), "
     "or write DOT instead (-o net.dot), which needs nothing"
 )
+
+
+class MissingTool(ConfigError):
+    """Graphviz's ``dot`` is not installed: the installation's problem (exit status 1), the
+    message says what to install."""
+
+    exit_code = EXIT_ERROR
 
 
 def dot_available() -> bool:
@@ -313,7 +320,7 @@ def render_dot(dot: str, fmt: str) -> bytes:
     try:
         return graphviz.Source(dot).pipe(format=fmt, engine="dot")
     except graphviz.ExecutableNotFound:
-        raise ConfigError(MISSING_DOT.format(fmt=fmt.upper())) from None
+        raise MissingTool(MISSING_DOT.format(fmt=fmt.upper())) from None
     except graphviz.CalledProcessError as exc:  # pragma: no cover - a bug in the DOT we write
         raise ConfigError(f"Graphviz's dot could not render the net: {exc.stderr!r}") from None
 

@@ -48,7 +48,9 @@ def test_a_usage_error_is_2(files: tuple[str, str], capsys: pytest.CaptureFixtur
     assert (rc, out, err) == (2, "", "--late needs --slack\n")
 
 
-def test_a_pattern_error_is_2(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_pattern_error_is_2(
+    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     _, events = files
     bad = tmp_path / "bad.pcep"
     bad.write_text("PATTERN p: SEQ(A a, B b) WITHIN\n")
@@ -57,10 +59,15 @@ def test_a_pattern_error_is_2(tmp_path: Path, files: tuple[str, str], capsys: py
     assert main(["check", str(bad)]) == 2
     capsys.readouterr()
     rc, _, err = run(capsys, str(tmp_path / "missing.pcep"), *opts(events))
-    assert (rc, err) == (2, f"{tmp_path / 'missing.pcep'}: error: cannot read pattern file: No such file or directory\n")
+    assert (rc, err) == (
+        2,
+        f"{tmp_path / 'missing.pcep'}: error: cannot read pattern file: No such file or directory\n",
+    )
 
 
-def test_a_data_error_is_3(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_data_error_is_3(
+    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     pattern, _ = files
     bad = tmp_path / "bad.csv"
     bad.write_text("type,ts,k,x\nA,1,1,5\nA,x,2,5\n")
@@ -71,7 +78,9 @@ def test_a_data_error_is_3(tmp_path: Path, files: tuple[str, str], capsys: pytes
     assert (rc, err) == (3, f"{tmp_path / 'none.csv'}: error: cannot open file: no such file\n")
 
 
-def test_a_finished_run_with_rejected_rows_is_3(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_finished_run_with_rejected_rows_is_3(
+    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     pattern, _ = files
     bad = tmp_path / "bad.csv"
     bad.write_text("type,ts,k,x\nA,1,1,5\nA,x,2,5\nB,3,1,7\n")
@@ -80,7 +89,9 @@ def test_a_finished_run_with_rejected_rows_is_3(tmp_path: Path, files: tuple[str
     assert out == '{"pattern": "rise", "ids": {"a": 0, "b": 2}, "start": 1, "end": 3, "attrs": {}}\n'
 
 
-def test_an_unwritable_output_is_1(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unwritable_output_is_1(
+    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     pattern, events = files
     target = tmp_path / "no" / "such" / "dir" / "out.jsonl"
     rc, out, err = run(capsys, pattern, *opts(events), "-o", str(target))
@@ -113,4 +124,29 @@ def test_the_memory_budget_option(tmp_path: Path, capsys: pytest.CaptureFixture[
         with pytest.raises(SystemExit) as info:
             main(["run", *argv, "--max-partial-matches", bad])
         assert info.value.code == 2
-        assert f"expected a positive number of partial matches or 'none', not '{bad}'" in capsys.readouterr().err
+        assert (
+            f"expected a positive number of partial matches or 'none', not '{bad}'" in capsys.readouterr().err
+        )
+
+
+def test_a_missing_tool_is_1(
+    files: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Graphviz's dot not installed: the installation's problem, exit 1, one line saying what to install."""
+    pattern, _ = files
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot on it
+    assert main(["draw", pattern, "-o", str(tmp_path / "n.png")]) == 1
+    assert capsys.readouterr().err.startswith(
+        "rendering PNG needs Graphviz's 'dot' program, which is not installed"
+    )
+
+
+def test_the_budget_is_refused_where_it_is_not_applied(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pattern, events = files
+    rc, _, err = run(capsys, pattern, *opts(events), "--engine", "spark", "--max-partial-matches", "10")
+    assert (rc, err) == (2, "--max-partial-matches is not applied with --engine spark (yet): run embedded\n")
