@@ -48,32 +48,32 @@ def test_a_usage_error_is_2(files: tuple[str, str], capsys: pytest.CaptureFixtur
     assert (rc, out, err) == (2, "", "--late needs --slack\n")
 
 
-def test_a_pattern_error_is_2(
-    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "name,text,code,prefix",
+    [
+        ("bad.pcep", "PATTERN p: SEQ(A a, B b) WITHIN\n", 2, "bad.pcep:1:"),  # a pattern error
+        ("bad.csv", "type,ts,k,x\nA,1,1,5\nA,x,2,5\n", 3, "bad.csv:3: field 'ts': error:"),  # a data error
+    ],
+)
+def test_pattern_errors_are_2_and_data_errors_3(
+    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str], name: str, text: str, code: int,
+    prefix: str,
 ) -> None:
-    _, events = files
-    bad = tmp_path / "bad.pcep"
-    bad.write_text("PATTERN p: SEQ(A a, B b) WITHIN\n")
-    rc, out, err = run(capsys, str(bad), *opts(events))
-    assert rc == 2 and out == "" and err.startswith(f"{bad}:1:")
-    assert main(["check", str(bad)]) == 2
+    pattern, events = files
+    bad = tmp_path / name
+    bad.write_text(text)
+    argv = [str(bad), *opts(events)] if name.endswith(".pcep") else [pattern, *opts(str(bad))]
+    rc, out, err = run(capsys, *argv)
+    assert (rc, out) == (code, "") and err.startswith(str(tmp_path / prefix))
+
+
+def test_missing_inputs(tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing pattern file is the command line's mistake (2), a missing events file the data's (3)."""
+    pattern, events = files
+    assert main(["check", str(tmp_path / "missing.pcep")]) == 2
     capsys.readouterr()
     rc, _, err = run(capsys, str(tmp_path / "missing.pcep"), *opts(events))
-    assert (rc, err) == (
-        2,
-        f"{tmp_path / 'missing.pcep'}: error: cannot read pattern file: No such file or directory\n",
-    )
-
-
-def test_a_data_error_is_3(
-    tmp_path: Path, files: tuple[str, str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    pattern, _ = files
-    bad = tmp_path / "bad.csv"
-    bad.write_text("type,ts,k,x\nA,1,1,5\nA,x,2,5\n")
-    rc, out, err = run(capsys, pattern, *opts(str(bad)))
-    assert (rc, out) == (3, "")
-    assert err.startswith(f"{bad}:3: field 'ts': error:")
+    assert (rc, err) == (2, f"{tmp_path / 'missing.pcep'}: error: cannot read pattern file: No such file or directory\n")
     rc, _, err = run(capsys, pattern, *opts(str(tmp_path / "none.csv")))
     assert (rc, err) == (3, f"{tmp_path / 'none.csv'}: error: cannot open file: no such file\n")
 
