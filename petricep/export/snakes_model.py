@@ -36,7 +36,7 @@ back are outside this model (:class:`ValueError`).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -190,19 +190,34 @@ def snakes_net(
     width = max((max(p.names.values(), default=-1) + 1), 1)
     slots = list(range(width))
     names = {v: f"E[{_var(s)}]" for v, s in p.names.items()}
-    args = ", ".join(_var(s) for s in slots)
 
     def cond(ci: int) -> str:
         return f"({expr_text(p.conditions[ci], names, python=True)})"
 
     pn = sn.PetriNet(name)
+    _add_globals(pn, events)
+    for etype in sorted({t.event_type for t in p.transitions}):
+        pn.add_place(sn.Place(f"in.{etype}", [e.pos for e in events if e.type == etype]))
+    for pl in p.places:
+        if pl.id != p.start:
+            pn.add_place(sn.Place(f"p{pl.id}", []))
+    for t in p.transitions:
+        _add_transition(pn, p, t, slots, cond)
+    for pid, roles in p.roles.items():
+        for role in roles:
+            _add_emission(pn, net.patterns[role.pattern], p, pid, role, slots, cond)
+    return pn
+
+
+def _add_globals(pn: sn.PetriNet, events: Sequence[Event]) -> None:
+    """The event table ``E`` and the helpers the guards call, with the slot variables as
+    arguments (names bound by a transition's mode are not visible inside comprehensions of
+    its expressions)."""
     table = {
         e.pos: SimpleNamespace(**{**e.attrs, "ts": e.ts, "id": e.id, "pos": e.pos, "type": e.type})
         for e in events
     }
     pn.globals["E"] = table
-    # helpers called with the slot variables as arguments (names bound by a transition's
-    # mode are not visible inside comprehensions of its expressions)
     pn.globals["_after"] = lambda new, *xs: all(new > x for x in xs if x is not None)
     pn.globals["_span"] = lambda new, *xs: table[new].ts - min(table[x].ts for x in xs if x is not None)
     pn.globals["_width"] = lambda *xs: max(table[x].ts for x in xs if x is not None) - min(
@@ -212,60 +227,67 @@ def snakes_net(
         getattr(table[new], a) == getattr(table[x], a) for x in xs if x is not None
     )
     pn.globals["_bound"] = lambda *pairs: tuple(pv for pv in pairs if pv[1] is not None)
-    for etype in sorted({t.event_type for t in p.transitions}):
-        pn.add_place(sn.Place(f"in.{etype}", [e.pos for e in events if e.type == etype]))
-    for pl in p.places:
-        if pl.id != p.start:
-            pn.add_place(sn.Place(f"p{pl.id}", []))
-    for t in p.transitions:
-        if t.take or t.iteration or t.deferred_iteration:
-            raise _unsupported("Kleene closure")
-        new = _var(t.slot)
-        others = ", ".join(_var(x) for x in slots if x != t.slot) or "None"
-        src_start = t.src == p.start
-        # the patterns the new partial match serves: the old one's, those of the transition,
-        # and (where they disagree) those whose own window admits the new event
-        users_in = str(sum(p.bits.values())) if src_start else "u"
-        admitted = []
-        for mask, w in p.tr_windows[t.id]:
-            if w is None or src_start:
-                admitted.append(str(mask))
-            else:
-                admitted.append(f"({mask} if _span({new}, {others}) <= {w!r} else 0)")
-        users_out = f"({users_in} & {p.tr_mask[t.id]} & ({' | '.join(admitted)}))"
-        guard = [f"{users_out} != 0"]
-        if not src_start:
-            guard.append(f"_after({new}, {others})")  # arrival order
-            guard += [f"_same({a!r}, {new}, {others})" for a in p.partition]
-        guard += [cond(ci) for ci in (*t.arc_conditions, *t.guards)]
-        tname = f"t{t.id}"
-        pn.add_transition(_Transition(tname, sn.Expression(" and ".join(guard) or "True")))
-        pn.add_input(f"in.{t.event_type}", tname, sn.Test(sn.Variable(new)))
-        if not src_start:
-            old = [sn.Variable(_var(s)) if s != t.slot else sn.Value(None) for s in slots]
-            pn.add_input(f"p{t.src}", tname, sn.Test(sn.Tuple([sn.Variable("u"), *old])))
-        after = [sn.Variable(_var(s)) if s == t.slot or not src_start else sn.Value(None) for s in slots]
-        out_token = sn.Tuple([sn.Expression(users_out), *after])
-        pn.add_output(f"p{t.dst}", tname, out_token)
-        pn.add_input(f"p{t.dst}", tname, Fresh(out_token))
-    for pid, roles in p.roles.items():
-        for role in roles:
-            pattern = net.patterns[role.pattern]
-            pname = pattern.name
-            out, emit = f"out.{pname}", f"emit.{pname}.p{pid}"
-            if out not in {pl.name for pl in pn.place()}:
-                pn.add_place(sn.Place(out, []))
-            guard = [f"u & {p.bits[role.pattern]}", *(cond(ci) for ci in role.final_conditions)]
-            if role.window is not None:
-                guard.append(f"_width({args}) <= {role.window!r}")
-            pn.add_transition(_Transition(emit, sn.Expression(" and ".join(guard))))
-            pn.add_input(f"p{pid}", emit, sn.Test(sn.Tuple([sn.Variable("u"), *(sn.Variable(_var(s)) for s in slots)])))
-            # the complex event: (variable, position) pairs of the pattern's bound variables
-            pairs = ", ".join(f"({v.name!r}, {_var(v.slot)})" for v in sorted(pattern.vars, key=lambda v: v.slot))
-            match = sn.Expression(f"_bound({pairs})")
-            pn.add_output(out, emit, match)
-            pn.add_input(out, emit, Fresh(match))
-    return pn
+
+
+def _add_transition(pn: sn.PetriNet, p: _Part, t: Transition, slots: list[int], cond: Callable[[int], str]) -> None:
+    """One transition of the part: it binds the event in its slot to a partial match of its
+    source place (or starts one) and puts the extended partial match in its target place."""
+    if t.take or t.iteration or t.deferred_iteration:
+        raise _unsupported("Kleene closure")
+    new = _var(t.slot)
+    others = ", ".join(_var(x) for x in slots if x != t.slot) or "None"
+    src_start = t.src == p.start
+    # the patterns the new partial match serves: the old one's, those of the transition,
+    # and (where they disagree) those whose own window admits the new event
+    users_in = str(sum(p.bits.values())) if src_start else "u"
+    admitted = []
+    for mask, w in p.tr_windows[t.id]:
+        if w is None or src_start:
+            admitted.append(str(mask))
+        else:
+            admitted.append(f"({mask} if _span({new}, {others}) <= {w!r} else 0)")
+    users_out = f"({users_in} & {p.tr_mask[t.id]} & ({' | '.join(admitted)}))"
+    guard = [f"{users_out} != 0"]
+    if not src_start:
+        guard.append(f"_after({new}, {others})")  # arrival order
+        guard += [f"_same({a!r}, {new}, {others})" for a in p.partition]
+    guard += [cond(ci) for ci in (*t.arc_conditions, *t.guards)]
+    tname = f"t{t.id}"
+    pn.add_transition(_Transition(tname, sn.Expression(" and ".join(guard) or "True")))
+    pn.add_input(f"in.{t.event_type}", tname, sn.Test(sn.Variable(new)))
+    if not src_start:
+        old = [sn.Variable(_var(s)) if s != t.slot else sn.Value(None) for s in slots]
+        pn.add_input(f"p{t.src}", tname, sn.Test(sn.Tuple([sn.Variable("u"), *old])))
+    after = [sn.Variable(_var(s)) if s == t.slot or not src_start else sn.Value(None) for s in slots]
+    out_token = sn.Tuple([sn.Expression(users_out), *after])
+    pn.add_output(f"p{t.dst}", tname, out_token)
+    pn.add_input(f"p{t.dst}", tname, Fresh(out_token))
+
+
+def _add_emission(
+    pn: sn.PetriNet,
+    pattern: PatternNet,
+    p: _Part,
+    pid: int,
+    role: Role,
+    slots: list[int],
+    cond: Callable[[int], str],
+) -> None:
+    """The transition emitting ``pattern``'s complex events from place ``pid``: the
+    (variable, position) pairs of its bound variables, into the place ``out.<pattern>``."""
+    args = ", ".join(_var(s) for s in slots)
+    out, emit = f"out.{pattern.name}", f"emit.{pattern.name}.p{pid}"
+    if out not in {pl.name for pl in pn.place()}:
+        pn.add_place(sn.Place(out, []))
+    guard = [f"u & {p.bits[role.pattern]}", *(cond(ci) for ci in role.final_conditions)]
+    if role.window is not None:
+        guard.append(f"_width({args}) <= {role.window!r}")
+    pn.add_transition(_Transition(emit, sn.Expression(" and ".join(guard))))
+    pn.add_input(f"p{pid}", emit, sn.Test(sn.Tuple([sn.Variable("u"), *(sn.Variable(_var(s)) for s in slots)])))
+    pairs = ", ".join(f"({v.name!r}, {_var(v.slot)})" for v in sorted(pattern.vars, key=lambda v: v.slot))
+    match = sn.Expression(f"_bound({pairs})")
+    pn.add_output(out, emit, match)
+    pn.add_input(out, emit, Fresh(match))
 
 
 @dataclass(frozen=True)
