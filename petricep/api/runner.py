@@ -32,6 +32,9 @@ from petricep.events import Event
 from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
+from petricep.kernel import available as kernel_available
+from petricep.kernel import supports as kernel_supports
+from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
 from petricep.lang.sql import check_sql_columns
@@ -104,6 +107,29 @@ def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource
     return source
 
 
+def kernel_choice(
+    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
+) -> tuple[str, str]:
+    """``("kernel", "covered")`` when the compiled kernel can run ``program`` over ``spec``
+    exactly as the Python engine would, else ``("python", why not)``: decided once, when the
+    run is built."""
+    if not isinstance(program, Net):
+        why = "ARCHIVED variables (a run over an archive)"
+    elif slack is not None:
+        why = "a slack: events are re-ordered by the Python engine"
+    elif bindings:
+        why = "the matches' bound events are asked for (--with-events)"
+    elif spec.path == "-":
+        why = "standard input: matches are written as each event arrives"
+    elif not kernel_available():
+        why = "the compiled kernel is not built"
+    else:
+        ok, why = kernel_supports(program, tie)
+        if ok:
+            return ("kernel", why)
+    return ("python", why)
+
+
 def _with_columns(err: EventError, spec: InputSpec) -> EventError:
     """A missing column (a wrong ``--time-field``, ``--type-field``, ``--id-field``) named
     with the columns the input has, read again without the options naming columns."""
@@ -129,7 +155,9 @@ class Run:
     off where dropping a row could change a result: with a slack or an archive).
     ``files``: the parsed pattern files, for the schema check at the pattern.
     ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
-    has its own, set when it is built). ``count_marking``: count partial matches per place
+    has its own, set when it is built). ``engine``: ``"python"``, or ``"kernel"`` for the
+    compiled kernel where it covers the run (:func:`kernel_choice`; ``bindings``: the caller
+    will ask matches for their bound events, which only the Python engine keeps). ``count_marking``: count partial matches per place
     and firings per transition, for :meth:`net_stats` (``--stats``, ``draw --stats``). ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
     the remainder at the end). :meth:`stop` (e.g. from a signal handler) ends the
     iteration after the current event, without the end-of-stream flush: every match
@@ -148,10 +176,19 @@ class Run:
         progress: Callable[[int], None] | None = None,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         count_marking: bool = False,
+        engine: str = "python",
+        bindings: bool = False,
     ) -> None:
         self.history: HistoryRunner | None = None
-        self._pusher: Engine | HistoryRunner
-        if isinstance(program, Net):
+        self._pusher: Engine | KernelEngine | HistoryRunner
+        self.engine: Engine | KernelEngine
+        # which engine fires the net, and why (with engine="kernel": the kernel where it covers the run)
+        self.engine_choice = kernel_choice(program, tie, slack, spec, bindings) if engine == "kernel" else ("python", "asked for")
+        self._drain: Callable[[], list[Match]] = list
+        if isinstance(program, Net) and self.engine_choice[0] == "kernel":
+            kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
+            self._drain = kernel.drain
+        elif isinstance(program, Net):
             self.engine = self._pusher = Engine(
                 program,
                 tie=tie,
@@ -181,6 +218,7 @@ class Run:
         self.stopped = False  # whether stop() ended the iteration before the input did
         self._stop = False
         self._last_pos = -1
+        self._current: Event | None = None  # the event being pushed (an error's location)
 
     def stop(self) -> None:
         """End the iteration after the current event (safe from a signal handler)."""
@@ -194,32 +232,42 @@ class Run:
             self.elapsed += time.perf_counter() - started
 
     def _matches(self) -> Iterator[Match]:
+        try:
+            yield from self._events()
+        except EvaluationError as exc:
+            raise self._located(exc, self._current) from None
+        except EventError:
+            # a row the reader fails on ends the run: the matches of the events before it
+            # first (the kernel fires in batches: those still collected)
+            yield from self._drain()
+            raise
+
+    def _events(self) -> Iterator[Match]:
         push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
         n = 0
-        current: Event | None = None
-        try:
-            for current in self.source:
-                seen(current.type)
-                if keep is not None:
-                    keep[current.id] = current
-                out = push(current)
-                if out:
-                    yield from out
-                    if after is not None:
-                        after()
-                n += 1
-                if tick is not None and n % every == 0:
-                    tick(every)
-                if self._stop:
-                    self.stopped = True
-                    self._last_pos = current.pos
-                    break
-            current = None
-            if not self.stopped:
-                yield from self._pusher.flush()
-        except EvaluationError as exc:
-            raise self._located(exc, current) from None
+        for current in self.source:
+            self._current = current
+            seen(current.type)
+            if keep is not None:
+                keep[current.id] = current
+            out = push(current)
+            if out:
+                yield from out
+                if after is not None:
+                    after()
+            n += 1
+            if tick is not None and n % every == 0:
+                tick(every)
+            if self._stop:
+                self.stopped = True
+                self._last_pos = current.pos
+                yield from self._drain()  # events collected for a batch (the kernel)
+                break
+        self._current = None
+        if not self.stopped:
+            yield from self._drain()  # the last batch's matches, before an error in it
+            yield from self._pusher.flush()
         if tick is not None:
             tick(n % every)
 
@@ -248,6 +296,8 @@ class Run:
             ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
+        if self.engine_choice[1] != "asked for":
+            report["engine"] = {"name": self.engine_choice[0], "why": self.engine_choice[1]}
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():
@@ -275,4 +325,4 @@ class Run:
         return bool(ev["rejected"] or ev["late"])
 
 
-__all__ = ["PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "open_checked"]
+__all__ = ["PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "kernel_choice", "open_checked"]

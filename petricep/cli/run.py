@@ -79,7 +79,11 @@ def add_parser(sub: Any) -> None:
         help="put each bound event's fields into its match (and, in JSON Lines, start/end in the input's time format)",
     )
     run.add_argument(
-        "--engine", choices=("local", "spark"), default="local", help="execution engine (default: local, embedded)"
+        "--engine",
+        choices=("local", "kernel", "spark"),
+        default="local",
+        help="execution engine: local (embedded, the Python engine; the default), kernel (embedded, the compiled "
+        "kernel where it covers the patterns, else the Python engine, saying why) or spark",
     )
     run.add_argument("--master", metavar="URL", help="with --engine spark: the Spark master (default local[*])")
     run.add_argument(
@@ -272,6 +276,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             # the net's marking: for --stats and for the hints of a run that finds nothing
             # (counting costs nothing measurable: bench/RESULTS.md, "run marking")
             count_marking=True,
+            engine="kernel" if args.engine == "kernel" else "python",
+            bindings=args.with_events,
         )
         if outs.matches.flush:
             run.after_event = outs.matches.batch_done
@@ -333,6 +339,9 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
             hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
+    if "engine" in report:
+        name, why = report["engine"]["name"], report["engine"]["why"]
+        err.write(f"  engine: {name}" + (f" ({why})" if name != "kernel" else "") + "\n")
     if args.rejects and ev["rejected"]:
         err.write(f"  rejected rows written to {args.rejects}\n")
     if args.late and ev["late"]:

@@ -446,6 +446,7 @@ cdef class Kernel:
     cdef double last_ts
     cdef int64_t last_key
     cdef public int64_t events, created, completed
+    cdef public Py_ssize_t cur_row  # the row being fired (for an evaluation error's location)
     cdef public Py_ssize_t sweep_every, since_sweep, compact_slack
     # matches out
     cdef int32_t* out_pattern
@@ -480,6 +481,7 @@ cdef class Kernel:
         self.last_key = NO_KEY
         self.events = 0
         self.created = 0
+        self.cur_row = -1
         self.completed = 0
         self.sweep_every = sweep_every
         self.compact_slack = compact_slack
@@ -1141,6 +1143,7 @@ cdef class Kernel:
         cdef int64_t key, ekey
         cdef bint kept
         for i in range(n):
+            self.cur_row = i + row0
             if ts[i] < self.last_ts:
                 raise OrderError(i + row0, ts[i], self.last_ts)
             if self.tie_either:
@@ -1593,6 +1596,11 @@ cdef class Kernel:
     @property
     def stored_events(self):
         return self.store.n
+
+    def oldest_pos(self):
+        """The position of the oldest event in the store (the store keeps arrival order),
+        or -1 when it is empty: no later match binds an event before it."""
+        return self.store.pos[0] if self.store.n else -1
 
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))

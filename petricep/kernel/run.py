@@ -127,13 +127,6 @@ class KernelRun:
                 tags[:, a] = TAG_STR
             else:
                 raise EventError(f"the kernel reads numbers and text, not {col.type}", None, None, name)
-        if len(self._strings) != self._ranked:
-            order = sorted(self._strings, key=self._strings.__getitem__)
-            ranks = np.empty(len(order), dtype=np.float64)
-            for rank, s in enumerate(sorted(order)):
-                ranks[self._strings[s]] = rank
-            self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
-            self._ranked = len(self._strings)
         return vals, tags
 
     def _codes(self, col: Any) -> np.ndarray:
@@ -173,20 +166,59 @@ class KernelRun:
         ids = self._ids(batch, pos)
         vals, tags = self._attributes(batch, n)
         keys = self._key_codes(batch, n)
+        self.fire(types, ts, pos, ids, vals, tags, keys)
+        return self._table(*self.kernel.take_matches())
+
+    def fire(
+        self,
+        types: np.ndarray,
+        ts: np.ndarray,
+        pos: np.ndarray,
+        ids: np.ndarray,
+        vals: np.ndarray,
+        tags: np.ndarray,
+        keys: np.ndarray,
+    ) -> None:
+        """Fire events given as the kernel's columns (:meth:`push` builds them from Arrow,
+        :class:`~petricep.kernel.engine.KernelEngine` from events); their matches stay
+        buffered for :meth:`take_matches`. An evaluation error leaves the matches of the
+        events before the failing one (row ``kernel.cur_row``) buffered."""
+        self.update_ranks()
         try:
-            self.kernel.run(types, ts, pos, ids, vals, tags, keys, self._pos)
+            self.kernel.run(types, ts, pos, ids, vals, tags, keys, 0)
         except _kernel.OrderError as e:
             row, t, prev = e.args
             raise EventOrderError(
                 f"timestamp {_num(t, self._int_time)} is before the previous event's {_num(prev, self._int_time)} "
                 "(input must be in time order)",
-                row=row,
+                row=int(pos[row]),
             ) from None
         except _kernel.KernelEvaluationError as e:
             raise EvaluationError(self._evaluation_message(*e.args)) from None
-        self._pos += n
+        self._pos = int(pos[-1]) + 1
         self._last = (float(ts[-1]), int(pos[-1]))
-        return self._table(*self.kernel.take_matches())
+
+    def take_matches(self) -> tuple[np.ndarray, ...]:
+        """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound), counted
+        per pattern; the buffer is emptied."""
+        arrays = self.kernel.take_matches()
+        self._count(arrays[0])
+        return tuple(arrays)
+
+    def string_code(self, s: str) -> int:
+        """The dictionary code of ``s`` (new strings get the next code)."""
+        return self._strings.setdefault(s, len(self._strings))
+
+    def update_ranks(self) -> None:
+        """Give the kernel each string's rank in the sorted dictionary when it has grown."""
+        if len(self._strings) == self._ranked:
+            return
+        order = sorted(self._strings, key=self._strings.__getitem__)
+        ranks = np.empty(len(order), dtype=np.float64)
+        for rank, s in enumerate(sorted(order)):
+            ranks[self._strings[s]] = rank
+        self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
+        self._ranked = len(self._strings)
 
     def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
         """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""
@@ -204,10 +236,17 @@ class KernelRun:
 
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""
-        self.kernel.finish()
+        self.finish()
         out = self._table(*self.kernel.take_matches())
         self.kernel.clear()
         return out
+
+    def finish(self) -> None:
+        """End of stream for the kernel: its last matches are buffered (:meth:`take_matches`)."""
+        try:
+            self.kernel.finish()
+        except _kernel.KernelEvaluationError as e:
+            raise EvaluationError(self._evaluation_message(*e.args)) from None
 
     def live_partial_matches(self) -> int:
         """Partial matches that can still be extended at the last event (the engine's count)."""
@@ -222,11 +261,14 @@ class KernelRun:
 
     # ------------------------------------------------------------------ output
 
+    def _count(self, pattern: np.ndarray) -> None:
+        if len(pattern):
+            for pi, count in enumerate(np.bincount(pattern, minlength=len(self.lowered.patterns))):
+                self.matches[self.lowered.patterns[pi].name] += int(count)
+
     def _table(self, pattern: np.ndarray, start: np.ndarray, end: np.ndarray, ids: np.ndarray, bound: np.ndarray) -> pa.Table:
         names = [p.name for p in self.lowered.patterns]
-        counts = np.bincount(pattern, minlength=len(names)) if len(pattern) else np.zeros(len(names), dtype=np.int64)
-        for name, count in zip(names, counts):
-            self.matches[name] += int(count)
+        self._count(pattern)
         cols: dict[str, Any] = {
             "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), pa.array(names, pa.string())),
             "start": _times(start, self._int_time),

@@ -1,0 +1,245 @@
+"""The kernel behind the embedded engine's interface: events in, :class:`Match` objects out.
+
+:class:`~petricep.api.runner.Run` reads, checks and prefilters rows into events the same way
+whichever engine fires them, so the accounting, the rejected rows and their messages do not
+depend on the engine. :class:`KernelEngine` collects those events into the kernel's columns,
+fires them a batch at a time (:data:`BATCH` events) and turns the kernel's matches back into
+the Python engine's :class:`Match` objects, in the same order, with the events' own ids and
+timestamps:
+
+* the kernel binds events by position; the adapter keeps each event's id and timestamp by
+  position for as long as the kernel's store may hold the event (its oldest position), so a
+  match reports exactly what the input said (text ids, ints beyond float64, ``1`` vs ``1.0``)
+  with start / end the timestamps of its first and last bound events, as the engine's tokens;
+* text values are dictionary codes (the kernel compares codes for ``=`` / ``!=`` and ranks
+  for ordering), numbers float64, as in :class:`~petricep.kernel.run.KernelRun`;
+* partition keys are codes of the key values by Python equality, as the engine's dicts.
+
+An evaluation error (``cannot compare 'x' < 3``) is raised at the next call after the matches
+of the events before the failing one were returned, with the failing event attached, so the
+run reports the same matches and the same located error as with the Python engine.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from petricep.compile.net import Net
+from petricep.errors import EvaluationError, StateLimitError
+from petricep.events import Event
+from petricep.kernel.run import TAG_STR, KernelRun
+from petricep.runtime.match import Match
+
+BATCH = 4096  # events per kernel call
+
+
+class KernelEngine:
+    """``net`` on the kernel, driven like :class:`~petricep.runtime.engine.Engine`: ``push``
+    one event (the matches of the batch it completes, in the engine's order), ``flush`` at
+    the end, ``drain`` to fire the events collected so far without ending the stream.
+
+    ``max_partial_matches``: the memory budget, checked after every batch (the engine checks
+    at every sweep): over it, :class:`StateLimitError` as the engine words it."""
+
+    engine_name = "kernel"
+
+    def __init__(
+        self, net: Net, tie: str = "arrival", max_partial_matches: int | None = None, batch: int = BATCH
+    ) -> None:
+        self.net = net
+        self.kernel = KernelRun(net, tie=tie)
+        lowered = self.kernel.lowered
+        self._type_code = {t: i for i, t in enumerate(lowered.types)}
+        self._attrs = lowered.attrs
+        self._partitions = [g.partition for g in lowered.groups]
+        self._keys: list[dict[Any, int]] = [{} for _ in lowered.groups]
+        self._vars = [(p.name, p.vars) for p in lowered.patterns]
+        self._batch = batch
+        self._buf: list[Event] = []
+        # id and timestamp of each event the kernel may still bind, by position (ascending)
+        self._known_pos: list[int] = []
+        self._known_id: list[Any] = []
+        self._known_ts: list[Any] = []
+        self._error: EvaluationError | None = None
+        self._budget = max_partial_matches
+        self.sweep_every = batch  # the peak is sampled once per batch
+        self.peak = 0
+        self.events = 0
+
+    # ------------------------------------------------------------------ driving
+
+    def push(self, e: Event) -> list[Match]:
+        """Collect ``e``; the matches of the batch it fills (none until then)."""
+        if self._error is not None:
+            raise self._error
+        self._buf.append(e)
+        return self._fire() if len(self._buf) >= self._batch else []
+
+    def drain(self) -> list[Match]:
+        """Fire the events collected so far (the stream goes on)."""
+        if self._error is not None:
+            raise self._error
+        return self._fire()
+
+    def flush(self) -> list[Match]:
+        """End of stream: fire what is collected, then close every window. (Call
+        :meth:`drain` first to get the matches before an error in the last batch.)"""
+        out = self.drain()
+        if self._error is not None:
+            raise self._error
+        self.kernel.finish()
+        out += self._matches(self.kernel.take_matches())
+        self.kernel.kernel.clear()  # every partial match is gone, as in the engine
+        return out
+
+    def _fire(self) -> list[Match]:
+        evs, self._buf = self._buf, []
+        if not evs:
+            return []
+        columns = self._columns(evs)
+        try:
+            self.kernel.fire(*columns)
+        except EvaluationError as exc:
+            row = self.kernel.kernel.cur_row
+            exc.event = evs[row] if 0 <= row < len(evs) else None  # type: ignore[attr-defined]
+            self._error = exc
+            self.events += max(row, 0)
+            return self._matches(self.kernel.take_matches())
+        self.events += len(evs)
+        out = self._matches(self.kernel.take_matches())
+        self._forget()
+        self._sample(evs[-1])
+        return out
+
+    def _sample(self, last: Event) -> None:
+        live = self.kernel.live_partial_matches()
+        self.peak = max(self.peak, live)
+        if self._budget is not None and live > self._budget:
+            raise StateLimitError(
+                f"{live} live partial matches, over the run's budget of {self._budget} at event {last.id!r} "
+                f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
+                f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"
+            )
+
+    # ------------------------------------------------------------------ events -> columns
+
+    def _columns(self, evs: Sequence[Event]) -> tuple[np.ndarray, ...]:
+        n = len(evs)
+        code = self._type_code
+        types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
+        pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
+        ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
+        self._remember(evs)
+        return (types, ts, pos, pos, *self._values(evs), self._key_codes(evs))
+
+    def _remember(self, evs: Sequence[Event]) -> None:
+        """Each event's id and timestamp by position, for the matches (the kernel binds
+        positions): kept while the kernel's store may still hold the event."""
+        self._known_pos.extend(e.pos for e in evs)
+        self._known_id.extend(e.id for e in evs)
+        self._known_ts.extend(e.ts for e in evs)
+
+    def _forget(self) -> None:
+        """Drop what no later match can bind: events before the oldest one the kernel stores."""
+        oldest = self.kernel.kernel.oldest_pos()
+        cut = len(self._known_pos) if oldest < 0 else bisect_left(self._known_pos, oldest)
+        if cut:
+            del self._known_pos[:cut], self._known_id[:cut], self._known_ts[:cut]
+
+    def _values(self, evs: Sequence[Event]) -> tuple[np.ndarray, np.ndarray]:
+        n, na = len(evs), max(len(self._attrs), 1)
+        vals = np.zeros((n, na), dtype=np.float64)
+        tags = np.zeros((n, na), dtype=np.int8)
+        string = self.kernel.string_code
+        for a, name in enumerate(self._attrs):
+            col = [e.attrs.get(name) for e in evs]
+            for r, v in enumerate(col):
+                if type(v) is str:
+                    vals[r, a] = string(v)
+                    tags[r, a] = TAG_STR
+                elif isinstance(v, (int, float)):
+                    vals[r, a] = v
+                elif v is not None:  # (a missing value is never read: the reader requires the field)
+                    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
+        return vals, tags
+
+    def _key_codes(self, evs: Sequence[Event]) -> np.ndarray:
+        n = len(evs)
+        keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
+        for gi, attrs in enumerate(self._partitions):
+            if not attrs:
+                continue
+            seen = self._keys[gi]
+            if len(attrs) == 1:
+                a = attrs[0]
+                values: Any = (e.attrs.get(a) for e in evs)
+            else:
+                values = (tuple(e.attrs.get(a) for a in attrs) for e in evs)
+            keys[gi] = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=n)
+        return keys
+
+    # ------------------------------------------------------------------ matches out
+
+    def _matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        pattern, _start, _end, positions, bound = arrays
+        if not len(pattern):
+            return []
+        known, ids, stamps = self._known_pos, self._known_id, self._known_ts
+        out = []
+        for r, pi in enumerate(pattern.tolist()):
+            name, slots = self._vars[pi]
+            row, b = positions[r].tolist(), bound[r]
+            at = {s: bisect_left(known, row[s]) for _, s in slots if b[s]}
+            bound_ids = {v: ids[at[s]] for v, s in slots if s in at}
+            out.append(Match(name, bound_ids, *_span(stamps, sorted(at.values())), {}))
+        return out
+
+    # ------------------------------------------------------------------ accounting
+
+    def live_partial_matches(self) -> int:
+        """Partial matches that can still be extended at the last event fired."""
+        return self.kernel.live_partial_matches()
+
+    def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
+        """The engine's accounting (:meth:`Engine.report`), from what the kernel counts: per
+        pattern its matches (no timeouts or limits on the kernel); partial matches alive in
+        all (not per pattern) and their peak, sampled after every batch."""
+        processed = self.events + len(self._buf)
+        return {
+            "events": {
+                "read": processed + rejected if read is None else read,
+                "processed": processed,
+                "rejected": rejected,
+                "late": 0,
+                "composite": 0,
+            },
+            "patterns": {
+                name: {"matches": count, "timeouts": 0, "dropped": 0} for name, count in self.kernel.matches.items()
+            },
+            "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": 0},
+        }
+
+    def marking(self) -> None:
+        """No marking counts on the kernel (``--stats``'s net section needs the Python engine)."""
+        return None
+
+
+def _span(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:
+    """A match's start and end as the engine's tokens keep them: binding the events in
+    arrival order, an equal timestamp never replaces the one kept (so ``0`` stays ``0``
+    beside ``0.0``)."""
+    first = last = stamps[bound[0]]
+    for i in bound[1:]:
+        t = stamps[i]
+        if t < first:
+            first = t
+        if t > last:
+            last = t
+    return first, last
+
+
+__all__ = ["BATCH", "KernelEngine"]

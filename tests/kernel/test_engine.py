@@ -1,0 +1,195 @@
+"""The kernel behind the engine's interface (``KernelEngine``, ``run --engine kernel``): the
+Python engine's matches, in its order and with the input's own ids and timestamps (ints stay
+ints, text ids stay text), the same located errors, and the run saying which engine ran."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from petricep import kernel
+from petricep.api import compile_text
+from petricep.cli import main
+from petricep.errors import EvaluationError
+from petricep.events import Event
+from petricep.kernel import supports
+from petricep.kernel.engine import KernelEngine
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from tests.strategies import pattern_text, patterns, streams
+
+pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+def exact(matches: list[Any]) -> list[str]:
+    """Matches as text: ``1`` and ``1.0`` differ, as they do in the output files."""
+    return [repr(m.to_dict()) for m in matches]
+
+
+def drive(engine: Any, events: list[Event]) -> list[Any]:
+    out = []
+    for e in events:
+        out += engine.push(Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)))
+    return out + engine.flush()
+
+
+@st.composite
+def odd_streams(draw: Any) -> list[Event]:
+    """Streams whose ids are ints, text or huge ints, whose times mix ints and floats
+    (1.0 beside 1), and whose ``x`` is sometimes text (the kernel's string codes)."""
+    events = draw(streams(max_size=14))
+    out = []
+    for e in events:
+        idv = draw(st.sampled_from((e.id, f"e{e.id}", e.id + (1 << 63), -e.id)))
+        ts = draw(st.sampled_from((e.ts, float(e.ts), e.ts + 0.5))) if draw(st.booleans()) else e.ts
+        out.append(Event(e.type, ts, e.pos, idv, dict(e.attrs)))
+    ordered = [out[0]]
+    for e in out[1:]:  # keep time order: a .5 never goes past the next whole step
+        ordered.append(e if e.ts >= ordered[-1].ts else Event(e.type, ordered[-1].ts, e.pos, e.id, e.attrs))
+    return ordered
+
+
+@SETTINGS
+@given(st.data())
+def test_kernel_engine_gives_the_engines_matches(data: st.DataObject) -> None:
+    pats = [
+        data.draw(patterns(kleene=False, returns=False, negation=data.draw(st.booleans())))
+        for _ in range(data.draw(st.integers(1, 3)))
+    ]
+    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    events = data.draw(odd_streams())
+    batch = data.draw(st.integers(1, 5))
+    for p in pats:
+        note(pattern_text(p))
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts!r} id={e.id!r} {e.attrs}" for e in events))
+    net = build_net(pats)
+    ok, reason = supports(net, "arrival")
+    if not ok:
+        assert reason  # a refusal always says why
+        return
+    want = exact(drive(Engine(net), events))
+    got = exact(drive(KernelEngine(net, batch=batch), events))
+    assert got == want
+
+
+def test_text_values_order_and_equality() -> None:
+    """Text is compared by dictionary codes (=) and ranks (<), as the engine compares str."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE a.s < b.s AND a.t = b.t")
+    rows = [("A", "m", "x"), ("B", "z", "x"), ("B", "a", "x"), ("A", "b", "y"), ("B", "c", "y"), ("B", "n", "x")]
+    events = [Event(t, i, i, i, {"s": s, "t": u}) for i, (t, s, u) in enumerate(rows)]
+    want = exact(drive(Engine(net), events))
+    assert exact(drive(KernelEngine(net, batch=2), events)) == want
+    assert [m["ids"] for m in map(eval_dict, want)] == [{"a": 0, "b": 1}, {"a": 3, "b": 4}, {"a": 0, "b": 5}]
+
+
+def eval_dict(text: str) -> dict[str, Any]:
+    """The test's own repr of a match dict read back (ids and times are plain literals)."""
+    import ast
+
+    return ast.literal_eval(text)  # type: ignore[no-any-return]
+
+
+def test_error_after_the_matches_before_it() -> None:
+    """A failing comparison mid-batch: the matches of earlier events come first, then the
+    error, attached to the failing event, in the engine's words."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x")
+    events = [Event("A", 0, 0, 0, {"x": 1}), Event("B", 1, 1, 1, {"x": 2}), Event("B", 2, 2, 2, {"x": "u"})]
+    k = KernelEngine(net, batch=8)
+    got: list[Any] = []
+    with pytest.raises(EvaluationError) as caught:
+        for e in events:
+            got += k.push(e)
+        got += k.drain()
+        k.flush()
+    assert [m.ids for m in got] == [{"a": 0, "b": 1}]
+    assert str(caught.value) == "cannot compare 1 < 'u'"
+    assert caught.value.event.pos == 2  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- the CLI
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
+    def call(*args: str) -> tuple[int, str, str]:
+        rc = main(list(args))
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return call
+
+
+STOCKS = ("--events", str(ROOT / "examples/data/stocks.csv"), "--type-field", "type", "--time-field", "ts")
+
+
+NASDAQ = ROOT.parent / "shared/data/opencep_events/NASDAQ_MEDIUM.txt"
+RUNS = {
+    "sase": ("sase_equal_price.pcep", *STOCKS, "--id-field", "id"),
+    "nasdaq": (
+        "nasdaq_rising_peaks.pcep",
+        *("--events", str(NASDAQ), "--columns", "ticker,ts,open,peak,low,close,volume"),
+        *("--type-field", "ticker", "--time-field", "ts", "--time-format", "%Y%m%d%H%M"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_run_engine_kernel_writes_the_same_file(run_cli: Any, name: str) -> None:
+    net, *opts = RUNS[name]
+    if name == "nasdaq" and not NASDAQ.exists():
+        pytest.skip("the shared OpenCEP data is not beside the repository")
+    rc_py, py, _ = run_cli("run", str(ROOT / "nets" / net), *opts)
+    rc_k, ker, err = run_cli("run", str(ROOT / "nets" / net), *opts, "--engine", "kernel")
+    assert rc_py == rc_k == 0
+    assert ker == py and py.count("\n") > 0
+    assert err.splitlines()[-1] == "  engine: kernel"
+
+
+def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
+    pf = tmp_path / "k.pcep"
+    pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5\n")
+    rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
+    assert rc == 0
+    assert err.splitlines()[-1] == "  engine: python (pattern 'rises': Kleene closure is not covered yet)"
+    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
+    assert out == py
+
+
+def test_run_engine_kernel_stats_name_the_engine(run_cli: Any, tmp_path: Path) -> None:
+    stats = tmp_path / "s.json"
+    rc, _, _ = run_cli(
+        "run", str(ROOT / "nets/sase_equal_price.pcep"), *STOCKS, "--engine", "kernel", "--stats", str(stats)
+    )
+    assert rc == 0
+    report = json.loads(stats.read_text())
+    assert report["engine"] == {"name": "kernel", "why": "covered"}
+    assert report["events"]["read"] == report["events"]["processed"] == 20000
+    assert "net" not in report  # the marking is the Python engine's
+
+
+def test_run_engine_kernel_keeps_the_matches_before_a_bad_row(run_cli: Any, tmp_path: Path) -> None:
+    """A row the reader fails on ends the run; the matches of the rows before it are written
+    (the kernel still held them in its batch)."""
+    pf = tmp_path / "p.pcep"
+    pf.write_text("PATTERN up: SEQ(A a, B b) WHERE a.x < b.x\n")
+    ev = tmp_path / "e.jsonl"
+    ev.write_text('{"type":"A","ts":0,"x":1}\n{"type":"B","ts":1,"x":2}\n{"type":"B","ts":2,"x":"u"}\n')
+    opts = ("--events", str(ev), "--type-field", "type", "--time-field", "ts")
+    rc_py, out_py, err_py = run_cli("run", str(pf), *opts)
+    rc_k, out_k, err_k = run_cli("run", str(pf), *opts, "--engine", "kernel")
+    assert rc_py == rc_k == 3
+    assert out_k == out_py == '{"pattern": "up", "ids": {"a": 0, "b": 1}, "start": 0, "end": 1, "attrs": {}}\n'
+    assert err_k.splitlines()[-1] == err_py.splitlines()[-1] == f"{ev}:3: field 'x': error: expected a number, got 'u'"
