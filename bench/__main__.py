@@ -18,6 +18,7 @@ WORKLOADS = {
     "check_scaling": "bench.check_scaling",
     "fuzz": "bench.fuzz",
     "kernel": "bench.kernel",
+    "engines": "bench.engines",
 }
 
 

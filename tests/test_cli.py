@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from petricep import kernel
 from petricep.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +141,7 @@ def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFix
         "  q: 3 places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
         "net before merging: 2 patterns, 2 input places, 6 state places, 5 transitions",
         "net after merging: 2 shared nets, 2 input places, 6 state places, 5 transitions",
+        kernel_line("pattern 'q': Kleene closure is not covered yet"),
         "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound "
         "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
         "warning: pattern 'q': Kleene variable b[] has no WITHIN window: one partial match may grow without bound",
@@ -156,12 +158,13 @@ def test_check_shows_what_merging_shares(tmp_path: Path, capsys: pytest.CaptureF
     )
     rc, out, _ = run(capsys, "check", p)
     assert rc == 0
-    assert out.splitlines()[-5:] == [
+    assert out.splitlines()[-6:] == [
         "net before merging: 3 patterns, 4 input places, 11 state places, 8 transitions",
         "net after merging: 1 shared net, 4 input places, 5 state places, 4 transitions",
         "  shared (front combination): place 'a' by p1, p2, p3",
         "  shared (front combination): place 'a;b' by p1, p2, p3",
         "  shared whole: every place of p3 serves other patterns too",
+        "kernel: covers this net (run --engine kernel)" if kernel.available() else "kernel: not built (the Python engine runs every net)",
     ]
 
 
@@ -176,3 +179,8 @@ def test_shipped_readme_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert len(lines) == 6525
     assert json.loads(lines[0]) == {"pattern": "sase_equal_price", "ids": {"a": 18, "b": 119, "c": 141}, "start": 18, "end": 141, "attrs": {}}
     assert "20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err
+
+
+def kernel_line(why: str) -> str:
+    """``check``'s kernel line for a net the kernel does not cover (when it is built)."""
+    return f"kernel: not used ({why})" if kernel.available() else "kernel: not built (the Python engine runs every net)"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import IO, Any
 
+from petricep import kernel
 from petricep.api import load_patterns, net_of, sharing_lines, warnings_for
+from petricep.compile.net import Net
 from petricep.compile.rows import RowNet
 from petricep.lang import ast as A
 
@@ -34,6 +36,15 @@ def row_net_line(rn: RowNet) -> str:
         f"  {rn.name}: MATCH_RECOGNIZE, {len(rn.places)} places, {len(rn.transitions)} transitions; "
         f"rows of {table}; window {window_text(q.window)}; partition by {part}; {rows}; {skip}"
     )
+
+
+def kernel_line(net: Net) -> str:
+    """Whether ``run --engine kernel`` fires this net on the compiled kernel, and if not, why
+    (decided per net, under the default tie rule)."""
+    if not kernel.available():
+        return "kernel: not built (the Python engine runs every net)"
+    ok, why = kernel.supports(net)
+    return "kernel: covers this net (run --engine kernel)" if ok else f"kernel: not used ({why})"
 
 
 def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
@@ -70,6 +81,7 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
     )
     for line in sharing_lines(net):
         out.write(line + "\n")
+    out.write(kernel_line(net) + "\n")
     for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         out.write(w + "\n")
     return 0

@@ -17,13 +17,16 @@ Public API (for the CLI, the library API and Spark to wire in):
   ``pattern``, ``start``, ``end`` and one int64 id column per variable name, null where the
   pattern has no such variable or an OR left it unbound), ``flush()``, ``stats`` and
   ``live_partial_matches()``;
-* :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects.
+* :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
+* :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
+  ``flush`` interface, over checked events (``Run(engine="kernel")``, ``run --engine kernel``).
 
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows. Refused with a reason: negation, Kleene closure, RETURN,
-consumption, ON TIMEOUT, LIMIT, SQL queries, ARCHIVED variables.
+per-pattern roles and windows, negation at start, middle and end (not under ``either``).
+Refused with a reason: Kleene closure, RETURN, consumption, ON TIMEOUT, LIMIT, SQL queries,
+ARCHIVED variables.
 """
 
 from __future__ import annotations

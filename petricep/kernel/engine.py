@@ -188,14 +188,15 @@ class KernelEngine:
         pattern, _start, _end, positions, bound = arrays
         if not len(pattern):
             return []
-        known, ids, stamps = self._known_pos, self._known_id, self._known_ts
+        # each bound position -> its index in the remembered events (one vectorized search)
+        at = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions).tolist()
+        ids, stamps = self._known_id, self._known_ts
         out = []
-        for r, pi in enumerate(pattern.tolist()):
+        for r, (pi, b) in enumerate(zip(pattern.tolist(), bound.tolist())):
             name, slots = self._vars[pi]
-            row, b = positions[r].tolist(), bound[r]
-            at = {s: bisect_left(known, row[s]) for _, s in slots if b[s]}
-            bound_ids = {v: ids[at[s]] for v, s in slots if s in at}
-            out.append(Match(name, bound_ids, *_span(stamps, sorted(at.values())), {}))
+            row = at[r]
+            bound_ids = {v: ids[row[s]] for v, s in slots if b[s]}
+            out.append(Match(name, bound_ids, *_span(stamps, sorted(row[s] for _, s in slots if b[s])), {}))
         return out
 
     # ------------------------------------------------------------------ accounting

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from petricep import kernel
 from petricep.cli import main
 from tests.sql.test_doc_examples import ACME as PRICES
 from tests.sql.test_doc_examples import V_SHAPE
@@ -59,6 +60,7 @@ def test_check_and_draw(files: tuple[str, str], tmp_path: Path, capsys: pytest.C
         "one row per match; skip to last UP",
         "net before merging: 1 patterns, 1 input places, 6 state places, 8 transitions",
         "net after merging: 1 shared net, 1 input places, 6 state places, 8 transitions",
+        kernel_line("SQL MATCH_RECOGNIZE queries"),
         "warning: query 'MR' has no WITHIN window: a match that keeps growing holds back every later start row "
         "of its partition",
     ]
@@ -95,3 +97,8 @@ def test_summary_says_when_no_row_of_the_table_was_read(files: tuple[str, str], 
     assert main(["run", sql, "--events", csv, "--type", "Quote", "--time-field", "tstamp"]) == 0
     err = capsys.readouterr().err
     assert "  MR: 0 matches (no event of type 'Ticker' was read: check --type / --type-field)" in err.splitlines()
+
+
+def kernel_line(why: str) -> str:
+    """``check``'s kernel line for a net the kernel does not cover (when it is built)."""
+    return f"kernel: not used ({why})" if kernel.available() else "kernel: not built (the Python engine runs every net)"
