@@ -26,18 +26,21 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from petricep.errors import EXIT_ERROR, ConfigError, DataError, OutputError
 from petricep.export.model import swatch
+
+if TYPE_CHECKING:  # pandas is loaded by whoever hands in a DataFrame, not by petricep's start-up
+    import pandas as pd
 
 INSTALL = "pip install 'petricep[plot]'"
 FORMATS = (".png", ".svg", ".pdf")
@@ -149,10 +152,17 @@ def load(matches: Any, key: str | None = None, dates: bool | None = None) -> Tim
     if isinstance(matches, (str, Path)):
         records = list(_read_jsonl(Path(matches)))
         return _from_records(records, key, dates, str(matches))
-    if isinstance(matches, pd.DataFrame):
+    if _is_frame(matches):
         return _from_frame(matches, key, dates)
     records = [m.to_dict() if hasattr(m, "to_dict") else m for m in matches]
     return _from_records(records, key, dates, "matches")
+
+
+def _is_frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame (one exists only once pandas is imported, so
+    ``petricep run`` and ``plot FILE`` never import it)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, pandas.DataFrame)
 
 
 def _read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -246,7 +256,7 @@ def _from_frame(df: pd.DataFrame, key: str | None, dates: bool | None) -> Timeli
         df = df[df["timeout"].isna()]
     start = df["start"] if "start" in df.columns else df["end"]
     keys = [None if _missing(k) else k for k in df[key]] if key else [None] * len(df)
-    if pd.api.types.is_datetime64_any_dtype(df["end"]):
+    if sys.modules["pandas"].api.types.is_datetime64_any_dtype(df["end"]):
         s, e = _seconds(start), _seconds(df["end"])
         return Timeline([str(p) for p in df["pattern"]], s, e, keys, dates is not False)
     try:
@@ -262,7 +272,7 @@ def _missing(value: Any) -> bool:
 
 def _seconds(col: pd.Series) -> list[float]:
     """Datetimes (naive ones read as UTC) as epoch seconds."""
-    return [float(t.value) / 1e9 for t in pd.to_datetime(col, utc=True)]
+    return [float(t.value) / 1e9 for t in sys.modules["pandas"].to_datetime(col, utc=True)]
 
 
 def _scaled(pats: list[str], start: list[float], end: list[float], keys: list[Any], dates: bool | None) -> Timeline:
