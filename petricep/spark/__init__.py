@@ -22,7 +22,7 @@ Streaming::
 
     run = StreamRun(spark, net, watermark=300)      # 300 s of out-of-order arrival
     events = run.events_from_files("incoming/", spec, pos_field="seq")
-    query = run.matches(events).writeStream.option("checkpointLocation", "ck/")...
+    query = run.typed_matches(events, spec).writeStream.option("checkpointLocation", "ck/")...
 """
 
 from __future__ import annotations

@@ -37,13 +37,15 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.io.readers import InputSpec, infer_format
+from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine
 
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock
 from .plan import Plan, Router, make_plan
-from .rows import EVENT, MATCHES_DDL, PARSED_DDL, PUBLIC_COLUMNS, PosMap, decode, error_row, match_row
+from .rows import EVENT, MATCHES_DDL, PARSED_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
+from .typed import typed
 
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
 TASK_ERROR = "petricep-error: "  # prefix of a firing error raised inside a Spark task
@@ -58,6 +60,8 @@ class Parsed:
     posmap: PosMap
     id_is_pos: bool
     names: tuple[str, ...] | None
+    text_ids: bool = False  # some event id is not an int (the typed ids are text then)
+    timestamps: bool = False  # the input's times are date-times (typed start/end: timestamps)
 
 
 class FiringError(EvaluationError):
@@ -321,13 +325,22 @@ class BatchRun:
         parser = Parser(config, Router(self.plan))
         parsed = prepared.mapInArrow(parser, PARSED_DDL).localCheckpoint(eager=True)
         side = parsed.filter(F.col("kind") != EVENT).select("kind", "ev").collect()
-        posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header)
+        facts: dict[str, set[str]] = {}
+        posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header, facts)
         if error is not None:
             parsed.unpersist()
             raise error
         clock = StreamClock.from_runs(pos_runs)
         events = parsed.filter(F.col("kind") == EVENT).select("g", "k", "lid", "ev")
-        return Parsed(events, clock, posmap, id_is_pos=config.spec.id_field is None, names=config.names)
+        return Parsed(
+            events,
+            clock,
+            posmap,
+            id_is_pos=config.spec.id_field is None,
+            names=config.names,
+            text_ids=bool(facts.get("ids", set()) - {"int"}),
+            timestamps="datetime" in facts.get("time", set()) and _dated(config.spec),
+        )
 
     # -- firing ------------------------------------------------------------------------
 
@@ -369,8 +382,14 @@ def _csv_columns(header: bytes, delimiter: str) -> tuple[str, ...] | None:
         return None  # the parse stage reports it
 
 
-def public(matches: Any) -> Any:
-    return matches.select(*PUBLIC_COLUMNS)
+def _dated(spec: InputSpec) -> bool:
+    """Whether date-time stamps of this input carry a date (a time of day alone stays a number)."""
+    return spec.time_format is None or format_has_date(spec.time_format)
+
+
+def public(matches: Any, net: Net, parsed: Parsed) -> Any:
+    """The user's columns of a firing result, typed (:mod:`petricep.spark.typed`)."""
+    return typed(matches, net, text_ids=parsed.text_ids, timestamps=parsed.timestamps)
 
 
 def match_events(
@@ -383,13 +402,16 @@ def match_events(
 ) -> Any:
     """Matches of ``net`` over a Spark DataFrame of events (see :class:`BatchRun`).
 
-    Returns a DataFrame ``pattern, ids, start, end, attrs, json, emitted_at``: ``ids`` and
-    ``attrs`` are JSON objects as text, ``json`` the whole JSON Lines record ``petricep run``
-    writes, ``emitted_at`` the position of the input event at which the match came out.
-    The events are parsed (one Spark job) when this is called; firing runs when the
-    result is used."""
+    Returns a DataFrame ``pattern, ids, start, end, attrs, json, emitted_at``: ``ids`` a
+    struct of the variables' event ids (``long``, Kleene variables ``array<long>``),
+    ``attrs`` a struct of the RETURN fields with their types, ``start``/``end`` timestamps
+    when the input's times are date-times (else numbers) -- see :mod:`petricep.spark.typed`;
+    ``json`` the whole JSON Lines record ``petricep run`` writes, ``emitted_at`` the
+    position of the input event at which the match came out. The events are parsed (one
+    Spark job) when this is called; firing runs when the result is used."""
     run = BatchRun(df.sparkSession, net, tie, partitions)
-    return public(run.fire(run.parse_dataframe(df, spec, pos_field)))
+    parsed = run.parse_dataframe(df, spec, pos_field)
+    return public(run.fire(parsed), net, parsed)
 
 
 def match_file(
@@ -398,7 +420,8 @@ def match_file(
     """Matches of ``net`` over a CSV, JSON Lines or Parquet file read by Spark (same
     result columns as :func:`match_events`)."""
     run = BatchRun(spark, net, tie, partitions)
-    return public(run.fire(run.parse_file(spec)))
+    parsed = run.parse_file(spec)
+    return public(run.fire(parsed), net, parsed)
 
 
 def ordered_json(matches: Any, end: int | None = None) -> Iterator[str]:

@@ -38,7 +38,7 @@ from petricep.io.readers import InputSpec, events_from_table, open_events
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import COUNTS, ERROR, EVENT, LID_BITS, RUNS, PosMap, RowError, encode
+from .rows import COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -104,6 +104,7 @@ class Parser:
     def __init__(self, config: ParseConfig, router: Router) -> None:
         self.config = config
         self.router = router
+        self.facts: dict[str, set[str]] = {"ids": set(), "time": set()}  # per task: see FACTS
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with quiet_gc(), trace("parse") as rows:
@@ -119,6 +120,8 @@ class Parser:
         counts: dict[int, int] = {}
         blanks: list[int] = []
         errors: list[RowError] = []
+        self.facts = {"ids": set(), "time": set()}
+        id_types = self.facts["ids"] if self.config.spec.id_field is not None else None
         text = self.config.text
         router = self.router
         fast = router.fast
@@ -140,6 +143,8 @@ class Parser:
                 events, err = self._lines(batch, lids, blanks)
             if err is not None:
                 errors.append(err)
+            if id_types is not None:
+                id_types.update({type(e.id).__name__ for _, e in events})
             for lid, e in events:
                 ts = e.ts
                 if run is not None and ts == run[0] and lid == run[2] + 1:
@@ -184,6 +189,8 @@ class Parser:
             out.add(COUNTS, -1, "", 0, pickle.dumps((counts, blanks), protocol=pickle.HIGHEST_PROTOCOL))
         for err in errors:
             out.add(ERROR, -1, "", err.lid, pickle.dumps(err, protocol=pickle.HIGHEST_PROTOCOL))
+        if any(self.facts.values()):
+            out.add(FACTS, -1, "", 0, pickle.dumps(self.facts, protocol=pickle.HIGHEST_PROTOCOL))
         if len(out):
             yield out.batch()
 
@@ -197,8 +204,11 @@ class Parser:
         table = pa.Table.from_batches([batch.select(keep)])
         out: list[tuple[int, Event]] = []
         try:
-            for e in events_from_table(table, spec):
+            source = events_from_table(table, spec)
+            for e in source:
                 out.append((lids[e.pos], e))
+            if out:
+                self.facts["time"].add(source.time_kind)
         except EventError as err:
             row = err.row if err.row is not None and 0 <= err.row < len(lids) else None
             return out, RowError(
@@ -265,6 +275,8 @@ class Parser:
                 source = open_events(spec)
                 for e in source:
                     out.append((data_lids[e.pos], e))
+                if out:
+                    self.facts["time"].add(source.time_kind)
             except EventError as err:
                 row = err.row
                 if row is not None and skip <= row < skip + len(data_lids):
@@ -330,12 +342,13 @@ def quiet_gc() -> Iterator[None]:
 
 
 def interpret(
-    side: Iterable[tuple[int, bytes]], config: ParseConfig, header: int
+    side: Iterable[tuple[int, bytes]], config: ParseConfig, header: int, facts: dict[str, set[str]] | None = None
 ) -> tuple[PosMap, list[Run], EventError | None]:
     """The driver's reading of the parse stage's side rows ``(kind, data)``: the position
     map, the clock runs in positions (sorted), and the error a sequential reader would
     have stopped at first — the first bad row, or the first timestamp before its
-    predecessor's — as the :class:`EventError` it raises (file, row, field)."""
+    predecessor's — as the :class:`EventError` it raises (file, row, field). ``facts``:
+    filled with the union of the tasks' FACTS (id types, time kinds)."""
     counts: dict[int, int] = {}
     blank_lids: list[int] = []
     runs: list[Run] = []
@@ -351,6 +364,9 @@ def interpret(
             runs.extend(value)
         elif kind == ERROR:
             errors.append(value)
+        elif kind == FACTS and facts is not None:
+            for name, seen in value.items():
+                facts.setdefault(name, set()).update(seen)
     posmap = PosMap() if config.identity else PosMap.from_counts(counts, header, blank_lids)
     label = config.spec.path
     text = config.text is not None

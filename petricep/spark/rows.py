@@ -28,6 +28,7 @@ EVENT = 0
 RUNS = 1  # clock runs (ts, first order key, last order key) of the events a task read
 ERROR = 2  # the first bad row of a chunk
 COUNTS = 3  # rows (lines) seen per input partition, and blank lines
+FACTS = 4  # what a task saw of the values: the Python types of event ids, the time kinds
 
 LID_BITS = 33  # monotonically_increasing_id(): partition id << 33 | row within the partition
 LID_MASK = (1 << LID_BITS) - 1
@@ -37,7 +38,6 @@ MATCHES_DDL = (
     "pattern string, ids string, start double, end double, attrs string, json string, "
     "emitted_at long, task int, seq long, error string"
 )
-PUBLIC_COLUMNS = ("pattern", "ids", "start", "end", "attrs", "json", "emitted_at")
 
 
 def encode(e: Event, names: tuple[str, ...] | None = None) -> bytes:

@@ -66,6 +66,7 @@ from petricep.errors import ConfigError, EvaluationError, EventError, PetricepEr
 from petricep.events import Event
 from petricep.io.output import LateWriter
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
+from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine, Match
 
 from . import snapshot
@@ -74,6 +75,7 @@ from .parse import quiet_gc
 from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row
 from .session import configure, require_spark
+from .typed import typed
 
 STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean"
 # the query's output: matches, late events and per-key counts of the events read
@@ -505,6 +507,15 @@ class StreamRun:
 
         cols = [c.split()[0] for c in MATCHES_DDL.split(", ")]
         return self.output(events).where(F.col("kind") == MATCH).select(*cols)
+
+    def typed_matches(self, events: Any, spec: InputSpec, *, text_ids: bool = False) -> Any:
+        """:meth:`matches` with the batch API's typed columns (:mod:`petricep.spark.typed`):
+        ``pattern, ids, start, end, attrs, json, emitted_at``. A stream's values are known
+        only as they arrive, so what a batch run learns from its input is said here: ids
+        are ``long`` unless ``text_ids`` (an id column of text); start/end are timestamps
+        when ``spec.time_format`` (the events' input spec) has a date."""
+        timestamps = spec.time_format is not None and format_has_date(spec.time_format)
+        return typed(self.matches(events), self.net, text_ids=text_ids, timestamps=timestamps)
 
     def flush(self, checkpoint: str) -> Any:
         """A batch DataFrame of the matches the end of the input releases, from the state
