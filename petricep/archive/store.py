@@ -62,11 +62,18 @@ class Archive:
 
     # ------------------------------------------------------------------ writing
 
-    def append(self, e: Event) -> None:
-        """Archive one processed event (its ``pos`` is its position in this run's stream)."""
+    def begin_run(self) -> int:
+        """Record this run in the archive's metadata (once) and return its number: the
+        ``__run`` of every event it appends. A Spark run calls it on the driver, then its
+        tasks write with :func:`write_events` under that number."""
         if not self._opened:
             self._opened = True
             self._write_meta(self.run + 1)
+        return self.run
+
+    def append(self, e: Event) -> None:
+        """Archive one processed event (its ``pos`` is its position in this run's stream)."""
+        self.begin_run()
         self._buffer.append(e)
         if len(self._buffer) >= self.batch:
             self.flush()
@@ -79,13 +86,7 @@ class Archive:
         """Write the buffered events (one file per time bucket they touch)."""
         if not self._buffer:
             return
-        by_bucket: dict[int, list[Event]] = {}
-        for e in self._buffer:
-            by_bucket.setdefault(self._bucket(e.ts), []).append(e)
-        for bucket, rows in by_bucket.items():
-            d = self.path / f"bucket={bucket}"
-            d.mkdir(exist_ok=True)
-            pq.write_table(_table(rows, self.run), d / f"part-{self.run:06d}-{rows[0].pos:012d}.parquet")
+        write_events(self.path, self.run, self.bucket_seconds, self._buffer)
         self._buffer = []
 
     def _write_meta(self, runs: int) -> None:
@@ -169,6 +170,20 @@ class Archive:
         return written + len(self._buffer)
 
 
+def write_events(path: str | os.PathLike[str], run: int, bucket_seconds: float, events: Sequence[Event]) -> int:
+    """Write ``events`` (in position order) into the archive at ``path`` as run ``run``: one
+    file per time bucket they touch, named by the run and the bucket's first position (so
+    writers of disjoint events never collide). Returns the number of files written."""
+    by_bucket: dict[int, list[Event]] = {}
+    for e in events:
+        by_bucket.setdefault(math.floor(float(e.ts) / bucket_seconds), []).append(e)
+    for bucket, rows in by_bucket.items():
+        d = Path(path) / f"bucket={bucket}"
+        d.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_table(rows, run), d / f"part-{run:06d}-{rows[0].pos:012d}.parquet")
+    return len(by_bucket)
+
+
 def _table(rows: list[Event], run: int) -> pa.Table:
     columns: dict[str, list[Any]] = {"__run": [], "__pos": [], "__type": [], "__ts": [], "__id": []}
     attrs: dict[str, list[Any]] = {}
@@ -213,5 +228,5 @@ def _events(table: pa.Table) -> list[tuple[Order, Event]]:
     return out
 
 
-__all__ = ["Archive", "Order"]
+__all__ = ["Archive", "Order", "write_events"]
 

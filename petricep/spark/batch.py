@@ -40,10 +40,11 @@ from petricep.io.readers import InputSpec, infer_format
 from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine
 
+from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock
 from .plan import Plan, Router, make_plan
-from .rows import EVENT, MATCHES_DDL, PARSED_DDL, PosMap, decode, error_row, match_row
+from .rows import ARCHIVE, EVENT, MATCHES_DDL, PARSED_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
 from .typed import typed
 
@@ -84,8 +85,10 @@ class Firing:
         id_is_pos: bool,
         names: tuple[str, ...] | None,
         raise_errors: bool,
+        history: SparkHistory | None = None,
     ) -> None:
         self.names = names
+        self.history = history
         self.net_bc = net_bc
         self.plan_bc = plan_bc
         self.side_bc = side_bc
@@ -114,9 +117,12 @@ class Firing:
         failed = False
         end = clock.end()
         names = self.names
+        join = TaskJoin(self.history) if self.history is not None else None
 
         def emit(pairs: list[Any]) -> None:
             nonlocal seq
+            if join is not None:
+                pairs = join(pairs)
             for m, at in pairs:
                 rows.append(match_row(m, end if at == END else at, task, seq))
                 seq += 1
@@ -193,8 +199,18 @@ def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
 class BatchRun:
     """One batch run: ``parse_dataframe``/``parse_file``, then ``fire``."""
 
-    def __init__(self, spark: Any, net: Net, tie: str = "arrival", partitions: int | None = None) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        net: Net,
+        tie: str = "arrival",
+        partitions: int | None = None,
+        history: SparkHistory | None = None,
+    ) -> None:
+        """``history``: the archive side of a run with ARCHIVED patterns (``net``: their live
+        parts; see :func:`petricep.spark.history.prepare`)."""
         require_spark()
+        self.history = history
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
         Engine(net, tie=tie)  # the engine's own checks (tie rule vs strategies), on the driver
@@ -322,15 +338,18 @@ class BatchRun:
     def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
         from pyspark.sql import functions as F
 
+        config = replace(config, archive=self.history is not None)
         parser = Parser(config, Router(self.plan))
         parsed = prepared.mapInArrow(parser, PARSED_DDL).localCheckpoint(eager=True)
-        side = parsed.filter(F.col("kind") != EVENT).select("kind", "ev").collect()
+        side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE)).select("kind", "ev").collect()
         facts: dict[str, set[str]] = {}
         posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header, facts)
         if error is not None:
             parsed.unpersist()
             raise error
         clock = StreamClock.from_runs(pos_runs)
+        if self.history is not None:
+            self._archive(parsed, clock, posmap, config)
         events = parsed.filter(F.col("kind") == EVENT).select("g", "k", "lid", "ev")
         return Parsed(
             events,
@@ -341,6 +360,16 @@ class BatchRun:
             text_ids=bool(facts.get("ids", set()) - {"int"}),
             timestamps="datetime" in facts.get("time", set()) and _dated(config.spec),
         )
+
+    def _archive(self, parsed: Any, clock: StreamClock, posmap: PosMap, config: ParseConfig) -> None:
+        """The archive stage: every event into the archive, before any live match is joined."""
+        from pyspark.sql import functions as F
+
+        assert self.history is not None
+        side = self.spark.sparkContext.broadcast((clock, posmap))
+        writer = ArchiveWriter(self.history, side, config.spec.id_field is None, config.names)
+        rows = parsed.filter(F.col("kind") == ARCHIVE).select("lid", "ev")
+        rows.mapInArrow(writer, WRITTEN_DDL).agg(F.sum("events")).collect()
 
     # -- firing ------------------------------------------------------------------------
 
@@ -356,6 +385,7 @@ class BatchRun:
             parsed.id_is_pos,
             parsed.names,
             raise_errors,
+            self.history,
         )
         return (
             parsed.events.repartition(self.partitions, "g", "k")

@@ -17,6 +17,7 @@ from petricep.cli.inputs import add_progress_options, input_spec
 from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
 from petricep.io.readers import InputSpec
 
+from .history import SparkHistory, prepare
 from .progress import Progress
 
 DEFAULT_MASTER = "local[*]"
@@ -64,7 +65,17 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         raise ConfigError("--slack and --late are not supported with --engine spark yet: run embedded")
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
-    net = net_of(files)
+    history: SparkHistory | None = None
+    if args.archive:  # history patterns by their live part; this run claimed in the archive
+        net, history = prepare(
+            patterns,
+            args.archive,
+            args.history_order,
+            [c for f in files for c in f.conflicts],
+            [q for f in files for q in f.queries],
+        )
+    else:
+        net = net_of(files)
     for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         err.write(w + "\n")
     spec = input_spec(args, patterns)
@@ -73,10 +84,12 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         check_columns(files, spec, path=local)
     elif local is not None and not os.path.exists(local):
         raise EventError("cannot open file: no such file", args.events)
-    return run_batch(args, net, spec, out, err)
+    return run_batch(args, net, spec, out, err, history)
 
 
-def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str], err: IO[str]) -> int:
+def run_batch(
+    args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str], err: IO[str], history: SparkHistory | None = None
+) -> int:
     """Run on Spark and write the same JSON Lines as ``--engine local``."""
     from .batch import BatchRun, FiringError, ordered_json
 
@@ -84,7 +97,7 @@ def run_batch(args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str],
     spark, owned = _session(args.master)
     show = err.isatty() if getattr(args, "progress", None) is None else args.progress
     try:
-        run = BatchRun(spark, net, tie=args.tie)
+        run = BatchRun(spark, net, tie=args.tie, history=history)
         for w in run.warnings:
             err.write(w + "\n")
         counts: Counter[str] = Counter()

@@ -38,7 +38,7 @@ from petricep.io.readers import InputSpec, events_from_table, open_events
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
+from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -66,6 +66,7 @@ class ParseConfig:
     header: bytes | None = None
     identity: bool = False  # the order key is the position itself (a position column)
     names: tuple[str, ...] | None = None  # the input's columns (None: JSON Lines, keys vary)
+    archive: bool = False  # also emit every event once as an ARCHIVE row (for the event archive)
 
 
 class _Out:
@@ -128,6 +129,7 @@ class Parser:
         cache = router.cache
         kinds, gs, ks, order, evs = out.cols
         dumps = marshal.dumps
+        archive = self.config.archive
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -153,6 +155,12 @@ class Parser:
                     if run is not None:
                         runs.append((run[0], run[1], run[2]))
                     run = [ts, lid, lid]
+                if archive:
+                    kinds.append(ARCHIVE)
+                    gs.append(-1)
+                    ks.append("")
+                    order.append(lid)
+                    evs.append(encode(e, names))
                 route = fast.get(e.type)
                 attrs = e.attrs
                 if route is not None:  # one group, one key attribute: the common case, inlined
