@@ -71,10 +71,10 @@ def _petricep(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "petricep", *args], env=env, capture_output=True, text=True)
 
 
-def batch(whole: Path, tmp: Path, master: str) -> dict[str, Any]:
+def batch(whole: Path, tmp: Path, master: str, net: Path = NET) -> dict[str, Any]:
     out, stats = tmp / "batch.jsonl", tmp / "batch-stats.json"
     started = time.perf_counter()
-    done = _petricep(["run", str(NET), "--events", str(whole), *ARGS, "-o", str(out), "--engine", "spark",
+    done = _petricep(["run", str(net), "--events", str(whole), *ARGS, "-o", str(out), "--engine", "spark",
                       "--master", master, "--stats", str(stats), "--no-progress"])  # fmt: skip
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -84,10 +84,10 @@ def batch(whole: Path, tmp: Path, master: str) -> dict[str, Any]:
             "matches": sorted(out.read_text().splitlines())}  # fmt: skip
 
 
-def stream(parts: Path, tmp: Path, master: str, name: str) -> dict[str, Any]:
+def stream(parts: Path, tmp: Path, master: str, name: str, net: Path = NET) -> dict[str, Any]:
     out, stats = tmp / f"{name}-out", tmp / f"{name}-stats.json"
     started = time.perf_counter()
-    done = _petricep(["stream", str(NET), "--input", str(parts), "--output", str(out), "--checkpoint",
+    done = _petricep(["stream", str(net), "--input", str(parts), "--output", str(out), "--checkpoint",
                       str(tmp / f"{name}-ck"), *ARGS, "--pos-field", "seq", "--master", master,
                       "--available-now", "--max-files-per-trigger", "1", "--flush", "--stats", str(stats)])  # fmt: skip
     wall = time.perf_counter() - started
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--file-rows", type=int, default=100_000)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--net", type=Path, default=NET, help=f"the pattern file (default {NET.name})")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="petricep-bench-"))
     try:
@@ -122,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         _, small = write_data(tmp / "small", 2_000, 100)
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.rows} rows, "
               f"files of {args.file_rows}; master {args.master}")  # fmt: skip
-        b = batch(whole, tmp, args.master)
-        s = stream(parts, tmp, args.master, "stream")
-        o = stream(small, tmp, args.master, "small")
+        b = batch(whole, tmp, args.master, args.net)
+        s = stream(parts, tmp, args.master, "stream", args.net)
+        o = stream(small, tmp, args.master, "small", args.net)
         assert s["matches"] == b["matches"], "the stream's matches differ from the batch run's"
         rate_b = b["events"] / b["seconds"]
         print(f"batch : {b['events']} events in {b['seconds']:.1f} s = {rate_b:,.0f} events/s "

@@ -7,10 +7,8 @@ spark://...`` over Aarhus rows writes the embedded engine's matches."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,62 +30,12 @@ raise SystemExit(main(sys.argv[1:]))
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_port(port: int, proc: subprocess.Popen[bytes], log: Path, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()[-2000:]
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise AssertionError(f"the Spark master did not listen on {port}: {log.read_text()[-2000:]}")
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[str]:
-    import pyspark
+    from petricep.spark.standalone import standalone_cluster
 
-    home = os.path.dirname(pyspark.__file__)
-    spark_class = os.path.join(home, "bin", "spark-class")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_SUBMIT_ARGS")}
-    env.update(SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               SPARK_DAEMON_MEMORY="256m")  # fmt: skip
-    port = _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    procs = []
-    try:
-        log = tmp_path / "master.log"
-        with open(log, "w") as fh:
-            master = subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(port), "--webui-port", "0"],
-                env=env, stdout=fh, stderr=fh, cwd=tmp_path, start_new_session=True,
-            )  # fmt: skip
-        procs.append(master)
-        _wait_port(port, master, log)
-        for i in range(2):
-            work = tmp_path / f"worker-{i}"
-            work.mkdir()
-            with open(tmp_path / f"worker-{i}.log", "w") as fh:
-                procs.append(
-                    subprocess.Popen(
-                        [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--cores", "1",
-                         "--memory", "1g", "--webui-port", "0", "--work-dir", str(work)],
-                        env=env, stdout=fh, stderr=fh, cwd=work, start_new_session=True,
-                    )  # fmt: skip
-                )
+    with standalone_cluster(tmp_path, workers=2, cores=1) as url:
         yield url
-    finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                os.killpg(p.pid, 9)
-            p.wait()
 
 
 def test_run_on_a_standalone_cluster_equals_embedded(cluster: str, tmp_path: Path) -> None:
