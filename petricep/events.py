@@ -58,3 +58,33 @@ class Event:
 
     def __hash__(self) -> int:
         return hash((self.type, self.pos))
+
+
+class EventColumns:
+    """The events of one checked batch as columns, for a runtime that reads columns (the
+    compiled kernel) instead of one :class:`Event` per row: per row its ``types``, ``ts``,
+    ``pos`` and ``ids``, and ``attrs`` (field -> column). Columns are lists, ranges or numpy
+    arrays; a value is what the same row's :class:`Event` would hold. A reader gives them
+    only when asked (``EventSource.as_columns``), and only for batches it checked whole."""
+
+    __slots__ = ("types", "ts", "pos", "ids", "attrs")
+
+    def __init__(self, types: Any, ts: Any, pos: Any, ids: Any, attrs: dict[str, Any]) -> None:
+        self.types = types
+        self.ts = ts
+        self.pos = pos
+        self.ids = ids
+        self.attrs = attrs
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def event(self, i: int) -> Event:
+        """Row ``i`` as an :class:`Event` (to name the row an error is about)."""
+        attrs = {name: _item(col[i]) for name, col in self.attrs.items()}
+        return Event(self.types[i], _item(self.ts[i]), int(self.pos[i]), _item(self.ids[i]), attrs)
+
+
+def _item(v: Any) -> Any:
+    item = getattr(v, "item", None)  # a numpy scalar: its Python value
+    return item() if callable(item) else v

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
@@ -185,9 +185,12 @@ class Run:
         # which engine fires the net, and why (with engine="kernel": the kernel where it covers the run)
         self.engine_choice = kernel_choice(program, tie, slack, spec, bindings) if engine == "kernel" else ("python", "asked for")
         self._drain: Callable[[], list[Match]] = list
+        # the kernel takes batches the reader checked whole as columns, without an Event per row
+        self._columns: Callable[[EventColumns], list[Match]] | None = None
         if isinstance(program, Net) and self.engine_choice[0] == "kernel":
             kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
             self._drain = kernel.drain
+            self._columns = kernel.push_columns
         elif isinstance(program, Net):
             self.engine = self._pusher = Engine(
                 program,
@@ -245,8 +248,27 @@ class Run:
     def _events(self) -> Iterator[Match]:
         push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
+        columns = self._columns
         n = 0
-        for current in self.source:
+        for current in self.source.items(as_columns=columns is not None):
+            if type(current) is EventColumns:  # a checked batch, for the kernel
+                assert columns is not None
+                out = columns(current)
+                self._types.update(current.types)
+                done = len(current)
+                if done and tick is not None and (n % every) + done >= every:
+                    tick(((n % every) + done) // every * every)
+                n += done
+                if out:
+                    yield from out
+                    if after is not None:
+                        after()
+                if self._stop and done:
+                    self.stopped = True
+                    self._last_pos = int(current.pos[-1])
+                    break
+                continue
+            assert isinstance(current, Event)
             self._current = current
             seen(current.type)
             if keep is not None:

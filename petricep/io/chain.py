@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import EventError
-from ..events import Event
+from ..events import Event, EventColumns
 from .rows import RowChecker
 from .source import EventSource
 from .spec import InputSpec
@@ -43,7 +43,7 @@ class ChainSource(EventSource):
     def read_first_row(self) -> Mapping[str, Any] | None:
         return self.parts[0].first_row()
 
-    def read_events(self, checker: RowChecker) -> Iterator[Event]:
+    def read_events(self, checker: RowChecker) -> Iterator[Event | EventColumns]:
         for part in self.parts:
             checker.label = part.label  # errors of its rows name the file they are in
             yield from part.read_events(checker)

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import EventError, EventOrderError, OutputError
-from ..events import Event
+from ..events import Event, EventColumns
 from .spec import InputSpec, rule_map
 from .timestamps import TimeParser
 from .values import FLOAT_RE, MAX_NUMBER_CHARS, is_number, shared_pylist, text_value
@@ -183,13 +183,20 @@ class RowChecker:
     """One pass over an input: position, last timestamp, rejects file, and the row checks."""
 
     def __init__(
-        self, spec: InputSpec, label: str, rules: RowRules, counts: ReadCounts, row_filter: Prefilter | None
+        self,
+        spec: InputSpec,
+        label: str,
+        rules: RowRules,
+        counts: ReadCounts,
+        row_filter: Prefilter | None,
+        as_columns: bool = False,
     ) -> None:
         self.spec = spec
         self.label = label
         self.rules = rules
         self.counts = counts
         self.row_filter = row_filter
+        self.as_columns = as_columns  # a whole checked batch as one EventColumns
         self.skip = spec.on_error == "skip"
         self.type_field = spec.type_field
         self.type_const = spec.type_const
@@ -343,7 +350,7 @@ class RowChecker:
 
     def columnar(
         self, names: tuple[str, ...], batch: Batch, type_arr: pa.Array | None, time_arr: pa.Array | None, n: int
-    ) -> list[Event] | None:
+    ) -> list[Event] | list[EventColumns] | None:
         """All events of a batch of ``n`` rows that are all good, or ``None`` when some row
         needs checking one by one (nothing is consumed then)."""
         if n == 0:
@@ -406,8 +413,11 @@ class RowChecker:
                 return False
         return True
 
-    def _build(self, names: tuple[str, ...], batch: Batch, type_arr: pa.Array | None, tss: Any, n: int) -> list[Event]:
-        """The events of a checked batch (only the rows the row filter keeps, when there is one)."""
+    def _build(
+        self, names: tuple[str, ...], batch: Batch, type_arr: pa.Array | None, tss: Any, n: int
+    ) -> list[Event] | list[EventColumns]:
+        """The events of a checked batch (only the rows the row filter keeps, when there is
+        one): one :class:`EventColumns` when the source gives columns (``as_columns``)."""
         positions = range(self.pos, self.pos + n)
         cols, all_numbers = batch.cols, batch.all_numbers
         ids: Any = positions
@@ -423,6 +433,8 @@ class RowChecker:
             rows = self.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
         # Building many small containers triggers the cyclic GC over and over, with
         # nothing to collect: pause it for the batch (about a third faster).
+        if self.as_columns:
+            return [self._columns(names, cols, type_arr, tss, positions, ids, n, rows)]
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
@@ -438,6 +450,25 @@ class RowChecker:
         finally:
             if gc_was_on:
                 gc.enable()
+
+    def _columns(
+        self,
+        names: tuple[str, ...],
+        cols: list[Any],
+        type_arr: pa.Array | None,
+        tss: Any,
+        positions: range,
+        ids: Any,
+        n: int,
+        rows: list[int] | None,
+    ) -> EventColumns:
+        """A checked batch as columns, the row filter's rows only (values as its events hold them)."""
+        if rows is not None:
+            types = list(self._types(type_arr, len(rows), rows))
+            tss, kept, ids = _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
+            return EventColumns(types, tss, kept, ids, {nm: _pick(c, rows) for nm, c in zip(names, cols)})
+        types = list(self._types(type_arr, n, None))
+        return EventColumns(types, _listed(tss), positions, _listed(ids), dict(zip(names, cols)))
 
     def _types(self, type_arr: pa.Array | None, n: int, rows: list[int] | None) -> Iterable[str]:
         """The event types of a batch's ``rows`` (all ``n`` when None), only those converted."""

@@ -6,10 +6,10 @@ order. A reader subclass names its columns and turns its rows into events throug
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EventError
-from ..events import Event
+from ..events import Event, EventColumns
 from .rows import MISSING, ReadCounts, RowChecker, RowRules
 from .spec import InputSpec
 from .timestamps import TimeParser
@@ -69,10 +69,16 @@ class EventSource:
         return self.time_kind == "datetime" or self.spec.time_unit is not None
 
     def __iter__(self) -> Iterator[Event]:
+        return cast(Iterator[Event], self.items())  # without as_columns a reader gives events only
+
+    def items(self, as_columns: bool = False) -> Iterator[Event | EventColumns]:
+        """One pass over the input. ``as_columns``: a batch the reader checks whole comes as
+        one :class:`EventColumns` (for the compiled kernel), the rows it checks one by one
+        as events."""
         kind = self.counts.time_kind
         self.counts = ReadCounts()
         self.counts.time_kind = kind
-        checker = RowChecker(self.spec, self.label, self.rules, self.counts, self.row_filter)
+        checker = RowChecker(self.spec, self.label, self.rules, self.counts, self.row_filter, as_columns)
         try:
             yield from self.read_events(checker)
         finally:
@@ -83,7 +89,7 @@ class EventSource:
 
     # -- what a reader provides ------------------------------------------------------
 
-    def read_events(self, checker: RowChecker) -> Iterator[Event]:
+    def read_events(self, checker: RowChecker) -> Iterator[Event | EventColumns]:
         """The events of one pass, every row through ``checker``."""
         raise NotImplementedError
 

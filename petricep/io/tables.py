@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ConfigError, EventError
-from ..events import Event
+from ..events import Event, EventColumns
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
@@ -56,7 +56,7 @@ class ArrowSource(EventSource):
                 return batch.slice(0, 1).to_pylist()[0]  # type: ignore[no-any-return]
         return None
 
-    def read_events(self, run: RowChecker) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
         spec = self.spec
         names = self.columns
         assert names is not None
@@ -125,7 +125,7 @@ class RecordSource(EventSource):
             return it if self._first is MISSING else chain([self._first], it)
         return iter(self._records)
 
-    def read_events(self, run: RowChecker) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
         for row, rec in enumerate(self._rows()):
             pos = run.take_pos()
             if not isinstance(rec, Mapping):

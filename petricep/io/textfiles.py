@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from ..errors import ConfigError, EventError
-from ..events import Event
+from ..events import Event, EventColumns
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
@@ -328,7 +328,7 @@ class CsvSource(EventSource):
                     return dict(zip(self.columns, fields))
         return None
 
-    def read_events(self, run: RowChecker) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
         if self.spec.path == STDIN:  # Arrow's streaming reader waits for whole blocks
             stdin_replay().begin_pass()
             done: int | None = 0
@@ -343,7 +343,7 @@ class CsvSource(EventSource):
             else:
                 yield from self._slow(run, chunk, start)
 
-    def _stream(self, run: RowChecker) -> Generator[Event, None, int | None]:
+    def _stream(self, run: RowChecker) -> Generator[Event | EventColumns, None, int | None]:
         """The events of the file's first rows, read by Arrow's streaming reader (see
         :mod:`petricep.io.csvstream`); returns how many lines it read (each one row), or
         None when that was the whole file. The chunked reader reads on from there."""
@@ -380,7 +380,7 @@ class CsvSource(EventSource):
             with contextlib.suppress(pa.ArrowException):
                 reader.close()
 
-    def _fast(self, run: RowChecker, chunk: bytes) -> list[Event] | None:
+    def _fast(self, run: RowChecker, chunk: bytes) -> list[Event] | list[EventColumns] | None:
         names = self.columns
         assert names is not None
         if not names:
@@ -409,7 +409,9 @@ class CsvSource(EventSource):
         parsed = {name: c.chunk(0) if c.num_chunks else unread_column() for name, c in zip(table.column_names, table.columns)}
         return self._columnar(run, need, parsed, table.num_rows)
 
-    def _columnar(self, run: RowChecker, need: list[bool] | None, parsed: dict[str, pa.Array], n: int) -> list[Event] | None:
+    def _columnar(
+        self, run: RowChecker, need: list[bool] | None, parsed: dict[str, pa.Array], n: int
+    ) -> list[Event] | list[EventColumns] | None:
         """The events of ``n`` rows parsed as text columns (``need``: which ones events carry),
         or None when a row needs checking one by one."""
         names = self.columns
@@ -510,7 +512,7 @@ class JsonlSource(EventSource):
             return None, "invalid JSON: a line must hold one object"
         return obj, None
 
-    def read_events(self, run: RowChecker) -> Iterator[Event]:
+    def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
         if self.spec.path == STDIN:
             stdin_replay().begin_pass()
         for chunk, start in _read_chunks(self.spec.path, self.label):

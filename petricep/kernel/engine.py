@@ -30,7 +30,7 @@ import numpy as np
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, StateLimitError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.kernel.run import TAG_STR, KernelRun
 from petricep.runtime.match import Match
 
@@ -79,6 +79,37 @@ class KernelEngine:
         self._buf.append(e)
         return self._fire() if len(self._buf) >= self._batch else []
 
+    def push_columns(self, cols: EventColumns) -> list[Match]:
+        """A checked batch as columns (no :class:`Event` per row): fired at once, after the
+        events collected before it; the matches of both."""
+        if self._error is not None:
+            raise self._error
+        out = self._fire() if self._buf else []
+        if self._error is not None or not len(cols):
+            return out
+        pos = np.asarray(cols.pos, dtype=np.int64)
+        code = self._type_code
+        types = np.fromiter((code.get(t, -1) for t in cols.types), dtype=np.int32, count=len(pos))
+        ts = np.asarray(cols.ts, dtype=np.float64)
+        self._known_pos.extend(pos.tolist())
+        self._known_id.extend(_values_of(cols.ids))
+        self._known_ts.extend(_values_of(cols.ts))
+        vals, tags = self._column_values(cols.attrs, len(pos))
+        keys = self._column_keys(cols.attrs, len(pos))
+        try:
+            self.kernel.fire(types, ts, pos, pos, vals, tags, keys)
+        except EvaluationError as exc:
+            row = self.kernel.kernel.cur_row
+            exc.event = cols.event(row) if 0 <= row < len(pos) else None  # type: ignore[attr-defined]
+            self._error = exc
+            self.events += max(row, 0)
+            return out + self._matches(self.kernel.take_matches())
+        self.events += len(pos)
+        out += self._matches(self.kernel.take_matches())
+        self._forget()
+        self._sample_at(int(pos[-1]), cols.ids[len(pos) - 1])
+        return out
+
     def drain(self) -> list[Match]:
         """Fire the events collected so far (the stream goes on)."""
         if self._error is not None:
@@ -116,11 +147,14 @@ class KernelEngine:
         return out
 
     def _sample(self, last: Event) -> None:
+        self._sample_at(last.pos, last.id)
+
+    def _sample_at(self, pos: int, eid: Any) -> None:
         live = self.kernel.live_partial_matches()
         self.peak = max(self.peak, live)
         if self._budget is not None and live > self._budget:
             raise StateLimitError(
-                f"{live} live partial matches, over the run's budget of {self._budget} at event {last.id!r} "
+                f"{live} live partial matches, over the run's budget of {self._budget} at event {_item(eid)!r} "
                 f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
                 f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"
             )
@@ -166,6 +200,41 @@ class KernelEngine:
                 elif v is not None:  # (a missing value is never read: the reader requires the field)
                     raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
         return vals, tags
+
+    def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_values` from columns: numeric numpy columns as they are, the others value by value."""
+        na = max(len(self._attrs), 1)
+        vals = np.zeros((n, na), dtype=np.float64)
+        tags = np.zeros((n, na), dtype=np.int8)
+        string = self.kernel.string_code
+        for a, name in enumerate(self._attrs):
+            col = attrs.get(name)
+            if col is None:
+                continue  # a field no event of this batch carries: never read
+            if isinstance(col, np.ndarray) and col.dtype.kind in "iufb":
+                vals[:, a] = col
+                continue
+            for r, v in enumerate(col):
+                if type(v) is str:
+                    vals[r, a] = string(v)
+                    tags[r, a] = TAG_STR
+                elif isinstance(v, (int, float, np.number)):
+                    vals[r, a] = v
+                elif v is not None:
+                    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
+        return vals, tags
+
+    def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray:
+        """:meth:`_key_codes` from columns (key values as Python values, as the engine's keys)."""
+        keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
+        for gi, names in enumerate(self._partitions):
+            if not names:
+                continue
+            seen = self._keys[gi]
+            cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
+            values: Any = cols[0] if len(cols) == 1 else zip(*cols)
+            keys[gi] = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=n)
+        return keys
 
     def _key_codes(self, evs: Sequence[Event]) -> np.ndarray:
         n = len(evs)
@@ -227,6 +296,16 @@ class KernelEngine:
     def marking(self) -> None:
         """No marking counts on the kernel (``--stats``'s net section needs the Python engine)."""
         return None
+
+
+def _values_of(col: Any) -> list[Any]:
+    """A column's values as Python values (a numpy column's ``tolist``)."""
+    return col.tolist() if isinstance(col, np.ndarray) else list(col)
+
+
+def _item(v: Any) -> Any:
+    item = getattr(v, "item", None)
+    return item() if callable(item) else v
 
 
 def _span(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:
