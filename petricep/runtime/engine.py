@@ -103,21 +103,12 @@ class Engine:
 
         ``max_partial_matches``: the memory budget, live partial matches per shared net; one
         more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget)."""
-        if tie not in TIE_RULES:
-            raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
-        for p in net.patterns:
-            if tie == "either" and p.strategy != Strategy.ANY:
-                raise ConfigError(
-                    f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
-                    "(the other strategies are defined by a scan in arrival order)"
-                )
-        if net.history:
-            raise ConfigError(
-                f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
-                "(petricep run --archive DIR, or petricep.archive.history.HistoryRunner)"
-            )
+        _check_program(net, tie)
         self.net = net
         self.tie = tie
+        # the tie rule decides how an event fires, once, here (not per event)
+        self._step = self._step_either if tie == "either" else self._step_in_order
+        self._strict = tie == "strict"
         self.share_prefixes = share_prefixes
         self.runtimes = [GroupRuntime(g, tie, share_prefixes) for g in net.groups]
         # the run's marking per place and transition (runtime/counters.py): off unless asked
@@ -135,6 +126,34 @@ class Engine:
         # consumption: domain -> {event seq: ts} of the events consumed there
         self.consumed: dict[str, dict[int, Any]] = {p.conflict: {} for p in net.patterns if p.conflict}
         self._stats = RunStats(matches={p.name: 0 for p in net.patterns})
+        self._init_duties(net)
+        self.sweep_every = sweep_every
+        self.collect = collect
+        self._counted: dict[int, str] = {}
+        if not collect:
+            self._counted = {p.index: p.name for p in net.patterns if not p.returns and not p.conflict}
+        self._init_progress()
+        self.order = EventTimeOrder(slack, on_late) if slack is not None else None
+        # partial-match spilling under a memory budget (runtime/spill.py)
+        self.spill = spill
+        if spill is not None:
+            self._init_spill(tie)
+        self.generated = generated
+        self.expiry_index = expiry_index
+        for rt in self.runtimes:
+            self._specialize(rt)
+        # the expiry index, per runtime: a heap of (due, n, partition), so that a sweep
+        # visits only the partitions with something to drop (None: sweep every partition)
+        self.expiry: list[list[tuple[Any, int, Partition]] | None] = [self._expiry_heap(rt) for rt in self.runtimes]
+
+        if on_late is not None and slack is None:
+            raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
+        self.max_partial_matches = _budget(max_partial_matches)
+        # the budget is checked when stats.created reaches this (never, without a budget)
+        self._budget_at: float = INF if max_partial_matches is None else max_partial_matches
+
+    def _init_duties(self, net: Net) -> None:
+        """SQL queries' runtimes, and each shared net's event-time duties (timeouts, limits)."""
         self.row_runtimes: list[Any] = []  # SQL MATCH_RECOGNIZE queries (petricep.runtime.rows)
         self.row_consumers: dict[str | None, list[Any]] = {}
         if net.rows:
@@ -147,11 +166,9 @@ class Engine:
         self._plain = True
         for rt in self.runtimes:
             self._configure(rt)
-        self.sweep_every = sweep_every
-        self.collect = collect
-        self._counted: dict[int, str] = {}
-        if not collect:
-            self._counted = {p.index: p.name for p in net.patterns if not p.returns and not p.conflict}
+
+    def _init_progress(self) -> None:
+        """The run's moving parts: sequence numbers, the last input, the open timestamp group."""
         self._seq = 0
         self._counter = 0
         self._last_input: Event | None = None
@@ -167,31 +184,12 @@ class Engine:
         self._group_emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
         self._group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self._since_sweep = 0
-        self.order = EventTimeOrder(slack, on_late) if slack is not None else None
-        # partial-match spilling under a memory budget (runtime/spill.py)
-        self.spill = spill
-        if spill is not None:
-            if tie != "arrival":
-                raise ConfigError("spilling partial matches needs the arrival tie rule")
-            for rt in self.runtimes:
-                rt.place_stats = PlaceStats(len(rt.net.places))
-        self.generated = generated
-        self.expiry_index = expiry_index
-        for rt in self.runtimes:
-            self._specialize(rt)
-        # the expiry index, per runtime: a heap of (due, n, partition), so that a sweep
-        # visits only the partitions with something to drop (None: sweep every partition)
-        self.expiry: list[list[tuple[Any, int, Partition]] | None] = [self._expiry_heap(rt) for rt in self.runtimes]
 
-        if on_late is not None and slack is None:
-            raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
-        if max_partial_matches is not None and (
-            isinstance(max_partial_matches, bool) or not isinstance(max_partial_matches, int) or max_partial_matches < 1
-        ):
-            raise ConfigError(f"max_partial_matches must be a positive integer or None, not {max_partial_matches!r}")
-        self.max_partial_matches = max_partial_matches
-        # the budget is checked when stats.created reaches this (never, without a budget)
-        self._budget_at: float = INF if max_partial_matches is None else max_partial_matches
+    def _init_spill(self, tie: str) -> None:
+        if tie != "arrival":
+            raise ConfigError("spilling partial matches needs the arrival tie rule")
+        for rt in self.runtimes:
+            rt.place_stats = PlaceStats(len(rt.net.places))
 
     # ------------------------------------------------------------------ public API
 
@@ -238,22 +236,28 @@ class Engine:
                 f"timestamp {e.ts} is before the previous event's {last.ts} (input must be in time order)", row=e.pos
             )
         self._stats.events += 1
+        return self._step(e)
+
+    def _step_either(self, e: Event) -> list[Match]:
+        """Tie rule either: ``e`` joins its timestamp group, which is matched as a whole
+        (every order of its events) when the next timestamp arrives."""
         emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
-        if self.tie == "either":
-            if self._group_ts is not None and e.ts != self._group_ts:
-                out = self._run_group()
-            else:
-                out = []
-            self._group_ts = e.ts
-            self._close_pending(e, emitted)
-            self._group_emitted.extend(emitted)
-            e.seq = self._next_seq()
-            self._group_events.append(e)
-            self._last_input = e
-            if self.row_runtimes:
-                out += self._push_rows(e)
-            return out
-        if self.tie == "strict" and e.ts != self._group_ts:
+        out = self._run_group() if self._group_ts is not None and e.ts != self._group_ts else []
+        self._group_ts = e.ts
+        self._close_pending(e, emitted)
+        self._group_emitted.extend(emitted)
+        e.seq = self._next_seq()
+        self._group_events.append(e)
+        self._last_input = e
+        if self.row_runtimes:
+            out += self._push_rows(e)
+        return out
+
+    def _step_in_order(self, e: Event) -> list[Match]:
+        """Tie rules arrival and strict: ``e`` fires now (strict: a new timestamp first ends
+        the group of equal timestamps before it)."""
+        emitted: list[tuple[GroupRuntime, Role, Token, Event]] = []
+        if self._strict and e.ts != self._group_ts:
             self._end_group()
             self._group_ts = e.ts
         if self._timeouts or self._waits:
@@ -1113,6 +1117,32 @@ class Engine:
         done = [(t, t.event) for t in queue if rt.places[t.place].accepting and t.event is not None]
         self._stats.completed += len(done)
         return done
+
+
+def _check_program(net: Net, tie: str) -> None:
+    """What the engine refuses to run: an unknown tie rule, ``either`` with a strategy other
+    than skip-till-any-match, patterns with ARCHIVED variables (they need an archive)."""
+    if tie not in TIE_RULES:
+        raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
+    for p in net.patterns:
+        if tie == "either" and p.strategy != Strategy.ANY:
+            raise ConfigError(
+                f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
+                "(the other strategies are defined by a scan in arrival order)"
+            )
+    if net.history:
+        raise ConfigError(
+            f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
+            "(petricep run --archive DIR, or petricep.archive.history.HistoryRunner)"
+        )
+
+
+def _budget(max_partial_matches: int | None) -> int | None:
+    if max_partial_matches is not None and (
+        isinstance(max_partial_matches, bool) or not isinstance(max_partial_matches, int) or max_partial_matches < 1
+    ):
+        raise ConfigError(f"max_partial_matches must be a positive integer or None, not {max_partial_matches!r}")
+    return max_partial_matches
 
 
 def _chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any, ...]:
