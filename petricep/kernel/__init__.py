@@ -31,6 +31,7 @@ ARCHIVED variables.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
@@ -40,8 +41,12 @@ _warned = False
 
 
 def available() -> bool:
-    """Whether the compiled kernel is built; the first time it is not, one warning says so."""
+    """Whether the compiled kernel is built (and not switched off with the environment
+    variable ``PETRICEP_NO_KERNEL=1``, for comparisons); the first time it is not built,
+    one warning says so."""
     global _warned
+    if os.environ.get("PETRICEP_NO_KERNEL") == "1":
+        return False
     if _kernel is None and not _warned:
         _warned = True
         warnings.warn(

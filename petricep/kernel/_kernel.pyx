@@ -47,6 +47,7 @@ cdef enum:
     PARTITION_CONTIGUITY = 3
 
 DEF MAX_STACK = 40
+DEF TICK = -2  # a row's type code: no event, stream time reached it (Kernel.tick)
 DEF NEG_SLOT = 1000
 cdef int64_t NO_KEY = -(1 << 62)
 
@@ -450,6 +451,8 @@ cdef class Kernel:
     cdef public Py_ssize_t sweep_every, since_sweep, compact_slack
     # matches out
     cdef int32_t* out_pattern
+    cdef int64_t* out_at  # per match: the position of the row (event or tick) that emitted it, -1 at the end
+    cdef public int64_t emit_at
     cdef int32_t* out_group
     cdef double* out_start
     cdef double* out_end
@@ -489,14 +492,15 @@ cdef class Kernel:
         self.out_n = 0
         self.out_cap = 0
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
-        self.out_ids = NULL; self.out_bound = NULL
+        self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
+        self.emit_at = -1
         self.vstack = <double*>grow(NULL, MAX_STACK, sizeof(double))
         self.tstack = <int8_t*>grow(NULL, MAX_STACK, sizeof(int8_t))
         self.reserve_out(1024)
 
     def __dealloc__(self):
         free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
-        free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack)
+        free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
@@ -508,6 +512,7 @@ cdef class Kernel:
         self.out_end = <double*>grow(self.out_end, cap, sizeof(double))
         self.out_ids = <int64_t*>grow(self.out_ids, cap * self.maxslots, sizeof(int64_t))
         self.out_bound = <uint8_t*>grow(self.out_bound, cap * self.maxslots, sizeof(uint8_t))
+        self.out_at = <int64_t*>grow(self.out_at, cap, sizeof(int64_t))
         self.out_cap = cap
         return 0
 
@@ -1041,6 +1046,7 @@ cdef class Kernel:
         if o >= self.out_cap:
             self.reserve_out(2 * self.out_cap)
         self.out_pattern[o] = g.role_pattern[g.pd_role[d]]
+        self.out_at[o] = self.emit_at
         self.out_start[o] = g.pd_first_ts[d]
         self.out_end[o] = g.pd_last_ts[d]
         for k in range(self.maxslots):
@@ -1057,6 +1063,7 @@ cdef class Kernel:
         if o >= self.out_cap:
             self.reserve_out(2 * self.out_cap)
         self.out_pattern[o] = pattern
+        self.out_at[o] = self.emit_at
         self.out_start[o] = g.tk_first_ts[t]
         self.out_end[o] = g.tk_last_ts[t]
         for k in range(self.maxslots):
@@ -1144,6 +1151,10 @@ cdef class Kernel:
         cdef bint kept
         for i in range(n):
             self.cur_row = i + row0
+            self.emit_at = pos[i]
+            if types[i] == TICK:
+                self.tick(ts[i], pos[i])
+                continue
             if ts[i] < self.last_ts:
                 raise OrderError(i + row0, ts[i], self.last_ts)
             if self.tie_either:
@@ -1351,10 +1362,34 @@ cdef class Kernel:
         self.store_created(g, key)
         return 0
 
+    cdef int tick(self, double ts, int64_t pos) except -1:
+        """Stream time reached (ts, pos) with no event of ours there (a row of type TICK: a
+        key partition of a distributed run is told of other keys' events): close the windows
+        it ends, as Engine.advance does -- the open timestamp group under either, the strict
+        group and the pending end negations otherwise."""
+        cdef Py_ssize_t first
+        if self.tie_either:
+            if self.grp_rows and ts != self.grp_ts:
+                self.run_group()
+            self.grp_ts = ts
+            return 0
+        if not self.has_negation:
+            return 0
+        if self.tie_strict and ts != self.strict_ts:
+            if self.kills:
+                self.end_group()
+            self.strict_ts = ts
+        first = self.out_n
+        self.close_pending(ts, pos, False)
+        if self.out_n - first > 1 and self.npatterns > 1:
+            self.order_emitted(first)
+        return 0
+
     def finish(self):
         """End of stream: close the open timestamp group (either; strict: run its
         cancellations), then emit every match still waiting for its window."""
         cdef Py_ssize_t first
+        self.emit_at = -1
         if self.tie_either and self.grp_rows:
             self.run_group()
         if self.kills:
@@ -1572,9 +1607,12 @@ cdef class Kernel:
         self.kills = []
         self.store.n = 0
 
-    def take_matches(self):
-        """The buffered matches as numpy arrays (pattern, start, end, ids, bound); clears them."""
+    def take_matches(self, bint with_at=False):
+        """The buffered matches as numpy arrays (pattern, start, end, ids, bound, and with
+        ``with_at`` the emitting positions); clears them."""
         cdef Py_ssize_t n = self.out_n, m = self.maxslots
+        at = np.empty(n, dtype=np.int64)
+        cdef int64_t[:] av = at
         pattern = np.empty(n, dtype=np.int32)
         start = np.empty(n, dtype=np.float64)
         end = np.empty(n, dtype=np.float64)
@@ -1590,7 +1628,10 @@ cdef class Kernel:
             memcpy(&ev[0], self.out_end, n * sizeof(double))
             memcpy(&iv[0, 0], self.out_ids, n * m * sizeof(int64_t))
             memcpy(&bv[0, 0], self.out_bound, n * m)
+            memcpy(&av[0], self.out_at, n * sizeof(int64_t))
         self.out_n = 0
+        if with_at:
+            return pattern, start, end, ids, bound, at
         return pattern, start, end, ids, bound
 
     @property
@@ -1604,6 +1645,9 @@ cdef class Kernel:
 
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
+
+
+TICK_CODE = TICK  # for the Python side
 
 
 class OrderError(Exception):

@@ -31,10 +31,11 @@ import numpy as np
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, StateLimitError
 from petricep.events import Event, EventColumns
-from petricep.kernel.run import TAG_STR, KernelRun
+from petricep.kernel.run import TAG_STR, TICK_CODE, KernelRun
 from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
+TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
 
 
 class KernelEngine:
@@ -54,6 +55,7 @@ class KernelEngine:
         self.kernel = KernelRun(net, tie=tie)
         lowered = self.kernel.lowered
         self._type_code = {t: i for i, t in enumerate(lowered.types)}
+        self._type_code[TICK] = TICK_CODE
         self._attrs = lowered.attrs
         self._partitions = [g.partition for g in lowered.groups]
         self._keys: list[dict[Any, int]] = [{} for _ in lowered.groups]
@@ -66,6 +68,8 @@ class KernelEngine:
         self._known_ts: list[Any] = []
         self._error: EvaluationError | None = None
         self._budget = max_partial_matches
+        self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
+        self._pairs: list[tuple[Match, int]] = []
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
         self.events = 0
@@ -110,6 +114,40 @@ class KernelEngine:
         self._sample_at(int(pos[-1]), cols.ids[len(pos) - 1])
         return out
 
+    def tick(self, ts: Any, pos: int) -> list[tuple[Match, int]]:
+        """Stream time reached ``(ts, pos)`` with no event of ours (``Engine.advance``), for a
+        key partition of a distributed run: collected like an event; returns what
+        :meth:`push_pairs` returns."""
+        return self.push_pairs(Event(TICK, ts, pos))
+
+    def push_pairs(self, e: Event) -> list[tuple[Match, int]]:
+        """:meth:`push`, each match with the position that emitted it (an event's or a
+        tick's; -1: the end of the stream)."""
+        if self._error is not None:
+            raise self._error
+        self._buf.append(e)
+        return self._fire_pairs() if len(self._buf) >= self._batch else []
+
+    def flush_pairs(self) -> list[tuple[Match, int]]:
+        """:meth:`flush` with emitting positions (-1 for what the end of the stream emits)."""
+        out = self._fire_pairs()
+        self.kernel.finish()
+        found, at = self._matches_at(self.kernel.take_matches(with_at=True))
+        self.kernel.kernel.clear()
+        return out + list(zip(found, at))
+
+    def _fire_pairs(self) -> list[tuple[Match, int]]:
+        self._with_at = True
+        try:
+            self._fire()
+        finally:
+            self._with_at = False
+        pairs, self._pairs = self._pairs, []
+        if self._error is not None:
+            self._error.pairs = pairs  # type: ignore[attr-defined]  # found before the failing event
+            raise self._error
+        return pairs
+
     def drain(self) -> list[Match]:
         """Fire the events collected so far (the stream goes on)."""
         if self._error is not None:
@@ -141,7 +179,12 @@ class KernelEngine:
             self.events += max(row, 0)
             return self._matches(self.kernel.take_matches())
         self.events += len(evs)
-        out = self._matches(self.kernel.take_matches())
+        if self._with_at:
+            found, at = self._matches_at(self.kernel.take_matches(with_at=True))
+            self._pairs.extend(zip(found, at))
+            out: list[Match] = []
+        else:
+            out = self._matches(self.kernel.take_matches())
         self._forget()
         self._sample(evs[-1])
         return out
@@ -252,6 +295,9 @@ class KernelEngine:
         return keys
 
     # ------------------------------------------------------------------ matches out
+
+    def _matches_at(self, arrays: tuple[np.ndarray, ...]) -> tuple[list[Match], list[int]]:
+        return self._matches(arrays[:5]), arrays[5].tolist()
 
     def _matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
         pattern, _start, _end, positions, bound = arrays

@@ -29,6 +29,7 @@ except ImportError:  # not built: petricep.kernel.available() says so
     _kernel = None
 
 TAG_NUM, TAG_STR = 0, 1
+TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
 
@@ -198,10 +199,11 @@ class KernelRun:
         self._pos = int(pos[-1]) + 1
         self._last = (float(ts[-1]), int(pos[-1]))
 
-    def take_matches(self) -> tuple[np.ndarray, ...]:
-        """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound), counted
-        per pattern; the buffer is emptied."""
-        arrays = self.kernel.take_matches()
+    def take_matches(self, with_at: bool = False) -> tuple[np.ndarray, ...]:
+        """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, and
+        with ``with_at`` the positions that emitted them), counted per pattern; the buffer is
+        emptied."""
+        arrays = self.kernel.take_matches(with_at)
         self._count(arrays[0])
         return tuple(arrays)
 
@@ -338,4 +340,4 @@ def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
 
 
-__all__ = ["KernelRun", "to_matches"]
+__all__ = ["TICK_CODE", "KernelRun", "to_matches"]

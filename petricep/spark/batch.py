@@ -42,7 +42,7 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import END, GroupRunner, StreamClock
+from .partition import END, GroupRunner, StreamClock, group_runner
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PARSED_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
@@ -137,6 +137,16 @@ class Firing:
             failed = True
             runner = None
 
+        def finish_failed(err: EvaluationError, runner: GroupRunner) -> None:
+            """At the end of a group's run: the kernel names the event of its last batch that
+            failed (found before it: emitted first); the Python engine, the end of the stream."""
+            emit(getattr(err, "pairs", []))
+            failed_at = getattr(err, "event", None)
+            if failed_at is not None:
+                fail(err, failed_at.pos, failed_at.id)
+            else:
+                fail(err, runner.last_pos, None)
+
         for batch in batches:
             gs = batch.column("g").to_pylist()
             positions = posmap.positions(batch.column("lid").to_numpy())
@@ -147,17 +157,19 @@ class Firing:
                         try:
                             emit(runner.finish())
                         except EvaluationError as err:
-                            fail(err, runner.last_pos, None)
+                            finish_failed(err, runner)
                     current = g
                     failed = False
-                    runner = GroupRunner(net, plan.groups[g], clock, self.tie)
+                    runner = group_runner(net, plan.groups[g], clock, self.tie)
                 if failed or runner is None:
                     continue
                 e = decode(data, pos, self.id_is_pos, names)
                 try:
                     emit(runner.push(e))
                 except EvaluationError as err:
-                    fail(err, pos, e.id)
+                    emit(getattr(err, "pairs", []))  # the kernel: found in the batch before the failing event
+                    failed_at = getattr(err, "event", None) or e
+                    fail(err, failed_at.pos, failed_at.id)
             if len(rows) >= 4096:
                 yield _batch(rows)
                 rows = []
@@ -165,7 +177,7 @@ class Firing:
             try:
                 emit(runner.finish())
             except EvaluationError as err:
-                fail(err, runner.last_pos, None)
+                finish_failed(err, runner)
         if rows:
             yield _batch(rows)
 

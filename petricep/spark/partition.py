@@ -39,9 +39,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile.net import Net
-from petricep.errors import EventOrderError
+from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event
-from petricep.runtime.engine import Engine, Match
+from petricep.kernel import available as kernel_available
+from petricep.kernel import supports as kernel_supports
+from petricep.kernel.engine import KernelEngine
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
 
@@ -165,8 +168,10 @@ class GroupRunner:
     order). ``push`` the events in position order, then ``finish``. Every method
     returns ``(match, emission position)`` pairs of the group's own patterns."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> None:
-        self.engine = Engine(engine_net(net, group), tie=tie)
+    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: bool = True) -> None:
+        """``engine=False``: a subclass fires the events itself (no Python engine is built)."""
+        if engine:
+            self.engine = Engine(engine_net(net, group), tie=tie)
         self.group = group
         self.clock = clock
         self.keep = frozenset(group.patterns)
@@ -220,6 +225,65 @@ class GroupRunner:
         return out
 
 
+class KernelGroupRunner(GroupRunner):
+    """:class:`GroupRunner` on the compiled kernel (:class:`~petricep.kernel.engine.KernelEngine`):
+    the group's events and the clock's ticks (other keys' window-closing points) go to the
+    kernel in position order and fire a batch at a time; the kernel records the position at
+    which each match came out, so the pairs are the Python engine's."""
+
+    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> None:
+        self.kernel = KernelEngine(engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES)
+        super().__init__(net, group, clock, tie, engine=False)
+
+    def _advance_to(self, pos: int, out: list[tuple[Match, int]]) -> None:
+        points = self._points
+        while points and points[0][0] <= pos:
+            p, ts = heapq.heappop(points)
+            self._scheduled.discard(p)
+            if p != pos:  # our own event closes the windows there
+                self._keep_pairs(self.kernel.tick(ts, p), out)
+
+    def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
+        keep = self.keep
+        out.extend((m, at if at >= 0 else END) for m, at in pairs if m.pattern in keep)
+
+    def push(self, e: Event) -> list[tuple[Match, int]]:
+        out: list[tuple[Match, int]] = []
+        try:
+            self._advance_to(e.pos, out)
+            self._keep_pairs(self.kernel.push_pairs(e), out)
+        except EvaluationError as err:
+            self._failed(err, out)
+        self._schedule(e.ts, e.pos)
+        self.last_pos = e.pos
+        return out
+
+    def finish(self) -> list[tuple[Match, int]]:
+        out: list[tuple[Match, int]] = []
+        try:
+            self._advance_to(self.clock.end(), out)
+            self._keep_pairs(self.kernel.flush_pairs(), out)
+        except EvaluationError as err:
+            self._failed(err, out)
+        return out
+
+    def _failed(self, err: EvaluationError, out: list[tuple[Match, int]]) -> None:
+        """A condition failed inside a batch: the pairs found before the failing event go
+        with the error (``err.pairs``; ``err.event`` is the failing event), as the Python
+        engine had returned them by then."""
+        self._keep_pairs(getattr(err, "pairs", []), out)
+        err.pairs = out  # type: ignore[attr-defined]
+        raise err
+
+
+def group_runner(net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> GroupRunner:
+    """The group's runner: on the compiled kernel where it covers the group's net exactly,
+    else on the Python engine (decided once per group and task)."""
+    if kernel_available() and kernel_supports(engine_net(net, group), tie)[0]:
+        return KernelGroupRunner(net, group, clock, tie)
+    return GroupRunner(net, group, clock, tie)
+
+
 def task_of(group: int, key: str, partitions: int) -> int:
     """A stable task number for a (group, key) (what a hash partitioner does)."""
     return zlib.crc32(f"{group}\x00{key}".encode()) % partitions
@@ -230,13 +294,19 @@ def copy_event(e: Event) -> Event:
 
 
 def run_partitioned(
-    net: Net, events: Sequence[Event], tie: str = "arrival", partitions: int = 3, plan: Plan | None = None
+    net: Net,
+    events: Sequence[Event],
+    tie: str = "arrival",
+    partitions: int = 3,
+    plan: Plan | None = None,
+    kernel: bool = False,
 ) -> Iterator[tuple[Match, int]]:
     """The distributed algorithm without Spark: route every event to its (group, key),
     split the keys over ``partitions`` tasks, run each task's :class:`GroupRunner`.
 
     Yields ``(match, emission position)``; the union over tasks equals the embedded
-    engine's matches on the whole stream."""
+    engine's matches on the whole stream. ``kernel``: groups the compiled kernel covers run
+    on it (:func:`group_runner`), as in the Spark firing stage."""
     plan = plan or make_plan(net)
     router = Router(plan)
     clock = StreamClock.from_events(events)
@@ -245,7 +315,7 @@ def run_partitioned(
         for g, key in router.route(e):
             tasks.setdefault((task_of(g, key, partitions), g), []).append(copy_event(e))
     for (_, g), evs in sorted(tasks.items()):
-        runner = GroupRunner(net, plan.groups[g], clock, tie)
+        runner = group_runner(net, plan.groups[g], clock, tie) if kernel else GroupRunner(net, plan.groups[g], clock, tie)
         for e in evs:
             yield from runner.push(e)
         yield from runner.finish()

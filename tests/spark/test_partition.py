@@ -259,3 +259,50 @@ def test_emission_points() -> None:
     assert got == [({"a": 0}, 2)]  # closed by key 2's event at ts 3 > 0 + 2, position 2
     tail = [Event("A", 0, 0, 0, {"k": 1})]
     assert [at for _, at in run_partitioned(net, tail)] == [END]
+
+
+def _pairs(net: Any, events: list[Event], tie: str, partitions: int, kernel: bool) -> list[tuple[str, int]]:
+    return [(match_json(m), at) for m, at in run_partitioned(net, fresh(events), tie, partitions, kernel=kernel)]
+
+
+@SETTINGS
+@given(st.data())
+def test_key_partitions_on_the_kernel_give_the_engines_pairs(data: st.DataObject) -> None:
+    """The Spark firing stage on the compiled kernel (KernelGroupRunner): every task's
+    (match, emission position) pairs, in order, are the Python engine's -- with ticks (other
+    keys' window-closing points) interleaved and batches cut anywhere."""
+    from petricep import kernel
+
+    if not kernel.available():
+        pytest.skip("the compiled kernel is not built")
+    pats = [
+        data.draw(patterns(name=f"p{i}", kleene=False, returns=False, partition=True, negation=data.draw(st.booleans())))
+        for i in range(data.draw(st.integers(1, 3)))
+    ]
+    tie = _tie(data.draw, pats)
+    events = data.draw(keyed_streams())
+    partitions = data.draw(st.integers(1, 3))
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} partitions={partitions}")
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return
+    if not kernel.supports(net, tie)[0]:
+        return
+    assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
+
+
+def test_emission_points_on_the_kernel() -> None:
+    net = build_net(
+        [A.Pattern("p", A.Seq((A.EventRef("A", "a"), A.EventRef("C", "c", negated=True))), (), ("k",),
+                   window=A.Window(A.WIN_TIME, 2))]
+    )  # fmt: skip
+    events = [
+        Event(t, ts, i, i, {"k": k})
+        for i, (t, ts, k) in enumerate([("A", 0, 1), ("B", 1, 2), ("B", 3, 2), ("B", 4, 2)])
+    ]
+    got = [(json.loads(m)["ids"], at) for m, at in _pairs(net, events, "arrival", 2, True)]
+    assert got == [({"a": 0}, 2)]  # closed by key 2's event (a tick for key 1's task) at position 2
+    assert [at for _, at in _pairs(net, [Event("A", 0, 0, 0, {"k": 1})], "arrival", 1, True)] == [END]
