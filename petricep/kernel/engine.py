@@ -66,6 +66,8 @@ class KernelEngine:
         self._known_pos: list[int] = []
         self._known_id: list[Any] = []
         self._known_ts: list[Any] = []
+        self._seen_ts_types: set[type] = set()
+        self._ts_types = 0
         self._error: EvaluationError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
@@ -97,7 +99,9 @@ class KernelEngine:
         ts = np.asarray(cols.ts, dtype=np.float64)
         self._known_pos.extend(pos.tolist())
         self._known_id.extend(_values_of(cols.ids))
-        self._known_ts.extend(_values_of(cols.ts))
+        stamps = _values_of(cols.ts)
+        self._known_ts.extend(stamps)
+        self._note_ts_types(stamps)
         vals, tags = self._column_values(cols.attrs, len(pos))
         keys = self._column_keys(cols.attrs, len(pos))
         try:
@@ -219,6 +223,14 @@ class KernelEngine:
         self._known_pos.extend(e.pos for e in evs)
         self._known_id.extend(e.id for e in evs)
         self._known_ts.extend(e.ts for e in evs)
+        self._note_ts_types(e.ts for e in evs)
+
+    def _note_ts_types(self, stamps: Any) -> None:
+        """How many Python types the remembered timestamps have (1: a match's start and end
+        are its first and last bound events' own, found by vector operations)."""
+        if self._ts_types < 2:
+            self._seen_ts_types.update(map(type, stamps))
+            self._ts_types = len(self._seen_ts_types)
 
     def _forget(self) -> None:
         """Drop what no later match can bind: events before the oldest one the kernel stores."""
@@ -304,14 +316,22 @@ class KernelEngine:
         if not len(pattern):
             return []
         # each bound position -> its index in the remembered events (one vectorized search)
-        at = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions).tolist()
+        at_arr = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions)
         ids, stamps = self._known_id, self._known_ts
+        mask = bound.astype(bool)
+        if self._ts_types == 1:  # one kind of timestamp: the first and last bound events' own
+            first = np.where(mask, at_arr, np.iinfo(np.int64).max).min(axis=1).tolist()
+            last = np.where(mask, at_arr, -1).max(axis=1).tolist()
+            spans = [(stamps[i], stamps[j]) for i, j in zip(first, last)]
+        else:
+            spans = [_span(stamps, sorted(a[b].tolist())) for a, b in zip(at_arr, mask)]
+        at = at_arr.tolist()
         out = []
         for r, (pi, b) in enumerate(zip(pattern.tolist(), bound.tolist())):
             name, slots = self._vars[pi]
             row = at[r]
-            bound_ids = {v: ids[row[s]] for v, s in slots if b[s]}
-            out.append(Match(name, bound_ids, *_span(stamps, sorted(row[s] for _, s in slots if b[s])), {}))
+            start, end = spans[r]
+            out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
         return out
 
     # ------------------------------------------------------------------ accounting
