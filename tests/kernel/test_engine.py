@@ -136,7 +136,12 @@ STOCKS = ("--events", str(ROOT / "examples/data/stocks.csv"), "--type-field", "t
 
 
 NASDAQ = ROOT.parent / "shared/data/opencep_events/NASDAQ_MEDIUM.txt"
+AARHUS = ROOT.parent / "shared/data/aarhus_traffic/aarhus_traffic_2014-08-01_to_14.csv.gz"
 RUNS = {
+    "aarhus": (
+        "aarhus_speed_collapse.pcep",
+        *("--events", str(AARHUS), "--type", "traffic", "--time-field", "TIMESTAMP", "--id-field", "_id"),
+    ),
     "sase": ("sase_equal_price.pcep", *STOCKS, "--id-field", "id"),
     "nasdaq": (
         "nasdaq_rising_peaks.pcep",
@@ -149,8 +154,8 @@ RUNS = {
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_run_engine_kernel_writes_the_same_file(run_cli: Any, name: str) -> None:
     net, *opts = RUNS[name]
-    if name == "nasdaq" and not NASDAQ.exists():
-        pytest.skip("the shared OpenCEP data is not beside the repository")
+    if name != "sase" and not (NASDAQ.exists() and AARHUS.exists()):
+        pytest.skip("the shared data is not beside the repository")
     rc_py, py, _ = run_cli("run", str(ROOT / "nets" / net), *opts)
     rc_k, ker, err = run_cli("run", str(ROOT / "nets" / net), *opts, "--engine", "kernel")
     assert rc_py == rc_k == 0
