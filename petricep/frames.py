@@ -46,8 +46,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from petricep.api.runner import Run as LibraryRun
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError, PatternError
+from petricep.errors import ConfigError, EventError, PatternError
 from petricep.events import Event
 from petricep.io import (
     EventSource,
@@ -65,8 +66,7 @@ from petricep.lang.parser import parse_file, parse_text
 from petricep.lang.sql import check_sql_columns, parse_sql
 from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
-from petricep.runtime.engine import Engine, Match
-from petricep.runtime.prefilter import Prefilter
+from petricep.runtime.engine import Match
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
 ColumnCheck = Callable[[Sequence[str]], None]
@@ -360,33 +360,11 @@ class Run:
         return time_formatter(self.sample, spec.time_format) if spec.time_field else (lambda ts: ts)
 
 
-def _drive(engine: Any, inp: EventInput, lookup: dict[Any, Event] | None, run: Run) -> list[Match]:
-    found: list[Match] = []
-    current: Event | None = None
-    field = inp.source.spec.time_field
-    try:
-        for e in inp.source:
-            if field is not None and run.sample is None:
-                run.sample = e.attrs.get(field)
-            current = e
-            if lookup is not None:
-                lookup[e.id] = e
-            found.extend(engine.push(e))
-        current = None
-        found.extend(engine.flush())
-    except EventError as err:
-        raise _relabel(err, inp.kind, inp.label, inp.index) from None
-    except EvaluationError as exc:
-        failed = getattr(exc, "event", None) or current
-        if failed is None:
-            raise
-        where = (
-            f"{inp.label}: event at position {failed.pos} (id {failed.id!r})"
-            if inp.kind == "path"
-            else _where(inp.label, inp.index, failed.pos, None)
-        )
-        raise EvaluationError(f"{where}: {exc}") from None
-    return found
+def _event_where(inp: EventInput, e: Event) -> str:
+    """How an evaluation error names the failing event: a file's position and id, a table's row."""
+    if inp.kind == "path":
+        return f"{inp.label}: event at position {e.pos} (id {e.id!r})"
+    return _where(inp.label, inp.index, e.pos, None)
 
 
 def run_matches(
@@ -410,6 +388,7 @@ def run_matches(
     lang: str | None = None,
     with_events: bool = False,
     prefilter: bool = True,
+    engine: str = "python",
 ) -> Run:
     """Run patterns over events (the options of :func:`match`) and keep what a table needs."""
     files, net = load(patterns, lang)
@@ -441,16 +420,29 @@ def run_matches(
         start_end = _start_end_type(inp.source, inp.time_type, time_format)
     except EventError as err:
         raise _relabel(err, inp.kind, inp.label, inp.index) from None
-    engine = Engine(net, tie=tie, slack=gap, on_late=on_late)
-    if prefilter and gap is None and not with_events:
-        inp.source.row_filter = Prefilter(net)
     lookup: dict[Any, Event] | None = {} if with_events and net.rows else None
     run = Run([], net, inp, layout_of(net, start_end), {}, lookup)
-    run.matches = _drive(engine, inp, lookup, run)
-    filt = inp.source.row_filter
-    if filt is not None:  # rows the prefilter judged are processed too (as petricep run counts)
-        engine.stats.events += filt.rows_in - filt.rows_kept
-    run.report = engine.report(inp.source.rows_read, inp.source.rows_rejected)
+    runner = LibraryRun(
+        net,
+        spec,
+        source=inp.source,
+        tie=tie,
+        slack=gap,
+        on_late=on_late,
+        prefilter=prefilter and not with_events,
+        engine=engine,
+        bindings=with_events,
+        locate=lambda e: _event_where(inp, e),
+    )
+    runner.events_by_id = lookup
+    try:
+        run.matches = list(runner)
+    except EventError as err:
+        raise _relabel(err, inp.kind, inp.label, inp.index) from None
+    if spec.time_field is not None:
+        first = inp.source.first_row()
+        run.sample = first.get(spec.time_field) if first else None
+    run.report = runner.report()
     return run
 
 
@@ -492,7 +484,9 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     ``on_late=``, ``lang=``, for paths ``format=``, ``columns=``, ``delimiter=``;
     ``with_events=True`` adds each bound event's fields (``events.<var>`` columns);
     ``as_objects=True`` returns the engine's :class:`Match` objects (a list);
-    ``prefilter=False`` turns every row into an event (for comparison).
+    ``prefilter=False`` turns every row into an event (for comparison);
+    ``engine="kernel"`` runs on the compiled kernel where it covers the patterns (as
+    ``petricep run --engine kernel``; the Python engine otherwise).
     See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
     """
     known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns")]

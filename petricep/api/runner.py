@@ -157,7 +157,10 @@ class Run:
     ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
     has its own, set when it is built). ``engine``: ``"python"``, or ``"kernel"`` for the
     compiled kernel where it covers the run (:func:`kernel_choice`; ``bindings``: the caller
-    will ask matches for their bound events, which only the Python engine keeps). ``count_marking``: count partial matches per place
+    will ask matches for their bound events, which only the Python engine keeps). ``source``:
+    read this source instead of opening ``spec``'s (its columns already checked by the
+    caller); ``locate(event)``: how an evaluation error names the failing event (default:
+    ``<input>: event at position N (id X)``). ``count_marking``: count partial matches per place
     and firings per transition, for :meth:`net_stats` (``--stats``, ``draw --stats``). ``progress(n)``: called after every ``PROGRESS_EVERY`` events with ``n`` (and with
     the remainder at the end). :meth:`stop` (e.g. from a signal handler) ends the
     iteration after the current event, without the end-of-stream flush: every match
@@ -178,6 +181,8 @@ class Run:
         count_marking: bool = False,
         engine: str = "python",
         bindings: bool = False,
+        source: EventSource | None = None,
+        locate: Callable[[Event], str] | None = None,
     ) -> None:
         self.history: HistoryRunner | None = None
         self._pusher: Engine | KernelEngine | HistoryRunner
@@ -206,7 +211,9 @@ class Run:
             self.history = self._pusher = program
             self.engine = program.engine
         self.spec = replace(spec, ordered=slack is None)
-        self.source = open_checked(files, self.spec)
+        # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
+        self.source = source if source is not None else open_checked(files, self.spec)
+        self._locate = locate
         self.prefilter: TypeCountingPrefilter | None = None
         self._types: set[str] = set()  # types of the events read (the prefilter's: see there)
         if prefilter and slack is None and self.history is None:
@@ -298,6 +305,8 @@ class Run:
         the held event being released, not the one arriving)."""
         failed = getattr(exc, "event", None) or current
         label = str(self.spec.path)
+        if self._locate is not None:
+            return EvaluationError(f"{self._locate(failed)}: {exc}") if failed is not None else exc
         where = f"{label}: event at position {failed.pos} (id {failed.id!r})" if failed else label
         return EvaluationError(f"{where}: {exc}")
 

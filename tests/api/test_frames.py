@@ -63,6 +63,19 @@ def test_pandas_round_trip_equals_cli_on_equal_price(stocks: pd.DataFrame, cli_e
     assert records(got.iloc[:1]) == [{"pattern": "sase_equal_price", "a": 18, "b": 119, "c": 141, "start": 18, "end": 141}]
 
 
+def test_the_kernel_gives_the_same_frame(stocks: pd.DataFrame) -> None:
+    """``engine="kernel"``: the compiled kernel behind the same Run as petricep run; the same
+    table, row for row (a pattern it does not cover runs on the Python engine)."""
+    opts = {"type_field": "type", "time_field": "ts", "id_field": "id"}
+    got = match(stocks, EQUAL_PRICE, engine="kernel", **opts)
+    assert records(got) == records(match(stocks, EQUAL_PRICE, **opts)) and len(got) == 6525
+    run = run_matches(stocks, EQUAL_PRICE, engine="kernel", **opts)
+    if petricep.kernel.available():
+        assert run.report["engine"] == {"name": "kernel", "why": "covered"}
+    kleene = "PATTERN k: SEQ(stock1 a, stock2+ b[]) WHERE [price] WITHIN 50"
+    assert run_matches(stocks.iloc[:500], kleene, engine="kernel", **opts).report["engine"]["name"] == "python"
+
+
 def test_pandas_round_trip_kleene_return_composite(tmp_path: Path, stocks: pd.DataFrame, head_csv: Path) -> None:
     pat = tmp_path / "rise.pcep"
     pat.write_text(RISE)
@@ -246,7 +259,7 @@ def test_bad_options_are_config_errors(stocks: pd.DataFrame) -> None:
         match(stocks, EQUAL_PRICE, type_feld="type")
     assert str(e.value) == (
         "unknown option 'type_feld' (options: as_objects, type_field, type, time_field, id_field, time_unit, "
-        "time_format, format, columns, delimiter, slack, tie, on_error, rejects, on_late, lang, with_events, prefilter)"
+        "time_format, format, columns, delimiter, slack, tie, on_error, rejects, on_late, lang, with_events, prefilter, engine)"
     )
     with pytest.raises(PatternError, match=r"^missing\.pcep: error: cannot read pattern file: no such file$"):
         match(stocks, "missing.pcep", type_field="type")
