@@ -486,7 +486,8 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     ``as_objects=True`` returns the engine's :class:`Match` objects (a list);
     ``prefilter=False`` turns every row into an event (for comparison);
     ``engine="kernel"`` runs on the compiled kernel where it covers the patterns (as
-    ``petricep run --engine kernel``; the Python engine otherwise).
+    ``petricep run --engine kernel``; the Python engine otherwise; its match objects carry
+    no bound events, so ``with_events=True`` keeps the Python engine).
     See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
     """
     known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns")]

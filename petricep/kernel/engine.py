@@ -44,7 +44,9 @@ class KernelEngine:
     the end, ``drain`` to fire the events collected so far without ending the stream.
 
     ``max_partial_matches``: the memory budget, checked after every batch (the engine checks
-    at every sweep): over it, :class:`StateLimitError` as the engine words it."""
+    at every sweep): over it, :class:`StateLimitError` as the engine words it. Its matches
+    carry ids, times and the pattern, not the bound events (``Match.bindings()`` is empty):
+    whoever needs those (``--with-events``, a history join) runs the Python engine."""
 
     engine_name = "kernel"
 

@@ -160,7 +160,8 @@ class Firing:
                             finish_failed(err, runner)
                     current = g
                     failed = False
-                    runner = group_runner(net, plan.groups[g], clock, self.tie)
+                    joined = join is not None and not join.names.isdisjoint(plan.groups[g].patterns)
+                    runner = group_runner(net, plan.groups[g], clock, self.tie, bindings=joined)
                 if failed or runner is None:
                     continue
                 e = decode(data, pos, self.id_is_pos, names)

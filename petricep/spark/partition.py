@@ -276,10 +276,13 @@ class KernelGroupRunner(GroupRunner):
         raise err
 
 
-def group_runner(net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> GroupRunner:
+def group_runner(
+    net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False
+) -> GroupRunner:
     """The group's runner: on the compiled kernel where it covers the group's net exactly,
-    else on the Python engine (decided once per group and task)."""
-    if kernel_available() and kernel_supports(engine_net(net, group), tie)[0]:
+    else on the Python engine (decided once per group and task). ``bindings``: the caller
+    needs the matches' bound events (a history join), which only the Python engine keeps."""
+    if not bindings and kernel_available() and kernel_supports(engine_net(net, group), tie)[0]:
         return KernelGroupRunner(net, group, clock, tie)
     return GroupRunner(net, group, clock, tie)
 
