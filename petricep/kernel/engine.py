@@ -60,6 +60,7 @@ class KernelEngine:
         self._type_code[TICK] = TICK_CODE
         self._attrs = lowered.attrs
         self._partitions = [g.partition for g in lowered.groups]
+        self._read = list(dict.fromkeys([*lowered.attrs, *(a for p in self._partitions for a in p)]))
         self._keys: list[dict[Any, int]] = [{} for _ in lowered.groups]
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
         self._batch = batch
@@ -211,13 +212,16 @@ class KernelEngine:
     # ------------------------------------------------------------------ events -> columns
 
     def _columns(self, evs: Sequence[Event]) -> tuple[np.ndarray, ...]:
+        """The kernel's columns of collected events: their fields as the columns a checked
+        batch would have (:meth:`push_columns` reads the same way)."""
         n = len(evs)
         code = self._type_code
         types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
         ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
         self._remember(evs)
-        return (types, ts, pos, pos, *self._values(evs), self._key_codes(evs))
+        attrs = {name: [e.attrs.get(name) for e in evs] for name in self._read}
+        return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
 
     def _remember(self, evs: Sequence[Event]) -> None:
         """Each event's id and timestamp by position, for the matches (the kernel binds
@@ -240,23 +244,6 @@ class KernelEngine:
         cut = len(self._known_pos) if oldest < 0 else bisect_left(self._known_pos, oldest)
         if cut:
             del self._known_pos[:cut], self._known_id[:cut], self._known_ts[:cut]
-
-    def _values(self, evs: Sequence[Event]) -> tuple[np.ndarray, np.ndarray]:
-        n, na = len(evs), max(len(self._attrs), 1)
-        vals = np.zeros((n, na), dtype=np.float64)
-        tags = np.zeros((n, na), dtype=np.int8)
-        string = self.kernel.string_code
-        for a, name in enumerate(self._attrs):
-            col = [e.attrs.get(name) for e in evs]
-            for r, v in enumerate(col):
-                if type(v) is str:
-                    vals[r, a] = string(v)
-                    tags[r, a] = TAG_STR
-                elif isinstance(v, (int, float)):
-                    vals[r, a] = v
-                elif v is not None:  # (a missing value is never read: the reader requires the field)
-                    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
-        return vals, tags
 
     def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_values` from columns: numeric numpy columns as they are, the others value by value."""
@@ -290,21 +277,6 @@ class KernelEngine:
             seen = self._keys[gi]
             cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
             values: Any = cols[0] if len(cols) == 1 else zip(*cols)
-            keys[gi] = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=n)
-        return keys
-
-    def _key_codes(self, evs: Sequence[Event]) -> np.ndarray:
-        n = len(evs)
-        keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
-        for gi, attrs in enumerate(self._partitions):
-            if not attrs:
-                continue
-            seen = self._keys[gi]
-            if len(attrs) == 1:
-                a = attrs[0]
-                values: Any = (e.attrs.get(a) for e in evs)
-            else:
-                values = (tuple(e.attrs.get(a) for a in attrs) for e in evs)
             keys[gi] = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=n)
         return keys
 
