@@ -23,7 +23,7 @@ run reports the same matches and the same located error as with the Python engin
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,8 +47,6 @@ class KernelEngine:
     at every sweep): over it, :class:`StateLimitError` as the engine words it. Its matches
     carry ids, times and the pattern, not the bound events (``Match.bindings()`` is empty):
     whoever needs those (``--with-events``, a history join) runs the Python engine."""
-
-    engine_name = "kernel"
 
     def __init__(
         self, net: Net, tie: str = "arrival", max_partial_matches: int | None = None, batch: int = BATCH
@@ -96,30 +94,15 @@ class KernelEngine:
         out = self._fire() if self._buf else []
         if self._error is not None or not len(cols):
             return out
-        pos = np.asarray(cols.pos, dtype=np.int64)
+        n = len(cols)
         code = self._type_code
-        types = np.fromiter((code.get(t, -1) for t in cols.types), dtype=np.int32, count=len(pos))
-        ts = np.asarray(cols.ts, dtype=np.float64)
-        self._known_pos.extend(pos.tolist())
-        self._known_id.extend(_values_of(cols.ids))
-        stamps = _values_of(cols.ts)
-        self._known_ts.extend(stamps)
-        self._note_ts_types(stamps)
-        vals, tags = self._column_values(cols.attrs, len(pos))
-        keys = self._column_keys(cols.attrs, len(pos))
-        try:
-            self.kernel.fire(types, ts, pos, pos, vals, tags, keys)
-        except EvaluationError as exc:
-            row = self.kernel.kernel.cur_row
-            exc.event = cols.event(row) if 0 <= row < len(pos) else None  # type: ignore[attr-defined]
-            self._error = exc
-            self.events += max(row, 0)
-            return out + self._matches(self.kernel.take_matches())
-        self.events += len(pos)
-        out += self._matches(self.kernel.take_matches())
-        self._forget()
-        self._sample_at(int(pos[-1]), cols.ids[len(pos) - 1])
-        return out
+        types = np.fromiter((code.get(t, -1) for t in cols.types), dtype=np.int32, count=n)
+        pos = np.asarray(cols.pos, dtype=np.int64)
+        ids, stamps = _values_of(cols.ids), _values_of(cols.ts)
+        self._remember(pos.tolist(), ids, stamps)
+        vals, tags = self._column_values(cols.attrs, n)
+        columns = (types, np.asarray(cols.ts, dtype=np.float64), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
+        return out + self._run(columns, n, cols.event, ids[-1])
 
     def tick(self, ts: Any, pos: int) -> list[tuple[Match, int]]:
         """Stream time reached ``(ts, pos)`` with no event of ours (``Engine.advance``), for a
@@ -176,16 +159,20 @@ class KernelEngine:
         evs, self._buf = self._buf, []
         if not evs:
             return []
-        columns = self._columns(evs)
+        return self._run(self._columns(evs), len(evs), evs.__getitem__, evs[-1].id)
+
+    def _run(self, columns: tuple[np.ndarray, ...], n: int, event: Callable[[int], Event], last_id: Any) -> list[Match]:
+        """Fire ``n`` rows given as the kernel's columns; ``event(i)``: row ``i`` as an event
+        (an error names it). The matches; with ``_with_at`` they go to ``_pairs`` instead."""
         try:
             self.kernel.fire(*columns)
         except EvaluationError as exc:
             row = self.kernel.kernel.cur_row
-            exc.event = evs[row] if 0 <= row < len(evs) else None  # type: ignore[attr-defined]
+            exc.event = event(row) if 0 <= row < n else None  # type: ignore[attr-defined]
             self._error = exc
             self.events += max(row, 0)
             return self._matches(self.kernel.take_matches())
-        self.events += len(evs)
+        self.events += n
         if self._with_at:
             found, at = self._matches_at(self.kernel.take_matches(with_at=True))
             self._pairs.extend(zip(found, at))
@@ -193,18 +180,16 @@ class KernelEngine:
         else:
             out = self._matches(self.kernel.take_matches())
         self._forget()
-        self._sample(evs[-1])
+        self._sample(last_id)
         return out
 
-    def _sample(self, last: Event) -> None:
-        self._sample_at(last.pos, last.id)
-
-    def _sample_at(self, pos: int, eid: Any) -> None:
+    def _sample(self, last_id: Any) -> None:
+        """The peak of live partial matches, and the memory budget, after a batch."""
         live = self.kernel.live_partial_matches()
         self.peak = max(self.peak, live)
         if self._budget is not None and live > self._budget:
             raise StateLimitError(
-                f"{live} live partial matches, over the run's budget of {self._budget} at event {_item(eid)!r} "
+                f"{live} live partial matches, over the run's budget of {self._budget} at event {last_id!r} "
                 f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
                 f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"
             )
@@ -219,17 +204,17 @@ class KernelEngine:
         types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
         ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
-        self._remember(evs)
+        self._remember([e.pos for e in evs], [e.id for e in evs], [e.ts for e in evs])
         attrs = {name: [e.attrs.get(name) for e in evs] for name in self._read}
         return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
 
-    def _remember(self, evs: Sequence[Event]) -> None:
+    def _remember(self, positions: list[int], ids: list[Any], stamps: list[Any]) -> None:
         """Each event's id and timestamp by position, for the matches (the kernel binds
         positions): kept while the kernel's store may still hold the event."""
-        self._known_pos.extend(e.pos for e in evs)
-        self._known_id.extend(e.id for e in evs)
-        self._known_ts.extend(e.ts for e in evs)
-        self._note_ts_types(e.ts for e in evs)
+        self._known_pos.extend(positions)
+        self._known_id.extend(ids)
+        self._known_ts.extend(stamps)
+        self._note_ts_types(stamps)
 
     def _note_ts_types(self, stamps: Any) -> None:
         """How many Python types the remembered timestamps have (1: a match's start and end
@@ -246,7 +231,8 @@ class KernelEngine:
             del self._known_pos[:cut], self._known_id[:cut], self._known_ts[:cut]
 
     def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_values` from columns: numeric numpy columns as they are, the others value by value."""
+        """Attribute values and kinds (number or text code) per row: numeric numpy columns as
+        they are, the others value by value."""
         na = max(len(self._attrs), 1)
         vals = np.zeros((n, na), dtype=np.float64)
         tags = np.zeros((n, na), dtype=np.int8)
@@ -269,7 +255,8 @@ class KernelEngine:
         return vals, tags
 
     def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray:
-        """:meth:`_key_codes` from columns (key values as Python values, as the engine's keys)."""
+        """Partition key codes per shared net and row (codes of the key values as Python values,
+        so that keys are equal where the engine's dict keys are)."""
         keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
         for gi, names in enumerate(self._partitions):
             if not names:
@@ -341,11 +328,6 @@ class KernelEngine:
 def _values_of(col: Any) -> list[Any]:
     """A column's values as Python values (a numpy column's ``tolist``)."""
     return col.tolist() if isinstance(col, np.ndarray) else list(col)
-
-
-def _item(v: Any) -> Any:
-    item = getattr(v, "item", None)
-    return item() if callable(item) else v
 
 
 def _span(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:
