@@ -65,7 +65,8 @@ class EventColumns:
     compiled kernel) instead of one :class:`Event` per row: per row its ``types``, ``ts``,
     ``pos`` and ``ids``, and ``attrs`` (field -> column). Columns are lists, ranges or numpy
     arrays; a value is what the same row's :class:`Event` would hold. A reader gives them
-    only when asked (``EventSource.as_columns``), and only for batches it checked whole."""
+    only when asked (``EventSource.items(as_columns=True)``), and only for batches it checked
+    whole."""
 
     __slots__ = ("types", "ts", "pos", "ids", "attrs")
 

@@ -258,7 +258,7 @@ class Run:
         columns = self._columns
         n = 0
         for current in self.source.items(as_columns=columns is not None):
-            if type(current) is EventColumns:  # a checked batch, for the kernel
+            if isinstance(current, EventColumns):  # a checked batch (only asked for by the kernel)
                 assert columns is not None
                 out = columns(current)
                 self._types.update(current.types)
@@ -275,7 +275,6 @@ class Run:
                     self._last_pos = int(current.pos[-1])
                     break
                 continue
-            assert isinstance(current, Event)
             self._current = current
             seen(current.type)
             if keep is not None:

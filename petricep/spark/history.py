@@ -72,9 +72,10 @@ def prepare(
     order: str = "live-first",
     conflicts: Sequence[Any] = (),
     queries: Sequence[Any] = (),
-) -> tuple[Net, SparkHistory | None]:
-    """The net a Spark run fires (history patterns by their live part) and, when a pattern
-    has ARCHIVED variables, the archive side, with this run claimed in the archive."""
+) -> tuple[Net, SparkHistory]:
+    """The net a Spark run with ``--archive`` fires (history patterns by their live part) and
+    its archive side, this run claimed in the archive (every event is archived, whether or
+    not a pattern reads history: as embedded)."""
     if order != "live-first":
         raise ConfigError(
             f"--history-order {order} runs embedded only: on Spark every live match is joined with the archive "

@@ -204,11 +204,14 @@ class GroupRunner:
         while points and points[0][0] <= pos:
             p, ts = heapq.heappop(points)
             self._scheduled.discard(p)
-            if p == pos:
-                continue  # our own event: push closes the windows there
-            self._keep(self.engine.advance(ts, p), p, out)
-            if self.composites:
-                self._schedule(ts, p)  # composite events entering here open windows too
+            if p != pos:  # our own event: push closes the windows there
+                self._tick(ts, p, out)
+
+    def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
+        """Stream time reached another key's event at ``(ts, p)``: close the windows it ends."""
+        self._keep(self.engine.advance(ts, p), p, out)
+        if self.composites:
+            self._schedule(ts, p)  # composite events entering here open windows too
 
     def push(self, e: Event) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []
@@ -235,13 +238,8 @@ class KernelGroupRunner(GroupRunner):
         self.kernel = KernelEngine(engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES)
         super().__init__(net, group, clock, tie, engine=False)
 
-    def _advance_to(self, pos: int, out: list[tuple[Match, int]]) -> None:
-        points = self._points
-        while points and points[0][0] <= pos:
-            p, ts = heapq.heappop(points)
-            self._scheduled.discard(p)
-            if p != pos:  # our own event closes the windows there
-                self._keep_pairs(self.kernel.tick(ts, p), out)
+    def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
+        self._keep_pairs(self.kernel.tick(ts, p), out)  # (no composite events on the kernel)
 
     def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
         keep = self.keep

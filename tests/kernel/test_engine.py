@@ -4,8 +4,10 @@ ints, text ids stay text), the same located errors, and the run saying which eng
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +99,6 @@ def test_text_values_order_and_equality() -> None:
 
 def eval_dict(text: str) -> dict[str, Any]:
     """The test's own repr of a match dict read back (ids and times are plain literals)."""
-    import ast
-
     return ast.literal_eval(text)  # type: ignore[no-any-return]
 
 
@@ -202,8 +202,6 @@ def test_run_engine_kernel_keeps_the_matches_before_a_bad_row(run_cli: Any, tmp_
 
 def _random_csv(path: Path, rows: int, seed: int, bad: int | None) -> None:
     """``bad``: from this row on, 2,000 rows with a few bad numbers (rejected in skip mode)."""
-    import random
-
     rnd = random.Random(seed)
     lines, ts = ["type,ts,id,k,x,s"], 0
     for i in range(rows):
