@@ -21,6 +21,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 import numpy as np
 
+from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+
 cdef enum:
     OP_END = 0
     OP_CONST = 1
@@ -33,12 +35,18 @@ cdef enum:
     OP_JT = 8
     OP_CMP_AA = 9
     OP_CMP_AC = 10
+    OP_BOOL = 11
 
 cdef enum:
+    # a value's kind: Python's float, str, a value that does not exist (division by zero: a
+    # comparison with it is false), bool, int (exact while |v| <= 2**53), None (a RETURN value
+    # of an unbound variable or a division by zero, carried by a composite event)
     TAG_NUM = 0
     TAG_STR = 1
     TAG_MISSING = 2
     TAG_BOOL = 3
+    TAG_INT = 4
+    TAG_NULL = 5
 
 cdef enum:
     STAM = 0
@@ -132,6 +140,7 @@ cdef class Group:
     cdef double* pd_thr
     cdef int64_t* pd_seq
     cdef int32_t* pd_role
+    cdef int64_t* pd_key
     cdef uint8_t* pd_flags  # 1 alive, 2 in its key's list, 4 popped from the heap
     cdef int32_t* pd_next
     cdef Py_ssize_t pd_cap
@@ -146,7 +155,7 @@ cdef class Group:
     cdef const double[:] rg_window, tr_window, pw_window, consts
     cdef const int32_t[:] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
     cdef const int32_t[:] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
-    cdef const int32_t[:] cond_start, code
+    cdef const int32_t[:] cond_start, code, ret_start, ret_prog
     cdef const int32_t* codep  # the bytecode, read through a pointer in the hot loop
     cdef const int8_t[:] const_tags
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
@@ -203,7 +212,7 @@ cdef class Group:
         self.nb_ev = NULL; self.nb_next = NULL; self.nb_cap = 0; self.nb_free = -1
         self.nb_heads = NULL; self.nb_tails = NULL
         self.pd_slots = NULL; self.pd_first_ts = NULL; self.pd_last_ts = NULL; self.pd_first_pos = NULL
-        self.pd_last_pos = NULL; self.pd_thr = NULL; self.pd_seq = NULL; self.pd_role = NULL
+        self.pd_last_pos = NULL; self.pd_thr = NULL; self.pd_seq = NULL; self.pd_role = NULL; self.pd_key = NULL
         self.pd_flags = NULL; self.pd_next = NULL; self.pd_cap = 0; self.pd_free = -1
         self.pd_heads = NULL; self.heap = NULL; self.heap_n = 0; self.pd_counter = 0
         self.tk_blocked = NULL
@@ -234,6 +243,8 @@ cdef class Group:
         self.ent_tr_start = lg.ent_tr_start
         self.ent_trs = lg.ent_trs
         self.cond_start = lg.cond_start
+        self.ret_start = lg.ret_start
+        self.ret_prog = lg.ret_prog
         self.code = lg.code
         self.codep = &self.code[0] if self.code.shape[0] else NULL
         self.consts = lg.consts
@@ -269,7 +280,7 @@ cdef class Group:
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
         free(self.pd_slots); free(self.pd_first_ts); free(self.pd_last_ts); free(self.pd_first_pos)
         free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
-        free(self.pd_next); free(self.pd_heads); free(self.heap)
+        free(self.pd_next); free(self.pd_heads); free(self.heap); free(self.pd_key)
 
     cdef int reserve_tokens(self, Py_ssize_t cap) except -1:
         cdef Py_ssize_t old = self.tk_cap, i
@@ -374,6 +385,7 @@ cdef class Group:
             self.pd_thr = <double*>grow(self.pd_thr, self.pd_cap, sizeof(double))
             self.pd_seq = <int64_t*>grow(self.pd_seq, self.pd_cap, sizeof(int64_t))
             self.pd_role = <int32_t*>grow(self.pd_role, self.pd_cap, sizeof(int32_t))
+            self.pd_key = <int64_t*>grow(self.pd_key, self.pd_cap, sizeof(int64_t))
             self.pd_flags = <uint8_t*>grow(self.pd_flags, self.pd_cap, sizeof(uint8_t))
             self.pd_next = <int32_t*>grow(self.pd_next, self.pd_cap, sizeof(int32_t))
             self.heap = <int32_t*>grow(self.heap, self.pd_cap, sizeof(int32_t))
@@ -458,7 +470,26 @@ cdef class Kernel:
     cdef double* out_end
     cdef int64_t* out_ids
     cdef uint8_t* out_bound
-    cdef Py_ssize_t out_n, out_cap
+    cdef int64_t* out_key  # per match: the key it was found under (its composite event's)
+    cdef int64_t* out_ev  # per match and slot: the bound event's store index (ordering; until the next sweep)
+    cdef double* out_rv  # per match and RETURN field: the value ...
+    cdef int8_t* out_rt  # ... and its kind
+    cdef Py_ssize_t out_n, out_cap, row_out
+    cdef public int maxfields
+    # RETURN: per pattern whether it has one, the type code of its composite events (-1: none
+    # reads them), the attribute column each field fills
+    cdef const uint8_t[:] pat_has_ret
+    cdef const int32_t[:] pat_ret_type, pat_attr_start, pat_attr
+    cdef int has_returns, key_bump
+    cdef public int64_t composites, taken
+    # the row emitting now (an event, a tick, or at the end the last input event): its time,
+    # the kind of its time (int or float) and position; a composite event takes these
+    cdef double emit_ts
+    cdef int8_t emit_tag
+    cdef double in_ts
+    cdef int64_t in_pos
+    cdef int8_t in_tag
+    cdef public int ts_attr, id_attr
     cdef object group_of_type  # per type code: groups consuming it (indices)
     cdef int64_t* floor_cache
     cdef double* vstack
@@ -493,7 +524,30 @@ cdef class Kernel:
         self.out_cap = 0
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
+        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL
         self.emit_at = -1
+        self.row_out = 0
+        self.maxfields = max(lowered.maxfields, 1)
+        self.pat_has_ret = np.array([p.has_return for p in lowered.patterns] or [0], dtype=np.uint8)
+        self.pat_ret_type = np.array([p.ret_type for p in lowered.patterns] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in lowered.patterns:
+            flat.extend(p.ret_attrs)
+            starts.append(len(flat))
+        self.pat_attr_start = np.array(starts, dtype=np.int32)
+        self.pat_attr = np.array(flat or [-1], dtype=np.int32)
+        self.has_returns = any(p.has_return for p in lowered.patterns)
+        self.key_bump = 0
+        self.composites = 0
+        self.taken = 0
+        self.emit_ts = 0.0
+        self.emit_tag = TAG_NUM
+        self.in_ts = 0.0
+        self.in_pos = -1
+        self.in_tag = TAG_NUM
+        names = list(lowered.attrs)
+        self.ts_attr = names.index(TS_ATTR) if TS_ATTR in names else -1
+        self.id_attr = names.index(ID_ATTR) if ID_ATTR in names else -1
         self.vstack = <double*>grow(NULL, MAX_STACK, sizeof(double))
         self.tstack = <int8_t*>grow(NULL, MAX_STACK, sizeof(int8_t))
         self.reserve_out(1024)
@@ -502,6 +556,7 @@ cdef class Kernel:
         free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
+        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
         if cap <= self.out_cap:
@@ -513,6 +568,10 @@ cdef class Kernel:
         self.out_ids = <int64_t*>grow(self.out_ids, cap * self.maxslots, sizeof(int64_t))
         self.out_bound = <uint8_t*>grow(self.out_bound, cap * self.maxslots, sizeof(uint8_t))
         self.out_at = <int64_t*>grow(self.out_at, cap, sizeof(int64_t))
+        self.out_key = <int64_t*>grow(self.out_key, cap, sizeof(int64_t))
+        self.out_ev = <int64_t*>grow(self.out_ev, cap * self.maxslots, sizeof(int64_t))
+        self.out_rv = <double*>grow(self.out_rv, cap * self.maxfields, sizeof(double))
+        self.out_rt = <int8_t*>grow(self.out_rt, cap * self.maxfields, sizeof(int8_t))
         self.out_cap = cap
         return 0
 
@@ -521,9 +580,27 @@ cdef class Kernel:
     cdef int eval_cond(self, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1:
         """Condition ``ci`` on the binding ``slots`` with ``cur`` in ``cur_slot``: 1 holds
         (also vacuously: it reads a variable an OR left unbound), 0 fails."""
+        if self.interp(g, ci, slots, cur_slot, cur):
+            return 1
+        return 1 if self.vstack[0] != 0.0 and self.tstack[0] != TAG_MISSING else 0
+
+    cdef int eval_value(self, Group g, int ci, int64_t* slots, double* out, int8_t* tag) except -1:
+        """A RETURN value on the match's slots (as_condition_free): ``None`` where it reads a
+        variable an OR left unbound or a value that does not exist."""
+        if self.interp(g, ci, slots, -1, -1) or self.tstack[0] == TAG_MISSING:
+            out[0] = 0.0
+            tag[0] = TAG_NULL
+        else:
+            out[0] = self.vstack[0]
+            tag[0] = self.tstack[0]
+        return 0
+
+    cdef inline int interp(self, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1:
+        """Run program ``ci``: 1 when it reads an unbound slot (the engine's Skip), else 0
+        with the result on top of the value stack."""
         cdef const int32_t* code = g.codep
         cdef int pc = g.cond_start[ci]
-        cdef int sp = 0, op, ok
+        cdef int sp = 0, op
         cdef double a, b
         cdef int8_t ta, tb
         cdef double* v = self.vstack
@@ -531,7 +608,7 @@ cdef class Kernel:
         while True:
             op = code[pc]
             if op == OP_END:
-                return 1 if v[0] != 0.0 else 0
+                return 0
             elif op == OP_CMP_AA:
                 if self.load(g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
                     return 1
@@ -568,21 +645,30 @@ cdef class Kernel:
                 self.arith(code[pc + 1], &v[sp - 1], &tg[sp - 1], v[sp], tg[sp])
                 pc += 2
             elif op == OP_NEG:
-                if tg[sp - 1] == TAG_STR:
-                    raise KernelEvaluationError("negate", 0, v[sp - 1], tg[sp - 1], 0.0, TAG_NUM)
+                ta = tg[sp - 1]
+                if ta == TAG_STR or ta == TAG_NULL:
+                    raise KernelEvaluationError("negate", 0, v[sp - 1], ta, 0.0, TAG_NUM)
                 v[sp - 1] = -v[sp - 1]
+                if ta == TAG_BOOL:
+                    tg[sp - 1] = TAG_INT
                 pc += 1
             elif op == OP_NOT:
-                v[sp - 1] = 0.0 if v[sp - 1] != 0.0 else 1.0
+                if tg[sp - 1] != TAG_MISSING:  # (a value that does not exist stays so: false at the top)
+                    v[sp - 1] = 0.0 if v[sp - 1] != 0.0 else 1.0
+                    tg[sp - 1] = TAG_BOOL
+                pc += 1
+            elif op == OP_BOOL:
+                v[sp - 1] = 1.0 if v[sp - 1] != 0.0 and tg[sp - 1] != TAG_MISSING else 0.0
+                tg[sp - 1] = TAG_BOOL
                 pc += 1
             elif op == OP_JF:
-                if v[sp - 1] == 0.0:
+                if v[sp - 1] == 0.0 or tg[sp - 1] == TAG_MISSING:
                     pc += 2 + code[pc + 1]
                 else:
                     sp -= 1
                     pc += 2
             elif op == OP_JT:
-                if v[sp - 1] != 0.0:
+                if v[sp - 1] != 0.0 and tg[sp - 1] != TAG_MISSING:
                     pc += 2 + code[pc + 1]
                 else:
                     sp -= 1
@@ -598,27 +684,28 @@ cdef class Kernel:
         cdef EventStore st = self.store
         if ev < 0:
             return 1
-        if attr >= 0:
-            out[0] = st.val[ev * st.nattrs + attr]
-            tag[0] = st.tag[ev * st.nattrs + attr]
-        elif attr == -1:
-            out[0] = st.ts[ev]
-            tag[0] = TAG_NUM
-        else:
-            out[0] = <double>st.id[ev]
-            tag[0] = TAG_NUM
+        out[0] = st.val[ev * st.nattrs + attr]
+        tag[0] = st.tag[ev * st.nattrs + attr]
         return 0
 
     cdef inline double compare(self, int op, double a, int8_t ta, double b, int8_t tb) except -1.0:
+        """Python's comparison of two values: numbers (float, int, bool) by value, text by
+        code (=, !=) or rank, None equal only to None; other mixes are unequal, and ordering
+        them is an error."""
+        cdef int8_t ca = ta, cb = tb
         if ta == TAG_MISSING or tb == TAG_MISSING:
             return 0.0  # reads a value that does not exist (division by zero): false
-        if ta != tb:
+        if ca == TAG_INT or ca == TAG_BOOL:
+            ca = TAG_NUM
+        if cb == TAG_INT or cb == TAG_BOOL:
+            cb = TAG_NUM
+        if ca != cb or ca == TAG_NULL:
             if op == 0:
-                return 0.0
+                return 1.0 if ca == cb else 0.0
             if op == 1:
-                return 1.0
+                return 0.0 if ca == cb else 1.0
             raise KernelEvaluationError("compare", op, a, ta, b, tb)
-        if ta == TAG_STR and op >= 2:
+        if ca == TAG_STR and op >= 2:
             a = self.store.ranks[<Py_ssize_t>a]
             b = self.store.ranks[<Py_ssize_t>b]
         if op == 0:
@@ -634,12 +721,19 @@ cdef class Kernel:
         return 1.0 if a >= b else 0.0
 
     cdef inline int arith(self, int op, double* a, int8_t* ta, double b, int8_t tb) except -1:
+        """Python's arithmetic on numbers: int op int is an int (but for /), else a float;
+        division by zero gives a value that does not exist."""
         cdef double r
-        if ta[0] == TAG_MISSING or tb == TAG_MISSING:
+        cdef int8_t ka = ta[0]
+        if ka == TAG_MISSING or tb == TAG_MISSING:
             ta[0] = TAG_MISSING
             return 0
-        if ta[0] != TAG_NUM or tb != TAG_NUM:
-            raise KernelEvaluationError("compute", op, a[0], ta[0], b, tb)
+        if ka == TAG_STR or ka == TAG_NULL or tb == TAG_STR or tb == TAG_NULL:
+            raise KernelEvaluationError("compute", op, a[0], ka, b, tb)
+        if (ka == TAG_INT or ka == TAG_BOOL) and (tb == TAG_INT or tb == TAG_BOOL) and op != 3:
+            ta[0] = TAG_INT
+        else:
+            ta[0] = TAG_NUM
         if op == 0:
             a[0] = a[0] + b
         elif op == 1:
@@ -841,7 +935,8 @@ cdef class Kernel:
                     if g.role_pending[k]:
                         self.wait(g, k, t, key)
                     else:
-                        self.emit(g, g.role_pattern[k], t)
+                        self.emit(g, g.role_pattern[k], &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t],
+                                  g.tk_last_ts[t], key)
         return 0
 
     cdef int buffered_violation(self, Group g, int r, int32_t t, int64_t key, double w) except -1:
@@ -878,6 +973,7 @@ cdef class Kernel:
         g.pd_counter += 1
         g.pd_seq[d] = g.pd_counter
         g.pd_role[d] = role
+        g.pd_key[d] = key
         g.pd_flags[d] = 3
         g.pd_next[d] = g.pd_heads[key]
         g.pd_heads[key] = d
@@ -1040,69 +1136,209 @@ cdef class Kernel:
         return 0
 
     cdef int emit_pending(self, Group g, int32_t d) except -1:
-        cdef Py_ssize_t o = self.out_n, k
-        cdef int64_t ev
-        cdef int ns = g.nslots
-        if o >= self.out_cap:
-            self.reserve_out(2 * self.out_cap)
-        self.out_pattern[o] = g.role_pattern[g.pd_role[d]]
-        self.out_at[o] = self.emit_at
-        self.out_start[o] = g.pd_first_ts[d]
-        self.out_end[o] = g.pd_last_ts[d]
-        for k in range(self.maxslots):
-            ev = g.pd_slots[<Py_ssize_t>d * ns + k] if k < ns else -1
-            self.out_bound[o * self.maxslots + k] = 1 if ev >= 0 else 0
-            self.out_ids[o * self.maxslots + k] = self.store.id[ev] if ev >= 0 else 0
-        self.out_n += 1
-        return 0
+        return self.emit(g, g.role_pattern[g.pd_role[d]], &g.pd_slots[<Py_ssize_t>d * g.nslots], g.pd_first_ts[d],
+                         g.pd_last_ts[d], g.pd_key[d])
 
-    cdef int emit(self, Group g, int pattern, int32_t t) except -1:
-        cdef Py_ssize_t o = self.out_n, k
+    cdef int emit(self, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key) except -1:
+        """Buffer a match: its pattern, span, bound events' ids (and store indices, for the
+        order of matches emitted at one point), the key, and its RETURN values."""
+        cdef Py_ssize_t o = self.out_n, k, m = self.maxslots, f = self.maxfields
         cdef int64_t ev
-        cdef int ns = g.nslots
+        cdef int ns = g.nslots, r
         if o >= self.out_cap:
             self.reserve_out(2 * self.out_cap)
         self.out_pattern[o] = pattern
         self.out_at[o] = self.emit_at
-        self.out_start[o] = g.tk_first_ts[t]
-        self.out_end[o] = g.tk_last_ts[t]
-        for k in range(self.maxslots):
-            ev = g.tk_slots[<Py_ssize_t>t * ns + k] if k < ns else -1
-            self.out_bound[o * self.maxslots + k] = 1 if ev >= 0 else 0
-            self.out_ids[o * self.maxslots + k] = self.store.id[ev] if ev >= 0 else 0
+        self.out_start[o] = first_ts
+        self.out_end[o] = last_ts
+        self.out_key[o] = key
+        for k in range(m):
+            ev = slots[k] if k < ns else -1
+            self.out_bound[o * m + k] = 1 if ev >= 0 else 0
+            self.out_ids[o * m + k] = self.store.id[ev] if ev >= 0 else 0
+            self.out_ev[o * m + k] = ev
+        for r in range(g.ret_start[pattern + 1] - g.ret_start[pattern]):
+            self.eval_value(g, g.ret_prog[g.ret_start[pattern] + r], slots, &self.out_rv[o * f + r], &self.out_rt[o * f + r])
         self.out_n += 1
         return 0
 
-    cdef void order_emitted(self, Py_ssize_t first):
-        """Matches emitted at one event, stably by pattern (Engine._emit's order)."""
-        cdef Py_ssize_t i, j, m = self.maxslots
-        cdef int32_t p
-        cdef double s, e
-        cdef int64_t* ids = <int64_t*>malloc(m * sizeof(int64_t))
-        cdef uint8_t* bound = <uint8_t*>malloc(m * sizeof(uint8_t))
-        for i in range(first + 1, self.out_n):
-            p = self.out_pattern[i]
+    cdef int settle(self, Py_ssize_t first) except -1:
+        """The matches emitted at one point, from ``first``: in the engine's order (Engine._emit);
+        with RETURN, each round's composite events enter in that order, and the matches they
+        complete form the next round."""
+        cdef Py_ssize_t end, o
+        cdef bint chains
+        if not self.has_returns:
+            if self.out_n - first > 1 and self.npatterns > 1:
+                self.order_emitted(first, 0)
+            return 0
+        while self.out_n > first:
+            end = self.out_n
+            chains = False
+            for o in range(first, end):
+                if self.pat_has_ret[self.out_pattern[o]]:
+                    chains = True
+                    break
+            if end - first > 1:
+                self.order_emitted(first, chains)
+            for o in range(first, end):
+                if self.pat_has_ret[self.out_pattern[o]]:
+                    self.composites += 1
+                    if self.pat_ret_type[self.out_pattern[o]] >= 0:
+                        self.composite(o)
+            first = end
+        return 0
+
+    cdef int composite(self, Py_ssize_t o) except -1:
+        """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
+        the emitting row's time and position, its id a reference to the match (-1 - its number
+        in the run's output), its fields' values in their attribute columns, its key the
+        match's; it steps every group that reads its type."""
+        cdef EventStore st = self.store
+        cdef Py_ssize_t ev, a, na = st.nattrs, gi, ngroups = len(self.groups), f = self.maxfields
+        cdef int p = self.out_pattern[o], etype = self.pat_ret_type[p], k, r
+        cdef Group g
+        cdef int64_t key
+        cdef bint kept = False
+        if st.n >= st.cap:
+            st.reserve(2 * st.cap)
+        ev = st.n
+        st.n += 1
+        st.ts[ev] = self.emit_ts
+        st.pos[ev] = self.emit_at if self.emit_at >= 0 else self.in_pos
+        st.id[ev] = -1 - (self.taken + o)
+        for a in range(na):
+            st.val[ev * na + a] = 0.0
+            st.tag[ev * na + a] = TAG_MISSING
+        for k in range(self.pat_attr_start[p], self.pat_attr_start[p + 1]):
+            a = self.pat_attr[k]
+            if a >= 0:
+                r = k - self.pat_attr_start[p]
+                st.val[ev * na + a] = self.out_rv[o * f + r]
+                st.tag[ev * na + a] = self.out_rt[o * f + r]
+        if self.ts_attr >= 0:
+            st.val[ev * na + self.ts_attr] = self.emit_ts
+            st.tag[ev * na + self.ts_attr] = self.emit_tag
+        self.key_bump = 1
+        try:
+            for gi in range(ngroups):
+                g = <Group>self.groups[gi]
+                if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+                    continue
+                key = self.out_key[o] if g.partitioned else 0
+                if key >= g.nkeys:
+                    g.reserve_keys(key + 1)
+                g.ncreated = 0
+                self.step(g, etype, key, ev, st.ts[ev], st.pos[ev])
+                if g.ncreated:
+                    kept = True
+                    self.store_created(g, key)
+                if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and self.negative(g, etype, key, ev):
+                    kept = True
+        finally:
+            self.key_bump = 0
+        if not kept and st.n == ev + 1:
+            st.n -= 1
+        return 0
+
+    cdef void order_emitted(self, Py_ssize_t first, bint chains):
+        """Matches emitted at one point, stably by pattern (Engine._emit's order); with
+        ``chains`` (some pattern has RETURN) then by their events' stream order: the sorted
+        positions of the bound events, then each variable's (unbound first)."""
+        cdef Py_ssize_t n = self.out_n - first, i, j
+        cdef Py_ssize_t* perm
+        cdef Py_ssize_t x
+        if n < 2:
+            return
+        perm = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+        for i in range(n):
+            perm[i] = first + i
+        for i in range(1, n):  # insertion sort: stable, and the batches are small
+            x = perm[i]
             j = i
-            if self.out_pattern[j - 1] <= p:
-                continue
-            s = self.out_start[i]
-            e = self.out_end[i]
-            memcpy(ids, &self.out_ids[i * m], m * sizeof(int64_t))
-            memcpy(bound, &self.out_bound[i * m], m)
-            while j > first and self.out_pattern[j - 1] > p:
-                self.out_pattern[j] = self.out_pattern[j - 1]
-                self.out_start[j] = self.out_start[j - 1]
-                self.out_end[j] = self.out_end[j - 1]
-                memcpy(&self.out_ids[j * m], &self.out_ids[(j - 1) * m], m * sizeof(int64_t))
-                memcpy(&self.out_bound[j * m], &self.out_bound[(j - 1) * m], m)
+            while j > 0 and self.match_before(x, perm[j - 1], chains):
+                perm[j] = perm[j - 1]
                 j -= 1
-            self.out_pattern[j] = p
-            self.out_start[j] = s
-            self.out_end[j] = e
-            memcpy(&self.out_ids[j * m], ids, m * sizeof(int64_t))
-            memcpy(&self.out_bound[j * m], bound, m)
-        free(ids)
-        free(bound)
+            perm[j] = x
+        self.permute(first, n, perm)
+        free(perm)
+
+    cdef bint match_before(self, Py_ssize_t a, Py_ssize_t b, bint chains):
+        """Whether match ``a`` goes strictly before match ``b``."""
+        cdef Py_ssize_t m = self.maxslots, k, i, j
+        cdef int64_t sa[64]
+        cdef int64_t sb[64]
+        cdef int64_t x, y
+        if self.out_pattern[a] != self.out_pattern[b]:
+            return self.out_pattern[a] < self.out_pattern[b]
+        if not chains:
+            return False
+        i = self.sorted_events(a, sa)
+        j = self.sorted_events(b, sb)
+        for k in range(i if i < j else j):
+            if sa[k] != sb[k]:
+                return sa[k] < sb[k]
+        if i != j:
+            return i < j
+        for k in range(m):
+            x = self.out_ev[a * m + k]
+            y = self.out_ev[b * m + k]
+            if x != y:
+                return x < y  # unbound (-1) first: () < (seq,)
+        return False
+
+    cdef Py_ssize_t sorted_events(self, Py_ssize_t o, int64_t* out):
+        """The store indices of match ``o``'s bound events (stream order), sorted."""
+        cdef Py_ssize_t m = self.maxslots, k, n = 0, j
+        cdef int64_t ev
+        for k in range(m if m < 64 else 64):
+            ev = self.out_ev[o * m + k]
+            if ev < 0:
+                continue
+            j = n
+            while j > 0 and out[j - 1] > ev:
+                out[j] = out[j - 1]
+                j -= 1
+            out[j] = ev
+            n += 1
+        return n
+
+    cdef void permute(self, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm):
+        """Reorder matches [first, first + n): the match at ``perm[i]`` moves to first + i."""
+        cdef Py_ssize_t i, m = self.maxslots, f = self.maxfields, src, dst
+        cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))
+        cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
+        cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
+        cdef double* se = <double*>malloc(2 * n * sizeof(double))
+        cdef int64_t* ids = <int64_t*>malloc(2 * n * m * sizeof(int64_t))
+        cdef uint8_t* bound = <uint8_t*>malloc(n * m)
+        cdef double* rv = <double*>malloc(n * f * sizeof(double))
+        cdef int8_t* rt = <int8_t*>malloc(n * f)
+        for i in range(n):
+            src = perm[i]
+            pat[i] = self.out_pattern[src]
+            at[i] = self.out_at[src]
+            key[i] = self.out_key[src]
+            se[2 * i] = self.out_start[src]
+            se[2 * i + 1] = self.out_end[src]
+            memcpy(&ids[i * m], &self.out_ids[src * m], m * sizeof(int64_t))
+            memcpy(&ids[(n + i) * m], &self.out_ev[src * m], m * sizeof(int64_t))
+            memcpy(&bound[i * m], &self.out_bound[src * m], m)
+            memcpy(&rv[i * f], &self.out_rv[src * f], f * sizeof(double))
+            memcpy(&rt[i * f], &self.out_rt[src * f], f)
+        for i in range(n):
+            dst = first + i
+            self.out_pattern[dst] = pat[i]
+            self.out_at[dst] = at[i]
+            self.out_key[dst] = key[i]
+            self.out_start[dst] = se[2 * i]
+            self.out_end[dst] = se[2 * i + 1]
+            memcpy(&self.out_ids[dst * m], &ids[i * m], m * sizeof(int64_t))
+            memcpy(&self.out_ev[dst * m], &ids[(n + i) * m], m * sizeof(int64_t))
+            memcpy(&self.out_bound[dst * m], &bound[i * m], m)
+            memcpy(&self.out_rv[dst * f], &rv[i * f], f * sizeof(double))
+            memcpy(&self.out_rt[dst * f], &rt[i * f], f)
+        free(pat); free(at); free(key); free(se); free(ids); free(bound); free(rv); free(rt)
 
     cdef int store_created(self, Group g, int64_t key) except -1:
         """Accepted tokens emit; tokens that can still move join their (key, place) list
@@ -1151,12 +1387,19 @@ cdef class Kernel:
         cdef bint kept
         for i in range(n):
             self.cur_row = i + row0
+            self.row_out = self.out_n
             self.emit_at = pos[i]
+            self.emit_ts = ts[i]
+            if self.ts_attr >= 0:
+                self.emit_tag = tags[i, self.ts_attr]
             if types[i] == TICK:
                 self.tick(ts[i], pos[i])
                 continue
             if ts[i] < self.last_ts:
                 raise OrderError(i + row0, ts[i], self.last_ts)
+            self.in_ts = ts[i]
+            self.in_pos = pos[i]
+            self.in_tag = self.emit_tag
             if self.tie_either:
                 if self.grp_rows and ts[i] != self.grp_ts:
                     self.run_group()
@@ -1205,8 +1448,6 @@ cdef class Kernel:
                         kept = True
                 if not kept:
                     st.n -= 1
-            if self.out_n - first > 1 and self.npatterns > 1:
-                self.order_emitted(first)
             if self.has_contiguity:
                 ekey = 2 * pos[i]
                 for gi in range(ngroups):
@@ -1217,6 +1458,7 @@ cdef class Kernel:
                             g.reserve_keys(key + 1)
                         g.floors[key] = ekey
                 self.last_key = ekey
+            self.settle(first)  # (after the contiguity keys: composite events see their emitter's)
             if not self.tie_either:
                 self.since_sweep += 1
                 if self.since_sweep >= self.sweep_every:
@@ -1276,7 +1518,7 @@ cdef class Kernel:
                     g.reserve_keys(key + 1)
                 self.fixpoint(g, gi, key)
             if self.out_n - first > 1 and self.npatterns > 1:
-                self.order_emitted(first)
+                self.order_emitted(first, 0)
         self.grp_n = 0
         self.grp_rows = 0
         self.since_sweep += rows
@@ -1381,24 +1623,28 @@ cdef class Kernel:
             self.strict_ts = ts
         first = self.out_n
         self.close_pending(ts, pos, False)
-        if self.out_n - first > 1 and self.npatterns > 1:
-            self.order_emitted(first)
+        self.settle(first)
         return 0
 
     def finish(self):
         """End of stream: close the open timestamp group (either; strict: run its
-        cancellations), then emit every match still waiting for its window."""
+        cancellations), then emit every match still waiting for its window; composite events
+        emitted here take the last input event's time and position (Engine.flush), and may
+        leave matches waiting in turn."""
         cdef Py_ssize_t first
+        cdef Group g
         self.emit_at = -1
+        self.emit_ts = self.in_ts
+        self.emit_tag = self.in_tag
+        self.row_out = self.out_n
         if self.tie_either and self.grp_rows:
             self.run_group()
         if self.kills:
             self.end_group()
-        if self.has_negation:
+        while self.has_negation and any((<Group>g).heap_n for g in self.groups):
             first = self.out_n
             self.close_pending(0.0, 0, True)
-            if self.out_n - first > 1 and self.npatterns > 1:
-                self.order_emitted(first)
+            self.settle(first)
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -1607,21 +1853,27 @@ cdef class Kernel:
         self.kills = []
         self.store.n = 0
 
-    def take_matches(self, bint with_at=False):
-        """The buffered matches as numpy arrays (pattern, start, end, ids, bound, and with
-        ``with_at`` the emitting positions); clears them."""
-        cdef Py_ssize_t n = self.out_n, m = self.maxslots
+    def take_matches(self):
+        """The buffered matches as numpy arrays, and clears them: pattern, start, end, ids and
+        bound (per slot), the emitting positions (-1: the end of the stream), RETURN values and
+        their kinds (per field). A bound id below 0 is a composite event: -1 - the number of
+        the match it is, counting every match taken in this run."""
+        cdef Py_ssize_t n = self.out_n, m = self.maxslots, f = self.maxfields
         at = np.empty(n, dtype=np.int64)
-        cdef int64_t[:] av = at
         pattern = np.empty(n, dtype=np.int32)
         start = np.empty(n, dtype=np.float64)
         end = np.empty(n, dtype=np.float64)
         ids = np.empty((n, m), dtype=np.int64)
         bound = np.empty((n, m), dtype=np.uint8)
+        values = np.empty((n, f), dtype=np.float64)
+        kinds = np.empty((n, f), dtype=np.int8)
+        cdef int64_t[:] av = at
         cdef int32_t[:] pv = pattern
         cdef double[:] sv = start, ev = end
         cdef int64_t[:, :] iv = ids
         cdef uint8_t[:, :] bv = bound
+        cdef double[:, :] vv = values
+        cdef int8_t[:, :] kv = kinds
         if n:
             memcpy(&pv[0], self.out_pattern, n * sizeof(int32_t))
             memcpy(&sv[0], self.out_start, n * sizeof(double))
@@ -1629,10 +1881,24 @@ cdef class Kernel:
             memcpy(&iv[0, 0], self.out_ids, n * m * sizeof(int64_t))
             memcpy(&bv[0, 0], self.out_bound, n * m)
             memcpy(&av[0], self.out_at, n * sizeof(int64_t))
+            memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
+            memcpy(&kv[0, 0], self.out_rt, n * f)
         self.out_n = 0
-        if with_at:
-            return pattern, start, end, ids, bound, at
-        return pattern, start, end, ids, bound
+        self.row_out = 0
+        self.taken += n
+        return pattern, start, end, ids, bound, at, values, kinds
+
+    def set_last_input(self, double ts, int64_t pos, int tag):
+        """The stream's last input event where this kernel did not fire it (a key partition):
+        what composite events emitted at the end take."""
+        self.in_ts = ts
+        self.in_pos = pos
+        self.in_tag = tag
+
+    def drop_row(self):
+        """An error stopped the row being fired: forget the matches it emitted (the engine
+        returns none of them)."""
+        self.out_n = self.row_out
 
     @property
     def stored_events(self):

@@ -31,8 +31,18 @@ import numpy as np
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, StateLimitError
 from petricep.events import Event, EventColumns
-from petricep.kernel.run import TAG_STR, TICK_CODE, KernelRun
-from petricep.runtime.match import Match
+from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+from petricep.kernel.run import (
+    TAG_BOOL,
+    TAG_INT,
+    TAG_NULL,
+    TAG_NUM,
+    TAG_STR,
+    TICK_CODE,
+    KernelRun,
+    python_value,
+)
+from petricep.runtime.match import Match, composite_id
 
 BATCH = 4096  # events per kernel call
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
@@ -59,8 +69,10 @@ class KernelEngine:
         self._attrs = lowered.attrs
         self._partitions = [g.partition for g in lowered.groups]
         self._read = list(dict.fromkeys([*lowered.attrs, *(a for p in self._partitions for a in p)]))
-        self._keys: list[dict[Any, int]] = [{} for _ in lowered.groups]
+        self._keys = self.kernel.key_dicts  # partition key -> code, per group (shared by key class)
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
+        self._returns = any(p.has_return for p in lowered.patterns)
+        self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
         # id and timestamp of each event the kernel may still bind, by position (ascending)
@@ -100,7 +112,8 @@ class KernelEngine:
         pos = np.asarray(cols.pos, dtype=np.int64)
         ids, stamps = _values_of(cols.ids), _values_of(cols.ts)
         self._remember(pos.tolist(), ids, stamps)
-        vals, tags = self._column_values(cols.attrs, n)
+        self._last_input = (int(pos[-1]), stamps[-1])
+        vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
         columns = (types, np.asarray(cols.ts, dtype=np.float64), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
         return out + self._run(columns, n, cols.event, ids[-1])
 
@@ -118,11 +131,16 @@ class KernelEngine:
         self._buf.append(e)
         return self._fire_pairs() if len(self._buf) >= self._batch else []
 
-    def flush_pairs(self) -> list[tuple[Match, int]]:
-        """:meth:`flush` with emitting positions (-1 for what the end of the stream emits)."""
+    def flush_pairs(self, last: tuple[Any, int] | None = None) -> list[tuple[Match, int]]:
+        """:meth:`flush` with emitting positions (-1 for what the end of the stream emits).
+        ``last``: (ts, pos) of the stream's last input event where this engine did not see
+        it (a key partition): composite events emitted at the end take it (Engine.flush)."""
         out = self._fire_pairs()
+        if last is not None:
+            self._last_input = (last[1], last[0])
+            self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if type(last[0]) is int else TAG_NUM)
         self.kernel.finish()
-        found, at = self._matches_at(self.kernel.take_matches(with_at=True))
+        found, at = self._matches_at(self.kernel.take_matches())
         self.kernel.kernel.clear()
         return out + list(zip(found, at))
 
@@ -174,7 +192,7 @@ class KernelEngine:
             return self._matches(self.kernel.take_matches())
         self.events += n
         if self._with_at:
-            found, at = self._matches_at(self.kernel.take_matches(with_at=True))
+            found, at = self._matches_at(self.kernel.take_matches())
             self._pairs.extend(zip(found, at))
             out: list[Match] = []
         else:
@@ -205,7 +223,15 @@ class KernelEngine:
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
         ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
         self._remember([e.pos for e in evs], [e.id for e in evs], [e.ts for e in evs])
+        for e in reversed(evs):
+            if e.type != TICK:
+                self._last_input = (e.pos, e.ts)
+                break
         attrs = {name: [e.attrs.get(name) for e in evs] for name in self._read}
+        if TS_ATTR in attrs:
+            attrs[TS_ATTR] = [e.ts for e in evs]
+        if ID_ATTR in attrs:
+            attrs[ID_ATTR] = [e.id for e in evs]
         return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
 
     def _remember(self, positions: list[int], ids: list[Any], stamps: list[Any]) -> None:
@@ -229,10 +255,11 @@ class KernelEngine:
         cut = len(self._known_pos) if oldest < 0 else bisect_left(self._known_pos, oldest)
         if cut:
             del self._known_pos[:cut], self._known_id[:cut], self._known_ts[:cut]
+        self.kernel.composites.forget(oldest)
 
     def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Attribute values and kinds (number or text code) per row: numeric numpy columns as
-        they are, the others value by value."""
+        """Attribute values and kinds (int, float, bool, text code, None) per row: numeric numpy
+        columns as they are, the others value by value."""
         na = max(len(self._attrs), 1)
         vals = np.zeros((n, na), dtype=np.float64)
         tags = np.zeros((n, na), dtype=np.int8)
@@ -243,15 +270,17 @@ class KernelEngine:
                 continue  # a field no event of this batch carries: never read
             if isinstance(col, np.ndarray) and col.dtype.kind in "iufb":
                 vals[:, a] = col
+                tags[:, a] = NUMPY_KINDS[col.dtype.kind]
                 continue
             for r, v in enumerate(col):
-                if type(v) is str:
+                kind = VALUE_KINDS.get(type(v))
+                if kind is None:
+                    kind = _value_kind(v, name)
+                tags[r, a] = kind
+                if kind == TAG_STR:
                     vals[r, a] = string(v)
-                    tags[r, a] = TAG_STR
-                elif isinstance(v, (int, float, np.number)):
+                elif kind != TAG_NULL:
                     vals[r, a] = v
-                elif v is not None:
-                    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
         return vals, tags
 
     def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray:
@@ -270,12 +299,15 @@ class KernelEngine:
     # ------------------------------------------------------------------ matches out
 
     def _matches_at(self, arrays: tuple[np.ndarray, ...]) -> tuple[list[Match], list[int]]:
-        return self._matches(arrays[:5]), arrays[5].tolist()
+        return self._matches(arrays), arrays[5].tolist()
 
     def _matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        pattern, _start, _end, positions, bound = arrays
+        """The kernel's match arrays as :class:`Match` objects with the input's ids and times."""
+        pattern, _start, _end, positions, bound = arrays[:5]
         if not len(pattern):
             return []
+        if self._returns:
+            return self._composite_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
         at_arr = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions)
         ids, stamps = self._known_id, self._known_ts
@@ -295,6 +327,48 @@ class KernelEngine:
             out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
         return out
 
+    def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
+        values become the match's attrs, and the composite events some pattern reads are
+        remembered (id and time by match number) for the matches that bind them later."""
+        pattern, _start, _end, refs, bound, at, values, kinds = arrays
+        known = np.asarray(self._known_pos, dtype=np.int64)
+        strings = self.kernel.strings()
+        first = self.kernel.first_taken
+        composites = self.kernel.composites
+        out = []
+        for r, (pi, row, b, vs, ks) in enumerate(
+            zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist())
+        ):
+            p = self.kernel.lowered.patterns[pi]
+            ids: dict[str, Any] = {}
+            bound_events = []  # (arrival order, ts) of each bound event
+            for v, sl in p.vars:
+                if not b[sl]:
+                    continue
+                ref = row[sl]
+                if ref < 0:
+                    ids[v] = composites.id_of(ref)
+                    bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+                else:
+                    k = int(np.searchsorted(known, ref))
+                    ids[v] = self._known_id[k]
+                    bound_events.append(((ref, 0, 0), self._known_ts[k]))
+            bound_events.sort(key=lambda x: x[0])
+            start, end = _span([t for _, t in bound_events], list(range(len(bound_events))))
+            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.returns, vs, ks)}
+            m = Match(p.name, ids, start, end, attrs)
+            out.append(m)
+            if p.ret_type >= 0:
+                emitted = int(at[r])
+                if emitted < 0:
+                    assert self._last_input is not None
+                    emitted, ts = self._last_input
+                else:
+                    ts = self._known_ts[int(np.searchsorted(known, emitted))]
+                composites.add(first + r, emitted, composite_id(p.name, ids), ts)
+        return out
+
     # ------------------------------------------------------------------ accounting
 
     def live_partial_matches(self) -> int:
@@ -312,7 +386,7 @@ class KernelEngine:
                 "processed": processed,
                 "rejected": rejected,
                 "late": 0,
-                "composite": 0,
+                "composite": self.kernel.kernel.composites,
             },
             "patterns": {
                 name: {"matches": count, "timeouts": 0, "dropped": 0} for name, count in self.kernel.matches.items()
@@ -323,6 +397,23 @@ class KernelEngine:
     def marking(self) -> None:
         """No marking counts on the kernel (``--stats``'s net section needs the Python engine)."""
         return None
+
+
+NUMPY_KINDS = {"i": TAG_INT, "u": TAG_INT, "f": TAG_NUM, "b": TAG_BOOL}
+VALUE_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, str: TAG_STR, bool: TAG_BOOL, type(None): TAG_NULL}
+
+
+def _value_kind(v: Any, name: str) -> int:
+    """The kernel's kind of a value of another type (numpy scalars, subclasses)."""
+    if isinstance(v, (bool, np.bool_)):
+        return TAG_BOOL
+    if isinstance(v, (int, np.integer)):
+        return TAG_INT
+    if isinstance(v, (float, np.floating)):
+        return TAG_NUM
+    if isinstance(v, str):
+        return TAG_STR
+    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
 
 
 def _values_of(col: Any) -> list[Any]:

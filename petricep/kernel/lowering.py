@@ -24,6 +24,7 @@ import numpy as np
 
 from petricep.compile.net import NEG_VAR, GroupNet, Net
 from petricep.lang import ast as A
+from petricep.merge import rename
 
 # bytecode (int32 words): an opcode, then its operands
 OP_CONST = 1  # c: push constant c
@@ -36,10 +37,14 @@ OP_JF = 7  # n: top false -> jump n words ahead keeping it, else pop (AND)
 OP_JT = 8  # n: top true -> jump n words ahead keeping it, else pop (OR)
 OP_CMP_AA = 9  # op, slot, attr, slot, attr
 OP_CMP_AC = 10  # op, slot, attr, c
+OP_BOOL = 11  # the top as a bool (Python's all() / any() of an AND / OR in a RETURN value)
 OP_END = 0
 
-ATTR_TS = -1  # attribute index of v.ts
-ATTR_ID = -2  # attribute index of v.id
+# an event's own timestamp and id read as values (``v.ts``, ``v.id``): attribute columns the
+# caller fills, so that they keep their kinds (an int ts stays an int in a RETURN value, a text
+# id compares as text) -- names no pattern field can have
+TS_ATTR = "\x00ts"
+ID_ATTR = "\x00id"
 NEG_SLOT = 1000  # slot operand naming the negated event (the candidate violating event)
 
 ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4}
@@ -53,6 +58,7 @@ STRATEGY_CODES = {
     A.Strategy.PARTITION: 3,
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
+TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of constants
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
@@ -85,32 +91,40 @@ class Unsupported(Exception):
 class _Bytecode:
     """Compiles condition ASTs into one shared code array (with constants and string literals)."""
 
-    def __init__(self, attrs: dict[str, int], strings: dict[str, int]) -> None:
+    def __init__(self, attrs: dict[str, int], strings: dict[str, int], textual_ids: frozenset[int] = frozenset()) -> None:
+        """``textual_ids``: slots (NEG_SLOT for a negated event) whose events may be composite:
+        their id is a text the kernel does not hold."""
         self.attrs = attrs
         self.strings = strings
+        self.textual_ids = textual_ids
         self.code: list[int] = []
         self.consts: list[float] = []
         self.const_tags: list[int] = []
         self.starts: list[int] = []
+        self._value = False
 
-    def add(self, expr: A.Expr) -> None:
+    def add(self, expr: A.Expr, value: bool = False) -> int:
+        """Compile a condition (or with ``value`` a RETURN value: an AND / OR gives a bool, as
+        Python's all() / any()); returns its program id."""
         self.starts.append(len(self.code))
+        self._value = value
         depth = self._emit(expr)
         if depth > MAX_STACK:
             raise Unsupported(f"condition nests deeper than {MAX_STACK} values")
         self.code.append(OP_END)
+        return len(self.starts) - 1
 
     def _const(self, e: A.Num | A.Str) -> int:
         if isinstance(e, A.Str):
             self.consts.append(float(self.strings.setdefault(e.value, len(self.strings))))
-            self.const_tags.append(1)
+            self.const_tags.append(TAG_STR)
         else:
             if isinstance(e.value, bool) or not isinstance(e.value, (int, float)):
                 raise Unsupported(f"constant {e.value!r}")
             if isinstance(e.value, int) and abs(e.value) > 2**53:
                 raise Unsupported(f"integer constant {e.value} beyond float64 precision")
             self.consts.append(float(e.value))
-            self.const_tags.append(0)
+            self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
         return len(self.consts) - 1
 
     def _attr(self, e: A.Attr) -> tuple[int, int]:
@@ -122,11 +136,10 @@ class _Bytecode:
             slot = int(e.var[1:])
         else:
             raise Unsupported(f"variable {e.var!r}")
-        if e.field == "ts":
-            return slot, ATTR_TS
-        if e.field == "id":
-            return slot, ATTR_ID
-        return slot, self.attrs.setdefault(e.field, len(self.attrs))
+        field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
+        if field == ID_ATTR and slot in self.textual_ids:
+            raise Unsupported("the id of a composite event (a text built from its match) read in a condition")
+        return slot, self.attrs.setdefault(field, len(self.attrs))
 
     def _emit(self, e: A.Expr) -> int:
         """Appends code for ``e``; returns the stack depth it needs."""
@@ -175,6 +188,8 @@ class _Bytecode:
                     holes.append(len(code) - 1)
             for h in holes:  # jump to the end of the whole BoolOp
                 code[h] = len(code) - (h + 1)
+            if self._value:
+                code.append(OP_BOOL)
             return depth
         raise Unsupported(f"expression {type(e).__name__} (Kleene aggregates are not covered yet)")
 
@@ -242,7 +257,9 @@ class LoweredGroup:
     ent_src: np.ndarray  # entry: a source place ...
     ent_tr_start: np.ndarray  # ... and its transitions ent_trs[start:end]
     ent_trs: np.ndarray
-    cond_start: np.ndarray  # condition id -> offset into code
+    ret_start: np.ndarray  # per net pattern index: its RETURN value programs [start, end) (none: not ours)
+    ret_prog: np.ndarray  # program ids (evaluated on the match's slots)
+    cond_start: np.ndarray  # condition / program id -> offset into code
     code: np.ndarray
     consts: np.ndarray
     const_tags: np.ndarray
@@ -252,6 +269,10 @@ class LoweredGroup:
 class LoweredPattern:
     name: str
     vars: tuple[tuple[str, int], ...]  # (variable name, slot) in the pattern's order
+    has_return: bool = False  # its matches are composite events (RETURN)
+    returns: tuple[str, ...] = ()  # RETURN field names, in order
+    ret_type: int = -1  # type code of its composite events (-1: no RETURN, or no pattern reads them)
+    ret_attrs: tuple[int, ...] = ()  # per RETURN field: the attribute column it fills (-1: none reads it)
 
 
 @dataclass(frozen=True)
@@ -264,6 +285,10 @@ class Lowered:
     patterns: tuple[LoweredPattern, ...]
     groups: tuple[LoweredGroup, ...]
     maxslots: int
+    maxfields: int = 0  # RETURN fields of the widest RETURN
+    # per group: the partition-key dictionary it uses; groups that read composite events share
+    # their producers' (a composite event keeps its emitter's key code, see _key_classes)
+    key_class: tuple[int, ...] = ()
 
 
 def _refusal(net: Net, tie: str) -> str | None:
@@ -277,8 +302,9 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "RETURN" if p.returns else "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
+            "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
             else "consumption" if p.conflict else "Kleene closure" if p.kleene
+            else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else None
         )
         if what:
@@ -314,12 +340,88 @@ def lower(net: Net) -> Lowered:
     if reason is not None:
         raise Unsupported(reason)
     types = tuple(sorted(net.input_types))
+    key_class = _key_classes(net)
     attrs: dict[str, int] = {}
     strings: dict[str, int] = {}
-    groups = tuple(_lower_group(g, types, attrs, strings) for g in net.groups)
-    patterns = tuple(LoweredPattern(p.name, tuple((v.name, v.slot) for v in p.vars)) for p in net.patterns)
+    composite = frozenset(p.returns.type for p in net.patterns if p.returns)
+    codes = [_bytecode(net, g, composite, attrs, strings) for g in net.groups]
+    rets = [_lower_returns(net, g, bc) for g, bc in zip(net.groups, codes)]  # after every condition: attrs complete
+    groups = tuple(_lower_group(g, types, bc, ret) for g, bc, ret in zip(net.groups, codes, rets))
+    patterns = tuple(
+        LoweredPattern(
+            p.name,
+            tuple((v.name, v.slot) for v in p.vars),
+            p.returns is not None,
+            tuple(f.name for f in p.returns.fields) if p.returns else (),
+            types.index(p.returns.type) if p.returns and p.returns.type in types else -1,
+            tuple(attrs.get(f.name, -1) for f in p.returns.fields) if p.returns else (),
+        )
+        for p in net.patterns
+    )
     maxslots = max((g.nslots for g in net.groups), default=1)
-    return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1))
+    maxfields = max((len(p.returns) for p in patterns), default=0)
+    return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class)
+
+
+def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int]) -> _Bytecode:
+    """The group's conditions as bytecode (program id = condition id)."""
+    textual = {tr.slot for tr in g.transitions if tr.event_type in composite}
+    if any(n.type in composite for n in g.negations):
+        textual.add(NEG_SLOT)
+    bc = _Bytecode(attrs, strings, frozenset(textual))
+    for c in g.conditions:
+        bc.add(c)
+    return bc
+
+
+def _lower_returns(net: Net, g: GroupNet, bc: _Bytecode) -> list[list[int]]:
+    """Per net pattern: the program ids of its RETURN values, compiled against the group's
+    slots (empty for patterns of other groups and patterns without RETURN)."""
+    out: list[list[int]] = [[] for _ in net.patterns]
+    for pi in g.patterns:
+        p = net.patterns[pi]
+        if p.returns is None:
+            continue
+        names = {v.name: f"#{v.slot}" for v in p.vars}
+        out[pi] = [bc.add(rename(f.expr, names), value=True) for f in p.returns.fields]
+    return out
+
+
+def _key_classes(net: Net) -> tuple[int, ...]:
+    """Which groups share one partition-key dictionary. A composite event enters the groups
+    that read its type under its emitter's key code, which is right only where the reading
+    group partitions by RETURN fields that copy the emitter's partition attributes, in order
+    (``RETURN T(sensor = a.sensor)`` read by a pattern with ``[sensor]``); then both groups
+    code keys with one dictionary. Anything else: :class:`Unsupported`."""
+    group_of = {pi: g.index for g in net.groups for pi in g.patterns}
+    parent = list(range(len(net.groups)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for p in net.patterns:
+        if p.returns is None:
+            continue
+        emitter = net.groups[group_of[p.index]]
+        fields = {f.name: f.expr for f in p.returns.fields}
+        always = set.intersection(*(set(pl.bound) for pl in p.places if pl.accepting)) if p.places else set()
+        for g in net.groups:
+            if not g.partition or p.returns.type not in g.input_types:
+                continue
+            copies = [fields.get(c) for c in g.partition]
+            if len(g.partition) != len(emitter.partition) or not all(
+                isinstance(e, A.Attr) and e.index is None and e.var in always and e.field == a
+                for e, a in zip(copies, emitter.partition)
+            ):
+                key = ", ".join(g.partition)
+                raise Unsupported(
+                    f"pattern {p.name!r}: its composite events are keyed by [{key}], which is not a copy of "
+                    f"its own partition [{', '.join(emitter.partition)}]"
+                )
+            parent[find(g.index)] = find(emitter.index)
+    return tuple(find(i) for i in range(len(net.groups)))
 
 
 def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
@@ -357,7 +459,7 @@ def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], strings: dict[str, int]) -> LoweredGroup:
+def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]]) -> LoweredGroup:
     bit = {pi: 1 << k for k, pi in enumerate(g.patterns)}
     all_users = (1 << len(g.patterns)) - 1
     for tr in g.transitions:
@@ -365,9 +467,7 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
             raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
         if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration:
             raise Unsupported(f"transition {tr.id}: Kleene closure")
-    bc = _Bytecode(attrs, strings)
-    for c in g.conditions:
-        bc.add(c)
+    ret_start, ret_prog = _csr(rets)
     windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
     pw: list[list[tuple[int, float]]] = []
     for tr in g.transitions:
@@ -451,6 +551,8 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], attrs: dict[str, int], str
         ent_src=_frozen(ent_src, np.int32),
         ent_tr_start=_frozen(ent_tr_start, np.int32),
         ent_trs=_frozen(ent_trs, np.int32),
+        ret_start=ret_start,
+        ret_prog=ret_prog,
         cond_start=_frozen(bc.starts + [len(bc.code)], np.int32),
         code=_frozen(bc.code, np.int32),
         consts=_frozen(bc.consts, np.float64),

@@ -12,6 +12,8 @@ ordering compares ranks in the sorted dictionary (recomputed when it grows).
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -20,15 +22,16 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
-from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, Lowered, lower, supports
-from petricep.runtime.engine import Match
+from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
+from petricep.runtime.match import Match, composite_id
 
 try:
     from petricep.kernel import _kernel  # type: ignore[attr-defined]
 except ImportError:  # not built: petricep.kernel.available() says so
     _kernel = None
 
-TAG_NUM, TAG_STR = 0, 1
+# a value's kind in the kernel (_kernel.pyx): float, str, (a value that does not exist), bool, int, None
+TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL = range(6)
 TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
@@ -73,7 +76,13 @@ class KernelRun:
         self._type_codes = {t: i for i, t in enumerate(self.lowered.types)}
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
-        self._keys: list[dict[Any, int]] = [{} for _ in self.lowered.groups]
+        # partition-key dictionaries, one per key class (groups reading composite events share
+        # their producers': a composite event keeps its emitter's key code)
+        classes = self.lowered.key_class or tuple(range(len(self.lowered.groups)))
+        shared: dict[int, dict[Any, int]] = {c: {} for c in classes}
+        self.key_dicts: list[dict[Any, int]] = [shared[c] for c in classes]
+        self.composites = Composites()
+        self.first_taken = 0  # the run-wide number of the first match take_matches returned last
         self._pos = 0
         self._int_time: bool | None = None
         self._last: tuple[float, int] | None = None
@@ -108,12 +117,13 @@ class KernelRun:
             raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
         return np.ascontiguousarray(col.to_numpy(zero_copy_only=False), dtype=np.int64)
 
-    def _attributes(self, batch: Batch, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _attributes(self, batch: Batch, n: int, ts: Any, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Attribute values and kinds per row (the time and id columns for ``v.ts`` / ``v.id``)."""
         names = self.lowered.attrs
         vals = np.zeros((n, max(len(names), 1)), dtype=np.float64)
         tags = np.zeros((n, max(len(names), 1)), dtype=np.int8)
         for a, name in enumerate(names):
-            col = _column(batch, name)
+            col = ts if name == TS_ATTR else pa.array(ids) if name == ID_ATTR else _column(batch, name)
             if col.null_count:
                 raise EventError("empty value in a field a condition reads", None, _first_null(col), name)
             if pa.types.is_dictionary(col.type) and not pa.types.is_string(col.type.value_type):
@@ -123,6 +133,7 @@ class KernelRun:
                 tags[:, a] = TAG_STR
             elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
                 vals[:, a] = col.to_numpy(zero_copy_only=False)
+                tags[:, a] = TAG_INT if pa.types.is_integer(col.type) else TAG_NUM
             elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
@@ -141,7 +152,7 @@ class KernelRun:
         for gi, g in enumerate(self.lowered.groups):
             if not g.partition:
                 continue
-            seen = self._keys[gi]
+            seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
             if len(cols) == 1:
                 enc = _encoded(cols[0])
@@ -161,14 +172,14 @@ class KernelRun:
         n = batch.num_rows
         ts = self._time(batch)  # also fixes the type of the start / end columns
         if n == 0:
-            return self._table(*self.kernel.take_matches())
+            return self._table(*self.take_matches())
         types = self._types(batch, n)
         pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
         ids = self._ids(batch, pos)
-        vals, tags = self._attributes(batch, n)
+        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), ids)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
-        return self._table(*self.kernel.take_matches())
+        return self._table(*self.take_matches())
 
     def fire(
         self,
@@ -195,17 +206,26 @@ class KernelRun:
                 row=int(pos[row]),
             ) from None
         except _kernel.KernelEvaluationError as e:
+            self.kernel.drop_row()  # the engine returns nothing of the failing event
             raise EvaluationError(self._evaluation_message(*e.args)) from None
         self._pos = int(pos[-1]) + 1
         self._last = (float(ts[-1]), int(pos[-1]))
 
-    def take_matches(self, with_at: bool = False) -> tuple[np.ndarray, ...]:
-        """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, and
-        with ``with_at`` the positions that emitted them), counted per pattern; the buffer is
-        emptied."""
-        arrays = self.kernel.take_matches(with_at)
+    def take_matches(self) -> tuple[np.ndarray, ...]:
+        """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, the
+        positions that emitted them, RETURN values and their kinds), counted per pattern; the
+        buffer is emptied. :attr:`first_taken` is the run-wide number of the first."""
+        self.first_taken = self.kernel.taken
+        arrays = self.kernel.take_matches()
         self._count(arrays[0])
         return tuple(arrays)
+
+    def strings(self) -> list[str]:
+        """The run's string dictionary by code."""
+        out = [""] * len(self._strings)
+        for text, code in self._strings.items():
+            out[code] = text
+        return out
 
     def string_code(self, s: str) -> int:
         """The dictionary code of ``s`` (new strings get the next code)."""
@@ -229,7 +249,7 @@ class KernelRun:
         def value(v: float, tag: int) -> str:
             if tag == TAG_STR:
                 return repr(text[int(v)])
-            return repr(int(v)) if float(v).is_integer() else repr(v)
+            return repr(python_value(v, tag, []))
 
         if what == "negate":
             return f"cannot negate {value(a, ta)}"
@@ -239,7 +259,7 @@ class KernelRun:
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""
         self.finish()
-        out = self._table(*self.kernel.take_matches())
+        out = self._table(*self.take_matches())
         self.kernel.clear()
         return out
 
@@ -248,6 +268,7 @@ class KernelRun:
         try:
             self.kernel.finish()
         except _kernel.KernelEvaluationError as e:
+            self.kernel.drop_row()
             raise EvaluationError(self._evaluation_message(*e.args)) from None
 
     def live_partial_matches(self) -> int:
@@ -259,7 +280,13 @@ class KernelRun:
     @property
     def stats(self) -> dict[str, Any]:
         k = self.kernel
-        return {"events": k.events, "created": k.created, "completed": k.completed, "matches": dict(self.matches)}
+        return {
+            "events": k.events,
+            "created": k.created,
+            "completed": k.completed,
+            "composite": k.composites,
+            "matches": dict(self.matches),
+        }
 
     # ------------------------------------------------------------------ output
 
@@ -268,28 +295,113 @@ class KernelRun:
             for pi, count in enumerate(np.bincount(pattern, minlength=len(self.lowered.patterns))):
                 self.matches[self.lowered.patterns[pi].name] += int(count)
 
-    def _table(self, pattern: np.ndarray, start: np.ndarray, end: np.ndarray, ids: np.ndarray, bound: np.ndarray) -> pa.Table:
+    def _table(
+        self,
+        pattern: np.ndarray,
+        start: np.ndarray,
+        end: np.ndarray,
+        ids: np.ndarray,
+        bound: np.ndarray,
+        _at: np.ndarray,
+        values: np.ndarray,
+        kinds: np.ndarray,
+    ) -> pa.Table:
+        """The matches as a table: pattern, start, end, one id column per variable name (int64;
+        text where composite events are bound: their ids) and with RETURN an ``attrs`` struct of
+        the fields."""
         names = [p.name for p in self.lowered.patterns]
-        self._count(pattern)
         cols: dict[str, Any] = {
             "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), pa.array(names, pa.string())),
             "start": _times(start, self._int_time),
             "end": _times(end, self._int_time),
         }
-        single = len(names) == 1
+        returns = any(p.has_return for p in self.lowered.patterns)
+        resolved = self._resolve(pattern, ids, bound, _at) if returns else None
         for var, where in self._var_columns.items():
-            if single:  # one pattern: the slot's column as it is
-                slot = where[0][1]
-                cols[var] = pa.array(ids[:, slot], pa.int64(), mask=bound[:, slot] == 0)
+            if resolved is not None:
+                cols[var] = _id_column([row.get(var) for row in resolved])
                 continue
-            values = np.zeros(len(pattern), dtype=np.int64)
+            values_ = np.zeros(len(pattern), dtype=np.int64)
             valid = np.zeros(len(pattern), dtype=bool)
             for p, slot in where:
                 rows = (pattern == p) & (bound[:, slot] == 1)
-                values[rows] = ids[rows, slot]
+                values_[rows] = ids[rows, slot]
                 valid |= rows
-            cols[var] = pa.array(values, pa.int64(), mask=~valid)
+            cols[var] = pa.array(values_, pa.int64(), mask=~valid)
+        if self.lowered.maxfields:
+            cols["attrs"] = pa.array(self._attrs(pattern, values, kinds))
         return pa.table(cols)
+
+    def _resolve(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray) -> list[dict[str, Any]]:
+        """Per match, variable -> id (a composite event's is its text), in order, remembering
+        the composite events some pattern reads: a match may bind one emitted before it."""
+        out = []
+        first = self.first_taken
+        for r, (pi, row, b) in enumerate(zip(pattern.tolist(), ids.tolist(), bound.tolist())):
+            p = self.lowered.patterns[pi]
+            found = {v: self.composites.id_of(row[s]) if row[s] < 0 else row[s] for v, s in p.vars if b[s]}
+            if p.ret_type >= 0:
+                self.composites.add(first + r, int(at[r]), composite_id(p.name, found), None)
+            out.append(found)
+        self.composites.forget(self.kernel.oldest_pos())
+        return out
+
+    def _attrs(self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray) -> list[dict[str, Any]]:
+        """Per match, its RETURN fields' values (empty without RETURN)."""
+        if not self.lowered.maxfields:
+            return [{}] * len(pattern)
+        strings = self.strings()
+        out = []
+        for pi, vs, ks in zip(pattern.tolist(), values.tolist(), kinds.tolist()):
+            fields = self.lowered.patterns[pi].returns
+            out.append({f: python_value(v, k, strings) for f, v, k in zip(fields, vs, ks)})
+        return out
+
+
+class Composites:
+    """The composite events the kernel may still bind, by match number (a bound id ``-1 - n``
+    is match ``n``'s composite event): their ids (``pattern[ids...]``) and times, dropped once
+    the kernel stores nothing from before them."""
+
+    def __init__(self) -> None:
+        self._pos: list[int] = []  # emitting positions, ascending
+        self._no: list[int] = []
+        self._entries: dict[int, tuple[str, Any, int]] = {}
+
+    def add(self, number: int, pos: int, ident: str, ts: Any) -> None:
+        self._pos.append(pos)
+        self._no.append(number)
+        self._entries[number] = (ident, ts, pos)
+
+    def id_of(self, ref: int) -> str:
+        return self._entries[-1 - ref][0]
+
+    def ts_of(self, ref: int) -> Any:
+        return self._entries[-1 - ref][1]
+
+    def pos_of(self, ref: int) -> int:
+        return self._entries[-1 - ref][2]
+
+    def forget(self, oldest: int) -> None:
+        """Drop the composite events emitted before position ``oldest`` (-1: all)."""
+        cut = len(self._pos) if oldest < 0 else bisect_left(self._pos, oldest)
+        if cut:
+            for n in self._no[:cut]:
+                del self._entries[n]
+            del self._pos[:cut], self._no[:cut]
+
+
+def python_value(v: float, kind: int, strings: list[str]) -> Any:
+    """A kernel value as the Python engine holds it: an int, a float, text, a bool, None."""
+    if kind == TAG_INT:
+        return int(v) if math.isfinite(v) else v
+    if kind == TAG_NUM:
+        return float(v)
+    if kind == TAG_STR:
+        return strings[int(v)]
+    if kind == TAG_BOOL:
+        return v != 0.0
+    return None
 
 
 def _var_columns(lowered: Lowered) -> dict[str, list[tuple[int, int]]]:
@@ -308,8 +420,30 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
     for row in rows:
         p = net.pattern(row["pattern"])
         ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
-        out.append(Match(p.name, ids, row["start"], row["end"], {}))
+        attrs = {f.name: row["attrs"][f.name] for f in p.returns.fields} if p.returns else {}
+        out.append(Match(p.name, ids, row["start"], row["end"], attrs))
     return out
+
+
+def _id_column(ids: list[Any]) -> pa.Array:
+    """Ids as one column: int64 or text, or where a variable name binds input events in one
+    pattern and composite events (text ids) in another, a dense union of the two."""
+    try:
+        return pa.array(ids)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    ints: list[Any] = []
+    texts: list[str] = []
+    kinds, offsets = [], []
+    for i in ids:
+        text = isinstance(i, str)
+        kinds.append(1 if text else 0)
+        offsets.append(len(texts) if text else len(ints))
+        (texts if text else ints).append(i)
+    return pa.UnionArray.from_dense(
+        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()),
+        [pa.array(ints, pa.int64()), pa.array(texts, pa.string())], ["int", "text"],
+    )
 
 
 def _column(batch: Batch, name: str) -> Any:
@@ -340,4 +474,4 @@ def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
 
 
-__all__ = ["TICK_CODE", "KernelRun", "to_matches"]
+__all__ = ["TICK_CODE", "Composites", "KernelRun", "python_value", "to_matches"]

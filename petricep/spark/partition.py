@@ -239,7 +239,7 @@ class KernelGroupRunner(GroupRunner):
         super().__init__(net, group, clock, tie, engine=False)
 
     def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
-        self._keep_pairs(self.kernel.tick(ts, p), out)  # (no composite events on the kernel)
+        self._keep_pairs(self.kernel.tick(ts, p), out)
 
     def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
         keep = self.keep
@@ -260,7 +260,7 @@ class KernelGroupRunner(GroupRunner):
         out: list[tuple[Match, int]] = []
         try:
             self._advance_to(self.clock.end(), out)
-            self._keep_pairs(self.kernel.flush_pairs(), out)
+            self._keep_pairs(self.kernel.flush_pairs(self.clock.last), out)
         except EvaluationError as err:
             self._failed(err, out)
         return out

@@ -45,11 +45,12 @@ def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int
     py += [m.to_dict() for m in engine.flush()]
     run = KernelRun(net, tie=tie, id_field="id", sweep_every=sweep_every, compact_slack=0)
     t = table(events)
-    got = run.push(t.slice(0, cut))
+    tables = [run.push(t.slice(0, cut))]
     live_k = run.live_partial_matches() if cut else 0
-    got = pa.concat_tables([got, run.push(t.slice(cut)), run.flush()])
-    k = [m.to_dict() for m in to_matches(got, net)]
+    tables += [run.push(t.slice(cut)), run.flush()]  # (id columns may differ: text where composite)
+    k = [m.to_dict() for got in tables for m in to_matches(got, net)]
+    stats = engine.stats
     return {
-        "python": (py, engine.stats.created, engine.stats.completed, live_py),
-        "kernel": (k, run.stats["created"], run.stats["completed"], live_k),
+        "python": (py, stats.created, stats.completed, stats.composite_events, live_py),
+        "kernel": (k, run.stats["created"], run.stats["completed"], run.stats["composite"], live_k),
     }

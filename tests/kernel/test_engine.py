@@ -231,3 +231,24 @@ def test_checked_batches_as_columns_give_the_engines_file(run_cli: Any, tmp_path
     assert rc_py == rc_k == (0 if bad is None else 3)
     assert out_k == out_py and out_py.count("\n") > 100
     assert err_k.splitlines()[0].split(" in ")[0] == err_py.splitlines()[0].split(" in ")[0]  # the accounting
+
+
+def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tmp_path: Path) -> None:
+    """RETURN and a pattern over its composite events, on checked batches as columns: text
+    ids, text values and mixed int / float times in the RETURN values and composite ids."""
+    pf = tmp_path / "p.pcep"
+    pf.write_text(
+        "PATTERN up: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 6\n"
+        "RETURN Up(k = a.k, gain = b.x - a.x, s = a.s, at = b.ts, ok = b.x >= 3)\n"
+        "PATTERN twice: SEQ(Up u1, !(C c), Up u2) WHERE [k] AND u2.gain >= u1.gain AND c.s = u1.s WITHIN 10\n"
+    )
+    ev = tmp_path / "e.csv"
+    _random_csv(ev, 40_000, 7, None)
+    opts = ("--events", str(ev), "--type-field", "type", "--time-field", "ts", "--id-field", "id")
+    rc_py, out_py, err_py = run_cli("run", str(pf), *opts)
+    rc_k, out_k, err_k = run_cli("run", str(pf), *opts, "--engine", "kernel")
+    assert rc_py == rc_k == 0
+    assert out_k == out_py and '"pattern": "twice"' in out_py
+    py_lines, k_lines = err_py.splitlines(), err_k.splitlines()
+    assert k_lines[0].split(" in ")[0] == py_lines[0].split(" in ")[0]  # the accounting
+    assert k_lines[1:4] == py_lines[1:4] == ["  up: 1661 matches", "  twice: 454 matches", "  composite events: 1661"]

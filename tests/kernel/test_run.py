@@ -78,7 +78,7 @@ def test_match_table_columns_and_unbound_or_variables() -> None:
         {"pattern": "p", "start": 0, "end": 2, "a": 0, "b": 2, "c": None},
     ]
     assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "c": 1}, {"a": 0, "b": 2}]
-    assert run.stats == {"events": 3, "created": 3, "completed": 2, "matches": {"p": 2}}
+    assert run.stats == {"events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}}
 
 
 def test_time_going_backwards_is_the_engines_error() -> None:
@@ -110,7 +110,7 @@ def test_missing_column_and_bad_ids() -> None:
 @pytest.mark.parametrize(
     ("text", "tie", "reason"),
     [
-        ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "arrival", "pattern 'p': RETURN is not covered yet"),
+        ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "either", "pattern 'p': RETURN under the tie rule 'either' is not covered yet"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "arrival", "pattern 'p': Kleene closure is not covered yet"),
         ("PATTERN p: SEQ(A a, !(C c), B b)", "either", "negation under the tie rule 'either' is not covered yet"),
         ("PATTERN p: SEQ(A a, B b) WHERE skip-till-next-match", "either", "tie rule 'either' needs skip-till-any-match"),
