@@ -294,6 +294,32 @@ def test_key_partitions_on_the_kernel_give_the_engines_pairs(data: st.DataObject
     assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
 
 
+@SETTINGS
+@given(st.data())
+def test_composite_nets_on_the_kernel_give_the_engines_pairs(data: st.DataObject) -> None:
+    """Producers whose RETURN carries the key, consumers of their composite events (keyed or
+    not), end negations closed by other keys' events or by the end of the stream: the
+    kernel's pairs are the Python engine's."""
+    from petricep import kernel
+
+    if not kernel.available():
+        pytest.skip("the compiled kernel is not built")
+    pats = data.draw(nets())
+    tie = _tie(data.draw, pats)
+    events = data.draw(keyed_streams())
+    partitions = data.draw(st.integers(1, 3))
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} partitions={partitions}")
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return
+    if not kernel.supports(net, tie)[0]:
+        return
+    assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
+
+
 def test_emission_points_on_the_kernel() -> None:
     net = build_net(
         [A.Pattern("p", A.Seq((A.EventRef("A", "a"), A.EventRef("C", "c", negated=True))), (), ("k",),
