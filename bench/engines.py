@@ -7,9 +7,10 @@ JSON Lines to a file), timed with the same input in the same loop, best of ``--r
 The baseline is a Python process that only reads the file with pyarrow and scans one
 column (issue 16's yardstick: petricep's whole process as a fraction of it). Inputs: the
 SASE Q2 CSV (``examples/generate_stocks.py``, ``nets/sase_equal_price.pcep``) and with
-``--aarhus`` the Aarhus `.gz` under ``nets/aarhus_speed_collapse.pcep`` (the congestion net
-needs RETURN, which the kernel does not cover yet: it would run on the Python engine).
-Every pair of match files is compared byte for byte.
+``--aarhus`` the Aarhus `.gz` under ``nets/aarhus_speed_collapse.pcep`` and under
+``nets/aarhus_congestion.pcep`` (RETURN and a pattern over its composite events, with
+contiguity and negation: every event stays in play). Every pair of match files is compared
+byte for byte.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench engines", description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--aarhus", action="store_true", help="also the Aarhus speed-collapse run over the .gz")
+    ap.add_argument("--aarhus", action="store_true", help="also the Aarhus speed-collapse and congestion runs over the .gz")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -78,9 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         compare(f"Q2 CSV, {args.events:,} rows", ROOT / "nets/sase_equal_price.pcep", csv,
                 ["--type-field", "type", "--time-field", "ts", "--id-field", "id"], "type", args.repeat, tmp)
         if args.aarhus and AARHUS.exists():
-            compare("Aarhus .gz, speed collapse", ROOT / "nets/aarhus_speed_collapse.pcep", AARHUS,
-                    ["--type", "traffic", "--time-field", "TIMESTAMP", "--id-field", "_id"], "REPORT_ID",
-                    args.repeat, tmp)
+            for name in ("speed_collapse", "congestion"):
+                compare(f"Aarhus .gz, {name.replace('_', ' ')}", ROOT / f"nets/aarhus_{name}.pcep", AARHUS,
+                        ["--type", "traffic", "--time-field", "TIMESTAMP", "--id-field", "_id"], "REPORT_ID",
+                        args.repeat, tmp)
     return 0
 
 

@@ -24,9 +24,10 @@ Public API (for the CLI, the library API and Spark to wire in):
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows, negation at start, middle and end (not under ``either``).
-Refused with a reason: Kleene closure, RETURN, consumption, ON TIMEOUT, LIMIT, SQL queries,
-ARCHIVED variables.
+per-pattern roles and windows, negation at start, middle and end (not under ``either``),
+RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
+partition must copy the producer's). Refused with a reason: Kleene closure, consumption,
+ON TIMEOUT, LIMIT, SQL queries, ARCHIVED variables.
 """
 
 from __future__ import annotations

@@ -108,13 +108,14 @@ class KernelEngine:
             return out
         n = len(cols)
         code = self._type_code
-        types = np.fromiter((code.get(t, -1) for t in cols.types), dtype=np.int32, count=n)
-        pos = np.asarray(cols.pos, dtype=np.int64)
+        types = _codes(_values_of(cols.types), lambda t: code.get(t, -1), n).astype(np.int32)
+        pos = _int_column(cols.pos)
         ids, stamps = _values_of(cols.ids), _values_of(cols.ts)
-        self._remember(pos.tolist(), ids, stamps)
+        self._remember(list(cols.pos) if isinstance(cols.pos, range) else pos.tolist(), ids, stamps)
         self._last_input = (int(pos[-1]), stamps[-1])
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
-        columns = (types, np.asarray(cols.ts, dtype=np.float64), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
+        ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(stamps, dtype=np.float64, count=n)
+        columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
         return out + self._run(columns, n, cols.event, ids[-1])
 
     def tick(self, ts: Any, pos: int) -> list[tuple[Match, int]]:
@@ -287,13 +288,17 @@ class KernelEngine:
         """Partition key codes per shared net and row (codes of the key values as Python values,
         so that keys are equal where the engine's dict keys are)."""
         keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
+        done: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}  # groups sharing a dictionary and attributes
         for gi, names in enumerate(self._partitions):
             if not names:
                 continue
             seen = self._keys[gi]
-            cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
-            values: Any = cols[0] if len(cols) == 1 else zip(*cols)
-            keys[gi] = np.fromiter((seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=n)
+            same = (id(seen), names)
+            if same not in done:
+                cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
+                values = cols[0] if len(cols) == 1 else list(zip(*cols))
+                done[same] = _codes(values, lambda v, seen=seen: seen.setdefault(v, len(seen)), n)
+            keys[gi] = done[same]
         return keys
 
     # ------------------------------------------------------------------ matches out
@@ -333,12 +338,15 @@ class KernelEngine:
         remembered (id and time by match number) for the matches that bind them later."""
         pattern, _start, _end, refs, bound, at, values, kinds = arrays
         known = np.asarray(self._known_pos, dtype=np.int64)
+        where = np.searchsorted(known, refs).tolist()  # (meaningless for composite refs: not read)
+        emitted_at = np.searchsorted(known, at).tolist()
+        known_id, known_ts = self._known_id, self._known_ts
         strings = self.kernel.strings()
         first = self.kernel.first_taken
         composites = self.kernel.composites
         out = []
-        for r, (pi, row, b, vs, ks) in enumerate(
-            zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist())
+        for r, (pi, row, b, vs, ks, k_row) in enumerate(
+            zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
         ):
             p = self.kernel.lowered.patterns[pi]
             ids: dict[str, Any] = {}
@@ -351,9 +359,9 @@ class KernelEngine:
                     ids[v] = composites.id_of(ref)
                     bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
                 else:
-                    k = int(np.searchsorted(known, ref))
-                    ids[v] = self._known_id[k]
-                    bound_events.append(((ref, 0, 0), self._known_ts[k]))
+                    k = k_row[sl]
+                    ids[v] = known_id[k]
+                    bound_events.append(((ref, 0, 0), known_ts[k]))
             bound_events.sort(key=lambda x: x[0])
             start, end = _span([t for _, t in bound_events], list(range(len(bound_events))))
             attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.returns, vs, ks)}
@@ -365,7 +373,7 @@ class KernelEngine:
                     assert self._last_input is not None
                     emitted, ts = self._last_input
                 else:
-                    ts = self._known_ts[int(np.searchsorted(known, emitted))]
+                    ts = known_ts[emitted_at[r]]
                 composites.add(first + r, emitted, composite_id(p.name, ids), ts)
         return out
 
@@ -414,6 +422,22 @@ def _value_kind(v: Any, name: str) -> int:
     if isinstance(v, str):
         return TAG_STR
     raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
+
+
+def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarray:
+    """``code_of(v)`` for every row's value, called once per distinct value (by Python
+    equality, as dict keys: 1 and 1.0 are one value); the rows are mapped at C speed."""
+    distinct = dict.fromkeys(values)
+    for v in distinct:
+        distinct[v] = code_of(v)
+    return np.fromiter(map(distinct.__getitem__, values), dtype=np.int64, count=n)
+
+
+def _int_column(col: Any) -> np.ndarray:
+    """Positions as an int64 array (a range without a Python int per row)."""
+    if isinstance(col, range):
+        return np.arange(col.start, col.stop, col.step, dtype=np.int64)
+    return np.asarray(col, dtype=np.int64)
 
 
 def _values_of(col: Any) -> list[Any]:
