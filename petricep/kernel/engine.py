@@ -23,6 +23,7 @@ run reports the same matches and the same located error as with the Python engin
 from __future__ import annotations
 
 from bisect import bisect_left
+from functools import partial
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -297,7 +298,7 @@ class KernelEngine:
             if same not in done:
                 cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
                 values = cols[0] if len(cols) == 1 else list(zip(*cols))
-                done[same] = _codes(values, lambda v, seen=seen: seen.setdefault(v, len(seen)), n)
+                done[same] = _codes(values, partial(_new_code, seen), n)
             keys[gi] = done[same]
         return keys
 
@@ -431,6 +432,11 @@ def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarr
     for v in distinct:
         distinct[v] = code_of(v)
     return np.fromiter(map(distinct.__getitem__, values), dtype=np.int64, count=n)
+
+
+def _new_code(seen: dict[Any, int], v: Any) -> int:
+    """The code of key ``v`` in ``seen`` (the next one for a new key)."""
+    return seen.setdefault(v, len(seen))
 
 
 def _int_column(col: Any) -> np.ndarray:
