@@ -23,8 +23,8 @@ run reports the same matches and the same located error as with the Python engin
 from __future__ import annotations
 
 from bisect import bisect_left
-from functools import partial
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
