@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
-from petricep.runtime.match import Match, composite_id
+from petricep.runtime.match import Match
 
 try:
     from petricep.kernel import _kernel  # type: ignore[attr-defined]
@@ -316,46 +316,94 @@ class KernelRun:
             "end": _times(end, self._int_time),
         }
         returns = any(p.has_return for p in self.lowered.patterns)
-        resolved = self._resolve(pattern, ids, bound, _at) if returns else None
+        if returns:
+            self._remember_composites(pattern, ids, bound, _at)
         for var, where in self._var_columns.items():
-            if resolved is not None:
-                cols[var] = _id_column([row.get(var) for row in resolved])
-                continue
-            values_ = np.zeros(len(pattern), dtype=np.int64)
-            valid = np.zeros(len(pattern), dtype=bool)
-            for p, slot in where:
-                rows = (pattern == p) & (bound[:, slot] == 1)
-                values_[rows] = ids[rows, slot]
-                valid |= rows
-            cols[var] = pa.array(values_, pa.int64(), mask=~valid)
+            cols[var] = self._id_column(pattern, ids, bound, where)
         if self.lowered.maxfields:
-            cols["attrs"] = pa.array(self._attrs(pattern, values, kinds))
+            cols["attrs"] = self._attrs_column(pattern, values, kinds)
+        if returns:  # (after the id columns: this batch's matches may bind what the kernel dropped since)
+            self.composites.forget(self.kernel.oldest_pos())
         return pa.table(cols)
 
-    def _resolve(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray) -> list[dict[str, Any]]:
-        """Per match, variable -> id (a composite event's is its text), in order, remembering
-        the composite events some pattern reads: a match may bind one emitted before it."""
-        out = []
-        first = self.first_taken
-        for r, (pi, row, b) in enumerate(zip(pattern.tolist(), ids.tolist(), bound.tolist())):
-            p = self.lowered.patterns[pi]
-            found = {v: self.composites.id_of(row[s]) if row[s] < 0 else row[s] for v, s in p.vars if b[s]}
-            if p.ret_type >= 0:
-                self.composites.add(first + r, int(at[r]), composite_id(p.name, found), None)
-            out.append(found)
-        self.composites.forget(self.kernel.oldest_pos())
-        return out
+    def _id_column(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, where: list[tuple[int, int]]) -> pa.Array:
+        """One variable name's ids over the matches: int64 (null where its pattern has no such
+        variable or an OR left it unbound), text where composite events are bound."""
+        values_ = np.zeros(len(pattern), dtype=np.int64)
+        valid = np.zeros(len(pattern), dtype=bool)
+        for p, slot in where:
+            rows = (pattern == p) & (bound[:, slot] == 1)
+            values_[rows] = ids[rows, slot]
+            valid |= rows
+        if not (values_[valid] < 0).any():
+            return pa.array(values_, pa.int64(), mask=~valid)
+        id_of = self.composites.id_of
+        return _id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
 
-    def _attrs(self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray) -> list[dict[str, Any]]:
-        """Per match, its RETURN fields' values (empty without RETURN)."""
-        if not self.lowered.maxfields:
-            return [{}] * len(pattern)
+    def _remember_composites(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray) -> None:
+        """Remember the ids of the composite events some pattern reads (``pattern[ids...]``),
+        built a column at a time, pattern by pattern in the net's order: producers come before
+        the patterns reading their events, so a match binding a composite event emitted
+        earlier in the same batch finds its id."""
+        first = self.first_taken
+        found: list[tuple[int, int]] = []
+        for pi, p in enumerate(self.lowered.patterns):
+            rows = np.flatnonzero(pattern == pi)
+            if p.ret_type < 0 or not len(rows):
+                continue
+            parts = [self._id_texts(ids[rows, s], bound[rows, s]) for _, s in p.vars]
+            if not parts:
+                joined = pa.array([""] * len(rows))
+            elif len(parts) == 1:
+                joined = parts[0].fill_null("")
+            else:
+                joined = pc.binary_join_element_wise(*parts, ",", null_handling="skip")
+            texts = pc.binary_join_element_wise(pa.scalar(f"{p.name}["), joined, pa.scalar("]"), "").to_pylist()
+            numbers = (first + rows).tolist()
+            positions = at[rows].tolist()
+            found.extend(zip(numbers, positions))
+            for number, pos, text in zip(numbers, positions, texts):  # for readers later in this batch
+                self.composites.put(number, pos, text, None)
+        for number, pos in sorted(found):
+            self.composites.track(number, pos)
+
+    def _id_texts(self, refs: np.ndarray, bound: np.ndarray) -> pa.Array:
+        """Ids as text (a composite event's its own), null where unbound."""
+        mask = bound == 0
+        if not (refs[~mask] < 0).any():
+            return pc.cast(pa.array(refs, pa.int64(), mask=mask), pa.string())
+        id_of = self.composites.id_of
+        return pa.array([None if m else id_of(r) if r < 0 else str(r) for r, m in zip(refs.tolist(), mask.tolist())], pa.string())
+
+    def _attrs_column(self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray) -> pa.Array:
+        """The RETURN fields as a struct column (null where a match's pattern has no such
+        field, or the value is None); a field's values in one type where they have one kind."""
+        fields = list(dict.fromkeys(f for p in self.lowered.patterns for f in p.returns))
+        n = len(pattern)
+        arrays = []
+        for f in fields:
+            val = np.zeros(n, dtype=np.float64)
+            kind = np.full(n, TAG_NULL, dtype=np.int8)
+            for pi, p in enumerate(self.lowered.patterns):
+                if f in p.returns:
+                    j = p.returns.index(f)
+                    rows = pattern == pi
+                    val[rows] = values[rows, j]
+                    kind[rows] = kinds[rows, j]
+            arrays.append(self._value_column(val, kind))
+        return pa.StructArray.from_arrays(arrays, fields) if fields else pa.array([{}] * n)
+
+    def _value_column(self, val: np.ndarray, kind: np.ndarray) -> pa.Array:
+        present = (kind != TAG_NULL) & (kind != TAG_MISSING)
+        seen = set(np.unique(kind[present]).tolist())
+        if seen <= {TAG_INT} and np.isfinite(val[present]).all():
+            return pa.array(val.astype(np.int64), pa.int64(), mask=~present)
+        if seen <= {TAG_NUM}:
+            return pa.array(val, pa.float64(), mask=~present)
+        if seen == {TAG_BOOL}:
+            return pa.array(val != 0.0, pa.bool_(), mask=~present)
         strings = self.strings()
-        out = []
-        for pi, vs, ks in zip(pattern.tolist(), values.tolist(), kinds.tolist()):
-            fields = self.lowered.patterns[pi].returns
-            out.append({f: python_value(v, k, strings) for f, v, k in zip(fields, vs, ks)})
-        return out
+        return pa.array([python_value(v, k, strings) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
 
 
 class Composites:
@@ -369,9 +417,17 @@ class Composites:
         self._entries: dict[int, tuple[str, Any, int]] = {}
 
     def add(self, number: int, pos: int, ident: str, ts: Any) -> None:
+        """Remember match ``number``'s composite event (numbers and positions ascending)."""
+        self.put(number, pos, ident, ts)
+        self.track(number, pos)
+
+    def put(self, number: int, pos: int, ident: str, ts: Any) -> None:
+        """Its id and time, to be :meth:`track`-ed in number order."""
+        self._entries[number] = (ident, ts, pos)
+
+    def track(self, number: int, pos: int) -> None:
         self._pos.append(pos)
         self._no.append(number)
-        self._entries[number] = (ident, ts, pos)
 
     def id_of(self, ref: int) -> str:
         return self._entries[-1 - ref][0]
