@@ -140,7 +140,8 @@ class KernelEngine:
         out = self._fire_pairs()
         if last is not None:
             self._last_input = (last[1], last[0])
-            self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if type(last[0]) is int else TAG_NUM)
+            integral = isinstance(last[0], (int, np.integer)) and not isinstance(last[0], bool)
+            self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
         self.kernel.finish()
         found, at = self._matches_at(self.kernel.take_matches())
         self.kernel.kernel.clear()

@@ -62,6 +62,7 @@ TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of const
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
+MAX_ORDERED_SLOTS = 64  # slots the kernel compares when it orders matches by their events (RETURN)
 
 
 def _frozen(values: Any, dtype: Any) -> np.ndarray:
@@ -318,6 +319,8 @@ def _refusal(net: Net, tie: str) -> str | None:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":
             return "negation under the tie rule 'either' is not covered yet"
+        if g.nslots > MAX_ORDERED_SLOTS and any(net.patterns[pi].returns for pi in g.patterns):
+            return f"more than {MAX_ORDERED_SLOTS} variables in a shared net with RETURN"
     return None
 
 
