@@ -12,8 +12,14 @@ timestamps:
   match reports exactly what the input said (text ids, ints beyond float64, ``1`` vs ``1.0``)
   with start / end the timestamps of its first and last bound events, as the engine's tokens;
 * text values are dictionary codes (the kernel compares codes for ``=`` / ``!=`` and ranks
-  for ordering), numbers float64, as in :class:`~petricep.kernel.run.KernelRun`;
-* partition keys are codes of the key values by Python equality, as the engine's dicts.
+  for ordering), numbers float64 with their kind (int, float, bool), as in
+  :class:`~petricep.kernel.run.KernelRun`; ``v.ts`` and ``v.id`` read the events' own;
+* partition keys are codes of the key values by Python equality, as the engine's dicts
+  (groups reading composite events share their producers' codes);
+* a composite event is bound as ``-1 - n`` (match ``n`` of the run): its id
+  (``pattern[ids...]``) and timestamp (its emitter's own) are remembered when match ``n`` is
+  converted, for as long as the kernel may bind it; RETURN values become the match's attrs in
+  the engine's kinds.
 
 An evaluation error (``cannot compare 'x' < 3``) is raised at the next call after the matches
 of the events before the failing one were returned, with the failing event attached, so the
