@@ -11,7 +11,12 @@ State, all in C arrays owned by this module:
 * per shared net a token arena in struct-of-arrays form (place, window bounds, contiguity key,
   users bitmask, one event-store index per slot) with a free list; the tokens of one
   (key, place) form a linked list through ``tk_next`` in insertion order;
-* matches out in growable buffers (pattern, start, end, one id per slot).
+* matches out in growable buffers (pattern, start, end, one id per slot, RETURN values).
+
+A match of a pattern with RETURN re-enters as a composite event (Kernel.settle / composite): it
+takes its emitting row's time and position, its fields' values in their attribute columns and
+an id that refers to the match (-1 - its number in the run); the matches of one point come out
+in Engine._emit's order, round by round.
 """
 
 from libc.stdlib cimport malloc, realloc, free
