@@ -1,7 +1,8 @@
 """Start-up (issue 16): an embedded ``petricep run`` imports neither pandas nor anything of
-Spark, whatever it reads and on either embedded engine. pyarrow imports pandas as soon as a
-value crosses between Python and Arrow through its own conversions, so this is checked in a
-fresh interpreter, after a whole run through the command line's ``main``."""
+Spark, whatever it reads and on either embedded engine; nor Graphviz, snakes, matplotlib or
+tqdm, which only drawing, plotting and a progress bar need. pyarrow imports pandas as soon as
+a value crosses between Python and Arrow through its own conversions, so this is checked in
+a fresh interpreter, after a whole run through the command line's ``main``."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ ROWS = [
     {"type": "A", "ts": 2, "id": 11, "k": "v", "x": 0.5},
     {"type": "B", "ts": 3, "id": 12, "k": "u", "x": 7},
 ]
-#: modules an embedded run never needs
-HEAVY = ("pandas", "pyspark")
+#: modules an embedded run (without a progress bar) never needs
+HEAVY = ("pandas", "pyspark", "graphviz", "snakes", "matplotlib", "tqdm")
 
 
 def _write_events(tmp_path: Path, fmt: str) -> Path:
@@ -41,7 +42,7 @@ def _write_events(tmp_path: Path, fmt: str) -> Path:
 
 @pytest.mark.parametrize("engine", ["local", "kernel"])
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
-def test_an_embedded_run_imports_neither_pandas_nor_spark(tmp_path: Path, fmt: str, engine: str) -> None:
+def test_an_embedded_run_imports_no_pandas_spark_or_drawing_library(tmp_path: Path, fmt: str, engine: str) -> None:
     if engine == "kernel" and kernel_run._kernel is None:  # pragma: no cover - depends on the build
         pytest.skip("the compiled kernel is not built")
     (tmp_path / "p.pcep").write_text(PATTERN)
