@@ -26,7 +26,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from petricep.errors import ConfigError
 from petricep.events import Event
@@ -145,6 +144,8 @@ class Archive:
 
     def _schema(self, files: list[str]) -> pa.Schema:
         """The union of the files' columns (batches may differ: attributes absent from one)."""
+        import pyarrow.parquet as pq  # loaded only by runs with an archive (start-up, issue 16)
+
         for f in files:
             if f not in self._schemas:
                 self._schemas[f] = pq.read_schema(f)
@@ -165,6 +166,8 @@ class Archive:
 
     def count(self) -> int:
         """Events in the archive (written and buffered)."""
+        import pyarrow.parquet as pq  # loaded only by runs with an archive (start-up, issue 16)
+
         files = [str(f) for f in self.path.glob("bucket=*/*.parquet")]
         written = sum(pq.read_metadata(f).num_rows for f in files)
         return written + len(self._buffer)
@@ -174,6 +177,8 @@ def write_events(path: str | os.PathLike[str], run: int, bucket_seconds: float, 
     """Write ``events`` (in position order) into the archive at ``path`` as run ``run``: one
     file per time bucket they touch, named by the run and the bucket's first position (so
     writers of disjoint events never collide). Returns the number of files written."""
+    import pyarrow.parquet as pq  # loaded only by runs with an archive (start-up, issue 16)
+
     by_bucket: dict[int, list[Event]] = {}
     for e in events:
         by_bucket.setdefault(math.floor(float(e.ts) / bucket_seconds), []).append(e)

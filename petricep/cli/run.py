@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import IO, Any
 
-from tqdm import tqdm
-
 from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
 from petricep.api.report import condition_hints
 from petricep.api.runner import Run
@@ -285,6 +283,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             _with_events(outs.matches, run, program)
         _time_unit(run, files, err)
         if show:
+            from tqdm import tqdm  # loaded only by a run that shows a progress bar (start-up, issue 16)
+
             bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
             run.progress = bar.update
         try:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import html
 import shutil
 from collections.abc import Sequence
-
-import graphviz
+from typing import TYPE_CHECKING
 
 from petricep.compile.net import Net
 from petricep.errors import EXIT_ERROR, ConfigError
@@ -34,6 +33,9 @@ from petricep.export.model import (
     text_color,
 )
 from petricep.export.views import ZERO_FILL, Heat, Marking, count_lines, heat, pattern_view, scale
+
+if TYPE_CHECKING:
+    import graphviz
 
 MAX_SPLIT = 8  # a shared node split into at most this many colours; more: grey + count
 SHARED_PENWIDTH = "2.6"
@@ -165,6 +167,8 @@ def _node_attrs(d: Diagram, n: Node, marked: tuple[Heat, Marking] | None) -> dic
 def diagram_graph(d: Diagram, marked: tuple[Heat, Marking] | None = None) -> graphviz.Digraph:
     """The Graphviz graph of a diagram (see the module docstring for the notation); with
     ``marked``, a run's marking on it (:mod:`petricep.export.views`)."""
+    import graphviz  # loaded only when a net is drawn: a run reaches this package for --stats (issue 16)
+
     g = graphviz.Digraph(name="petricep")
     nstate = sum(1 for n in d.nodes if n.kind == STATE)
     ntrans = sum(1 for n in d.nodes if n.kind == TRANSITION)
@@ -317,6 +321,8 @@ def render(
 
 
 def render_dot(dot: str, fmt: str) -> bytes:
+    import graphviz  # loaded only when a net is drawn: a run reaches this package for --stats (issue 16)
+
     try:
         return graphviz.Source(dot).pipe(format=fmt, engine="dot")
     except graphviz.ExecutableNotFound:

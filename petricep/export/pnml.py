@@ -21,8 +21,7 @@ type) become one snakes ``MultiArc``.
 
 from __future__ import annotations
 
-import snakes.nets as sn
-import snakes.pnml
+from typing import TYPE_CHECKING
 
 from petricep.compile.net import Net
 from petricep.export.model import (
@@ -38,9 +37,8 @@ from petricep.export.model import (
     py_ident,
 )
 
-
-def _tuple(names: tuple[str, ...]) -> sn.Tuple:
-    return sn.Tuple([sn.Variable(py_ident(n)) for n in names])
+if TYPE_CHECKING:
+    import snakes.nets as sn
 
 
 def _event_var(t: Node) -> str:
@@ -48,38 +46,41 @@ def _event_var(t: Node) -> str:
     return f"{v}_i" if t.kleene else v
 
 
-def _produced(t: Node, dst: Node) -> sn.Tuple:
-    """What an operator transition puts into its output place: the bound variables, the
-    new event among them (a Kleene element starts or extends its list)."""
-    if t.kind != TRANSITION:  # emission: the complete match as it is
-        return _tuple(t.bound)
-    ev = py_ident(t.var)
-    parts: list[sn.ArcAnnotation] = []
-    for n in dst.bound:
-        v = py_ident(n)
-        if v == ev and t.kleene == "loop":
-            parts.append(sn.Expression(f"{v} + ({v}_i,)"))
-        elif v == ev and t.kleene == "first":
-            parts.append(sn.Expression(f"({v}_i,)"))
-        else:
-            parts.append(sn.Variable(v))
-    return sn.Tuple(parts)
-
-
-def _annotation(a: Arc, nodes: dict[str, Node]) -> sn.ArcAnnotation:
-    src, dst = nodes[a.src], nodes[a.dst]
-    if a.kind == ARC_EVENT:
-        return sn.Test(sn.Variable(_event_var(dst)))
-    if a.kind == ARC_STATE:
-        tup = _tuple(src.bound)
-        return sn.Test(tup) if a.read else tup
-    if a.kind == ARC_INHIBIT:
-        return sn.Inhibitor(sn.Variable(py_ident(a.var or "n")), sn.Expression(a.guard or "True"))
-    return _produced(src, dst)  # ARC_PRODUCE, ARC_COMPOSITE
-
-
 def diagram_snakes(d: Diagram, name: str = "petricep") -> sn.PetriNet:
     """The snakes net of a diagram: the same node ids, one arc per diagram arc."""
+    import snakes.nets as sn  # loaded only when a net is written as PNML: a run reaches this package (issue 16)
+
+    def tuple_of(names: tuple[str, ...]) -> sn.Tuple:
+        return sn.Tuple([sn.Variable(py_ident(n)) for n in names])
+
+    def produced(t: Node, dst: Node) -> sn.Tuple:
+        """What an operator transition puts into its output place: the bound variables, the
+        new event among them (a Kleene element starts or extends its list)."""
+        if t.kind != TRANSITION:  # emission: the complete match as it is
+            return tuple_of(t.bound)
+        ev = py_ident(t.var)
+        parts: list[sn.ArcAnnotation] = []
+        for n in dst.bound:
+            v = py_ident(n)
+            if v == ev and t.kleene == "loop":
+                parts.append(sn.Expression(f"{v} + ({v}_i,)"))
+            elif v == ev and t.kleene == "first":
+                parts.append(sn.Expression(f"({v}_i,)"))
+            else:
+                parts.append(sn.Variable(v))
+        return sn.Tuple(parts)
+
+    def annotation(a: Arc) -> sn.ArcAnnotation:
+        src, dst = nodes[a.src], nodes[a.dst]
+        if a.kind == ARC_EVENT:
+            return sn.Test(sn.Variable(_event_var(dst)))
+        if a.kind == ARC_STATE:
+            tup = tuple_of(src.bound)
+            return sn.Test(tup) if a.read else tup
+        if a.kind == ARC_INHIBIT:
+            return sn.Inhibitor(sn.Variable(py_ident(a.var or "n")), sn.Expression(a.guard or "True"))
+        return produced(src, dst)  # ARC_PRODUCE, ARC_COMPOSITE
+
     pn = sn.PetriNet(name)
     nodes = {n.id: n for n in d.nodes}
     for n in d.nodes:
@@ -91,7 +92,7 @@ def diagram_snakes(d: Diagram, name: str = "petricep") -> sn.PetriNet:
     outputs: dict[tuple[str, str], list[sn.ArcAnnotation]] = {}
     for a in d.arcs:
         into = inputs if a.kind in (ARC_EVENT, ARC_STATE, ARC_INHIBIT) else outputs
-        into.setdefault((a.src, a.dst), []).append(_annotation(a, nodes))
+        into.setdefault((a.src, a.dst), []).append(annotation(a))
     for (place, trans), anns in inputs.items():
         pn.add_input(place, trans, anns[0] if len(anns) == 1 else sn.MultiArc(anns))
     for (trans, place), anns in outputs.items():
@@ -106,4 +107,6 @@ def to_snakes(net: Net, merged: bool = True) -> sn.PetriNet:
 
 def to_pnml(net: Net, merged: bool = True) -> str:
     """PNML text of the net as ``snakes.pnml.dumps`` writes it (``snakes.pnml.loads`` reads it back)."""
+    import snakes.pnml  # loaded only when a net is written as PNML (see diagram_snakes)
+
     return str(snakes.pnml.dumps(to_snakes(net, merged)))

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 
 from ..errors import EventError, EventOrderError, OutputError
 from ..events import Event, EventColumns
+from ..runtime.arrow import number_array, scalar
 from .spec import InputSpec, rule_map
 from .timestamps import TimeParser
 from .values import FLOAT_RE, MAX_NUMBER_CHARS, is_number, shared_pylist, text_value
@@ -381,7 +382,7 @@ class RowChecker:
         assert type_arr is not None
         if not (pa.types.is_string(type_arr.type) or pa.types.is_large_string(type_arr.type)):
             return None
-        if type_arr.null_count or pc.any(pc.equal(type_arr, "")).as_py():
+        if type_arr.null_count or pc.any(pc.equal(type_arr, scalar("", pa.string()))).as_py():
             return None
         return pc.unique(type_arr).to_pylist()  # type: ignore[no-any-return]
 
@@ -476,7 +477,7 @@ class RowChecker:
             return repeat(self.type_const, n)
         assert type_arr is not None
         if rows is not None:
-            type_arr = type_arr.take(pa.array(rows, pa.int64()))
+            type_arr = type_arr.take(number_array(rows, pa.int64()))
         return shared_pylist(type_arr)  # type: ignore[no-any-return]
 
 

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from ..errors import ConfigError, EventError
 from ..events import Event, EventColumns
+from ..runtime.arrow import number_view, scalar
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
@@ -28,12 +29,12 @@ def arrow_values(arr: pa.Array) -> tuple[Any, bool, bool]:
         arr = arr.dictionary_decode()
     t = arr.type
     if pa.types.is_floating(t) and pc.any(pc.is_nan(arr)).as_py():
-        arr = pc.if_else(pc.is_nan(arr), pa.scalar(None, t), arr)  # NaN is a missing value
+        arr = pc.if_else(pc.is_nan(arr), scalar(None, t), arr)  # NaN is a missing value
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
     nulls = arr.null_count > 0
     if numeric and not nulls:
         finite = not pa.types.is_floating(t) or pc.all(pc.is_finite(arr)).as_py()
-        return arr.to_numpy(), finite, False  # numpy: rows become Python numbers once the row filter has chosen them
+        return number_view(arr), finite, False  # numpy: rows become Python numbers once the row filter has chosen them
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         values, missing = text_pylist(arr)
         return values, False, missing

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..runtime.arrow import number_view
 from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS
 
 UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -198,18 +199,18 @@ class TimeParser:
         if pa.types.is_integer(t):
             if self.format:
                 return self._parse_text_array(pc.cast(arr, pa.string()))
-            return self._scale_ints(arr.to_numpy(), self.factor), "number"
+            return self._scale_ints(number_view(arr), self.factor), "number"
         if pa.types.is_floating(t):
             if self.format:
                 return None
-            vals = arr.to_numpy().astype(np.float64)
+            vals = number_view(arr).astype(np.float64)
             if not np.isfinite(vals).all():
                 return None
             if self.factor != 1:
                 vals = vals / self.factor
             return vals.tolist(), "number"
         if pa.types.is_timestamp(t):
-            ints = arr.cast(pa.int64()).to_numpy()
+            ints = number_view(arr.cast(pa.int64()))
             factor = _ARROW_UNIT_FACTORS[t.unit]
             if not self.has_date:
                 return None
@@ -217,11 +218,11 @@ class TimeParser:
         if pa.types.is_date32(t):
             if not self.has_date:
                 return None
-            return (arr.cast(pa.int32()).to_numpy().astype(np.int64) * 86400).tolist(), "datetime"
+            return (number_view(arr.cast(pa.int32())).astype(np.int64) * 86400).tolist(), "datetime"
         if pa.types.is_date64(t):
             if not self.has_date:
                 return None
-            return self._scale_ints(arr.cast(pa.int64()).to_numpy(), 1000), "datetime"
+            return self._scale_ints(number_view(arr.cast(pa.int64())), 1000), "datetime"
         return None
 
     @staticmethod
@@ -247,15 +248,15 @@ class TimeParser:
                         pass
                     else:
                         if self.factor == 1:
-                            return ints.to_numpy(), "number"
-                        return self._scale_ints(ints.to_numpy(), self.factor), "number"
+                            return number_view(ints), "number"
+                        return self._scale_ints(number_view(ints), self.factor), "number"
             elif (
                 FLOAT_RE.fullmatch(first)
                 and not pc.any(pc.match_substring_regex(arr, ARROW_INT)).as_py()
                 and pc.all(pc.match_substring_regex(arr, ARROW_FLOAT)).as_py()
             ):
                 try:
-                    floats = pc.cast(arr, pa.float64()).to_numpy()
+                    floats = number_view(pc.cast(arr, pa.float64()))
                 except pa.ArrowInvalid:
                     pass
                 else:
@@ -276,7 +277,7 @@ class TimeParser:
             kinds.add(kind)
         if len(kinds) > 1:
             return None
-        indices = enc.indices.to_numpy(zero_copy_only=False)
+        indices = number_view(enc.indices)
         return _lookup(parsed)[indices], kinds.pop() if kinds else None
 
 

@@ -33,6 +33,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..runtime.arrow import number_view, scalar
+
 INT_PATTERN = r"[+-]?[0-9]+"
 FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
@@ -96,8 +98,8 @@ def _expand(enc: pa.DictionaryArray, uniques: list[Any]) -> list[Any]:
     table[len(uniques)] = None
     idx = enc.indices
     if idx.null_count:
-        idx = pc.fill_null(idx, len(uniques))
-    return table[idx.to_numpy(zero_copy_only=False)].tolist()  # type: ignore[no-any-return]
+        idx = pc.fill_null(idx, scalar(len(uniques), idx.type))
+    return table[number_view(idx)].tolist()  # type: ignore[no-any-return]
 
 
 def shared_pylist(arr: pa.Array) -> list[Any]:
@@ -159,7 +161,7 @@ def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
         if ints is not None:
             if nulls:
                 return ints.to_pylist(), False
-            return ints.to_numpy(), True
+            return number_view(ints), True
     if first is not None and FLOAT_RE.fullmatch(first):
         int_mask = pc.match_substring_regex(arr, ARROW_INT)
         all_int = pc.all(int_mask).as_py()
@@ -171,7 +173,7 @@ def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
             else:
                 if nulls:
                     return ints.to_pylist(), False
-                return ints.to_numpy(), True
+                return number_view(ints), True
         elif not pc.any(int_mask).as_py() and pc.all(pc.match_substring_regex(arr, ARROW_FLOAT)).as_py():
             try:
                 floats = pc.cast(arr, pa.float64())
@@ -182,7 +184,7 @@ def type_text_column(arr: pa.Array) -> tuple[list[Any] | np.ndarray, bool]:
                     return _mixed(arr, nulls)
                 if nulls:
                     return floats.to_pylist(), False
-                return floats.to_numpy(), True
+                return number_view(floats), True
     return _mixed(arr, nulls)
 
 

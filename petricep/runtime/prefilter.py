@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import GroupNet, Net
 from petricep.lang import ast as A
+from petricep.runtime.arrow import bool_values, scalar
 
 Columns = Mapping[str, Callable[[], "np.ndarray | None"]]
 VecFn = Callable[[Columns], "np.ndarray | None"]
@@ -214,7 +215,7 @@ class Prefilter:
             assert type_arr is not None
             mask = np.zeros(n, dtype=bool)
             for t in self.types:
-                is_t = pc.equal(type_arr, t).to_numpy(zero_copy_only=False)
+                is_t = bool_values(pc.equal(type_arr, scalar(t, pa.string())))  # no nulls: the batch's types were checked
                 if not is_t.any():
                     continue
                 m = self._type_mask(t, n, names, cols, numeric, tss, is_t)
