@@ -6,11 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+from hypothesis import note
 
 from petricep.compile.net import Net
 from petricep.events import Event
-from petricep.kernel import KernelRun, to_matches
+from petricep.kernel import KernelRun, supports, to_matches
+from petricep.lang import ast as A
+from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.strategies import pattern_text
 
 
 def table(events: Sequence[Event]) -> pa.Table:
@@ -54,3 +58,17 @@ def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int
         "python": (py, stats.created, stats.completed, stats.composite_events, live_py),
         "kernel": (k, run.stats["created"], run.stats["completed"], run.stats["composite"], live_k),
     }
+
+
+def check(pats: list[A.Pattern], events: list[Event], tie: str, cut: int) -> None:
+    """The patterns on both engines (the kernel must cover them): the same matches, counts
+    and live partial matches after ``cut`` events; the kernel sweeps every 1-4 events."""
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} cut={cut}")
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+    net = build_net(pats)
+    ok, reason = supports(net, tie)
+    assert ok, reason
+    out = both(net, events, tie, cut, sweep_every=1 + cut % 4)
+    assert out["kernel"] == out["python"]

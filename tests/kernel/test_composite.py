@@ -20,7 +20,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.kernel.compare import both
+from tests.kernel.compare import check
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
@@ -66,17 +66,7 @@ def producer_and_consumer(data: st.DataObject) -> list[A.Pattern]:
 def test_composite_events_feed_a_second_pattern(data: st.DataObject) -> None:
     pats = producer_and_consumer(data)
     events = data.draw(streams(max_size=12))
-    tie = data.draw(st.sampled_from(("arrival", "strict")))
-    cut = data.draw(st.integers(0, len(events)))
-    for p in pats:
-        note(pattern_text(p))
-    note(f"tie={tie} cut={cut}")
-    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
-    net = build_net(pats)
-    ok, reason = supports(net, tie)
-    assert ok, reason
-    out = both(net, events, tie, cut, sweep_every=1 + cut % 4)
-    assert out["kernel"] == out["python"]
+    check(pats, events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
 
 
 @SETTINGS

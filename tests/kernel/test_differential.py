@@ -6,32 +6,20 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep.kernel import supports
 from petricep.lang import ast as A
 from petricep.merge import build_net
-from tests.kernel.compare import both
-from tests.strategies import pattern_text, patterns, streams
+from tests.kernel.compare import check
+from tests.strategies import patterns, streams
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-
-
-def check(pats: list[A.Pattern], events: list, tie: str, cut: int) -> None:
-    for p in pats:
-        note(pattern_text(p))
-    note(f"tie={tie} cut={cut}")
-    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
-    net = build_net(pats)
-    ok, reason = supports(net, tie)
-    assert ok, reason
-    out = both(net, events, tie, cut, sweep_every=1 + cut % 4)
-    assert out["kernel"] == out["python"]
 
 
 def _tie(draw: object, pats: list[A.Pattern]) -> str:

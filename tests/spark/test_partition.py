@@ -265,6 +265,21 @@ def _pairs(net: Any, events: list[Event], tie: str, partitions: int, kernel: boo
     return [(match_json(m), at) for m, at in run_partitioned(net, fresh(events), tie, partitions, kernel=kernel)]
 
 
+def same_pairs(pats: list[A.Pattern], events: list[Event], tie: str, partitions: int) -> None:
+    """Where the kernel covers the net: its tasks' (match, position) pairs are the engine's."""
+    from petricep import kernel
+
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} partitions={partitions}")
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return
+    if kernel.supports(net, tie)[0]:
+        assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
+
+
 @SETTINGS
 @given(st.data())
 def test_key_partitions_on_the_kernel_give_the_engines_pairs(data: st.DataObject) -> None:
@@ -281,17 +296,7 @@ def test_key_partitions_on_the_kernel_give_the_engines_pairs(data: st.DataObject
     ]
     tie = _tie(data.draw, pats)
     events = data.draw(keyed_streams())
-    partitions = data.draw(st.integers(1, 3))
-    for p in pats:
-        note(pattern_text(p))
-    note(f"tie={tie} partitions={partitions}")
-    try:
-        net = build_net(pats)
-    except PetricepError:
-        return
-    if not kernel.supports(net, tie)[0]:
-        return
-    assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
+    same_pairs(pats, events, tie, data.draw(st.integers(1, 3)))
 
 
 @SETTINGS
@@ -307,17 +312,7 @@ def test_composite_nets_on_the_kernel_give_the_engines_pairs(data: st.DataObject
     pats = data.draw(nets())
     tie = _tie(data.draw, pats)
     events = data.draw(keyed_streams())
-    partitions = data.draw(st.integers(1, 3))
-    for p in pats:
-        note(pattern_text(p))
-    note(f"tie={tie} partitions={partitions}")
-    try:
-        net = build_net(pats)
-    except PetricepError:
-        return
-    if not kernel.supports(net, tie)[0]:
-        return
-    assert _pairs(net, events, tie, partitions, True) == _pairs(net, events, tie, partitions, False)
+    same_pairs(pats, events, tie, data.draw(st.integers(1, 3)))
 
 
 def test_emission_points_on_the_kernel() -> None:
