@@ -995,7 +995,7 @@ cdef class Kernel:
         if g.neg_prev_start[j + 1] > g.neg_prev_start[j]:
             for k in range(g.neg_prev_start[j], g.neg_prev_start[j + 1]):
                 ev = slots[g.neg_prev[k]]
-                if ev >= 0 and (best < 0 or st.pos[ev] > st.pos[best]):
+                if ev > best:  # the latest in arrival order: the store keeps it (composite events too)
                     best = ev
             if best < 0 or not self.after(x, best):
                 return 0
@@ -1009,7 +1009,7 @@ cdef class Kernel:
         if g.neg_next_start[j + 1] > g.neg_next_start[j]:
             for k in range(g.neg_next_start[j], g.neg_next_start[j + 1]):
                 ev = slots[g.neg_next[k]]
-                if ev >= 0 and (best < 0 or st.pos[ev] < st.pos[best]):
+                if ev >= 0 and (best < 0 or ev < best):
                     best = ev
             if best >= 0 and not self.after(best, x):
                 return 0
@@ -1028,9 +1028,11 @@ cdef class Kernel:
         return 1
 
     cdef inline bint after(self, int64_t x, int64_t ev):
+        """Whether stored event ``x`` comes after ``ev``: by time under the tie rule strict, else
+        in arrival order, which is the store's (a composite event right after its emitter)."""
         if self.tie_strict:
             return self.store.ts[x] > self.store.ts[ev]
-        return self.store.pos[x] > self.store.pos[ev]
+        return x > ev
 
     cdef int negative(self, Group g, int etype, int64_t key, int64_t x) except -1:
         """Record ``x`` as a negative event of the key (GroupRuntime.negative): buffer it,

@@ -281,6 +281,8 @@ class KernelEngine:
                 vals[:, a] = col
                 tags[:, a] = NUMPY_KINDS[col.dtype.kind]
                 continue
+            if _numbers_at_once(col, vals[:, a], tags[:, a]):
+                continue
             for r, v in enumerate(col):
                 kind = VALUE_KINDS.get(type(v))
                 if kind is None:
@@ -417,6 +419,20 @@ class KernelEngine:
 
 NUMPY_KINDS = {"i": TAG_INT, "u": TAG_INT, "f": TAG_NUM, "b": TAG_BOOL}
 VALUE_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, str: TAG_STR, bool: TAG_BOOL, type(None): TAG_NULL}
+NUMBER_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, bool: TAG_BOOL}
+
+
+def _numbers_at_once(col: Any, vals: np.ndarray, tags: np.ndarray) -> bool:
+    """A list of Python ints, floats and bools: values and kinds filled at C speed (False,
+    nothing filled: it holds something else, or an int no float holds)."""
+    try:
+        kinds = np.fromiter(map(NUMBER_KINDS.__getitem__, map(type, col)), dtype=np.int8, count=len(col))
+        values = np.array(col, dtype=np.float64)
+    except (KeyError, OverflowError):
+        return False
+    vals[:] = values
+    tags[:] = kinds
+    return True
 
 
 def _value_kind(v: Any, name: str) -> int:

@@ -209,9 +209,13 @@ class GroupRunner:
 
     def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
         """Stream time reached another key's event at ``(ts, p)``: close the windows it ends."""
-        self._keep(self.engine.advance(ts, p), p, out)
+        self._close(ts, p, out)
         if self.composites:
             self._schedule(ts, p)  # composite events entering here open windows too
+
+    def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
+        """The engine's part of a tick (the kernel runner fires it in its batch)."""
+        self._keep(self.engine.advance(ts, p), p, out)
 
     def push(self, e: Event) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []
@@ -238,7 +242,7 @@ class KernelGroupRunner(GroupRunner):
         self.kernel = KernelEngine(engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES)
         super().__init__(net, group, clock, tie, engine=False)
 
-    def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
+    def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
         self._keep_pairs(self.kernel.tick(ts, p), out)
 
     def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
