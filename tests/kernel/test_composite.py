@@ -167,3 +167,17 @@ def test_ids_in_conditions_are_the_input_ids() -> None:
         {"a": "e50", "b": "e60"},
         {"a": "e5", "b": "e60"},
     ]
+
+
+def test_a_composite_event_comes_after_its_emitter_for_a_negation() -> None:
+    """``!(T c)`` between a and b: the composite event of p's match at event 1 comes after
+    event 1 (same position, later in arrival order), so it cancels q's partial match that
+    event 1 started, as in the engine."""
+    text = "PATTERN p: SEQ(A a, A b) RETURN T(x = a.x)\nPATTERN q: SEQ(A a, !(T c), A b)"
+    events = [Event("A", 0, i, i, {"x": 0}) for i in range(3)]
+    assert run_both(text, events) == [
+        "{'pattern': 'p', 'ids': {'a': 0, 'b': 1}, 'start': 0, 'end': 0, 'attrs': {'x': 0}}",
+        "{'pattern': 'q', 'ids': {'a': 0, 'b': 1}, 'start': 0, 'end': 0, 'attrs': {}}",
+        "{'pattern': 'p', 'ids': {'a': 0, 'b': 2}, 'start': 0, 'end': 0, 'attrs': {'x': 0}}",
+        "{'pattern': 'p', 'ids': {'a': 1, 'b': 2}, 'start': 0, 'end': 0, 'attrs': {'x': 0}}",
+    ]
