@@ -81,6 +81,15 @@ def _csr(lists: list[list[int]] | list[tuple[int, ...]], dtype: Any = np.int32) 
     return _frozen(start, np.int32), _frozen(flat, dtype)
 
 
+def _bits(indices: tuple[int, ...]) -> int:
+    """A bitmask of negation indices (a merged net may list one negation twice: SEQ(..., !(A d))
+    nested in SEQ(..., !(A e)) with the same interval is one negation)."""
+    mask = 0
+    for j in indices:
+        mask |= 1 << j
+    return mask
+
+
 def _win(value: float | int | None) -> float:
     return math.nan if value is None else float(value)
 
@@ -450,7 +459,7 @@ def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
         "rg_emit_start": emit_start,
         "rg_emit": emit,
         "role_window": _frozen([_win(r.window) for r in flat], np.float64),
-        "role_pending": _frozen([sum(1 << j for j in r.pending_negations) for r in flat], np.int64),
+        "role_pending": _frozen([_bits(r.pending_negations) for r in flat], np.int64),
         "place_rg_start": _frozen(rg_start, np.int32),
         "rg_mask": _frozen(rg_mask, np.int64),
         "rg_window": _frozen(rg_window, np.float64),
@@ -525,7 +534,7 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         patterns=g.patterns,
         place_exits=_frozen([p.has_exits for p in g.places], np.uint8),
         place_accepting=_frozen([p.accepting for p in g.places], np.uint8),
-        place_growable=_frozen([sum(1 << j for j in p.growable_negations) for p in g.places], np.int64),
+        place_growable=_frozen([_bits(p.growable_negations) for p in g.places], np.int64),
         neg_type=_frozen([types.index(n.type) for n in negs], np.int32),
         neg_pushed=_frozen([n.pushed for n in negs], np.uint8),
         **neg_arrays,

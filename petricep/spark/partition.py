@@ -178,17 +178,27 @@ class GroupRunner:
         self.composites = bool(group.producers)
         self._points: list[tuple[int, Any]] = []
         self._scheduled: set[int] = set()
+        self._scheduled_ts: Any = None  # the time whose window points were scheduled last
         self.last_pos = -1
 
     def _schedule(self, ts: Any, pos: int) -> None:
+        """The stream's points where the windows opened at (ts, pos) close (ticks to come)."""
         clock = self.clock
-        for w in self.group.time_windows:
-            pt = clock.after_time(ts + w)
+        if ts != self._scheduled_ts:
+            # (the same time again would schedule the same points: they lie after it, still pending)
+            self._scheduled_ts = ts
+            self._schedule_time(ts)
+        for n in self.group.count_windows:
+            pt = clock.at_or_after(pos + n)
             if pt is not None and pt[1] not in self._scheduled:
                 self._scheduled.add(pt[1])
                 heapq.heappush(self._points, (pt[1], pt[0]))
-        for n in self.group.count_windows:
-            pt = clock.at_or_after(pos + n)
+
+    def _schedule_time(self, ts: Any) -> None:
+        """The first event after each time window opened at ``ts``."""
+        clock = self.clock
+        for w in self.group.time_windows:
+            pt = clock.after_time(ts + w)
             if pt is not None and pt[1] not in self._scheduled:
                 self._scheduled.add(pt[1])
                 heapq.heappush(self._points, (pt[1], pt[0]))

@@ -9,10 +9,12 @@ import os
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from petricep.api import compile_text
+from petricep.events import Event
 from petricep.kernel import supports
 from petricep.lang import ast as A
 from petricep.merge import build_net
-from tests.kernel.compare import check
+from tests.kernel.compare import both, check
 from tests.strategies import patterns, streams
 
 SETTINGS = settings(
@@ -130,3 +132,13 @@ def test_several_shared_nets(data: st.DataObject) -> None:
     pats = [data.draw(_plain(name=f"p{i}", max_depth=1, types=("A", "B", "C"))) for i in range(data.draw(st.integers(2, 4)))]
     events = data.draw(streams(types=("A", "B", "C"), max_size=14))
     check(pats, events, _tie(data.draw, pats), data.draw(st.integers(0, len(events))))
+
+
+def test_a_negation_listed_twice_waits_once() -> None:
+    """SEQ(A a, SEQ(A b, A c, !(A d)), !(A e)): both negations cover the same interval and
+    merge into one, listed twice in the role; its bit is still its own (a match waits for
+    it, and event 3 kills (0, 1, 2))."""
+    net = compile_text("PATTERN p: SEQ(A a, SEQ(A b, A c, !(A d)), !(A e)) WHERE a.x = 0")
+    out = both(net, [Event("A", 0, i, i, {"x": 0}) for i in range(4)], "arrival", 2)
+    assert out["kernel"] == out["python"]
+    assert [m["ids"] for m in out["kernel"][0]] == [{"a": 0, "b": 1, "c": 3}, {"a": 0, "b": 2, "c": 3}, {"a": 1, "b": 2, "c": 3}]
