@@ -14,8 +14,9 @@ Public API (for the CLI, the library API and Spark to wire in):
 * :func:`lower` ``(net) -> Lowered`` -- the frozen arrays the kernel interprets;
 * :class:`KernelRun` ``(net, tie=, type_field= | event_type=, time_field=, id_field=)`` with
   ``push(table_or_batch) -> pa.Table`` of the matches that batch completed (columns
-  ``pattern``, ``start``, ``end`` and one int64 id column per variable name, null where the
-  pattern has no such variable or an OR left it unbound), ``flush()``, ``stats`` and
+  ``pattern``, ``start``, ``end``, one id column per variable name -- int64, null where the
+  pattern has no such variable or an OR left it unbound, text where composite events are
+  bound -- and with RETURN an ``attrs`` struct of the fields), ``flush()``, ``stats`` and
   ``live_partial_matches()``;
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
 * :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
