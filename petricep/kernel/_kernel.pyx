@@ -485,7 +485,7 @@ cdef class Kernel:
     # reads them), the attribute column each field fills
     cdef const uint8_t[:] pat_has_ret
     cdef const int32_t[:] pat_ret_type, pat_attr_start, pat_attr
-    cdef int has_returns, key_bump
+    cdef int has_returns
     cdef public int64_t composites, taken
     # the row emitting now (an event, a tick, or at the end the last input event): its time,
     # the kind of its time (int or float) and position; a composite event takes these
@@ -542,7 +542,6 @@ cdef class Kernel:
         self.pat_attr_start = np.array(starts, dtype=np.int32)
         self.pat_attr = np.array(flat or [-1], dtype=np.int32)
         self.has_returns = any(p.has_return for p in lowered.patterns)
-        self.key_bump = 0
         self.composites = 0
         self.taken = 0
         self.emit_ts = 0.0
@@ -1205,7 +1204,6 @@ cdef class Kernel:
         cdef Py_ssize_t ev, a, na = st.nattrs, gi, ngroups = len(self.groups), f = self.maxfields
         cdef int p = self.out_pattern[o], etype = self.pat_ret_type[p], k, r
         cdef Group g
-        cdef int64_t key
         cdef bint kept = False
         if st.n >= st.cap:
             st.reserve(2 * st.cap)
@@ -1226,27 +1224,32 @@ cdef class Kernel:
         if self.ts_attr >= 0:
             st.val[ev * na + self.ts_attr] = self.emit_ts
             st.tag[ev * na + self.ts_attr] = self.emit_tag
-        self.key_bump = 1
-        try:
-            for gi in range(ngroups):
-                g = <Group>self.groups[gi]
-                if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
-                    continue
-                key = self.out_key[o] if g.partitioned else 0
-                if key >= g.nkeys:
-                    g.reserve_keys(key + 1)
-                g.ncreated = 0
-                self.step(g, etype, key, ev, st.ts[ev], st.pos[ev])
-                if g.ncreated:
-                    kept = True
-                    self.store_created(g, key)
-                if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and self.negative(g, etype, key, ev):
-                    kept = True
-        finally:
-            self.key_bump = 0
+        for gi in range(ngroups):
+            g = <Group>self.groups[gi]
+            if self.enter(g, etype, self.out_key[o] if g.partitioned else 0, ev):
+                kept = True
         if not kept and st.n == ev + 1:
             st.n -= 1
         return 0
+
+    cdef bint enter(self, Group g, int etype, int64_t key, int64_t ev) except -1:
+        """Stored event ``ev`` of type ``etype`` in group ``g`` under ``key``: it extends the
+        key's partial matches (their contiguity keys stay even: a composite event's 2*pos + 1
+        compares with the input events' floors as 2*pos does) and counts as a negative event.
+        Returns whether a token or a negation buffer keeps it."""
+        cdef bint kept = False
+        if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+            return False
+        if key >= g.nkeys:
+            g.reserve_keys(key + 1)
+        g.ncreated = 0
+        self.step(g, etype, key, ev, self.store.ts[ev], self.store.pos[ev])
+        if g.ncreated:
+            kept = True
+            self.store_created(g, key)
+        if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and self.negative(g, etype, key, ev):
+            kept = True
+        return kept
 
     cdef void order_emitted(self, Py_ssize_t first, bint chains):
         """Matches emitted at one point, stably by pattern (Engine._emit's order); with
@@ -1440,18 +1443,7 @@ cdef class Kernel:
                     st.tag[ev * na + a] = tags[i, a]
                 kept = False
                 for gi in range(ngroups):
-                    g = <Group>self.groups[gi]
-                    if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
-                        continue
-                    key = keys[gi, i]
-                    if key >= g.nkeys:
-                        g.reserve_keys(key + 1)
-                    g.ncreated = 0
-                    self.step(g, etype, key, ev, ts[i], pos[i])
-                    if g.ncreated:
-                        kept = True
-                        self.store_created(g, key)
-                    if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and self.negative(g, etype, key, ev):
+                    if self.enter(<Group>self.groups[gi], etype, keys[gi, i], ev):
                         kept = True
                 if not kept:
                     st.n -= 1
