@@ -119,11 +119,29 @@ class KernelEngine:
         pos = _int_column(cols.pos)
         ids, stamps = _values_of(cols.ids), _values_of(cols.ts)
         self._remember(list(cols.pos) if isinstance(cols.pos, range) else pos.tolist(), ids, stamps)
-        self._last_input = (int(pos[-1]), stamps[-1])
+        last = _last_event(types, n)
+        if last >= 0:
+            self._last_input = (int(pos[last]), stamps[last])
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
         ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(stamps, dtype=np.float64, count=n)
         columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
         return out + self._run(columns, n, cols.event, ids[-1])
+
+    def push_columns_pairs(self, cols: EventColumns) -> list[tuple[Match, int]]:
+        """:meth:`push_columns` with emitting positions, as :meth:`push_pairs` (rows of type
+        :data:`TICK` are clock ticks: a key partition's batch with the stream's points)."""
+        if self._error is not None:
+            raise self._error
+        self._with_at = True
+        try:
+            self.push_columns(cols)
+        finally:
+            self._with_at = False
+        pairs, self._pairs = self._pairs, []
+        if self._error is not None:
+            self._error.pairs = pairs  # type: ignore[attr-defined]  # found before the failing event
+            raise self._error
+        return pairs
 
     def tick(self, ts: Any, pos: int) -> list[tuple[Match, int]]:
         """Stream time reached ``(ts, pos)`` with no event of ours (``Engine.advance``), for a
@@ -198,17 +216,21 @@ class KernelEngine:
             exc.event = event(row) if 0 <= row < n else None  # type: ignore[attr-defined]
             self._error = exc
             self.events += max(row, 0)
-            return self._matches(self.kernel.take_matches())
+            return self._taken()  # the matches of the rows before the failing one
         self.events += n
-        if self._with_at:
-            found, at = self._matches_at(self.kernel.take_matches())
-            self._pairs.extend(zip(found, at))
-            out: list[Match] = []
-        else:
-            out = self._matches(self.kernel.take_matches())
+        out = self._taken()
         self._forget()
         self._sample(last_id)
         return out
+
+    def _taken(self) -> list[Match]:
+        """The matches the kernel found since the last call; with ``_with_at`` they go to
+        ``_pairs`` (with their emitting positions) instead."""
+        if not self._with_at:
+            return self._matches(self.kernel.take_matches())
+        found, at = self._matches_at(self.kernel.take_matches())
+        self._pairs.extend(zip(found, at))
+        return []
 
     def _sample(self, last_id: Any) -> None:
         """The peak of live partial matches, and the memory budget, after a batch."""
@@ -433,6 +455,14 @@ def _numbers_at_once(col: Any, vals: np.ndarray, tags: np.ndarray) -> bool:
     vals[:] = values
     tags[:] = kinds
     return True
+
+
+def _last_event(types: np.ndarray, n: int) -> int:
+    """The last row of a batch that is an event, not a clock tick (-1: none)."""
+    if types[n - 1] != TICK_CODE:
+        return n - 1
+    events = np.flatnonzero(types != TICK_CODE)
+    return int(events[-1]) if len(events) else -1
 
 
 def _value_kind(v: Any, name: str) -> int:

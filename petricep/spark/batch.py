@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from petricep.compile.net import Net
@@ -42,9 +43,19 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import END, GroupRunner, StreamClock, group_runner
+from .partition import END, GroupRunner, StreamClock, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
-from .rows import ARCHIVE, EVENT, MATCHES_DDL, PARSED_DDL, PosMap, decode, error_row, match_row
+from .rows import (
+    ARCHIVE,
+    EVENT,
+    MATCHES_DDL,
+    PARSED_DDL,
+    PosMap,
+    decode,
+    decode_columns,
+    error_row,
+    match_row,
+)
 from .session import configure, require_spark
 from .typed import typed
 
@@ -86,8 +97,11 @@ class Firing:
         names: tuple[str, ...] | None,
         raise_errors: bool,
         history: SparkHistory | None = None,
+        fields: tuple[tuple[str, ...] | None, ...] = (),
     ) -> None:
+        """``fields``: per group, the attributes its events carry (see :func:`kernel_fields`)."""
         self.names = names
+        self.fields = fields
         self.history = history
         self.net_bc = net_bc
         self.plan_bc = plan_bc
@@ -148,10 +162,11 @@ class Firing:
                 fail(err, runner.last_pos, None)
 
         for batch in batches:
-            gs = batch.column("g").to_pylist()
+            gs = batch.column("g").to_numpy()
             positions = posmap.positions(batch.column("lid").to_numpy())
             evs = batch.column("ev").to_pylist()
-            for g, pos, data in zip(gs, positions, evs):
+            for a, b in _runs(gs):
+                g = int(gs[a])
                 if g != current:
                     if runner is not None:
                         try:
@@ -164,13 +179,24 @@ class Firing:
                     runner = group_runner(net, plan.groups[g], clock, self.tie, bindings=joined)
                 if failed or runner is None:
                     continue
-                e = decode(data, pos, self.id_is_pos, names)
-                try:
-                    emit(runner.push(e))
-                except EvaluationError as err:
-                    emit(getattr(err, "pairs", []))  # the kernel: found in the batch before the failing event
-                    failed_at = getattr(err, "event", None) or e
-                    fail(err, failed_at.pos, failed_at.id)
+                selected = self.fields[g] if self.fields else None
+                carried = names if selected is None else selected
+                if runner.columnar:  # the kernel: the group's rows of this batch as columns, at once
+                    cols = decode_columns(evs[a:b], positions[a:b], self.id_is_pos, carried)
+                    try:
+                        emit(runner.push_columns(cols))
+                    except EvaluationError as err:
+                        emit(getattr(err, "pairs", []))  # found in the batch before the failing event
+                        failed_at = getattr(err, "event", None) or cols.event(len(cols) - 1)
+                        fail(err, failed_at.pos, failed_at.id)
+                    continue
+                for pos, data in zip(positions[a:b], evs[a:b]):
+                    e = decode(data, pos, self.id_is_pos, carried)
+                    try:
+                        emit(runner.push(e))
+                    except EvaluationError as err:
+                        fail(err, e.pos, e.id)
+                        break
             if len(rows) >= 4096:
                 yield _batch(rows)
                 rows = []
@@ -181,6 +207,12 @@ class Firing:
                 finish_failed(err, runner)
         if rows:
             yield _batch(rows)
+
+
+def _runs(gs: np.ndarray) -> list[tuple[int, int]]:
+    """``(first, end)`` of each run of equal group numbers in a batch."""
+    cuts = [0, *(np.flatnonzero(gs[1:] != gs[:-1]) + 1).tolist(), len(gs)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
 
 
 _MATCH_SCHEMA = pa.schema(
@@ -235,6 +267,12 @@ class BatchRun:
         self.parallelism = int(spark.sparkContext.defaultParallelism)
         self.partitions = partitions or max(1, self.parallelism * 4)
         self.warnings = list(self.plan.warnings)
+        # per group, the attributes its events carry between the stages: those the kernel
+        # reads where it covers the group (a group joined with the archive: every one)
+        joined = history.names if history is not None else frozenset()
+        self.fields = tuple(
+            None if not joined.isdisjoint(g.patterns) else kernel_fields(net, g, tie) for g in self.plan.groups
+        )
 
     # -- inputs ----------------------------------------------------------------------
 
@@ -351,7 +389,7 @@ class BatchRun:
     def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
         from pyspark.sql import functions as F
 
-        config = replace(config, archive=self.history is not None)
+        config = replace(config, archive=self.history is not None, fields=self.fields)
         parser = Parser(config, Router(self.plan))
         parsed = prepared.mapInArrow(parser, PARSED_DDL).localCheckpoint(eager=True)
         side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE)).select("kind", "ev").collect()
@@ -399,6 +437,7 @@ class BatchRun:
             parsed.names,
             raise_errors,
             self.history,
+            self.fields,
         )
         return (
             parsed.events.repartition(self.partitions, "g", "k")

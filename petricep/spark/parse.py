@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gc
 import json
-import marshal
 import os
 import pickle
 import tempfile
@@ -38,7 +37,19 @@ from petricep.io.readers import InputSpec, events_from_table, open_events
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
+from .rows import (
+    ARCHIVE,
+    COUNTS,
+    ERROR,
+    EVENT,
+    FACTS,
+    LID_BITS,
+    RUNS,
+    PosMap,
+    RowError,
+    encode,
+    encode_fields,
+)
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -67,6 +78,8 @@ class ParseConfig:
     identity: bool = False  # the order key is the position itself (a position column)
     names: tuple[str, ...] | None = None  # the input's columns (None: JSON Lines, keys vary)
     archive: bool = False  # also emit every event once as an ARCHIVE row (for the event archive)
+    # per group: the only attributes its events carry (a group on the kernel reads no others), or None: all
+    fields: tuple[tuple[str, ...] | None, ...] = ()
 
 
 class _Out:
@@ -128,8 +141,8 @@ class Parser:
         fast = router.fast
         cache = router.cache
         kinds, gs, ks, order, evs = out.cols
-        dumps = marshal.dumps
         archive = self.config.archive
+        fields = self.config.fields
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -173,18 +186,18 @@ class Parser:
                     routes = router.route(e)
                     if not routes:
                         continue
-                if names is not None and len(attrs) == len(names) and tuple(attrs) == names:
-                    try:
-                        data = b"V" + dumps((e.type, ts, e.id, tuple(attrs.values())))
-                    except ValueError:
-                        data = encode(e, names)
-                else:
-                    data = encode(e, names)
+                data = None  # the whole event's blob, made once for the groups that need it
                 for g, key in routes:
                     kinds.append(EVENT)
                     gs.append(g)
                     ks.append(key)
                     order.append(lid)
+                    selected = fields[g] if fields else None
+                    if selected is not None:
+                        evs.append(encode_fields(e, selected))
+                        continue
+                    if data is None:
+                        data = encode(e, names)
                     evs.append(data)
             if len(kinds) >= _OUT_ROWS:
                 yield out.batch()

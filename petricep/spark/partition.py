@@ -40,13 +40,16 @@ from typing import Any
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.kernel import available as kernel_available
+from petricep.kernel import lower as kernel_lower
 from petricep.kernel import supports as kernel_supports
-from petricep.kernel.engine import KernelEngine
+from petricep.kernel.engine import TICK, KernelEngine
+from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
+from .rows import decode_columns, encode, encode_fields
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp
 
@@ -227,6 +230,23 @@ class GroupRunner:
         """The engine's part of a tick (the kernel runner fires it in its batch)."""
         self._keep(self.engine.advance(ts, p), p, out)
 
+    columnar = False  # push_columns fires a batch at once (else: push its events one by one)
+
+    def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
+        """``push`` each event of a batch (position order); an evaluation error carries the
+        pairs of the events before the failing one (``err.pairs``) and that event
+        (``err.event``), as the kernel runner's do."""
+        out: list[tuple[Match, int]] = []
+        for i in range(len(cols)):
+            e = cols.event(i)
+            try:
+                out.extend(self.push(e))
+            except EvaluationError as err:
+                err.pairs = out + getattr(err, "pairs", [])  # type: ignore[attr-defined]
+                err.event = getattr(err, "event", None) or e  # type: ignore[attr-defined]
+                raise
+        return out
+
     def push(self, e: Event) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []
         self._advance_to(e.pos, out)
@@ -270,6 +290,46 @@ class KernelGroupRunner(GroupRunner):
         self.last_pos = e.pos
         return out
 
+    columnar = True
+
+    def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
+        """A batch of the group's events (position order) as columns, fired at once: the
+        stream's points between them (other keys' window closings) join it as tick rows,
+        where :meth:`push` would have ticked."""
+        out: list[tuple[Match, int]] = []
+        if not len(cols):
+            return out
+        pos = _as_list(cols.pos)
+        ticks = self._ticks_between(_as_list(cols.ts), pos)
+        if ticks:
+            cols = with_ticks(cols, ticks)
+        try:
+            self._keep_pairs(self.kernel.push_columns_pairs(cols), out)
+        except EvaluationError as err:
+            self._failed(err, out)
+        self.last_pos = pos[-1]
+        return out
+
+    def _ticks_between(self, stamps: list[Any], positions: list[int]) -> list[tuple[int, Any, int]]:
+        """The clock's points reached before each event of a batch, as ``push`` would tick
+        them: ``(row the tick goes before, ts, pos)``, scheduling as ``push`` schedules."""
+        ticks: list[tuple[int, Any, int]] = []
+        points = self._points
+        scheduled = self._scheduled
+        composites = self.composites
+        per_event = bool(self.group.count_windows)
+        for i, (ts, pos) in enumerate(zip(stamps, positions)):
+            while points and points[0][0] <= pos:
+                p, pts = heapq.heappop(points)
+                scheduled.discard(p)
+                if p != pos:
+                    ticks.append((i, pts, p))
+                    if composites:
+                        self._schedule(pts, p)
+            if per_event or ts != self._scheduled_ts:
+                self._schedule(ts, pos)
+        return ticks
+
     def finish(self) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []
         try:
@@ -286,6 +346,53 @@ class KernelGroupRunner(GroupRunner):
         self._keep_pairs(getattr(err, "pairs", []), out)
         err.pairs = out  # type: ignore[attr-defined]
         raise err
+
+
+def with_ticks(cols: EventColumns, ticks: list[tuple[int, Any, int]]) -> EventColumns:
+    """``cols`` with a row of type :data:`~petricep.kernel.engine.TICK` (no id, no attributes)
+    before row ``i`` for each tick ``(i, ts, pos)`` (ascending ``i``)."""
+
+    def merged(col: Any, fill: list[Any]) -> list[Any]:
+        col = _as_list(col)
+        out: list[Any] = []
+        prev = 0
+        for (at, _ts, _p), value in zip(ticks, fill):
+            out.extend(col[prev:at])
+            out.append(value)
+            prev = at
+        out.extend(col[prev:])
+        return out
+
+    none = [None] * len(ticks)
+    return EventColumns(
+        merged(cols.types, [TICK] * len(ticks)),
+        merged(cols.ts, [ts for _i, ts, _p in ticks]),
+        merged(cols.pos, [p for _i, _ts, p in ticks]),
+        merged(cols.ids, none),
+        {name: merged(col, none) for name, col in cols.attrs.items()},
+    )
+
+
+def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ...] | None:
+    """The attributes a group's events must carry when the kernel covers its net: those
+    the kernel reads (conditions, RETURN values, partition keys), in a fixed order; None
+    when it does not (the Python engine gets whole events). Decided from the net alone,
+    so the parse and firing stages agree wherever they run; an executor without the built
+    kernel runs the Python engine on the same attributes, which are all its net reads."""
+    mine = engine_net(net, group)
+    if not kernel_supports(mine, tie)[0]:
+        return None
+    lowered = kernel_lower(mine)
+    pseudo = {TS_ATTR, ID_ATTR}
+    read = [*lowered.attrs, *(a for g in lowered.groups for a in g.partition)]
+    return tuple(a for a in dict.fromkeys(read) if a not in pseudo)
+
+
+def _as_list(col: Any) -> list[Any]:
+    """A column as a list of Python values (a numpy array's ``tolist``)."""
+    if isinstance(col, list):
+        return col
+    return col.tolist() if hasattr(col, "tolist") else list(col)
 
 
 def group_runner(
@@ -315,13 +422,17 @@ def run_partitioned(
     partitions: int = 3,
     plan: Plan | None = None,
     kernel: bool = False,
+    batch: int | None = None,
 ) -> Iterator[tuple[Match, int]]:
     """The distributed algorithm without Spark: route every event to its (group, key),
     split the keys over ``partitions`` tasks, run each task's :class:`GroupRunner`.
 
     Yields ``(match, emission position)``; the union over tasks equals the embedded
     engine's matches on the whole stream. ``kernel``: groups the compiled kernel covers run
-    on it (:func:`group_runner`), as in the Spark firing stage."""
+    on it (:func:`group_runner`), as in the Spark firing stage. ``batch``: events reach the
+    runners as the firing stage hands them over, ``batch`` rows at a time: encoded with
+    only the attributes the group needs (:func:`kernel_fields`), decoded as columns,
+    ``push_columns``."""
     plan = plan or make_plan(net)
     router = Router(plan)
     clock = StreamClock.from_events(events)
@@ -331,6 +442,13 @@ def run_partitioned(
             tasks.setdefault((task_of(g, key, partitions), g), []).append(copy_event(e))
     for (_, g), evs in sorted(tasks.items()):
         runner = group_runner(net, plan.groups[g], clock, tie) if kernel else GroupRunner(net, plan.groups[g], clock, tie)
-        for e in evs:
-            yield from runner.push(e)
+        if batch is None:
+            for e in evs:
+                yield from runner.push(e)
+        else:
+            fields = kernel_fields(net, plan.groups[g], tie)
+            for i in range(0, len(evs), batch):
+                chunk = evs[i : i + batch]
+                blobs = [encode(e) if fields is None else encode_fields(e, fields) for e in chunk]
+                yield from runner.push_columns(decode_columns(blobs, [e.pos for e in chunk], False, fields))
         yield from runner.finish()

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.io.output import match_json
 from petricep.runtime.engine import Match
 
@@ -57,6 +57,22 @@ def encode(e: Event, names: tuple[str, ...] | None = None) -> bytes:
         return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def encode_fields(e: Event, fields: tuple[str, ...]) -> bytes:
+    """:func:`encode` of ``e`` carrying only ``fields`` (those a group's net reads), as a
+    tuple in that order when ``e`` has them all (decode with ``names=fields``)."""
+    attrs = e.attrs
+    try:
+        value: tuple[Any, ...] = (e.type, e.ts, e.id, tuple([attrs[f] for f in fields]))
+        kind = b"V"
+    except KeyError:
+        value = (e.type, e.ts, e.id, {f: attrs[f] for f in fields if f in attrs})
+        kind = b"D"
+    try:
+        return kind + marshal.dumps(value)
+    except ValueError:
+        return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def decode(data: bytes, pos: int, id_is_pos: bool, names: tuple[str, ...] | None = None) -> Event:
     kind = data[0]
     body = memoryview(data)[1:]
@@ -64,6 +80,27 @@ def decode(data: bytes, pos: int, id_is_pos: bool, names: tuple[str, ...] | None
     if kind in _VALUES:
         attrs = dict(zip(names, attrs))  # type: ignore[arg-type]
     return Event(etype, ts, pos, pos if id_is_pos else eid, attrs)
+
+
+def decode_columns(
+    blobs: list[bytes], positions: list[int], id_is_pos: bool, names: tuple[str, ...] | None = None
+) -> EventColumns:
+    """:func:`decode` of a batch of rows as columns (no :class:`Event` per row): the type,
+    time, id and attribute values of each row, as its event would hold them. A field some
+    rows lack is ``None`` there (what the kernel reads for a missing field)."""
+    loads, ploads = marshal.loads, pickle.loads
+    rows = [loads(b[1:]) if b[0] in _MARSHAL else ploads(b[1:]) for b in blobs]
+    if not rows:
+        return EventColumns([], [], [], [], {})
+    types, stamps, ids, values = zip(*rows)
+    attrs: dict[str, Any]
+    if names is not None and set(map(type, values)) == {tuple}:
+        attrs = dict(zip(names, map(list, zip(*values)))) if names else {}
+    else:
+        dicts = [dict(zip(names, v)) if type(v) is tuple else v for v in values]  # type: ignore[arg-type]
+        fields = dict.fromkeys(f for d in dicts for f in d)
+        attrs = {f: [d.get(f) for d in dicts] for f in fields}
+    return EventColumns(list(types), list(stamps), positions, positions if id_is_pos else list(ids), attrs)
 
 
 _MARSHAL = frozenset(b"VD")
