@@ -45,18 +45,9 @@ from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
-from .rows import (
-    ARCHIVE,
-    EVENT,
-    MATCHES_DDL,
-    PARSED_DDL,
-    PosMap,
-    decode,
-    decode_columns,
-    error_row,
-    match_row,
-)
+from .rows import ARCHIVE, EVENT, MATCHES_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
+from .shuffle import Layout, columns
 from .typed import typed
 
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
@@ -97,11 +88,11 @@ class Firing:
         names: tuple[str, ...] | None,
         raise_errors: bool,
         history: SparkHistory | None = None,
-        fields: tuple[tuple[str, ...] | None, ...] = (),
+        layout: Layout | None = None,
     ) -> None:
-        """``fields``: per group, the attributes its events carry (see :func:`kernel_fields`)."""
+        """``layout``: which groups' events come as typed columns (see :mod:`petricep.spark.shuffle`)."""
         self.names = names
-        self.fields = fields
+        self.layout = layout or Layout()
         self.history = history
         self.net_bc = net_bc
         self.plan_bc = plan_bc
@@ -130,7 +121,6 @@ class Firing:
         current = -1
         failed = False
         end = clock.end()
-        names = self.names
         join = TaskJoin(self.history) if self.history is not None else None
 
         def emit(pairs: list[Any]) -> None:
@@ -152,8 +142,9 @@ class Firing:
             runner = None
 
         def finish_failed(err: EvaluationError, runner: GroupRunner) -> None:
-            """At the end of a group's run: the kernel names the event of its last batch that
-            failed (found before it: emitted first); the Python engine, the end of the stream."""
+            """The pairs found before the failing event (``err.pairs``) are emitted first, then
+            the error, at the event that failed (``err.event``); where none is named (the
+            Python engine at the end of the stream), at the group's last event."""
             emit(getattr(err, "pairs", []))
             failed_at = getattr(err, "event", None)
             if failed_at is not None:
@@ -164,7 +155,6 @@ class Firing:
         for batch in batches:
             gs = batch.column("g").to_numpy()
             positions = posmap.positions(batch.column("lid").to_numpy())
-            evs = batch.column("ev").to_pylist()
             for a, b in _runs(gs):
                 g = int(gs[a])
                 if g != current:
@@ -179,24 +169,10 @@ class Firing:
                     runner = group_runner(net, plan.groups[g], clock, self.tie, bindings=joined)
                 if failed or runner is None:
                     continue
-                selected = self.fields[g] if self.fields else None
-                carried = names if selected is None else selected
-                if runner.columnar:  # the kernel: the group's rows of this batch as columns, at once
-                    cols = decode_columns(evs[a:b], positions[a:b], self.id_is_pos, carried)
-                    try:
-                        emit(runner.push_columns(cols))
-                    except EvaluationError as err:
-                        emit(getattr(err, "pairs", []))  # found in the batch before the failing event
-                        failed_at = getattr(err, "event", None) or cols.event(len(cols) - 1)
-                        fail(err, failed_at.pos, failed_at.id)
-                    continue
-                for pos, data in zip(positions[a:b], evs[a:b]):
-                    e = decode(data, pos, self.id_is_pos, carried)
-                    try:
-                        emit(runner.push(e))
-                    except EvaluationError as err:
-                        fail(err, e.pos, e.id)
-                        break
+                try:
+                    emit(self._segment(runner, batch, a, b, positions, g))
+                except EvaluationError as err:
+                    finish_failed(err, runner)
             if len(rows) >= 4096:
                 yield _batch(rows)
                 rows = []
@@ -207,6 +183,26 @@ class Firing:
                 finish_failed(err, runner)
         if rows:
             yield _batch(rows)
+
+
+    def _segment(
+        self, runner: GroupRunner, batch: pa.RecordBatch, a: int, b: int, positions: list[int], g: int
+    ) -> list[tuple[Any, int]]:
+        """Rows ``a:b`` of a batch (group ``g``'s events) into its runner: a kernel group's
+        typed rows as columns at once, blobs event by event. An evaluation error carries
+        the pairs found before the failing event (``err.pairs``) and that event (``err.event``)."""
+        if self.layout.names_of(g) is not None:
+            return runner.push_columns(columns(batch, a, b, positions[a:b], self.layout, g, self.id_is_pos))
+        out: list[tuple[Any, int]] = []
+        for pos, data in zip(positions[a:b], batch.column("ev").slice(a, b - a).to_pylist()):
+            e = decode(data, pos, self.id_is_pos, self.names)
+            try:
+                out.extend(runner.push(e))
+            except EvaluationError as err:
+                err.pairs = out + getattr(err, "pairs", [])  # type: ignore[attr-defined]
+                err.event = e  # type: ignore[attr-defined]
+                raise
+        return out
 
 
 def _runs(gs: np.ndarray) -> list[tuple[int, int]]:
@@ -270,8 +266,8 @@ class BatchRun:
         # per group, the attributes its events carry between the stages: those the kernel
         # reads where it covers the group (a group joined with the archive: every one)
         joined = history.names if history is not None else frozenset()
-        self.fields = tuple(
-            None if not joined.isdisjoint(g.patterns) else kernel_fields(net, g, tie) for g in self.plan.groups
+        self.layout = Layout.of(
+            [None if not joined.isdisjoint(g.patterns) else kernel_fields(net, g, tie) for g in self.plan.groups]
         )
 
     # -- inputs ----------------------------------------------------------------------
@@ -389,9 +385,9 @@ class BatchRun:
     def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
         from pyspark.sql import functions as F
 
-        config = replace(config, archive=self.history is not None, fields=self.fields)
+        config = replace(config, archive=self.history is not None, layout=self.layout)
         parser = Parser(config, Router(self.plan))
-        parsed = prepared.mapInArrow(parser, PARSED_DDL).localCheckpoint(eager=True)
+        parsed = prepared.mapInArrow(parser, self.layout.ddl()).localCheckpoint(eager=True)
         side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE)).select("kind", "ev").collect()
         facts: dict[str, set[str]] = {}
         posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header, facts)
@@ -401,7 +397,7 @@ class BatchRun:
         clock = StreamClock.from_runs(pos_runs)
         if self.history is not None:
             self._archive(parsed, clock, posmap, config)
-        events = parsed.filter(F.col("kind") == EVENT).select("g", "k", "lid", "ev")
+        events = parsed.filter(F.col("kind") == EVENT).select(*self.layout.event_columns())
         return Parsed(
             events,
             clock,
@@ -437,7 +433,7 @@ class BatchRun:
             parsed.names,
             raise_errors,
             self.history,
-            self.fields,
+            self.layout,
         )
         return (
             parsed.events.repartition(self.partitions, "g", "k")

@@ -37,35 +37,13 @@ from petricep.io.readers import InputSpec, events_from_table, open_events
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import (
-    ARCHIVE,
-    COUNTS,
-    ERROR,
-    EVENT,
-    FACTS,
-    LID_BITS,
-    RUNS,
-    PosMap,
-    RowError,
-    encode,
-    encode_fields,
-)
+from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
+from .shuffle import Layout, Rows
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
 _BOM = b"\xef\xbb\xbf"
 _OUT_ROWS = 8192
-
-_SCHEMA = pa.schema(
-    [
-        ("kind", pa.int8()),
-        ("g", pa.int32()),
-        ("k", pa.string()),
-        ("lid", pa.int64()),
-        ("ev", pa.binary()),
-    ]
-)
-
 
 @dataclass(frozen=True)
 class ParseConfig:
@@ -78,31 +56,7 @@ class ParseConfig:
     identity: bool = False  # the order key is the position itself (a position column)
     names: tuple[str, ...] | None = None  # the input's columns (None: JSON Lines, keys vary)
     archive: bool = False  # also emit every event once as an ARCHIVE row (for the event archive)
-    # per group: the only attributes its events carry (a group on the kernel reads no others), or None: all
-    fields: tuple[tuple[str, ...] | None, ...] = ()
-
-
-class _Out:
-    def __init__(self) -> None:
-        self.cols: list[list[Any]] = [[], [], [], [], []]
-
-    def add(self, kind: int, g: int, k: str, lid: int, ev: bytes | None) -> None:
-        c = self.cols
-        c[0].append(kind)
-        c[1].append(g)
-        c[2].append(k)
-        c[3].append(lid)
-        c[4].append(ev)
-
-    def __len__(self) -> int:
-        return len(self.cols[0])
-
-    def batch(self) -> pa.RecordBatch:
-        b = pa.RecordBatch.from_arrays(
-            [pa.array(c, type=f.type) for c, f in zip(self.cols, _SCHEMA)], schema=_SCHEMA
-        )
-        self.cols = [[], [], [], [], []]
-        return b
+    layout: Layout = Layout()  # which groups' events travel as typed columns (the kernel's), and which attributes
 
 
 def blank(line: bytes, text: str) -> bool:
@@ -127,7 +81,8 @@ class Parser:
                 yield batch
 
     def _parse(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        out = _Out()
+        out = Rows(self.config.layout)
+        typed = self.config.layout.groups
         names = self.config.names
         runs: list[tuple[Any, int, int]] = []
         run: list[Any] | None = None  # the current run [ts, first, last]
@@ -140,9 +95,7 @@ class Parser:
         router = self.router
         fast = router.fast
         cache = router.cache
-        kinds, gs, ks, order, evs = out.cols
         archive = self.config.archive
-        fields = self.config.fields
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -169,11 +122,7 @@ class Parser:
                         runs.append((run[0], run[1], run[2]))
                     run = [ts, lid, lid]
                 if archive:
-                    kinds.append(ARCHIVE)
-                    gs.append(-1)
-                    ks.append("")
-                    order.append(lid)
-                    evs.append(encode(e, names))
+                    out.add(ARCHIVE, -1, "", lid, encode(e, names))
                 route = fast.get(e.type)
                 attrs = e.attrs
                 if route is not None:  # one group, one key attribute: the common case, inlined
@@ -188,20 +137,14 @@ class Parser:
                         continue
                 data = None  # the whole event's blob, made once for the groups that need it
                 for g, key in routes:
-                    kinds.append(EVENT)
-                    gs.append(g)
-                    ks.append(key)
-                    order.append(lid)
-                    selected = fields[g] if fields else None
-                    if selected is not None:
-                        evs.append(encode_fields(e, selected))
+                    if typed and typed[g] is not None:
+                        out.add_event(EVENT, g, key, lid, e)
                         continue
                     if data is None:
                         data = encode(e, names)
-                    evs.append(data)
-            if len(kinds) >= _OUT_ROWS:
+                    out.add(EVENT, g, key, lid, data)
+            if len(out) >= _OUT_ROWS:
                 yield out.batch()
-                kinds, gs, ks, order, evs = out.cols
         if run is not None:
             runs.append((run[0], run[1], run[2]))
         if runs:

@@ -49,7 +49,7 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
-from .rows import decode_columns, encode, encode_fields
+from .shuffle import Layout, handed_over
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp
 
@@ -430,9 +430,9 @@ def run_partitioned(
     Yields ``(match, emission position)``; the union over tasks equals the embedded
     engine's matches on the whole stream. ``kernel``: groups the compiled kernel covers run
     on it (:func:`group_runner`), as in the Spark firing stage. ``batch``: events reach the
-    runners as the firing stage hands them over, ``batch`` rows at a time: encoded with
-    only the attributes the group needs (:func:`kernel_fields`), decoded as columns,
-    ``push_columns``."""
+    runners as the firing stage hands them over, ``batch`` rows at a time: a kernel group's
+    typed (only the attributes it reads: :func:`kernel_fields`), the others as blobs,
+    decoded as columns (:func:`~petricep.spark.shuffle.handed_over`), ``push_columns``."""
     plan = plan or make_plan(net)
     router = Router(plan)
     clock = StreamClock.from_events(events)
@@ -446,9 +446,7 @@ def run_partitioned(
             for e in evs:
                 yield from runner.push(e)
         else:
-            fields = kernel_fields(net, plan.groups[g], tie)
+            layout = Layout.of([kernel_fields(net, grp, tie) for grp in plan.groups])
             for i in range(0, len(evs), batch):
-                chunk = evs[i : i + batch]
-                blobs = [encode(e) if fields is None else encode_fields(e, fields) for e in chunk]
-                yield from runner.push_columns(decode_columns(blobs, [e.pos for e in chunk], False, fields))
+                yield from runner.push_columns(handed_over(evs[i : i + batch], g, layout))
         yield from runner.finish()

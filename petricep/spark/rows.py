@@ -34,7 +34,6 @@ ARCHIVE = 5  # every event, once, for the event archive (runs with ARCHIVED patt
 LID_BITS = 33  # monotonically_increasing_id(): partition id << 33 | row within the partition
 LID_MASK = (1 << LID_BITS) - 1
 
-PARSED_DDL = "kind byte, g int, k string, lid long, ev binary"
 MATCHES_DDL = (
     "pattern string, ids string, start double, end double, attrs string, json string, "
     "emitted_at long, task int, seq long, error string"

@@ -1,0 +1,306 @@
+"""What a routed event carries from the parse stage to the firing stage (pure Python over
+pyarrow: no pyspark here).
+
+A group the Python engine fires gets each event whole, as a blob (:func:`~petricep.spark.rows.encode`).
+A group the compiled kernel fires reads only a few attributes (:func:`~petricep.spark.partition.kernel_fields`)
+and reads them as columns, so its events travel as typed columns of the shuffle itself:
+type, time, id and, per attribute, a number, a text and a kind. The firing stage hands
+them to the kernel as numpy arrays, with no Python object per value where a column holds
+one kind (what ``marshal``-ing every event cost: about half of the firing stage).
+
+Typed columns hold exactly what the event held, or the event goes as a blob: times and
+numbers are ints (within 2**53, so a float64 holds them exactly) or floats, ids ints or
+text, values also bools, text or None (a missing attribute reads as None, as the kernel
+reads it). Anything else (a date-time, a Decimal, a huge int) sends that one event as a
+blob, which the firing stage decodes value by value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from petricep.events import Event, EventColumns
+
+from .rows import decode_columns, encode, encode_fields
+
+# the kind of a typed value (the ``tk``, ``idk`` and per-attribute ``a<i>k`` columns)
+K_NULL, K_INT, K_NUM, K_BOOL, K_STR = range(5)
+EXACT = 2**53  # ints beyond travel as blobs (a float64 holds every int up to it)
+
+_BASE = [
+    ("kind", pa.int8()),
+    ("g", pa.int32()),
+    ("k", pa.string()),
+    ("lid", pa.int64()),
+    ("ev", pa.binary()),
+    ("t", pa.string()),
+    ("ts", pa.float64()),
+    ("tk", pa.int8()),
+    ("idn", pa.int64()),
+    ("ids", pa.string()),
+    ("idk", pa.int8()),
+]
+_SPARK = {pa.int8(): "byte", pa.int32(): "int", pa.int64(): "long", pa.float64(): "double"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The parse stage's output columns for one run: per group, which attributes travel
+    typed (indexes into :attr:`fields`, the union over the kernel's groups), or None
+    (the group's events travel as blobs)."""
+
+    fields: tuple[str, ...] = ()
+    groups: tuple[tuple[int, ...] | None, ...] = ()
+
+    @property
+    def typed(self) -> bool:
+        """Whether any group's events travel typed (else the rows have no typed columns)."""
+        return any(idx is not None for idx in self.groups)
+
+    @classmethod
+    def of(cls, per_group: Sequence[tuple[str, ...] | None]) -> Layout:
+        fields = tuple(dict.fromkeys(f for names in per_group if names is not None for f in names))
+        index = {f: i for i, f in enumerate(fields)}
+        groups = tuple(None if names is None else tuple(index[f] for f in names) for names in per_group)
+        return cls(fields, groups)
+
+    def schema(self) -> pa.Schema:
+        cols = list(_BASE if self.typed else _BASE[:5])
+        for i in range(len(self.fields)):
+            cols += [(f"a{i}n", pa.float64()), (f"a{i}s", pa.string()), (f"a{i}k", pa.int8())]
+        return pa.schema(cols)
+
+    def ddl(self) -> str:
+        """The schema in Spark's DDL."""
+        return ", ".join(f"{f.name} {_SPARK.get(f.type, str(f.type))}" for f in self.schema())
+
+    def event_columns(self) -> list[str]:
+        """The columns the firing stage reads."""
+        return [f.name for f in self.schema() if f.name != "kind"]
+
+    def names_of(self, g: int) -> tuple[str, ...] | None:
+        """The attributes group ``g``'s typed events carry (None: its events are blobs)."""
+        idx = self.groups[g] if g < len(self.groups) else None
+        return None if idx is None else tuple(self.fields[i] for i in idx)
+
+
+class Rows:
+    """The parse stage's output rows (side rows and blob events with :meth:`add`, a kernel
+    group's events with :meth:`add_event`). Typed columns are built a column at a time
+    when the batch is made (a comprehension per column, not an append per value)."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.schema = layout.schema()
+        self._new()
+
+    def _new(self) -> None:
+        self.cols: list[list[Any]] = [[] for _ in range(5)]
+        self._typed: list[tuple[int, int, Event]] = []  # (row, group, event)
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+    def add(self, kind: int, g: int, k: str, lid: int, ev: bytes | None) -> None:
+        """A row without typed values (a side row, or an event as a blob)."""
+        c = self.cols
+        c[0].append(kind)
+        c[1].append(g)
+        c[2].append(k)
+        c[3].append(lid)
+        c[4].append(ev)
+
+    def add_event(self, kind: int, g: int, k: str, lid: int, e: Event) -> None:
+        """An event of group ``g``, whose events travel typed (or, where a value does not
+        fit the columns, as a blob of the attributes the group reads)."""
+        self._typed.append((len(self.cols[0]), g, e))
+        self.add(kind, g, k, lid, None)
+
+    def batch(self) -> pa.RecordBatch:
+        n = len(self)
+        typed = self._typed
+        values = self._typed_arrays(typed) if self.layout.typed else []  # (first: it may turn rows into blobs)
+        arrays = [pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema)] + values
+        if values:
+            if len(typed) < n:  # other rows: null typed cells
+                where: list[int | None] = [None] * n
+                for j, (row, _g, _e) in enumerate(typed):
+                    where[row] = j
+                take = pa.array(where, type=pa.int64())
+                arrays[5:] = [a.take(take) for a in arrays[5:]]
+        b = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        self._new()
+        return b
+
+    def _typed_arrays(self, typed: list[tuple[int, int, Event]]) -> list[pa.Array]:
+        """The typed columns of the typed rows (in their order); an event with a value the
+        columns cannot hold becomes a blob instead (its ``ev`` set, its kinds null)."""
+        evs = [e for _r, _g, e in typed]
+        bad: set[int] = set()
+        ts, _, tk = _kinds_of([e.ts for e in evs], bad, ints_only=False)
+        idn, ids, idk = _kinds_of([e.id for e in evs], bad, ints_only=True)
+        cells = [_kinds_of([e.attrs.get(f) for e in evs], bad) for f in self.layout.fields]
+        if bad:
+            for j in bad:
+                row, g, e = typed[j]
+                self.cols[4][row] = encode_fields(e, self.layout.names_of(g) or ())
+                for kinds in (tk, idk, *(c[2] for c in cells)):
+                    kinds[j] = None
+        out = [
+            pa.array([e.type for e in evs], type=pa.string()),
+            pa.array(ts, type=pa.float64()),
+            pa.array(tk, type=pa.int8()),
+            pa.array(idn, type=pa.int64()),
+            pa.array(ids, type=pa.string()),
+            pa.array(idk, type=pa.int8()),
+        ]
+        for numbers, texts, kinds in cells:
+            out += [pa.array(numbers, type=pa.float64()), pa.array(texts, type=pa.string()), pa.array(kinds, type=pa.int8())]
+        return out
+
+
+_KIND = {float: K_NUM, int: K_INT, str: K_STR, bool: K_BOOL, type(None): K_NULL}
+
+
+def _kinds_of(col: list[Any], bad: set[int], ints_only: bool | None = None) -> tuple[list[Any], list[Any], list[Any]]:
+    """``(numbers, texts, kinds)`` of a column of values; rows holding a value the typed
+    columns cannot hold exactly are added to ``bad``. ``ints_only``: an id column (ints as
+    int64, text; nothing else), a time column (False: ints and floats), else any value."""
+    n = len(col)
+    seen = set(map(type, col))
+    limit = 2**63 - 1 if ints_only else EXACT
+    if seen == {float} and ints_only is not True:
+        return col, [None] * n, [K_NUM] * n
+    if seen == {int} and col and min(col) >= -limit and max(col) <= limit:
+        return col, [None] * n, [K_INT] * n
+    if seen == {str} and ints_only:
+        return [None] * n, col, [K_STR] * n
+    numbers: list[Any] = [None] * n
+    texts: list[Any] = [None] * n
+    kinds: list[Any] = [None] * n
+    allowed = (K_INT, K_STR) if ints_only else (K_INT, K_NUM) if ints_only is False else None
+    for j, v in enumerate(col):
+        kind = _KIND.get(type(v))
+        if kind is None or (allowed is not None and kind not in allowed) or (kind == K_INT and not -limit <= v <= limit):
+            bad.add(j)
+        elif kind == K_STR:
+            texts[j] = v
+        elif kind != K_NULL:
+            numbers[j] = v if kind == K_INT and ints_only else float(v)
+        kinds[j] = kind
+    return numbers, texts, kinds
+
+
+# ----------------------------------------------------------------------------- firing side
+
+
+def columns(
+    batch: pa.RecordBatch, a: int, b: int, positions: list[int], layout: Layout, g: int, id_is_pos: bool
+) -> EventColumns:
+    """Rows ``a:b`` of a firing-stage batch (events of kernel group ``g``, typed or blobs)
+    as the kernel's columns: numpy arrays where a column holds one kind of value."""
+    part = batch.slice(a, b - a)
+    names = layout.names_of(g)
+    assert names is not None
+    idx = layout.groups[g]
+    assert idx is not None
+    blobs = part.column("ev")
+    if blobs.null_count < len(part):  # some events came as blobs: value by value
+        return _mixed(part, positions, names, idx, id_is_pos)
+    types = part.column("t").dictionary_encode()
+    type_col = np.array(types.dictionary.to_pylist(), dtype=object)[types.indices.to_numpy(zero_copy_only=False)]
+    ts = _typed_column(part.column("ts"), None, part.column("tk"))
+    ids = positions if id_is_pos else _typed_column(part.column("idn"), part.column("ids"), part.column("idk"))
+    attrs = {
+        name: _typed_column(part.column(f"a{i}n"), part.column(f"a{i}s"), part.column(f"a{i}k"))
+        for name, i in zip(names, idx)
+    }
+    return EventColumns(type_col.tolist(), ts, positions, ids, attrs)
+
+
+def _typed_column(num: pa.Array, text: pa.Array | None, kind: pa.Array) -> Any:
+    """One column's values: a numpy array when they are of one kind (ints, floats, bools),
+    else a list of Python values."""
+    k = _kinds(kind)
+    kinds = np.unique(k)
+    if len(kinds) == 1:
+        only = int(kinds[0])
+        if only == K_NUM:
+            return num.to_numpy(zero_copy_only=False)
+        if only == K_INT:
+            return num.to_numpy(zero_copy_only=False).astype(np.int64)
+        if only == K_BOOL:
+            return num.to_numpy(zero_copy_only=False).astype(bool)
+        if only == K_STR and text is not None:
+            return text.to_pylist()
+        if only == K_NULL:
+            return [None] * len(k)
+    return _values(num, text, k)
+
+
+def _values(num: pa.Array, text: pa.Array | None, k: np.ndarray) -> list[Any]:
+    """Row by row (a column of mixed kinds)."""
+    numbers = num.to_pylist()
+    texts = text.to_pylist() if text is not None else [None] * len(k)
+    out: list[Any] = []
+    for n, s, kind in zip(numbers, texts, k.tolist()):
+        if kind == K_INT:
+            out.append(int(n))
+        elif kind == K_NUM:
+            out.append(n)
+        elif kind == K_BOOL:
+            out.append(bool(n))
+        elif kind == K_STR:
+            out.append(s)
+        else:
+            out.append(None)
+    return out
+
+
+def _mixed(
+    part: pa.RecordBatch, positions: list[int], names: tuple[str, ...], idx: tuple[int, ...], id_is_pos: bool
+) -> EventColumns:
+    """Rows some of which are blobs: every column as Python values, row by row."""
+    blobs = part.column("ev").to_pylist()
+    at = [i for i, v in enumerate(blobs) if v is not None]
+    decoded = decode_columns([blobs[i] for i in at], [positions[i] for i in at], id_is_pos, names)
+    types = part.column("t").to_pylist()
+    ts = _values(part.column("ts"), None, _kinds(part.column("tk")))
+    ids = list(positions) if id_is_pos else _values(part.column("idn"), part.column("ids"), _kinds(part.column("idk")))
+    attrs = {
+        name: _values(part.column(f"a{i}n"), part.column(f"a{i}s"), _kinds(part.column(f"a{i}k")))
+        for name, i in zip(names, idx)
+    }
+    for j, i in enumerate(at):
+        types[i], ts[i], ids[i] = decoded.types[j], decoded.ts[j], decoded.ids[j]
+        for name in names:
+            col = decoded.attrs.get(name)
+            attrs[name][i] = None if col is None else col[j]
+    return EventColumns(types, ts, positions, ids, attrs)
+
+
+def _kinds(kind: pa.Array) -> np.ndarray:
+    """A kind column as numpy (a blob row's null: :data:`K_NULL`)."""
+    return pc.fill_null(kind, K_NULL).to_numpy(zero_copy_only=False)
+
+
+def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns:
+    """Group ``g``'s ``events`` as the firing stage gets them (one batch through
+    :class:`Rows` and :func:`columns`, or blobs decoded as columns): the distributed
+    algorithm without Spark runs on exactly what a Spark task sees."""
+    rows = Rows(layout)
+    positions = [e.pos for e in events]
+    if layout.groups[g] is None:
+        return decode_columns([encode(e) for e in events], positions, False)
+    for e in events:
+        rows.add_event(0, g, "", e.pos, e)
+    return columns(rows.batch(), 0, len(events), positions, layout, g, False)
+
+
+__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "handed_over"]

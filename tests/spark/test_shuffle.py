@@ -1,0 +1,121 @@
+"""What crosses the shuffle between the parse and firing stages (pure Python, no Spark):
+a kernel group's events as typed columns, anything they cannot hold exactly as blobs,
+and the firing stage's columns hold exactly the events' values and kinds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from petricep.events import Event
+from petricep.spark.rows import EVENT, encode
+from petricep.spark.shuffle import Layout, Rows, columns, handed_over
+
+FIELDS = ("x", "y", "s")
+LAYOUT = Layout.of([("x", "s"), None, ("y", "x")])
+
+values = st.one_of(
+    st.integers(-(2**60), 2**60),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.just(2**53 + 1),
+)
+stamps = st.one_of(st.integers(0, 2**54), st.floats(0, 1e12))
+ids = st.one_of(st.integers(-(2**64), 2**64), st.text(max_size=3))
+
+
+@st.composite
+def events(draw: Any) -> list[Event]:
+    out = []
+    for pos in range(draw(st.integers(1, 12))):
+        attrs = {f: draw(values) for f in FIELDS if draw(st.integers(0, 4))}  # some fields missing
+        out.append(Event(draw(st.sampled_from(["A", "B"])), draw(stamps), pos, draw(ids), attrs))
+    return out
+
+
+def rows_of(cols: Any) -> list[tuple[Any, ...]]:
+    """Each row's values with their Python types (1, 1.0 and True told apart)."""
+    out = []
+    for i in range(len(cols)):
+        e = cols.event(i)
+        out.append((e.type, e.ts, type(e.ts), e.pos, e.id, type(e.id), {k: (v, type(v)) for k, v in e.attrs.items()}))
+    return out
+
+
+def expected(evs: list[Event], names: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    return [
+        (e.type, e.ts, type(e.ts), e.pos, e.id, type(e.id), {f: (e.attrs.get(f), type(e.attrs.get(f))) for f in names})
+        for e in evs
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(events(), st.sampled_from([0, 2]))
+def test_a_kernel_groups_events_arrive_with_their_values_and_kinds(evs: list[Event], g: int) -> None:
+    names = LAYOUT.names_of(g)
+    assert names is not None
+    assert rows_of(handed_over(evs, g, LAYOUT)) == expected(evs, names)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events(), st.lists(st.integers(0, 2), min_size=1, max_size=12))
+def test_typed_rows_among_blob_and_side_rows(evs: list[Event], groups: list[int]) -> None:
+    """A batch mixing the groups' rows (typed and blobs) and a side row: each typed
+    group's run of rows reads back exactly, and the blob rows keep their blobs."""
+    out = Rows(LAYOUT)
+    placed = []
+    for e, g in zip(evs, groups * len(evs)):
+        if LAYOUT.groups[g] is None:
+            out.add(EVENT, g, "", e.pos, encode(e))
+        else:
+            out.add_event(EVENT, g, "", e.pos, e)
+        placed.append((g, e))
+    out.add(1, -1, "", 0, b"side")
+    batch = out.batch()
+    assert batch.num_rows == len(placed) + 1
+    assert batch.column("ev")[len(placed)].as_py() == b"side"
+    for row, (g, e) in enumerate(placed):
+        if LAYOUT.groups[g] is None:
+            assert batch.column("ev")[row].as_py() == encode(e)
+            continue
+        names = LAYOUT.names_of(g)
+        assert names is not None
+        assert rows_of(columns(batch, row, row + 1, [e.pos], LAYOUT, g, False)) == expected([e], names)
+
+
+def test_values_the_columns_cannot_hold_travel_as_blobs() -> None:
+    import datetime
+
+    evs = [
+        Event("A", 1, 0, 7, {"x": 1, "s": "a"}),
+        Event("A", 2, 1, 8, {"x": 2**53 + 1, "s": "b"}),  # beyond a float64's ints
+        Event("A", 3.5, 2, 9.5, {"x": 3, "s": None}),  # a float id
+        Event("A", 4, 3, 10, {"x": datetime.date(2020, 1, 1), "s": "c"}),
+        Event("A", 5, 4, 11, {"x": True, "s": "d"}),
+    ]
+    out = Rows(LAYOUT)
+    for e in evs:
+        out.add_event(EVENT, 0, "", e.pos, e)
+    batch = out.batch()
+    assert [v is not None for v in batch.column("ev").to_pylist()] == [False, True, True, True, False]
+    assert batch.column("tk").to_pylist() == [1, None, None, None, 1]
+    cols = columns(batch, 0, 5, [e.pos for e in evs], LAYOUT, 0, False)
+    assert [cols.event(i).attrs["x"] for i in range(5)] == [1, 2**53 + 1, 3, datetime.date(2020, 1, 1), True]
+    assert [cols.event(i).id for i in range(5)] == [7, 8, 9.5, 10, 11]
+
+
+def test_one_kind_per_column_arrives_as_numpy() -> None:
+    """What makes the firing stage fast: a column of one kind is a numpy array."""
+    import numpy as np
+
+    evs = [Event("A", i, i, 100 + i, {"x": i * 2, "s": "t", "y": 0.5 * i}) for i in range(5)]
+    cols = handed_over(evs, 2, LAYOUT)
+    assert isinstance(cols.ts, np.ndarray) and cols.ts.dtype == np.int64
+    assert isinstance(cols.ids, np.ndarray) and cols.ids.dtype == np.int64
+    assert cols.attrs["x"].dtype == np.int64 and cols.attrs["y"].dtype == np.float64
+    assert LAYOUT.fields == ("x", "s", "y") and LAYOUT.groups == ((0, 1), None, (2, 0))
