@@ -64,20 +64,25 @@ def embedded(path: str) -> dict[str, Any]:
 
 
 def breakdown(path: str) -> dict[str, float]:
-    """Seconds, in this process, for: reading the rows into events; routing and encoding
-    them (what the parse stage adds); decoding them (what the firing stage adds); firing
-    (GroupRunner: the engine plus its stream clock)."""
+    """Seconds, in this process, for what the Spark tasks do per event besides Spark's own
+    work: reading the rows into events; routing and encoding them for the shuffle (parse
+    stage: whole events as blobs, as the Python engine's groups get them, and a kernel
+    group's typed columns); then the firing stage, both ways: blobs decoded into events
+    pushed one by one, and typed batches handed to the kernel as columns
+    (``push_columns``), ticks included."""
     import gc
 
     from petricep.api import compile_files
     from petricep.io.readers import open_events
-    from petricep.spark.partition import GroupRunner, StreamClock
+    from petricep.spark.partition import StreamClock, group_runner, kernel_fields
     from petricep.spark.plan import Router, make_plan
     from petricep.spark.rows import decode, encode
+    from petricep.spark.shuffle import Layout, Rows, columns
 
     net = compile_files([str(NET)])
     plan = make_plan(net)
     router = Router(plan)
+    layout = Layout.of([kernel_fields(net, g) for g in plan.groups])
     out: dict[str, float] = {}
     gc.disable()
     try:
@@ -85,18 +90,36 @@ def breakdown(path: str) -> dict[str, float]:
         events = list(open_events(spec(path)))
         out["read rows into events"] = time.perf_counter() - t
         names = tuple(events[0].attrs)
+        clock = StreamClock.from_events(events)
         t = time.perf_counter()
         blobs = [(router.route(e), encode(e, names)) for e in events]
-        out["route + encode"] = time.perf_counter() - t
+        out["route + encode whole events (blobs)"] = time.perf_counter() - t
+        t = time.perf_counter()
+        batches = []
+        for i in range(0, len(events), 10_000):
+            rows = Rows(layout)
+            for e in events[i : i + 10_000]:
+                for g, key in router.route(e):
+                    rows.add_event(0, g, key, e.pos, e)
+            batches.append(rows.batch())
+        out["route + typed columns (kernel group)"] = time.perf_counter() - t
         t = time.perf_counter()
         decoded = [decode(b, e.pos, False, names) for (_, b), e in zip(blobs, events)]
-        out["decode"] = time.perf_counter() - t
+        out["fire, per event: decode blobs"] = time.perf_counter() - t
         del blobs, events
-        clock = StreamClock.from_events(decoded)
         t = time.perf_counter()
-        runner = GroupRunner(net, plan.groups[0], clock)
+        runner = group_runner(net, plan.groups[0], clock)
         n = sum(len(runner.push(e)) for e in decoded) + len(runner.finish())
-        out["fire (engine + clock)"] = time.perf_counter() - t
+        out["fire, per event: kernel runner push"] = time.perf_counter() - t
+        t = time.perf_counter()
+        runner = group_runner(net, plan.groups[0], clock)
+        m = 0
+        for batch in batches:
+            pos = batch.column("lid").to_numpy().tolist()
+            m += len(runner.push_columns(columns(batch, 0, batch.num_rows, pos, layout, 0, False)))
+        m += len(runner.finish())
+        out["fire, typed batches: columns + push_columns"] = time.perf_counter() - t
+        assert m == n, (m, n)
         out["matches"] = n
     finally:
         gc.enable()

@@ -38,6 +38,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns
@@ -300,7 +302,10 @@ class KernelGroupRunner(GroupRunner):
         if not len(cols):
             return out
         pos = _as_list(cols.pos)
-        ticks = self._ticks_between(_as_list(cols.ts), pos)
+        if self.group.count_windows:
+            ticks = self._ticks_between(_as_list(cols.ts), pos)
+        else:
+            ticks = self._ticks_by_time(cols.ts, pos)
         if ticks:
             cols = with_ticks(cols, ticks)
         try:
@@ -328,6 +333,41 @@ class KernelGroupRunner(GroupRunner):
                         self._schedule(pts, p)
             if per_event or ts != self._scheduled_ts:
                 self._schedule(ts, pos)
+        return ticks
+
+    def _ticks_by_time(self, stamps: Any, positions: list[int]) -> list[tuple[int, Any, int]]:
+        """:meth:`_ticks_between` with time windows only, a run of equal timestamps at a
+        time: the run's first event schedules its windows' points (later events of the run
+        would schedule the same ones, still pending: they lie past the run), the points the
+        run reaches become ticks before the event they precede (found by bisection). A tick
+        sees the tracked time ``push`` would leave: the run's after any event between."""
+        ticks: list[tuple[int, Any, int]] = []
+        points = self._points
+        values = _as_list(stamps)
+        times = np.asarray(stamps)
+        cuts = [0, *(np.flatnonzero(times[1:] != times[:-1]) + 1).tolist(), len(positions)]
+        for i, j in zip(cuts, cuts[1:]):
+            ts = values[i]
+            last = positions[j - 1]
+            scheduled_run = False  # the run's first event has scheduled (it comes after ticks before it)
+            prev = -1
+            while points and points[0][0] <= last:
+                p, pts = heapq.heappop(points)
+                self._scheduled.discard(p)
+                k = bisect_left(positions, p, i, j)
+                if k > i and not scheduled_run:
+                    self._schedule(ts, positions[i])
+                    scheduled_run = True
+                if k > i and k > prev:
+                    self._scheduled_ts = ts  # an event of the run came between the ticks
+                prev = k
+                if positions[k] != p:
+                    ticks.append((k, pts, p))
+                    if self.composites:
+                        self._schedule(pts, p)
+            if not scheduled_run:
+                self._schedule(ts, positions[i])
+            self._scheduled_ts = ts
         return ticks
 
     def finish(self) -> list[tuple[Match, int]]:

@@ -127,13 +127,12 @@ class Rows:
         typed = self._typed
         values = self._typed_arrays(typed) if self.layout.typed else []  # (first: it may turn rows into blobs)
         arrays = [pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema)] + values
-        if values:
-            if len(typed) < n:  # other rows: null typed cells
-                where: list[int | None] = [None] * n
-                for j, (row, _g, _e) in enumerate(typed):
-                    where[row] = j
-                take = pa.array(where, type=pa.int64())
-                arrays[5:] = [a.take(take) for a in arrays[5:]]
+        if values and len(typed) < n:  # other rows: null typed cells
+            where: list[int | None] = [None] * n
+            for j, (row, _g, _e) in enumerate(typed):
+                where[row] = j
+            take = pa.array(where, type=pa.int64())
+            arrays[5:] = [a.take(take) for a in arrays[5:]]
         b = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self._new()
         return b
