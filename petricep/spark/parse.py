@@ -32,13 +32,14 @@ import numpy as np
 import pyarrow as pa
 
 from petricep.errors import EventError, EventOrderError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.io.readers import InputSpec, events_from_table, open_events
+from petricep.io.source import EventSource
 
 from .partition import Run, first_violation
 from .plan import Router
 from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
-from .shuffle import Layout, Rows
+from .shuffle import Layout, Rows, events_of, listed, take
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -82,20 +83,9 @@ class Parser:
 
     def _parse(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         out = Rows(self.config.layout)
-        typed = self.config.layout.groups
-        names = self.config.names
-        runs: list[tuple[Any, int, int]] = []
-        run: list[Any] | None = None  # the current run [ts, first, last]
-        counts: dict[int, int] = {}
-        blanks: list[int] = []
-        errors: list[RowError] = []
+        side = _Side()
         self.facts = {"ids": set(), "time": set()}
         id_types = self.facts["ids"] if self.config.spec.id_field is not None else None
-        text = self.config.text
-        router = self.router
-        fast = router.fast
-        cache = router.cache
-        archive = self.config.archive
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -104,73 +94,124 @@ class Parser:
             if not self.config.identity:
                 pids, n = np.unique(lid_arr.to_numpy() >> LID_BITS, return_counts=True)
                 for pid, c in zip(pids.tolist(), n.tolist()):
-                    counts[pid] = counts.get(pid, 0) + c
-            if text is None:
-                events, err = self._table(batch, lids)
+                    side.counts[pid] = side.counts.get(pid, 0) + c
+            if self.config.text is None:
+                items, err = self._table(batch, lids)
             else:
-                events, err = self._lines(batch, lids, blanks)
+                items, err = self._lines(batch, lids, side.blanks)
             if err is not None:
-                errors.append(err)
-            if id_types is not None:
-                id_types.update({type(e.id).__name__ for _, e in events})
-            for lid, e in events:
-                ts = e.ts
-                if run is not None and ts == run[0] and lid == run[2] + 1:
-                    run[2] = lid
+                side.errors.append(err)
+            for lid, item in items:
+                if isinstance(item, EventColumns):
+                    if id_types is not None:
+                        id_types.update(t.__name__ for t in set(map(type, listed(item.ids))))
+                    self._columns(item, lid, out, side)
                 else:
-                    if run is not None:
-                        runs.append((run[0], run[1], run[2]))
-                    run = [ts, lid, lid]
-                if archive:
-                    out.add(ARCHIVE, -1, "", lid, encode(e, names))
-                route = fast.get(e.type)
-                attrs = e.attrs
-                if route is not None:  # one group, one key attribute: the common case, inlined
-                    try:
-                        key = cache[attrs[route[1]]]
-                    except (KeyError, TypeError):
-                        key = router.key(e, (route[1],))
-                    routes: list[tuple[int, str]] = [(route[0], key)]
-                else:
-                    routes = router.route(e)
-                    if not routes:
-                        continue
-                data = None  # the whole event's blob, made once for the groups that need it
-                for g, key in routes:
-                    if typed and typed[g] is not None:
-                        out.add_event(EVENT, g, key, lid, e)
-                        continue
-                    if data is None:
-                        data = encode(e, names)
-                    out.add(EVENT, g, key, lid, data)
+                    if id_types is not None:
+                        id_types.add(type(item.id).__name__)
+                    self._event(item, lid, out, side)
             if len(out) >= _OUT_ROWS:
                 yield out.batch()
-        if run is not None:
-            runs.append((run[0], run[1], run[2]))
-        if runs:
-            out.add(RUNS, -1, "", runs[0][1], pickle.dumps(runs, protocol=pickle.HIGHEST_PROTOCOL))
-        if counts or blanks:
-            out.add(COUNTS, -1, "", 0, pickle.dumps((counts, blanks), protocol=pickle.HIGHEST_PROTOCOL))
-        for err in errors:
+        side.close_run()
+        if side.runs:
+            out.add(RUNS, -1, "", side.runs[0][1], pickle.dumps(side.runs, protocol=pickle.HIGHEST_PROTOCOL))
+        if side.counts or side.blanks:
+            out.add(COUNTS, -1, "", 0, pickle.dumps((side.counts, side.blanks), protocol=pickle.HIGHEST_PROTOCOL))
+        for err in side.errors:
             out.add(ERROR, -1, "", err.lid, pickle.dumps(err, protocol=pickle.HIGHEST_PROTOCOL))
         if any(self.facts.values()):
             out.add(FACTS, -1, "", 0, pickle.dumps(self.facts, protocol=pickle.HIGHEST_PROTOCOL))
         if len(out):
             yield out.batch()
 
+    @property
+    def _as_columns(self) -> bool:
+        """Whether to ask the reader for column batches: where some group's events go out
+        typed (else the reader's own events are what the rows are made of)."""
+        return self.config.layout.typed and not self.config.archive
+
+    def _event(self, e: Event, lid: int, out: Rows, side: _Side) -> None:
+        """One event: into the clock runs, the archive, and its groups' rows."""
+        side.extend(e.ts, lid, lid)
+        names = self.config.names
+        if self.config.archive:
+            out.add(ARCHIVE, -1, "", lid, encode(e, names))
+        router = self.router
+        route = router.fast.get(e.type)
+        if route is not None:  # one group, one key attribute: the common case, inlined
+            try:
+                key = router.cache[e.attrs[route[1]]]
+            except (KeyError, TypeError):
+                key = router.key(e, (route[1],))
+            routes: list[tuple[int, str]] = [(route[0], key)]
+        else:
+            routes = router.route(e)
+        typed = self.config.layout.groups
+        data = None  # the whole event's blob, made once for the groups that need it
+        for g, key in routes:
+            if typed and typed[g] is not None:
+                out.add_event(EVENT, g, key, lid, e)
+                continue
+            if data is None:
+                data = encode(e, names)
+            out.add(EVENT, g, key, lid, data)
+
+    def _columns(self, cols: EventColumns, lids: list[int], out: Rows, side: _Side) -> None:
+        """A batch the reader checked whole, as columns: where every type in it goes to one
+        kernel group by one key attribute (the common case), its rows go out typed a column
+        at a time, keyed per distinct value; otherwise event by event."""
+        router = self.router
+        types = listed(cols.types)
+        present = set(types)
+        gone = set() if router.contiguous else {t for t in present if not router.routes.get(t)}  # read by no group
+        routes = {router.fast.get(t) for t in present - gone}
+        typed = self.config.layout.groups
+        route = routes.pop() if len(routes) == 1 else None
+        if self.config.archive or route is None or not typed or typed[route[0]] is None:
+            if not routes and not self.config.archive and present <= gone:  # nothing here is read
+                side.extend_columns(listed(cols.ts), lids)
+                return
+            for e, lid in zip(events_of(cols), lids):
+                self._event(e, lid, out, side)
+            return
+        if gone:  # the rows of types no group reads: counted in the clock's runs only
+            side.extend_columns(listed(cols.ts), lids)
+            kept = [i for i, t in enumerate(types) if t not in gone]
+            cols, lids = take(cols, kept), [lids[i] for i in kept]
+            if not lids:
+                return
+        g, attr = route
+        column = cols.attrs.get(attr)
+        values = listed(column) if column is not None else [_ABSENT] * len(lids)
+        try:
+            keys = {v: self._key_of(v, attr) for v in dict.fromkeys(values)}
+        except TypeError:  # an unhashable key value: the engine says so, event by event
+            for e, lid in zip(events_of(cols), lids):
+                self._event(e, lid, out, side)
+            return
+        if not gone:
+            side.extend_columns(listed(cols.ts), lids)
+        out.add_columns(EVENT, g, list(map(keys.__getitem__, values)), lids, cols)
+
+    def _key_of(self, v: Any, attr: str) -> str:
+        """The routing key of a value of the key attribute (as :meth:`Router.key` gives it)."""
+        if v is _ABSENT:
+            return self.router.key(Event("", 0, 0, None, {}), (attr,))
+        try:
+            return self.router.cache[v]
+        except KeyError:
+            return self.router.key(Event("", 0, 0, None, {attr: v}), (attr,))
+
     # -- typed tables --------------------------------------------------------------
 
-    def _table(
-        self, batch: pa.RecordBatch, lids: list[int]
-    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+    def _table(self, batch: pa.RecordBatch, lids: list[int]) -> tuple[list[Item], RowError | None]:
         spec = self.config.spec
         keep = [i for i, name in enumerate(batch.schema.names) if name != ORDER]
         table = pa.Table.from_batches([batch.select(keep)])
-        out: list[tuple[int, Event]] = []
+        out: list[Item] = []
         try:
             source = events_from_table(table, spec)
-            for e in source:
-                out.append((lids[e.pos], e))
+            _read(source, lids, out, self._as_columns)
             if out:
                 self.facts["time"].add(source.time_kind)
         except EventError as err:
@@ -186,12 +227,10 @@ class Parser:
 
     # -- text files ------------------------------------------------------------------
 
-    def _lines(
-        self, batch: pa.RecordBatch, lids: list[int], blanks: list[int]
-    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+    def _lines(self, batch: pa.RecordBatch, lids: list[int], blanks: list[int]) -> tuple[list[Item], RowError | None]:
         values: list[bytes] = batch.column(VALUE).to_pylist()
         # split the batch into runs of consecutive order keys (consecutive lines)
-        events: list[tuple[int, Event]] = []
+        events: list[Item] = []
         start = 0
         n = len(values)
         for i in range(1, n + 1):
@@ -203,9 +242,7 @@ class Parser:
                 start = i
         return events, None
 
-    def _run(
-        self, lines: list[bytes], lids: list[int], blanks: list[int]
-    ) -> tuple[list[tuple[int, Event]], RowError | None]:
+    def _run(self, lines: list[bytes], lids: list[int], blanks: list[int]) -> tuple[list[Item], RowError | None]:
         config = self.config
         text = config.text
         assert text is not None
@@ -234,11 +271,10 @@ class Parser:
                 fh.write(b"\n")
             spec = replace(config.spec, path=path, format=text, rejects_path=None)
             skip = 2 if header is not None else 1  # line number of the first data line
-            out: list[tuple[int, Event]] = []
+            out: list[Item] = []
             try:
                 source = open_events(spec)
-                for e in source:
-                    out.append((data_lids[e.pos], e))
+                _read(source, data_lids, out, self._as_columns)
                 if out:
                     self.facts["time"].add(source.time_kind)
             except EventError as err:
@@ -258,6 +294,54 @@ class Parser:
         finally:
             with suppress(OSError):
                 os.unlink(path)
+
+
+Item = tuple[Any, "Event | EventColumns"]  # (order key, event) or (order keys, a checked batch as columns)
+_ABSENT = object()  # a key attribute the batch has no column for
+
+
+def _read(source: EventSource, lid_of: list[int], out: list[Item], as_columns: bool) -> None:
+    """A reader's events and (``as_columns``) column batches, each with its order key(s)
+    (``lid_of[pos]``)."""
+    for item in source.items(as_columns=as_columns):
+        if isinstance(item, EventColumns):
+            out.append(([lid_of[p] for p in listed(item.pos)], item))
+        else:
+            out.append((lid_of[item.pos], item))
+
+
+class _Side:
+    """What one parse task reports besides its rows: the clock runs of its events (a run:
+    equal timestamps at consecutive order keys), rows per input partition, blank lines,
+    the first bad row of each chunk."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[Any, int, int]] = []
+        self.run: list[Any] | None = None  # the current run [ts, first, last]
+        self.counts: dict[int, int] = {}
+        self.blanks: list[int] = []
+        self.errors: list[RowError] = []
+
+    def extend(self, ts: Any, first: int, last: int) -> None:
+        """Order keys ``first..last`` (consecutive) at time ``ts`` join the runs."""
+        run = self.run
+        if run is not None and ts == run[0] and first == run[2] + 1:
+            run[2] = last
+            return
+        self.close_run()
+        self.run = [ts, first, last]
+
+    def extend_columns(self, stamps: list[Any], lids: list[int]) -> None:
+        """:meth:`extend` for a batch of rows, a run at a time."""
+        times, keys = np.asarray(stamps), np.asarray(lids, dtype=np.int64)
+        cuts = np.flatnonzero((times[1:] != times[:-1]) | (keys[1:] != keys[:-1] + 1)) + 1
+        for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(lids)]):
+            self.extend(stamps[a], lids[a], lids[b - 1])
+
+    def close_run(self) -> None:
+        if self.run is not None:
+            self.runs.append((self.run[0], self.run[1], self.run[2]))
+            self.run = None
 
 
 @contextmanager

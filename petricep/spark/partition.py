@@ -51,7 +51,7 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
-from .shuffle import Layout, handed_over
+from .shuffle import Layout, handed_over, listed
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp
 
@@ -301,9 +301,9 @@ class KernelGroupRunner(GroupRunner):
         out: list[tuple[Match, int]] = []
         if not len(cols):
             return out
-        pos = _as_list(cols.pos)
+        pos = listed(cols.pos)
         if self.group.count_windows:
-            ticks = self._ticks_between(_as_list(cols.ts), pos)
+            ticks = self._ticks_between(listed(cols.ts), pos)
         else:
             ticks = self._ticks_by_time(cols.ts, pos)
         if ticks:
@@ -343,7 +343,7 @@ class KernelGroupRunner(GroupRunner):
         sees the tracked time ``push`` would leave: the run's after any event between."""
         ticks: list[tuple[int, Any, int]] = []
         points = self._points
-        values = _as_list(stamps)
+        values = listed(stamps)
         times = np.asarray(stamps)
         cuts = [0, *(np.flatnonzero(times[1:] != times[:-1]) + 1).tolist(), len(positions)]
         for i, j in zip(cuts, cuts[1:]):
@@ -393,7 +393,7 @@ def with_ticks(cols: EventColumns, ticks: list[tuple[int, Any, int]]) -> EventCo
     before row ``i`` for each tick ``(i, ts, pos)`` (ascending ``i``)."""
 
     def merged(col: Any, fill: list[Any]) -> list[Any]:
-        col = _as_list(col)
+        col = listed(col)
         out: list[Any] = []
         prev = 0
         for (at, _ts, _p), value in zip(ticks, fill):
@@ -426,13 +426,6 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
     pseudo = {TS_ATTR, ID_ATTR}
     read = [*lowered.attrs, *(a for g in lowered.groups for a in g.partition)]
     return tuple(a for a in dict.fromkeys(read) if a not in pseudo)
-
-
-def _as_list(col: Any) -> list[Any]:
-    """A column as a list of Python values (a numpy array's ``tolist``)."""
-    if isinstance(col, list):
-        return col
-    return col.tolist() if hasattr(col, "tolist") else list(col)
 
 
 def group_runner(

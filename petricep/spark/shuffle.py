@@ -17,8 +17,9 @@ blob, which the firing stage decodes value by value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -91,9 +92,10 @@ class Layout:
 
 
 class Rows:
-    """The parse stage's output rows (side rows and blob events with :meth:`add`, a kernel
-    group's events with :meth:`add_event`). Typed columns are built a column at a time
-    when the batch is made (a comprehension per column, not an append per value)."""
+    """The parse stage's output rows: side rows and blob events (:meth:`add`), a kernel
+    group's events one by one (:meth:`add_event`) or as a reader's checked batch
+    (:meth:`add_columns`). Typed columns are built a column at a time when the batch is
+    made (a comprehension or a column's ``tolist`` per column, not an append per value)."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
@@ -102,7 +104,8 @@ class Rows:
 
     def _new(self) -> None:
         self.cols: list[list[Any]] = [[] for _ in range(5)]
-        self._typed: list[tuple[int, int, Event]] = []  # (row, group, event)
+        # typed rows: (first row, group, its events or a batch's columns), rows consecutive
+        self._typed: list[tuple[int, int, list[Event] | EventColumns]] = []
 
     def __len__(self) -> int:
         return len(self.cols[0])
@@ -119,40 +122,61 @@ class Rows:
     def add_event(self, kind: int, g: int, k: str, lid: int, e: Event) -> None:
         """An event of group ``g``, whose events travel typed (or, where a value does not
         fit the columns, as a blob of the attributes the group reads)."""
-        self._typed.append((len(self.cols[0]), g, e))
+        row = len(self)
+        last = self._typed[-1] if self._typed else None
+        if last is not None and last[1] == g and isinstance(last[2], list) and last[0] + len(last[2]) == row:
+            last[2].append(e)
+        else:
+            self._typed.append((row, g, [e]))
         self.add(kind, g, k, lid, None)
+
+    def add_columns(self, kind: int, g: int, keys: list[str], lids: list[int], cols: EventColumns) -> None:
+        """:meth:`add_event` for every row of a checked batch (``keys``, ``lids``: per row)."""
+        n = len(lids)
+        self._typed.append((len(self), g, cols))
+        c = self.cols
+        c[0].extend([kind] * n)
+        c[1].extend([g] * n)
+        c[2].extend(keys)
+        c[3].extend(lids)
+        c[4].extend([None] * n)
 
     def batch(self) -> pa.RecordBatch:
         n = len(self)
-        typed = self._typed
-        values = self._typed_arrays(typed) if self.layout.typed else []  # (first: it may turn rows into blobs)
+        values = self._typed_arrays() if self.layout.typed else []  # (first: it may turn rows into blobs)
         arrays = [pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema)] + values
-        if values and len(typed) < n:  # other rows: null typed cells
+        typed = sum(len(src) for _r, _g, src in self._typed)
+        if values and typed < n:  # other rows: null typed cells
             where: list[int | None] = [None] * n
-            for j, (row, _g, _e) in enumerate(typed):
-                where[row] = j
+            j = 0
+            for first, _g, src in self._typed:
+                where[first : first + len(src)] = range(j, j + len(src))
+                j += len(src)
             take = pa.array(where, type=pa.int64())
             arrays[5:] = [a.take(take) for a in arrays[5:]]
         b = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self._new()
         return b
 
-    def _typed_arrays(self, typed: list[tuple[int, int, Event]]) -> list[pa.Array]:
+    def _gather(self, of_events: Callable[[list[Event]], list[Any]], of_columns: Callable[[EventColumns], list[Any]]) -> list[Any]:
+        """One value per typed row, segment by segment."""
+        out: list[Any] = []
+        for _first, _g, src in self._typed:
+            out.extend(of_events(src) if isinstance(src, list) else of_columns(src))
+        return out
+
+    def _typed_arrays(self) -> list[pa.Array]:
         """The typed columns of the typed rows (in their order); an event with a value the
         columns cannot hold becomes a blob instead (its ``ev`` set, its kinds null)."""
-        evs = [e for _r, _g, e in typed]
         bad: set[int] = set()
-        ts, _, tk = _kinds_of([e.ts for e in evs], bad, ints_only=False)
-        idn, ids, idk = _kinds_of([e.id for e in evs], bad, ints_only=True)
-        cells = [_kinds_of([e.attrs.get(f) for e in evs], bad) for f in self.layout.fields]
+        gather = self._gather
+        ts, _, tk = _kinds_of(gather(lambda es: [e.ts for e in es], lambda c: listed(c.ts)), bad, ints_only=False)
+        idn, ids, idk = _kinds_of(gather(lambda es: [e.id for e in es], lambda c: listed(c.ids)), bad, ints_only=True)
+        cells = [_kinds_of(gather(_field_of_events(f), _field_of_columns(f)), bad) for f in self.layout.fields]
         if bad:
-            for j in bad:
-                row, g, e = typed[j]
-                self.cols[4][row] = encode_fields(e, self.layout.names_of(g) or ())
-                for kinds in (tk, idk, *(c[2] for c in cells)):
-                    kinds[j] = None
+            self._to_blobs(sorted(bad), (tk, idk, *(c[2] for c in cells)))
         out = [
-            pa.array([e.type for e in evs], type=pa.string()),
+            pa.array(gather(lambda es: [e.type for e in es], lambda c: listed(c.types)), type=pa.string()),
             pa.array(ts, type=pa.float64()),
             pa.array(tk, type=pa.int8()),
             pa.array(idn, type=pa.int64()),
@@ -162,6 +186,56 @@ class Rows:
         for numbers, texts, kinds in cells:
             out += [pa.array(numbers, type=pa.float64()), pa.array(texts, type=pa.string()), pa.array(kinds, type=pa.int8())]
         return out
+
+    def _to_blobs(self, bad: list[int], kinds: tuple[list[Any], ...]) -> None:
+        """Typed rows ``bad`` (indexes among the typed rows) go as blobs: ``ev`` set, kinds null."""
+        j = 0
+        targets = iter(bad)
+        want = next(targets, None)
+        for first, g, src in self._typed:
+            while want is not None and want < j + len(src):
+                k = want - j
+                e = src[k] if isinstance(src, list) else src.event(k)
+                self.cols[4][first + k] = encode_fields(e, self.layout.names_of(g) or ())
+                for col in kinds:
+                    col[want] = None
+                want = next(targets, None)
+            j += len(src)
+
+
+def _field_of_events(f: str) -> Callable[[list[Event]], list[Any]]:
+    return lambda es: [e.attrs.get(f) for e in es]
+
+
+def _field_of_columns(f: str) -> Callable[[EventColumns], list[Any]]:
+    return lambda c: listed(c.attrs[f]) if f in c.attrs else [None] * len(c)
+
+
+def events_of(cols: EventColumns) -> list[Event]:
+    """A batch's rows as events (what the reader builds when not asked for columns)."""
+    names = list(cols.attrs)
+    values = [listed(c) for c in cols.attrs.values()]
+    attrs = map(dict, map(zip, repeat(names), zip(*values))) if names else ({} for _ in range(len(cols)))
+    return list(map(Event, listed(cols.types), listed(cols.ts), listed(cols.pos), listed(cols.ids), attrs))
+
+
+def take(cols: EventColumns, rows: list[int]) -> EventColumns:
+    """The given rows of a batch (ascending)."""
+    index = np.asarray(rows, dtype=np.int64)
+
+    def pick(col: Any) -> Any:
+        return col[index] if isinstance(col, np.ndarray) else [col[i] for i in rows]
+
+    return EventColumns(
+        pick(cols.types), pick(cols.ts), pick(cols.pos), pick(cols.ids), {a: pick(c) for a, c in cols.attrs.items()}
+    )
+
+
+def listed(col: Any) -> list[Any]:
+    """A column as a list of Python values (a numpy array's ``tolist``)."""
+    if isinstance(col, list):
+        return col
+    return col.tolist() if hasattr(col, "tolist") else list(col)
 
 
 _KIND = {float: K_NUM, int: K_INT, str: K_STR, bool: K_BOOL, type(None): K_NULL}
@@ -302,4 +376,4 @@ def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns
     return columns(rows.batch(), 0, len(events), positions, layout, g, False)
 
 
-__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "handed_over"]
+__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "events_of", "handed_over", "listed", "take"]
