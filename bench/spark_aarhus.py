@@ -6,8 +6,10 @@ Spark ``local[1]`` / ``local[2]``: times, speed-up, and where the time goes.
 For every master a fresh process starts Spark and runs the batch pipeline ``--repeat``
 times over the file (the first run pays the JVM's warm-up); every run's matches are
 checked against the embedded engine's. The breakdown times, in one Python process, what
-the Spark tasks do per event besides firing: reading rows into events, routing and
-encoding them (parse stage), decoding them (firing stage).
+the Spark tasks do per event besides Spark's own work: reading rows into events, routing
+and encoding them (parse stage: whole events as blobs, or a kernel group's typed columns),
+and the firing stage both ways (blobs decoded into events pushed one by one; typed
+batches handed to the kernel as columns).
 """
 
 from __future__ import annotations

@@ -8,14 +8,19 @@ The pipeline:
    consecutive rows and sorted back within each partition;
 2. *parse* (``mapInArrow``): rows -> events with petricep's own readers; each event is
    routed to its (group, key) — see :mod:`petricep.spark.plan` — and leaves as a row
-   ``(g, k, lid, ev)``; each task adds its clock runs, row counts and first bad row.
+   ``(g, k, lid, ...)``: for a group the compiled kernel fires, typed columns of the
+   attributes it reads (a reader's checked batch goes out a column at a time); for the
+   others the whole event as a blob (see :mod:`petricep.spark.shuffle`); each task adds
+   its clock runs, row counts and first bad row.
    The result is checkpointed (``localCheckpoint``): the driver reads the side rows,
    reports the first bad row or timestamp going backwards exactly as the embedded
    reader would, and builds the :class:`~petricep.spark.partition.StreamClock`;
 3. *fire* (``mapInArrow``): events repartitioned by (group, key) and sorted by (group,
    order key) within each partition; each task runs a
    :class:`~petricep.spark.partition.GroupRunner` per group over its keys, advanced
-   through the stream clock's points, its engine state carried across Arrow batches.
+   through the stream clock's points, its engine state carried across Arrow batches. A
+   kernel group's rows of a batch are handed over as numpy columns and fired at once,
+   the clock's points among them as tick rows (``push_columns``).
 
 The net, the plan, the clock and the position map are broadcast.
 """
