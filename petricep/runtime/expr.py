@@ -55,6 +55,13 @@ def overflow_error(what: str, where: str = "") -> EvaluationError:
     return exc
 
 
+def with_pattern(exc: EvaluationError, where: str) -> EvaluationError:
+    """A number overflow (``OVERFLOW_FLAG``) raised evaluating ``where`` (a pattern, a query)."""
+    placed = EvaluationError(f"{where}: {exc}")
+    setattr(placed, OVERFLOW_FLAG, False)
+    return placed
+
+
 def nan_min(a: Any, b: Any) -> Any:
     """min of two values where a NaN wins (Python's min depends on the order then)."""
     if a != a:  # noqa: PLR0124 - NaN test that also works on ints
