@@ -65,6 +65,32 @@ class GroupRuntime:
         # whose last input event breaks contiguity: the whole stream's, or the key's
         self.stream_floor = net.strategy == A.Strategy.STRICT or not net.partition
         self.nslots = net.nslots
+        self.count_window = net.window_kind == A.WIN_COUNT
+        self.w = net.window_value
+        self.places = net.places
+        self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
+        self._compile_conditions(net)
+        self._index_transitions(net)
+        self.root = root_token(self.nslots, net.start, self.all_users)
+        # who emits where: changes when patterns are removed from a running engine
+        self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
+        # event time: patterns whose partial matches time out into events, and patterns with
+        # a LIMIT on live partial matches
+        self.timeout_mask = timeout_mask
+        self.limits: list[LimitSpec] = limits or []
+        self.limit_mask = sum(spec.bit for spec in self.limits)
+        self.watch_mask = timeout_mask | self.limit_mask  # either
+        self.place_stats: Any = place_stats  # with spilling: PlaceStats (how partial matches advance)
+        # step functions generated for this configuration, by event type (runtime/codegen.py);
+        # set by the builder, empty = interpret
+        self.steps: dict[str, Callable[..., list[Token]]] = {}
+        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
+        # per place: the patterns that emit from it
+        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
+        self.role_groups = self._group_roles()
+
+    def _compile_conditions(self, net: GroupNet) -> None:
+        """The net's conditions as closures: on the slots, on input arcs, on negated events."""
         slots = {f"#{i}": i for i in range(net.nslots)}
         self.kinfo: dict[int, KleeneInfo] = {i: k for i, k in enumerate(net.slot_kleene) if k is not None}
         kleene_by_name = {f"#{i}": k for i, k in self.kinfo.items()}
@@ -87,7 +113,10 @@ class GroupRuntime:
             for n in net.negations
         ]
         self.neg_conds: list[list[Cond]] = [[self.conds[ci] for ci in n.conditions] for n in net.negations]
-        # transitions by event type, grouped by source place
+
+    def _index_transitions(self, net: GroupNet) -> None:
+        """Transitions by event type and source place, negations by type and place, and the
+        patterns each transition serves (as bits of a token's ``users``)."""
         by_type: dict[str, dict[int, list[Transition]]] = {}
         for tr in net.transitions:
             by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr)
@@ -103,7 +132,6 @@ class GroupRuntime:
         for p in net.places:
             for j in p.active_negations:
                 self.active_places.setdefault(j, []).append(p.id)
-        # patterns of this net as bits of a token's `users`
         self.bit = pattern_bits(net)
         self.all_users = (1 << len(net.patterns)) - 1
         self.tr_mask = [sum(self.bit[u] for u in set(tr.users)) if tr.users else self.all_users for tr in net.transitions]
@@ -115,31 +143,11 @@ class GroupRuntime:
             for u in set(tr.users):
                 by_w[windows.get(u, tr.window)] = by_w.get(windows.get(u, tr.window), 0) | self.bit[u]
             self.tr_windows.append([(mask, w) for w, mask in by_w.items()] if len(by_w) > 1 else None)
-        self.root = root_token(self.nslots, net.start, self.all_users)
-        self.count_window = net.window_kind == A.WIN_COUNT
-        self.w = net.window_value
-        self.places = net.places
-        # who emits where: changes when patterns are removed from a running engine
-        self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
-        # event time: patterns whose partial matches time out into events, and patterns with
-        # a LIMIT on live partial matches
-        self.timeout_mask = timeout_mask
-        self.limits: list[LimitSpec] = limits or []
-        self.limit_mask = sum(spec.bit for spec in self.limits)
-        self.watch_mask = timeout_mask | self.limit_mask  # either
-        self.place_stats: Any = place_stats  # with spilling: PlaceStats (how partial matches advance)
-        # step functions generated for this configuration, by event type (runtime/codegen.py);
-        # set by the builder, empty = interpret
-        self.steps: dict[str, Callable[..., list[Token]]] = {}
-        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
-        self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
-        # per place: the patterns that can extend a token there, and those that emit from it
-        # (a shared token is a partial match of a pattern only where that pattern goes on)
+        # per place: the patterns that can extend a token there (a shared token is a partial
+        # match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)
         for tr in net.transitions:
             self.exit_bits[tr.src] |= self.tr_mask[tr.id]
-        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
-        self.role_groups = self._group_roles()
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
