@@ -2,7 +2,7 @@
 for patterns with RETURN or ON TIMEOUT, composite events that re-enter the run.
 
 A pattern emits a token that passed its checks now, or, with an end negation, once stream
-time closes its window (the engine's ``pending`` heaps); ON TIMEOUT partial matches whose
+time closes its window (the run state's ``pending`` heaps); ON TIMEOUT partial matches whose
 window closed unextended are emitted as :class:`Expiry` roles. The matches emitted at one
 point are ordered by pattern, then by their events' stream positions (docs/SEMANTICS.md):
 that order decides composite events' stream order and who wins a consumption conflict.
