@@ -357,54 +357,66 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone
     """The body of ``GroupRuntime.fire`` for one transition, with ``t`` (or the root): inside
     a step (the new token joins ``created``), or ``standalone`` (it is returned)."""
     depth = src.depth
+    if _fire_tests(src, rt, tr, root, standalone):
+        _fire_bind(src, rt, tr, root, standalone)
+    src.depth = depth
+
+
+def _fire_tests(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone: bool) -> bool:
+    """The tests before binding ``e`` (each opens a block); False where the transition is
+    done without them: it cannot fire from the root, or the interpreter fires it."""
     mask = rt.tr_mask[tr.id]
     if root:
         users = mask & rt.root.users
         if not users:
-            return
+            return False
         src.line(f"t = {src.name(rt.root, 'R')}")
         src.line(f"users = {users}")
-    else:
-        if rt.tr_windows[tr.id] is not None:  # a shared transition whose users disagree on the window
-            call = f"{src.name(rt.fire, 'F')}({src.name(tr, 'T')}, t, e, floor, composite)"
-            if standalone:
-                src.line(f"return {call}")
-                return
-            src.line(f"nt = {call}")
-            with src.block("if nt is not None:"):
-                _created(src, rt, tr, root)
-            return
-        if tr.blocked_by:
-            src.line(f"if not t.blocked & {int(tr.blocked_by)}:")
-            src.depth += 1
-        src.line("users = t.users" if mask == rt.all_users else f"users = t.users & {int(mask)}")
-        src.line("if users:")
+        return True
+    if rt.tr_windows[tr.id] is not None:  # a shared transition whose users disagree on the window
+        call = f"{src.name(rt.fire, 'F')}({src.name(tr, 'T')}, t, e, floor, composite)"
+        if standalone:
+            src.line(f"return {call}")
+            return False
+        src.line(f"nt = {call}")
+        with src.block("if nt is not None:"):
+            _created(src, rt, tr, root)
+        return False
+    if tr.blocked_by:
+        src.line(f"if not t.blocked & {int(tr.blocked_by)}:")
         src.depth += 1
-        # inside a step, a time window equal to the net's was checked by the scan that found t
-        if tr.window is not None and (standalone or rt.count_window or tr.window != rt.w):
-            wn = src.name(tr.window, "c")
-            if rt.count_window:
-                src.line(f"if max(t.last_pos, epos) - min(t.first_pos, epos) < {wn}:")
-            else:
-                src.line(f"if ets - t.first_ts <= {wn}:")
+    src.line("users = t.users" if mask == rt.all_users else f"users = t.users & {int(mask)}")
+    src.line("if users:")
+    src.depth += 1
+    # inside a step, a time window equal to the net's was checked by the scan that found t
+    if tr.window is not None and (standalone or rt.count_window or tr.window != rt.w):
+        wn = src.name(tr.window, "c")
+        if rt.count_window:
+            src.line(f"if max(t.last_pos, epos) - min(t.first_pos, epos) < {wn}:")
+        else:
+            src.line(f"if ets - t.first_ts <= {wn}:")
+        src.depth += 1
+    if rt.contiguity:
+        src.line("if t.last_key >= floor:")
+        src.depth += 1
+    if rt.tie == "strict" and tr.order_slots:
+        tests = []
+        for sl in tr.order_slots:
+            v = f"t.slots[{int(sl)}]"  # an event, or a Kleene list state (its K_LAST)
+            tests.append(f"({v}[1] if type({v}) is tuple else {v}).ts < ets")
+        src.line(f"if {' and '.join(tests)}:")
+        src.depth += 1
+    elif rt.tie == "either":
+        src.line("if not t.contains(e):")
+        src.depth += 1
+        if tr.take:
+            src.line(f"if t.slots[{int(tr.slot)}][1].seq <= e.seq:")
             src.depth += 1
-        if rt.contiguity:
-            src.line("if t.last_key >= floor:")
-            src.depth += 1
-        if rt.tie == "strict" and tr.order_slots:
-            tests = []
-            for sl in tr.order_slots:
-                v = f"t.slots[{int(sl)}]"  # an event, or a Kleene list state (its K_LAST)
-                tests.append(f"({v}[1] if type({v}) is tuple else {v}).ts < ets")
-            src.line(f"if {' and '.join(tests)}:")
-            src.depth += 1
-        elif rt.tie == "either":
-            src.line("if not t.contains(e):")
-            src.depth += 1
-            if tr.take:
-                src.line(f"if t.slots[{int(tr.slot)}][1].seq <= e.seq:")
-                src.depth += 1
-    # the new slot tuple
+    return True
+
+
+def _fire_bind(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone: bool) -> None:
+    """Bind ``e``, test the guards on the new slots, build the new token and hand it on."""
     sl = tr.slot
     if tr.take:
         bound = f"{src.name(kleene_take, 'F')}({src.name(rt.kinfo[sl], 'K')}, t.slots[{int(sl)}], e)"
@@ -445,7 +457,6 @@ def _fire(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone
         ]
         with _all_hold(src, deferred):
             _fire_end(src, rt, tr, root, standalone)
-    src.depth = depth
 
 
 def _fire_end(src: _Source, rt: GroupRuntime, tr: Transition, root: bool, standalone: bool) -> None:

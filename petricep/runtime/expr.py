@@ -55,6 +55,13 @@ def overflow_error(what: str, where: str = "") -> EvaluationError:
     return exc
 
 
+def with_pattern(exc: EvaluationError, where: str) -> EvaluationError:
+    """A number overflow (``OVERFLOW_FLAG``) raised evaluating ``where`` (a pattern, a query)."""
+    placed = EvaluationError(f"{where}: {exc}")
+    setattr(placed, OVERFLOW_FLAG, False)
+    return placed
+
+
 def nan_min(a: Any, b: Any) -> Any:
     """min of two values where a NaN wins (Python's min depends on the order then)."""
     if a != a:  # noqa: PLR0124 - NaN test that also works on ints
@@ -182,57 +189,9 @@ def compile_expr(
             value = e.value
             return lambda s, x: value
         if isinstance(e, A.Attr):
-            get = _field_getter(e.field)
-            if e.var == neg_var:
-                return lambda s, x: get(x)
-            i = slots[e.var]
-            if e.index is None:
-
-                def single(s: Any, x: Any) -> Any:
-                    ev = s[i]
-                    if ev is None:  # left unbound by an OR: the conjunct holds vacuously
-                        raise Skip
-                    return get(ev)
-
-                return single
-            kind = e.index.kind
-            if kind == A.IDX_CONST and e.index.const == 1:
-                return lambda s, x: get(s[i][K_FIRST])
-            if kind == A.IDX_CONST:
-                k = e.index.const - 1
-
-                def nth(s: tuple[Any, ...], x: Any) -> Any:
-                    head = s[i][K_HEAD]
-                    if k >= len(head):
-                        raise Missing
-                    return get(head[k])
-
-                return nth
-            if kind in (A.IDX_CUR, A.IDX_LAST):
-                return lambda s, x: get(s[i][K_LAST])
-
-            def prev(s: tuple[Any, ...], x: Any) -> Any:
-                p = s[i][K_PREV]
-                if p is None:
-                    raise Skip
-                return get(p)
-
-            return prev
+            return _attr_fn(e, slots, neg_var)
         if isinstance(e, A.Agg):
-            i = slots[e.var]
-            info = kleene[e.var]
-            j = info.aggs.index(AggSpec(e.func, e.field))
-            spec = info.aggs[j]
-            if e.upto_prev:
-
-                def prefix(s: tuple[Any, ...], x: Any) -> Any:
-                    accs = s[i][K_PREV_ACCS]
-                    if accs is None:
-                        raise Skip
-                    return agg_value(spec, accs[j])
-
-                return prefix
-            return lambda s, x: agg_value(spec, s[i][K_ACCS][j])
+            return _agg_fn(e, slots, kleene)
         if isinstance(e, A.Neg):
             f = c(e.operand)
             return lambda s, x: -f(s, x)
@@ -249,39 +208,9 @@ def compile_expr(
                 steps.append(_arith_step(node, c(node.right), slots, neg_var))
                 node = node.left
             steps.reverse()
-            first = c(node)
-
-            def chain(s: tuple[Any, ...], x: Any) -> Any:
-                v = first(s, x)
-                for step in steps:
-                    v = step(v, s, x)
-                return v
-
-            return chain
+            return _chain_fn(c(node), steps)
         if isinstance(e, A.Compare):
-            cmp = COMPARE[e.op]
-            lf, rf = c(e.left), c(e.right)
-            if e.op in ("=", "!="):
-
-                def equality(s: Any, x: Any) -> Any:
-                    try:
-                        return cmp(lf(s, x), rf(s, x))
-                    except Missing:  # reads an element that does not exist: false
-                        return False
-
-                return equality
-
-            def order(s: tuple[Any, ...], x: Any) -> Any:
-                try:
-                    a, b = lf(s, x), rf(s, x)
-                except Missing:
-                    return False
-                try:
-                    return cmp(a, b)
-                except TypeError:
-                    raise EvaluationError(f"cannot compare {a!r} {e.op} {b!r}") from None
-
-            return order
+            return _compare_fn(e, c(e.left), c(e.right))
         if isinstance(e, A.BoolOp):
             fs = tuple(c(o) for o in e.operands)
             if e.op == "and":
@@ -293,6 +222,100 @@ def compile_expr(
         raise TypeError(f"not an expression: {e!r}")  # pragma: no cover
 
     return c(expr)
+
+
+def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
+    """``v.field``, ``v[k].field``, ``v[i].field``, ``v[i-1].field`` or the negated event's."""
+    get = _field_getter(e.field)
+    if e.var == neg_var:
+        return lambda s, x: get(x)
+    i = slots[e.var]
+    if e.index is None:
+
+        def single(s: Any, x: Any) -> Any:
+            ev = s[i]
+            if ev is None:  # left unbound by an OR: the conjunct holds vacuously
+                raise Skip
+            return get(ev)
+
+        return single
+    kind = e.index.kind
+    if kind == A.IDX_CONST and e.index.const == 1:
+        return lambda s, x: get(s[i][K_FIRST])
+    if kind == A.IDX_CONST:
+        k = e.index.const - 1
+
+        def nth(s: tuple[Any, ...], x: Any) -> Any:
+            head = s[i][K_HEAD]
+            if k >= len(head):
+                raise Missing
+            return get(head[k])
+
+        return nth
+    if kind in (A.IDX_CUR, A.IDX_LAST):
+        return lambda s, x: get(s[i][K_LAST])
+
+    def prev(s: tuple[Any, ...], x: Any) -> Any:
+        p = s[i][K_PREV]
+        if p is None:
+            raise Skip
+        return get(p)
+
+    return prev
+
+
+def _agg_fn(e: A.Agg, slots: Mapping[str, int], kleene: Mapping[str, KleeneInfo]) -> Fn:
+    """An aggregate of a Kleene list, from its registers (``upto_prev``: before the last element)."""
+    i = slots[e.var]
+    info = kleene[e.var]
+    j = info.aggs.index(AggSpec(e.func, e.field))
+    spec = info.aggs[j]
+    if e.upto_prev:
+
+        def prefix(s: tuple[Any, ...], x: Any) -> Any:
+            accs = s[i][K_PREV_ACCS]
+            if accs is None:
+                raise Skip
+            return agg_value(spec, accs[j])
+
+        return prefix
+    return lambda s, x: agg_value(spec, s[i][K_ACCS][j])
+
+
+def _chain_fn(first: Fn, steps: list[Any]) -> Fn:
+    def chain(s: tuple[Any, ...], x: Any) -> Any:
+        v = first(s, x)
+        for step in steps:
+            v = step(v, s, x)
+        return v
+
+    return chain
+
+
+def _compare_fn(e: A.Compare, lf: Fn, rf: Fn) -> Fn:
+    """A comparison; one reading a Kleene element that does not exist is false."""
+    cmp = COMPARE[e.op]
+    if e.op in ("=", "!="):
+
+        def equality(s: Any, x: Any) -> Any:
+            try:
+                return cmp(lf(s, x), rf(s, x))
+            except Missing:  # reads an element that does not exist: false
+                return False
+
+        return equality
+
+    def order(s: tuple[Any, ...], x: Any) -> Any:
+        try:
+            a, b = lf(s, x), rf(s, x)
+        except Missing:
+            return False
+        try:
+            return cmp(a, b)
+        except TypeError:
+            raise EvaluationError(f"cannot compare {a!r} {e.op} {b!r}") from None
+
+    return order
 
 
 def _arith_step(

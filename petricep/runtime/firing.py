@@ -28,17 +28,69 @@ def event_key(e: Event, composite: bool) -> int:
     return 2 * e.pos + (1 if composite else 0)
 
 
+def pattern_bits(net: GroupNet) -> dict[int, int]:
+    """The patterns of a shared net as bits of a token's ``users``."""
+    return {pi: 1 << k for k, pi in enumerate(net.patterns)}
+
+
 class GroupRuntime:
-    def __init__(self, net: GroupNet, tie: str = "arrival", share_prefixes: bool = True) -> None:
+    """One shared net, ready to fire: built by :func:`petricep.runtime.build.build_runtime`,
+    which adds the firing code generated for it (``steps``, ``fires``)."""
+
+    def __init__(
+        self,
+        net: GroupNet,
+        tie: str = "arrival",
+        share_prefixes: bool = True,
+        limits: list[LimitSpec] | None = None,
+        timeout_mask: int = 0,
+        place_stats: Any = None,
+    ) -> None:
         """``share_prefixes=False``: every new partial match copies its predecessor's chain
-        instead of pointing to it (the copying baseline of paper 001; same matches)."""
+        instead of pointing to it (the copying baseline of paper 001; same matches).
+
+        Event time: ``timeout_mask``, the patterns (bits) whose partial matches time out into
+        events; ``limits``, the patterns with a LIMIT on live partial matches. ``place_stats``
+        (with spilling): how partial matches advance, per place."""
         self.net = net
         self.tie = tie
+        # the tie rule's test of a (partial match, event) pair, chosen once (None: arrival)
+        self.order_ok: Callable[[Transition, Token, Event], bool] | None = _ORDER_OK.get(tie)
+        # when a negative event counts as after a bound one: by arrival, else by timestamp
+        self.after: Callable[[Event, Event], bool] = _after_seq if tie == "arrival" else _after_ts
         self.share_prefixes = share_prefixes
         self.strategy = net.strategy
         self.stnm = net.strategy == A.Strategy.NEXT
         self.contiguity = net.strategy.contiguous
+        # whose last input event breaks contiguity: the whole stream's, or the key's
+        self.stream_floor = net.strategy == A.Strategy.STRICT or not net.partition
         self.nslots = net.nslots
+        self.count_window = net.window_kind == A.WIN_COUNT
+        self.w = net.window_value
+        self.places = net.places
+        self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
+        self._compile_conditions(net)
+        self._index_transitions(net)
+        self.root = root_token(self.nslots, net.start, self.all_users)
+        # who emits where: changes when patterns are removed from a running engine
+        self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
+        # event time: patterns whose partial matches time out into events, and patterns with
+        # a LIMIT on live partial matches
+        self.timeout_mask = timeout_mask
+        self.limits: list[LimitSpec] = limits or []
+        self.limit_mask = sum(spec.bit for spec in self.limits)
+        self.watch_mask = timeout_mask | self.limit_mask  # either
+        self.place_stats: Any = place_stats  # with spilling: PlaceStats (how partial matches advance)
+        # step functions generated for this configuration, by event type (runtime/codegen.py);
+        # set by the builder, empty = interpret
+        self.steps: dict[str, Callable[..., list[Token]]] = {}
+        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
+        # per place: the patterns that emit from it
+        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
+        self.role_groups = self._group_roles()
+
+    def _compile_conditions(self, net: GroupNet) -> None:
+        """The net's conditions as closures: on the slots, on input arcs, on negated events."""
         slots = {f"#{i}": i for i in range(net.nslots)}
         self.kinfo: dict[int, KleeneInfo] = {i: k for i, k in enumerate(net.slot_kleene) if k is not None}
         kleene_by_name = {f"#{i}": k for i, k in self.kinfo.items()}
@@ -61,7 +113,10 @@ class GroupRuntime:
             for n in net.negations
         ]
         self.neg_conds: list[list[Cond]] = [[self.conds[ci] for ci in n.conditions] for n in net.negations]
-        # transitions by event type, grouped by source place
+
+    def _index_transitions(self, net: GroupNet) -> None:
+        """Transitions by event type and source place, negations by type and place, and the
+        patterns each transition serves (as bits of a token's ``users``)."""
         by_type: dict[str, dict[int, list[Transition]]] = {}
         for tr in net.transitions:
             by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr)
@@ -77,8 +132,7 @@ class GroupRuntime:
         for p in net.places:
             for j in p.active_negations:
                 self.active_places.setdefault(j, []).append(p.id)
-        # patterns of this net as bits of a token's `users`
-        self.bit = {pi: 1 << k for k, pi in enumerate(net.patterns)}
+        self.bit = pattern_bits(net)
         self.all_users = (1 << len(net.patterns)) - 1
         self.tr_mask = [sum(self.bit[u] for u in set(tr.users)) if tr.users else self.all_users for tr in net.transitions]
         # per-pattern windows where a shared transition's users disagree (checked per pattern)
@@ -89,31 +143,11 @@ class GroupRuntime:
             for u in set(tr.users):
                 by_w[windows.get(u, tr.window)] = by_w.get(windows.get(u, tr.window), 0) | self.bit[u]
             self.tr_windows.append([(mask, w) for w, mask in by_w.items()] if len(by_w) > 1 else None)
-        self.root = root_token(self.nslots, net.start, self.all_users)
-        self.count_window = net.window_kind == A.WIN_COUNT
-        self.w = net.window_value
-        self.places = net.places
-        # who emits where: changes when patterns are removed from a running engine
-        self.roles: list[tuple[Role, ...]] = [p.roles for p in net.places]
-        # event time (set by the engine from its patterns): patterns whose partial matches
-        # time out into events, and patterns with a LIMIT on live partial matches
-        self.timeout_mask = 0
-        self.limits: list[LimitSpec] = []
-        self.limit_mask = 0
-        self.watch_mask = 0  # either
-        self.place_stats: Any = None  # with spilling: PlaceStats (how partial matches advance)
-        # step functions generated for this configuration, by event type (runtime/codegen.py);
-        # set by the engine once the configuration is complete, empty = interpret
-        self.steps: dict[str, Callable[..., list[Token]]] = {}
-        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
-        self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
-        # per place: the patterns that can extend a token there, and those that emit from it
-        # (a shared token is a partial match of a pattern only where that pattern goes on)
+        # per place: the patterns that can extend a token there (a shared token is a partial
+        # match of a pattern only where that pattern goes on)
         self.exit_bits = [0] * len(net.places)
         for tr in net.transitions:
             self.exit_bits[tr.src] |= self.tr_mask[tr.id]
-        self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
-        self.role_groups = self._group_roles()
 
     def remove_pattern(self, index: int) -> bool:
         """Stop serving pattern ``index``: drop its roles and the transitions only it used.
@@ -142,6 +176,11 @@ class GroupRuntime:
         return out
 
     # ------------------------------------------------------------------ state
+
+    def floor(self, part: Partition, stream_key: float) -> float:
+        """Contiguity: partial matches whose last event is before this position key were
+        interrupted (``stream_key``: the whole stream's last input event's)."""
+        return stream_key if self.stream_floor else part.last_input_key
 
     def new_partition(self) -> Partition:
         return Partition(len(self.net.places), len(self.net.negations))
@@ -189,17 +228,9 @@ class GroupRuntime:
                     return None
             if self.contiguity and t.last_key < contiguity_floor:
                 return None
-            if self.tie == "strict":
-                for sl in tr.order_slots:
-                    v = slots[sl]
-                    ev = v[K_LAST] if type(v) is tuple else v
-                    if ev.ts >= e.ts:
-                        return None
-            elif self.tie == "either":
-                if t.contains(e):
-                    return None
-                if tr.take and slots[tr.slot][K_LAST].seq > e.seq:
-                    return None
+            order_ok = self.order_ok
+            if order_ok is not None and not order_ok(tr, t, e):
+                return None
         sl = tr.slot
         new = list(slots)
         if tr.take:
@@ -407,9 +438,6 @@ class GroupRuntime:
                 best = ev
         return best
 
-    def _after(self, x: Event, ev: Event) -> bool:
-        return x.seq > ev.seq if self.tie == "arrival" else x.ts > ev.ts
-
     def violates(self, j: int, t: Token, x: Event, w: float | int | None = None) -> bool:
         """Whether negative event ``x`` invalidates match/partial match ``t`` for negation j
         (``w``: the window that bounds a negation at the start or end of its SEQ)."""
@@ -417,7 +445,7 @@ class GroupRuntime:
         slots = t.slots
         if neg.prev_slots:
             last_p = self._last_of(slots, neg.prev_slots)
-            if last_p is None or not self._after(x, last_p):
+            if last_p is None or not self.after(x, last_p):
                 return False
         elif w is not None:
             if self.count_window:
@@ -427,7 +455,7 @@ class GroupRuntime:
                 return False
         if neg.next_slots:
             first_q = self._first_of(slots, neg.next_slots)
-            if first_q is not None and not self._after(first_q, x):
+            if first_q is not None and not self.after(first_q, x):
                 return False
         elif w is not None:
             if self.count_window:
@@ -521,4 +549,34 @@ class GroupRuntime:
             part.pending = [(t, role) for t, role in part.pending if t.alive]
 
 
-__all__ = ["GroupRuntime", "INF", "event_key"]
+def _after_seq(x: Event, ev: Event) -> bool:
+    return x.seq > ev.seq
+
+
+def _after_ts(x: Event, ev: Event) -> bool:
+    return x.ts > ev.ts
+
+
+def _strictly_later(tr: Transition, t: Token, e: Event) -> bool:
+    """Tie rule strict: ``e`` comes after the events it must follow only with a later timestamp."""
+    slots = t.slots
+    for sl in tr.order_slots:
+        v = slots[sl]
+        ev = v[K_LAST] if type(v) is tuple else v
+        if ev.ts >= e.ts:
+            return False
+    return True
+
+
+def _not_bound_yet(tr: Transition, t: Token, e: Event) -> bool:
+    """Tie rule either: events of one timestamp join in any order, each at most once, and a
+    Kleene list in arrival order."""
+    if t.contains(e):
+        return False
+    return not (tr.take and t.slots[tr.slot][K_LAST].seq > e.seq)
+
+
+_ORDER_OK: dict[str, Callable[[Transition, Token, Event], bool]] = {"strict": _strictly_later, "either": _not_bound_yet}
+
+
+__all__ = ["GroupRuntime", "INF", "event_key", "pattern_bits"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from dataclasses import replace
 from typing import Any
 
 from petricep.compile.rows import ACCEPT, RowNet
@@ -27,6 +28,7 @@ from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
+from petricep.runtime.expr import OVERFLOW_FLAG, with_pattern
 from petricep.runtime.match import Match
 from petricep.runtime.rowexpr import Fn, MatchRow, MatchView, compile_sexpr
 
@@ -320,3 +322,66 @@ class RowRuntime:
             return values
         first = rows[0][2] if rows else None
         return {c: values[c] if c in values or first is None else first.attrs.get(c) for c in select}
+
+
+class RowQueries:
+    """An engine's SQL MATCH_RECOGNIZE queries: one runtime per distinct query (queries equal
+    but for their name share it, and its partial matches, each name getting the matches),
+    fed the rows of its table. ``matches``: the run's match counts, per query name."""
+
+    def __init__(self, nets: Any, matches: dict[str, int]) -> None:
+        self.runtimes: list[RowRuntime] = []
+        self.consumers: dict[str | None, list[RowRuntime]] = {}
+        by_source: dict[Any, RowRuntime] = {}
+        for rn in nets:
+            matches[rn.name] = 0
+            key = replace(rn.source, name="")
+            rrt = by_source.get(key)
+            if rrt is None:
+                rrt = by_source[key] = RowRuntime(rn)
+                self.runtimes.append(rrt)
+                self.consumers.setdefault(rn.table, []).append(rrt)
+            else:
+                rrt.aliases.append(rn.name)
+
+    def push(self, e: Event, matches: dict[str, int], collect: bool) -> list[Match]:
+        out = self.expire(e.ts, e.pos, matches, collect)
+        for table in (e.type, None):
+            for rrt in self.consumers.get(table, ()):
+                out += _count(rrt, _call(rrt, rrt.push, e), matches, collect)
+        return out
+
+    def expire(self, ts: Any, pos: int, matches: dict[str, int], collect: bool) -> list[Match]:
+        """Queries with WITHIN decide the searches stream time has closed (see RowRuntime.expire)."""
+        out: list[Match] = []
+        for rrt in self.runtimes:
+            if rrt.closing:
+                out += _count(rrt, _call(rrt, rrt.expire, ts, pos), matches, collect)
+        return out
+
+    def flush(self, matches: dict[str, int], collect: bool) -> list[Match]:
+        out: list[Match] = []
+        for rrt in self.runtimes:
+            out += _count(rrt, _call(rrt, rrt.flush), matches, collect)
+        return out
+
+    def live(self) -> int:
+        return sum(r.live() for r in self.runtimes)
+
+
+def _call(rrt: RowRuntime, fn: Any, *args: Any) -> list[Match]:
+    """``fn(*args)`` of a SQL query's runtime; a number overflow names the query."""
+    try:
+        return fn(*args)  # type: ignore[no-any-return]
+    except EvaluationError as exc:
+        if getattr(exc, OVERFLOW_FLAG, False):
+            raise with_pattern(exc, f"query {rrt.name!r}") from None
+        raise
+
+
+def _count(rrt: RowRuntime, found: list[Match], matches: dict[str, int], collect: bool) -> list[Match]:
+    if not found:
+        return found
+    for name in (rrt.name, *rrt.aliases):
+        matches[name] = rrt.matches
+    return rrt.with_aliases(found) if collect else []

@@ -1,4 +1,9 @@
-"""Per-key markings: the mutable side of a run, kept apart from the frozen net.
+"""The mutable side of a run, kept apart from the frozen net and its compiled runtimes.
+
+:class:`RunState` is everything a run changes, in one picklable object: per shared net its
+per-key markings (:class:`Partition`), the matches waiting for their window to close, the
+partial matches watched for a timeout and the expiry index; the run's counters and sequence
+numbers; the open timestamp group of the tie rules ``strict`` and ``either``.
 
 A :class:`Token` is a partial match. It points to its predecessor and to the one
 event its firing bound, so partial matches share prefixes (SASE stacks, Flink's
@@ -8,6 +13,7 @@ condition evaluation, never copies of events.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from petricep.events import Event
@@ -147,3 +153,96 @@ class Partition:
 
     def empty(self) -> bool:
         return not any(self.marking) and not any(self.buffers) and not self.pending
+
+
+@dataclass
+class RunStats:
+    events: int = 0  # input events fired (on time)
+    composite_events: int = 0
+    created: int = 0  # partial matches (tokens) created: the intermediate results
+    # complete sequences constructed (tokens reaching a place patterns emit from), before
+    # the emission checks: paper 000's intermediate results
+    completed: int = 0
+    matches: dict[str, int] = field(default_factory=dict)
+    late: int = 0  # input events behind the watermark (with a slack): reported, not fired
+    timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
+    dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
+    peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
+    # where the generated firing code could not be compiled and the interpreter runs
+    # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
+    interpreted: dict[str, str] = field(default_factory=dict)
+
+
+class RunState:
+    """Everything one engine's run changes (see the module docstring). Lists named per shared
+    net are indexed like the engine's runtimes; nothing here refers to compiled code but the
+    runtimes named in ``group_kills`` (a snapshot writes those as references)."""
+
+    __slots__ = (
+        "parts",
+        "pending",
+        "deadlines",
+        "expiry",
+        "consumed",
+        "stats",
+        "counters",
+        "seq",
+        "counter",
+        "last_input",
+        "last_input_key",
+        "accepted",
+        "tally",
+        "count_only",
+        "group_ts",
+        "group_kills",
+        "group_events",
+        "group_emitted",
+        "group_clocks",
+        "since_sweep",
+        "budget_at",
+    )
+
+    def __init__(self, stats: RunStats, budget_at: float, counters: Any = None) -> None:
+        # per shared net: key -> its marking
+        self.parts: list[dict[Any, Partition]] = []
+        # per shared net, heap of (window closes, n, partition, match, role): matches waiting
+        # for their window to close (end negations)
+        self.pending: list[list[tuple[Any, int, Partition, Token, Any]]] = []
+        # ON TIMEOUT, per shared net: heap of (deadline, n, partition, token, pattern index)
+        self.deadlines: list[list[tuple[Any, int, Partition, Token, int]]] = []
+        # the expiry index, per shared net: a heap of (due, n, partition), so that a sweep
+        # visits only the partitions with something to drop (None: sweep every partition)
+        self.expiry: list[list[tuple[Any, int, Partition]] | None] = []
+        # consumption: domain -> {event seq: ts} of the events consumed there
+        self.consumed: dict[str, dict[int, Any]] = {}
+        self.stats = stats
+        self.counters = counters  # the marking per place and transition (runtime/counters.py), or None
+        self.seq = 0  # stream sequence number of the last event fired
+        self.counter = 0  # tie breaker of the heaps
+        self.last_input: Event | None = None
+        self.last_input_key: float = -INF  # maintained only while a contiguity pattern runs
+        self.accepted: list[Token] = []  # reused per step: tokens that reached an emitting place
+        # collect=False: matches of a group of counted patterns (same checks, one place) are
+        # tallied per (group, patterns) and added to stats.matches when stats are read
+        self.tally: dict[tuple[tuple[int, int, int], int], int] = {}
+        self.count_only: dict[tuple[int, int, int], bool] = {}
+        # the open timestamp group (tie rules strict and either)
+        self.group_ts: Any = None
+        self.group_kills: list[tuple[Any, Partition, int, Event]] = []
+        self.group_events: list[Event] = []
+        self.group_emitted: list[tuple[Any, Any, Token, Event]] = []
+        self.group_clocks: list[Event] = []  # advance() points inside the open timestamp group
+        self.since_sweep = 0
+        # the memory budget is checked when stats.created reaches this (INF: never)
+        self.budget_at = budget_at
+
+    def add_net(self, indexed: bool) -> None:
+        """Room for one more shared net (``indexed``: its sweeps follow the expiry index)."""
+        self.parts.append({})
+        self.pending.append([])
+        self.deadlines.append([])
+        self.expiry.append([] if indexed else None)
+
+    def live(self) -> list[int]:
+        """Partial matches held per shared net."""
+        return [sum(len(tokens) for part in parts.values() for tokens in part.marking) for parts in self.parts]

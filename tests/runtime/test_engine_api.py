@@ -128,4 +128,4 @@ def test_counting_without_match_objects_equals_collecting() -> None:
             counting.remove_pattern("q1")
     assert counting.stats.matches == found
     assert found == {"q0": 7, "q1": 4, "q2": 7, "q3": 3, "q4": 7, "r": 7}
-    assert counting._tally == {}  # read: nothing left to add up
+    assert counting.state.tally == {}  # read: nothing left to add up

@@ -27,7 +27,7 @@ SETTINGS = settings(
 
 def held(engine: Engine) -> tuple[int, int]:
     """Partial matches and negative events stored in every marking."""
-    parts = [p for states in engine.states for p in states.values()]
+    parts = [p for states in engine.state.parts for p in states.values()]
     return sum(len(m) for p in parts for m in p.marking), sum(len(b) for p in parts for b in p.buffers)
 
 
@@ -51,7 +51,7 @@ def test_indexed_sweeps_equal_full_sweeps(data: st.DataObject) -> None:
     note(pattern_text(pattern))
     net = build_net([pattern])
     indexed = Engine(net, tie=tie, sweep_every=every)
-    assert indexed.expiry == [[] if rt.indexed else None for rt in indexed.runtimes]
+    assert indexed.state.expiry == [[] if rt.indexed else None for rt in indexed.runtimes]
     assert trace(indexed, events) == trace(Engine(net, tie=tie, sweep_every=every, expiry_index=False), events)
 
 
@@ -64,12 +64,12 @@ def test_only_due_partitions_are_visited() -> None:
     rt.sweep = lambda part, now, floor: (visited.append(part.key), sweep(part, now, floor))  # type: ignore[method-assign]
     for i, k in enumerate([1, 2, 3]):
         engine.push(Event("A", i, i, f"a{k}", {"k": k}))
-    assert visited == [] and sorted(engine.states[0]) == [1, 2, 3]
+    assert visited == [] and sorted(engine.state.parts[0]) == [1, 2, 3]
     engine.push(Event("C", 11, 3, "c", {"k": 9}))  # passes key 1's window (0 + 10 < 11) only
-    assert visited == [1] and sorted(engine.states[0]) == [2, 3]
+    assert visited == [1] and sorted(engine.state.parts[0]) == [2, 3]
     engine.push(Event("C", 13, 4, "c2", {"k": 9}))
-    assert visited == [1, 2, 3] and engine.states[0] == {}
-    assert engine.expiry == [[]]
+    assert visited == [1, 2, 3] and engine.state.parts[0] == {}
+    assert engine.state.expiry == [[]]
 
 
 @pytest.mark.parametrize(
@@ -84,4 +84,4 @@ def test_only_due_partitions_are_visited() -> None:
 )
 def test_which_nets_use_the_index(text: str, indexed: bool) -> None:
     engine = Engine(compile_text(text))
-    assert (engine.expiry[0] is not None) is indexed
+    assert (engine.state.expiry[0] is not None) is indexed

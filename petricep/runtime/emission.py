@@ -1,0 +1,235 @@
+"""Emission: complete matches and timed-out partial matches become :class:`Match` objects and,
+for patterns with RETURN or ON TIMEOUT, composite events that re-enter the run.
+
+A pattern emits a token that passed its checks now, or, with an end negation, once stream
+time closes its window (the run state's ``pending`` heaps); ON TIMEOUT partial matches whose
+window closed unextended are emitted as :class:`Expiry` roles. The matches emitted at one
+point are ordered by pattern, then by their events' stream positions (docs/SEMANTICS.md):
+that order decides composite events' stream order and who wins a consumption conflict.
+Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+from petricep.compile.net import PatternNet, Role
+from petricep.errors import EvaluationError
+from petricep.events import Event
+from petricep.runtime.expr import OVERFLOW_FLAG, with_pattern
+from petricep.runtime.firing import GroupRuntime
+from petricep.runtime.housekeeping import due
+from petricep.runtime.match import Match
+from petricep.runtime.state import INF, Partition, Token
+
+if TYPE_CHECKING:
+    from petricep.runtime.engine import Engine
+
+# one emission: (its net's runtime, the role emitting (or an Expiry), the token, the event emitting it)
+Emitted = tuple[GroupRuntime, Any, Token, Event]
+
+
+class Expiry:
+    """How a timed-out partial match is emitted: its pattern and when its window closed."""
+
+    __slots__ = ("pattern", "deadline")
+
+    def __init__(self, pattern: int, deadline: Any) -> None:
+        self.pattern = pattern
+        self.deadline = deadline
+
+
+def emits(
+    engine: Engine, i: int, rt: GroupRuntime, part: Partition, t: Token, role: Role, emitter: Event, emitted: list[Emitted]
+) -> None:
+    """Pattern ``role.pattern`` emits ``t`` (its checks passed): now, or when its window
+    closes (end negations). Matches only counted are counted by the caller."""
+    if role.pending_negations:
+        w = role.window
+        if w is None:
+            threshold: Any = INF
+        elif rt.count_window:
+            threshold = t.first_pos + w
+        else:
+            threshold = t.first_ts + w
+        waiting = t.detached()
+        st = engine.state
+        st.counter += 1
+        heapq.heappush(st.pending[i], (threshold, st.counter, part, waiting, role))
+        part.pending.append((waiting, role))
+        if st.expiry[i] is not None and w is not None:
+            due(st, i, part, threshold)
+    else:
+        emitted.append((rt, role, t, emitter))
+
+
+def close_pending(engine: Engine, e: Event, emitted: list[Emitted]) -> None:
+    """Stream time reached ``e``: emit the matches whose window it closes (end negations)
+    and the partial matches it times out (ON TIMEOUT)."""
+    st = engine.state
+    if engine.has_timeouts:
+        close_deadlines(engine, e, emitted)
+    for i, heap in enumerate(st.pending):
+        if not heap:
+            continue
+        rt = engine.runtimes[i]
+        while heap:
+            thr = heap[0][0]
+            closed = e.pos >= thr if rt.count_window else e.ts > thr
+            if not closed:
+                break
+            _, _, part, t, role = heapq.heappop(heap)
+            if t.alive:
+                emitted.append((rt, role, t, e))
+                t.alive = False
+
+
+def close_deadlines(engine: Engine, e: Event, emitted: list[Emitted]) -> None:
+    for i, deadlines in enumerate(engine.state.deadlines):
+        if deadlines:
+            rt = engine.runtimes[i]
+            while deadlines:
+                thr = deadlines[0][0]
+                if not (e.pos >= thr if rt.count_window else e.ts > thr):
+                    break
+                expire(engine, rt, heapq.heappop(deadlines), e, emitted)
+
+
+def close_all(engine: Engine, emitter: Event | None) -> list[Emitted]:
+    """End of stream: every match still waiting and every watched partial match's window closes."""
+    st = engine.state
+    emitted: list[Emitted] = []
+    for i, heap in enumerate(st.pending):
+        rt = engine.runtimes[i]
+        while heap:
+            _, _, _part, t, role = heapq.heappop(heap)
+            if t.alive:
+                emitted.append((rt, role, t, emitter or t.event))  # type: ignore[arg-type]
+    for i, deadlines in enumerate(st.deadlines):
+        rt = engine.runtimes[i]
+        while deadlines:
+            expire(engine, rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
+    return emitted
+
+
+def expire(
+    engine: Engine, rt: GroupRuntime, entry: tuple[Any, int, Partition, Token, int], emitter: Event, emitted: list[Emitted]
+) -> None:
+    """A partial match's window closed: a timeout if it is still alive for the pattern,
+    never extended, not blocked by a negation, and (contiguity) not interrupted."""
+    deadline, _, part, t, pi = entry
+    bit = rt.bit[pi]
+    if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in engine.removed:
+        return
+    if rt.contiguity and t.last_key < rt.floor(part, engine.state.last_input_key):
+        return
+    emitted.append((rt, Expiry(pi, deadline), t, emitter))
+
+
+def emit(engine: Engine, emitted: list[Emitted]) -> list[Match]:
+    """Emit what was found at one point, in order; the composite events of the matches go
+    back into the run (the tie rule says when), and what they complete is emitted in turn."""
+    out: list[Match] = []
+    patterns = engine.net.patterns
+    st = engine.state
+    stats = st.stats
+    while emitted:
+        batch, chains = _ordered(engine, emitted)
+        emitted = []
+        derived = []
+        matches = stats.matches
+        for _rt, role, t, emitter in batch:
+            net = patterns[role.pattern]
+            if type(role) is Expiry:
+                assert net.timeout is not None
+                stats.timeouts[net.name] += 1
+                attrs = fields(net.name, engine.timeout_fns[net.index], t.slots)
+                m = Match(
+                    net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
+                    timeout=(net.timeout.type, role.deadline),
+                )
+                out.append(m)
+                derived.append(Event(net.timeout.type, emitter.ts, emitter.pos, m.id, attrs))
+                continue
+            if net.conflict is not None and not consume(st.consumed[net.conflict], net, chains[id(t)][0]):
+                continue
+            matches[net.name] += 1
+            returns = net.returns
+            if returns is None:
+                if engine.collect:
+                    out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
+                continue
+            attrs = fields(net.name, engine.returns[net.index], t.slots)
+            m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
+            out.append(m)
+            derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
+        stats.composite_events += len(derived)
+        derive = engine.rule.derive
+        for d in derived:
+            derive(engine, d, emitted)
+    return out
+
+
+def _ordered(
+    engine: Engine, emitted: list[Emitted]
+) -> tuple[list[Emitted], dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]]]:
+    """The emissions of one round in emission order, and each token's chain (with its order
+    key where the order matters)."""
+    patterns = engine.net.patterns
+    plain = engine.plain
+    # one token may be emitted by many patterns sharing its place: walk its chain once.
+    # The order (pattern, then positions) decides composite events' stream order and
+    # who wins a conflict; without those it only needs to be deterministic.
+    ordered = not plain and any(
+        patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry for r in emitted
+    )
+    chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
+    for rt, _role, t, _e in emitted:
+        if id(t) not in chains:
+            chain = t.chain()
+            chains[id(t)] = (chain, chain_order(rt, chain) if ordered and len(emitted) > 1 else ())
+    if plain and len(patterns) == 1:
+        batch = emitted  # one pattern, nothing derived from its matches: emission order
+    elif len(chains) == 1 or not ordered:
+        batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry))
+    else:
+        batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
+    return batch, chains
+
+
+def consume(consumed: dict[int, Any], net: PatternNet, chain: list[tuple[int, Event]]) -> bool:
+    """Consumption policy: a match holding an event already consumed in its domain
+    (``consumed``: event seq -> ts) is not emitted; an emitted match consumes the events of
+    its consumed variables."""
+    for _, ev in chain:
+        if ev.seq in consumed:
+            return False
+    slots = net.consume
+    for sl, ev in chain:
+        if sl in slots:
+            consumed[ev.seq] = ev.ts
+    return True
+
+
+def chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any, ...]:
+    """Matches emitted at one point are ordered by pattern, then by this: the events'
+    stream positions, then each variable's positions in written order (SEMANTICS.md)."""
+    per_var: list[list[int]] = [[] for _ in range(rt.nslots)]
+    for sl, ev in chain:
+        per_var[sl].append(ev.seq)
+    return (tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
+
+
+def fields(name: str, fns: list[tuple[str, Any]], slots: tuple[Any, ...]) -> dict[str, Any]:
+    """A match's RETURN (or ON TIMEOUT) attributes; a number overflow names the pattern.
+    Non-finite floats are kept as they are: the output writes them as null."""
+    try:
+        return {field_name: f(slots) for field_name, f in fns}
+    except EvaluationError as exc:
+        if getattr(exc, OVERFLOW_FLAG, False):
+            raise with_pattern(exc, f"pattern {name!r}") from None
+        raise
+
+
+__all__ = ["Emitted", "Expiry", "close_all", "close_pending", "emit", "emits", "expire", "fields"]

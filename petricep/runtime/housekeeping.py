@@ -1,0 +1,203 @@
+"""Housekeeping: what keeps a run's state bounded, off the per-event path.
+
+* sweeps (every ``sweep_every`` events, and at the end): drop the partial matches and
+  negative events no window can use any more, following the expiry index where the net
+  allows it (only partitions whose earliest window has passed are visited);
+* watching new partial matches: ON TIMEOUT deadlines, and LIMIT quotas (runtime/limits.py);
+* the memory budget: a run whose live partial matches exceed it stops with
+  :class:`~petricep.errors.StateLimitError`;
+* spilling (runtime/spill.py): keys written out when the spill budget is exceeded.
+
+Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import chain
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
+
+from petricep.errors import StateLimitError
+from petricep.events import Event
+from petricep.runtime.firing import GroupRuntime
+from petricep.runtime.limits import admit, age
+from petricep.runtime.spill import expiry
+from petricep.runtime.state import INF, Partition, RunState, Token
+
+if TYPE_CHECKING:
+    from petricep.runtime.engine import Engine
+
+_MARKING = attrgetter("marking")
+
+
+def due(st: RunState, i: int, part: Partition, when: Any) -> None:
+    """Something in ``part`` (of shared net ``i``) may be dropped once the stream passes
+    ``when``: index it."""
+    if when < part.due:
+        part.due = when
+        st.counter += 1
+        heapq.heappush(st.expiry[i], (when, st.counter, part))  # type: ignore[arg-type]
+
+
+def sweep(engine: Engine, now: Event) -> None:
+    """Drop what can never be used again, forget old consumed events, sample the peak."""
+    st = engine.state
+    st.since_sweep = 0
+    _forget_consumed(engine, now)
+    spill = engine.spill
+    for i, (rt, parts) in enumerate(zip(engine.runtimes, st.parts)):
+        heap = st.expiry[i]
+        if heap is not None:
+            _sweep_due(st, rt, parts, heap, now)
+            continue
+        dead = []
+        for key, part in parts.items():
+            rt.sweep(part, now, rt.floor(part, st.last_input_key))
+            if part.empty():
+                dead.append(key)
+        for key in dead:
+            del parts[key]
+            if spill is not None:
+                spill.touched(i, key, Partition(0, 0))
+    if spill is not None:
+        spill.forget_expired(now.ts)
+        for i, parts in enumerate(st.parts):
+            for key, part in parts.items():
+                spill.touched(i, key, part)
+    # what the sweep left is exactly the live partial matches: sample their peak
+    live = sum(sum(map(len, chain.from_iterable(map(_MARKING, parts.values())))) for parts in st.parts)
+    live += engine.rows.live()
+    if live > st.stats.peak_partial:
+        st.stats.peak_partial = live
+    if st.counters is not None:
+        st.counters.sample(st.parts)
+
+
+def _forget_consumed(engine: Engine, now: Event) -> None:
+    """Consumed events no match of their domain's time windows can hold any more."""
+    patterns = engine.net.patterns
+    for domain, consumed in engine.state.consumed.items():
+        windows = [p.window_value for p in patterns if p.conflict == domain]
+        if consumed and all(w is not None for w in windows) and all(
+            p.window and p.window.kind != "count" for p in patterns if p.conflict == domain
+        ):
+            horizon = now.ts - max(w for w in windows if w is not None)
+            for seq in [s for s, ts in consumed.items() if ts < horizon]:
+                del consumed[seq]
+
+
+def _sweep_due(
+    st: RunState, rt: GroupRuntime, parts: dict[Any, Partition], heap: list[tuple[Any, int, Partition]], now: Event
+) -> None:
+    """Sweep the partitions whose earliest window has passed, in order of it; the others
+    hold nothing a sweep would drop."""
+    count = rt.count_window
+    limit = now.pos if count else now.ts
+    while heap:
+        when = heap[0][0]
+        if (when > limit) if count else (when >= limit):
+            break
+        _, _, part = heapq.heappop(heap)
+        if part.due != when or parts.get(part.key) is not part:
+            continue  # stale: swept since, or a partition no longer held
+        rt.sweep(part, now, INF)
+        if part.empty():
+            del parts[part.key]
+            part.due = INF
+            continue
+        part.due = INF
+        due(st, rt.net.index, part, rt.due(part))
+
+
+def watch(engine: Engine, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
+    """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
+    against their patterns' limits."""
+    st = engine.state
+    places = rt.places
+    limited: list[tuple[tuple[Any, ...], Token, int]] = []
+    for nt in created:
+        if not places[nt.place].has_exits:
+            continue
+        going_on = nt.users & rt.exit_bits[nt.place]  # patterns for which nt is a partial match
+        if going_on & rt.limit_mask:
+            limited.append((age(nt), nt, going_on))
+        waiting = going_on & rt.timeout_mask & ~rt.emit_bits[nt.place]  # not complete here
+        if waiting:
+            for pi, bit in rt.bit.items():
+                if waiting & bit:
+                    w = engine.net.patterns[pi].window_value
+                    assert w is not None  # ON TIMEOUT needs a window (checked)
+                    deadline = nt.first_pos + w if rt.count_window else nt.first_ts + w
+                    st.counter += 1
+                    heapq.heappush(st.deadlines[i], (deadline, st.counter, part, nt, pi))
+    if limited:
+        # oldest first, so that the outcome does not depend on the order the shared net
+        # happened to create them in
+        limited.sort(key=lambda x: x[0])
+        broken = None
+        if rt.contiguity:
+            floor = rt.floor(part, st.last_input_key)
+            broken = lambda t: t.last_key < floor  # noqa: E731
+        for order, nt, going_on in limited:
+            admit(part, nt, going_on, order, now, rt.limits, broken, key, st.stats.dropped)
+
+
+def check_budget(engine: Engine, now: Event) -> None:
+    """More partial matches were created since the last check than the budget had room
+    for: sweep, so that the count is exact, and stop the run if a net is over budget.
+    Otherwise the next check comes when the creations since could have filled the room
+    left (at least 1/64 of the budget, so that a run near it does not sweep per event)."""
+    budget = engine.max_partial_matches
+    assert budget is not None
+    st = engine.state
+    sweep(engine, now)
+    live = st.live()
+    most = max(live, default=0)
+    if most > budget:
+        i = live.index(most)
+        raise _over_budget(engine, engine.runtimes[i], st.parts[i], most, budget, now)
+    st.budget_at = st.stats.created + max(budget - most, budget // 64, 1)
+
+
+def _over_budget(
+    engine: Engine, rt: GroupRuntime, parts: dict[Any, Partition], live: int, budget: int, now: Event
+) -> StateLimitError:
+    """The error naming the net's pattern and the key holding most of its partial matches."""
+    key, part = max(parts.items(), key=lambda kv: sum(map(len, kv[1].marking)))
+    per_pattern = {pi: 0 for pi in rt.net.patterns if pi not in engine.removed}
+    for tokens in part.marking:
+        for t in tokens:
+            for pi in per_pattern:
+                if t.users & rt.bit[pi]:
+                    per_pattern[pi] += 1
+    pi = max(per_pattern, key=lambda p: per_pattern[p])
+    shown = repr(key) if len(repr(key)) <= 80 else repr(key)[:77] + "..."
+    return StateLimitError(
+        f"pattern {engine.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
+        f"{budget} (key {shown} holds {sum(map(len, part.marking))}) at event {now.id!r}; bound the pattern "
+        f"with LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
+    )
+
+
+def spill_out(engine: Engine) -> None:
+    """Over the memory budget: write out the keys the policy finds most expendable
+    (only keys nothing outside their marking refers to)."""
+    spill = engine.spill
+    assert spill is not None
+    st = engine.state
+    candidates = []
+    for i, (rt, parts) in enumerate(zip(engine.runtimes, st.parts)):
+        if rt.watch_mask:
+            continue
+        for key, part in parts.items():
+            if not part.pending:
+                candidates.append((i, key, part))
+    now = st.last_input.ts if st.last_input is not None else 0
+    for i, key in spill.choose(candidates, [rt.place_stats for rt in engine.runtimes], now):
+        rt = engine.runtimes[i]
+        part = st.parts[i].pop(key)
+        spill.write(i, key, part, INF if rt.count_window else expiry(part, rt.w))
+
+
+__all__ = ["check_budget", "due", "spill_out", "sweep", "watch"]

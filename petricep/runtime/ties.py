@@ -1,0 +1,327 @@
+"""Tie rules: how events with equal timestamps are ordered (docs/SEMANTICS.md), each a
+:class:`TieRule` of functions chosen once when the engine is built, never per event.
+
+* ``arrival``: stream order is (ts, arrival); every event fires as it comes.
+* ``strict``: only a later timestamp counts as after. Events fire as they come (the firing
+  test of the shared net refuses equal timestamps); the partial matches a pushed negation
+  cancels are cancelled when the timestamp group ends, so that events of the group after it
+  still see them.
+* ``either``: events with equal timestamps may match in any order. A timestamp group is
+  held until the next timestamp arrives and then matched as a whole, by a fixpoint over
+  every order of its events.
+
+Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from petricep.errors import EvaluationError
+from petricep.events import Event
+from petricep.runtime.emission import Emitted, close_pending, emit
+from petricep.runtime.firing import GroupRuntime
+from petricep.runtime.housekeeping import check_budget, due, spill_out, sweep, watch
+from petricep.runtime.match import Match
+from petricep.runtime.state import INF, Partition, RunState, Token
+
+if TYPE_CHECKING:
+    from petricep.runtime.engine import Engine
+
+Matches = Callable[["Engine", Event], list[Match]]
+
+
+class TieRule:
+    """What a tie rule decides: how an input event fires (``step``), what stream time passing
+    with no event does (``advance``, with a clock event), how the open timestamp group ends
+    at the end of the input (``close``), when a composite event re-enters (``derive``) and
+    when a pushed negation cancels partial matches (``kill``)."""
+
+    __slots__ = ("name", "step", "advance", "close", "derive", "kill")
+
+    def __init__(
+        self,
+        name: str,
+        step: Matches,
+        advance: Matches,
+        close: Callable[[Engine], list[Match]],
+        derive: Callable[[Engine, Event, list[Emitted]], None],
+        kill: Callable[[Engine, GroupRuntime, Partition, int, Event], None],
+    ) -> None:
+        self.name = name
+        self.step = step
+        self.advance = advance
+        self.close = close
+        self.derive = derive
+        self.kill = kill
+
+
+# ---------------------------------------------------------------------- arrival and strict
+
+
+def step_in_order(engine: Engine, e: Event) -> list[Match]:
+    """``e`` fires now; then the housekeeping that is due."""
+    st = engine.state
+    emitted: list[Emitted] = []
+    if engine.timed:
+        close_pending(engine, e, emitted)
+    st.last_input = e
+    engine._process(e, False, emitted)
+    out = emit(engine, emitted) if emitted else []
+    if engine.rows.runtimes:
+        out += engine.rows.push(e, st.stats.matches, engine.collect)
+    st.since_sweep += 1
+    if st.since_sweep >= engine.sweep_every:
+        sweep(engine, e)
+    if st.stats.created >= st.budget_at:
+        check_budget(engine, e)
+    if engine.spill is not None and engine.spill.over():
+        spill_out(engine)
+    return out
+
+
+def step_strict(engine: Engine, e: Event) -> list[Match]:
+    """A new timestamp first ends the group of equal timestamps before it."""
+    _at(engine.state, e.ts)
+    return step_in_order(engine, e)
+
+
+def advance_in_order(engine: Engine, clock: Event) -> list[Match]:
+    emitted: list[Emitted] = []
+    close_pending(engine, clock, emitted)
+    out = emit(engine, emitted)
+    return out + _expire_rows(engine, clock) if engine.rows.runtimes else out
+
+
+def advance_strict(engine: Engine, clock: Event) -> list[Match]:
+    _at(engine.state, clock.ts)
+    return advance_in_order(engine, clock)
+
+
+def close_in_order(engine: Engine) -> list[Match]:
+    end_group(engine.state)
+    return []
+
+
+def _at(st: RunState, ts: Any) -> None:
+    """Stream time is ``ts``: a new timestamp ends the open group (tie rule strict)."""
+    if ts != st.group_ts:
+        end_group(st)
+        st.group_ts = ts
+
+
+def end_group(st: RunState) -> None:
+    """The timestamp group ended: cancel what its pushed negations cancel."""
+    kills = st.group_kills
+    if kills:
+        st.group_kills = []
+        for rt, part, j, x in kills:
+            rt.cancel(part, j, x)
+
+
+def derive_now(engine: Engine, d: Event, emitted: list[Emitted]) -> None:
+    engine._process(d, True, emitted)
+
+
+def kill_now(engine: Engine, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
+    rt.cancel(part, j, x)
+
+
+def kill_at_group_end(engine: Engine, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
+    engine.state.group_kills.append((rt, part, j, x))
+
+
+def _expire_rows(engine: Engine, clock: Event) -> list[Match]:
+    return engine.rows.expire(clock.ts, clock.pos, engine.state.stats.matches, engine.collect)
+
+
+# ---------------------------------------------------------------------- either
+
+
+def step_either(engine: Engine, e: Event) -> list[Match]:
+    """``e`` joins its timestamp group, which is matched as a whole (every order of its
+    events) when the next timestamp arrives."""
+    st = engine.state
+    out = _join(engine, e)
+    e.seq = engine._next_seq()
+    st.group_events.append(e)
+    st.last_input = e
+    if engine.rows.runtimes:
+        out += engine.rows.push(e, st.stats.matches, engine.collect)
+    return out
+
+
+def advance_either(engine: Engine, clock: Event) -> list[Match]:
+    out = _join(engine, clock)
+    engine.state.group_clocks.append(clock)  # may close windows of matches the group finds
+    return out + _expire_rows(engine, clock) if engine.rows.runtimes else out
+
+
+def _join(engine: Engine, e: Event) -> list[Match]:
+    """Stream time reached ``e``: a new timestamp first matches the group before it; what
+    ``e`` closes is emitted with its group."""
+    st = engine.state
+    emitted: list[Emitted] = []
+    out = run_group(engine) if st.group_ts is not None and e.ts != st.group_ts else []
+    st.group_ts = e.ts
+    close_pending(engine, e, emitted)
+    st.group_emitted.extend(emitted)
+    return out
+
+
+def derive_in_group(engine: Engine, d: Event, emitted: list[Emitted]) -> None:
+    engine.state.group_events.append(d)
+    d.seq = engine._next_seq()
+
+
+def run_group(engine: Engine) -> list[Match]:
+    """Equal timestamps may match in any order: close the group with a fixpoint."""
+    st = engine.state
+    events = st.group_events
+    pre = st.group_emitted
+    closers = events + st.group_clocks
+    st.group_events = []
+    st.group_emitted = []
+    st.group_clocks = []
+    out: list[Match] = []
+    if pre:
+        out += emit(engine, pre)
+    done = 0
+    for rt in engine.runtimes:
+        emitted = _match_group(engine, rt, events)
+        i = rt.net.index
+        if rt.count_window and st.pending[i] and closers:
+            _close_in_group(st, i, rt, closers, emitted)
+        out += emit(engine, emitted)  # composite events join st.group_events
+        events = events + st.group_events[done:]
+        done = len(st.group_events)
+    st.group_events = []
+    if events:
+        st.since_sweep += len(events)
+        if st.since_sweep >= engine.sweep_every:
+            sweep(engine, events[-1])
+        if st.stats.created >= st.budget_at:
+            check_budget(engine, events[-1])
+    return out
+
+
+def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event]) -> list[Emitted]:
+    """One shared net's matches of a timestamp group, per key; then its negative events."""
+    st = engine.state
+    i = rt.net.index
+    mine: dict[Any, list[Event]] = {}
+    for d in events:
+        if d.type in rt.net.input_types:
+            mine.setdefault(engine._key(rt, d), []).append(d)
+    emitted: list[Emitted] = []
+    for key, evs in mine.items():
+        part = engine._partition(i, rt, key)
+        try:
+            found = _fixpoint(engine, i, rt, part, evs, key)
+        except EvaluationError as exc:
+            raise engine._placed(exc, rt) from None
+        for t, emitter in found:
+            engine._accept(i, rt, part, t, emitter, emitted)
+        for d in evs:
+            if st.expiry[i] is not None and d.type in rt.negs_by_type:
+                due(st, i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
+            for j in rt.negative(part, d):
+                rt.cancel(part, j, d)
+    return emitted
+
+
+def _close_in_group(st: RunState, i: int, rt: GroupRuntime, events: list[Event], emitted: list[Emitted]) -> None:
+    """Matches found by this group's fixpoint whose count window an event of the same
+    group already closed: emitted there, as the whole stream would emit them."""
+    heap = st.pending[i]
+    last = max(e.pos for e in events)
+    while heap and heap[0][0] <= last:
+        thr, _, _part, t, role = heapq.heappop(heap)
+        if t.alive:
+            closer = min((e for e in events if e.pos >= thr), key=lambda e: e.pos)
+            emitted.append((rt, role, t, closer))
+            t.alive = False
+
+
+def _fixpoint(
+    engine: Engine, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
+) -> list[tuple[Token, Event]]:
+    st = engine.state
+    accepted: list[Token] = []
+    created: list[Token] = []
+    steps = rt.steps
+    for g in evs:
+        created += (steps.get(g.type) or rt.step)(part, g, INF, False, accepted)
+    # Tokens of the first pass hold exactly one event of the group (the marking holds
+    # none), each a distinct (partial match, transition, event): no duplicates among them,
+    # and none equals a token of the loop below (two or more of the group's events).
+    # Only the loop's tokens, reachable in several orders, are de-duplicated.
+    queue = _extend_in_group(rt, created, evs)
+    first = rt.store(part, queue)
+    if first is not None and st.expiry[i] is not None:
+        due(st, i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
+    if rt.watch_mask:
+        watch(engine, i, rt, part, queue, evs[-1], key)
+    st.stats.created += len(queue)
+    if st.counters is not None:
+        st.counters.count(i, queue)
+    # a token's creator is the event its firing bound
+    done = [(t, t.event) for t in queue if rt.places[t.place].accepting and t.event is not None]
+    st.stats.completed += len(done)
+    return done
+
+
+def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> list[Token]:
+    """Extend the group's new tokens by its other events, in every order, until nothing new
+    comes (``queue`` grows in place)."""
+    seen: set[tuple[Any, ...]] = set()
+    # every new token already holds its creator: a group of one event has nothing left
+    # to try. Otherwise each event's enabled transitions by source place, computed once.
+    moves = _group_moves(rt, evs) if len(evs) > 1 else []
+    fires = rt.fires
+    idx = 0
+    while moves and idx < len(queue):
+        t = queue[idx]
+        idx += 1
+        for g, by_src in moves:
+            trs = by_src.get(t.place)
+            if not trs or t.contains(g):
+                continue
+            for tr in trs:
+                f = fires.get(tr.id)
+                fired = f(t, g, INF, False) if f is not None else rt.fire(tr, t, g, INF, False)
+                if fired is None:
+                    continue
+                k = _binding_key(fired)
+                if k not in seen:
+                    seen.add(k)
+                    queue.append(fired)
+    return queue
+
+
+def _group_moves(rt: GroupRuntime, evs: list[Event]) -> list[tuple[Event, dict[int, list[Any]]]]:
+    """Per event of a timestamp group: its transitions whose input-arc guards hold, by source place."""
+    out = []
+    for g in evs:
+        by_src = {}
+        for src, trs in rt.by_type.get(g.type, ()):
+            enabled = [tr for tr in trs if all(f((g,), None) for f in rt.arc[tr.id])]
+            if enabled:
+                by_src[src] = enabled
+        if by_src:
+            out.append((g, by_src))
+    return out
+
+
+def _binding_key(t: Token) -> tuple[Any, ...]:
+    return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+
+
+ARRIVAL = TieRule("arrival", step_in_order, advance_in_order, close_in_order, derive_now, kill_now)
+STRICT = TieRule("strict", step_strict, advance_strict, close_in_order, derive_now, kill_at_group_end)
+EITHER = TieRule("either", step_either, advance_either, run_group, derive_in_group, kill_at_group_end)
+RULES = {rule.name: rule for rule in (ARRIVAL, STRICT, EITHER)}
+
+__all__ = ["RULES", "TieRule", "end_group", "run_group"]
