@@ -82,6 +82,8 @@ cdef class EventStore:
     cdef double* ts
     cdef int64_t* pos
     cdef int64_t* id
+    cdef int64_t* seq  # arrival number (composite events right after their emitter): survives compaction
+    cdef int64_t next_seq
     cdef double* val   # nattrs per row
     cdef int8_t* tag   # nattrs per row
     cdef Py_ssize_t n, cap, nattrs
@@ -92,13 +94,14 @@ cdef class EventStore:
         self.nattrs = nattrs
         self.n = 0
         self.cap = 0
-        self.ts = NULL; self.pos = NULL; self.id = NULL; self.val = NULL; self.tag = NULL
+        self.ts = NULL; self.pos = NULL; self.id = NULL; self.val = NULL; self.tag = NULL; self.seq = NULL
+        self.next_seq = 0
         self.ranks = NULL
         self.nranks = 0
         self.reserve(1024)
 
     def __dealloc__(self):
-        free(self.ts); free(self.pos); free(self.id); free(self.val); free(self.tag); free(self.ranks)
+        free(self.ts); free(self.pos); free(self.id); free(self.val); free(self.tag); free(self.ranks); free(self.seq)
 
     cdef int reserve(self, Py_ssize_t cap) except -1:
         if cap <= self.cap:
@@ -106,6 +109,7 @@ cdef class EventStore:
         self.ts = <double*>grow(self.ts, cap, sizeof(double))
         self.pos = <int64_t*>grow(self.pos, cap, sizeof(int64_t))
         self.id = <int64_t*>grow(self.id, cap, sizeof(int64_t))
+        self.seq = <int64_t*>grow(self.seq, cap, sizeof(int64_t))
         self.val = <double*>grow(self.val, cap * self.nattrs, sizeof(double))
         self.tag = <int8_t*>grow(self.tag, cap * self.nattrs, sizeof(int8_t))
         self.cap = cap
@@ -188,6 +192,23 @@ cdef class Group:
     cdef int32_t* created
     cdef Py_ssize_t ncreated, created_cap
     cdef int64_t* slotbuf
+    # event time (_eventtime.pxi): per token the references to it from deadlines and LIMIT
+    # quotas (a pinned token leaves its list for the zombie list instead of the free list),
+    # the patterns (bits) a firing extended it for, those whose quota counts it
+    cdef int32_t* tk_pins
+    cdef int64_t* tk_ext
+    cdef int64_t* tk_counted
+    cdef int32_t zombies
+    cdef const int64_t[:] place_exit_bits, place_emit_bits, bit_limit
+    cdef const double[:] bit_window
+    cdef const int8_t[:] bit_policy
+    cdef public int64_t timeout_mask, limit_mask, watch_mask
+    cdef public int nbits
+    cdef public tuple patterns  # net pattern index of each user bit
+    cdef public list deadlines  # heap of (deadline, n, key, token, bit index)
+    cdef public int64_t dl_counter
+    cdef public dict quotas  # (key, bit index) -> [heap of (first ts, first pos, seqs, n, token), live, n]
+    cdef public list dropped  # per bit index: partial matches a LIMIT dropped
 
     def __cinit__(self, lg):
         self.place_exits = lg.place_exits
@@ -274,6 +295,22 @@ cdef class Group:
         self.ncreated = 0
         self.created_cap = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
+        self.tk_pins = NULL; self.tk_ext = NULL; self.tk_counted = NULL
+        self.zombies = -1
+        self.place_exit_bits = lg.place_exit_bits
+        self.place_emit_bits = lg.place_emit_bits
+        self.bit_limit = lg.bit_limit
+        self.bit_window = lg.bit_window
+        self.bit_policy = lg.bit_policy
+        self.timeout_mask = lg.timeout_mask
+        self.limit_mask = lg.limit_mask
+        self.watch_mask = lg.timeout_mask | lg.limit_mask
+        self.nbits = len(lg.patterns)
+        self.patterns = tuple(lg.patterns)
+        self.deadlines = []
+        self.dl_counter = 0
+        self.quotas = {}
+        self.dropped = [0] * self.nbits
         self.reserve_tokens(1024)
         self.reserve_keys(1)
 
@@ -281,7 +318,7 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf); free(self.tk_blocked)
+        free(self.slotbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
         free(self.pd_slots); free(self.pd_first_ts); free(self.pd_last_ts); free(self.pd_first_pos)
         free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
@@ -301,6 +338,11 @@ cdef class Group:
         self.tk_users = <int64_t*>grow(self.tk_users, cap, sizeof(int64_t))
         self.tk_slots = <int64_t*>grow(self.tk_slots, cap * self.nslots, sizeof(int64_t))
         self.tk_blocked = <int64_t*>grow(self.tk_blocked, cap, sizeof(int64_t))
+        self.tk_pins = <int32_t*>grow(self.tk_pins, cap, sizeof(int32_t))
+        self.tk_ext = <int64_t*>grow(self.tk_ext, cap, sizeof(int64_t))
+        self.tk_counted = <int64_t*>grow(self.tk_counted, cap, sizeof(int64_t))
+        for i in range(old, cap):
+            self.tk_pins[i] = 0
         # the new tokens join the free list (lowest index first)
         for i in range(cap - 1, old - 1, -1):
             self.tk_next[i] = self.free_head
@@ -458,7 +500,10 @@ cdef class Kernel:
     cdef int64_t* grp_keys  # ngroups per event
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
-    cdef int has_contiguity, has_negation
+    cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
+    cdef double now_ts  # the event being fired (input or composite): LIMIT's "now"
+    cdef int64_t now_pos
+    cdef public list timeouts  # per pattern: partial matches emitted as timeouts
     cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
     cdef double strict_ts
     cdef double last_ts
@@ -477,6 +522,7 @@ cdef class Kernel:
     cdef uint8_t* out_bound
     cdef int64_t* out_key  # per match: the key it was found under (its composite event's)
     cdef int64_t* out_ev  # per match and slot: the bound event's store index (ordering; until the next sweep)
+    cdef double* out_deadline  # per match: a timeout's deadline (NaN: a match)
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
     cdef Py_ssize_t out_n, out_cap, row_out
@@ -514,6 +560,11 @@ cdef class Kernel:
         self.ntypes = len(lowered.types)
         self.has_contiguity = any((<Group>g).strategy >= STRICT_CONTIGUITY for g in self.groups)
         self.has_negation = any((<Group>g).nnegs for g in self.groups)
+        self.has_timeouts = any((<Group>g).timeout_mask for g in self.groups)
+        self.has_watch = any((<Group>g).watch_mask for g in self.groups)
+        self.now_ts = 0.0
+        self.now_pos = 0
+        self.timeouts = [0] * len(lowered.patterns)
         self.kills = []
         self.strict_ts = NAN
         self.last_ts = -1e308
@@ -529,19 +580,24 @@ cdef class Kernel:
         self.out_cap = 0
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
-        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL
+        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
         self.emit_at = -1
         self.row_out = 0
         self.maxfields = max(lowered.maxfields, 1)
-        self.pat_has_ret = np.array([p.has_return for p in lowered.patterns] or [0], dtype=np.uint8)
-        self.pat_ret_type = np.array([p.ret_type for p in lowered.patterns] or [-1], dtype=np.int32)
+        # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
+        # of the timeout type
+        pats = lowered.patterns
+        self.pat_has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
+                                    dtype=np.uint8)
+        self.pat_ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
         starts, flat = [0], []
-        for p in lowered.patterns:
-            flat.extend(p.ret_attrs)
+        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
+            flat.extend(attrs)
             starts.append(len(flat))
         self.pat_attr_start = np.array(starts, dtype=np.int32)
         self.pat_attr = np.array(flat or [-1], dtype=np.int32)
-        self.has_returns = any(p.has_return for p in lowered.patterns)
+        self.has_returns = any(p.has_return for p in pats)
+        self.ordered = self.has_returns or self.has_timeouts
         self.composites = 0
         self.taken = 0
         self.emit_ts = 0.0
@@ -560,7 +616,7 @@ cdef class Kernel:
         free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
-        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt)
+        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
         if cap <= self.out_cap:
@@ -576,6 +632,7 @@ cdef class Kernel:
         self.out_ev = <int64_t*>grow(self.out_ev, cap * self.maxslots, sizeof(int64_t))
         self.out_rv = <double*>grow(self.out_rv, cap * self.maxfields, sizeof(double))
         self.out_rt = <int8_t*>grow(self.out_rt, cap * self.maxfields, sizeof(int8_t))
+        self.out_deadline = <double*>grow(self.out_deadline, cap, sizeof(double))
         self.out_cap = cap
         return 0
 
@@ -824,6 +881,10 @@ cdef class Kernel:
         g.tk_next[nt] = -1
         g.tk_users[nt] = users
         g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
+        g.tk_ext[nt] = 0
+        g.tk_counted[nt] = 0
+        if t >= 0 and g.timeout_mask:
+            g.tk_ext[t] |= users
         if t < 0:
             g.tk_first_ts[nt] = ts
             g.tk_last_ts[nt] = ts
@@ -889,6 +950,8 @@ cdef class Kernel:
                         g.add_created(nt)
                         moved |= g.tk_users[nt]
                 if moved and g.strategy == STNM:
+                    if g.tk_counted[t] & moved:
+                        uncount(g, key, t, moved)
                     g.tk_users[t] &= ~moved
                     if g.tk_users[t] == 0:
                         self.unlink(g, base + src, prev, t)
@@ -906,7 +969,11 @@ cdef class Kernel:
             g.tk_next[prev] = nxt
         if g.tails[list_id] == t:
             g.tails[list_id] = prev
-        g.release(t)
+        if g.tk_pins[t]:  # a deadline or a quota still refers to it
+            g.tk_next[t] = g.zombies
+            g.zombies = t
+        else:
+            g.release(t)
 
     cdef int accept(self, Group g, int32_t t, int64_t key) except -1:
         """A token reached a place patterns emit from: each role group checks once, each of
@@ -940,7 +1007,7 @@ cdef class Kernel:
                         self.wait(g, k, t, key)
                     else:
                         self.emit(g, g.role_pattern[k], &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t],
-                                  g.tk_last_ts[t], key)
+                                  g.tk_last_ts[t], key, NAN)
         return 0
 
     cdef int buffered_violation(self, Group g, int r, int32_t t, int64_t key, double w) except -1:
@@ -1102,6 +1169,9 @@ cdef class Kernel:
                     if growable:
                         g.tk_blocked[t] |= (<int64_t>1) << j
                     else:
+                        if g.tk_counted[t]:
+                            uncount(g, key, t, -1)
+                        g.tk_users[t] = 0  # not alive: no timeout
                         self.unlink(g, lid, prev, t)
                         t = nxt
                         continue
@@ -1123,6 +1193,8 @@ cdef class Kernel:
         cdef Group g
         cdef int32_t d
         cdef Py_ssize_t gi
+        if self.has_timeouts and not all_:  # (Engine._close_pending: timeouts first; flush: after)
+            close_deadlines(self, ts, pos, False)
         for gi in range(len(self.groups)):
             g = <Group>self.groups[gi]
             while g.heap_n:
@@ -1139,15 +1211,19 @@ cdef class Kernel:
                 g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
                 if not (g.pd_flags[d] & 2):
                     g.drop_pending(d)
+        if self.has_timeouts and all_:
+            close_deadlines(self, ts, pos, True)
         return 0
 
     cdef int emit_pending(self, Group g, int32_t d) except -1:
         return self.emit(g, g.role_pattern[g.pd_role[d]], &g.pd_slots[<Py_ssize_t>d * g.nslots], g.pd_first_ts[d],
-                         g.pd_last_ts[d], g.pd_key[d])
+                         g.pd_last_ts[d], g.pd_key[d], NAN)
 
-    cdef int emit(self, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key) except -1:
+    cdef int emit(self, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key,
+                  double deadline) except -1:
         """Buffer a match: its pattern, span, bound events' ids (and store indices, for the
-        order of matches emitted at one point), the key, and its RETURN values."""
+        order of matches emitted at one point), the key, and its RETURN values (a timeout:
+        pattern npatterns + its index, its ON TIMEOUT values and its deadline)."""
         cdef Py_ssize_t o = self.out_n, k, m = self.maxslots, f = self.maxfields
         cdef int64_t ev
         cdef int ns = g.nslots, r
@@ -1158,6 +1234,7 @@ cdef class Kernel:
         self.out_start[o] = first_ts
         self.out_end[o] = last_ts
         self.out_key[o] = key
+        self.out_deadline[o] = deadline
         for k in range(m):
             ev = slots[k] if k < ns else -1
             self.out_bound[o * m + k] = 1 if ev >= 0 else 0
@@ -1174,7 +1251,7 @@ cdef class Kernel:
         complete form the next round."""
         cdef Py_ssize_t end, o
         cdef bint chains
-        if not self.has_returns:
+        if not self.ordered:
             if self.out_n - first > 1 and self.npatterns > 1:
                 self.order_emitted(first, 0)
             return 0
@@ -1209,6 +1286,8 @@ cdef class Kernel:
             st.reserve(2 * st.cap)
         ev = st.n
         st.n += 1
+        st.seq[ev] = st.next_seq
+        st.next_seq += 1
         st.ts[ev] = self.emit_ts
         st.pos[ev] = self.emit_at if self.emit_at >= 0 else self.in_pos
         st.id[ev] = -1 - (self.taken + o)
@@ -1243,7 +1322,9 @@ cdef class Kernel:
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         g.ncreated = 0
-        self.step(g, etype, key, ev, self.store.ts[ev], self.store.pos[ev])
+        self.now_ts = self.store.ts[ev]
+        self.now_pos = self.store.pos[ev]
+        self.step(g, etype, key, ev, self.now_ts, self.now_pos)
         if g.ncreated:
             kept = True
             self.store_created(g, key)
@@ -1279,8 +1360,9 @@ cdef class Kernel:
         cdef int64_t sa[64]
         cdef int64_t sb[64]
         cdef int64_t x, y
-        if self.out_pattern[a] != self.out_pattern[b]:
-            return self.out_pattern[a] < self.out_pattern[b]
+        cdef int np_ = self.npatterns, pa = self.out_pattern[a], pb = self.out_pattern[b]
+        if pa != pb:  # by pattern, a timeout (pattern npatterns + index) after the pattern's matches
+            return (pa % np_, pa >= np_) < (pb % np_, pb >= np_)
         if not chains:
             return False
         i = self.sorted_events(a, sa)
@@ -1319,7 +1401,7 @@ cdef class Kernel:
         cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))
         cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
         cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
-        cdef double* se = <double*>malloc(2 * n * sizeof(double))
+        cdef double* se = <double*>malloc(3 * n * sizeof(double))
         cdef int64_t* ids = <int64_t*>malloc(2 * n * m * sizeof(int64_t))
         cdef uint8_t* bound = <uint8_t*>malloc(n * m)
         cdef double* rv = <double*>malloc(n * f * sizeof(double))
@@ -1331,6 +1413,7 @@ cdef class Kernel:
             key[i] = self.out_key[src]
             se[2 * i] = self.out_start[src]
             se[2 * i + 1] = self.out_end[src]
+            se[2 * n + i] = self.out_deadline[src]
             memcpy(&ids[i * m], &self.out_ids[src * m], m * sizeof(int64_t))
             memcpy(&ids[(n + i) * m], &self.out_ev[src * m], m * sizeof(int64_t))
             memcpy(&bound[i * m], &self.out_bound[src * m], m)
@@ -1343,6 +1426,7 @@ cdef class Kernel:
             self.out_key[dst] = key[i]
             self.out_start[dst] = se[2 * i]
             self.out_end[dst] = se[2 * i + 1]
+            self.out_deadline[dst] = se[2 * n + i]
             memcpy(&self.out_ids[dst * m], &ids[i * m], m * sizeof(int64_t))
             memcpy(&self.out_ev[dst * m], &ids[(n + i) * m], m * sizeof(int64_t))
             memcpy(&self.out_bound[dst * m], &bound[i * m], m)
@@ -1377,6 +1461,8 @@ cdef class Kernel:
                 g.tails[lid] = t
             else:
                 g.release(t)
+        if g.watch_mask:
+            watch(self, g, key)
         self.created += g.ncreated
         g.ncreated = 0
         return 0
@@ -1415,7 +1501,7 @@ cdef class Kernel:
                     self.run_group()
                 self.grp_ts = ts[i]
                 self.grp_rows += 1
-            if self.has_negation:
+            if self.has_negation or self.has_timeouts:
                 if self.tie_strict and ts[i] != self.strict_ts:
                     if self.kills:
                         self.end_group()
@@ -1435,6 +1521,8 @@ cdef class Kernel:
                     st.reserve(2 * st.cap)
                 ev = st.n
                 st.n += 1
+                st.seq[ev] = st.next_seq
+                st.next_seq += 1
                 st.ts[ev] = ts[i]
                 st.pos[ev] = pos[i]
                 st.id[ev] = ids[i]
@@ -1475,6 +1563,8 @@ cdef class Kernel:
             st.reserve(2 * st.cap)
         ev = st.n
         st.n += 1
+        st.seq[ev] = st.next_seq
+        st.next_seq += 1
         st.ts[ev] = ts
         st.pos[ev] = pos
         st.id[ev] = id
@@ -1614,7 +1704,7 @@ cdef class Kernel:
                 self.run_group()
             self.grp_ts = ts
             return 0
-        if not self.has_negation:
+        if not (self.has_negation or self.has_timeouts):
             return 0
         if self.tie_strict and ts != self.strict_ts:
             if self.kills:
@@ -1640,7 +1730,7 @@ cdef class Kernel:
             self.run_group()
         if self.kills:
             self.end_group()
-        while self.has_negation and any((<Group>g).heap_n for g in self.groups):
+        while any((<Group>g).heap_n or (<Group>g).deadlines for g in self.groups):
             first = self.out_n
             self.close_pending(0.0, 0, True)
             self.settle(first)
@@ -1674,6 +1764,8 @@ cdef class Kernel:
                     t = nxt
             if g.nnegs:
                 self.sweep_negatives(g, ts, pos)
+            if g.watch_mask:
+                prune(self, g, ts, pos)
         if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
 
@@ -1762,6 +1854,13 @@ cdef class Kernel:
                         ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
                         if ev >= 0:
                             remap[ev] = 0
+            t = g.zombies
+            while t >= 0:
+                for k in range(g.nslots):
+                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
+                    if ev >= 0:
+                        remap[ev] = 0
+                t = g.tk_next[t]
         j = 0
         for i in range(n):
             if remap[i] >= 0:
@@ -1769,6 +1868,7 @@ cdef class Kernel:
                 st.ts[j] = st.ts[i]
                 st.pos[j] = st.pos[i]
                 st.id[j] = st.id[i]
+                st.seq[j] = st.seq[i]
                 for k in range(na):
                     st.val[j * na + k] = st.val[i * na + k]
                     st.tag[j * na + k] = st.tag[i * na + k]
@@ -1795,6 +1895,13 @@ cdef class Kernel:
                         ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
                         if ev >= 0:
                             g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
+            t = g.zombies
+            while t >= 0:
+                for k in range(g.nslots):
+                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
+                    if ev >= 0:
+                        g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
+                t = g.tk_next[t]
         free(remap)
         return 0
 
@@ -1849,6 +1956,7 @@ cdef class Kernel:
             for lid in range(g.nkeys):
                 g.pd_heads[lid] = -1
             g.heap_n = 0
+            forget_watch(g)
         self.kills = []
         self.store.n = 0
 
@@ -1866,6 +1974,8 @@ cdef class Kernel:
         bound = np.empty((n, m), dtype=np.uint8)
         values = np.empty((n, f), dtype=np.float64)
         kinds = np.empty((n, f), dtype=np.int8)
+        deadline = np.empty(n, dtype=np.float64)
+        cdef double[:] dv = deadline
         cdef int64_t[:] av = at
         cdef int32_t[:] pv = pattern
         cdef double[:] sv = start, ev = end
@@ -1882,10 +1992,20 @@ cdef class Kernel:
             memcpy(&av[0], self.out_at, n * sizeof(int64_t))
             memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
             memcpy(&kv[0, 0], self.out_rt, n * f)
+            memcpy(&dv[0], self.out_deadline, n * sizeof(double))
         self.out_n = 0
         self.row_out = 0
         self.taken += n
-        return pattern, start, end, ids, bound, at, values, kinds
+        return pattern, start, end, ids, bound, at, values, kinds, deadline
+
+    def dropped_by_pattern(self):
+        """Per net pattern index: the partial matches its LIMIT dropped."""
+        out = [0] * self.npatterns
+        cdef Group g
+        for g in self.groups:
+            for k, pi in enumerate(g.patterns):
+                out[pi] += g.dropped[k]
+        return out
 
     def set_last_input(self, double ts, int64_t pos, int tag):
         """The stream's last input event where this kernel did not fire it (a key partition):
@@ -1917,3 +2037,6 @@ TICK_CODE = TICK  # for the Python side
 
 class OrderError(Exception):
     """An event's timestamp is before the previous one's: (row, ts, previous ts)."""
+
+
+include "_eventtime.pxi"

@@ -49,7 +49,7 @@ from petricep.kernel.run import (
     KernelRun,
     python_value,
 )
-from petricep.runtime.match import Match, composite_id
+from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
@@ -78,7 +78,8 @@ class KernelEngine:
         self._read = list(dict.fromkeys([*lowered.attrs, *(a for p in self._partitions for a in p)]))
         self._keys = self.kernel.key_dicts  # partition key -> code, per group (shared by key class)
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
-        self._returns = any(p.has_return for p in lowered.patterns)
+        # composite events (RETURN, ON TIMEOUT): matches converted one by one
+        self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
@@ -346,7 +347,7 @@ class KernelEngine:
         """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
         values become the match's attrs, and the composite events some pattern reads are
         remembered (id and time by match number) for the matches that bind them later."""
-        pattern, _start, _end, refs, bound, at, values, kinds = arrays
+        pattern, _start, _end, refs, bound, at, values, kinds = arrays[:8]
         known = np.asarray(self._known_pos, dtype=np.int64)
         where = np.searchsorted(known, refs).tolist()  # (meaningless for composite refs: not read)
         emitted_at = np.searchsorted(known, at).tolist()
@@ -355,10 +356,12 @@ class KernelEngine:
         first = self.kernel.first_taken
         composites = self.kernel.composites
         out = []
-        for r, (pi, row, b, vs, ks, k_row) in enumerate(
+        npatterns = len(self.kernel.lowered.patterns)
+        for r, (vp, row, b, vs, ks, k_row) in enumerate(
             zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
         ):
-            p = self.kernel.lowered.patterns[pi]
+            p = self.kernel.lowered.patterns[vp % npatterns]
+            timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
             ids: dict[str, Any] = {}
             bound_events = []  # (arrival order, ts) of each bound event
             for v, sl in p.vars:
@@ -374,17 +377,22 @@ class KernelEngine:
                     bound_events.append(((ref, 0, 0), known_ts[k]))
             bound_events.sort(key=lambda x: x[0])
             start, end = _span([t for _, t in bound_events], list(range(len(bound_events))))
-            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.returns, vs, ks)}
-            m = Match(p.name, ids, start, end, attrs)
+            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
+            if timeout:
+                first_pos = min(order[0] for order, _ in bound_events)  # (count windows)
+                deadline = (first_pos if p.count_window else start) + p.window
+                m = Match(p.name, ids, start, end, attrs, timeout=(p.timeout_type, deadline))  # type: ignore[arg-type]
+            else:
+                m = Match(p.name, ids, start, end, attrs)
             out.append(m)
-            if p.ret_type >= 0:
+            if (p.to_type if timeout else p.ret_type) >= 0:
                 emitted = int(at[r])
                 if emitted < 0:
                     assert self._last_input is not None
                     emitted, ts = self._last_input
                 else:
                     ts = known_ts[emitted_at[r]]
-                composites.add(first + r, emitted, composite_id(p.name, ids), ts)
+                composites.add(first + r, emitted, m.id, ts)
         return out
 
     # ------------------------------------------------------------------ accounting
@@ -395,9 +403,11 @@ class KernelEngine:
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
         """The engine's accounting (:meth:`Engine.report`), from what the kernel counts: per
-        pattern its matches (no timeouts or limits on the kernel); partial matches alive in
-        all (not per pattern) and their peak, sampled after every batch."""
+        pattern its matches, timeouts and partial matches a LIMIT dropped; partial matches
+        alive in all (not per pattern) and their peak, sampled after every batch."""
         processed = self.events + len(self._buf)
+        stats = self.kernel.stats
+        timeouts, dropped = stats["timeouts"], stats["dropped"]
         return {
             "events": {
                 "read": processed + rejected if read is None else read,
@@ -407,9 +417,10 @@ class KernelEngine:
                 "composite": self.kernel.kernel.composites,
             },
             "patterns": {
-                name: {"matches": count, "timeouts": 0, "dropped": 0} for name, count in self.kernel.matches.items()
+                name: {"matches": count, "timeouts": timeouts[name], "dropped": dropped[name]}
+                for name, count in self.kernel.matches.items()
             },
-            "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": 0},
+            "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": sum(dropped.values())},
         }
 
     def marking(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import NEG_VAR, GroupNet, Net
+from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet
 from petricep.lang import ast as A
 from petricep.merge import rename
 
@@ -62,7 +62,8 @@ TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of const
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
-MAX_ORDERED_SLOTS = 64  # slots the kernel compares when it orders matches by their events (RETURN)
+MAX_ORDERED_SLOTS = 64
+LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1}  # the kernel's codes (FAIL: not covered yet)  # slots the kernel compares when it orders matches by their events (RETURN)
 
 
 def _frozen(values: Any, dtype: Any) -> np.ndarray:
@@ -273,6 +274,16 @@ class LoweredGroup:
     code: np.ndarray
     consts: np.ndarray
     const_tags: np.ndarray
+    # event time (ON TIMEOUT, LIMIT): per place the patterns (bits) a token there is a
+    # partial match of (some transition goes on) and those that emit from it; per user bit
+    # the pattern's own window, its LIMIT count (0: none) and policy (LIMIT_POLICIES)
+    place_exit_bits: np.ndarray
+    place_emit_bits: np.ndarray
+    timeout_mask: int
+    limit_mask: int
+    bit_window: np.ndarray
+    bit_limit: np.ndarray
+    bit_policy: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -283,6 +294,15 @@ class LoweredPattern:
     returns: tuple[str, ...] = ()  # RETURN field names, in order
     ret_type: int = -1  # type code of its composite events (-1: no RETURN, or no pattern reads them)
     ret_attrs: tuple[int, ...] = ()  # per RETURN field: the attribute column it fills (-1: none reads it)
+    # ON TIMEOUT: its event type's name, its fields, the type code of its events (-1: none
+    # reads them), the attribute columns the fields fill; the kernel numbers a pattern's
+    # timeouts as pattern ``npatterns + index`` (their programs in ret_start there)
+    timeout_type: str | None = None
+    timeouts: tuple[str, ...] = ()
+    to_type: int = -1
+    to_attrs: tuple[int, ...] = ()
+    window: float | int | None = None  # the pattern's own window (a timeout's deadline)
+    count_window: bool = False
 
 
 @dataclass(frozen=True)
@@ -312,9 +332,11 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
-            else "consumption" if p.conflict else "Kleene closure" if p.kleene
+            "consumption" if p.conflict else "Kleene closure" if p.kleene
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
+            else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
+            else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"
+            else "LIMIT ... FAIL" if p.limit and p.limit.policy not in LIMIT_POLICIES
             else None
         )
         if what:
@@ -355,24 +377,34 @@ def lower(net: Net) -> Lowered:
     key_class = _key_classes(net)
     attrs: dict[str, int] = {}
     strings: dict[str, int] = {}
-    composite = frozenset(p.returns.type for p in net.patterns if p.returns)
+    composite = frozenset(t for p in net.patterns for t in p.produces)
     codes = [_bytecode(net, g, composite, attrs, strings) for g in net.groups]
     rets = [_lower_returns(net, g, bc) for g, bc in zip(net.groups, codes)]  # after every condition: attrs complete
-    groups = tuple(_lower_group(g, types, bc, ret) for g, bc, ret in zip(net.groups, codes, rets))
-    patterns = tuple(
-        LoweredPattern(
-            p.name,
-            tuple((v.name, v.slot) for v in p.vars),
-            p.returns is not None,
-            tuple(f.name for f in p.returns.fields) if p.returns else (),
-            types.index(p.returns.type) if p.returns and p.returns.type in types else -1,
-            tuple(attrs.get(f.name, -1) for f in p.returns.fields) if p.returns else (),
-        )
-        for p in net.patterns
-    )
+    groups = tuple(_lower_group(g, types, bc, ret, net.patterns) for g, bc, ret in zip(net.groups, codes, rets))
+    patterns = tuple(_lower_pattern(p, types, attrs) for p in net.patterns)
     maxslots = max((g.nslots for g in net.groups), default=1)
-    maxfields = max((len(p.returns) for p in patterns), default=0)
+    maxfields = max((max(len(p.returns), len(p.timeouts)) for p in patterns), default=0)
     return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class)
+
+
+def _lower_pattern(p: PatternNet, types: tuple[str, ...], attrs: dict[str, int]) -> LoweredPattern:
+    """A pattern's variables and outputs: RETURN and ON TIMEOUT fields, the attribute columns
+    they fill for the patterns reading their events."""
+    ret, timeout = p.returns, p.timeout
+    return LoweredPattern(
+        p.name,
+        tuple((v.name, v.slot) for v in p.vars),
+        ret is not None,
+        tuple(f.name for f in ret.fields) if ret else (),
+        types.index(ret.type) if ret and ret.type in types else -1,
+        tuple(attrs.get(f.name, -1) for f in ret.fields) if ret else (),
+        timeout.type if timeout else None,
+        tuple(f.name for f in timeout.fields) if timeout else (),
+        types.index(timeout.type) if timeout and timeout.type in types else -1,
+        tuple(attrs.get(f.name, -1) for f in timeout.fields) if timeout else (),
+        p.window_value,
+        p.window is not None and p.window.kind == A.WIN_COUNT,
+    )
 
 
 def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int]) -> _Bytecode:
@@ -388,14 +420,17 @@ def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str,
 
 def _lower_returns(net: Net, g: GroupNet, bc: _Bytecode) -> list[list[int]]:
     """Per net pattern: the program ids of its RETURN values, compiled against the group's
-    slots (empty for patterns of other groups and patterns without RETURN)."""
-    out: list[list[int]] = [[] for _ in net.patterns]
+    slots (empty for patterns of other groups and patterns without RETURN); then per net
+    pattern (index ``npatterns + pi``) those of its ON TIMEOUT fields."""
+    n = len(net.patterns)
+    out: list[list[int]] = [[] for _ in range(2 * n)]
     for pi in g.patterns:
         p = net.patterns[pi]
-        if p.returns is None:
-            continue
         names = {v.name: f"#{v.slot}" for v in p.vars}
-        out[pi] = [bc.add(rename(f.expr, names), value=True) for f in p.returns.fields]
+        if p.returns is not None:
+            out[pi] = [bc.add(rename(f.expr, names), value=True) for f in p.returns.fields]
+        if p.timeout is not None:
+            out[n + pi] = [bc.add(rename(f.expr, names), value=True) for f in p.timeout.fields]
     return out
 
 
@@ -413,14 +448,11 @@ def _key_classes(net: Net) -> tuple[int, ...]:
             i = parent[i]
         return i
 
-    for p in net.patterns:
-        if p.returns is None:
-            continue
+    for p, out, always in _outputs(net):
         emitter = net.groups[group_of[p.index]]
-        fields = {f.name: f.expr for f in p.returns.fields}
-        always = set.intersection(*(set(pl.bound) for pl in p.places if pl.accepting)) if p.places else set()
+        fields = {f.name: f.expr for f in out.fields}
         for g in net.groups:
-            if not g.partition or p.returns.type not in g.input_types:
+            if not g.partition or out.type not in g.input_types:
                 continue
             copies = [fields.get(c) for c in g.partition]
             if len(g.partition) != len(emitter.partition) or not all(
@@ -434,6 +466,21 @@ def _key_classes(net: Net) -> tuple[int, ...]:
                 )
             parent[find(g.index)] = find(emitter.index)
     return tuple(find(i) for i in range(len(net.groups)))
+
+
+def _outputs(net: Net) -> list[tuple[PatternNet, A.Return, set[str]]]:
+    """Each pattern's composite outputs (RETURN, ON TIMEOUT) with the variables bound in
+    every match (RETURN: every accepting place) or every partial match that can time out
+    (every place but the start)."""
+    out = []
+    for p in net.patterns:
+        if p.returns is not None:
+            places = [set(pl.bound) for pl in p.places if pl.accepting]
+            out.append((p, p.returns, set.intersection(*places) if places else set()))
+        if p.timeout is not None:
+            places = [set(pl.bound) for pl in p.places if pl.id != p.start]
+            out.append((p, p.timeout, set.intersection(*places) if places else set()))
+    return out
 
 
 def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
@@ -471,7 +518,9 @@ def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]]) -> LoweredGroup:
+def _lower_group(
+    g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]], net_patterns: tuple[PatternNet, ...]
+) -> LoweredGroup:
     bit = {pi: 1 << k for k, pi in enumerate(g.patterns)}
     all_users = (1 << len(g.patterns)) - 1
     for tr in g.transitions:
@@ -520,6 +569,11 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
     }
     neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
     guard_start, guard = _csr([tr.guards for tr in g.transitions])
+    tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
+    exit_bits = [0] * len(g.places)
+    for tr, m in zip(g.transitions, tr_mask):
+        exit_bits[tr.src] |= m
+    pats = [net_patterns[pi] for pi in g.patterns]
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
     return LoweredGroup(
         index=g.index,
@@ -547,9 +601,7 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),
         tr_slot=_frozen([tr.slot for tr in g.transitions], np.int32),
         tr_window=_frozen([_win(tr.window) for tr in g.transitions], np.float64),
-        tr_mask=_frozen(
-            [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions], np.int64
-        ),
+        tr_mask=_frozen(tr_mask, np.int64),
         tr_order_start=order_start,
         tr_order=order,
         tr_guard_start=guard_start,
@@ -569,6 +621,13 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         code=_frozen(bc.code, np.int32),
         consts=_frozen(bc.consts, np.float64),
         const_tags=_frozen(bc.const_tags, np.int8),
+        place_exit_bits=_frozen(exit_bits, np.int64),
+        place_emit_bits=_frozen([sum({bit[r.pattern] for r in p.roles}) for p in g.places], np.int64),
+        timeout_mask=sum(bit[p.index] for p in pats if p.timeout is not None),
+        limit_mask=sum(bit[p.index] for p in pats if p.limit is not None),
+        bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
+        bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),
+        bit_policy=_frozen([LIMIT_POLICIES[p.limit.policy] if p.limit else 0 for p in pats], np.int8),
     )
 
 

@@ -78,7 +78,9 @@ def test_match_table_columns_and_unbound_or_variables() -> None:
         {"pattern": "p", "start": 0, "end": 2, "a": 0, "b": 2, "c": None},
     ]
     assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "c": 1}, {"a": 0, "b": 2}]
-    assert run.stats == {"events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}}
+    assert run.stats == {
+        "events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}, "timeouts": {"p": 0}, "dropped": {"p": 0},
+    }
 
 
 def test_time_going_backwards_is_the_engines_error() -> None:
