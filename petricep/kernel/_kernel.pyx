@@ -41,6 +41,8 @@ cdef enum:
     OP_CMP_AA = 9
     OP_CMP_AC = 10
     OP_BOOL = 11
+    OP_KATTR = 12
+    OP_AGG = 13
 
 cdef enum:
     # a value's kind: Python's float, str, a value that does not exist (division by zero: a
@@ -62,6 +64,7 @@ cdef enum:
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (Kernel.tick)
 DEF NEG_SLOT = 1000
+DEF KLEENE_TAKE = 2  # a transition appending to a started list (lowering.KLEENE_TAKE)
 cdef int64_t NO_KEY = -(1 << 62)
 
 
@@ -209,6 +212,22 @@ cdef class Group:
     cdef public int64_t dl_counter
     cdef public dict quotas  # (key, bit index) -> [heap of (first ts, first pos, seqs, n, token), live, n]
     cdef public list dropped  # per bit index: partial matches a LIMIT dropped
+    # Kleene closure (_kleene.pxi): per transition start / take, deferred iteration conditions;
+    # per slot whether it holds a list node, its aggregates; the element arena
+    cdef const int8_t[:] tr_kleene, agg_func
+    cdef const int32_t[:] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
+    cdef const uint8_t[:] slot_kleene
+    cdef public int has_kleene
+    cdef Py_ssize_t naggs
+    cdef int64_t* nd_ev
+    cdef int64_t* nd_first
+    cdef int64_t* nd_count
+    cdef int32_t* nd_prev
+    cdef uint8_t* nd_mark
+    cdef double* nd_acc_v
+    cdef int8_t* nd_acc_t
+    cdef int64_t* nd_acc_n
+    cdef public Py_ssize_t nd_n, nd_cap, nd_live
 
     def __cinit__(self, lg):
         self.place_exits = lg.place_exits
@@ -311,6 +330,19 @@ cdef class Group:
         self.dl_counter = 0
         self.quotas = {}
         self.dropped = [0] * self.nbits
+        self.tr_kleene = lg.tr_kleene
+        self.tr_defer_start = lg.tr_defer_start
+        self.tr_defer = lg.tr_defer
+        self.slot_kleene = lg.slot_kleene
+        self.slot_agg_start = lg.slot_agg_start
+        self.agg_func = lg.agg_func
+        self.agg_attr = lg.agg_attr
+        self.cond_iter_slot = lg.cond_iter_slot
+        self.has_kleene = 1 if any(lg.slot_kleene) else 0
+        self.naggs = max([lg.slot_agg_start[i + 1] - lg.slot_agg_start[i] for i in range(lg.nslots)] + [1])
+        self.nd_ev = NULL; self.nd_first = NULL; self.nd_count = NULL; self.nd_prev = NULL; self.nd_mark = NULL
+        self.nd_acc_v = NULL; self.nd_acc_t = NULL; self.nd_acc_n = NULL
+        self.nd_n = 0; self.nd_cap = 0; self.nd_live = 0
         self.reserve_tokens(1024)
         self.reserve_keys(1)
 
@@ -319,6 +351,8 @@ cdef class Group:
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
         free(self.slotbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
+        free(self.nd_ev); free(self.nd_first); free(self.nd_count); free(self.nd_prev); free(self.nd_mark)
+        free(self.nd_acc_v); free(self.nd_acc_t); free(self.nd_acc_n)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
         free(self.pd_slots); free(self.pd_first_ts); free(self.pd_last_ts); free(self.pd_first_pos)
         free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
@@ -523,6 +557,9 @@ cdef class Kernel:
     cdef int64_t* out_key  # per match: the key it was found under (its composite event's)
     cdef int64_t* out_ev  # per match and slot: the bound event's store index (ordering; until the next sweep)
     cdef double* out_deadline  # per match: a timeout's deadline (NaN: a match)
+    cdef int64_t* out_klen  # per match and slot: a Kleene list's length (its id: the offset in kl_ids), else -1
+    cdef int64_t* kl_ids
+    cdef Py_ssize_t kl_n, kl_cap
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
     cdef Py_ssize_t out_n, out_cap, row_out
@@ -581,6 +618,7 @@ cdef class Kernel:
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
         self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
+        self.out_klen = NULL; self.kl_ids = NULL; self.kl_n = 0; self.kl_cap = 0
         self.emit_at = -1
         self.row_out = 0
         self.maxfields = max(lowered.maxfields, 1)
@@ -617,6 +655,7 @@ cdef class Kernel:
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
         free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
+        free(self.out_klen); free(self.kl_ids)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
         if cap <= self.out_cap:
@@ -633,6 +672,7 @@ cdef class Kernel:
         self.out_rv = <double*>grow(self.out_rv, cap * self.maxfields, sizeof(double))
         self.out_rt = <int8_t*>grow(self.out_rt, cap * self.maxfields, sizeof(int8_t))
         self.out_deadline = <double*>grow(self.out_deadline, cap, sizeof(double))
+        self.out_klen = <int64_t*>grow(self.out_klen, cap * self.maxslots, sizeof(int64_t))
         self.out_cap = cap
         return 0
 
@@ -718,6 +758,18 @@ cdef class Kernel:
                     v[sp - 1] = 0.0 if v[sp - 1] != 0.0 else 1.0
                     tg[sp - 1] = TAG_BOOL
                 pc += 1
+            elif op == OP_KATTR:
+                if kleene_load(self, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+                               code[pc + 3], &v[sp], &tg[sp]):
+                    return 1
+                sp += 1
+                pc += 4
+            elif op == OP_AGG:
+                if kleene_agg(g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+                              code[pc + 3], &v[sp], &tg[sp]):
+                    return 1
+                sp += 1
+                pc += 4
             elif op == OP_BOOL:
                 v[sp - 1] = 1.0 if v[sp - 1] != 0.0 and tg[sp - 1] != TAG_MISSING else 0.0
                 tg[sp - 1] = TAG_BOOL
@@ -818,7 +870,7 @@ cdef class Kernel:
                       int64_t floor) except -2:
         """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
         ``ev``: the new token, or -1 (GroupRuntime.fire)."""
-        cdef int64_t users, admitted, lo, hi
+        cdef int64_t users, admitted, lo, hi, cur
         cdef int k, sl, ns = g.nslots
         cdef double w
         cdef int64_t* slots
@@ -866,25 +918,29 @@ cdef class Kernel:
                 return -1
             if self.tie_strict:
                 for k in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
-                    if st.ts[slots[g.tr_order[k]]] >= ts:
+                    cur = slots[g.tr_order[k]]
+                    if g.slot_kleene[g.tr_order[k]]:
+                        cur = g.nd_ev[cur]  # a list: its last element
+                    if st.ts[cur] >= ts:
                         return -1
         sl = g.tr_slot[tr]
+        cur = ev
+        if g.tr_kleene[tr]:  # the new list state (kleene_start / kleene_take)
+            cur = kleene_node(self, g, sl, <int32_t>slots[sl] if g.tr_kleene[tr] == KLEENE_TAKE else -1, ev)
         for k in range(g.tr_guard_start[tr], g.tr_guard_start[tr + 1]):
-            if not self.eval_cond(g, g.tr_guard[k], slots, sl, ev):
+            if not self.eval_cond(g, g.tr_guard[k], slots, sl, cur):
                 return -1
         nt = g.alloc()
         if t >= 0:  # alloc may have moved the arena
             slots = &g.tk_slots[<Py_ssize_t>t * ns]
         memcpy(&g.tk_slots[<Py_ssize_t>nt * ns], slots, ns * sizeof(int64_t))
-        g.tk_slots[<Py_ssize_t>nt * ns + sl] = ev
+        g.tk_slots[<Py_ssize_t>nt * ns + sl] = cur
         g.tk_place[nt] = g.tr_dst[tr]
         g.tk_next[nt] = -1
         g.tk_users[nt] = users
         g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
         g.tk_ext[nt] = 0
         g.tk_counted[nt] = 0
-        if t >= 0 and g.timeout_mask:
-            g.tk_ext[t] |= users
         if t < 0:
             g.tk_first_ts[nt] = ts
             g.tk_last_ts[nt] = ts
@@ -897,6 +953,12 @@ cdef class Kernel:
             g.tk_first_pos[nt] = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
             g.tk_last_pos[nt] = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
             g.tk_last_key[nt] = g.tk_last_key[t] if g.tk_last_key[t] > 2 * pos else 2 * pos
+        for k in range(g.tr_defer_start[tr], g.tr_defer_start[tr + 1], 2):  # every element again
+            if not check_elements(self, g, g.tr_defer[k], g.tr_defer[k + 1], &g.tk_slots[<Py_ssize_t>nt * ns]):
+                g.release(nt)
+                return -1
+        if t >= 0 and g.timeout_mask:
+            g.tk_ext[t] |= users
         return nt
 
     cdef int arc_ok(self, Group g, int tr, int64_t ev) except -1:
@@ -994,7 +1056,12 @@ cdef class Kernel:
                     continue
             ok = 1
             for k in range(g.rg_final_start[r], g.rg_final_start[r + 1]):
-                if not self.eval_cond(g, g.rg_final[k], slots, -1, -1):
+                j = g.cond_iter_slot[g.rg_final[k]]
+                if j >= 0:  # an iteration condition: every element
+                    if not check_elements(self, g, g.rg_final[k], j, slots):
+                        ok = 0
+                        break
+                elif not self.eval_cond(g, g.rg_final[k], slots, -1, -1):
                     ok = 0
                     break
             if ok and g.rg_emit_start[r + 1] > g.rg_emit_start[r]:
@@ -1238,6 +1305,11 @@ cdef class Kernel:
         for k in range(m):
             ev = slots[k] if k < ns else -1
             self.out_bound[o * m + k] = 1 if ev >= 0 else 0
+            self.out_klen[o * m + k] = -1
+            if ev >= 0 and g.slot_kleene[k]:  # a list: its ids go to the list buffer
+                emit_list(self, g, ev, o, k)
+                self.out_ev[o * m + k] = -1
+                continue
             self.out_ids[o * m + k] = self.store.id[ev] if ev >= 0 else 0
             self.out_ev[o * m + k] = ev
         for r in range(g.ret_start[pattern + 1] - g.ret_start[pattern]):
@@ -1402,7 +1474,7 @@ cdef class Kernel:
         cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
         cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
         cdef double* se = <double*>malloc(3 * n * sizeof(double))
-        cdef int64_t* ids = <int64_t*>malloc(2 * n * m * sizeof(int64_t))
+        cdef int64_t* ids = <int64_t*>malloc(3 * n * m * sizeof(int64_t))
         cdef uint8_t* bound = <uint8_t*>malloc(n * m)
         cdef double* rv = <double*>malloc(n * f * sizeof(double))
         cdef int8_t* rt = <int8_t*>malloc(n * f)
@@ -1416,6 +1488,7 @@ cdef class Kernel:
             se[2 * n + i] = self.out_deadline[src]
             memcpy(&ids[i * m], &self.out_ids[src * m], m * sizeof(int64_t))
             memcpy(&ids[(n + i) * m], &self.out_ev[src * m], m * sizeof(int64_t))
+            memcpy(&ids[(2 * n + i) * m], &self.out_klen[src * m], m * sizeof(int64_t))
             memcpy(&bound[i * m], &self.out_bound[src * m], m)
             memcpy(&rv[i * f], &self.out_rv[src * f], f * sizeof(double))
             memcpy(&rt[i * f], &self.out_rt[src * f], f)
@@ -1429,6 +1502,7 @@ cdef class Kernel:
             self.out_deadline[dst] = se[2 * n + i]
             memcpy(&self.out_ids[dst * m], &ids[i * m], m * sizeof(int64_t))
             memcpy(&self.out_ev[dst * m], &ids[(n + i) * m], m * sizeof(int64_t))
+            memcpy(&self.out_klen[dst * m], &ids[(2 * n + i) * m], m * sizeof(int64_t))
             memcpy(&self.out_bound[dst * m], &bound[i * m], m)
             memcpy(&self.out_rv[dst * f], &rv[i * f], f * sizeof(double))
             memcpy(&self.out_rt[dst * f], &rt[i * f], f)
@@ -1766,6 +1840,8 @@ cdef class Kernel:
                 self.sweep_negatives(g, ts, pos)
             if g.watch_mask:
                 prune(self, g, ts, pos)
+            if g.has_kleene and g.nd_n > 2 * g.nd_live + 1024:
+                gc_nodes(self, g)
         if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
 
@@ -1820,7 +1896,7 @@ cdef class Kernel:
         cdef Py_ssize_t total = 0
         cdef Group g
         for g in self.groups:
-            total += g.live_tokens * g.nslots
+            total += g.live_tokens * g.nslots + g.nd_n
         return total
 
     cdef int compact(self) except -1:
@@ -1839,9 +1915,12 @@ cdef class Kernel:
                 while t >= 0:
                     for k in range(g.nslots):
                         ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                        if ev >= 0:
+                        if ev >= 0 and not g.slot_kleene[k]:
                             remap[ev] = 0
                     t = g.tk_next[t]
+            for k in range(g.nd_n):  # (Kleene lists' elements)
+                remap[g.nd_ev[k]] = 0
+                remap[g.nd_first[k]] = 0
             for lid in range(g.nkeys * g.nnegs):
                 t = g.nb_heads[lid]
                 while t >= 0:
@@ -1858,7 +1937,7 @@ cdef class Kernel:
             while t >= 0:
                 for k in range(g.nslots):
                     ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                    if ev >= 0:
+                    if ev >= 0 and not g.slot_kleene[k]:
                         remap[ev] = 0
                 t = g.tk_next[t]
         j = 0
@@ -1880,9 +1959,12 @@ cdef class Kernel:
                 while t >= 0:
                     for k in range(g.nslots):
                         ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                        if ev >= 0:
+                        if ev >= 0 and not g.slot_kleene[k]:
                             g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
                     t = g.tk_next[t]
+            for k in range(g.nd_n):
+                g.nd_ev[k] = remap[g.nd_ev[k]]
+                g.nd_first[k] = remap[g.nd_first[k]]
             for lid in range(g.nkeys * g.nnegs):
                 t = g.nb_heads[lid]
                 while t >= 0:
@@ -1899,7 +1981,7 @@ cdef class Kernel:
             while t >= 0:
                 for k in range(g.nslots):
                     ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                    if ev >= 0:
+                    if ev >= 0 and not g.slot_kleene[k]:
                         g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
                 t = g.tk_next[t]
         free(remap)
@@ -1957,6 +2039,8 @@ cdef class Kernel:
                 g.pd_heads[lid] = -1
             g.heap_n = 0
             forget_watch(g)
+            g.nd_n = 0
+            g.nd_live = 0
         self.kills = []
         self.store.n = 0
 
@@ -1975,7 +2059,11 @@ cdef class Kernel:
         values = np.empty((n, f), dtype=np.float64)
         kinds = np.empty((n, f), dtype=np.int8)
         deadline = np.empty(n, dtype=np.float64)
+        klen = np.empty((n, m), dtype=np.int64)
+        klist = np.empty(self.kl_n, dtype=np.int64)
         cdef double[:] dv = deadline
+        cdef int64_t[:, :] lv = klen
+        cdef int64_t[:] flat = klist
         cdef int64_t[:] av = at
         cdef int32_t[:] pv = pattern
         cdef double[:] sv = start, ev = end
@@ -1993,10 +2081,14 @@ cdef class Kernel:
             memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
             memcpy(&kv[0, 0], self.out_rt, n * f)
             memcpy(&dv[0], self.out_deadline, n * sizeof(double))
+            memcpy(&lv[0, 0], self.out_klen, n * m * sizeof(int64_t))
+        if self.kl_n:
+            memcpy(&flat[0], self.kl_ids, self.kl_n * sizeof(int64_t))
+        self.kl_n = 0
         self.out_n = 0
         self.row_out = 0
         self.taken += n
-        return pattern, start, end, ids, bound, at, values, kinds, deadline
+        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
 
     def dropped_by_pattern(self):
         """Per net pattern index: the partial matches its LIMIT dropped."""
@@ -2040,3 +2132,4 @@ class OrderError(Exception):
 
 
 include "_eventtime.pxi"
+include "_kleene.pxi"

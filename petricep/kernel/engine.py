@@ -80,6 +80,7 @@ class KernelEngine:
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
         # composite events (RETURN, ON TIMEOUT): matches converted one by one
         self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
+        self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
         self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
@@ -324,6 +325,8 @@ class KernelEngine:
             return []
         if self._returns:
             return self._composite_matches(arrays)
+        if self._kleene:
+            return self._kleene_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
         at_arr = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions)
         ids, stamps = self._known_id, self._known_ts
@@ -341,6 +344,34 @@ class KernelEngine:
             row = at[r]
             start, end = spans[r]
             out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
+        return out
+
+    def _kleene_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`_matches` for a net with Kleene closure: a list variable's ids in stream
+        order; start / end over every bound event, lists' elements included."""
+        pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
+        known = np.asarray(self._known_pos, dtype=np.int64)
+        where = np.searchsorted(known, refs).tolist()
+        in_lists = np.searchsorted(known, klist).tolist()
+        ids, stamps = self._known_id, self._known_ts
+        out = []
+        for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
+            name, slots = self._vars[pi]
+            lists = self._kleene.get(name, frozenset())
+            got: dict[str, Any] = {}
+            at: list[int] = []
+            for v, sl in slots:
+                if not b[sl]:
+                    continue
+                if v in lists:
+                    elems = in_lists[row[sl] : row[sl] + lens[sl]]
+                    got[v] = [ids[i] for i in elems]
+                    at.extend(elems)
+                else:
+                    got[v] = ids[k_row[sl]]
+                    at.append(k_row[sl])
+            start, end = _span(stamps, sorted(at))
+            out.append(Match(name, got, start, end, {}))
         return out
 
     def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:

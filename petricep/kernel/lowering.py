@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet
+from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
 from petricep.lang import ast as A
 from petricep.merge import rename
 
@@ -38,6 +38,8 @@ OP_JT = 8  # n: top true -> jump n words ahead keeping it, else pop (OR)
 OP_CMP_AA = 9  # op, slot, attr, slot, attr
 OP_CMP_AC = 10  # op, slot, attr, c
 OP_BOOL = 11  # the top as a bool (Python's all() / any() of an AND / OR in a RETURN value)
+OP_KATTR = 12  # slot, attr, which: a Kleene element's attribute (0: v[i] / v[last], -1: v[i-1], k: v[k])
+OP_AGG = 13  # slot, aggregate, upto_prev: a Kleene aggregate (the whole list, or v[..i-1])
 OP_END = 0
 
 # an event's own timestamp and id read as values (``v.ts``, ``v.id``): attribute columns the
@@ -59,6 +61,8 @@ STRATEGY_CODES = {
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
 TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of constants
+AGG_CODES = {"count": 0, "sum": 1, "avg": 2, "min": 3, "max": 4}  # the kernel's aggregate functions
+KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or appends to it
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
@@ -102,9 +106,16 @@ class Unsupported(Exception):
 class _Bytecode:
     """Compiles condition ASTs into one shared code array (with constants and string literals)."""
 
-    def __init__(self, attrs: dict[str, int], strings: dict[str, int], textual_ids: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        attrs: dict[str, int],
+        strings: dict[str, int],
+        textual_ids: frozenset[int] = frozenset(),
+        kleene: tuple[KleeneInfo | None, ...] = (),
+    ) -> None:
         """``textual_ids``: slots (NEG_SLOT for a negated event) whose events may be composite:
-        their id is a text the kernel does not hold."""
+        their id is a text the kernel does not hold. ``kleene``: per slot its Kleene layout."""
+        self.kleene = kleene
         self.attrs = attrs
         self.strings = strings
         self.textual_ids = textual_ids
@@ -138,6 +149,34 @@ class _Bytecode:
             self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
         return len(self.consts) - 1
 
+    def _slot_of(self, var: str) -> int:
+        if var.startswith("#") and var[1:].isdigit():
+            return int(var[1:])
+        raise Unsupported(f"variable {var!r}")
+
+    def _is_kleene(self, slot: int) -> bool:
+        return 0 <= slot < len(self.kleene) and self.kleene[slot] is not None
+
+    def _kleene_attr(self, e: A.Attr) -> list[int]:
+        """``v[i].f``, ``v[i-1].f``, ``v[last].f``, ``v[k].f`` of a Kleene variable."""
+        assert e.index is not None
+        slot = self._slot_of(e.var)
+        if not self._is_kleene(slot):
+            raise Unsupported(f"indexed access to {e.var!r}, which is not a Kleene variable")
+        field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
+        kind = e.index.kind
+        which = -1 if kind == A.IDX_PREV else e.index.const if kind == A.IDX_CONST else 0
+        if kind == A.IDX_CONST and which < 1:
+            raise Unsupported(f"Kleene element {which}")
+        return [OP_KATTR, slot, self.attrs.setdefault(field, len(self.attrs)), which]
+
+    def _agg(self, e: A.Agg) -> list[int]:
+        slot = self._slot_of(e.var)
+        info = self.kleene[slot] if self._is_kleene(slot) else None
+        if info is None:
+            raise Unsupported(f"aggregate over {e.var!r}, which is not a Kleene variable")
+        return [OP_AGG, slot, info.aggs.index(AggSpec(e.func, e.field)), 1 if e.upto_prev else 0]
+
     def _attr(self, e: A.Attr) -> tuple[int, int]:
         if e.index is not None:
             raise Unsupported("Kleene element access")
@@ -147,6 +186,8 @@ class _Bytecode:
             slot = int(e.var[1:])
         else:
             raise Unsupported(f"variable {e.var!r}")
+        if self._is_kleene(slot):
+            raise Unsupported(f"Kleene variable {e.var!r} read without an index")
         field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
         if field == ID_ATTR and slot in self.textual_ids:
             raise Unsupported("the id of a composite event (a text built from its match) read in a condition")
@@ -158,8 +199,14 @@ class _Bytecode:
         if isinstance(e, (A.Num, A.Str)):
             code += [OP_CONST, self._const(e)]
             return 1
+        if isinstance(e, A.Attr) and e.index is not None:
+            code += self._kleene_attr(e)
+            return 1
         if isinstance(e, A.Attr):
             code += [OP_ATTR, *self._attr(e)]
+            return 1
+        if isinstance(e, A.Agg):
+            code += self._agg(e)
             return 1
         if isinstance(e, A.Compare):
             left, right, op = e.left, e.right, e.op
@@ -202,7 +249,7 @@ class _Bytecode:
             if self._value:
                 code.append(OP_BOOL)
             return depth
-        raise Unsupported(f"expression {type(e).__name__} (Kleene aggregates are not covered yet)")
+        raise Unsupported(f"expression {type(e).__name__}")
 
 
 @dataclass(frozen=True)
@@ -277,6 +324,17 @@ class LoweredGroup:
     # event time (ON TIMEOUT, LIMIT): per place the patterns (bits) a token there is a
     # partial match of (some transition goes on) and those that emit from it; per user bit
     # the pattern's own window, its LIMIT count (0: none) and policy (LIMIT_POLICIES)
+    # Kleene closure: per transition 0, KLEENE_START or KLEENE_TAKE, its deferred iteration
+    # conditions as (condition, Kleene slot) pairs; per slot whether it holds a Kleene list
+    # (a node of the kernel's element arena) and its aggregates; per condition its iteration slot
+    tr_kleene: np.ndarray
+    tr_defer_start: np.ndarray
+    tr_defer: np.ndarray
+    slot_kleene: np.ndarray
+    slot_agg_start: np.ndarray
+    agg_func: np.ndarray
+    agg_attr: np.ndarray
+    cond_iter_slot: np.ndarray
     place_exit_bits: np.ndarray
     place_emit_bits: np.ndarray
     timeout_mask: int
@@ -303,6 +361,7 @@ class LoweredPattern:
     to_attrs: tuple[int, ...] = ()
     window: float | int | None = None  # the pattern's own window (a timeout's deadline)
     count_window: bool = False
+    kleene: tuple[str, ...] = ()  # its Kleene variables (their ids: lists)
 
 
 @dataclass(frozen=True)
@@ -332,7 +391,8 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "consumption" if p.conflict else "Kleene closure" if p.kleene
+            "consumption" if p.conflict
+            else "Kleene closure under the tie rule 'either'" if p.kleene and tie == "either"
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
             else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"
@@ -341,11 +401,21 @@ def _refusal(net: Net, tie: str) -> str | None:
         )
         if what:
             return f"pattern {p.name!r}: {what} is not covered yet"
+    lists: dict[str, set[bool]] = {}
+    for p in net.patterns:
+        for v in p.vars:
+            lists.setdefault(v.name, set()).add(v.kleene)
+    mixed = [name for name, kinds in lists.items() if len(kinds) > 1]
+    if mixed:
+        return f"variable {mixed[0]!r} is a Kleene list in one pattern and a single event in another"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        if any(k is not None for k in g.slot_kleene):
-            return "Kleene closure in a shared net"
+        kleene = any(k is not None for k in g.slot_kleene)
+        if kleene and g.negations:
+            return "Kleene closure with negation in one shared net"
+        if kleene and any(p.returns or p.timeout or p.limit for p in net.patterns):
+            return "Kleene closure in a net with RETURN, ON TIMEOUT or LIMIT"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":
@@ -404,6 +474,7 @@ def _lower_pattern(p: PatternNet, types: tuple[str, ...], attrs: dict[str, int])
         tuple(attrs.get(f.name, -1) for f in timeout.fields) if timeout else (),
         p.window_value,
         p.window is not None and p.window.kind == A.WIN_COUNT,
+        tuple(v.name for v in p.vars if v.kleene),
     )
 
 
@@ -412,7 +483,7 @@ def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str,
     textual = {tr.slot for tr in g.transitions if tr.event_type in composite}
     if any(n.type in composite for n in g.negations):
         textual.add(NEG_SLOT)
-    bc = _Bytecode(attrs, strings, frozenset(textual))
+    bc = _Bytecode(attrs, strings, frozenset(textual), g.slot_kleene)
     for c in g.conditions:
         bc.add(c)
     return bc
@@ -483,6 +554,31 @@ def _outputs(net: Net) -> list[tuple[PatternNet, A.Return, set[str]]]:
     return out
 
 
+def _lower_kleene(g: GroupNet, bc: _Bytecode) -> dict[str, Any]:
+    """Per slot whether it holds a Kleene list and its running aggregates (function code,
+    attribute column; -1 for count), and per condition the Kleene slot it iterates over
+    (-1: none), for the emission checks that walk every element (GroupRuntime.final_ok)."""
+    aggs: list[list[tuple[int, int]]] = []
+    for k in g.slot_kleene:
+        specs = k.aggs if k is not None else ()
+        aggs.append([
+            (AGG_CODES[a.func], -1 if a.func == "count" else bc.attrs.setdefault({"ts": TS_ATTR, "id": ID_ATTR}.get(a.field or "", a.field or ""), len(bc.attrs)))
+            for a in specs
+        ])
+    agg_start, _ = _csr([[0] * len(a) for a in aggs])
+    iter_slot = []
+    for c in g.conditions:
+        v = A.iteration_var(c)
+        iter_slot.append(int(v[1:]) if v is not None else -1)
+    return {
+        "slot_kleene": _frozen([k is not None for k in g.slot_kleene] or [False], np.uint8),
+        "slot_agg_start": agg_start,
+        "agg_func": _frozen([f for a in aggs for f, _ in a], np.int8),
+        "agg_attr": _frozen([c for a in aggs for _, c in a], np.int32),
+        "cond_iter_slot": _frozen(iter_slot, np.int32),
+    }
+
+
 def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
     """Per place, its role groups: roles with the same emission checks check once per token
     (the engine's GroupRuntime._group_roles, same order)."""
@@ -526,8 +622,6 @@ def _lower_group(
     for tr in g.transitions:
         if tr.var != f"#{tr.slot}":
             raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
-        if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration:
-            raise Unsupported(f"transition {tr.id}: Kleene closure")
     ret_start, ret_prog = _csr(rets)
     windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
     pw: list[list[tuple[int, float]]] = []
@@ -568,7 +662,9 @@ def _lower_group(
         "neg_place": _csr(active),
     }
     neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
-    guard_start, guard = _csr([tr.guards for tr in g.transitions])
+    # a Kleene element's iteration conditions are checked right after the guards (GroupRuntime.fire)
+    guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
+    defer_start, defer = _csr([[x for pair in tr.deferred_iteration for x in pair] for tr in g.transitions])
     tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
     exit_bits = [0] * len(g.places)
     for tr, m in zip(g.transitions, tr_mask):
@@ -621,6 +717,10 @@ def _lower_group(
         code=_frozen(bc.code, np.int32),
         consts=_frozen(bc.consts, np.float64),
         const_tags=_frozen(bc.const_tags, np.int8),
+        tr_kleene=_frozen([KLEENE_TAKE if tr.take else KLEENE_START if tr.kleene else 0 for tr in g.transitions], np.int8),
+        tr_defer_start=defer_start,
+        tr_defer=defer,
+        **_lower_kleene(g, bc),
         place_exit_bits=_frozen(exit_bits, np.int64),
         place_emit_bits=_frozen([sum({bit[r.pattern] for r in p.roles}) for p in g.places], np.int64),
         timeout_mask=sum(bit[p.index] for p in pats if p.timeout is not None),

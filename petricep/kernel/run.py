@@ -314,6 +314,8 @@ class KernelRun:
         values: np.ndarray,
         kinds: np.ndarray,
         deadline: np.ndarray,
+        klen: np.ndarray,
+        klist: np.ndarray,
     ) -> pa.Table:
         """The matches as a table: pattern, start, end, one id column per variable name (int64;
         text where composite events are bound: their ids), with RETURN or ON TIMEOUT an
@@ -330,8 +332,12 @@ class KernelRun:
         returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         if returns:
             self._remember_composites(pattern, ids, bound, _at)
+        lists = {v for p in lowered.patterns for v in p.kleene}
         for var, where in self._var_columns.items():
-            cols[var] = self._id_column(base, ids, bound, where)
+            if var in lists:
+                cols[var] = _list_column(base, ids, klen, klist, where)
+            else:
+                cols[var] = self._id_column(base, ids, bound, where)
         if any(self._outputs):
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if any(p.timeout_type for p in lowered.patterns):
@@ -495,6 +501,21 @@ def _outputs(lowered: Lowered) -> list[tuple[str, ...]]:
     """The field names of each pattern's RETURN, then (pattern ``npatterns + index``) of its
     ON TIMEOUT."""
     return [p.returns for p in lowered.patterns] + [p.timeouts for p in lowered.patterns]
+
+
+def _list_column(
+    pattern: np.ndarray, ids: np.ndarray, klen: np.ndarray, klist: np.ndarray, where: list[tuple[int, int]]
+) -> pa.Array:
+    """A Kleene variable's ids over the matches: list<int64> in stream order (null where its
+    pattern has no such variable or an OR left it unbound); the kernel gives per match and slot
+    an offset into ``klist`` and a length (-1: none)."""
+    rows: list[Any] = [None] * len(pattern)
+    flat = klist.tolist()
+    for p, slot in where:
+        for r in np.flatnonzero((pattern == p) & (klen[:, slot] >= 0)).tolist():
+            at = int(ids[r, slot])
+            rows[r] = flat[at : at + int(klen[r, slot])]
+    return pa.array(rows, pa.list_(pa.int64()))
 
 
 def _deadline_type(rows: list[Any]) -> pa.DataType:
