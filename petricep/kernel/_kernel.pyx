@@ -1840,7 +1840,7 @@ cdef class Kernel:
                 self.sweep_negatives(g, ts, pos)
             if g.watch_mask:
                 prune(self, g, ts, pos)
-            if g.has_kleene and g.nd_n > 2 * g.nd_live + 1024:
+            if g.has_kleene and g.nd_n > 2 * g.nd_live + self.compact_slack:  # (the element arena)
                 gc_nodes(self, g)
         if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
