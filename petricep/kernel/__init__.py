@@ -34,9 +34,11 @@ LIMIT with DROP OLDEST / REJECT NEW (not under ``either``), Kleene closure (``T+
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column; lists share prefixes in an
 element arena, see ``_kleene.pxi``; not under ``either``, not in a shared net with negation, not
-in a net with RETURN, ON TIMEOUT or LIMIT, and a variable name may not be a list in one pattern
-and an event in another; aggregating text values stops with an error). Refused with a reason:
-consumption, LIMIT ... FAIL, SQL queries, ARCHIVED variables and the Kleene cases above.
+in a net with RETURN, ON TIMEOUT, LIMIT or consumption, and a variable name may not be a list in one pattern
+and an event in another; aggregating text values stops with an error), consumption
+(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
+not under ``either``). Refused with a reason: LIMIT ... FAIL, SQL queries, ARCHIVED variables
+and the Kleene and ``either`` cases above.
 """
 
 from __future__ import annotations

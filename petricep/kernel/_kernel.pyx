@@ -569,6 +569,12 @@ cdef class Kernel:
     cdef const uint8_t[:] pat_has_ret
     cdef const int32_t[:] pat_ret_type, pat_attr_start, pat_attr
     cdef int has_returns
+    # consumption: per pattern its domain (-1: none) and consumed slots; per domain the
+    # consumed events (store seq -> ts) and how far back they matter (NaN: always)
+    cdef const int32_t[:] pat_domain, pat_cons_start, pat_cons
+    cdef int has_conflict
+    cdef public list consumed
+    cdef list horizons
     cdef public int64_t composites, taken
     # the row emitting now (an event, a tick, or at the end the last input event): its time,
     # the kind of its time (int or float) and position; a composite event takes these
@@ -635,7 +641,17 @@ cdef class Kernel:
         self.pat_attr_start = np.array(starts, dtype=np.int32)
         self.pat_attr = np.array(flat or [-1], dtype=np.int32)
         self.has_returns = any(p.has_return for p in pats)
-        self.ordered = self.has_returns or self.has_timeouts
+        self.pat_domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in pats:
+            flat.extend(p.consume)
+            starts.append(len(flat))
+        self.pat_cons_start = np.array(starts, dtype=np.int32)
+        self.pat_cons = np.array(flat or [-1], dtype=np.int32)
+        self.has_conflict = any(p.domain >= 0 for p in pats)
+        self.consumed = [{} for _ in lowered.domains]
+        self.horizons = list(lowered.domains)
+        self.ordered = self.has_returns or self.has_timeouts or self.has_conflict
         self.composites = 0
         self.taken = 0
         self.emit_ts = 0.0
@@ -1331,11 +1347,14 @@ cdef class Kernel:
             end = self.out_n
             chains = False
             for o in range(first, end):
-                if self.pat_has_ret[self.out_pattern[o]]:
+                if self.pat_has_ret[self.out_pattern[o]] or (
+                        self.out_pattern[o] < self.npatterns and self.pat_domain[self.out_pattern[o]] >= 0):
                     chains = True
                     break
             if end - first > 1:
                 self.order_emitted(first, chains)
+            if self.has_conflict:
+                end = self.consume(first, end)
             for o in range(first, end):
                 if self.pat_has_ret[self.out_pattern[o]]:
                     self.composites += 1
@@ -1343,6 +1362,44 @@ cdef class Kernel:
                         self.composite(o)
             first = end
         return 0
+
+    cdef Py_ssize_t consume(self, Py_ssize_t first, Py_ssize_t end) except -1:
+        """Consumption (Engine._consume), over the ordered matches [first, end): a match of a
+        consuming pattern holding an event already consumed in its domain is dropped, an
+        emitted one consumes the events of its consumed slots. Returns the new end."""
+        cdef Py_ssize_t o, k, m = self.maxslots, n = 0
+        cdef int p, d
+        cdef int64_t ev
+        cdef bint ok
+        cdef dict used
+        cdef Py_ssize_t* perm = <Py_ssize_t*>malloc(max(end - first, 1) * sizeof(Py_ssize_t))
+        cdef EventStore st = self.store
+        try:
+            for o in range(first, end):
+                p = self.out_pattern[o]
+                d = self.pat_domain[p] if p < self.npatterns else -1
+                if d >= 0:  # (a timeout is not a match: it consumes nothing)
+                    used = <dict>self.consumed[d]
+                    ok = True
+                    for k in range(m):
+                        ev = self.out_ev[o * m + k]
+                        if ev >= 0 and st.seq[ev] in used:
+                            ok = False
+                            break
+                    if not ok:
+                        continue
+                    for k in range(self.pat_cons_start[p], self.pat_cons_start[p + 1]):
+                        ev = self.out_ev[o * m + self.pat_cons[k]]
+                        if ev >= 0:
+                            used[st.seq[ev]] = st.ts[ev]
+                perm[n] = o
+                n += 1
+            if n < end - first:
+                self.permute(first, n, perm)
+                self.out_n = first + n
+        finally:
+            free(perm)
+        return first + n
 
     cdef int composite(self, Py_ssize_t o) except -1:
         """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
@@ -1842,6 +1899,13 @@ cdef class Kernel:
                 prune(self, g, ts, pos)
             if g.has_kleene and g.nd_n > 2 * g.nd_live + self.compact_slack:  # (the element arena)
                 gc_nodes(self, g)
+        for d in range(len(self.consumed)):  # (Engine.sweep)
+            horizon = self.horizons[d]
+            used = self.consumed[d]
+            if used and horizon == horizon:
+                cut = ts - horizon
+                for seq in [q for q, when in used.items() if when < cut]:
+                    del used[seq]
         if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
 
@@ -2043,6 +2107,7 @@ cdef class Kernel:
             g.nd_live = 0
         self.kills = []
         self.store.n = 0
+        self.consumed = [{} for _ in self.consumed]
 
     def take_matches(self):
         """The buffered matches as numpy arrays, and clears them: pattern, start, end, ids and

@@ -362,6 +362,8 @@ class LoweredPattern:
     window: float | int | None = None  # the pattern's own window (a timeout's deadline)
     count_window: bool = False
     kleene: tuple[str, ...] = ()  # its Kleene variables (their ids: lists)
+    domain: int = -1  # its consumption domain (Lowered.domains), -1: it consumes nothing
+    consume: tuple[int, ...] = ()  # the slots whose events its matches consume
 
 
 @dataclass(frozen=True)
@@ -378,6 +380,9 @@ class Lowered:
     # per group: the partition-key dictionary it uses; groups that read composite events share
     # their producers' (a composite event keeps its emitter's key code, see _key_classes)
     key_class: tuple[int, ...] = ()
+    # consumption: per domain (a CONFLICT group, or a pattern consuming alone) how far back a
+    # consumed event can still be in a match (Engine.sweep forgets older ones; NaN: never)
+    domains: tuple[float, ...] = ()
 
 
 def _refusal(net: Net, tie: str) -> str | None:
@@ -391,7 +396,7 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "consumption" if p.conflict
+            "consumption under the tie rule 'either'" if p.conflict and tie == "either"
             else "Kleene closure under the tie rule 'either'" if p.kleene and tie == "either"
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
@@ -414,8 +419,8 @@ def _refusal(net: Net, tie: str) -> str | None:
         kleene = any(k is not None for k in g.slot_kleene)
         if kleene and g.negations:
             return "Kleene closure with negation in one shared net"
-        if kleene and any(p.returns or p.timeout or p.limit for p in net.patterns):
-            return "Kleene closure in a net with RETURN, ON TIMEOUT or LIMIT"
+        if kleene and any(p.returns or p.timeout or p.limit or p.conflict for p in net.patterns):
+            return "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":
@@ -451,13 +456,27 @@ def lower(net: Net) -> Lowered:
     codes = [_bytecode(net, g, composite, attrs, strings) for g in net.groups]
     rets = [_lower_returns(net, g, bc) for g, bc in zip(net.groups, codes)]  # after every condition: attrs complete
     groups = tuple(_lower_group(g, types, bc, ret, net.patterns) for g, bc, ret in zip(net.groups, codes, rets))
-    patterns = tuple(_lower_pattern(p, types, attrs) for p in net.patterns)
+    domains = tuple(dict.fromkeys(p.conflict for p in net.patterns if p.conflict is not None))
+    patterns = tuple(_lower_pattern(p, types, attrs, domains) for p in net.patterns)
     maxslots = max((g.nslots for g in net.groups), default=1)
     maxfields = max((max(len(p.returns), len(p.timeouts)) for p in patterns), default=0)
-    return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class)
+    return Lowered(
+        types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class,
+        tuple(_horizon(net, d) for d in domains),
+    )
 
 
-def _lower_pattern(p: PatternNet, types: tuple[str, ...], attrs: dict[str, int]) -> LoweredPattern:
+def _horizon(net: Net, domain: str) -> float:
+    """The largest time window of the domain's patterns (NaN where one has none or counts)."""
+    members = [p for p in net.patterns if p.conflict == domain]
+    if any(p.window_value is None or p.window is None or p.window.kind == A.WIN_COUNT for p in members):
+        return math.nan
+    return float(max(p.window_value for p in members if p.window_value is not None))
+
+
+def _lower_pattern(
+    p: PatternNet, types: tuple[str, ...], attrs: dict[str, int], domains: tuple[str, ...]
+) -> LoweredPattern:
     """A pattern's variables and outputs: RETURN and ON TIMEOUT fields, the attribute columns
     they fill for the patterns reading their events."""
     ret, timeout = p.returns, p.timeout
@@ -475,6 +494,8 @@ def _lower_pattern(p: PatternNet, types: tuple[str, ...], attrs: dict[str, int])
         p.window_value,
         p.window is not None and p.window.kind == A.WIN_COUNT,
         tuple(v.name for v in p.vars if v.kleene),
+        domains.index(p.conflict) if p.conflict is not None else -1,
+        p.consume,
     )
 
 

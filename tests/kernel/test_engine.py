@@ -168,7 +168,7 @@ def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
     pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5 RETURN R(n = count(b[]))\n")
     rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
     assert rc == 0
-    assert err.splitlines()[-1] == "  engine: python (Kleene closure in a net with RETURN, ON TIMEOUT or LIMIT)"
+    assert err.splitlines()[-1] == "  engine: python (Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption)"
     _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
     assert out == py
 
