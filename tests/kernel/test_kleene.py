@@ -24,6 +24,7 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.kernel.compare import both, check, fresh, table
+from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
 SETTINGS = settings(
@@ -209,3 +210,14 @@ def list_patterns(draw: Any) -> A.Pattern:
 def test_iteration_conditions_and_aggregates(p: A.Pattern, events: list[Event], tie: str, data: st.DataObject) -> None:
     """Every element access and aggregate on a list, under every strategy."""
     check([p], events, tie, data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
+    """Spark's firing stage on the kernel (KernelGroupRunner): Kleene matches and their
+    emission positions per task are the Python engine's."""
+    p = data.draw(_kleene(partition=True))
+    assume(_has_kleene([p]))
+    events = data.draw(keyed_streams())
+    same_pairs([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(1, 3)))

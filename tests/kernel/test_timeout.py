@@ -25,6 +25,7 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.kernel.compare import both, check, fresh
+from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
 NETS = Path(__file__).resolve().parents[2] / "nets"
@@ -232,3 +233,14 @@ def test_abandoned_carts_cli_output_is_byte_identical(tmp_path: Path) -> None:
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert b'"timeout"' in outputs[0] and b"serial_abandoner" in outputs[0]
+
+
+@SETTINGS
+@given(st.data())
+def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
+    """Spark's firing stage on the kernel (KernelGroupRunner, now chosen for these nets): per
+    task the (match or timeout, emission position) pairs of the Python engine, with other
+    keys' window-closing points as ticks."""
+    p = _timeout_patterns(data.draw, "p", partition=True)
+    events = data.draw(keyed_streams())
+    same_pairs([p], events, _tie(data), data.draw(st.integers(1, 3)))
