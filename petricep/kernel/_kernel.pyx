@@ -16,7 +16,10 @@ State, all in C arrays owned by this module:
 A match of a pattern with RETURN re-enters as a composite event (Kernel.settle / composite): it
 takes its emitting row's time and position, its fields' values in their attribute columns and
 an id that refers to the match (-1 - its number in the run); the matches of one point come out
-in Engine._emit's order, round by round.
+in Engine._emit's order, round by round (consumption drops matches there, Kernel.consume).
+
+Included parts: ``_eventtime.pxi`` (ON TIMEOUT deadlines, LIMIT quotas, pinned tokens) and
+``_kleene.pxi`` (Kleene lists: the element arena, aggregates, iteration conditions).
 """
 
 from libc.stdlib cimport malloc, realloc, free

@@ -8,7 +8,11 @@ So everything it needs is laid out here once, as numpy arrays in frozen dataclas
   source place in the Python engine's order (so the kernel creates tokens in the same order),
   per place whether tokens stay there and which pattern roles emit from it;
 * conditions as a small stack bytecode compiled from the expression AST (never from text),
-  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards.
+  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards, and
+  Kleene element / aggregate loads (``OP_KATTR``, ``OP_AGG``);
+* event time and outputs: per place the patterns a token there is a partial match of and
+  those emitting from it (ON TIMEOUT deadlines, LIMIT quotas), per pattern its ON TIMEOUT
+  fields (programs numbered as pattern ``npatterns + index``) and consumption domain.
 
 :func:`supports` says whether the kernel covers a net, and if not, why: the caller then runs
 the Python engine, which is the reference.
