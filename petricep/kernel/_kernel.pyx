@@ -885,16 +885,59 @@ cdef class Kernel:
 
     # ------------------------------------------------------------------ firing
 
+    cdef int64_t admit_users(self, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
+                             int64_t pos, int64_t floor) except -1:
+        """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
+        the window (per pattern where they disagree), contiguity and, under the tie rule strict,
+        the order; 0: none."""
+        cdef int64_t admitted, lo, hi, cur
+        cdef int k
+        cdef double w
+        cdef EventStore st = self.store
+        w = g.tr_window[tr]
+        if not isnan(w):
+            if g.count_window:
+                hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+                lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+                if hi - lo >= <int64_t>w:
+                    return 0
+            elif ts - g.tk_first_ts[t] > w:
+                return 0
+        if g.tr_pw_start[tr + 1] > g.tr_pw_start[tr]:
+            admitted = 0
+            for k in range(g.tr_pw_start[tr], g.tr_pw_start[tr + 1]):
+                w = g.pw_window[k]
+                if isnan(w):
+                    admitted |= g.pw_mask[k]
+                elif g.count_window:
+                    hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+                    lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+                    if hi - lo < <int64_t>w:
+                        admitted |= g.pw_mask[k]
+                elif ts - g.tk_first_ts[t] <= w:
+                    admitted |= g.pw_mask[k]
+            users &= admitted
+            if users == 0:
+                return 0
+        if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor:
+            return 0
+        if self.tie_strict:
+            for k in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
+                cur = slots[g.tr_order[k]]
+                if g.slot_kleene[g.tr_order[k]]:
+                    cur = g.nd_ev[cur]  # a list: its last element
+                if st.ts[cur] >= ts:
+                    return 0
+        return users
+
     cdef int32_t fire(self, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
                       int64_t floor) except -2:
         """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
         ``ev``: the new token, or -1 (GroupRuntime.fire)."""
-        cdef int64_t users, admitted, lo, hi, cur
+        cdef int64_t users, cur
         cdef int k, sl, ns = g.nslots
-        cdef double w
         cdef int64_t* slots
         cdef int32_t nt
-        cdef EventStore st = self.store
         if t < 0:
             users = g.all_users & g.tr_mask[tr]
             slots = g.slotbuf
@@ -908,40 +951,9 @@ cdef class Kernel:
         if users == 0:
             return -1
         if t >= 0:
-            w = g.tr_window[tr]
-            if not isnan(w):
-                if g.count_window:
-                    hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
-                    lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
-                    if hi - lo >= <int64_t>w:
-                        return -1
-                elif ts - g.tk_first_ts[t] > w:
-                    return -1
-            if g.tr_pw_start[tr + 1] > g.tr_pw_start[tr]:
-                admitted = 0
-                for k in range(g.tr_pw_start[tr], g.tr_pw_start[tr + 1]):
-                    w = g.pw_window[k]
-                    if isnan(w):
-                        admitted |= g.pw_mask[k]
-                    elif g.count_window:
-                        hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
-                        lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
-                        if hi - lo < <int64_t>w:
-                            admitted |= g.pw_mask[k]
-                    elif ts - g.tk_first_ts[t] <= w:
-                        admitted |= g.pw_mask[k]
-                users &= admitted
-                if users == 0:
-                    return -1
-            if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor:
+            users = self.admit_users(g, tr, t, users, slots, ts, pos, floor)
+            if users == 0:
                 return -1
-            if self.tie_strict:
-                for k in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
-                    cur = slots[g.tr_order[k]]
-                    if g.slot_kleene[g.tr_order[k]]:
-                        cur = g.nd_ev[cur]  # a list: its last element
-                    if st.ts[cur] >= ts:
-                        return -1
         sl = g.tr_slot[tr]
         cur = ev
         if g.tr_kleene[tr]:  # the new list state (kleene_start / kleene_take)

@@ -421,6 +421,13 @@ def _refusal(net: Net, tie: str) -> str | None:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
         kleene = any(k is not None for k in g.slot_kleene)
+        for pi in g.patterns:
+            for v in net.patterns[pi].vars:
+                if g.slot_kleene[v.slot] is not None and not v.kleene:
+                    return (
+                        f"pattern {net.patterns[pi].name!r}: variable {v.name!r} shares its slot with another "
+                        "pattern's Kleene list in one shared net"
+                    )
         if kleene and g.negations:
             return "Kleene closure with negation in one shared net"
         if kleene and any(p.returns or p.timeout or p.limit or p.conflict for p in net.patterns):

@@ -117,6 +117,8 @@ def test_missing_column_and_bad_ids() -> None:
         ("PATTERN p: SEQ(A a, B+ b[], !(C c), D d) WITHIN 3", "arrival", "Kleene closure with negation in one shared net"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))", "arrival",
          "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A x, C y) WITHIN 3", "arrival",
+         "pattern 'q': variable 'y' shares its slot with another pattern's Kleene list in one shared net"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A b, C c)", "arrival",
          "variable 'b' is a Kleene list in one pattern and a single event in another"),
         ("PATTERN p: SEQ(A a, !(C c), B b)", "either", "negation under the tie rule 'either' is not covered yet"),
