@@ -30,15 +30,16 @@ per-pattern roles and windows, negation at start, middle and end (not under ``ei
 RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
 partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
 ``timeout`` struct column, re-entering as events of their type; not under ``either``) and
-LIMIT with DROP OLDEST / REJECT NEW (not under ``either``), Kleene closure (``T+ v[]``) with
+LIMIT with DROP OLDEST / REJECT NEW / FAIL (not under ``either``; FAIL not in a net with
+composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column; lists share prefixes in an
 element arena, see ``_kleene.pxi``; not under ``either``, not in a shared net with negation, not
 in a net with RETURN, ON TIMEOUT, LIMIT or consumption, and a variable name may not be a list in one pattern
 and an event in another; aggregating text values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
-not under ``either``). Refused with a reason: LIMIT ... FAIL, SQL queries, ARCHIVED variables
-and the Kleene and ``either`` cases above.
+not under ``either``). Refused with a reason: SQL queries, ARCHIVED variables and the
+Kleene, FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

@@ -140,6 +140,8 @@ cdef int admit(Kernel k, Group g, int64_t key, int32_t nt, int64_t bits, tuple o
         if quota[1] >= g.bit_limit[b]:
             settle_quota(k, g, key, b, quota)
         if quota[1] >= g.bit_limit[b]:
+            if g.bit_policy[b] == 2:  # fail: the run stops (KernelRun words it as the engine)
+                raise KernelLimitError(g.patterns[b], g.index, key, k.store.id[k.now_ev])
             g.dropped[b] += 1
             if g.bit_policy[b] == 1:  # reject new
                 drop(g, key, nt, bit)

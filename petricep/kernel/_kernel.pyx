@@ -71,6 +71,11 @@ DEF KLEENE_TAKE = 2  # a transition appending to a started list (lowering.KLEENE
 cdef int64_t NO_KEY = -(1 << 62)
 
 
+class KernelLimitError(Exception):
+    """LIMIT ... FAIL: (pattern index, shared net index, key code, the event's id as the
+    kernel holds it); the Python side words it as the engine (StateLimitError)."""
+
+
 class KernelEvaluationError(Exception):
     """A condition could not be evaluated: (what, op code, a, a's kind, b, b's kind); the
     Python side renders it with the run's string dictionary, as the engine words it."""
@@ -211,6 +216,7 @@ cdef class Group:
     cdef public int64_t timeout_mask, limit_mask, watch_mask
     cdef public int nbits
     cdef public tuple patterns  # net pattern index of each user bit
+    cdef public int index  # the shared net's index (its partition-key dictionary)
     cdef public list deadlines  # heap of (deadline, n, key, token, bit index)
     cdef public int64_t dl_counter
     cdef public dict quotas  # (key, bit index) -> [heap of (first ts, first pos, seqs, n, token), live, n]
@@ -329,6 +335,7 @@ cdef class Group:
         self.watch_mask = lg.timeout_mask | lg.limit_mask
         self.nbits = len(lg.patterns)
         self.patterns = tuple(lg.patterns)
+        self.index = lg.index
         self.deadlines = []
         self.dl_counter = 0
         self.quotas = {}
@@ -539,7 +546,7 @@ cdef class Kernel:
     cdef double grp_ts
     cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
     cdef double now_ts  # the event being fired (input or composite): LIMIT's "now"
-    cdef int64_t now_pos
+    cdef int64_t now_pos, now_ev
     cdef public list timeouts  # per pattern: partial matches emitted as timeouts
     cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
     cdef double strict_ts
@@ -610,6 +617,7 @@ cdef class Kernel:
         self.has_watch = any((<Group>g).watch_mask for g in self.groups)
         self.now_ts = 0.0
         self.now_pos = 0
+        self.now_ev = 0
         self.timeouts = [0] * len(lowered.patterns)
         self.kills = []
         self.strict_ts = NAN
@@ -1468,6 +1476,7 @@ cdef class Kernel:
         g.ncreated = 0
         self.now_ts = self.store.ts[ev]
         self.now_pos = self.store.pos[ev]
+        self.now_ev = ev
         self.step(g, etype, key, ev, self.now_ts, self.now_pos)
         if g.ncreated:
             kept = True

@@ -90,7 +90,7 @@ class KernelEngine:
         self._known_ts: list[Any] = []
         self._seen_ts_types: set[type] = set()
         self._ts_types = 0
-        self._error: EvaluationError | None = None
+        self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
         self._pairs: list[tuple[Match, int]] = []
@@ -163,7 +163,7 @@ class KernelEngine:
             self._with_at = False
         pairs, self._pairs = self._pairs, []
         if self._error is not None:
-            self._error.pairs = pairs  # type: ignore[attr-defined]  # found before the failing event
+            self._error.pairs = pairs  # type: ignore[union-attr]  # found before the failing event
             raise self._error
         return pairs
 
@@ -195,9 +195,13 @@ class KernelEngine:
         (an error names it). The matches; with ``_with_at`` they go to ``_pairs`` instead."""
         try:
             self.kernel.fire(*columns)
-        except EvaluationError as exc:
+        except (EvaluationError, StateLimitError) as exc:
             row = self.kernel.kernel.cur_row
-            exc.event = event(row) if 0 <= row < n else None  # type: ignore[attr-defined]
+            failed = event(row) if 0 <= row < n else None
+            if isinstance(exc, StateLimitError):  # (LIMIT ... FAIL) named with the input's own id
+                pattern, group, key, _ = exc.kernel_args  # type: ignore[attr-defined]
+                exc = self.kernel.limit_error(pattern, group, key, failed.id if failed is not None else None)
+            exc.event = failed  # type: ignore[union-attr]
             self._error = exc
             self.events += max(row, 0)
             return self._matches(self.kernel.take_matches())

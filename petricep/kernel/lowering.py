@@ -71,7 +71,7 @@ MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
 MAX_ORDERED_SLOTS = 64
-LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1}  # the kernel's codes (FAIL: not covered yet)  # slots the kernel compares when it orders matches by their events (RETURN)
+LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1, "fail": 2}  # the kernel's codes  # slots the kernel compares when it orders matches by their events (RETURN)
 
 
 def _frozen(values: Any, dtype: Any) -> np.ndarray:
@@ -405,7 +405,8 @@ def _refusal(net: Net, tie: str) -> str | None:
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
             else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"
-            else "LIMIT ... FAIL" if p.limit and p.limit.policy not in LIMIT_POLICIES
+            else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
+            if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None
         )
         if what:

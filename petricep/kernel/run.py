@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
+from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.runtime.match import Match
 
@@ -210,6 +210,9 @@ class KernelRun:
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
             raise EvaluationError(self._evaluation_message(*e.args)) from None
+        except _kernel.KernelLimitError as e:
+            self.kernel.drop_row()
+            raise self.limit_error(*e.args) from None
         self._pos = int(pos[-1]) + 1
         self._last = (float(ts[-1]), int(pos[-1]))
 
@@ -245,6 +248,21 @@ class KernelRun:
             ranks[self._strings[s]] = rank
         self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
         self._ranked = len(self._strings)
+
+    def limit_error(self, pattern: int, group: int, key: int, event_id: Any) -> StateLimitError:
+        """LIMIT ... FAIL as the engine words it (limits.admit): the pattern, the key's value,
+        the event (``event_id`` as the kernel holds it; KernelEngine puts the input's own)."""
+        p = self.net.patterns[pattern]
+        assert p.limit is not None
+        value = None
+        if self.lowered.groups[group].partition:
+            value = next(v for v, code in self.key_dicts[group].items() if code == key)
+        err = StateLimitError(
+            f"pattern {p.name!r}: more than {p.limit.count} live partial matches for key {value!r} "
+            f"at event {event_id!r} (LIMIT {p.limit.count} PARTIAL MATCHES FAIL)"
+        )
+        err.kernel_args = (pattern, group, key, event_id)  # type: ignore[attr-defined]
+        return err
 
     def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
         """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""

@@ -13,11 +13,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.cli import main
+from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.kernel import KernelRun, supports
 from petricep.kernel.engine import KernelEngine
@@ -112,9 +114,7 @@ def test_reject_new_keeps_the_old_ones() -> None:
     ]
 
 
-def test_fail_and_either_are_refused_with_a_reason() -> None:
-    fail = compile_text("PATTERN p: SEQ(A a, B b) WITHIN 3 LIMIT 1 PARTIAL MATCHES FAIL")
-    assert supports(fail) == (False, "pattern 'p': LIMIT ... FAIL is not covered yet")
+def test_either_is_refused_with_a_reason() -> None:
     assert supports(compile_text(CART), "either") == (False, "pattern 'checkout': ON TIMEOUT under the tie rule 'either' is not covered yet")
 
 
@@ -156,6 +156,7 @@ def _with_timeout(draw: Any, p: A.Pattern, name: str, ttype: str, limit: bool) -
     lim = None
     if limit and draw(st.booleans()):
         lim = A.Limit(draw(st.integers(1, 3)), draw(st.sampled_from(("drop-oldest", "reject-new"))))
+        # (FAIL: test_fail_* below; here every run must finish)
     return dataclasses.replace(p, name=name, timeout=A.Return(ttype, fields), limit=lim)
 
 
@@ -244,3 +245,54 @@ def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
     p = _timeout_patterns(data.draw, "p", partition=True)
     events = data.draw(keyed_streams())
     same_pairs([p], events, _tie(data), data.draw(st.integers(1, 3)))
+
+
+FAIL = "PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 100 LIMIT 2 PARTIAL MATCHES FAIL"
+
+
+def test_fail_stops_the_run_as_the_engine_words_it() -> None:
+    events = [ev("A", 0, 0, k=1), ev("B", 1, 1, k=1), ev("A", 2, 2, k=1), ev("A", 3, 3, k=1)]
+    events = [Event(e.type, e.ts, e.pos, f"{e.type}{e.pos}", e.attrs) for e in events]
+    net = compile_text(FAIL)
+    engine = Engine(net)
+    py: list[dict[str, Any]] = []
+    with pytest.raises(StateLimitError) as want:
+        for e in fresh(events):
+            py += [m.to_dict() for m in engine.push(e)]
+    kernel = KernelEngine(net)
+    k = [m.to_dict() for e in fresh(events) for m in kernel.push(e)]
+    with pytest.raises(StateLimitError) as got:
+        k += [m.to_dict() for m in kernel.drain()]
+        kernel.flush()
+    assert k == py == [{"pattern": "p", "ids": {"a": "A0", "b": "B1"}, "start": 0, "end": 1, "attrs": {}}]
+    assert str(got.value) == str(want.value) == (
+        "pattern 'p': more than 2 live partial matches for key 1 at event 'A3' (LIMIT 2 PARTIAL MATCHES FAIL)"
+    )
+    assert supports(compile_text(FAIL + " RETURN T()")) == (
+        False, "pattern 'p': LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT) is not covered yet",
+    )
+
+
+@SETTINGS
+@given(st.data())
+def test_fail_on_random_patterns(data: st.DataObject) -> None:
+    """LIMIT n ... FAIL: the kernel (KernelEngine, small batches) returns the engine's matches
+    up to the failing event and stops with its error, or finishes as it does."""
+    p = data.draw(patterns(kleene=False, returns=False, windows=WINDOWED, name="p", types=("A", "B", "C")))
+    p = dataclasses.replace(p, limit=A.Limit(data.draw(st.integers(1, 3)), "fail"))
+    events = [Event(e.type, e.ts, e.pos, f"e{e.pos}", e.attrs) for e in data.draw(streams(types=("A", "B", "C"), max_size=14))]
+    tie = _tie(data)
+    net = build_net([p])
+    assume(supports(net, tie)[0])
+
+    def outputs(engine: Any) -> tuple[list[dict[str, Any]], str | None]:
+        out: list[dict[str, Any]] = []
+        try:
+            for e in fresh(events):
+                out += [m.to_dict() for m in engine.push(e)]
+            out += [m.to_dict() for m in engine.flush()]
+        except StateLimitError as err:  # (the kernel returned the matches before it first)
+            return out, str(err)
+        return out, None
+
+    assert outputs(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5)))) == outputs(Engine(net, tie=tie))
