@@ -16,7 +16,8 @@ Public API (for the CLI, the library API and Spark to wire in):
   ``push(table_or_batch) -> pa.Table`` of the matches that batch completed (columns
   ``pattern``, ``start``, ``end``, one id column per variable name -- int64, null where the
   pattern has no such variable or an OR left it unbound, text where composite events are
-  bound -- and with RETURN an ``attrs`` struct of the fields), ``flush()``, ``stats`` and
+  bound, a list of ids for a Kleene variable -- with RETURN or ON TIMEOUT an ``attrs`` struct of the fields, with ON TIMEOUT a
+  ``timeout`` struct of type and deadline, null for a match), ``flush()``, ``stats`` and
   ``live_partial_matches()``;
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
 * :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
@@ -27,8 +28,19 @@ Covered this far: SEQ / AND / OR over single variables with guards (numbers and 
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
 per-pattern roles and windows, negation at start, middle and end (not under ``either``),
 RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
-partition must copy the producer's). Refused with a reason: Kleene closure, consumption,
-ON TIMEOUT, LIMIT, SQL queries, ARCHIVED variables.
+partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
+``timeout`` struct column, re-entering as events of their type; not under ``either``) and
+LIMIT with DROP OLDEST / REJECT NEW / FAIL (not under ``either``; FAIL not in a net with
+composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
+iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
+the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column; lists share prefixes in an
+element arena, see ``_kleene.pxi``; not under ``either``, not in a shared net with negation, not
+in a net with RETURN, ON TIMEOUT, LIMIT or consumption; a variable name may not be a list in
+one pattern and an event in another, nor a list share a slot of a shared net with another
+pattern's event; aggregating text values stops with an error), consumption
+(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
+not under ``either``). Refused with a reason: SQL queries, ARCHIVED variables and the
+Kleene, FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ State, all in C arrays owned by this module:
 A match of a pattern with RETURN re-enters as a composite event (Kernel.settle / composite): it
 takes its emitting row's time and position, its fields' values in their attribute columns and
 an id that refers to the match (-1 - its number in the run); the matches of one point come out
-in Engine._emit's order, round by round.
+in Engine._emit's order, round by round (consumption drops matches there, Kernel.consume).
+
+Included parts: ``_eventtime.pxi`` (ON TIMEOUT deadlines, LIMIT quotas, pinned tokens) and
+``_kleene.pxi`` (Kleene lists: the element arena, aggregates, iteration conditions).
 """
 
 from libc.stdlib cimport malloc, realloc, free
@@ -41,6 +44,8 @@ cdef enum:
     OP_CMP_AA = 9
     OP_CMP_AC = 10
     OP_BOOL = 11
+    OP_KATTR = 12
+    OP_AGG = 13
 
 cdef enum:
     # a value's kind: Python's float, str, a value that does not exist (division by zero: a
@@ -62,7 +67,13 @@ cdef enum:
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (Kernel.tick)
 DEF NEG_SLOT = 1000
+DEF KLEENE_TAKE = 2  # a transition appending to a started list (lowering.KLEENE_TAKE)
 cdef int64_t NO_KEY = -(1 << 62)
+
+
+class KernelLimitError(Exception):
+    """LIMIT ... FAIL: (pattern index, shared net index, key code, the event's id as the
+    kernel holds it); the Python side words it as the engine (StateLimitError)."""
 
 
 class KernelEvaluationError(Exception):
@@ -82,6 +93,8 @@ cdef class EventStore:
     cdef double* ts
     cdef int64_t* pos
     cdef int64_t* id
+    cdef int64_t* seq  # arrival number (composite events right after their emitter): survives compaction
+    cdef int64_t next_seq
     cdef double* val   # nattrs per row
     cdef int8_t* tag   # nattrs per row
     cdef Py_ssize_t n, cap, nattrs
@@ -92,13 +105,14 @@ cdef class EventStore:
         self.nattrs = nattrs
         self.n = 0
         self.cap = 0
-        self.ts = NULL; self.pos = NULL; self.id = NULL; self.val = NULL; self.tag = NULL
+        self.ts = NULL; self.pos = NULL; self.id = NULL; self.val = NULL; self.tag = NULL; self.seq = NULL
+        self.next_seq = 0
         self.ranks = NULL
         self.nranks = 0
         self.reserve(1024)
 
     def __dealloc__(self):
-        free(self.ts); free(self.pos); free(self.id); free(self.val); free(self.tag); free(self.ranks)
+        free(self.ts); free(self.pos); free(self.id); free(self.val); free(self.tag); free(self.ranks); free(self.seq)
 
     cdef int reserve(self, Py_ssize_t cap) except -1:
         if cap <= self.cap:
@@ -106,6 +120,7 @@ cdef class EventStore:
         self.ts = <double*>grow(self.ts, cap, sizeof(double))
         self.pos = <int64_t*>grow(self.pos, cap, sizeof(int64_t))
         self.id = <int64_t*>grow(self.id, cap, sizeof(int64_t))
+        self.seq = <int64_t*>grow(self.seq, cap, sizeof(int64_t))
         self.val = <double*>grow(self.val, cap * self.nattrs, sizeof(double))
         self.tag = <int8_t*>grow(self.tag, cap * self.nattrs, sizeof(int8_t))
         self.cap = cap
@@ -188,6 +203,40 @@ cdef class Group:
     cdef int32_t* created
     cdef Py_ssize_t ncreated, created_cap
     cdef int64_t* slotbuf
+    # event time (_eventtime.pxi): per token the references to it from deadlines and LIMIT
+    # quotas (a pinned token leaves its list for the zombie list instead of the free list),
+    # the patterns (bits) a firing extended it for, those whose quota counts it
+    cdef int32_t* tk_pins
+    cdef int64_t* tk_ext
+    cdef int64_t* tk_counted
+    cdef int32_t zombies
+    cdef const int64_t[:] place_exit_bits, place_emit_bits, bit_limit
+    cdef const double[:] bit_window
+    cdef const int8_t[:] bit_policy
+    cdef public int64_t timeout_mask, limit_mask, watch_mask
+    cdef public int nbits
+    cdef public tuple patterns  # net pattern index of each user bit
+    cdef public int index  # the shared net's index (its partition-key dictionary)
+    cdef public list deadlines  # heap of (deadline, n, key, token, bit index)
+    cdef public int64_t dl_counter
+    cdef public dict quotas  # (key, bit index) -> [heap of (first ts, first pos, seqs, n, token), live, n]
+    cdef public list dropped  # per bit index: partial matches a LIMIT dropped
+    # Kleene closure (_kleene.pxi): per transition start / take, deferred iteration conditions;
+    # per slot whether it holds a list node, its aggregates; the element arena
+    cdef const int8_t[:] tr_kleene, agg_func
+    cdef const int32_t[:] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
+    cdef const uint8_t[:] slot_kleene
+    cdef public int has_kleene
+    cdef Py_ssize_t naggs
+    cdef int64_t* nd_ev
+    cdef int64_t* nd_first
+    cdef int64_t* nd_count
+    cdef int32_t* nd_prev
+    cdef uint8_t* nd_mark
+    cdef double* nd_acc_v
+    cdef int8_t* nd_acc_t
+    cdef int64_t* nd_acc_n
+    cdef public Py_ssize_t nd_n, nd_cap, nd_live
 
     def __cinit__(self, lg):
         self.place_exits = lg.place_exits
@@ -274,6 +323,36 @@ cdef class Group:
         self.ncreated = 0
         self.created_cap = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
+        self.tk_pins = NULL; self.tk_ext = NULL; self.tk_counted = NULL
+        self.zombies = -1
+        self.place_exit_bits = lg.place_exit_bits
+        self.place_emit_bits = lg.place_emit_bits
+        self.bit_limit = lg.bit_limit
+        self.bit_window = lg.bit_window
+        self.bit_policy = lg.bit_policy
+        self.timeout_mask = lg.timeout_mask
+        self.limit_mask = lg.limit_mask
+        self.watch_mask = lg.timeout_mask | lg.limit_mask
+        self.nbits = len(lg.patterns)
+        self.patterns = tuple(lg.patterns)
+        self.index = lg.index
+        self.deadlines = []
+        self.dl_counter = 0
+        self.quotas = {}
+        self.dropped = [0] * self.nbits
+        self.tr_kleene = lg.tr_kleene
+        self.tr_defer_start = lg.tr_defer_start
+        self.tr_defer = lg.tr_defer
+        self.slot_kleene = lg.slot_kleene
+        self.slot_agg_start = lg.slot_agg_start
+        self.agg_func = lg.agg_func
+        self.agg_attr = lg.agg_attr
+        self.cond_iter_slot = lg.cond_iter_slot
+        self.has_kleene = 1 if any(lg.slot_kleene) else 0
+        self.naggs = max([lg.slot_agg_start[i + 1] - lg.slot_agg_start[i] for i in range(lg.nslots)] + [1])
+        self.nd_ev = NULL; self.nd_first = NULL; self.nd_count = NULL; self.nd_prev = NULL; self.nd_mark = NULL
+        self.nd_acc_v = NULL; self.nd_acc_t = NULL; self.nd_acc_n = NULL
+        self.nd_n = 0; self.nd_cap = 0; self.nd_live = 0
         self.reserve_tokens(1024)
         self.reserve_keys(1)
 
@@ -281,7 +360,9 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf); free(self.tk_blocked)
+        free(self.slotbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
+        free(self.nd_ev); free(self.nd_first); free(self.nd_count); free(self.nd_prev); free(self.nd_mark)
+        free(self.nd_acc_v); free(self.nd_acc_t); free(self.nd_acc_n)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
         free(self.pd_slots); free(self.pd_first_ts); free(self.pd_last_ts); free(self.pd_first_pos)
         free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
@@ -301,6 +382,11 @@ cdef class Group:
         self.tk_users = <int64_t*>grow(self.tk_users, cap, sizeof(int64_t))
         self.tk_slots = <int64_t*>grow(self.tk_slots, cap * self.nslots, sizeof(int64_t))
         self.tk_blocked = <int64_t*>grow(self.tk_blocked, cap, sizeof(int64_t))
+        self.tk_pins = <int32_t*>grow(self.tk_pins, cap, sizeof(int32_t))
+        self.tk_ext = <int64_t*>grow(self.tk_ext, cap, sizeof(int64_t))
+        self.tk_counted = <int64_t*>grow(self.tk_counted, cap, sizeof(int64_t))
+        for i in range(old, cap):
+            self.tk_pins[i] = 0
         # the new tokens join the free list (lowest index first)
         for i in range(cap - 1, old - 1, -1):
             self.tk_next[i] = self.free_head
@@ -458,7 +544,10 @@ cdef class Kernel:
     cdef int64_t* grp_keys  # ngroups per event
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
-    cdef int has_contiguity, has_negation
+    cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
+    cdef double now_ts  # the event being fired (input or composite): LIMIT's "now"
+    cdef int64_t now_pos, now_ev
+    cdef public list timeouts  # per pattern: partial matches emitted as timeouts
     cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
     cdef double strict_ts
     cdef double last_ts
@@ -477,6 +566,10 @@ cdef class Kernel:
     cdef uint8_t* out_bound
     cdef int64_t* out_key  # per match: the key it was found under (its composite event's)
     cdef int64_t* out_ev  # per match and slot: the bound event's store index (ordering; until the next sweep)
+    cdef double* out_deadline  # per match: a timeout's deadline (NaN: a match)
+    cdef int64_t* out_klen  # per match and slot: a Kleene list's length (its id: the offset in kl_ids), else -1
+    cdef int64_t* kl_ids
+    cdef Py_ssize_t kl_n, kl_cap
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
     cdef Py_ssize_t out_n, out_cap, row_out
@@ -486,6 +579,12 @@ cdef class Kernel:
     cdef const uint8_t[:] pat_has_ret
     cdef const int32_t[:] pat_ret_type, pat_attr_start, pat_attr
     cdef int has_returns
+    # consumption: per pattern its domain (-1: none) and consumed slots; per domain the
+    # consumed events (store seq -> ts) and how far back they matter (NaN: always)
+    cdef const int32_t[:] pat_domain, pat_cons_start, pat_cons
+    cdef int has_conflict
+    cdef public list consumed
+    cdef list horizons
     cdef public int64_t composites, taken
     # the row emitting now (an event, a tick, or at the end the last input event): its time,
     # the kind of its time (int or float) and position; a composite event takes these
@@ -514,6 +613,12 @@ cdef class Kernel:
         self.ntypes = len(lowered.types)
         self.has_contiguity = any((<Group>g).strategy >= STRICT_CONTIGUITY for g in self.groups)
         self.has_negation = any((<Group>g).nnegs for g in self.groups)
+        self.has_timeouts = any((<Group>g).timeout_mask for g in self.groups)
+        self.has_watch = any((<Group>g).watch_mask for g in self.groups)
+        self.now_ts = 0.0
+        self.now_pos = 0
+        self.now_ev = 0
+        self.timeouts = [0] * len(lowered.patterns)
         self.kills = []
         self.strict_ts = NAN
         self.last_ts = -1e308
@@ -529,19 +634,35 @@ cdef class Kernel:
         self.out_cap = 0
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
-        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL
+        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
+        self.out_klen = NULL; self.kl_ids = NULL; self.kl_n = 0; self.kl_cap = 0
         self.emit_at = -1
         self.row_out = 0
         self.maxfields = max(lowered.maxfields, 1)
-        self.pat_has_ret = np.array([p.has_return for p in lowered.patterns] or [0], dtype=np.uint8)
-        self.pat_ret_type = np.array([p.ret_type for p in lowered.patterns] or [-1], dtype=np.int32)
+        # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
+        # of the timeout type
+        pats = lowered.patterns
+        self.pat_has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
+                                    dtype=np.uint8)
+        self.pat_ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
         starts, flat = [0], []
-        for p in lowered.patterns:
-            flat.extend(p.ret_attrs)
+        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
+            flat.extend(attrs)
             starts.append(len(flat))
         self.pat_attr_start = np.array(starts, dtype=np.int32)
         self.pat_attr = np.array(flat or [-1], dtype=np.int32)
-        self.has_returns = any(p.has_return for p in lowered.patterns)
+        self.has_returns = any(p.has_return for p in pats)
+        self.pat_domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in pats:
+            flat.extend(p.consume)
+            starts.append(len(flat))
+        self.pat_cons_start = np.array(starts, dtype=np.int32)
+        self.pat_cons = np.array(flat or [-1], dtype=np.int32)
+        self.has_conflict = any(p.domain >= 0 for p in pats)
+        self.consumed = [{} for _ in lowered.domains]
+        self.horizons = list(lowered.domains)
+        self.ordered = self.has_returns or self.has_timeouts or self.has_conflict
         self.composites = 0
         self.taken = 0
         self.emit_ts = 0.0
@@ -560,7 +681,8 @@ cdef class Kernel:
         free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
-        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt)
+        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
+        free(self.out_klen); free(self.kl_ids)
 
     cdef int reserve_out(self, Py_ssize_t cap) except -1:
         if cap <= self.out_cap:
@@ -576,6 +698,8 @@ cdef class Kernel:
         self.out_ev = <int64_t*>grow(self.out_ev, cap * self.maxslots, sizeof(int64_t))
         self.out_rv = <double*>grow(self.out_rv, cap * self.maxfields, sizeof(double))
         self.out_rt = <int8_t*>grow(self.out_rt, cap * self.maxfields, sizeof(int8_t))
+        self.out_deadline = <double*>grow(self.out_deadline, cap, sizeof(double))
+        self.out_klen = <int64_t*>grow(self.out_klen, cap * self.maxslots, sizeof(int64_t))
         self.out_cap = cap
         return 0
 
@@ -661,6 +785,18 @@ cdef class Kernel:
                     v[sp - 1] = 0.0 if v[sp - 1] != 0.0 else 1.0
                     tg[sp - 1] = TAG_BOOL
                 pc += 1
+            elif op == OP_KATTR:
+                if kleene_load(self, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+                               code[pc + 3], &v[sp], &tg[sp]):
+                    return 1
+                sp += 1
+                pc += 4
+            elif op == OP_AGG:
+                if kleene_agg(g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+                              code[pc + 3], &v[sp], &tg[sp]):
+                    return 1
+                sp += 1
+                pc += 4
             elif op == OP_BOOL:
                 v[sp - 1] = 1.0 if v[sp - 1] != 0.0 and tg[sp - 1] != TAG_MISSING else 0.0
                 tg[sp - 1] = TAG_BOOL
@@ -757,16 +893,59 @@ cdef class Kernel:
 
     # ------------------------------------------------------------------ firing
 
+    cdef int64_t admit_users(self, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
+                             int64_t pos, int64_t floor) except -1:
+        """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
+        the window (per pattern where they disagree), contiguity and, under the tie rule strict,
+        the order; 0: none."""
+        cdef int64_t admitted, lo, hi, cur
+        cdef int k
+        cdef double w
+        cdef EventStore st = self.store
+        w = g.tr_window[tr]
+        if not isnan(w):
+            if g.count_window:
+                hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+                lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+                if hi - lo >= <int64_t>w:
+                    return 0
+            elif ts - g.tk_first_ts[t] > w:
+                return 0
+        if g.tr_pw_start[tr + 1] > g.tr_pw_start[tr]:
+            admitted = 0
+            for k in range(g.tr_pw_start[tr], g.tr_pw_start[tr + 1]):
+                w = g.pw_window[k]
+                if isnan(w):
+                    admitted |= g.pw_mask[k]
+                elif g.count_window:
+                    hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+                    lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+                    if hi - lo < <int64_t>w:
+                        admitted |= g.pw_mask[k]
+                elif ts - g.tk_first_ts[t] <= w:
+                    admitted |= g.pw_mask[k]
+            users &= admitted
+            if users == 0:
+                return 0
+        if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor:
+            return 0
+        if self.tie_strict:
+            for k in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
+                cur = slots[g.tr_order[k]]
+                if g.slot_kleene[g.tr_order[k]]:
+                    cur = g.nd_ev[cur]  # a list: its last element
+                if st.ts[cur] >= ts:
+                    return 0
+        return users
+
     cdef int32_t fire(self, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
                       int64_t floor) except -2:
         """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
         ``ev``: the new token, or -1 (GroupRuntime.fire)."""
-        cdef int64_t users, admitted, lo, hi
+        cdef int64_t users, cur
         cdef int k, sl, ns = g.nslots
-        cdef double w
         cdef int64_t* slots
         cdef int32_t nt
-        cdef EventStore st = self.store
         if t < 0:
             users = g.all_users & g.tr_mask[tr]
             slots = g.slotbuf
@@ -780,50 +959,27 @@ cdef class Kernel:
         if users == 0:
             return -1
         if t >= 0:
-            w = g.tr_window[tr]
-            if not isnan(w):
-                if g.count_window:
-                    hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
-                    lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
-                    if hi - lo >= <int64_t>w:
-                        return -1
-                elif ts - g.tk_first_ts[t] > w:
-                    return -1
-            if g.tr_pw_start[tr + 1] > g.tr_pw_start[tr]:
-                admitted = 0
-                for k in range(g.tr_pw_start[tr], g.tr_pw_start[tr + 1]):
-                    w = g.pw_window[k]
-                    if isnan(w):
-                        admitted |= g.pw_mask[k]
-                    elif g.count_window:
-                        hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
-                        lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
-                        if hi - lo < <int64_t>w:
-                            admitted |= g.pw_mask[k]
-                    elif ts - g.tk_first_ts[t] <= w:
-                        admitted |= g.pw_mask[k]
-                users &= admitted
-                if users == 0:
-                    return -1
-            if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor:
+            users = self.admit_users(g, tr, t, users, slots, ts, pos, floor)
+            if users == 0:
                 return -1
-            if self.tie_strict:
-                for k in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
-                    if st.ts[slots[g.tr_order[k]]] >= ts:
-                        return -1
         sl = g.tr_slot[tr]
+        cur = ev
+        if g.tr_kleene[tr]:  # the new list state (kleene_start / kleene_take)
+            cur = kleene_node(self, g, sl, <int32_t>slots[sl] if g.tr_kleene[tr] == KLEENE_TAKE else -1, ev)
         for k in range(g.tr_guard_start[tr], g.tr_guard_start[tr + 1]):
-            if not self.eval_cond(g, g.tr_guard[k], slots, sl, ev):
+            if not self.eval_cond(g, g.tr_guard[k], slots, sl, cur):
                 return -1
         nt = g.alloc()
         if t >= 0:  # alloc may have moved the arena
             slots = &g.tk_slots[<Py_ssize_t>t * ns]
         memcpy(&g.tk_slots[<Py_ssize_t>nt * ns], slots, ns * sizeof(int64_t))
-        g.tk_slots[<Py_ssize_t>nt * ns + sl] = ev
+        g.tk_slots[<Py_ssize_t>nt * ns + sl] = cur
         g.tk_place[nt] = g.tr_dst[tr]
         g.tk_next[nt] = -1
         g.tk_users[nt] = users
         g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
+        g.tk_ext[nt] = 0
+        g.tk_counted[nt] = 0
         if t < 0:
             g.tk_first_ts[nt] = ts
             g.tk_last_ts[nt] = ts
@@ -836,6 +992,12 @@ cdef class Kernel:
             g.tk_first_pos[nt] = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
             g.tk_last_pos[nt] = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
             g.tk_last_key[nt] = g.tk_last_key[t] if g.tk_last_key[t] > 2 * pos else 2 * pos
+        for k in range(g.tr_defer_start[tr], g.tr_defer_start[tr + 1], 2):  # every element again
+            if not check_elements(self, g, g.tr_defer[k], g.tr_defer[k + 1], &g.tk_slots[<Py_ssize_t>nt * ns]):
+                g.release(nt)
+                return -1
+        if t >= 0 and g.timeout_mask:
+            g.tk_ext[t] |= users
         return nt
 
     cdef int arc_ok(self, Group g, int tr, int64_t ev) except -1:
@@ -889,6 +1051,8 @@ cdef class Kernel:
                         g.add_created(nt)
                         moved |= g.tk_users[nt]
                 if moved and g.strategy == STNM:
+                    if g.tk_counted[t] & moved:
+                        uncount(g, key, t, moved)
                     g.tk_users[t] &= ~moved
                     if g.tk_users[t] == 0:
                         self.unlink(g, base + src, prev, t)
@@ -906,7 +1070,11 @@ cdef class Kernel:
             g.tk_next[prev] = nxt
         if g.tails[list_id] == t:
             g.tails[list_id] = prev
-        g.release(t)
+        if g.tk_pins[t]:  # a deadline or a quota still refers to it
+            g.tk_next[t] = g.zombies
+            g.zombies = t
+        else:
+            g.release(t)
 
     cdef int accept(self, Group g, int32_t t, int64_t key) except -1:
         """A token reached a place patterns emit from: each role group checks once, each of
@@ -927,7 +1095,12 @@ cdef class Kernel:
                     continue
             ok = 1
             for k in range(g.rg_final_start[r], g.rg_final_start[r + 1]):
-                if not self.eval_cond(g, g.rg_final[k], slots, -1, -1):
+                j = g.cond_iter_slot[g.rg_final[k]]
+                if j >= 0:  # an iteration condition: every element
+                    if not check_elements(self, g, g.rg_final[k], j, slots):
+                        ok = 0
+                        break
+                elif not self.eval_cond(g, g.rg_final[k], slots, -1, -1):
                     ok = 0
                     break
             if ok and g.rg_emit_start[r + 1] > g.rg_emit_start[r]:
@@ -940,7 +1113,7 @@ cdef class Kernel:
                         self.wait(g, k, t, key)
                     else:
                         self.emit(g, g.role_pattern[k], &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t],
-                                  g.tk_last_ts[t], key)
+                                  g.tk_last_ts[t], key, NAN)
         return 0
 
     cdef int buffered_violation(self, Group g, int r, int32_t t, int64_t key, double w) except -1:
@@ -1102,6 +1275,9 @@ cdef class Kernel:
                     if growable:
                         g.tk_blocked[t] |= (<int64_t>1) << j
                     else:
+                        if g.tk_counted[t]:
+                            uncount(g, key, t, -1)
+                        g.tk_users[t] = 0  # not alive: no timeout
                         self.unlink(g, lid, prev, t)
                         t = nxt
                         continue
@@ -1123,6 +1299,8 @@ cdef class Kernel:
         cdef Group g
         cdef int32_t d
         cdef Py_ssize_t gi
+        if self.has_timeouts and not all_:  # (Engine._close_pending: timeouts first; flush: after)
+            close_deadlines(self, ts, pos, False)
         for gi in range(len(self.groups)):
             g = <Group>self.groups[gi]
             while g.heap_n:
@@ -1139,15 +1317,19 @@ cdef class Kernel:
                 g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
                 if not (g.pd_flags[d] & 2):
                     g.drop_pending(d)
+        if self.has_timeouts and all_:
+            close_deadlines(self, ts, pos, True)
         return 0
 
     cdef int emit_pending(self, Group g, int32_t d) except -1:
         return self.emit(g, g.role_pattern[g.pd_role[d]], &g.pd_slots[<Py_ssize_t>d * g.nslots], g.pd_first_ts[d],
-                         g.pd_last_ts[d], g.pd_key[d])
+                         g.pd_last_ts[d], g.pd_key[d], NAN)
 
-    cdef int emit(self, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key) except -1:
+    cdef int emit(self, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key,
+                  double deadline) except -1:
         """Buffer a match: its pattern, span, bound events' ids (and store indices, for the
-        order of matches emitted at one point), the key, and its RETURN values."""
+        order of matches emitted at one point), the key, and its RETURN values (a timeout:
+        pattern npatterns + its index, its ON TIMEOUT values and its deadline)."""
         cdef Py_ssize_t o = self.out_n, k, m = self.maxslots, f = self.maxfields
         cdef int64_t ev
         cdef int ns = g.nslots, r
@@ -1158,9 +1340,15 @@ cdef class Kernel:
         self.out_start[o] = first_ts
         self.out_end[o] = last_ts
         self.out_key[o] = key
+        self.out_deadline[o] = deadline
         for k in range(m):
             ev = slots[k] if k < ns else -1
             self.out_bound[o * m + k] = 1 if ev >= 0 else 0
+            self.out_klen[o * m + k] = -1
+            if ev >= 0 and g.slot_kleene[k]:  # a list: its ids go to the list buffer
+                emit_list(self, g, ev, o, k)
+                self.out_ev[o * m + k] = -1
+                continue
             self.out_ids[o * m + k] = self.store.id[ev] if ev >= 0 else 0
             self.out_ev[o * m + k] = ev
         for r in range(g.ret_start[pattern + 1] - g.ret_start[pattern]):
@@ -1174,7 +1362,7 @@ cdef class Kernel:
         complete form the next round."""
         cdef Py_ssize_t end, o
         cdef bint chains
-        if not self.has_returns:
+        if not self.ordered:
             if self.out_n - first > 1 and self.npatterns > 1:
                 self.order_emitted(first, 0)
             return 0
@@ -1182,11 +1370,14 @@ cdef class Kernel:
             end = self.out_n
             chains = False
             for o in range(first, end):
-                if self.pat_has_ret[self.out_pattern[o]]:
+                if self.pat_has_ret[self.out_pattern[o]] or (
+                        self.out_pattern[o] < self.npatterns and self.pat_domain[self.out_pattern[o]] >= 0):
                     chains = True
                     break
             if end - first > 1:
                 self.order_emitted(first, chains)
+            if self.has_conflict:
+                end = self.consume(first, end)
             for o in range(first, end):
                 if self.pat_has_ret[self.out_pattern[o]]:
                     self.composites += 1
@@ -1194,6 +1385,44 @@ cdef class Kernel:
                         self.composite(o)
             first = end
         return 0
+
+    cdef Py_ssize_t consume(self, Py_ssize_t first, Py_ssize_t end) except -1:
+        """Consumption (Engine._consume), over the ordered matches [first, end): a match of a
+        consuming pattern holding an event already consumed in its domain is dropped, an
+        emitted one consumes the events of its consumed slots. Returns the new end."""
+        cdef Py_ssize_t o, k, m = self.maxslots, n = 0
+        cdef int p, d
+        cdef int64_t ev
+        cdef bint ok
+        cdef dict used
+        cdef Py_ssize_t* perm = <Py_ssize_t*>malloc(max(end - first, 1) * sizeof(Py_ssize_t))
+        cdef EventStore st = self.store
+        try:
+            for o in range(first, end):
+                p = self.out_pattern[o]
+                d = self.pat_domain[p] if p < self.npatterns else -1
+                if d >= 0:  # (a timeout is not a match: it consumes nothing)
+                    used = <dict>self.consumed[d]
+                    ok = True
+                    for k in range(m):
+                        ev = self.out_ev[o * m + k]
+                        if ev >= 0 and st.seq[ev] in used:
+                            ok = False
+                            break
+                    if not ok:
+                        continue
+                    for k in range(self.pat_cons_start[p], self.pat_cons_start[p + 1]):
+                        ev = self.out_ev[o * m + self.pat_cons[k]]
+                        if ev >= 0:
+                            used[st.seq[ev]] = st.ts[ev]
+                perm[n] = o
+                n += 1
+            if n < end - first:
+                self.permute(first, n, perm)
+                self.out_n = first + n
+        finally:
+            free(perm)
+        return first + n
 
     cdef int composite(self, Py_ssize_t o) except -1:
         """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
@@ -1209,6 +1438,8 @@ cdef class Kernel:
             st.reserve(2 * st.cap)
         ev = st.n
         st.n += 1
+        st.seq[ev] = st.next_seq
+        st.next_seq += 1
         st.ts[ev] = self.emit_ts
         st.pos[ev] = self.emit_at if self.emit_at >= 0 else self.in_pos
         st.id[ev] = -1 - (self.taken + o)
@@ -1243,7 +1474,10 @@ cdef class Kernel:
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         g.ncreated = 0
-        self.step(g, etype, key, ev, self.store.ts[ev], self.store.pos[ev])
+        self.now_ts = self.store.ts[ev]
+        self.now_pos = self.store.pos[ev]
+        self.now_ev = ev
+        self.step(g, etype, key, ev, self.now_ts, self.now_pos)
         if g.ncreated:
             kept = True
             self.store_created(g, key)
@@ -1279,8 +1513,9 @@ cdef class Kernel:
         cdef int64_t sa[64]
         cdef int64_t sb[64]
         cdef int64_t x, y
-        if self.out_pattern[a] != self.out_pattern[b]:
-            return self.out_pattern[a] < self.out_pattern[b]
+        cdef int np_ = self.npatterns, pa = self.out_pattern[a], pb = self.out_pattern[b]
+        if pa != pb:  # by pattern, a timeout (pattern npatterns + index) after the pattern's matches
+            return (pa % np_, pa >= np_) < (pb % np_, pb >= np_)
         if not chains:
             return False
         i = self.sorted_events(a, sa)
@@ -1319,8 +1554,8 @@ cdef class Kernel:
         cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))
         cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
         cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
-        cdef double* se = <double*>malloc(2 * n * sizeof(double))
-        cdef int64_t* ids = <int64_t*>malloc(2 * n * m * sizeof(int64_t))
+        cdef double* se = <double*>malloc(3 * n * sizeof(double))
+        cdef int64_t* ids = <int64_t*>malloc(3 * n * m * sizeof(int64_t))
         cdef uint8_t* bound = <uint8_t*>malloc(n * m)
         cdef double* rv = <double*>malloc(n * f * sizeof(double))
         cdef int8_t* rt = <int8_t*>malloc(n * f)
@@ -1331,8 +1566,10 @@ cdef class Kernel:
             key[i] = self.out_key[src]
             se[2 * i] = self.out_start[src]
             se[2 * i + 1] = self.out_end[src]
+            se[2 * n + i] = self.out_deadline[src]
             memcpy(&ids[i * m], &self.out_ids[src * m], m * sizeof(int64_t))
             memcpy(&ids[(n + i) * m], &self.out_ev[src * m], m * sizeof(int64_t))
+            memcpy(&ids[(2 * n + i) * m], &self.out_klen[src * m], m * sizeof(int64_t))
             memcpy(&bound[i * m], &self.out_bound[src * m], m)
             memcpy(&rv[i * f], &self.out_rv[src * f], f * sizeof(double))
             memcpy(&rt[i * f], &self.out_rt[src * f], f)
@@ -1343,8 +1580,10 @@ cdef class Kernel:
             self.out_key[dst] = key[i]
             self.out_start[dst] = se[2 * i]
             self.out_end[dst] = se[2 * i + 1]
+            self.out_deadline[dst] = se[2 * n + i]
             memcpy(&self.out_ids[dst * m], &ids[i * m], m * sizeof(int64_t))
             memcpy(&self.out_ev[dst * m], &ids[(n + i) * m], m * sizeof(int64_t))
+            memcpy(&self.out_klen[dst * m], &ids[(2 * n + i) * m], m * sizeof(int64_t))
             memcpy(&self.out_bound[dst * m], &bound[i * m], m)
             memcpy(&self.out_rv[dst * f], &rv[i * f], f * sizeof(double))
             memcpy(&self.out_rt[dst * f], &rt[i * f], f)
@@ -1377,6 +1616,8 @@ cdef class Kernel:
                 g.tails[lid] = t
             else:
                 g.release(t)
+        if g.watch_mask:
+            watch(self, g, key)
         self.created += g.ncreated
         g.ncreated = 0
         return 0
@@ -1415,7 +1656,7 @@ cdef class Kernel:
                     self.run_group()
                 self.grp_ts = ts[i]
                 self.grp_rows += 1
-            if self.has_negation:
+            if self.has_negation or self.has_timeouts:
                 if self.tie_strict and ts[i] != self.strict_ts:
                     if self.kills:
                         self.end_group()
@@ -1435,6 +1676,8 @@ cdef class Kernel:
                     st.reserve(2 * st.cap)
                 ev = st.n
                 st.n += 1
+                st.seq[ev] = st.next_seq
+                st.next_seq += 1
                 st.ts[ev] = ts[i]
                 st.pos[ev] = pos[i]
                 st.id[ev] = ids[i]
@@ -1475,6 +1718,8 @@ cdef class Kernel:
             st.reserve(2 * st.cap)
         ev = st.n
         st.n += 1
+        st.seq[ev] = st.next_seq
+        st.next_seq += 1
         st.ts[ev] = ts
         st.pos[ev] = pos
         st.id[ev] = id
@@ -1614,7 +1859,7 @@ cdef class Kernel:
                 self.run_group()
             self.grp_ts = ts
             return 0
-        if not self.has_negation:
+        if not (self.has_negation or self.has_timeouts):
             return 0
         if self.tie_strict and ts != self.strict_ts:
             if self.kills:
@@ -1640,7 +1885,7 @@ cdef class Kernel:
             self.run_group()
         if self.kills:
             self.end_group()
-        while self.has_negation and any((<Group>g).heap_n for g in self.groups):
+        while any((<Group>g).heap_n or (<Group>g).deadlines for g in self.groups):
             first = self.out_n
             self.close_pending(0.0, 0, True)
             self.settle(first)
@@ -1674,6 +1919,17 @@ cdef class Kernel:
                     t = nxt
             if g.nnegs:
                 self.sweep_negatives(g, ts, pos)
+            if g.watch_mask:
+                prune(self, g, ts, pos)
+            if g.has_kleene and g.nd_n > 2 * g.nd_live + self.compact_slack:  # (the element arena)
+                gc_nodes(self, g)
+        for d in range(len(self.consumed)):  # (Engine.sweep)
+            horizon = self.horizons[d]
+            used = self.consumed[d]
+            if used and horizon == horizon:
+                cut = ts - horizon
+                for seq in [q for q, when in used.items() if when < cut]:
+                    del used[seq]
         if self.store.n > 4 * self.live_slots() + self.compact_slack and not self.kills:
             self.compact()
 
@@ -1728,7 +1984,7 @@ cdef class Kernel:
         cdef Py_ssize_t total = 0
         cdef Group g
         for g in self.groups:
-            total += g.live_tokens * g.nslots
+            total += g.live_tokens * g.nslots + g.nd_n
         return total
 
     cdef int compact(self) except -1:
@@ -1747,9 +2003,12 @@ cdef class Kernel:
                 while t >= 0:
                     for k in range(g.nslots):
                         ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                        if ev >= 0:
+                        if ev >= 0 and not g.slot_kleene[k]:
                             remap[ev] = 0
                     t = g.tk_next[t]
+            for k in range(g.nd_n):  # (Kleene lists' elements)
+                remap[g.nd_ev[k]] = 0
+                remap[g.nd_first[k]] = 0
             for lid in range(g.nkeys * g.nnegs):
                 t = g.nb_heads[lid]
                 while t >= 0:
@@ -1762,6 +2021,13 @@ cdef class Kernel:
                         ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
                         if ev >= 0:
                             remap[ev] = 0
+            t = g.zombies
+            while t >= 0:
+                for k in range(g.nslots):
+                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
+                    if ev >= 0 and not g.slot_kleene[k]:
+                        remap[ev] = 0
+                t = g.tk_next[t]
         j = 0
         for i in range(n):
             if remap[i] >= 0:
@@ -1769,6 +2035,7 @@ cdef class Kernel:
                 st.ts[j] = st.ts[i]
                 st.pos[j] = st.pos[i]
                 st.id[j] = st.id[i]
+                st.seq[j] = st.seq[i]
                 for k in range(na):
                     st.val[j * na + k] = st.val[i * na + k]
                     st.tag[j * na + k] = st.tag[i * na + k]
@@ -1780,9 +2047,12 @@ cdef class Kernel:
                 while t >= 0:
                     for k in range(g.nslots):
                         ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
-                        if ev >= 0:
+                        if ev >= 0 and not g.slot_kleene[k]:
                             g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
                     t = g.tk_next[t]
+            for k in range(g.nd_n):
+                g.nd_ev[k] = remap[g.nd_ev[k]]
+                g.nd_first[k] = remap[g.nd_first[k]]
             for lid in range(g.nkeys * g.nnegs):
                 t = g.nb_heads[lid]
                 while t >= 0:
@@ -1795,6 +2065,13 @@ cdef class Kernel:
                         ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
                         if ev >= 0:
                             g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
+            t = g.zombies
+            while t >= 0:
+                for k in range(g.nslots):
+                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + k]
+                    if ev >= 0 and not g.slot_kleene[k]:
+                        g.tk_slots[<Py_ssize_t>t * g.nslots + k] = remap[ev]
+                t = g.tk_next[t]
         free(remap)
         return 0
 
@@ -1849,8 +2126,12 @@ cdef class Kernel:
             for lid in range(g.nkeys):
                 g.pd_heads[lid] = -1
             g.heap_n = 0
+            forget_watch(g)
+            g.nd_n = 0
+            g.nd_live = 0
         self.kills = []
         self.store.n = 0
+        self.consumed = [{} for _ in self.consumed]
 
     def take_matches(self):
         """The buffered matches as numpy arrays, and clears them: pattern, start, end, ids and
@@ -1866,6 +2147,12 @@ cdef class Kernel:
         bound = np.empty((n, m), dtype=np.uint8)
         values = np.empty((n, f), dtype=np.float64)
         kinds = np.empty((n, f), dtype=np.int8)
+        deadline = np.empty(n, dtype=np.float64)
+        klen = np.empty((n, m), dtype=np.int64)
+        klist = np.empty(self.kl_n, dtype=np.int64)
+        cdef double[:] dv = deadline
+        cdef int64_t[:, :] lv = klen
+        cdef int64_t[:] flat = klist
         cdef int64_t[:] av = at
         cdef int32_t[:] pv = pattern
         cdef double[:] sv = start, ev = end
@@ -1882,10 +2169,24 @@ cdef class Kernel:
             memcpy(&av[0], self.out_at, n * sizeof(int64_t))
             memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
             memcpy(&kv[0, 0], self.out_rt, n * f)
+            memcpy(&dv[0], self.out_deadline, n * sizeof(double))
+            memcpy(&lv[0, 0], self.out_klen, n * m * sizeof(int64_t))
+        if self.kl_n:
+            memcpy(&flat[0], self.kl_ids, self.kl_n * sizeof(int64_t))
+        self.kl_n = 0
         self.out_n = 0
         self.row_out = 0
         self.taken += n
-        return pattern, start, end, ids, bound, at, values, kinds
+        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
+
+    def dropped_by_pattern(self):
+        """Per net pattern index: the partial matches its LIMIT dropped."""
+        out = [0] * self.npatterns
+        cdef Group g
+        for g in self.groups:
+            for k, pi in enumerate(g.patterns):
+                out[pi] += g.dropped[k]
+        return out
 
     def set_last_input(self, double ts, int64_t pos, int tag):
         """The stream's last input event where this kernel did not fire it (a key partition):
@@ -1917,3 +2218,7 @@ TICK_CODE = TICK  # for the Python side
 
 class OrderError(Exception):
     """An event's timestamp is before the previous one's: (row, ts, previous ts)."""
+
+
+include "_eventtime.pxi"
+include "_kleene.pxi"

@@ -49,7 +49,7 @@ from petricep.kernel.run import (
     KernelRun,
     python_value,
 )
-from petricep.runtime.match import Match, composite_id
+from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
@@ -78,7 +78,9 @@ class KernelEngine:
         self._read = list(dict.fromkeys([*lowered.attrs, *(a for p in self._partitions for a in p)]))
         self._keys = self.kernel.key_dicts  # partition key -> code, per group (shared by key class)
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
-        self._returns = any(p.has_return for p in lowered.patterns)
+        # composite events (RETURN, ON TIMEOUT): matches converted one by one
+        self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
+        self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
         self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
@@ -88,7 +90,7 @@ class KernelEngine:
         self._known_ts: list[Any] = []
         self._seen_ts_types: set[type] = set()
         self._ts_types = 0
-        self._error: EvaluationError | None = None
+        self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
         self._pairs: list[tuple[Match, int]] = []
@@ -179,7 +181,7 @@ class KernelEngine:
             self._with_at = False
         pairs, self._pairs = self._pairs, []
         if self._error is not None:
-            self._error.pairs = pairs  # type: ignore[attr-defined]  # found before the failing event
+            self._error.pairs = pairs  # type: ignore[union-attr]  # found before the failing event
             raise self._error
         return pairs
 
@@ -211,9 +213,13 @@ class KernelEngine:
         (an error names it). The matches; with ``_with_at`` they go to ``_pairs`` instead."""
         try:
             self.kernel.fire(*columns)
-        except EvaluationError as exc:
+        except (EvaluationError, StateLimitError) as exc:
             row = self.kernel.kernel.cur_row
-            exc.event = event(row) if 0 <= row < n else None  # type: ignore[attr-defined]
+            failed = event(row) if 0 <= row < n else None
+            if isinstance(exc, StateLimitError):  # (LIMIT ... FAIL) named with the input's own id
+                pattern, group, key, _ = exc.kernel_args  # type: ignore[attr-defined]
+                exc = self.kernel.limit_error(pattern, group, key, failed.id if failed is not None else None)
+            exc.event = failed  # type: ignore[union-attr]
             self._error = exc
             self.events += max(row, 0)
             return self._taken()  # the matches of the rows before the failing one
@@ -345,6 +351,8 @@ class KernelEngine:
             return []
         if self._returns:
             return self._composite_matches(arrays)
+        if self._kleene:
+            return self._kleene_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
         at_arr = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions)
         ids, stamps = self._known_id, self._known_ts
@@ -364,11 +372,39 @@ class KernelEngine:
             out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
         return out
 
+    def _kleene_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`_matches` for a net with Kleene closure: a list variable's ids in stream
+        order; start / end over every bound event, lists' elements included."""
+        pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
+        known = np.asarray(self._known_pos, dtype=np.int64)
+        where = np.searchsorted(known, refs).tolist()
+        in_lists = np.searchsorted(known, klist).tolist()
+        ids, stamps = self._known_id, self._known_ts
+        out = []
+        for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
+            name, slots = self._vars[pi]
+            lists = self._kleene.get(name, frozenset())
+            got: dict[str, Any] = {}
+            at: list[int] = []
+            for v, sl in slots:
+                if not b[sl]:
+                    continue
+                if v in lists:
+                    elems = in_lists[row[sl] : row[sl] + lens[sl]]
+                    got[v] = [ids[i] for i in elems]
+                    at.extend(elems)
+                else:
+                    got[v] = ids[k_row[sl]]
+                    at.append(k_row[sl])
+            start, end = _span(stamps, sorted(at))
+            out.append(Match(name, got, start, end, {}))
+        return out
+
     def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
         """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
         values become the match's attrs, and the composite events some pattern reads are
         remembered (id and time by match number) for the matches that bind them later."""
-        pattern, _start, _end, refs, bound, at, values, kinds = arrays
+        pattern, _start, _end, refs, bound, at, values, kinds = arrays[:8]
         known = np.asarray(self._known_pos, dtype=np.int64)
         where = np.searchsorted(known, refs).tolist()  # (meaningless for composite refs: not read)
         emitted_at = np.searchsorted(known, at).tolist()
@@ -377,10 +413,12 @@ class KernelEngine:
         first = self.kernel.first_taken
         composites = self.kernel.composites
         out = []
-        for r, (pi, row, b, vs, ks, k_row) in enumerate(
+        npatterns = len(self.kernel.lowered.patterns)
+        for r, (vp, row, b, vs, ks, k_row) in enumerate(
             zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
         ):
-            p = self.kernel.lowered.patterns[pi]
+            p = self.kernel.lowered.patterns[vp % npatterns]
+            timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
             ids: dict[str, Any] = {}
             bound_events = []  # (arrival order, ts) of each bound event
             for v, sl in p.vars:
@@ -396,17 +434,22 @@ class KernelEngine:
                     bound_events.append(((ref, 0, 0), known_ts[k]))
             bound_events.sort(key=lambda x: x[0])
             start, end = _span([t for _, t in bound_events], list(range(len(bound_events))))
-            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.returns, vs, ks)}
-            m = Match(p.name, ids, start, end, attrs)
+            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
+            if timeout:
+                first_pos = min(order[0] for order, _ in bound_events)  # (count windows)
+                deadline = (first_pos if p.count_window else start) + p.window
+                m = Match(p.name, ids, start, end, attrs, timeout=(p.timeout_type, deadline))  # type: ignore[arg-type]
+            else:
+                m = Match(p.name, ids, start, end, attrs)
             out.append(m)
-            if p.ret_type >= 0:
+            if (p.to_type if timeout else p.ret_type) >= 0:
                 emitted = int(at[r])
                 if emitted < 0:
                     assert self._last_input is not None
                     emitted, ts = self._last_input
                 else:
                     ts = known_ts[emitted_at[r]]
-                composites.add(first + r, emitted, composite_id(p.name, ids), ts)
+                composites.add(first + r, emitted, m.id, ts)
         return out
 
     # ------------------------------------------------------------------ accounting
@@ -417,9 +460,11 @@ class KernelEngine:
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
         """The engine's accounting (:meth:`Engine.report`), from what the kernel counts: per
-        pattern its matches (no timeouts or limits on the kernel); partial matches alive in
-        all (not per pattern) and their peak, sampled after every batch."""
+        pattern its matches, timeouts and partial matches a LIMIT dropped; partial matches
+        alive in all (not per pattern) and their peak, sampled after every batch."""
         processed = self.events + len(self._buf)
+        stats = self.kernel.stats
+        timeouts, dropped = stats["timeouts"], stats["dropped"]
         return {
             "events": {
                 "read": processed + rejected if read is None else read,
@@ -429,9 +474,10 @@ class KernelEngine:
                 "composite": self.kernel.kernel.composites,
             },
             "patterns": {
-                name: {"matches": count, "timeouts": 0, "dropped": 0} for name, count in self.kernel.matches.items()
+                name: {"matches": count, "timeouts": timeouts[name], "dropped": dropped[name]}
+                for name, count in self.kernel.matches.items()
             },
-            "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": 0},
+            "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": sum(dropped.values())},
         }
 
     def marking(self) -> None:

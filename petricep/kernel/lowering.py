@@ -8,7 +8,11 @@ So everything it needs is laid out here once, as numpy arrays in frozen dataclas
   source place in the Python engine's order (so the kernel creates tokens in the same order),
   per place whether tokens stay there and which pattern roles emit from it;
 * conditions as a small stack bytecode compiled from the expression AST (never from text),
-  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards.
+  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards, and
+  Kleene element / aggregate loads (``OP_KATTR``, ``OP_AGG``);
+* event time and outputs: per place the patterns a token there is a partial match of and
+  those emitting from it (ON TIMEOUT deadlines, LIMIT quotas), per pattern its ON TIMEOUT
+  fields (programs numbered as pattern ``npatterns + index``) and consumption domain.
 
 :func:`supports` says whether the kernel covers a net, and if not, why: the caller then runs
 the Python engine, which is the reference.
@@ -22,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import NEG_VAR, GroupNet, Net
+from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
 from petricep.lang import ast as A
 from petricep.merge import rename
 
@@ -38,6 +42,8 @@ OP_JT = 8  # n: top true -> jump n words ahead keeping it, else pop (OR)
 OP_CMP_AA = 9  # op, slot, attr, slot, attr
 OP_CMP_AC = 10  # op, slot, attr, c
 OP_BOOL = 11  # the top as a bool (Python's all() / any() of an AND / OR in a RETURN value)
+OP_KATTR = 12  # slot, attr, which: a Kleene element's attribute (0: v[i] / v[last], -1: v[i-1], k: v[k])
+OP_AGG = 13  # slot, aggregate, upto_prev: a Kleene aggregate (the whole list, or v[..i-1])
 OP_END = 0
 
 # an event's own timestamp and id read as values (``v.ts``, ``v.id``): attribute columns the
@@ -59,10 +65,13 @@ STRATEGY_CODES = {
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
 TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of constants
+AGG_CODES = {"count": 0, "sum": 1, "avg": 2, "min": 3, "max": 4}  # the kernel's aggregate functions
+KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or appends to it
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
-MAX_ORDERED_SLOTS = 64  # slots the kernel compares when it orders matches by their events (RETURN)
+MAX_ORDERED_SLOTS = 64
+LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1, "fail": 2}  # the kernel's codes  # slots the kernel compares when it orders matches by their events (RETURN)
 
 
 def _frozen(values: Any, dtype: Any) -> np.ndarray:
@@ -101,9 +110,16 @@ class Unsupported(Exception):
 class _Bytecode:
     """Compiles condition ASTs into one shared code array (with constants and string literals)."""
 
-    def __init__(self, attrs: dict[str, int], strings: dict[str, int], textual_ids: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        attrs: dict[str, int],
+        strings: dict[str, int],
+        textual_ids: frozenset[int] = frozenset(),
+        kleene: tuple[KleeneInfo | None, ...] = (),
+    ) -> None:
         """``textual_ids``: slots (NEG_SLOT for a negated event) whose events may be composite:
-        their id is a text the kernel does not hold."""
+        their id is a text the kernel does not hold. ``kleene``: per slot its Kleene layout."""
+        self.kleene = kleene
         self.attrs = attrs
         self.strings = strings
         self.textual_ids = textual_ids
@@ -137,6 +153,34 @@ class _Bytecode:
             self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
         return len(self.consts) - 1
 
+    def _slot_of(self, var: str) -> int:
+        if var.startswith("#") and var[1:].isdigit():
+            return int(var[1:])
+        raise Unsupported(f"variable {var!r}")
+
+    def _is_kleene(self, slot: int) -> bool:
+        return 0 <= slot < len(self.kleene) and self.kleene[slot] is not None
+
+    def _kleene_attr(self, e: A.Attr) -> list[int]:
+        """``v[i].f``, ``v[i-1].f``, ``v[last].f``, ``v[k].f`` of a Kleene variable."""
+        assert e.index is not None
+        slot = self._slot_of(e.var)
+        if not self._is_kleene(slot):
+            raise Unsupported(f"indexed access to {e.var!r}, which is not a Kleene variable")
+        field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
+        kind = e.index.kind
+        which = -1 if kind == A.IDX_PREV else e.index.const if kind == A.IDX_CONST else 0
+        if kind == A.IDX_CONST and which < 1:
+            raise Unsupported(f"Kleene element {which}")
+        return [OP_KATTR, slot, self.attrs.setdefault(field, len(self.attrs)), which]
+
+    def _agg(self, e: A.Agg) -> list[int]:
+        slot = self._slot_of(e.var)
+        info = self.kleene[slot] if self._is_kleene(slot) else None
+        if info is None:
+            raise Unsupported(f"aggregate over {e.var!r}, which is not a Kleene variable")
+        return [OP_AGG, slot, info.aggs.index(AggSpec(e.func, e.field)), 1 if e.upto_prev else 0]
+
     def _attr(self, e: A.Attr) -> tuple[int, int]:
         if e.index is not None:
             raise Unsupported("Kleene element access")
@@ -146,6 +190,8 @@ class _Bytecode:
             slot = int(e.var[1:])
         else:
             raise Unsupported(f"variable {e.var!r}")
+        if self._is_kleene(slot):
+            raise Unsupported(f"Kleene variable {e.var!r} read without an index")
         field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
         if field == ID_ATTR and slot in self.textual_ids:
             raise Unsupported("the id of a composite event (a text built from its match) read in a condition")
@@ -157,8 +203,14 @@ class _Bytecode:
         if isinstance(e, (A.Num, A.Str)):
             code += [OP_CONST, self._const(e)]
             return 1
+        if isinstance(e, A.Attr) and e.index is not None:
+            code += self._kleene_attr(e)
+            return 1
         if isinstance(e, A.Attr):
             code += [OP_ATTR, *self._attr(e)]
+            return 1
+        if isinstance(e, A.Agg):
+            code += self._agg(e)
             return 1
         if isinstance(e, A.Compare):
             left, right, op = e.left, e.right, e.op
@@ -201,7 +253,7 @@ class _Bytecode:
             if self._value:
                 code.append(OP_BOOL)
             return depth
-        raise Unsupported(f"expression {type(e).__name__} (Kleene aggregates are not covered yet)")
+        raise Unsupported(f"expression {type(e).__name__}")
 
 
 @dataclass(frozen=True)
@@ -273,6 +325,27 @@ class LoweredGroup:
     code: np.ndarray
     consts: np.ndarray
     const_tags: np.ndarray
+    # event time (ON TIMEOUT, LIMIT): per place the patterns (bits) a token there is a
+    # partial match of (some transition goes on) and those that emit from it; per user bit
+    # the pattern's own window, its LIMIT count (0: none) and policy (LIMIT_POLICIES)
+    # Kleene closure: per transition 0, KLEENE_START or KLEENE_TAKE, its deferred iteration
+    # conditions as (condition, Kleene slot) pairs; per slot whether it holds a Kleene list
+    # (a node of the kernel's element arena) and its aggregates; per condition its iteration slot
+    tr_kleene: np.ndarray
+    tr_defer_start: np.ndarray
+    tr_defer: np.ndarray
+    slot_kleene: np.ndarray
+    slot_agg_start: np.ndarray
+    agg_func: np.ndarray
+    agg_attr: np.ndarray
+    cond_iter_slot: np.ndarray
+    place_exit_bits: np.ndarray
+    place_emit_bits: np.ndarray
+    timeout_mask: int
+    limit_mask: int
+    bit_window: np.ndarray
+    bit_limit: np.ndarray
+    bit_policy: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -283,6 +356,18 @@ class LoweredPattern:
     returns: tuple[str, ...] = ()  # RETURN field names, in order
     ret_type: int = -1  # type code of its composite events (-1: no RETURN, or no pattern reads them)
     ret_attrs: tuple[int, ...] = ()  # per RETURN field: the attribute column it fills (-1: none reads it)
+    # ON TIMEOUT: its event type's name, its fields, the type code of its events (-1: none
+    # reads them), the attribute columns the fields fill; the kernel numbers a pattern's
+    # timeouts as pattern ``npatterns + index`` (their programs in ret_start there)
+    timeout_type: str | None = None
+    timeouts: tuple[str, ...] = ()
+    to_type: int = -1
+    to_attrs: tuple[int, ...] = ()
+    window: float | int | None = None  # the pattern's own window (a timeout's deadline)
+    count_window: bool = False
+    kleene: tuple[str, ...] = ()  # its Kleene variables (their ids: lists)
+    domain: int = -1  # its consumption domain (Lowered.domains), -1: it consumes nothing
+    consume: tuple[int, ...] = ()  # the slots whose events its matches consume
 
 
 @dataclass(frozen=True)
@@ -299,6 +384,9 @@ class Lowered:
     # per group: the partition-key dictionary it uses; groups that read composite events share
     # their producers' (a composite event keeps its emitter's key code, see _key_classes)
     key_class: tuple[int, ...] = ()
+    # consumption: per domain (a CONFLICT group, or a pattern consuming alone) how far back a
+    # consumed event can still be in a match (Engine.sweep forgets older ones; NaN: never)
+    domains: tuple[float, ...] = ()
 
 
 def _refusal(net: Net, tie: str) -> str | None:
@@ -312,18 +400,39 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "ON TIMEOUT" if p.timeout else "LIMIT" if p.limit
-            else "consumption" if p.conflict else "Kleene closure" if p.kleene
+            "consumption under the tie rule 'either'" if p.conflict and tie == "either"
+            else "Kleene closure under the tie rule 'either'" if p.kleene and tie == "either"
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
+            else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
+            else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"
+            else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
+            if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None
         )
         if what:
             return f"pattern {p.name!r}: {what} is not covered yet"
+    lists: dict[str, set[bool]] = {}
+    for p in net.patterns:
+        for v in p.vars:
+            lists.setdefault(v.name, set()).add(v.kleene)
+    mixed = [name for name, kinds in lists.items() if len(kinds) > 1]
+    if mixed:
+        return f"variable {mixed[0]!r} is a Kleene list in one pattern and a single event in another"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        if any(k is not None for k in g.slot_kleene):
-            return "Kleene closure in a shared net"
+        kleene = any(k is not None for k in g.slot_kleene)
+        for pi in g.patterns:
+            for v in net.patterns[pi].vars:
+                if g.slot_kleene[v.slot] is not None and not v.kleene:
+                    return (
+                        f"pattern {net.patterns[pi].name!r}: variable {v.name!r} shares its slot with another "
+                        "pattern's Kleene list in one shared net"
+                    )
+        if kleene and g.negations:
+            return "Kleene closure with negation in one shared net"
+        if kleene and any(p.returns or p.timeout or p.limit or p.conflict for p in net.patterns):
+            return "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":
@@ -355,24 +464,51 @@ def lower(net: Net) -> Lowered:
     key_class = _key_classes(net)
     attrs: dict[str, int] = {}
     strings: dict[str, int] = {}
-    composite = frozenset(p.returns.type for p in net.patterns if p.returns)
+    composite = frozenset(t for p in net.patterns for t in p.produces)
     codes = [_bytecode(net, g, composite, attrs, strings) for g in net.groups]
     rets = [_lower_returns(net, g, bc) for g, bc in zip(net.groups, codes)]  # after every condition: attrs complete
-    groups = tuple(_lower_group(g, types, bc, ret) for g, bc, ret in zip(net.groups, codes, rets))
-    patterns = tuple(
-        LoweredPattern(
-            p.name,
-            tuple((v.name, v.slot) for v in p.vars),
-            p.returns is not None,
-            tuple(f.name for f in p.returns.fields) if p.returns else (),
-            types.index(p.returns.type) if p.returns and p.returns.type in types else -1,
-            tuple(attrs.get(f.name, -1) for f in p.returns.fields) if p.returns else (),
-        )
-        for p in net.patterns
-    )
+    groups = tuple(_lower_group(g, types, bc, ret, net.patterns) for g, bc, ret in zip(net.groups, codes, rets))
+    domains = tuple(dict.fromkeys(p.conflict for p in net.patterns if p.conflict is not None))
+    patterns = tuple(_lower_pattern(p, types, attrs, domains) for p in net.patterns)
     maxslots = max((g.nslots for g in net.groups), default=1)
-    maxfields = max((len(p.returns) for p in patterns), default=0)
-    return Lowered(types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class)
+    maxfields = max((max(len(p.returns), len(p.timeouts)) for p in patterns), default=0)
+    return Lowered(
+        types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class,
+        tuple(_horizon(net, d) for d in domains),
+    )
+
+
+def _horizon(net: Net, domain: str) -> float:
+    """The largest time window of the domain's patterns (NaN where one has none or counts)."""
+    members = [p for p in net.patterns if p.conflict == domain]
+    if any(p.window_value is None or p.window is None or p.window.kind == A.WIN_COUNT for p in members):
+        return math.nan
+    return float(max(p.window_value for p in members if p.window_value is not None))
+
+
+def _lower_pattern(
+    p: PatternNet, types: tuple[str, ...], attrs: dict[str, int], domains: tuple[str, ...]
+) -> LoweredPattern:
+    """A pattern's variables and outputs: RETURN and ON TIMEOUT fields, the attribute columns
+    they fill for the patterns reading their events."""
+    ret, timeout = p.returns, p.timeout
+    return LoweredPattern(
+        p.name,
+        tuple((v.name, v.slot) for v in p.vars),
+        ret is not None,
+        tuple(f.name for f in ret.fields) if ret else (),
+        types.index(ret.type) if ret and ret.type in types else -1,
+        tuple(attrs.get(f.name, -1) for f in ret.fields) if ret else (),
+        timeout.type if timeout else None,
+        tuple(f.name for f in timeout.fields) if timeout else (),
+        types.index(timeout.type) if timeout and timeout.type in types else -1,
+        tuple(attrs.get(f.name, -1) for f in timeout.fields) if timeout else (),
+        p.window_value,
+        p.window is not None and p.window.kind == A.WIN_COUNT,
+        tuple(v.name for v in p.vars if v.kleene),
+        domains.index(p.conflict) if p.conflict is not None else -1,
+        p.consume,
+    )
 
 
 def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int]) -> _Bytecode:
@@ -380,7 +516,7 @@ def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str,
     textual = {tr.slot for tr in g.transitions if tr.event_type in composite}
     if any(n.type in composite for n in g.negations):
         textual.add(NEG_SLOT)
-    bc = _Bytecode(attrs, strings, frozenset(textual))
+    bc = _Bytecode(attrs, strings, frozenset(textual), g.slot_kleene)
     for c in g.conditions:
         bc.add(c)
     return bc
@@ -388,14 +524,17 @@ def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str,
 
 def _lower_returns(net: Net, g: GroupNet, bc: _Bytecode) -> list[list[int]]:
     """Per net pattern: the program ids of its RETURN values, compiled against the group's
-    slots (empty for patterns of other groups and patterns without RETURN)."""
-    out: list[list[int]] = [[] for _ in net.patterns]
+    slots (empty for patterns of other groups and patterns without RETURN); then per net
+    pattern (index ``npatterns + pi``) those of its ON TIMEOUT fields."""
+    n = len(net.patterns)
+    out: list[list[int]] = [[] for _ in range(2 * n)]
     for pi in g.patterns:
         p = net.patterns[pi]
-        if p.returns is None:
-            continue
         names = {v.name: f"#{v.slot}" for v in p.vars}
-        out[pi] = [bc.add(rename(f.expr, names), value=True) for f in p.returns.fields]
+        if p.returns is not None:
+            out[pi] = [bc.add(rename(f.expr, names), value=True) for f in p.returns.fields]
+        if p.timeout is not None:
+            out[n + pi] = [bc.add(rename(f.expr, names), value=True) for f in p.timeout.fields]
     return out
 
 
@@ -413,14 +552,11 @@ def _key_classes(net: Net) -> tuple[int, ...]:
             i = parent[i]
         return i
 
-    for p in net.patterns:
-        if p.returns is None:
-            continue
+    for p, out, always in _outputs(net):
         emitter = net.groups[group_of[p.index]]
-        fields = {f.name: f.expr for f in p.returns.fields}
-        always = set.intersection(*(set(pl.bound) for pl in p.places if pl.accepting)) if p.places else set()
+        fields = {f.name: f.expr for f in out.fields}
         for g in net.groups:
-            if not g.partition or p.returns.type not in g.input_types:
+            if not g.partition or out.type not in g.input_types:
                 continue
             copies = [fields.get(c) for c in g.partition]
             if len(g.partition) != len(emitter.partition) or not all(
@@ -434,6 +570,46 @@ def _key_classes(net: Net) -> tuple[int, ...]:
                 )
             parent[find(g.index)] = find(emitter.index)
     return tuple(find(i) for i in range(len(net.groups)))
+
+
+def _outputs(net: Net) -> list[tuple[PatternNet, A.Return, set[str]]]:
+    """Each pattern's composite outputs (RETURN, ON TIMEOUT) with the variables bound in
+    every match (RETURN: every accepting place) or every partial match that can time out
+    (every place but the start)."""
+    out = []
+    for p in net.patterns:
+        if p.returns is not None:
+            places = [set(pl.bound) for pl in p.places if pl.accepting]
+            out.append((p, p.returns, set.intersection(*places) if places else set()))
+        if p.timeout is not None:
+            places = [set(pl.bound) for pl in p.places if pl.id != p.start]
+            out.append((p, p.timeout, set.intersection(*places) if places else set()))
+    return out
+
+
+def _lower_kleene(g: GroupNet, bc: _Bytecode) -> dict[str, Any]:
+    """Per slot whether it holds a Kleene list and its running aggregates (function code,
+    attribute column; -1 for count), and per condition the Kleene slot it iterates over
+    (-1: none), for the emission checks that walk every element (GroupRuntime.final_ok)."""
+    aggs: list[list[tuple[int, int]]] = []
+    for k in g.slot_kleene:
+        specs = k.aggs if k is not None else ()
+        aggs.append([
+            (AGG_CODES[a.func], -1 if a.func == "count" else bc.attrs.setdefault({"ts": TS_ATTR, "id": ID_ATTR}.get(a.field or "", a.field or ""), len(bc.attrs)))
+            for a in specs
+        ])
+    agg_start, _ = _csr([[0] * len(a) for a in aggs])
+    iter_slot = []
+    for c in g.conditions:
+        v = A.iteration_var(c)
+        iter_slot.append(int(v[1:]) if v is not None else -1)
+    return {
+        "slot_kleene": _frozen([k is not None for k in g.slot_kleene] or [False], np.uint8),
+        "slot_agg_start": agg_start,
+        "agg_func": _frozen([f for a in aggs for f, _ in a], np.int8),
+        "agg_attr": _frozen([c for a in aggs for _, c in a], np.int32),
+        "cond_iter_slot": _frozen(iter_slot, np.int32),
+    }
 
 
 def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
@@ -471,14 +647,14 @@ def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]]) -> LoweredGroup:
+def _lower_group(
+    g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]], net_patterns: tuple[PatternNet, ...]
+) -> LoweredGroup:
     bit = {pi: 1 << k for k, pi in enumerate(g.patterns)}
     all_users = (1 << len(g.patterns)) - 1
     for tr in g.transitions:
         if tr.var != f"#{tr.slot}":
             raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
-        if tr.take or tr.kleene or tr.iteration or tr.deferred_iteration:
-            raise Unsupported(f"transition {tr.id}: Kleene closure")
     ret_start, ret_prog = _csr(rets)
     windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
     pw: list[list[tuple[int, float]]] = []
@@ -519,7 +695,14 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         "neg_place": _csr(active),
     }
     neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
-    guard_start, guard = _csr([tr.guards for tr in g.transitions])
+    # a Kleene element's iteration conditions are checked right after the guards (GroupRuntime.fire)
+    guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
+    defer_start, defer = _csr([[x for pair in tr.deferred_iteration for x in pair] for tr in g.transitions])
+    tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
+    exit_bits = [0] * len(g.places)
+    for tr, m in zip(g.transitions, tr_mask):
+        exit_bits[tr.src] |= m
+    pats = [net_patterns[pi] for pi in g.patterns]
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
     return LoweredGroup(
         index=g.index,
@@ -547,9 +730,7 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),
         tr_slot=_frozen([tr.slot for tr in g.transitions], np.int32),
         tr_window=_frozen([_win(tr.window) for tr in g.transitions], np.float64),
-        tr_mask=_frozen(
-            [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions], np.int64
-        ),
+        tr_mask=_frozen(tr_mask, np.int64),
         tr_order_start=order_start,
         tr_order=order,
         tr_guard_start=guard_start,
@@ -569,6 +750,17 @@ def _lower_group(g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[
         code=_frozen(bc.code, np.int32),
         consts=_frozen(bc.consts, np.float64),
         const_tags=_frozen(bc.const_tags, np.int8),
+        tr_kleene=_frozen([KLEENE_TAKE if tr.take else KLEENE_START if tr.kleene else 0 for tr in g.transitions], np.int8),
+        tr_defer_start=defer_start,
+        tr_defer=defer,
+        **_lower_kleene(g, bc),
+        place_exit_bits=_frozen(exit_bits, np.int64),
+        place_emit_bits=_frozen([sum({bit[r.pattern] for r in p.roles}) for p in g.places], np.int64),
+        timeout_mask=sum(bit[p.index] for p in pats if p.timeout is not None),
+        limit_mask=sum(bit[p.index] for p in pats if p.limit is not None),
+        bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
+        bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),
+        bit_policy=_frozen([LIMIT_POLICIES[p.limit.policy] if p.limit else 0 for p in pats], np.int8),
     )
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError
+from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.runtime.match import Match
 
@@ -88,6 +88,8 @@ class KernelRun:
         self._last: tuple[float, int] | None = None
         self._var_columns = _var_columns(self.lowered)
         self.matches = {p.name: 0 for p in self.lowered.patterns}
+        self.timeouts = {p.name: 0 for p in self.lowered.patterns}
+        self._outputs = _outputs(self.lowered)
 
     # ------------------------------------------------------------------ input
 
@@ -208,13 +210,18 @@ class KernelRun:
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
             raise EvaluationError(self._evaluation_message(*e.args)) from None
+        except _kernel.KernelLimitError as e:
+            self.kernel.drop_row()
+            raise self.limit_error(*e.args) from None
         self._pos = int(pos[-1]) + 1
         self._last = (float(ts[-1]), int(pos[-1]))
 
     def take_matches(self) -> tuple[np.ndarray, ...]:
         """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, the
-        positions that emitted them, RETURN values and their kinds), counted per pattern; the
-        buffer is emptied. :attr:`first_taken` is the run-wide number of the first."""
+        positions that emitted them, RETURN values and their kinds, timeouts' deadlines),
+        counted per pattern; the buffer is emptied. :attr:`first_taken` is the run-wide number
+        of the first. A pattern's timeouts (ON TIMEOUT) come as pattern ``npatterns + index``
+        with their ON TIMEOUT values."""
         self.first_taken = self.kernel.taken
         arrays = self.kernel.take_matches()
         self._count(arrays[0])
@@ -241,6 +248,21 @@ class KernelRun:
             ranks[self._strings[s]] = rank
         self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
         self._ranked = len(self._strings)
+
+    def limit_error(self, pattern: int, group: int, key: int, event_id: Any) -> StateLimitError:
+        """LIMIT ... FAIL as the engine words it (limits.admit): the pattern, the key's value,
+        the event (``event_id`` as the kernel holds it; KernelEngine puts the input's own)."""
+        p = self.net.patterns[pattern]
+        assert p.limit is not None
+        value = None
+        if self.lowered.groups[group].partition:
+            value = next(v for v, code in self.key_dicts[group].items() if code == key)
+        err = StateLimitError(
+            f"pattern {p.name!r}: more than {p.limit.count} live partial matches for key {value!r} "
+            f"at event {event_id!r} (LIMIT {p.limit.count} PARTIAL MATCHES FAIL)"
+        )
+        err.kernel_args = (pattern, group, key, event_id)  # type: ignore[attr-defined]
+        return err
 
     def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
         """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""
@@ -286,14 +308,18 @@ class KernelRun:
             "completed": k.completed,
             "composite": k.composites,
             "matches": dict(self.matches),
+            "timeouts": dict(self.timeouts),
+            "dropped": {p.name: n for p, n in zip(self.lowered.patterns, k.dropped_by_pattern())},
         }
 
     # ------------------------------------------------------------------ output
 
     def _count(self, pattern: np.ndarray) -> None:
         if len(pattern):
-            for pi, count in enumerate(np.bincount(pattern, minlength=len(self.lowered.patterns))):
-                self.matches[self.lowered.patterns[pi].name] += int(count)
+            n = len(self.lowered.patterns)
+            for pi, count in enumerate(np.bincount(pattern, minlength=2 * n)):
+                target = self.matches if pi < n else self.timeouts
+                target[self.lowered.patterns[pi % n].name] += int(count)
 
     def _table(
         self,
@@ -305,23 +331,35 @@ class KernelRun:
         _at: np.ndarray,
         values: np.ndarray,
         kinds: np.ndarray,
+        deadline: np.ndarray,
+        klen: np.ndarray,
+        klist: np.ndarray,
     ) -> pa.Table:
         """The matches as a table: pattern, start, end, one id column per variable name (int64;
-        text where composite events are bound: their ids) and with RETURN an ``attrs`` struct of
-        the fields."""
-        names = [p.name for p in self.lowered.patterns]
+        text where composite events are bound: their ids), with RETURN or ON TIMEOUT an
+        ``attrs`` struct of the fields, with ON TIMEOUT a ``timeout`` struct (type, deadline;
+        null for a match)."""
+        lowered = self.lowered
+        names = [p.name for p in lowered.patterns]
+        base = pattern % max(len(names), 1)  # a timeout's pattern
         cols: dict[str, Any] = {
-            "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), pa.array(names, pa.string())),
+            "pattern": pa.DictionaryArray.from_arrays(pa.array(base, pa.int32()), pa.array(names, pa.string())),
             "start": _times(start, self._int_time),
             "end": _times(end, self._int_time),
         }
-        returns = any(p.has_return for p in self.lowered.patterns)
+        returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         if returns:
             self._remember_composites(pattern, ids, bound, _at)
+        lists = {v for p in lowered.patterns for v in p.kleene}
         for var, where in self._var_columns.items():
-            cols[var] = self._id_column(pattern, ids, bound, where)
-        if self.lowered.maxfields:
+            if var in lists:
+                cols[var] = _list_column(base, ids, klen, klist, where)
+            else:
+                cols[var] = self._id_column(base, ids, bound, where)
+        if any(self._outputs):
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
+        if any(p.timeout_type for p in lowered.patterns):
+            cols["timeout"] = self._timeout_column(pattern, deadline)
         if returns:  # (after the id columns: this batch's matches may bind what the kernel dropped since)
             self.composites.forget(self.kernel.oldest_pos())
         return pa.table(cols)
@@ -347,10 +385,13 @@ class KernelRun:
         earlier in the same batch finds its id."""
         first = self.first_taken
         found: list[tuple[int, int]] = []
-        for pi, p in enumerate(self.lowered.patterns):
-            rows = np.flatnonzero(pattern == pi)
-            if p.ret_type < 0 or not len(rows):
+        n = len(self.lowered.patterns)
+        for vp in range(2 * n):
+            p = self.lowered.patterns[vp % n]
+            rows = np.flatnonzero(pattern == vp)
+            if (p.ret_type if vp < n else p.to_type) < 0 or not len(rows):
                 continue
+            name = p.name if vp < n else f"{p.name}@timeout"
             parts = [self._id_texts(ids[rows, s], bound[rows, s]) for _, s in p.vars]
             if not parts:
                 joined = pa.array([""] * len(rows))
@@ -358,7 +399,7 @@ class KernelRun:
                 joined = parts[0].fill_null("")
             else:
                 joined = pc.binary_join_element_wise(*parts, ",", null_handling="skip")
-            texts = pc.binary_join_element_wise(pa.scalar(f"{p.name}["), joined, pa.scalar("]"), "").to_pylist()
+            texts = pc.binary_join_element_wise(pa.scalar(f"{name}["), joined, pa.scalar("]"), "").to_pylist()
             numbers = (first + rows).tolist()
             positions = at[rows].tolist()
             found.extend(zip(numbers, positions))
@@ -375,19 +416,33 @@ class KernelRun:
         id_of = self.composites.id_of
         return pa.array([None if m else id_of(r) if r < 0 else str(r) for r, m in zip(refs.tolist(), mask.tolist())], pa.string())
 
+    def _timeout_column(self, pattern: np.ndarray, deadline: np.ndarray) -> pa.Array:
+        """Per row: a timeout's type and deadline (an int where the pattern's time and window
+        are), null for a match."""
+        n = len(self.lowered.patterns)
+        out: list[Any] = []
+        for vp, d in zip(pattern.tolist(), deadline.tolist()):
+            if vp < n:
+                out.append(None)
+                continue
+            p = self.lowered.patterns[vp - n]
+            integral = p.count_window or (bool(self._int_time) and isinstance(p.window, int))
+            out.append({"type": p.timeout_type, "deadline": int(d) if integral else d})
+        return pa.array(out, pa.struct([("type", pa.string()), ("deadline", _deadline_type(out))]))
+
     def _attrs_column(self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray) -> pa.Array:
-        """The RETURN fields as a struct column (null where a match's pattern has no such
-        field, or the value is None); a field's values in one type where they have one kind."""
-        fields = list(dict.fromkeys(f for p in self.lowered.patterns for f in p.returns))
+        """The RETURN and ON TIMEOUT fields as a struct column (null where a row's pattern has
+        no such field, or the value is None); a field's values in one type where they have one kind."""
+        fields = list(dict.fromkeys(f for fs in self._outputs for f in fs))
         n = len(pattern)
         arrays = []
         for f in fields:
             val = np.zeros(n, dtype=np.float64)
             kind = np.full(n, TAG_NULL, dtype=np.int8)
-            for pi, p in enumerate(self.lowered.patterns):
-                if f in p.returns:
-                    j = p.returns.index(f)
-                    rows = pattern == pi
+            for vp, names in enumerate(self._outputs):
+                if f in names:
+                    j = names.index(f)
+                    rows = pattern == vp
                     val[rows] = values[rows, j]
                     kind[rows] = kinds[rows, j]
             arrays.append(self._value_column(val, kind))
@@ -460,6 +515,32 @@ def python_value(v: float, kind: int, strings: list[str]) -> Any:
     return None
 
 
+def _outputs(lowered: Lowered) -> list[tuple[str, ...]]:
+    """The field names of each pattern's RETURN, then (pattern ``npatterns + index``) of its
+    ON TIMEOUT."""
+    return [p.returns for p in lowered.patterns] + [p.timeouts for p in lowered.patterns]
+
+
+def _list_column(
+    pattern: np.ndarray, ids: np.ndarray, klen: np.ndarray, klist: np.ndarray, where: list[tuple[int, int]]
+) -> pa.Array:
+    """A Kleene variable's ids over the matches: list<int64> in stream order (null where its
+    pattern has no such variable or an OR left it unbound); the kernel gives per match and slot
+    an offset into ``klist`` and a length (-1: none)."""
+    rows: list[Any] = [None] * len(pattern)
+    flat = klist.tolist()
+    for p, slot in where:
+        for r in np.flatnonzero((pattern == p) & (klen[:, slot] >= 0)).tolist():
+            at = int(ids[r, slot])
+            rows[r] = flat[at : at + int(klen[r, slot])]
+    return pa.array(rows, pa.list_(pa.int64()))
+
+
+def _deadline_type(rows: list[Any]) -> pa.DataType:
+    values = [r["deadline"] for r in rows if r is not None]
+    return pa.int64() if values and all(isinstance(v, int) for v in values) else pa.float64()
+
+
 def _var_columns(lowered: Lowered) -> dict[str, list[tuple[int, int]]]:
     """Output column per variable name (first-seen order): (pattern index, slot) pairs."""
     out: dict[str, list[tuple[int, int]]] = {}
@@ -476,8 +557,11 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
     for row in rows:
         p = net.pattern(row["pattern"])
         ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
-        attrs = {f.name: row["attrs"][f.name] for f in p.returns.fields} if p.returns else {}
-        out.append(Match(p.name, ids, row["start"], row["end"], attrs))
+        timeout = row.get("timeout")
+        fields = p.timeout if timeout is not None else p.returns
+        attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
+        when = (timeout["type"], timeout["deadline"]) if timeout is not None else None
+        out.append(Match(p.name, ids, row["start"], row["end"], attrs, timeout=when))
     return out
 
 

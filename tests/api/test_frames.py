@@ -72,7 +72,7 @@ def test_the_kernel_gives_the_same_frame(stocks: pd.DataFrame) -> None:
     run = run_matches(stocks, EQUAL_PRICE, engine="kernel", **opts)
     if petricep.kernel.available():
         assert run.report["engine"] == {"name": "kernel", "why": "covered"}
-    kleene = "PATTERN k: SEQ(stock1 a, stock2+ b[]) WHERE [price] WITHIN 50"
+    kleene = "PATTERN k: SEQ(stock1 a, stock2+ b[]) WHERE [price] WITHIN 50 RETURN K(n = count(b[]))"
     assert run_matches(stocks.iloc[:500], kleene, engine="kernel", **opts).report["engine"]["name"] == "python"
 
 

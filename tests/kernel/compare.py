@@ -35,8 +35,9 @@ def fresh(events: Sequence[Event]) -> list[Event]:
 
 
 def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int = 2048) -> dict[str, Any]:
-    """Matches (dicts, emission order), tokens created and completed, and live partial
-    matches after the first ``cut`` events, from each engine; the kernel gets two batches
+    """Matches (dicts, emission order), tokens created and completed, composite events, live
+    partial matches after the first ``cut`` events, timeouts and LIMIT drops per pattern,
+    from each engine; the kernel gets two batches
     and sweeps every ``sweep_every`` events, compacting its event store at each sweep."""
     engine = Engine(net, tie=tie)
     evs = fresh(events)
@@ -53,10 +54,10 @@ def both(net: Net, events: Sequence[Event], tie: str, cut: int, sweep_every: int
     live_k = run.live_partial_matches() if cut else 0
     tables += [run.push(t.slice(cut)), run.flush()]  # (id columns may differ: text where composite)
     k = [m.to_dict() for got in tables for m in to_matches(got, net)]
-    stats = engine.stats
+    stats, ks = engine.stats, run.stats
     return {
-        "python": (py, stats.created, stats.completed, stats.composite_events, live_py),
-        "kernel": (k, run.stats["created"], run.stats["completed"], run.stats["composite"], live_k),
+        "python": (py, stats.created, stats.completed, stats.composite_events, live_py, stats.timeouts, stats.dropped),
+        "kernel": (k, ks["created"], ks["completed"], ks["composite"], live_k, ks["timeouts"], ks["dropped"]),
     }
 
 

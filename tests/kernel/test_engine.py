@@ -165,12 +165,23 @@ def test_run_engine_kernel_writes_the_same_file(run_cli: Any, name: str) -> None
 
 def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
     pf = tmp_path / "k.pcep"
-    pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5\n")
+    pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5 RETURN R(n = count(b[]))\n")
     rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
     assert rc == 0
-    assert err.splitlines()[-1] == "  engine: python (pattern 'rises': Kleene closure is not covered yet)"
+    assert err.splitlines()[-1] == "  engine: python (Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption)"
     _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
     assert out == py
+
+
+def test_run_engine_kernel_runs_kleene_closure(run_cli: Any, tmp_path: Path) -> None:
+    pf = tmp_path / "k.pcep"
+    pf.write_text("PATTERN rises: SEQ(stock2 a, stock2+ b[]) WHERE [symbol] AND b[i].price > max(b[..i-1].price) WITHIN 5\n")
+    rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
+    assert rc == 0
+    assert err.splitlines()[-1] == "  engine: kernel"
+    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
+    assert out == py
+    assert '"b": [' in out
 
 
 def test_run_engine_kernel_stats_name_the_engine(run_cli: Any, tmp_path: Path) -> None:

@@ -78,7 +78,9 @@ def test_match_table_columns_and_unbound_or_variables() -> None:
         {"pattern": "p", "start": 0, "end": 2, "a": 0, "b": 2, "c": None},
     ]
     assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "c": 1}, {"a": 0, "b": 2}]
-    assert run.stats == {"events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}}
+    assert run.stats == {
+        "events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}, "timeouts": {"p": 0}, "dropped": {"p": 0},
+    }
 
 
 def test_time_going_backwards_is_the_engines_error() -> None:
@@ -111,7 +113,14 @@ def test_missing_column_and_bad_ids() -> None:
     ("text", "tie", "reason"),
     [
         ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "either", "pattern 'p': RETURN under the tie rule 'either' is not covered yet"),
-        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "arrival", "pattern 'p': Kleene closure is not covered yet"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "either", "pattern 'p': Kleene closure under the tie rule 'either' is not covered yet"),
+        ("PATTERN p: SEQ(A a, B+ b[], !(C c), D d) WITHIN 3", "arrival", "Kleene closure with negation in one shared net"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))", "arrival",
+         "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A x, C y) WITHIN 3", "arrival",
+         "pattern 'q': variable 'y' shares its slot with another pattern's Kleene list in one shared net"),
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A b, C c)", "arrival",
+         "variable 'b' is a Kleene list in one pattern and a single event in another"),
         ("PATTERN p: SEQ(A a, !(C c), B b)", "either", "negation under the tie rule 'either' is not covered yet"),
         ("PATTERN p: SEQ(A a, B b) WHERE skip-till-next-match", "either", "tie rule 'either' needs skip-till-any-match"),
         ("PATTERN p: SEQ(A a, B b)", "sometimes", "tie rule 'sometimes' (the kernel covers arrival, strict, either)"),

@@ -1,0 +1,272 @@
+# Kleene closure on the kernel (included by _kernel.pyx).
+#
+# A token's Kleene slot holds a *node* of its group's element arena, not an event: the node of
+# the list's last element, pointing to the node of the element before it (nd_prev), so partial
+# matches share their lists' prefixes as the engine's token chains do; nothing is copied when a
+# list grows. A node also holds what the engine's Kleene state tuple holds (runtime/expr.py):
+# the first event, the count and the running aggregates of the list up to it; the state before
+# the last element (v[i-1], v[..i-1]) is the previous node's. Nodes are garbage-collected at a
+# sweep (mark from the stored tokens, then compact in creation order: a node's predecessor is
+# always older, so it moves first).
+
+cdef enum:
+    AGG_COUNT = 0
+    AGG_SUM = 1
+    AGG_AVG = 2
+    AGG_MIN = 3
+    AGG_MAX = 4
+
+
+cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1:
+    cdef Py_ssize_t na = g.naggs
+    if cap <= g.nd_cap:
+        return 0
+    g.nd_ev = <int64_t*>grow(g.nd_ev, cap, sizeof(int64_t))
+    g.nd_first = <int64_t*>grow(g.nd_first, cap, sizeof(int64_t))
+    g.nd_count = <int64_t*>grow(g.nd_count, cap, sizeof(int64_t))
+    g.nd_prev = <int32_t*>grow(g.nd_prev, cap, sizeof(int32_t))
+    g.nd_mark = <uint8_t*>grow(g.nd_mark, cap, sizeof(uint8_t))
+    g.nd_acc_v = <double*>grow(g.nd_acc_v, cap * na, sizeof(double))
+    g.nd_acc_t = <int8_t*>grow(g.nd_acc_t, cap * na, sizeof(int8_t))
+    g.nd_acc_n = <int64_t*>grow(g.nd_acc_n, cap * na, sizeof(int64_t))
+    g.nd_cap = cap
+    return 0
+
+
+cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) except -2:
+    """A new list state: ``ev`` starts the list (``old`` < 0, kleene_start) or is appended to
+    the list ending at node ``old`` (kleene_take), its aggregates stepped."""
+    cdef int32_t n
+    cdef Py_ssize_t a, j, na = g.naggs
+    cdef EventStore st = k.store
+    cdef int func, attr
+    cdef double v
+    cdef int8_t tv
+    if g.nd_n >= g.nd_cap:
+        reserve_nodes(g, max(1024, 2 * g.nd_cap))
+    n = <int32_t>g.nd_n
+    g.nd_n += 1
+    g.nd_ev[n] = ev
+    g.nd_prev[n] = old
+    g.nd_first[n] = g.nd_first[old] if old >= 0 else ev
+    g.nd_count[n] = g.nd_count[old] + 1 if old >= 0 else 1
+    for a in range(g.slot_agg_start[slot], g.slot_agg_start[slot + 1]):
+        j = a - g.slot_agg_start[slot]
+        func = g.agg_func[a]
+        attr = g.agg_attr[a]
+        if func == AGG_COUNT:
+            g.nd_acc_v[n * na + j] = g.nd_acc_v[old * na + j] + 1.0 if old >= 0 else 1.0
+            g.nd_acc_t[n * na + j] = TAG_INT
+            continue
+        v = st.val[ev * st.nattrs + attr]
+        tv = st.tag[ev * st.nattrs + attr]
+        if tv == TAG_STR:
+            raise KernelEvaluationError("aggregate", func, v, tv, 0.0, TAG_NUM)
+        if old < 0:  # agg_init
+            if func == AGG_AVG:
+                g.nd_acc_v[n * na + j] = v if tv != TAG_NULL else 0.0
+                g.nd_acc_t[n * na + j] = tv if tv != TAG_NULL else TAG_INT
+                g.nd_acc_n[n * na + j] = 1 if tv != TAG_NULL else 0
+            else:
+                g.nd_acc_v[n * na + j] = v
+                g.nd_acc_t[n * na + j] = tv
+            continue
+        g.nd_acc_v[n * na + j] = g.nd_acc_v[old * na + j]
+        g.nd_acc_t[n * na + j] = g.nd_acc_t[old * na + j]
+        g.nd_acc_n[n * na + j] = g.nd_acc_n[old * na + j]
+        if tv == TAG_NULL:  # agg_step: a missing value leaves the accumulator
+            continue
+        agg_step(k, func, &g.nd_acc_v[n * na + j], &g.nd_acc_t[n * na + j], &g.nd_acc_n[n * na + j], v, tv)
+    return n
+
+
+cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1:
+    """One element into a running aggregate (runtime/expr.py agg_step): Python's + for sums,
+    min / max where a NaN wins and ties keep the accumulator."""
+    cdef double a = acc[0]
+    if func == AGG_AVG:
+        k.arith(0, acc, tag, v, tv)
+        count[0] += 1
+    elif tag[0] == TAG_NULL:
+        acc[0] = v
+        tag[0] = tv
+    elif func == AGG_SUM:
+        k.arith(0, acc, tag, v, tv)
+    elif isnan(a):
+        pass
+    elif isnan(v) or (v < a if func == AGG_MIN else v > a):
+        acc[0] = v
+        tag[0] = tv
+    return 0
+
+
+cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, double* out, int8_t* tag) except -1:
+    """``v[i].f`` / ``v[last].f`` (which 0), ``v[i-1].f`` (-1), ``v[k].f`` (k) of the list
+    ending at ``node``: 1 when the conjunct does not apply (no element before), else 0 with
+    the value (TAG_MISSING: the list has no k-th element)."""
+    cdef int64_t ev, n = node, steps
+    cdef EventStore st = k.store
+    if node < 0:
+        return 1
+    if which == 0:
+        ev = g.nd_ev[node]
+    elif which == -1:
+        if g.nd_prev[node] < 0:
+            return 1
+        ev = g.nd_ev[g.nd_prev[node]]
+    elif which == 1:
+        ev = g.nd_first[node]
+    else:
+        if g.nd_count[node] < which:
+            out[0] = 0.0
+            tag[0] = TAG_MISSING
+            return 0
+        steps = g.nd_count[node] - which
+        while steps > 0:
+            n = g.nd_prev[n]
+            steps -= 1
+        ev = g.nd_ev[n]
+    out[0] = st.val[ev * st.nattrs + attr]
+    tag[0] = st.tag[ev * st.nattrs + attr]
+    return 0
+
+
+cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1:
+    """Aggregate ``a`` of the slot's list ending at ``node`` (``upto_prev``: before its last
+    element; 1 = the conjunct does not apply at the first element); TAG_MISSING where the
+    engine's agg_value has no value (no number seen, an average of nothing)."""
+    cdef Py_ssize_t j = a, na = g.naggs
+    if node >= 0 and upto_prev:
+        node = g.nd_prev[node]
+        if node < 0:
+            return 1
+    if node < 0:
+        return 1
+    if g.agg_func[g.slot_agg_start[slot] + a] == AGG_AVG:
+        if g.nd_acc_n[node * na + j] == 0:
+            tag[0] = TAG_MISSING
+        else:
+            out[0] = g.nd_acc_v[node * na + j] / <double>g.nd_acc_n[node * na + j]
+            tag[0] = TAG_NUM
+        return 0
+    out[0] = g.nd_acc_v[node * na + j]
+    tag[0] = g.nd_acc_t[node * na + j]
+    if tag[0] == TAG_NULL:
+        tag[0] = TAG_MISSING
+    return 0
+
+
+cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) except -1:
+    """An iteration condition checked for every element of a list, first to last
+    (GroupRuntime.check_elements): each element's node is the list state there."""
+    cdef int32_t n = <int32_t>slots[kslot]
+    cdef Py_ssize_t count = 0, i
+    cdef int32_t* chain
+    cdef int ok = 1
+    while n >= 0:
+        count += 1
+        n = g.nd_prev[n]
+    chain = <int32_t*>malloc(max(count, 1) * sizeof(int32_t))
+    try:
+        n = <int32_t>slots[kslot]
+        i = count
+        while n >= 0:
+            i -= 1
+            chain[i] = n
+            n = g.nd_prev[n]
+        for i in range(count):
+            if not k.eval_cond(g, ci, slots, kslot, chain[i]):
+                ok = 0
+                break
+    finally:
+        free(chain)
+    return ok
+
+
+cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1:
+    """A match's Kleene list as ids in stream order at the end of the list buffer: the
+    match's id for the slot is its offset there, its length the count."""
+    cdef Py_ssize_t m = k.maxslots, n = g.nd_count[node], i
+    cdef int64_t x = node
+    if k.kl_n + n > k.kl_cap:
+        k.kl_cap = max(1024, 2 * (k.kl_n + n))
+        k.kl_ids = <int64_t*>grow(k.kl_ids, k.kl_cap, sizeof(int64_t))
+    i = k.kl_n + n
+    while x >= 0:
+        i -= 1
+        k.kl_ids[i] = k.store.id[g.nd_ev[x]]
+        x = g.nd_prev[x]
+    k.out_ids[o * m + s] = k.kl_n
+    k.out_klen[o * m + s] = n
+    k.kl_n += n
+    return 0
+
+
+cdef int gc_nodes(Kernel k, Group g) except -1:
+    """Keep the nodes stored tokens reach (their lists' elements), compacted in order; the
+    tokens' Kleene slots are renumbered."""
+    cdef Py_ssize_t lid, i, j = 0, na = g.naggs, s, ns = g.nslots
+    cdef int32_t t, n
+    cdef int32_t* remap
+    if g.nd_n == 0:
+        return 0
+    for i in range(g.nd_n):
+        g.nd_mark[i] = 0
+    for lid in range(g.nkeys * g.nplaces):
+        t = g.heads[lid]
+        while t >= 0:
+            mark_token(g, t)
+            t = g.tk_next[t]
+    t = g.zombies
+    while t >= 0:
+        mark_token(g, t)
+        t = g.tk_next[t]
+    remap = <int32_t*>malloc(g.nd_n * sizeof(int32_t))
+    for i in range(g.nd_n):
+        if not g.nd_mark[i]:
+            remap[i] = -1
+            continue
+        remap[i] = <int32_t>j
+        g.nd_ev[j] = g.nd_ev[i]
+        g.nd_first[j] = g.nd_first[i]
+        g.nd_count[j] = g.nd_count[i]
+        g.nd_prev[j] = remap[g.nd_prev[i]] if g.nd_prev[i] >= 0 else -1
+        for s in range(na):
+            g.nd_acc_v[j * na + s] = g.nd_acc_v[i * na + s]
+            g.nd_acc_t[j * na + s] = g.nd_acc_t[i * na + s]
+            g.nd_acc_n[j * na + s] = g.nd_acc_n[i * na + s]
+        j += 1
+    g.nd_n = j
+    for lid in range(g.nkeys * g.nplaces):
+        t = g.heads[lid]
+        while t >= 0:
+            remap_token(g, t, remap)
+            t = g.tk_next[t]
+    t = g.zombies
+    while t >= 0:
+        remap_token(g, t, remap)
+        t = g.tk_next[t]
+    free(remap)
+    g.nd_live = j
+    return 0
+
+
+cdef inline void mark_token(Group g, int32_t t):
+    cdef int s
+    cdef int64_t n
+    for s in range(g.nslots):
+        if g.slot_kleene[s]:
+            n = g.tk_slots[<Py_ssize_t>t * g.nslots + s]
+            while n >= 0 and not g.nd_mark[n]:
+                g.nd_mark[n] = 1
+                n = g.nd_prev[n]
+
+
+cdef inline void remap_token(Group g, int32_t t, int32_t* remap):
+    cdef int s
+    cdef Py_ssize_t at
+    for s in range(g.nslots):
+        if g.slot_kleene[s]:
+            at = <Py_ssize_t>t * g.nslots + s
+            if g.tk_slots[at] >= 0:
+                g.tk_slots[at] = remap[g.tk_slots[at]]

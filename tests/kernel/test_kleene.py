@@ -1,0 +1,223 @@
+"""Kleene closure on the kernel against the Python engine (the reference): the same matches
+(a Kleene variable's ids as a list in stream order) in the same order, the same partial
+matches created and completed, under every strategy, window kind and tie rule it covers.
+
+Hand cases pin exact lists; the randomized tests draw patterns with up to two Kleene
+variables and iteration conditions (``v[i]``, ``v[i-1]``, ``v[1]``, ``v[last]``, aggregates
+of the whole list and of ``v[..i-1]``), alone and merged into shared nets."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.errors import EvaluationError
+from petricep.events import Event
+from petricep.kernel import KernelRun, supports, to_matches
+from petricep.kernel.engine import KernelEngine
+from petricep.lang import ast as A
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from tests.kernel.compare import both, check, fresh, table
+from tests.spark.test_partition import keyed_streams, same_pairs
+from tests.strategies import patterns, streams
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
+    return Event(etype, ts, pos, pos, attrs)
+
+
+def same(text: str, events: list[Event], tie: str = "arrival", cut: int = 1) -> list[dict[str, Any]]:
+    net = compile_text(text)
+    assert supports(net, tie) == (True, "covered")
+    out = both(net, events, tie, cut, sweep_every=1)
+    assert out["kernel"] == out["python"]
+    return out["kernel"][0]  # type: ignore[no-any-return]
+
+
+SASE = """
+PATTERN p: SEQ(stock+ a[], stock b)
+WHERE skip-till-next-match AND [symbol] AND a[1].price % 500 = 0
+AND a[i].price > min(a[..i-1].price) AND b.volume < 150
+WITHIN 500
+"""
+
+
+def test_the_sase_query_on_a_small_stream() -> None:
+    rows = [(500, 900), (600, 900), (550, 900), (700, 100), (1000, 900), (900, 100)]
+    events = [ev("stock", i, i, symbol="s", price=p, volume=v) for i, (p, v) in enumerate(rows)]
+    out = same(SASE, events)
+    # 700 (volume 100) both ends [0, 1, 2] and extends it; 1000 extends [0..3] (skip-till-next-
+    # match consumes [0..3]) and starts [4]
+    assert [m["ids"] for m in out] == [
+        {"a": [0, 1, 2], "b": 3},
+        {"a": [4], "b": 5},
+        {"a": [0, 1, 2, 3, 4], "b": 5},
+    ]
+
+
+def test_skip_till_any_match_every_subsequence() -> None:
+    text = "PATTERN p: SEQ(A a, B+ b[], C c) WHERE b[i].x >= b[i-1].x AND count(b[]) <= 2 WITHIN 10"
+    events = [ev("A", 0, 0, x=0), ev("B", 1, 1, x=1), ev("B", 2, 2, x=0), ev("B", 3, 3, x=2), ev("C", 4, 4, x=0)]
+    out = same(text, events)
+    assert [m["ids"]["b"] for m in out] == [[1], [2], [3], [1, 3], [2, 3]]
+
+
+def test_aggregates_avg_sum_max_and_constant_elements() -> None:
+    text = (
+        "PATTERN p: SEQ(A+ a[], B b) WHERE a[i].x <= avg(a[..i-1].x) + 2 AND sum(a[].x) >= 3 "
+        "AND max(a[].x) = a[last].x AND NOT (a[2].x = 1) WITHIN 4 EVENTS"
+    )
+    events = [ev("A", 0, i, x=x) for i, x in enumerate((1, 2, 1, 3))] + [ev("B", 1, 4, x=0)]
+    same(text, events)
+    same(text, events, tie="strict")
+
+
+def test_a_later_variable_closes_the_list_under_next_match() -> None:
+    text = "PATTERN p: SEQ(A+ a[], B b, C c) WHERE skip-till-next-match AND sum(a[].x) > b.x WITHIN 9"
+    events = [ev("A", 0, 0, x=1), ev("A", 1, 1, x=2), ev("B", 2, 2, x=2), ev("B", 3, 3, x=0), ev("C", 4, 4, x=0)]
+    assert [m["ids"] for m in same(text, events)] == [{"a": [0, 1], "b": 2, "c": 4}, {"a": [1], "b": 3, "c": 4}]
+
+
+def test_tables_and_matches_hold_lists() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B+ b[]) WHERE b[i].x > a.x WITHIN 3")
+    events = [ev("A", 0, 0, x=0), ev("B", 1, 1, x=1), ev("B", 2, 2, x=2)]
+    run = KernelRun(net, id_field="id")
+    got = run.push(table(events))
+    assert got.column("b").to_pylist() == [[1], [2], [1, 2]]
+    assert [m.ids for m in to_matches(got, net)] == [{"a": 0, "b": [1]}, {"a": 0, "b": [2]}, {"a": 0, "b": [1, 2]}]
+    kernel = KernelEngine(net, batch=2)
+    got_k = [m.to_dict() for e in fresh(events) for m in kernel.push(e)] + [m.to_dict() for m in kernel.flush()]
+    assert got_k == [m.to_dict() for m in Engine(net).run(fresh(events))]
+
+
+def test_text_aggregates_stop_with_an_error() -> None:
+    net = compile_text("PATTERN p: SEQ(A+ a[], B b) WHERE max(a[].s) = b.s WITHIN 3")
+    with pytest.raises(EvaluationError, match="aggregate"):
+        KernelRun(net, id_field="id").push(table([ev("A", 0, 0, s="u"), ev("B", 1, 1, s="u")]))
+
+
+# ------------------------------------------------------------------ randomized
+
+
+def _kleene(**kw: Any) -> st.SearchStrategy[A.Pattern]:
+    kw.setdefault("negation", False)
+    return patterns(kleene=True, returns=False, **kw)  # type: ignore[arg-type]
+
+
+def _has_kleene(pats: list[A.Pattern]) -> bool:
+    return any(r.kleene for p in pats for r in A.events_of(p.structure))
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_patterns_every_strategy(data: st.DataObject) -> None:
+    """SEQ/AND/OR with Kleene variables and iteration conditions, every strategy and window
+    kind, ties arrival and strict."""
+    p = data.draw(_kleene(max_kleene=2))
+    assume(_has_kleene([p]))
+    events = data.draw(streams(max_size=12))
+    check([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_flat_sequences_longer_streams(data: st.DataObject) -> None:
+    """Flat SEQs with Kleene variables over longer streams (long lists, shared prefixes,
+    sweeps collecting the element arena)."""
+    strategy = data.draw(st.sampled_from(A.STRATEGIES))
+    p = data.draw(_kleene(max_depth=1, max_vars=4, strategies=(strategy,), types=("A", "B")))
+    assume(_has_kleene([p]))
+    events = data.draw(streams(types=("A", "B"), max_size=24))
+    check([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_merged_sets_with_kleene(data: st.DataObject) -> None:
+    """Patterns with Kleene variables merged into shared nets: each gets its matches, in the
+    engine's order."""
+    strategy = data.draw(st.sampled_from(A.STRATEGIES))
+    part = data.draw(st.booleans())
+    pats = [
+        data.draw(_kleene(name=f"p{i}", max_depth=1, strategies=(strategy,), partition=part, types=("A", "B", "C")))
+        for i in range(data.draw(st.integers(2, 3)))
+    ]
+    assume(_has_kleene(pats) and supports(build_net(pats))[0])
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
+
+
+OPS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@st.composite
+def list_patterns(draw: Any) -> A.Pattern:
+    """SEQ(A a?, B+ k[], C c?) (types drawn) with one to three conditions on the list: every
+    form of element access and aggregate the language has, against constants and ``a``."""
+    k = "k"
+    cur, prev = A.Attr(k, "x", A.Index(A.IDX_CUR)), A.Attr(k, "x", A.Index(A.IDX_PREV))
+
+    def num() -> A.Num:
+        return A.Num(draw(st.integers(0, 5)))
+
+    def cond() -> A.Expr:
+        op = draw(st.sampled_from(OPS))
+        func = draw(st.sampled_from(("min", "max", "sum", "avg", "count")))
+        forms: list[A.Expr] = [
+            A.Compare(op, cur, prev),
+            A.Compare(op, cur, A.BinOp("+", prev, A.Num(1))),
+            A.Compare(op, cur, A.Agg(func, k, "x", upto_prev=True)),
+            A.Compare(op, A.Attr(k, "x", A.Index(A.IDX_CONST, draw(st.integers(1, 3)))), num()),
+            A.Compare(op, A.Attr(k, "x", A.Index(A.IDX_LAST)), num()),
+            A.Compare(op, A.Agg(func, k, None if func == "count" else "x"), A.Num(draw(st.integers(0, 12)))),
+            A.Compare(op, cur, num()),
+            A.Compare(op, A.Attr(k, "ts", A.Index(A.IDX_CUR)), A.Attr(k, "ts", A.Index(A.IDX_PREV))),
+        ]
+        if first:
+            forms.append(A.Compare(op, cur, A.Attr("a", "x")))
+            forms.append(A.Compare(op, A.Agg(func, k, "x"), A.Attr("a", "x")))
+        return draw(st.sampled_from(forms))
+
+    types = ("A", "B", "C")
+    first, last = draw(st.booleans()), draw(st.booleans())
+    kids = [A.EventRef(draw(st.sampled_from(types)), "a")] if first else []
+    kids.append(A.EventRef(draw(st.sampled_from(types)), k, kleene=True))
+    if last:
+        kids.append(A.EventRef(draw(st.sampled_from(types)), "c"))
+    conds = tuple(cond() for _ in range(draw(st.integers(1, 3))))
+    kind = draw(st.sampled_from((A.WIN_TIME, A.WIN_COUNT)))
+    window = A.Window(kind, draw(st.integers(1, 6)) if kind == A.WIN_TIME else draw(st.integers(2, 8)))
+    return A.Pattern(
+        "p", A.Seq(tuple(kids)), conds, ("k",) if draw(st.booleans()) else (),
+        A.Strategy(draw(st.sampled_from(A.STRATEGIES))), window,
+    )
+
+
+@SETTINGS
+@given(list_patterns(), streams(types=("A", "B", "C"), max_size=14), st.sampled_from(("arrival", "strict")), st.data())
+def test_iteration_conditions_and_aggregates(p: A.Pattern, events: list[Event], tie: str, data: st.DataObject) -> None:
+    """Every element access and aggregate on a list, under every strategy."""
+    check([p], events, tie, data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
+    """Spark's firing stage on the kernel (KernelGroupRunner): Kleene matches and their
+    emission positions per task are the Python engine's."""
+    p = data.draw(_kleene(partition=True))
+    assume(_has_kleene([p]))
+    events = data.draw(keyed_streams())
+    same_pairs([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(1, 3)))
