@@ -220,4 +220,4 @@ def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
     p = data.draw(_kleene(partition=True))
     assume(_has_kleene([p]))
     events = data.draw(keyed_streams())
-    same_pairs([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(1, 3)))
+    same_pairs([p], events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(1, 3)), data.draw(st.sampled_from([1, 2, 5, 64])))

@@ -244,7 +244,7 @@ def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
     keys' window-closing points as ticks."""
     p = _timeout_patterns(data.draw, "p", partition=True)
     events = data.draw(keyed_streams())
-    same_pairs([p], events, _tie(data), data.draw(st.integers(1, 3)))
+    same_pairs([p], events, _tie(data), data.draw(st.integers(1, 3)), data.draw(st.sampled_from([1, 2, 5, 64])))
 
 
 FAIL = "PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 100 LIMIT 2 PARTIAL MATCHES FAIL"
