@@ -1,14 +1,14 @@
 # Event time on the kernel: ON TIMEOUT deadlines and LIMIT quotas (included by _kernel.pyx).
 #
-# It mirrors runtime/engine.py (_watch, _close_deadlines, _expire) and runtime/limits.py (admit,
-# _settle, _pop_dead, prune, uncount) over the kernel's token arena. A deadline or a quota entry
-# refers to a token by index, so such a token is *pinned*: when its list drops it (its window
-# passed, skip-till-next-match consumed it, a negation cancelled it) it goes to the group's
-# zombie list instead of the free list, keeping its slots (compaction remaps them) until the
-# last reference is gone; the next sweep frees it. A token is "not alive" for a pattern when
-# its users bitmask lacks the pattern's bit (the engine's alive flag: a cancelled token's users
-# are cleared, a LIMIT drop clears the pattern's bit). The deadlines and quotas themselves are
-# Python heaps of tuples, as in the engine: only nets with ON TIMEOUT or LIMIT pay for them.
+# It mirrors runtime/housekeeping.py (watch), runtime/emission.py (close_deadlines, expire) and
+# runtime/limits.py (admit, _settle, _pop_dead, prune, uncount) over the kernel's token arena. A
+# deadline or a quota entry refers to a token by index, so such a token is *pinned*: when its list
+# drops it (its window passed, skip-till-next-match consumed it, a negation cancelled it) it goes
+# to the group's zombie list instead of the free list, keeping its slots (compaction remaps them)
+# until the last reference is gone; the next sweep frees it. A token is "not alive" for a pattern
+# when its users bitmask lacks the pattern's bit (the engine's alive flag: a cancelled token's
+# users are cleared, a LIMIT drop clears the pattern's bit). The deadlines and quotas themselves
+# are Python heaps of tuples, as in the engine: only nets with ON TIMEOUT or LIMIT pay for them.
 
 import heapq
 
@@ -23,7 +23,7 @@ cdef inline void unpin(Group g, int32_t t):
 
 
 cdef inline int64_t floor_of(Kernel k, Group g, int64_t key):
-    """The contiguity floor of ``key`` (Engine._floor): tokens whose last event is below it
+    """The contiguity floor of ``key`` (GroupRuntime.floor): tokens whose last event is below it
     were interrupted."""
     if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
         return g.floors[key]
@@ -47,7 +47,7 @@ cdef tuple age(Kernel k, Group g, int32_t t):
 
 
 cdef int watch(Kernel k, Group g, int64_t key) except -1:
-    """The tokens one step created were just stored (Engine._watch): those that are partial
+    """The tokens one step created were just stored (housekeeping.watch): those that are partial
     matches of patterns with ON TIMEOUT (and not complete where they are) get a deadline per
     pattern; those of patterns with a LIMIT are admitted, oldest first."""
     cdef Py_ssize_t i
@@ -87,7 +87,7 @@ cdef int watch(Kernel k, Group g, int64_t key) except -1:
 cdef int close_deadlines(Kernel k, double ts, int64_t pos, bint all_) except -1:
     """Stream time reached (ts, pos) (everything, at the end): the partial matches whose
     window it closes time out if still alive, never extended, not blocked and (contiguity)
-    not interrupted (Engine._close_deadlines / _expire)."""
+    not interrupted (emission.close_deadlines / expire)."""
     cdef Group g
     cdef tuple entry
     cdef list dl
@@ -116,7 +116,7 @@ cdef int expire(Kernel k, Group g, int64_t key, int32_t t, int b, double deadlin
         return 0
     pi = g.patterns[b]
     k.timeouts[pi] += 1
-    return k.emit(g, k.npatterns + pi, &g.tk_slots[<Py_ssize_t>t * g.nslots], g.tk_first_ts[t], g.tk_last_ts[t],
+    return emit(k, g, k.npatterns + pi, &g.tk_slots[<Py_ssize_t>t * g.nslots], g.tk_first_ts[t], g.tk_last_ts[t],
                   key, deadline)
 
 

@@ -85,13 +85,13 @@ cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, 
     min / max where a NaN wins and ties keep the accumulator."""
     cdef double a = acc[0]
     if func == AGG_AVG:
-        k.arith(0, acc, tag, v, tv)
+        arith(k, 0, acc, tag, v, tv)
         count[0] += 1
     elif tag[0] == TAG_NULL:
         acc[0] = v
         tag[0] = tv
     elif func == AGG_SUM:
-        k.arith(0, acc, tag, v, tv)
+        arith(k, 0, acc, tag, v, tv)
     elif isnan(a):
         pass
     elif isnan(v) or (v < a if func == AGG_MIN else v > a):
@@ -175,7 +175,7 @@ cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) ex
             chain[i] = n
             n = g.nd_prev[n]
         for i in range(count):
-            if not k.eval_cond(g, ci, slots, kslot, chain[i]):
+            if not eval_cond(k, g, ci, slots, kslot, chain[i]):
                 ok = 0
                 break
     finally:

@@ -1,0 +1,277 @@
+# Emission (included by _kernel.pyx).
+#
+# Matches go into growable C buffers (reserve_out / emit), not Python objects: the Python side
+# takes them in one batch (Kernel.take_matches). The matches of one emission point are put in
+# the engine's order (runtime/emission.py emit / _ordered: by pattern, then by their events);
+# consumption (CONSUME, CONFLICT) drops matches there (consume), and a match of a pattern with
+# RETURN re-enters as a composite event of its RETURN type (settle / composite), round by round.
+
+
+cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1:
+    if cap <= k.out_cap:
+        return 0
+    k.out_pattern = <int32_t*>grow(k.out_pattern, cap, sizeof(int32_t))
+    k.out_group = <int32_t*>grow(k.out_group, cap, sizeof(int32_t))
+    k.out_start = <double*>grow(k.out_start, cap, sizeof(double))
+    k.out_end = <double*>grow(k.out_end, cap, sizeof(double))
+    k.out_ids = <int64_t*>grow(k.out_ids, cap * k.maxslots, sizeof(int64_t))
+    k.out_bound = <uint8_t*>grow(k.out_bound, cap * k.maxslots, sizeof(uint8_t))
+    k.out_at = <int64_t*>grow(k.out_at, cap, sizeof(int64_t))
+    k.out_key = <int64_t*>grow(k.out_key, cap, sizeof(int64_t))
+    k.out_ev = <int64_t*>grow(k.out_ev, cap * k.maxslots, sizeof(int64_t))
+    k.out_rv = <double*>grow(k.out_rv, cap * k.maxfields, sizeof(double))
+    k.out_rt = <int8_t*>grow(k.out_rt, cap * k.maxfields, sizeof(int8_t))
+    k.out_deadline = <double*>grow(k.out_deadline, cap, sizeof(double))
+    k.out_klen = <int64_t*>grow(k.out_klen, cap * k.maxslots, sizeof(int64_t))
+    k.out_cap = cap
+    return 0
+
+
+cdef int emit(Kernel k, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key,
+              double deadline) except -1:
+    """Buffer a match: its pattern, span, bound events' ids (and store indices, for the
+    order of matches emitted at one point), the key, and its RETURN values (a timeout:
+    pattern npatterns + its index, its ON TIMEOUT values and its deadline)."""
+    cdef Py_ssize_t o = k.out_n, ki, m = k.maxslots, f = k.maxfields
+    cdef int64_t ev
+    cdef int ns = g.nslots, r
+    if o >= k.out_cap:
+        reserve_out(k, 2 * k.out_cap)
+    k.out_pattern[o] = pattern
+    k.out_at[o] = k.emit_at
+    k.out_start[o] = first_ts
+    k.out_end[o] = last_ts
+    k.out_key[o] = key
+    k.out_deadline[o] = deadline
+    for ki in range(m):
+        ev = slots[ki] if ki < ns else -1
+        k.out_bound[o * m + ki] = 1 if ev >= 0 else 0
+        k.out_klen[o * m + ki] = -1
+        if ev >= 0 and g.slot_kleene[ki]:  # a list: its ids go to the list buffer
+            emit_list(k, g, ev, o, ki)
+            k.out_ev[o * m + ki] = -1
+            continue
+        k.out_ids[o * m + ki] = k.store.id[ev] if ev >= 0 else 0
+        k.out_ev[o * m + ki] = ev
+    for r in range(g.ret_start[pattern + 1] - g.ret_start[pattern]):
+        eval_value(k, g, g.ret_prog[g.ret_start[pattern] + r], slots, &k.out_rv[o * f + r], &k.out_rt[o * f + r])
+    k.out_n += 1
+    return 0
+
+
+cdef int settle(Kernel k, Py_ssize_t first) except -1:
+    """The matches emitted at one point, from ``first``: in the engine's order (emission.emit);
+    with RETURN, each round's composite events enter in that order, and the matches they
+    complete form the next round."""
+    cdef Py_ssize_t end, o
+    cdef bint chains
+    if not k.ordered:
+        if k.out_n - first > 1 and k.npatterns > 1:
+            order_emitted(k, first, 0)
+        return 0
+    while k.out_n > first:
+        end = k.out_n
+        chains = False
+        for o in range(first, end):
+            if k.pat_has_ret[k.out_pattern[o]] or (
+                    k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0):
+                chains = True
+                break
+        if end - first > 1:
+            order_emitted(k, first, chains)
+        if k.has_conflict:
+            end = consume(k, first, end)
+        for o in range(first, end):
+            if k.pat_has_ret[k.out_pattern[o]]:
+                k.composites += 1
+                if k.pat_ret_type[k.out_pattern[o]] >= 0:
+                    composite(k, o)
+        first = end
+    return 0
+
+
+cdef Py_ssize_t consume(Kernel k, Py_ssize_t first, Py_ssize_t end) except -1:
+    """Consumption (emission.consume), over the ordered matches [first, end): a match of a
+    consuming pattern holding an event already consumed in its domain is dropped, an
+    emitted one consumes the events of its consumed slots. Returns the new end."""
+    cdef Py_ssize_t o, ki, m = k.maxslots, n = 0
+    cdef int p, d
+    cdef int64_t ev
+    cdef bint ok
+    cdef dict used
+    cdef Py_ssize_t* perm = <Py_ssize_t*>malloc(max(end - first, 1) * sizeof(Py_ssize_t))
+    cdef EventStore st = k.store
+    try:
+        for o in range(first, end):
+            p = k.out_pattern[o]
+            d = k.pat_domain[p] if p < k.npatterns else -1
+            if d >= 0:  # (a timeout is not a match: it consumes nothing)
+                used = <dict>k.consumed[d]
+                ok = True
+                for ki in range(m):
+                    ev = k.out_ev[o * m + ki]
+                    if ev >= 0 and st.seq[ev] in used:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                for ki in range(k.pat_cons_start[p], k.pat_cons_start[p + 1]):
+                    ev = k.out_ev[o * m + k.pat_cons[ki]]
+                    if ev >= 0:
+                        used[st.seq[ev]] = st.ts[ev]
+            perm[n] = o
+            n += 1
+        if n < end - first:
+            permute(k, first, n, perm)
+            k.out_n = first + n
+    finally:
+        free(perm)
+    return first + n
+
+
+cdef int composite(Kernel k, Py_ssize_t o) except -1:
+    """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
+    the emitting row's time and position, its id a reference to the match (-1 - its number
+    in the run's output), its fields' values in their attribute columns, its key the
+    match's; it steps every group that reads its type."""
+    cdef EventStore st = k.store
+    cdef Py_ssize_t ev, a, na = st.nattrs, gi, ngroups = len(k.groups), f = k.maxfields
+    cdef int p = k.out_pattern[o], etype = k.pat_ret_type[p], ki, r
+    cdef Group g
+    cdef bint kept = False
+    if st.n >= st.cap:
+        st.reserve(2 * st.cap)
+    ev = st.n
+    st.n += 1
+    st.seq[ev] = st.next_seq
+    st.next_seq += 1
+    st.ts[ev] = k.emit_ts
+    st.pos[ev] = k.emit_at if k.emit_at >= 0 else k.in_pos
+    st.id[ev] = -1 - (k.taken + o)
+    for a in range(na):
+        st.val[ev * na + a] = 0.0
+        st.tag[ev * na + a] = TAG_MISSING
+    for ki in range(k.pat_attr_start[p], k.pat_attr_start[p + 1]):
+        a = k.pat_attr[ki]
+        if a >= 0:
+            r = ki - k.pat_attr_start[p]
+            st.val[ev * na + a] = k.out_rv[o * f + r]
+            st.tag[ev * na + a] = k.out_rt[o * f + r]
+    if k.ts_attr >= 0:
+        st.val[ev * na + k.ts_attr] = k.emit_ts
+        st.tag[ev * na + k.ts_attr] = k.emit_tag
+    for gi in range(ngroups):
+        g = <Group>k.groups[gi]
+        if enter(k, g, etype, k.out_key[o] if g.partitioned else 0, ev):
+            kept = True
+    if not kept and st.n == ev + 1:
+        st.n -= 1
+    return 0
+
+
+cdef void order_emitted(Kernel k, Py_ssize_t first, bint chains):
+    """Matches emitted at one point, stably by pattern (emission.emit / _ordered's order); with
+    ``chains`` (some pattern has RETURN) then by their events' stream order: the sorted
+    positions of the bound events, then each variable's (unbound first)."""
+    cdef Py_ssize_t n = k.out_n - first, i, j
+    cdef Py_ssize_t* perm
+    cdef Py_ssize_t x
+    if n < 2:
+        return
+    perm = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    for i in range(n):
+        perm[i] = first + i
+    for i in range(1, n):  # insertion sort: stable, and the batches are small
+        x = perm[i]
+        j = i
+        while j > 0 and match_before(k, x, perm[j - 1], chains):
+            perm[j] = perm[j - 1]
+            j -= 1
+        perm[j] = x
+    permute(k, first, n, perm)
+    free(perm)
+
+
+cdef bint match_before(Kernel k, Py_ssize_t a, Py_ssize_t b, bint chains):
+    """Whether match ``a`` goes strictly before match ``b``."""
+    cdef Py_ssize_t m = k.maxslots, ki, i, j
+    cdef int64_t sa[64]
+    cdef int64_t sb[64]
+    cdef int64_t x, y
+    cdef int np_ = k.npatterns, pa = k.out_pattern[a], pb = k.out_pattern[b]
+    if pa != pb:  # by pattern, a timeout (pattern npatterns + index) after the pattern's matches
+        return (pa % np_, pa >= np_) < (pb % np_, pb >= np_)
+    if not chains:
+        return False
+    i = sorted_events(k, a, sa)
+    j = sorted_events(k, b, sb)
+    for ki in range(i if i < j else j):
+        if sa[ki] != sb[ki]:
+            return sa[ki] < sb[ki]
+    if i != j:
+        return i < j
+    for ki in range(m):
+        x = k.out_ev[a * m + ki]
+        y = k.out_ev[b * m + ki]
+        if x != y:
+            return x < y  # unbound (-1) first: () < (seq,)
+    return False
+
+
+cdef Py_ssize_t sorted_events(Kernel k, Py_ssize_t o, int64_t* out):
+    """The store indices of match ``o``'s bound events (stream order), sorted."""
+    cdef Py_ssize_t m = k.maxslots, ki, n = 0, j
+    cdef int64_t ev
+    for ki in range(m if m < 64 else 64):
+        ev = k.out_ev[o * m + ki]
+        if ev < 0:
+            continue
+        j = n
+        while j > 0 and out[j - 1] > ev:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = ev
+        n += 1
+    return n
+
+
+cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm):
+    """Reorder matches [first, first + n): the match at ``perm[i]`` moves to first + i."""
+    cdef Py_ssize_t i, m = k.maxslots, f = k.maxfields, src, dst
+    cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))
+    cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
+    cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
+    cdef double* se = <double*>malloc(3 * n * sizeof(double))
+    cdef int64_t* ids = <int64_t*>malloc(3 * n * m * sizeof(int64_t))
+    cdef uint8_t* bound = <uint8_t*>malloc(n * m)
+    cdef double* rv = <double*>malloc(n * f * sizeof(double))
+    cdef int8_t* rt = <int8_t*>malloc(n * f)
+    for i in range(n):
+        src = perm[i]
+        pat[i] = k.out_pattern[src]
+        at[i] = k.out_at[src]
+        key[i] = k.out_key[src]
+        se[2 * i] = k.out_start[src]
+        se[2 * i + 1] = k.out_end[src]
+        se[2 * n + i] = k.out_deadline[src]
+        memcpy(&ids[i * m], &k.out_ids[src * m], m * sizeof(int64_t))
+        memcpy(&ids[(n + i) * m], &k.out_ev[src * m], m * sizeof(int64_t))
+        memcpy(&ids[(2 * n + i) * m], &k.out_klen[src * m], m * sizeof(int64_t))
+        memcpy(&bound[i * m], &k.out_bound[src * m], m)
+        memcpy(&rv[i * f], &k.out_rv[src * f], f * sizeof(double))
+        memcpy(&rt[i * f], &k.out_rt[src * f], f)
+    for i in range(n):
+        dst = first + i
+        k.out_pattern[dst] = pat[i]
+        k.out_at[dst] = at[i]
+        k.out_key[dst] = key[i]
+        k.out_start[dst] = se[2 * i]
+        k.out_end[dst] = se[2 * i + 1]
+        k.out_deadline[dst] = se[2 * n + i]
+        memcpy(&k.out_ids[dst * m], &ids[i * m], m * sizeof(int64_t))
+        memcpy(&k.out_ev[dst * m], &ids[(n + i) * m], m * sizeof(int64_t))
+        memcpy(&k.out_klen[dst * m], &ids[(2 * n + i) * m], m * sizeof(int64_t))
+        memcpy(&k.out_bound[dst * m], &bound[i * m], m)
+        memcpy(&k.out_rv[dst * f], &rv[i * f], f * sizeof(double))
+        memcpy(&k.out_rt[dst * f], &rt[i * f], f)
+    free(pat); free(at); free(key); free(se); free(ids); free(bound); free(rv); free(rt)

@@ -1,0 +1,446 @@
+# Stepping a shared net by one event (included by _kernel.pyx).
+#
+# The compiled counterpart of runtime/firing.py (GroupRuntime.step / fire / store) and of
+# Engine._process / _accept: an event enters each group that reads its type (enter), fires the
+# transitions its type enables from every stored token of its key (step / fire, guards through
+# _interp.pxi), and the tokens it created are stored or emitted (accept, store_created). The
+# order of tokens and of firings is the engine's, so matches come out in the same order.
+# Tie rule ``either`` buffers a timestamp group's events and runs each key to a fixpoint
+# (runtime/ties.py run_group / _fixpoint); ``strict`` runs its cancellations at the group's end.
+
+
+cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1:
+    """Stored event ``ev`` of type ``etype`` in group ``g`` under ``key``: it extends the
+    key's partial matches (their contiguity keys stay even: a composite event's 2*pos + 1
+    compares with the input events' floors as 2*pos does) and counts as a negative event.
+    Returns whether a token or a negation buffer keeps it."""
+    cdef bint kept = False
+    if g.type_start[etype + 1] == g.type_start[etype] and g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+        return False
+    if key >= g.nkeys:
+        g.reserve_keys(key + 1)
+    g.ncreated = 0
+    k.now_ts = k.store.ts[ev]
+    k.now_pos = k.store.pos[ev]
+    k.now_ev = ev
+    step(k, g, etype, key, ev, k.now_ts, k.now_pos)
+    if g.ncreated:
+        kept = True
+        store_created(k, g, key)
+    if g.type_neg_start[etype + 1] > g.type_neg_start[etype] and negative(k, g, etype, key, ev):
+        kept = True
+    return kept
+
+
+cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1:
+    """Extend every partial match of ``key`` by the event (GroupRuntime.step); new tokens
+    are appended to ``g.created``."""
+    cdef int e, ki, tr, src, base, nen
+    cdef int32_t t, nxt, prev, nt
+    cdef int64_t moved, floor = NO_KEY
+    cdef int32_t enabled[256]
+    if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+        floor = g.floors[key]
+    elif g.strategy >= STRICT_CONTIGUITY:
+        floor = k.last_key
+    base = <int>(key * g.nplaces)
+    for e in range(g.type_start[etype], g.type_start[etype + 1]):
+        src = g.ent_src[e]
+        nen = 0
+        for ki in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
+            tr = g.ent_trs[ki]
+            if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or arc_ok(k, g, tr, ev):
+                if nen < 256:
+                    enabled[nen] = tr
+                    nen += 1
+        if src == g.start:
+            for ki in range(nen):
+                nt = fire(k, g, enabled[ki], -1, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+        t = g.heads[base + src]
+        prev = -1
+        while t >= 0:
+            nxt = g.tk_next[t]
+            if g.expired(t, ts, pos) or (g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor):
+                unlink(k, g, base + src, prev, t)
+                t = nxt
+                continue
+            moved = 0
+            for ki in range(nen):
+                nt = fire(k, g, enabled[ki], t, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+                    moved |= g.tk_users[nt]
+            if moved and g.strategy == STNM:
+                if g.tk_counted[t] & moved:
+                    uncount(g, key, t, moved)
+                g.tk_users[t] &= ~moved
+                if g.tk_users[t] == 0:
+                    unlink(k, g, base + src, prev, t)
+                    t = nxt
+                    continue
+            prev = t
+            t = nxt
+    return 0
+
+
+cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1:
+    cdef int ki, ns = g.nslots
+    cdef int64_t* slots = g.slotbuf
+    for ki in range(ns):
+        slots[ki] = -1
+    for ki in range(g.tr_arc_start[tr], g.tr_arc_start[tr + 1]):
+        if not eval_cond(k, g, g.tr_arc[ki], slots, g.tr_slot[tr], ev):
+            return 0
+    return 1
+
+
+cdef int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
+                         int64_t pos, int64_t floor) except -1:
+    """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
+    the window (per pattern where they disagree), contiguity and, under the tie rule strict,
+    the order; 0: none."""
+    cdef int64_t admitted, lo, hi, cur
+    cdef int ki
+    cdef double w
+    cdef EventStore st = k.store
+    w = g.tr_window[tr]
+    if not isnan(w):
+        if g.count_window:
+            hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+            lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+            if hi - lo >= <int64_t>w:
+                return 0
+        elif ts - g.tk_first_ts[t] > w:
+            return 0
+    if g.tr_pw_start[tr + 1] > g.tr_pw_start[tr]:
+        admitted = 0
+        for ki in range(g.tr_pw_start[tr], g.tr_pw_start[tr + 1]):
+            w = g.pw_window[ki]
+            if isnan(w):
+                admitted |= g.pw_mask[ki]
+            elif g.count_window:
+                hi = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+                lo = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+                if hi - lo < <int64_t>w:
+                    admitted |= g.pw_mask[ki]
+            elif ts - g.tk_first_ts[t] <= w:
+                admitted |= g.pw_mask[ki]
+        users &= admitted
+        if users == 0:
+            return 0
+    if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor:
+        return 0
+    if k.tie_strict:
+        for ki in range(g.tr_order_start[tr], g.tr_order_start[tr + 1]):
+            cur = slots[g.tr_order[ki]]
+            if g.slot_kleene[g.tr_order[ki]]:
+                cur = g.nd_ev[cur]  # a list: its last element
+            if st.ts[cur] >= ts:
+                return 0
+    return users
+
+
+cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
+                  int64_t floor) except -2:
+    """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
+    ``ev``: the new token, or -1 (GroupRuntime.fire)."""
+    cdef int64_t users, cur
+    cdef int ki, sl, ns = g.nslots
+    cdef int64_t* slots
+    cdef int32_t nt
+    if t < 0:
+        users = g.all_users & g.tr_mask[tr]
+        slots = g.slotbuf
+        for ki in range(ns):
+            slots[ki] = -1
+    else:
+        users = g.tk_users[t] & g.tr_mask[tr]
+        slots = &g.tk_slots[<Py_ssize_t>t * ns]
+        if g.tk_blocked[t] & g.tr_blocked_by[tr]:
+            return -1
+    if users == 0:
+        return -1
+    if t >= 0:
+        users = admit_users(k, g, tr, t, users, slots, ts, pos, floor)
+        if users == 0:
+            return -1
+    sl = g.tr_slot[tr]
+    cur = ev
+    if g.tr_kleene[tr]:  # the new list state (kleene_start / kleene_take)
+        cur = kleene_node(k, g, sl, <int32_t>slots[sl] if g.tr_kleene[tr] == KLEENE_TAKE else -1, ev)
+    for ki in range(g.tr_guard_start[tr], g.tr_guard_start[tr + 1]):
+        if not eval_cond(k, g, g.tr_guard[ki], slots, sl, cur):
+            return -1
+    nt = g.alloc()
+    if t >= 0:  # alloc may have moved the arena
+        slots = &g.tk_slots[<Py_ssize_t>t * ns]
+    memcpy(&g.tk_slots[<Py_ssize_t>nt * ns], slots, ns * sizeof(int64_t))
+    g.tk_slots[<Py_ssize_t>nt * ns + sl] = cur
+    g.tk_place[nt] = g.tr_dst[tr]
+    g.tk_next[nt] = -1
+    g.tk_users[nt] = users
+    g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
+    g.tk_ext[nt] = 0
+    g.tk_counted[nt] = 0
+    if t < 0:
+        g.tk_first_ts[nt] = ts
+        g.tk_last_ts[nt] = ts
+        g.tk_first_pos[nt] = pos
+        g.tk_last_pos[nt] = pos
+        g.tk_last_key[nt] = 2 * pos
+    else:
+        g.tk_first_ts[nt] = g.tk_first_ts[t] if g.tk_first_ts[t] < ts else ts
+        g.tk_last_ts[nt] = g.tk_last_ts[t] if g.tk_last_ts[t] > ts else ts
+        g.tk_first_pos[nt] = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
+        g.tk_last_pos[nt] = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
+        g.tk_last_key[nt] = g.tk_last_key[t] if g.tk_last_key[t] > 2 * pos else 2 * pos
+    for ki in range(g.tr_defer_start[tr], g.tr_defer_start[tr + 1], 2):  # every element again
+        if not check_elements(k, g, g.tr_defer[ki], g.tr_defer[ki + 1], &g.tk_slots[<Py_ssize_t>nt * ns]):
+            g.release(nt)
+            return -1
+    if t >= 0 and g.timeout_mask:
+        g.tk_ext[t] |= users
+    return nt
+
+
+cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t):
+    cdef int32_t nxt = g.tk_next[t]
+    if prev < 0:
+        g.heads[list_id] = nxt
+    else:
+        g.tk_next[prev] = nxt
+    if g.tails[list_id] == t:
+        g.tails[list_id] = prev
+    if g.tk_pins[t]:  # a deadline or a quota still refers to it
+        g.tk_next[t] = g.zombies
+        g.zombies = t
+    else:
+        g.release(t)
+
+
+cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1:
+    """A token reached a place patterns emit from: each role group checks once, each of
+    its patterns the token serves emits (Engine._accept, emission_ok)."""
+    cdef int place = g.tk_place[t], r, ki, ok, j, ns = g.nslots
+    cdef double w
+    cdef int64_t users = g.tk_users[t]
+    cdef int64_t* slots = &g.tk_slots[<Py_ssize_t>t * ns]
+    for r in range(g.place_rg_start[place], g.place_rg_start[place + 1]):
+        if not (users & g.rg_mask[r]):
+            continue
+        w = g.rg_window[r]
+        if not isnan(w):
+            if g.count_window:
+                if g.tk_last_pos[t] - g.tk_first_pos[t] >= <int64_t>w:
+                    continue
+            elif g.tk_last_ts[t] - g.tk_first_ts[t] > w:
+                continue
+        ok = 1
+        for ki in range(g.rg_final_start[r], g.rg_final_start[r + 1]):
+            j = g.cond_iter_slot[g.rg_final[ki]]
+            if j >= 0:  # an iteration condition: every element
+                if not check_elements(k, g, g.rg_final[ki], j, slots):
+                    ok = 0
+                    break
+            elif not eval_cond(k, g, g.rg_final[ki], slots, -1, -1):
+                ok = 0
+                break
+        if ok and g.rg_emit_start[r + 1] > g.rg_emit_start[r]:
+            ok = not buffered_violation(k, g, r, t, key, w)
+        if not ok:
+            continue
+        for ki in range(g.rg_role_start[r], g.rg_role_start[r + 1]):
+            if users & g.role_bit[ki]:
+                if g.role_pending[ki]:
+                    wait(k, g, ki, t, key)
+                else:
+                    emit(k, g, g.role_pattern[ki], &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t],
+                              g.tk_last_ts[t], key, NAN)
+    return 0
+
+
+cdef int store_created(Kernel k, Group g, int64_t key) except -1:
+    """Accepted tokens emit; tokens that can still move join their (key, place) list
+    (GroupRuntime.store), the others are freed."""
+    cdef Py_ssize_t i
+    cdef int32_t t
+    cdef int place, lid
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
+            if not k.tie_either:
+                k.completed += 1
+            accept(k, g, t, key)
+        if k.tie_either and g.place_accepting[g.tk_place[t]]:
+            k.completed += 1
+    for i in range(g.ncreated):
+        t = g.created[i]
+        place = g.tk_place[t]
+        if g.place_exits[place]:
+            lid = <int>(key * g.nplaces + place)
+            g.tk_next[t] = -1
+            if g.tails[lid] < 0:
+                g.heads[lid] = t
+            else:
+                g.tk_next[g.tails[lid]] = t
+            g.tails[lid] = t
+        else:
+            g.release(t)
+    if g.watch_mask:
+        watch(k, g, key)
+    k.created += g.ncreated
+    g.ncreated = 0
+    return 0
+
+
+cdef int buffer(Kernel k, int etype, double ts, int64_t pos, int64_t id, const double[:, :] vals,
+                const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t i) except -1:
+    """An event of the open timestamp group: into the store, and onto the group."""
+    cdef EventStore st = k.store
+    cdef Py_ssize_t ev, a, na = st.nattrs, gi, ng = len(k.groups)
+    if st.n >= st.cap:
+        st.reserve(2 * st.cap)
+    ev = st.n
+    st.n += 1
+    st.seq[ev] = st.next_seq
+    st.next_seq += 1
+    st.ts[ev] = ts
+    st.pos[ev] = pos
+    st.id[ev] = id
+    for a in range(na):
+        st.val[ev * na + a] = vals[i, a]
+        st.tag[ev * na + a] = tags[i, a]
+    if k.grp_n >= k.grp_cap:
+        k.grp_cap = max(16, 2 * k.grp_cap)
+        k.grp_ev = <int64_t*>grow(k.grp_ev, k.grp_cap, sizeof(int64_t))
+        k.grp_type = <int32_t*>grow(k.grp_type, k.grp_cap, sizeof(int32_t))
+        k.grp_keys = <int64_t*>grow(k.grp_keys, k.grp_cap * max(ng, 1), sizeof(int64_t))
+    k.grp_ev[k.grp_n] = ev
+    k.grp_type[k.grp_n] = etype
+    for gi in range(ng):
+        k.grp_keys[k.grp_n * ng + gi] = keys[gi, i]
+    k.grp_n += 1
+    return 0
+
+
+cdef int run_group(Kernel k) except -1:
+    """Close the timestamp group: equal timestamps match in any order, so per shared net
+    and key, extend the marking by each event, then the new tokens by the group's other
+    events until nothing new appears (ties.run_group / _fixpoint)."""
+    cdef Py_ssize_t gi, j, ng = len(k.groups), first
+    cdef int64_t key
+    cdef Group g
+    cdef list order
+    cdef Py_ssize_t rows = k.grp_rows
+    for gi in range(ng):
+        g = <Group>k.groups[gi]
+        first = k.out_n
+        order = []
+        for j in range(k.grp_n):
+            if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
+                continue
+            key = k.grp_keys[j * ng + gi]
+            if key not in order:
+                order.append(key)
+        for key in order:
+            if key >= g.nkeys:
+                g.reserve_keys(key + 1)
+            fixpoint(k, g, gi, key)
+        if k.out_n - first > 1 and k.npatterns > 1:
+            order_emitted(k, first, 0)
+    k.grp_n = 0
+    k.grp_rows = 0
+    k.since_sweep += rows
+    if k.since_sweep >= k.sweep_every and rows:
+        k.sweep(k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
+    return 0
+
+
+cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1:
+    cdef Py_ssize_t j, idx, ki, e, ng = len(k.groups), nmine = 0, nen = 0, ntr = 0, a
+    cdef int32_t t, nt
+    cdef int tr, place, ns = g.nslots, contains, hit
+    cdef int64_t ev
+    cdef set seen = set()
+    cdef object bkey
+    # per group event of this key with enabled transitions: the event, its transitions
+    cdef int64_t* en_ev = <int64_t*>malloc(k.grp_n * sizeof(int64_t))
+    cdef Py_ssize_t* en_start = <Py_ssize_t*>malloc((k.grp_n + 1) * sizeof(Py_ssize_t))
+    cdef int32_t* en_trs = NULL
+    try:
+        g.ncreated = 0
+        for j in range(k.grp_n):
+            if k.grp_keys[j * ng + gi] != key or (
+                    g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]):
+                continue
+            ev = k.grp_ev[j]
+            nmine += 1
+            step(k, g, k.grp_type[j], key, ev, k.store.ts[ev], k.store.pos[ev])
+        if nmine > 1:
+            en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * k.grp_n + 1) * sizeof(int32_t))
+            en_start[0] = 0
+            for j in range(k.grp_n):  # per event: its transitions whose input-arc guards hold
+                if k.grp_keys[j * ng + gi] != key:
+                    continue
+                a = ntr
+                for e in range(g.type_start[k.grp_type[j]], g.type_start[k.grp_type[j] + 1]):
+                    for ki in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
+                        tr = g.ent_trs[ki]
+                        if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or arc_ok(k, g, tr, k.grp_ev[j]):
+                            en_trs[ntr] = tr
+                            ntr += 1
+                if ntr > a:
+                    en_ev[nen] = k.grp_ev[j]
+                    nen += 1
+                    en_start[nen] = ntr
+        idx = 0
+        while nen and idx < g.ncreated:
+            t = g.created[idx]
+            idx += 1
+            place = g.tk_place[t]
+            for j in range(nen):
+                hit = 0
+                for ki in range(en_start[j], en_start[j + 1]):
+                    if g.tr_src[en_trs[ki]] == place:
+                        hit = 1
+                        break
+                if not hit:
+                    continue
+                ev = en_ev[j]
+                contains = 0
+                for ki in range(ns):
+                    if g.tk_slots[<Py_ssize_t>t * ns + ki] == ev:
+                        contains = 1
+                if contains:
+                    continue
+                for ki in range(en_start[j], en_start[j + 1]):
+                    tr = en_trs[ki]
+                    if g.tr_src[tr] != place:
+                        continue
+                    nt = fire(k, g, tr, t, ev, k.store.ts[ev], k.store.pos[ev], NO_KEY)
+                    if nt < 0:
+                        continue
+                    bkey = (g.tk_place[nt], g.tk_users[nt],
+                            tuple([g.tk_slots[<Py_ssize_t>nt * ns + a] for a in range(ns)]))
+                    if bkey in seen:
+                        g.release(nt)
+                        continue
+                    seen.add(bkey)
+                    g.add_created(nt)
+    finally:
+        free(en_ev)
+        free(en_start)
+        free(en_trs)
+    store_created(k, g, key)
+    return 0
+
+
+cdef int end_group(Kernel k) except -1:
+    """Tie rule strict: the timestamp group ended, its negative events cancel now."""
+    cdef list kills = k.kills
+    k.kills = []
+    for g, key, j, x in kills:
+        cancel(k, <Group>g, key, j, x)
+    return 0

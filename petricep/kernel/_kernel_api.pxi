@@ -1,0 +1,462 @@
+# The Python-facing Kernel (included by _kernel.pyx).
+#
+# The one object the Python side (run.py, engine.py) drives: it owns the event store, the
+# groups and the match buffers, runs batches of typed event columns (run), advances time (tick
+# rows, sweep), and hands back the matches as NumPy arrays (take_matches). Its cdef state is
+# read by the module-level functions of the other included files, which take it as ``k``.
+
+
+cdef class Kernel:
+    """Runs a lowered net over batches of events (columns); see KernelRun for the Python side."""
+    cdef public list groups
+    cdef public EventStore store
+    cdef public int tie_strict, tie_either, npatterns, maxslots, ntypes
+    # tie rule either: the open timestamp group (events in the store, their type, ts, pos, keys)
+    cdef int64_t* grp_ev
+    cdef int32_t* grp_type
+    cdef int64_t* grp_keys  # ngroups per event
+    cdef Py_ssize_t grp_n, grp_cap, grp_rows
+    cdef double grp_ts
+    cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
+    cdef double now_ts  # the event being fired (input or composite): LIMIT's "now"
+    cdef int64_t now_pos, now_ev
+    cdef public list timeouts  # per pattern: partial matches emitted as timeouts
+    cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
+    cdef double strict_ts
+    cdef double last_ts
+    cdef int64_t last_key
+    cdef public int64_t events, created, completed
+    cdef public Py_ssize_t cur_row  # the row being fired (for an evaluation error's location)
+    cdef public Py_ssize_t sweep_every, since_sweep, compact_slack
+    # matches out
+    cdef int32_t* out_pattern
+    cdef int64_t* out_at  # per match: the position of the row (event or tick) that emitted it, -1 at the end
+    cdef public int64_t emit_at
+    cdef int32_t* out_group
+    cdef double* out_start
+    cdef double* out_end
+    cdef int64_t* out_ids
+    cdef uint8_t* out_bound
+    cdef int64_t* out_key  # per match: the key it was found under (its composite event's)
+    cdef int64_t* out_ev  # per match and slot: the bound event's store index (ordering; until the next sweep)
+    cdef double* out_deadline  # per match: a timeout's deadline (NaN: a match)
+    cdef int64_t* out_klen  # per match and slot: a Kleene list's length (its id: the offset in kl_ids), else -1
+    cdef int64_t* kl_ids
+    cdef Py_ssize_t kl_n, kl_cap
+    cdef double* out_rv  # per match and RETURN field: the value ...
+    cdef int8_t* out_rt  # ... and its kind
+    cdef Py_ssize_t out_n, out_cap, row_out
+    cdef public int maxfields
+    # RETURN: per pattern whether it has one, the type code of its composite events (-1: none
+    # reads them), the attribute column each field fills
+    cdef const uint8_t[:] pat_has_ret
+    cdef const int32_t[:] pat_ret_type, pat_attr_start, pat_attr
+    cdef int has_returns
+    # consumption: per pattern its domain (-1: none) and consumed slots; per domain the
+    # consumed events (store seq -> ts) and how far back they matter (NaN: always)
+    cdef const int32_t[:] pat_domain, pat_cons_start, pat_cons
+    cdef int has_conflict
+    cdef public list consumed
+    cdef list horizons
+    cdef public int64_t composites, taken
+    # the row emitting now (an event, a tick, or at the end the last input event): its time,
+    # the kind of its time (int or float) and position; a composite event takes these
+    cdef double emit_ts
+    cdef int8_t emit_tag
+    cdef double in_ts
+    cdef int64_t in_pos
+    cdef int8_t in_tag
+    cdef public int ts_attr, id_attr
+    cdef object group_of_type  # per type code: groups consuming it (indices)
+    cdef int64_t* floor_cache
+    cdef double* vstack
+    cdef int8_t* tstack
+
+    def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048, Py_ssize_t compact_slack=1024):
+        self.groups = [Group(g) for g in lowered.groups]
+        self.store = EventStore(max(len(lowered.attrs), 1))
+        self.tie_strict = 1 if tie == "strict" else 0
+        self.tie_either = 1 if tie == "either" else 0
+        self.grp_ev = NULL; self.grp_type = NULL; self.grp_keys = NULL
+        self.grp_n = 0
+        self.grp_cap = 0
+        self.grp_rows = 0
+        self.npatterns = len(lowered.patterns)
+        self.maxslots = lowered.maxslots
+        self.ntypes = len(lowered.types)
+        self.has_contiguity = any((<Group>g).strategy >= STRICT_CONTIGUITY for g in self.groups)
+        self.has_negation = any((<Group>g).nnegs for g in self.groups)
+        self.has_timeouts = any((<Group>g).timeout_mask for g in self.groups)
+        self.has_watch = any((<Group>g).watch_mask for g in self.groups)
+        self.now_ts = 0.0
+        self.now_pos = 0
+        self.now_ev = 0
+        self.timeouts = [0] * len(lowered.patterns)
+        self.kills = []
+        self.strict_ts = NAN
+        self.last_ts = -1e308
+        self.last_key = NO_KEY
+        self.events = 0
+        self.created = 0
+        self.cur_row = -1
+        self.completed = 0
+        self.sweep_every = sweep_every
+        self.compact_slack = compact_slack
+        self.since_sweep = 0
+        self.out_n = 0
+        self.out_cap = 0
+        self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
+        self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
+        self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
+        self.out_klen = NULL; self.kl_ids = NULL; self.kl_n = 0; self.kl_cap = 0
+        self.emit_at = -1
+        self.row_out = 0
+        self.maxfields = max(lowered.maxfields, 1)
+        # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
+        # of the timeout type
+        pats = lowered.patterns
+        self.pat_has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
+                                    dtype=np.uint8)
+        self.pat_ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
+            flat.extend(attrs)
+            starts.append(len(flat))
+        self.pat_attr_start = np.array(starts, dtype=np.int32)
+        self.pat_attr = np.array(flat or [-1], dtype=np.int32)
+        self.has_returns = any(p.has_return for p in pats)
+        self.pat_domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in pats:
+            flat.extend(p.consume)
+            starts.append(len(flat))
+        self.pat_cons_start = np.array(starts, dtype=np.int32)
+        self.pat_cons = np.array(flat or [-1], dtype=np.int32)
+        self.has_conflict = any(p.domain >= 0 for p in pats)
+        self.consumed = [{} for _ in lowered.domains]
+        self.horizons = list(lowered.domains)
+        self.ordered = self.has_returns or self.has_timeouts or self.has_conflict
+        self.composites = 0
+        self.taken = 0
+        self.emit_ts = 0.0
+        self.emit_tag = TAG_NUM
+        self.in_ts = 0.0
+        self.in_pos = -1
+        self.in_tag = TAG_NUM
+        names = list(lowered.attrs)
+        self.ts_attr = names.index(TS_ATTR) if TS_ATTR in names else -1
+        self.id_attr = names.index(ID_ATTR) if ID_ATTR in names else -1
+        self.vstack = <double*>grow(NULL, MAX_STACK, sizeof(double))
+        self.tstack = <int8_t*>grow(NULL, MAX_STACK, sizeof(int8_t))
+        reserve_out(self, 1024)
+
+    def __dealloc__(self):
+        free(self.out_pattern); free(self.out_group); free(self.out_start); free(self.out_end)
+        free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
+        free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
+        free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
+        free(self.out_klen); free(self.kl_ids)
+
+    def run(self, const int32_t[:] types, const double[:] ts, const int64_t[:] pos, const int64_t[:] ids,
+            const double[:, :] vals, const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0=0):
+        """Fire ``n`` events (columns: type codes, -1 for types no pattern reads; timestamps;
+        positions; ids; attribute values and kinds, one row per event; key codes, one row per
+        group). Returns the number of matches now buffered."""
+        cdef Py_ssize_t i, n = types.shape[0], first, a, na = self.store.nattrs, ngroups = len(self.groups)
+        cdef Py_ssize_t gi, ev
+        cdef int etype
+        cdef Group g
+        cdef EventStore st = self.store
+        cdef int64_t key, ekey
+        cdef bint kept
+        for i in range(n):
+            self.cur_row = i + row0
+            self.row_out = self.out_n
+            self.emit_at = pos[i]
+            self.emit_ts = ts[i]
+            if self.ts_attr >= 0:
+                self.emit_tag = tags[i, self.ts_attr]
+            if types[i] == TICK:
+                tick(self, ts[i], pos[i])
+                continue
+            if ts[i] < self.last_ts:
+                raise OrderError(i + row0, ts[i], self.last_ts)
+            self.in_ts = ts[i]
+            self.in_pos = pos[i]
+            self.in_tag = self.emit_tag
+            if self.tie_either:
+                if self.grp_rows and ts[i] != self.grp_ts:
+                    run_group(self)
+                self.grp_ts = ts[i]
+                self.grp_rows += 1
+            if self.has_negation or self.has_timeouts:
+                if self.tie_strict and ts[i] != self.strict_ts:
+                    if self.kills:
+                        end_group(self)
+                    self.strict_ts = ts[i]
+                first = self.out_n
+                close_pending(self, ts[i], pos[i], False)
+            else:
+                first = self.out_n
+            self.last_ts = ts[i]
+            self.events += 1
+            etype = types[i]
+            if etype >= 0 and self.tie_either:
+                buffer(self, etype, ts[i], pos[i], ids[i], vals, tags, keys, i)
+            elif etype >= 0:
+                # the event enters the store; it stays only if a stored token binds it
+                if st.n >= st.cap:
+                    st.reserve(2 * st.cap)
+                ev = st.n
+                st.n += 1
+                st.seq[ev] = st.next_seq
+                st.next_seq += 1
+                st.ts[ev] = ts[i]
+                st.pos[ev] = pos[i]
+                st.id[ev] = ids[i]
+                for a in range(na):
+                    st.val[ev * na + a] = vals[i, a]
+                    st.tag[ev * na + a] = tags[i, a]
+                kept = False
+                for gi in range(ngroups):
+                    if enter(self, <Group>self.groups[gi], etype, keys[gi, i], ev):
+                        kept = True
+                if not kept:
+                    st.n -= 1
+            if self.has_contiguity:
+                ekey = 2 * pos[i]
+                for gi in range(ngroups):
+                    g = <Group>self.groups[gi]
+                    if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+                        key = keys[gi, i]
+                        if key >= g.nkeys:
+                            g.reserve_keys(key + 1)
+                        g.floors[key] = ekey
+                self.last_key = ekey
+            settle(self, first)  # (after the contiguity keys: composite events see their emitter's)
+            if not self.tie_either:
+                self.since_sweep += 1
+                if self.since_sweep >= self.sweep_every:
+                    self.sweep(ts[i], pos[i])
+        return self.out_n
+
+    def finish(self):
+        """End of stream: close the open timestamp group (either; strict: run its
+        cancellations), then emit every match still waiting for its window; composite events
+        emitted here take the last input event's time and position (Engine.flush), and may
+        leave matches waiting in turn."""
+        cdef Py_ssize_t first
+        cdef Group g
+        self.emit_at = -1
+        self.emit_ts = self.in_ts
+        self.emit_tag = self.in_tag
+        self.row_out = self.out_n
+        if self.tie_either and self.grp_rows:
+            run_group(self)
+        if self.kills:
+            end_group(self)
+        while any((<Group>g).heap_n or (<Group>g).deadlines for g in self.groups):
+            first = self.out_n
+            close_pending(self, 0.0, 0, True)
+            settle(self, first)
+
+    def sweep(self, double ts, int64_t pos):
+        """Drop tokens that can never fire again; compact the event store when mostly dead."""
+        cdef Group g
+        cdef Py_ssize_t lid, k, gi
+        cdef int32_t t, prev, nxt
+        cdef int64_t floor
+        self.since_sweep = 0
+        for gi in range(len(self.groups)):
+            g = <Group>self.groups[gi]
+            for lid in range(g.nkeys * g.nplaces):
+                t = g.heads[lid]
+                prev = -1
+                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+                    floor = g.floors[lid // g.nplaces]
+                elif g.strategy >= STRICT_CONTIGUITY:
+                    floor = self.last_key
+                else:
+                    floor = NO_KEY
+                while t >= 0:
+                    nxt = g.tk_next[t]
+                    if g.expired(t, ts, pos) or g.tk_last_key[t] < floor:
+                        unlink(self, g, <int>lid, prev, t)
+                    else:
+                        prev = t
+                    t = nxt
+            if g.nnegs:
+                sweep_negatives(self, g, ts, pos)
+            if g.watch_mask:
+                prune(self, g, ts, pos)
+            if g.has_kleene and g.nd_n > 2 * g.nd_live + self.compact_slack:  # (the element arena)
+                gc_nodes(self, g)
+        for d in range(len(self.consumed)):  # (Engine.sweep)
+            horizon = self.horizons[d]
+            used = self.consumed[d]
+            if used and horizon == horizon:
+                cut = ts - horizon
+                for seq in [q for q, when in used.items() if when < cut]:
+                    del used[seq]
+        if self.store.n > 4 * live_slots(self) + self.compact_slack and not self.kills:
+            compact(self)
+
+    def live_partial_matches(self, double ts, int64_t pos):
+        """Tokens that can still be extended at the event (ts, pos): alive for some pattern,
+        window open, contiguity unbroken (Engine.live_partial_matches)."""
+        cdef Group g
+        cdef Py_ssize_t lid, total = 0
+        cdef int32_t t
+        cdef int64_t floor
+        for g in self.groups:
+            for lid in range(g.nkeys * g.nplaces):
+                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+                    floor = g.floors[lid // g.nplaces]
+                elif g.strategy >= STRICT_CONTIGUITY:
+                    floor = self.last_key
+                else:
+                    floor = NO_KEY
+                t = g.heads[lid]
+                while t >= 0:
+                    if g.tk_users[t] and not g.expired(t, ts, pos) and g.tk_last_key[t] >= floor:
+                        total += 1
+                    t = g.tk_next[t]
+        return total
+
+    def clear(self):
+        """End of stream: every partial match is gone."""
+        cdef Group g
+        cdef Py_ssize_t lid
+        cdef int32_t t, nxt
+        for g in self.groups:
+            for lid in range(g.nkeys * g.nplaces):
+                t = g.heads[lid]
+                while t >= 0:
+                    nxt = g.tk_next[t]
+                    g.release(t)
+                    t = nxt
+                g.heads[lid] = -1
+                g.tails[lid] = -1
+            for lid in range(g.nkeys * g.nnegs):
+                t = g.nb_heads[lid]
+                while t >= 0:
+                    nxt = g.nb_next[t]
+                    g.nb_next[t] = g.nb_free
+                    g.nb_free = t
+                    t = nxt
+                g.nb_heads[lid] = -1
+                g.nb_tails[lid] = -1
+            for lid in range(g.pd_cap):  # every entry back on the free list
+                g.pd_next[lid] = -1 if lid == g.pd_cap - 1 else <int32_t>(lid + 1)
+            g.pd_free = 0 if g.pd_cap else -1
+            for lid in range(g.nkeys):
+                g.pd_heads[lid] = -1
+            g.heap_n = 0
+            forget_watch(g)
+            g.nd_n = 0
+            g.nd_live = 0
+        self.kills = []
+        self.store.n = 0
+        self.consumed = [{} for _ in self.consumed]
+
+    def take_matches(self):
+        """The buffered matches as numpy arrays, and clears them: pattern, start, end, ids and
+        bound (per slot), the emitting positions (-1: the end of the stream), RETURN values and
+        their kinds (per field). A bound id below 0 is a composite event: -1 - the number of
+        the match it is, counting every match taken in this run."""
+        cdef Py_ssize_t n = self.out_n, m = self.maxslots, f = self.maxfields
+        at = np.empty(n, dtype=np.int64)
+        pattern = np.empty(n, dtype=np.int32)
+        start = np.empty(n, dtype=np.float64)
+        end = np.empty(n, dtype=np.float64)
+        ids = np.empty((n, m), dtype=np.int64)
+        bound = np.empty((n, m), dtype=np.uint8)
+        values = np.empty((n, f), dtype=np.float64)
+        kinds = np.empty((n, f), dtype=np.int8)
+        deadline = np.empty(n, dtype=np.float64)
+        klen = np.empty((n, m), dtype=np.int64)
+        klist = np.empty(self.kl_n, dtype=np.int64)
+        cdef double[:] dv = deadline
+        cdef int64_t[:, :] lv = klen
+        cdef int64_t[:] flat = klist
+        cdef int64_t[:] av = at
+        cdef int32_t[:] pv = pattern
+        cdef double[:] sv = start, ev = end
+        cdef int64_t[:, :] iv = ids
+        cdef uint8_t[:, :] bv = bound
+        cdef double[:, :] vv = values
+        cdef int8_t[:, :] kv = kinds
+        if n:
+            memcpy(&pv[0], self.out_pattern, n * sizeof(int32_t))
+            memcpy(&sv[0], self.out_start, n * sizeof(double))
+            memcpy(&ev[0], self.out_end, n * sizeof(double))
+            memcpy(&iv[0, 0], self.out_ids, n * m * sizeof(int64_t))
+            memcpy(&bv[0, 0], self.out_bound, n * m)
+            memcpy(&av[0], self.out_at, n * sizeof(int64_t))
+            memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
+            memcpy(&kv[0, 0], self.out_rt, n * f)
+            memcpy(&dv[0], self.out_deadline, n * sizeof(double))
+            memcpy(&lv[0, 0], self.out_klen, n * m * sizeof(int64_t))
+        if self.kl_n:
+            memcpy(&flat[0], self.kl_ids, self.kl_n * sizeof(int64_t))
+        self.kl_n = 0
+        self.out_n = 0
+        self.row_out = 0
+        self.taken += n
+        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
+
+    def dropped_by_pattern(self):
+        """Per net pattern index: the partial matches its LIMIT dropped."""
+        out = [0] * self.npatterns
+        cdef Group g
+        for g in self.groups:
+            for k, pi in enumerate(g.patterns):
+                out[pi] += g.dropped[k]
+        return out
+
+    def set_last_input(self, double ts, int64_t pos, int tag):
+        """The stream's last input event where this kernel did not fire it (a key partition):
+        what composite events emitted at the end take."""
+        self.in_ts = ts
+        self.in_pos = pos
+        self.in_tag = tag
+
+    def drop_row(self):
+        """An error stopped the row being fired: forget the matches it emitted (the engine
+        returns none of them)."""
+        self.out_n = self.row_out
+
+    @property
+    def stored_events(self):
+        return self.store.n
+
+    def oldest_pos(self):
+        """The position of the oldest event in the store (the store keeps arrival order),
+        or -1 when it is empty: no later match binds an event before it."""
+        return self.store.pos[0] if self.store.n else -1
+
+    def set_ranks(self, ranks):
+        self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
+
+
+cdef int tick(Kernel k, double ts, int64_t pos) except -1:
+    """Stream time reached (ts, pos) with no event of ours there (a row of type TICK: a
+    key partition of a distributed run is told of other keys' events): close the windows
+    it ends, as Engine.advance does -- the open timestamp group under either, the strict
+    group and the pending end negations otherwise."""
+    cdef Py_ssize_t first
+    if k.tie_either:
+        if k.grp_rows and ts != k.grp_ts:
+            run_group(k)
+        k.grp_ts = ts
+        return 0
+    if not (k.has_negation or k.has_timeouts):
+        return 0
+    if k.tie_strict and ts != k.strict_ts:
+        if k.kills:
+            end_group(k)
+        k.strict_ts = ts
+    first = k.out_n
+    close_pending(k, ts, pos, False)
+    settle(k, first)
+    return 0
