@@ -134,16 +134,7 @@ class KernelEngine:
         :data:`TICK` are clock ticks: a key partition's batch with the stream's points)."""
         if self._error is not None:
             raise self._error
-        self._with_at = True
-        try:
-            self.push_columns(cols)
-        finally:
-            self._with_at = False
-        pairs, self._pairs = self._pairs, []
-        if self._error is not None:
-            self._error.pairs = pairs  # type: ignore[attr-defined]  # found before the failing event
-            raise self._error
-        return pairs
+        return self._as_pairs(self.push_columns, cols)
 
     def tick(self, ts: Any, pos: int) -> list[tuple[Match, int]]:
         """Stream time reached ``(ts, pos)`` with no event of ours (``Engine.advance``), for a
@@ -174,9 +165,14 @@ class KernelEngine:
         return out + list(zip(found, at))
 
     def _fire_pairs(self) -> list[tuple[Match, int]]:
+        return self._as_pairs(self._fire)
+
+    def _as_pairs(self, fire: Callable[..., Any], *args: Any) -> list[tuple[Match, int]]:
+        """What ``fire(*args)`` finds, as (match, emitting position) pairs; an error raised
+        with the pairs found before the failing event (``err.pairs``)."""
         self._with_at = True
         try:
-            self._fire()
+            fire(*args)
         finally:
             self._with_at = False
         pairs, self._pairs = self._pairs, []

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 from hypothesis import note
 
+from petricep.api import compile_text
 from petricep.compile.net import Net
 from petricep.events import Event
 from petricep.kernel import KernelRun, supports, to_matches
@@ -73,3 +74,17 @@ def check(pats: list[A.Pattern], events: list[Event], tie: str, cut: int) -> Non
     assert ok, reason
     out = both(net, events, tie, cut, sweep_every=1 + cut % 4)
     assert out["kernel"] == out["python"]
+
+
+def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
+    """An event whose id is its position."""
+    return Event(etype, ts, pos, pos, attrs)
+
+
+def same(text: str, events: list[Event], tie: str = "arrival", cut: int = 1) -> list[dict[str, Any]]:
+    """Both engines on ``text`` (the kernel must cover it): equal outputs; the matches."""
+    net = compile_text(text)
+    assert supports(net, tie) == (True, "covered")
+    out = both(net, events, tie, cut, sweep_every=1)
+    assert out["kernel"] == out["python"]
+    return out["kernel"][0]  # type: ignore[no-any-return]

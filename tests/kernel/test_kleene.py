@@ -23,7 +23,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.kernel.compare import both, check, fresh, table
+from tests.kernel.compare import check, ev, fresh, same, table
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
@@ -33,17 +33,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
-
-def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
-    return Event(etype, ts, pos, pos, attrs)
-
-
-def same(text: str, events: list[Event], tie: str = "arrival", cut: int = 1) -> list[dict[str, Any]]:
-    net = compile_text(text)
-    assert supports(net, tie) == (True, "covered")
-    out = both(net, events, tie, cut, sweep_every=1)
-    assert out["kernel"] == out["python"]
-    return out["kernel"][0]  # type: ignore[no-any-return]
 
 
 SASE = """

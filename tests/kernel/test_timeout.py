@@ -26,7 +26,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.kernel.compare import both, check, fresh
+from tests.kernel.compare import check, ev, fresh, same
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
@@ -45,18 +45,6 @@ WITHIN 10
 ON TIMEOUT RETURN Abandoned(user = a.user, added = a.ts, paid = b.ts)
 """
 
-
-def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
-    return Event(etype, ts, pos, pos, attrs)
-
-
-def same(text: str, events: list[Event], tie: str = "arrival", cut: int = 1) -> list[dict[str, Any]]:
-    """Both engines on ``text`` (the kernel must cover it): equal outputs; the matches."""
-    net = compile_text(text)
-    assert supports(net, tie) == (True, "covered")
-    out = both(net, events, tie, cut, sweep_every=1)
-    assert out["kernel"] == out["python"]
-    return out["kernel"][0]  # type: ignore[no-any-return]
 
 
 def test_a_partial_match_times_out_when_a_later_event_passes_its_window() -> None:
