@@ -27,6 +27,7 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.kernel.compare import check, ev, fresh, same
+from tests.runtime.test_timeouts import CART
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
@@ -37,14 +38,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 WINDOWED = (A.WIN_TIME, A.WIN_COUNT, A.WIN_DURATION)
-
-CART = """
-PATTERN checkout: SEQ(Add a, Pay b)
-WHERE [user]
-WITHIN 10
-ON TIMEOUT RETURN Abandoned(user = a.user, added = a.ts, paid = b.ts)
-"""
-
 
 
 def test_a_partial_match_times_out_when_a_later_event_passes_its_window() -> None:
