@@ -1,4 +1,5 @@
-"""Consumption (``CONSUME``, ``CONFLICT`` groups) on the kernel against the Python engine:
+"""Consumption (``CONSUME``, ``CONFLICT`` groups) on the kernel against the Python engine (the
+hand cases of tests/runtime/test_consumption.py run on the kernel too):
 matches taken in emission order, a match holding an event its domain already consumed dropped
 (no output, no composite event), an emitted one consuming its consumed variables' events."""
 
@@ -33,16 +34,6 @@ def run(text: str, kinds: str, tie: str = "arrival") -> list[tuple[str, dict[str
     out = both(net, events, tie, 1, sweep_every=1)
     assert out["kernel"] == out["python"]
     return [(m["pattern"], m["ids"]) for m in out["kernel"][0]]
-
-
-def test_consume_all_within_one_pattern() -> None:
-    text = "PATTERN p: SEQ(A a, B b) WITHIN 10 CONSUME ALL"
-    assert run(text, "A A B B") == [("p", {"a": 0, "b": 2}), ("p", {"a": 1, "b": 3})]
-
-
-def test_conflict_group_members_consume_for_each_other() -> None:
-    text = "CONFLICT g: p, q\nPATTERN p: SEQ(A a, B b) WITHIN 10\nPATTERN q: SEQ(A a, C c) WITHIN 10"
-    assert run(text, "A B C A C") == [("p", {"a": 0, "b": 1}), ("q", {"a": 3, "c": 4})]
 
 
 def test_consumption_of_selected_variables_and_outsiders() -> None:

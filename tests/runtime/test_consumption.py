@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import pytest
 
+from petricep import kernel
 from petricep.api import compile_text
 from petricep.errors import PatternSemanticError
 from petricep.events import Event
+from petricep.kernel.engine import KernelEngine
 from petricep.runtime.engine import Engine
 
 
 def run(text: str, spec: str, share: bool = True) -> list[tuple[str, dict]]:
+    """The Python engine's matches; the compiled kernel, where it covers the net, must give
+    the same (every scenario on every engine)."""
     net = compile_text(text, share=share)
-    events = [Event(t, i, i, attrs={"x": i}) for i, t in enumerate(spec.split())]
-    return [(m.pattern, m.ids) for m in Engine(net).run(events)]
+
+    def events() -> list[Event]:
+        return [Event(t, i, i, attrs={"x": i}) for i, t in enumerate(spec.split())]
+
+    found = [(m.pattern, m.ids) for m in Engine(net).run(events())]
+    if kernel.available() and kernel.supports(net)[0]:
+        k = KernelEngine(net, batch=2)
+        got = [m for e in events() for m in k.push(e)] + k.drain() + k.flush()
+        assert [(m.pattern, m.ids) for m in got] == found
+    return found
 
 
 def test_default_every_pattern_sees_every_event() -> None:
