@@ -37,7 +37,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from petricep.compile.net import Net
@@ -52,7 +51,7 @@ from .partition import END, GroupRunner, StreamClock, group_runner, kernel_field
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
-from .shuffle import Layout, columns
+from .shuffle import Layout, columns, spans
 from .typed import typed
 
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
@@ -158,9 +157,11 @@ class Firing:
                 fail(err, runner.last_pos, None)
 
         for batch in batches:
+            if batch.num_rows == 0:
+                continue
             gs = batch.column("g").to_numpy()
             positions = posmap.positions(batch.column("lid").to_numpy())
-            for a, b in _runs(gs):
+            for a, b in spans(gs[1:] != gs[:-1]):
                 g = int(gs[a])
                 if g != current:
                     if runner is not None:
@@ -189,7 +190,6 @@ class Firing:
         if rows:
             yield _batch(rows)
 
-
     def _segment(
         self, runner: GroupRunner, batch: pa.RecordBatch, a: int, b: int, positions: list[int], g: int
     ) -> list[tuple[Any, int]]:
@@ -208,12 +208,6 @@ class Firing:
                 err.event = e  # type: ignore[attr-defined]
                 raise
         return out
-
-
-def _runs(gs: np.ndarray) -> list[tuple[int, int]]:
-    """``(first, end)`` of each run of equal group numbers in a batch."""
-    cuts = [0, *(np.flatnonzero(gs[1:] != gs[:-1]) + 1).tolist(), len(gs)]
-    return [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
 
 
 _MATCH_SCHEMA = pa.schema(

@@ -39,7 +39,7 @@ from petricep.io.source import EventSource
 from .partition import Run, first_violation
 from .plan import Router
 from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
-from .shuffle import Layout, Rows, events_of, listed, take
+from .shuffle import Layout, Rows, events_of, listed, spans, take
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -157,41 +157,41 @@ class Parser:
             out.add(EVENT, g, key, lid, data)
 
     def _columns(self, cols: EventColumns, lids: list[int], out: Rows, side: _Side) -> None:
-        """A batch the reader checked whole, as columns: where every type in it goes to one
-        kernel group by one key attribute (the common case), its rows go out typed a column
-        at a time, keyed per distinct value; otherwise event by event."""
+        """A batch the reader checked whole, as columns: where every type in it that some
+        group reads goes to one kernel group by one key attribute (the common case), those
+        rows go out typed a column at a time, keyed per distinct value, and the others only
+        count in the clock's runs; otherwise event by event."""
         router = self.router
         types = listed(cols.types)
-        present = set(types)
-        gone = set() if router.contiguous else {t for t in present if not router.routes.get(t)}  # read by no group
-        routes = {router.fast.get(t) for t in present - gone}
+        gone = set() if router.contiguous else {t for t in set(types) if not router.routes.get(t)}  # read by no group
+        read = set(types) - gone
+        routes = {router.fast.get(t) for t in read}
+        route = next(iter(routes)) if len(routes) == 1 else None
         typed = self.config.layout.groups
-        route = routes.pop() if len(routes) == 1 else None
-        if self.config.archive or route is None or not typed or typed[route[0]] is None:
-            if not routes and not self.config.archive and present <= gone:  # nothing here is read
-                side.extend_columns(listed(cols.ts), lids)
-                return
+        keys = None
+        if route is not None and typed and typed[route[0]] is not None and not self.config.archive:
+            rows = [i for i, t in enumerate(types) if t not in gone] if gone else None
+            read_cols = take(cols, rows) if rows is not None else cols
+            read_lids = [lids[i] for i in rows] if rows is not None else lids
+            keys = self._keys(read_cols, route[1])
+        if keys is None and (read or self.config.archive):
             for e, lid in zip(events_of(cols), lids):
                 self._event(e, lid, out, side)
             return
-        if gone:  # the rows of types no group reads: counted in the clock's runs only
-            side.extend_columns(listed(cols.ts), lids)
-            kept = [i for i, t in enumerate(types) if t not in gone]
-            cols, lids = take(cols, kept), [lids[i] for i in kept]
-            if not lids:
-                return
-        g, attr = route
+        side.extend_columns(listed(cols.ts), lids)
+        if keys is not None and route is not None:
+            out.add_columns(EVENT, route[0], keys, read_lids, read_cols)
+
+    def _keys(self, cols: EventColumns, attr: str) -> list[str] | None:
+        """Each row's routing key by its key attribute, once per distinct value (None: an
+        unhashable value, which the engine reports event by event)."""
         column = cols.attrs.get(attr)
-        values = listed(column) if column is not None else [_ABSENT] * len(lids)
+        values = listed(column) if column is not None else [_ABSENT] * len(cols)
         try:
             keys = {v: self._key_of(v, attr) for v in dict.fromkeys(values)}
-        except TypeError:  # an unhashable key value: the engine says so, event by event
-            for e, lid in zip(events_of(cols), lids):
-                self._event(e, lid, out, side)
-            return
-        if not gone:
-            side.extend_columns(listed(cols.ts), lids)
-        out.add_columns(EVENT, g, list(map(keys.__getitem__, values)), lids, cols)
+        except TypeError:
+            return None
+        return list(map(keys.__getitem__, values))
 
     def _key_of(self, v: Any, attr: str) -> str:
         """The routing key of a value of the key attribute (as :meth:`Router.key` gives it)."""
@@ -333,9 +333,10 @@ class _Side:
 
     def extend_columns(self, stamps: list[Any], lids: list[int]) -> None:
         """:meth:`extend` for a batch of rows, a run at a time."""
+        if not lids:
+            return
         times, keys = np.asarray(stamps), np.asarray(lids, dtype=np.int64)
-        cuts = np.flatnonzero((times[1:] != times[:-1]) | (keys[1:] != keys[:-1] + 1)) + 1
-        for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(lids)]):
+        for a, b in spans((times[1:] != times[:-1]) | (keys[1:] != keys[:-1] + 1)):
             self.extend(stamps[a], lids[a], lids[b - 1])
 
     def close_run(self) -> None:

@@ -51,7 +51,7 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
-from .shuffle import Layout, handed_over, listed
+from .shuffle import Layout, handed_over, listed, spans
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp
 
@@ -232,8 +232,6 @@ class GroupRunner:
         """The engine's part of a tick (the kernel runner fires it in its batch)."""
         self._keep(self.engine.advance(ts, p), p, out)
 
-    columnar = False  # push_columns fires a batch at once (else: push its events one by one)
-
     def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
         """``push`` each event of a batch (position order); an evaluation error carries the
         pairs of the events before the failing one (``err.pairs``) and that event
@@ -292,8 +290,6 @@ class KernelGroupRunner(GroupRunner):
         self.last_pos = e.pos
         return out
 
-    columnar = True
-
     def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
         """A batch of the group's events (position order) as columns, fired at once: the
         stream's points between them (other keys' window closings) join it as tick rows,
@@ -317,12 +313,12 @@ class KernelGroupRunner(GroupRunner):
 
     def _ticks_between(self, stamps: list[Any], positions: list[int]) -> list[tuple[int, Any, int]]:
         """The clock's points reached before each event of a batch, as ``push`` would tick
-        them: ``(row the tick goes before, ts, pos)``, scheduling as ``push`` schedules."""
+        them: ``(row the tick goes before, ts, pos)``, scheduling as ``push`` schedules
+        (every event: a count window opens at each)."""
         ticks: list[tuple[int, Any, int]] = []
         points = self._points
         scheduled = self._scheduled
         composites = self.composites
-        per_event = bool(self.group.count_windows)
         for i, (ts, pos) in enumerate(zip(stamps, positions)):
             while points and points[0][0] <= pos:
                 p, pts = heapq.heappop(points)
@@ -331,8 +327,7 @@ class KernelGroupRunner(GroupRunner):
                     ticks.append((i, pts, p))
                     if composites:
                         self._schedule(pts, p)
-            if per_event or ts != self._scheduled_ts:
-                self._schedule(ts, pos)
+            self._schedule(ts, pos)
         return ticks
 
     def _ticks_by_time(self, stamps: Any, positions: list[int]) -> list[tuple[int, Any, int]]:
@@ -345,8 +340,7 @@ class KernelGroupRunner(GroupRunner):
         points = self._points
         values = listed(stamps)
         times = np.asarray(stamps)
-        cuts = [0, *(np.flatnonzero(times[1:] != times[:-1]) + 1).tolist(), len(positions)]
-        for i, j in zip(cuts, cuts[1:]):
+        for i, j in spans(times[1:] != times[:-1]):
             ts = values[i]
             last = positions[j - 1]
             scheduled_run = False  # the run's first event has scheduled (it comes after ticks before it)
@@ -469,6 +463,7 @@ def run_partitioned(
     plan = plan or make_plan(net)
     router = Router(plan)
     clock = StreamClock.from_events(events)
+    layout = Layout.of([kernel_fields(net, grp, tie) for grp in plan.groups])  # (batch: how events travel)
     tasks: dict[tuple[int, int], list[Event]] = {}
     for e in sorted(events, key=lambda x: x.pos):
         for g, key in router.route(e):
@@ -479,7 +474,6 @@ def run_partitioned(
             for e in evs:
                 yield from runner.push(e)
         else:
-            layout = Layout.of([kernel_fields(net, grp, tie) for grp in plan.groups])
             for i in range(0, len(evs), batch):
                 yield from runner.push_columns(handed_over(evs[i : i + batch], g, layout))
         yield from runner.finish()

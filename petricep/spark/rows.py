@@ -50,10 +50,7 @@ def encode(e: Event, names: tuple[str, ...] | None = None) -> bytes:
     else:
         value = (e.type, e.ts, e.id, attrs)
         kind = b"D"
-    try:
-        return kind + marshal.dumps(value)
-    except ValueError:  # datetime, Decimal, ...: values marshal does not know
-        return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _packed(kind, value)
 
 
 def encode_fields(e: Event, fields: tuple[str, ...]) -> bytes:
@@ -66,9 +63,14 @@ def encode_fields(e: Event, fields: tuple[str, ...]) -> bytes:
     except KeyError:
         value = (e.type, e.ts, e.id, {f: attrs[f] for f in fields if f in attrs})
         kind = b"D"
+    return _packed(kind, value)
+
+
+def _packed(kind: bytes, value: tuple[Any, ...]) -> bytes:
+    """``kind`` + ``marshal`` where the values allow, else lower-case ``kind`` + ``pickle``."""
     try:
         return kind + marshal.dumps(value)
-    except ValueError:
+    except ValueError:  # datetime, Decimal, ...: values marshal does not know
         return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -231,6 +231,13 @@ def take(cols: EventColumns, rows: list[int]) -> EventColumns:
     )
 
 
+def spans(breaks: np.ndarray) -> list[tuple[int, int]]:
+    """``(first, end)`` of each run of rows, from ``breaks[i]``: row ``i + 1`` starts a new
+    run (rows ``0..len(breaks)``)."""
+    cuts = [0, *(np.flatnonzero(breaks) + 1).tolist(), len(breaks) + 1]
+    return list(zip(cuts, cuts[1:]))
+
+
 def listed(col: Any) -> list[Any]:
     """A column as a list of Python values (a numpy array's ``tolist``)."""
     if isinstance(col, list):
@@ -376,4 +383,4 @@ def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns
     return columns(rows.batch(), 0, len(events), positions, layout, g, False)
 
 
-__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "events_of", "handed_over", "listed", "take"]
+__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "events_of", "handed_over", "listed", "spans", "take"]
