@@ -369,12 +369,13 @@ class KernelRun:
         variable or an OR left it unbound), text where composite events are bound."""
         values_ = np.zeros(len(pattern), dtype=np.int64)
         valid = np.zeros(len(pattern), dtype=bool)
-        for p, slot in where:
-            rows = (pattern == p) & (bound[:, slot] == 1)
-            values_[rows] = ids[rows, slot]
+        single = len(self.lowered.patterns) == 1
+        for p, slot in where:  # (np.where, not boolean-mask indexing: millions of matches)
+            rows = bound[:, slot] == 1 if single else (pattern == p) & (bound[:, slot] == 1)
+            values_ = np.where(rows, ids[:, slot], values_)
             valid |= rows
-        if not (values_[valid] < 0).any():
-            return pa.array(values_, pa.int64(), mask=~valid)
+        if not ((values_ < 0) & valid).any():
+            return pa.array(values_, pa.int64(), mask=None if valid.all() else ~valid)
         id_of = self.composites.id_of
         return _id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
 
