@@ -5,10 +5,10 @@
 # negative-event buffers, waiting matches, deadlines, LIMIT quotas and Kleene element arena, and
 # the kernel's scalars (clocks, counters, the open timestamp group, strict cancellations,
 # consumed events). kernel_state hands it out as a flat dict of NumPy arrays and Python scalars,
-# only the live part: the store is compacted and the element arenas collected first (as a sweep
-# would: neither changes a later match), the tokens of each net are renumbered in list order
-# (zombies last) and the waiting matches listed in the order their heap pops them, so that the
-# same state always gives the same arrays. set_kernel_state lays them out in a fresh Kernel of
+# only the live part: a sweep runs first (dead tokens dropped), the store is compacted and the
+# element arenas collected (as a sweep would: none of it changes a later match), the tokens of
+# each net are renumbered in list order (zombies last) and the waiting matches listed in the
+# order their heap pops them, so that the same state always gives the same arrays. set_kernel_state lays them out in a fresh Kernel of
 # the same lowered net: the arenas hold exactly the listed entries, the free lists the rest.
 # What the lowering binds (the const views) is not part of it. Every index read back is checked
 # against what it indexes, so a damaged snapshot raises ValueError instead of corrupting memory.
@@ -71,9 +71,13 @@ cdef int check(bint ok, str what) except -1:
 # ------------------------------------------------------------------ out
 
 cdef int canonicalize(Kernel k) except -1:
-    """What a sweep would do, done now: collect the Kleene element arenas, then compact the
-    event store (not while strict cancellations or an open timestamp group hold store indices)."""
+    """What a sweep would do, done now (a sweep may come after any event without changing a
+    later match): drop the tokens that can never fire again, collect the Kleene element
+    arenas, then compact the event store (not while strict cancellations or an open timestamp
+    group hold store indices)."""
     cdef Group g
+    if k.in_pos >= 0 and not (k.tie_either and k.grp_rows):
+        k.sweep(k.last_ts, k.in_pos)
     for g in k.groups:
         if g.has_kleene:
             gc_nodes(k, g)

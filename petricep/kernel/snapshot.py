@@ -57,6 +57,10 @@ VALUES = pa.struct([
     ("pickled", pa.list_(pa.binary())),
 ])
 INT64 = (-(1 << 63), (1 << 63) - 1)
+# buffers compressed (the directory's names repeat; zstd is deterministic for the same input)
+_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd" if pa.Codec.is_available("zstd") else None)
+DTYPES = ("float64", "int64", "int32", "int8")  # the arrays' dtypes: one packed column each
+E_LIST, E_SCALAR = len(DTYPES), len(DTYPES) + 1  # a directory entry's encoding (else: its dtype's index)
 
 
 def dumps(engine: KernelEngine) -> bytes:
@@ -64,10 +68,7 @@ def dumps(engine: KernelEngine) -> bytes:
 
     Events collected but not fired are refused (:class:`SnapshotError`): call
     ``engine.drain_pairs()`` first and keep its matches. So is a run an error stopped."""
-    state = engine.snapshot_state()
-    names = list(state)
-    columns = [_column(state[name], name) for name in names]
-    batch = pa.RecordBatch.from_arrays(columns, names=names)
+    batch = _batch(engine.snapshot_state())
     run = engine.kernel
     meta = {
         b"magic": MAGIC,
@@ -79,7 +80,7 @@ def dumps(engine: KernelEngine) -> bytes:
     }
     batch = batch.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
+    with pa.ipc.new_stream(sink, batch.schema, options=_OPTIONS) as writer:
         writer.write_batch(batch)
     return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
@@ -102,8 +103,7 @@ def loads(data: bytes, net: Net, tie: str = "arrival", max_partial_matches: int 
     if meta.get(b"checksum", b"").decode() != _checksum(batch):
         raise SnapshotError("the snapshot is damaged: its checksum does not match its contents")
     try:
-        state = {name: _value(batch.column(i)) for i, name in enumerate(batch.schema.names)}
-        engine.restore_state(state)
+        engine.restore_state(_state(batch))
     except (KeyError, ValueError, TypeError, IndexError, pa.ArrowException) as e:
         raise SnapshotError(f"the snapshot is inconsistent: {e}") from None
     return engine
@@ -144,37 +144,69 @@ def _feed(h: Any, obj: Any) -> None:
 # ------------------------------------------------------------------ columns
 
 
-def _column(value: Any, name: str) -> pa.Array:
-    """One state entry as a single-row column: an array as a list, a scalar as itself, a list
-    of Python values as a :data:`VALUES` struct."""
-    if isinstance(value, np.ndarray):
-        values = pa.array(value)
-        return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
-    if isinstance(value, list):
-        return _values_column(value)
-    if value is None:
-        return pa.nulls(1)
-    if isinstance(value, bool):
-        return pa.array([value], pa.bool_())
-    if isinstance(value, int):
-        return pa.array([value], pa.int64())
-    if isinstance(value, float):
-        return pa.array([value], pa.float64())
-    if isinstance(value, str):
-        return pa.array([value], pa.string())
-    raise TypeError(f"state entry {name!r}: cannot encode {type(value).__name__}")
+def _batch(state: dict[str, Any]) -> pa.RecordBatch:
+    """The state as one row: a directory (entry names, their encodings and lengths), the
+    arrays concatenated per dtype (one ``list<primitive>`` column each), the scalars and lists
+    of Python values in one :data:`VALUES` struct."""
+    names, codes, lengths = [], [], []
+    arrays: dict[str, list[np.ndarray]] = {d: [] for d in DTYPES}
+    values: list[Any] = []
+    for name, value in state.items():
+        names.append(name)
+        if isinstance(value, np.ndarray):
+            dtype = value.dtype.name
+            if dtype not in arrays or value.ndim != 1:
+                raise TypeError(f"state entry {name!r}: cannot encode a {dtype} array of {value.ndim} dimensions")
+            arrays[dtype].append(value)
+            codes.append(DTYPES.index(dtype))
+            lengths.append(len(value))
+        elif isinstance(value, list):
+            values.extend(value)
+            codes.append(E_LIST)
+            lengths.append(len(value))
+        else:
+            values.append(value)
+            codes.append(E_SCALAR)
+            lengths.append(1)
+    cols = {"name": pa.array(names, pa.string()), "encoding": np.array(codes, np.int8), "length": np.array(lengths, np.int64)}
+    cols.update({d: np.concatenate(a) if a else np.empty(0, d) for d, a in arrays.items()})
+    columns = [_list(pa.array(v) if isinstance(v, np.ndarray) else v) for v in cols.values()]
+    return pa.RecordBatch.from_arrays([*columns, _values_column(values)], names=[*cols, "values"])
 
 
-def _value(col: pa.Array) -> Any:
-    """A column back as the state entry it encodes."""
-    t = col.type
-    if len(col) != 1:
-        raise ValueError(f"a column of {len(col)} rows")
-    if pa.types.is_list(t):
-        return col.values.to_numpy(zero_copy_only=False)
-    if t == VALUES:
-        return _decode_values(col)
-    return col[0].as_py()
+def _list(values: pa.Array) -> pa.Array:
+    return pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+
+
+def _state(batch: pa.RecordBatch) -> dict[str, Any]:
+    """:func:`_batch`'s row back as the state dict."""
+    if batch.schema.names != ["name", "encoding", "length", *DTYPES, "values"]:
+        raise ValueError(f"columns {batch.schema.names}")
+    names = batch.column(0).values.to_pylist()
+    codes = batch.column(1).values.to_numpy(zero_copy_only=False).tolist()
+    lengths = batch.column(2).values.to_numpy(zero_copy_only=False).tolist()
+    flat = {d: batch.column(3 + i).values.to_numpy(zero_copy_only=False) for i, d in enumerate(DTYPES)}
+    values = _decode_values(batch.column(3 + len(DTYPES)))
+    if not len(names) == len(codes) == len(lengths):
+        raise ValueError("the directory's columns differ in length")
+    at = dict.fromkeys(DTYPES, 0)
+    taken = 0
+    state: dict[str, Any] = {}
+    for name, code, n in zip(names, codes, lengths):
+        if code in (E_LIST, E_SCALAR):
+            if taken + n > len(values) or n < 0 or (code == E_SCALAR and n != 1):
+                raise ValueError(f"entry {name!r}: values missing")
+            state[name] = values[taken] if code == E_SCALAR else values[taken : taken + n]
+            taken += n
+            continue
+        if not 0 <= code < len(DTYPES):
+            raise ValueError(f"entry {name!r}: unknown encoding {code}")
+        d = DTYPES[code]
+        if n < 0 or at[d] + n > len(flat[d]):
+            raise ValueError(f"entry {name!r}: {d} values missing")
+        state[name] = flat[d][at[d] : at[d] + n]
+        at[d] += n
+    return state
 
 
 def _values_column(values: list[Any]) -> pa.Array:
@@ -186,7 +218,7 @@ def _values_column(values: list[Any]) -> pa.Array:
     kind = _one_kind(values)
     if kind is not None:  # the common case: ids or timestamps of one type
         kinds_arr = np.full(len(values), kind, dtype=np.int8)
-        payload = {K_INT: ints, K_FLOAT: floats, K_STR: strs}[kind]
+        payload: list[Any] = {K_INT: ints, K_FLOAT: floats, K_STR: strs}[kind]  # type: ignore[assignment]
         payload.extend(values)
     else:
         for v in values:
