@@ -139,13 +139,10 @@ cdef int group_state(Group g, str p, dict s) except -1:
                 nkeys = max(nkeys, lid // g.nplaces + 1)
                 n += 1
                 t = g.tk_next[t]
-        t = g.zombies
-        while t >= 0:
-            check(n < g.tk_cap, "the zombie list loops")
+        for t in zombie_order(g):
             ov[n] = t
             lv[n] = -1
             n += 1
-            t = g.tk_next[t]
         for i in range(g.tk_cap):
             remap[i] = -1
         for i in range(n):
@@ -169,6 +166,25 @@ cdef int group_state(Group g, str p, dict s) except -1:
     s[p + "nd.acc_n"] = a_i64(g.nd_acc_n, g.nd_n * g.naggs)
     s[p + "nd.live"] = g.nd_live
     return 0
+
+
+cdef list zombie_order(Group g):
+    """The zombies in the order the deadlines, then the quotas, first refer to them (a sweep
+    reverses the zombie list; this order survives it), then any unreferenced ones."""
+    cdef int32_t t = g.zombies
+    cdef Py_ssize_t n = 0
+    found = []
+    while t >= 0:
+        check(n < g.tk_cap, "the zombie list loops")
+        found.append(t)
+        n += 1
+        t = g.tk_next[t]
+    left = dict.fromkeys(found)
+    refs = [e[3] for e in g.deadlines] + [e[4] for q in g.quotas.values() for e in q[0]]
+    order = [r for r in dict.fromkeys(refs) if r in left]
+    for r in order:
+        del left[r]
+    return order + list(left)
 
 
 cdef int tokens_out(Group g, int32_t[::1] order, Py_ssize_t n, str p, dict s) except -1:
@@ -307,6 +323,7 @@ cdef int set_kernel_state(Kernel k, dict s) except -1:
     for gi, key, j, x in kills:
         check(0 <= gi < ng and key >= 0 and 0 <= j < (<Group>k.groups[gi]).nnegs and 0 <= x < st.n,
               "a strict cancellation out of range")
+        (<Group>k.groups[gi]).reserve_keys(key + 1)
         k.kills.append((k.groups[gi], key, j, x))
     n = length(s, "consumed.seq")
     domains = column(s, "consumed.domain", np.int32, n).tolist()
@@ -469,6 +486,7 @@ cdef int watch_in(Group g, Py_ssize_t ntok, str p, dict s) except -1:
                   column(s, p + "dl.bit", np.int32, n).tolist()))
     check(all([0 <= e[3] < ntok and 0 <= e[4] < g.nbits and e[2] >= 0 for e in dl]), "a deadline out of range")
     g.deadlines = dl
+    g.reserve_keys(max([e[2] for e in dl] + [0]) + 1)  # (a zombie's key may have nothing else)
     g.dl_counter = s[p + "dl.counter"]
     sizes = column(s, p + "q.size", np.int64, nq).tolist()
     check(sum(sizes) == ne and all([x >= 0 for x in sizes]), "quota sizes do not add up")
@@ -489,6 +507,7 @@ cdef int watch_in(Group g, Py_ssize_t ntok, str p, dict s) except -1:
                                          column(s, p + "q.live", np.int64, nq).tolist(),
                                          column(s, p + "q.n", np.int64, nq).tolist()):
         check(0 <= b < g.nbits and key >= 0, "a quota out of range")
+        g.reserve_keys(key + 1)
         g.quotas[(key, b)] = [entries[at:at + size], live, count]
         at += size
     return 0

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, PetricepError, SnapshotError, StateLimitError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.snapshot import dumps, loads
@@ -44,10 +44,14 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
         engine.kernel.kernel.compact_slack = 0
     out: list[Any] = []
     lives = []
+    chunk: list[Event] = []
     for i, e in enumerate(fresh(events)):
-        out += engine.tick(e.ts, e.pos) if i in plan["ticks"] else engine.push_pairs(e)
+        if i in plan["ticks"]:
+            out += feed(engine, chunk, plan["columns"]) + engine.tick(e.ts, e.pos)
+        else:
+            chunk.append(e)
         if i in plan["cuts"]:
-            out += engine.drain_pairs()
+            out += feed(engine, chunk, plan["columns"]) + engine.drain_pairs()
             assert engine.collected == 0
             lives.append(engine.live_partial_matches())
             if snap:
@@ -58,8 +62,25 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
                 lives.append(engine.live_partial_matches())
             else:
                 lives.append(lives[-1])
-    out += engine.flush_pairs()
+    out += feed(engine, chunk, plan["columns"]) + engine.flush_pairs()
     return [(repr(m.to_dict()), at) for m, at in out], lives
+
+
+def feed(engine: KernelEngine, chunk: list[Event], columns: bool) -> list[Any]:
+    """Push the events collected since the last cut or tick (emptied): one by one, or as one
+    batch of columns (push_columns_pairs)."""
+    events = list(chunk)
+    chunk.clear()
+    if not columns:
+        return [pair for e in events for pair in engine.push_pairs(e)]
+    if not events:
+        return []
+    names = sorted({name for e in events for name in e.attrs})
+    cols = EventColumns(
+        [e.type for e in events], [e.ts for e in events], [e.pos for e in events], [e.id for e in events],
+        {name: [e.attrs.get(name) for e in events] for name in names},
+    )
+    return engine.push_columns_pairs(cols)
 
 
 def same(data: st.DataObject, pats: list[A.Pattern], events: list[Event], tie: str, conflicts: tuple[Any, ...] = ()) -> None:
@@ -79,6 +100,7 @@ def same(data: st.DataObject, pats: list[A.Pattern], events: list[Event], tie: s
         "ticks": data.draw(st.sets(st.integers(0, n - 1), max_size=2)),
         "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
         "sweep": data.draw(st.sampled_from((0, 1, 2))),
+        "columns": data.draw(st.booleans()),
     }
     note(f"tie={tie} plan={plan}")
     note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
