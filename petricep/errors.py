@@ -129,6 +129,12 @@ class ConfigError(PetricepError):
     exit_code = EXIT_USAGE
 
 
+class SnapshotError(ConfigError):
+    """A kernel engine's state snapshot (petricep.kernel.snapshot) cannot be taken (events
+    collected but not fired, an error pending) or restored (it is of another net or tie rule,
+    truncated or corrupt): the caller's use of it is wrong, not the events."""
+
+
 class OutputError(PetricepError):
     """An output cannot be written (unwritable path, missing directory, disk full): the
     environment's problem, not the command line's or the data's."""

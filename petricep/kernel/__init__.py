@@ -21,7 +21,13 @@ Public API (for the CLI, the library API and Spark to wire in):
   ``live_partial_matches()``;
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
 * :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
-  ``flush`` interface, over checked events (``Run(engine="kernel")``, ``run --engine kernel``).
+  ``flush`` interface, over checked events (``Run(engine="kernel")``, ``run --engine kernel``);
+  ``drain_pairs()`` fires what it collected (before a snapshot), ``collected`` counts it;
+* :mod:`petricep.kernel.snapshot` -- a KernelEngine's state as bytes, for a streaming state
+  store: ``dumps(engine) -> bytes`` (an Arrow IPC stream of the kernel's arrays and the Python
+  side's values; only the live part; deterministic) and ``loads(data, net, tie="arrival",
+  max_partial_matches=None) -> KernelEngine``; another net or tie rule, truncated or damaged
+  bytes, collected events not fired or a pending error: :class:`~petricep.errors.SnapshotError`.
 
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie

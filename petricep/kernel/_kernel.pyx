@@ -29,7 +29,8 @@ interpreter), ``_firing.pxi`` (stepping and firing a shared net, the tie rules' 
 groups), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi`` (match
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
-aggregates, iteration conditions).
+aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
+petricep.kernel.snapshot).
 """
 
 from libc.stdlib cimport malloc, realloc, free
@@ -113,3 +114,4 @@ include "_negation.pxi"
 include "_emission.pxi"
 include "_eventtime.pxi"
 include "_kleene.pxi"
+include "_snapshot.pxi"

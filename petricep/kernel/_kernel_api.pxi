@@ -435,6 +435,16 @@ cdef class Kernel:
         or -1 when it is empty: no later match binds an event before it."""
         return self.store.pos[0] if self.store.n else -1
 
+    def get_state(self):
+        """The state between two runs as a dict of NumPy arrays and scalars, only its live part
+        (_snapshot.pxi: compacts the store first, as a sweep would; no match may be buffered)."""
+        return kernel_state(self)
+
+    def set_state(self, dict state):
+        """Restore :meth:`get_state`'s dict (of a kernel of the same lowered net) into this
+        fresh kernel; ValueError where it is inconsistent."""
+        set_kernel_state(self, state)
+
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
 

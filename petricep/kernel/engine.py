@@ -28,6 +28,7 @@ run reports the same matches and the same located error as with the Python engin
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from petricep.compile.net import Net
-from petricep.errors import EvaluationError, StateLimitError
+from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.run import (
@@ -187,6 +188,19 @@ class KernelEngine:
             raise self._error
         return self._fire()
 
+    def drain_pairs(self) -> list[tuple[Match, int]]:
+        """:meth:`drain` with emitting positions: before a state snapshot
+        (:func:`petricep.kernel.snapshot.dumps` refuses collected events that were not fired),
+        keep what it returns -- those matches are not in the snapshot."""
+        if self._error is not None:
+            raise self._error
+        return self._fire_pairs()
+
+    @property
+    def collected(self) -> int:
+        """Events (and ticks) collected but not fired yet (:meth:`drain_pairs` fires them)."""
+        return len(self._buf)
+
     def flush(self) -> list[Match]:
         """End of stream: fire what is collected, then close every window. (Call
         :meth:`drain` first to get the matches before an error in the last batch.)"""
@@ -244,6 +258,59 @@ class KernelEngine:
                 f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
                 f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"
             )
+
+    # ------------------------------------------------------------------ state snapshots
+
+    def snapshot_state(self) -> dict[str, Any]:
+        """Everything needed to go on after the last batch fired, as NumPy arrays, scalars and
+        lists of Python values (:mod:`petricep.kernel.snapshot` encodes it): the run's
+        (:meth:`KernelRun.snapshot_state`) and the adapter's -- ids and timestamps of the events
+        the kernel may still bind, the last input event, the kinds of timestamps seen, counts.
+        Refused (:class:`SnapshotError`) while events are collected but not fired or an error
+        is pending."""
+        if self._error is not None:
+            raise SnapshotError(f"no snapshot of a run stopped by an error ({self._error})")
+        if self._buf:
+            raise SnapshotError(
+                f"{len(self._buf)} collected events are not fired yet: call drain_pairs() first "
+                "(and keep the matches it returns) before taking a snapshot"
+            )
+        state = self.kernel.snapshot_state()
+        self._forget()  # (the store was compacted: fewer events to remember)
+        types = sorted(f"{t.__module__}.{t.__qualname__}" for t in self._seen_ts_types)
+        state.update({
+            "engine.batch": self._batch,
+            "engine.sweep_every": self.sweep_every,
+            "engine.peak": self.peak,
+            "engine.events": self.events,
+            "engine.known_pos": np.array(self._known_pos, dtype=np.int64),
+            "engine.known_id": list(self._known_id),
+            "engine.known_ts": list(self._known_ts),
+            "engine.ts_types": types,
+            "engine.ts_type_count": self._ts_types,
+            "engine.last_input": None if self._last_input is None else list(self._last_input),
+        })
+        return state
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`snapshot_state` into this fresh engine of the same net and tie rule
+        (ValueError, KeyError or TypeError where the state is inconsistent)."""
+        if self.events or self._buf:
+            raise SnapshotError("a snapshot restores into a fresh engine only")
+        self.kernel.restore_state(state)
+        self._batch = int(state["engine.batch"])
+        self.sweep_every = int(state["engine.sweep_every"])
+        self.peak = int(state["engine.peak"])
+        self.events = int(state["engine.events"])
+        self._known_pos = [int(p) for p in state["engine.known_pos"]]
+        self._known_id = list(state["engine.known_id"])
+        self._known_ts = list(state["engine.known_ts"])
+        if not len(self._known_pos) == len(self._known_id) == len(self._known_ts):
+            raise ValueError("remembered events' columns differ in length")
+        self._seen_ts_types = {_type_named(name) for name in state["engine.ts_types"]}
+        self._ts_types = int(state["engine.ts_type_count"])
+        last = state["engine.last_input"]
+        self._last_input = None if last is None else (int(last[0]), last[1])
 
     # ------------------------------------------------------------------ events -> columns
 
@@ -544,6 +611,16 @@ def _int_column(col: Any) -> np.ndarray:
 def _values_of(col: Any) -> list[Any]:
     """A column's values as Python values (a numpy column's ``tolist``)."""
     return col.tolist() if isinstance(col, np.ndarray) else list(col)
+
+
+def _type_named(name: str) -> type:
+    """A timestamp type by its qualified name, from a module already imported (a snapshot
+    names types; it never makes petricep import a module)."""
+    module, _, qualname = name.rpartition(".")
+    found = getattr(sys.modules.get(module), qualname, None)
+    if not isinstance(found, type):
+        raise ValueError(f"timestamp type {name!r} is not loaded")
+    return found
 
 
 def _span(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:

@@ -299,6 +299,57 @@ class KernelRun:
             return 0
         return int(self.kernel.live_partial_matches(*self._last))
 
+    def snapshot_state(self) -> dict[str, Any]:
+        """The run's state between two batches (petricep.kernel.snapshot encodes it): the
+        kernel's arrays (``kernel.*``, its store compacted first) and the Python side
+        (``run.*``): the string dictionary, the partition-key dictionaries (one per key class),
+        the composite events still bindable, the counts. NumPy arrays, scalars, and lists of
+        Python values (strings, keys, ids)."""
+        state = {f"kernel.{name}": value for name, value in self.kernel.get_state().items()}
+        self.composites.forget(self.kernel.oldest_pos())  # (what the compaction let go)
+        names = [p.name for p in self.lowered.patterns]
+        state.update({
+            "run.strings": self.strings(),
+            "run.ranked": self._ranked,
+            "run.first_taken": self.first_taken,
+            "run.pos": self._pos,
+            "run.int_time": self._int_time,
+            "run.last": None if self._last is None else list(self._last),
+            "run.matches": np.array([self.matches[n] for n in names], dtype=np.int64),
+            "run.timeouts": np.array([self.timeouts[n] for n in names], dtype=np.int64),
+        })
+        seen: set[int] = set()
+        for gi, keys in enumerate(self.key_dicts):  # (a shared dictionary once, at its first group)
+            if id(keys) not in seen:
+                seen.add(id(keys))
+                state[f"run.keys{gi}"] = list(keys)
+        state.update({f"run.composites.{name}": value for name, value in self.composites.state().items()})
+        return state
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`snapshot_state` into this fresh run of the same net and tie rule
+        (ValueError, KeyError or TypeError where the state is inconsistent)."""
+        self.kernel.set_state({name[7:]: value for name, value in state.items() if name.startswith("kernel.")})
+        self._strings = {text: code for code, text in enumerate(state["run.strings"])}
+        self._ranked = int(state["run.ranked"])
+        self.first_taken = int(state["run.first_taken"])
+        self._pos = int(state["run.pos"])
+        self._int_time = state["run.int_time"]
+        last = state["run.last"]
+        self._last = None if last is None else (float(last[0]), int(last[1]))
+        names = [p.name for p in self.lowered.patterns]
+        for target, counts in ((self.matches, state["run.matches"]), (self.timeouts, state["run.timeouts"])):
+            if len(counts) != len(names):
+                raise ValueError("match counts for another number of patterns")
+            target.update(zip(names, (int(c) for c in counts)))
+        for gi, keys in enumerate(self.key_dicts):
+            values = state.get(f"run.keys{gi}")
+            if values is not None:
+                keys.clear()
+                keys.update((v, code) for code, v in enumerate(values))
+        prefix = "run.composites."
+        self.composites.restore({name[len(prefix):]: v for name, v in state.items() if name.startswith(prefix)})
+
     @property
     def stats(self) -> dict[str, Any]:
         k = self.kernel
@@ -484,6 +535,29 @@ class Composites:
     def track(self, number: int, pos: int) -> None:
         self._pos.append(pos)
         self._no.append(number)
+
+    def state(self) -> dict[str, Any]:
+        """Arrays and value lists (KernelRun.snapshot_state): entries in insertion order, then
+        the tracked (position, number) pairs."""
+        entries = list(self._entries.items())
+        return {
+            "number": np.array([n for n, _ in entries], dtype=np.int64),
+            "ident": [e[0] for _, e in entries],
+            "ts": [e[1] for _, e in entries],
+            "pos": np.array([e[2] for _, e in entries], dtype=np.int64),
+            "tracked_pos": np.array(self._pos, dtype=np.int64),
+            "tracked_no": np.array(self._no, dtype=np.int64),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        numbers = [int(n) for n in state["number"]]
+        if not len(numbers) == len(state["ident"]) == len(state["ts"]) == len(state["pos"]):
+            raise ValueError("composite events' columns differ in length")
+        self._entries = {n: (i, t, int(p)) for n, i, t, p in zip(numbers, state["ident"], state["ts"], state["pos"])}
+        self._pos = [int(p) for p in state["tracked_pos"]]
+        self._no = [int(n) for n in state["tracked_no"]]
+        if len(self._pos) != len(self._no) or not set(self._no) <= set(self._entries):
+            raise ValueError("composite events tracked without an entry")
 
     def id_of(self, ref: int) -> str:
         return self._entries[-1 - ref][0]
