@@ -47,7 +47,7 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import END, GroupRunner, StreamClock, group_runner, kernel_fields
+from .partition import END, GroupRunner, StreamClock, engine_report, group_engine, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
@@ -267,6 +267,11 @@ class BatchRun:
         joined = history.names if history is not None else frozenset()
         self.layout = Layout.of(
             [None if not joined.isdisjoint(g.patterns) else kernel_fields(net, g, tie) for g in self.plan.groups]
+        )
+        # which engine fires each group (as this driver sees it: an executor without the
+        # built kernel runs the Python engine), for the summary and --stats
+        self.engine = engine_report(
+            [(g, group_engine(net, g, tie, bindings=not joined.isdisjoint(g.patterns))) for g in self.plan.groups]
         )
 
     # -- inputs ----------------------------------------------------------------------

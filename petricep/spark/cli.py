@@ -18,6 +18,7 @@ from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, 
 from petricep.io.readers import InputSpec
 
 from .history import SparkHistory, prepare
+from .partition import engine_line
 from .progress import Progress
 
 DEFAULT_MASTER = "local[*]"
@@ -128,6 +129,7 @@ def run_batch(
             "events": {"read": n, "processed": n, "rejected": 0, "late": 0},
             "patterns": {p.name: {"matches": counts.get(p.name, 0)} for p in net.patterns},
             "spark": {"master": spark.sparkContext.master, "seconds": round(elapsed, 3)},
+            "engine": run.engine,
         }
         _summary(report, elapsed, spark.sparkContext.master, err)
         if getattr(args, "stats", None):
@@ -150,6 +152,7 @@ def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) 
     )
     for name, p in report["patterns"].items():
         err.write(f"  {name}: {p['matches']} matches\n")
+    err.write(f"  {engine_line(report['engine'])}\n")
 
 
 def _pattern_of(line: str) -> str:
@@ -286,6 +289,7 @@ class StreamAccount:
 
     patterns: list[str]
     flushed: Counter[str] = field(default_factory=Counter)
+    engine: dict[str, Any] | None = None  # which engine the groups' keys run (engine_report)
     by_batch: dict[int, tuple[int, int, Counter[str], float]] = field(default_factory=dict)
 
     @property
@@ -329,6 +333,8 @@ class StreamAccount:
             + (f", {sum(self.flushed.values())} matches at end of input" if self.flushed else "")
         ]
         lines += [f"  {p}: {self.matches.get(p, 0)} matches" for p in self.patterns]
+        if self.engine is not None:
+            lines.append("  " + engine_line(self.engine))
         lines.append(f"  matches written to {output}")
         if self.late:
             lines.append(f"  late events written to {late_dir}")
@@ -341,6 +347,7 @@ class StreamAccount:
             "patterns": {p: {"matches": self.matches.get(p, 0)} for p in self.patterns},
             "end_of_input_matches": sum(self.flushed.values()),
             "batches": self.batches,
+            **({"engine": self.engine} if self.engine is not None else {}),
         }
 
 
@@ -426,6 +433,7 @@ def _stream_query(
     from .streaming import StreamRun
 
     run = StreamRun(spark, net, tie=args.tie, watermark=args.watermark)
+    account.engine = run.engine
     for w in run.warnings:
         err.write(w + "\n")
     events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger)

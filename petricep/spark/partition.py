@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from petricep.compile.net import Net
+from petricep.compile.program import compile_program
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns
 from petricep.kernel import available as kernel_available
@@ -48,6 +49,7 @@ from petricep.kernel import lower as kernel_lower
 from petricep.kernel import supports as kernel_supports
 from petricep.kernel.engine import TICK, KernelEngine
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+from petricep.merge import merge_program
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
@@ -160,12 +162,31 @@ END = -1  # emission point of matches emitted at end of stream (flush): see Grou
 
 
 def engine_net(net: Net, group: Group) -> Net:
-    """What a group's engine runs: its SQL queries alone, or the patterns without the queries
-    (a query's rows never interact with patterns, so neither needs the other's work)."""
+    """What a group's engine runs: its SQL queries alone, or its own patterns (a query's rows
+    never interact with patterns, and a group holds every pattern its patterns read the
+    composite events of or share a consumption domain with: nothing outside it changes its
+    matches). Built once per net and group (compiling takes milliseconds, tasks ask often)."""
     mine = [r for r in net.rows if r.name in group.patterns]
     if mine:
         return Net((), (), tuple(mine))
-    return replace(net, rows=()) if net.rows else net
+    names = frozenset(group.patterns)
+    if all(p.name in names for p in net.patterns):
+        return replace(net, rows=()) if net.rows else net
+    hit = _group_nets.get((id(net), names))
+    if hit is not None and hit[0] is net:
+        return hit[1]
+    pats = [p for p in net.patterns if p.name in names]
+    program = compile_program([p.source for p in pats])
+    policy = {p.name: p for p in pats}  # consumption, as the whole run's program decided it
+    nets = tuple(replace(n, consume=policy[n.name].consume, conflict=policy[n.name].conflict) for n in program.patterns)
+    sub = merge_program(replace(program, patterns=nets))
+    if len(_group_nets) >= 64:
+        _group_nets.clear()
+    _group_nets[(id(net), names)] = (net, sub)
+    return sub
+
+
+_group_nets: dict[tuple[int, frozenset[str]], tuple[Net, Net]] = {}
 
 
 class GroupRunner:
@@ -422,15 +443,49 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
     return tuple(a for a in dict.fromkeys(read) if a not in pseudo)
 
 
+def group_engine(net: Net, group: Group, tie: str = "arrival", bindings: bool = False) -> tuple[str, str]:
+    """``("kernel", "covered")`` where the compiled kernel runs the group's net exactly, else
+    ``("python", why)``. ``bindings``: the caller needs the matches' bound events (a history
+    join), which only the Python engine keeps."""
+    if bindings:
+        return ("python", "its matches join the archive, which needs their bound events")
+    if not kernel_available():
+        return ("python", "the compiled kernel is not built")
+    ok, why = kernel_supports(engine_net(net, group), tie)
+    return ("kernel", why) if ok else ("python", why)
+
+
 def group_runner(
     net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False
 ) -> GroupRunner:
     """The group's runner: on the compiled kernel where it covers the group's net exactly,
-    else on the Python engine (decided once per group and task). ``bindings``: the caller
-    needs the matches' bound events (a history join), which only the Python engine keeps."""
-    if not bindings and kernel_available() and kernel_supports(engine_net(net, group), tie)[0]:
+    else on the Python engine (decided once per group and task, :func:`group_engine`)."""
+    if group_engine(net, group, tie, bindings)[0] == "kernel":
         return KernelGroupRunner(net, group, clock, tie)
     return GroupRunner(net, group, clock, tie)
+
+
+def engine_report(choices: Sequence[tuple[Group, tuple[str, str]]]) -> dict[str, Any]:
+    """Which engine fires the groups of a distributed run, for its summary and ``--stats``:
+    ``name`` ``kernel`` (every group), ``python`` (none) or ``mixed``; ``why`` the reasons of
+    the groups on the Python engine; ``groups`` each group's patterns, engine and reason."""
+    groups = [{"patterns": list(g.patterns), "name": name, "why": why} for g, (name, why) in choices]
+    names = {g["name"] for g in groups}
+    name = names.pop() if len(names) == 1 else "mixed" if names else "kernel"
+    why = "; ".join(
+        f"{', '.join(repr(p) for p in g['patterns'])}: {g['why']}" for g in groups if g["name"] == "python"
+    )
+    return {"name": name, "why": why or "covered", "groups": groups}
+
+
+def engine_line(report: dict[str, Any]) -> str:
+    """The summary's line for :func:`engine_report`."""
+    if report["name"] == "kernel":
+        return "engine: kernel"
+    if report["name"] == "python":
+        return f"engine: python ({report['why']})"
+    kernel = sum(g["name"] == "kernel" for g in report["groups"])
+    return f"engine: kernel for {kernel} of {len(report['groups'])} key groups; python for {report['why']}"
 
 
 def task_of(group: int, key: str, partitions: int) -> int:

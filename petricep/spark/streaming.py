@@ -1,9 +1,11 @@
 """Structured Streaming: a stream of events in, a stream of matches out.
 
 Events are routed to their (group, key) as in a batch run, then
-``groupBy(g, k).transformWithStateInPandas`` keeps, per key, the engine's run state
-(:mod:`petricep.spark.snapshot`) and the events not yet released, in the RocksDB state
-store; the query's checkpoint makes a restarted query resume where it stopped.
+``groupBy(g, k).transformWithStateInPandas`` keeps, per key, the engine's run state and
+the events not yet released, in the RocksDB state store; the query's checkpoint makes a
+restarted query resume where it stopped. A group's keys run on the compiled kernel where
+it covers the group's net (their state: the kernel's arrays as Arrow IPC), else on the
+Python engine (a pickled snapshot); see :mod:`petricep.spark.keystate`.
 
 Time
 ----
@@ -47,13 +49,11 @@ union of the query's output equals a batch run over the same events.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 import os
 import pickle
 import tempfile
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -67,11 +67,12 @@ from petricep.events import Event
 from petricep.io.output import LateWriter
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
 from petricep.io.timestamps import format_has_date
-from petricep.runtime.engine import TIE_RULES, Engine, Match
+from petricep.runtime.engine import TIE_RULES, Engine
 
-from . import snapshot
 from .batch import TASK_ERROR
+from .keystate import CLOCK, EngineCache
 from .parse import quiet_gc
+from .partition import engine_report, group_engine
 from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row
 from .session import configure, require_spark
@@ -93,7 +94,6 @@ _STREAM_SCHEMA = pa.schema(
         ("first", pa.bool_()),
     ]
 )
-CLOCK = -1  # emitted_at of matches emitted by a watermark advance
 
 
 def streaming_plan(plan: Plan) -> tuple[Plan, list[str]]:
@@ -258,45 +258,6 @@ def read_row(n: int) -> tuple[Any, ...]:
     return (*_NO_MATCH, READ, n)
 
 
-class EngineCache:
-    """Live engines of the keys a Python worker served in earlier micro-batches, so that a
-    key's engine is not rebuilt from its snapshot every micro-batch (building compiles the
-    net's conditions: milliseconds per key). A cached engine is used only when the state
-    store holds exactly the snapshot taken of it — after a replay or a task that ran
-    elsewhere, the snapshot differs and the engine is rebuilt from it. One cache per net
-    (by its pickled bytes) and tie rule; each keeps the last ``size`` keys used."""
-
-    _caches: dict[tuple[bytes, str], EngineCache] = {}
-
-    def __init__(self, net: Net, tie: str, size: int = 4096) -> None:
-        self.net = net
-        self.tie = tie
-        self.size = size
-        self.live: OrderedDict[tuple[int, str], tuple[bytes, Engine]] = OrderedDict()
-
-    @classmethod
-    def of(cls, net: Net, tie: str) -> EngineCache:
-        fingerprint = (hashlib.sha256(pickle.dumps(net, protocol=5)).digest(), tie)
-        cache = cls._caches.get(fingerprint)
-        if cache is None:
-            if len(cls._caches) >= 8:
-                cls._caches.pop(next(iter(cls._caches)))
-            cache = cls._caches[fingerprint] = cls(net, tie)
-        return cache
-
-    def get(self, key: tuple[int, str], stored: bytes | None) -> Engine:
-        """The engine whose snapshot is ``stored`` (a new one for None)."""
-        hit = self.live.pop(key, None)
-        if hit is not None and stored is not None and hit[0] == stored:
-            return hit[1]
-        return snapshot.loads(stored, self.net, self.tie) if stored is not None else Engine(self.net, self.tie)
-
-    def put(self, key: tuple[int, str], stored: bytes, engine: Engine) -> None:
-        self.live[key] = (stored, engine)
-        if len(self.live) > self.size:
-            self.live.popitem(last=False)
-
-
 class EngineProcessor:
     """The stateful processor (built lazily as a pyspark ``StatefulProcessor``).
 
@@ -309,17 +270,18 @@ class EngineProcessor:
     this micro-batch, everything before it); a late event is counted once (on its first
     route) and comes out as a ``late`` row."""
 
-    def __init__(self, net: Net, plan: Plan, tie: str) -> None:
+    def __init__(self, net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset()) -> None:
         self.net = net
         self.plan = plan
         self.tie = tie
+        self.kernel = kernel  # the groups whose keys run on the compiled kernel (keystate)
 
     # pyspark calls these through the subclass made by processor()
     def init(self, handle: Any) -> None:
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         schema = StructType([StructField("v", BinaryType(), True)])
-        self.engines = EngineCache.of(self.net, self.tie)
+        self.engines = EngineCache.of(self.net, self.plan, self.tie, self.kernel)
         self.handle = handle
         self.engine_state = handle.getValueState("engine", schema)
         self.buffer_state = handle.getValueState("buffer", schema)
@@ -399,32 +361,24 @@ class EngineProcessor:
             return []
         engine = self.engines.get(key, st.engine)
         keep = frozenset(group.patterns)
-        rows: list[tuple[Any, ...]] = []
-        seq = 0
-
-        def emit(matches: list[Match], at: int) -> None:
-            nonlocal seq
-            for m in matches:
-                if m.pattern in keep:
-                    rows.append(match_row(m, at, group.index, seq))
-                    seq += 1
-
-        last = -1
         advancing = not group.clock_sensitive
         try:
-            for e in events:
-                last = e.pos
-                emit(engine.push(e), e.pos)
-                if advancing and group.waits:  # a watermark past the window's end: advance then
-                    st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
-                if advancing and self.tie != "arrival":  # ... and past this timestamp's group
-                    st.wakeups.append(event_time_ms(e.ts) + 2)
+            found = engine.push(events)
             if advancing:
-                emit(engine.advance(clock_ts(wm), last), CLOCK)
+                last = events[-1].pos if events else -1
+                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), last)]
         except EvaluationError as err:
-            raise RuntimeError(TASK_ERROR + f"event at position {last}: {err}") from None
+            failed = getattr(err, "event", None)
+            where = failed.pos if failed is not None else (events[-1].pos if events else -1)
+            raise RuntimeError(TASK_ERROR + f"event at position {where}: {err}") from None
+        for e in events if advancing else ():
+            if group.waits:  # a watermark past the window's end: advance then
+                st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
+            if self.tie != "arrival":  # ... and past this timestamp's group
+                st.wakeups.append(event_time_ms(e.ts) + 2)
+        rows = [match_row(m, at, group.index, seq) for seq, (m, at) in enumerate(x for x in found if x[0].pattern in keep)]
         st.wakeups = sorted({w for w in st.wakeups if w > wm})
-        st.engine = snapshot.dumps(engine)
+        st.engine = engine.dumps()
         self.engines.put(key, st.engine, engine)
         return rows
 
@@ -432,12 +386,12 @@ class EngineProcessor:
         pass
 
 
-def processor(net: Net, plan: Plan, tie: str) -> Any:
+def processor(net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset()) -> Any:
     """An instance of a ``StatefulProcessor`` subclass running :class:`EngineProcessor`."""
     from pyspark.sql.streaming import StatefulProcessor
 
     cls = type("PetricepProcessor", (EngineProcessor, StatefulProcessor), {})
-    return cls(net, plan, tie)
+    return cls(net, plan, tie, kernel)
 
 
 # ----------------------------------------------------------------------------- queries
@@ -459,6 +413,9 @@ class StreamRun:
         self.tie = tie
         self.watermark_ms = math.floor(Fraction(watermark) * 1000)  # the delay, in ms
         self.plan, notes = streaming_plan(make_plan(net))
+        choices = [(g, group_engine(net, g, tie)) for g in self.plan.groups]
+        self.engine = engine_report(choices)  # which engine each group's keys run (decided here, once)
+        self.kernel = frozenset(g.index for g, (name, _) in choices if name == "kernel")
         self.warnings = list(self.plan.warnings) + notes
 
     def events_from_files(
@@ -496,7 +453,7 @@ class StreamRun:
             timed.select("g", "k", "pos", "evtime", "ev", "first")
             .groupBy("g", "k")
             .transformWithStateInPandas(
-                processor(self.net, self.plan, self.tie), OUTPUT_DDL, "Append", "EventTime"
+                processor(self.net, self.plan, self.tie, self.kernel), OUTPUT_DDL, "Append", "EventTime"
             )
         )
 
@@ -537,14 +494,16 @@ class StreamRun:
             F.col("key.g").alias("g"), F.col("key.k").alias("k"), F.col("value.v").alias("buffer")
         )
         both = left.join(right, ["g", "k"], "full_outer")
-        return both.mapInArrow(_Flush(self.net, self.plan, self.tie), MATCHES_DDL)
+        return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel), MATCHES_DDL)
 
 
-class _Flush:
-    def __init__(self, net: Net, plan: Plan, tie: str) -> None:
-        self.net = net
+class StateFlush:
+    """``mapInArrow`` function over the state a stopped query left: per key, what the end
+    of the input releases (:meth:`rows`)."""
+
+    def __init__(self, net: Net, plan: Plan, tie: str, kernel: frozenset[int]) -> None:
+        self.engines = EngineCache(net, plan, tie, kernel, size=0)
         self.plan = plan
-        self.tie = tie
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from .batch import _batch
@@ -558,32 +517,22 @@ class _Flush:
                     batch.column("engine").to_pylist(),
                     batch.column("buffer").to_pylist(),
                 ):
-                    group = self.plan.groups[g]
-                    engine = (
-                        snapshot.loads(eng, self.net, self.tie)
-                        if eng is not None
-                        else Engine(self.net, self.tie)
-                    )
-                    buffered: list[tuple[int, Any, int, bytes]] = (
-                        pickle.loads(buf)[0] if buf is not None else []  # (buffer, wakeups, timer)
-                    )
-                    keep = frozenset(group.patterns)
-                    seq = 0
-                    try:
-                        events = sorted(
-                            (decode(ev, pos, False) for _, _, pos, ev in buffered),
-                            key=lambda e: (e.ts, e.pos),
-                        )
-                        for e in events:
-                            for m in engine.push(e):
-                                if m.pattern in keep:
-                                    rows.append(match_row(m, e.pos, g, seq))
-                                    seq += 1
-                        for m in engine.flush():
-                            if m.pattern in keep:
-                                rows.append(match_row(m, CLOCK, g, seq))
-                                seq += 1
-                    except EvaluationError as err:
-                        raise RuntimeError(TASK_ERROR + str(err)) from None
+                    rows += self.rows(g, eng, buf)
                 if rows:
                     yield _batch(rows)
+
+    def rows(self, g: int, eng: bytes | None, buf: bytes | None) -> list[tuple[Any, ...]]:
+        """What the end of the input releases for one key: its buffered events, then the
+        windows still open."""
+        buffered: list[tuple[int, Any, int, bytes]] = (
+            pickle.loads(buf)[0] if buf is not None else []  # (buffer, wakeups, timer)
+        )
+        events = sorted((decode(ev, pos, False) for _, _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
+        keep = frozenset(self.plan.groups[g].patterns)
+        try:
+            engine = self.engines.build(g, eng)
+            found = engine.push(events)
+            found += [(m, CLOCK) for m in engine.flush()]
+        except EvaluationError as err:
+            raise RuntimeError(TASK_ERROR + str(err)) from None
+        return [match_row(m, at, g, seq) for seq, (m, at) in enumerate(x for x in found if x[0].pattern in keep)]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from petricep.cli import build_parser, main
+from petricep.kernel import available
 
 ROOT = Path(__file__).resolve().parents[2]
 STOCKS = [
@@ -32,6 +33,7 @@ def test_run_on_spark_writes_the_same_json_lines(
     assert remote.read_bytes() == local.read_bytes()
     assert "summary: 20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err
     assert "sase_equal_price: 6525 matches" in err
+    assert ("  engine: kernel\n" if available() else "  engine: python (the compiled kernel is not built)\n") in err
     assert spark.range(1).count() == 1  # the session the test shares is still up
 
 
@@ -47,6 +49,11 @@ def test_run_on_spark_accounts_and_shows_progress(
     report = json.loads(stats.read_text())
     assert report["events"] == {"read": 20000, "processed": 20000, "rejected": 0, "late": 0}
     assert report["patterns"] == {"sase_equal_price": {"matches": 6525}}
+    if available():
+        assert report["engine"] == {
+            "name": "kernel", "why": "covered",
+            "groups": [{"patterns": ["sase_equal_price"], "name": "kernel", "why": "covered"}],
+        }  # fmt: skip
     assert main([*args, "--no-progress"]) == 0
     assert "progress: " not in capsys.readouterr().err
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from petricep.cli import main
+from petricep.kernel import available
 from tests.spark.aarhus import (
     PATTERNS,
     STREAM_ARGS,
@@ -69,6 +70,8 @@ def test_a_restart_inside_a_tie_group_loses_nothing(tmp: Path, capsys: pytest.Ca
         err = stream(tmp, capsys, "--max-files-per-trigger", "1", *extra)
         n = len(names) * SIZE
         assert f"summary: {n} events read = {n} processed + 0 rejected + 0 late" in err
+        if available():  # each restart restores the keys' kernel arrays from the checkpoint
+            assert "\n  engine: kernel\n" in err
         batches = [x for x in err.splitlines() if x.startswith("batch ")]
         assert sum(int(x.split()[2]) for x in batches) == n  # "batch B: N events read = ..."
         reads += n

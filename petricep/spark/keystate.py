@@ -1,0 +1,167 @@
+"""A streaming key's engine and the bytes Spark's state store keeps of it.
+
+Each (group, key) of a streaming query has an engine that lives across micro-batches:
+between them only its snapshot survives, in the RocksDB state store. Which engine a new
+key runs is decided once per group at the driver (:func:`kernel_groups`): the compiled
+kernel where it covers the group's net exactly and the executor has it built (its state
+is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
+else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`). A snapshot
+says which it is by its first bytes (an Arrow IPC stream starts with a continuation
+marker, a pickle with its protocol opcode), so a key restores into the engine that wrote
+it even when the query restarts on an executor or a petricep that decides otherwise —
+except a kernel snapshot where the kernel is not built, which stops the task with a
+message saying so.
+
+Both engines are driven the same way (:class:`KeyEngine`): push a micro-batch's released
+events, then advance the stream clock to the watermark; matches come with the position
+that emitted them (``CLOCK`` for the clock).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from petricep.compile.net import Net
+from petricep.errors import ConfigError, EvaluationError
+from petricep.events import Event
+from petricep.kernel import available as kernel_available
+from petricep.kernel import snapshot as kernel_snapshot
+from petricep.kernel.engine import KernelEngine
+from petricep.runtime.engine import Engine, Match
+
+from . import snapshot
+from .partition import engine_net, group_engine
+from .plan import Plan
+
+CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
+_IPC_MARKER = b"\xff\xff\xff\xff"
+
+
+def kernel_groups(net: Net, plan: Plan, tie: str) -> frozenset[int]:
+    """The groups whose keys run on the compiled kernel (decided at the driver, once)."""
+    return frozenset(g.index for g in plan.groups if group_engine(net, g, tie)[0] == "kernel")
+
+
+def is_kernel_state(data: bytes) -> bool:
+    """Whether a stored snapshot is the kernel's (an Arrow IPC stream), not a pickle."""
+    return data[:4] == _IPC_MARKER
+
+
+class KeyEngine:
+    """One key's Python engine behind the streaming interface (the reference)."""
+
+    kind = "python"
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
+        """The matches the events complete, each with its emitting event's position. An
+        error names the failing event (``err.event``)."""
+        out: list[tuple[Match, int]] = []
+        for e in events:
+            try:
+                out.extend((m, e.pos) for m in self.engine.push(e))
+            except EvaluationError as err:
+                err.event = e  # type: ignore[attr-defined]
+                err.pairs = out  # type: ignore[attr-defined]
+                raise
+        return out
+
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        """The stream clock reached ``(ts, pos)``: what the closed windows release."""
+        return self.engine.advance(ts, pos)
+
+    def flush(self) -> list[Match]:
+        """End of input: what every window still open releases."""
+        return self.engine.flush()
+
+    def dumps(self) -> bytes:
+        return snapshot.dumps(self.engine)
+
+
+class KernelKeyEngine(KeyEngine):
+    """One key's :class:`KernelEngine`: a micro-batch's events are fired at once."""
+
+    kind = "kernel"
+
+    def __init__(self, engine: KernelEngine) -> None:  # noqa: D107 (same interface)
+        self.kernel = engine
+
+    def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
+        out: list[tuple[Match, int]] = []
+        for e in events:
+            out += self.kernel.push_pairs(e)
+        return out + self.kernel.drain_pairs()
+
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        pairs = self.kernel.tick(ts, pos) + self.kernel.drain_pairs()
+        return [m for m, _ in pairs]
+
+    def flush(self) -> list[Match]:
+        return [m for m, _ in self.kernel.flush_pairs()]
+
+    def dumps(self) -> bytes:
+        return kernel_snapshot.dumps(self.kernel)
+
+
+class EngineCache:
+    """Live engines of the keys a Python worker served in earlier micro-batches, so that a
+    key's engine is not rebuilt from its snapshot every micro-batch (building compiles the
+    net: milliseconds per key). A cached engine is used only when the state store holds
+    exactly the snapshot taken of it — after a replay or a task that ran elsewhere, the
+    snapshot differs and the engine is rebuilt from it. One cache per net (by its pickled
+    bytes), tie rule and kernel groups; each keeps the last ``size`` keys used."""
+
+    _caches: dict[tuple[bytes, str, frozenset[int]], EngineCache] = {}
+
+    def __init__(self, net: Net, plan: Plan, tie: str, kernel: frozenset[int], size: int = 4096) -> None:
+        self.net = net
+        self.plan = plan
+        self.tie = tie
+        self.kernel = kernel
+        self.size = size
+        self.live: OrderedDict[tuple[int, str], tuple[bytes, KeyEngine]] = OrderedDict()
+
+    @classmethod
+    def of(cls, net: Net, plan: Plan, tie: str, kernel: frozenset[int]) -> EngineCache:
+        fingerprint = (hashlib.sha256(pickle.dumps(net, protocol=5)).digest(), tie, kernel)
+        cache = cls._caches.get(fingerprint)
+        if cache is None:
+            if len(cls._caches) >= 8:
+                cls._caches.pop(next(iter(cls._caches)))
+            cache = cls._caches[fingerprint] = cls(net, plan, tie, kernel)
+        return cache
+
+    def get(self, key: tuple[int, str], stored: bytes | None) -> KeyEngine:
+        """The engine whose snapshot is ``stored`` (a new one for None)."""
+        hit = self.live.pop(key, None)
+        if hit is not None and stored is not None and hit[0] == stored:
+            return hit[1]
+        return self.build(key[0], stored)
+
+    def build(self, group: int, stored: bytes | None) -> KeyEngine:
+        """A key engine of ``group`` from its snapshot (None: a new key)."""
+        own = engine_net(self.net, self.plan.groups[group])  # the group's own patterns
+        if stored is None:  # a new key: the kernel where the driver chose it and it is built here
+            if group in self.kernel and kernel_available():
+                return KernelKeyEngine(KernelEngine(own, tie=self.tie))
+            return KeyEngine(Engine(own, self.tie))
+        if not is_kernel_state(stored):
+            return KeyEngine(snapshot.loads(stored, own, self.tie))
+        if not kernel_available():
+            raise ConfigError(
+                "this key's state was saved by the compiled kernel, which is not built here: "
+                "install petricep with a C compiler on every executor (or restart the query "
+                "from a new checkpoint)"
+            )
+        return KernelKeyEngine(kernel_snapshot.loads(stored, own, self.tie))
+
+    def put(self, key: tuple[int, str], stored: bytes, engine: KeyEngine) -> None:
+        self.live[key] = (stored, engine)
+        if len(self.live) > self.size:
+            self.live.popitem(last=False)

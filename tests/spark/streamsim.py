@@ -1,0 +1,137 @@
+"""The streaming query's stateful operator without Spark: :class:`EngineProcessor` driven
+as ``transformWithStateInPandas`` drives it (a state store and event-time timers per key,
+micro-batch by micro-batch, the watermark of the event times seen before each), then the
+end of input (:class:`StateFlush`) over the state left. Fast enough for property tests
+of what a key's state must survive: being stored and restored between micro-batches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from petricep.compile.net import Net
+from petricep.events import Event
+from petricep.spark.plan import Router, make_plan
+from petricep.spark.rows import encode
+from petricep.spark.streaming import (
+    MATCH,
+    OUTPUT_COLUMNS,
+    UNROUTED,
+    EngineProcessor,
+    StateFlush,
+    event_time_ms,
+    streaming_plan,
+)
+
+Key = tuple[int, str]
+
+
+class _Value:
+    """A value state of the key the handle serves now."""
+
+    def __init__(self, handle: FakeHandle, name: str) -> None:
+        self.handle = handle
+        self.name = name
+
+    def exists(self) -> bool:
+        return (self.handle.key, self.name) in self.handle.store
+
+    def get(self) -> tuple[bytes]:
+        return (self.handle.store[(self.handle.key, self.name)],)
+
+    def update(self, row: tuple[bytes]) -> None:
+        self.handle.store[(self.handle.key, self.name)] = row[0]
+
+    def clear(self) -> None:
+        del self.handle.store[(self.handle.key, self.name)]
+
+
+class FakeHandle:
+    """Spark's stateful processor handle, in memory."""
+
+    def __init__(self) -> None:
+        self.key: Key = (0, "")
+        self.store: dict[tuple[Key, str], bytes] = {}
+        self.timers: dict[Key, set[int]] = {}
+
+    def getValueState(self, name: str, schema: Any) -> _Value:  # noqa: N802 (pyspark's name)
+        return _Value(self, name)
+
+    def registerTimer(self, ms: int) -> None:  # noqa: N802
+        self.timers.setdefault(self.key, set()).add(ms)
+
+    def deleteTimer(self, ms: int) -> None:  # noqa: N802
+        self.timers.get(self.key, set()).discard(ms)
+
+
+class _Clock:
+    def __init__(self, wm: int, expiry: int = 0) -> None:
+        self.wm = wm
+        self.expiry = expiry
+
+    def getCurrentWatermarkInMs(self) -> int:  # noqa: N802
+        return self.wm
+
+    def getExpiryTimeInMs(self) -> int:  # noqa: N802
+        return self.expiry
+
+
+def _routed(router: Router, batch: Sequence[Event]) -> dict[Key, list[tuple[Any, ...]]]:
+    """A micro-batch's rows per key, as the parse stage routes them."""
+    rows: dict[Key, list[tuple[Any, ...]]] = {}
+    for e in batch:
+        first = True
+        for g, k in router.route(e) or [(UNROUTED, "")]:
+            rows.setdefault((g, k), []).append((e.pos, event_time_ms(e.ts), encode(e), first))
+            first = False
+    return rows
+
+
+def simulate(
+    net: Net, events: Sequence[Event], tie: str, cuts: Sequence[int], kernel: bool, delay_ms: int = 0
+) -> list[tuple[Any, ...]]:
+    """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
+    at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
+    on it (else every key runs the Python engine)."""
+    from petricep.spark.keystate import kernel_groups
+
+    plan, _ = streaming_plan(make_plan(net))
+    chosen = kernel_groups(net, plan, tie) if kernel else frozenset()
+    proc = EngineProcessor(net, plan, tie, chosen)
+    handle = FakeHandle()
+    proc.init(handle)
+    router = Router(plan)
+    bounds = [0, *sorted(set(cuts)), len(events)]
+    batches = [events[a:b] for a, b in zip(bounds, bounds[1:]) if b > a] + [[]]  # then a no-data batch
+    out: list[tuple[Any, ...]] = []
+    wm, seen = 0, 0
+    for batch in batches:
+        for key, rows in _routed(router, batch).items():
+            handle.key = key
+            pdf = pd.DataFrame(rows, columns=["pos", "evtime", "ev", "first"])
+            out += _matches(proc.handleInputRows(key, iter([pdf]), _Clock(wm)))
+        for key in sorted(handle.timers):
+            for t in sorted(x for x in handle.timers[key] if x <= wm):
+                handle.key = key
+                handle.timers[key].discard(t)
+                out += _matches(proc.handleExpiredTimer(key, _Clock(wm), _Clock(wm, t)))
+        seen = max([seen, *(event_time_ms(e.ts) for e in batch)])
+        wm = max(wm, seen - delay_ms)
+    flush = StateFlush(net, plan, tie, chosen)
+    keys = sorted({k for k, _ in handle.store})
+    for g, k in keys:
+        rows = flush.rows(g, handle.store.get(((g, k), "engine")), handle.store.get(((g, k), "buffer")))
+        out += [(r[5], r[6], g, r[8]) for r in rows]
+    return out
+
+
+def _matches(frames: Any) -> list[tuple[Any, ...]]:
+    got: list[tuple[Any, ...]] = []
+    for df in frames:
+        assert list(df.columns) == OUTPUT_COLUMNS
+        for r in df.itertuples(index=False):
+            if r.kind == MATCH:
+                got.append((r.json, r.emitted_at, r.task, r.seq))
+    return got

@@ -1,0 +1,134 @@
+"""A streaming key's engine across micro-batches (:mod:`petricep.spark.keystate`): keys on
+the compiled kernel, whose state is stored as the kernel's arrays between micro-batches,
+give exactly the rows of keys on the Python engine, and both the embedded engine's
+matches; without Spark (:mod:`tests.spark.streamsim`), so on random nets and streams."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.errors import ConfigError, PetricepError
+from petricep.events import Event
+from petricep.io.output import match_json
+from petricep.kernel import available
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from petricep.spark import keystate
+from petricep.spark.partition import engine_line, engine_report, group_engine
+from petricep.spark.plan import make_plan
+from petricep.spark.streaming import streaming_plan
+from tests.spark.streamsim import simulate
+from tests.spark.test_partition import fresh, keyed_streams, nets
+from tests.spark.test_spark_batch import RICH, random_stream
+from tests.strategies import pattern_text
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+needs_kernel = pytest.mark.skipif(not available(), reason="the compiled kernel is not built")
+
+
+def canonical(lines: list[str]) -> list[str]:
+    return sorted(json.dumps(json.loads(x), sort_keys=True) for x in lines)
+
+
+def embedded(net: object, events: list[Event], tie: str) -> list[str]:
+    return canonical([match_json(m) for m in Engine(net, tie=tie).run(fresh(events))])  # type: ignore[arg-type]
+
+
+@needs_kernel
+@SETTINGS
+@given(st.data())
+def test_kernel_keys_give_the_python_keys_rows(data: st.DataObject) -> None:
+    pats = data.draw(nets())
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return
+    stam = all(p.strategy == "skip-till-any-match" for p in pats)
+    tie = data.draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))
+    events = data.draw(keyed_streams())
+    cuts = data.draw(st.lists(st.integers(1, len(events)), max_size=4))
+    delay = data.draw(st.sampled_from([0, 0, 1000, 2000]))
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} cuts={sorted(set(cuts))} delay={delay}")
+    python = simulate(net, events, tie, cuts, kernel=False, delay_ms=delay)
+    kernel = simulate(net, events, tie, cuts, kernel=True, delay_ms=delay)
+    assert kernel == python
+    assert canonical([row[0] for row in python]) == embedded(net, events, tie)
+
+
+@needs_kernel
+@pytest.mark.parametrize("tie", ["arrival", "strict"])
+def test_a_rich_net_streams_on_the_kernel(tie: str) -> None:
+    """Every operator the kernel covers, keyed and not, composite events, timeouts and
+    LIMIT, micro-batches of ~60 events."""
+    net = build_net([p.source for p in compile_text(RICH).patterns])
+    plan, _ = streaming_plan(make_plan(net))
+    assert keystate.kernel_groups(net, plan, tie) == {0, 2, 3, 4, 5}
+    assert engine_line(engine_report([(g, group_engine(net, g, tie)) for g in plan.groups])) == (
+        "engine: kernel for 5 of 6 key groups; python for 'rise', 'capped': variable 'a' is a Kleene list "
+        "in one pattern and a single event in another"
+    )
+    events = random_stream(400, seed=21)
+    cuts = list(range(60, 400, 60))
+    kernel = simulate(net, events, tie, cuts, kernel=True)
+    assert kernel == simulate(net, events, tie, cuts, kernel=False)
+    assert canonical([row[0] for row in kernel]) == embedded(net, events, tie)
+    assert len(kernel) > 100
+
+
+@needs_kernel
+def test_a_kernel_snapshot_is_arrow_and_restores_into_the_kernel() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
+    plan, _ = streaming_plan(make_plan(net))
+    cache = keystate.EngineCache(net, plan, "arrival", keystate.kernel_groups(net, plan, "arrival"))
+    engine = cache.build(0, None)
+    assert engine.kind == "kernel"
+    assert engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})]) == []
+    data = engine.dumps()
+    assert keystate.is_kernel_state(data)
+    again = cache.build(0, data)
+    assert again.kind == "kernel"
+    assert [(m.to_dict(), at) for m, at in again.push([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [
+        ({"pattern": "p", "ids": {"a": 0, "b": 1}, "start": 0, "end": 1, "attrs": {}}, 1)
+    ]
+
+
+def test_a_python_snapshot_restores_into_the_python_engine() -> None:
+    """A query restarted from a checkpoint written by the Python engine keeps its keys
+    there, even where the kernel now covers the group."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
+    plan, _ = streaming_plan(make_plan(net))
+    python = keystate.EngineCache(net, plan, "arrival", frozenset()).build(0, None)
+    assert python.kind == "python"
+    python.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
+    data = python.dumps()
+    assert not keystate.is_kernel_state(data)
+    restored = keystate.EngineCache(net, plan, "arrival", frozenset({0})).build(0, data)
+    assert restored.kind == "python"
+    assert [m.ids for m, _ in restored.push([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [{"a": 0, "b": 1}]
+
+
+@needs_kernel
+def test_a_kernel_snapshot_where_the_kernel_is_not_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
+    plan, _ = streaming_plan(make_plan(net))
+    cache = keystate.EngineCache(net, plan, "arrival", frozenset({0}))
+    data = cache.build(0, None).dumps()
+    monkeypatch.setattr(keystate, "kernel_available", lambda: False)
+    with pytest.raises(ConfigError) as err:
+        cache.build(0, data)
+    assert str(err.value) == (
+        "this key's state was saved by the compiled kernel, which is not built here: install petricep "
+        "with a C compiler on every executor (or restart the query from a new checkpoint)"
+    )
