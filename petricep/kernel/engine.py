@@ -230,6 +230,7 @@ class KernelEngine:
         the next call, as ever: the chunks before the failing event come first)."""
         if self._batches is None:
             self._batches = MatchBatches(self.kernel.lowered)
+        self._chunks = []  # (what a call that raised had found is dropped, as its matches are)
         self._with_batches = True
         try:
             fire(*args)
