@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow.compute as pc
 
@@ -34,7 +34,7 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.kernel import available as kernel_available
 from petricep.kernel import supports as kernel_supports
-from petricep.kernel.engine import KernelEngine
+from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
 from petricep.lang.sql import check_sql_columns
@@ -48,6 +48,27 @@ if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that u
     from petricep.archive.history import HistoryRunner
 
 PROGRESS_EVERY = 20000
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Feed(Generic[T]):
+    """How a run drives its engine and what each call gives (matches, or chunks of them)."""
+
+    push: Callable[[Event], list[T]]
+    columns: Callable[[EventColumns], list[T]] | None  # checked batches as columns (the kernel)
+    drain: Callable[[], list[T]]
+    flush: Callable[[], list[T]]
+
+
+def _chunked(found: Callable[..., list[Match]]) -> Callable[..., list[Chunk]]:
+    """A call's matches as one chunk (none when it finds none)."""
+
+    def call(*args: Any) -> list[Chunk]:
+        out = found(*args)
+        return [out] if out else []
+
+    return call
 
 
 class TypeCountingPrefilter(Prefilter):
@@ -235,27 +256,44 @@ class Run:
         self._stop = True
 
     def __iter__(self) -> Iterator[Match]:
+        return self._timed(_Feed(self._pusher.push, self._columns, self._drain, self._pusher.flush))
+
+    def match_batches(self) -> Iterator[Chunk]:
+        """The matches as the run finds them, a kernel call's at a time, for writers that
+        take columns (``petricep run``'s match file): a ``pa.RecordBatch``
+        (:mod:`petricep.kernel.batches`: no :class:`Match` is made) where the kernel runs the
+        net and a batch holds its matches exactly, else a list of :class:`Match` objects (the
+        Python engine: an event's matches; the kernel: a call's matches where ids or times
+        mix kinds, or in a net that binds composite events). In the engine's order, with the
+        errors, accounting and :attr:`after_event` calls of iterating the run."""
+        engine = self._pusher
+        if isinstance(engine, KernelEngine):
+            columns = engine.push_columns_chunks if self._columns is not None else None
+            return self._timed(_Feed(engine.push_chunks, columns, engine.drain_chunks, engine.flush_chunks))
+        return self._timed(_Feed(_chunked(engine.push), None, _chunked(self._drain), _chunked(engine.flush)))
+
+    def _timed(self, feed: _Feed[T]) -> Iterator[T]:
         started = time.perf_counter()
         try:
-            yield from self._matches()
+            yield from self._matches(feed)
         finally:
             self.elapsed += time.perf_counter() - started
 
-    def _matches(self) -> Iterator[Match]:
+    def _matches(self, feed: _Feed[T]) -> Iterator[T]:
         try:
-            yield from self._events()
+            yield from self._events(feed)
         except EvaluationError as exc:
             raise self._located(exc, self._current) from None
         except EventError:
             # a row the reader fails on ends the run: the matches of the events before it
             # first (the kernel fires in batches: those still collected)
-            yield from self._drain()
+            yield from feed.drain()
             raise
 
-    def _events(self) -> Iterator[Match]:
-        push, every, tick = self._pusher.push, PROGRESS_EVERY, self.progress
+    def _events(self, feed: _Feed[T]) -> Iterator[T]:
+        push, every, tick = feed.push, PROGRESS_EVERY, self.progress
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
-        columns = self._columns
+        columns = feed.columns
         n = 0
         for current in self.source.items(as_columns=columns is not None):
             if isinstance(current, EventColumns):  # a checked batch (only asked for by the kernel)
@@ -290,12 +328,12 @@ class Run:
             if self._stop:
                 self.stopped = True
                 self._last_pos = current.pos
-                yield from self._drain()  # events collected for a batch (the kernel)
+                yield from feed.drain()  # events collected for a batch (the kernel)
                 break
         self._current = None
         if not self.stopped:
-            yield from self._drain()  # the last batch's matches, before an error in it
-            yield from self._pusher.flush()
+            yield from feed.drain()  # the last batch's matches, before an error in it
+            yield from feed.flush()
         if tick is not None:
             tick(n % every)
 

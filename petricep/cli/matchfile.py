@@ -11,6 +11,12 @@ is written to a temporary file beside the target and renamed into place on commi
 Without ``--with-events`` a JSON Lines line is exactly what ``petricep run`` always wrote
 (:func:`petricep.io.output.match_json`); with it, each line gains ``"events"`` (every bound
 event's fields) and prints ``start`` / ``end`` in the input's own time format.
+
+The kernel's matches arrive as record batches (:meth:`petricep.api.runner.Run.match_batches`)
+and are written from their columns, with no :class:`Match` per match
+(:mod:`petricep.matchbatch`): JSON Lines text a batch at a time, the table from the batches
+where they give it exactly, else from the batches' matches (:meth:`MatchFile.commit`). A run
+asking for the bound events (``--with-events``) never gets batches: the Python engine runs it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
 from petricep.io.output import OutputFile, OutputPath, json_line
 from petricep.io.timestamps import format_has_date
+from petricep.matchbatch import JsonlBatches, batch_matches, batches_table
 from petricep.matchtable import (
     OUTPUT_FORMATS,
     TimeFormatter,
@@ -84,7 +91,8 @@ class MatchFile:
         self.with_events = False
         self.times: TimeFormatter | None = None
         self.lookup: dict[Any, Event] | None = None
-        self.kept: list[Match] = []
+        self.kept: list[Match | pa.RecordBatch] = []  # for a table: matches, and batches of them
+        self.jsonl_batches: JsonlBatches | None = None  # made for the first batch written
         self.target: OutputPath | None = None
         self.stream: IO[str] | OutputFile = out
         if path is not None and fmt == "jsonl":
@@ -108,6 +116,22 @@ class MatchFile:
         record = match_record(m, self.with_events, self.times, self.events_of)
         self.stream.write(json_line(record) + "\n")
 
+    def write_batch(self, chunk: pa.RecordBatch | list[Match], net: Net) -> None:
+        """A run's chunk of matches (:meth:`petricep.api.runner.Run.match_batches`) of
+        ``net``: a record batch written from its columns (JSON Lines) or kept whole (a table),
+        or Match objects written one by one."""
+        if isinstance(chunk, list):
+            for m in chunk:
+                self.write(m)
+            return
+        self.count += chunk.num_rows
+        if self.format != "jsonl":
+            self.kept.append(chunk)
+            return
+        if self.jsonl_batches is None:
+            self.jsonl_batches = JsonlBatches(net)
+        self.stream.write(self.jsonl_batches.text(chunk))
+
     def batch_done(self) -> None:
         """After the matches of one event: flushed when the input is live (stdin)."""
         if self.flush and self.format == "jsonl":
@@ -121,7 +145,12 @@ class MatchFile:
             self.target.commit()
             return
         layout = layout_of(net, table_times)
-        table = to_table(self.kept, layout, self.with_events, self.events_of)
+        table = None
+        if all(isinstance(k, pa.RecordBatch) for k in self.kept):
+            table = batches_table(self.kept, layout)  # type: ignore[arg-type]  # (all batches)
+        if table is None:
+            matches = [m for k in self.kept for m in (batch_matches(k, net) if isinstance(k, pa.RecordBatch) else [k])]
+            table = to_table(matches, layout, self.with_events, self.events_of)
         write_table(table, self.format, self.target)
         self.target.commit()
 

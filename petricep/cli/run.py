@@ -288,8 +288,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             bar = stack.enter_context(tqdm(unit=" ev", unit_scale=True, file=err, mininterval=0.5, desc="events"))
             run.progress = bar.update
         try:
-            for m in run:
-                outs.matches.write(m)
+            for chunk in run.match_batches():
+                outs.matches.write_batch(chunk, run.engine.net)
         except EventOrderError as exc:
             text = exc.message.removesuffix(" (input must be in time order)")
             raise EventOrderError(f"{text} {SLACK_HINT}", exc.file, exc.row, exc.field) from None

@@ -32,13 +32,15 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import pyarrow as pa
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns
+from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.run import (
     TAG_BOOL,
@@ -53,6 +55,9 @@ from petricep.kernel.run import (
 from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
+# the matches of one kernel call as a record batch (petricep.kernel.batches), or as Match
+# objects where a record batch cannot hold them exactly
+Chunk: TypeAlias = "pa.RecordBatch | list[Match]"
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
 
 
@@ -95,6 +100,9 @@ class KernelEngine:
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
         self._pairs: list[tuple[Match, int]] = []
+        self._batches: MatchBatches | None = None  # the *_chunks methods: matches as record batches
+        self._with_batches = False  # _taken keeps chunks in _chunks
+        self._chunks: list[Chunk] = []
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
         self.events = 0
@@ -208,9 +216,53 @@ class KernelEngine:
         if self._error is not None:
             raise self._error
         self.kernel.finish()
-        out += self._matches(self.kernel.take_matches())
+        out += self._taken()
         self.kernel.kernel.clear()  # every partial match is gone, as in the engine
         return out
+
+    # ------------------------------------------------------------------ matches as record batches
+
+    def push_chunks(self, e: Event) -> list[Chunk]:
+        """:meth:`push`, the matches as :data:`Chunk` s: a record batch per kernel call
+        (:mod:`petricep.kernel.batches`) where one holds them exactly, else its Match objects."""
+        return self._as_chunks(self.push, e)
+
+    def push_columns_chunks(self, cols: EventColumns) -> list[Chunk]:
+        """:meth:`push_columns` as :meth:`push_chunks`."""
+        return self._as_chunks(self.push_columns, cols)
+
+    def drain_chunks(self) -> list[Chunk]:
+        """:meth:`drain` as :meth:`push_chunks`."""
+        return self._as_chunks(self.drain)
+
+    def flush_chunks(self) -> list[Chunk]:
+        """:meth:`flush` as :meth:`push_chunks`."""
+        return self._as_chunks(self.flush)
+
+    def _as_chunks(self, fire: Callable[..., list[Match]], *args: Any) -> list[Chunk]:
+        """What ``fire(*args)`` finds, as chunks in the order found (an error is raised by
+        the next call, as ever: the chunks before the failing event come first)."""
+        if self._batches is None:
+            self._batches = MatchBatches(self.kernel.lowered)
+        self._chunks = []  # (what a call that raised had found is dropped, as its matches are)
+        self._with_batches = True
+        try:
+            fire(*args)
+        finally:
+            self._with_batches = False
+        chunks, self._chunks = self._chunks, []
+        return chunks
+
+    def _chunk(self, arrays: tuple[np.ndarray, ...]) -> Chunk:
+        """One kernel call's matches: a record batch, or Match objects where none holds them
+        exactly (a net binding composite events, ids or times of several kinds)."""
+        batches = self._batches
+        if batches is not None and batches.covered:
+            known = np.asarray(self._known_pos, dtype=np.int64)
+            found = batches.batch(arrays, known, self._known_id, self._known_ts, self.kernel.strings)
+            if found is not None:
+                return found
+        return self._matches(arrays)
 
     def _fire(self) -> list[Match]:
         evs, self._buf = self._buf, []
@@ -241,7 +293,13 @@ class KernelEngine:
 
     def _taken(self) -> list[Match]:
         """The matches the kernel found since the last call; with ``_with_at`` they go to
-        ``_pairs`` (with their emitting positions) instead."""
+        ``_pairs`` (with their emitting positions) instead, with ``_with_batches`` to
+        ``_chunks`` (as a record batch where one holds them)."""
+        if self._with_batches:
+            arrays = self.kernel.take_matches()
+            if len(arrays[0]):
+                self._chunks.append(self._chunk(arrays))
+            return []
         if not self._with_at:
             return self._matches(self.kernel.take_matches())
         found, at = self._matches_at(self.kernel.take_matches())

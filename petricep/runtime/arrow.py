@@ -62,10 +62,37 @@ def scalar(value: Any, type_: pa.DataType) -> pa.Scalar:
     return pa.Array.from_buffers(type_, 1, buffers)[0]
 
 
-def number_array(values: Any, type_: pa.DataType) -> pa.Array:
+def number_array(values: Any, type_: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
     """``pa.array(values, type_)`` of numbers already of ``type_`` (a numpy array or a list, no
-    None) for an integer or floating-point ``type_``."""
+    None) for an integer or floating-point ``type_``; ``valid``: False where the value is null
+    (``mask=~valid``)."""
     if not _is_number_type(type_):
         raise TypeError(f"not a number type: {type_}")
     data = np.ascontiguousarray(values, dtype=type_.to_pandas_dtype())
-    return pa.Array.from_buffers(type_, len(data), [None, pa.py_buffer(data)])
+    return pa.Array.from_buffers(type_, len(data), [_validity(valid), pa.py_buffer(data)])
+
+
+def bool_array(values: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """``pa.array(values, pa.bool_())`` of a numpy boolean array (``valid`` as in
+    :func:`number_array`)."""
+    bits = np.packbits(np.asarray(values, dtype=bool), bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [_validity(valid), pa.py_buffer(bits)])
+
+
+def string_array(values: list[str | None]) -> pa.Array:
+    """``pa.array(values, pa.string())`` of text and None."""
+    data = [b"" if v is None else v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)), out=offsets[1:])
+    valid = None if None not in values else np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    buffers = [_validity(valid), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))]
+    if offsets[-1] >= 2**31:
+        buffers[1] = pa.py_buffer(offsets)
+        return pa.Array.from_buffers(pa.large_string(), len(data), buffers).cast(pa.string())
+    return pa.Array.from_buffers(pa.string(), len(data), buffers)
+
+
+def _validity(valid: np.ndarray | None) -> pa.Buffer | None:
+    if valid is None or valid.all():
+        return None
+    return pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little"))

@@ -1,0 +1,260 @@
+"""The kernel's matches as Arrow record batches, with the input's own ids and times.
+
+Why: a run that writes its matches to a file (``petricep run``) needs no :class:`Match`
+object per match; turning the kernel's match arrays into columns costs a few vector
+operations per batch instead of a dict and an object per match (bench/RESULTS.md, issue 16).
+
+A batch has the columns of :meth:`KernelRun._table <petricep.kernel.run.KernelRun>`:
+``pattern`` (dictionary of the net's pattern names, in the net's order), ``start``, ``end``,
+one column per variable name (first-seen order over the patterns; a Kleene variable a
+``list<...>`` column in stream order; null where the row's pattern has no such variable),
+with RETURN or ON TIMEOUT an ``attrs`` struct of the fields (null where the row's pattern
+or its variant has no such field, or the value is None), with ON TIMEOUT a ``timeout``
+struct (type, deadline; null for a completed match).
+
+A batch holds exactly what the engine's :class:`Match` objects would: every value keeps its
+Python kind in its column's type (int64, float64, text, bool). Where it cannot -- ids or
+times of several kinds among the events a batch binds (``1`` beside ``1.0``, text beside
+numbers, None ids, ints beyond int64, non-finite numbers), a RETURN field holding several
+kinds -- :meth:`MatchBatches.batch` returns None and the caller converts that batch match by
+match. A net some pattern of which binds composite events (their ids are ``pattern[ids]``
+texts remembered match by match) is never made into batches (:attr:`MatchBatches.covered`).
+
+Arrays are built from numpy buffers (:mod:`petricep.runtime.arrow`), never by ``pa.array``
+of Python or numpy values, which would import pandas into every run (its start-up cost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from petricep.kernel.lowering import Lowered
+from petricep.kernel.run import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR
+from petricep.runtime.arrow import bool_array, number_array, string_array
+
+_NONE = np.iinfo(np.int64).max  # an unbound slot's index (never the minimum)
+
+
+def exact_array(values: list[Any]) -> pa.Array | None:
+    """``values`` as one Arrow array that gives every value back as it is (ints that fit
+    int64, finite floats, text); None when they are of several kinds or of another."""
+    kinds = set(map(type, values))
+    try:
+        if kinds == {int}:
+            return number_array(np.array(values, dtype=np.int64), pa.int64())
+        if kinds == {str}:
+            return string_array(values)
+        if kinds == {float}:
+            arr = np.array(values, dtype=np.float64)
+            return number_array(arr, pa.float64()) if np.isfinite(arr).all() else None
+    except (OverflowError, UnicodeEncodeError):  # an int beyond int64, text that is not UTF-8
+        return None
+    return None
+
+
+class MatchBatches:
+    """Builds record batches (see the module docstring) from the kernel's match arrays."""
+
+    def __init__(self, lowered: Lowered) -> None:
+        self.patterns = lowered.patterns
+        self.names = string_array([p.name for p in self.patterns])
+        # no pattern binds composite events: every bound id is an input event's
+        self.covered = all(p.ret_type < 0 and p.to_type < 0 for p in self.patterns)
+        self.columns: dict[str, list[tuple[int, int]]] = {}  # variable -> (pattern, slot) pairs
+        for pi, p in enumerate(self.patterns):
+            for name, slot in p.vars:
+                self.columns.setdefault(name, []).append((pi, slot))
+        self.lists = frozenset(v for p in self.patterns for v in p.kleene)
+        self.outputs = [p.returns for p in self.patterns] + [p.timeouts for p in self.patterns]
+        self.fields = list(dict.fromkeys(f for names in self.outputs for f in names))
+        self.timeouts = any(p.timeout_type for p in self.patterns)
+
+    def batch(
+        self,
+        arrays: tuple[np.ndarray, ...],
+        known: np.ndarray,
+        ids: list[Any],
+        stamps: list[Any],
+        strings: Callable[[], list[str]],
+    ) -> pa.RecordBatch | None:
+        """The matches of ``arrays`` (:meth:`KernelRun.take_matches`) as a record batch;
+        ``known``: the positions of the remembered events, ``ids`` and ``stamps`` theirs;
+        ``strings()``: the run's string dictionary. None: not exact (the module docstring)."""
+        pattern, refs, bound, values, kinds, klen, klist = (arrays[i] for i in (0, 3, 4, 6, 7, 9, 10))
+        npat = len(self.patterns)
+        base = pattern % npat
+        at = np.searchsorted(known, refs)  # (meaningless for Kleene slots: offsets into klist)
+        in_lists = np.searchsorted(known, klist)
+        lo = np.full(len(pattern), _NONE, dtype=np.int64)
+        hi = np.full(len(pattern), -1, dtype=np.int64)
+        picks: dict[str, Any] = {}  # variable -> index per row (-1: none), or (offsets, flat, valid)
+        for name, where in self.columns.items():
+            if name in self.lists:
+                picks[name] = _list_picks(base, refs, bound, klen, in_lists, where, lo, hi)
+            else:
+                picks[name] = _picks(base, at, bound, where, lo, hi)
+        used = np.unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
+        used = used[(used >= 0) & (used != _NONE)]
+        index = used.tolist()
+        id_arr = exact_array(list(map(ids.__getitem__, index)))
+        ts_arr = exact_array(list(map(stamps.__getitem__, index)))
+        if id_arr is None or ts_arr is None:
+            return None
+        cols: dict[str, Any] = {
+            "pattern": pa.DictionaryArray.from_arrays(number_array(base, pa.int32()), self.names),
+            "start": ts_arr.take(number_array(np.searchsorted(used, lo), pa.int64())),
+            "end": ts_arr.take(number_array(np.searchsorted(used, hi), pa.int64())),
+        }
+        for name, pick in picks.items():
+            cols[name] = _list_ids(id_arr, used, *pick) if name in self.lists else _ids(id_arr, used, pick)
+        if self.fields:
+            attrs = self._attrs(pattern, values, kinds, strings)
+            if attrs is None:
+                return None
+            cols["attrs"] = attrs
+        if self.timeouts:
+            timeout = self._timeout(pattern, cols["start"], known[lo.clip(0, len(known) - 1)] if len(known) else lo)
+            if timeout is None:
+                return None
+            cols["timeout"] = timeout
+        return pa.RecordBatch.from_pydict(cols)
+
+    def _attrs(
+        self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray, strings: Callable[[], list[str]]
+    ) -> pa.Array | None:
+        """The RETURN / ON TIMEOUT fields as a struct, one type per field (None: a field holds
+        values of several kinds, or an int no int64 holds)."""
+        n = len(pattern)
+        arrays = []
+        for f in self.fields:
+            val = np.zeros(n, dtype=np.float64)
+            kind = np.full(n, TAG_NULL, dtype=np.int8)
+            for vp, names in enumerate(self.outputs):
+                if f in names:
+                    rows = pattern == vp
+                    j = names.index(f)
+                    val[rows] = values[rows, j]
+                    kind[rows] = kinds[rows, j]
+            column = _value_column(val, kind, strings)
+            if column is None:
+                return None
+            arrays.append(column)
+        return pa.StructArray.from_arrays(arrays, self.fields)
+
+    def _timeout(self, pattern: np.ndarray, start: pa.Array, first_pos: np.ndarray) -> pa.Array | None:
+        """Per row a timeout's type and deadline (the engine's: the window added to the start,
+        or to the first bound position for a count window), null for a match; None when the
+        deadlines are ints in some rows and floats in others."""
+        npat = len(self.patterns)
+        n = len(pattern)
+        starts = np.array(start.to_pylist())  # int64 or float64, as the times are
+        types: list[str | None] = [None] * n
+        parts: list[np.ndarray] = []
+        rows_of: list[np.ndarray] = []
+        for pi, p in enumerate(self.patterns):
+            rows = np.flatnonzero(pattern == npat + pi)
+            if not len(rows) or p.window is None:
+                continue
+            origin = first_pos[rows] if p.count_window else starts[rows]
+            parts.append(origin + p.window)  # numpy keeps Python's int + int, int + float, float + x
+            rows_of.append(rows)
+            for r in rows.tolist():
+                types[r] = p.timeout_type
+        kinds = {a.dtype.kind for a in parts}
+        if len(kinds) > 1:
+            return None
+        dtype = np.int64 if kinds == {"i"} else np.float64
+        deadline = np.zeros(n, dtype=dtype)
+        valid = np.zeros(n, dtype=bool)
+        for rows, d in zip(rows_of, parts):
+            deadline[rows] = d
+            valid[rows] = True
+        if dtype == np.float64 and not np.isfinite(deadline[valid]).all():
+            return None
+        fields = [string_array(types), number_array(deadline, pa.int64() if dtype == np.int64 else pa.float64(), valid)]
+        return pa.StructArray.from_arrays(fields, ["type", "deadline"], mask=bool_array(~valid))
+
+
+def _picks(
+    base: np.ndarray, at: np.ndarray, bound: np.ndarray, where: list[tuple[int, int]], lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """A single variable's remembered-event index per row (-1: unbound); ``lo`` / ``hi`` (the
+    first and last bound event per row) updated."""
+    pick = np.full(len(base), -1, dtype=np.int64)
+    for p, slot in where:
+        rows = (base == p) & (bound[:, slot] == 1)
+        pick[rows] = at[rows, slot]
+    np.minimum(lo, np.where(pick >= 0, pick, _NONE), out=lo)
+    np.maximum(hi, pick, out=hi)
+    return pick
+
+
+def _list_picks(
+    base: np.ndarray,
+    refs: np.ndarray,
+    bound: np.ndarray,
+    klen: np.ndarray,
+    in_lists: np.ndarray,
+    where: list[tuple[int, int]],
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A Kleene variable's elements per row: (list offsets, remembered-event index of every
+    element in row order, rows bound); ``lo`` / ``hi`` updated with each list's first and last."""
+    n = len(base)
+    start = np.zeros(n, dtype=np.int64)
+    length = np.zeros(n, dtype=np.int64)
+    valid = np.zeros(n, dtype=bool)
+    for p, slot in where:
+        rows = (base == p) & (bound[:, slot] == 1)
+        start[rows] = refs[rows, slot]
+        length[rows] = klen[rows, slot]
+        valid |= rows
+    length[~valid] = 0
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    flat = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1], dtype=np.int64)
+    elems = in_lists[flat] if len(flat) else np.zeros(0, dtype=np.int64)
+    some = length > 0
+    first = np.where(some, elems[np.minimum(offsets[:-1], max(len(elems) - 1, 0))] if len(elems) else 0, _NONE)
+    last = np.where(some, elems[np.maximum(offsets[1:] - 1, 0)] if len(elems) else 0, -1)
+    np.minimum(lo, first, out=lo)
+    np.maximum(hi, last, out=hi)
+    return offsets, elems, valid
+
+
+def _ids(id_arr: pa.Array, used: np.ndarray, pick: np.ndarray) -> pa.Array:
+    return id_arr.take(number_array(np.searchsorted(used, pick), pa.int64(), pick >= 0))
+
+
+def _list_ids(id_arr: pa.Array, used: np.ndarray, offsets: np.ndarray, elems: np.ndarray, valid: np.ndarray) -> pa.Array:
+    values = id_arr.take(number_array(np.searchsorted(used, elems), pa.int64()))
+    return pa.ListArray.from_arrays(number_array(offsets, pa.int32()), values, mask=bool_array(~valid))
+
+
+def _value_column(val: np.ndarray, kind: np.ndarray, strings: Callable[[], list[str]]) -> pa.Array | None:
+    """One field's values in the type of their one kind (all null: null type)."""
+    present = (kind != TAG_NULL) & (kind != TAG_MISSING)
+    seen = set(np.unique(kind[present]).tolist())
+    if not seen:
+        return pa.nulls(len(val))
+    if seen == {TAG_INT}:
+        ok = val[present]
+        if not np.isfinite(ok).all() or (np.abs(ok) >= 2.0**63).any():
+            return None
+        return number_array(val.astype(np.int64), pa.int64(), present)
+    if seen == {TAG_NUM}:
+        return number_array(val, pa.float64(), present)
+    if seen == {TAG_BOOL}:
+        return bool_array(val != 0.0, present)
+    if seen == {TAG_STR}:
+        codes = np.where(present, val, 0).astype(np.int64)
+        return string_array(list(strings())).take(number_array(codes, pa.int64(), present))
+    return None
+
+
+__all__ = ["MatchBatches", "exact_array"]
