@@ -124,7 +124,7 @@ def kernel_choice(
     elif spec.path == "-":
         why = "standard input: matches are written as each event arrives"
     elif kernel_switched_off():
-        why = "the compiled kernel is switched off (PETRICEP_NO_KERNEL=1)"
+        why = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
     elif not kernel_available():
         why = "the compiled kernel is not built"
     else:
