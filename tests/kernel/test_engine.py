@@ -5,9 +5,11 @@ ints, text ids stay text), the same located errors, and the run saying which eng
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +24,13 @@ from petricep.api import compile_text
 from petricep.cli import main
 from petricep.errors import EvaluationError
 from petricep.events import Event
+from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.cli.rise import EVENTS as RISE_EVENTS
+from tests.cli.rise import RISE
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
@@ -330,3 +335,36 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
     py_lines, k_lines = err_py.splitlines(), err_k.splitlines()
     assert k_lines[0].split(" in ")[0] == py_lines[0].split(" in ")[0]  # the accounting
     assert k_lines[1:4] == py_lines[1:4] == ["  up: 1661 matches", "  twice: 454 matches", "  composite events: 1661"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (["--with-events"], "the matches' bound events are asked for (--with-events, Match.bindings())"),
+        (["--slack", "2"], "a slack: events are re-ordered by the Python engine"),
+        (["--events", "-", "--format", "csv"], "standard input: matches are written as each event arrives"),
+        (["--archive", "ARCHIVE"], "ARCHIVED variables (a run over an archive)"),
+    ],
+)
+def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
+    run_cli: Any, tmp_path: Path, extra: list[str], why: str
+) -> None:
+    """Options the kernel does not serve run the default ``run`` on the Python engine, with
+    the matches of ``--engine python`` and the reason on the summary's last line."""
+    pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
+    pf.write_text(RISE)
+    ev.write_text(RISE_EVENTS)
+    extra = [str(tmp_path / "archive") if w == "ARCHIVE" else w for w in extra]
+    opts = ["--type-field", "type", "--time-field", "ts", *(["--events", str(ev)] if "-" not in extra else []), *extra]
+    results = []
+    for engine in ([], ["--engine", "python"]):
+        if "-" in extra:
+            use_stdin(io.BytesIO(RISE_EVENTS.encode()))
+        try:
+            results.append(run_cli("run", str(pf), *opts, *engine))
+        finally:
+            use_stdin(None)
+        shutil.rmtree(tmp_path / "archive", ignore_errors=True)
+    (rc, out, err), (rc_py, out_py, _) = results
+    assert (rc, out) == (rc_py, out_py) == (0, out_py) and out.count("\n") == 2
+    assert err.splitlines()[-1] == f"  engine: python ({why})"
