@@ -343,9 +343,8 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
         hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
-    if "engine" in report:
-        name, why = report["engine"]["name"], report["engine"]["why"]
-        err.write(f"  engine: {name}" + (f" ({why})" if name != "kernel" else "") + "\n")
+    name, why = report["engine"]["name"], report["engine"]["why"]
+    err.write(f"  engine: {name}" + (f" ({why})" if name != "kernel" else "") + "\n")
     if args.rejects and ev["rejected"]:
         err.write(f"  rejected rows written to {args.rejects}\n")
     if args.late and ev["late"]:
