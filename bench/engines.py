@@ -45,14 +45,14 @@ def compare(label: str, net: Path, events: Path, opts: list[str], scan_column: s
     scan = timed([sys.executable, "-c", SCAN, str(events), scan_column], repeat)
     outs = {}
     times = {}
-    for engine in ("local", "kernel"):
+    for engine in ("python", "kernel"):
         outs[engine] = tmp / f"{label}-{engine}.jsonl"
         times[engine] = timed([*base, "--engine", engine, "-o", str(outs[engine])], repeat)
-    same = filecmp.cmp(outs["local"], outs["kernel"], shallow=False)
+    same = filecmp.cmp(outs["python"], outs["kernel"], shallow=False)
     matches = sum(1 for _ in outs["kernel"].open())
     print(
-        f"| {label} | {scan:.2f} | {times['local']:.2f} | {times['kernel']:.2f} | "
-        f"{scan / times['local']:.2f} | {scan / times['kernel']:.2f} | {times['local'] / times['kernel']:.2f}x | "
+        f"| {label} | {scan:.2f} | {times['python']:.2f} | {times['kernel']:.2f} | "
+        f"{scan / times['python']:.2f} | {scan / times['kernel']:.2f} | {times['python'] / times['kernel']:.2f}x | "
         f"{matches:,} ({'same bytes' if same else 'DIFFERENT'}) |"
     )
 

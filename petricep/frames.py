@@ -388,9 +388,12 @@ def run_matches(
     lang: str | None = None,
     with_events: bool = False,
     prefilter: bool = True,
-    engine: str = "python",
+    engine: str = "kernel",
+    bindings: bool = False,
 ) -> Run:
-    """Run patterns over events (the options of :func:`match`) and keep what a table needs."""
+    """Run patterns over events (the options of :func:`match`) and keep what a table needs.
+    ``bindings``: the caller reads the matches' bound events (``Match.bindings()``, not an
+    option of :func:`match`: ``as_objects=True`` asks for it), which keeps the Python engine."""
     files, net = load(patterns, lang)
     if net.history:
         raise ConfigError("patterns with ARCHIVED variables need an event archive: use petricep run --archive")
@@ -431,7 +434,7 @@ def run_matches(
         on_late=on_late,
         prefilter=prefilter and not with_events,
         engine=engine,
-        bindings=with_events,
+        bindings=with_events or bindings,
         locate=lambda e: _event_where(inp, e),
     )
     runner.events_by_id = lookup
@@ -485,16 +488,18 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     ``with_events=True`` adds each bound event's fields (``events.<var>`` columns);
     ``as_objects=True`` returns the engine's :class:`Match` objects (a list);
     ``prefilter=False`` turns every row into an event (for comparison);
-    ``engine="kernel"`` runs on the compiled kernel where it covers the patterns (as
-    ``petricep run --engine kernel``; the Python engine otherwise; its match objects carry
-    no bound events, so ``with_events=True`` keeps the Python engine).
+    ``engine="kernel"`` (the default) runs on the compiled kernel where it covers the
+    patterns, as ``petricep run`` does, else on the Python engine (the kernel's match objects
+    carry no bound events, so ``with_events=True`` and ``as_objects=True``, whose
+    ``Match.bindings()`` reads them, keep the Python engine); ``engine="python"`` runs the
+    reference engine.
     See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
     """
-    known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns")]
+    known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns", "bindings")]
     unknown = [k for k in options if k not in known]
     if unknown:
         raise ConfigError(f"unknown option {unknown[0]!r} (options: as_objects, {', '.join(known)})")
-    run = run_matches(events, patterns, **options)
+    run = run_matches(events, patterns, bindings=as_objects, **options)
     if as_objects:
         return run.matches
     table = to_table(run.matches, run.layout, bool(options.get("with_events")), run.events_of, run.input.id_type)

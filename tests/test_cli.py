@@ -164,7 +164,7 @@ def test_check_shows_what_merging_shares(tmp_path: Path, capsys: pytest.CaptureF
         "  shared (front combination): place 'a' by p1, p2, p3",
         "  shared (front combination): place 'a;b' by p1, p2, p3",
         "  shared whole: every place of p3 serves other patterns too",
-        "kernel: covers this net (run --engine kernel)" if kernel.available() else "kernel: not built (the Python engine runs every net)",
+        kernel_line(None),
     ]
 
 
@@ -181,6 +181,11 @@ def test_shipped_readme_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err
 
 
-def kernel_line(why: str) -> str:
-    """``check``'s kernel line for a net the kernel does not cover (when it is built)."""
-    return f"kernel: not used ({why})" if kernel.available() else "kernel: not built (the Python engine runs every net)"
+def kernel_line(why: str | None) -> str:
+    """``check``'s kernel line: for a net the kernel covers (``why`` None) or does not, when
+    it is built and not switched off."""
+    if kernel.switched_off():
+        return "kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"
+    if not kernel.available():
+        return "kernel: not built (the Python engine runs every net)"
+    return "kernel: covers this net (run fires it on the kernel)" if why is None else f"kernel: not used, the Python engine runs ({why})"

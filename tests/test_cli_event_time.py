@@ -57,6 +57,8 @@ def test_slack_late_file_stats_and_exit_status(tmp_path: Path, capsys: pytest.Ca
         "events": {"read": 7, "processed": 6, "rejected": 0, "late": 1, "composite": 1},
         "patterns": {"checkout": {"matches": 2, "timeouts": 1, "dropped": 1, "alive": 0}},
         "partial_matches": {"alive": 0, "peak": 1, "dropped": 1},
+        # a slack: the default run falls back to the Python engine, and says why
+        "engine": {"name": "python", "why": "a slack: events are re-ordered by the Python engine"},
         # the run's marking on its net (draw --stats): 4 Adds started a partial match, 2 checked out
         "net": {
             "places": {"g0.p1": {"created": 4, "peak": 1}, "g0.p2": {"created": 2, "peak": 0}},

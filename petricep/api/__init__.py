@@ -74,7 +74,9 @@ def run(
     on_late: LateHandler | None = None,
 ) -> Iterator[Match]:
     """Run ``net`` over ``events`` on the embedded engine: in stream order, or out of order
-    by up to ``slack`` (later events go to ``on_late(event, watermark)``)."""
+    by up to ``slack`` (later events go to ``on_late(event, watermark)``). The Python engine,
+    whatever the net: each event's matches come as it is pushed, with their bound events
+    (:class:`~petricep.api.runner.Run` fires an input on the compiled kernel where it can)."""
     return Engine(net, tie=tie, slack=slack, on_late=on_late).run(events)
 
 

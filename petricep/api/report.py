@@ -144,6 +144,20 @@ def condition_hints(net: Net, marking: Marking, report: dict[str, Any], seen: se
     return hints
 
 
+def rerun_hints(net: Net, report: dict[str, Any], seen: set[str]) -> dict[str, list[str]]:
+    """Per pattern without matches whose event types were all read, on a run without the
+    net's marking (the compiled kernel counts none): how to learn which condition nothing
+    satisfied, the line :func:`condition_hints` gives from a Python engine's run."""
+    hints: dict[str, list[str]] = {}
+    for pn in net.patterns:
+        if report["patterns"].get(pn.name, {}).get("matches", 0) or not set(pn.input_types) <= seen:
+            continue
+        hints[pn.name] = [
+            f"pattern {pn.name!r}: run with --engine python to see which step no event could take, and its conditions"
+        ]
+    return hints
+
+
 def _unmet(p: A.Pattern, etype: str, var: str, first: bool) -> str | None:
     """What the events of ``etype`` had to satisfy in ``p`` to bind ``var`` (the transition's
     variable; in a net merged from several patterns maybe another pattern's name for it, so
@@ -220,12 +234,15 @@ def summary_lines(
             f"{h['gated']} live events skipped by archive-first"
         )
     pm = report["partial_matches"]
+    on_kernel = report.get("engine", {}).get("name") == "kernel"
     if sweep_every is not None and ev["read"] < sweep_every:
         peak = f"{pm['peak']} when the input ended (the peak is sampled every {sweep_every:,} events; this run read fewer)"
+    elif on_kernel and sweep_every is not None:  # the kernel samples it after each batch it fires
+        peak = f"peak {pm['peak']} (sampled every {sweep_every:,} events)"
     else:
         peak = f"peak {pm['peak']} (sampled at every sweep)"
     lines.append(f"  partial matches: {peak}, {pm['alive']} alive at the end, {pm['dropped']} dropped by limits")
     return lines
 
 
-__all__ = ["condition_hints", "history_report", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]
+__all__ = ["condition_hints", "history_report", "rerun_hints", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]

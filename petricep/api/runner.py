@@ -34,6 +34,7 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.kernel import available as kernel_available
 from petricep.kernel import supports as kernel_supports
+from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
@@ -48,6 +49,7 @@ if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that u
     from petricep.archive.history import HistoryRunner
 
 PROGRESS_EVERY = 20000
+ENGINES = ("kernel", "python")  # Run(engine=...): the kernel where it covers the run (the default), or the reference
 T = TypeVar("T")
 
 
@@ -139,9 +141,11 @@ def kernel_choice(
     elif slack is not None:
         why = "a slack: events are re-ordered by the Python engine"
     elif bindings:
-        why = "the matches' bound events are asked for (--with-events)"
+        why = "the matches' bound events are asked for (--with-events, Match.bindings())"
     elif spec.path == "-":
         why = "standard input: matches are written as each event arrives"
+    elif kernel_switched_off():
+        why = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
     elif not kernel_available():
         why = "the compiled kernel is not built"
     else:
@@ -176,9 +180,11 @@ class Run:
     off where dropping a row could change a result: with a slack or an archive).
     ``files``: the parsed pattern files, for the schema check at the pattern.
     ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
-    has its own, set when it is built). ``engine``: ``"python"``, or ``"kernel"`` for the
-    compiled kernel where it covers the run (:func:`kernel_choice`; ``bindings``: the caller
-    will ask matches for their bound events, which only the Python engine keeps). ``source``:
+    has its own, set when it is built). ``engine``: ``"kernel"`` (the default) for the
+    compiled kernel where it covers the run, else the Python engine, saying why in the
+    report's ``"engine"`` (:func:`kernel_choice`); ``"python"`` for the reference engine.
+    ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``),
+    which only the Python engine keeps: the run stays on it. ``source``:
     read this source instead of opening ``spec``'s (its columns already checked by the
     caller); ``locate(event)``: how an evaluation error names the failing event (default:
     ``<input>: event at position N (id X)``). ``count_marking``: count partial matches per place
@@ -200,7 +206,7 @@ class Run:
         progress: Callable[[int], None] | None = None,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         count_marking: bool = False,
-        engine: str = "python",
+        engine: str = "kernel",
         bindings: bool = False,
         source: EventSource | None = None,
         locate: Callable[[Event], str] | None = None,
@@ -208,7 +214,9 @@ class Run:
         self.history: HistoryRunner | None = None
         self._pusher: Engine | KernelEngine | HistoryRunner
         self.engine: Engine | KernelEngine
-        # which engine fires the net, and why (with engine="kernel": the kernel where it covers the run)
+        if engine not in ENGINES:
+            raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
+        # which engine fires the net, and why (engine="kernel": the kernel where it covers the run)
         self.engine_choice = kernel_choice(program, tie, slack, spec, bindings) if engine == "kernel" else ("python", "asked for")
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
@@ -364,8 +372,7 @@ class Run:
             ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
-        if self.engine_choice[1] != "asked for":
-            report["engine"] = {"name": self.engine_choice[0], "why": self.engine_choice[1]}
+        report["engine"] = {"name": self.engine_choice[0], "why": self.engine_choice[1]}
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():
@@ -393,4 +400,4 @@ class Run:
         return bool(ev["rejected"] or ev["late"])
 
 
-__all__ = ["PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "kernel_choice", "open_checked"]
+__all__ = ["ENGINES", "PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "kernel_choice", "open_checked"]

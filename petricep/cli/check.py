@@ -39,12 +39,15 @@ def row_net_line(rn: RowNet) -> str:
 
 
 def kernel_line(net: Net) -> str:
-    """Whether ``run --engine kernel`` fires this net on the compiled kernel, and if not, why
-    (decided per net, under the default tie rule)."""
+    """Whether ``run`` fires this net on the compiled kernel (its default engine), and if
+    not, why (decided per net, under the default tie rule; a run may still fall back for its
+    options: a slack, --with-events, standard input)."""
+    if kernel.switched_off():
+        return "kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"
     if not kernel.available():
         return "kernel: not built (the Python engine runs every net)"
     ok, why = kernel.supports(net)
-    return "kernel: covers this net (run --engine kernel)" if ok else f"kernel: not used ({why})"
+    return "kernel: covers this net (run fires it on the kernel)" if ok else f"kernel: not used, the Python engine runs ({why})"
 
 
 def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from petricep import __version__
@@ -97,9 +98,35 @@ def dispatch(args: argparse.Namespace) -> int:
     return run.cmd_run(args, sys.stdout, sys.stderr)
 
 
+def _one_line_warnings(shown: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` writing petricep's own warnings as the one line they are
+    (``petricep: the compiled kernel is not built ...; the Python engine runs``) rather than
+    with Python's file:line and source line: a command's stderr is read by its users, not by
+    the package's developers. Other warnings go to ``shown``, as Python shows them."""
+
+    def show(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int,
+        file: IO[str] | None = None, line: str | None = None,
+    ) -> None:
+        text = str(message)
+        if text.startswith("petricep: "):
+            (file if file is not None else sys.stderr).write(text + "\n")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv).parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warnings(warnings.showwarning)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, its errors as one message and their exit status."""
     try:
         return dispatch(args)
     except PetricepError as exc:

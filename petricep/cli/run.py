@@ -24,7 +24,7 @@ from contextlib import ExitStack, contextmanager
 from typing import IO, Any
 
 from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
-from petricep.api.report import condition_hints
+from petricep.api.report import condition_hints, rerun_hints
 from petricep.api.runner import Run
 from petricep.archive.history import HistoryRunner
 from petricep.archive.store import Archive
@@ -78,10 +78,11 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument(
         "--engine",
-        choices=("local", "kernel", "spark"),
+        choices=("local", "python", "kernel", "spark"),
         default="local",
-        help="execution engine: local (embedded, the Python engine; the default), kernel (embedded, the compiled "
-        "kernel where it covers the patterns, else the Python engine, saying why) or spark",
+        help="execution engine: local (embedded; the default): the compiled kernel where it covers the patterns, "
+        "else the Python engine, saying why on the summary's last line; python (embedded, the reference Python "
+        "engine, for comparisons and --stats' per-place counts); kernel (the same as local); or spark",
     )
     run.add_argument("--master", metavar="URL", help="with --engine spark: the Spark master (default local[*])")
     run.add_argument(
@@ -274,7 +275,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             # the net's marking: for --stats and for the hints of a run that finds nothing
             # (counting costs nothing measurable: bench/RESULTS.md, "run marking")
             count_marking=True,
-            engine="kernel" if args.engine == "kernel" else "python",
+            engine="python" if args.engine == "python" else "kernel",  # local, kernel: the kernel where it covers
             bindings=args.with_events,
         )
         if outs.matches.flush:
@@ -335,13 +336,15 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
     hints = type_hints(run.engine.net, report, seen)
     marking = run.engine.marking() if run.history is None else None
     if marking is not None:
-        for name, lines in condition_hints(run.engine.net, marking, report, seen).items():
-            hints.setdefault(name, []).extend(lines)
+        more = condition_hints(run.engine.net, marking, report, seen)
+    else:  # the kernel counts no marking: where to find the condition
+        more = rerun_hints(run.engine.net, report, seen) if report["engine"]["name"] == "kernel" else {}
+    for name, lines in more.items():
+        hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
-    if "engine" in report:
-        name, why = report["engine"]["name"], report["engine"]["why"]
-        err.write(f"  engine: {name}" + (f" ({why})" if name != "kernel" else "") + "\n")
+    name, why = report["engine"]["name"], report["engine"]["why"]
+    err.write(f"  engine: {name}" + (f" ({why})" if name != "kernel" else "") + "\n")
     if args.rejects and ev["rejected"]:
         err.write(f"  rejected rows written to {args.rejects}\n")
     if args.late and ev["late"]:

@@ -151,9 +151,15 @@ def marking_from_stats(report: Mapping[str, Any], measure: str = "peak") -> Mark
     {id: {"created": n, "peak": m}}, "transitions": {id: n}}``."""
     net = report.get("net")
     if not isinstance(net, Mapping) or "places" not in net or "transitions" not in net:
+        engine = report.get("engine")
+        how = (
+            "the run was on the compiled kernel, which counts none: run with --engine python --stats FILE"
+            if isinstance(engine, Mapping) and engine.get("name") == "kernel"
+            else "write them with a petricep that records them (--stats FILE)"
+        )
         raise ConfigError(
             "the run's statistics have no per-place and per-transition counts (a \"net\" section "
-            "with \"places\" and \"transitions\"): write them with a petricep that records them (--stats FILE)"
+            f"with \"places\" and \"transitions\"): {how}"
         )
     try:
         places = {k: (int(v["created"]), int(v["peak"])) for k, v in net["places"].items()}

@@ -8,7 +8,7 @@ exactly its matches, in its order, and is tested against it on random patterns a
 Public API (for the CLI, the library API and Spark to wire in):
 
 * :func:`available` -- whether the extension is built; if not, warns once that the Python
-  engine runs;
+  engine runs; :func:`switched_off` -- whether ``PETRICEP_NO_KERNEL=1`` turns it off;
 * :func:`supports` ``(net, tie) -> (bool, reason)`` -- whether the kernel covers every shared
   net of ``net``; if not, the reason (run the Python engine then);
 * :func:`lower` ``(net) -> Lowered`` -- the frozen arrays the kernel interprets;
@@ -21,7 +21,7 @@ Public API (for the CLI, the library API and Spark to wire in):
   ``live_partial_matches()``;
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
 * :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
-  ``flush`` interface, over checked events (``Run(engine="kernel")``, ``run --engine kernel``);
+  ``flush`` interface, over checked events (``Run``'s and ``petricep run``'s default engine);
   ``drain_pairs()`` fires what it collected (before a snapshot), ``collected`` counts it;
 * :mod:`petricep.kernel.snapshot` -- a KernelEngine's state as bytes, for a streaming state
   store: ``dumps(engine) -> bytes`` (an Arrow IPC stream of the kernel's arrays and the Python
@@ -60,12 +60,17 @@ from petricep.kernel.run import KernelRun, _kernel, to_matches
 _warned = False
 
 
+def switched_off() -> bool:
+    """Whether the environment variable ``PETRICEP_NO_KERNEL=1`` switches the kernel off (for
+    comparisons: every run then says it ran the Python engine, without a warning)."""
+    return os.environ.get("PETRICEP_NO_KERNEL") == "1"
+
+
 def available() -> bool:
-    """Whether the compiled kernel is built (and not switched off with the environment
-    variable ``PETRICEP_NO_KERNEL=1``, for comparisons); the first time it is not built,
-    one warning says so."""
+    """Whether the compiled kernel is built (and not :func:`switched_off`); the first time
+    it is not built, one warning says so."""
     global _warned
-    if os.environ.get("PETRICEP_NO_KERNEL") == "1":
+    if switched_off():
         return False
     if _kernel is None and not _warned:
         _warned = True
@@ -78,4 +83,4 @@ def available() -> bool:
     return _kernel is not None
 
 
-__all__ = ["KernelRun", "Lowered", "Unsupported", "available", "lower", "supports", "to_matches"]
+__all__ = ["KernelRun", "Lowered", "Unsupported", "available", "lower", "supports", "switched_off", "to_matches"]

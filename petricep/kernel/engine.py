@@ -307,11 +307,13 @@ class KernelEngine:
         return []
 
     def _sample(self, last_id: Any) -> None:
-        """The peak of live partial matches, and the memory budget, after a batch."""
+        """The peak of live partial matches, and the memory budget, after a batch: over it,
+        the error is raised at the next call, as an evaluation error is, so that the matches
+        the batch found are returned first (they are matches of the input; the run stops)."""
         live = self.kernel.live_partial_matches()
         self.peak = max(self.peak, live)
         if self._budget is not None and live > self._budget:
-            raise StateLimitError(
+            self._error = StateLimitError(
                 f"{live} live partial matches, over the run's budget of {self._budget} at event {last_id!r} "
                 f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
                 f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"

@@ -64,16 +64,25 @@ def test_pandas_round_trip_equals_cli_on_equal_price(stocks: pd.DataFrame, cli_e
 
 
 def test_the_kernel_gives_the_same_frame(stocks: pd.DataFrame) -> None:
-    """``engine="kernel"``: the compiled kernel behind the same Run as petricep run; the same
-    table, row for row (a pattern it does not cover runs on the Python engine)."""
+    """The default engine (``engine="kernel"``): the compiled kernel behind the same Run as
+    petricep run; the table of ``engine="python"``, row for row (a pattern it does not cover
+    runs on the Python engine, and so do Match objects, whose bindings only it keeps)."""
     opts = {"type_field": "type", "time_field": "ts", "id_field": "id"}
-    got = match(stocks, EQUAL_PRICE, engine="kernel", **opts)
-    assert records(got) == records(match(stocks, EQUAL_PRICE, **opts)) and len(got) == 6525
-    run = run_matches(stocks, EQUAL_PRICE, engine="kernel", **opts)
+    got = match(stocks, EQUAL_PRICE, **opts)
+    assert records(got) == records(match(stocks, EQUAL_PRICE, engine="python", **opts)) and len(got) == 6525
+    assert records(match(stocks, EQUAL_PRICE, engine="kernel", **opts)) == records(got)
+    run = run_matches(stocks, EQUAL_PRICE, **opts)
     if petricep.kernel.available():
         assert run.report["engine"] == {"name": "kernel", "why": "covered"}
+    assert run_matches(stocks, EQUAL_PRICE, engine="python", **opts).report["engine"] == {"name": "python", "why": "asked for"}
     kleene = "PATTERN k: SEQ(stock1 a, stock2+ b[]) WHERE [price] WITHIN 50 RETURN K(n = count(b[]))"
-    assert run_matches(stocks.iloc[:500], kleene, engine="kernel", **opts).report["engine"]["name"] == "python"
+    assert run_matches(stocks.iloc[:500], kleene, **opts).report["engine"]["name"] == "python"
+    objs = match(stocks.iloc[:300], EQUAL_PRICE, as_objects=True, **opts)
+    assert objs and all(set(m.bindings()) == {"a", "b", "c"} for m in objs)
+    assert objs[0].bindings()["a"].id == objs[0].ids["a"]
+    with pytest.raises(ConfigError) as err:
+        match(stocks, EQUAL_PRICE, engine="fast", **opts)
+    assert str(err.value) == "engine must be one of 'kernel', 'python', not 'fast'"
 
 
 def test_pandas_round_trip_kleene_return_composite(tmp_path: Path, stocks: pd.DataFrame, head_csv: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import petricep.api.runner as runner
+from petricep import kernel
 from petricep.api import compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
 from petricep.api.runner import Run
 from petricep.errors import EvaluationError, PatternError
@@ -92,9 +93,10 @@ def test_a_missing_column_is_reported_at_the_pattern_and_the_header_read_once(
 
 
 def test_stop_keeps_the_matches_so_far_and_counts_rows_up_to_the_last_event(tmp_path: Path) -> None:
+    """On the Python engine the stop comes after the event being matched."""
     rows = "".join(f"{'AB'[i % 2]},{i},1,{i}\n" for i in range(3000))
     pattern, events = files(tmp_path, "PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x\nWITHIN 3\n", "type,ts,k,x\n" + rows)
-    run = Run(compile_files([pattern]), spec(events))
+    run = Run(compile_files([pattern]), spec(events), engine="python")
     got = []
     for m in run:
         got.append(m.to_dict())
@@ -107,6 +109,28 @@ def test_stop_keeps_the_matches_so_far_and_counts_rows_up_to_the_last_event(tmp_
     assert got == [m for m in full if m["ids"]["b"] <= last_b] == full[: len(got)]
     assert len(got) == 11
     assert run.report()["events"] == {"read": last_b + 1, "processed": last_b + 1, "rejected": 0, "late": 0, "composite": 0}
+
+
+@pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built or switched off")
+def test_on_the_kernel_a_stop_comes_after_the_batch(tmp_path: Path) -> None:
+    """The kernel (the default engine) fires a batch at a time (a reader's checked batch of
+    rows at once): a stop asked for while a batch's matches are read ends the run after that
+    batch; every match yielded is one of the whole run, those of the batch's events all, and
+    the accounting counts the rows up to the batch's last event."""
+    rows = "".join(f"{'AB'[i % 2]},{i},1,{i}\n" for i in range(150_000))
+    pattern, events = files(tmp_path, "PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x\nWITHIN 3\n", "type,ts,k,x\n" + rows)
+    run = Run(compile_files([pattern]), spec(events))
+    got = []
+    for m in run:
+        got.append(m.to_dict())
+        if len(got) == 10:
+            run.stop()
+    assert run.stopped and run.report()["engine"] == {"name": "kernel", "why": "covered"}
+    read = run.report()["events"]["read"]
+    assert 65_536 <= read < 150_000  # a whole batch (csvstream.ROWS rows at least), not the input
+    full = [m.to_dict() for m in Engine(compile_files([pattern])).run(open_events(spec(events)))]
+    assert got == [m for m in full if m["ids"]["b"] < read]
+    assert run.report()["events"] == {"read": read, "processed": read, "rejected": 0, "late": 0, "composite": 0}
 
 
 def test_progress_is_called_every_so_many_events_and_with_the_rest(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from petricep import kernel
 from petricep.api import time_unit_warning
 from petricep.cli import main
 from petricep.lang.parser import parse_text
@@ -66,12 +67,13 @@ SMALL_PEAK = (
 
 def test_a_pattern_type_never_read_is_named_with_the_types_seen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pattern, events = write(tmp_path, TRAFFIC, "ts,x\n1,1\n2,3\n")
-    rc, out, err = run(capsys, pattern, "--events", events, "--type", "traffic", "--time-field", "ts")
+    rc, out, err = run(capsys, pattern, "--events", events, "--type", "traffic", "--time-field", "ts", "--engine", "python")
     assert (rc, out) == (0, "")
     assert err.splitlines()[1:] == [
         "  p: 0 matches",
         "    pattern 'p': no event of type 'Traffic' was read (types seen: traffic)",
         SMALL_PEAK,
+        "  engine: python (asked for)",
     ]
 
 
@@ -86,24 +88,53 @@ def test_types_seen_include_rows_the_prefilter_dropped(
 
 
 def test_no_type_hint_for_types_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Both Traffic events were read: no type hint, but the condition nothing met is named."""
+    """Both Traffic events were read: no type hint, but the condition nothing met is named
+    (from the Python engine's marking of the net)."""
     pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,1,1\nTraffic,2,0\n")
-    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--engine", "python")
     assert rc == 0 and err.splitlines()[1:] == [
         "  p: 0 matches",
         "    pattern 'p': events of type 'Traffic' were read, but none could bind b after the partial matches before "
         "it (its conditions: b.x > a.x)",
         SMALL_PEAK.replace(": 0 when", ": 2 when"),
+        "  engine: python (asked for)",
     ]
 
 
-def test_the_peak_line_of_a_run_that_swept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = "".join(f"Traffic,{i},{i % 7}\n" for i in range(3000))
+@pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built or switched off")
+def test_on_the_kernel_the_hint_names_the_python_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The kernel (the default engine) counts no marking: a pattern whose types were all read
+    but that found nothing is told to run on the Python engine to learn which step failed."""
+    pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\nTraffic,1,1\nTraffic,2,0\n")
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0 and err.splitlines()[1:] == [
+        "  p: 0 matches",
+        "    pattern 'p': run with --engine python to see which step no event could take, and its conditions",
+        SMALL_PEAK.replace(": 0 when", ": 2 when").replace("2,048", "4,096"),
+        "  engine: kernel",
+    ]
+    _, events = write(tmp_path, TRAFFIC, "type,ts,x\nCar,1,1\nCar,2,0\n")  # the type hint, on the kernel too
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0 and err.splitlines()[2] == "    pattern 'p': no event of type 'Traffic' was read (types seen: Car)"
+
+
+@pytest.mark.parametrize(
+    ("engine", "sampled", "last"), [("python", "sampled at every sweep", "python (asked for)"), ("local", "sampled every 4,096 events", "kernel")]
+)
+def test_the_peak_line_of_a_run_that_swept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, sampled: str, last: str
+) -> None:
+    """The peak is sampled at the Python engine's sweeps, after each of the kernel's batches."""
+    if engine == "local" and not kernel.available():
+        pytest.skip("the compiled kernel is not built or switched off")
+    rows = "".join(f"Traffic,{i},{i % 7}\n" for i in range(5000))
     pattern, events = write(tmp_path, TRAFFIC.replace("WITHIN 10", "WITHIN 2"), "type,ts,x\n" + rows)
-    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl"))
+    argv = ["--events", events, "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl")]
+    rc, _, err = run(capsys, pattern, *argv, "--engine", engine)
     assert rc == 0
-    assert err.splitlines()[-1].startswith("  partial matches: peak ")
-    assert err.splitlines()[-1].endswith(" (sampled at every sweep), 0 alive at the end, 0 dropped by limits")
+    assert err.splitlines()[-2].startswith("  partial matches: peak ")
+    assert err.splitlines()[-2].endswith(f" ({sampled}), 0 alive at the end, 0 dropped by limits")
+    assert err.splitlines()[-1] == f"  engine: {last}"
 
 
 def test_unsorted_input_names_slack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,7 +173,7 @@ def test_a_condition_no_event_satisfies_is_named(tmp_path: Path, capsys: pytest.
     (tmp_path / "ev.csv").write_text("type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n")
     (tmp_path / "never.pcep").write_text("PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x + 100\nWITHIN 10\n")
     (tmp_path / "first.pcep").write_text("PATTERN big: SEQ(A a, B b)\nWHERE a.x > 1000\nWITHIN 10\n")
-    argv = ["--events", str(tmp_path / "ev.csv"), "--type-field", "type", "--time-field", "ts", "--no-progress"]
+    argv = ["--events", str(tmp_path / "ev.csv"), "--type-field", "type", "--time-field", "ts", "--no-progress", "--engine", "python"]
     assert main(["run", str(tmp_path / "never.pcep"), *argv]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[1:3] == [

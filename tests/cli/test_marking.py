@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from petricep import kernel
 from petricep.cli import main
 from tests.cli.rise import opts, run
 
@@ -19,16 +20,33 @@ NET_SECTION = {
 
 
 def test_run_stats_hold_the_marking(files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Python engine counts the marking (the kernel, the default engine, does not)."""
+    pattern, events = files
+    stats = tmp_path / "run.json"
+    assert run(capsys, pattern, *opts(events), "--stats", str(stats), "--no-progress", "--engine", "python")[0] == 0
+    assert json.loads(stats.read_text())["net"] == NET_SECTION
+
+
+@pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built or switched off")
+def test_stats_of_a_kernel_run_say_how_to_get_the_marking(
+    files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pattern, events = files
     stats = tmp_path / "run.json"
     assert run(capsys, pattern, *opts(events), "--stats", str(stats), "--no-progress")[0] == 0
-    assert json.loads(stats.read_text())["net"] == NET_SECTION
+    report = json.loads(stats.read_text())
+    assert report["engine"] == {"name": "kernel", "why": "covered"} and "net" not in report
+    assert main(["draw", pattern, "-o", str(tmp_path / "x.dot"), "--stats", str(stats)]) == 2
+    assert capsys.readouterr().err == (
+        "the run's statistics have no per-place and per-transition counts (a \"net\" section with \"places\" and "
+        "\"transitions\"): the run was on the compiled kernel, which counts none: run with --engine python --stats FILE\n"
+    )
 
 
 def test_draw_colours_the_net_by_the_run(files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pattern, events = files
     stats = tmp_path / "run.json"
-    run(capsys, pattern, *opts(events), "--stats", str(stats), "--no-progress")
+    run(capsys, pattern, *opts(events), "--stats", str(stats), "--no-progress", "--engine", "python")
     out = tmp_path / "m.dot"
     assert main(["draw", pattern, "-o", str(out), "--stats", str(stats)]) == 0
     dot = out.read_text()

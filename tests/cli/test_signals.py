@@ -36,6 +36,9 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[str], list[str]]:
     argv = [
         sys.executable, "-m", "petricep", "run", str(tmp_path / "p.pcep"), "--events", str(tmp_path / "ev.csv"),
         "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl"), "--stats", str(tmp_path / "s.json"),
+        # the Python engine writes each event's matches as it goes; the kernel fires 4,096 events at a time and
+        # stops after a batch (tests/api/test_run.py), holding the batch's matches, here ~10^6 per batch, at once
+        "--engine", "python",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env), argv

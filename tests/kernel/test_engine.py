@@ -5,9 +5,13 @@ ints, text ids stay text), the same located errors, and the run saying which eng
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
 import random
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +24,13 @@ from petricep.api import compile_text
 from petricep.cli import main
 from petricep.errors import EvaluationError
 from petricep.events import Event
+from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.cli.rise import EVENTS as RISE_EVENTS
+from tests.cli.rise import RISE
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
@@ -151,16 +158,35 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_run_engine_kernel_writes_the_same_file(run_cli: Any, name: str) -> None:
-    net, *opts = RUNS[name]
-    if name != "sase" and not (NASDAQ.exists() and AARHUS.exists()):
+# the nets/ files over examples/data (sase_kleene_min over the stream its comment names)
+RUNS_HERE = {
+    "sase": ("sase_equal_price.pcep", *STOCKS, "--id-field", "id"),
+    "sase_kleene_min": ("sase_kleene_min.pcep", "--events", "KLEENE_STOCKS", "--type", "stock", "--time-field", "ts"),
+    "stock_v_shape": ("stock_v_shape.sql", *STOCKS[:2], "--type", "stock", "--time-field", "ts", "--id-field", "id"),
+}
+ENGINE_LINES = {"stock_v_shape": "  engine: python (SQL MATCH_RECOGNIZE queries)"}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS.keys() - RUNS_HERE.keys()) + sorted(RUNS_HERE))
+def test_the_default_run_writes_the_python_engines_file(run_cli: Any, name: str, tmp_path: Path) -> None:
+    """``run`` (``--engine local``, the default) and its synonym ``--engine kernel`` write
+    byte for byte what ``--engine python`` writes, on the kernel where it covers the net."""
+    net, *opts = RUNS_HERE.get(name) or RUNS[name]
+    if name not in RUNS_HERE and not (NASDAQ.exists() and AARHUS.exists()):
         pytest.skip("the shared data is not beside the repository")
-    rc_py, py, _ = run_cli("run", str(ROOT / "nets" / net), *opts)
-    rc_k, ker, err = run_cli("run", str(ROOT / "nets" / net), *opts, "--engine", "kernel")
-    assert rc_py == rc_k == 0
-    assert ker == py and py.count("\n") > 0
-    assert err.splitlines()[-1] == "  engine: kernel"
+    if "KLEENE_STOCKS" in opts:
+        stream = tmp_path / "stocks1000.csv"
+        generator = [sys.executable, str(ROOT / "examples/generate_stocks.py"), "--events", "20000", "--max-price", "1000"]
+        subprocess.run([*generator, "-o", str(stream)], check=True)
+        opts[opts.index("KLEENE_STOCKS")] = str(stream)
+    rc_py, py, err_py = run_cli("run", str(ROOT / "nets" / net), *opts, "--engine", "python")
+    rc_d, default, err = run_cli("run", str(ROOT / "nets" / net), *opts)
+    rc_k, ker, err_k = run_cli("run", str(ROOT / "nets" / net), *opts, "--engine", "kernel")
+    assert rc_py == rc_d == rc_k == 0
+    assert default == ker == py and py.count("\n") > 0
+    assert err_py.splitlines()[-1] == "  engine: python (asked for)"
+    assert err.splitlines()[-1] == err_k.splitlines()[-1] == ENGINE_LINES.get(name, "  engine: kernel")
+    assert err.splitlines()[0].split(" in ")[0] == err_py.splitlines()[0].split(" in ")[0]  # the accounting
 
 
 def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
@@ -169,7 +195,7 @@ def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
     rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
     assert rc == 0
     assert err.splitlines()[-1] == "  engine: python (Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption)"
-    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
+    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none", "--engine", "python")
     assert out == py
 
 
@@ -179,21 +205,67 @@ def test_run_engine_kernel_runs_kleene_closure(run_cli: Any, tmp_path: Path) -> 
     rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none")
     assert rc == 0
     assert err.splitlines()[-1] == "  engine: kernel"
-    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none")
+    _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none", "--engine", "python")
     assert out == py
     assert '"b": [' in out
 
 
-def test_run_engine_kernel_stats_name_the_engine(run_cli: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [[], ["--engine", "local"], ["--engine", "kernel"]])
+def test_the_default_engine_is_the_kernel_and_stats_name_it(run_cli: Any, tmp_path: Path, engine: list[str]) -> None:
     stats = tmp_path / "s.json"
-    rc, _, _ = run_cli(
-        "run", str(ROOT / "nets/sase_equal_price.pcep"), *STOCKS, "--engine", "kernel", "--stats", str(stats)
-    )
+    rc, _, err = run_cli("run", str(ROOT / "nets/sase_equal_price.pcep"), *STOCKS, *engine, "--stats", str(stats))
     assert rc == 0
     report = json.loads(stats.read_text())
     assert report["engine"] == {"name": "kernel", "why": "covered"}
     assert report["events"]["read"] == report["events"]["processed"] == 20000
     assert "net" not in report  # the marking is the Python engine's
+    assert err.splitlines()[-1] == "  engine: kernel"
+
+
+def test_engine_python_forces_the_reference_engine(run_cli: Any, tmp_path: Path) -> None:
+    """``--engine python``: the Python engine although the kernel covers the net; its
+    ``--stats`` hold the net's marking."""
+    stats = tmp_path / "s.json"
+    net = str(ROOT / "nets/sase_equal_price.pcep")
+    rc, out, err = run_cli("run", net, *STOCKS, "--engine", "python", "--stats", str(stats))
+    assert rc == 0 and out.count("\n") == 6525
+    report = json.loads(stats.read_text())
+    assert report["engine"] == {"name": "python", "why": "asked for"}
+    assert sorted(report["net"]) == ["places", "transitions"]
+    assert err.splitlines()[-1] == "  engine: python (asked for)"
+
+
+def test_no_kernel_environment_variable_falls_back_saying_why(run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PETRICEP_NO_KERNEL=1``: the Python engine, named with the reason on the summary's
+    last line (no warning: it was asked for); the same file."""
+    net = str(ROOT / "nets/sase_equal_price.pcep")
+    _, want, _ = run_cli("run", net, *STOCKS)
+    monkeypatch.setenv("PETRICEP_NO_KERNEL", "1")
+    rc, out, err = run_cli("run", net, *STOCKS)
+    assert (rc, out) == (0, want)
+    assert err.splitlines()[-1] == "  engine: python (PETRICEP_NO_KERNEL=1 switches the compiled kernel off)"
+    assert [line for line in err.splitlines() if not line.startswith(" ")] == [err.splitlines()[0]]  # the summary only
+    assert err.splitlines()[0].startswith("summary: 20000 events read")
+    rc, out, _ = run_cli("check", net)
+    assert out.splitlines()[-1] == "kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"
+
+
+def test_without_the_extension_a_run_says_so_once(run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extension not built: ``run`` goes on on the Python engine, with one line saying so
+    (once per process, not Python's warning format) and the reason on the summary's last line."""
+    net = str(ROOT / "nets/sase_equal_price.pcep")
+    _, want, _ = run_cli("run", net, *STOCKS)
+    monkeypatch.setattr(kernel, "_kernel", None)
+    monkeypatch.setattr(kernel, "_warned", False)
+    monkeypatch.setattr(kernel.run, "_kernel", None)
+    warning = "petricep: the compiled kernel is not built (no C compiler or Cython at install time); the Python engine runs"
+    for first in (True, False):
+        rc, out, err = run_cli("run", net, *STOCKS)
+        assert (rc, out) == (0, want)
+        lines = err.splitlines()
+        assert lines.count(warning) == (1 if first else 0)
+        assert lines[-1] == "  engine: python (the compiled kernel is not built)"
+        assert lines[1 if first else 0].startswith("summary: 20000 events read")
 
 
 def test_run_engine_kernel_keeps_the_matches_before_a_bad_row(run_cli: Any, tmp_path: Path) -> None:
@@ -204,7 +276,7 @@ def test_run_engine_kernel_keeps_the_matches_before_a_bad_row(run_cli: Any, tmp_
     ev = tmp_path / "e.jsonl"
     ev.write_text('{"type":"A","ts":0,"x":1}\n{"type":"B","ts":1,"x":2}\n{"type":"B","ts":2,"x":"u"}\n')
     opts = ("--events", str(ev), "--type-field", "type", "--time-field", "ts")
-    rc_py, out_py, err_py = run_cli("run", str(pf), *opts)
+    rc_py, out_py, err_py = run_cli("run", str(pf), *opts, "--engine", "python")
     rc_k, out_k, err_k = run_cli("run", str(pf), *opts, "--engine", "kernel")
     assert rc_py == rc_k == 3
     assert out_k == out_py == '{"pattern": "up", "ids": {"a": 0, "b": 1}, "start": 0, "end": 1, "attrs": {}}\n'
@@ -237,7 +309,7 @@ def test_checked_batches_as_columns_give_the_engines_file(run_cli: Any, tmp_path
     ev = tmp_path / "e.csv"
     _random_csv(ev, rows, rows, bad)  # with bad rows: columns before them, events around them, columns after
     opts = ("--events", str(ev), "--type-field", "type", "--time-field", "ts", "--id-field", "id", "--on-error", "skip")
-    rc_py, out_py, err_py = run_cli("run", str(pf), *opts)
+    rc_py, out_py, err_py = run_cli("run", str(pf), *opts, "--engine", "python")
     rc_k, out_k, err_k = run_cli("run", str(pf), *opts, "--engine", "kernel")
     assert rc_py == rc_k == (0 if bad is None else 3)
     assert out_k == out_py and out_py.count("\n") > 100
@@ -256,10 +328,43 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
     ev = tmp_path / "e.csv"
     _random_csv(ev, 40_000, 7, None)
     opts = ("--events", str(ev), "--type-field", "type", "--time-field", "ts", "--id-field", "id")
-    rc_py, out_py, err_py = run_cli("run", str(pf), *opts)
+    rc_py, out_py, err_py = run_cli("run", str(pf), *opts, "--engine", "python")
     rc_k, out_k, err_k = run_cli("run", str(pf), *opts, "--engine", "kernel")
     assert rc_py == rc_k == 0
     assert out_k == out_py and '"pattern": "twice"' in out_py
     py_lines, k_lines = err_py.splitlines(), err_k.splitlines()
     assert k_lines[0].split(" in ")[0] == py_lines[0].split(" in ")[0]  # the accounting
     assert k_lines[1:4] == py_lines[1:4] == ["  up: 1661 matches", "  twice: 454 matches", "  composite events: 1661"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (["--with-events"], "the matches' bound events are asked for (--with-events, Match.bindings())"),
+        (["--slack", "2"], "a slack: events are re-ordered by the Python engine"),
+        (["--events", "-", "--format", "csv"], "standard input: matches are written as each event arrives"),
+        (["--archive", "ARCHIVE"], "ARCHIVED variables (a run over an archive)"),
+    ],
+)
+def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
+    run_cli: Any, tmp_path: Path, extra: list[str], why: str
+) -> None:
+    """Options the kernel does not serve run the default ``run`` on the Python engine, with
+    the matches of ``--engine python`` and the reason on the summary's last line."""
+    pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
+    pf.write_text(RISE)
+    ev.write_text(RISE_EVENTS)
+    extra = [str(tmp_path / "archive") if w == "ARCHIVE" else w for w in extra]
+    opts = ["--type-field", "type", "--time-field", "ts", *(["--events", str(ev)] if "-" not in extra else []), *extra]
+    results = []
+    for engine in ([], ["--engine", "python"]):
+        if "-" in extra:
+            use_stdin(io.BytesIO(RISE_EVENTS.encode()))
+        try:
+            results.append(run_cli("run", str(pf), *opts, *engine))
+        finally:
+            use_stdin(None)
+        shutil.rmtree(tmp_path / "archive", ignore_errors=True)
+    (rc, out, err), (rc_py, out_py, _) = results
+    assert (rc, out) == (rc_py, out_py) == (0, out_py) and out.count("\n") == 2
+    assert err.splitlines()[-1] == f"  engine: python ({why})"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from petricep import kernel
 from petricep.cli import main
 from tests.sql.test_doc_examples import ACME as PRICES
 from tests.sql.test_doc_examples import V_SHAPE
+from tests.test_cli import kernel_line
 
 
 @pytest.fixture
@@ -98,7 +98,3 @@ def test_summary_says_when_no_row_of_the_table_was_read(files: tuple[str, str], 
     err = capsys.readouterr().err
     assert "  MR: 0 matches (no event of type 'Ticker' was read: check --type / --type-field)" in err.splitlines()
 
-
-def kernel_line(why: str) -> str:
-    """``check``'s kernel line for a net the kernel does not cover (when it is built)."""
-    return f"kernel: not used ({why})" if kernel.available() else "kernel: not built (the Python engine runs every net)"
