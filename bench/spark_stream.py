@@ -1,7 +1,7 @@
 """Spark Structured Streaming vs Spark batch on the Aarhus traffic data, side by side
 in one run (issue 14):
 
-    python -m bench.spark_stream [--rows 300000] [--file-rows 100000] [--master local[2]]
+    python -m bench.spark_stream [--rows 300000] [--file-rows 100000] [--master local[2]] [--net F] [--both]
 
 * batch: ``petricep run --engine spark`` over the first ``--rows`` rows (one CSV file);
 * stream: ``petricep stream --available-now --max-files-per-trigger 1 --flush`` over the
@@ -9,7 +9,10 @@ in one run (issue 14):
   per file: sustained events/s over the micro-batches after the first, time to the first
   committed micro-batch (query start to its end), and the total with the flush;
 * per-micro-batch overhead: the same stream over files of 100 rows (what a micro-batch
-  costs when it carries almost nothing).
+  costs when it carries almost nothing);
+* ``--both``: the two stream runs again with every key on the Python engine
+  (``PETRICEP_NO_KERNEL=1``), beside the kernel's (keys' state as the kernel's arrays),
+  with the size of the state store's files at the end.
 
 Every run is a fresh ``petricep`` process (its JVM start is outside the timed part: the
 figures are the command's own ``summary`` / ``--stats`` times); the stream's matches
@@ -66,8 +69,10 @@ def write_data(tmp: Path, rows: int, file_rows: int) -> tuple[Path, Path]:
     return whole, parts
 
 
-def _petricep(args: list[str]) -> subprocess.CompletedProcess[str]:
+def _petricep(args: list[str], kernel: bool = True) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PETRICEP_SPARK_LOG="ERROR")
+    if not kernel:
+        env["PETRICEP_NO_KERNEL"] = "1"
     return subprocess.run([sys.executable, "-m", "petricep", *args], env=env, capture_output=True, text=True)
 
 
@@ -84,12 +89,13 @@ def batch(whole: Path, tmp: Path, master: str, net: Path = NET) -> dict[str, Any
             "matches": sorted(out.read_text().splitlines())}  # fmt: skip
 
 
-def stream(parts: Path, tmp: Path, master: str, name: str, net: Path = NET) -> dict[str, Any]:
+def stream(parts: Path, tmp: Path, master: str, name: str, net: Path = NET, kernel: bool = True) -> dict[str, Any]:
     out, stats = tmp / f"{name}-out", tmp / f"{name}-stats.json"
     started = time.perf_counter()
     done = _petricep(["stream", str(net), "--input", str(parts), "--output", str(out), "--checkpoint",
                       str(tmp / f"{name}-ck"), *ARGS, "--pos-field", "seq", "--master", master,
-                      "--available-now", "--max-files-per-trigger", "1", "--flush", "--stats", str(stats)])  # fmt: skip
+                      "--available-now", "--max-files-per-trigger", "1", "--flush", "--stats", str(stats)],
+                     kernel)  # fmt: skip
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(done.stderr[-2000:])
@@ -106,6 +112,9 @@ def stream(parts: Path, tmp: Path, master: str, name: str, net: Path = NET) -> d
         "seconds": float(total.split(" matches in ")[1].split(" s ")[0]),
         "wall": wall,
         "matches": sorted(x for f in sorted(out.glob("part-*.jsonl")) for x in f.read_text().splitlines()),
+        "engine": st.get("engine", {}).get("name", "?"),
+        # the state store's files of the last committed version (RocksDB), summed
+        "state_bytes": sum(f.stat().st_size for f in (tmp / f"{name}-ck" / "state").rglob("*") if f.is_file()),
     }
 
 
@@ -115,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file-rows", type=int, default=100_000)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--net", type=Path, default=NET, help=f"the pattern file (default {NET.name})")
+    ap.add_argument("--both", action="store_true", help="also the stream with every key on the Python engine")
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="petricep-bench-"))
     try:
@@ -124,16 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.rows} rows, "
               f"files of {args.file_rows}; master {args.master}")  # fmt: skip
         b = batch(whole, tmp, args.master, args.net)
-        s = stream(parts, tmp, args.master, "stream", args.net)
-        o = stream(small, tmp, args.master, "small", args.net)
-        assert s["matches"] == b["matches"], "the stream's matches differ from the batch run's"
         rate_b = b["events"] / b["seconds"]
         print(f"batch : {b['events']} events in {b['seconds']:.1f} s = {rate_b:,.0f} events/s "
               f"({len(b['matches'])} matches; process {b['wall']:.1f} s)")  # fmt: skip
-        print(f"stream: {s['events']} events, {s['micro_batches']} micro-batches, {s['seconds']:.1f} s with the flush; "
-              f"sustained {s['sustained']:,.0f} events/s = {s['sustained'] / rate_b:.0%} of batch; "
-              f"first micro-batch committed after {s['first_batch_s']:.1f} s (process {s['wall']:.1f} s)")  # fmt: skip
-        print(f"overhead: {o['micro_batches']} micro-batches of 100 rows: {o['per_batch_s']:.2f} s each")
+        for kernel in (True, False) if args.both else (True,):
+            label = "kernel keys" if kernel else "Python keys (PETRICEP_NO_KERNEL=1)"
+            s = stream(parts, tmp, args.master, f"stream-{kernel}", args.net, kernel)
+            o = stream(small, tmp, args.master, f"small-{kernel}", args.net, kernel)
+            assert s["matches"] == b["matches"], "the stream's matches differ from the batch run's"
+            print(f"stream, {label} (engine: {s['engine']}): {s['events']} events, {s['micro_batches']} micro-batches, "
+                  f"{s['seconds']:.1f} s with the flush; sustained {s['sustained']:,.0f} events/s = "
+                  f"{s['sustained'] / rate_b:.0%} of batch; first micro-batch committed after {s['first_batch_s']:.1f} s "
+                  f"(process {s['wall']:.1f} s); state store files {s['state_bytes'] / 1e6:.1f} MB")  # fmt: skip
+            print(f"overhead, {label}: {o['micro_batches']} micro-batches of 100 rows: {o['per_batch_s']:.2f} s each")
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

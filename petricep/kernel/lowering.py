@@ -456,7 +456,22 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
 
 def lower(net: Net) -> Lowered:
     """The kernel's arrays for ``net``; raises :class:`Unsupported` (with the reason) for a
-    construct it does not cover (check :func:`supports` first)."""
+    construct it does not cover (check :func:`supports` first). Both are frozen, so the
+    arrays of the last nets lowered are reused (a streaming query builds an engine per key)."""
+    hit = _lowered.get(id(net))
+    if hit is not None and hit[0] is net:
+        return hit[1]
+    lowered = _lower(net)
+    if len(_lowered) >= 16:
+        _lowered.pop(next(iter(_lowered)))
+    _lowered[id(net)] = (net, lowered)
+    return lowered
+
+
+_lowered: dict[int, tuple[Net, Lowered]] = {}
+
+
+def _lower(net: Net) -> Lowered:
     reason = _refusal(net, "arrival")
     if reason is not None:
         raise Unsupported(reason)
