@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import ConfigError, PetricepError
+from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.io.output import match_json
 from petricep.kernel import available
@@ -24,7 +24,7 @@ from petricep.spark.partition import engine_line, engine_report, group_engine
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
 from tests.spark.streamsim import simulate
-from tests.spark.test_partition import fresh, keyed_streams, nets
+from tests.spark.test_partition import fresh, random_case
 from tests.spark.test_spark_batch import RICH, random_stream
 from tests.strategies import pattern_text
 
@@ -48,14 +48,10 @@ def embedded(net: object, events: list[Event], tie: str) -> list[str]:
 @SETTINGS
 @given(st.data())
 def test_kernel_keys_give_the_python_keys_rows(data: st.DataObject) -> None:
-    pats = data.draw(nets())
-    try:
-        net = build_net(pats)
-    except PetricepError:
+    case = random_case(data)
+    if case is None:
         return
-    stam = all(p.strategy == "skip-till-any-match" for p in pats)
-    tie = data.draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))
-    events = data.draw(keyed_streams())
+    pats, net, tie, events = case
     cuts = data.draw(st.lists(st.integers(1, len(events)), max_size=4))
     delay = data.draw(st.sampled_from([0, 0, 1000, 2000]))
     for p in pats:

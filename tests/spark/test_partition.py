@@ -143,6 +143,17 @@ def _tie(draw: Any, pats: list[A.Pattern]) -> str:
     return draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))  # type: ignore[no-any-return]
 
 
+def random_case(data: st.DataObject, max_size: int = 16) -> tuple[list[A.Pattern], Any, str, list[Event]] | None:
+    """A random net (:func:`nets`) with a tie rule its strategies allow and a keyed stream;
+    None where the patterns do not build (a drawn set the checks reject)."""
+    pats = data.draw(nets())
+    try:
+        net = build_net(pats)
+    except PetricepError:
+        return None
+    return pats, net, _tie(data.draw, pats), data.draw(keyed_streams(max_size=max_size))
+
+
 def check(pats: list[A.Pattern], events: list[Event], tie: str, partitions: int) -> None:
     for p in pats:
         note(pattern_text(p))

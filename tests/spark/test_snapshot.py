@@ -11,13 +11,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import PetricepError
 from petricep.events import Event
 from petricep.io.output import match_json
-from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.spark import snapshot
-from tests.spark.test_partition import fresh, keyed_streams, nets
+from tests.spark.test_partition import fresh, random_case
 from tests.strategies import pattern_text
 
 SETTINGS = settings(
@@ -44,14 +42,10 @@ def test_an_engine_does_not_pickle_but_its_snapshot_does() -> None:
 @SETTINGS
 @given(st.data())
 def test_saved_and_loaded_anywhere(data: st.DataObject) -> None:
-    pats = data.draw(nets())
-    try:
-        net = build_net(pats)
-    except PetricepError:
+    case = random_case(data)
+    if case is None:
         return
-    stam = all(p.strategy == "skip-till-any-match" for p in pats)
-    tie = data.draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))
-    events = data.draw(keyed_streams())
+    pats, net, tie, events = case
     cuts = set(data.draw(st.lists(st.integers(0, len(events)), max_size=4)))
     for p in pats:
         note(pattern_text(p))

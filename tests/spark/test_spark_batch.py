@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import EvaluationError, EventError, EventOrderError, PetricepError
+from petricep.errors import EvaluationError, EventError, EventOrderError
 from petricep.events import Event
 from petricep.io.output import match_json
 from petricep.io.readers import InputSpec, open_events
@@ -24,7 +24,7 @@ from petricep.runtime.engine import Engine
 from petricep.spark.batch import BatchRun, FiringError, match_events, match_file, ordered_json
 from tests.features import scenario
 from tests.spark.engines import run_spark_batch
-from tests.spark.test_partition import fresh, keyed_streams, nets
+from tests.spark.test_partition import fresh, random_case
 from tests.strategies import pattern_text
 
 pytestmark = pytest.mark.spark
@@ -96,14 +96,10 @@ def test_a_rich_net_on_spark_equals_the_embedded_engine(spark: Any, tie: str) ->
 )
 @given(st.data())
 def test_random_nets_on_spark(spark: Any, data: st.DataObject) -> None:
-    pats = data.draw(nets())
-    try:
-        net = build_net(pats)
-    except PetricepError:
+    case = random_case(data, max_size=30)
+    if case is None:
         return
-    stam = all(p.strategy == "skip-till-any-match" for p in pats)
-    tie = data.draw(st.sampled_from(["arrival", "strict"] + (["either"] if stam else [])))
-    events = data.draw(keyed_streams(max_size=30))
+    pats, net, tie, events = case
     for p in pats:
         note(pattern_text(p))
     got = sorted(json.dumps(m, sort_keys=True) for m in run_spark_batch(pats, events, tie))
