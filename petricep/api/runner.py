@@ -20,7 +20,7 @@ slack (a row going back in time is that row's error, or a rejected row with
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -58,7 +58,7 @@ class _Feed(Generic[T]):
     """How a run drives its engine and what each call gives (matches, or chunks of them)."""
 
     push: Callable[[Event], list[T]]
-    columns: Callable[[EventColumns], list[T]] | None  # checked batches as columns (the kernel)
+    columns: Callable[[EventColumns], Iterable[T]] | None  # checked batches as columns (the kernel)
     drain: Callable[[], list[T]]
     flush: Callable[[], list[T]]
 
@@ -276,7 +276,8 @@ class Run:
         errors, accounting and :attr:`after_event` calls of iterating the run."""
         engine = self._pusher
         if isinstance(engine, KernelEngine):
-            columns = engine.push_columns_chunks if self._columns is not None else None
+            # (a batch's matches a slice at a time: an explosive pattern's reach the writer as found)
+            columns = engine.push_columns_stream if self._columns is not None else None
             return self._timed(_Feed(engine.push_chunks, columns, engine.drain_chunks, engine.flush_chunks))
         return self._timed(_Feed(_chunked(engine.push), None, _chunked(self._drain), _chunked(engine.flush)))
 
@@ -312,10 +313,12 @@ class Run:
                 if done and tick is not None and (n % every) + done >= every:
                     tick(((n % every) + done) // every * every)
                 n += done
-                if out:
-                    yield from out
-                    if after is not None:
-                        after()
+                found = False
+                for chunk in out:
+                    found = True
+                    yield chunk
+                if found and after is not None:
+                    after()
                 if self._stop and done:
                     self.stopped = True
                     self._last_pos = int(current.pos[-1])

@@ -158,10 +158,13 @@ cdef class Kernel:
         free(self.out_klen); free(self.kl_ids)
 
     def run(self, const int32_t[:] types, const double[:] ts, const int64_t[:] pos, const int64_t[:] ids,
-            const double[:, :] vals, const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0=0):
+            const double[:, :] vals, const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0=0,
+            Py_ssize_t max_out=0):
         """Fire ``n`` events (columns: type codes, -1 for types no pattern reads; timestamps;
         positions; ids; attribute values and kinds, one row per event; key codes, one row per
-        group). Returns the number of matches now buffered."""
+        group). ``max_out`` > 0: stop after the first row at which that many matches are
+        buffered (an explosive pattern's matches leave a batch in slices, the caller takes
+        them and fires the rest). Returns the number of rows fired."""
         cdef Py_ssize_t i, n = types.shape[0], first, a, na = self.store.nattrs, ngroups = len(self.groups)
         cdef Py_ssize_t gi, ev
         cdef int etype
@@ -238,7 +241,9 @@ cdef class Kernel:
                 self.since_sweep += 1
                 if self.since_sweep >= self.sweep_every:
                     self.sweep(ts[i], pos[i])
-        return self.out_n
+            if max_out > 0 and self.out_n >= max_out:
+                return i + 1
+        return n
 
     def finish(self):
         """End of stream: close the open timestamp group (either; strict: run its

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, TypeAlias
 
@@ -55,6 +55,9 @@ from petricep.kernel.run import (
 from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
+# matches a kernel call buffers before they are taken: an explosive pattern's matches leave a
+# batch in slices (push_columns_stream hands each to the writer before firing on)
+MAX_OUT = 65_536
 # the matches of one kernel call as a record batch (petricep.kernel.batches), or as Match
 # objects where a record batch cannot hold them exactly
 Chunk: TypeAlias = "pa.RecordBatch | list[Match]"
@@ -103,6 +106,7 @@ class KernelEngine:
         self._batches: MatchBatches | None = None  # the *_chunks methods: matches as record batches
         self._with_batches = False  # _taken keeps chunks in _chunks
         self._chunks: list[Chunk] = []
+        self.max_out = MAX_OUT  # matches a kernel call buffers before they are taken
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
         self.events = 0
@@ -124,6 +128,37 @@ class KernelEngine:
         out = self._fire() if self._buf else []
         if self._error is not None or not len(cols):
             return out
+        return out + [m for part in self._slices(*self._prepared(cols)) for m in part]
+
+    def push_columns_stream(self, cols: EventColumns) -> Iterator[Chunk]:
+        """:meth:`push_columns_chunks` as a generator: the chunks of each slice of at most
+        :data:`MAX_OUT` matches come out before the rest of the batch is fired, so that a
+        pattern whose matches explode reaches the writer a slice at a time (the memory a
+        batch's matches take stays bounded). An error is raised by the next call, as ever."""
+        if self._error is not None:
+            raise self._error
+        if self._buf:
+            yield from self._as_chunks(self.drain)
+        if self._error is not None or not len(cols):
+            return
+        if self._batches is None:
+            self._batches = MatchBatches(self.kernel.lowered)
+        steps = self._slices(*self._prepared(cols))
+        while True:
+            self._chunks = []
+            self._with_batches = True
+            try:
+                step = next(steps, None)
+            finally:
+                self._with_batches = False
+            chunks, self._chunks = self._chunks, []
+            yield from chunks
+            if step is None:
+                return
+
+    def _prepared(self, cols: EventColumns) -> tuple[tuple[np.ndarray, ...], int, Callable[[int], Event], Any]:
+        """A checked batch as the kernel's columns (with what :meth:`_slices` needs); its ids
+        and times remembered for the matches."""
         n = len(cols)
         code = self._type_code
         types = _codes(_values_of(cols.types), lambda t: code.get(t, -1), n).astype(np.int32)
@@ -136,7 +171,7 @@ class KernelEngine:
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
         ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(stamps, dtype=np.float64, count=n)
         columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
-        return out + self._run(columns, n, cols.event, ids[-1])
+        return columns, n, cols.event, ids[-1]
 
     def push_columns_pairs(self, cols: EventColumns) -> list[tuple[Match, int]]:
         """:meth:`push_columns` with emitting positions, as :meth:`push_pairs` (rows of type
@@ -273,23 +308,37 @@ class KernelEngine:
     def _run(self, columns: tuple[np.ndarray, ...], n: int, event: Callable[[int], Event], last_id: Any) -> list[Match]:
         """Fire ``n`` rows given as the kernel's columns; ``event(i)``: row ``i`` as an event
         (an error names it). The matches; with ``_with_at`` they go to ``_pairs`` instead."""
-        try:
-            self.kernel.fire(*columns)
-        except (EvaluationError, StateLimitError) as exc:
-            row = self.kernel.kernel.cur_row
-            failed = event(row) if 0 <= row < n else None
-            if isinstance(exc, StateLimitError):  # (LIMIT ... FAIL) named with the input's own id
-                pattern, group, key, _ = exc.kernel_args  # type: ignore[attr-defined]
-                exc = self.kernel.limit_error(pattern, group, key, failed.id if failed is not None else None)
-            exc.event = failed  # type: ignore[union-attr]
-            self._error = exc
-            self.events += max(row, 0)
-            return self._taken()  # the matches of the rows before the failing one
+        return [m for part in self._slices(columns, n, event, last_id) for m in part]
+
+    def _slices(
+        self, columns: tuple[np.ndarray, ...], n: int, event: Callable[[int], Event], last_id: Any
+    ) -> Iterator[list[Match]]:
+        """:meth:`_run` a slice of at most :attr:`max_out` matches at a time: each slice's
+        matches (:meth:`_taken`) as soon as the kernel stops for them. After an error, the
+        matches of the rows before the failing one, then nothing (``_error`` is set)."""
+        types, ts, pos, ids, vals, tags, keys = columns
+        start = 0
+        while start < n:
+            try:
+                start = self.kernel.fire(types, ts, pos, ids, vals, tags, keys, start=start, max_out=self.max_out)
+            except (EvaluationError, StateLimitError) as exc:
+                row = self.kernel.kernel.cur_row
+                failed = event(row) if 0 <= row < n else None
+                if isinstance(exc, StateLimitError):  # (LIMIT ... FAIL) named with the input's own id
+                    pattern, group, key, _ = exc.kernel_args  # type: ignore[attr-defined]
+                    exc = self.kernel.limit_error(pattern, group, key, failed.id if failed is not None else None)
+                exc.event = failed  # type: ignore[union-attr]
+                self._error = exc
+                self.events += max(row, 0)
+                yield self._taken()  # the matches of the rows before the failing one
+                return
+            if start < n:
+                yield self._taken()
         self.events += n
         out = self._taken()
         self._forget()
         self._sample(last_id)
-        return out
+        yield out
 
     def _taken(self) -> list[Match]:
         """The matches the kernel found since the last call; with ``_with_at`` they go to

@@ -192,20 +192,28 @@ class KernelRun:
         vals: np.ndarray,
         tags: np.ndarray,
         keys: np.ndarray,
-    ) -> None:
+        start: int = 0,
+        max_out: int = 0,
+    ) -> int:
         """Fire events given as the kernel's columns (:meth:`push` builds them from Arrow,
-        :class:`~petricep.kernel.engine.KernelEngine` from events); their matches stay
-        buffered for :meth:`take_matches`. An evaluation error leaves the matches of the
-        events before the failing one (row ``kernel.cur_row``) buffered."""
+        :class:`~petricep.kernel.engine.KernelEngine` from events), from row ``start``; their
+        matches stay buffered for :meth:`take_matches`. ``max_out`` > 0: stop after the row at
+        which that many matches are buffered. Returns the row fired last + 1 (``len(types)``
+        when all are). An evaluation error leaves the matches of the events before the
+        failing one (row ``kernel.cur_row``) buffered."""
         self.update_ranks()
         try:
-            self.kernel.run(types, ts, pos, ids, vals, tags, keys, 0)
+            if start:
+                types, ts, pos, ids, vals, tags, keys = (
+                    types[start:], ts[start:], pos[start:], ids[start:], vals[start:], tags[start:], keys[:, start:]
+                )
+            done = start + self.kernel.run(types, ts, pos, ids, vals, tags, keys, start, max_out)
         except _kernel.OrderError as e:
             row, t, prev = e.args
             raise EventOrderError(
                 f"timestamp {_num(t, self._int_time)} is before the previous event's {_num(prev, self._int_time)} "
                 "(input must be in time order)",
-                row=int(pos[row]),
+                row=int(pos[row - start]),
             ) from None
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
@@ -213,8 +221,10 @@ class KernelRun:
         except _kernel.KernelLimitError as e:
             self.kernel.drop_row()
             raise self.limit_error(*e.args) from None
-        self._pos = int(pos[-1]) + 1
-        self._last = (float(ts[-1]), int(pos[-1]))
+        last = done - start - 1
+        self._pos = int(pos[last]) + 1
+        self._last = (float(ts[last]), int(pos[last]))
+        return done
 
     def take_matches(self) -> tuple[np.ndarray, ...]:
         """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, the

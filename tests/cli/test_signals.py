@@ -36,8 +36,8 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen[str], list[str]]:
     argv = [
         sys.executable, "-m", "petricep", "run", str(tmp_path / "p.pcep"), "--events", str(tmp_path / "ev.csv"),
         "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl"), "--stats", str(tmp_path / "s.json"),
-        # the Python engine writes each event's matches as it goes; the kernel fires 4,096 events at a time and
-        # stops after a batch (tests/api/test_run.py), holding the batch's matches, here ~10^6 per batch, at once
+        # the Python engine stops after the current event; the kernel after the reader's batch it is firing
+        # (tests/api/test_run.py): this test's stop points are the Python engine's
         "--engine", "python",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

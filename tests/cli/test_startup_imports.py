@@ -40,7 +40,7 @@ def _write_events(tmp_path: Path, fmt: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("engine", ["local", "kernel"])
+@pytest.mark.parametrize("engine", ["python", "kernel"])
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
 def test_an_embedded_run_imports_no_pandas_spark_or_drawing_library(tmp_path: Path, fmt: str, engine: str) -> None:
     if engine == "kernel" and kernel_run._kernel is None:  # pragma: no cover - depends on the build

@@ -145,7 +145,7 @@ def test_kernel_files_are_the_engines_bytes(name: str, tmp_path: Path, capsys: p
     """JSON Lines, CSV and Parquet match files of the kernel (its record batches where they
     hold the matches, Match objects where a net binds composite events) and of the engine."""
     net, opts = _case(name, tmp_path)
-    local = _files(net, opts, tmp_path, "local")
+    local = _files(net, opts, tmp_path, "python")
     kern = _files(net, opts, tmp_path, "kernel")
     assert capsys.readouterr().err.splitlines()[-1] == "  engine: kernel"
     assert local["jsonl"].count(b"\n") > 3
@@ -155,13 +155,28 @@ def test_kernel_files_are_the_engines_bytes(name: str, tmp_path: Path, capsys: p
 def test_no_match_object_is_made_for_a_plain_net(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The columnar path is the one taken: the kernel run makes no Match, whatever the format."""
     net, opts = _case("sase_equal_price", tmp_path)
-    want = _files(net, opts, tmp_path, "local")
+    want = _files(net, opts, tmp_path, "python")
 
     def no_match(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a Match was made")
 
     monkeypatch.setattr(Match, "__init__", no_match)
     assert _files(net, opts, tmp_path, "kernel") == want
+
+
+def test_matches_leave_the_kernel_in_slices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel call stops after the row at which ``max_out`` matches are buffered, the run
+    writes them, then fires on (an explosive pattern's matches reach the file a slice at a
+    time): the same bytes, in more batches than the reader's."""
+    net, opts = _case("sase_equal_price", tmp_path)
+    want = _files(net, opts, tmp_path, "python")
+    monkeypatch.setattr(kernel.engine, "MAX_OUT", 3)
+    assert _files(net, opts, tmp_path, "kernel") == want
+    spec = InputSpec(opts[1], type_field="type", time_field="ts", id_field="id")
+    chunks = list(Run(compile_text(net.read_text()), spec, max_partial_matches=None).match_batches())
+    # slices of 3 matches or more: the row reaching 3 may complete several (up to 17 here)
+    assert (len(chunks), min(c.num_rows for c in chunks), max(c.num_rows for c in chunks)) == (1442, 3, 17)
+    assert sum(c.num_rows for c in chunks) == want["jsonl"].count(b"\n") == 6525
 
 
 def test_run_match_batches_hold_the_runs_matches(tmp_path: Path) -> None:

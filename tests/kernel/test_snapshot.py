@@ -1,7 +1,8 @@
 """A KernelEngine's state as bytes (petricep.kernel.snapshot): a run cut at random points,
 its engine replaced each time by ``loads(dumps(engine))``, gives exactly the uninterrupted
 run's (match, emitting position) pairs and live partial matches; the bytes are deterministic;
-what cannot be restored says why."""
+what cannot be restored says why. The cut runs also take their matches out of the kernel in
+slices of a few (``max_out``), which must not change them either."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
     """The run's pairs and the live partial matches at each cut; with ``snap`` the engine is
     replaced at each cut by its snapshot's restoration (checking the bytes are stable)."""
     engine = KernelEngine(net, tie=tie, batch=plan["batch"])
+    if snap:  # (and the matches leave the kernel in slices of max_out: the same pairs)
+        engine.max_out = plan["max_out"]
     if plan["sweep"]:  # (sweeps and compactions inside the run too)
         engine.kernel.kernel.sweep_every = plan["sweep"]
         engine.kernel.kernel.compact_slack = 0
@@ -58,6 +61,7 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
                 data = dumps(engine)
                 assert dumps(engine) == data  # deterministic
                 engine = loads(data, net, tie)
+                engine.max_out = plan["max_out"]
                 assert dumps(engine) == data  # restored, the same state
                 lives.append(engine.live_partial_matches())
             else:
@@ -101,6 +105,7 @@ def same(data: st.DataObject, pats: list[A.Pattern], events: list[Event], tie: s
         "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
         "sweep": data.draw(st.sampled_from((0, 1, 2))),
         "columns": data.draw(st.booleans()),
+        "max_out": data.draw(st.sampled_from((1, 2, 5, 65_536))),
     }
     note(f"tie={tie} plan={plan}")
     note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))

@@ -207,7 +207,7 @@ def test_abandoned_carts_cli_output_is_byte_identical(tmp_path: Path) -> None:
     events = tmp_path / "carts.csv"
     events.write_text("\n".join(lines) + "\n")
     outputs = []
-    for engine in ("local", "kernel"):
+    for engine in ("python", "kernel"):
         out = tmp_path / f"{engine}.jsonl"
         args = ["run", str(NETS / "abandoned_carts.pcep"), "--events", str(events), "--type-field", "type",
                 "--time-field", "ts", "--engine", engine, "-o", str(out)]
