@@ -5,12 +5,13 @@ between them only its snapshot survives, in the RocksDB state store. Which engin
 key runs is decided once per group at the driver (:func:`kernel_groups`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
-else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`). A snapshot
-says which it is by its first bytes (an Arrow IPC stream starts with a continuation
-marker, a pickle with its protocol opcode), so a key restores into the engine that wrote
-it even when the query restarts on an executor or a petricep that decides otherwise —
-except a kernel snapshot where the kernel is not built, which stops the task with a
-message saying so.
+else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
+and a digest of the net and tie rule). A snapshot says which it is by its first bytes (an
+Arrow IPC stream starts with a continuation marker), so a key restores into the engine
+that wrote it even when the query restarts on an executor or a petricep that decides
+otherwise. Refused with a message saying why: a kernel snapshot where the kernel is not
+built, and state saved for other patterns (each kind carries its net's fingerprint) or by
+an earlier petricep.
 
 Both engines are driven the same way (:class:`KeyEngine`): push a micro-batch's released
 events, then advance the stream clock to the watermark; matches come with the position
@@ -39,6 +40,7 @@ from .plan import Plan
 
 CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
 _IPC_MARKER = b"\xff\xff\xff\xff"
+_PY_MARKER = b"petricep.engine/1"  # then the net's digest (16 bytes), then the pickled state
 
 
 def kernel_groups(net: Net, plan: Plan, tie: str) -> frozenset[int]:
@@ -51,13 +53,46 @@ def is_kernel_state(data: bytes) -> bool:
     return data[:4] == _IPC_MARKER
 
 
+def net_digest(net: Net, tie: str) -> bytes:
+    """16 bytes naming a net and tie rule: a Python engine's snapshot carries them (the
+    kernel's carries its own fingerprint), so that state saved for another net — another
+    pattern file, or an earlier petricep's whole-net engines — is refused, not misread."""
+    hit = _digests.get((id(net), tie))
+    if hit is not None and hit[0] is net:
+        return hit[1]
+    digest = hashlib.sha256(pickle.dumps(net, protocol=5) + tie.encode()).digest()[:16]
+    if len(_digests) >= 64:
+        _digests.clear()
+    _digests[(id(net), tie)] = (net, digest)
+    return digest
+
+
+_digests: dict[tuple[int, str], tuple[Net, bytes]] = {}
+
+
+def python_state(data: bytes, net: Net, tie: str) -> bytes:
+    """The pickled engine state inside a Python key's snapshot, checked to be ``net``'s."""
+    if not data.startswith(_PY_MARKER):
+        raise ConfigError(
+            "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
+            "restart the query from a new checkpoint"
+        )
+    if data[len(_PY_MARKER) : len(_PY_MARKER) + 16] != net_digest(net, tie):
+        raise ConfigError(
+            "this key's state was saved for other patterns or another tie rule: "
+            "restart the query from a new checkpoint"
+        )
+    return data[len(_PY_MARKER) + 16 :]
+
+
 class KeyEngine:
     """One key's Python engine behind the streaming interface (the reference)."""
 
     kind = "python"
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, tie: str) -> None:
         self.engine = engine
+        self.tie = tie
 
     def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
         """The matches the events complete, each with its emitting event's position. An
@@ -81,7 +116,7 @@ class KeyEngine:
         return self.engine.flush()
 
     def dumps(self) -> bytes:
-        return snapshot.dumps(self.engine)
+        return _PY_MARKER + net_digest(self.engine.net, self.tie) + snapshot.dumps(self.engine)
 
 
 class KernelKeyEngine(KeyEngine):
@@ -150,9 +185,9 @@ class EngineCache:
         if stored is None:  # a new key: the kernel where the driver chose it and it is built here
             if group in self.kernel and kernel_available():
                 return KernelKeyEngine(KernelEngine(own, tie=self.tie))
-            return KeyEngine(Engine(own, self.tie))
+            return KeyEngine(Engine(own, self.tie), self.tie)
         if not is_kernel_state(stored):
-            return KeyEngine(snapshot.loads(stored, own, self.tie))
+            return KeyEngine(snapshot.loads(python_state(stored, own, self.tie), own, self.tie), self.tie)
         if not kernel_available():
             raise ConfigError(
                 "this key's state was saved by the compiled kernel, which is not built here: "

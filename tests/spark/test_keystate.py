@@ -19,7 +19,7 @@ from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.spark import keystate
+from petricep.spark import keystate, snapshot
 from petricep.spark.partition import engine_line, engine_report, group_engine
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
@@ -113,6 +113,28 @@ def test_a_python_snapshot_restores_into_the_python_engine() -> None:
     restored = keystate.EngineCache(net, plan, "arrival", frozenset({0})).build(0, data)
     assert restored.kind == "python"
     assert [m.ids for m, _ in restored.push([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [{"a": 0, "b": 1}]
+
+
+def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
+    other = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x < a.x WITHIN 5")
+    plan, _ = streaming_plan(make_plan(net))
+    engine = keystate.EngineCache(net, plan, "arrival", frozenset()).build(0, None)
+    engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
+    data = engine.dumps()
+    cases = [
+        (keystate.EngineCache(other, plan, "arrival", frozenset()), data,
+         "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
+        (keystate.EngineCache(net, plan, "strict", frozenset()), data,
+         "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
+        (keystate.EngineCache(net, plan, "arrival", frozenset()), snapshot.dumps(engine.engine),  # (a bare pickle)
+         "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
+         "restart the query from a new checkpoint"),
+    ]  # fmt: skip
+    for cache, stored, message in cases:
+        with pytest.raises(ConfigError) as err:
+            cache.build(0, stored)
+        assert str(err.value) == message
 
 
 @needs_kernel
