@@ -141,20 +141,14 @@ class KernelEngine:
             yield from self._as_chunks(self.drain)
         if self._error is not None or not len(cols):
             return
-        if self._batches is None:
-            self._batches = MatchBatches(self.kernel.lowered)
         steps = self._slices(*self._prepared(cols))
-        while True:
-            self._chunks = []
-            self._with_batches = True
-            try:
-                step = next(steps, None)
-            finally:
-                self._with_batches = False
-            chunks, self._chunks = self._chunks, []
-            yield from chunks
-            if step is None:
-                return
+        left = [True]
+
+        def step() -> None:
+            left[0] = next(steps, None) is not None
+
+        while left[0]:
+            yield from self._as_chunks(step)
 
     def _prepared(self, cols: EventColumns) -> tuple[tuple[np.ndarray, ...], int, Callable[[int], Event], Any]:
         """A checked batch as the kernel's columns (with what :meth:`_slices` needs); its ids
@@ -274,7 +268,7 @@ class KernelEngine:
         """:meth:`flush` as :meth:`push_chunks`."""
         return self._as_chunks(self.flush)
 
-    def _as_chunks(self, fire: Callable[..., list[Match]], *args: Any) -> list[Chunk]:
+    def _as_chunks(self, fire: Callable[..., object], *args: Any) -> list[Chunk]:
         """What ``fire(*args)`` finds, as chunks in the order found (an error is raised by
         the next call, as ever: the chunks before the failing event come first)."""
         if self._batches is None:

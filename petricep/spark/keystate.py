@@ -96,14 +96,13 @@ class KeyEngine:
 
     def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
         """The matches the events complete, each with its emitting event's position. An
-        error names the failing event (``err.event``)."""
+        error names the failing event (``err.event``, as the kernel's do)."""
         out: list[tuple[Match, int]] = []
         for e in events:
             try:
                 out.extend((m, e.pos) for m in self.engine.push(e))
             except EvaluationError as err:
                 err.event = e  # type: ignore[attr-defined]
-                err.pairs = out  # type: ignore[attr-defined]
                 raise
         return out
 

@@ -200,7 +200,6 @@ class GroupRunner:
             self.engine = Engine(engine_net(net, group), tie=tie)
         self.group = group
         self.clock = clock
-        self.keep = frozenset(group.patterns)
         self.composites = bool(group.producers)
         self._points: list[tuple[int, Any]] = []
         self._scheduled: set[int] = set()
@@ -230,10 +229,8 @@ class GroupRunner:
                 heapq.heappush(self._points, (pt[1], pt[0]))
 
     def _keep(self, matches: list[Match], at: int, out: list[tuple[Match, int]]) -> None:
-        keep = self.keep
-        for m in matches:
-            if m.pattern in keep:
-                out.append((m, at))
+        """Matches emitted at ``at`` (the engine runs the group's own patterns: all are ours)."""
+        out.extend((m, at) for m in matches)
 
     def _advance_to(self, pos: int, out: list[tuple[Match, int]]) -> None:
         points = self._points
@@ -297,8 +294,7 @@ class KernelGroupRunner(GroupRunner):
         self._keep_pairs(self.kernel.tick(ts, p), out)
 
     def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
-        keep = self.keep
-        out.extend((m, at if at >= 0 else END) for m, at in pairs if m.pattern in keep)
+        out.extend((m, at if at >= 0 else END) for m, at in pairs)
 
     def push(self, e: Event) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []

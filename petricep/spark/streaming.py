@@ -360,7 +360,6 @@ class EngineProcessor:
         if not events and group.clock_sensitive:
             return []
         engine = self.engines.get(key, st.engine)
-        keep = frozenset(group.patterns)
         advancing = not group.clock_sensitive
         try:
             found = engine.push(events)
@@ -376,7 +375,7 @@ class EngineProcessor:
                 st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
             if self.tie != "arrival":  # ... and past this timestamp's group
                 st.wakeups.append(event_time_ms(e.ts) + 2)
-        rows = [match_row(m, at, group.index, seq) for seq, (m, at) in enumerate(x for x in found if x[0].pattern in keep)]
+        rows = [match_row(m, at, group.index, seq) for seq, (m, at) in enumerate(found)]
         st.wakeups = sorted({w for w in st.wakeups if w > wm})
         st.engine = engine.dumps()
         self.engines.put(key, st.engine, engine)
@@ -528,11 +527,10 @@ class StateFlush:
             pickle.loads(buf)[0] if buf is not None else []  # (buffer, wakeups, timer)
         )
         events = sorted((decode(ev, pos, False) for _, _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
-        keep = frozenset(self.plan.groups[g].patterns)
         try:
             engine = self.engines.build(g, eng)
             found = engine.push(events)
             found += [(m, CLOCK) for m in engine.flush()]
         except EvaluationError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
-        return [match_row(m, at, g, seq) for seq, (m, at) in enumerate(x for x in found if x[0].pattern in keep)]
+        return [match_row(m, at, g, seq) for seq, (m, at) in enumerate(found)]
