@@ -5,7 +5,10 @@ An event is stored once; partial matches refer to it, never copy it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 
 class Event:
@@ -64,7 +67,8 @@ class EventColumns:
     """The events of one checked batch as columns, for a runtime that reads columns (the
     compiled kernel) instead of one :class:`Event` per row: per row its ``types``, ``ts``,
     ``pos`` and ``ids``, and ``attrs`` (field -> column). Columns are lists, ranges or numpy
-    arrays; a value is what the same row's :class:`Event` would hold. A reader gives them
+    arrays (``types`` also a :class:`TypeColumn`); a value is what the same row's
+    :class:`Event` would hold (a numpy column's ``tolist``: see :func:`value_at`). A reader gives them
     only when asked (``EventSource.items(as_columns=True)``), and only for batches it checked
     whole."""
 
@@ -80,12 +84,53 @@ class EventColumns:
     def __len__(self) -> int:
         return len(self.pos)
 
+    def type_names(self) -> set[str]:
+        """The event types present in the batch."""
+        types = self.types
+        return types.distinct() if isinstance(types, TypeColumn) else set(types)
+
     def event(self, i: int) -> Event:
         """Row ``i`` as an :class:`Event` (to name the row an error is about)."""
-        attrs = {name: _item(col[i]) for name, col in self.attrs.items()}
-        return Event(self.types[i], _item(self.ts[i]), int(self.pos[i]), _item(self.ids[i]), attrs)
+        attrs = {name: value_at(col, i) for name, col in self.attrs.items()}
+        return Event(self.types[i], value_at(self.ts, i), int(self.pos[i]), value_at(self.ids, i), attrs)
 
 
-def _item(v: Any) -> Any:
-    item = getattr(v, "item", None)  # a numpy scalar: its Python value
+class TypeColumn(Sequence[str]):
+    """A batch's event types as codes into a few names (the reader's dictionary-encoded type
+    column, or one constant type): a runtime maps the names once, not a string per row."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self, codes: np.ndarray, names: Sequence[str]) -> None:
+        self.codes = codes
+        self.names = tuple(names)
+
+    @classmethod
+    def constant(cls, name: str, n: int) -> TypeColumn:
+        return cls(np.zeros(n, dtype=np.int32), (name,))
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return TypeColumn(self.codes[i], self.names)
+        return self.names[self.codes[i]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[str]:
+        """Each row's type (a name shared by its rows)."""
+        return np.array(self.names, dtype=object)[self.codes].tolist()  # type: ignore[no-any-return]
+
+    def distinct(self) -> set[str]:
+        """The types present."""
+        return {self.names[c] for c in np.unique(self.codes).tolist()}
+
+
+def value_at(col: Any, i: int) -> Any:
+    """Row ``i`` of a column as a Python value (a numpy scalar's ``item``)."""
+    v = col[i]
+    item = getattr(v, "item", None)
     return item() if callable(item) else v

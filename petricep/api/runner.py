@@ -308,7 +308,7 @@ class Run:
             if isinstance(current, EventColumns):  # a checked batch (only asked for by the kernel)
                 assert columns is not None
                 out = columns(current)
-                self._types.update(current.types)
+                self._types.update(current.type_names())
                 done = len(current)
                 if done and tick is not None and (n % every) + done >= every:
                     tick(((n % every) + done) // every * every)

@@ -37,8 +37,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import EventError, EventOrderError, OutputError
-from ..events import Event, EventColumns
-from ..runtime.arrow import number_array, scalar
+from ..events import Event, EventColumns, TypeColumn
+from ..runtime.arrow import number_array, number_view, scalar
 from .spec import InputSpec, rule_map
 from .timestamps import TimeParser
 from .values import FLOAT_RE, MAX_NUMBER_CHARS, is_number, shared_pylist, text_value
@@ -463,13 +463,22 @@ class RowChecker:
         n: int,
         rows: list[int] | None,
     ) -> EventColumns:
-        """A checked batch as columns, the row filter's rows only (values as its events hold them)."""
+        """A checked batch as columns, the row filter's rows only (values as its events hold
+        them; numeric columns stay numpy arrays and the types codes: no Python object per row)."""
+        types = self._type_column(type_arr, n)
         if rows is not None:
-            types = list(self._types(type_arr, len(rows), rows))
+            types = TypeColumn(types.codes[rows], types.names)
             tss, kept, ids = _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
             return EventColumns(types, tss, kept, ids, {nm: _pick(c, rows) for nm, c in zip(names, cols)})
-        types = list(self._types(type_arr, n, None))
-        return EventColumns(types, _listed(tss), positions, _listed(ids), dict(zip(names, cols)))
+        return EventColumns(types, tss, positions, ids, dict(zip(names, cols)))
+
+    def _type_column(self, type_arr: pa.Array | None, n: int) -> TypeColumn:
+        """A batch's types as codes (its type column dictionary-encoded, or the constant type)."""
+        if self.type_const is not None:
+            return TypeColumn.constant(self.type_const, n)
+        assert type_arr is not None
+        enc = pc.dictionary_encode(type_arr)
+        return TypeColumn(number_view(enc.indices), enc.dictionary.to_pylist())
 
     def _types(self, type_arr: pa.Array | None, n: int, rows: list[int] | None) -> Iterable[str]:
         """The event types of a batch's ``rows`` (all ``n`` when None), only those converted."""

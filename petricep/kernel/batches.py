@@ -77,12 +77,13 @@ class MatchBatches:
         self,
         arrays: tuple[np.ndarray, ...],
         known: np.ndarray,
-        ids: list[Any],
-        stamps: list[Any],
+        ids: Callable[[np.ndarray], list[Any]],
+        stamps: Callable[[np.ndarray], list[Any]],
         strings: Callable[[], list[str]],
     ) -> pa.RecordBatch | None:
         """The matches of ``arrays`` (:meth:`KernelRun.take_matches`) as a record batch;
-        ``known``: the positions of the remembered events, ``ids`` and ``stamps`` theirs;
+        ``known``: the positions of the remembered events, ``ids(index)`` and ``stamps(index)``
+        the ids and timestamps of those at ``index`` (Python values);
         ``strings()``: the run's string dictionary. None: not exact (the module docstring)."""
         pattern, refs, bound, values, kinds, klen, klist = (arrays[i] for i in (0, 3, 4, 6, 7, 9, 10))
         npat = len(self.patterns)
@@ -99,9 +100,8 @@ class MatchBatches:
                 picks[name] = _picks(base, at, bound, where, lo, hi)
         used = np.unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
         used = used[(used >= 0) & (used != _NONE)]
-        index = used.tolist()
-        id_arr = exact_array(list(map(ids.__getitem__, index)))
-        ts_arr = exact_array(list(map(stamps.__getitem__, index)))
+        id_arr = exact_array(ids(used))
+        ts_arr = exact_array(stamps(used))
         if id_arr is None or ts_arr is None:
             return None
         cols: dict[str, Any] = {

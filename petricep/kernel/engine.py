@@ -29,19 +29,20 @@ run reports the same matches and the same located error as with the Python engin
 from __future__ import annotations
 
 import sys
-from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, SnapshotError, StateLimitError
-from petricep.events import Event, EventColumns
+from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import (
     TAG_BOOL,
     TAG_INT,
@@ -52,6 +53,7 @@ from petricep.kernel.run import (
     KernelRun,
     python_value,
 )
+from petricep.runtime.arrow import bool_array, number_array, number_view
 from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
@@ -93,12 +95,7 @@ class KernelEngine:
         self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
-        # id and timestamp of each event the kernel may still bind, by position (ascending)
-        self._known_pos: list[int] = []
-        self._known_id: list[Any] = []
-        self._known_ts: list[Any] = []
-        self._seen_ts_types: set[type] = set()
-        self._ts_types = 0
+        self._known = Remembered()  # id and timestamp of each event the kernel may still bind
         self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
@@ -154,18 +151,25 @@ class KernelEngine:
         """A checked batch as the kernel's columns (with what :meth:`_slices` needs); its ids
         and times remembered for the matches."""
         n = len(cols)
-        code = self._type_code
-        types = _codes(_values_of(cols.types), lambda t: code.get(t, -1), n).astype(np.int32)
+        types = self._type_codes(cols.types, n)
         pos = _int_column(cols.pos)
-        ids, stamps = _values_of(cols.ids), _values_of(cols.ts)
-        self._remember(list(cols.pos) if isinstance(cols.pos, range) else pos.tolist(), ids, stamps)
+        self._known.add(pos, cols.ids, cols.ts)
         last = _last_event(types, n)
         if last >= 0:
-            self._last_input = (int(pos[last]), stamps[last])
+            self._last_input = (int(pos[last]), value_at(cols.ts, last))
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
-        ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(stamps, dtype=np.float64, count=n)
+        ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(cols.ts, dtype=np.float64, count=n)
         columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
-        return columns, n, cols.event, ids[-1]
+        return columns, n, cols.event, value_at(cols.ids, n - 1)
+
+    def _type_codes(self, types: Any, n: int) -> np.ndarray:
+        """The kernel's type code per row: a :class:`TypeColumn` through its few names, any
+        other column value by value (once per distinct type)."""
+        code = self._type_code
+        if isinstance(types, TypeColumn):
+            lookup = np.array([code.get(t, -1) for t in types.names] or [-1], dtype=np.int32)
+            return lookup[types.codes]
+        return _codes(_values_of(types), lambda t: code.get(t, -1), n).astype(np.int32)
 
     def push_columns_pairs(self, cols: EventColumns) -> list[tuple[Match, int]]:
         """:meth:`push_columns` with emitting positions, as :meth:`push_pairs` (rows of type
@@ -287,8 +291,8 @@ class KernelEngine:
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
         if batches is not None and batches.covered:
-            known = np.asarray(self._known_pos, dtype=np.int64)
-            found = batches.batch(arrays, known, self._known_id, self._known_ts, self.kernel.strings)
+            known = self._known
+            found = batches.batch(arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings)
             if found is not None:
                 return found
         return self._matches(arrays)
@@ -380,17 +384,18 @@ class KernelEngine:
             )
         state = self.kernel.snapshot_state()
         self._forget()  # (the store was compacted: fewer events to remember)
-        types = sorted(f"{t.__module__}.{t.__qualname__}" for t in self._seen_ts_types)
+        known = self._known
+        types = sorted(f"{t.__module__}.{t.__qualname__}" for t in known.ts_types)
         state.update({
             "engine.batch": self._batch,
             "engine.sweep_every": self.sweep_every,
             "engine.peak": self.peak,
             "engine.events": self.events,
-            "engine.known_pos": np.array(self._known_pos, dtype=np.int64),
-            "engine.known_id": list(self._known_id),
-            "engine.known_ts": list(self._known_ts),
+            "engine.known_pos": known.positions.copy(),
+            "engine.known_id": known.all_ids(),
+            "engine.known_ts": known.all_ts(),
             "engine.ts_types": types,
-            "engine.ts_type_count": self._ts_types,
+            "engine.ts_type_count": len(known.ts_types),
             "engine.last_input": None if self._last_input is None else list(self._last_input),
         })
         return state
@@ -405,13 +410,13 @@ class KernelEngine:
         self.sweep_every = int(state["engine.sweep_every"])
         self.peak = int(state["engine.peak"])
         self.events = int(state["engine.events"])
-        self._known_pos = [int(p) for p in state["engine.known_pos"]]
-        self._known_id = list(state["engine.known_id"])
-        self._known_ts = list(state["engine.known_ts"])
-        if not len(self._known_pos) == len(self._known_id) == len(self._known_ts):
+        positions, ids, stamps = state["engine.known_pos"], state["engine.known_id"], state["engine.known_ts"]
+        if not len(positions) == len(ids) == len(stamps):
             raise ValueError("remembered events' columns differ in length")
-        self._seen_ts_types = {_type_named(name) for name in state["engine.ts_types"]}
-        self._ts_types = int(state["engine.ts_type_count"])
+        ts_types = {_type_named(name) for name in state["engine.ts_types"]}
+        if len(ts_types) != int(state["engine.ts_type_count"]):
+            raise ValueError("the remembered timestamps' types do not match their count")
+        self._known.restore(np.asarray(positions, dtype=np.int64), ids, stamps, ts_types)
         last = state["engine.last_input"]
         self._last_input = None if last is None else (int(last[0]), last[1])
 
@@ -425,7 +430,7 @@ class KernelEngine:
         types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
         ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
-        self._remember([e.pos for e in evs], [e.id for e in evs], [e.ts for e in evs])
+        self._known.add(pos, [e.id for e in evs], [e.ts for e in evs])
         for e in reversed(evs):
             if e.type != TICK:
                 self._last_input = (e.pos, e.ts)
@@ -437,27 +442,10 @@ class KernelEngine:
             attrs[ID_ATTR] = [e.id for e in evs]
         return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
 
-    def _remember(self, positions: list[int], ids: list[Any], stamps: list[Any]) -> None:
-        """Each event's id and timestamp by position, for the matches (the kernel binds
-        positions): kept while the kernel's store may still hold the event."""
-        self._known_pos.extend(positions)
-        self._known_id.extend(ids)
-        self._known_ts.extend(stamps)
-        self._note_ts_types(stamps)
-
-    def _note_ts_types(self, stamps: Any) -> None:
-        """How many Python types the remembered timestamps have (1: a match's start and end
-        are its first and last bound events' own, found by vector operations)."""
-        if self._ts_types < 2:
-            self._seen_ts_types.update(map(type, stamps))
-            self._ts_types = len(self._seen_ts_types)
-
     def _forget(self) -> None:
         """Drop what no later match can bind: events before the oldest one the kernel stores."""
         oldest = self.kernel.kernel.oldest_pos()
-        cut = len(self._known_pos) if oldest < 0 else bisect_left(self._known_pos, oldest)
-        if cut:
-            del self._known_pos[:cut], self._known_id[:cut], self._known_ts[:cut]
+        self._known.forget(oldest)
         self.kernel.composites.forget(oldest)
 
     def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -499,9 +487,15 @@ class KernelEngine:
             seen = self._keys[gi]
             same = (id(seen), names)
             if same not in done:
+                code_of = partial(_new_code, seen)
+                numbers = attrs.get(names[0]) if len(names) == 1 else None
+                if isinstance(numbers, np.ndarray) and _hashable_numbers(numbers):
+                    done[same] = _number_codes(numbers, code_of)
+                    keys[gi] = done[same]
+                    continue
                 cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
                 values = cols[0] if len(cols) == 1 else list(zip(*cols))
-                done[same] = _codes(values, partial(_new_code, seen), n)
+                done[same] = _codes(values, code_of, n)
             keys[gi] = done[same]
         return keys
 
@@ -520,10 +514,10 @@ class KernelEngine:
         if self._kleene:
             return self._kleene_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
-        at_arr = np.searchsorted(np.asarray(self._known_pos, dtype=np.int64), positions)
-        ids, stamps = self._known_id, self._known_ts
+        at_arr = np.searchsorted(self._known.positions, positions)
         mask = bound.astype(bool)
-        if self._ts_types == 1:  # one kind of timestamp: the first and last bound events' own
+        ids, stamps = self._bound_values(at_arr[mask])
+        if len(self._known.ts_types) == 1:  # one kind of timestamp: the first and last bound events' own
             first = np.where(mask, at_arr, np.iinfo(np.int64).max).min(axis=1).tolist()
             last = np.where(mask, at_arr, -1).max(axis=1).tolist()
             spans = [(stamps[i], stamps[j]) for i, j in zip(first, last)]
@@ -538,14 +532,30 @@ class KernelEngine:
             out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
         return out
 
+    def _bound_values(self, *index: np.ndarray) -> tuple[list[Any], list[Any]]:
+        """The remembered ids and timestamps as lists indexed like :attr:`Remembered.positions`,
+        filled only at ``index`` (the events some match binds; indices past the end are not
+        events): a batch's other events never become Python values."""
+        known = self._known
+        n = len(known)
+        used = np.unique(np.concatenate([np.ravel(i) for i in index])) if index else np.zeros(0, dtype=np.int64)
+        used = used[(used >= 0) & (used < n)]
+        ids: list[Any] = [None] * n
+        stamps: list[Any] = [None] * n
+        at = used.tolist()
+        for i, v, t in zip(at, known.ids_at(used), known.ts_at(used)):
+            ids[i] = v
+            stamps[i] = t
+        return ids, stamps
+
     def _kleene_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
         """:meth:`_matches` for a net with Kleene closure: a list variable's ids in stream
         order; start / end over every bound event, lists' elements included."""
         pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
-        known = np.asarray(self._known_pos, dtype=np.int64)
-        where = np.searchsorted(known, refs).tolist()
-        in_lists = np.searchsorted(known, klist).tolist()
-        ids, stamps = self._known_id, self._known_ts
+        known = self._known.positions
+        where_arr, in_arr = np.searchsorted(known, refs), np.searchsorted(known, klist)
+        ids, stamps = self._bound_values(where_arr, in_arr)
+        where, in_lists = where_arr.tolist(), in_arr.tolist()
         out = []
         for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
             name, slots = self._vars[pi]
@@ -571,10 +581,11 @@ class KernelEngine:
         values become the match's attrs, and the composite events some pattern reads are
         remembered (id and time by match number) for the matches that bind them later."""
         pattern, _start, _end, refs, bound, at, values, kinds = arrays[:8]
-        known = np.asarray(self._known_pos, dtype=np.int64)
-        where = np.searchsorted(known, refs).tolist()  # (meaningless for composite refs: not read)
-        emitted_at = np.searchsorted(known, at).tolist()
-        known_id, known_ts = self._known_id, self._known_ts
+        known = self._known.positions
+        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs: not read)
+        emitted_arr = np.searchsorted(known, at)
+        known_id, known_ts = self._bound_values(where_arr, emitted_arr)
+        where, emitted_at = where_arr.tolist(), emitted_arr.tolist()
         strings = self.kernel.strings()
         first = self.kernel.first_taken
         composites = self.kernel.composites
@@ -697,6 +708,24 @@ def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarr
     for v in distinct:
         distinct[v] = code_of(v)
     return np.fromiter(map(distinct.__getitem__, values), dtype=np.int64, count=n)
+
+
+def _hashable_numbers(col: Any) -> bool:
+    """Whether a key column is a numpy array of numbers whose equal values are equal keys
+    (not NaN: as dict keys, NaNs are each their own)."""
+    if not isinstance(col, np.ndarray) or col.dtype.kind not in "iubf":
+        return False
+    return col.dtype.kind != "f" or not np.isnan(col).any()
+
+
+def _number_codes(col: np.ndarray, code_of: Callable[[Any], int]) -> np.ndarray:
+    """:func:`_codes` of a numeric column, hashed by Arrow: ``code_of`` is called once per
+    distinct value (as a Python value: values Arrow tells apart but Python equates, such as
+    ``0.0`` and ``-0.0``, get one code)."""
+    arr = bool_array(col) if col.dtype.kind == "b" else number_array(col, pa.from_numpy_dtype(col.dtype))
+    enc = pc.dictionary_encode(arr)
+    lookup = np.array([code_of(v) for v in enc.dictionary.to_pylist()] or [0], dtype=np.int64)
+    return lookup[number_view(enc.indices)]  # type: ignore[no-any-return]
 
 
 def _new_code(seen: dict[Any, int], v: Any) -> int:

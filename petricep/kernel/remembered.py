@@ -1,0 +1,151 @@
+"""The ids and timestamps of the events the kernel may still bind, kept as the reader gave them.
+
+The kernel binds events by position; a match reports the input's own ids and timestamps
+(text ids, ints beyond float64, ``1`` vs ``1.0``). :class:`Remembered` keeps them by position
+for as long as the kernel's store may hold the event, a batch at a time: a numeric column as
+the NumPy array the reader typed (converted to Python values only for the events a match
+binds: ``tolist`` gives exactly the ints and floats an :class:`~petricep.events.Event` would
+hold), any other column as its list. So a batch of a million events costs no Python object
+per event here; only what matches bind is ever looked up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+# a column of one batch: a NumPy array (numbers) or a list of Python values
+Column = Any
+
+
+class Remembered:
+    """Positions (ascending), ids and timestamps of the events the kernel may still bind, as
+    parts (one per batch added, the first one cut where :meth:`forget` cut it). Indices are
+    into the concatenation of the parts, as :attr:`positions` lists them."""
+
+    __slots__ = ("_parts", "_starts", "_positions", "_ts_types")
+
+    def __init__(self) -> None:
+        self._parts: list[tuple[np.ndarray, Column, Column]] = []
+        self._starts = np.zeros(1, dtype=np.int64)  # first index of each part, then the total
+        self._positions: np.ndarray | None = np.zeros(0, dtype=np.int64)  # (None: to concatenate)
+        self._ts_types: set[type] = set()
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def add(self, positions: np.ndarray, ids: Column, stamps: Column) -> None:
+        """A batch's events (positions after every one remembered)."""
+        if not len(positions):
+            return
+        ids, stamps = _column(ids), _column(stamps)
+        self._parts.append((np.asarray(positions, dtype=np.int64), ids, stamps))
+        self._starts = np.append(self._starts, self._starts[-1] + len(positions))
+        self._positions = None
+        self._note_types(stamps)
+
+    def forget(self, oldest: int) -> None:
+        """Drop the events before position ``oldest`` (``-1``: every one)."""
+        parts = self._parts
+        if not parts:
+            return
+        if oldest < 0:
+            self.clear()
+            return
+        drop = cut = 0
+        while drop < len(parts) and int(parts[drop][0][-1]) < oldest:
+            drop += 1
+        if drop:
+            del parts[:drop]
+        if parts:
+            pos, ids, stamps = parts[0]
+            cut = int(np.searchsorted(pos, oldest))
+            if cut:
+                parts[0] = (pos[cut:], ids[cut:], stamps[cut:])
+        if drop or (parts and cut):
+            self._starts = np.concatenate(([0], np.cumsum([len(p[0]) for p in parts], dtype=np.int64)))
+            self._positions = None
+
+    def clear(self) -> None:
+        self._parts = []
+        self._starts = np.zeros(1, dtype=np.int64)
+        self._positions = np.zeros(0, dtype=np.int64)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Every remembered position, ascending (int64; made once per change)."""
+        if self._positions is None:
+            self._positions = np.concatenate([p[0] for p in self._parts]) if self._parts else np.zeros(0, dtype=np.int64)
+        return self._positions
+
+    @property
+    def ts_types(self) -> set[type]:
+        """The Python types of the timestamps remembered so far (ever, not only now)."""
+        return self._ts_types
+
+    def ids_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
+        """The ids of the events at ``index`` (into :attr:`positions`), as Python values."""
+        return self._values(1, index)
+
+    def ts_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
+        """The timestamps of the events at ``index``, as Python values."""
+        return self._values(2, index)
+
+    def _values(self, which: int, index: Sequence[int] | np.ndarray) -> list[Any]:
+        idx = np.asarray(index, dtype=np.int64).ravel()
+        parts = self._parts
+        if len(parts) == 1:
+            return _take(parts[0][which], idx)
+        out: list[Any] = [None] * len(idx)
+        part = np.searchsorted(self._starts, idx, side="right") - 1
+        for k in np.unique(part).tolist():
+            rows = np.flatnonzero(part == k)
+            for r, v in zip(rows.tolist(), _take(parts[k][which], idx[rows] - self._starts[k])):
+                out[r] = v
+        return out
+
+    def all_ids(self) -> list[Any]:
+        """Every remembered id (a snapshot)."""
+        return self.ids_at(np.arange(len(self)))
+
+    def all_ts(self) -> list[Any]:
+        """Every remembered timestamp (a snapshot)."""
+        return self.ts_at(np.arange(len(self)))
+
+    def restore(self, positions: np.ndarray, ids: list[Any], stamps: list[Any], ts_types: set[type]) -> None:
+        """A snapshot's remembered events (:meth:`all_ids`, :meth:`all_ts`) into this empty store."""
+        self.clear()
+        self.add(np.asarray(positions, dtype=np.int64), list(ids), list(stamps))
+        self._ts_types = set(ts_types)
+
+    def _note_types(self, stamps: Column) -> None:
+        """The timestamps' Python types (one type: a match's start and end are found by vector
+        operations); a numeric array's values are all of one type."""
+        if len(self._ts_types) > 1:
+            return
+        if isinstance(stamps, np.ndarray) and stamps.dtype.kind in "iufb":
+            self._ts_types.add(type(stamps[:1].tolist()[0]))
+        else:
+            self._ts_types.update(map(type, stamps))
+
+
+def _column(col: Any) -> Column:
+    """A batch's column as kept: a numeric NumPy array as it is, a range as one, anything
+    else as a list of Python values (what the batch's events would hold)."""
+    if isinstance(col, np.ndarray):
+        return col if col.dtype.kind in "iufb" else col.tolist()
+    if isinstance(col, range):
+        return np.arange(col.start, col.stop, col.step, dtype=np.int64)
+    return col if isinstance(col, list) else list(col)
+
+
+def _take(col: Column, idx: np.ndarray) -> list[Any]:
+    """``col``'s values at ``idx`` as Python values."""
+    if isinstance(col, np.ndarray):
+        return col[idx].tolist()  # type: ignore[no-any-return]
+    return [col[i] for i in idx.tolist()]
+
+
+__all__ = ["Remembered"]
