@@ -17,8 +17,11 @@ Python kind in its column's type (int64, float64, text, bool). Where it cannot -
 times of several kinds among the events a batch binds (``1`` beside ``1.0``, text beside
 numbers, None ids, ints beyond int64, non-finite numbers), a RETURN field holding several
 kinds -- :meth:`MatchBatches.batch` returns None and the caller converts that batch match by
-match. A net some pattern of which binds composite events (their ids are ``pattern[ids]``
-texts remembered match by match) is never made into batches (:attr:`MatchBatches.covered`).
+match. In a net some pattern of which binds composite events, the caller first remembers the
+composite events of the call's matches (their ids are ``pattern[ids]`` texts, made for the
+matches that emit one); a variable binding them is a text column of those ids
+(:class:`BoundEvents` ranks input and composite events in stream order, for start and end).
+Only a Kleene list in such a net is never made into batches (:attr:`MatchBatches.covered`).
 
 Arrays are built from numpy buffers (:mod:`petricep.runtime.arrow`), never by ``pa.array``
 of Python or numpy values, which would import pandas into every run (its start-up cost).
@@ -33,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from petricep.kernel.lowering import Lowered
-from petricep.kernel.run import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR
+from petricep.kernel.run import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR, Composites
 from petricep.runtime.arrow import bool_array, number_array, string_array
 
 _NONE = np.iinfo(np.int64).max  # an unbound slot's index (never the minimum)
@@ -62,8 +65,11 @@ class MatchBatches:
     def __init__(self, lowered: Lowered) -> None:
         self.patterns = lowered.patterns
         self.names = string_array([p.name for p in self.patterns])
-        # no pattern binds composite events: every bound id is an input event's
-        self.covered = all(p.ret_type < 0 and p.to_type < 0 for p in self.patterns)
+        # some pattern's matches are composite events another pattern binds (their ids are
+        # texts remembered match by match, by the caller, before the batch is made)
+        self.producers = any(p.ret_type >= 0 or p.to_type >= 0 for p in self.patterns)
+        # (a Kleene list's elements are input events' positions: not in a net with composites)
+        self.covered = not (self.producers and any(p.kleene for p in self.patterns))
         self.columns: dict[str, list[tuple[int, int]]] = {}  # variable -> (pattern, slot) pairs
         for pi, p in enumerate(self.patterns):
             for name, slot in p.vars:
@@ -80,16 +86,19 @@ class MatchBatches:
         ids: Callable[[np.ndarray], list[Any]],
         stamps: Callable[[np.ndarray], list[Any]],
         strings: Callable[[], list[str]],
+        composites: Composites | None = None,
     ) -> pa.RecordBatch | None:
         """The matches of ``arrays`` (:meth:`KernelRun.take_matches`) as a record batch;
         ``known``: the positions of the remembered events, ``ids(index)`` and ``stamps(index)``
         the ids and timestamps of those at ``index`` (Python values);
-        ``strings()``: the run's string dictionary. None: not exact (the module docstring)."""
+        ``strings()``: the run's string dictionary; ``composites``: the composite events
+        bound (as refs ``-1 - n``), registered. None: not exact (the module docstring)."""
         pattern, refs, bound, values, kinds, klen, klist = (arrays[i] for i in (0, 3, 4, 6, 7, 9, 10))
         npat = len(self.patterns)
         base = pattern % npat
-        at = np.searchsorted(known, refs)  # (meaningless for Kleene slots: offsets into klist)
-        in_lists = np.searchsorted(known, klist)
+        bound_events = BoundEvents(refs, bound, klist, composites)
+        at = bound_events.rank_of_refs(refs)  # (meaningless for Kleene slots: offsets into klist)
+        in_lists = bound_events.rank_of_positions(klist)
         lo = np.full(len(pattern), _NONE, dtype=np.int64)
         hi = np.full(len(pattern), -1, dtype=np.int64)
         picks: dict[str, Any] = {}  # variable -> index per row (-1: none), or (offsets, flat, valid)
@@ -100,9 +109,10 @@ class MatchBatches:
                 picks[name] = _picks(base, at, bound, where, lo, hi)
         used = np.unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
         used = used[(used >= 0) & (used != _NONE)]
-        id_arr = exact_array(ids(used))
-        ts_arr = exact_array(stamps(used))
-        if id_arr is None or ts_arr is None:
+        id_values = bound_events.values(used, known, ids, 1)
+        id_arr = exact_array(id_values)
+        ts_arr = exact_array(bound_events.values(used, known, stamps, 2))
+        if ts_arr is None or (id_arr is None and not len(bound_events.numbers)):
             return None
         cols: dict[str, Any] = {
             "pattern": pa.DictionaryArray.from_arrays(number_array(base, pa.int32()), self.names),
@@ -110,14 +120,20 @@ class MatchBatches:
             "end": ts_arr.take(number_array(np.searchsorted(used, hi), pa.int64())),
         }
         for name, pick in picks.items():
-            cols[name] = _list_ids(id_arr, used, *pick) if name in self.lists else _ids(id_arr, used, pick)
+            if id_arr is None:  # composite events' text ids beside input events' ids: a column at a time
+                column = _column_ids(id_values, used, pick)
+                if column is None:
+                    return None
+                cols[name] = column
+            else:
+                cols[name] = _list_ids(id_arr, used, *pick) if name in self.lists else _ids(id_arr, used, pick)
         if self.fields:
             attrs = self._attrs(pattern, values, kinds, strings)
             if attrs is None:
                 return None
             cols["attrs"] = attrs
         if self.timeouts:
-            timeout = self._timeout(pattern, cols["start"], known[lo.clip(0, len(known) - 1)] if len(known) else lo)
+            timeout = self._timeout(pattern, cols["start"], bound_events.position_of(lo))
             if timeout is None:
                 return None
             cols["timeout"] = timeout
@@ -179,6 +195,72 @@ class MatchBatches:
         return pa.StructArray.from_arrays(fields, ["type", "deadline"], mask=bool_array(~valid))
 
 
+class BoundEvents:
+    """The events a kernel call's matches bind -- input events by position, composite events
+    by match number -- ranked in stream order (a composite event right after its emitting
+    event, composites of one event in match order): a match's first and last bound events are
+    its lowest and highest ranks, as the engine's tokens order them."""
+
+    def __init__(self, refs: np.ndarray, bound: np.ndarray, klist: np.ndarray, composites: Composites | None) -> None:
+        mask = bound.astype(bool)
+        self.inputs = np.unique(np.concatenate([refs[mask & (refs >= 0)], klist]))
+        numbers = np.unique(-1 - refs[mask & (refs < 0)])
+        self.numbers = numbers
+        self.composites = composites
+        if len(numbers):
+            assert composites is not None
+            cpos = np.array([composites.pos_of(-1 - n) for n in numbers.tolist()], dtype=np.int64)
+        else:
+            cpos = np.zeros(0, dtype=np.int64)
+        pos = np.concatenate([self.inputs, cpos])
+        kind = np.concatenate([np.zeros(len(self.inputs), dtype=np.int64), np.ones(len(numbers), dtype=np.int64)])
+        self.order = np.lexsort((np.concatenate([np.zeros(len(self.inputs), dtype=np.int64), numbers]), kind, pos))
+        self.rank = np.empty(len(pos), dtype=np.int64)
+        self.rank[self.order] = np.arange(len(pos), dtype=np.int64)
+        self.sorted_pos = pos[self.order]
+
+    def rank_of_positions(self, positions: np.ndarray) -> np.ndarray:
+        """The ranks of input events by position (every one among the bound)."""
+        if not len(self.inputs):
+            return np.zeros(positions.shape, dtype=np.int64)
+        return self.rank[np.searchsorted(self.inputs, positions).clip(0, len(self.inputs) - 1)]  # type: ignore[no-any-return]
+
+    def rank_of_refs(self, refs: np.ndarray) -> np.ndarray:
+        """Each bound ref's rank (an input position or ``-1 - n``; unbound slots: any rank)."""
+        at = self.rank_of_positions(refs)
+        if len(self.numbers):
+            found = np.searchsorted(self.numbers, -1 - refs).clip(0, len(self.numbers) - 1)
+            at = np.where(refs < 0, self.rank[len(self.inputs) + found], at)
+        return at
+
+    def position_of(self, ranks: np.ndarray) -> np.ndarray:
+        """The stream positions of ranked events (a composite event's: its emitter's)."""
+        if not len(self.sorted_pos):
+            return ranks
+        return self.sorted_pos[ranks.clip(0, len(self.sorted_pos) - 1)]  # type: ignore[no-any-return]
+
+    def values(
+        self, ranks: np.ndarray, known: np.ndarray, of_inputs: Callable[[np.ndarray], list[Any]], which: int
+    ) -> list[Any]:
+        """The ids (``which`` 1) or timestamps (2) of ranked events, as Python values: input
+        events' from the remembered ones (``of_inputs(index)``), composite events' their own."""
+        entry = self.order[ranks]
+        n_in = len(self.inputs)
+        is_input = entry < n_in
+        if is_input.all():
+            return of_inputs(np.searchsorted(known, self.inputs[entry]))
+        out: list[Any] = [None] * len(entry)
+        rows = np.flatnonzero(is_input)
+        for r, v in zip(rows.tolist(), of_inputs(np.searchsorted(known, self.inputs[entry[rows]]))):
+            out[r] = v
+        composites = self.composites
+        assert composites is not None
+        get = composites.id_of if which == 1 else composites.ts_of
+        for r in np.flatnonzero(~is_input).tolist():
+            out[r] = get(-1 - int(self.numbers[entry[r] - n_in]))
+        return out
+
+
 def _picks(
     base: np.ndarray, at: np.ndarray, bound: np.ndarray, where: list[tuple[int, int]], lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
@@ -229,6 +311,20 @@ def _list_picks(
 
 def _ids(id_arr: pa.Array, used: np.ndarray, pick: np.ndarray) -> pa.Array:
     return id_arr.take(number_array(np.searchsorted(used, pick), pa.int64(), pick >= 0))
+
+
+def _column_ids(values: list[Any], used: np.ndarray, pick: np.ndarray) -> pa.Array | None:
+    """One variable's ids where the batch's ids are of several kinds (its own of one kind: a
+    consumer's composite events' texts, a producer's input ids; else None)."""
+    bound = pick >= 0
+    index = np.searchsorted(used, pick[bound])
+    distinct, inverse = np.unique(index, return_inverse=True)
+    arr = exact_array([values[i] for i in distinct.tolist()])
+    if arr is None:
+        return None
+    full = np.zeros(len(pick), dtype=np.int64)
+    full[bound] = inverse
+    return arr.take(number_array(full, pa.int64(), bound))
 
 
 def _list_ids(id_arr: pa.Array, used: np.ndarray, offsets: np.ndarray, elems: np.ndarray, valid: np.ndarray) -> pa.Array:

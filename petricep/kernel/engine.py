@@ -54,7 +54,7 @@ from petricep.kernel.run import (
     python_value,
 )
 from petricep.runtime.arrow import bool_array, number_array, number_view
-from petricep.runtime.match import Match
+from petricep.runtime.match import Match, composite_id
 
 BATCH = 4096  # events per kernel call
 # matches a kernel call buffers before they are taken: an explosive pattern's matches leave a
@@ -291,10 +291,15 @@ class KernelEngine:
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
         if batches is not None and batches.covered:
+            if batches.producers:
+                self._register_composites(arrays)
             known = self._known
-            found = batches.batch(arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings)
+            found = batches.batch(
+                arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings, self.kernel.composites
+            )
             if found is not None:
                 return found
+            return self._composite_matches(arrays, register=False) if self._returns else self._matches(arrays)
         return self._matches(arrays)
 
     def _fire(self) -> list[Match]:
@@ -576,10 +581,11 @@ class KernelEngine:
             out.append(Match(name, got, start, end, {}))
         return out
 
-    def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+    def _composite_matches(self, arrays: tuple[np.ndarray, ...], register: bool = True) -> list[Match]:
         """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
         values become the match's attrs, and the composite events some pattern reads are
-        remembered (id and time by match number) for the matches that bind them later."""
+        remembered (id and time by match number) for the matches that bind them later
+        (``register=False``: :meth:`_register_composites` did)."""
         pattern, _start, _end, refs, bound, at, values, kinds = arrays[:8]
         known = self._known.positions
         where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs: not read)
@@ -619,7 +625,7 @@ class KernelEngine:
             else:
                 m = Match(p.name, ids, start, end, attrs)
             out.append(m)
-            if (p.to_type if timeout else p.ret_type) >= 0:
+            if register and (p.to_type if timeout else p.ret_type) >= 0:
                 emitted = int(at[r])
                 if emitted < 0:
                     assert self._last_input is not None
@@ -628,6 +634,36 @@ class KernelEngine:
                     ts = known_ts[emitted_at[r]]
                 composites.add(first + r, emitted, m.id, ts)
         return out
+
+    def _register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
+        """Remember the composite events of a kernel call's matches that some pattern reads
+        (their ids ``pattern[ids]`` and times, by match number), without a :class:`Match` for
+        the others: what :meth:`_composite_matches` does for the rows that emit one."""
+        pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
+        lowered = self.kernel.lowered.patterns
+        npatterns = len(lowered)
+        emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
+        rows = np.flatnonzero(emits[pattern])
+        if not len(rows):
+            return
+        known = self._known.positions
+        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
+        known_id, known_ts = self._bound_values(where_arr, emitted_arr)
+        composites, first = self.kernel.composites, self.kernel.first_taken
+        for r, vp, row, b, k_row, emitted, k_at in zip(
+            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
+            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
+        ):
+            p = lowered[vp % npatterns]
+            ids = {
+                v: composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]] for v, sl in p.vars if b[sl]
+            }
+            if emitted < 0:
+                assert self._last_input is not None
+                emitted, ts = self._last_input
+            else:
+                ts = known_ts[k_at]
+            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
 
     # ------------------------------------------------------------------ accounting
 

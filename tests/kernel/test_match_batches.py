@@ -28,8 +28,9 @@ from petricep.matchtable import layout_of, to_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
+from tests.kernel.test_composite import producer_and_consumer
 from tests.kernel.test_engine import SETTINGS, odd_streams
-from tests.strategies import pattern_text, patterns
+from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
@@ -235,3 +236,48 @@ def test_batches_give_the_engines_lines_and_table(data: st.DataObject) -> None:
     if table is not None:
         assert table.equals(to_table(want, layout_of(net)), check_metadata=True)
         assert table.schema == to_table(want, layout_of(net)).schema
+
+
+@SETTINGS
+@given(st.data())
+def test_batches_of_a_net_binding_composite_events(data: st.DataObject) -> None:
+    """A producer and a pattern over its composite events (ON TIMEOUT too, through the
+    RETURNS net's shapes): the chunks are record batches holding the composite events' ids
+    (``p[1,e2]``), and their JSON Lines are the engine's, whatever the ids' and times' kinds."""
+    pats = producer_and_consumer(data)
+    raw = data.draw(streams(max_size=12))
+    events = []
+    for e in raw:
+        idv = data.draw(st.sampled_from((e.id, f"e{e.id}")))
+        ts = float(e.ts) if data.draw(st.booleans()) else e.ts
+        events.append(Event(e.type, ts, e.pos, idv, dict(e.attrs)))
+    tie = data.draw(st.sampled_from(("arrival", "strict")))
+    for p in pats:
+        note(pattern_text(p))
+    net = build_net(pats)
+    engine = Engine(net, tie=tie)
+    want = [m for e in events for m in engine.push(Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)))] + engine.flush()
+    k = KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5)))
+    chunks = [c for e in events for c in k.push_chunks(Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)))]
+    chunks += k.drain_chunks() + k.flush_chunks()
+    lines = JsonlBatches(net)
+    text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
+    assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
+
+
+def test_composite_ids_leave_the_kernel_in_a_record_batch() -> None:
+    """The consumer's variables that bind composite events are text columns of their ids."""
+    net = compile_text(
+        "PATTERN p: SEQ(A a, B b) WHERE [k] RETURN T(k = a.k, x = b.x)\n"
+        "PATTERN q: SEQ(T s, T t) WHERE [k] AND t.x > s.x"
+    )
+    rows = [("A", 1, 1), ("B", 1, 2), ("A", 1, 3), ("B", 1, 5)]
+    events = [Event(t, i, i, 10 + i, {"k": k, "x": x}) for i, (t, k, x) in enumerate(rows)]
+    k = KernelEngine(net)
+    chunks = [c for e in events for c in k.push_chunks(e)] + k.drain_chunks() + k.flush_chunks()
+    assert [type(c).__name__ for c in chunks] == ["RecordBatch"]
+    assert chunks[0].column("s").to_pylist() == [None, None, None, "p[10,11]", "p[10,11]"]
+    assert [m.to_dict()["ids"] for m in batch_matches(chunks[0], net)] == [
+        {"a": 10, "b": 11}, {"a": 10, "b": 13}, {"a": 12, "b": 13},
+        {"s": "p[10,11]", "t": "p[10,13]"}, {"s": "p[10,11]", "t": "p[12,13]"},
+    ]  # fmt: skip
