@@ -126,7 +126,8 @@ class TypeColumn(Sequence[str]):
 
     def distinct(self) -> set[str]:
         """The types present."""
-        return {self.names[c] for c in np.unique(self.codes).tolist()}
+        present = np.bincount(self.codes, minlength=len(self.names)) if len(self.codes) else np.zeros(0)
+        return {self.names[c] for c in np.flatnonzero(present).tolist()}  # (np.unique would import numpy.ma)
 
 
 def value_at(col: Any, i: int) -> Any:
