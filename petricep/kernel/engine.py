@@ -53,7 +53,7 @@ from petricep.kernel.run import (
     KernelRun,
     python_value,
 )
-from petricep.runtime.arrow import bool_array, number_array, number_view
+from petricep.runtime.arrow import bool_array, number_array, number_view, scalar
 from petricep.runtime.match import Match, composite_id
 
 BATCH = 4096  # events per kernel call
@@ -638,7 +638,8 @@ class KernelEngine:
     def _register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
         """Remember the composite events of a kernel call's matches that some pattern reads
         (their ids ``pattern[ids]`` and times, by match number), without a :class:`Match` for
-        the others: what :meth:`_composite_matches` does for the rows that emit one."""
+        the others: what :meth:`_composite_matches` does for the rows that emit one. The ids
+        of matches binding only input events with int ids are joined a column at a time."""
         pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
         lowered = self.kernel.lowered.patterns
         npatterns = len(lowered)
@@ -646,24 +647,69 @@ class KernelEngine:
         rows = np.flatnonzero(emits[pattern])
         if not len(rows):
             return
-        known = self._known.positions
-        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
-        known_id, known_ts = self._bound_values(where_arr, emitted_arr)
+        known = self._known
+        emitted_arr = np.searchsorted(known.positions, at[rows])
+        stamps = known.ts_at(emitted_arr.clip(0, max(len(known) - 1, 0))) if len(known) else [None] * len(rows)
         composites, first = self.kernel.composites, self.kernel.first_taken
-        for r, vp, row, b, k_row, emitted, k_at in zip(
-            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
-            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
+        chained = (bound[rows].astype(bool) & (refs[rows] < 0)).any(axis=1)
+        texts = self._composite_texts(pattern, refs, bound, rows[~chained])
+        done = set() if texts is None else set(rows[~chained].tolist())
+        rest = rows[chained] if texts is not None else rows
+        where_arr = np.searchsorted(known.positions, refs[rows])
+        known_id = self._bound_values(where_arr[np.isin(rows, rest)])[0]
+        tracked = []
+        for r, vp, row, b, k_row, emitted, ts in zip(
+            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(), where_arr.tolist(),
+            at[rows].tolist(), stamps,
         ):
-            p = lowered[vp % npatterns]
-            ids = {
-                v: composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]] for v, sl in p.vars if b[sl]
-            }
             if emitted < 0:
                 assert self._last_input is not None
                 emitted, ts = self._last_input
+            tracked.append((first + r, emitted))
+            if r in done:
+                assert texts is not None
+                composites.put(first + r, emitted, texts[r], ts)
+                continue
+            p = lowered[vp % npatterns]
+            ids = {v: composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]] for v, sl in p.vars if b[sl]}
+            composites.put(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
+        for number, emitted in tracked:
+            composites.track(number, emitted)
+
+    def _composite_texts(
+        self, pattern: np.ndarray, refs: np.ndarray, bound: np.ndarray, rows: np.ndarray
+    ) -> dict[int, str] | None:
+        """The composite ids (``pattern[ids]``) of matches binding input events only, by row,
+        joined by Arrow a pattern at a time (an int id's text is Python's ``str``); None
+        where the remembered ids are not all ints."""
+        known = self._known
+        lowered = self.kernel.lowered.patterns
+        npatterns = len(lowered)
+        out: dict[int, str] = {}
+        for vp in np.unique(pattern[rows]).tolist() if len(rows) else []:
+            these = rows[pattern[rows] == vp]
+            p = lowered[vp % npatterns]
+            parts = []
+            for _, sl in p.vars:
+                ok = bound[these, sl].astype(bool)
+                index = np.searchsorted(known.positions, np.where(ok, refs[these, sl], 0))
+                ids = known.int_ids(index.clip(0, max(len(known) - 1, 0)))
+                if ids is None:
+                    return None
+                parts.append(pc.cast(number_array(ids, pa.int64(), ok), pa.string()))
+            name = p.name if vp < npatterns else f"{p.name}@timeout"
+            if not parts:
+                out.update((r, f"{name}[]") for r in these.tolist())
+                continue
+            # (separators as Arrow scalars: a Python str argument makes pyarrow import pandas)
+            if len(parts) > 1:
+                joined = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
             else:
-                ts = known_ts[k_at]
-            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
+                joined = parts[0].fill_null(scalar("", pa.string()))
+            ends = (scalar(f"{name}[", pa.string()), scalar("]", pa.string()), scalar("", pa.string()))
+            texts = pc.binary_join_element_wise(ends[0], joined, ends[1], ends[2]).to_pylist()
+            out.update(zip(these.tolist(), texts))
+        return out
 
     # ------------------------------------------------------------------ accounting
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
-from petricep.runtime.arrow import number_view
+from petricep.runtime.arrow import number_view, scalar, string_array
 from petricep.runtime.match import Match
 
 try:
@@ -463,13 +463,15 @@ class KernelRun:
                 continue
             name = p.name if vp < n else f"{p.name}@timeout"
             parts = [self._id_texts(ids[rows, s], bound[rows, s]) for _, s in p.vars]
+            empty = scalar("", pa.string())  # (Arrow scalars: a Python str makes pyarrow import pandas)
             if not parts:
-                joined = pa.array([""] * len(rows))
+                joined = string_array([""] * len(rows))
             elif len(parts) == 1:
-                joined = parts[0].fill_null("")
+                joined = parts[0].fill_null(empty)
             else:
-                joined = pc.binary_join_element_wise(*parts, ",", null_handling="skip")
-            texts = pc.binary_join_element_wise(pa.scalar(f"{name}["), joined, pa.scalar("]"), "").to_pylist()
+                joined = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
+            ends = scalar(f"{name}[", pa.string()), scalar("]", pa.string())
+            texts = pc.binary_join_element_wise(ends[0], joined, ends[1], empty).to_pylist()
             numbers = (first + rows).tolist()
             positions = at[rows].tolist()
             found.extend(zip(numbers, positions))

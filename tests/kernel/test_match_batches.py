@@ -281,3 +281,25 @@ def test_composite_ids_leave_the_kernel_in_a_record_batch() -> None:
         {"a": 10, "b": 11}, {"a": 10, "b": 13}, {"a": 12, "b": 13},
         {"s": "p[10,11]", "t": "p[10,13]"}, {"s": "p[10,11]", "t": "p[12,13]"},
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [1, 2, 5])
+@pytest.mark.parametrize("text_ids", [False, True])
+def test_chunks_of_a_composite_chain(size: int, text_ids: bool) -> None:
+    """Composite events binding composite events (``q[p[0,1],p[0,3]]``), remembered a column
+    at a time (int ids) or match by match (text ids): the engine's lines."""
+    net = compile_text(
+        "PATTERN p: SEQ(A a, B b) WHERE [k] RETURN P(k = a.k, x = b.x)\n"
+        "PATTERN q: SEQ(P p1, P p2) WHERE [k] AND p2.x > p1.x RETURN Q(k = p1.k, gain = p2.x - p1.x)\n"
+        "PATTERN r: SEQ(A a, Q q) WHERE [k] AND q.gain >= 2"
+    )
+    rows = [("A", "u", 0), ("B", "u", 1), ("A", "v", 0), ("B", "u", 3), ("B", "v", 9), ("B", "u", 7)]
+    events = [Event(t, i, i, f"e{i}" if text_ids else i, {"k": k, "x": x}) for i, (t, k, x) in enumerate(rows)]
+    engine = Engine(net)
+    want = [m for e in events for m in engine.push(e)] + engine.flush()
+    k = KernelEngine(net, batch=size)
+    chunks = [c for e in events for c in k.push_chunks(e)] + k.drain_chunks() + k.flush_chunks()
+    lines = JsonlBatches(net)
+    text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
+    assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
+    assert '"q":"q[p[0,1],p[0,3]]"' in text.replace(" ", "") or text_ids
