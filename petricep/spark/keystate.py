@@ -2,7 +2,7 @@
 
 Each (group, key) of a streaming query has an engine that lives across micro-batches:
 between them only its snapshot survives, in the RocksDB state store. Which engine a new
-key runs is decided once per group at the driver (:func:`kernel_groups`): the compiled
+key runs is decided once per group at the driver (:func:`engine_choices`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
 else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -36,16 +37,21 @@ from petricep.runtime.engine import Engine, Match
 
 from . import snapshot
 from .partition import engine_net, group_engine
-from .plan import Plan
+from .plan import Group, Plan
 
 CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
 _IPC_MARKER = b"\xff\xff\xff\xff"
 _PY_MARKER = b"petricep.engine/1"  # then the net's digest (16 bytes), then the pickled state
 
 
-def kernel_groups(net: Net, plan: Plan, tie: str) -> frozenset[int]:
-    """The groups whose keys run on the compiled kernel (decided at the driver, once)."""
-    return frozenset(g.index for g in plan.groups if group_engine(net, g, tie)[0] == "kernel")
+def engine_choices(net: Net, plan: Plan, tie: str) -> list[tuple[Group, tuple[str, str]]]:
+    """Each group with the engine its keys run and why (decided at the driver, once)."""
+    return [(g, group_engine(net, g, tie)) for g in plan.groups]
+
+
+def kernel_groups(choices: Sequence[tuple[Group, tuple[str, str]]]) -> frozenset[int]:
+    """The groups whose keys run on the compiled kernel, of :func:`engine_choices`."""
+    return frozenset(g.index for g, (name, _) in choices if name == "kernel")
 
 
 def is_kernel_state(data: bytes) -> bool:
@@ -85,8 +91,33 @@ def python_state(data: bytes, net: Net, tie: str) -> bytes:
     return data[len(_PY_MARKER) + 16 :]
 
 
-class KeyEngine:
-    """One key's Python engine behind the streaming interface (the reference)."""
+class KeyEngine(ABC):
+    """One key's engine behind the streaming interface: :meth:`push` a micro-batch's
+    released events, :meth:`advance` the clock, :meth:`flush` at the end, :meth:`dumps` its
+    state for the state store. ``kind``: which engine (the report's word)."""
+
+    kind: str
+
+    @abstractmethod
+    def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
+        """The matches the events complete, each with its emitting event's position. An
+        error names the failing event (``err.event``)."""
+
+    @abstractmethod
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        """The stream clock reached ``(ts, pos)``: what the closed windows release."""
+
+    @abstractmethod
+    def flush(self) -> list[Match]:
+        """End of input: what every window still open releases."""
+
+    @abstractmethod
+    def dumps(self) -> bytes:
+        """The state, as the state store keeps it (its first bytes say which engine)."""
+
+
+class PythonKeyEngine(KeyEngine):
+    """One key's Python engine (the reference)."""
 
     kind = "python"
 
@@ -95,8 +126,6 @@ class KeyEngine:
         self.tie = tie
 
     def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
-        """The matches the events complete, each with its emitting event's position. An
-        error names the failing event (``err.event``, as the kernel's do)."""
         out: list[tuple[Match, int]] = []
         for e in events:
             try:
@@ -107,11 +136,9 @@ class KeyEngine:
         return out
 
     def advance(self, ts: Any, pos: int) -> list[Match]:
-        """The stream clock reached ``(ts, pos)``: what the closed windows release."""
         return self.engine.advance(ts, pos)
 
     def flush(self) -> list[Match]:
-        """End of input: what every window still open releases."""
         return self.engine.flush()
 
     def dumps(self) -> bytes:
@@ -123,7 +150,7 @@ class KernelKeyEngine(KeyEngine):
 
     kind = "kernel"
 
-    def __init__(self, engine: KernelEngine) -> None:  # noqa: D107 (same interface)
+    def __init__(self, engine: KernelEngine) -> None:
         self.kernel = engine
 
     def push(self, events: Sequence[Event]) -> list[tuple[Match, int]]:
@@ -184,9 +211,9 @@ class EngineCache:
         if stored is None:  # a new key: the kernel where the driver chose it and it is built here
             if group in self.kernel and kernel_available():
                 return KernelKeyEngine(KernelEngine(own, tie=self.tie))
-            return KeyEngine(Engine(own, self.tie), self.tie)
+            return PythonKeyEngine(Engine(own, self.tie), self.tie)
         if not is_kernel_state(stored):
-            return KeyEngine(snapshot.loads(python_state(stored, own, self.tie), own, self.tie), self.tie)
+            return PythonKeyEngine(snapshot.loads(python_state(stored, own, self.tie), own, self.tie), self.tie)
         if not kernel_available():
             raise ConfigError(
                 "this key's state was saved by the compiled kernel, which is not built here: "

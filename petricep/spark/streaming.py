@@ -70,9 +70,9 @@ from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine
 
 from .batch import TASK_ERROR
-from .keystate import CLOCK, EngineCache
+from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
-from .partition import engine_report, group_engine
+from .partition import engine_report
 from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row
 from .session import configure, require_spark
@@ -412,9 +412,9 @@ class StreamRun:
         self.tie = tie
         self.watermark_ms = math.floor(Fraction(watermark) * 1000)  # the delay, in ms
         self.plan, notes = streaming_plan(make_plan(net))
-        choices = [(g, group_engine(net, g, tie)) for g in self.plan.groups]
+        choices = engine_choices(net, self.plan, tie)
         self.engine = engine_report(choices)  # which engine each group's keys run (decided here, once)
-        self.kernel = frozenset(g.index for g, (name, _) in choices if name == "kernel")
+        self.kernel = kernel_groups(choices)
         self.warnings = list(self.plan.warnings) + notes
 
     def events_from_files(

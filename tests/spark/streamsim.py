@@ -95,10 +95,10 @@ def simulate(
     """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
     at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
     on it (else every key runs the Python engine)."""
-    from petricep.spark.keystate import kernel_groups
+    from petricep.spark.keystate import engine_choices, kernel_groups
 
     plan, _ = streaming_plan(make_plan(net))
-    chosen = kernel_groups(net, plan, tie) if kernel else frozenset()
+    chosen = kernel_groups(engine_choices(net, plan, tie)) if kernel else frozenset()
     proc = EngineProcessor(net, plan, tie, chosen)
     handle = FakeHandle()
     proc.init(handle)

@@ -70,7 +70,7 @@ def test_a_rich_net_streams_on_the_kernel(tie: str) -> None:
     LIMIT, micro-batches of ~60 events."""
     net = build_net([p.source for p in compile_text(RICH).patterns])
     plan, _ = streaming_plan(make_plan(net))
-    assert keystate.kernel_groups(net, plan, tie) == {0, 2, 3, 4, 5}
+    assert keystate.kernel_groups(keystate.engine_choices(net, plan, tie)) == {0, 2, 3, 4, 5}
     assert engine_line(engine_report([(g, group_engine(net, g, tie)) for g in plan.groups])) == (
         "engine: kernel for 5 of 6 key groups; python for 'rise', 'capped': variable 'a' is a Kleene list "
         "in one pattern and a single event in another"
@@ -87,7 +87,7 @@ def test_a_rich_net_streams_on_the_kernel(tie: str) -> None:
 def test_a_kernel_snapshot_is_arrow_and_restores_into_the_kernel() -> None:
     net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
     plan, _ = streaming_plan(make_plan(net))
-    cache = keystate.EngineCache(net, plan, "arrival", keystate.kernel_groups(net, plan, "arrival"))
+    cache = keystate.EngineCache(net, plan, "arrival", keystate.kernel_groups(keystate.engine_choices(net, plan, "arrival")))
     engine = cache.build(0, None)
     assert engine.kind == "kernel"
     assert engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})]) == []
