@@ -26,10 +26,11 @@ stream closes the pending windows the same way. So:
   matches -- when every event emits in one round and both engines order a round's matches the
   way the single engine does: no pattern reads a composite event (no later rounds), and either
   no pattern has RETURN, ON TIMEOUT or consumption (every round in insertion order) or every
-  pattern has one (every round by positions). A mix would order one engine's round by
-  insertion where the single engine orders it by positions, since the other engine's pattern
-  made it so: that run, and any net under the tie rule ``either`` (timestamp groups matched
-  as a whole, rounds across them), runs whole on the Python engine, saying why.
+  pattern has RETURN or consumption (every round by positions; ON TIMEOUT alone orders only
+  the rounds where a timeout is emitted). A mix would order one engine's round by insertion
+  where the single engine orders it by positions, since the other engine's pattern made it
+  so: that run, and any net under the tie rule ``either`` (timestamp groups matched as a
+  whole, rounds across them), runs whole on the Python engine, saying why.
 """
 
 from __future__ import annotations
@@ -149,20 +150,29 @@ def interleave_refusal(patterns: Sequence[PatternNet]) -> str | None:
             f"pattern {reader.name!r} reads composite events another pattern returns: the matches they complete "
             "at an event come in later rounds, which cannot be told apart across two engines"
         )
-    special = [p.name for p in patterns if orders_by_positions(p)]
-    plain = [p.name for p in patterns if not orders_by_positions(p)]
-    if special and plain:
+    if all(orders_by_positions(p) for p in patterns):
+        return None
+    mixed = next((p for p in patterns if p.timeout is not None and not orders_by_positions(p)), None)
+    if mixed is not None:
         return (
-            f"pattern {special[0]!r} has RETURN, ON TIMEOUT or consumption and {plain[0]!r} has none: the matches "
-            "emitted at one event are ordered by their positions only where such a pattern emits there"
+            f"pattern {mixed.name!r} has ON TIMEOUT: the matches emitted at one event are ordered by their positions "
+            "only where a timeout is emitted there"
+        )
+    special = [p.name for p in patterns if orders_by_positions(p)]
+    if special:
+        plain = next(p.name for p in patterns if not orders_by_positions(p))
+        return (
+            f"pattern {special[0]!r} has RETURN or consumption and {plain!r} has neither: the matches emitted at "
+            "one event are ordered by their positions only where such a pattern emits there"
         )
     return None
 
 
 def orders_by_positions(p: PatternNet) -> bool:
-    """Whether ``p``'s matches make the round they are emitted in ordered by the matches'
-    event positions (RETURN, ON TIMEOUT, consumption: ``runtime/emission.py``, ``_ordered``)."""
-    return p.returns is not None or p.timeout is not None or p.conflict is not None
+    """Whether every round ``p`` emits in is ordered by the matches' event positions: it has
+    RETURN or consumption (``runtime/emission.py``, ``_ordered``; ON TIMEOUT orders only the
+    rounds where a timeout is emitted)."""
+    return p.returns is not None or p.conflict is not None
 
 
 def split_text(parts: Sequence[Part]) -> str:
