@@ -17,7 +17,7 @@ from petricep.api import compile_text, net_of
 from petricep.api.parts import PYTHON, SPLIT, SPLIT_PATTERNS, SPLIT_ROWS, plan_engines
 from petricep.api.split import SplitEngine
 from petricep.compile.net import Net
-from petricep.errors import EvaluationError, PetricepError
+from petricep.errors import EvaluationError, PetricepError, StateLimitError
 from petricep.events import Event, EventColumns
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_text
@@ -346,58 +346,55 @@ def test_on_timeout_on_both_engines() -> None:
     assert any(m.timeout for m in drive_events(single, events))
 
 
-def test_an_error_stops_at_the_first_failing_event_of_either_engine() -> None:
-    """A condition failing on one engine: the matches of both engines before the failing
-    event, then the error naming it, as the single engine gives them."""
-    text = COVERED.replace("b.x > a.x", "b.x > a.y") + KLEENE_NEG.replace("n.x > 3", "n.x > n.z")
-    net = compile_text(text)
-    plan = plan_engines(net)
-    assert plan.name == SPLIT
-    events = random_stream(600, seed=19)
-    for bad in (150, 400):
-        evs = [copy(e) for e in events]
-        evs[bad].attrs["y"] = "text"  # compared with a number on the kernel ('ab')
-        evs[bad].type = "B"
-        evs[bad - 1].type = "A"
-        evs[bad - 1].attrs["k"] = evs[bad].attrs["k"]
-        evs[bad - 1].attrs["y"] = 1
-        for e in evs:
-            e.attrs.setdefault("y", 0)
-            e.attrs.setdefault("z", 0)
-        want, want_err = _until_error(Engine(net), evs, lambda eng, es: [m for e in es for m in eng.push(copy(e))])
-        for feed in (_by_event, _by_batch):
-            got, err = _until_error(SplitEngine(net, plan), evs, feed)
-            assert exact(got) == exact(want)
-            assert str(err) == str(want_err) and err.event.pos == want_err_pos(want_err, evs)  # type: ignore[attr-defined]
+def failing(events: list[Event], at: int, field: str) -> list[Event]:
+    """``events`` where the event at ``at`` holds text in ``field`` (compared with numbers)."""
+    out = [copy(e) for e in events]
+    for e in out:
+        e.attrs["y"] = e.attrs["z"] = 1
+    out[at].attrs[field] = "text"
+    return out
 
 
-def want_err_pos(err: Exception, events: list[Event]) -> int:
-    return getattr(err, "event", None).pos if getattr(err, "event", None) else next(
-        e.pos for e in events if e.attrs["y"] == "text"
-    )
-
-
-def _by_event(engine: SplitEngine, events: list[Event]) -> list[Any]:
-    return [m for e in events for m in engine.push(copy(e))]
-
-
-def _by_batch(engine: SplitEngine, events: list[Event]) -> list[Any]:
-    return [m for a in range(0, len(events), 128) for m in engine.push_columns(columns_of(events[a : a + 128]))]
-
-
-def _until_error(engine: Any, events: list[Event], feed: Any) -> tuple[list[Any], Exception]:
+def until_error(feed: Any, engine: Any, events: list[Event]) -> tuple[list[Any], Exception]:
+    """The matches ``feed`` gets from ``engine`` until an error, and the error."""
     out: list[Any] = []
     try:
-        out += _collect(feed, engine, events, out)
-        out += engine.drain() if hasattr(engine, "drain") else []
-        out += engine.flush()
-    except EvaluationError as exc:
+        for part in feed(engine, events):
+            out += part
+    except (EvaluationError, StateLimitError) as exc:
         return out, exc
     raise AssertionError("no error")
 
 
-def _collect(feed: Any, engine: Any, events: list[Event], out: list[Any]) -> list[Any]:
-    """``feed``'s matches, kept in ``out`` as they come (an error raised midway keeps them)."""
+def by_event(engine: Any, events: list[Event]) -> Any:
     for e in events:
-        out += feed(engine, [e])
-    return []
+        yield engine.push(copy(e))
+    yield engine.drain() if isinstance(engine, SplitEngine) else []
+    yield engine.flush()
+
+
+def by_batch(engine: SplitEngine, events: list[Event]) -> Any:
+    for a in range(0, len(events), 97):
+        yield engine.push_columns(columns_of(events[a : a + 97]))
+    yield engine.drain()
+    yield engine.flush()
+
+
+@pytest.mark.parametrize(("field", "at"), [("y", 150), ("z", 150), ("y", 400), ("z", 97), ("y", 96)])
+def test_an_error_stops_at_the_first_failing_event_of_either_engine(field: str, at: int) -> None:
+    """A condition failing on one engine (``y``: the kernel's 'ab', ``z``: the Python
+    engine's 'kn'): the matches of both engines before the failing event, then the error
+    naming it, as the single engine gives them."""
+    text = COVERED.replace("b.x > a.x", "b.x > a.x AND b.y < 9") + KLEENE_NEG.replace("n.x > 3", "n.x > 3 AND n.z < 9")
+    net = compile_text(text)
+    plan = plan_engines(net)
+    assert plan.name == SPLIT
+    events = random_stream(600, seed=19)
+    events[at] = Event("B" if field == "y" else "C", events[at].ts, at, at, dict(events[at].attrs))
+    events = failing(events, at, field)
+    want, want_err = until_error(by_event, Engine(net), events)
+    assert want
+    for feed in (by_event, by_batch):
+        got, err = until_error(feed, SplitEngine(net, plan), events)
+        assert exact(got) == exact(want)
+        assert type(err) is type(want_err) and str(err) == str(want_err) and err.event.pos == at  # type: ignore[attr-defined]
