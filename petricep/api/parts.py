@@ -121,20 +121,22 @@ def plan_engines(net: Net, tie: str = "arrival") -> EnginePlan:
 
 def _parts(net: Net, tie: str) -> list[Part]:
     """The components of ``net`` (in pattern order) with the engine each runs on: the kernel
-    where it covers the component, and the components before it that it covers, together;
-    then the SQL queries (the Python engine)."""
+    where it covers the component alone and beside the other components it covers (all of
+    them together where it can, else each with those before it), then the SQL queries."""
     comps, _ = connected_patterns(net.patterns)
+    names = [tuple(net.patterns[i].name for i in members) for members in comps]
+    alone = [kernel_supports(sub_net(net, frozenset(n)), tie) for n in names]
+    covered = frozenset(x for n, (ok, _) in zip(names, alone) if ok for x in n)
+    together = not covered or kernel_supports(sub_net(net, covered), tie)[0]
     parts: list[Part] = []
     kernel: set[str] = set()
-    for members in comps:
-        names = tuple(net.patterns[i].name for i in members)
-        ok, why = kernel_supports(sub_net(net, frozenset(names)), tie)
-        if ok and kernel:
-            ok, why = kernel_supports(sub_net(net, frozenset(kernel.union(names))), tie)
+    for n, (ok, why) in zip(names, alone):
+        if ok and kernel and not together:
+            ok, why = kernel_supports(sub_net(net, frozenset(kernel.union(n))), tie)
             why = why if ok else f"beside the kernel's other patterns: {why}"
         if ok:
-            kernel.update(names)
-        parts.append(Part(names, KERNEL if ok else PYTHON, why))
+            kernel.update(n)
+        parts.append(Part(n, KERNEL if ok else PYTHON, why))
     if net.rows:
         parts.append(Part(tuple(r.name for r in net.rows), PYTHON, SQL_WHY))
     return parts
