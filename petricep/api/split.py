@@ -84,8 +84,7 @@ class SplitEngine:
             self._kernel_out += self.kernel.push_columns_pairs(cols)
         except (EvaluationError, StateLimitError) as exc:
             stop = self._kernel_failed(exc)
-        for i in range(len(cols)):
-            e = cols.event(i)
+        for e in cols.events():
             if e.pos >= stop or not self._python_step(e):
                 break
         self._sample()
