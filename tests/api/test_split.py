@@ -398,3 +398,17 @@ def test_an_error_stops_at_the_first_failing_event_of_either_engine(field: str, 
         got, err = until_error(feed, SplitEngine(net, plan), events)
         assert exact(got) == exact(want)
         assert type(err) is type(want_err) and str(err) == str(want_err) and err.event.pos == at  # type: ignore[attr-defined]
+
+
+def test_limits_beside_a_pattern_sharing_their_places() -> None:
+    """LIMIT n PARTIAL MATCHES on the kernel's side, in a shared net whose members differ from
+    the whole net's: the same drops, the same matches."""
+    text = (
+        "PATTERN ab: SEQ(A a, B b, C c) WHERE [k] AND b.x > a.x WITHIN 8 LIMIT 2 PARTIAL MATCHES DROP OLDEST\n"
+        "PATTERN ab2: SEQ(A a, B b, D d) WHERE [k] AND b.x > a.x WITHIN 8\n"
+        "PATTERN rj: SEQ(A a, C c) WITHIN 5 LIMIT 3 PARTIAL MATCHES REJECT NEW\n" + KLEENE_NEG
+    )
+    net = compile_text(text)
+    for tie in ("arrival", "strict"):
+        for seed in range(3):
+            assert same_as_python(net, random_stream(2000, seed=seed), tie, [5, 700]) == SPLIT
