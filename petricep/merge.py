@@ -571,6 +571,68 @@ def build_net(
     return merge_program(compile_program(patterns, conflicts, queries, push_negations), share)
 
 
+def connected_patterns(patterns: Sequence[PatternNet]) -> tuple[list[list[int]], list[tuple[int, int]]]:
+    """The patterns that must run in one engine, as lists of indices into ``patterns`` (in
+    order): those linked by a composite type one returns (RETURN, ON TIMEOUT) and another
+    reads, or by a consumption domain -- outside such a component nothing changes a
+    pattern's matches. Also every (producer, consumer) pair."""
+    parent = list(range(len(patterns)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    producers_of: dict[str, list[int]] = {}
+    for i, p in enumerate(patterns):
+        for made in p.produces:
+            producers_of.setdefault(made, []).append(i)
+    consumed_from: list[tuple[int, int]] = []  # (producer, consumer)
+    for j, q in enumerate(patterns):
+        for t in q.input_types:
+            for i in producers_of.get(t, ()):
+                union(i, j)
+                consumed_from.append((i, j))
+    domains: dict[str, int] = {}
+    for i, p in enumerate(patterns):
+        if p.conflict is not None:
+            union(domains.setdefault(p.conflict, i), i)
+    components: dict[int, list[int]] = {}
+    for i in range(len(patterns)):
+        components.setdefault(find(i), []).append(i)
+    return list(components.values()), consumed_from
+
+
+def sub_net(net: Net, names: frozenset[str]) -> Net:
+    """The net of ``net``'s patterns named in ``names`` alone (no SQL queries), for an engine
+    that runs only those (a component of :func:`connected_patterns` or a union of them).
+    Compiled again from the patterns' sources, each keeping the consumption the whole
+    program decided; built once per net and subset (compiling takes milliseconds)."""
+    if all(p.name in names for p in net.patterns):
+        return replace(net, rows=()) if net.rows else net
+    hit = _sub_nets.get((id(net), names))
+    if hit is not None and hit[0] is net:
+        return hit[1]
+    pats = [p for p in net.patterns if p.name in names]
+    program = compile_program([p.source for p in pats])
+    policy = {p.name: p for p in pats}  # consumption, as the whole run's program decided it
+    nets = tuple(replace(n, consume=policy[n.name].consume, conflict=policy[n.name].conflict) for n in program.patterns)
+    sub = merge_program(replace(program, patterns=nets))
+    if len(_sub_nets) >= 64:
+        _sub_nets.clear()
+    _sub_nets[(id(net), names)] = (net, sub)
+    return sub
+
+
+_sub_nets: dict[tuple[int, frozenset[str]], tuple[Net, Net]] = {}
+
+
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:
     """``net`` with ``patterns`` added, for a running engine (``Engine.extend``). The new
     patterns share places among themselves, not with the running ones: those places already

@@ -234,7 +234,7 @@ def summary_lines(
             f"{h['gated']} live events skipped by archive-first"
         )
     pm = report["partial_matches"]
-    on_kernel = report.get("engine", {}).get("name") == "kernel"
+    on_kernel = report.get("engine", {}).get("name") in ("kernel", "kernel+python")
     if sweep_every is not None and ev["read"] < sweep_every:
         peak = f"{pm['peak']} when the input ended (the peak is sampled every {sweep_every:,} events; this run read fewer)"
     elif on_kernel and sweep_every is not None:  # the kernel samples it after each batch it fires

@@ -33,7 +33,6 @@ from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.kernel import available as kernel_available
-from petricep.kernel import supports as kernel_supports
 from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.lang import ast as A
@@ -43,7 +42,9 @@ from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
+from .parts import KERNEL, PYTHON, SPLIT, EnginePlan, plan_engines, whole
 from .report import history_report
+from .split import SplitEngine
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
     from petricep.archive.history import HistoryRunner
@@ -134,8 +135,18 @@ def kernel_choice(
     program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
 ) -> tuple[str, str]:
     """``("kernel", "covered")`` when the compiled kernel can run ``program`` over ``spec``
-    exactly as the Python engine would, else ``("python", why not)``: decided once, when the
-    run is built."""
+    exactly as the Python engine would, ``("kernel+python", which part where)`` when it runs
+    part of it (:mod:`petricep.api.parts`), else ``("python", why not)``: decided once, when
+    the run is built (:func:`engine_plan`)."""
+    plan = engine_plan(program, tie, slack, spec, bindings)
+    return (plan.name, plan.why)
+
+
+def engine_plan(
+    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
+) -> EnginePlan:
+    """Which engine runs which part of ``program`` over ``spec`` (see :func:`kernel_choice`):
+    options only the Python engine serves first, then what the kernel covers of the net."""
     if not isinstance(program, Net):
         why = "ARCHIVED variables (a run over an archive)"
     elif slack is not None:
@@ -149,10 +160,8 @@ def kernel_choice(
     elif not kernel_available():
         why = "the compiled kernel is not built"
     else:
-        ok, why = kernel_supports(program, tie)
-        if ok:
-            return ("kernel", why)
-    return ("python", why)
+        return plan_engines(program, tie)
+    return whole(PYTHON, why)
 
 
 def _with_columns(err: EventError, spec: InputSpec) -> EventError:
@@ -181,8 +190,10 @@ class Run:
     ``files``: the parsed pattern files, for the schema check at the pattern.
     ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
     has its own, set when it is built). ``engine``: ``"kernel"`` (the default) for the
-    compiled kernel where it covers the run, else the Python engine, saying why in the
-    report's ``"engine"`` (:func:`kernel_choice`); ``"python"`` for the reference engine.
+    compiled kernel where it covers the run, else the kernel for the parts it covers and
+    the Python engine for the rest where their matches merge exactly, else the Python engine,
+    saying which and why in the report's ``"engine"`` (:func:`engine_plan`,
+    :mod:`petricep.api.parts`); ``"python"`` for the reference engine.
     ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``),
     which only the Python engine keeps: the run stays on it. ``source``:
     read this source instead of opening ``spec``'s (its columns already checked by the
@@ -212,19 +223,25 @@ class Run:
         locate: Callable[[Event], str] | None = None,
     ) -> None:
         self.history: HistoryRunner | None = None
-        self._pusher: Engine | KernelEngine | HistoryRunner
-        self.engine: Engine | KernelEngine
+        self._pusher: Engine | KernelEngine | SplitEngine | HistoryRunner
+        self.engine: Engine | KernelEngine | SplitEngine
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
-        # which engine fires the net, and why (engine="kernel": the kernel where it covers the run)
-        self.engine_choice = kernel_choice(program, tie, slack, spec, bindings) if engine == "kernel" else ("python", "asked for")
+        # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
+        plan = engine_plan(program, tie, slack, spec, bindings) if engine == "kernel" else whole(PYTHON, "asked for")
+        self.plan = plan
+        self.engine_choice = (plan.name, plan.why)
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], list[Match]] | None = None
-        if isinstance(program, Net) and self.engine_choice[0] == "kernel":
+        if isinstance(program, Net) and plan.name == KERNEL:
             kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
             self._drain = kernel.drain
             self._columns = kernel.push_columns
+        elif isinstance(program, Net) and plan.name == SPLIT:  # the kernel for some parts, the Python engine for the rest
+            split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches)
+            self._drain = split.drain
+            self._columns = split.push_columns
         elif isinstance(program, Net):
             self.engine = self._pusher = Engine(
                 program,
@@ -272,14 +289,16 @@ class Run:
         (:mod:`petricep.kernel.batches`: no :class:`Match` is made) where the kernel runs the
         net and a batch holds its matches exactly, else a list of :class:`Match` objects (the
         Python engine: an event's matches; the kernel: a call's matches where ids or times
-        mix kinds, or in a net that binds composite events). In the engine's order, with the
+        mix kinds, or in a net that binds composite events; a run split between the kernel and
+        the Python engine: a batch's matches of both, merged). In the engine's order, with the
         errors, accounting and :attr:`after_event` calls of iterating the run."""
         engine = self._pusher
         if isinstance(engine, KernelEngine):
             # (a batch's matches a slice at a time: an explosive pattern's reach the writer as found)
-            columns = engine.push_columns_stream if self._columns is not None else None
-            return self._timed(_Feed(engine.push_chunks, columns, engine.drain_chunks, engine.flush_chunks))
-        return self._timed(_Feed(_chunked(engine.push), None, _chunked(self._drain), _chunked(engine.flush)))
+            stream = engine.push_columns_stream if self._columns is not None else None
+            return self._timed(_Feed(engine.push_chunks, stream, engine.drain_chunks, engine.flush_chunks))
+        columns = _chunked(self._columns) if isinstance(engine, SplitEngine) and self._columns is not None else None
+        return self._timed(_Feed(_chunked(engine.push), columns, _chunked(self._drain), _chunked(engine.flush)))
 
     def _timed(self, feed: _Feed[T]) -> Iterator[T]:
         started = time.perf_counter()
@@ -375,7 +394,7 @@ class Run:
             ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
-        report["engine"] = {"name": self.engine_choice[0], "why": self.engine_choice[1]}
+        report["engine"] = self.plan.report()
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():
@@ -403,4 +422,13 @@ class Run:
         return bool(ev["rejected"] or ev["late"])
 
 
-__all__ = ["ENGINES", "PROGRESS_EVERY", "Run", "TypeCountingPrefilter", "check_columns", "kernel_choice", "open_checked"]
+__all__ = [
+    "ENGINES",
+    "PROGRESS_EVERY",
+    "Run",
+    "TypeCountingPrefilter",
+    "check_columns",
+    "engine_plan",
+    "kernel_choice",
+    "open_checked",
+]

@@ -7,6 +7,7 @@ from typing import IO, Any
 
 from petricep import kernel
 from petricep.api import load_patterns, net_of, sharing_lines, warnings_for
+from petricep.api.parts import check_lines
 from petricep.compile.net import Net
 from petricep.compile.rows import RowNet
 from petricep.lang import ast as A
@@ -38,16 +39,16 @@ def row_net_line(rn: RowNet) -> str:
     )
 
 
-def kernel_line(net: Net) -> str:
-    """Whether ``run`` fires this net on the compiled kernel (its default engine), and if
-    not, why (decided per net, under the default tie rule; a run may still fall back for its
-    options: a slack, --with-events, standard input)."""
+def kernel_lines(net: Net) -> list[str]:
+    """Whether ``run`` fires this net on the compiled kernel (its default engine): all of it,
+    which parts (the others on the Python engine, each with why), or none and why (decided per
+    net, under the default tie rule; a run may still fall back for its options: a slack,
+    --with-events, standard input)."""
     if kernel.switched_off():
-        return "kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"
+        return ["kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"]
     if not kernel.available():
-        return "kernel: not built (the Python engine runs every net)"
-    ok, why = kernel.supports(net)
-    return "kernel: covers this net (run fires it on the kernel)" if ok else f"kernel: not used, the Python engine runs ({why})"
+        return ["kernel: not built (the Python engine runs every net)"]
+    return check_lines(net)
 
 
 def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
@@ -84,10 +85,11 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
     )
     for line in sharing_lines(net):
         out.write(line + "\n")
-    out.write(kernel_line(net) + "\n")
+    for line in kernel_lines(net):
+        out.write(line + "\n")
     for w in warnings_for(patterns, [q for f in files for q in f.queries]):
         out.write(w + "\n")
     return 0
 
 
-__all__ = ["add_parser", "cmd_check", "row_net_line", "window_text"]
+__all__ = ["add_parser", "cmd_check", "kernel_lines", "row_net_line", "window_text"]

@@ -338,7 +338,7 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
     if marking is not None:
         more = condition_hints(run.engine.net, marking, report, seen)
     else:  # the kernel counts no marking: where to find the condition
-        more = rerun_hints(run.engine.net, report, seen) if report["engine"]["name"] == "kernel" else {}
+        more = rerun_hints(run.engine.net, report, seen) if report["engine"]["name"] != "python" else {}
     for name, lines in more.items():
         hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):

@@ -35,13 +35,12 @@ import heapq
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from petricep.compile.net import Net
-from petricep.compile.program import compile_program
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns
 from petricep.kernel import available as kernel_available
@@ -49,7 +48,7 @@ from petricep.kernel import lower as kernel_lower
 from petricep.kernel import supports as kernel_supports
 from petricep.kernel.engine import TICK, KernelEngine
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
-from petricep.merge import merge_program
+from petricep.merge import sub_net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
@@ -169,24 +168,7 @@ def engine_net(net: Net, group: Group) -> Net:
     mine = [r for r in net.rows if r.name in group.patterns]
     if mine:
         return Net((), (), tuple(mine))
-    names = frozenset(group.patterns)
-    if all(p.name in names for p in net.patterns):
-        return replace(net, rows=()) if net.rows else net
-    hit = _group_nets.get((id(net), names))
-    if hit is not None and hit[0] is net:
-        return hit[1]
-    pats = [p for p in net.patterns if p.name in names]
-    program = compile_program([p.source for p in pats])
-    policy = {p.name: p for p in pats}  # consumption, as the whole run's program decided it
-    nets = tuple(replace(n, consume=policy[n.name].consume, conflict=policy[n.name].conflict) for n in program.patterns)
-    sub = merge_program(replace(program, patterns=nets))
-    if len(_group_nets) >= 64:
-        _group_nets.clear()
-    _group_nets[(id(net), names)] = (net, sub)
-    return sub
-
-
-_group_nets: dict[tuple[int, frozenset[str]], tuple[Net, Net]] = {}
+    return sub_net(net, frozenset(group.patterns))
 
 
 class GroupRunner:

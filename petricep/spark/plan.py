@@ -33,6 +33,7 @@ from petricep.compile.net import Net, PatternNet
 from petricep.compile.rows import RowNet
 from petricep.events import Event
 from petricep.lang import ast as A
+from petricep.merge import connected_patterns
 
 SINGLE = ""  # the routing key of a group that runs in one partition
 MISSING_KEY = "\x00missing"  # events without a partition attribute: their engine reports it
@@ -167,19 +168,6 @@ def canonical(v: Any) -> Any:
 # ----------------------------------------------------------------------------- planning
 
 
-def _find(parent: dict[int, int], i: int) -> int:
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def _union(parent: dict[int, int], a: int, b: int) -> None:
-    ra, rb = _find(parent, a), _find(parent, b)
-    if ra != rb:
-        parent[max(ra, rb)] = min(ra, rb)
-
-
 def _conflict(p: PatternNet) -> Any:
     return getattr(p, "conflict", None)
 
@@ -242,7 +230,7 @@ def make_plan(net: Net) -> Plan:
     another returns, or they share a consumption domain) together, components routed alike
     merged, each group keyed by its partition attributes where that is exact."""
     patterns = list(net.patterns)
-    components, consumed_from = _components(patterns)
+    components, consumed_from = connected_patterns(patterns)
     warnings: list[str] = []
     # components with the same routing are merged: (key attrs or None, clock-sensitive, all types)
     merged: dict[tuple[Any, bool, bool], list[int]] = {}
@@ -268,34 +256,6 @@ def make_plan(net: Net) -> Plan:
         if not rn.partition:
             warnings.append(f"warning: {rn.name!r} runs in one Spark partition: query {rn.name!r} has no PARTITION BY")
     return Plan(net, tuple(groups), tuple(warnings))
-
-
-def _components(patterns: list[PatternNet]) -> tuple[list[list[int]], list[tuple[int, int]]]:
-    """Patterns connected by a RETURN type one reads from another or by a consumption
-    domain, as lists of indices; and every (producer, consumer) pair."""
-    parent = {i: i for i in range(len(patterns))}
-    producers_of: dict[str, list[int]] = {}
-    for i, p in enumerate(patterns):
-        for made in p.produces:
-            producers_of.setdefault(made, []).append(i)
-    consumed_from: list[tuple[int, int]] = []  # (producer, consumer)
-    for j, q in enumerate(patterns):
-        for t in q.input_types:
-            for i in producers_of.get(t, ()):
-                _union(parent, i, j)
-                consumed_from.append((i, j))
-    domains: dict[Any, int] = {}
-    for i, p in enumerate(patterns):
-        d = _conflict(p)
-        if d is not None:
-            if d in domains:
-                _union(parent, domains[d], i)
-            else:
-                domains[d] = i
-    components: dict[int, list[int]] = {}
-    for i in range(len(patterns)):
-        components.setdefault(_find(parent, i), []).append(i)
-    return list(components.values()), consumed_from
 
 
 def _clock_sensitive(patterns: list[PatternNet], members: list[int]) -> bool:
