@@ -5,7 +5,9 @@ the Python engine for the rest (``petricep run``, :class:`~petricep.api.runner.R
 A net the kernel covers whole runs on it; otherwise its patterns are split into the
 components :func:`~petricep.merge.connected_patterns` gives (a pattern that reads another's
 composite events, or shares a consumption domain with it, runs in that pattern's engine: only
-there do its matches come out right). Components the kernel covers run on one kernel (the
+there do its matches come out right), joined where they share a net of the merged net (a
+shared net runs whole on one engine: the order of its patterns' matches at one event is its
+own, :func:`_components`). Components the kernel covers run on one kernel (the
 sub-net of their patterns, :func:`~petricep.merge.sub_net`), the others and the SQL queries on
 one Python engine; both see every event (:mod:`petricep.api.split` merges their matches).
 
@@ -123,8 +125,7 @@ def _parts(net: Net, tie: str) -> list[Part]:
     """The components of ``net`` (in pattern order) with the engine each runs on: the kernel
     where it covers the component alone and beside the other components it covers (all of
     them together where it can, else each with those before it), then the SQL queries."""
-    comps, _ = connected_patterns(net.patterns)
-    names = [tuple(net.patterns[i].name for i in members) for members in comps]
+    names = [tuple(net.patterns[i].name for i in members) for members in _components(net)]
     alone = [kernel_supports(sub_net(net, frozenset(n)), tie) for n in names]
     covered = frozenset(x for n, (ok, _) in zip(names, alone) if ok for x in n)
     together = not covered or kernel_supports(sub_net(net, covered), tie)[0]
@@ -140,6 +141,32 @@ def _parts(net: Net, tie: str) -> list[Part]:
     if net.rows:
         parts.append(Part(tuple(r.name for r in net.rows), PYTHON, SQL_WHY))
     return parts
+
+
+def _components(net: Net) -> list[list[int]]:
+    """The parts a split may put on different engines: :func:`connected_patterns`'s components,
+    joined where their patterns share a net of the merged net. The Python engine emits a
+    pattern's matches at one point in the order its shared net's tokens are found, which other
+    patterns in that shared net change; so a shared net runs whole in one engine (then each
+    pattern keeps the order it has in the whole net: the merge forms the same shared nets of
+    a subset made of whole shared nets)."""
+    comps, _ = connected_patterns(net.patterns)
+    part_of = {i: c for c, members in enumerate(comps) for i in members}
+    parent = list(range(len(comps)))
+
+    def find(c: int) -> int:
+        while parent[c] != c:
+            c = parent[c]
+        return c
+
+    for g in net.groups:
+        roots = sorted({find(part_of[i]) for i in g.patterns})
+        for r in roots[1:]:
+            parent[r] = roots[0]
+    joined: dict[int, list[int]] = {}
+    for c, members in enumerate(comps):
+        joined.setdefault(find(c), []).extend(members)
+    return [sorted(m) for m in sorted(joined.values(), key=min)]
 
 
 def interleave_refusal(patterns: Sequence[PatternNet]) -> str | None:

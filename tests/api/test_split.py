@@ -412,3 +412,22 @@ def test_limits_beside_a_pattern_sharing_their_places() -> None:
     for tie in ("arrival", "strict"):
         for seed in range(3):
             assert same_as_python(net, random_stream(2000, seed=seed), tie, [5, 700]) == SPLIT
+
+
+def test_a_shared_net_runs_whole_on_one_engine() -> None:
+    """``p0`` shares a net with the uncovered ``u``: at one event the Python engine emits p0's
+    matches in the order that shared net finds them (``c`` before ``b`` here, ``b`` before
+    ``c`` with p0 alone), so p0 runs beside u; ``p1``, in a net of its own, on the kernel."""
+    text = (
+        "PATTERN u: SEQ(!(A e), AND(A+ a[], A b, A c), A d) WHERE skip-till-next-match AND [k] WITHIN 1 EVENTS\n"
+        "PATTERN p0: OR(A+ a[], OR(A+ b[], A c)) WHERE skip-till-next-match AND [k] WITHIN 1 EVENTS\n"
+        "PATTERN p1: SEQ(A a, A b)\n"
+    )
+    net = compile_text(text)
+    plan = plan_engines(net)
+    assert [(p.patterns, p.engine) for p in plan.parts] == [(("u", "p0"), "python"), (("p1",), "kernel")]
+    events = [Event("A", 0, 0, 0, {"x": 0, "k": 0}), Event("A", 1, 1, 1, {"x": 0, "k": 0})]
+    engine = Engine(net)
+    got = [m.to_dict()["ids"] for e in events for m in engine.push(e)]
+    assert got[:3] == [{"a": [0]}, {"c": 0}, {"b": [0]}]
+    assert same_as_python(net, events) == SPLIT
