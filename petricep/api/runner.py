@@ -233,11 +233,11 @@ class Run:
         self.engine_choice = (plan.name, plan.why)
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
-        self._columns: Callable[[EventColumns], list[Match]] | None = None
+        self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
         if isinstance(program, Net) and plan.name == KERNEL:
             kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
             self._drain = kernel.drain
-            self._columns = kernel.push_columns
+            self._columns = kernel.push_columns_iter
         elif isinstance(program, Net) and plan.name == SPLIT:  # the kernel for some parts, the Python engine for the rest
             split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches)
             self._drain = split.drain
@@ -297,7 +297,7 @@ class Run:
             # (a batch's matches a slice at a time: an explosive pattern's reach the writer as found)
             stream = engine.push_columns_stream if self._columns is not None else None
             return self._timed(_Feed(engine.push_chunks, stream, engine.drain_chunks, engine.flush_chunks))
-        columns = _chunked(self._columns) if isinstance(engine, SplitEngine) and self._columns is not None else None
+        columns = _chunked(engine.push_columns) if isinstance(engine, SplitEngine) and self._columns is not None else None
         return self._timed(_Feed(_chunked(engine.push), columns, _chunked(self._drain), _chunked(engine.flush)))
 
     def _timed(self, feed: _Feed[T]) -> Iterator[T]:

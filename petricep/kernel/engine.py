@@ -127,6 +127,19 @@ class KernelEngine:
             return out
         return out + [m for part in self._slices(*self._prepared(cols)) for m in part]
 
+    def push_columns_iter(self, cols: EventColumns) -> Iterator[Match]:
+        """:meth:`push_columns` as a generator: the matches of each slice of at most
+        :data:`MAX_OUT` come out before the rest of the batch is fired (a library loop over
+        an explosive pattern's matches holds a slice of them, not a batch's)."""
+        if self._error is not None:
+            raise self._error
+        if self._buf:
+            yield from self._fire()
+        if self._error is not None or not len(cols):
+            return
+        for part in self._slices(*self._prepared(cols)):
+            yield from part
+
     def push_columns_stream(self, cols: EventColumns) -> Iterator[Chunk]:
         """:meth:`push_columns_chunks` as a generator: the chunks of each slice of at most
         :data:`MAX_OUT` matches come out before the rest of the batch is fired, so that a

@@ -303,3 +303,19 @@ def test_chunks_of_a_composite_chain(size: int, text_ids: bool) -> None:
     text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
     assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
     assert '"q":"q[p[0,1],p[0,3]]"' in text.replace(" ", "") or text_ids
+
+
+def test_iterating_a_run_fires_a_slice_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``for m in Run(...)`` on the kernel: the first matches come out before the rest of the
+    reader's batch is fired (an explosive pattern's matches are held a slice at a time)."""
+    net, opts = _case("sase_equal_price", tmp_path)
+    monkeypatch.setattr(kernel.engine, "MAX_OUT", 3)
+    spec = InputSpec(opts[1], type_field="type", time_field="ts", id_field="id")
+    run = Run(compile_text(net.read_text()), spec, max_partial_matches=None)
+    matches = iter(run)
+    first = next(matches)
+    engine = run.engine
+    assert isinstance(engine, KernelEngine)
+    fired = engine.kernel.kernel.cur_row
+    assert first.ids and 0 < fired < 200
+    assert 1 + sum(1 for _ in matches) == 6525
