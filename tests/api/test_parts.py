@@ -16,6 +16,7 @@ from petricep.api import load_patterns, net_of
 from petricep.api.runner import Run
 from petricep.cli import main
 from petricep.io import InputSpec
+from tests.api.test_split import SQL
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
@@ -24,15 +25,7 @@ PATTERNS = (
     "PATTERN kn: SEQ(A a, B+ b[], !(C n), D d) WHERE [k] AND b[i].x >= a.x AND n.x > 3 WITHIN 6\n"
     "PATTERN cd: SEQ(C c, D d, !(A n)) WHERE d.x != c.x WITHIN 3\n"
 )
-QUERY = """SELECT * FROM A MATCH_RECOGNIZE (
-    PARTITION BY k ORDER BY ts
-    MEASURES FIRST(UP.x) AS lo, LAST(UP.x) AS hi
-    ONE ROW PER MATCH
-    AFTER MATCH SKIP PAST LAST ROW
-    PATTERN (UP{2,})
-    DEFINE UP AS UP.x >= PREV(UP.x)
-) q;
-"""
+QUERY = SQL + "\n"
 KN_WHY = "Kleene closure with negation in one shared net"
 ENGINE = {
     "name": "kernel+python",

@@ -61,6 +61,16 @@ def producer_and_consumer(data: st.DataObject) -> list[A.Pattern]:
     return [producer, consumer]
 
 
+def odd_events(data: st.DataObject) -> list[Event]:
+    """A random stream with text ids beside int ones, and float times beside int ones."""
+    events = []
+    for e in data.draw(streams(max_size=12)):
+        idv = data.draw(st.sampled_from((e.id, f"e{e.id}")))
+        ts = float(e.ts) if data.draw(st.booleans()) else e.ts
+        events.append(Event(e.type, ts, e.pos, idv, dict(e.attrs)))
+    return events
+
+
 @SETTINGS
 @given(st.data())
 def test_composite_events_feed_a_second_pattern(data: st.DataObject) -> None:
@@ -75,12 +85,7 @@ def test_kernel_engine_composites_with_odd_values(data: st.DataObject) -> None:
     """Behind the engine's interface: text ids, int and float times; composite events' ids
     and times are the engine's (``p[1,e2]`` at its emitter's own timestamp)."""
     pats = producer_and_consumer(data)
-    raw = data.draw(streams(max_size=12))
-    events = []
-    for e in raw:
-        idv = data.draw(st.sampled_from((e.id, f"e{e.id}")))
-        ts = float(e.ts) if data.draw(st.booleans()) else e.ts
-        events.append(Event(e.type, ts, e.pos, idv, dict(e.attrs)))
+    events = odd_events(data)
     tie = data.draw(st.sampled_from(("arrival", "strict")))
     net = build_net(pats)
     for p in pats:

@@ -28,9 +28,9 @@ from petricep.matchtable import layout_of, to_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
-from tests.kernel.test_composite import producer_and_consumer
+from tests.kernel.test_composite import odd_events, producer_and_consumer
 from tests.kernel.test_engine import SETTINGS, odd_streams
-from tests.strategies import pattern_text, patterns, streams
+from tests.strategies import pattern_text, patterns
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
@@ -245,12 +245,7 @@ def test_batches_of_a_net_binding_composite_events(data: st.DataObject) -> None:
     RETURNS net's shapes): the chunks are record batches holding the composite events' ids
     (``p[1,e2]``), and their JSON Lines are the engine's, whatever the ids' and times' kinds."""
     pats = producer_and_consumer(data)
-    raw = data.draw(streams(max_size=12))
-    events = []
-    for e in raw:
-        idv = data.draw(st.sampled_from((e.id, f"e{e.id}")))
-        ts = float(e.ts) if data.draw(st.booleans()) else e.ts
-        events.append(Event(e.type, ts, e.pos, idv, dict(e.attrs)))
+    events = odd_events(data)
     tie = data.draw(st.sampled_from(("arrival", "strict")))
     for p in pats:
         note(pattern_text(p))
