@@ -184,17 +184,20 @@ cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) ex
 
 
 cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1:
-    """A match's Kleene list as ids in stream order at the end of the list buffer: the
+    """A match's Kleene list as ids in stream order at the end of the list buffer (with the
+    elements' store indices, for the order of the matches of one point and consumption): the
     match's id for the slot is its offset there, its length the count."""
     cdef Py_ssize_t m = k.maxslots, n = g.nd_count[node], i
     cdef int64_t x = node
     if k.kl_n + n > k.kl_cap:
         k.kl_cap = max(1024, 2 * (k.kl_n + n))
         k.kl_ids = <int64_t*>grow(k.kl_ids, k.kl_cap, sizeof(int64_t))
+        k.kl_ev = <int64_t*>grow(k.kl_ev, k.kl_cap, sizeof(int64_t))
     i = k.kl_n + n
     while x >= 0:
         i -= 1
         k.kl_ids[i] = k.store.id[g.nd_ev[x]]
+        k.kl_ev[i] = g.nd_ev[x]
         x = g.nd_prev[x]
     k.out_ids[o * m + s] = k.kl_n
     k.out_klen[o * m + s] = n

@@ -566,6 +566,25 @@ class KernelEngine:
             out.append(Match(name, got, start, end, {}))
         return out
 
+    def _list_binding(
+        self, arrays: tuple[np.ndarray, ...], r: int, sl: int, bound_events: list[tuple[tuple[int, int, int], Any]]
+    ) -> list[Any]:
+        """Match ``r``'s Kleene list in slot ``sl`` for :meth:`_composite_matches`: its ids in
+        stream order (a composite element's its own); each element is appended to
+        ``bound_events`` as (arrival order, ts), for the match's span."""
+        at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
+        composites = self.kernel.composites
+        ids = []
+        for ref in arrays[10][at : at + n].tolist():
+            if ref < 0:
+                ids.append(composites.id_of(ref))
+                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+            else:
+                k = bisect_left(self._known_pos, ref)
+                ids.append(self._known_id[k])
+                bound_events.append(((ref, 0, 0), self._known_ts[k]))
+        return ids
+
     def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
         """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
         values become the match's attrs, and the composite events some pattern reads are
@@ -586,12 +605,14 @@ class KernelEngine:
             p = self.kernel.lowered.patterns[vp % npatterns]
             timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
             ids: dict[str, Any] = {}
-            bound_events = []  # (arrival order, ts) of each bound event
+            bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
             for v, sl in p.vars:
                 if not b[sl]:
                     continue
                 ref = row[sl]
-                if ref < 0:
+                if v in self._kleene.get(p.name, ()):  # a list: ref is its offset in the list buffer
+                    ids[v] = self._list_binding(arrays, r, sl, bound_events)
+                elif ref < 0:
                     ids[v] = composites.id_of(ref)
                     bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
                 else:

@@ -431,8 +431,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                     )
         if kleene and g.negations:
             return "Kleene closure with negation in one shared net"
-        if kleene and any(p.returns or p.timeout or p.limit or p.conflict for p in net.patterns):
-            return "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":
