@@ -421,7 +421,6 @@ def _refusal(net: Net, tie: str) -> str | None:
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        kleene = any(k is not None for k in g.slot_kleene)
         for pi in g.patterns:
             for v in net.patterns[pi].vars:
                 if g.slot_kleene[v.slot] is not None and not v.kleene:
@@ -429,8 +428,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                         f"pattern {net.patterns[pi].name!r}: variable {v.name!r} shares its slot with another "
                         "pattern's Kleene list in one shared net"
                     )
-        if kleene and g.negations:
-            return "Kleene closure with negation in one shared net"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":

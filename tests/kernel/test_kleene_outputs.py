@@ -226,10 +226,11 @@ def beside(data: st.DataObject, n: int, **kw: Any) -> list[A.Pattern]:
     Kleene variable, the others with or without; each maybe with RETURN, ON TIMEOUT, LIMIT."""
     strategy = data.draw(st.sampled_from(A.STRATEGIES))
     part = data.draw(st.booleans())
-    common: dict[str, Any] = {"max_depth": 1, "strategies": (strategy,), "partition": part, "types": ("A", "B", "C")}
+    common: dict[str, Any] = {"max_depth": 1, "strategies": (strategy,), "partition": part, "types": ("A", "B", "C"),
+                              "negation": False}
     common.update(kw)
     pats = [data.draw(kleene_patterns(name="p0", **common))]
-    pats += [data.draw(patterns(name=f"p{i}", kleene=data.draw(st.booleans()), returns=False, negation=False, **common))
+    pats += [data.draw(patterns(name=f"p{i}", kleene=data.draw(st.booleans()), returns=False, **common))
              for i in range(1, n)]
     return [data.draw(featured(p, data.draw(st.sampled_from((None, "R"))), timeout=True, limit=True)) for p in pats]
 
@@ -298,3 +299,62 @@ def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
     p = data.draw(featured(p, "R", timeout=True, limit=True))
     events = data.draw(keyed_streams())
     same_pairs([p], events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(1, 3)), data.draw(st.sampled_from([1, 2, 5, 64])))
+
+
+# ------------------------------------------------------------------ negation beside lists
+
+
+def test_a_negation_after_a_list_counts_from_its_last_element() -> None:
+    text = "PATTERN p: SEQ(A a, B+ b[], !(C c), D d) WITHIN 5"
+    events = [ev("A", 0, 0), ev("B", 1, 1), ev("C", 2, 2), ev("B", 3, 3), ev("D", 4, 4)]
+    # C2 falls between [1] and D4, not between [1, 3] (or [3]) and D4
+    assert [m["ids"]["b"] for m in same(text, events)] == [[3], [1, 3]]
+
+
+def test_an_end_negation_reads_the_list_and_waits_across_sweeps() -> None:
+    text = "PATTERN p: SEQ(B+ b[], !(C c)) WHERE c.x = b[last].x WITHIN 3 RETURN T(n = count(b[]))"
+    events = [ev("B", 0, 0, x=1), ev("B", 1, 1, x=2), ev("C", 2, 2, x=1), ev("B", 3, 3, x=1), ev("C", 5, 4, x=2),
+              ev("A", 9, 5, x=0)]
+    out = same(text, events)
+    # [0] is violated by C2 (x = 1 after its last element, inside its window); the others wait
+    # for their windows: those from 0 and 1 close at C5 (ordered by their sorted positions), [3] at A9
+    assert [(m["ids"]["b"], m["attrs"]["n"]) for m in out] == [
+        ([0, 1], 2), ([0, 1, 3], 3), ([0, 3], 2), ([1], 1), ([1, 3], 2), ([3], 1),
+    ]
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_with_negation(data: st.DataObject) -> None:
+    """Kleene variables with negations at the start, middle and end of a SEQ (before, after
+    or between lists), maybe with RETURN, ON TIMEOUT and LIMIT; every strategy and window kind."""
+    p = data.draw(kleene_patterns(negation=True))
+    assume(any(r.negated for r in A.events_of(p.structure)))
+    p = data.draw(featured(p, data.draw(st.sampled_from((None, "R"))), timeout=True, limit=True))
+    events = data.draw(streams(max_size=14))
+    check([p], events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_and_negation_merged(data: st.DataObject) -> None:
+    """Patterns with lists and negations sharing nets."""
+    pats = beside(data, data.draw(st.integers(2, 3)), negation=True)
+    assume(any(r.negated for p in pats for r in A.events_of(p.structure)))
+    net = build_net(pats)
+    assume(supports(net, "arrival")[0])
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+
+
+@SETTINGS
+@given(st.data())
+def test_kernel_engine_kleene_and_negation(data: st.DataObject) -> None:
+    """Behind the engine's interface, in small batches."""
+    p = data.draw(kleene_patterns(negation=True, types=("A", "B", "C")))
+    p = data.draw(featured(p, data.draw(st.sampled_from((None, "R"))), timeout=True, limit=False))
+    net = build_net([p])
+    tie = data.draw(st.sampled_from(TIES))
+    note(pattern_text(p))
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    assert drive(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5))), events) == drive(Engine(net, tie=tie), events)

@@ -200,8 +200,9 @@ def test_consumption(data: st.DataObject) -> None:
 @given(st.data())
 def test_kleene_lists_with_outputs_event_time_and_consumption(data: st.DataObject) -> None:
     """Kleene lists read by RETURN and ON TIMEOUT fields, under a LIMIT, consumed, beside a
-    pattern with the same features (deadlines and quotas pin tokens holding lists)."""
-    pats = beside(data, data.draw(st.integers(1, 2)), windows=WINDOWED)
+    pattern with the same features (deadlines and quotas pin tokens holding lists), maybe with
+    negations (matches waiting on an end negation hold lists across a cut)."""
+    pats = beside(data, data.draw(st.integers(1, 2)), windows=WINDOWED, negation=data.draw(st.booleans()))
     if data.draw(st.booleans()):
         pats = [dataclasses.replace(p, consume=("*",)) for p in pats]
     events = data.draw(streams(types=("A", "B", "C"), max_size=16))
