@@ -411,13 +411,6 @@ def _refusal(net: Net, tie: str) -> str | None:
         )
         if what:
             return f"pattern {p.name!r}: {what} is not covered yet"
-    lists: dict[str, set[bool]] = {}
-    for p in net.patterns:
-        for v in p.vars:
-            lists.setdefault(v.name, set()).add(v.kleene)
-    mixed = [name for name, kinds in lists.items() if len(kinds) > 1]
-    if mixed:
-        return f"variable {mixed[0]!r} is a Kleene list in one pattern and a single event in another"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"

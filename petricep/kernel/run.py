@@ -413,10 +413,18 @@ class KernelRun:
             self._remember_composites(pattern, ids, bound, _at, (klen, klist))
         lists = {v for p in lowered.patterns for v in p.kleene}
         for var, where in self._var_columns.items():
-            if var in lists:
-                cols[var] = _list_column(base, ids, klen, klist, where, self.composites)
-            else:
+            listed = [(p, s) for p, s in where if var in lowered.patterns[p].kleene]
+            single = [(p, s) for p, s in where if var not in lowered.patterns[p].kleene]
+            if var not in lists:
                 cols[var] = self._id_column(base, ids, bound, where)
+            elif not single:
+                cols[var] = _list_column(base, ids, klen, klist, where, self.composites)
+            else:  # a list in some patterns, an event in others
+                cols[var] = _mixed_column(
+                    _list_column(base, ids, klen, klist, listed, self.composites),
+                    self._id_column(base, ids, bound, single),
+                    np.isin(base, [p for p, _ in listed]),
+                )
         if any(self._outputs):
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if any(p.timeout_type for p in lowered.patterns):
@@ -651,6 +659,16 @@ def _list_column(
     offsets = np.cumsum([0] + [0 if row is None else len(row) for row in rows])
     valid = np.array([row is not None for row in rows], dtype=bool)
     return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=pa.array(~valid))
+
+
+def _mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
+    """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
+    single event in others: a dense union of the list column and the single ids' column."""
+    kinds = is_list.astype(np.int8)
+    offsets = np.arange(len(is_list), dtype=np.int32)  # (both children hold every row)
+    return pa.UnionArray.from_dense(
+        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()), [singles, lists], ["event", "list"]
+    )
 
 
 def _deadline_type(rows: list[Any]) -> pa.DataType:

@@ -358,3 +358,49 @@ def test_kernel_engine_kleene_and_negation(data: st.DataObject) -> None:
     note(pattern_text(p))
     events = data.draw(streams(types=("A", "B", "C"), max_size=14))
     assert drive(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5))), events) == drive(Engine(net, tie=tie), events)
+
+
+# ------------------------------------------------------------------ one name, a list and an event
+
+
+def test_a_name_is_a_list_in_one_pattern_and_an_event_in_another() -> None:
+    """``b`` is a list in p, an input event in q and a composite event in r: the match table's
+    ``b`` column is a union of the list and the single ids (to_matches gives each its own)."""
+    text = (
+        "PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))\n"
+        "PATTERN q: SEQ(A a, B b) WHERE skip-till-next-match WITHIN 3\n"
+        "PATTERN r: SEQ(T b, B c) WITHIN 3 EVENTS\n"
+    )
+    events = [ev("A", 0, 0), ev("B", 1, 1), ev("B", 2, 2)]
+    assert [(m["pattern"], m["ids"]["b"]) for m in same(text, events)] == [
+        ("p", [1]), ("q", 1), ("p", [1, 2]), ("p", [2]), ("r", "p[0,1]"),
+    ]
+
+
+def _names(p: A.Pattern) -> dict[str, bool]:
+    return {r.var: r.kleene for r in A.events_of(p.structure) if not r.negated}
+
+
+@SETTINGS
+@given(st.data())
+def test_mixed_list_and_event_names_in_separate_nets(data: st.DataObject) -> None:
+    """Patterns of different strategies (separate shared nets) where a variable name is a list
+    in one and an event in another, maybe with RETURN: the kernel's table and KernelEngine."""
+    strategies = data.draw(st.permutations(A.STRATEGIES))
+    pats = [
+        data.draw(featured(data.draw(patterns(name=f"p{i}", kleene=True, returns=False, max_depth=1,
+                                              strategies=(strategies[i],), types=("A", "B", "C"))),
+                           data.draw(st.sampled_from((None, "R"))), timeout=False, limit=False))
+        for i in range(data.draw(st.integers(2, 3)))
+    ]
+    kinds: dict[str, set[bool]] = {}
+    for p in pats:
+        for name, kleene in _names(p).items():
+            kinds.setdefault(name, set()).add(kleene)
+    assume(any(len(k) > 1 for k in kinds.values()))
+    net = build_net(pats)
+    tie = data.draw(st.sampled_from(TIES))
+    assume(supports(net, tie)[0])
+    events = data.draw(streams(types=("A", "B", "C"), max_size=12))
+    check(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert drive(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5))), events) == drive(Engine(net, tie=tie), events)
