@@ -141,12 +141,7 @@ def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFix
         "  q: 3 places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
         "net before merging: 2 patterns, 2 input places, 6 state places, 5 transitions",
         "net after merging: 2 shared nets, 2 input places, 6 state places, 5 transitions",
-        *split_lines(
-            "kernel: covers part of this net (run fires each part on its engine)",
-            "  kernel: 'p'",
-            "  python: 'q' (beside the kernel's other patterns: variable 'b' is a Kleene list in one pattern and a "
-            "single event in another)",
-        ),
+        kernel_line(None),
         "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound "
         "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
         "warning: pattern 'q': Kleene variable b[] has no WITHIN window: one partial match may grow without bound",
@@ -184,14 +179,6 @@ def test_shipped_readme_command(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert len(lines) == 6525
     assert json.loads(lines[0]) == {"pattern": "sase_equal_price", "ids": {"a": 18, "b": 119, "c": 141}, "start": 18, "end": 141, "attrs": {}}
     assert "20000 events read = 20000 processed + 0 rejected + 0 late; 6525 matches" in err
-
-
-def split_lines(*lines: str) -> list[str]:
-    """``check``'s kernel lines for a net the kernel covers part of (``lines``), when it is
-    built and not switched off."""
-    if kernel.switched_off() or not kernel.available():
-        return [kernel_line("")]
-    return list(lines)
 
 
 def kernel_line(why: str | None) -> str:

@@ -39,11 +39,12 @@ partition must copy the producer's), ON TIMEOUT (timeouts in the match table wit
 LIMIT with DROP OLDEST / REJECT NEW / FAIL (not under ``either``; FAIL not in a net with
 composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
-the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column; lists share prefixes in an
-element arena, see ``_kleene.pxi``; not under ``either``, not in a shared net with negation, not
-in a net with RETURN, ON TIMEOUT, LIMIT or consumption; a variable name may not be a list in
-one pattern and an event in another, nor a list share a slot of a shared net with another
-pattern's event; aggregating text values stops with an error), consumption
+the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of
+composite events; lists share prefixes in an element arena, see ``_kleene.pxi``; with negation,
+RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; not under ``either``; a name
+that is a list in one pattern and an event in another is a union column of the match table;
+a list may not share a slot of a shared net with another pattern's event; aggregating text
+values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
 not under ``either``). Refused with a reason: SQL queries, ARCHIVED variables and the
 Kleene, FAIL and ``either`` cases above.

@@ -96,11 +96,9 @@ cdef Py_ssize_t consume(Kernel k, Py_ssize_t first, Py_ssize_t end) except -1:
     emitted one consumes the events of its consumed slots. Returns the new end."""
     cdef Py_ssize_t o, ki, m = k.maxslots, n = 0
     cdef int p, d
-    cdef int64_t ev
     cdef bint ok
     cdef dict used
     cdef Py_ssize_t* perm = <Py_ssize_t*>malloc(max(end - first, 1) * sizeof(Py_ssize_t))
-    cdef EventStore st = k.store
     try:
         for o in range(first, end):
             p = k.out_pattern[o]
@@ -109,16 +107,13 @@ cdef Py_ssize_t consume(Kernel k, Py_ssize_t first, Py_ssize_t end) except -1:
                 used = <dict>k.consumed[d]
                 ok = True
                 for ki in range(m):
-                    ev = k.out_ev[o * m + ki]
-                    if ev >= 0 and st.seq[ev] in used:
+                    if slot_used(k, o, ki, used):
                         ok = False
                         break
                 if not ok:
                     continue
                 for ki in range(k.pat_cons_start[p], k.pat_cons_start[p + 1]):
-                    ev = k.out_ev[o * m + k.pat_cons[ki]]
-                    if ev >= 0:
-                        used[st.seq[ev]] = st.ts[ev]
+                    consume_slot(k, o, k.pat_cons[ki], used)
             perm[n] = o
             n += 1
         if n < end - first:
@@ -127,6 +122,36 @@ cdef Py_ssize_t consume(Kernel k, Py_ssize_t first, Py_ssize_t end) except -1:
     finally:
         free(perm)
     return first + n
+
+
+cdef bint slot_used(Kernel k, Py_ssize_t o, Py_ssize_t ki, dict used) except -1:
+    """Whether match ``o`` binds in slot ``ki`` an event (a list: an element) in ``used``."""
+    cdef Py_ssize_t m = k.maxslots, j, n = k.out_klen[o * m + ki]
+    cdef int64_t ev
+    cdef EventStore st = k.store
+    if n >= 0:
+        for j in range(n):
+            if st.seq[k.kl_ev[k.out_ids[o * m + ki] + j]] in used:
+                return True
+        return False
+    ev = k.out_ev[o * m + ki]
+    return ev >= 0 and st.seq[ev] in used
+
+
+cdef int consume_slot(Kernel k, Py_ssize_t o, Py_ssize_t ki, dict used) except -1:
+    """Match ``o`` consumes the event (a list: every element) of slot ``ki``."""
+    cdef Py_ssize_t m = k.maxslots, j, n = k.out_klen[o * m + ki]
+    cdef int64_t ev
+    cdef EventStore st = k.store
+    if n >= 0:
+        for j in range(n):
+            ev = k.kl_ev[k.out_ids[o * m + ki] + j]
+            used[st.seq[ev]] = st.ts[ev]
+        return 0
+    ev = k.out_ev[o * m + ki]
+    if ev >= 0:
+        used[st.seq[ev]] = st.ts[ev]
+    return 0
 
 
 cdef int composite(Kernel k, Py_ssize_t o) except -1:
@@ -169,70 +194,168 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1:
     return 0
 
 
-cdef void order_emitted(Kernel k, Py_ssize_t first, bint chains):
+cdef struct OrderKeys:
+    # the sorted store indices of each match's bound events (lists' elements included), for
+    # the matches [first, first + n) of one point: match first + i's are flat[start[i]:start[i + 1]]
+    Py_ssize_t first
+    Py_ssize_t* start
+    int64_t* flat
+
+
+cdef int cmp_i64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1:
     """Matches emitted at one point, stably by pattern (emission.emit / _ordered's order); with
     ``chains`` (some pattern has RETURN) then by their events' stream order: the sorted
-    positions of the bound events, then each variable's (unbound first)."""
-    cdef Py_ssize_t n = k.out_n - first, i, j
+    positions of every bound event (Kleene lists' elements included), then each variable's
+    (unbound first). A merge sort over precomputed keys: a Kleene closure under skip-till-any-
+    match can complete thousands of matches at one point."""
+    cdef Py_ssize_t n = k.out_n - first, i
+    cdef OrderKeys keys
     cdef Py_ssize_t* perm
-    cdef Py_ssize_t x
+    cdef Py_ssize_t* tmp
     if n < 2:
-        return
+        return 0
     perm = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    tmp = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    keys.first = first
+    keys.start = NULL
+    keys.flat = NULL
+    try:
+        if chains:
+            order_keys(k, &keys, n)
+        for i in range(n):
+            perm[i] = first + i
+        merge_sort(k, &keys, perm, tmp, n, chains)
+        permute(k, first, n, perm)
+    finally:
+        free(perm)
+        free(tmp)
+        free(keys.start)
+        free(keys.flat)
+    return 0
+
+
+cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1:
+    """Each match's bound events' store indices, sorted (runtime/emission.py chain_order)."""
+    cdef Py_ssize_t m = k.maxslots, i, ki, o, total = 0, at, j, length
+    keys.start = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
     for i in range(n):
-        perm[i] = first + i
-    for i in range(1, n):  # insertion sort: stable, and the batches are small
-        x = perm[i]
-        j = i
-        while j > 0 and match_before(k, x, perm[j - 1], chains):
-            perm[j] = perm[j - 1]
-            j -= 1
-        perm[j] = x
-    permute(k, first, n, perm)
-    free(perm)
+        o = keys.first + i
+        keys.start[i] = total
+        for ki in range(m):
+            if k.out_klen[o * m + ki] >= 0:
+                total += k.out_klen[o * m + ki]
+            elif k.out_ev[o * m + ki] >= 0:
+                total += 1
+    keys.start[n] = total
+    keys.flat = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
+    for i in range(n):
+        o = keys.first + i
+        at = keys.start[i]
+        for ki in range(m):
+            length = k.out_klen[o * m + ki]
+            if length >= 0:
+                for j in range(length):
+                    keys.flat[at + j] = k.kl_ev[k.out_ids[o * m + ki] + j]
+                at += length
+            elif k.out_ev[o * m + ki] >= 0:
+                keys.flat[at] = k.out_ev[o * m + ki]
+                at += 1
+        qsort(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i], sizeof(int64_t), cmp_i64)
+    return 0
 
 
-cdef bint match_before(Kernel k, Py_ssize_t a, Py_ssize_t b, bint chains):
+cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp, Py_ssize_t n,
+                    bint chains) except -1:
+    """Stable bottom-up merge sort of ``perm`` by match_before."""
+    cdef Py_ssize_t width = 1, lo, mid, hi, i, j, o
+    cdef Py_ssize_t* src = perm
+    cdef Py_ssize_t* dst = tmp
+    cdef Py_ssize_t* swap
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if match_before(k, keys, src[j], src[i], chains):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+            lo = hi
+        swap = src
+        src = dst
+        dst = swap
+        width *= 2
+    if src != perm:
+        memcpy(perm, src, n * sizeof(Py_ssize_t))
+    return 0
+
+
+cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bint chains):
     """Whether match ``a`` goes strictly before match ``b``."""
     cdef Py_ssize_t m = k.maxslots, ki, i, j
-    cdef int64_t sa[64]
-    cdef int64_t sb[64]
-    cdef int64_t x, y
-    cdef int np_ = k.npatterns, pa = k.out_pattern[a], pb = k.out_pattern[b]
+    cdef int np_ = k.npatterns, pa = k.out_pattern[a], pb = k.out_pattern[b], c
     if pa != pb:  # by pattern, a timeout (pattern npatterns + index) after the pattern's matches
         return (pa % np_, pa >= np_) < (pb % np_, pb >= np_)
     if not chains:
         return False
-    i = sorted_events(k, a, sa)
-    j = sorted_events(k, b, sb)
-    for ki in range(i if i < j else j):
-        if sa[ki] != sb[ki]:
-            return sa[ki] < sb[ki]
-    if i != j:
-        return i < j
+    i = a - keys.first
+    j = b - keys.first
+    c = cmp_seqs(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i],
+                 &keys.flat[keys.start[j]], keys.start[j + 1] - keys.start[j])
+    if c:
+        return c < 0
     for ki in range(m):
-        x = k.out_ev[a * m + ki]
-        y = k.out_ev[b * m + ki]
-        if x != y:
-            return x < y  # unbound (-1) first: () < (seq,)
+        c = cmp_var(k, a, b, ki)
+        if c:
+            return c < 0
     return False
 
 
-cdef Py_ssize_t sorted_events(Kernel k, Py_ssize_t o, int64_t* out):
-    """The store indices of match ``o``'s bound events (stream order), sorted."""
-    cdef Py_ssize_t m = k.maxslots, ki, n = 0, j
-    cdef int64_t ev
-    for ki in range(m if m < 64 else 64):
-        ev = k.out_ev[o * m + ki]
-        if ev < 0:
-            continue
-        j = n
-        while j > 0 and out[j - 1] > ev:
-            out[j] = out[j - 1]
-            j -= 1
-        out[j] = ev
-        n += 1
-    return n
+cdef inline int cmp_seqs(const int64_t* x, Py_ssize_t nx, const int64_t* y, Py_ssize_t ny) noexcept:
+    """Python's tuple comparison of two sequences of store indices: -1, 0 or 1."""
+    cdef Py_ssize_t i
+    for i in range(nx if nx < ny else ny):
+        if x[i] != y[i]:
+            return -1 if x[i] < y[i] else 1
+    return (nx > ny) - (nx < ny)
+
+
+cdef int cmp_var(Kernel k, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ki) noexcept:
+    """One variable's events in two matches (a list's elements, an event, or none)."""
+    cdef Py_ssize_t m = k.maxslots, na, nb
+    cdef const int64_t* x
+    cdef const int64_t* y
+    na = k.out_klen[a * m + ki]
+    if na >= 0:
+        x = &k.kl_ev[k.out_ids[a * m + ki]]
+    else:
+        x = &k.out_ev[a * m + ki]
+        na = 1 if x[0] >= 0 else 0
+    nb = k.out_klen[b * m + ki]
+    if nb >= 0:
+        y = &k.kl_ev[k.out_ids[b * m + ki]]
+    else:
+        y = &k.out_ev[b * m + ki]
+        nb = 1 if y[0] >= 0 else 0
+    return cmp_seqs(x, na, y, nb)
 
 
 cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm):

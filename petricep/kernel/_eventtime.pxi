@@ -34,13 +34,19 @@ cdef inline int64_t floor_of(Kernel k, Group g, int64_t key):
 
 cdef tuple age(Kernel k, Group g, int32_t t):
     """What "oldest" means (limits.age): first event's (ts, pos), then the bound events in
-    binding order, which is arrival order on the kernel (every firing binds the latest event)."""
+    binding order, which is arrival order on the kernel (every firing binds the latest event;
+    a Kleene list's elements are bound one by one)."""
     cdef int s, ns = g.nslots
-    cdef int64_t ev
+    cdef int64_t ev, node
     seqs = []
     for s in range(ns):
         ev = g.tk_slots[<Py_ssize_t>t * ns + s]
-        if ev >= 0:
+        if ev >= 0 and g.slot_kleene[s]:
+            node = ev
+            while node >= 0:
+                seqs.append(k.store.seq[g.nd_ev[node]])
+                node = g.nd_prev[node]
+        elif ev >= 0:
             seqs.append(k.store.seq[ev])
     seqs.sort()
     return (g.tk_first_ts[t], g.tk_first_pos[t], tuple(seqs))

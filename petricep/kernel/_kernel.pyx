@@ -33,7 +33,7 @@ aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and ba
 petricep.kernel.snapshot).
 """
 
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.string cimport memcpy
 from libc.math cimport isnan, fmod, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t

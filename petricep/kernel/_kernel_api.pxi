@@ -42,6 +42,7 @@ cdef class Kernel:
     cdef double* out_deadline  # per match: a timeout's deadline (NaN: a match)
     cdef int64_t* out_klen  # per match and slot: a Kleene list's length (its id: the offset in kl_ids), else -1
     cdef int64_t* kl_ids
+    cdef int64_t* kl_ev  # ... and each element's store index (ordering, consumption; until the next sweep)
     cdef Py_ssize_t kl_n, kl_cap
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
@@ -108,7 +109,7 @@ cdef class Kernel:
         self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
         self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
-        self.out_klen = NULL; self.kl_ids = NULL; self.kl_n = 0; self.kl_cap = 0
+        self.out_klen = NULL; self.kl_ids = NULL; self.kl_ev = NULL; self.kl_n = 0; self.kl_cap = 0
         self.emit_at = -1
         self.row_out = 0
         self.maxfields = max(lowered.maxfields, 1)
@@ -155,7 +156,7 @@ cdef class Kernel:
         free(self.out_ids); free(self.out_bound); free(self.vstack); free(self.tstack); free(self.out_at)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
         free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
-        free(self.out_klen); free(self.kl_ids)
+        free(self.out_klen); free(self.kl_ids); free(self.kl_ev)
 
     def run(self, const int32_t[:] types, const double[:] ts, const int64_t[:] pos, const int64_t[:] ids,
             const double[:, :] vals, const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0=0,

@@ -184,17 +184,20 @@ cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) ex
 
 
 cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1:
-    """A match's Kleene list as ids in stream order at the end of the list buffer: the
+    """A match's Kleene list as ids in stream order at the end of the list buffer (with the
+    elements' store indices, for the order of the matches of one point and consumption): the
     match's id for the slot is its offset there, its length the count."""
     cdef Py_ssize_t m = k.maxslots, n = g.nd_count[node], i
     cdef int64_t x = node
     if k.kl_n + n > k.kl_cap:
         k.kl_cap = max(1024, 2 * (k.kl_n + n))
         k.kl_ids = <int64_t*>grow(k.kl_ids, k.kl_cap, sizeof(int64_t))
+        k.kl_ev = <int64_t*>grow(k.kl_ev, k.kl_cap, sizeof(int64_t))
     i = k.kl_n + n
     while x >= 0:
         i -= 1
         k.kl_ids[i] = k.store.id[g.nd_ev[x]]
+        k.kl_ev[i] = g.nd_ev[x]
         x = g.nd_prev[x]
     k.out_ids[o * m + s] = k.kl_n
     k.out_klen[o * m + s] = n
@@ -221,6 +224,9 @@ cdef int gc_nodes(Kernel k, Group g) except -1:
     while t >= 0:
         mark_token(g, t)
         t = g.tk_next[t]
+    for i in range(g.heap_n):  # matches waiting for an end negation's window
+        if g.pd_flags[g.heap[i]] & 1:
+            mark_slots(g, &g.pd_slots[<Py_ssize_t>g.heap[i] * ns])
     remap = <int32_t*>malloc(g.nd_n * sizeof(int32_t))
     for i in range(g.nd_n):
         if not g.nd_mark[i]:
@@ -246,27 +252,66 @@ cdef int gc_nodes(Kernel k, Group g) except -1:
     while t >= 0:
         remap_token(g, t, remap)
         t = g.tk_next[t]
+    for i in range(g.heap_n):
+        if g.pd_flags[g.heap[i]] & 1:
+            remap_slots(g, &g.pd_slots[<Py_ssize_t>g.heap[i] * ns], remap)
     free(remap)
     g.nd_live = j
     return 0
 
 
 cdef inline void mark_token(Group g, int32_t t):
+    mark_slots(g, &g.tk_slots[<Py_ssize_t>t * g.nslots])
+
+
+cdef inline void mark_slots(Group g, int64_t* slots):
+    """Mark the nodes of the lists a binding (a token's, a waiting match's) holds."""
     cdef int s
     cdef int64_t n
     for s in range(g.nslots):
         if g.slot_kleene[s]:
-            n = g.tk_slots[<Py_ssize_t>t * g.nslots + s]
+            n = slots[s]
             while n >= 0 and not g.nd_mark[n]:
                 g.nd_mark[n] = 1
                 n = g.nd_prev[n]
 
 
 cdef inline void remap_token(Group g, int32_t t, int32_t* remap):
+    remap_slots(g, &g.tk_slots[<Py_ssize_t>t * g.nslots], remap)
+
+
+cdef inline void remap_slots(Group g, int64_t* slots, int32_t* remap):
     cdef int s
-    cdef Py_ssize_t at
+    for s in range(g.nslots):
+        if g.slot_kleene[s] and slots[s] >= 0:
+            slots[s] = remap[slots[s]]
+
+
+cdef int64_t list_last(Group g, int slot, int64_t v):
+    """The event a slot holds, or for a list (a node) its last element (-1: unbound)."""
+    if v < 0 or not g.slot_kleene[slot]:
+        return v
+    return g.nd_ev[v]
+
+
+cdef int64_t list_first(Group g, int slot, int64_t v):
+    """The event a slot holds, or for a list (a node) its first element (-1: unbound)."""
+    if v < 0 or not g.slot_kleene[slot]:
+        return v
+    return g.nd_first[v]
+
+
+cdef bint binds(Group g, int64_t* slots, int64_t x):
+    """Whether a binding holds stored event ``x`` (in a list: as an element)."""
+    cdef int s
+    cdef int64_t n
     for s in range(g.nslots):
         if g.slot_kleene[s]:
-            at = <Py_ssize_t>t * g.nslots + s
-            if g.tk_slots[at] >= 0:
-                g.tk_slots[at] = remap[g.tk_slots[at]]
+            n = slots[s]
+            while n >= 0:
+                if g.nd_ev[n] == x:
+                    return True
+                n = g.nd_prev[n]
+        elif slots[s] == x:
+            return True
+    return False

@@ -60,7 +60,7 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
     cdef int64_t ev, best = -1
     if g.neg_prev_start[j + 1] > g.neg_prev_start[j]:
         for ki in range(g.neg_prev_start[j], g.neg_prev_start[j + 1]):
-            ev = slots[g.neg_prev[ki]]
+            ev = list_last(g, g.neg_prev[ki], slots[g.neg_prev[ki]])
             if ev > best:  # the latest in arrival order: the store keeps it (composite events too)
                 best = ev
         if best < 0 or not after(k, x, best):
@@ -74,7 +74,7 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
     best = -1
     if g.neg_next_start[j + 1] > g.neg_next_start[j]:
         for ki in range(g.neg_next_start[j], g.neg_next_start[j + 1]):
-            ev = slots[g.neg_next[ki]]
+            ev = list_first(g, g.neg_next[ki], slots[g.neg_next[ki]])
             if ev >= 0 and (best < 0 or ev < best):
                 best = ev
         if best >= 0 and not after(k, best, x):
@@ -88,10 +88,7 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
     for ki in range(g.neg_cond_start[j], g.neg_cond_start[j + 1]):
         if not eval_cond(k, g, g.neg_cond[ki], slots, NEG_SLOT, x):
             return 0
-    for ki in range(g.nslots):
-        if slots[ki] == x:
-            return 0
-    return 1
+    return 0 if binds(g, slots, x) else 1
 
 
 cdef inline bint after(Kernel k, int64_t x, int64_t ev):

@@ -527,7 +527,8 @@ cdef int negation_in(Kernel k, Group g, str p, dict s) except -1:
     n = length(s, p + "pd.key")
     slots = column(s, p + "pd.slots", np.int64, n * ns)
     cdef const int64_t[::1] v_slots = slots
-    check(all([-1 <= e < k.store.n for e in slots.tolist()]), "a waiting match binds no stored event")
+    check(all([-1 <= e < (g.nd_n if g.slot_kleene[i % max(ns, 1)] else k.store.n) for i, e in enumerate(slots.tolist())]),
+          "a waiting match binds no stored event")
     keys = column(s, p + "pd.key", np.int64, n).tolist()
     roles = column(s, p + "pd.role", np.int32, n).tolist()
     check(all([x >= 0 for x in keys]) and all([0 <= r < g.role_pattern.shape[0] for r in roles]),

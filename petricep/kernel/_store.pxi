@@ -521,7 +521,7 @@ cdef int compact(Kernel k) except -1:
             if g.pd_flags[t] & 1:
                 for lid in range(g.nslots):
                     ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
-                    if ev >= 0:
+                    if ev >= 0 and not g.slot_kleene[lid]:  # (a list: a node, its elements above)
                         remap[ev] = 0
         t = g.zombies
         while t >= 0:
@@ -565,7 +565,7 @@ cdef int compact(Kernel k) except -1:
             if g.pd_flags[t] & 1:
                 for lid in range(g.nslots):
                     ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
-                    if ev >= 0:
+                    if ev >= 0 and not g.slot_kleene[lid]:
                         g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
         t = g.zombies
         while t >= 0:

@@ -75,6 +75,9 @@ class MatchBatches:
             for name, slot in p.vars:
                 self.columns.setdefault(name, []).append((pi, slot))
         self.lists = frozenset(v for p in self.patterns for v in p.kleene)
+        # a variable name that is a list in one pattern and an event in another: Match objects
+        singles = {name for p in self.patterns for name, _ in p.vars if name not in p.kleene}
+        self.covered = self.covered and not (self.lists & singles)
         self.outputs = [p.returns for p in self.patterns] + [p.timeouts for p in self.patterns]
         self.fields = list(dict.fromkeys(f for names in self.outputs for f in names))
         self.timeouts = any(p.timeout_type for p in self.patterns)

@@ -594,6 +594,31 @@ class KernelEngine:
             out.append(Match(name, got, start, end, {}))
         return out
 
+    def _list_binding(
+        self,
+        arrays: tuple[np.ndarray, ...],
+        r: int,
+        sl: int,
+        bound_events: list[tuple[tuple[int, int, int], Any]],
+        remembered: tuple[list[Any], list[Any], list[int]],
+    ) -> list[Any]:
+        """Match ``r``'s Kleene list in slot ``sl`` for :meth:`_composite_matches`: its ids in
+        stream order (a composite element's its own); each element is appended to
+        ``bound_events`` as (arrival order, ts), for the match's span. ``remembered``: the
+        remembered ids and times (:meth:`_bound_values`) and each list element's index there."""
+        at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
+        known_id, known_ts, in_lists = remembered
+        composites = self.kernel.composites
+        ids = []
+        for ref, k in zip(arrays[10][at : at + n].tolist(), in_lists[at : at + n]):
+            if ref < 0:
+                ids.append(composites.id_of(ref))
+                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+            else:
+                ids.append(known_id[k])
+                bound_events.append(((ref, 0, 0), known_ts[k]))
+        return ids
+
     def _composite_matches(self, arrays: tuple[np.ndarray, ...], register: bool = True) -> list[Match]:
         """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
         values become the match's attrs, and the composite events some pattern reads are
@@ -603,8 +628,10 @@ class KernelEngine:
         known = self._known.positions
         where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs: not read)
         emitted_arr = np.searchsorted(known, at)
-        known_id, known_ts = self._bound_values(where_arr, emitted_arr)
+        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
         where, emitted_at = where_arr.tolist(), emitted_arr.tolist()
+        remembered = (known_id, known_ts, in_arr.tolist())
         strings = self.kernel.strings()
         first = self.kernel.first_taken
         composites = self.kernel.composites
@@ -616,12 +643,14 @@ class KernelEngine:
             p = self.kernel.lowered.patterns[vp % npatterns]
             timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
             ids: dict[str, Any] = {}
-            bound_events = []  # (arrival order, ts) of each bound event
+            bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
             for v, sl in p.vars:
                 if not b[sl]:
                     continue
                 ref = row[sl]
-                if ref < 0:
+                if v in self._kleene.get(p.name, ()):  # a list: ref is its offset in the list buffer
+                    ids[v] = self._list_binding(arrays, r, sl, bound_events, remembered)
+                elif ref < 0:
                     ids[v] = composites.id_of(ref)
                     bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
                 else:

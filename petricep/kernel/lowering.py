@@ -411,17 +411,9 @@ def _refusal(net: Net, tie: str) -> str | None:
         )
         if what:
             return f"pattern {p.name!r}: {what} is not covered yet"
-    lists: dict[str, set[bool]] = {}
-    for p in net.patterns:
-        for v in p.vars:
-            lists.setdefault(v.name, set()).add(v.kleene)
-    mixed = [name for name, kinds in lists.items() if len(kinds) > 1]
-    if mixed:
-        return f"variable {mixed[0]!r} is a Kleene list in one pattern and a single event in another"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        kleene = any(k is not None for k in g.slot_kleene)
         for pi in g.patterns:
             for v in net.patterns[pi].vars:
                 if g.slot_kleene[v.slot] is not None and not v.kleene:
@@ -429,10 +421,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                         f"pattern {net.patterns[pi].name!r}: variable {v.name!r} shares its slot with another "
                         "pattern's Kleene list in one shared net"
                     )
-        if kleene and g.negations:
-            return "Kleene closure with negation in one shared net"
-        if kleene and any(p.returns or p.timeout or p.limit or p.conflict for p in net.patterns):
-            return "Kleene closure in a net with RETURN, ON TIMEOUT, LIMIT or consumption"
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
         if g.negations and tie == "either":

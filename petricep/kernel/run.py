@@ -418,13 +418,21 @@ class KernelRun:
         }
         returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         if returns:
-            self._remember_composites(pattern, ids, bound, _at)
+            self._remember_composites(pattern, ids, bound, _at, (klen, klist))
         lists = {v for p in lowered.patterns for v in p.kleene}
         for var, where in self._var_columns.items():
-            if var in lists:
-                cols[var] = _list_column(base, ids, klen, klist, where)
-            else:
+            listed = [(p, s) for p, s in where if var in lowered.patterns[p].kleene]
+            single = [(p, s) for p, s in where if var not in lowered.patterns[p].kleene]
+            if var not in lists:
                 cols[var] = self._id_column(base, ids, bound, where)
+            elif not single:
+                cols[var] = _list_column(base, ids, klen, klist, where, self.composites)
+            else:  # a list in some patterns, an event in others
+                cols[var] = _mixed_column(
+                    _list_column(base, ids, klen, klist, listed, self.composites),
+                    self._id_column(base, ids, bound, single),
+                    np.isin(base, [p for p, _ in listed]),
+                )
         if any(self._outputs):
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if any(p.timeout_type for p in lowered.patterns):
@@ -448,11 +456,14 @@ class KernelRun:
         id_of = self.composites.id_of
         return _id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
 
-    def _remember_composites(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray) -> None:
+    def _remember_composites(
+        self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray, lists: tuple[np.ndarray, np.ndarray]
+    ) -> None:
         """Remember the ids of the composite events some pattern reads (``pattern[ids...]``),
         built a column at a time, pattern by pattern in the net's order: producers come before
         the patterns reading their events, so a match binding a composite event emitted
-        earlier in the same batch finds its id."""
+        earlier in the same batch finds its id. ``lists``: the Kleene lists' lengths per slot
+        and their elements (a list's ids joined by ``+``)."""
         first = self.first_taken
         found: list[tuple[int, int]] = []
         n = len(self.lowered.patterns)
@@ -462,7 +473,11 @@ class KernelRun:
             if (p.ret_type if vp < n else p.to_type) < 0 or not len(rows):
                 continue
             name = p.name if vp < n else f"{p.name}@timeout"
-            parts = [self._id_texts(ids[rows, s], bound[rows, s]) for _, s in p.vars]
+            parts = [
+                self._list_texts(ids[rows, s], lists[0][rows, s], lists[1]) if v in p.kleene
+                else self._id_texts(ids[rows, s], bound[rows, s])
+                for v, s in p.vars
+            ]
             empty = scalar("", pa.string())  # (Arrow scalars: a Python str makes pyarrow import pandas)
             if not parts:
                 joined = string_array([""] * len(rows))
@@ -487,6 +502,16 @@ class KernelRun:
             return pc.cast(pa.array(refs, pa.int64(), mask=mask), pa.string())
         id_of = self.composites.id_of
         return pa.array([None if m else id_of(r) if r < 0 else str(r) for r, m in zip(refs.tolist(), mask.tolist())], pa.string())
+
+    def _list_texts(self, offsets: np.ndarray, lengths: np.ndarray, flat: np.ndarray) -> pa.Array:
+        """Kleene lists' ids as text joined by ``+`` (a composite element's its own), null
+        where unbound (length -1)."""
+        id_of = self.composites.id_of
+        elems = flat.tolist()
+        return string_array([
+            None if n < 0 else "+".join(id_of(i) if i < 0 else str(i) for i in elems[at : at + n])
+            for at, n in zip(offsets.tolist(), lengths.tolist())
+        ])
 
     def _timeout_column(self, pattern: np.ndarray, deadline: np.ndarray) -> pa.Array:
         """Per row: a timeout's type and deadline (an int where the pattern's time and window
@@ -617,18 +642,40 @@ def _outputs(lowered: Lowered) -> list[tuple[str, ...]]:
 
 
 def _list_column(
-    pattern: np.ndarray, ids: np.ndarray, klen: np.ndarray, klist: np.ndarray, where: list[tuple[int, int]]
+    pattern: np.ndarray,
+    ids: np.ndarray,
+    klen: np.ndarray,
+    klist: np.ndarray,
+    where: list[tuple[int, int]],
+    composites: Composites,
 ) -> pa.Array:
     """A Kleene variable's ids over the matches: list<int64> in stream order (null where its
     pattern has no such variable or an OR left it unbound); the kernel gives per match and slot
-    an offset into ``klist`` and a length (-1: none)."""
+    an offset into ``klist`` and a length (-1: none). Lists of composite events hold their
+    ids (text)."""
     rows: list[Any] = [None] * len(pattern)
     flat = klist.tolist()
     for p, slot in where:
         for r in np.flatnonzero((pattern == p) & (klen[:, slot] >= 0)).tolist():
             at = int(ids[r, slot])
             rows[r] = flat[at : at + int(klen[r, slot])]
-    return pa.array(rows, pa.list_(pa.int64()))
+    if not (klist < 0).any():
+        return pa.array(rows, pa.list_(pa.int64()))
+    # elements as _id_column gives them (text, or a union beside input events' int ids)
+    values = _id_column([composites.id_of(i) if i < 0 else i for row in rows if row is not None for i in row])
+    offsets = np.cumsum([0] + [0 if row is None else len(row) for row in rows])
+    valid = np.array([row is not None for row in rows], dtype=bool)
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=pa.array(~valid))
+
+
+def _mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
+    """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
+    single event in others: a dense union of the list column and the single ids' column."""
+    kinds = is_list.astype(np.int8)
+    offsets = np.arange(len(is_list), dtype=np.int32)  # (both children hold every row)
+    return pa.UnionArray.from_dense(
+        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()), [singles, lists], ["event", "list"]
+    )
 
 
 def _deadline_type(rows: list[Any]) -> pa.DataType:

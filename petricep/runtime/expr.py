@@ -224,6 +224,16 @@ def compile_expr(
     return c(expr)
 
 
+def _state(s: tuple[Any, ...], i: int) -> tuple[Any, ...]:
+    """The Kleene list state in slot ``i``; Skip where the list is unbound (an OR left it out,
+    or a timed-out partial match has not bound it yet): a RETURN or ON TIMEOUT field reading
+    it is null, as a field reading an unbound single variable."""
+    k = s[i]
+    if k is None:
+        raise Skip
+    return k  # type: ignore[no-any-return]
+
+
 def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
     """``v.field``, ``v[k].field``, ``v[i].field``, ``v[i-1].field`` or the negated event's."""
     get = _field_getter(e.field)
@@ -241,22 +251,22 @@ def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
         return single
     kind = e.index.kind
     if kind == A.IDX_CONST and e.index.const == 1:
-        return lambda s, x: get(s[i][K_FIRST])
+        return lambda s, x: get(_state(s, i)[K_FIRST])
     if kind == A.IDX_CONST:
         k = e.index.const - 1
 
         def nth(s: tuple[Any, ...], x: Any) -> Any:
-            head = s[i][K_HEAD]
+            head = _state(s, i)[K_HEAD]
             if k >= len(head):
                 raise Missing
             return get(head[k])
 
         return nth
     if kind in (A.IDX_CUR, A.IDX_LAST):
-        return lambda s, x: get(s[i][K_LAST])
+        return lambda s, x: get(_state(s, i)[K_LAST])
 
     def prev(s: tuple[Any, ...], x: Any) -> Any:
-        p = s[i][K_PREV]
+        p = _state(s, i)[K_PREV]
         if p is None:
             raise Skip
         return get(p)
@@ -273,13 +283,13 @@ def _agg_fn(e: A.Agg, slots: Mapping[str, int], kleene: Mapping[str, KleeneInfo]
     if e.upto_prev:
 
         def prefix(s: tuple[Any, ...], x: Any) -> Any:
-            accs = s[i][K_PREV_ACCS]
+            accs = _state(s, i)[K_PREV_ACCS]
             if accs is None:
                 raise Skip
             return agg_value(spec, accs[j])
 
         return prefix
-    return lambda s, x: agg_value(spec, s[i][K_ACCS][j])
+    return lambda s, x: agg_value(spec, _state(s, i)[K_ACCS][j])
 
 
 def _chain_fn(first: Fn, steps: list[Any]) -> Fn:

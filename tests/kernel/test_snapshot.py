@@ -26,6 +26,7 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from tests.kernel.compare import ev, fresh
 from tests.kernel.test_composite import producer_and_consumer
+from tests.kernel.test_kleene_outputs import beside
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
@@ -193,6 +194,19 @@ def test_consumption(data: st.DataObject) -> None:
     assume(any(p.consume for p in pats) or conflicts)
     events = data.draw(streams(types=("A", "B", "C"), max_size=14))
     same(data, pats, events, data.draw(st.sampled_from(("arrival", "strict"))), conflicts)
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_lists_with_outputs_event_time_and_consumption(data: st.DataObject) -> None:
+    """Kleene lists read by RETURN and ON TIMEOUT fields, under a LIMIT, consumed, beside a
+    pattern with the same features (deadlines and quotas pin tokens holding lists), maybe with
+    negations (matches waiting on an end negation hold lists across a cut)."""
+    pats = beside(data, data.draw(st.integers(1, 2)), windows=WINDOWED, negation=data.draw(st.booleans()))
+    if data.draw(st.booleans()):
+        pats = [dataclasses.replace(p, consume=("*",)) for p in pats]
+    events = data.draw(streams(types=("A", "B", "C"), max_size=16))
+    same(data, pats, events, data.draw(st.sampled_from(("arrival", "strict"))))
 
 
 # ------------------------------------------------------------------ hand cases
