@@ -213,11 +213,14 @@ def test_kleene_composites_feed_a_second_pattern(data: st.DataObject) -> None:
     q = data.draw(patterns(name="q", kleene=True, negation=False, returns=False, max_depth=1, types=("A", "R"),
                            partition=False, windows=WINDOWED))
     assume("R" in {r.type for r in A.events_of(q.structure)})
+    # (every subset of p's many composite events is a list of R+ under skip-till-any-match:
+    # a stream of a dozen events would never end)
+    assume(q.strategy != A.Strategy.ANY or not any(r.kleene and r.type == "R" for r in A.events_of(q.structure)))
     q = dataclasses.replace(q, returns=A.Return("S", data.draw(fields(q)))) if data.draw(st.booleans()) else q
     p = dataclasses.replace(p, partition=())
     net = build_net([p, q])
     assume(supports(net, "arrival")[0])
-    events = data.draw(streams(types=("A", "B"), max_size=12))
+    events = data.draw(streams(types=("A", "B"), max_size=8))
     check([p, q], events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
 
 
