@@ -571,11 +571,14 @@ def build_net(
     return merge_program(compile_program(patterns, conflicts, queries, push_negations), share)
 
 
-def connected_patterns(patterns: Sequence[PatternNet]) -> tuple[list[list[int]], list[tuple[int, int]]]:
+def connected_patterns(
+    patterns: Sequence[PatternNet], together: Sequence[Sequence[int]] = ()
+) -> tuple[list[list[int]], list[tuple[int, int]]]:
     """The patterns that must run in one engine, as lists of indices into ``patterns`` (in
     order): those linked by a composite type one returns (RETURN, ON TIMEOUT) and another
     reads, or by a consumption domain -- outside such a component nothing changes a
-    pattern's matches. Also every (producer, consumer) pair."""
+    pattern's matches -- and those of each of ``together`` (the caller's own reason). Also
+    every (producer, consumer) pair."""
     parent = list(range(len(patterns)))
 
     def find(i: int) -> int:
@@ -603,6 +606,9 @@ def connected_patterns(patterns: Sequence[PatternNet]) -> tuple[list[list[int]],
     for i, p in enumerate(patterns):
         if p.conflict is not None:
             union(domains.setdefault(p.conflict, i), i)
+    for members in together:
+        for i in members[1:]:
+            union(members[0], i)
     components: dict[int, list[int]] = {}
     for i in range(len(patterns)):
         components.setdefault(find(i), []).append(i)
