@@ -628,7 +628,7 @@ def sub_net(net: Net, names: frozenset[str]) -> Net:
     pats = [p for p in net.patterns if p.name in names]
     program = compile_program([p.source for p in pats])
     policy = {p.name: p for p in pats}  # consumption, as the whole run's program decided it
-    nets = tuple(replace(n, consume=policy[n.name].consume, conflict=policy[n.name].conflict) for n in program.patterns)
+    nets = tuple(_consuming_as(n, policy[n.name]) for n in program.patterns)
     sub = merge_program(replace(program, patterns=nets))
     if len(_sub_nets) >= 64:
         _sub_nets.clear()
@@ -637,6 +637,14 @@ def sub_net(net: Net, names: frozenset[str]) -> Net:
 
 
 _sub_nets: dict[tuple[int, frozenset[str]], tuple[Net, Net]] = {}
+
+
+def _consuming_as(n: PatternNet, merged: PatternNet) -> PatternNet:
+    """``n`` (a pattern compiled alone) consuming what its copy in a merged net consumes: the
+    same variables, at ``n``'s own slots (merging shifts a pattern's slots, and merging the
+    sub-net shifts them again)."""
+    names = [v.name for v in merged.vars if v.slot in merged.consume]
+    return replace(n, consume=tuple(n.var(v).slot for v in names), conflict=merged.conflict)
 
 
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:
