@@ -137,8 +137,8 @@ class TypeColumn(Sequence[str]):
 
     def distinct(self) -> set[str]:
         """The types present."""
-        present = np.bincount(self.codes, minlength=len(self.names)) if len(self.codes) else np.zeros(0)
-        return {self.names[c] for c in np.flatnonzero(present).tolist()}  # (np.unique would import numpy.ma)
+        present = np.bincount(self.codes, minlength=len(self.names))  # (np.unique would import numpy.ma)
+        return {self.names[c] for c in np.flatnonzero(present).tolist()}
 
 
 def value_at(col: Any, i: int) -> Any:

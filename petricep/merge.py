@@ -571,11 +571,14 @@ def build_net(
     return merge_program(compile_program(patterns, conflicts, queries, push_negations), share)
 
 
-def connected_patterns(patterns: Sequence[PatternNet]) -> tuple[list[list[int]], list[tuple[int, int]]]:
+def connected_patterns(
+    patterns: Sequence[PatternNet], together: Sequence[Sequence[int]] = ()
+) -> tuple[list[list[int]], list[tuple[int, int]]]:
     """The patterns that must run in one engine, as lists of indices into ``patterns`` (in
     order): those linked by a composite type one returns (RETURN, ON TIMEOUT) and another
     reads, or by a consumption domain -- outside such a component nothing changes a
-    pattern's matches. Also every (producer, consumer) pair."""
+    pattern's matches -- and those of each of ``together`` (the caller's own reason). Also
+    every (producer, consumer) pair."""
     parent = list(range(len(patterns)))
 
     def find(i: int) -> int:
@@ -603,6 +606,9 @@ def connected_patterns(patterns: Sequence[PatternNet]) -> tuple[list[list[int]],
     for i, p in enumerate(patterns):
         if p.conflict is not None:
             union(domains.setdefault(p.conflict, i), i)
+    for members in together:
+        for i in members[1:]:
+            union(members[0], i)
     components: dict[int, list[int]] = {}
     for i in range(len(patterns)):
         components.setdefault(find(i), []).append(i)
@@ -622,7 +628,7 @@ def sub_net(net: Net, names: frozenset[str]) -> Net:
     pats = [p for p in net.patterns if p.name in names]
     program = compile_program([p.source for p in pats])
     policy = {p.name: p for p in pats}  # consumption, as the whole run's program decided it
-    nets = tuple(replace(n, consume=policy[n.name].consume, conflict=policy[n.name].conflict) for n in program.patterns)
+    nets = tuple(_consuming_as(n, policy[n.name]) for n in program.patterns)
     sub = merge_program(replace(program, patterns=nets))
     if len(_sub_nets) >= 64:
         _sub_nets.clear()
@@ -631,6 +637,14 @@ def sub_net(net: Net, names: frozenset[str]) -> Net:
 
 
 _sub_nets: dict[tuple[int, frozenset[str]], tuple[Net, Net]] = {}
+
+
+def _consuming_as(n: PatternNet, merged: PatternNet) -> PatternNet:
+    """``n`` (a pattern compiled alone) consuming what its copy in a merged net consumes: the
+    same variables, at ``n``'s own slots (merging shifts a pattern's slots, and merging the
+    sub-net shifts them again)."""
+    names = [v.name for v in merged.vars if v.slot in merged.consume]
+    return replace(n, consume=tuple(n.var(v).slot for v in names), conflict=merged.conflict)
 
 
 def extend_net(net: Net, patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict] = ()) -> Net:

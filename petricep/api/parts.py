@@ -150,23 +150,7 @@ def _components(net: Net) -> list[list[int]]:
     patterns in that shared net change; so a shared net runs whole in one engine (then each
     pattern keeps the order it has in the whole net: the merge forms the same shared nets of
     a subset made of whole shared nets)."""
-    comps, _ = connected_patterns(net.patterns)
-    part_of = {i: c for c, members in enumerate(comps) for i in members}
-    parent = list(range(len(comps)))
-
-    def find(c: int) -> int:
-        while parent[c] != c:
-            c = parent[c]
-        return c
-
-    for g in net.groups:
-        roots = sorted({find(part_of[i]) for i in g.patterns})
-        for r in roots[1:]:
-            parent[r] = roots[0]
-    joined: dict[int, list[int]] = {}
-    for c, members in enumerate(comps):
-        joined.setdefault(find(c), []).extend(members)
-    return [sorted(m) for m in sorted(joined.values(), key=min)]
+    return connected_patterns(net.patterns, [g.patterns for g in net.groups])[0]
 
 
 def interleave_refusal(patterns: Sequence[PatternNet]) -> str | None:

@@ -112,9 +112,11 @@ class MatchBatches:
                 picks[name] = _picks(base, at, bound, where, lo, hi)
         used = np.unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
         used = used[(used >= 0) & (used != _NONE)]
-        id_values = bound_events.values(used, known, ids, 1)
+        composites_id = composites.id_of if composites is not None else None
+        composites_ts = composites.ts_of if composites is not None else None
+        id_values = bound_events.values(used, known, ids, composites_id)
         id_arr = exact_array(id_values)
-        ts_arr = exact_array(bound_events.values(used, known, stamps, 2))
+        ts_arr = exact_array(bound_events.values(used, known, stamps, composites_ts))
         if ts_arr is None or (id_arr is None and not len(bound_events.numbers)):
             return None
         cols: dict[str, Any] = {
@@ -209,7 +211,6 @@ class BoundEvents:
         self.inputs = np.unique(np.concatenate([refs[mask & (refs >= 0)], klist]))
         numbers = np.unique(-1 - refs[mask & (refs < 0)])
         self.numbers = numbers
-        self.composites = composites
         if len(numbers):
             assert composites is not None
             cpos = np.array([composites.pos_of(-1 - n) for n in numbers.tolist()], dtype=np.int64)
@@ -243,10 +244,15 @@ class BoundEvents:
         return self.sorted_pos[ranks.clip(0, len(self.sorted_pos) - 1)]  # type: ignore[no-any-return]
 
     def values(
-        self, ranks: np.ndarray, known: np.ndarray, of_inputs: Callable[[np.ndarray], list[Any]], which: int
+        self,
+        ranks: np.ndarray,
+        known: np.ndarray,
+        of_inputs: Callable[[np.ndarray], list[Any]],
+        of_composite: Callable[[int], Any] | None,
     ) -> list[Any]:
-        """The ids (``which`` 1) or timestamps (2) of ranked events, as Python values: input
-        events' from the remembered ones (``of_inputs(index)``), composite events' their own."""
+        """The ids (or the timestamps) of ranked events, as Python values: input events' from
+        the remembered ones (``of_inputs(index)``), composite events' their own
+        (``of_composite(ref)``, :class:`Composites`' ``id_of`` or ``ts_of``)."""
         entry = self.order[ranks]
         n_in = len(self.inputs)
         is_input = entry < n_in
@@ -256,11 +262,9 @@ class BoundEvents:
         rows = np.flatnonzero(is_input)
         for r, v in zip(rows.tolist(), of_inputs(np.searchsorted(known, self.inputs[entry[rows]]))):
             out[r] = v
-        composites = self.composites
-        assert composites is not None
-        get = composites.id_of if which == 1 else composites.ts_of
+        assert of_composite is not None
         for r in np.flatnonzero(~is_input).tolist():
-            out[r] = get(-1 - int(self.numbers[entry[r] - n_in]))
+            out[r] = of_composite(-1 - int(self.numbers[entry[r] - n_in]))
         return out
 
 

@@ -53,7 +53,7 @@ from petricep.kernel.run import (
     KernelRun,
     python_value,
 )
-from petricep.runtime.arrow import bool_array, number_array, number_view, scalar
+from petricep.runtime.arrow import bool_array, number_array, number_view
 from petricep.runtime.match import Match, composite_id
 
 BATCH = 4096  # events per kernel call
@@ -303,17 +303,13 @@ class KernelEngine:
         """One kernel call's matches: a record batch, or Match objects where none holds them
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
-        if batches is not None and batches.covered:
-            if batches.producers:
-                self._register_composites(arrays)
-            known = self._known
-            found = batches.batch(
-                arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings, self.kernel.composites
-            )
-            if found is not None:
-                return found
-            return self._composite_matches(arrays, register=False) if self._returns else self._matches(arrays)
-        return self._matches(arrays)
+        if batches is None or not batches.covered:
+            return self._matches(arrays)
+        if batches.producers:
+            self._register_composites(arrays)
+        known = self._known
+        found = batches.batch(arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings, self.kernel.composites)
+        return found if found is not None else self._match_objects(arrays)
 
     def _fire(self) -> list[Match]:
         evs, self._buf = self._buf, []
@@ -523,7 +519,14 @@ class KernelEngine:
         return self._matches(arrays), arrays[5].tolist()
 
     def _matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        """The kernel's match arrays as :class:`Match` objects with the input's ids and times."""
+        """The kernel's match arrays as :class:`Match` objects with the input's ids and times,
+        the composite events some pattern reads remembered first."""
+        if self._returns:
+            self._register_composites(arrays)
+        return self._match_objects(arrays)
+
+    def _match_objects(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`_matches` once the call's composite events are remembered."""
         pattern, _start, _end, positions, bound = arrays[:5]
         if not len(pattern):
             return []
@@ -602,10 +605,11 @@ class KernelEngine:
         bound_events: list[tuple[tuple[int, int, int], Any]],
         remembered: tuple[list[Any], list[Any], list[int]],
     ) -> list[Any]:
-        """Match ``r``'s Kleene list in slot ``sl`` for :meth:`_composite_matches`: its ids in
-        stream order (a composite element's its own); each element is appended to
-        ``bound_events`` as (arrival order, ts), for the match's span. ``remembered``: the
-        remembered ids and times (:meth:`_bound_values`) and each list element's index there."""
+        """Match ``r``'s Kleene list in slot ``sl`` (:meth:`_composite_matches`,
+        :meth:`_register_composites`): its ids in stream order (a composite element's its own);
+        each element is appended to ``bound_events`` as (arrival order, ts), for the match's
+        span. ``remembered``: the remembered ids and times (:meth:`_bound_values`) and each
+        list element's index there."""
         at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
         known_id, known_ts, in_lists = remembered
         composites = self.kernel.composites
@@ -619,21 +623,18 @@ class KernelEngine:
                 bound_events.append(((ref, 0, 0), known_ts[k]))
         return ids
 
-    def _composite_matches(self, arrays: tuple[np.ndarray, ...], register: bool = True) -> list[Match]:
-        """:meth:`_matches` for a net with RETURN, match by match in emission order: RETURN
-        values become the match's attrs, and the composite events some pattern reads are
-        remembered (id and time by match number) for the matches that bind them later
-        (``register=False``: :meth:`_register_composites` did)."""
-        pattern, _start, _end, refs, bound, at, values, kinds = arrays[:8]
+    def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`_match_objects` for a net with RETURN, match by match in emission order:
+        RETURN values become the match's attrs (the composite events bound are remembered:
+        :meth:`_register_composites`)."""
+        pattern, _start, _end, refs, bound, _at, values, kinds = arrays[:8]
         known = self._known.positions
-        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs: not read)
-        emitted_arr = np.searchsorted(known, at)
+        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs and lists: not read)
         in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
-        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
-        where, emitted_at = where_arr.tolist(), emitted_arr.tolist()
+        known_id, known_ts = self._bound_values(where_arr, in_arr)
+        where = where_arr.tolist()
         remembered = (known_id, known_ts, in_arr.tolist())
         strings = self.kernel.strings()
-        first = self.kernel.first_taken
         composites = self.kernel.composites
         out = []
         npatterns = len(self.kernel.lowered.patterns)
@@ -642,13 +643,14 @@ class KernelEngine:
         ):
             p = self.kernel.lowered.patterns[vp % npatterns]
             timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
+            lists = self._kleene.get(p.name, frozenset())
             ids: dict[str, Any] = {}
             bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
             for v, sl in p.vars:
                 if not b[sl]:
                     continue
                 ref = row[sl]
-                if v in self._kleene.get(p.name, ()):  # a list: ref is its offset in the list buffer
+                if v in lists:  # ref: the list's offset in the list buffer
                     ids[v] = self._list_binding(arrays, r, sl, bound_events, remembered)
                 elif ref < 0:
                     ids[v] = composites.id_of(ref)
@@ -667,91 +669,43 @@ class KernelEngine:
             else:
                 m = Match(p.name, ids, start, end, attrs)
             out.append(m)
-            if register and (p.to_type if timeout else p.ret_type) >= 0:
-                emitted = int(at[r])
-                if emitted < 0:
-                    assert self._last_input is not None
-                    emitted, ts = self._last_input
-                else:
-                    ts = known_ts[emitted_at[r]]
-                composites.add(first + r, emitted, m.id, ts)
         return out
 
     def _register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
-        """Remember the composite events of a kernel call's matches that some pattern reads
-        (their ids ``pattern[ids]`` and times, by match number), without a :class:`Match` for
-        the others: what :meth:`_composite_matches` does for the rows that emit one. The ids
-        of matches binding only input events with int ids are joined a column at a time."""
+        """Remember the composite events of a kernel call's matches that some pattern reads:
+        their ids (``pattern[ids]``, :func:`composite_id`) and times (their emitter's) by
+        match number, for the matches that bind them later -- in this call too (a row binds
+        only composite events of rows before it) -- without a :class:`Match` for the others."""
         pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
         lowered = self.kernel.lowered.patterns
         npatterns = len(lowered)
         emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
-        rows = np.flatnonzero(emits[pattern])
+        rows = np.flatnonzero(emits[pattern]) if len(pattern) else pattern
         if not len(rows):
             return
-        known = self._known
-        emitted_arr = np.searchsorted(known.positions, at[rows])
-        stamps = known.ts_at(emitted_arr.clip(0, max(len(known) - 1, 0))) if len(known) else [None] * len(rows)
+        known = self._known.positions
+        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
+        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
+        remembered = (known_id, known_ts, in_arr.tolist())
         composites, first = self.kernel.composites, self.kernel.first_taken
-        chained = (bound[rows].astype(bool) & (refs[rows] < 0)).any(axis=1)
-        texts = self._composite_texts(pattern, refs, bound, rows[~chained])
-        done = set() if texts is None else set(rows[~chained].tolist())
-        rest = rows[chained] if texts is not None else rows
-        where_arr = np.searchsorted(known.positions, refs[rows])
-        known_id = self._bound_values(where_arr[np.isin(rows, rest)])[0]
-        tracked = []
-        for r, vp, row, b, k_row, emitted, ts in zip(
-            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(), where_arr.tolist(),
-            at[rows].tolist(), stamps,
+        for r, vp, row, b, k_row, emitted, k_at in zip(
+            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
+            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
         ):
+            p = lowered[vp % npatterns]
+            lists = self._kleene.get(p.name, frozenset())
+            ids = {
+                v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
+                else composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]]
+                for v, sl in p.vars if b[sl]
+            }
             if emitted < 0:
                 assert self._last_input is not None
                 emitted, ts = self._last_input
-            tracked.append((first + r, emitted))
-            if r in done:
-                assert texts is not None
-                composites.put(first + r, emitted, texts[r], ts)
-                continue
-            p = lowered[vp % npatterns]
-            ids = {v: composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]] for v, sl in p.vars if b[sl]}
-            composites.put(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
-        for number, emitted in tracked:
-            composites.track(number, emitted)
-
-    def _composite_texts(
-        self, pattern: np.ndarray, refs: np.ndarray, bound: np.ndarray, rows: np.ndarray
-    ) -> dict[int, str] | None:
-        """The composite ids (``pattern[ids]``) of matches binding input events only, by row,
-        joined by Arrow a pattern at a time (an int id's text is Python's ``str``); None
-        where the remembered ids are not all ints."""
-        known = self._known
-        lowered = self.kernel.lowered.patterns
-        npatterns = len(lowered)
-        out: dict[int, str] = {}
-        for vp in np.unique(pattern[rows]).tolist() if len(rows) else []:
-            these = rows[pattern[rows] == vp]
-            p = lowered[vp % npatterns]
-            parts = []
-            for _, sl in p.vars:
-                ok = bound[these, sl].astype(bool)
-                index = np.searchsorted(known.positions, np.where(ok, refs[these, sl], 0))
-                ids = known.int_ids(index.clip(0, max(len(known) - 1, 0)))
-                if ids is None:
-                    return None
-                parts.append(pc.cast(number_array(ids, pa.int64(), ok), pa.string()))
-            name = p.name if vp < npatterns else f"{p.name}@timeout"
-            if not parts:
-                out.update((r, f"{name}[]") for r in these.tolist())
-                continue
-            # (separators as Arrow scalars: a Python str argument makes pyarrow import pandas)
-            if len(parts) > 1:
-                joined = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
             else:
-                joined = parts[0].fill_null(scalar("", pa.string()))
-            ends = (scalar(f"{name}[", pa.string()), scalar("]", pa.string()), scalar("", pa.string()))
-            texts = pc.binary_join_element_wise(ends[0], joined, ends[1], ends[2]).to_pylist()
-            out.update(zip(these.tolist(), texts))
-        return out
+                ts = known_ts[k_at]
+            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
 
     # ------------------------------------------------------------------ accounting
 
@@ -834,12 +788,10 @@ def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarr
     return np.fromiter(map(distinct.__getitem__, values), dtype=np.int64, count=n)
 
 
-def _hashable_numbers(col: Any) -> bool:
-    """Whether a key column is a numpy array of numbers whose equal values are equal keys
-    (not NaN: as dict keys, NaNs are each their own)."""
-    if not isinstance(col, np.ndarray) or col.dtype.kind not in "iubf":
-        return False
-    return col.dtype.kind != "f" or not np.isnan(col).any()
+def _hashable_numbers(col: np.ndarray) -> bool:
+    """Whether a key column holds numbers whose equal values are equal keys (not NaN: as dict
+    keys, NaNs are each their own)."""
+    return col.dtype.kind in "iub" or (col.dtype.kind == "f" and not np.isnan(col).any())
 
 
 def _number_codes(col: np.ndarray, code_of: Callable[[Any], int]) -> np.ndarray:

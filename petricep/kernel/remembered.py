@@ -106,17 +106,6 @@ class Remembered:
                 out[r] = v
         return out
 
-    def int_ids(self, index: np.ndarray) -> np.ndarray | None:
-        """The ids at ``index`` as an int64 array, when every remembered id is an int of an
-        integer column (None otherwise: the caller takes Python values)."""
-        parts = self._parts
-        if not parts or not all(isinstance(p[1], np.ndarray) and p[1].dtype.kind in "iu" for p in parts):
-            return None
-        if any(p[1].dtype.kind == "u" and len(p[1]) and p[1].max() > np.iinfo(np.int64).max for p in parts):
-            return None
-        ids = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
-        return ids.astype(np.int64, copy=False)[np.asarray(index, dtype=np.int64)]  # type: ignore[no-any-return]
-
     def all_ids(self) -> list[Any]:
         """Every remembered id (a snapshot)."""
         return self.ids_at(np.arange(len(self)))

@@ -162,12 +162,7 @@ class KernelRun:
                 if enc.indices.null_count:
                     raise EventError("empty partition value", None, _first_null(enc.indices), g.partition[0])
                 lookup = np.array([seen.setdefault(v, len(seen)) for v in enc.dictionary.to_pylist()], dtype=np.int64)
-                if not len(lookup):
-                    keys[gi] = 0
-                elif (lookup == np.arange(len(lookup))).all():  # (codes as the dictionary's: no gather)
-                    keys[gi] = number_view(enc.indices)
-                else:
-                    keys[gi] = lookup[number_view(enc.indices)]
+                keys[gi] = lookup[number_view(enc.indices)] if len(lookup) else 0
             else:
                 rows = zip(*(c.to_pylist() for c in cols))
                 keys[gi] = np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n)
@@ -177,8 +172,6 @@ class KernelRun:
 
     def push(self, batch: Batch) -> pa.Table:
         """Fire the batch's events; returns the matches they completed, in emission order."""
-        if isinstance(batch, pa.Table):  # (each column read made contiguous once)
-            batch = _Contiguous(batch)  # type: ignore[assignment]
         n = batch.num_rows
         ts = self._time(batch)  # also fixes the type of the start / end columns
         if n == 0:
@@ -726,23 +719,6 @@ def _id_column(ids: list[Any]) -> pa.Array:
         pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()),
         [pa.array(ints, pa.int64()), pa.array(texts, pa.string())], ["int", "text"],
     )
-
-
-class _Contiguous:
-    """A table whose columns are combined into one array each when first read (a batch's
-    columns are read more than once: the time column as time and as ``v.ts``)."""
-
-    def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.schema = table.schema
-        self.num_rows = table.num_rows
-        self._cols: dict[str, Any] = {}
-
-    def column(self, name: str) -> Any:
-        col = self._cols.get(name)
-        if col is None:
-            col = self._cols[name] = self.table.column(name).combine_chunks()
-        return col
 
 
 def _column(batch: Batch, name: str) -> Any:

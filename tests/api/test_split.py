@@ -439,3 +439,23 @@ def test_a_shared_net_runs_whole_on_one_engine() -> None:
     got = [m.to_dict()["ids"] for e in events for m in engine.push(e)]
     assert got[:3] == [{"a": [0]}, {"c": 0}, {"b": [0]}]
     assert same_as_python(net, events) == SPLIT
+
+
+def test_a_pattern_merging_shifted_consumes_its_own_variables_on_the_python_engine() -> None:
+    """``u``'s slots are shifted in the net it shares with ``p1``; its sub-net for the Python
+    engine, compiled again, consumes ``a``, ``b`` and ``c`` at its own slots (once, the sub-net
+    took the shifted slots and shifted them again: ``u`` consumed nothing it bound, and
+    emitted a second match with the consumed ``a``)."""
+    text = (
+        "PATTERN p0: SEQ(A a, A b) CONSUME ALL\n"
+        "PATTERN p1: AND(A a, B b) WITHIN 1 EVENTS CONSUME ALL\n"
+        "PATTERN u: SEQ(!(A d), AND(B a, A b), B+ c[]) WHERE b.x < 1152921504606846976 WITHIN 4 EVENTS CONSUME ALL\n"
+    )
+    net = compile_text(text)
+    plan = plan_engines(net)
+    assert [(p.patterns, p.engine) for p in plan.parts] == [(("p0",), "kernel"), (("p1", "u"), "python")]
+    events = stream([(t, 0, {"x": 0, "k": 0}) for t in "AABBB"])
+    engine = Engine(net)
+    got = [m.to_dict()["ids"] for e in events for m in engine.push(e)]
+    assert got == [{"a": 0, "b": 1}, {"a": 2, "b": 0, "c": [3]}]
+    assert same_as_python(net, events) == SPLIT

@@ -80,13 +80,3 @@ def test_restore_takes_a_snapshots_lists() -> None:
     assert again.all_ids() == ["b", "c"]
     assert again.ts_types == {float}
 
-
-def test_int_ids_only_where_every_id_is_an_int() -> None:
-    store = Remembered()
-    store.add(np.array([0, 1]), np.array([7, 8], dtype=np.int64), [0, 1])
-    store.add(np.array([2]), np.array([9], dtype=np.uint8), [2])
-    got = store.int_ids(np.array([2, 0]))
-    assert got is not None and got.tolist() == [9, 7]
-    store.add(np.array([3]), ["x"], [3])
-    assert store.int_ids(np.array([0])) is None
-    assert Remembered().int_ids(np.zeros(0, dtype=np.int64)) is None
