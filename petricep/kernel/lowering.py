@@ -493,7 +493,11 @@ def _lower_pattern(
     p: PatternNet, types: tuple[str, ...], attrs: dict[str, int], domains: tuple[str, ...]
 ) -> LoweredPattern:
     """A pattern's variables and outputs: RETURN and ON TIMEOUT fields, the attribute columns
-    they fill for the patterns reading their events."""
+    they fill for the patterns reading their events. A consumed slot no variable of the
+    pattern holds is a broken net, refused here: the kernel reads match rows by slot unchecked."""
+    stray = sorted(set(p.consume) - {v.slot for v in p.vars})
+    if stray:
+        raise ValueError(f"pattern {p.name!r} consumes slots {stray} that none of its variables holds")
     ret, timeout = p.returns, p.timeout
     return LoweredPattern(
         p.name,

@@ -9,12 +9,14 @@ import dataclasses
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
 from petricep.kernel import supports
+from petricep.kernel.lowering import lower
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from tests.kernel.compare import both
@@ -89,3 +91,13 @@ def test_consuming_pattern_sets(data: st.DataObject) -> None:
     events = data.draw(streams(types=("A", "B", "C"), max_size=14))
     out = both(net, events, tie, data.draw(st.integers(0, len(events))), sweep_every=1)
     assert out["kernel"] == out["python"]
+
+
+def test_a_consumed_slot_no_variable_holds_is_refused_when_lowering() -> None:
+    """The kernel reads a match's row by slot without bounds checks: a net whose pattern
+    consumes a slot beyond its variables (as a sub-net once did, shifting slots twice) is
+    refused by the lowering, naming the pattern and the slots."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) CONSUME ALL\n")
+    broken = dataclasses.replace(net, patterns=(dataclasses.replace(net.patterns[0], consume=(1, 2)),))
+    with pytest.raises(ValueError, match=r"^pattern 'p' consumes slots \[2\] that none of its variables holds$"):
+        lower(broken)
