@@ -238,15 +238,20 @@ def beside(data: st.DataObject, n: int, **kw: Any) -> list[A.Pattern]:
     return [data.draw(featured(p, data.draw(st.sampled_from((None, "R"))), timeout=True, limit=True)) for p in pats]
 
 
+def check_shared(data: st.DataObject, pats: list[A.Pattern]) -> None:
+    """``pats`` in one net, where the kernel covers it, on a random stream, tie and cut."""
+    net = build_net(pats)
+    assume(supports(net, "arrival")[0])
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+
+
 @SETTINGS
 @given(st.data())
 def test_kleene_beside_patterns_with_outputs_in_one_net(data: st.DataObject) -> None:
     """A Kleene pattern sharing a net with patterns that have RETURN, ON TIMEOUT or LIMIT."""
     pats = beside(data, data.draw(st.integers(2, 3)), windows=WINDOWED)
-    net = build_net(pats)
-    assume(supports(net, "arrival")[0])
-    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
-    check(pats, events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+    check_shared(data, pats)
 
 
 @SETTINGS
@@ -344,10 +349,7 @@ def test_kleene_and_negation_merged(data: st.DataObject) -> None:
     """Patterns with lists and negations sharing nets."""
     pats = beside(data, data.draw(st.integers(2, 3)), negation=True)
     assume(any(r.negated for p in pats for r in A.events_of(p.structure)))
-    net = build_net(pats)
-    assume(supports(net, "arrival")[0])
-    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
-    check(pats, events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+    check_shared(data, pats)
 
 
 @SETTINGS
