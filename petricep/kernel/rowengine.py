@@ -114,13 +114,4 @@ class RowKernelEngine(Engine):
         super().__init__(net, tie=tie, row_runtime=KernelRowRuntime, **kw)
 
 
-def rows_refusal(net: Net) -> str | None:
-    """Why the kernel does not run every SQL query of ``net`` (None: it does)."""
-    for rn in net.rows:
-        reason = row_refusal(rn)
-        if reason is not None:
-            return reason
-    return None
-
-
-__all__ = ["KernelRowRuntime", "RowKernelEngine", "rows_refusal"]
+__all__ = ["KernelRowRuntime", "RowKernelEngine"]

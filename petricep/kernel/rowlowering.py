@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from petricep.compile.net import Net
 from petricep.compile.rows import ACCEPT, RowNet
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
@@ -92,8 +93,25 @@ class LoweredRows:
     history: int  # rows before a search that PREV may read
 
 
+def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
+    """Why the kernel does not run every SQL query of ``net`` under ``tie`` (None: it does)."""
+    if net.rows and net.patterns and tie == "either":
+        return (
+            "SQL MATCH_RECOGNIZE queries beside patterns under the tie rule 'either' (two engines' matches "
+            "cannot be merged there)"
+        )
+    for rn in net.rows:
+        reason = row_refusal(rn)
+        if reason is not None:
+            return reason
+    return None
+
+
 def row_refusal(rn: RowNet) -> str | None:
     """Why the kernel's row matcher does not run query ``rn`` (None: it does)."""
+    nested = _nested_navigation(rn)
+    if nested is not None:
+        return f"SQL query {rn.name!r}: a DEFINE navigates from a navigation ({nested}) is not covered yet"
     if not rn.memoryless:
         return (
             f"SQL query {rn.name!r}: a DEFINE reads the rows matched so far (another variable's column, "
@@ -101,6 +119,15 @@ def row_refusal(rn: RowNet) -> str | None:
         )
     if rn.window_value is not None and not isinstance(rn.window_value, (int, float)):
         return f"SQL query {rn.name!r}: a WITHIN amount that is not a number"
+    return None
+
+
+def _nested_navigation(rn: RowNet) -> str | None:
+    """A PREV/NEXT whose argument is itself a navigation (it picks a row of the match so far)."""
+    for d in rn.source.defines:
+        for x in S.walk(d.expr):
+            if isinstance(x, S.Nav) and x.func in S.NAV_PHYSICAL and isinstance(x.arg, S.Nav):
+                return f"{x.func}({x.arg.func}(...))"
     return None
 
 
@@ -269,4 +296,4 @@ def lower_rows(rn: RowNet) -> LoweredRows:
     )
 
 
-__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PYTHON", "LoweredRows", "lower_rows", "row_refusal"]
+__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PYTHON", "LoweredRows", "lower_rows", "row_refusal", "rows_refusal"]
