@@ -147,8 +147,8 @@ def _parts(net: Net, tie: str) -> list[Part]:
             kernel.update(n)
         parts.append(Part(n, KERNEL if ok else PYTHON, why))
     if net.rows:
-        why = rows_refusal(net, tie)
-        parts.append(Part(tuple(r.name for r in net.rows), PYTHON if why else KERNEL, why or "covered"))
+        rows_why = rows_refusal(net, tie)
+        parts.append(Part(tuple(r.name for r in net.rows), PYTHON if rows_why else KERNEL, rows_why or "covered"))
     return parts
 
 

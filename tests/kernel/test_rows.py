@@ -87,7 +87,7 @@ def _template(kind: int, v: str, k: int) -> tuple[str, R.Cond | None]:
         ),
         (f"z IS NULL OR z > {k} - 2.5", lambda rows, mp: (z := _cur(rows, mp, "z")) is None or z > k - 2.5),
         (f"s = 'a' OR {v}.x > {k}", lambda rows, mp: _cur(rows, mp, "s") == "a" or _cur(rows, mp) > k),
-        (f"PREV(z) < z OR PREV(z > 1 AND x > 1)", None),  # NULLs, floats, a condition inside PREV
+        ("PREV(z) < z OR PREV(z > 1 AND x > 1)", None),  # NULLs, floats, a condition inside PREV
         (f"PREV(s, {k % 3 + 1}) <> s AND x <= {k}", None),  # text: the Python closure answers
         (f"x * 1000000000 * 1000000000 > {k}", None),  # ints past 2**53: the Python closure answers
         (f"(s < {k}) OR x > 2", None),  # text < number: the Python engine's error
