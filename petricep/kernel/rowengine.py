@@ -24,10 +24,12 @@ from typing import Any
 
 from petricep.compile.net import Net
 from petricep.compile.rows import RowNet
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.kernel.rowlowering import LoweredRows, lower_rows, row_refusal
 from petricep.runtime.engine import Engine
+from petricep.runtime.expr import OVERFLOW_FLAG, with_pattern
+from petricep.runtime.housekeeping import check_budget, sweep
 from petricep.runtime.match import Match
 from petricep.runtime.rowexpr import MatchView
 from petricep.runtime.rows import RowPartition, RowRuntime
@@ -108,10 +110,49 @@ class KernelRowRuntime(RowRuntime):
 class RowKernelEngine(Engine):
     """The embedded engine with its SQL queries on the kernel's row matcher (and its
     patterns, if any, on the Python engine: a run puts patterns on the pattern kernel
-    beside it, :class:`~petricep.api.split.SplitEngine`)."""
+    beside it, :class:`~petricep.api.split.SplitEngine`).
+
+    One query alone (no patterns, no alias, arrival order, no slack, no spilling) takes the
+    short way per event (:meth:`_push`): what the engine's ``step_in_order`` and
+    ``RowQueries.push`` do for such a net, without their general loops."""
 
     def __init__(self, net: Net, tie: str = "arrival", **kw: Any) -> None:
         super().__init__(net, tie=tie, row_runtime=KernelRowRuntime, **kw)
+        runtimes = self.rows.runtimes
+        alone = len(runtimes) == 1 and not runtimes[0].aliases and not net.patterns and not net.history
+        self._alone: KernelRowRuntime | None = None
+        if alone and tie == "arrival" and self.order is None and self.spill is None:
+            self._alone = runtimes[0]  # type: ignore[assignment]
+
+    def _push(self, e: Event) -> list[Match]:
+        rrt = self._alone
+        st = self.state
+        last = st.last_input
+        if rrt is None or (last is not None and e.ts < last.ts):
+            return super()._push(e)  # (the order error raised there)
+        stats = st.stats
+        stats.events += 1
+        st.seq += 1
+        e.seq = st.seq
+        st.last_input = e
+        try:
+            found = rrt.expire(e.ts, e.pos) if rrt.waiting() else []
+            if rrt.net.table is None or rrt.net.table == e.type:
+                found += rrt.push(e)
+        except EvaluationError as exc:
+            if getattr(exc, OVERFLOW_FLAG, False):
+                raise with_pattern(exc, f"query {rrt.name!r}") from None
+            raise
+        if found:
+            stats.matches[rrt.name] = rrt.matches
+            if not self.collect:
+                found = []
+        st.since_sweep += 1
+        if st.since_sweep >= self.sweep_every:
+            sweep(self, e)
+        if stats.created >= st.budget_at:
+            check_budget(self, e)
+        return found
 
 
 __all__ = ["KernelRowRuntime", "RowKernelEngine"]

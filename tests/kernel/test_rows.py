@@ -298,3 +298,17 @@ def test_shipped_query_byte_identical(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "engine: python" in capsys.readouterr().err
     k, p = (tmp_path / "k.jsonl").read_bytes(), (tmp_path / "p.jsonl").read_bytes()
     assert k == p and k.count(b"\n") == 6573
+
+
+def test_several_queries_and_aliases_take_the_engine_loop() -> None:
+    """Two queries (one twice under another name) over one stream: the engine's general loop
+    (RowQueries) drives the kernel runtimes; the same matches in the same order, the same counts."""
+    one = TICKER.format(rows="ONE ROW PER MATCH", skip="TO LAST UP", within="WITHIN 30")
+    other = TICKER.format(rows="ALL ROWS PER MATCH", skip="TO NEXT ROW", within="")
+    net = compile_sql(f"{one};\n{one.replace(') AS v', ') AS w')};\n{other.replace(') AS v', ') AS x')};")
+    assert [r.name for r in net.rows] == ["v", "w", "x"]
+    rnd = random.Random(3)
+    evs = [Event("Ticker", i, i, i, {"symbol": rnd.choice("ab"), "price": rnd.randint(1, 5)}) for i in range(400)]
+    want, got = Engine(net), RowKernelEngine(net)
+    assert outcome(got, evs) == outcome(want, evs)
+    assert got.report()["patterns"] == want.report()["patterns"]
