@@ -4,9 +4,12 @@
 # kernel/rowlowering.py lowered: per partition one search per start row from where AFTER MATCH
 # SKIP allows, its threads in preference order (a place's exits are ordered), contiguous rows
 # (a thread no row extends dies), the preferred match of a start row final when no thread is
-# left, matches taken in start-row order. Only memoryless queries are lowered: a DEFINE's
-# value depends on (variable, row) alone, so it is evaluated once per row and variable
-# (memo), and a search keeps at most one thread per place (RowRuntime._step's ``taken``).
+# left, matches taken in start-row order. A DEFINE that reads only the row it classifies and
+# the rows before it (PREV) depends on (variable, row) alone: it is evaluated once per row and
+# variable (memo); where every DEFINE is such (memoryless) a search keeps at most one thread
+# per place (RowRuntime._step's ``taken``). A DEFINE reading the rows mapped so far (FIRST,
+# LAST, aggregates, another variable's column) is asked of its Python closure on the thread's
+# candidate rows, as the Python runtime evaluates it (rowlowering GUARD_PATH).
 #
 # A thread's rows are contiguous from its search's start row, so a thread is (place, exits it
 # may still take, its last path node); path nodes (variable, parent) live in the search's own
@@ -48,13 +51,15 @@ cdef class _RowSearch:
     cdef int32_t* nd_parent
     cdef int nnodes
     cdef int ncap
+    cdef int tcap  # room for threads (a memoryless query needs one per place at most)
     cdef int32_t best_node  # the preferred match so far: its last path node (-1: no row)
     cdef int64_t best_len  # its rows (-1: none found)
 
     def __cinit__(self, int nplaces):
-        self.th_place = <int32_t*> grow(NULL, nplaces, sizeof(int32_t))
-        self.th_limit = <int32_t*> grow(NULL, nplaces, sizeof(int32_t))
-        self.th_node = <int32_t*> grow(NULL, nplaces, sizeof(int32_t))
+        self.tcap = max(nplaces, 1)
+        self.th_place = <int32_t*> grow(NULL, self.tcap, sizeof(int32_t))
+        self.th_limit = <int32_t*> grow(NULL, self.tcap, sizeof(int32_t))
+        self.th_node = <int32_t*> grow(NULL, self.tcap, sizeof(int32_t))
         self.ncap = 16
         self.nd_var = <int32_t*> grow(NULL, self.ncap, sizeof(int32_t))
         self.nd_parent = <int32_t*> grow(NULL, self.ncap, sizeof(int32_t))
@@ -67,6 +72,15 @@ cdef class _RowSearch:
         free(self.th_node)
         free(self.nd_var)
         free(self.nd_parent)
+
+    cdef int room(self, int n) except -1:
+        """Room for ``n`` threads."""
+        if n > self.tcap:
+            self.tcap = max(n, 2 * self.tcap)
+            self.th_place = <int32_t*> grow(self.th_place, self.tcap, sizeof(int32_t))
+            self.th_limit = <int32_t*> grow(self.th_limit, self.tcap, sizeof(int32_t))
+            self.th_node = <int32_t*> grow(self.th_node, self.tcap, sizeof(int32_t))
+        return 0
 
     cdef int node(self, int32_t var, int32_t parent) except -1:
         if self.nnodes == self.ncap:
@@ -109,7 +123,8 @@ cdef class RowMatcher:
 
     cdef object owner
     cdef object lowered
-    cdef int nplaces, nvars, ncols, start, skip, window, history, npart
+    cdef int nplaces, nvars, ncols, start, skip, window, history, npart, ncap
+    cdef bint memoryless  # RowNet.memoryless: one thread per place (the Python runtime's ``taken``)
     cdef object window_value
     cdef const int32_t[:] exit_off
     cdef const int32_t[:] exit_items
@@ -169,9 +184,11 @@ cdef class RowMatcher:
         self.full = <int32_t*> grow(NULL, self.nplaces, sizeof(int32_t))
         for p in range(self.nplaces):
             self.full[p] = self.exit_off[p + 1] - self.exit_off[p]
-        self.new_place = <int32_t*> grow(NULL, self.nplaces, sizeof(int32_t))
-        self.new_limit = <int32_t*> grow(NULL, self.nplaces, sizeof(int32_t))
-        self.new_node = <int32_t*> grow(NULL, self.nplaces, sizeof(int32_t))
+        self.memoryless = lowered.memoryless
+        self.ncap = max(self.nplaces, 1)
+        self.new_place = <int32_t*> grow(NULL, self.ncap, sizeof(int32_t))
+        self.new_limit = <int32_t*> grow(NULL, self.ncap, sizeof(int32_t))
+        self.new_node = <int32_t*> grow(NULL, self.ncap, sizeof(int32_t))
         self.taken = <uint8_t*> grow(NULL, self.nplaces, sizeof(uint8_t))
         self.keys = {}
         self.parts = []
@@ -328,10 +345,12 @@ cdef class RowMatcher:
                     if tid < 0:
                         continue
                     dst = self.tr_dst[tid]
-                    if self.taken[dst]:
+                    if self.memoryless and self.taken[dst]:
                         continue  # a preferred thread is there already, with the same futures
                     var = self.tr_var[tid]
-                    if self._holds(part, var, idx, e):
+                    if self._holds(part, s, var, s.th_node[i], idx, e):
+                        if n == self.ncap:
+                            self._room(n + 1)
                         self.new_place[n] = dst
                         self.new_limit[n] = self.full[dst]
                         self.new_node[n] = s.node(var, s.th_node[i])
@@ -348,6 +367,7 @@ cdef class RowMatcher:
                 else:
                     n = k
                 break
+        s.room(n)
         for k in range(n):
             s.th_place[k] = self.new_place[k]
             s.th_limit[k] = self.new_limit[k]
@@ -357,12 +377,25 @@ cdef class RowMatcher:
             s.done = True
         return 0
 
-    cdef int _holds(self, _RowPart part, int var, int64_t idx, e) except -1:
-        """Whether ``var``'s DEFINE holds on row ``idx`` (once per row and variable)."""
+    cdef int _room(self, int n) except -1:
+        """Room for ``n`` new threads (a query that is not memoryless)."""
+        self.ncap = max(n, 2 * self.ncap)
+        self.new_place = <int32_t*> grow(self.new_place, self.ncap, sizeof(int32_t))
+        self.new_limit = <int32_t*> grow(self.new_limit, self.ncap, sizeof(int32_t))
+        self.new_node = <int32_t*> grow(self.new_node, self.ncap, sizeof(int32_t))
+        return 0
+
+    cdef int _holds(self, _RowPart part, _RowSearch s, int var, int32_t parent, int64_t idx, e) except -1:
+        """Whether ``var``'s DEFINE holds on row ``idx`` extending the thread whose last path
+        node is ``parent``: once per row and variable, but for a DEFINE reading the rows
+        mapped so far (GUARD_PATH: its Python closure on the whole candidate, every time)."""
         cdef int kind = self.guard_kind[var]
         cdef int r
         if kind == 0:
             return 1
+        if kind == 3:
+            rows = self._candidate(part, s, parent, var, idx, e)
+            return 1 if self.owner.guard_on_path(var, part.py, rows) else 0
         r = part.memo[var]
         if r >= 0:
             return r
@@ -500,6 +533,18 @@ cdef class RowMatcher:
             del part.searches[:part.head]
             part.head = 0
         return 0
+
+    cdef tuple _candidate(self, _RowPart part, _RowSearch s, int32_t node, int var, int64_t idx, e):
+        """A thread's rows and row ``idx`` mapped to ``var``, as MatchRows (RowRuntime._step's
+        ``cand``)."""
+        cdef int64_t k = idx - s.start
+        cdef list out = [None] * (k + 1)
+        out[k] = (idx, self.vars[var], e)
+        while k > 0:
+            k -= 1
+            out[k] = (s.start + k, self.vars[s.nd_var[node]], part.rows[s.start + k - part.base])
+            node = s.nd_parent[node]
+        return tuple(out)
 
     cdef tuple _rows(self, _RowPart part, _RowSearch s):
         """The match's rows as MatchRows ((index, variable, event), ...)."""

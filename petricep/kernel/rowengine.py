@@ -8,8 +8,9 @@ AFTER MATCH SKIP, WITHIN -- run by the kernel's ``RowMatcher`` (``_rows.pxi``, a
 * MEASURES and the output rows (ONE / ALL ROWS PER MATCH, SELECT) are computed from each
   decided match's rows by the Python runtime's own code, so they are its values exactly;
 * a DEFINE the bytecode does not cover, or a value it cannot compute exactly, is answered by
-  the DEFINE's Python closure on a view of the one row it classifies -- for a memoryless query
-  (the only ones lowered) that view reads what the Python runtime's does;
+  the DEFINE's Python closure on a view of the one row it classifies (a DEFINE reading only
+  that row and PREV's rows reads nothing else of the Python runtime's view); a DEFINE reading
+  the rows mapped so far, on the thread's candidate rows, as the Python runtime does;
 * the errors (a missing PARTITION BY column, an AFTER MATCH SKIP that cannot restart) are
   raised by the Python runtime's code, so their words are the same.
 
@@ -71,6 +72,13 @@ class KernelRowRuntime(RowRuntime):
         guard = self.var_guards[var]
         assert guard is not None
         return guard(MatchView(((idx, self.lowered.vars[var], e),), 0, part.row_at, 0, self.subsets)) is True
+
+    def guard_on_path(self, var: int, part: RowPartition, rows: tuple[Any, ...]) -> bool:
+        """Variable ``var``'s DEFINE (one reading the rows mapped so far) on a thread's
+        candidate ``rows``, the view the Python runtime's ``_step`` gives it."""
+        guard = self.var_guards[var]
+        assert guard is not None
+        return guard(MatchView(rows, len(rows) - 1, part.row_at, 0, self.subsets)) is True
 
     # ------------------------------------------------------------------ rows in
 

@@ -3,11 +3,13 @@ kernel's row matcher (``_rows.pxi``).
 
 The row matcher keeps the Python row runtime's token loop (:mod:`petricep.runtime.rows`): per
 partition one search per start row, its threads in preference order, contiguous rows, AFTER
-MATCH SKIP and WITHIN. It covers the queries whose DEFINEs are *memoryless*
-(:attr:`RowNet.memoryless`: a DEFINE reads the row it classifies and the partition's rows
-before it through ``PREV``, never the rows mapped so far). Then a DEFINE's value depends only on
-(variable, row), so the kernel evaluates it once per row and variable, and a search keeps at
-most one thread per place (the Python runtime's ``taken`` rule).
+MATCH SKIP and WITHIN. A DEFINE that reads the row it classifies and the partition's rows
+before it through ``PREV`` (never the rows mapped so far) depends only on (variable, row), so
+the kernel evaluates it once per row and variable; where every DEFINE is such
+(:attr:`RowNet.memoryless`) a search keeps at most one thread per place (the Python runtime's
+``taken`` rule). A DEFINE that reads the rows mapped so far (another variable's column,
+FIRST/LAST, an aggregate, a navigation from a navigation) is answered by its Python closure on
+the thread's candidate rows, as the Python runtime answers it (:data:`GUARD_PATH`).
 
 A DEFINE is lowered from its validated AST (never from text) to a small stack bytecode over
 the numbers of the row's columns (:data:`ROW_OPS`); the kernel evaluates it over Python's
@@ -53,8 +55,9 @@ ARITH_ROW = {"+": 0, "-": 1, "*": 2, "/": 3}
 CMP_ROW = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 # a value's kind in the row matcher
 KIND_NULL, KIND_BOOL, KIND_INT, KIND_NUM, KIND_OTHER = 0, 1, 2, 3, 4
-# a variable's DEFINE: none (every row), bytecode, or the Python closure for every row
-GUARD_NONE, GUARD_CODE, GUARD_PYTHON = 0, 1, 2
+# a variable's DEFINE: none (every row), bytecode, the Python closure on the row, or the
+# Python closure on the thread's candidate rows (a DEFINE that reads the rows mapped so far)
+GUARD_NONE, GUARD_CODE, GUARD_PYTHON, GUARD_PATH = 0, 1, 2, 3
 SKIP_CODES = {S.SKIP_PAST_LAST: 0, S.SKIP_NEXT_ROW: 1, S.SKIP_FIRST: 2, S.SKIP_LAST: 3}
 WINDOW_NONE, WINDOW_TIME, WINDOW_COUNT = 0, 1, 2
 COLUMN_ATTR, COLUMN_TS, COLUMN_ID = 0, 1, 2  # where a column is read: the row's attrs, its ts, its id
@@ -91,6 +94,7 @@ class LoweredRows:
     window: int  # WINDOW_*
     window_value: Any  # the WITHIN amount as written (int or float), None without one
     history: int  # rows before a search that PREV may read
+    memoryless: bool  # RowNet.memoryless: a search keeps one thread per place
 
 
 def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
@@ -109,26 +113,22 @@ def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
 
 def row_refusal(rn: RowNet) -> str | None:
     """Why the kernel's row matcher does not run query ``rn`` (None: it does)."""
-    nested = _nested_navigation(rn)
-    if nested is not None:
-        return f"SQL query {rn.name!r}: a DEFINE navigates from a navigation ({nested}) is not covered yet"
-    if not rn.memoryless:
-        return (
-            f"SQL query {rn.name!r}: a DEFINE reads the rows matched so far (another variable's column, "
-            "FIRST/LAST or an aggregate) is not covered yet"
-        )
     if rn.window_value is not None and not isinstance(rn.window_value, (int, float)):
         return f"SQL query {rn.name!r}: a WITHIN amount that is not a number"
     return None
 
 
-def _nested_navigation(rn: RowNet) -> str | None:
-    """A PREV/NEXT whose argument is itself a navigation (it picks a row of the match so far)."""
-    for d in rn.source.defines:
-        for x in S.walk(d.expr):
-            if isinstance(x, S.Nav) and x.func in S.NAV_PHYSICAL and isinstance(x.arg, S.Nav):
-                return f"{x.func}({x.arg.func}(...))"
-    return None
+def _reads_the_match(d: S.Define) -> bool:
+    """Whether a DEFINE reads the rows mapped so far (compile/rows.py ``_memoryless`` for one
+    DEFINE), or navigates from a navigation (``PREV(LAST(A.x))``: a row of the match)."""
+    for x in S.walk(d.expr):
+        if isinstance(x, S.Col) and x.var not in (None, d.var):
+            return True
+        if isinstance(x, S.Nav) and (x.func in S.NAV_LOGICAL or isinstance(x.arg, S.Nav)):
+            return True
+        if isinstance(x, S.Call) and x.func in S.AGGREGATES:
+            return True
+    return False
 
 
 class _Code:
@@ -224,12 +224,14 @@ def _guards(rn: RowNet, vars_: tuple[str, ...]) -> tuple[list[int], list[list[in
     consts: list[tuple[float, int]] = []
     kinds: list[int] = []
     codes: list[list[int]] = []
+    defines = {d.var: d for d in rn.source.defines}
     for v in vars_:
-        expr = rn.source.define(v)
-        if expr is None:
-            kinds.append(GUARD_NONE)
+        d = defines.get(v)
+        if d is None or _reads_the_match(d):
+            kinds.append(GUARD_NONE if d is None else GUARD_PATH)
             codes.append([])
             continue
+        expr = d.expr
         code = _Code(dict(columns), list(consts))
         try:
             code.expr(expr, 0, False)
@@ -293,7 +295,8 @@ def lower_rows(rn: RowNet) -> LoweredRows:
         window=window,
         window_value=rn.window_value,
         history=rn.history,
+        memoryless=rn.memoryless,
     )
 
 
-__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PYTHON", "LoweredRows", "lower_rows", "row_refusal", "rows_refusal"]
+__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PATH", "GUARD_PYTHON", "LoweredRows", "lower_rows", "row_refusal", "rows_refusal"]

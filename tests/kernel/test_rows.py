@@ -15,11 +15,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep import kernel
-from petricep.api import compile_sql
+from petricep.api import compile_sql, net_of
 from petricep.cli import main
+from petricep.compile.net import Net
 from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.kernel.rowengine import RowKernelEngine
+from petricep.lang.parser import parse_text
+from petricep.lang.sql import parse_sql
 from petricep.runtime.engine import Engine
 from tests.sql import row_reference as R
 from tests.sql.test_row_reference import MEASURES_SQL, multi_of, patterns, sql_of, vars_of
@@ -66,7 +69,7 @@ def _cur(rows: list[R.Row], mp: R.Mapping, col: str = "x") -> Any:
     return rows[mp[-1][0]][col]
 
 
-def _template(kind: int, v: str, k: int) -> tuple[str, R.Cond | None]:
+def _template(kind: int, v: str, k: int, other: str) -> tuple[str, R.Cond | None]:
     templates: list[tuple[str, R.Cond | None]] = [
         (f"{v}.x > {k}", lambda rows, mp: _cur(rows, mp) > k),
         (f"{v}.x < PREV({v}.x)", lambda rows, mp: (p := _x(rows, mp[-1][0] - 1)) is not None and _cur(rows, mp) < p),
@@ -92,12 +95,44 @@ def _template(kind: int, v: str, k: int) -> tuple[str, R.Cond | None]:
         (f"x * 1000000000 * 1000000000 > {k}", None),  # ints past 2**53: the Python closure answers
         (f"(s < {k}) OR x > 2", None),  # text < number: the Python engine's error
         (f"CLASSIFIER() = '{v}' AND x % 2 = 0", None),
+        # reading the rows mapped so far: the Python closure on the thread's rows
+        (f"LAST({v}.x, 1) IS NULL OR {v}.x > LAST({v}.x, 1)", _last1(v)),
+        (f"{v}.x <> FIRST({other}.x)", _first_other(other)),
+        (f"COUNT({v}.*) <= {k % 3 + 1}", lambda rows, mp: sum(1 for _, n in mp if n == v) <= k % 3 + 1),
+        (f"AVG({v}.x) < {k}", _avg_below(v, k)),
+        (f"PREV(LAST({v}.x), 1) < x", None),
     ]
     return templates[kind]
 
 
-NTEMPLATES = 15
-defines = st.dictionaries(st.sampled_from(VARS), st.tuples(st.integers(0, NTEMPLATES - 1), st.integers(0, 4)), max_size=3)
+def _last1(v: str) -> R.Cond:
+    def last1(rows: list[R.Row], mp: R.Mapping) -> bool:
+        prev = [i for i, name in mp[:-1] if name == v]
+        return not prev or rows[mp[-1][0]]["x"] > rows[prev[-1]]["x"]
+
+    return last1
+
+
+def _first_other(other: str) -> R.Cond:
+    def first_other(rows: list[R.Row], mp: R.Mapping) -> bool:
+        firsts = [i for i, name in mp if name == other]
+        return bool(firsts) and rows[mp[-1][0]]["x"] != rows[firsts[0]]["x"]
+
+    return first_other
+
+
+def _avg_below(v: str, k: int) -> R.Cond:
+    def avg_below(rows: list[R.Row], mp: R.Mapping) -> bool:
+        mine = [rows[i]["x"] for i, name in mp if name == v]
+        return sum(mine) / len(mine) < k
+
+    return avg_below
+
+
+NTEMPLATES = 20
+defines = st.dictionaries(
+    st.sampled_from(VARS), st.tuples(st.integers(0, NTEMPLATES - 1), st.integers(0, 4), st.sampled_from(VARS)), max_size=3
+)
 rows_st = st.lists(
     st.tuples(
         st.integers(0, 1),
@@ -152,7 +187,7 @@ def _reference_measures(v: str) -> dict[str, Any]:
 )
 def test_kernel_agrees_with_python_and_reference(
     pattern: tuple[Any, ...],
-    defs: dict[str, tuple[int, int]],
+    defs: dict[str, tuple[int, int, str]],
     skip: tuple[str, str],
     window: int | None,
     all_rows: bool,
@@ -161,7 +196,7 @@ def test_kernel_agrees_with_python_and_reference(
     used = vars_of(pattern)
     mode, skip_var = skip
     assume(mode in ("past", "next") or skip_var in used)
-    conds = {v: _template(kind, v, k) for v, (kind, k) in defs.items() if v in used}
+    conds = {v: _template(kind, v, k, other if other in used else v) for v, (kind, k, other) in defs.items() if v in used}
     first = min(used)
     skip_sql = {"past": "PAST LAST ROW", "next": "TO NEXT ROW", "first": f"TO FIRST {skip_var}", "last": f"TO LAST {skip_var}"}
     define_sql = ", ".join(f"{v} AS {sql}" for v, (sql, _) in sorted(conds.items()))
@@ -277,15 +312,22 @@ def test_long_partitions_trim_rows() -> None:
 # ----------------------------------------------------------------------------- coverage
 
 
-def test_refusals_say_why() -> None:
+def test_what_is_covered_and_refused() -> None:
+    """Every query runs on the row matcher (a DEFINE reading the rows mapped so far through its
+    Python closure); beside patterns under the tie rule 'either' the run is Python's, saying why."""
     memory = "SELECT * FROM T MATCH_RECOGNIZE (MEASURES COUNT(*) AS n PATTERN (A B+) DEFINE B AS B.x > A.x) AS q"
-    assert kernel.supports(compile_sql(memory)) == (
+    assert kernel.supports(compile_sql(memory)) == (True, "covered")
+    mixed = compile_files_text("PATTERN ab: SEQ(A a, B b) WITHIN 3\n", memory)
+    assert kernel.supports(mixed, "either") == (
         False,
-        "SQL query 'q': a DEFINE reads the rows matched so far (another variable's column, FIRST/LAST or an "
-        "aggregate) is not covered yet",
+        "SQL MATCH_RECOGNIZE queries beside patterns under the tie rule 'either' (two engines' matches cannot be "
+        "merged there)",
     )
-    running = "SELECT * FROM T MATCH_RECOGNIZE (MEASURES COUNT(*) AS n PATTERN (A+) DEFINE A AS COUNT(A.*) < 3) AS q"
-    assert not kernel.supports(compile_sql(running))[0]
+    assert kernel.supports(compile_sql(memory), "either") == (True, "covered")
+
+
+def compile_files_text(pattern: str, query: str) -> Net:
+    return net_of([parse_text(pattern, "<p>"), parse_sql(query, "<q>")])
 
 
 def test_shipped_query_byte_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
