@@ -92,8 +92,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-process", action="store_true")
     args = ap.parse_args(argv)
-    net = compile_sql(QUERY.read_text())
+    text = QUERY.read_text()
+    net = compile_sql(text)
     compare("stocks.csv", net, stocks_events(), args.repeat)
+    # a DEFINE reading the match (FIRST): the kernel asks its Python closure per thread
+    reading = text.replace("UP.price > PREV(UP.price)", "UP.price > PREV(UP.price) AND UP.price < FIRST(STRT.price)")
+    compare("stocks.csv, UP reading FIRST(STRT.price)", compile_sql(reading), stocks_events(), args.repeat)
     generated = [Event("stock", e.ts, e.pos, e.id, e.attrs) for e in stock_stream(args.events, 20, 100, 7)]
     compare("generated", net, generated, args.repeat)
     if args.skip_process:
