@@ -354,3 +354,34 @@ def test_several_queries_and_aliases_take_the_engine_loop() -> None:
     want, got = Engine(net), RowKernelEngine(net)
     assert outcome(got, evs) == outcome(want, evs)
     assert got.report()["patterns"] == want.report()["patterns"]
+
+
+@pytest.mark.parametrize(
+    ("define", "values"),
+    [
+        ("x > 1", [True, 2, False, 3]),  # bool columns: Python's answer (True > 1 is False)
+        ("x * 3 > PREV(x)", [2**60, 2**61, 1, 2**62]),  # ints past 2**53: exact in Python
+        ("x * 1.0 > 1", [1, 10**400, 2]),  # an int too large for a float: the error names the query
+        ("x / (x - 2) >= 0 OR x IS NULL", [2, None, 3.5, float("nan"), 1]),  # NULL, NaN, division by zero
+        ("-x < PREV(-x, 2) AND ABS(x) <> 3", [1.5, -3, 3, 2.25, -7, 0.0]),
+        ("NOT (x = 2) AND (x < 4 OR PREV(x) IS NULL)", [2, 3, 5, 1, None, 2]),
+        ("x > 1", [1, "a", 3]),  # text against a number: the Python engine's error
+    ],
+)
+def test_values_the_bytecode_hands_to_python(define: str, values: list[Any]) -> None:
+    text = f"SELECT * FROM T MATCH_RECOGNIZE (MEASURES COUNT(*) AS n ALL ROWS PER MATCH PATTERN (A+ B?) DEFINE A AS {define}) AS q"
+    both(text, [Event("T", i, i, i, {"x": x}) for i, x in enumerate(values)])
+
+
+def test_skip_to_a_subset_and_classifier_measures() -> None:
+    text = (
+        "SELECT * FROM T MATCH_RECOGNIZE (MEASURES CLASSIFIER() AS c, MATCH_NUMBER() AS m ALL ROWS PER MATCH "
+        "AFTER MATCH SKIP TO LAST S PATTERN (A B+ C) SUBSET S = (A, B) "
+        "DEFINE B AS x > PREV(x), C AS x < PREV(x)) AS q"
+    )
+    found, error = both(text, [Event("T", i, i, i, {"x": x}) for i, x in enumerate([1, 2, 3, 1, 2, 0, 5])])
+    assert error is None
+    # the next search starts at row 2 (the last row of S), finds nothing there, then row 3 matches
+    assert [(m["row"], m["attrs"]["c"], m["attrs"]["m"]) for m in found] == [
+        (0, "A", 1), (1, "B", 1), (2, "B", 1), (3, "C", 1), (3, "A", 2), (4, "B", 2), (5, "C", 2)
+    ]
