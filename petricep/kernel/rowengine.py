@@ -132,6 +132,12 @@ class RowKernelEngine(Engine):
         if alone and tie == "arrival" and self.order is None and self.spill is None:
             self._alone = runtimes[0]  # type: ignore[assignment]
 
+    def extend(self, net: Net) -> None:
+        """:meth:`Engine.extend`; patterns added leave the short way (they fire in the loop)."""
+        super().extend(net)
+        if net.patterns:
+            self._alone = None
+
     def _push(self, e: Event) -> list[Match]:
         rrt = self._alone
         st = self.state

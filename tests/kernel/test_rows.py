@@ -22,6 +22,7 @@ from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang.parser import parse_text
+from petricep.merge import extend_net
 from petricep.lang.sql import parse_sql
 from petricep.runtime.engine import Engine
 from tests.sql import row_reference as R
@@ -385,3 +386,25 @@ def test_skip_to_a_subset_and_classifier_measures() -> None:
     assert [(m["row"], m["attrs"]["c"], m["attrs"]["m"]) for m in found] == [
         (0, "A", 1), (1, "B", 1), (2, "B", 1), (3, "C", 1), (3, "A", 2), (4, "B", 2), (5, "C", 2)
     ]
+
+
+@pytest.mark.parametrize("tie", ["arrival", "strict", "either"])
+def test_every_tie_rule_and_patterns_added_later(tie: str) -> None:
+    """The tie rules (a query's rows do not depend on them) and Engine.extend: patterns added
+    to a running RowKernelEngine fire beside its query, as on the Python engine."""
+    rnd = random.Random(11)
+    evs = [Event("Ticker", i // 2, i, i, {"symbol": rnd.choice("ab"), "price": rnd.randint(1, 6)}) for i in range(600)]
+    text = TICKER.format(rows="ONE ROW PER MATCH", skip="TO LAST UP", within="WITHIN 20")
+    net = compile_sql(text)
+    want, got = Engine(net, tie=tie), RowKernelEngine(net, tie=tie)
+    assert outcome(got, evs) == outcome(want, evs)
+    more = extend_net(net, [parse_text("PATTERN up: SEQ(Ticker a, Ticker b) WHERE b.price > a.price + 4 WITHIN 2\n", "<p>").patterns[0]])
+    want, got = Engine(net, tie=tie), RowKernelEngine(net, tie=tie)
+    out_want = [m.to_dict() for e in evs[:300] for m in want.push(e)]
+    out_got = [m.to_dict() for e in evs[:300] for m in got.push(e)]
+    want.extend(more)
+    got.extend(more)
+    rest = [Event(e.type, e.ts, e.pos, e.id, e.attrs) for e in evs[300:]]
+    out_want += [m.to_dict() for m in want.run(rest)]
+    out_got += [m.to_dict() for m in got.run([Event(e.type, e.ts, e.pos, e.id, e.attrs) for e in evs[300:]])]
+    assert out_got == out_want and any(m["pattern"] == "up" for m in out_got)
