@@ -22,8 +22,8 @@ from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang.parser import parse_text
-from petricep.merge import extend_net
 from petricep.lang.sql import parse_sql
+from petricep.merge import extend_net
 from petricep.runtime.engine import Engine
 from tests.sql import row_reference as R
 from tests.sql.test_row_reference import MEASURES_SQL, multi_of, patterns, sql_of, vars_of
