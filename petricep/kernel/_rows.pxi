@@ -407,7 +407,9 @@ cdef class RowMatcher:
 
     cdef int _eval(self, _RowPart part, int var, int64_t idx) except -3:
         """``var``'s DEFINE bytecode on row ``idx``: 1 TRUE, 0 not, R_FALLBACK where it
-        meets a value it cannot compute exactly (rowlowering's ROW_OPS)."""
+        meets a value it cannot compute exactly (rowlowering's ROW_OPS). One function on
+        purpose, though long, as _interp.pxi's: the dispatch loop keeps its program counter,
+        stack pointer and operands in registers only while the whole switch is one function."""
         cdef int base = self.code_off[var]
         cdef int pc = base, sp = 0, op, a, b, ka, kb
         cdef int64_t r
