@@ -19,6 +19,7 @@ WORKLOADS = {
     "fuzz": "bench.fuzz",
     "kernel": "bench.kernel",
     "engines": "bench.engines",
+    "rows": "bench.rows",
 }
 
 

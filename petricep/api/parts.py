@@ -9,7 +9,10 @@ there do its matches come out right), joined where they share a net of the merge
 shared net runs whole on one engine: the order of its patterns' matches at one event is its
 own, :func:`_components`). Components the kernel covers run on one kernel (the
 sub-net of their patterns, :func:`~petricep.merge.sub_net`), the others and the SQL queries on
-one Python engine; both see every event (:mod:`petricep.api.split` merges their matches).
+one Python engine; both see every event (:mod:`petricep.api.split` merges their matches). The
+SQL queries run on the kernel's row matcher inside that engine where the kernel covers them
+all (:func:`~petricep.kernel.rowlowering.rows_refusal`; ``rows_on_kernel``): a net the kernel
+covers whole with queries and patterns is such a split, named ``kernel``.
 
 When the merged matches are exactly the single Python engine's, in its order
 -----------------------------------------------------------------------------
@@ -43,10 +46,10 @@ from typing import Any
 
 from petricep.compile.net import Net, PatternNet
 from petricep.kernel import supports as kernel_supports
+from petricep.kernel.rowlowering import rows_refusal
 from petricep.merge import connected_patterns, sub_net
 
 KERNEL, PYTHON, SPLIT = "kernel", "python", "kernel+python"
-SQL_WHY = "SQL MATCH_RECOGNIZE queries"
 SPLIT_ROWS, SPLIT_PATTERNS = "rows", "patterns"  # what the Python engine of a split run holds
 
 
@@ -75,6 +78,7 @@ class EnginePlan:
     kernel_net: Net | None = None
     python_net: Net | None = None
     mode: str = ""
+    rows_on_kernel: bool = False  # the SQL queries run on the kernel's row matcher
 
     def report(self) -> dict[str, Any]:
         """The run report's ``"engine"`` entry: ``name`` and ``why`` (for a split run, which
@@ -96,12 +100,17 @@ def plan_engines(net: Net, tie: str = "arrival") -> EnginePlan:
     component and the merged matches are provably the single Python engine's, else the Python
     engine for the whole net (``why``: the kernel's reason, and why it is not split)."""
     ok, why = kernel_supports(net, tie)
+    if ok and net.rows and net.patterns:  # the patterns on the pattern kernel, the queries on the row matcher
+        names = frozenset(p.name for p in net.patterns)
+        return EnginePlan(KERNEL, why, (), sub_net(net, names), Net((), (), net.rows), SPLIT_ROWS, True)
     if ok:
-        return whole(KERNEL, why)
+        return EnginePlan(KERNEL, why, rows_on_kernel=bool(net.rows))
     if net.history:
         return whole(PYTHON, why)
+    rows_ok = rows_refusal(net, tie) is None
     parts = _parts(net, tie)
-    on_kernel = [n for p in parts if p.engine == KERNEL for n in p.patterns]
+    rows = frozenset(r.name for r in net.rows)
+    on_kernel = [n for p in parts if p.engine == KERNEL for n in p.patterns if n not in rows]
     if not on_kernel:
         return whole(PYTHON, why)
     if tie == "either":
@@ -116,9 +125,8 @@ def plan_engines(net: Net, tie: str = "arrival") -> EnginePlan:
     if rest:
         sub = sub_net(net, frozenset(p.name for p in rest))
         python_net = Net(sub.patterns, sub.groups, net.rows)
-    return EnginePlan(
-        SPLIT, split_text(parts), tuple(parts), sub_net(net, mine), python_net, SPLIT_PATTERNS if rest else SPLIT_ROWS
-    )
+    mode = SPLIT_PATTERNS if rest else SPLIT_ROWS
+    return EnginePlan(SPLIT, split_text(parts), tuple(parts), sub_net(net, mine), python_net, mode, rows_ok)
 
 
 def _parts(net: Net, tie: str) -> list[Part]:
@@ -139,7 +147,8 @@ def _parts(net: Net, tie: str) -> list[Part]:
             kernel.update(n)
         parts.append(Part(n, KERNEL if ok else PYTHON, why))
     if net.rows:
-        parts.append(Part(tuple(r.name for r in net.rows), PYTHON, SQL_WHY))
+        rows_why = rows_refusal(net, tie)
+        parts.append(Part(tuple(r.name for r in net.rows), PYTHON if rows_why else KERNEL, rows_why or "covered"))
     return parts
 
 

@@ -35,6 +35,7 @@ from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.kernel import available as kernel_available
 from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
+from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
 from petricep.lang.sql import check_sql_columns
@@ -42,7 +43,7 @@ from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
-from .parts import KERNEL, PYTHON, SPLIT, EnginePlan, plan_engines, whole
+from .parts import KERNEL, PYTHON, EnginePlan, plan_engines, whole
 from .report import history_report
 from .split import SplitEngine
 
@@ -234,11 +235,13 @@ class Run:
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
-        if isinstance(program, Net) and plan.name == KERNEL:
+        if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
             kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
             self._drain = kernel.drain
             self._columns = kernel.push_columns_iter
-        elif isinstance(program, Net) and plan.name == SPLIT:  # the kernel for some parts, the Python engine for the rest
+        elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone
+            self.engine = self._pusher = RowKernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
+        elif isinstance(program, Net) and plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
             split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches)
             self._drain = split.drain
             self._columns = split.push_columns

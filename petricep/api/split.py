@@ -27,10 +27,11 @@ from petricep.compile.net import Net
 from petricep.errors import EvaluationError, StateLimitError
 from petricep.events import Event, EventColumns
 from petricep.kernel.engine import KernelEngine
+from petricep.kernel.rowengine import RowKernelEngine
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
 
-from .parts import SPLIT, SPLIT_PATTERNS, EnginePlan
+from .parts import KERNEL, SPLIT, SPLIT_PATTERNS, EnginePlan
 
 END = sys.maxsize  # the emitting position of what the end of the stream emits (after every event)
 Failure = EvaluationError | StateLimitError
@@ -43,11 +44,13 @@ class SplitEngine:
     ``report``) over the whole ``net``; the matches in the single Python engine's order."""
 
     def __init__(self, net: Net, plan: EnginePlan, tie: str = "arrival", max_partial_matches: int | None = None) -> None:
-        assert plan.name == SPLIT and plan.kernel_net is not None and plan.python_net is not None
+        assert plan.name in (SPLIT, KERNEL) and plan.kernel_net is not None and plan.python_net is not None
         self.net = net
         self.plan = plan
         self.kernel = KernelEngine(plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches)
-        self.python = Engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches)
+        # the SQL queries on the kernel's row matcher where it covers them (plan.rows_on_kernel)
+        engine = RowKernelEngine if plan.rows_on_kernel else Engine
+        self.python = engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches)
         self.sweep_every = self.kernel.sweep_every  # the peak is sampled after each kernel batch
         self._index = {p.name: p.index for p in net.patterns}
         self._by_pattern = plan.mode == SPLIT_PATTERNS

@@ -34,8 +34,8 @@ petricep.kernel.snapshot).
 """
 
 from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.string cimport memcpy
-from libc.math cimport isnan, fmod, NAN, INFINITY
+from libc.string cimport memcpy, memmove
+from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 import numpy as np
@@ -115,3 +115,4 @@ include "_emission.pxi"
 include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
+include "_rows.pxi"

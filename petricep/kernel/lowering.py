@@ -21,12 +21,13 @@ the Python engine, which is the reference.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
+from petricep.kernel.rowlowering import rows_refusal
 from petricep.lang import ast as A
 from petricep.merge import rename
 
@@ -432,13 +433,17 @@ def _refusal(net: Net, tie: str) -> str | None:
 
 def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
     """Whether the kernel runs ``net`` under ``tie`` exactly as the Python engine does, and if
-    not, the reason (the caller then runs the Python engine)."""
-    reason = _refusal(net, tie)
-    if reason is None:
+    not, the reason (the caller then runs the Python engine): its patterns on the pattern
+    kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`)."""
+    patterns = replace(net, rows=()) if net.rows else net
+    reason = _refusal(patterns, tie)
+    if reason is None and (net.patterns or not net.rows):
         try:
-            lower(net)
+            lower(patterns)
         except Unsupported as e:
             reason = str(e)
+    if reason is None:
+        reason = rows_refusal(net, tie)
     return (reason is None, reason or "covered")
 
 

@@ -40,7 +40,7 @@ from petricep.runtime.firing import GroupRuntime, event_key
 from petricep.runtime.housekeeping import due, sweep, watch
 from petricep.runtime.match import Match
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
-from petricep.runtime.rows import RowQueries, RowRuntime
+from petricep.runtime.rows import RowQueries, RowRuntime, RuntimeFactory
 from petricep.runtime.spill import Spiller
 from petricep.runtime.state import INF, Partition, RunState, RunStats, Token
 from petricep.runtime.ties import RULES
@@ -65,6 +65,7 @@ class Engine:
         expiry_index: bool = True,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         count_marking: bool = False,
+        row_runtime: RuntimeFactory = RowRuntime,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
         returns only the matches whose patterns feed others; for monitoring and benchmarks).
@@ -82,7 +83,10 @@ class Engine:
         earliest window has passed (same results, for comparison).
 
         ``max_partial_matches``: the memory budget, live partial matches per shared net; one
-        more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget)."""
+        more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget).
+
+        ``row_runtime``: builds a SQL query's runtime (:class:`RowRuntime`; the compiled
+        kernel's row matcher: :class:`petricep.kernel.rowengine.RowKernelEngine`)."""
         check_program(net, tie)
         self.net = net
         self.tie = tie
@@ -101,7 +105,7 @@ class Engine:
         self.consumers: dict[str, list[GroupRuntime]] = {}
         self.contiguous: list[GroupRuntime] = []
         self.timeout_fns: dict[int, list[tuple[str, Any]]] = {}
-        self.rows = RowQueries(net.rows, stats.matches)  # SQL MATCH_RECOGNIZE queries (runtime/rows.py)
+        self.rows = RowQueries(net.rows, stats.matches, row_runtime)  # SQL MATCH_RECOGNIZE queries (runtime/rows.py)
         for g in net.groups:
             self._add_net(g)
         group_of = {i: rt for rt in self.runtimes for i in rt.net.patterns}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -205,6 +206,10 @@ class RowRuntime:
     def live(self) -> int:
         return sum(len(a.threads) for p in self.parts.values() for a in p.attempts)
 
+    def waiting(self) -> bool:
+        """Whether a search waits for WITHIN to close it (:meth:`expire` has work)."""
+        return bool(self.closing)
+
     # ------------------------------------------------------------------ matching
 
     def _view(self, part: RowPartition, rows: tuple[MatchRow, ...], cur: int, number: int) -> MatchView:
@@ -324,12 +329,17 @@ class RowRuntime:
         return {c: values[c] if c in values or first is None else first.attrs.get(c) for c in select}
 
 
+RuntimeFactory = Callable[[RowNet], RowRuntime]
+
+
 class RowQueries:
     """An engine's SQL MATCH_RECOGNIZE queries: one runtime per distinct query (queries equal
     but for their name share it, and its partial matches, each name getting the matches),
-    fed the rows of its table. ``matches``: the run's match counts, per query name."""
+    fed the rows of its table. ``matches``: the run's match counts, per query name.
+    ``runtime``: builds a query's runtime (the compiled kernel's row matcher, where it covers
+    the query: :mod:`petricep.kernel.rowengine`)."""
 
-    def __init__(self, nets: Any, matches: dict[str, int]) -> None:
+    def __init__(self, nets: Any, matches: dict[str, int], runtime: RuntimeFactory = RowRuntime) -> None:
         self.runtimes: list[RowRuntime] = []
         self.consumers: dict[str | None, list[RowRuntime]] = {}
         by_source: dict[Any, RowRuntime] = {}
@@ -338,7 +348,7 @@ class RowQueries:
             key = replace(rn.source, name="")
             rrt = by_source.get(key)
             if rrt is None:
-                rrt = by_source[key] = RowRuntime(rn)
+                rrt = by_source[key] = runtime(rn)
                 self.runtimes.append(rrt)
                 self.consumers.setdefault(rn.table, []).append(rrt)
             else:
@@ -355,7 +365,7 @@ class RowQueries:
         """Queries with WITHIN decide the searches stream time has closed (see RowRuntime.expire)."""
         out: list[Match] = []
         for rrt in self.runtimes:
-            if rrt.closing:
+            if rrt.waiting():
                 out += _count(rrt, _call(rrt, rrt.expire, ts, pos), matches, collect)
         return out
 

@@ -413,7 +413,7 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
     so the parse and firing stages agree wherever they run; an executor without the built
     kernel runs the Python engine on the same attributes, which are all its net reads."""
     mine = engine_net(net, group)
-    if not kernel_supports(mine, tie)[0]:
+    if not _kernel_runs(mine, tie)[0]:
         return None
     lowered = kernel_lower(mine)
     pseudo = {TS_ATTR, ID_ATTR}
@@ -429,8 +429,16 @@ def group_engine(net: Net, group: Group, tie: str = "arrival", bindings: bool = 
         return ("python", "its matches join the archive, which needs their bound events")
     if not kernel_available():
         return ("python", "the compiled kernel is not built")
-    ok, why = kernel_supports(engine_net(net, group), tie)
+    ok, why = _kernel_runs(engine_net(net, group), tie)
     return ("kernel", why) if ok else ("python", why)
+
+
+def _kernel_runs(net: Net, tie: str) -> tuple[bool, str]:
+    """Whether a group's engine is the kernel's (:class:`KernelEngine`, patterns only): a
+    streaming run keeps SQL queries on the Python engine (its state store pickles them)."""
+    if net.rows:
+        return (False, "SQL MATCH_RECOGNIZE queries (a streaming run keeps them on the Python engine)")
+    return kernel_supports(net, tie)
 
 
 def group_runner(

@@ -29,12 +29,12 @@ QUERY = SQL + "\n"
 KN_WHY = "integer constant 1152921504606846976 beyond float64 precision"
 ENGINE = {
     "name": "kernel+python",
-    "why": f"kernel for 'ab', 'cd'; python for 'kn' ({KN_WHY}); python for 'q' (SQL MATCH_RECOGNIZE queries)",
+    "why": f"kernel for 'ab', 'cd', 'q'; python for 'kn' ({KN_WHY})",
     "parts": [
         {"patterns": ["ab"], "engine": "kernel", "why": "covered"},
         {"patterns": ["kn"], "engine": "python", "why": KN_WHY},
         {"patterns": ["cd"], "engine": "kernel", "why": "covered"},
-        {"patterns": ["q"], "engine": "python", "why": "SQL MATCH_RECOGNIZE queries"},
+        {"patterns": ["q"], "engine": "kernel", "why": "covered"},
     ],
 }
 
@@ -71,7 +71,7 @@ def test_check_says_which_engine_runs_each_part(capsys: pytest.CaptureFixture[st
         "  kernel: 'ab'",
         f"  python: 'kn' ({KN_WHY})",
         "  kernel: 'cd'",
-        "  python: 'q' (SQL MATCH_RECOGNIZE queries)",
+        "  kernel: 'q'",
     ]
 
 
@@ -146,4 +146,4 @@ def test_one_engine_keeps_its_wording(files: dict[str, Path], tmp_path: Path) ->
     lone.write_text(PATTERNS.splitlines()[1] + "\n")
     spec = InputSpec(str(files["csv"]), type_field="type", time_field="ts", id_field="id")
     net = net_of(load_patterns([lone, files["sql"]]))
-    assert Run(net, spec).report()["engine"] == {"name": "python", "why": "SQL MATCH_RECOGNIZE queries"}
+    assert Run(net, spec).report()["engine"] == {"name": "python", "why": KN_WHY}

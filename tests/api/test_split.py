@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from petricep import kernel
 from petricep.api import compile_text, net_of
-from petricep.api.parts import PYTHON, SPLIT, SPLIT_PATTERNS, SPLIT_ROWS, plan_engines
+from petricep.api.parts import KERNEL, PYTHON, SPLIT, SPLIT_PATTERNS, SPLIT_ROWS, plan_engines
 from petricep.api.split import SplitEngine
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, PetricepError, StateLimitError
@@ -92,7 +92,7 @@ def same_as_python(net: Net, events: list[Event], tie: str = "arrival", cuts: li
     """Where ``net`` splits under ``tie``: the split run's matches and counts are the Python
     engine's, event by event and in batches of columns. Returns the plan's name."""
     plan = plan_engines(net, tie)
-    if plan.name != SPLIT:
+    if plan.kernel_net is None:  # one engine runs the whole net
         return plan.name
     single = Engine(net, tie=tie)
     want = exact(drive_events(single, events))
@@ -274,15 +274,24 @@ def sql_net(text: str) -> Net:
 
 
 def test_sql_query_and_patterns_in_one_run() -> None:
-    """The kernel runs every pattern, the Python engine the query: the patterns' matches of
-    an event come before the query's, whatever the patterns are (RETURN read by another
-    pattern, ON TIMEOUT, consumption: every round stays on the kernel)."""
+    """The kernel runs every pattern, its row matcher the query (inside the engine beside it):
+    the patterns' matches of an event come before the query's, whatever the patterns are
+    (RETURN read by another pattern, ON TIMEOUT, consumption: every round stays on the kernel).
+    A query the row matcher would not cover runs on the Python engine, saying why."""
     net = sql_net(COVERED)
     plan = plan_engines(net)
-    assert plan.name == SPLIT and plan.mode == SPLIT_ROWS
-    assert plan.why == "kernel for 'ab', 'cd'; python for 'q' (SQL MATCH_RECOGNIZE queries)"
+    assert plan.name == KERNEL and plan.mode == SPLIT_ROWS and plan.rows_on_kernel
+    assert plan.why == "covered"
     events = random_stream(3000, types="ABCD", seed=2)
-    assert same_as_python(net, events, "arrival", [50, 1000]) == SPLIT
+    assert same_as_python(net, events, "arrival", [50, 1000]) == KERNEL
+    refused = "SQL query 'q': refused for this test"
+    with pytest.MonkeyPatch.context() as mp:  # (the row matcher covers every query otherwise)
+        mp.setattr("petricep.api.parts.rows_refusal", lambda net, tie="arrival": refused if net.rows else None)
+        mp.setattr("petricep.kernel.lowering.rows_refusal", lambda net, tie="arrival": refused if net.rows else None)
+        plan = plan_engines(net)
+        assert plan.name == SPLIT and plan.mode == SPLIT_ROWS and not plan.rows_on_kernel
+        assert plan.why == f"kernel for 'ab', 'cd'; python for 'q' ({refused})"
+        assert same_as_python(net, events, "arrival", [50, 1000]) == SPLIT
     chained = sql_net(
         "PATTERN up: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 4 RETURN Up(k = a.k, x = b.x)\n"
         "PATTERN twice: SEQ(Up u, Up v) WHERE [k] WITHIN 6\n"
@@ -291,7 +300,7 @@ def test_sql_query_and_patterns_in_one_run() -> None:
     )
     assert plan_engines(chained).mode == SPLIT_ROWS
     for tie in ("arrival", "strict"):
-        assert same_as_python(chained, events, tie, [1, 2, 3, 2999]) == SPLIT
+        assert same_as_python(chained, events, tie, [1, 2, 3, 2999]) == KERNEL
 
 
 CHAIN = (

@@ -25,7 +25,7 @@ EXPECTED = {
     "sase_equal_price.pcep": "covered",
     "sase_kleene_min.pcep": "covered",
     "shoplifting.pcep": "covered",
-    "stock_v_shape.sql": "SQL MATCH_RECOGNIZE queries",
+    "stock_v_shape.sql": "covered",
     "trades_rising.pcep": "covered",
 }
 
