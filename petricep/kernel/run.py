@@ -100,7 +100,9 @@ class KernelRun:
         enc = _encoded(_column(batch, self.type_field))  # type: ignore[arg-type]
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
         indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
-        return lookup[number_view(indices)]
+        out = np.empty(n, dtype=np.int32)
+        _kernel.lookup_codes(number_view(indices).astype(np.int32, copy=False), lookup, out)
+        return out
 
     def _time(self, batch: Batch) -> np.ndarray:
         col = _column(batch, self.time_field)
@@ -157,6 +159,8 @@ class KernelRun:
                 continue
             seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
+            if len(cols) == 1 and _int_codes(cols[0], seen, keys[gi]):
+                continue
             if len(cols) == 1:
                 enc = _encoded(cols[0])
                 if enc.indices.null_count:
@@ -725,9 +729,20 @@ def _column(batch: Batch, name: str) -> Any:
     if name not in batch.schema.names:
         raise ConfigError(f"the input has no column {name!r} (the kernel needs it)")
     col = batch.column(name)
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    if isinstance(col, pa.ChunkedArray):  # (combine_chunks copies even one chunk: ~1 ms per 1M int64)
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col
+
+
+def _int_codes(col: Any, seen: dict[Any, int], out: np.ndarray) -> bool:
+    """An integer key column's codes into ``out`` by a table over its range (the kernel's
+    int_key_codes: Arrow's hashing costs ~10 ms per million rows); False where the column is
+    not integers without nulls in a small range (the caller then hashes)."""
+    t = col.type
+    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count:
+        return False
+    values = number_view(col).astype(np.int64, copy=False)
+    return bool(_kernel.int_key_codes(values, seen, out, max(len(values), 4096)))
 
 
 def _encoded(col: Any) -> pa.DictionaryArray:
