@@ -237,7 +237,8 @@ cdef class Kernel:
                             g.reserve_keys(key + 1)
                         g.floors[key] = ekey
                 self.last_key = ekey
-            settle(self, first)  # (after the contiguity keys: composite events see their emitter's)
+            if self.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
+                settle(self, first)
             if not self.tie_either:
                 self.since_sweep += 1
                 if self.since_sweep >= self.sweep_every:
