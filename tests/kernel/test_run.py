@@ -111,6 +111,11 @@ def test_time_going_backwards_is_the_engines_error() -> None:
     with pytest.raises(EventOrderError) as err:
         run.push(pa.table({"type": ["A", "B"], "ts": [5, 3]}))
     assert str(err.value) == "<events>:2: error: timestamp 3 is before the previous event's 5 (input must be in time order)"
+    # rows of a type no pattern reads are checked too (the kernel takes runs of them at once)
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"))
+    with pytest.raises(EventOrderError) as err:
+        run.push(pa.table({"type": ["C", "A", "C", "C", "C", "B"], "ts": [1, 2, 4, 6, 5, 7]}))
+    assert str(err.value) == "<events>:4: error: timestamp 5 is before the previous event's 6 (input must be in time order)"
 
 
 def test_comparing_text_with_a_number_is_the_engines_error() -> None:
