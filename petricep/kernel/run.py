@@ -99,10 +99,6 @@ class KernelRun:
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
         col = _column(batch, self.type_field)  # type: ignore[arg-type]
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            # the type's index in lowered.types (sorted: its code), one hashing pass
-            found = pc.index_in(col, options=pc.SetLookupOptions(pa.array(self.lowered.types, col.type)))
-            return number_view(found.fill_null(-1) if found.null_count else found)
         enc = _encoded(col)
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
         indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
@@ -132,7 +128,7 @@ class KernelRun:
         """Attribute values and kinds per row (the time and id columns for ``v.ts`` / ``v.id``)."""
         names = self.lowered.attrs
         if not names:  # (one zero row read for every row: no 9 MB per million events to fault in)
-            return np.broadcast_to(np.zeros((1, 1)), (n, 1)), np.broadcast_to(np.zeros((1, 1), np.int8), (n, 1))
+            return _zeros((n, 1), np.float64), _zeros((n, 1), np.int8)
         vals = np.zeros((n, len(names)), dtype=np.float64)
         tags = np.zeros((n, len(names)), dtype=np.int8)
         for a, name in enumerate(names):
@@ -163,7 +159,7 @@ class KernelRun:
     def _key_codes(self, batch: Batch, n: int) -> np.ndarray:
         shape = (max(len(self.lowered.groups), 1), n)
         if not any(g.partition for g in self.lowered.groups):
-            return np.broadcast_to(np.zeros((1, 1), np.int64), shape)
+            return _zeros(shape, np.int64)
         keys = np.zeros(shape, dtype=np.int64)
         for gi, g in enumerate(self.lowered.groups):
             if not g.partition:
@@ -727,6 +723,14 @@ def _column(batch: Batch, name: str) -> Any:
     if isinstance(col, pa.ChunkedArray):  # (combine_chunks copies even one chunk: ~1 ms per 1M int64)
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col
+
+
+def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
+    """A read-only array of zeros that holds one (strides 0; np.broadcast_to costs ~3x)."""
+    return np.ndarray(shape, dtype, buffer=_ZERO, strides=(0, 0))
+
+
+_ZERO = bytes(8)
 
 
 def _int_codes(col: Any, seen: dict[Any, int], out: np.ndarray) -> bool:
