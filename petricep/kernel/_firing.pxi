@@ -325,31 +325,97 @@ cdef int buffer(Kernel k, int etype, double ts, int64_t pos, int64_t id, const d
     return 0
 
 
+cdef struct TokenSet:
+    int32_t* tab  # open addressing, -1: empty
+    Py_ssize_t cap, n
+
+
+cdef inline uint64_t token_hash(Group g, int32_t t):
+    cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
+    cdef Py_ssize_t a, ns = g.nslots
+    for a in range(ns):
+        h = (h ^ <uint64_t>g.tk_slots[<Py_ssize_t>t * ns + a]) * 0x100000001B3ULL
+    return h ^ (h >> 29)
+
+
+cdef inline bint same_token(Group g, int32_t a, int32_t b):
+    cdef Py_ssize_t i, ns = g.nslots
+    if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
+        return False
+    for i in range(ns):
+        if g.tk_slots[<Py_ssize_t>a * ns + i] != g.tk_slots[<Py_ssize_t>b * ns + i]:
+            return False
+    return True
+
+
+cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1:
+    """Whether a token equal to ``t`` (place, users, slots) is in ``s``; if not, ``t`` is
+    added (the fixpoint keeps one token per partial match, as ties._fixpoint's set does)."""
+    cdef Py_ssize_t i, j, old_cap
+    cdef int32_t* old
+    cdef int32_t u
+    if 2 * (s.n + 1) > s.cap:  # grow, rehash
+        old, old_cap = s.tab, s.cap
+        s.cap = max(64, 2 * old_cap)
+        s.tab = <int32_t*>malloc(s.cap * sizeof(int32_t))
+        if s.tab == NULL:
+            s.tab, s.cap = old, old_cap
+            raise MemoryError()
+        for i in range(s.cap):
+            s.tab[i] = -1
+        for i in range(old_cap):
+            if old[i] >= 0:
+                u = old[i]
+                j = <Py_ssize_t>(token_hash(g, u) & <uint64_t>(s.cap - 1))
+                while s.tab[j] >= 0:
+                    j = (j + 1) & (s.cap - 1)
+                s.tab[j] = u
+        free(old)
+    i = <Py_ssize_t>(token_hash(g, t) & <uint64_t>(s.cap - 1))
+    while s.tab[i] >= 0:
+        if same_token(g, s.tab[i], t):
+            return True
+        i = (i + 1) & (s.cap - 1)
+    s.tab[i] = t
+    s.n += 1
+    return False
+
+
 cdef int run_group(Kernel k) except -1:
     """Close the timestamp group: equal timestamps match in any order, so per shared net
     and key, extend the marking by each event, then the new tokens by the group's other
     events until nothing new appears (ties.run_group / _fixpoint)."""
-    cdef Py_ssize_t gi, j, ng = len(k.groups), first
+    cdef Py_ssize_t gi, j, o, norder, ng = len(k.groups), first
     cdef int64_t key
     cdef Group g
-    cdef list order
     cdef Py_ssize_t rows = k.grp_rows
-    for gi in range(ng):
-        g = <Group>k.groups[gi]
-        first = k.out_n
-        order = []
-        for j in range(k.grp_n):
-            if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
-                continue
-            key = k.grp_keys[j * ng + gi]
-            if key not in order:
-                order.append(key)
-        for key in order:
-            if key >= g.nkeys:
-                g.reserve_keys(key + 1)
-            fixpoint(k, g, gi, key)
-        if k.out_n - first > 1 and k.npatterns > 1:
-            order_emitted(k, first, 0)
+    cdef int64_t* order = <int64_t*>malloc((k.grp_n + 1) * sizeof(int64_t))
+    if order == NULL:
+        raise MemoryError()
+    try:
+        for gi in range(ng):
+            g = <Group>k.groups[gi]
+            first = k.out_n
+            norder = 0  # the group's keys in first-seen order
+            for j in range(k.grp_n):
+                if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
+                    continue
+                key = k.grp_keys[j * ng + gi]
+                o = 0
+                while o < norder and order[o] != key:
+                    o += 1
+                if o == norder:
+                    order[norder] = key
+                    norder += 1
+            for o in range(norder):
+                key = order[o]
+                if key >= g.nkeys:
+                    g.reserve_keys(key + 1)
+                fixpoint(k, g, gi, key)
+            if k.out_n - first > 1 and k.npatterns > 1:
+                order_emitted(k, first, 0)
+    finally:
+        free(order)
     k.grp_n = 0
     k.grp_rows = 0
     k.since_sweep += rows
@@ -363,8 +429,10 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1:
     cdef int32_t t, nt
     cdef int tr, place, ns = g.nslots, contains, hit
     cdef int64_t ev
-    cdef set seen = set()
-    cdef object bkey
+    cdef TokenSet seen  # the tokens the fixpoint made (place, users, slots): each once
+    seen.tab = NULL
+    seen.cap = 0
+    seen.n = 0
     # per group event of this key with enabled transitions: the event, its transitions
     cdef int64_t* en_ev = <int64_t*>malloc(k.grp_n * sizeof(int64_t))
     cdef Py_ssize_t* en_start = <Py_ssize_t*>malloc((k.grp_n + 1) * sizeof(Py_ssize_t))
@@ -422,15 +490,13 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1:
                     nt = fire(k, g, tr, t, ev, k.store.ts[ev], k.store.pos[ev], NO_KEY)
                     if nt < 0:
                         continue
-                    bkey = (g.tk_place[nt], g.tk_users[nt],
-                            tuple([g.tk_slots[<Py_ssize_t>nt * ns + a] for a in range(ns)]))
-                    if bkey in seen:
+                    if token_seen(g, &seen, nt):
                         g.release(nt)
                         continue
-                    seen.add(bkey)
                     g.add_created(nt)
     finally:
         free(en_ev)
+        free(seen.tab)
         free(en_start)
         free(en_trs)
     store_created(k, g, key)

@@ -30,13 +30,14 @@ groups), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi``
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
-petricep.kernel.snapshot).
+petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys),
+``_rows.pxi`` (SQL MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 """
 
 from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove
 from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
 import numpy as np
 
@@ -115,4 +116,5 @@ include "_emission.pxi"
 include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
+include "_codes.pxi"
 include "_rows.pxi"

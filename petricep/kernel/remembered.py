@@ -6,11 +6,13 @@ for as long as the kernel's store may hold the event, a batch at a time: a numer
 the NumPy array the reader typed (converted to Python values only for the events a match
 binds: ``tolist`` gives exactly the ints and floats an :class:`~petricep.events.Event` would
 hold), any other column as its list. So a batch of a million events costs no Python object
-per event here; only what matches bind is ever looked up.
+per event here; only what matches bind is ever looked up. :class:`Composites` does the same
+for the composite events (RETURN) the kernel may still bind: their ids and times by match number.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
@@ -148,4 +150,70 @@ def _take(col: Column, idx: np.ndarray) -> list[Any]:
     return [col[i] for i in idx.tolist()]
 
 
-__all__ = ["Remembered"]
+
+
+class Composites:
+    """The composite events the kernel may still bind, by match number (a bound id ``-1 - n``
+    is match ``n``'s composite event): their ids (``pattern[ids...]``) and times, dropped once
+    the kernel stores nothing from before them."""
+
+    def __init__(self) -> None:
+        self._pos: list[int] = []  # emitting positions, ascending
+        self._no: list[int] = []
+        self._entries: dict[int, tuple[str, Any, int]] = {}
+
+    def add(self, number: int, pos: int, ident: str, ts: Any) -> None:
+        """Remember match ``number``'s composite event (numbers and positions ascending)."""
+        self.put(number, pos, ident, ts)
+        self.track(number, pos)
+
+    def put(self, number: int, pos: int, ident: str, ts: Any) -> None:
+        """Its id and time, to be :meth:`track`-ed in number order."""
+        self._entries[number] = (ident, ts, pos)
+
+    def track(self, number: int, pos: int) -> None:
+        self._pos.append(pos)
+        self._no.append(number)
+
+    def state(self) -> dict[str, Any]:
+        """Arrays and value lists (KernelRun.snapshot_state): entries in insertion order, then
+        the tracked (position, number) pairs."""
+        entries = list(self._entries.items())
+        return {
+            "number": np.array([n for n, _ in entries], dtype=np.int64),
+            "ident": [e[0] for _, e in entries],
+            "ts": [e[1] for _, e in entries],
+            "pos": np.array([e[2] for _, e in entries], dtype=np.int64),
+            "tracked_pos": np.array(self._pos, dtype=np.int64),
+            "tracked_no": np.array(self._no, dtype=np.int64),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        numbers = [int(n) for n in state["number"]]
+        if not len(numbers) == len(state["ident"]) == len(state["ts"]) == len(state["pos"]):
+            raise ValueError("composite events' columns differ in length")
+        self._entries = {n: (i, t, int(p)) for n, i, t, p in zip(numbers, state["ident"], state["ts"], state["pos"])}
+        self._pos = [int(p) for p in state["tracked_pos"]]
+        self._no = [int(n) for n in state["tracked_no"]]
+        if len(self._pos) != len(self._no) or not set(self._no) <= set(self._entries):
+            raise ValueError("composite events tracked without an entry")
+
+    def id_of(self, ref: int) -> str:
+        return self._entries[-1 - ref][0]
+
+    def ts_of(self, ref: int) -> Any:
+        return self._entries[-1 - ref][1]
+
+    def pos_of(self, ref: int) -> int:
+        return self._entries[-1 - ref][2]
+
+    def forget(self, oldest: int) -> None:
+        """Drop the composite events emitted before position ``oldest`` (-1: all)."""
+        cut = len(self._pos) if oldest < 0 else bisect_left(self._pos, oldest)
+        if cut:
+            for n in self._no[:cut]:
+                del self._entries[n]
+            del self._pos[:cut], self._no[:cut]
+
+
+__all__ = ["Composites", "Remembered"]

@@ -13,7 +13,7 @@ ordering compares ranks in the sorted dictionary (recomputed when it grows).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
+from petricep.kernel.remembered import Composites
 from petricep.runtime.arrow import number_view, scalar, string_array
 from petricep.runtime.match import Match
 
@@ -87,7 +88,7 @@ class KernelRun:
         self._pos = 0
         self._int_time: bool | None = None
         self._last: tuple[float, int] | None = None
-        self._var_columns = _var_columns(self.lowered)
+        self._plan = table_plan(self.lowered)
         self.matches = {p.name: 0 for p in self.lowered.patterns}
         self.timeouts = {p.name: 0 for p in self.lowered.patterns}
         self._outputs = _outputs(self.lowered)
@@ -97,10 +98,13 @@ class KernelRun:
     def _types(self, batch: Batch, n: int) -> np.ndarray:
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
-        enc = _encoded(_column(batch, self.type_field))  # type: ignore[arg-type]
+        col = _column(batch, self.type_field)  # type: ignore[arg-type]
+        enc = _encoded(col)
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
         indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
-        return lookup[number_view(indices)]
+        out = np.empty(n, dtype=np.int32)
+        _kernel.lookup_codes(number_view(indices).astype(np.int32, copy=False), lookup, out)
+        return out
 
     def _time(self, batch: Batch) -> np.ndarray:
         col = _column(batch, self.time_field)
@@ -110,7 +114,7 @@ class KernelRun:
             raise EventError("time column has empty values", None, _first_null(col), self.time_field)
         if self._int_time is None:
             self._int_time = pa.types.is_integer(col.type)
-        return np.ascontiguousarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
+        return number_view(col).astype(np.float64)
 
     def _ids(self, batch: Batch, pos: np.ndarray) -> np.ndarray:
         if self.id_field is None:
@@ -118,13 +122,15 @@ class KernelRun:
         col = _column(batch, self.id_field)
         if not pa.types.is_integer(col.type) or col.null_count:
             raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
-        return np.ascontiguousarray(col.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return number_view(col).astype(np.int64, copy=False)
 
     def _attributes(self, batch: Batch, n: int, ts: Any, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Attribute values and kinds per row (the time and id columns for ``v.ts`` / ``v.id``)."""
         names = self.lowered.attrs
-        vals = np.zeros((n, max(len(names), 1)), dtype=np.float64)
-        tags = np.zeros((n, max(len(names), 1)), dtype=np.int8)
+        if not names:  # (one zero row read for every row: no 9 MB per million events to fault in)
+            return _zeros((n, 1), np.float64), _zeros((n, 1), np.int8)
+        vals = np.zeros((n, len(names)), dtype=np.float64)
+        tags = np.zeros((n, len(names)), dtype=np.int8)
         for a, name in enumerate(names):
             col = ts if name == TS_ATTR else pa.array(ids) if name == ID_ATTR else _column(batch, name)
             if col.null_count:
@@ -135,7 +141,7 @@ class KernelRun:
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
             elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-                vals[:, a] = col.to_numpy(zero_copy_only=False)
+                vals[:, a] = number_view(col)
                 tags[:, a] = TAG_INT if pa.types.is_integer(col.type) else TAG_NUM
             elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 vals[:, a] = self._codes(col)
@@ -151,12 +157,17 @@ class KernelRun:
         return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else np.zeros(len(col))
 
     def _key_codes(self, batch: Batch, n: int) -> np.ndarray:
-        keys = np.zeros((max(len(self.lowered.groups), 1), n), dtype=np.int64)
+        shape = (max(len(self.lowered.groups), 1), n)
+        if not any(g.partition for g in self.lowered.groups):
+            return _zeros(shape, np.int64)
+        keys = np.zeros(shape, dtype=np.int64)
         for gi, g in enumerate(self.lowered.groups):
             if not g.partition:
                 continue
             seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
+            if len(cols) == 1 and _int_codes(cols[0], seen, keys[gi]):
+                continue
             if len(cols) == 1:
                 enc = _encoded(cols[0])
                 if enc.indices.null_count:
@@ -401,22 +412,20 @@ class KernelRun:
         text where composite events are bound: their ids), with RETURN or ON TIMEOUT an
         ``attrs`` struct of the fields, with ON TIMEOUT a ``timeout`` struct (type, deadline;
         null for a match)."""
-        lowered = self.lowered
-        names = [p.name for p in lowered.patterns]
-        base = pattern % max(len(names), 1)  # a timeout's pattern
+        plan = self._plan
+        empty = plan.empty.get(self._int_time) if not len(pattern) else None
+        if empty is not None:
+            return empty
+        base = pattern % plan.npatterns if plan.timeouts else pattern  # a timeout's pattern
         cols: dict[str, Any] = {
-            "pattern": pa.DictionaryArray.from_arrays(pa.array(base, pa.int32()), pa.array(names, pa.string())),
+            "pattern": pa.DictionaryArray.from_arrays(pa.array(base, pa.int32()), plan.names),
             "start": _times(start, self._int_time),
             "end": _times(end, self._int_time),
         }
-        returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
-        if returns:
+        if plan.returns:
             self._remember_composites(pattern, ids, bound, _at, (klen, klist))
-        lists = {v for p in lowered.patterns for v in p.kleene}
-        for var, where in self._var_columns.items():
-            listed = [(p, s) for p, s in where if var in lowered.patterns[p].kleene]
-            single = [(p, s) for p, s in where if var not in lowered.patterns[p].kleene]
-            if var not in lists:
+        for var, where, listed, single in plan.columns:
+            if not listed:
                 cols[var] = self._id_column(base, ids, bound, where)
             elif not single:
                 cols[var] = _list_column(base, ids, klen, klist, where, self.composites)
@@ -426,20 +435,28 @@ class KernelRun:
                     self._id_column(base, ids, bound, single),
                     np.isin(base, [p for p, _ in listed]),
                 )
-        if any(self._outputs):
+        if plan.outputs:
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
-        if any(p.timeout_type for p in lowered.patterns):
+        if plan.timeouts:
             cols["timeout"] = self._timeout_column(pattern, deadline)
-        if returns:  # (after the id columns: this batch's matches may bind what the kernel dropped since)
+        if plan.returns:  # (after the id columns: this batch's matches may bind what the kernel dropped since)
             self.composites.forget(self.kernel.oldest_pos())
-        return pa.table(cols)
+        out = pa.table(cols)
+        if not len(pattern) and plan.simple:
+            plan.empty[self._int_time] = out
+        return out
 
     def _id_column(self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, where: list[tuple[int, int]]) -> pa.Array:
         """One variable name's ids over the matches: int64 (null where its pattern has no such
         variable or an OR left it unbound), text where composite events are bound."""
+        single = len(self.lowered.patterns) == 1
+        if single and len(where) == 1:  # (the common case, a few numpy calls fewer)
+            slot = where[0][1]
+            valid = bound[:, slot] == 1
+            if valid.all() and not (ids[:, slot] < 0).any():
+                return pa.array(ids[:, slot], pa.int64())
         values_ = np.zeros(len(pattern), dtype=np.int64)
         valid = np.zeros(len(pattern), dtype=bool)
-        single = len(self.lowered.patterns) == 1
         for p, slot in where:  # (np.where, not boolean-mask indexing: millions of matches)
             rows = bound[:, slot] == 1 if single else (pattern == p) & (bound[:, slot] == 1)
             values_ = np.where(rows, ids[:, slot], values_)
@@ -551,70 +568,6 @@ class KernelRun:
         return pa.array([python_value(v, k, strings) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
 
 
-class Composites:
-    """The composite events the kernel may still bind, by match number (a bound id ``-1 - n``
-    is match ``n``'s composite event): their ids (``pattern[ids...]``) and times, dropped once
-    the kernel stores nothing from before them."""
-
-    def __init__(self) -> None:
-        self._pos: list[int] = []  # emitting positions, ascending
-        self._no: list[int] = []
-        self._entries: dict[int, tuple[str, Any, int]] = {}
-
-    def add(self, number: int, pos: int, ident: str, ts: Any) -> None:
-        """Remember match ``number``'s composite event (numbers and positions ascending)."""
-        self.put(number, pos, ident, ts)
-        self.track(number, pos)
-
-    def put(self, number: int, pos: int, ident: str, ts: Any) -> None:
-        """Its id and time, to be :meth:`track`-ed in number order."""
-        self._entries[number] = (ident, ts, pos)
-
-    def track(self, number: int, pos: int) -> None:
-        self._pos.append(pos)
-        self._no.append(number)
-
-    def state(self) -> dict[str, Any]:
-        """Arrays and value lists (KernelRun.snapshot_state): entries in insertion order, then
-        the tracked (position, number) pairs."""
-        entries = list(self._entries.items())
-        return {
-            "number": np.array([n for n, _ in entries], dtype=np.int64),
-            "ident": [e[0] for _, e in entries],
-            "ts": [e[1] for _, e in entries],
-            "pos": np.array([e[2] for _, e in entries], dtype=np.int64),
-            "tracked_pos": np.array(self._pos, dtype=np.int64),
-            "tracked_no": np.array(self._no, dtype=np.int64),
-        }
-
-    def restore(self, state: dict[str, Any]) -> None:
-        numbers = [int(n) for n in state["number"]]
-        if not len(numbers) == len(state["ident"]) == len(state["ts"]) == len(state["pos"]):
-            raise ValueError("composite events' columns differ in length")
-        self._entries = {n: (i, t, int(p)) for n, i, t, p in zip(numbers, state["ident"], state["ts"], state["pos"])}
-        self._pos = [int(p) for p in state["tracked_pos"]]
-        self._no = [int(n) for n in state["tracked_no"]]
-        if len(self._pos) != len(self._no) or not set(self._no) <= set(self._entries):
-            raise ValueError("composite events tracked without an entry")
-
-    def id_of(self, ref: int) -> str:
-        return self._entries[-1 - ref][0]
-
-    def ts_of(self, ref: int) -> Any:
-        return self._entries[-1 - ref][1]
-
-    def pos_of(self, ref: int) -> int:
-        return self._entries[-1 - ref][2]
-
-    def forget(self, oldest: int) -> None:
-        """Drop the composite events emitted before position ``oldest`` (-1: all)."""
-        cut = len(self._pos) if oldest < 0 else bisect_left(self._pos, oldest)
-        if cut:
-            for n in self._no[:cut]:
-                del self._entries[n]
-            del self._pos[:cut], self._no[:cut]
-
-
 def python_value(v: float, kind: int, strings: list[str]) -> Any:
     """A kernel value as the Python engine holds it: an int, a float, text, a bool, None."""
     if kind == TAG_INT:
@@ -676,13 +629,55 @@ def _deadline_type(rows: list[Any]) -> pa.DataType:
     return pa.int64() if values and all(isinstance(v, int) for v in values) else pa.float64()
 
 
-def _var_columns(lowered: Lowered) -> dict[str, list[tuple[int, int]]]:
-    """Output column per variable name (first-seen order): (pattern index, slot) pairs."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for pi, p in enumerate(lowered.patterns):
+Where: TypeAlias = "list[tuple[int, int]]"  # (pattern index, slot) pairs
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """What a lowered net's match tables hold, worked out once per net (re-deriving it cost a
+    small batch's pass ~5%): the pattern names, per variable name (first-seen order) where
+    its ids are as single events and as Kleene lists, and which optional columns there are.
+    ``empty``: a net's empty match table (per kind of time), where it is always the same."""
+
+    names: pa.Array
+    npatterns: int
+    returns: bool
+    outputs: bool
+    timeouts: bool
+    columns: tuple[tuple[str, Where, Where, Where], ...]  # name, all, as lists, as single events
+    simple: bool
+    empty: dict[bool | None, pa.Table] = field(default_factory=dict, compare=False)
+
+
+def table_plan(lowered: Lowered) -> TablePlan:
+    """The plan of ``lowered``'s match tables (the last nets' plans are kept, as lower keeps
+    their arrays)."""
+    hit = _plans.get(id(lowered))
+    if hit is not None and hit[0] is lowered:
+        return hit[1]
+    pats = lowered.patterns
+    where: dict[str, Where] = {}
+    for pi, p in enumerate(pats):
         for name, slot in p.vars:
-            out.setdefault(name, []).append((pi, slot))
-    return out
+            where.setdefault(name, []).append((pi, slot))
+    columns = tuple(
+        (v, w, [(p, s) for p, s in w if v in pats[p].kleene], [(p, s) for p, s in w if v not in pats[p].kleene])
+        for v, w in where.items()
+    )
+    returns = any(p.has_return or p.timeout_type for p in pats)
+    outputs = any(_outputs(lowered))
+    timeouts = any(p.timeout_type for p in pats)
+    plan = TablePlan(
+        pa.array([p.name for p in pats], pa.string()), max(len(pats), 1), returns, outputs, timeouts, columns,
+        simple=not (returns or outputs or timeouts or any(c[2] for c in columns)),
+    )
+    if len(_plans) >= 16:
+        _plans.pop(next(iter(_plans)))
+    _plans[id(lowered)] = (lowered, plan)
+    return plan
+
+
+_plans: dict[int, tuple[Lowered, TablePlan]] = {}
 
 
 def to_matches(table: pa.Table, net: Net) -> list[Match]:
@@ -725,9 +720,28 @@ def _column(batch: Batch, name: str) -> Any:
     if name not in batch.schema.names:
         raise ConfigError(f"the input has no column {name!r} (the kernel needs it)")
     col = batch.column(name)
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    if isinstance(col, pa.ChunkedArray):  # (combine_chunks copies even one chunk: ~1 ms per 1M int64)
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col
+
+
+def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
+    """A read-only array of zeros that holds one (strides 0; np.broadcast_to costs ~3x)."""
+    return np.ndarray(shape, dtype, buffer=_ZERO, strides=(0, 0))
+
+
+_ZERO = bytes(8)
+
+
+def _int_codes(col: Any, seen: dict[Any, int], out: np.ndarray) -> bool:
+    """An integer key column's codes into ``out`` by a table over its range (the kernel's
+    int_key_codes: Arrow's hashing costs ~10 ms per million rows); False where the column is
+    not integers without nulls in a small range (the caller then hashes)."""
+    t = col.type
+    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count:
+        return False
+    values = number_view(col).astype(np.int64, copy=False)
+    return bool(_kernel.int_key_codes(values, seen, out, max(len(values), 4096)))
 
 
 def _encoded(col: Any) -> pa.DictionaryArray:
@@ -749,4 +763,4 @@ def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
 
 
-__all__ = ["TICK_CODE", "Composites", "KernelRun", "python_value", "to_matches"]
+__all__ = ["TICK_CODE", "KernelRun", "python_value", "to_matches"]

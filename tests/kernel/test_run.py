@@ -68,6 +68,28 @@ def test_input_spec_constant_type_positions_and_two_key_attributes() -> None:
     ]
 
 
+@pytest.mark.parametrize("keys", [
+    [7, -3, 7, 2**62, -3, 5, 2, 5],  # a span too wide for a table: Arrow's hashing
+    [7, -3, 7, 9, -3, 5, 2, 5],
+])
+def test_integer_keys_code_in_first_seen_order_across_batches(keys: list[int]) -> None:
+    # a key column coded by a table over its range or by hashing gives one dictionary, in
+    # first-seen order (a later batch's float 5.0 is the key 5, as in the engine's dict)
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x")
+    types = ["A", "A", "B", "A", "B", "A", "B", "B"]
+    first = pa.table({"type": types, "ts": list(range(8)), "k": pa.array(keys, pa.int64()), "x": list(range(8))})
+    second = pa.table({"type": ["B", "B"], "ts": [8, 9], "k": pa.array([5.0, 7.0]), "x": [20, 21]})
+    third = pa.table({"type": ["A", "B"], "ts": [10, 11], "k": pa.array([5, 11], pa.int32()), "x": [0, 30]})
+    run = K.KernelRun(net)
+    out = pa.concat_tables([run.push(first), run.push(second), run.push(third), run.flush()])
+    assert run.key_dicts[0] == {k: i for i, k in enumerate(dict.fromkeys(keys + [11]))}
+    evs = [Event(r["type"], r["ts"], i, i, {"k": r["k"], "x": r["x"]})
+           for i, r in enumerate(pa.concat_tables([first, second.cast(first.schema), third.cast(first.schema)]).to_pylist())]
+    evs[8].attrs["k"], evs[9].attrs["k"] = 5.0, 7.0
+    want = [m.to_dict() for m in Engine(net).run(evs)]
+    assert [m.to_dict() for m in K.to_matches(out, net)] == want and len(want) == 5
+
+
 def test_match_table_columns_and_unbound_or_variables() -> None:
     net = compile_text("PATTERN p: SEQ(A a, OR(B b, C c))")
     run = K.KernelRun(net, id_field="id")
@@ -89,6 +111,11 @@ def test_time_going_backwards_is_the_engines_error() -> None:
     with pytest.raises(EventOrderError) as err:
         run.push(pa.table({"type": ["A", "B"], "ts": [5, 3]}))
     assert str(err.value) == "<events>:2: error: timestamp 3 is before the previous event's 5 (input must be in time order)"
+    # rows of a type no pattern reads are checked too (the kernel takes runs of them at once)
+    run = K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"))
+    with pytest.raises(EventOrderError) as err:
+        run.push(pa.table({"type": ["C", "A", "C", "C", "C", "B"], "ts": [1, 2, 4, 6, 5, 7]}))
+    assert str(err.value) == "<events>:4: error: timestamp 5 is before the previous event's 6 (input must be in time order)"
 
 
 def test_comparing_text_with_a_number_is_the_engines_error() -> None:
