@@ -668,7 +668,7 @@ def table_plan(lowered: Lowered) -> TablePlan:
     outputs = any(_outputs(lowered))
     timeouts = any(p.timeout_type for p in pats)
     plan = TablePlan(
-        pa.array([p.name for p in pats], pa.string()), max(len(pats), 1), returns, outputs, timeouts, columns,
+        string_array([p.name for p in pats]), max(len(pats), 1), returns, outputs, timeouts, columns,
         simple=not (returns or outputs or timeouts or any(c[2] for c in columns)),
     )
     if len(_plans) >= 16:
