@@ -46,12 +46,14 @@ that is a list in one pattern and an event in another is a union column of the m
 a list may not share a slot of a shared net with another pattern's event; aggregating text
 values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
-not under ``either``), SQL ``MATCH_RECOGNIZE`` queries whose DEFINEs read only the row they
-classify and the rows before it (``PREV``): the kernel's row matcher (``_rows.pxi``,
-:mod:`~petricep.kernel.rowlowering`, :class:`~petricep.kernel.rowengine.RowKernelEngine`; MEASURES
-computed per match by the Python runtime's code). Refused with a reason: SQL queries whose
-DEFINEs read the rows matched so far, ARCHIVED variables and the Kleene, FAIL and ``either``
-cases above.
+not under ``either``), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
+(``_rows.pxi``, :mod:`~petricep.kernel.rowlowering`,
+:class:`~petricep.kernel.rowengine.RowKernelEngine`): the search in C, DEFINEs that read the
+current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a
+DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
+MEASURES per match by the Python runtime's code. Refused with a reason: ARCHIVED variables,
+SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, and the
+Kleene, FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations
