@@ -5,7 +5,6 @@ and the shipped query on both engines."""
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from petricep.lang.sql import parse_sql
 from petricep.merge import extend_net
 from petricep.runtime.engine import Engine
 from tests.sql import row_reference as R
-from tests.sql.test_row_reference import MEASURES_SQL, multi_of, patterns, sql_of, vars_of
+from tests.sql.test_row_reference import canon, multi_of, patterns, query_text, vars_of
 
 ROOT = Path(__file__).resolve().parents[2]
 VARS = ("A", "B", "C")
@@ -158,10 +157,6 @@ def _events(raw: list[tuple[Any, ...]]) -> tuple[list[Event], list[R.Row]]:
     return evs, rows
 
 
-def _canon(recs: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True) for r in recs)
-
-
 def _reference_measures(v: str) -> dict[str, Any]:
     def la(rows: list[R.Row], mp: R.Mapping, k: int, n: int) -> Any:
         a = [i for i, name in mp[: k + 1] if name == v]
@@ -199,16 +194,7 @@ def test_kernel_agrees_with_python_and_reference(
     assume(mode in ("past", "next") or skip_var in used)
     conds = {v: _template(kind, v, k, other if other in used else v) for v, (kind, k, other) in defs.items() if v in used}
     first = min(used)
-    skip_sql = {"past": "PAST LAST ROW", "next": "TO NEXT ROW", "first": f"TO FIRST {skip_var}", "last": f"TO LAST {skip_var}"}
-    define_sql = ", ".join(f"{v} AS {sql}" for v, (sql, _) in sorted(conds.items()))
-    text = (
-        "SELECT * FROM T MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts "
-        f"MEASURES {MEASURES_SQL.format(v=first)} {'ALL ROWS' if all_rows else 'ONE ROW'} PER MATCH "
-        f"AFTER MATCH SKIP {skip_sql[mode]} PATTERN ({sql_of(pattern)}) "
-        + (f"DEFINE {define_sql} " if conds else "")
-        + (f"WITHIN {window} " if window is not None else "")
-        + ") AS q"
-    )
+    text = query_text(pattern, {v: sql for v, (sql, _) in conds.items()}, skip, window, all_rows)
     evs, rows = _events(raw)
     got, error = both(text, evs)
     if any(f is None for _, f in conds.values()):
@@ -220,7 +206,7 @@ def test_kernel_agrees_with_python_and_reference(
         assert error is not None and "AFTER MATCH SKIP" in error
         return
     assert error is None
-    assert _canon(got) == _canon(expected), text
+    assert canon(got) == canon(expected), text
 
 
 # ----------------------------------------------------------------------------- hand cases

@@ -184,8 +184,25 @@ def _events(raw: list[tuple[int, int, int, int]]) -> tuple[list[Event], list[R.R
     return evs, rows
 
 
-def _canon(recs: list[dict[str, Any]]) -> list[str]:
+def canon(recs: list[dict[str, Any]]) -> list[str]:
+    """Output records in a canonical order (the reference does not order matches)."""
     return sorted(json.dumps(r, sort_keys=True) for r in recs)
+
+
+def query_text(pattern: tuple[Any, ...], defines: dict[str, str], skip: tuple[str, str], window: int | None, all_rows: bool) -> str:
+    """A random case's query: ``defines`` maps each variable to its DEFINE condition's SQL,
+    ``skip`` is (mode, variable) of AFTER MATCH SKIP."""
+    mode, skip_var = skip
+    skip_sql = {"past": "PAST LAST ROW", "next": "TO NEXT ROW", "first": f"TO FIRST {skip_var}", "last": f"TO LAST {skip_var}"}
+    define_sql = ", ".join(f"{v} AS {sql}" for v, sql in sorted(defines.items()))
+    return (
+        "SELECT * FROM T MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts "
+        f"MEASURES {MEASURES_SQL.format(v=min(vars_of(pattern)))} {'ALL ROWS' if all_rows else 'ONE ROW'} PER MATCH "
+        f"AFTER MATCH SKIP {skip_sql[mode]} PATTERN ({sql_of(pattern)}) "
+        + (f"DEFINE {define_sql} " if defines else "")
+        + (f"WITHIN {window} " if window is not None else "")
+        + ") AS q"
+    )
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -210,16 +227,7 @@ def test_engine_agrees_with_reference(
     assume(mode in ("past", "next") or skip_var in used)
     conds = {v: _template(kind, v, k, other if other in used else v) for v, (kind, k, other) in defs.items() if v in used}
     first = min(used)
-    skip_sql = {"past": "PAST LAST ROW", "next": "TO NEXT ROW", "first": f"TO FIRST {skip_var}", "last": f"TO LAST {skip_var}"}
-    define_sql = ", ".join(f"{v} AS {sql}" for v, (sql, _) in sorted(conds.items()))
-    text = (
-        "SELECT * FROM T MATCH_RECOGNIZE (PARTITION BY p ORDER BY ts "
-        f"MEASURES {MEASURES_SQL.format(v=first)} {'ALL ROWS' if all_rows else 'ONE ROW'} PER MATCH "
-        f"AFTER MATCH SKIP {skip_sql[mode]} PATTERN ({sql_of(pattern)}) "
-        + (f"DEFINE {define_sql} " if conds else "")
-        + (f"WITHIN {window} " if window is not None else "")
-        + ") AS q"
-    )
+    text = query_text(pattern, {v: sql for v, (sql, _) in conds.items()}, skip, window, all_rows)
     q = R.Query(
         pattern,
         {v: f for v, (_, f) in conds.items()},
@@ -238,4 +246,4 @@ def test_engine_agrees_with_reference(
             list(engine.run(evs))
         return
     got = [m.to_dict() for m in engine.run(evs)]
-    assert _canon(got) == _canon(expected), text
+    assert canon(got) == canon(expected), text
