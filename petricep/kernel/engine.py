@@ -42,6 +42,7 @@ from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import (
     TAG_BOOL,
@@ -51,10 +52,9 @@ from petricep.kernel.run import (
     TAG_STR,
     TICK_CODE,
     KernelRun,
-    python_value,
 )
 from petricep.runtime.arrow import bool_array, number_array, number_view
-from petricep.runtime.match import Match, composite_id
+from petricep.runtime.match import Match
 
 BATCH = 4096  # events per kernel call
 # matches a kernel call buffers before they are taken: an explosive pattern's matches leave a
@@ -88,14 +88,10 @@ class KernelEngine:
         self._partitions = [g.partition for g in lowered.groups]
         self._read = list(dict.fromkeys([*lowered.attrs, *(a for p in self._partitions for a in p)]))
         self._keys = self.kernel.key_dicts  # partition key -> code, per group (shared by key class)
-        self._vars = [(p.name, p.vars) for p in lowered.patterns]
-        # composite events (RETURN, ON TIMEOUT): matches converted one by one
-        self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
-        self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
-        self._last_input: tuple[int, Any] | None = None  # (position, ts) of the last input event
         self._batch = batch
         self._buf: list[Event] = []
         self._known = Remembered()  # id and timestamp of each event the kernel may still bind
+        self._out = MatchObjects(self.kernel, self._known)  # matches as Match objects
         self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
@@ -169,7 +165,7 @@ class KernelEngine:
         self._known.add(pos, cols.ids, cols.ts)
         last = _last_event(types, n)
         if last >= 0:
-            self._last_input = (int(pos[last]), value_at(cols.ts, last))
+            self._out.last_input = (int(pos[last]), value_at(cols.ts, last))
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
         ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(cols.ts, dtype=np.float64, count=n)
         columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
@@ -211,11 +207,11 @@ class KernelEngine:
         it (a key partition): composite events emitted at the end take it (Engine.flush)."""
         out = self._fire_pairs()
         if last is not None:
-            self._last_input = (last[1], last[0])
+            self._out.last_input = (last[1], last[0])
             integral = isinstance(last[0], (int, np.integer)) and not isinstance(last[0], bool)
             self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
         self.kernel.finish()
-        found, at = self._matches_at(self.kernel.take_matches())
+        found, at = self._out.matches_at(self.kernel.take_matches())
         self.kernel.kernel.clear()
         return out + list(zip(found, at))
 
@@ -304,12 +300,12 @@ class KernelEngine:
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
         if batches is None or not batches.covered:
-            return self._matches(arrays)
+            return self._out.matches(arrays)
         if batches.producers:
-            self._register_composites(arrays)
+            self._out.register_composites(arrays)
         known = self._known
         found = batches.batch(arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings, self.kernel.composites)
-        return found if found is not None else self._match_objects(arrays)
+        return found if found is not None else self._out.match_objects(arrays)
 
     def _fire(self) -> list[Match]:
         evs, self._buf = self._buf, []
@@ -362,8 +358,8 @@ class KernelEngine:
                 self._chunks.append(self._chunk(arrays))
             return []
         if not self._with_at:
-            return self._matches(self.kernel.take_matches())
-        found, at = self._matches_at(self.kernel.take_matches())
+            return self._out.matches(self.kernel.take_matches())
+        found, at = self._out.matches_at(self.kernel.take_matches())
         self._pairs.extend(zip(found, at))
         return []
 
@@ -410,7 +406,7 @@ class KernelEngine:
             "engine.known_ts": known.all_ts(),
             "engine.ts_types": types,
             "engine.ts_type_count": len(known.ts_types),
-            "engine.last_input": None if self._last_input is None else list(self._last_input),
+            "engine.last_input": None if self._out.last_input is None else list(self._out.last_input),
         })
         return state
 
@@ -432,7 +428,7 @@ class KernelEngine:
             raise ValueError("the remembered timestamps' types do not match their count")
         self._known.restore(np.asarray(positions, dtype=np.int64), ids, stamps, ts_types)
         last = state["engine.last_input"]
-        self._last_input = None if last is None else (int(last[0]), last[1])
+        self._out.last_input = None if last is None else (int(last[0]), last[1])
 
     # ------------------------------------------------------------------ events -> columns
 
@@ -447,7 +443,7 @@ class KernelEngine:
         self._known.add(pos, [e.id for e in evs], [e.ts for e in evs])
         for e in reversed(evs):
             if e.type != TICK:
-                self._last_input = (e.pos, e.ts)
+                self._out.last_input = (e.pos, e.ts)
                 break
         attrs = {name: [e.attrs.get(name) for e in evs] for name in self._read}
         if TS_ATTR in attrs:
@@ -512,200 +508,6 @@ class KernelEngine:
                 done[same] = _codes(values, code_of, n)
             keys[gi] = done[same]
         return keys
-
-    # ------------------------------------------------------------------ matches out
-
-    def _matches_at(self, arrays: tuple[np.ndarray, ...]) -> tuple[list[Match], list[int]]:
-        return self._matches(arrays), arrays[5].tolist()
-
-    def _matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        """The kernel's match arrays as :class:`Match` objects with the input's ids and times,
-        the composite events some pattern reads remembered first."""
-        if self._returns:
-            self._register_composites(arrays)
-        return self._match_objects(arrays)
-
-    def _match_objects(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        """:meth:`_matches` once the call's composite events are remembered."""
-        pattern, _start, _end, positions, bound = arrays[:5]
-        if not len(pattern):
-            return []
-        if self._returns:
-            return self._composite_matches(arrays)
-        if self._kleene:
-            return self._kleene_matches(arrays)
-        # each bound position -> its index in the remembered events (one vectorized search)
-        at_arr = np.searchsorted(self._known.positions, positions)
-        mask = bound.astype(bool)
-        ids, stamps = self._bound_values(at_arr[mask])
-        if len(self._known.ts_types) == 1:  # one kind of timestamp: the first and last bound events' own
-            first = np.where(mask, at_arr, np.iinfo(np.int64).max).min(axis=1).tolist()
-            last = np.where(mask, at_arr, -1).max(axis=1).tolist()
-            spans = [(stamps[i], stamps[j]) for i, j in zip(first, last)]
-        else:
-            spans = [_span(stamps, sorted(a[b].tolist())) for a, b in zip(at_arr, mask)]
-        at = at_arr.tolist()
-        out = []
-        for r, (pi, b) in enumerate(zip(pattern.tolist(), bound.tolist())):
-            name, slots = self._vars[pi]
-            row = at[r]
-            start, end = spans[r]
-            out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
-        return out
-
-    def _bound_values(self, *index: np.ndarray) -> tuple[list[Any], list[Any]]:
-        """The remembered ids and timestamps as lists indexed like :attr:`Remembered.positions`,
-        filled only at ``index`` (the events some match binds; indices past the end are not
-        events): a batch's other events never become Python values."""
-        known = self._known
-        n = len(known)
-        used = np.unique(np.concatenate([np.ravel(i) for i in index])) if index else np.zeros(0, dtype=np.int64)
-        used = used[(used >= 0) & (used < n)]
-        ids: list[Any] = [None] * n
-        stamps: list[Any] = [None] * n
-        at = used.tolist()
-        for i, v, t in zip(at, known.ids_at(used), known.ts_at(used)):
-            ids[i] = v
-            stamps[i] = t
-        return ids, stamps
-
-    def _kleene_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        """:meth:`_matches` for a net with Kleene closure: a list variable's ids in stream
-        order; start / end over every bound event, lists' elements included."""
-        pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
-        known = self._known.positions
-        where_arr, in_arr = np.searchsorted(known, refs), np.searchsorted(known, klist)
-        ids, stamps = self._bound_values(where_arr, in_arr)
-        where, in_lists = where_arr.tolist(), in_arr.tolist()
-        out = []
-        for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
-            name, slots = self._vars[pi]
-            lists = self._kleene.get(name, frozenset())
-            got: dict[str, Any] = {}
-            at: list[int] = []
-            for v, sl in slots:
-                if not b[sl]:
-                    continue
-                if v in lists:
-                    elems = in_lists[row[sl] : row[sl] + lens[sl]]
-                    got[v] = [ids[i] for i in elems]
-                    at.extend(elems)
-                else:
-                    got[v] = ids[k_row[sl]]
-                    at.append(k_row[sl])
-            start, end = _span(stamps, sorted(at))
-            out.append(Match(name, got, start, end, {}))
-        return out
-
-    def _list_binding(
-        self,
-        arrays: tuple[np.ndarray, ...],
-        r: int,
-        sl: int,
-        bound_events: list[tuple[tuple[int, int, int], Any]],
-        remembered: tuple[list[Any], list[Any], list[int]],
-    ) -> list[Any]:
-        """Match ``r``'s Kleene list in slot ``sl`` (:meth:`_composite_matches`,
-        :meth:`_register_composites`): its ids in stream order (a composite element's its own);
-        each element is appended to ``bound_events`` as (arrival order, ts), for the match's
-        span. ``remembered``: the remembered ids and times (:meth:`_bound_values`) and each
-        list element's index there."""
-        at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
-        known_id, known_ts, in_lists = remembered
-        composites = self.kernel.composites
-        ids = []
-        for ref, k in zip(arrays[10][at : at + n].tolist(), in_lists[at : at + n]):
-            if ref < 0:
-                ids.append(composites.id_of(ref))
-                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
-            else:
-                ids.append(known_id[k])
-                bound_events.append(((ref, 0, 0), known_ts[k]))
-        return ids
-
-    def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
-        """:meth:`_match_objects` for a net with RETURN, match by match in emission order:
-        RETURN values become the match's attrs (the composite events bound are remembered:
-        :meth:`_register_composites`)."""
-        pattern, _start, _end, refs, bound, _at, values, kinds = arrays[:8]
-        known = self._known.positions
-        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs and lists: not read)
-        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
-        known_id, known_ts = self._bound_values(where_arr, in_arr)
-        where = where_arr.tolist()
-        remembered = (known_id, known_ts, in_arr.tolist())
-        strings = self.kernel.strings()
-        composites = self.kernel.composites
-        out = []
-        npatterns = len(self.kernel.lowered.patterns)
-        for r, (vp, row, b, vs, ks, k_row) in enumerate(
-            zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
-        ):
-            p = self.kernel.lowered.patterns[vp % npatterns]
-            timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
-            lists = self._kleene.get(p.name, frozenset())
-            ids: dict[str, Any] = {}
-            bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
-            for v, sl in p.vars:
-                if not b[sl]:
-                    continue
-                ref = row[sl]
-                if v in lists:  # ref: the list's offset in the list buffer
-                    ids[v] = self._list_binding(arrays, r, sl, bound_events, remembered)
-                elif ref < 0:
-                    ids[v] = composites.id_of(ref)
-                    bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
-                else:
-                    k = k_row[sl]
-                    ids[v] = known_id[k]
-                    bound_events.append(((ref, 0, 0), known_ts[k]))
-            bound_events.sort(key=lambda x: x[0])
-            start, end = _span([t for _, t in bound_events], list(range(len(bound_events))))
-            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
-            if timeout:
-                first_pos = min(order[0] for order, _ in bound_events)  # (count windows)
-                deadline = (first_pos if p.count_window else start) + p.window
-                m = Match(p.name, ids, start, end, attrs, timeout=(p.timeout_type, deadline))  # type: ignore[arg-type]
-            else:
-                m = Match(p.name, ids, start, end, attrs)
-            out.append(m)
-        return out
-
-    def _register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
-        """Remember the composite events of a kernel call's matches that some pattern reads:
-        their ids (``pattern[ids]``, :func:`composite_id`) and times (their emitter's) by
-        match number, for the matches that bind them later -- in this call too (a row binds
-        only composite events of rows before it) -- without a :class:`Match` for the others."""
-        pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
-        lowered = self.kernel.lowered.patterns
-        npatterns = len(lowered)
-        emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
-        rows = np.flatnonzero(emits[pattern]) if len(pattern) else pattern
-        if not len(rows):
-            return
-        known = self._known.positions
-        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
-        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
-        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
-        remembered = (known_id, known_ts, in_arr.tolist())
-        composites, first = self.kernel.composites, self.kernel.first_taken
-        for r, vp, row, b, k_row, emitted, k_at in zip(
-            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
-            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
-        ):
-            p = lowered[vp % npatterns]
-            lists = self._kleene.get(p.name, frozenset())
-            ids = {
-                v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
-                else composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]]
-                for v, sl in p.vars if b[sl]
-            }
-            if emitted < 0:
-                assert self._last_input is not None
-                emitted, ts = self._last_input
-            else:
-                ts = known_ts[k_at]
-            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
 
     # ------------------------------------------------------------------ accounting
 
@@ -829,20 +631,6 @@ def _type_named(name: str) -> type:
     if not isinstance(found, type):
         raise ValueError(f"timestamp type {name!r} is not loaded")
     return found
-
-
-def _span(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:
-    """A match's start and end as the engine's tokens keep them: binding the events in
-    arrival order, an equal timestamp never replaces the one kept (so ``0`` stays ``0``
-    beside ``0.0``)."""
-    first = last = stamps[bound[0]]
-    for i in bound[1:]:
-        t = stamps[i]
-        if t < first:
-            first = t
-        if t > last:
-            last = t
-    return first, last
 
 
 __all__ = ["BATCH", "KernelEngine"]

@@ -100,7 +100,7 @@ def test_limit_ranks_lists_by_their_first_event_then_their_elements() -> None:
 
 
 def test_kernel_engine_gives_list_ids_and_times() -> None:
-    """Behind the engine's interface (KernelEngine._composite_matches): text ids, float
+    """Behind the engine's interface (MatchObjects._composite_matches): text ids, float
     times, composite events in a list."""
     text = (
         "PATTERN p: SEQ(A a, B b) WITHIN 5 RETURN T(x = b.x)\n"

@@ -1,0 +1,249 @@
+"""The kernel's match arrays as the Python engine's :class:`Match` objects, in the same order,
+with the input's own ids and timestamps (:class:`~petricep.kernel.engine.KernelEngine`'s
+output where a record batch cannot hold the matches exactly, or the caller asks for objects).
+
+The kernel binds events by position; :class:`MatchObjects` looks each bound position up in
+the events remembered for as long as the kernel may bind them (:class:`Remembered`), so a
+match reports exactly what the input said (text ids, ints beyond float64, ``1`` vs ``1.0``),
+start / end the timestamps of its first and last bound events as the engine's tokens keep
+them. A composite event (RETURN, ON TIMEOUT) is bound as ``-1 - n`` (match ``n`` of the run):
+its id and timestamp are remembered here when match ``n`` is converted, for the matches that
+bind it later. Kept apart from the engine adapter because it is the only part that builds
+Python objects per match: the record-batch path never calls it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from petricep.kernel.remembered import Remembered
+from petricep.kernel.run import KernelRun, python_value
+from petricep.runtime.match import Match, composite_id
+
+
+class MatchObjects:
+    """Match objects of one :class:`KernelRun`'s match arrays. ``known``: the ids and
+    timestamps of the events the kernel may still bind (the engine adds and forgets them);
+    ``last_input``: (position, ts) of the last input event, the emitter of a composite event
+    emitted at a clock tick or flush."""
+
+    def __init__(self, run: KernelRun, known: Remembered) -> None:
+        self.kernel = run
+        self.known = known
+        lowered = run.lowered
+        self._vars = [(p.name, p.vars) for p in lowered.patterns]
+        # composite events (RETURN, ON TIMEOUT): matches converted one by one
+        self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
+        self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
+        self.last_input: tuple[int, Any] | None = None
+
+    def matches_at(self, arrays: tuple[np.ndarray, ...]) -> tuple[list[Match], list[int]]:
+        return self.matches(arrays), arrays[5].tolist()
+
+    def matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """The kernel's match arrays as :class:`Match` objects with the input's ids and times,
+        the composite events some pattern reads remembered first."""
+        if self._returns:
+            self.register_composites(arrays)
+        return self.match_objects(arrays)
+
+    def match_objects(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`matches` once the call's composite events are remembered."""
+        pattern, _start, _end, positions, bound = arrays[:5]
+        if not len(pattern):
+            return []
+        if self._returns:
+            return self._composite_matches(arrays)
+        if self._kleene:
+            return self._kleene_matches(arrays)
+        # each bound position -> its index in the remembered events (one vectorized search)
+        at_arr = np.searchsorted(self.known.positions, positions)
+        mask = bound.astype(bool)
+        ids, stamps = self._bound_values(at_arr[mask])
+        if len(self.known.ts_types) == 1:  # one kind of timestamp: the first and last bound events' own
+            first = np.where(mask, at_arr, np.iinfo(np.int64).max).min(axis=1).tolist()
+            last = np.where(mask, at_arr, -1).max(axis=1).tolist()
+            spans = [(stamps[i], stamps[j]) for i, j in zip(first, last)]
+        else:
+            spans = [span_of(stamps, sorted(a[b].tolist())) for a, b in zip(at_arr, mask)]
+        at = at_arr.tolist()
+        out = []
+        for r, (pi, b) in enumerate(zip(pattern.tolist(), bound.tolist())):
+            name, slots = self._vars[pi]
+            row = at[r]
+            start, end = spans[r]
+            out.append(Match(name, {v: ids[row[s]] for v, s in slots if b[s]}, start, end, {}))
+        return out
+
+    def _bound_values(self, *index: np.ndarray) -> tuple[list[Any], list[Any]]:
+        """The remembered ids and timestamps as lists indexed like :attr:`Remembered.positions`,
+        filled only at ``index`` (the events some match binds; indices past the end are not
+        events): a batch's other events never become Python values."""
+        known = self.known
+        n = len(known)
+        used = np.unique(np.concatenate([np.ravel(i) for i in index])) if index else np.zeros(0, dtype=np.int64)
+        used = used[(used >= 0) & (used < n)]
+        ids: list[Any] = [None] * n
+        stamps: list[Any] = [None] * n
+        at = used.tolist()
+        for i, v, t in zip(at, known.ids_at(used), known.ts_at(used)):
+            ids[i] = v
+            stamps[i] = t
+        return ids, stamps
+
+    def _kleene_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`matches` for a net with Kleene closure: a list variable's ids in stream
+        order; start / end over every bound event, lists' elements included."""
+        pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
+        known = self.known.positions
+        where_arr, in_arr = np.searchsorted(known, refs), np.searchsorted(known, klist)
+        ids, stamps = self._bound_values(where_arr, in_arr)
+        where, in_lists = where_arr.tolist(), in_arr.tolist()
+        out = []
+        for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
+            name, slots = self._vars[pi]
+            lists = self._kleene.get(name, frozenset())
+            got: dict[str, Any] = {}
+            at: list[int] = []
+            for v, sl in slots:
+                if not b[sl]:
+                    continue
+                if v in lists:
+                    elems = in_lists[row[sl] : row[sl] + lens[sl]]
+                    got[v] = [ids[i] for i in elems]
+                    at.extend(elems)
+                else:
+                    got[v] = ids[k_row[sl]]
+                    at.append(k_row[sl])
+            start, end = span_of(stamps, sorted(at))
+            out.append(Match(name, got, start, end, {}))
+        return out
+
+    def _list_binding(
+        self,
+        arrays: tuple[np.ndarray, ...],
+        r: int,
+        sl: int,
+        bound_events: list[tuple[tuple[int, int, int], Any]],
+        remembered: tuple[list[Any], list[Any], list[int]],
+    ) -> list[Any]:
+        """Match ``r``'s Kleene list in slot ``sl`` (:meth:`_composite_matches`,
+        :meth:`register_composites`): its ids in stream order (a composite element's its own);
+        each element is appended to ``bound_events`` as (arrival order, ts), for the match's
+        span. ``remembered``: the remembered ids and times (:meth:`_bound_values`) and each
+        list element's index there."""
+        at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
+        known_id, known_ts, in_lists = remembered
+        composites = self.kernel.composites
+        ids = []
+        for ref, k in zip(arrays[10][at : at + n].tolist(), in_lists[at : at + n]):
+            if ref < 0:
+                ids.append(composites.id_of(ref))
+                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+            else:
+                ids.append(known_id[k])
+                bound_events.append(((ref, 0, 0), known_ts[k]))
+        return ids
+
+    def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`match_objects` for a net with RETURN, match by match in emission order:
+        RETURN values become the match's attrs (the composite events bound are remembered:
+        :meth:`register_composites`)."""
+        pattern, _start, _end, refs, bound, _at, values, kinds = arrays[:8]
+        known = self.known.positions
+        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs and lists: not read)
+        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        known_id, known_ts = self._bound_values(where_arr, in_arr)
+        where = where_arr.tolist()
+        remembered = (known_id, known_ts, in_arr.tolist())
+        strings = self.kernel.strings()
+        composites = self.kernel.composites
+        out = []
+        npatterns = len(self.kernel.lowered.patterns)
+        for r, (vp, row, b, vs, ks, k_row) in enumerate(
+            zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
+        ):
+            p = self.kernel.lowered.patterns[vp % npatterns]
+            timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
+            lists = self._kleene.get(p.name, frozenset())
+            ids: dict[str, Any] = {}
+            bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
+            for v, sl in p.vars:
+                if not b[sl]:
+                    continue
+                ref = row[sl]
+                if v in lists:  # ref: the list's offset in the list buffer
+                    ids[v] = self._list_binding(arrays, r, sl, bound_events, remembered)
+                elif ref < 0:
+                    ids[v] = composites.id_of(ref)
+                    bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+                else:
+                    k = k_row[sl]
+                    ids[v] = known_id[k]
+                    bound_events.append(((ref, 0, 0), known_ts[k]))
+            bound_events.sort(key=lambda x: x[0])
+            start, end = span_of([t for _, t in bound_events], list(range(len(bound_events))))
+            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
+            if timeout:
+                first_pos = min(order[0] for order, _ in bound_events)  # (count windows)
+                deadline = (first_pos if p.count_window else start) + p.window
+                m = Match(p.name, ids, start, end, attrs, timeout=(p.timeout_type, deadline))  # type: ignore[arg-type]
+            else:
+                m = Match(p.name, ids, start, end, attrs)
+            out.append(m)
+        return out
+
+    def register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
+        """Remember the composite events of a kernel call's matches that some pattern reads:
+        their ids (``pattern[ids]``, :func:`composite_id`) and times (their emitter's) by
+        match number, for the matches that bind them later -- in this call too (a row binds
+        only composite events of rows before it) -- without a :class:`Match` for the others."""
+        pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
+        lowered = self.kernel.lowered.patterns
+        npatterns = len(lowered)
+        emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
+        rows = np.flatnonzero(emits[pattern]) if len(pattern) else pattern
+        if not len(rows):
+            return
+        known = self.known.positions
+        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
+        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
+        remembered = (known_id, known_ts, in_arr.tolist())
+        composites, first = self.kernel.composites, self.kernel.first_taken
+        for r, vp, row, b, k_row, emitted, k_at in zip(
+            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
+            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
+        ):
+            p = lowered[vp % npatterns]
+            lists = self._kleene.get(p.name, frozenset())
+            ids = {
+                v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
+                else composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]]
+                for v, sl in p.vars if b[sl]
+            }
+            if emitted < 0:
+                assert self.last_input is not None
+                emitted, ts = self.last_input
+            else:
+                ts = known_ts[k_at]
+            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
+
+
+def span_of(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:
+    """A match's start and end as the engine's tokens keep them: binding the events in
+    arrival order, an equal timestamp never replaces the one kept (so ``0`` stays ``0``
+    beside ``0.0``)."""
+    first = last = stamps[bound[0]]
+    for i in bound[1:]:
+        t = stamps[i]
+        if t < first:
+            first = t
+        if t > last:
+            last = t
+    return first, last
+
+
+__all__ = ["MatchObjects", "span_of"]
