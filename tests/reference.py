@@ -39,36 +39,20 @@ from typing import Any
 
 from petricep.events import Event
 from petricep.lang.ast import (
-    AGG_FUNCS,
-    ARITH_OPS,
-    COMPARE_OPS,
     DURATION_UNITS,
-    IDX_CONST,
-    IDX_CUR,
-    IDX_LAST,
-    IDX_PREV,
     STRATEGIES,
     WIN_COUNT,
     WIN_DURATION,
     WIN_TIME,
-    Agg,
     And,
-    Attr,
-    BinOp,
-    BoolOp,
-    Compare,
     EventRef,
-    Expr,
-    Neg,
     Node,
-    Not,
-    Num,
     Or,
     Pattern,
     Seq,
-    Str,
     Window,
 )
+from tests.reference_conditions import MISSING, Conjunct, Env, Unbound, conjunct, evaluate, holds
 
 __all__ = ["TIES", "reference_run", "window_size"]
 
@@ -78,258 +62,6 @@ ANY = "skip-till-any-match"
 NEXT = "skip-till-next-match"
 CONTIGUOUS = "strict-contiguity"
 PARTITION_CONTIGUOUS = "partition-contiguity"
-
-
-# ============================================================================ expressions
-
-
-class _MissingType:
-    """The value of ``v[k]`` when the list has fewer than k elements."""
-
-    _instance: _MissingType | None = None
-
-    def __new__(cls) -> _MissingType:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _MissingType()
-
-
-class _Unbound(Exception):
-    """An expression read a variable that the match does not bind."""
-
-
-def _subexprs(expr: Expr) -> Iterator[Expr]:
-    """Every node of an expression tree (own walker: no engine helpers)."""
-    yield expr
-    if isinstance(expr, (BinOp, Compare)):
-        yield from _subexprs(expr.left)
-        yield from _subexprs(expr.right)
-    elif isinstance(expr, BoolOp):
-        for operand in expr.operands:
-            yield from _subexprs(operand)
-    elif isinstance(expr, (Not, Neg)):
-        yield from _subexprs(expr.operand)
-    elif not isinstance(expr, (Num, Str, Attr, Agg)):
-        raise TypeError(f"not an expression node: {expr!r}")
-
-
-@dataclass(frozen=True)
-class _Conjunct:
-    """One top-level WHERE conjunct and what it refers to."""
-
-    expr: Expr
-    vars: frozenset[str]
-    iter_var: str | None  # Kleene variable iterated over (v[i], v[i-1], agg(v[..i-1]))
-    skip_first: bool  # mentions v[i-1] or v[..i-1]: not checked for i = 1
-    whole: frozenset[str]  # Kleene variables read as a whole list (last, count, agg(v[]))
-    consts: tuple[tuple[str, int], ...]  # constant indices v[k]
-
-
-def _conjunct(expr: Expr, kleene: frozenset[str]) -> _Conjunct:
-    names: set[str] = set()
-    iters: set[str] = set()
-    whole: set[str] = set()
-    consts: list[tuple[str, int]] = []
-    skip_first = False
-    for e in _subexprs(expr):
-        if isinstance(e, Attr):
-            names.add(e.var)
-            if e.index is None:
-                if e.var in kleene:
-                    raise ValueError(f"Kleene variable {e.var!r} read without an index")
-                continue
-            if e.var not in kleene:
-                raise ValueError(f"index on non-Kleene variable {e.var!r}")
-            kind = e.index.kind
-            if kind == IDX_CUR:
-                iters.add(e.var)
-            elif kind == IDX_PREV:
-                iters.add(e.var)
-                skip_first = True
-            elif kind == IDX_LAST:
-                whole.add(e.var)
-            elif kind == IDX_CONST:
-                if e.index.const < 1:
-                    raise ValueError(f"index {e.index.const} of {e.var!r}: indices start at 1")
-                consts.append((e.var, e.index.const))
-            else:
-                raise ValueError(f"unknown index kind {kind!r}")
-        elif isinstance(e, Agg):
-            names.add(e.var)
-            if e.var not in kleene:
-                raise ValueError(f"aggregate over non-Kleene variable {e.var!r}")
-            if e.func not in AGG_FUNCS:
-                raise ValueError(f"unknown aggregate {e.func!r}")
-            if e.func != "count" and e.field is None:
-                raise ValueError(f"{e.func} needs a field")
-            if e.upto_prev:
-                iters.add(e.var)
-                skip_first = True
-            else:
-                whole.add(e.var)
-    if len(iters) > 1:
-        raise ValueError(f"one conjunct iterates over several Kleene variables: {sorted(iters)}")
-    return _Conjunct(
-        expr=expr,
-        vars=frozenset(names),
-        iter_var=next(iter(iters)) if iters else None,
-        skip_first=skip_first,
-        whole=frozenset(whole),
-        consts=tuple(consts),
-    )
-
-
-class _Env:
-    """Values of variables: an Event, or a tuple of Events for a Kleene variable."""
-
-    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0) -> None:
-        self.values = values
-        self.it_var = it_var
-        self.it_i = it_i  # 1-based index of the element being checked
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _need_numbers(op: str, *values: Any) -> None:
-    for v in values:
-        if not _is_number(v):
-            raise TypeError(f"operator {op!r} needs numbers, got {v!r}")
-
-
-def _lookup(env: _Env, var: str) -> Any:
-    if var not in env.values:
-        raise _Unbound(var)
-    return env.values[var]
-
-
-def _element(env: _Env, e: Attr) -> Any:
-    value = _lookup(env, e.var)
-    if e.index is None:
-        return value
-    items = value
-    kind = e.index.kind
-    if kind == IDX_CONST:
-        return items[e.index.const - 1] if e.index.const <= len(items) else MISSING
-    if kind == IDX_LAST:
-        return items[-1]
-    if env.it_var != e.var:
-        raise ValueError(f"{e.var}[{kind}] used outside an iteration over {e.var!r}")
-    i = env.it_i if kind == IDX_CUR else env.it_i - 1
-    return items[i - 1]
-
-
-def _eval(expr: Expr, env: _Env) -> Any:
-    if isinstance(expr, (Num, Str)):
-        return expr.value
-    if isinstance(expr, Attr):
-        element = _element(env, expr)
-        return MISSING if element is MISSING else element.get(expr.field)
-    if isinstance(expr, Agg):
-        items = _lookup(env, expr.var)
-        if expr.upto_prev:
-            if env.it_var != expr.var:
-                raise ValueError(f"{expr.func}({expr.var}[..i-1]) used outside an iteration")
-            items = items[: env.it_i - 1]
-        if expr.func == "count":
-            return len(items)
-        values = [x.get(expr.field) for x in items]
-        _need_numbers(expr.func, *values)
-        if not values:
-            return MISSING
-        if expr.func == "sum":
-            return sum(values)
-        if expr.func == "avg":
-            return sum(values) / len(values)
-        if expr.func == "min":
-            return min(values)
-        return max(values)
-    if isinstance(expr, BinOp):
-        left = _eval(expr.left, env)
-        right = _eval(expr.right, env)
-        if left is MISSING or right is MISSING:
-            return MISSING
-        _need_numbers(expr.op, left, right)
-        if expr.op == "+":
-            return left + right
-        if expr.op == "-":
-            return left - right
-        if expr.op == "*":
-            return left * right
-        if expr.op == "/":
-            return left / right
-        if expr.op == "%":
-            return left % right
-        raise ValueError(f"unknown arithmetic operator {expr.op!r} (known: {ARITH_OPS})")
-    if isinstance(expr, Neg):
-        value = _eval(expr.operand, env)
-        if value is MISSING:
-            return MISSING
-        _need_numbers("-", value)
-        return -value
-    if isinstance(expr, Compare):
-        left = _eval(expr.left, env)
-        right = _eval(expr.right, env)
-        if left is MISSING or right is MISSING:
-            return False
-        return _compare(expr.op, left, right)
-    if isinstance(expr, BoolOp):
-        if expr.op == "and":
-            return all(_truth(_eval(o, env)) for o in expr.operands)
-        if expr.op == "or":
-            return any(_truth(_eval(o, env)) for o in expr.operands)
-        raise ValueError(f"unknown boolean operator {expr.op!r}")
-    if isinstance(expr, Not):
-        return not _truth(_eval(expr.operand, env))
-    raise TypeError(f"not an expression node: {expr!r}")
-
-
-def _compare(op: str, left: Any, right: Any) -> bool:
-    if op in ("=", "=="):
-        return _equal(left, right)
-    if op == "!=":
-        return not _equal(left, right)
-    if (_is_number(left) and isinstance(right, str)) or (isinstance(left, str) and _is_number(right)):
-        raise TypeError(f"cannot compare {left!r} {op} {right!r}: number and string")
-    if op == "<":
-        return left < right
-    if op == "<=":
-        return left <= right
-    if op == ">":
-        return left > right
-    if op == ">=":
-        return left >= right
-    raise ValueError(f"unknown comparison {op!r} (known: {COMPARE_OPS})")
-
-
-def _equal(left: Any, right: Any) -> bool:
-    if isinstance(left, str) != isinstance(right, str):
-        return False  # a number never equals a string
-    return bool(left == right)
-
-
-def _truth(value: Any) -> bool:
-    return False if value is MISSING else bool(value)
-
-
-def _holds(conj: _Conjunct, env: _Env) -> bool:
-    """A conjunct over fully known values; iteration conjuncts hold for every element."""
-    if conj.iter_var is None:
-        return _truth(_eval(conj.expr, env))
-    items = _lookup(env, conj.iter_var)
-    for i in range(1, len(items) + 1):
-        if i == 1 and conj.skip_first:
-            continue
-        if not _truth(_eval(conj.expr, _Env(env.values, conj.iter_var, i))):
-            return False
-    return True
 
 
 # ============================================================================ structure
@@ -445,7 +177,7 @@ def _shape(tree: Node) -> _Shape:
 
 
 @dataclass(eq=False)
-class _Item:
+class Item:
     """An event as one pattern sees it: ``key`` refines ``pos`` (composite events share the
     pos of the event that emitted them), ``idx`` is the place in that pattern's stream."""
 
@@ -467,30 +199,30 @@ def window_size(window: Window | None) -> int | float | None:
     raise ValueError(f"unknown window kind {window.kind!r}")
 
 
-Binding = dict[str, Any]  # var -> _Item, or tuple of _Item for a Kleene variable
+Binding = dict[str, Any]  # var -> Item, or tuple of Item for a Kleene variable
 
 
-def _items(value: Any) -> tuple[_Item, ...]:
+def _items(value: Any) -> tuple[Item, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 
-def _all_items(binding: Binding) -> list[_Item]:
+def all_items(binding: Binding) -> list[Item]:
     return [item for value in binding.values() for item in _items(value)]
 
 
-def _env(binding: Binding) -> _Env:
+def env_of(binding: Binding) -> Env:
     values = {
         var: tuple(i.ev for i in value) if isinstance(value, tuple) else value.ev
         for var, value in binding.items()
     }
-    return _Env(values)
+    return Env(values)
 
 
 # ============================================================================ one pattern
 
 
-class _Matcher:
-    def __init__(self, pattern: Pattern, stream: list[_Item], tie: str) -> None:
+class Matcher:
+    def __init__(self, pattern: Pattern, stream: list[Item], tie: str) -> None:
         if tie not in TIES:
             raise ValueError(f"unknown tie rule {tie!r}")
         if pattern.strategy not in STRATEGIES:
@@ -515,10 +247,10 @@ class _Matcher:
         self.negated = {r.var: r for r in refs if r.negated}
         self.shapes = [_shape(t) for t in _resolutions(tree)]
 
-        self.positive_conj: list[_Conjunct] = []
-        self.negation_conj: dict[str, list[_Conjunct]] = {n: [] for n in self.negated}
+        self.positive_conj: list[Conjunct] = []
+        self.negation_conj: dict[str, list[Conjunct]] = {n: [] for n in self.negated}
         for expr in pattern.conditions:
-            conj = _conjunct(expr, self.kleene)
+            conj = conjunct(expr, self.kleene)
             unknown = conj.vars - set(names)
             if unknown:
                 raise ValueError(f"condition mentions unknown variables {sorted(unknown)}")
@@ -530,33 +262,33 @@ class _Matcher:
             else:
                 self.positive_conj.append(conj)
 
-        self.by_type: dict[str, list[_Item]] = {}
+        self.by_type: dict[str, list[Item]] = {}
         for item in stream:
             self.by_type.setdefault(item.ev.type, []).append(item)
 
     # ------------------------------------------------------------------ basic relations
 
-    def before(self, x: _Item, y: _Item) -> bool:
+    def before(self, x: Item, y: Item) -> bool:
         if self.tie == "arrival":
             return (x.ev.ts, x.key) < (y.ev.ts, y.key)
         if self.tie == "strict":
             return x.ev.ts < y.ev.ts
         return x.ev.ts <= y.ev.ts and x is not y
 
-    def in_window(self, items: Sequence[_Item]) -> bool:
+    def in_window(self, items: Sequence[Item]) -> bool:
         if self.w is None or not items:
             return True
         if self.window is not None and self.window.kind == WIN_COUNT:
             return max(i.ev.pos for i in items) - min(i.ev.pos for i in items) < self.w
         return max(i.ev.ts for i in items) - min(i.ev.ts for i in items) <= self.w
 
-    def pkey(self, item: _Item) -> Any:
+    def pkey(self, item: Item) -> Any:
         try:
             return tuple(item.ev.get(a) for a in self.partition)
         except KeyError:
             return MISSING
 
-    def same_partition(self, items: Sequence[_Item]) -> bool:
+    def same_partition(self, items: Sequence[Item]) -> bool:
         if not self.partition:
             return True
         keys = [self.pkey(i) for i in items]
@@ -576,12 +308,12 @@ class _Matcher:
         """Every skip-till-any-match binding of one OR resolution, without negations."""
         live = [c for c in self.positive_conj if c.vars <= shape.vars]  # others: vacuous
         order = [r.var for r in shape.refs]
-        ready: list[list[_Conjunct]] = []
+        ready: list[list[Conjunct]] = []
         for k, var in enumerate(order):
             bound = set(order[: k + 1])
             ready.append([c for c in live if var in c.vars and c.vars <= bound])
         constant = [c for c in live if not c.vars]
-        if not all(_holds(c, _Env({})) for c in constant):
+        if not all(holds(c, Env({})) for c in constant):
             return
 
         def extend(k: int, binding: Binding, used: frozenset[int]) -> Iterator[Binding]:
@@ -589,7 +321,7 @@ class _Matcher:
                 yield dict(binding)
                 return
             ref = shape.refs[k]
-            bound_items = _all_items(binding)
+            bound_items = all_items(binding)
             fits = [
                 item
                 for item in self.by_type.get(ref.type, [])
@@ -601,14 +333,14 @@ class _Matcher:
                 if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
                     continue
                 binding[ref.var] = value
-                env = _env(binding)
-                if all(_holds(c, env) for c in ready[k]):
+                env = env_of(binding)
+                if all(holds(c, env) for c in ready[k]):
                     yield from extend(k + 1, binding, used | {i.idx for i in new})
                 del binding[ref.var]
 
         yield from extend(0, {}, frozenset())
 
-    def fits(self, item: _Item, var: str, shape: _Shape, binding: Binding, bound: list[_Item]) -> bool:
+    def fits(self, item: Item, var: str, shape: _Shape, binding: Binding, bound: list[Item]) -> bool:
         """Order, window and partition constraints between one candidate event and the
         variables bound so far (each is a constraint on pairs of events)."""
         for other, value in binding.items():
@@ -619,11 +351,11 @@ class _Matcher:
                     return False
         return self.in_window([*bound, item]) and self.same_partition([*bound, item])
 
-    def kleene_lists(self, items: list[_Item]) -> list[tuple[_Item, ...]]:
+    def kleene_lists(self, items: list[Item]) -> list[tuple[Item, ...]]:
         """Every non-empty sub-list in stream order whose consecutive elements are before."""
-        out: list[tuple[_Item, ...]] = []
+        out: list[tuple[Item, ...]] = []
 
-        def grow(prefix: tuple[_Item, ...], start: int) -> None:
+        def grow(prefix: tuple[Item, ...], start: int) -> None:
             for j in range(start, len(items)):
                 lst = (*prefix, items[j])
                 if prefix and not self.before(prefix[-1], items[j]):
@@ -639,7 +371,7 @@ class _Matcher:
     # ------------------------------------------------------------------ negation
 
     def negations_ok(self, shape: _Shape, binding: Binding) -> bool:
-        bound = _all_items(binding)
+        bound = all_items(binding)
         used = {i.idx for i in bound}
         first = min(bound, key=lambda i: i.idx)
         last = max(bound, key=lambda i: i.idx)
@@ -656,12 +388,12 @@ class _Matcher:
                     continue
                 if not self.above_lower(x, prev_items, last) or not self.below_upper(x, next_items, first):
                     continue
-                env = _env({**binding, n.var: x})
-                if all(_holds(c, env) for c in conds):
+                env = env_of({**binding, n.var: x})
+                if all(holds(c, env) for c in conds):
                     return False
         return True
 
-    def above_lower(self, x: _Item, prev_items: list[_Item], last: _Item) -> bool:
+    def above_lower(self, x: Item, prev_items: list[Item], last: Item) -> bool:
         if prev_items:
             p = max(prev_items, key=lambda i: i.idx)
             if self.tie == "arrival":
@@ -673,7 +405,7 @@ class _Matcher:
             return x.ev.pos > last.ev.pos - self.w
         return x.ev.ts >= last.ev.ts - self.w
 
-    def below_upper(self, x: _Item, next_items: list[_Item], first: _Item) -> bool:
+    def below_upper(self, x: Item, next_items: list[Item], first: Item) -> bool:
         if next_items:
             q = min(next_items, key=lambda i: i.idx)
             if self.tie == "arrival":
@@ -690,7 +422,7 @@ class _Matcher:
     def strategy_ok(self, binding: Binding) -> bool:
         if self.strategy == ANY:
             return True
-        ordered = sorted(_all_items(binding), key=lambda i: i.idx)
+        ordered = sorted(all_items(binding), key=lambda i: i.idx)
         if self.strategy == CONTIGUOUS or (self.strategy == PARTITION_CONTIGUOUS and not self.partition):
             return all(b.idx == a.idx + 1 for a, b in zip(ordered, ordered[1:]))
         if self.strategy == PARTITION_CONTIGUOUS:
@@ -719,7 +451,7 @@ class _Matcher:
                     return False
         return True
 
-    def extends(self, prefix: Binding, x: _Item) -> bool:
+    def extends(self, prefix: Binding, x: Item) -> bool:
         """Can some variable take x, given the partial match ``prefix``?"""
         bound = set(prefix)
         for shape in self.shapes:
@@ -752,11 +484,11 @@ class _Matcher:
         for var, value in partial.items():
             if var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
-        items = _all_items(partial)
+        items = all_items(partial)
         if not self.in_window(items) or not self.same_partition(items):
             return False
         closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
-        env = _env(partial)
+        env = env_of(partial)
         for conj in self.positive_conj:
             if not conj.vars <= partial.keys():
                 continue
@@ -764,15 +496,15 @@ class _Matcher:
                 continue  # whole-list condition of a list that may still grow
             if any(len(partial[k]) < c and k not in closed for k, c in conj.consts):
                 continue  # v[k] not reached yet
-            if not _holds(conj, env):
+            if not holds(conj, env):
                 return False
         return True
 
     # ------------------------------------------------------------------ emission
 
-    def emitted_at(self, shape: _Shape, binding: Binding, end: _Item) -> _Item:
+    def emitted_at(self, shape: _Shape, binding: Binding, end: Item) -> Item:
         """The event at which the match is emitted (``end``: the end-of-stream marker)."""
-        bound = _all_items(binding)
+        bound = all_items(binding)
         first = min(bound, key=lambda i: i.idx)
         last = max(bound, key=lambda i: i.idx)
         if not any(spec.next is None for spec in shape.negs):
@@ -788,7 +520,7 @@ class _Matcher:
         return end
 
 
-def _node_items(node: Node | None, binding: Binding) -> list[_Item]:
+def _node_items(node: Node | None, binding: Binding) -> list[Item]:
     if node is None:
         return []
     return [i for var in _positive_vars(node) for i in _items(binding[var])]
@@ -846,27 +578,27 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
     for a, b in zip(events, events[1:]):
         if b.ts < a.ts:
             raise ValueError(f"events out of timestamp order at pos {b.pos}")
-    inputs = [_Item(e, ((e.pos, 0),)) for e in events]
+    inputs = [Item(e, ((e.pos, 0),)) for e in events]
     end = None
     if events:
         last = events[-1]
-        end = _Item(last, ((last.pos, 1),))  # end of stream: after everything at the last event
+        end = Item(last, ((last.pos, 1),))  # end of stream: after everything at the last event
 
     order, producers = _dependency_order(patterns)
-    composites: dict[int, list[_Item]] = {}
+    composites: dict[int, list[Item]] = {}
     results: dict[int, list[dict]] = {}
     for pi in order:
         pattern = patterns[pi]
         pool = inputs + [c for q in sorted(producers[pi]) for c in composites[q]]
         pool.sort(key=lambda it: (it.ev.ts, it.key))
-        stream = [_Item(it.ev, it.key, idx) for idx, it in enumerate(pool)]
-        matcher = _Matcher(pattern, stream, tie)
+        stream = [Item(it.ev, it.key, idx) for idx, it in enumerate(pool)]
+        matcher = Matcher(pattern, stream, tie)
         written = [r.var for r in _refs(pattern.structure) if not r.negated]
 
         emitted = []
         for shape, binding in matcher.matches():
             at = matcher.emitted_at(shape, binding, end)  # type: ignore[arg-type]
-            positions = tuple(sorted(i.key for i in _all_items(binding)))
+            positions = tuple(sorted(i.key for i in all_items(binding)))
             by_var = tuple(tuple(i.key for i in _items(binding[v])) if v in binding else () for v in written)
             emitted.append((at.key + ((pi, positions, by_var),), by_var, at, binding))
         emitted.sort(key=lambda e: (e[0], e[1]))
@@ -875,7 +607,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         composites[pi] = []
         for ckey, _, at, binding in emitted:
             attrs = _return_attrs(pattern, binding)
-            bound = _all_items(binding)
+            bound = all_items(binding)
             rows.append(
                 {
                     "pattern": pattern.name,
@@ -890,7 +622,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
             )
             if pattern.returns is not None:
                 event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, _composite_id(pattern.name, rows[-1]["ids"], written), dict(attrs))
-                composites[pi].append(_Item(event, ckey))
+                composites[pi].append(Item(event, ckey))
         results[pi] = rows
     return [row for pi in range(len(patterns)) for row in results[pi]]
 
@@ -905,12 +637,12 @@ def _composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
 def _return_attrs(pattern: Pattern, binding: Binding) -> dict[str, Any]:
     if pattern.returns is None:
         return {}
-    env = _env(binding)
+    env = env_of(binding)
     attrs: dict[str, Any] = {}
     for f in pattern.returns.fields:
         try:
-            value = _eval(f.expr, env)
-        except _Unbound:
+            value = evaluate(f.expr, env)
+        except Unbound:
             value = None
         attrs[f.name] = None if value is MISSING else value
     return attrs

@@ -33,7 +33,8 @@ from tests.features.scenario import (
     within,
     within_events,
 )
-from tests.reference import reference_run
+from tests.reference import Item, Matcher, all_items, env_of, reference_run
+from tests.reference_conditions import holds
 from tests.strategies import pattern_text, patterns, streams
 
 
@@ -133,10 +134,8 @@ def test_pattern_text_example():
 def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[str]:
     """The plain cross product of every variable's candidates, filtered once at the end:
     checks that the pruned search of the reference loses nothing."""
-    from tests.reference import _all_items, _env, _holds, _Item, _Matcher
-
-    items = [_Item(e, ((e.pos, 0),), i) for i, e in enumerate(events)]
-    m = _Matcher(pattern, items, tie)
+    items = [Item(e, ((e.pos, 0),), i) for i, e in enumerate(events)]
+    m = Matcher(pattern, items, tie)
     out = set()
     for shape in m.shapes:
         options = []
@@ -151,7 +150,7 @@ def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[s
                 options.append(cands)
         for combo in itertools.product(*options):
             binding = {r.var: v for r, v in zip(shape.refs, combo)}
-            bound = _all_items(binding)
+            bound = all_items(binding)
             if len({i.idx for i in bound}) != len(bound):
                 continue
             if any(
@@ -167,8 +166,8 @@ def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[s
                 continue
             if not m.in_window(bound) or not m.same_partition(bound):
                 continue
-            env = _env(binding)
-            if not all(_holds(c, env) for c in m.positive_conj if c.vars <= shape.vars):
+            env = env_of(binding)
+            if not all(holds(c, env) for c in m.positive_conj if c.vars <= shape.vars):
                 continue
             if m.negations_ok(shape, binding) and m.strategy_ok(binding):
                 out.add(

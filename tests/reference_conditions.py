@@ -1,0 +1,283 @@
+"""Conditions for the brute-force reference matcher (:mod:`tests.reference`): a condition
+split into conjuncts and evaluated over a candidate binding, written from
+``docs/SEMANTICS.md`` alone (no engine code: only the AST value classes). ``v[k]`` past
+the end of a list is :data:`MISSING`: a comparison reading it is false, arithmetic on it
+stays missing; a variable the binding leaves unbound raises :class:`Unbound`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from petricep.lang.ast import (
+    AGG_FUNCS,
+    ARITH_OPS,
+    COMPARE_OPS,
+    IDX_CONST,
+    IDX_CUR,
+    IDX_LAST,
+    IDX_PREV,
+    Agg,
+    Attr,
+    BinOp,
+    BoolOp,
+    Compare,
+    Expr,
+    Neg,
+    Not,
+    Num,
+    Str,
+)
+
+__all__ = ["MISSING", "Conjunct", "Env", "Unbound", "conjunct", "evaluate", "holds"]
+
+
+class _MissingType:
+    """The value of ``v[k]`` when the list has fewer than k elements."""
+
+    _instance: _MissingType | None = None
+
+    def __new__(cls) -> _MissingType:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _MissingType()
+
+
+class Unbound(Exception):
+    """An expression read a variable that the match does not bind."""
+
+
+def _subexprs(expr: Expr) -> Iterator[Expr]:
+    """Every node of an expression tree (own walker: no engine helpers)."""
+    yield expr
+    if isinstance(expr, (BinOp, Compare)):
+        yield from _subexprs(expr.left)
+        yield from _subexprs(expr.right)
+    elif isinstance(expr, BoolOp):
+        for operand in expr.operands:
+            yield from _subexprs(operand)
+    elif isinstance(expr, (Not, Neg)):
+        yield from _subexprs(expr.operand)
+    elif not isinstance(expr, (Num, Str, Attr, Agg)):
+        raise TypeError(f"not an expression node: {expr!r}")
+
+
+@dataclass(frozen=True)
+class Conjunct:
+    """One top-level WHERE conjunct and what it refers to."""
+
+    expr: Expr
+    vars: frozenset[str]
+    iter_var: str | None  # Kleene variable iterated over (v[i], v[i-1], agg(v[..i-1]))
+    skip_first: bool  # mentions v[i-1] or v[..i-1]: not checked for i = 1
+    whole: frozenset[str]  # Kleene variables read as a whole list (last, count, agg(v[]))
+    consts: tuple[tuple[str, int], ...]  # constant indices v[k]
+
+
+def conjunct(expr: Expr, kleene: frozenset[str]) -> Conjunct:
+    names: set[str] = set()
+    iters: set[str] = set()
+    whole: set[str] = set()
+    consts: list[tuple[str, int]] = []
+    skip_first = False
+    for e in _subexprs(expr):
+        if isinstance(e, Attr):
+            names.add(e.var)
+            if e.index is None:
+                if e.var in kleene:
+                    raise ValueError(f"Kleene variable {e.var!r} read without an index")
+                continue
+            if e.var not in kleene:
+                raise ValueError(f"index on non-Kleene variable {e.var!r}")
+            kind = e.index.kind
+            if kind == IDX_CUR:
+                iters.add(e.var)
+            elif kind == IDX_PREV:
+                iters.add(e.var)
+                skip_first = True
+            elif kind == IDX_LAST:
+                whole.add(e.var)
+            elif kind == IDX_CONST:
+                if e.index.const < 1:
+                    raise ValueError(f"index {e.index.const} of {e.var!r}: indices start at 1")
+                consts.append((e.var, e.index.const))
+            else:
+                raise ValueError(f"unknown index kind {kind!r}")
+        elif isinstance(e, Agg):
+            names.add(e.var)
+            if e.var not in kleene:
+                raise ValueError(f"aggregate over non-Kleene variable {e.var!r}")
+            if e.func not in AGG_FUNCS:
+                raise ValueError(f"unknown aggregate {e.func!r}")
+            if e.func != "count" and e.field is None:
+                raise ValueError(f"{e.func} needs a field")
+            if e.upto_prev:
+                iters.add(e.var)
+                skip_first = True
+            else:
+                whole.add(e.var)
+    if len(iters) > 1:
+        raise ValueError(f"one conjunct iterates over several Kleene variables: {sorted(iters)}")
+    return Conjunct(
+        expr=expr,
+        vars=frozenset(names),
+        iter_var=next(iter(iters)) if iters else None,
+        skip_first=skip_first,
+        whole=frozenset(whole),
+        consts=tuple(consts),
+    )
+
+
+class Env:
+    """Values of variables: an Event, or a tuple of Events for a Kleene variable."""
+
+    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0) -> None:
+        self.values = values
+        self.it_var = it_var
+        self.it_i = it_i  # 1-based index of the element being checked
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _need_numbers(op: str, *values: Any) -> None:
+    for v in values:
+        if not _is_number(v):
+            raise TypeError(f"operator {op!r} needs numbers, got {v!r}")
+
+
+def _lookup(env: Env, var: str) -> Any:
+    if var not in env.values:
+        raise Unbound(var)
+    return env.values[var]
+
+
+def _element(env: Env, e: Attr) -> Any:
+    value = _lookup(env, e.var)
+    if e.index is None:
+        return value
+    items = value
+    kind = e.index.kind
+    if kind == IDX_CONST:
+        return items[e.index.const - 1] if e.index.const <= len(items) else MISSING
+    if kind == IDX_LAST:
+        return items[-1]
+    if env.it_var != e.var:
+        raise ValueError(f"{e.var}[{kind}] used outside an iteration over {e.var!r}")
+    i = env.it_i if kind == IDX_CUR else env.it_i - 1
+    return items[i - 1]
+
+
+def evaluate(expr: Expr, env: Env) -> Any:
+    if isinstance(expr, (Num, Str)):
+        return expr.value
+    if isinstance(expr, Attr):
+        element = _element(env, expr)
+        return MISSING if element is MISSING else element.get(expr.field)
+    if isinstance(expr, Agg):
+        items = _lookup(env, expr.var)
+        if expr.upto_prev:
+            if env.it_var != expr.var:
+                raise ValueError(f"{expr.func}({expr.var}[..i-1]) used outside an iteration")
+            items = items[: env.it_i - 1]
+        if expr.func == "count":
+            return len(items)
+        values = [x.get(expr.field) for x in items]
+        _need_numbers(expr.func, *values)
+        if not values:
+            return MISSING
+        if expr.func == "sum":
+            return sum(values)
+        if expr.func == "avg":
+            return sum(values) / len(values)
+        if expr.func == "min":
+            return min(values)
+        return max(values)
+    if isinstance(expr, BinOp):
+        left = evaluate(expr.left, env)
+        right = evaluate(expr.right, env)
+        if left is MISSING or right is MISSING:
+            return MISSING
+        _need_numbers(expr.op, left, right)
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        if expr.op == "/":
+            return left / right
+        if expr.op == "%":
+            return left % right
+        raise ValueError(f"unknown arithmetic operator {expr.op!r} (known: {ARITH_OPS})")
+    if isinstance(expr, Neg):
+        value = evaluate(expr.operand, env)
+        if value is MISSING:
+            return MISSING
+        _need_numbers("-", value)
+        return -value
+    if isinstance(expr, Compare):
+        left = evaluate(expr.left, env)
+        right = evaluate(expr.right, env)
+        if left is MISSING or right is MISSING:
+            return False
+        return _compare(expr.op, left, right)
+    if isinstance(expr, BoolOp):
+        if expr.op == "and":
+            return all(_truth(evaluate(o, env)) for o in expr.operands)
+        if expr.op == "or":
+            return any(_truth(evaluate(o, env)) for o in expr.operands)
+        raise ValueError(f"unknown boolean operator {expr.op!r}")
+    if isinstance(expr, Not):
+        return not _truth(evaluate(expr.operand, env))
+    raise TypeError(f"not an expression node: {expr!r}")
+
+
+def _compare(op: str, left: Any, right: Any) -> bool:
+    if op in ("=", "=="):
+        return _equal(left, right)
+    if op == "!=":
+        return not _equal(left, right)
+    if (_is_number(left) and isinstance(right, str)) or (isinstance(left, str) and _is_number(right)):
+        raise TypeError(f"cannot compare {left!r} {op} {right!r}: number and string")
+    if op == "<":
+        return left < right
+    if op == "<=":
+        return left <= right
+    if op == ">":
+        return left > right
+    if op == ">=":
+        return left >= right
+    raise ValueError(f"unknown comparison {op!r} (known: {COMPARE_OPS})")
+
+
+def _equal(left: Any, right: Any) -> bool:
+    if isinstance(left, str) != isinstance(right, str):
+        return False  # a number never equals a string
+    return bool(left == right)
+
+
+def _truth(value: Any) -> bool:
+    return False if value is MISSING else bool(value)
+
+
+def holds(conj: Conjunct, env: Env) -> bool:
+    """A conjunct over fully known values; iteration conjuncts hold for every element."""
+    if conj.iter_var is None:
+        return _truth(evaluate(conj.expr, env))
+    items = _lookup(env, conj.iter_var)
+    for i in range(1, len(items) + 1):
+        if i == 1 and conj.skip_first:
+            continue
+        if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i))):
+            return False
+    return True
