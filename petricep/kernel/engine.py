@@ -38,12 +38,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import EvaluationError, SnapshotError, StateLimitError
+from petricep.errors import ConfigError, EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
-from petricep.kernel.remembered import Remembered
+from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import (
     TAG_BOOL,
     TAG_INT,
@@ -73,11 +73,17 @@ class KernelEngine:
 
     ``max_partial_matches``: the memory budget, checked after every batch (the engine checks
     at every sweep): over it, :class:`StateLimitError` as the engine words it. Its matches
-    carry ids, times and the pattern, not the bound events (``Match.bindings()`` is empty):
-    whoever needs those (``--with-events``, a history join) runs the Python engine."""
+    carry ids, times and the pattern; with ``with_events`` their bound events too
+    (``Match.bindings()``, for a history join or ``--with-events``), the events kept for as
+    long as the kernel may bind them (no pattern may emit composite events then)."""
 
     def __init__(
-        self, net: Net, tie: str = "arrival", max_partial_matches: int | None = None, batch: int = BATCH
+        self,
+        net: Net,
+        tie: str = "arrival",
+        max_partial_matches: int | None = None,
+        batch: int = BATCH,
+        with_events: bool = False,
     ) -> None:
         self.net = net
         self.kernel = KernelRun(net, tie=tie)
@@ -91,7 +97,10 @@ class KernelEngine:
         self._batch = batch
         self._buf: list[Event] = []
         self._known = Remembered()  # id and timestamp of each event the kernel may still bind
-        self._out = MatchObjects(self.kernel, self._known)  # matches as Match objects
+        self._with_events = with_events
+        if with_events and any(p.has_return or p.timeout_type for p in lowered.patterns):
+            raise ConfigError("the kernel's matches carry their bound events only where no pattern emits composite events")
+        self._out = MatchObjects(self.kernel, self._known, with_events)  # matches as Match objects
         self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
@@ -162,7 +171,7 @@ class KernelEngine:
         n = len(cols)
         types = self._type_codes(cols.types, n)
         pos = _int_column(cols.pos)
-        self._known.add(pos, cols.ids, cols.ts)
+        self._known.add(pos, cols.ids, cols.ts, EventsOf(cols.event, 0, n) if self._with_events else None)
         last = _last_event(types, n)
         if last >= 0:
             self._out.last_input = (int(pos[last]), value_at(cols.ts, last))
@@ -387,6 +396,8 @@ class KernelEngine:
         is pending."""
         if self._error is not None:
             raise SnapshotError(f"no snapshot of a run stopped by an error ({self._error})")
+        if self._with_events:
+            raise SnapshotError("no snapshot of a run whose matches carry their events (with_events)")
         if self._buf:
             raise SnapshotError(
                 f"{len(self._buf)} collected events are not fired yet: call drain_pairs() first "
@@ -440,7 +451,7 @@ class KernelEngine:
         types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
         ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
-        self._known.add(pos, [e.id for e in evs], [e.ts for e in evs])
+        self._known.add(pos, [e.id for e in evs], [e.ts for e in evs], list(evs) if self._with_events else None)
         for e in reversed(evs):
             if e.type != TICK:
                 self._out.last_input = (e.pos, e.ts)

@@ -29,10 +29,14 @@ class MatchObjects:
     ``last_input``: (position, ts) of the last input event, the emitter of a composite event
     emitted at a clock tick or flush."""
 
-    def __init__(self, run: KernelRun, known: Remembered) -> None:
+    def __init__(self, run: KernelRun, known: Remembered, with_events: bool = False) -> None:
         self.kernel = run
         self.known = known
         lowered = run.lowered
+        # matches carry their bound events (Match.bindings(): a history join, --with-events);
+        # ``known`` then keeps the Event objects, and no pattern binds composite events
+        self.with_events = with_events
+        self._net_vars = {p.name: p.vars for p in run.net.patterns} if with_events else {}
         self._vars = [(p.name, p.vars) for p in lowered.patterns]
         # composite events (RETURN, ON TIMEOUT): matches converted one by one
         self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
@@ -56,6 +60,8 @@ class MatchObjects:
             return []
         if self._returns:
             return self._composite_matches(arrays)
+        if self.with_events:
+            return self._event_matches(arrays)
         if self._kleene:
             return self._kleene_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
@@ -119,6 +125,45 @@ class MatchObjects:
                     at.append(k_row[sl])
             start, end = span_of(stamps, sorted(at))
             out.append(Match(name, got, start, end, {}))
+        return out
+
+    def _event_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
+        """:meth:`match_objects` carrying the bound events, as the engine's matches do: each
+        match's chain is its (slot, event) pairs in stream order (a Kleene list's elements
+        too), so ``Match.bindings()`` gives the same events and ids; start / end are the
+        first and last bound events' timestamps."""
+        pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
+        known = self.known.positions
+        where, in_lists = np.searchsorted(known, refs).tolist(), np.searchsorted(known, klist).tolist()
+        rows = []
+        need: set[int] = set()
+        for pi, b, k_row, lens, row in zip(pattern.tolist(), bound.tolist(), where, klen.tolist(), refs.tolist()):
+            name, slots = self._vars[pi]
+            lists = self._kleene.get(name, frozenset())
+            at: list[tuple[int, str]] = []  # (index into known, variable)
+            order = []  # the bound variables in slot order (the ids' order, as the engine's)
+            for v, sl in slots:
+                if not b[sl]:
+                    continue
+                elems = in_lists[row[sl] : row[sl] + lens[sl]] if v in lists else [k_row[sl]]
+                at.extend((i, v) for i in elems)
+                order.append(v)
+            need.update(i for i, _ in at)
+            rows.append((name, sorted(at), order))
+        index = sorted(need)
+        event_at = dict(zip(index, self.known.events_at(index)))
+        out = []
+        for name, at, order in rows:
+            by_name = {v.name: v for v in self._net_vars[name]}
+            chain = [(by_name[v].slot, event_at[i]) for i, v in at]
+            ids: dict[str, Any] = {v: [] if by_name[v].kleene else None for v in order}
+            for (_, ev), (_, v) in zip(chain, at):
+                if by_name[v].kleene:
+                    ids[v].append(ev.id)
+                else:
+                    ids[v] = ev.id
+            start, end = span_of([ev.ts for _, ev in chain], list(range(len(chain))))
+            out.append(Match(name, ids, start, end, {}, vars_=self._net_vars[name], chain=chain))
         return out
 
     def _list_binding(

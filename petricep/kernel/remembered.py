@@ -30,7 +30,8 @@ class Remembered:
     __slots__ = ("_parts", "_starts", "_positions", "_ts_types")
 
     def __init__(self) -> None:
-        self._parts: list[tuple[np.ndarray, Column, Column]] = []
+        # (positions, ids, timestamps, the events themselves or None) per batch
+        self._parts: list[tuple[np.ndarray, Column, Column, Any]] = []
         self._starts = np.zeros(1, dtype=np.int64)  # first index of each part, then the total
         self._positions: np.ndarray | None = np.zeros(0, dtype=np.int64)  # (None: to concatenate)
         self._ts_types: set[type] = set()
@@ -38,12 +39,14 @@ class Remembered:
     def __len__(self) -> int:
         return int(self._starts[-1])
 
-    def add(self, positions: np.ndarray, ids: Column, stamps: Column) -> None:
-        """A batch's events (positions after every one remembered)."""
+    def add(self, positions: np.ndarray, ids: Column, stamps: Column, events: Any = None) -> None:
+        """A batch's events (positions after every one remembered); ``events``: the
+        :class:`~petricep.events.Event` objects themselves (a list, or :class:`EventsOf`),
+        where matches must carry what they bind (:meth:`events_at`)."""
         if not len(positions):
             return
         ids, stamps = _column(ids), _column(stamps)
-        self._parts.append((np.asarray(positions, dtype=np.int64), ids, stamps))
+        self._parts.append((np.asarray(positions, dtype=np.int64), ids, stamps, events))
         self._starts = np.append(self._starts, self._starts[-1] + len(positions))
         self._positions = None
         self._note_types(stamps)
@@ -62,10 +65,10 @@ class Remembered:
         if drop:
             del parts[:drop]
         if parts:
-            pos, ids, stamps = parts[0]
+            pos, ids, stamps, events = parts[0]
             cut = int(np.searchsorted(pos, oldest))
             if cut:
-                parts[0] = (pos[cut:], ids[cut:], stamps[cut:])
+                parts[0] = (pos[cut:], ids[cut:], stamps[cut:], None if events is None else events[cut:])
         if drop or (parts and cut):
             self._starts = np.concatenate(([0], np.cumsum([len(p[0]) for p in parts], dtype=np.int64)))
             self._positions = None
@@ -94,6 +97,12 @@ class Remembered:
     def ts_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
         """The timestamps of the events at ``index``, as Python values."""
         return self._values(2, index)
+
+    def events_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
+        """The events at ``index`` themselves (every part added with its events)."""
+        if any(p[3] is None for p in self._parts):
+            raise ValueError("events remembered without their Event objects")
+        return self._values(3, index)
 
     def _values(self, which: int, index: Sequence[int] | np.ndarray) -> list[Any]:
         idx = np.asarray(index, dtype=np.int64).ravel()
@@ -150,6 +159,30 @@ def _take(col: Column, idx: np.ndarray) -> list[Any]:
     return [col[i] for i in idx.tolist()]
 
 
+
+
+class EventsOf:
+    """A batch's events as a sequence made on demand (``make(i)``: row ``i`` as an
+    :class:`~petricep.events.Event`): a columnar batch keeps no Event per row, and only the
+    events some match binds are ever made."""
+
+    __slots__ = ("_make", "_start", "_stop")
+
+    def __init__(self, make: Any, start: int, stop: int) -> None:
+        self._make = make
+        self._start = start
+        self._stop = stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            start, stop, _ = i.indices(len(self))
+            return EventsOf(self._make, self._start + start, self._start + max(start, stop))
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._make(self._start + i)
 
 
 class Composites:
@@ -216,4 +249,4 @@ class Composites:
             del self._pos[:cut], self._no[:cut]
 
 
-__all__ = ["Composites", "Remembered"]
+__all__ = ["Composites", "EventsOf", "Remembered"]

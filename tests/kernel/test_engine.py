@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from petricep import kernel
 from petricep.api import compile_text
 from petricep.cli import main
-from petricep.errors import EvaluationError
-from petricep.events import Event
+from petricep.errors import ConfigError, EvaluationError, SnapshotError
+from petricep.events import Event, EventColumns
 from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
@@ -92,6 +92,51 @@ def test_kernel_engine_gives_the_engines_matches(data: st.DataObject) -> None:
     want = exact(drive(Engine(net), events))
     got = exact(drive(KernelEngine(net, batch=batch), events))
     assert got == want
+
+
+def bound_events(matches: list[Any]) -> list[str]:
+    """Each match with the events it binds (a Kleene list's in order): what a history join
+    and ``--with-events`` read."""
+    def one(v: Any) -> Any:
+        return [one(x) for x in v] if isinstance(v, list) else (v.type, v.ts, v.pos, v.id, v.attrs)
+    return [repr((m.to_dict(), {k: one(v) for k, v in m.bindings().items()})) for m in matches]
+
+
+@SETTINGS
+@given(st.data())
+def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
+    # with_events: the kernel's matches carry their bound events (Kleene lists in stream
+    # order), pushed one by one or as a checked batch's columns
+    pats = [
+        data.draw(patterns(kleene=data.draw(st.booleans()), returns=False, negation=data.draw(st.booleans())))
+        for _ in range(data.draw(st.integers(1, 2)))
+    ]
+    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    events = data.draw(odd_streams())
+    for p in pats:
+        note(pattern_text(p))
+    net = build_net(pats)
+    if not supports(net, "arrival")[0]:
+        return
+    want = bound_events(drive(Engine(net), events))
+    got = bound_events(drive(KernelEngine(net, batch=data.draw(st.integers(1, 5)), with_events=True), events))
+    assert got == want
+    names = sorted({name for e in events for name in e.attrs})
+    columns = EventColumns(
+        [e.type for e in events], [e.ts for e in events], [e.pos for e in events], [e.id for e in events],
+        {name: [e.attrs.get(name) for e in events] for name in names},
+    )
+    engine = KernelEngine(net, with_events=True)
+    assert bound_events(engine.push_columns(columns) + engine.flush()) == bound_events(drive(Engine(net), list(columns.events())))
+
+
+def test_matches_carry_events_only_without_composite_events() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) RETURN C(x = a.x)\nPATTERN q: SEQ(C c, B b)")
+    with pytest.raises(ConfigError, match="only where no pattern emits composite events"):
+        KernelEngine(net, with_events=True)
+    engine = KernelEngine(compile_text("PATTERN p: SEQ(A a, B b)"), with_events=True)
+    with pytest.raises(SnapshotError, match="carry their events"):
+        engine.snapshot_state()
 
 
 def test_text_values_order_and_equality() -> None:
