@@ -148,9 +148,9 @@ def engine_plan(
 ) -> EnginePlan:
     """Which engine runs which part of ``program`` over ``spec`` (see :func:`kernel_choice`):
     options only the Python engine serves first, then what the kernel covers of the net."""
-    if not isinstance(program, Net):
-        why = "ARCHIVED variables (a run over an archive)"
-    elif slack is not None:
+    if not isinstance(program, Net):  # (a history runner's engine is chosen when it is built)
+        return whole(*program.engine_choice)
+    if slack is not None:
         why = "a slack: events are re-ordered by the Python engine"
     elif bindings:
         why = "the matches' bound events are asked for (--with-events, Match.bindings())"
@@ -229,7 +229,8 @@ class Run:
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
         # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
-        plan = engine_plan(program, tie, slack, spec, bindings) if engine == "kernel" else whole(PYTHON, "asked for")
+        asked = engine == "kernel" or not isinstance(program, Net)  # (a history runner chose when it was built)
+        plan = engine_plan(program, tie, slack, spec, bindings) if asked else whole(PYTHON, "asked for")
         self.plan = plan
         self.engine_choice = (plan.name, plan.why)
         self._drain: Callable[[], list[Match]] = list
@@ -259,6 +260,7 @@ class Run:
                 raise ConfigError("a run over an archive takes no slack (yet): archive a time-ordered stream")
             self.history = self._pusher = program
             self.engine = program.engine
+            self._drain = program.drain  # (the kernel's batch collected so far)
         self.spec = replace(spec, ordered=slack is None)
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)

@@ -28,8 +28,12 @@ from typing import Any
 
 from petricep.archive.store import Archive, Order
 from petricep.compile.history import HistorySpec, split_patterns
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, EvaluationError, StateLimitError
 from petricep.events import Event
+from petricep.kernel import available as kernel_available
+from petricep.kernel import supports as kernel_supports
+from petricep.kernel import switched_off as kernel_switched_off
+from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
@@ -300,7 +304,16 @@ class HistoryRunner:
     """An engine, the archive and the join together: what ``petricep run --archive`` does.
 
     Every pushed event is archived (then matched); the matches of history-aware patterns'
-    live parts go through the join, the others straight out."""
+    live parts go through the join, the others straight out.
+
+    ``engine="kernel"``: the live net on the compiled kernel where it covers it (its
+    matches carry their bound events for the join), else the Python engine; which one ran and
+    why is :attr:`engine_choice`, fixed here (``python_why``: why, where the caller asks for
+    the Python engine). The kernel fires a batch of events at a time;
+    the runner then replays the batch event by event -- archive, join, the matches each event
+    emitted -- so the output is the Python engine's, in its order. Archive-first and auto
+    orders decide per event whether the engine sees it, from the matches so far: they run
+    the Python engine."""
 
     def __init__(
         self,
@@ -313,19 +326,31 @@ class HistoryRunner:
         conflicts: Sequence[Any] = (),
         queries: Sequence[Any] = (),
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
+        engine: str = "python",
+        python_why: str = "asked for",
     ) -> None:
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
             raise ConfigError("patterns with ARCHIVED variables run under the arrival tie rule")
-        self.engine = Engine(
-            build_net(plain, True, list(conflicts), list(queries)), tie=tie, max_partial_matches=max_partial_matches
-        )
+        net = build_net(plain, True, list(conflicts), list(queries))
+        if engine not in ("python", "kernel"):
+            raise ConfigError(f"engine must be 'python' or 'kernel', not {engine!r}")
+        self.engine_choice = _live_engine(net, tie, order) if engine == "kernel" else ("python", python_why)
+        self.engine: Engine | KernelEngine
+        if self.engine_choice[0] == "kernel":
+            self.engine = KernelEngine(net, tie=tie, max_partial_matches=max_partial_matches, with_events=True)
+        else:
+            self.engine = Engine(net, tie=tie, max_partial_matches=max_partial_matches)
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them
         self.gate = bool(specs) and len(specs) == len(plain) and order != "live-first"
+        self._pending: list[Event] = []  # the kernel's: events collected, not replayed yet
+        self._error: Exception | None = None
 
     def push(self, e: Event) -> list[Match]:
+        if isinstance(self.engine, KernelEngine):
+            return self._push_batched(self.engine, e)
         self.archive.append(e)
         self.join.see(e)
         out = self.join.advance(e.ts)
@@ -334,12 +359,70 @@ class HistoryRunner:
         return out + self._route(self.engine.push(e), e.ts)
 
     def flush(self) -> list[Match]:
+        """End of stream. (On the kernel, call :meth:`drain` first to get the matches before
+        an error in the last batch: flush raises it.)"""
+        if isinstance(self.engine, KernelEngine):
+            if self._error is None:
+                out = self._replay(self.engine, self.engine.flush_pairs)
+            if self._error is not None:
+                raise self._error
+            return out + self.join.flush()
         out = self._route(self.engine.flush(), None)
         return out + self.join.flush()
+
+    def drain(self) -> list[Match]:
+        """The matches of the events collected so far (the kernel's batch), the stream going
+        on: before a reader's error or a stop ends the run."""
+        if not isinstance(self.engine, KernelEngine) or self._error is not None:
+            return []
+        return self._replay(self.engine, self.engine.drain_pairs)
+
+    def _push_batched(self, kernel: KernelEngine, e: Event) -> list[Match]:
+        """:meth:`push` on the kernel: collect ``e``; when its batch fires, replay it."""
+        if self._error is not None:
+            raise self._error
+        self._pending.append(e)
+        return self._replay(kernel, lambda: kernel.push_pairs(e))
+
+    def _replay(self, kernel: KernelEngine, fire: Any) -> list[Match]:
+        """Fire the kernel (``fire()``: (match, emitting position) pairs; nothing to replay
+        while it only collects), then for each collected event in order what :meth:`push`
+        does with the Python engine: archive it, advance the join, route the matches it
+        emitted; then the matches of the end of the stream (position -1). An evaluation
+        error: the events before the failing one are replayed and it is archived, as the
+        engine's run does; the error is raised by the next call, after their matches."""
+        failed = None
+        try:
+            pairs = fire()
+        except (EvaluationError, StateLimitError) as exc:
+            pairs, failed, self._error = getattr(exc, "pairs", []), getattr(exc, "event", None), exc
+        if kernel.collected and self._error is None:
+            return []
+        by_pos: dict[int, list[Match]] = {}
+        for m, at in pairs:
+            by_pos.setdefault(at, []).append(m)
+        out: list[Match] = []
+        pending, self._pending = self._pending, []
+        for ev in pending:
+            self.archive.append(ev)
+            self.join.see(ev)
+            try:
+                released = self.join.advance(ev.ts)
+                if ev is failed:
+                    return out  # (its own release is lost with the error, as with the engine)
+                out += released + self._route(by_pos.pop(ev.pos, []), ev.ts)
+            except (EvaluationError, StateLimitError) as exc:  # the join's: the same
+                exc.event = ev  # type: ignore[union-attr]
+                self._error = exc
+                return out
+        out += self._route(by_pos.pop(-1, []), None)
+        assert not by_pos, f"matches emitted at positions no collected event has: {sorted(by_pos)}"
+        return out
 
     def run(self, events: Any) -> Any:
         for e in events:
             yield from self.push(e)
+        yield from self.drain()
         yield from self.flush()
 
     def _route(self, matches: list[Match], now: Any) -> list[Match]:
@@ -351,6 +434,24 @@ class HistoryRunner:
             else:
                 out.append(m)
         return out
+
+
+def _live_engine(net: Any, tie: str, order: str) -> tuple[str, str]:
+    """Which engine fires a history runner's live net, and why: the kernel where it covers
+    the net (live-first only; no composite events, whose matches carry no events on the
+    kernel), else the Python engine."""
+    if order != "live-first":
+        return ("python", f"the {order} history order admits events one by one from the matches so far")
+    if kernel_switched_off():
+        return ("python", "PETRICEP_NO_KERNEL=1 switches the compiled kernel off")
+    if not kernel_available():
+        return ("python", "the compiled kernel is not built")
+    if net.rows:
+        return ("python", "SQL queries beside ARCHIVED variables")
+    if any(p.output_type for p in net.patterns):
+        return ("python", "composite events in a run over an archive (the kernel's matches carry their events only without them)")
+    ok, why = kernel_supports(net, tie)
+    return ("kernel", "covered") if ok else ("python", why)
 
 
 __all__ = ["MODES", "HistoryJoin", "HistoryRunner", "HistoryStats"]

@@ -446,6 +446,15 @@ cdef class Kernel:
     def stored_events(self):
         return self.store.n
 
+    def stored_positions(self):
+        """The positions of the events in the store, ascending (arrival order): the only
+        input events a later match can bind (KernelEngine forgets the others' ids)."""
+        out = np.empty(self.store.n, dtype=np.int64)
+        cdef int64_t[:] ov = out
+        if self.store.n:
+            memcpy(&ov[0], self.store.pos, self.store.n * sizeof(int64_t))
+        return out
+
     def oldest_pos(self):
         """The position of the oldest event in the store (the store keeps arrival order),
         or -1 when it is empty: no later match binds an event before it."""

@@ -464,10 +464,10 @@ class KernelEngine:
         return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
 
     def _forget(self) -> None:
-        """Drop what no later match can bind: events before the oldest one the kernel stores."""
-        oldest = self.kernel.kernel.oldest_pos()
-        self._known.forget(oldest)
-        self.kernel.composites.forget(oldest)
+        """Drop what no later match can bind: the events the kernel does not store."""
+        stored = self.kernel.kernel.stored_positions()
+        self._known.keep(stored)
+        self.kernel.composites.forget(int(stored[0]) if len(stored) else -1)
 
     def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
         """Attribute values and kinds (int, float, bool, text code, None) per row: numeric numpy

@@ -20,6 +20,7 @@ import numpy as np
 
 # a column of one batch: a NumPy array (numbers) or a list of Python values
 Column = Any
+KEEP_SLACK = 4096  # events remembered beyond twice the store's before Remembered.keep filters
 
 
 class Remembered:
@@ -72,6 +73,26 @@ class Remembered:
         if drop or (parts and cut):
             self._starts = np.concatenate(([0], np.cumsum([len(p[0]) for p in parts], dtype=np.int64)))
             self._positions = None
+
+    def keep(self, stored: np.ndarray) -> None:
+        """Drop the events whose positions are not in ``stored`` (ascending): the kernel's
+        store holds every event a later match can bind. Cutting before the oldest one
+        (:meth:`forget`) is cheap and usually enough; where the store holds a few events
+        spread over a long stretch (it is compacted only once it has grown), the events
+        between them are dropped too, so that what is remembered stays within a few times
+        the store's size instead of growing with the stream."""
+        self.forget(int(stored[0]) if len(stored) else -1)
+        if len(self) <= 2 * len(stored) + KEEP_SLACK:
+            return
+        parts = []
+        for pos, ids, stamps, events in self._parts:
+            at = np.searchsorted(stored, pos)
+            held = np.flatnonzero(stored[np.minimum(at, len(stored) - 1)] == pos)
+            if len(held):
+                parts.append((pos[held], _pick(ids, held), _pick(stamps, held), None if events is None else _pick(events, held)))
+        self._parts = parts
+        self._starts = np.concatenate(([0], np.cumsum([len(p[0]) for p in parts], dtype=np.int64)))
+        self._positions = None
 
     def clear(self) -> None:
         self._parts = []
@@ -150,6 +171,13 @@ def _column(col: Any) -> Column:
     if isinstance(col, range):
         return np.arange(col.start, col.stop, col.step, dtype=np.int64)
     return col if isinstance(col, list) else list(col)
+
+
+def _pick(col: Any, idx: np.ndarray) -> Any:
+    """``col`` at ``idx`` as a column of the same kind (an :class:`EventsOf`: a list)."""
+    if isinstance(col, np.ndarray):
+        return col[idx]
+    return [col[i] for i in idx.tolist()]
 
 
 def _take(col: Column, idx: np.ndarray) -> list[Any]:

@@ -9,7 +9,6 @@ import io
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -382,13 +381,41 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
     assert k_lines[1:4] == py_lines[1:4] == ["  up: 1661 matches", "  twice: 454 matches", "  composite events: 1661"]
 
 
+def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, tmp_path: Path) -> None:
+    """``--archive``: the live net on the kernel (the summary says so), the join in Python,
+    the file byte for byte the Python engine's; from standard input the Python engine."""
+    pf, ev = tmp_path / "slower.pcep", tmp_path / "ev.csv"
+    pf.write_text(
+        "PATTERN slower: SEQ(ARCHIVED S then, S now)\n"
+        "WHERE [sensor] AND now.ts - then.ts >= 95 AND now.ts - then.ts <= 105 AND now.speed < then.speed / 2\n"
+    )
+    rows = [(t, 1 + t % 3, 90 if t < 50 else 20) for t in range(0, 200, 2)]
+    ev.write_text("ts,type,sensor,speed\n" + "".join(f"{t},S,{s},{v}\n" for t, s, v in rows))
+    got = {}
+    for engine in ("local", "python"):
+        out = tmp_path / f"{engine}.jsonl"
+        rc, _, err = run_cli("run", str(pf), "--events", str(ev), "--type-field", "type", "--time-field", "ts",
+                             "--archive", str(tmp_path / engine), "--engine", engine, "-o", str(out))
+        assert rc == 0
+        got[engine] = (out.read_bytes(), err.splitlines()[-1])
+    assert got["local"][1] == "  engine: kernel" and got["python"][1] == "  engine: python (asked for)"
+    assert got["local"][0] == got["python"][0] and got["local"][0].count(b"\n") == 50
+    use_stdin(io.BytesIO(ev.read_bytes()))
+    try:
+        rc, out_text, err = run_cli("run", str(pf), "--events", "-", "--format", "csv", "--type-field", "type",
+                                    "--time-field", "ts", "--archive", str(tmp_path / "stdin"))
+    finally:
+        use_stdin(None)
+    assert rc == 0 and out_text.encode() == got["python"][0]
+    assert err.splitlines()[-1] == "  engine: python (standard input: matches are written as each event arrives)"
+
+
 @pytest.mark.parametrize(
     ("extra", "why"),
     [
         (["--with-events"], "the matches' bound events are asked for (--with-events, Match.bindings())"),
         (["--slack", "2"], "a slack: events are re-ordered by the Python engine"),
         (["--events", "-", "--format", "csv"], "standard input: matches are written as each event arrives"),
-        (["--archive", "ARCHIVE"], "ARCHIVED variables (a run over an archive)"),
     ],
 )
 def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
@@ -399,7 +426,6 @@ def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
     pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
     pf.write_text(RISE)
     ev.write_text(RISE_EVENTS)
-    extra = [str(tmp_path / "archive") if w == "ARCHIVE" else w for w in extra]
     opts = ["--type-field", "type", "--time-field", "ts", *(["--events", str(ev)] if "-" not in extra else []), *extra]
     results = []
     for engine in ([], ["--engine", "python"]):
@@ -409,7 +435,6 @@ def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
             results.append(run_cli("run", str(pf), *opts, *engine))
         finally:
             use_stdin(None)
-        shutil.rmtree(tmp_path / "archive", ignore_errors=True)
     (rc, out, err), (rc_py, out_py, _) = results
     assert (rc, out) == (rc_py, out_py) == (0, out_py) and out.count("\n") == 2
     assert err.splitlines()[-1] == f"  engine: python ({why})"
