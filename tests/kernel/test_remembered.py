@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petricep.kernel.remembered import Remembered
+import petricep.kernel.remembered as R
+from petricep.kernel.remembered import EventsOf, Remembered
 
 
 def _column(kind: str, values: list[int]) -> Any:
@@ -80,3 +81,33 @@ def test_restore_takes_a_snapshots_lists() -> None:
     assert again.all_ids() == ["b", "c"]
     assert again.ts_types == {float}
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "add", "keep"]), st.integers(1, 6), st.integers(0, 2**20), st.booleans()), max_size=12))
+def test_keeping_the_stored_positions_equals_a_filtered_list(script: list[tuple[str, int, int, bool]]) -> None:
+    # keep(stored): the events at the store's positions (and, while they are few, every one
+    # after its oldest); events made on demand (EventsOf) or listed come back as kept
+    slack, R.KEEP_SLACK = R.KEEP_SLACK, 0
+    try:
+        store = Remembered()
+        kept: list[tuple[int, Any, Any]] = []
+        pos = 0
+        for op, n, bits, lazy in script:
+            if op == "add":
+                values = list(range(pos, pos + n))
+                events = EventsOf(lambda i, base=pos: f"ev{base + i}", 0, n) if lazy else [f"ev{v}" for v in values]
+                store.add(np.array(values, dtype=np.int64), [f"e{v}" for v in values], np.array(values), events)
+                kept += [(v, f"e{v}", f"ev{v}") for v in values]
+                pos += n + 2
+                continue
+            stored = [k[0] for i, k in enumerate(kept) if bits >> (i % 20) & 1]
+            store.keep(np.array(stored, dtype=np.int64))
+            kept = [k for k in kept if stored and k[0] >= stored[0]]
+            if len(kept) > 2 * len(stored):
+                kept = [k for k in kept if k[0] in set(stored)]
+            assert store.positions.tolist() == [k[0] for k in kept]
+            assert store.all_ids() == [k[1] for k in kept]
+            assert store.events_at(np.arange(len(kept))) == [k[2] for k in kept]
+    finally:
+        R.KEEP_SLACK = slack
