@@ -421,6 +421,64 @@ cdef class Kernel:
         self.taken += n
         return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
 
+    def take_columns(self, const int32_t[:, :] var_slot, bint int_time):
+        """:meth:`take_matches` for a match table of ids only (no RETURN, ON TIMEOUT or Kleene
+        lists: KernelRun's simple table plan), as the table's own columns in one call: per
+        pattern the match count, pattern, start and end (int64 where times are integers),
+        and per variable name (``var_slot[v, p]``: its slot in pattern ``p``, -1 none) its ids
+        and whether each is bound, contiguous; with a flag per name: every row bound. A
+        small batch's table is then a few Arrow calls, not a few dozen NumPy ones."""
+        cdef Py_ssize_t n = self.out_n, m = self.maxslots, nv = var_slot.shape[0], i, v
+        cdef int32_t p, sl
+        cdef int64_t x
+        counts = np.zeros(self.npatterns, dtype=np.int64)
+        pattern = np.empty(n, dtype=np.int32)
+        start = np.empty(n, dtype=np.int64 if int_time else np.float64)
+        end = np.empty(n, dtype=np.int64 if int_time else np.float64)
+        ids = np.zeros((nv, n), dtype=np.int64)
+        valid = np.zeros((nv, n), dtype=np.bool_)
+        cdef int64_t[:] cv = counts
+        cdef int32_t[:] pv = pattern
+        cdef int64_t[:, :] iv = ids
+        cdef uint8_t[:, :] bv = valid.view(np.uint8)
+        cdef int64_t[:] si, ei
+        cdef double[:] sd, ed
+        full = [True] * nv
+        cdef int any_composite = 0
+        if n:
+            memcpy(&pv[0], self.out_pattern, n * sizeof(int32_t))
+            if int_time:
+                si, ei = start, end
+                for i in range(n):
+                    si[i] = <int64_t>self.out_start[i]
+                    ei[i] = <int64_t>self.out_end[i]
+            else:
+                sd, ed = start, end
+                memcpy(&sd[0], self.out_start, n * sizeof(double))
+                memcpy(&ed[0], self.out_end, n * sizeof(double))
+            for i in range(n):
+                p = self.out_pattern[i]
+                if p < 0 or p >= self.npatterns:
+                    raise ValueError(f"match {i} of pattern {p}: a timeout (take_matches reads those)")
+                cv[p] += 1
+                for v in range(nv):
+                    sl = var_slot[v, p]
+                    if sl >= 0 and self.out_bound[i * m + sl]:
+                        x = self.out_ids[i * m + sl]
+                        iv[v, i] = x
+                        bv[v, i] = 1
+                        if x < 0:
+                            any_composite = 1
+                    else:
+                        full[v] = False
+        if any_composite:
+            raise ValueError("a composite event is bound: take_matches reads those")
+        self.kl_n = 0
+        self.out_n = 0
+        self.row_out = 0
+        self.taken += n
+        return counts, pattern, start, end, ids, valid, full
+
     def dropped_by_pattern(self):
         """Per net pattern index: the partial matches its LIMIT dropped."""
         out = [0] * self.npatterns
@@ -445,6 +503,11 @@ cdef class Kernel:
     @property
     def stored_events(self):
         return self.store.n
+
+    @property
+    def buffered(self):
+        """Matches buffered, not taken yet."""
+        return self.out_n
 
     def oldest_pos(self):
         """The position of the oldest event in the store (the store keeps arrival order),
