@@ -6,6 +6,49 @@
 # read by the module-level functions of the other included files, which take it as ``k``.
 
 
+cdef class PatternArrays:
+    """A lowered net's per-pattern arrays the Kernel reads (RETURN and ON TIMEOUT fields,
+    consumption), made once per net: a small batch's run builds a Kernel per pass, and
+    making them costs it ~30 us with cold caches. Index ``npatterns + i``: pattern ``i``'s
+    timeouts (a composite event of the timeout type)."""
+    cdef const uint8_t[:] has_ret
+    cdef const int32_t[:] ret_type, attr_start, attr, domain, cons_start, cons
+
+    def __cinit__(self, lowered):
+        pats = lowered.patterns
+        self.has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
+                                dtype=np.uint8)
+        self.ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
+            flat.extend(attrs)
+            starts.append(len(flat))
+        self.attr_start = np.array(starts, dtype=np.int32)
+        self.attr = np.array(flat or [-1], dtype=np.int32)
+        self.domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in pats:
+            flat.extend(p.consume)
+            starts.append(len(flat))
+        self.cons_start = np.array(starts, dtype=np.int32)
+        self.cons = np.array(flat or [-1], dtype=np.int32)
+
+
+cdef dict _pattern_arrays = {}  # id(lowered) -> (lowered, its PatternArrays): the last nets'
+
+
+cdef PatternArrays pattern_arrays(lowered):
+    """``lowered``'s PatternArrays, kept for the last 16 nets (a Lowered is frozen)."""
+    hit = _pattern_arrays.get(id(lowered))
+    if hit is not None and hit[0] is lowered:
+        return hit[1]
+    made = PatternArrays(lowered)
+    if len(_pattern_arrays) >= 16:
+        del _pattern_arrays[next(iter(_pattern_arrays))]
+    _pattern_arrays[id(lowered)] = (lowered, made)
+    return made
+
+
 cdef class Kernel:
     """Runs a lowered net over batches of events (columns); see KernelRun for the Python side."""
     cdef public list groups
@@ -116,23 +159,15 @@ cdef class Kernel:
         # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
         # of the timeout type
         pats = lowered.patterns
-        self.pat_has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
-                                    dtype=np.uint8)
-        self.pat_ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
-        starts, flat = [0], []
-        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
-            flat.extend(attrs)
-            starts.append(len(flat))
-        self.pat_attr_start = np.array(starts, dtype=np.int32)
-        self.pat_attr = np.array(flat or [-1], dtype=np.int32)
+        cdef PatternArrays pa_ = pattern_arrays(lowered)
+        self.pat_has_ret = pa_.has_ret
+        self.pat_ret_type = pa_.ret_type
+        self.pat_attr_start = pa_.attr_start
+        self.pat_attr = pa_.attr
         self.has_returns = any(p.has_return for p in pats)
-        self.pat_domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
-        starts, flat = [0], []
-        for p in pats:
-            flat.extend(p.consume)
-            starts.append(len(flat))
-        self.pat_cons_start = np.array(starts, dtype=np.int32)
-        self.pat_cons = np.array(flat or [-1], dtype=np.int32)
+        self.pat_domain = pa_.domain
+        self.pat_cons_start = pa_.cons_start
+        self.pat_cons = pa_.cons
         self.has_conflict = any(p.domain >= 0 for p in pats)
         self.consumed = [{} for _ in lowered.domains]
         self.horizons = list(lowered.domains)

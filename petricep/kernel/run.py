@@ -24,7 +24,7 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
-from petricep.runtime.arrow import number_view, scalar, string_array
+from petricep.runtime.arrow import number_array, number_view, scalar, string_array
 from petricep.runtime.match import Match
 
 try:
@@ -413,14 +413,14 @@ class KernelRun:
         counts, pattern, start, end, ids, valid, full = self.kernel.take_columns(plan.var_slot, bool(self._int_time))
         for p, c in zip(self.lowered.patterns, counts.tolist()):
             self.matches[p.name] += c
-        cols: dict[str, Any] = {
-            "pattern": pa.DictionaryArray.from_arrays(pa.array(pattern, pa.int32()), plan.names),
-            "start": pa.array(start),
-            "end": pa.array(end),
-        }
-        for v, (var, *_) in enumerate(plan.columns):
-            cols[var] = pa.array(ids[v], pa.int64(), mask=None if full[v] else ~valid[v])
-        out = pa.table(cols)
+        times = pa.int64() if self._int_time else pa.float64()
+        arrays = [
+            pa.DictionaryArray.from_arrays(number_array(pattern, pa.int32()), plan.names),
+            number_array(start, times),
+            number_array(end, times),
+            *(number_array(ids[v], pa.int64(), None if full[v] else valid[v]) for v in range(len(plan.columns))),
+        ]
+        out = pa.Table.from_arrays(arrays, schema=plan.schema(times))
         if not len(pattern):
             plan.empty[self._int_time] = out
         return out
@@ -680,6 +680,15 @@ class TablePlan:
     # simple plans: per variable name and pattern its slot, -1 none (Kernel.take_columns)
     var_slot: np.ndarray = field(compare=False)
     empty: dict[bool | None, pa.Table] = field(default_factory=dict, compare=False)
+    schemas: dict[pa.DataType, pa.Schema] = field(default_factory=dict, compare=False)
+
+    def schema(self, times: pa.DataType) -> pa.Schema:
+        """A simple plan's table schema with ``times`` start and end."""
+        got = self.schemas.get(times)
+        if got is None:
+            names = [("pattern", pa.dictionary(pa.int32(), pa.string())), ("start", times), ("end", times)]
+            got = self.schemas[times] = pa.schema(names + [(c[0], pa.int64()) for c in self.columns])
+        return got
 
 
 def table_plan(lowered: Lowered) -> TablePlan:
