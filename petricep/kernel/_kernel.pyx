@@ -31,11 +31,12 @@ buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (O
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
 petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys),
-``_rows.pxi`` (SQL MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
+``_typecodes.pxi`` (a text type column's rows as type codes), ``_rows.pxi`` (SQL
+MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 """
 
-from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.string cimport memcpy, memmove
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
+from libc.string cimport memcpy, memmove, memcmp
 from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 
@@ -117,4 +118,5 @@ include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
 include "_codes.pxi"
+include "_typecodes.pxi"
 include "_rows.pxi"

@@ -6,6 +6,49 @@
 # read by the module-level functions of the other included files, which take it as ``k``.
 
 
+cdef class PatternArrays:
+    """A lowered net's per-pattern arrays the Kernel reads (RETURN and ON TIMEOUT fields,
+    consumption), made once per net: a small batch's run builds a Kernel per pass, and
+    making them costs it ~30 us with cold caches. Index ``npatterns + i``: pattern ``i``'s
+    timeouts (a composite event of the timeout type)."""
+    cdef const uint8_t[:] has_ret
+    cdef const int32_t[:] ret_type, attr_start, attr, domain, cons_start, cons
+
+    def __cinit__(self, lowered):
+        pats = lowered.patterns
+        self.has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
+                                dtype=np.uint8)
+        self.ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
+            flat.extend(attrs)
+            starts.append(len(flat))
+        self.attr_start = np.array(starts, dtype=np.int32)
+        self.attr = np.array(flat or [-1], dtype=np.int32)
+        self.domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
+        starts, flat = [0], []
+        for p in pats:
+            flat.extend(p.consume)
+            starts.append(len(flat))
+        self.cons_start = np.array(starts, dtype=np.int32)
+        self.cons = np.array(flat or [-1], dtype=np.int32)
+
+
+cdef dict _pattern_arrays = {}  # id(lowered) -> (lowered, its PatternArrays): the last nets'
+
+
+cdef PatternArrays pattern_arrays(lowered):
+    """``lowered``'s PatternArrays, kept for the last 16 nets (a Lowered is frozen)."""
+    hit = _pattern_arrays.get(id(lowered))
+    if hit is not None and hit[0] is lowered:
+        return hit[1]
+    made = PatternArrays(lowered)
+    if len(_pattern_arrays) >= 16:
+        del _pattern_arrays[next(iter(_pattern_arrays))]
+    _pattern_arrays[id(lowered)] = (lowered, made)
+    return made
+
+
 cdef class Kernel:
     """Runs a lowered net over batches of events (columns); see KernelRun for the Python side."""
     cdef public list groups
@@ -116,23 +159,15 @@ cdef class Kernel:
         # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
         # of the timeout type
         pats = lowered.patterns
-        self.pat_has_ret = np.array([p.has_return for p in pats] + [p.timeout_type is not None for p in pats] or [0],
-                                    dtype=np.uint8)
-        self.pat_ret_type = np.array([p.ret_type for p in pats] + [p.to_type for p in pats] or [-1], dtype=np.int32)
-        starts, flat = [0], []
-        for attrs in [p.ret_attrs for p in pats] + [p.to_attrs for p in pats]:
-            flat.extend(attrs)
-            starts.append(len(flat))
-        self.pat_attr_start = np.array(starts, dtype=np.int32)
-        self.pat_attr = np.array(flat or [-1], dtype=np.int32)
+        cdef PatternArrays pa_ = pattern_arrays(lowered)
+        self.pat_has_ret = pa_.has_ret
+        self.pat_ret_type = pa_.ret_type
+        self.pat_attr_start = pa_.attr_start
+        self.pat_attr = pa_.attr
         self.has_returns = any(p.has_return for p in pats)
-        self.pat_domain = np.array([p.domain for p in pats] or [-1], dtype=np.int32)
-        starts, flat = [0], []
-        for p in pats:
-            flat.extend(p.consume)
-            starts.append(len(flat))
-        self.pat_cons_start = np.array(starts, dtype=np.int32)
-        self.pat_cons = np.array(flat or [-1], dtype=np.int32)
+        self.pat_domain = pa_.domain
+        self.pat_cons_start = pa_.cons_start
+        self.pat_cons = pa_.cons
         self.has_conflict = any(p.domain >= 0 for p in pats)
         self.consumed = [{} for _ in lowered.domains]
         self.horizons = list(lowered.domains)
@@ -421,6 +456,64 @@ cdef class Kernel:
         self.taken += n
         return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
 
+    def take_columns(self, const int32_t[:, :] var_slot, bint int_time):
+        """:meth:`take_matches` for a match table of ids only (no RETURN, ON TIMEOUT or Kleene
+        lists: KernelRun's simple table plan), as the table's own columns in one call: per
+        pattern the match count, pattern, start and end (int64 where times are integers),
+        and per variable name (``var_slot[v, p]``: its slot in pattern ``p``, -1 none) its ids
+        and whether each is bound, contiguous; with a flag per name: every row bound. A
+        small batch's table is then a few Arrow calls, not a few dozen NumPy ones."""
+        cdef Py_ssize_t n = self.out_n, m = self.maxslots, nv = var_slot.shape[0], i, v
+        cdef int32_t p, sl
+        cdef int64_t x
+        counts = np.zeros(self.npatterns, dtype=np.int64)
+        pattern = np.empty(n, dtype=np.int32)
+        start = np.empty(n, dtype=np.int64 if int_time else np.float64)
+        end = np.empty(n, dtype=np.int64 if int_time else np.float64)
+        ids = np.zeros((nv, n), dtype=np.int64)
+        valid = np.zeros((nv, n), dtype=np.bool_)
+        cdef int64_t[:] cv = counts
+        cdef int32_t[:] pv = pattern
+        cdef int64_t[:, :] iv = ids
+        cdef uint8_t[:, :] bv = valid.view(np.uint8)
+        cdef int64_t[:] si, ei
+        cdef double[:] sd, ed
+        full = [True] * nv
+        cdef int any_composite = 0
+        if n:
+            memcpy(&pv[0], self.out_pattern, n * sizeof(int32_t))
+            if int_time:
+                si, ei = start, end
+                for i in range(n):
+                    si[i] = <int64_t>self.out_start[i]
+                    ei[i] = <int64_t>self.out_end[i]
+            else:
+                sd, ed = start, end
+                memcpy(&sd[0], self.out_start, n * sizeof(double))
+                memcpy(&ed[0], self.out_end, n * sizeof(double))
+            for i in range(n):
+                p = self.out_pattern[i]
+                if p < 0 or p >= self.npatterns:
+                    raise ValueError(f"match {i} of pattern {p}: a timeout (take_matches reads those)")
+                cv[p] += 1
+                for v in range(nv):
+                    sl = var_slot[v, p]
+                    if sl >= 0 and self.out_bound[i * m + sl]:
+                        x = self.out_ids[i * m + sl]
+                        iv[v, i] = x
+                        bv[v, i] = 1
+                        if x < 0:
+                            any_composite = 1
+                    else:
+                        full[v] = False
+        if any_composite:
+            raise ValueError("a composite event is bound: take_matches reads those")
+        self.kl_n = 0
+        self.out_n = 0
+        self.row_out = 0
+        self.taken += n
+        return counts, pattern, start, end, ids, valid, full
+
     def dropped_by_pattern(self):
         """Per net pattern index: the partial matches its LIMIT dropped."""
         out = [0] * self.npatterns
@@ -454,6 +547,11 @@ cdef class Kernel:
         if self.store.n:
             memcpy(&ov[0], self.store.pos, self.store.n * sizeof(int64_t))
         return out
+
+    @property
+    def buffered(self):
+        """Matches buffered, not taken yet."""
+        return self.out_n
 
     def oldest_pos(self):
         """The position of the oldest event in the store (the store keeps arrival order),

@@ -24,7 +24,7 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
-from petricep.runtime.arrow import number_view, scalar, string_array
+from petricep.runtime.arrow import number_array, number_view, scalar, string_array
 from petricep.runtime.match import Match
 
 try:
@@ -76,6 +76,7 @@ class KernelRun:
         self.event_type = event_type
         self.kernel = _kernel.Kernel(self.lowered, tie, sweep_every, compact_slack)
         self._type_codes = {t: i for i, t in enumerate(self.lowered.types)}
+        self._type_names = _kernel.TypeNames(self.lowered.types)  # (a text type column's codes)
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
         # partition-key dictionaries, one per key class (groups reading composite events share
@@ -99,6 +100,10 @@ class KernelRun:
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
         col = _column(batch, self.type_field)  # type: ignore[arg-type]
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):  # (row bytes hashed in C)
+            out = np.empty(n, dtype=np.int32)
+            self._type_names.codes(col.buffers(), col.offset, n, pa.types.is_large_string(col.type), out)
+            return out
         enc = _encoded(col)
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
         indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
@@ -186,14 +191,14 @@ class KernelRun:
         n = batch.num_rows
         ts = self._time(batch)  # also fixes the type of the start / end columns
         if n == 0:
-            return self._table(*self.take_matches())
+            return self._matches_table()
         types = self._types(batch, n)
         pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
         ids = self._ids(batch, pos)
         vals, tags = self._attributes(batch, n, _column(batch, self.time_field), ids)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
-        return self._table(*self.take_matches())
+        return self._matches_table()
 
     def fire(
         self,
@@ -303,7 +308,7 @@ class KernelRun:
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""
         self.finish()
-        out = self._table(*self.take_matches())
+        out = self._matches_table()
         self.kernel.clear()
         return out
 
@@ -393,6 +398,32 @@ class KernelRun:
             for pi, count in enumerate(np.bincount(pattern, minlength=2 * n)):
                 target = self.matches if pi < n else self.timeouts
                 target[self.lowered.patterns[pi % n].name] += int(count)
+
+    def _matches_table(self) -> pa.Table:
+        """The buffered matches as a table (:meth:`_table`); a simple plan's (ids only) from
+        the kernel's own columns in one call (:meth:`Kernel.take_columns`)."""
+        plan = self._plan
+        if not plan.simple:
+            return self._table(*self.take_matches())
+        self.first_taken = self.kernel.taken
+        if not self.kernel.buffered:
+            empty = plan.empty.get(self._int_time)
+            if empty is not None:
+                return empty
+        counts, pattern, start, end, ids, valid, full = self.kernel.take_columns(plan.var_slot, bool(self._int_time))
+        for p, c in zip(self.lowered.patterns, counts.tolist()):
+            self.matches[p.name] += c
+        times = pa.int64() if self._int_time else pa.float64()
+        arrays = [
+            pa.DictionaryArray.from_arrays(number_array(pattern, pa.int32()), plan.names),
+            number_array(start, times),
+            number_array(end, times),
+            *(number_array(ids[v], pa.int64(), None if full[v] else valid[v]) for v in range(len(plan.columns))),
+        ]
+        out = pa.Table.from_arrays(arrays, schema=plan.schema(times))
+        if not len(pattern):
+            plan.empty[self._int_time] = out
+        return out
 
     def _table(
         self,
@@ -646,7 +677,18 @@ class TablePlan:
     timeouts: bool
     columns: tuple[tuple[str, Where, Where, Where], ...]  # name, all, as lists, as single events
     simple: bool
+    # simple plans: per variable name and pattern its slot, -1 none (Kernel.take_columns)
+    var_slot: np.ndarray = field(compare=False)
     empty: dict[bool | None, pa.Table] = field(default_factory=dict, compare=False)
+    schemas: dict[pa.DataType, pa.Schema] = field(default_factory=dict, compare=False)
+
+    def schema(self, times: pa.DataType) -> pa.Schema:
+        """A simple plan's table schema with ``times`` start and end."""
+        got = self.schemas.get(times)
+        if got is None:
+            names = [("pattern", pa.dictionary(pa.int32(), pa.string())), ("start", times), ("end", times)]
+            got = self.schemas[times] = pa.schema(names + [(c[0], pa.int64()) for c in self.columns])
+        return got
 
 
 def table_plan(lowered: Lowered) -> TablePlan:
@@ -667,9 +709,13 @@ def table_plan(lowered: Lowered) -> TablePlan:
     returns = any(p.has_return or p.timeout_type for p in pats)
     outputs = any(_outputs(lowered))
     timeouts = any(p.timeout_type for p in pats)
+    var_slot = np.full((max(len(columns), 1), max(len(pats), 1)), -1, dtype=np.int32)
+    for v, (_, w, _, _) in enumerate(columns):
+        for pi, slot in w:
+            var_slot[v, pi] = slot
     plan = TablePlan(
         string_array([p.name for p in pats]), max(len(pats), 1), returns, outputs, timeouts, columns,
-        simple=not (returns or outputs or timeouts or any(c[2] for c in columns)),
+        simple=not (returns or outputs or timeouts or any(c[2] for c in columns)), var_slot=var_slot[: len(columns)],
     )
     if len(_plans) >= 16:
         _plans.pop(next(iter(_plans)))

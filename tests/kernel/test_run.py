@@ -90,6 +90,19 @@ def test_integer_keys_code_in_first_seen_order_across_batches(keys: list[int]) -
     assert [m.to_dict() for m in K.to_matches(out, net)] == want and len(want) == 5
 
 
+@pytest.mark.parametrize("kind", ["string", "large_string", "dictionary"])
+def test_type_column_kinds_give_the_same_codes(kind: str) -> None:
+    # a text type column's rows are hashed in C, a dictionary column's looked up: empty rows
+    # and types no pattern reads are no event of the net, in a sliced column too
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x")
+    types = pa.array(["Z", "A", None, "B", "", "A", "AA", "B", "Bé"])
+    col = {"string": types, "large_string": types.cast(pa.large_string()), "dictionary": types.dictionary_encode()}[kind]
+    t = pa.table({"type": col, "ts": list(range(9)), "x": [0, 5, 0, 6, 0, 1, 0, 2, 9]}).slice(1)
+    run = K.KernelRun(net, id_field=None)
+    out = pa.concat_tables([run.push(t.slice(0, 3)), run.push(t.slice(3)), run.flush()])
+    assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "b": 2}, {"a": 4, "b": 6}]
+
+
 def test_match_table_columns_and_unbound_or_variables() -> None:
     net = compile_text("PATTERN p: SEQ(A a, OR(B b, C c))")
     run = K.KernelRun(net, id_field="id")
