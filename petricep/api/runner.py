@@ -152,8 +152,6 @@ def engine_plan(
         return whole(*program.engine_choice)
     if slack is not None:
         why = "a slack: events are re-ordered by the Python engine"
-    elif bindings:
-        why = "the matches' bound events are asked for (--with-events, Match.bindings())"
     elif spec.path == "-":
         why = "standard input: matches are written as each event arrives"
     elif kernel_switched_off():
@@ -161,7 +159,13 @@ def engine_plan(
     elif not kernel_available():
         why = "the compiled kernel is not built"
     else:
-        return plan_engines(program, tie)
+        plan = plan_engines(program, tie)
+        if not bindings or (plan.name == KERNEL and not program.rows and not any(p.produces for p in program.patterns)):
+            return plan  # (bindings: the kernel's matches carry their bound events)
+        why = (
+            "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
+            "carry them only where it runs the whole net, without composite events or SQL queries"
+        )
     return whole(PYTHON, why)
 
 
@@ -195,8 +199,9 @@ class Run:
     the Python engine for the rest where their matches merge exactly, else the Python engine,
     saying which and why in the report's ``"engine"`` (:func:`engine_plan`,
     :mod:`petricep.api.parts`); ``"python"`` for the reference engine.
-    ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``),
-    which only the Python engine keeps: the run stays on it. ``source``:
+    ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``):
+    the kernel's matches carry them where it runs the whole net without composite events or
+    SQL queries, else the run stays on the Python engine. ``source``:
     read this source instead of opening ``spec``'s (its columns already checked by the
     caller); ``locate(event)``: how an evaluation error names the failing event (default:
     ``<input>: event at position N (id X)``). ``count_marking``: count partial matches per place
@@ -237,7 +242,9 @@ class Run:
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
         if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
-            kernel = self.engine = self._pusher = KernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
+            kernel = self.engine = self._pusher = KernelEngine(
+                program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings
+            )
             self._drain = kernel.drain
             self._columns = kernel.push_columns_iter
         elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone

@@ -308,7 +308,7 @@ class KernelEngine:
         """One kernel call's matches: a record batch, or Match objects where none holds them
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
-        if batches is None or not batches.covered:
+        if batches is None or not batches.covered or self._with_events:  # (a writer reads their events)
             return self._out.matches(arrays)
         if batches.producers:
             self._out.register_composites(arrays)

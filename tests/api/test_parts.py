@@ -127,7 +127,8 @@ def test_run_splits_and_iterates_matches_as_the_python_engine(files: dict[str, P
     ("options", "why"),
     [
         ({"slack": 2}, "a slack: events are re-ordered by the Python engine"),
-        ({"bindings": True}, "the matches' bound events are asked for (--with-events, Match.bindings())"),
+        ({"bindings": True}, "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's "
+                             "matches carry them only where it runs the whole net, without composite events or SQL queries"),
         ({"engine": "python"}, "asked for"),
     ],
 )

@@ -381,6 +381,25 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
     assert k_lines[1:4] == py_lines[1:4] == ["  up: 1661 matches", "  twice: 454 matches", "  composite events: 1661"]
 
 
+@pytest.mark.parametrize(("text", "engine"), [
+    (RISE, "  engine: kernel"),
+    (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: python (the matches' bound events are asked for "
+     "(--with-events, Match.bindings()): the kernel's matches carry them only where it runs the whole net, without "
+     "composite events or SQL queries)"),
+])
+def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
+    run_cli: Any, tmp_path: Path, text: str, engine: str
+) -> None:
+    pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
+    pf.write_text(text)
+    ev.write_text(RISE_EVENTS)
+    opts = ["--events", str(ev), "--type-field", "type", "--time-field", "ts", "--with-events"]
+    rc, out, err = run_cli("run", str(pf), *opts)
+    rc_py, out_py, _ = run_cli("run", str(pf), *opts, "--engine", "python")
+    assert (rc, out) == (rc_py, out_py) and rc == 0 and '"events": {"a": {' in out
+    assert err.splitlines()[-1] == engine
+
+
 def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, tmp_path: Path) -> None:
     """``--archive``: the live net on the kernel (the summary says so), the join in Python,
     the file byte for byte the Python engine's; from standard input the Python engine."""
@@ -413,7 +432,6 @@ def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, t
 @pytest.mark.parametrize(
     ("extra", "why"),
     [
-        (["--with-events"], "the matches' bound events are asked for (--with-events, Match.bindings())"),
         (["--slack", "2"], "a slack: events are re-ordered by the Python engine"),
         (["--events", "-", "--format", "csv"], "standard input: matches are written as each event arrives"),
     ],
