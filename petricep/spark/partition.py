@@ -268,8 +268,10 @@ class KernelGroupRunner(GroupRunner):
     kernel in position order and fire a batch at a time; the kernel records the position at
     which each match came out, so the pairs are the Python engine's."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival") -> None:
-        self.kernel = KernelEngine(engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES)
+    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False) -> None:
+        self.kernel = KernelEngine(
+            engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES, with_events=bindings
+        )
         super().__init__(net, group, clock, tie, engine=False)
 
     def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
@@ -424,9 +426,9 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
 def group_engine(net: Net, group: Group, tie: str = "arrival", bindings: bool = False) -> tuple[str, str]:
     """``("kernel", "covered")`` where the compiled kernel runs the group's net exactly, else
     ``("python", why)``. ``bindings``: the caller needs the matches' bound events (a history
-    join), which only the Python engine keeps."""
-    if bindings:
-        return ("python", "its matches join the archive, which needs their bound events")
+    join): the kernel's matches carry them where no pattern of the group emits composite events."""
+    if bindings and any(p.produces for p in engine_net(net, group).patterns):
+        return ("python", "its matches join the archive, which needs their bound events (not with composite events)")
     if not kernel_available():
         return ("python", "the compiled kernel is not built")
     ok, why = _kernel_runs(engine_net(net, group), tie)
@@ -447,7 +449,7 @@ def group_runner(
     """The group's runner: on the compiled kernel where it covers the group's net exactly,
     else on the Python engine (decided once per group and task, :func:`group_engine`)."""
     if group_engine(net, group, tie, bindings)[0] == "kernel":
-        return KernelGroupRunner(net, group, clock, tie)
+        return KernelGroupRunner(net, group, clock, tie, bindings)
     return GroupRunner(net, group, clock, tie)
 
 

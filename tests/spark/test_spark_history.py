@@ -70,9 +70,11 @@ def test_the_spark_archive_holds_every_event_once(
     pf.write_text("PATTERN h: SEQ(ARCHIVED A old, A a) WHERE [k] AND a.x > old.x AND a.ts - old.ts <= 20 AND a.ts - old.ts >= 1\n")
     events = [Event("ABC"[i % 3], i // 2, i, f"e{i}", {"x": i % 5, "k": i % 2}) for i in range(40)]
     path = write_csv(tmp_path / "ev.csv", events)
-    lines = run(capsys, pf, path, tmp_path / "spk", *SPARK)
+    lines = run(capsys, pf, path, tmp_path / "spk", *SPARK, "--stats", str(tmp_path / "stats.json"))
     assert lines == run(capsys, pf, path, tmp_path / "emb", "--history-mode", "llaa")
     assert len(lines) == 24
+    # the live part fired on the kernel, its matches carrying their events for the join
+    assert json.loads((tmp_path / "stats.json").read_text())["engine"]["name"] == "kernel"
     rows = spark.read.parquet(str(tmp_path / "spk")).orderBy("__pos").collect()
     assert [(r["__run"], r["__pos"], json.loads(r["__id"])) for r in rows] == [(0, i, f"e{i}") for i in range(40)]
 
