@@ -353,7 +353,7 @@ class CsvSource(EventSource):
             return 0
         need = run.needed(names)
         include = list(names) if need is None else [c for c, k in zip(names, need) if k] or [names[0]]
-        lines = CleanLines(_open_stream(self.spec.path, self.label), _CHUNK)
+        lines = CleanLines(_open_stream(self.spec.path, self.label), _CHUNK, self._header)
         try:
             reader = open_batches(lines, names, include, self._header, self._delim, _text_columns(names, include))
         except (pa.ArrowException, OSError, ValueError):
