@@ -112,15 +112,19 @@ class RowError(Exception):
 
 
 class ReadCounts:
-    """What one pass has read: rows (accepted and rejected), rejects, and the time kind the
-    first timestamp showed (None until then). Shared by a source and its checker."""
+    """What one pass has read: rows (accepted and rejected), rejects, the time kind the
+    first timestamp showed (None until then), and the event types of the batches checked
+    whole (``batch_types``: a run without matches names the types its input had, those of
+    rows a row filter dropped too; the batch check has them already). Shared by a source
+    and its checker."""
 
-    __slots__ = ("rows_read", "rows_rejected", "time_kind")
+    __slots__ = ("batch_types", "rows_read", "rows_rejected", "time_kind")
 
     def __init__(self) -> None:
         self.rows_read = 0
         self.rows_rejected = 0
         self.time_kind: str | None = None
+        self.batch_types: set[str] = set()
 
 
 class RowRules:
@@ -370,6 +374,7 @@ class RowChecker:
         events = self._build(names, batch, type_arr, tss, n)
         self.pos += n
         self.counts.rows_read += n
+        self.counts.batch_types.update(present)
         if time_arr is not None and self.spec.ordered:
             self.prev_ts = _listed(tss[-1:])[0]
         self._learn_kind(kind)
