@@ -16,6 +16,7 @@ NaN, infinite numbers and numbers a float64 does not hold are never timestamps.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from datetime import date, datetime, timezone
@@ -26,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.arrow import number_view
-from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS
+from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS, plain_ints
 
 UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _ARROW_UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -241,15 +242,14 @@ class TimeParser:
         if not self.format:
             first = arr[0].as_py()
             if INT_RE.fullmatch(first):
-                if pc.all(pc.match_substring_regex(arr, ARROW_INT)).as_py():
-                    try:
+                ints = plain_ints(arr)  # the common case without a regex over the column
+                if ints is None and pc.all(pc.match_substring_regex(arr, ARROW_INT)).as_py():
+                    with contextlib.suppress(pa.ArrowInvalid, OverflowError):
                         ints = pc.cast(arr, pa.int64())
-                    except (pa.ArrowInvalid, OverflowError):
-                        pass
-                    else:
-                        if self.factor == 1:
-                            return number_view(ints), "number"
-                        return self._scale_ints(number_view(ints), self.factor), "number"
+                if ints is not None:
+                    if self.factor == 1:
+                        return number_view(ints), "number"
+                    return self._scale_ints(number_view(ints), self.factor), "number"
             elif (
                 FLOAT_RE.fullmatch(first)
                 and not pc.any(pc.match_substring_regex(arr, ARROW_INT)).as_py()
