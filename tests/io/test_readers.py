@@ -920,3 +920,25 @@ def test_nasdaq_medium() -> None:
         "DRIV", 1201856400, 0, None,
         ticker="DRIV", ts=200802010900, open=33.58, peak=33.59, low=33.58, close=33.59, volume=5650,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("type,ts\n\n\r\nA,1\nB,2\n", {"type": "A", "ts": "1"}),
+        ("type,ts\r\nA,1\r\n", {"type": "A", "ts": "1"}),
+        ("type,ts\nA,1", {"type": "A", "ts": "1"}),
+        ("type,ts\n\n\n", None),
+        ("type,ts\nA,1,2\nB,2\n", None),  # not a whole row
+        ("type,ts\n" + "\n" * (5 << 20) + "A,1\n", {"type": "A", "ts": "1"}),  # past the first chunk
+    ],
+)
+def test_first_row_is_the_first_line_that_is_not_blank(tmp_path: Path, text: str, first: dict[str, str] | None) -> None:
+    """The first row (the time kind is told from it) is found line by line, not by
+    splitting the whole first chunk: the same row as before."""
+    p = tmp_path / "ev.csv"
+    p.write_text(text)
+    assert open_events(InputSpec(str(p), type_field="type")).first_row() == first
+    j = tmp_path / "ev.jsonl"
+    j.write_text("\n  \n" + "".join(f'{{"type": "{t}", "ts": {n}}}\n' for t, n in (("A", 1), ("B", 2))))
+    assert open_events(InputSpec(str(j), type_field="type")).first_row() == {"type": "A", "ts": 1}
