@@ -368,7 +368,8 @@ class RowChecker:
         present: list[str] = encoded.dictionary.to_pylist() if encoded is not None else [str(self.type_const)]
         if encoded is not None and "" in present:  # a missing type: a row check names the row
             return None
-        times = self._batch_times(time_arr, n)
+        typed = batch.cols[names.index(self.time_field)] if self.time_field is not None and time_arr is not None else None
+        times = self._batch_times(time_arr, n, typed)
         if times is None:
             return None
         tss, kind = times
@@ -397,11 +398,12 @@ class RowChecker:
             return False, None
         return True, pc.dictionary_encode(type_arr)
 
-    def _batch_times(self, time_arr: pa.Array | None, n: int) -> tuple[Any, str | None] | None:
-        """(timestamps, kind) of the batch, or None when a row's timestamp needs a row check."""
+    def _batch_times(self, time_arr: pa.Array | None, n: int, typed: Any = None) -> tuple[Any, str | None] | None:
+        """(timestamps, kind) of the batch, or None when a row's timestamp needs a row check;
+        ``typed``: the time column as the batch's cells were typed (see ``parse_column``)."""
         if time_arr is None:
             return range(self.pos, self.pos + n), self.kind
-        parsed = self.parser.parse_column(time_arr)
+        parsed = self.parser.parse_column(time_arr, typed)
         if parsed is None:
             return None
         tss, got = parsed

@@ -184,9 +184,23 @@ class TimeParser:
             return got  # type: ignore[return-value]
         return got[0].tolist(), got[1]
 
-    def parse_column(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
+    def parse_column(self, arr: pa.Array, typed: Any = None) -> tuple[list[Number] | np.ndarray, str | None] | None:
         """:meth:`parse_array`, but a text column whose values are all ints (or all floats)
-        may come back as a numpy int64 (float64) array, for a row filter to read as it is."""
+        may come back as a numpy int64 (float64) array, for a row filter to read as it is.
+        ``typed``: the same column as the reader typed its cells
+        (:func:`~petricep.io.values.type_text_column`), when it has: its numbers array is
+        what the text parse gives without a format or unit (the same rule), taken as it is
+        rather than cast and tested again."""
+        if (
+            isinstance(typed, np.ndarray)
+            and typed.dtype in (np.int64, np.float64)
+            and self.format is None
+            and self.factor == 1
+            and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type))
+            and len(arr) == len(typed)
+            and arr.null_count == 0
+        ):
+            return typed, "number"
         t = arr.type
         if pa.types.is_dictionary(t):
             arr = arr.dictionary_decode()
