@@ -1,5 +1,5 @@
 """``python -m petricep``: the ``petricep`` command."""
 
-from petricep.cli.main import main
+from petricep.cli.main import console
 
-raise SystemExit(main())
+console()

@@ -24,14 +24,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import pyarrow.compute as pc
-
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.events import Event, EventColumns
 from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
+from petricep.io.prefetch import ReadAhead
 from petricep.kernel import available as kernel_available
 from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
@@ -73,24 +72,6 @@ def _chunked(found: Callable[..., list[Match]]) -> Callable[..., list[Chunk]]:
         return [out] if out else []
 
     return call
-
-
-class TypeCountingPrefilter(Prefilter):
-    """The prefilter, also noting the event types of every batch it sees (rows it drops
-    never become events, so the run could not tell their types otherwise): a pattern
-    without matches is told which types the input had (:meth:`Run.types_seen`)."""
-
-    def __init__(self, net: Net) -> None:
-        super().__init__(net)
-        self.seen: set[str] = set()
-
-    def keep(self, n: int, type_arr: Any, type_const: str | None, *rest: Any) -> list[int] | None:
-        if n:
-            if type_const is not None:
-                self.seen.add(type_const)
-            elif type_arr is not None:
-                self.seen.update(str(t) for t in pc.unique(type_arr).to_pylist() if t is not None)
-        return super().keep(n, type_arr, type_const, *rest)
 
 
 def check_columns(files: Sequence[A.PatternFile], spec: InputSpec, path: str | None = None) -> None:
@@ -272,10 +253,10 @@ class Run:
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
         self._locate = locate
-        self.prefilter: TypeCountingPrefilter | None = None
-        self._types: set[str] = set()  # types of the events read (the prefilter's: see there)
+        self.prefilter: Prefilter | None = None
+        self._types: set[str] = set()  # types of the events read (and the source's batch_types: see types_seen)
         if prefilter and slack is None and self.history is None:
-            self.prefilter = self.source.row_filter = TypeCountingPrefilter(self.engine.net)
+            self.prefilter = self.source.row_filter = Prefilter(self.engine.net)
         self.progress = progress
         # event id -> event, filled when set (SQL matches carry ids only: their events are
         # looked up here for ``--with-events``)
@@ -335,7 +316,10 @@ class Run:
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
         columns = feed.columns
         n = 0
-        for current in self.source.items(as_columns=columns is not None):
+        items: Iterator[Event | EventColumns] = self.source.items(as_columns=columns is not None)
+        if self._read_ahead():
+            items = iter(ReadAhead(items))
+        for current in items:
             if isinstance(current, EventColumns):  # a checked batch (only asked for by the kernel)
                 assert columns is not None
                 out = columns(current)
@@ -378,6 +362,14 @@ class Run:
             yield from feed.flush()
         if tick is not None:
             tick(n % every)
+
+    def _read_ahead(self) -> bool:
+        """Whether the source is read on a thread of its own while the engine fires
+        (:mod:`petricep.io.prefetch`): not for standard input (each line's matches are
+        written as it arrives), not where rows are skipped (``on_error="skip"``: the rejects
+        file and counts of a stopped run end at its last event)."""
+        spec = self.spec
+        return spec.path != "-" and spec.on_error != "skip"
 
     def _located(self, exc: EvaluationError, current: Event | None) -> EvaluationError:
         """The engine's error, named by the input and the event that failed (with a slack:
@@ -424,8 +416,10 @@ class Run:
         return stats_section(build_diagram(self.engine.net), *counts, matches)
 
     def types_seen(self) -> set[str]:
-        """The event types of the rows read so far (those the prefilter dropped too)."""
-        return self._types | (self.prefilter.seen if self.prefilter is not None else set())
+        """The event types of the rows read so far (those the prefilter dropped too: the
+        reader's batch check notes every batch's types, so a pattern without matches is told
+        which types the input had)."""
+        return self._types | self.source.batch_types
 
     @property
     def incomplete(self) -> bool:
@@ -438,7 +432,6 @@ __all__ = [
     "ENGINES",
     "PROGRESS_EVERY",
     "Run",
-    "TypeCountingPrefilter",
     "check_columns",
     "engine_plan",
     "kernel_choice",

@@ -36,12 +36,16 @@ class CleanLines:
     ending before the first line Arrow might read otherwise.
 
     ``stopped`` tells that the data ended early: the caller reads on from the line after
-    the last row Arrow gave.
+    the last row Arrow gave. ``header``: the first line is the header, which Arrow skips
+    (``skip_rows``) and the header reader has already read and checked as one whole CSV
+    line: quotes in it are no trouble (pyarrow's own ``write_csv`` quotes every header),
+    while everything else in it still is (a lone ``\\r`` would end Arrow's row early).
     """
 
-    def __init__(self, stream: Any, chunk: int) -> None:
+    def __init__(self, stream: Any, chunk: int, header: bool = False) -> None:
         self._stream = stream
         self._chunk = chunk
+        self._header = header
         self._carry = b""
         self._ready = memoryview(b"")  # checked lines not yet handed out
         self._at = 0
@@ -118,7 +122,11 @@ class CleanLines:
 
     def _first_trouble(self, part: bytes, final: bool) -> int | None:
         found: list[int] = []
-        quote = part.find(b'"')
+        start = 0
+        if self._header:  # the first part: its first line is the header (see the class)
+            self._header = False
+            start = part.find(b"\n") + 1 or len(part)
+        quote = part.find(b'"', start)
         if quote >= 0:
             found.append(quote)
         if b"\r" in part:

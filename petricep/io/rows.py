@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from ..errors import EventError, EventOrderError, OutputError
 from ..events import Event, EventColumns, TypeColumn
-from ..runtime.arrow import number_array, number_view, scalar
+from ..runtime.arrow import number_array, number_view
 from .spec import InputSpec, rule_map
 from .timestamps import TimeParser
 from .values import FLOAT_RE, MAX_NUMBER_CHARS, is_number, shared_pylist, text_value
@@ -112,15 +112,19 @@ class RowError(Exception):
 
 
 class ReadCounts:
-    """What one pass has read: rows (accepted and rejected), rejects, and the time kind the
-    first timestamp showed (None until then). Shared by a source and its checker."""
+    """What one pass has read: rows (accepted and rejected), rejects, the time kind the
+    first timestamp showed (None until then), and the event types of the batches checked
+    whole (``batch_types``: a run without matches names the types its input had, those of
+    rows a row filter dropped too; the batch check has them already). Shared by a source
+    and its checker."""
 
-    __slots__ = ("rows_read", "rows_rejected", "time_kind")
+    __slots__ = ("batch_types", "rows_read", "rows_rejected", "time_kind")
 
     def __init__(self) -> None:
         self.rows_read = 0
         self.rows_rejected = 0
         self.time_kind: str | None = None
+        self.batch_types: set[str] = set()
 
 
 class RowRules:
@@ -358,39 +362,48 @@ class RowChecker:
             return []
         if type_arr is not None and pa.types.is_dictionary(type_arr.type):
             type_arr = type_arr.dictionary_decode()
-        present = self._batch_types(type_arr)
-        if present is None:
+        checked, encoded = self._encoded_types(type_arr)
+        if not checked:
             return None
-        times = self._batch_times(time_arr, n)
+        present: list[str] = encoded.dictionary.to_pylist() if encoded is not None else [str(self.type_const)]
+        if encoded is not None and "" in present:  # a missing type: a row check names the row
+            return None
+        typed = batch.cols[names.index(self.time_field)] if self.time_field is not None and time_arr is not None else None
+        times = self._batch_times(time_arr, n, typed)
         if times is None:
             return None
         tss, kind = times
         if not self._batch_fields(names, batch, present):
             return None
-        events = self._build(names, batch, type_arr, tss, n)
+        events = self._build(names, batch, type_arr, encoded, tss, n)
         self.pos += n
         self.counts.rows_read += n
+        self.counts.batch_types.update(present)
         if time_arr is not None and self.spec.ordered:
             self.prev_ts = _listed(tss[-1:])[0]
         self._learn_kind(kind)
         return events
 
-    def _batch_types(self, type_arr: pa.Array | None) -> list[str] | None:
-        """The batch's event types, or None when a row's type needs a row check."""
+    def _encoded_types(self, type_arr: pa.Array | None) -> tuple[bool, pa.DictionaryArray | None]:
+        """(checked, the batch's type column dictionary-encoded): its dictionary is the types
+        present, in order of appearance (as ``pc.unique`` gives them), encoded once for the
+        batch check and the kernel's type codes; None with a constant type. Not checked when
+        a row's type needs a row check (not text, or missing)."""
         if self.type_const is not None:
-            return [self.type_const]
+            return True, None
         assert type_arr is not None
         if not (pa.types.is_string(type_arr.type) or pa.types.is_large_string(type_arr.type)):
-            return None
-        if type_arr.null_count or pc.any(pc.equal(type_arr, scalar("", pa.string()))).as_py():
-            return None
-        return pc.unique(type_arr).to_pylist()  # type: ignore[no-any-return]
+            return False, None
+        if type_arr.null_count:
+            return False, None
+        return True, pc.dictionary_encode(type_arr)
 
-    def _batch_times(self, time_arr: pa.Array | None, n: int) -> tuple[Any, str | None] | None:
-        """(timestamps, kind) of the batch, or None when a row's timestamp needs a row check."""
+    def _batch_times(self, time_arr: pa.Array | None, n: int, typed: Any = None) -> tuple[Any, str | None] | None:
+        """(timestamps, kind) of the batch, or None when a row's timestamp needs a row check;
+        ``typed``: the time column as the batch's cells were typed (see ``parse_column``)."""
         if time_arr is None:
             return range(self.pos, self.pos + n), self.kind
-        parsed = self.parser.parse_column(time_arr)
+        parsed = self.parser.parse_column(time_arr, typed)
         if parsed is None:
             return None
         tss, got = parsed
@@ -415,7 +428,13 @@ class RowChecker:
         return True
 
     def _build(
-        self, names: tuple[str, ...], batch: Batch, type_arr: pa.Array | None, tss: Any, n: int
+        self,
+        names: tuple[str, ...],
+        batch: Batch,
+        type_arr: pa.Array | None,
+        encoded: pa.DictionaryArray | None,
+        tss: Any,
+        n: int,
     ) -> list[Event] | list[EventColumns]:
         """The events of a checked batch (only the rows the row filter keeps, when there is
         one): one :class:`EventColumns` when the source gives columns (``as_columns``)."""
@@ -435,16 +454,17 @@ class RowChecker:
         # Building many small containers triggers the cyclic GC over and over, with
         # nothing to collect: pause it for the batch (about a third faster).
         if self.as_columns:
-            return [self._columns(names, cols, type_arr, tss, positions, ids, n, rows)]
+            types = self._type_column(encoded, n)
+            return [self._columns(names, cols, types, tss, positions, ids, rows)]
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
             if rows is not None:
-                types = self._types(type_arr, len(rows), rows)
+                kept_types = self._types(type_arr, len(rows), rows)
                 tss, positions_kept, ids = _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
                 cols = [_pick(c, rows) for c in cols]
                 attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
-                return list(map(Event, types, tss, positions_kept, ids, attrs))
+                return list(map(Event, kept_types, tss, positions_kept, ids, attrs))
             cols = [_listed(c) for c in cols]
             attrs = list(map(dict, map(zip, repeat(names), zip(*cols))))
             return list(map(Event, self._types(type_arr, n, None), _listed(tss), positions, _listed(ids), attrs))
@@ -456,29 +476,28 @@ class RowChecker:
         self,
         names: tuple[str, ...],
         cols: list[Any],
-        type_arr: pa.Array | None,
+        types: TypeColumn,
         tss: Any,
         positions: range,
         ids: Any,
-        n: int,
         rows: list[int] | None,
     ) -> EventColumns:
         """A checked batch as columns, the row filter's rows only (values as its events hold
-        them; numeric columns stay numpy arrays and the types codes: no Python object per row)."""
-        types = self._type_column(type_arr, n)
+        them; numeric columns stay numpy arrays, picked by one index array, and the types
+        codes: no Python object per row)."""
         if rows is not None:
-            types = TypeColumn(types.codes[rows], types.names)
-            tss, kept, ids = _pick(tss, rows), _pick(positions, rows), _pick(ids, rows)
-            return EventColumns(types, tss, kept, ids, {nm: _pick(c, rows) for nm, c in zip(names, cols)})
+            at = np.asarray(rows, dtype=np.intp)
+            types = TypeColumn(types.codes[at], types.names)
+            tss, kept, ids = _take(tss, rows, at), at + positions.start, _take(ids, rows, at)
+            return EventColumns(types, tss, kept, ids, {nm: _take(c, rows, at) for nm, c in zip(names, cols)})
         return EventColumns(types, tss, positions, ids, dict(zip(names, cols)))
 
-    def _type_column(self, type_arr: pa.Array | None, n: int) -> TypeColumn:
+    def _type_column(self, encoded: pa.DictionaryArray | None, n: int) -> TypeColumn:
         """A batch's types as codes (its type column dictionary-encoded, or the constant type)."""
-        if self.type_const is not None:
+        if encoded is None:
+            assert self.type_const is not None
             return TypeColumn.constant(self.type_const, n)
-        assert type_arr is not None
-        enc = pc.dictionary_encode(type_arr)
-        return TypeColumn(number_view(enc.indices), enc.dictionary.to_pylist())
+        return TypeColumn(number_view(encoded.indices), encoded.dictionary.to_pylist())
 
     def _types(self, type_arr: pa.Array | None, n: int, rows: list[int] | None) -> Iterable[str]:
         """The event types of a batch's ``rows`` (all ``n`` when None), only those converted."""
@@ -488,6 +507,14 @@ class RowChecker:
         if rows is not None:
             type_arr = type_arr.take(number_array(rows, pa.int64()))
         return shared_pylist(type_arr)  # type: ignore[no-any-return]
+
+
+def _take(values: Any, rows: list[int], at: np.ndarray) -> Any:
+    """The rows a row filter keeps of a column: a numpy column stays one (indexed by ``at``,
+    the same rows), any other is picked as a list."""
+    if isinstance(values, np.ndarray):
+        return values[at]
+    return _pick(values, rows)
 
 
 def _pick(values: Any, rows: list[int]) -> list[Any]:

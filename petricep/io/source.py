@@ -49,6 +49,12 @@ class EventSource:
         return self.counts.rows_rejected
 
     @property
+    def batch_types(self) -> set[str]:
+        """The event types of the rows read in batches checked whole (rows a row filter
+        dropped included; rows checked one by one become events, whose types the caller sees)."""
+        return self.counts.batch_types
+
+    @property
     def time_kind(self) -> str:
         counts = self.counts
         if counts.time_kind is None:

@@ -16,6 +16,7 @@ NaN, infinite numbers and numbers a float64 does not hold are never timestamps.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from datetime import date, datetime, timezone
@@ -26,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.arrow import number_view
-from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS
+from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS, plain_ints
 
 UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _ARROW_UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -183,9 +184,23 @@ class TimeParser:
             return got  # type: ignore[return-value]
         return got[0].tolist(), got[1]
 
-    def parse_column(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
+    def parse_column(self, arr: pa.Array, typed: Any = None) -> tuple[list[Number] | np.ndarray, str | None] | None:
         """:meth:`parse_array`, but a text column whose values are all ints (or all floats)
-        may come back as a numpy int64 (float64) array, for a row filter to read as it is."""
+        may come back as a numpy int64 (float64) array, for a row filter to read as it is.
+        ``typed``: the same column as the reader typed its cells
+        (:func:`~petricep.io.values.type_text_column`), when it has: its numbers array is
+        what the text parse gives without a format or unit (the same rule), taken as it is
+        rather than cast and tested again."""
+        if (
+            isinstance(typed, np.ndarray)
+            and typed.dtype in (np.int64, np.float64)
+            and self.format is None
+            and self.factor == 1
+            and (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type))
+            and len(arr) == len(typed)
+            and arr.null_count == 0
+        ):
+            return typed, "number"
         t = arr.type
         if pa.types.is_dictionary(t):
             arr = arr.dictionary_decode()
@@ -241,15 +256,14 @@ class TimeParser:
         if not self.format:
             first = arr[0].as_py()
             if INT_RE.fullmatch(first):
-                if pc.all(pc.match_substring_regex(arr, ARROW_INT)).as_py():
-                    try:
+                ints = plain_ints(arr)  # the common case without a regex over the column
+                if ints is None and pc.all(pc.match_substring_regex(arr, ARROW_INT)).as_py():
+                    with contextlib.suppress(pa.ArrowInvalid, OverflowError):
                         ints = pc.cast(arr, pa.int64())
-                    except (pa.ArrowInvalid, OverflowError):
-                        pass
-                    else:
-                        if self.factor == 1:
-                            return number_view(ints), "number"
-                        return self._scale_ints(number_view(ints), self.factor), "number"
+                if ints is not None:
+                    if self.factor == 1:
+                        return number_view(ints), "number"
+                    return self._scale_ints(number_view(ints), self.factor), "number"
             elif (
                 FLOAT_RE.fullmatch(first)
                 and not pc.any(pc.match_substring_regex(arr, ARROW_INT)).as_py()

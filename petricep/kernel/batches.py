@@ -43,6 +43,19 @@ from petricep.runtime.arrow import bool_array, number_array, string_array
 _NONE = np.iinfo(np.int64).max  # an unbound slot's index (never the minimum)
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` of an integer array by one sort: cheaper for the few thousand
+    values of a kernel call's matches than numpy's hashing (which also imports ``numpy.ma``,
+    ~10 ms, into the first run that finds a match)."""
+    if len(values) < 2:
+        return values.copy()
+    ordered = np.sort(values)
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def exact_array(values: list[Any]) -> pa.Array | None:
     """``values`` as one Arrow array that gives every value back as it is (ints that fit
     int64, finite floats, text); None when they are of several kinds or of another."""
@@ -111,7 +124,7 @@ class MatchBatches:
                 picks[name] = _list_picks(base, refs, bound, klen, in_lists, where, lo, hi)
             else:
                 picks[name] = _picks(base, at, bound, where, lo, hi)
-        used = np.unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
+        used = sorted_unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
         used = used[(used >= 0) & (used != _NONE)]
         composites_id = composites.id_of if composites is not None else None
         composites_ts = composites.ts_of if composites is not None else None
@@ -209,8 +222,8 @@ class BoundEvents:
 
     def __init__(self, refs: np.ndarray, bound: np.ndarray, klist: np.ndarray, composites: Composites | None) -> None:
         mask = bound.astype(bool)
-        self.inputs = np.unique(np.concatenate([refs[mask & (refs >= 0)], klist]))
-        numbers = np.unique(-1 - refs[mask & (refs < 0)])
+        self.inputs = sorted_unique(np.concatenate([refs[mask & (refs >= 0)], klist]))
+        numbers = sorted_unique(-1 - refs[mask & (refs < 0)])
         self.numbers = numbers
         if len(numbers):
             assert composites is not None
@@ -343,7 +356,7 @@ def _list_ids(id_arr: pa.Array, used: np.ndarray, offsets: np.ndarray, elems: np
 def _value_column(val: np.ndarray, kind: np.ndarray, strings: Callable[[], list[str]]) -> pa.Array | None:
     """One field's values in the type of their one kind (all null: null type)."""
     present = (kind != TAG_NULL) & (kind != TAG_MISSING)
-    seen = set(np.unique(kind[present]).tolist())
+    seen = set(kind[present].tolist())
     if not seen:
         return pa.nulls(len(val))
     if seen == {TAG_INT}:
@@ -361,4 +374,4 @@ def _value_column(val: np.ndarray, kind: np.ndarray, strings: Callable[[], list[
     return None
 
 
-__all__ = ["MatchBatches", "exact_array"]
+__all__ = ["MatchBatches", "exact_array", "sorted_unique"]

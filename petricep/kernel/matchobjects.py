@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from petricep.kernel.batches import sorted_unique
 from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import KernelRun, python_value
 from petricep.runtime.match import Match, composite_id
@@ -41,6 +42,13 @@ class MatchObjects:
         # composite events (RETURN, ON TIMEOUT): matches converted one by one
         self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
+        # per pattern: its variables' names distinct (a composite id is then its ids joined in order)
+        self._plain = [len({v for v, _ in p.vars}) == len(p.vars) for p in lowered.patterns]
+        # the match arrays' slots some variable occupies (register_composites reads no other),
+        # and per pattern its variables as (name, slot, index among those slots)
+        self._slot_cols = sorted({sl for p in lowered.patterns for _, sl in p.vars})
+        column = {sl: i for i, sl in enumerate(self._slot_cols)}
+        self._vars_at = [[(v, sl, column[sl]) for v, sl in p.vars] for p in lowered.patterns]
         self.last_input: tuple[int, Any] | None = None
 
     def matches_at(self, arrays: tuple[np.ndarray, ...]) -> tuple[list[Match], list[int]]:
@@ -89,7 +97,7 @@ class MatchObjects:
         events): a batch's other events never become Python values."""
         known = self.known
         n = len(known)
-        used = np.unique(np.concatenate([np.ravel(i) for i in index])) if index else np.zeros(0, dtype=np.int64)
+        used = sorted_unique(np.concatenate([np.ravel(i) for i in index])) if index else np.zeros(0, dtype=np.int64)
         used = used[(used >= 0) & (used < n)]
         ids: list[Any] = [None] * n
         stamps: list[Any] = [None] * n
@@ -244,37 +252,47 @@ class MatchObjects:
         """Remember the composite events of a kernel call's matches that some pattern reads:
         their ids (``pattern[ids]``, :func:`composite_id`) and times (their emitter's) by
         match number, for the matches that bind them later -- in this call too (a row binds
-        only composite events of rows before it) -- without a :class:`Match` for the others."""
-        pattern, refs, bound, at = arrays[0], arrays[3], arrays[4], arrays[5]
+        only composite events of rows before it) -- without a :class:`Match` for the others.
+        Only the slots some variable occupies are made Python values (:attr:`_slot_cols`)."""
+        pattern, at = arrays[0], arrays[5]
         lowered = self.kernel.lowered.patterns
         npatterns = len(lowered)
         emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
         rows = np.flatnonzero(emits[pattern]) if len(pattern) else pattern
         if not len(rows):
             return
+        refs, bound = arrays[3][rows][:, self._slot_cols], arrays[4][rows][:, self._slot_cols]
         known = self.known.positions
-        where_arr, emitted_arr = np.searchsorted(known, refs[rows]), np.searchsorted(known, at[rows])
+        where_arr, emitted_arr = np.searchsorted(known, refs), np.searchsorted(known, at[rows])
         in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
         known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
-        remembered = (known_id, known_ts, in_arr.tolist())
+        remembered = (known_id, known_ts, in_arr.tolist() if self._kleene else [])
         composites, first = self.kernel.composites, self.kernel.first_taken
+        names = [p.name for p in lowered] + [f"{p.name}@timeout" for p in lowered]
         for r, vp, row, b, k_row, emitted, k_at in zip(
-            rows.tolist(), pattern[rows].tolist(), refs[rows].tolist(), bound[rows].tolist(),
+            rows.tolist(), pattern[rows].tolist(), refs.tolist(), bound.tolist(),
             where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
         ):
             p = lowered[vp % npatterns]
-            lists = self._kleene.get(p.name, frozenset())
-            ids = {
-                v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
-                else composites.id_of(row[sl]) if row[sl] < 0 else known_id[k_row[sl]]
-                for v, sl in p.vars if b[sl]
-            }
+            slots = self._vars_at[vp % npatterns]  # (name, slot, its column in refs / bound)
+            if p.name in self._kleene or not self._plain[vp % npatterns]:
+                lists = self._kleene.get(p.name, frozenset())
+                ids = {
+                    v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
+                    else composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]
+                    for v, sl, c in slots if b[c]
+                }
+                ident = composite_id(names[vp], ids)
+            else:  # single events only: composite_id's text without a dict per match
+                ident = names[vp] + "[" + ",".join(
+                    [str(composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]) for _, _, c in slots if b[c]]
+                ) + "]"
             if emitted < 0:
                 assert self.last_input is not None
                 emitted, ts = self.last_input
             else:
                 ts = known_ts[k_at]
-            composites.add(first + r, emitted, composite_id(p.name if vp < npatterns else f"{p.name}@timeout", ids), ts)
+            composites.add(first + r, emitted, ident, ts)
 
 
 def span_of(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:

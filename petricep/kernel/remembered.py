@@ -130,9 +130,18 @@ class Remembered:
         parts = self._parts
         if len(parts) == 1:
             return _take(parts[0][which], idx)
-        out: list[Any] = [None] * len(idx)
         part = np.searchsorted(self._starts, idx, side="right") - 1
-        for k in np.unique(part).tolist():
+        ascending = len(idx) < 2 or bool((part[1:] >= part[:-1]).all())
+        if ascending and (not len(idx) or 0 <= part[0] <= part[-1] < len(parts)):
+            # (the usual: an ascending index) each part's values are one run of the result
+            ends = np.searchsorted(part, np.arange(len(parts) + 1)).tolist()
+            ordered: list[Any] = []
+            for k in range(len(parts)):
+                if ends[k + 1] > ends[k]:
+                    ordered.extend(_take(parts[k][which], idx[ends[k] : ends[k + 1]] - self._starts[k]))
+            return ordered
+        out: list[Any] = [None] * len(idx)
+        for k in sorted(set(part.tolist())):
             rows = np.flatnonzero(part == k)
             for r, v in zip(rows.tolist(), _take(parts[k][which], idx[rows] - self._starts[k])):
                 out[r] = v

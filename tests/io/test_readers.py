@@ -12,6 +12,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,7 +25,7 @@ from petricep.events import Event
 from petricep.io import InputSpec, events_from_records, events_from_table, infer_format, open_events
 from petricep.io import textfiles as textfiles_mod
 from petricep.io.timestamps import TimeParser, format_has_date
-from petricep.io.values import text_value, type_text_array
+from petricep.io.values import text_value, type_text_array, type_text_column
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 DATA = SHARED / "data"
@@ -920,3 +921,51 @@ def test_nasdaq_medium() -> None:
         "DRIV", 1201856400, 0, None,
         ticker="DRIV", ts=200802010900, open=33.58, peak=33.59, low=33.58, close=33.59, volume=5650,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("type,ts\n\n\r\nA,1\nB,2\n", {"type": "A", "ts": "1"}),
+        ("type,ts\r\nA,1\r\n", {"type": "A", "ts": "1"}),
+        ("type,ts\nA,1", {"type": "A", "ts": "1"}),
+        ("type,ts\n\n\n", None),
+        ("type,ts\nA,1,2\nB,2\n", None),  # not a whole row
+        ("type,ts\n" + "\n" * (5 << 20) + "A,1\n", {"type": "A", "ts": "1"}),  # past the first chunk
+    ],
+)
+def test_first_row_is_the_first_line_that_is_not_blank(tmp_path: Path, text: str, first: dict[str, str] | None) -> None:
+    """The first row (the time kind is told from it) is found line by line, not by
+    splitting the whole first chunk: the same row as before."""
+    p = tmp_path / "ev.csv"
+    p.write_text(text)
+    assert open_events(InputSpec(str(p), type_field="type")).first_row() == first
+    j = tmp_path / "ev.jsonl"
+    j.write_text("\n  \n" + "".join(f'{{"type": "{t}", "ts": {n}}}\n' for t, n in (("A", 1), ("B", 2))))
+    assert open_events(InputSpec(str(j), type_field="type")).first_row() == {"type": "A", "ts": 1}
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["0", "1", "2"], ["-3", "007", "+4"], ["1.5", ".5", "2e3"], ["1", "2.5"], ["9223372036854775808", "1"],
+        ["1e400", "1.0"], ["", "1"], ["2014-08-01T07:50:00", "2014-08-01T07:55:00"], ["0x10", "1"], ["5", "5"],
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("unit", [None, "ms"])
+def test_time_column_taken_as_typed_is_the_parse(cells: list[str], unit: str | None) -> None:
+    """The reader hands the time column as it typed its cells: where that is a numbers array
+    the parse would give the same (values, dtype, kind); elsewhere the text is parsed."""
+    arr = pa.array(cells, pa.string())
+    if "" in cells:
+        arr = pa.array([c or None for c in cells], pa.string())
+    typed, _ = type_text_column(arr)
+    parser = TimeParser(None, unit)
+    got, want = parser.parse_column(arr, typed), TimeParser(None, unit).parse_column(arr)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None and got[1] == want[1]
+    assert type(got[0]) is type(want[0]) and list(got[0]) == list(want[0])
+    if isinstance(want[0], np.ndarray):
+        assert got[0].dtype == want[0].dtype
