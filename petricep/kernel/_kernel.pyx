@@ -24,7 +24,7 @@ the code is in the included parts, one concept each, as module-level ``cdef`` fu
 take the Kernel as ``k`` (Cython allows no ``include`` inside a class body, so only the Kernel's
 Python-facing methods stay in its class):
 ``_store.pxi`` (the event store, the per-net token arenas, compaction), ``_kernel_api.pxi``
-(the Kernel class: run, sweep, match output), ``_interp.pxi`` (the guard bytecode
+(the Kernel class: run, sweep, match output), ``_rowloop.pxi`` (run's loop over a batch's rows), ``_interp.pxi`` (the guard bytecode
 interpreter), ``_firing.pxi`` (stepping and firing a shared net, the tie rules' timestamp
 groups), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi`` (match
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
@@ -109,6 +109,7 @@ class OrderError(Exception):
 
 include "_store.pxi"
 include "_kernel_api.pxi"
+include "_rowloop.pxi"
 include "_interp.pxi"
 include "_firing.pxi"
 include "_negation.pxi"

@@ -1,0 +1,273 @@
+# The firing loop over a batch's rows (included by _kernel.pyx).
+#
+# Kernel.run hands its columns here as a Rows: the columns as the input has them, so that the
+# Python side makes no converted copy of a million rows (each copy is a pass over memory, and
+# a fresh array is page faults besides): type codes, or an Arrow dictionary column's indices
+# with their codes; times as float64, or int64 (converted here, row by row, as astype did);
+# positions, or the first one (row i is at pos0 + i); ids, or none (an event's id is its
+# position). The loop is Kernel.run's: every row in order, but where no tie group, negation,
+# timeout or contiguity reads rows of types no pattern reads, a run of those rows only moves
+# time, and a tight scan takes it (scan_unread) with the state they leave set once (skipped).
+
+ctypedef fused time_col:
+    double
+    int64_t
+
+
+cdef struct Rows:
+    const int32_t* types  # type codes, or dictionary indices where lookup is set
+    const int32_t* lookup  # a dictionary index's type code (NULL: types are codes)
+    Py_ssize_t nlookup
+    const double* tsd  # times as float64 ...
+    const int64_t* tsi  # ... or as int64 (the other is NULL)
+    const int64_t* pos  # positions (NULL: pos0 + row)
+    int64_t pos0
+    const int64_t* ids  # ids (NULL: the position)
+    Py_ssize_t n
+
+
+cdef int32_t NO_CODES[1]  # the lookup of a dictionary with no entries: every index is out of range
+
+
+cdef inline int32_t row_type(const Rows* r, Py_ssize_t i) except? -3:
+    cdef int32_t x = r.types[i]
+    if r.lookup == NULL:
+        return x
+    if <size_t>x >= <size_t>r.nlookup:
+        raise IndexError(f"dictionary index {x} out of range")
+    return r.lookup[x]
+
+
+cdef inline double row_ts(const Rows* r, Py_ssize_t i) noexcept:
+    return r.tsd[i] if r.tsd != NULL else <double>r.tsi[i]
+
+
+cdef inline int64_t row_pos(const Rows* r, Py_ssize_t i) noexcept:
+    return r.pos[i] if r.pos != NULL else r.pos0 + i
+
+
+cdef inline int64_t row_id(const Rows* r, Py_ssize_t i) noexcept:
+    return r.ids[i] if r.ids != NULL else row_pos(r, i)
+
+
+cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object ids, const double[:, :] vals,
+                         const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0,
+                         Py_ssize_t max_out) except -1:
+    """Bind Kernel.run's columns (see Rows) and fire them; the views live as long as the call."""
+    cdef Rows r
+    cdef const int32_t[::1] tv
+    cdef const int32_t[::1] lv
+    cdef const double[::1] tdv
+    cdef const int64_t[::1] tiv
+    cdef const int64_t[::1] pv
+    cdef const int64_t[::1] iv
+    r.lookup = NULL
+    r.nlookup = 0
+    if isinstance(types, tuple):
+        tv = types[0]
+        lv = types[1]
+        r.nlookup = lv.shape[0]
+        r.lookup = &lv[0] if r.nlookup else NO_CODES
+    else:
+        tv = types
+    r.n = tv.shape[0]
+    if r.n == 0:
+        return 0
+    r.types = &tv[0]
+    r.tsd = NULL
+    r.tsi = NULL
+    if isinstance(ts, np.ndarray) and ts.dtype == np.int64:
+        tiv = ts
+        if tiv.shape[0] < r.n:
+            raise ValueError("fewer times than rows")
+        r.tsi = &tiv[0]
+    else:
+        tdv = ts
+        if tdv.shape[0] < r.n:
+            raise ValueError("fewer times than rows")
+        r.tsd = &tdv[0]
+    r.pos = NULL
+    r.pos0 = 0
+    if isinstance(pos, np.ndarray):
+        pv = pos
+        if pv.shape[0] < r.n:
+            raise ValueError("fewer positions than rows")
+        r.pos = &pv[0]
+    else:
+        r.pos0 = pos
+    r.ids = NULL
+    if ids is not None:
+        iv = ids
+        if iv.shape[0] < r.n:
+            raise ValueError("fewer ids than rows")
+        r.ids = &iv[0]
+    if vals.shape[0] < r.n or tags.shape[0] < r.n or keys.shape[1] < r.n or keys.shape[0] < len(k.groups):
+        raise ValueError("fewer attribute values or keys than rows")
+    return fire_rows(k, &r, vals, tags, keys, row0, max_out)
+
+
+cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
+    """The rows from ``i`` (before ``end``) of types no pattern reads (code -1) that keep time
+    order: the first row after them; ``last`` becomes the time of the last one taken."""
+    cdef Py_ssize_t j = i
+    cdef double l = last[0], t
+    cdef const int32_t* codes = r.types
+    cdef const int32_t* lookup = r.lookup
+    cdef size_t nl = <size_t>r.nlookup
+    cdef int32_t x
+    if lookup != NULL:
+        while j < end:
+            x = codes[j]
+            t = <double>ts[j]
+            if <size_t>x >= nl or lookup[x] != -1 or t < l:
+                break
+            l = t
+            j += 1
+    else:
+        while j < end:
+            t = <double>ts[j]
+            if codes[j] != -1 or t < l:
+                break
+            l = t
+            j += 1
+    last[0] = l
+    return j
+
+
+cdef Py_ssize_t scan(const Rows* r, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
+    if r.tsd != NULL:
+        return scan_unread(r, r.tsd, i, end, last)
+    return scan_unread(r, r.tsi, i, end, last)
+
+
+cdef void skipped(Kernel k, const Rows* r, const int8_t[:, :] tags, Py_ssize_t j, Py_ssize_t row0) noexcept:
+    """The state a run of rows no pattern reads leaves, its last row ``j``: what run sets for
+    an event, where a later row does not set it first (a sweep, a tick, the batch's end)."""
+    k.cur_row = j + row0
+    k.row_out = k.out_n
+    k.emit_at = row_pos(r, j)
+    k.emit_ts = row_ts(r, j)
+    if k.ts_attr >= 0:
+        k.emit_tag = tags[j, k.ts_attr]
+    k.in_ts = k.emit_ts
+    k.in_pos = k.emit_at
+    k.in_tag = k.emit_tag
+
+
+cdef inline int store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p,
+                            const double[:, :] vals, const int8_t[:, :] tags) except -1:
+    """Row ``i`` into the event store (its last entry: dropped again where nothing binds it)."""
+    cdef EventStore st = k.store
+    cdef Py_ssize_t ev, a, na = st.nattrs
+    if st.n >= st.cap:
+        st.reserve(2 * st.cap)
+    ev = st.n
+    st.n += 1
+    st.seq[ev] = st.next_seq
+    st.next_seq += 1
+    st.ts[ev] = t
+    st.pos[ev] = p
+    st.id[ev] = row_id(r, i)
+    for a in range(na):
+        st.val[ev * na + a] = vals[i, a]
+        st.tag[ev * na + a] = tags[i, a]
+    return ev
+
+
+cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, const int8_t[:, :] tags,
+                          const int64_t[:, :] keys, Py_ssize_t row0, Py_ssize_t max_out) except -1:
+    """Kernel.run's loop (see there): returns the number of rows fired."""
+    cdef Py_ssize_t i = 0, j, end, n = r.n, first, lazy = -1, gi, ev, ngroups = len(k.groups)
+    cdef int32_t etype
+    cdef double t, last
+    cdef int64_t p, key, ekey
+    cdef bint kept
+    cdef Group g
+    # rows of types no pattern reads only move time here (no tie groups, negations,
+    # timeouts or contiguity): scan takes a run of them at once
+    cdef bint plain = not (k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
+    while i < n:
+        if plain:
+            end = n if k.sweep_every - k.since_sweep >= n - i else i + max(k.sweep_every - k.since_sweep, 1)
+            last = k.last_ts
+            j = scan(r, i, end, &last)
+            if j > i:
+                k.since_sweep += j - i
+                k.events += j - i
+                k.last_ts = last
+                lazy = j - 1
+                i = j
+                if k.since_sweep >= k.sweep_every:
+                    skipped(k, r, tags, lazy, row0)
+                    lazy = -1
+                    k.sweep(last, row_pos(r, i - 1))
+                continue
+        etype = row_type(r, i)
+        t = row_ts(r, i)
+        p = row_pos(r, i)
+        if lazy >= 0 and (etype == TICK or t < k.last_ts):
+            skipped(k, r, tags, lazy, row0)
+        lazy = -1
+        k.cur_row = i + row0
+        k.row_out = k.out_n
+        k.emit_at = p
+        k.emit_ts = t
+        if k.ts_attr >= 0:
+            k.emit_tag = tags[i, k.ts_attr]
+        if etype == TICK:
+            tick(k, t, p)
+            i += 1
+            continue
+        if t < k.last_ts:
+            raise OrderError(i + row0, t, k.last_ts)
+        k.in_ts = t
+        k.in_pos = p
+        k.in_tag = k.emit_tag
+        if k.tie_either:
+            if k.grp_rows and t != k.grp_ts:
+                run_group(k)
+            k.grp_ts = t
+            k.grp_rows += 1
+        first = k.out_n
+        if k.has_negation or k.has_timeouts:
+            if k.tie_strict and t != k.strict_ts:
+                if k.kills:
+                    end_group(k)
+                k.strict_ts = t
+            first = k.out_n
+            close_pending(k, t, p, False)
+        k.last_ts = t
+        k.events += 1
+        if etype >= 0 and k.tie_either:
+            buffer(k, etype, t, p, row_id(r, i), vals, tags, keys, i)
+        elif etype >= 0:
+            # the event enters the store; it stays only if a stored token binds it
+            ev = store_event(k, r, i, t, p, vals, tags)
+            kept = False
+            for gi in range(ngroups):
+                if enter(k, <Group>k.groups[gi], etype, keys[gi, i], ev):
+                    kept = True
+            if not kept:
+                k.store.n -= 1
+        if k.has_contiguity:
+            ekey = 2 * p
+            for gi in range(ngroups):
+                g = <Group>k.groups[gi]
+                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+                    key = keys[gi, i]
+                    if key >= g.nkeys:
+                        g.reserve_keys(key + 1)
+                    g.floors[key] = ekey
+            k.last_key = ekey
+        if k.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
+            settle(k, first)
+        if not k.tie_either:
+            k.since_sweep += 1
+            if k.since_sweep >= k.sweep_every:
+                k.sweep(t, p)
+        i += 1
+        if max_out > 0 and k.out_n >= max_out:
+            return i
+    if lazy >= 0:
+        skipped(k, r, tags, lazy, row0)
+    return n
