@@ -66,13 +66,15 @@ cdef object typed_view(object arr):
     """``arr`` as a Cython memoryview of its dtype: binding one to a typed field only copies
     the slice, where binding a NumPy array goes through the buffer protocol and parses its
     format (~0.4 us a field, ~90 fields a group: most of a small batch's kernel set-up)."""
-    cdef const int32_t[:] i32
-    cdef const int64_t[:] i64
-    cdef const uint8_t[:] u8
-    cdef const int8_t[:] i8
-    cdef const double[:] f64
+    cdef const int32_t[::1] i32
+    cdef const int64_t[::1] i64
+    cdef const uint8_t[::1] u8
+    cdef const int8_t[::1] i8
+    cdef const double[::1] f64
     if not isinstance(arr, np.ndarray) or arr.ndim != 1:
         return arr
+    if not arr.flags.c_contiguous:  # (the fields are contiguous views: indexing them needs no stride)
+        arr = np.ascontiguousarray(arr)
     if arr.dtype == np.int32:
         i32 = arr
         return i32
@@ -109,12 +111,12 @@ cdef object views_of(object lg):
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
-    cdef const uint8_t[:] place_exits, place_accepting, neg_pushed
-    cdef const int64_t[:] place_growable, role_pending, tr_blocked_by, tr_clears
-    cdef const double[:] role_window
-    cdef const int32_t[:] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
-    cdef const int32_t[:] neg_cond_start, neg_cond, neg_event_start, neg_event, neg_place_start, neg_place
-    cdef const int32_t[:] type_neg_start, type_neg
+    cdef const uint8_t[::1] place_exits, place_accepting, neg_pushed
+    cdef const int64_t[::1] place_growable, role_pending, tr_blocked_by, tr_clears
+    cdef const double[::1] role_window
+    cdef const int32_t[::1] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
+    cdef const int32_t[::1] neg_cond_start, neg_cond, neg_event_start, neg_event, neg_place_start, neg_place
+    cdef const int32_t[::1] type_neg_start, type_neg
     cdef public int nnegs
     # negative events buffered per (key, negation): linked lists through nb_next
     cdef int64_t* nb_ev
@@ -142,14 +144,14 @@ cdef class Group:
     cdef Py_ssize_t heap_n
     cdef int64_t pd_counter
     cdef int64_t* tk_blocked
-    cdef const int32_t[:] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
-    cdef const int64_t[:] rg_mask, role_bit, tr_mask, pw_mask
-    cdef const double[:] rg_window, tr_window, pw_window, consts
-    cdef const int32_t[:] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
-    cdef const int32_t[:] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
-    cdef const int32_t[:] cond_start, code, ret_start, ret_prog
+    cdef const int32_t[::1] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
+    cdef const int64_t[::1] rg_mask, role_bit, tr_mask, pw_mask
+    cdef const double[::1] rg_window, tr_window, pw_window, consts
+    cdef const int32_t[::1] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
+    cdef const int32_t[::1] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
+    cdef const int32_t[::1] cond_start, code, ret_start, ret_prog
     cdef const int32_t* codep  # the bytecode, read through a pointer in the hot loop
-    cdef const int8_t[:] const_tags
+    cdef const int8_t[::1] const_tags
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
     cdef double window
     cdef int64_t all_users
@@ -182,9 +184,9 @@ cdef class Group:
     cdef int64_t* tk_ext
     cdef int64_t* tk_counted
     cdef int32_t zombies
-    cdef const int64_t[:] place_exit_bits, place_emit_bits, bit_limit
-    cdef const double[:] bit_window
-    cdef const int8_t[:] bit_policy
+    cdef const int64_t[::1] place_exit_bits, place_emit_bits, bit_limit
+    cdef const double[::1] bit_window
+    cdef const int8_t[::1] bit_policy
     cdef public int64_t timeout_mask, limit_mask, watch_mask
     cdef public int nbits
     cdef public tuple patterns  # net pattern index of each user bit
@@ -195,9 +197,9 @@ cdef class Group:
     cdef public list dropped  # per bit index: partial matches a LIMIT dropped
     # Kleene closure (_kleene.pxi): per transition start / take, deferred iteration conditions;
     # per slot whether it holds a list node, its aggregates; the element arena
-    cdef const int8_t[:] tr_kleene, agg_func
-    cdef const int32_t[:] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
-    cdef const uint8_t[:] slot_kleene
+    cdef const int8_t[::1] tr_kleene, agg_func
+    cdef const int32_t[::1] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
+    cdef const uint8_t[::1] slot_kleene
     cdef public int has_kleene
     cdef Py_ssize_t naggs
     cdef int64_t* nd_ev
