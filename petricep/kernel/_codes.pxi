@@ -7,23 +7,31 @@
 # consulted once per distinct value.
 
 
-def int_key_codes(const int64_t[:] values, dict seen, int64_t[:] out, Py_ssize_t max_span):
+def int_key_codes(const int64_t[::1] values, dict seen, int64_t[::1] out, Py_ssize_t max_span):
     """Write each value's code into ``out`` (``seen``: value -> code, new values get the next
     code in order of first appearance, as dictionary_encode's dictionary gives them). Returns
     False, writing nothing, when the values span more than ``max_span`` (the caller hashes)."""
     cdef Py_ssize_t i, n = values.shape[0]
-    cdef int64_t lo, hi, c
+    cdef int64_t lo, hi, c, v, lo1, hi1, v1
     cdef uint64_t span, x
     cdef int64_t* table
+    cdef const int64_t* vp = &values[0] if n else NULL
+    cdef int64_t* op = &out[0] if n else NULL
     if n == 0:
         return True
-    lo = values[0]
-    hi = values[0]
-    for i in range(n):
-        if values[i] < lo:
-            lo = values[i]
-        elif values[i] > hi:
-            hi = values[i]
+    lo = vp[0]
+    hi = vp[0]
+    lo1 = hi1 = lo
+    for i in range(0, n - 1, 2):  # (two chains of conditional moves: ~2x a single chain's speed)
+        v = vp[i]
+        v1 = vp[i + 1]
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
+        lo1 = v1 if v1 < lo1 else lo1
+        hi1 = v1 if v1 > hi1 else hi1
+    v = vp[n - 1]
+    lo = min(lo, lo1, v)
+    hi = max(hi, hi1, v)
     span = <uint64_t>hi - <uint64_t>lo + 1  # (no overflow in unsigned arithmetic)
     if span == 0 or span > <uint64_t>max_span:
         return False
@@ -34,20 +42,24 @@ def int_key_codes(const int64_t[:] values, dict seen, int64_t[:] out, Py_ssize_t
         for x in range(span):
             table[x] = -1
         for i in range(n):
-            x = <uint64_t>values[i] - <uint64_t>lo
+            x = <uint64_t>vp[i] - <uint64_t>lo
             c = table[x]
             if c < 0:
-                value = values[i]
-                code = seen.get(value)
-                if code is None:
-                    code = len(seen)
-                    seen[value] = code
-                c = code
+                c = new_code(seen, vp[i])
                 table[x] = c
-            out[i] = c
+            op[i] = c
     finally:
         free(table)
     return True
+
+
+cdef int64_t new_code(dict seen, int64_t value) except -1:
+    """``value``'s code in ``seen``, the next one where it has none."""
+    code = seen.get(value)
+    if code is None:
+        code = len(seen)
+        seen[value] = code
+    return code
 
 
 def lookup_codes(const int32_t[:] indices, const int32_t[:] lookup, int32_t[:] out):

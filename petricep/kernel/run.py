@@ -95,13 +95,16 @@ class KernelRun:
 
     # ------------------------------------------------------------------ input
 
-    def _types(self, batch: Batch, n: int) -> np.ndarray:
+    def _types(self, batch: Batch, n: int) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Type codes per row, or a dictionary column's indices and each index's code."""
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
         col = _column(batch, self.type_field)  # type: ignore[arg-type]
         enc = _encoded(col)
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
-        indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
+        if not enc.indices.null_count:  # the kernel reads the indices and their codes (no copy of n codes)
+            return number_view(enc.indices).astype(np.int32, copy=False), lookup
+        indices = enc.indices.fill_null(len(lookup) - 1)
         out = np.empty(n, dtype=np.int32)
         _kernel.lookup_codes(number_view(indices).astype(np.int32, copy=False), lookup, out)
         return out
@@ -114,11 +117,13 @@ class KernelRun:
             raise EventError("time column has empty values", None, _first_null(col), self.time_field)
         if self._int_time is None:
             self._int_time = pa.types.is_integer(col.type)
-        return number_view(col).astype(np.float64)
+        view = number_view(col)
+        return view if view.dtype == np.int64 else view.astype(np.float64)  # (the kernel reads int64 times as they are)
 
-    def _ids(self, batch: Batch, pos: np.ndarray) -> np.ndarray:
+    def _ids(self, batch: Batch) -> np.ndarray | None:
+        """The id column, or None where the ids are the positions."""
         if self.id_field is None:
-            return pos
+            return None
         col = _column(batch, self.id_field)
         if not pa.types.is_integer(col.type) or col.null_count:
             raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
@@ -188,19 +193,20 @@ class KernelRun:
         if n == 0:
             return self._table(*self.take_matches())
         types = self._types(batch, n)
-        pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
-        ids = self._ids(batch, pos)
-        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), ids)
+        pos = self._pos  # (row i is at pos + i)
+        ids = self._ids(batch)
+        positions = ids if ids is not None else np.arange(pos, pos + n, dtype=np.int64)
+        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), positions)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
         return self._table(*self.take_matches())
 
     def fire(
         self,
-        types: np.ndarray,
+        types: np.ndarray | tuple[np.ndarray, np.ndarray],
         ts: np.ndarray,
-        pos: np.ndarray,
-        ids: np.ndarray,
+        pos: np.ndarray | int,
+        ids: np.ndarray | None,
         vals: np.ndarray,
         tags: np.ndarray,
         keys: np.ndarray,
@@ -208,7 +214,9 @@ class KernelRun:
         max_out: int = 0,
     ) -> int:
         """Fire events given as the kernel's columns (:meth:`push` builds them from Arrow,
-        :class:`~petricep.kernel.engine.KernelEngine` from events), from row ``start``; their
+        :class:`~petricep.kernel.engine.KernelEngine` from events; Kernel.run says which
+        forms the columns may take: ``types`` a dictionary's indices and codes, ``ts`` int64,
+        ``pos`` the first position, ``ids`` None for the positions), from row ``start``; their
         matches stay buffered for :meth:`take_matches`. ``max_out`` > 0: stop after the row at
         which that many matches are buffered. Returns the row fired last + 1 (``len(types)``
         when all are). An evaluation error leaves the matches of the events before the
@@ -216,16 +224,17 @@ class KernelRun:
         self.update_ranks()
         try:
             if start:
-                types, ts, pos, ids, vals, tags, keys = (
-                    types[start:], ts[start:], pos[start:], ids[start:], vals[start:], tags[start:], keys[:, start:]
-                )
+                types = (types[0][start:], types[1]) if isinstance(types, tuple) else types[start:]
+                pos = pos + start if isinstance(pos, int) else pos[start:]
+                ids = ids[start:] if ids is not None else None
+                ts, vals, tags, keys = ts[start:], vals[start:], tags[start:], keys[:, start:]
             done = start + self.kernel.run(types, ts, pos, ids, vals, tags, keys, start, max_out)
         except _kernel.OrderError as e:
             row, t, prev = e.args
             raise EventOrderError(
                 f"timestamp {_num(t, self._int_time)} is before the previous event's {_num(prev, self._int_time)} "
                 "(input must be in time order)",
-                row=int(pos[row - start]),
+                row=_position(pos, row - start),
             ) from None
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
@@ -234,8 +243,8 @@ class KernelRun:
             self.kernel.drop_row()
             raise self.limit_error(*e.args) from None
         last = done - start - 1
-        self._pos = int(pos[last]) + 1
-        self._last = (float(ts[last]), int(pos[last]))
+        self._pos = _position(pos, last) + 1
+        self._last = (float(ts[last]), _position(pos, last))
         return done
 
     def take_matches(self) -> tuple[np.ndarray, ...]:
@@ -723,6 +732,11 @@ def _column(batch: Batch, name: str) -> Any:
     if isinstance(col, pa.ChunkedArray):  # (combine_chunks copies even one chunk: ~1 ms per 1M int64)
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     return col
+
+
+def _position(pos: np.ndarray | int, row: int) -> int:
+    """Row ``row``'s position: ``pos`` holds the positions, or is the first one."""
+    return pos + row if isinstance(pos, int) else int(pos[row])
 
 
 def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
