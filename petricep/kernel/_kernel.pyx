@@ -38,6 +38,7 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove
 from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
+cimport cython
 
 import numpy as np
 

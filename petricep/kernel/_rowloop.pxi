@@ -24,6 +24,14 @@ cdef struct Rows:
     int64_t pos0
     const int64_t* ids  # ids (NULL: the position)
     Py_ssize_t n
+    # attribute values and kinds (row, attribute) and key codes (group, row) by byte strides:
+    # the loop passes no memoryview (a slice is a ~200-byte struct, copied at every call)
+    const char* vals
+    Py_ssize_t vs0, vs1
+    const char* tags
+    Py_ssize_t gs0, gs1
+    const char* keys
+    Py_ssize_t ks0, ks1
 
 
 cdef int32_t NO_CODES[1]  # the lookup of a dictionary with no entries: every index is out of range
@@ -48,6 +56,18 @@ cdef inline int64_t row_pos(const Rows* r, Py_ssize_t i) noexcept:
 
 cdef inline int64_t row_id(const Rows* r, Py_ssize_t i) noexcept:
     return r.ids[i] if r.ids != NULL else row_pos(r, i)
+
+
+cdef inline double row_val(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
+    return (<const double*>(r.vals + i * r.vs0 + a * r.vs1))[0]
+
+
+cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
+    return (<const int8_t*>(r.tags + i * r.gs0 + a * r.gs1))[0]
+
+
+cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) noexcept:
+    return (<const int64_t*>(r.keys + gi * r.ks0 + i * r.ks1))[0]
 
 
 cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object ids, const double[:, :] vals,
@@ -103,7 +123,10 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         r.ids = &iv[0]
     if vals.shape[0] < r.n or tags.shape[0] < r.n or keys.shape[1] < r.n or keys.shape[0] < len(k.groups):
         raise ValueError("fewer attribute values or keys than rows")
-    return fire_rows(k, &r, vals, tags, keys, row0, max_out)
+    r.vals, r.vs0, r.vs1 = <const char*>&vals[0, 0], vals.strides[0], vals.strides[1]
+    r.tags, r.gs0, r.gs1 = <const char*>&tags[0, 0], tags.strides[0], tags.strides[1]
+    r.keys, r.ks0, r.ks1 = <const char*>&keys[0, 0], keys.strides[0], keys.strides[1]
+    return fire_rows(k, &r, row0, max_out)
 
 
 cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
@@ -140,7 +163,7 @@ cdef Py_ssize_t scan(const Rows* r, Py_ssize_t i, Py_ssize_t end, double* last) 
     return scan_unread(r, r.tsi, i, end, last)
 
 
-cdef void skipped(Kernel k, const Rows* r, const int8_t[:, :] tags, Py_ssize_t j, Py_ssize_t row0) noexcept:
+cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexcept:
     """The state a run of rows no pattern reads leaves, its last row ``j``: what run sets for
     an event, where a later row does not set it first (a sweep, a tick, the batch's end)."""
     k.cur_row = j + row0
@@ -148,14 +171,13 @@ cdef void skipped(Kernel k, const Rows* r, const int8_t[:, :] tags, Py_ssize_t j
     k.emit_at = row_pos(r, j)
     k.emit_ts = row_ts(r, j)
     if k.ts_attr >= 0:
-        k.emit_tag = tags[j, k.ts_attr]
+        k.emit_tag = row_tag(r, j, k.ts_attr)
     k.in_ts = k.emit_ts
     k.in_pos = k.emit_at
     k.in_tag = k.emit_tag
 
 
-cdef inline int store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p,
-                            const double[:, :] vals, const int8_t[:, :] tags) except -1:
+cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p) except -1:
     """Row ``i`` into the event store (its last entry: dropped again where nothing binds it)."""
     cdef EventStore st = k.store
     cdef Py_ssize_t ev, a, na = st.nattrs
@@ -169,13 +191,12 @@ cdef inline int store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int
     st.pos[ev] = p
     st.id[ev] = row_id(r, i)
     for a in range(na):
-        st.val[ev * na + a] = vals[i, a]
-        st.tag[ev * na + a] = tags[i, a]
+        st.val[ev * na + a] = row_val(r, i, a)
+        st.tag[ev * na + a] = row_tag(r, i, a)
     return ev
 
 
-cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, const int8_t[:, :] tags,
-                          const int64_t[:, :] keys, Py_ssize_t row0, Py_ssize_t max_out) except -1:
+cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t max_out) except -1:
     """Kernel.run's loop (see there): returns the number of rows fired."""
     cdef Py_ssize_t i = 0, j, end, n = r.n, first, lazy = -1, gi, ev, ngroups = len(k.groups)
     cdef int32_t etype
@@ -198,7 +219,7 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, cons
                 lazy = j - 1
                 i = j
                 if k.since_sweep >= k.sweep_every:
-                    skipped(k, r, tags, lazy, row0)
+                    skipped(k, r, lazy, row0)
                     lazy = -1
                     k.sweep(last, row_pos(r, i - 1))
                 continue
@@ -206,14 +227,14 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, cons
         t = row_ts(r, i)
         p = row_pos(r, i)
         if lazy >= 0 and (etype == TICK or t < k.last_ts):
-            skipped(k, r, tags, lazy, row0)
+            skipped(k, r, lazy, row0)
         lazy = -1
         k.cur_row = i + row0
         k.row_out = k.out_n
         k.emit_at = p
         k.emit_ts = t
         if k.ts_attr >= 0:
-            k.emit_tag = tags[i, k.ts_attr]
+            k.emit_tag = row_tag(r, i, k.ts_attr)
         if etype == TICK:
             tick(k, t, p)
             i += 1
@@ -239,13 +260,13 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, cons
         k.last_ts = t
         k.events += 1
         if etype >= 0 and k.tie_either:
-            buffer(k, etype, t, p, row_id(r, i), vals, tags, keys, i)
+            buffer(k, r, etype, t, p, i)
         elif etype >= 0:
             # the event enters the store; it stays only if a stored token binds it
-            ev = store_event(k, r, i, t, p, vals, tags)
+            ev = store_event(k, r, i, t, p)
             kept = False
             for gi in range(ngroups):
-                if enter(k, <Group>k.groups[gi], etype, keys[gi, i], ev):
+                if enter(k, <Group>k.groups[gi], etype, row_key(r, gi, i), ev):
                     kept = True
             if not kept:
                 k.store.n -= 1
@@ -254,7 +275,7 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, cons
             for gi in range(ngroups):
                 g = <Group>k.groups[gi]
                 if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                    key = keys[gi, i]
+                    key = row_key(r, gi, i)
                     if key >= g.nkeys:
                         g.reserve_keys(key + 1)
                     g.floors[key] = ekey
@@ -269,5 +290,5 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, const double[:, :] vals, cons
         if max_out > 0 and k.out_n >= max_out:
             return i
     if lazy >= 0:
-        skipped(k, r, tags, lazy, row0)
+        skipped(k, r, lazy, row0)
     return n

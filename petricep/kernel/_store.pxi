@@ -9,6 +9,7 @@
 # sweep compacts it (compact): only the events something still binds stay, renumbered.
 
 
+@cython.final  # (its methods called directly, not through a vtable: the compiler inlines them)
 cdef class EventStore:
     """The events stored partial matches bind: columns, one row per event."""
     cdef double* ts
@@ -108,6 +109,7 @@ cdef object views_of(object lg):
     return views
 
 
+@cython.final  # (as EventStore: alloc, release, expired, add_created inline in the firing loop)
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
@@ -435,7 +437,7 @@ cdef class Group:
         self.free_head = t
         self.live_tokens -= 1
 
-    cdef int add_created(self, int32_t t) except -1:
+    cdef inline int add_created(self, int32_t t) except -1:
         if self.ncreated >= self.created_cap:
             self.created_cap = max(64, 2 * self.created_cap)
             self.created = <int32_t*>grow(self.created, self.created_cap, sizeof(int32_t))
