@@ -158,15 +158,16 @@ cdef class Kernel:
         free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
         free(self.out_klen); free(self.kl_ids); free(self.kl_ev)
 
-    def run(self, types, ts, pos, ids, const double[:, :] vals, const int8_t[:, :] tags,
-            const int64_t[:, :] keys, Py_ssize_t row0=0, Py_ssize_t max_out=0):
+    def run(self, types, ts, pos, ids, const double[:, :] vals, const int8_t[:, :] tags, keys,
+            Py_ssize_t row0=0, Py_ssize_t max_out=0):
         """Fire ``n`` events (columns: type codes, -1 for types no pattern reads, or a tuple of
         dictionary indices and each index's code; timestamps, float64 or int64; positions, or
         the first one as an int; ids, or None where they are the positions; attribute values and
-        kinds, one row per event; key codes, one row per group). ``max_out`` > 0: stop after
-        the first row at which that many matches are buffered (an explosive pattern's matches
-        leave a batch in slices, the caller takes them and fires the rest). Returns the number
-        of rows fired (the loop: _rowloop.pxi)."""
+        kinds, one row per event; key codes, one row per group, or a list with per group its
+        codes or a tuple (an int64 column, its lowest value, each value's code at value -
+        lowest)). ``max_out`` > 0: stop after the first row at which that many matches are
+        buffered (an explosive pattern's matches leave a batch in slices, the caller takes
+        them and fires the rest). Returns the number of rows fired (the loop: _rowloop.pxi)."""
         return run_rows(self, types, ts, pos, ids, vals, tags, keys, row0, max_out)
 
     def finish(self):

@@ -24,14 +24,19 @@ cdef struct Rows:
     int64_t pos0
     const int64_t* ids  # ids (NULL: the position)
     Py_ssize_t n
-    # attribute values and kinds (row, attribute) and key codes (group, row) by byte strides:
-    # the loop passes no memoryview (a slice is a ~200-byte struct, copied at every call)
+    # attribute values and kinds (row, attribute) by byte strides: the loop passes no
+    # memoryview (a slice is a ~200-byte struct, copied at every call)
     const char* vals
     Py_ssize_t vs0, vs1
     const char* tags
     Py_ssize_t gs0, gs1
-    const char* keys
-    Py_ssize_t ks0, ks1
+    # per group: its key codes, or an integer column's values with the table of their codes
+    # (value v's code at ktab[v - klo]: no column of codes made for a million rows); row i's
+    # at kcol + i * kstep bytes (kstep 0: one code for every row)
+    const char** kcol
+    Py_ssize_t* kstep
+    const int64_t** ktab
+    int64_t* klo
 
 
 cdef int32_t NO_CODES[1]  # the lookup of a dictionary with no entries: every index is out of range
@@ -67,12 +72,14 @@ cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
 
 
 cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) noexcept:
-    return (<const int64_t*>(r.keys + gi * r.ks0 + i * r.ks1))[0]
+    cdef int64_t v = (<const int64_t*>(r.kcol[gi] + i * r.kstep[gi]))[0]
+    if r.ktab[gi] != NULL:
+        return r.ktab[gi][v - r.klo[gi]]
+    return v
 
 
 cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object ids, const double[:, :] vals,
-                         const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0,
-                         Py_ssize_t max_out) except -1:
+                         const int8_t[:, :] tags, object keys, Py_ssize_t row0, Py_ssize_t max_out) except -1:
     """Bind Kernel.run's columns (see Rows) and fire them; the views live as long as the call."""
     cdef Rows r
     cdef const int32_t[::1] tv
@@ -121,12 +128,68 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         if iv.shape[0] < r.n:
             raise ValueError("fewer ids than rows")
         r.ids = &iv[0]
-    if vals.shape[0] < r.n or tags.shape[0] < r.n or keys.shape[1] < r.n or keys.shape[0] < len(k.groups):
-        raise ValueError("fewer attribute values or keys than rows")
+    if vals.shape[0] < r.n or tags.shape[0] < r.n:
+        raise ValueError("fewer attribute values than rows")
     r.vals, r.vs0, r.vs1 = <const char*>&vals[0, 0], vals.strides[0], vals.strides[1]
     r.tags, r.gs0, r.gs1 = <const char*>&tags[0, 0], tags.strides[0], tags.strides[1]
-    r.keys, r.ks0, r.ks1 = <const char*>&keys[0, 0], keys.strides[0], keys.strides[1]
-    return fire_rows(k, &r, row0, max_out)
+    ng = max(len(k.groups), 1)
+    r.kcol = <const char**>grow(NULL, ng, sizeof(char*))
+    r.kstep = NULL
+    r.ktab = NULL
+    r.klo = NULL
+    try:
+        r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
+        r.ktab = <const int64_t**>grow(NULL, ng, sizeof(int64_t*))
+        r.klo = <int64_t*>grow(NULL, ng, sizeof(int64_t))
+        held = bind_keys(&r, keys, ng)
+        return fire_rows(k, &r, row0, max_out)
+    finally:
+        free(r.kcol)
+        free(r.kstep)
+        free(r.ktab)
+        free(r.klo)
+
+
+cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
+    """Each group's key source into ``r`` (Kernel.run's ``keys``: a 2-d array of codes, group
+    by row, or per group codes or a tuple of an integer column, its lowest value and the codes
+    by value - lowest); returns the views, to be held while ``r`` is read."""
+    cdef const int64_t[:, :] k2
+    cdef const int64_t[:] col
+    cdef const int64_t[::1] tab
+    cdef Py_ssize_t gi
+    held = []
+    if not isinstance(keys, list):
+        k2 = keys
+        if k2.shape[0] < ng or k2.shape[1] < r.n:
+            raise ValueError("fewer keys than rows")
+        for gi in range(ng):
+            r.kcol[gi] = <const char*>&k2[gi, 0]
+            r.kstep[gi] = k2.strides[1]
+            r.ktab[gi] = NULL
+            r.klo[gi] = 0
+        held.append(k2)
+        return held
+    if len(keys) < ng:
+        raise ValueError("fewer key columns than groups")
+    for gi in range(ng):
+        source = keys[gi]
+        r.ktab[gi] = NULL
+        r.klo[gi] = 0
+        if isinstance(source, tuple):
+            col = source[0]
+            tab = source[2]
+            r.klo[gi] = source[1]
+            r.ktab[gi] = &tab[0]
+            held.append(tab)
+        else:
+            col = source
+        if col.shape[0] < r.n:
+            raise ValueError("fewer keys than rows")
+        r.kcol[gi] = <const char*>&col[0]
+        r.kstep[gi] = col.strides[0]
+        held.append(col)
+    return held
 
 
 cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:

@@ -161,27 +161,32 @@ class KernelRun:
         lookup = np.array([strings.setdefault(s, len(strings)) for s in enc.dictionary.to_pylist()], dtype=np.float64)
         return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else np.zeros(len(col))
 
-    def _key_codes(self, batch: Batch, n: int) -> np.ndarray:
+    def _key_codes(self, batch: Batch, n: int) -> np.ndarray | list[Any]:
+        """Key codes, a row per group; or a list with per group its codes, or where its key is
+        one integer column in a small range, the column with a table of its values' codes
+        (Kernel.run: the kernel codes the rows it reads, no column of codes is written)."""
         shape = (max(len(self.lowered.groups), 1), n)
         if not any(g.partition for g in self.lowered.groups):
             return _zeros(shape, np.int64)
-        keys = np.zeros(shape, dtype=np.int64)
+        keys: list[Any] = []
         for gi, g in enumerate(self.lowered.groups):
             if not g.partition:
+                keys.append(_zeros((1, n), np.int64)[0])
                 continue
             seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
-            if len(cols) == 1 and _int_codes(cols[0], seen, keys[gi]):
-                continue
-            if len(cols) == 1:
+            table = _int_table(cols[0], seen) if len(cols) == 1 else None
+            if table is not None:
+                keys.append(table)
+            elif len(cols) == 1:
                 enc = _encoded(cols[0])
                 if enc.indices.null_count:
                     raise EventError("empty partition value", None, _first_null(enc.indices), g.partition[0])
                 lookup = np.array([seen.setdefault(v, len(seen)) for v in enc.dictionary.to_pylist()], dtype=np.int64)
-                keys[gi] = lookup[number_view(enc.indices)] if len(lookup) else 0
+                keys.append(lookup[number_view(enc.indices)] if len(lookup) else np.zeros(n, dtype=np.int64))
             else:
                 rows = zip(*(c.to_pylist() for c in cols))
-                keys[gi] = np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n)
+                keys.append(np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n))
         return keys
 
     # ------------------------------------------------------------------ running
@@ -209,7 +214,7 @@ class KernelRun:
         ids: np.ndarray | None,
         vals: np.ndarray,
         tags: np.ndarray,
-        keys: np.ndarray,
+        keys: np.ndarray | list[Any],
         start: int = 0,
         max_out: int = 0,
     ) -> int:
@@ -227,7 +232,7 @@ class KernelRun:
                 types = (types[0][start:], types[1]) if isinstance(types, tuple) else types[start:]
                 pos = pos + start if isinstance(pos, int) else pos[start:]
                 ids = ids[start:] if ids is not None else None
-                ts, vals, tags, keys = ts[start:], vals[start:], tags[start:], keys[:, start:]
+                ts, vals, tags, keys = ts[start:], vals[start:], tags[start:], _keys_from(keys, start)
             done = start + self.kernel.run(types, ts, pos, ids, vals, tags, keys, start, max_out)
         except _kernel.OrderError as e:
             row, t, prev = e.args
@@ -747,15 +752,23 @@ def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
 _ZERO = bytes(8)
 
 
-def _int_codes(col: Any, seen: dict[Any, int], out: np.ndarray) -> bool:
-    """An integer key column's codes into ``out`` by a table over its range (the kernel's
-    int_key_codes: Arrow's hashing costs ~10 ms per million rows); False where the column is
-    not integers without nulls in a small range (the caller then hashes)."""
+def _int_table(col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """An integer key column with a table of its values' codes (the kernel's int_key_table:
+    Arrow's hashing costs ~10 ms per million rows, a column of codes ~1 ms); None where the
+    column is not integers without nulls in a small range (the caller then hashes)."""
     t = col.type
     if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count:
-        return False
+        return None
     values = number_view(col).astype(np.int64, copy=False)
-    return bool(_kernel.int_key_codes(values, seen, out, max(len(values), 4096)))
+    found = _kernel.int_key_table(values, seen, max(len(values), 4096))
+    return None if found is None else (values, found[0], found[1])
+
+
+def _keys_from(keys: np.ndarray | list[Any], start: int) -> np.ndarray | list[Any]:
+    """:meth:`KernelRun._key_codes`'s keys from row ``start`` on."""
+    if not isinstance(keys, list):
+        return keys[:, start:]
+    return [(k[0][start:], k[1], k[2]) if isinstance(k, tuple) else k[start:] for k in keys]
 
 
 def _encoded(col: Any) -> pa.DictionaryArray:
