@@ -208,7 +208,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     return nt
 
 
-cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t):
+cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t) noexcept:
     cdef int32_t nxt = g.tk_next[t]
     if prev < 0:
         g.heads[list_id] = nxt
@@ -320,7 +320,7 @@ cdef struct TokenSet:
     Py_ssize_t cap, n
 
 
-cdef inline uint64_t token_hash(Group g, int32_t t):
+cdef inline uint64_t token_hash(Group g, int32_t t) noexcept:
     cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
     cdef Py_ssize_t a, ns = g.nslots
     for a in range(ns):
@@ -328,7 +328,7 @@ cdef inline uint64_t token_hash(Group g, int32_t t):
     return h ^ (h >> 29)
 
 
-cdef inline bint same_token(Group g, int32_t a, int32_t b):
+cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept:
     cdef Py_ssize_t i, ns = g.nslots
     if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
         return False

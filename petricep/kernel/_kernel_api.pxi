@@ -193,28 +193,11 @@ cdef class Kernel:
     def sweep(self, double ts, int64_t pos):
         """Drop tokens that can never fire again; compact the event store when mostly dead."""
         cdef Group g
-        cdef Py_ssize_t lid, k, gi
-        cdef int32_t t, prev, nxt
-        cdef int64_t floor
+        cdef Py_ssize_t gi
         self.since_sweep = 0
         for gi in range(len(self.groups)):
             g = <Group>self.groups[gi]
-            for lid in range(g.nkeys * g.nplaces):
-                t = g.heads[lid]
-                prev = -1
-                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                    floor = g.floors[lid // g.nplaces]
-                elif g.strategy >= STRICT_CONTIGUITY:
-                    floor = self.last_key
-                else:
-                    floor = NO_KEY
-                while t >= 0:
-                    nxt = g.tk_next[t]
-                    if g.expired(t, ts, pos) or g.tk_last_key[t] < floor:
-                        unlink(self, g, <int>lid, prev, t)
-                    else:
-                        prev = t
-                    t = nxt
+            sweep_lists(self, g, ts, pos)
             if g.nnegs:
                 sweep_negatives(self, g, ts, pos)
             if g.watch_mask:

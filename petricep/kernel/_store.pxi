@@ -154,6 +154,7 @@ cdef class Group:
     cdef const int32_t[::1] cond_start, code, ret_start, ret_prog
     cdef const int32_t* codep  # the bytecode, read through a pointer in the hot loop
     cdef const int8_t[::1] const_tags
+    cdef const int32_t[::1] held_places  # places some transition stores tokens at, ascending (sweep_lists)
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
     cdef double window
     cdef int64_t all_users
@@ -273,6 +274,7 @@ cdef class Group:
         self.partitioned = 1 if lg.partition else 0
         self.window = lg.window
         self.all_users = lg.all_users
+        self.held_places = lg.held_places
         return 0
 
     cdef int bind_negation(self, lg) except -1:
@@ -432,7 +434,7 @@ cdef class Group:
         self.live_tokens += 1
         return t
 
-    cdef inline void release(self, int32_t t):
+    cdef inline void release(self, int32_t t) noexcept:
         self.tk_next[t] = self.free_head
         self.free_head = t
         self.live_tokens -= 1
@@ -492,14 +494,14 @@ cdef class Group:
         self.pd_free = self.pd_next[d]
         return d
 
-    cdef inline void drop_pending(self, int32_t d):
+    cdef inline void drop_pending(self, int32_t d) noexcept:
         self.pd_next[d] = self.pd_free
         self.pd_free = d
 
-    cdef inline bint pd_less(self, int32_t a, int32_t b):
+    cdef inline bint pd_less(self, int32_t a, int32_t b) noexcept:
         return self.pd_thr[a] < self.pd_thr[b] or (self.pd_thr[a] == self.pd_thr[b] and self.pd_seq[a] < self.pd_seq[b])
 
-    cdef void heap_push(self, int32_t d):
+    cdef void heap_push(self, int32_t d) noexcept:
         cdef Py_ssize_t i = self.heap_n, parent
         self.heap_n += 1
         while i > 0:
@@ -510,7 +512,7 @@ cdef class Group:
             i = parent
         self.heap[i] = d
 
-    cdef int32_t heap_pop(self):
+    cdef int32_t heap_pop(self) noexcept:
         cdef int32_t top = self.heap[0], last
         cdef Py_ssize_t i = 0, c
         self.heap_n -= 1
@@ -529,13 +531,41 @@ cdef class Group:
             self.heap[i] = last
         return top
 
-    cdef inline bint expired(self, int32_t t, double ts, int64_t pos):
+    cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept:
         """The token's window has passed the event (ts, pos): it can never fire again."""
         if isnan(self.window):
             return False
         if self.count_window:
             return pos - self.tk_first_pos[t] >= <int64_t>self.window
         return ts - self.tk_first_ts[t] > self.window
+
+
+cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1:
+    """Drop ``g``'s tokens that can never fire again at the event (ts, pos): window passed,
+    contiguity broken (Kernel.sweep). Only the lists of places tokens are stored at are
+    walked (held_places: W1 stores at 2 of its 4 places), in the order of their list ids."""
+    cdef Py_ssize_t key, h, lid, nheld = g.held_places.shape[0]
+    cdef int32_t t, prev, nxt
+    cdef int64_t floor
+    for key in range(g.nkeys):
+        if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+            floor = g.floors[key]
+        elif g.strategy >= STRICT_CONTIGUITY:
+            floor = k.last_key
+        else:
+            floor = NO_KEY
+        for h in range(nheld):
+            lid = key * g.nplaces + g.held_places[h]
+            t = g.heads[lid]
+            prev = -1
+            while t >= 0:
+                nxt = g.tk_next[t]
+                if g.expired(t, ts, pos) or g.tk_last_key[t] < floor:
+                    unlink(k, g, <int>lid, prev, t)
+                else:
+                    prev = t
+                t = nxt
+    return 0
 
 
 cdef Py_ssize_t live_slots(Kernel k):
