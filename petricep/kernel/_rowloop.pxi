@@ -329,7 +329,11 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t m
             ev = store_event(k, r, i, t, p)
             kept = False
             for gi in range(ngroups):
-                if enter(k, <Group>k.groups[gi], etype, row_key(r, gi, i), ev):
+                g = <Group>k.groups[gi]
+                if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
+                    if enter_plain(k, g, etype, row_key(r, gi, i), ev):
+                        kept = True
+                elif enter(k, g, etype, row_key(r, gi, i), ev):
                     kept = True
             if not kept:
                 k.store.n -= 1

@@ -103,6 +103,7 @@ cdef object views_of(object lg):
     views = _Views()
     for name, value in vars(lg).items():
         setattr(views, name, typed_view(value))
+    views.plain = plain_net(lg)
     if len(_views) >= 64:
         del _views[next(iter(_views))]
     _views[id(lg)] = (lg, views)
@@ -156,6 +157,7 @@ cdef class Group:
     cdef const int8_t[::1] const_tags
     cdef const int32_t[::1] held_places  # places some transition stores tokens at, ascending (sweep_lists)
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
+    cdef public bint plain  # none of the constructs enter_plain leaves out (_plainnet.pxi)
     cdef double window
     cdef int64_t all_users
     # tokens: struct of arrays, free list through tk_next
@@ -275,6 +277,7 @@ cdef class Group:
         self.window = lg.window
         self.all_users = lg.all_users
         self.held_places = lg.held_places
+        self.plain = lg.plain
         return 0
 
     cdef int bind_negation(self, lg) except -1:
