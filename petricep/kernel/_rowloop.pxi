@@ -259,17 +259,107 @@ cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double
     return ev
 
 
+DEF CHUNK = 4096  # rows fire_chunk takes at a time (its stops on the stack)
+
+
 cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t max_out) except -1:
-    """Kernel.run's loop (see there): returns the number of rows fired."""
-    cdef Py_ssize_t i = 0, j, end, n = r.n, first, lazy = -1, gi, ev, ngroups = len(k.groups)
-    cdef int32_t etype
-    cdef double t, last
-    cdef int64_t p, key, ekey
-    cdef bint kept
-    cdef Group g
-    # rows of types no pattern reads only move time here (no tie groups, negations,
-    # timeouts or contiguity): scan takes a run of them at once
+    """Kernel.run's loop (see there): returns the number of rows fired. Where rows of types no
+    pattern reads only move time (no tie groups, negations, timeouts or contiguity), a chunk
+    in time order goes through fire_chunk, one that is not row by row (its error at its row)."""
+    cdef Py_ssize_t i = 0, end, done, n = r.n, m, budget
+    cdef int32_t stops[CHUNK]
+    cdef bint ordered
     cdef bint plain = not (k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
+    if not plain:
+        return fire_scan(k, r, 0, n, False, row0, max_out)
+    while i < n:
+        budget = max(k.sweep_every - k.since_sweep, 1)  # (a chunk ends where a sweep is due, at the latest)
+        end = i + min(budget, CHUNK, n - i)
+        m = collect(r, i, end, k.last_ts, stops, &ordered)
+        if ordered:
+            done = fire_chunk(k, r, i, end, stops, m, row0, max_out)
+        else:
+            done = fire_scan(k, r, i, end, True, row0, max_out)
+        if done < end:  # (max_out)
+            return done
+        i = end
+    return n
+
+
+cdef Py_ssize_t collect(const Rows* r, Py_ssize_t i, Py_ssize_t end, double last, int32_t* stops,
+                        bint* ordered) noexcept:
+    """Rows ``i`` .. ``end`` - 1: the offsets (from ``i``) of those some pattern reads, or ticks,
+    or with an index out of range, into ``stops``; ``ordered``: no time before its row's
+    predecessor's (``last`` before the first; NaN is out of order). No branch on the data."""
+    if r.tsd != NULL:
+        return collect_rows(r, r.tsd, i, end, last, stops, ordered)
+    return collect_rows(r, r.tsi, i, end, last, stops, ordered)
+
+
+cdef Py_ssize_t collect_rows(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double last,
+                             int32_t* stops, bint* ordered) noexcept:
+    cdef Py_ssize_t j, m = 0
+    cdef double prev = last, t
+    cdef int bad = 0, inr
+    cdef int32_t x, c
+    cdef const int32_t* codes = r.types
+    cdef const int32_t* lookup = r.lookup
+    cdef size_t nl = <size_t>r.nlookup
+    if lookup != NULL:
+        for j in range(i, end):
+            x = codes[j]
+            inr = <size_t>x < nl
+            c = lookup[x if inr else 0]
+            stops[m] = <int32_t>(j - i)
+            m += (c != -1) | (not inr)
+            t = <double>ts[j]
+            bad |= not (t >= prev)
+            prev = t
+    else:
+        for j in range(i, end):
+            stops[m] = <int32_t>(j - i)
+            m += codes[j] != -1
+            t = <double>ts[j]
+            bad |= not (t >= prev)
+            prev = t
+    ordered[0] = not bad
+    return m
+
+
+cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end, const int32_t* stops,
+                           Py_ssize_t m, Py_ssize_t row0, Py_ssize_t max_out) except -1:
+    """Rows ``i`` .. ``end`` - 1, in time order and no more than are due before a sweep: the
+    rows ``stops`` names fire (fire_one), the others only count (as scan's runs do). Returns
+    ``end``, or the row after the one at which ``max_out`` matches are buffered."""
+    cdef Py_ssize_t s, j, prev = i
+    for s in range(m):
+        j = i + stops[s]
+        if j > prev:  # rows prev .. j - 1: no pattern reads them
+            k.since_sweep += j - prev
+            k.events += j - prev
+            k.last_ts = row_ts(r, j - 1)
+            if row_type(r, j) == TICK:  # (a tick keeps their in_ts / in_pos)
+                skipped(k, r, j - 1, row0)
+        fire_one(k, r, j, row0)
+        prev = j + 1
+        if max_out > 0 and k.out_n >= max_out:
+            return prev
+    if end > prev:
+        k.since_sweep += end - prev
+        k.events += end - prev
+        k.last_ts = row_ts(r, end - 1)
+        skipped(k, r, end - 1, row0)
+        if k.since_sweep >= k.sweep_every:
+            k.sweep(k.last_ts, row_pos(r, end - 1))
+    return end
+
+
+cdef Py_ssize_t fire_scan(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t n, bint plain, Py_ssize_t row0,
+                          Py_ssize_t max_out) except -1:
+    """Rows ``i`` .. ``n`` - 1 one by one (``plain``: a run of rows no pattern reads at once, by
+    scan); returns ``n``, or the row after the one at which ``max_out`` matches are buffered."""
+    cdef Py_ssize_t j, end, lazy = -1
+    cdef double last
     while i < n:
         if plain:
             end = n if k.sweep_every - k.since_sweep >= n - i else i + max(k.sweep_every - k.since_sweep, 1)
@@ -286,76 +376,84 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t m
                     lazy = -1
                     k.sweep(last, row_pos(r, i - 1))
                 continue
-        etype = row_type(r, i)
-        t = row_ts(r, i)
-        p = row_pos(r, i)
-        if lazy >= 0 and (etype == TICK or t < k.last_ts):
+        if lazy >= 0 and (row_type(r, i) == TICK or row_ts(r, i) < k.last_ts):
             skipped(k, r, lazy, row0)
         lazy = -1
-        k.cur_row = i + row0
-        k.row_out = k.out_n
-        k.emit_at = p
-        k.emit_ts = t
-        if k.ts_attr >= 0:
-            k.emit_tag = row_tag(r, i, k.ts_attr)
-        if etype == TICK:
-            tick(k, t, p)
-            i += 1
-            continue
-        if t < k.last_ts:
-            raise OrderError(i + row0, t, k.last_ts)
-        k.in_ts = t
-        k.in_pos = p
-        k.in_tag = k.emit_tag
-        if k.tie_either:
-            if k.grp_rows and t != k.grp_ts:
-                run_group(k)
-            k.grp_ts = t
-            k.grp_rows += 1
-        first = k.out_n
-        if k.has_negation or k.has_timeouts:
-            if k.tie_strict and t != k.strict_ts:
-                if k.kills:
-                    end_group(k)
-                k.strict_ts = t
-            first = k.out_n
-            close_pending(k, t, p, False)
-        k.last_ts = t
-        k.events += 1
-        if etype >= 0 and k.tie_either:
-            buffer(k, r, etype, t, p, i)
-        elif etype >= 0:
-            # the event enters the store; it stays only if a stored token binds it
-            ev = store_event(k, r, i, t, p)
-            kept = False
-            for gi in range(ngroups):
-                g = <Group>k.groups[gi]
-                if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
-                    if enter_plain(k, g, etype, row_key(r, gi, i), ev):
-                        kept = True
-                elif enter(k, g, etype, row_key(r, gi, i), ev):
-                    kept = True
-            if not kept:
-                k.store.n -= 1
-        if k.has_contiguity:
-            ekey = 2 * p
-            for gi in range(ngroups):
-                g = <Group>k.groups[gi]
-                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                    key = row_key(r, gi, i)
-                    if key >= g.nkeys:
-                        g.reserve_keys(key + 1)
-                    g.floors[key] = ekey
-            k.last_key = ekey
-        if k.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
-            settle(k, first)
-        if not k.tie_either:
-            k.since_sweep += 1
-            if k.since_sweep >= k.sweep_every:
-                k.sweep(t, p)
+        fire_one(k, r, i, row0)
         i += 1
         if max_out > 0 and k.out_n >= max_out:
             return i
     if lazy >= 0:
         skipped(k, r, lazy, row0)
     return n
+
+
+cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1:
+    """Row ``i``: a tick, or an event into the store and each group reading its type."""
+    cdef Py_ssize_t first, gi, ev, ngroups = len(k.groups)
+    cdef int32_t etype = row_type(r, i)
+    cdef double t = row_ts(r, i)
+    cdef int64_t p = row_pos(r, i), key, ekey
+    cdef bint kept
+    cdef Group g
+    k.cur_row = i + row0
+    k.row_out = k.out_n
+    k.emit_at = p
+    k.emit_ts = t
+    if k.ts_attr >= 0:
+        k.emit_tag = row_tag(r, i, k.ts_attr)
+    if etype == TICK:
+        tick(k, t, p)
+        return 0
+    if t < k.last_ts:
+        raise OrderError(i + row0, t, k.last_ts)
+    k.in_ts = t
+    k.in_pos = p
+    k.in_tag = k.emit_tag
+    if k.tie_either:
+        if k.grp_rows and t != k.grp_ts:
+            run_group(k)
+        k.grp_ts = t
+        k.grp_rows += 1
+    first = k.out_n
+    if k.has_negation or k.has_timeouts:
+        if k.tie_strict and t != k.strict_ts:
+            if k.kills:
+                end_group(k)
+            k.strict_ts = t
+        first = k.out_n
+        close_pending(k, t, p, False)
+    k.last_ts = t
+    k.events += 1
+    if etype >= 0 and k.tie_either:
+        buffer(k, r, etype, t, p, i)
+    elif etype >= 0:
+        # the event enters the store; it stays only if a stored token binds it
+        ev = store_event(k, r, i, t, p)
+        kept = False
+        for gi in range(ngroups):
+            g = <Group>k.groups[gi]
+            if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
+                if enter_plain(k, g, etype, row_key(r, gi, i), ev):
+                    kept = True
+            elif enter(k, g, etype, row_key(r, gi, i), ev):
+                kept = True
+        if not kept:
+            k.store.n -= 1
+    if k.has_contiguity:
+        ekey = 2 * p
+        for gi in range(ngroups):
+            g = <Group>k.groups[gi]
+            if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+                key = row_key(r, gi, i)
+                if key >= g.nkeys:
+                    g.reserve_keys(key + 1)
+                g.floors[key] = ekey
+        k.last_key = ekey
+    if k.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
+        settle(k, first)
+    if not k.tie_either:
+        k.since_sweep += 1
+        if k.since_sweep >= k.sweep_every:
+            k.sweep(t, p)
+    return 0
