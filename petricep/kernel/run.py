@@ -757,11 +757,14 @@ def _int_table(col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, int, np.ndar
     Arrow's hashing costs ~10 ms per million rows, a column of codes ~1 ms); None where the
     column is not integers without nulls in a small range (the caller then hashes)."""
     t = col.type
-    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count:
+    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
+        return None
+    bounds = pc.min_max(col)
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    if hi - lo >= max(len(col), 4096):
         return None
     values = number_view(col).astype(np.int64, copy=False)
-    found = _kernel.int_key_table(values, seen, max(len(values), 4096))
-    return None if found is None else (values, found[0], found[1])
+    return values, lo, _kernel.int_key_table(values, seen, lo, hi)
 
 
 def _keys_from(keys: np.ndarray | list[Any], start: int) -> np.ndarray | list[Any]:
