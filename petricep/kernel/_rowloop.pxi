@@ -37,6 +37,7 @@ cdef struct Rows:
     Py_ssize_t* kstep
     const int64_t** ktab
     int64_t* klo
+    bint all_plain  # every group plain, tie rule arrival: a read row goes through fire_plain_row
 
 
 cdef int32_t NO_CODES[1]  # the lookup of a dictionary with no entries: every index is out of range
@@ -142,6 +143,9 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         r.ktab = <const int64_t**>grow(NULL, ng, sizeof(int64_t*))
         r.klo = <int64_t*>grow(NULL, ng, sizeof(int64_t))
         held = bind_keys(&r, keys, ng)
+        r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
+        for g in k.groups:
+            r.all_plain = r.all_plain and (<Group>g).plain
         return fire_rows(k, &r, row0, max_out)
     finally:
         free(r.kcol)
@@ -340,7 +344,10 @@ cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end
             k.last_ts = row_ts(r, j - 1)
             if row_type(r, j) == TICK:  # (a tick keeps their in_ts / in_pos)
                 skipped(k, r, j - 1, row0)
-        fire_one(k, r, j, row0)
+        if r.all_plain:
+            fire_plain_row(k, r, j, row0)
+        else:
+            fire_one(k, r, j, row0)
         prev = j + 1
         if max_out > 0 and k.out_n >= max_out:
             return prev
@@ -456,4 +463,42 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         k.since_sweep += 1
         if k.since_sweep >= k.sweep_every:
             k.sweep(t, p)
+    return 0
+
+
+cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1:
+    """fire_one where every group is plain under tie rule arrival (Rows.all_plain): no tie
+    groups, negations, timeouts or contiguity to look at, a tick does nothing."""
+    cdef int32_t etype = row_type(r, i)
+    cdef double t = row_ts(r, i)
+    cdef int64_t p = row_pos(r, i)
+    cdef Py_ssize_t first = k.out_n, gi, ev
+    cdef bint kept = False
+    k.cur_row = i + row0
+    k.row_out = first
+    k.emit_at = p
+    k.emit_ts = t
+    if k.ts_attr >= 0:
+        k.emit_tag = row_tag(r, i, k.ts_attr)
+    if etype == TICK:
+        return 0
+    if t < k.last_ts:
+        raise OrderError(i + row0, t, k.last_ts)
+    k.in_ts = t
+    k.in_pos = p
+    k.in_tag = k.emit_tag
+    k.last_ts = t
+    k.events += 1
+    if etype >= 0:
+        ev = store_event(k, r, i, t, p)
+        for gi in range(len(k.groups)):
+            if enter_plain(k, <Group>k.groups[gi], etype, row_key(r, gi, i), ev):
+                kept = True
+        if not kept:
+            k.store.n -= 1
+    if k.out_n > first:
+        settle(k, first)
+    k.since_sweep += 1
+    if k.since_sweep >= k.sweep_every:
+        k.sweep(t, p)
     return 0
