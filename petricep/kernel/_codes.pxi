@@ -3,51 +3,17 @@
 # KernelRun codes a partition column's values through a Python dict per key class (value ->
 # code, codes in first-seen order). Arrow's hashing (dictionary_encode) of a numeric column
 # costs ~10 ms per million rows; integer keys usually span a small range (prices, sensor
-# ids), where a direct table over [min, max] codes a row in a few nanoseconds and the dict is
-# consulted once per distinct value.
+# ids), where a direct table over [min, max] codes a value in a few nanoseconds and the dict
+# is consulted once per distinct value; the kernel reads the column and the table.
 
 
-def int_key_codes(const int64_t[:] values, dict seen, int64_t[:] out, Py_ssize_t max_span):
-    """Write each value's code into ``out`` (``seen``: value -> code, new values get the next
-    code in order of first appearance, as dictionary_encode's dictionary gives them). Returns
-    False, writing nothing, when the values span more than ``max_span`` (the caller hashes)."""
-    cdef Py_ssize_t i, n = values.shape[0]
-    cdef int64_t lo, hi, c
-    cdef uint64_t span, x
-    cdef int64_t* table
-    if n == 0:
-        return True
-    lo = values[0]
-    hi = values[0]
-    for i in range(n):
-        if values[i] < lo:
-            lo = values[i]
-        elif values[i] > hi:
-            hi = values[i]
-    span = <uint64_t>hi - <uint64_t>lo + 1  # (no overflow in unsigned arithmetic)
-    if span == 0 or span > <uint64_t>max_span:
-        return False
-    table = <int64_t*>malloc(span * sizeof(int64_t))
-    if table == NULL:
-        raise MemoryError()
-    try:
-        for x in range(span):
-            table[x] = -1
-        for i in range(n):
-            x = <uint64_t>values[i] - <uint64_t>lo
-            c = table[x]
-            if c < 0:
-                value = values[i]
-                code = seen.get(value)
-                if code is None:
-                    code = len(seen)
-                    seen[value] = code
-                c = code
-                table[x] = c
-            out[i] = c
-    finally:
-        free(table)
-    return True
+cdef int64_t new_code(dict seen, int64_t value) except -1:
+    """``value``'s code in ``seen``, the next one where it has none."""
+    code = seen.get(value)
+    if code is None:
+        code = len(seen)
+        seen[value] = code
+    return code
 
 
 def lookup_codes(const int32_t[:] indices, const int32_t[:] lookup, int32_t[:] out):
@@ -58,3 +24,31 @@ def lookup_codes(const int32_t[:] indices, const int32_t[:] lookup, int32_t[:] o
         if <size_t>indices[i] >= <size_t>m:
             raise IndexError(f"dictionary index {indices[i]} out of range")
         out[i] = lookup[indices[i]]
+
+
+def int_key_table(const int64_t[::1] values, dict seen, int64_t lo, int64_t hi):
+    """An integer key column's codes as a table, value v's code at ``table[v - lo]`` (``lo``
+    and ``hi``: the column's lowest and highest value, from Arrow's SIMD min_max), for the
+    kernel to read row by row where it needs a key: no column of a million codes written and
+    read back. ``seen``: value -> code, new values get the next code in order of first
+    appearance, as dictionary_encode's dictionary gives them. The pass stops once every value
+    of the span has its code."""
+    cdef Py_ssize_t i, n = values.shape[0], left
+    cdef uint64_t span = <uint64_t>hi - <uint64_t>lo + 1, x  # (no overflow in unsigned arithmetic)
+    cdef const int64_t* vp = &values[0] if n else NULL
+    cdef int64_t[::1] tv
+    cdef int64_t* tp
+    table = np.full(span, -1, dtype=np.int64)
+    tv = table
+    tp = &tv[0]
+    left = <Py_ssize_t>span
+    for i in range(n):
+        x = <uint64_t>vp[i] - <uint64_t>lo
+        if x >= span:
+            raise ValueError(f"key {vp[i]} outside [{lo}, {hi}]")
+        if tp[x] < 0:
+            tp[x] = new_code(seen, vp[i])
+            left -= 1
+            if left == 0:
+                break
+    return table

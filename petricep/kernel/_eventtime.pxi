@@ -13,16 +13,16 @@
 import heapq
 
 
-cdef inline void pin(Group g, int32_t t):
+cdef inline void pin(Group g, int32_t t) noexcept:
     g.tk_pins[t] += 1
 
 
-cdef inline void unpin(Group g, int32_t t):
+cdef inline void unpin(Group g, int32_t t) noexcept:
     """One reference fewer (a zombie left with none is freed at the next sweep)."""
     g.tk_pins[t] -= 1
 
 
-cdef inline int64_t floor_of(Kernel k, Group g, int64_t key):
+cdef inline int64_t floor_of(Kernel k, Group g, int64_t key) noexcept:
     """The contiguity floor of ``key`` (GroupRuntime.floor): tokens whose last event is below it
     were interrupted."""
     if g.strategy == PARTITION_CONTIGUITY and g.partitioned:

@@ -96,7 +96,7 @@ cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1:
     return 1
 
 
-cdef int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
+cdef inline int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
                          int64_t pos, int64_t floor) except -1:
     """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
     the window (per pattern where they disagree), contiguity and, under the tie rule strict,
@@ -149,6 +149,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     cdef int64_t users, cur
     cdef int ki, sl, ns = g.nslots
     cdef int64_t* slots
+    cdef int64_t* dst
     cdef int32_t nt
     if t < 0:
         users = g.all_users & g.tr_mask[tr]
@@ -176,8 +177,10 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     nt = g.alloc()
     if t >= 0:  # alloc may have moved the arena
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
-    memcpy(&g.tk_slots[<Py_ssize_t>nt * ns], slots, ns * sizeof(int64_t))
-    g.tk_slots[<Py_ssize_t>nt * ns + sl] = cur
+    dst = &g.tk_slots[<Py_ssize_t>nt * ns]
+    for ki in range(ns):  # (a few slots: a loop, where memcpy is a call)
+        dst[ki] = slots[ki]
+    dst[sl] = cur
     g.tk_place[nt] = g.tr_dst[tr]
     g.tk_next[nt] = -1
     g.tk_users[nt] = users
@@ -205,7 +208,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     return nt
 
 
-cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t):
+cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t) noexcept:
     cdef int32_t nxt = g.tk_next[t]
     if prev < 0:
         g.heads[list_id] = nxt
@@ -295,23 +298,10 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1:
     return 0
 
 
-cdef int buffer(Kernel k, int etype, double ts, int64_t pos, int64_t id, const double[:, :] vals,
-                const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t i) except -1:
-    """An event of the open timestamp group: into the store, and onto the group."""
-    cdef EventStore st = k.store
-    cdef Py_ssize_t ev, a, na = st.nattrs, gi, ng = len(k.groups)
-    if st.n >= st.cap:
-        st.reserve(2 * st.cap)
-    ev = st.n
-    st.n += 1
-    st.seq[ev] = st.next_seq
-    st.next_seq += 1
-    st.ts[ev] = ts
-    st.pos[ev] = pos
-    st.id[ev] = id
-    for a in range(na):
-        st.val[ev * na + a] = vals[i, a]
-        st.tag[ev * na + a] = tags[i, a]
+cdef int buffer(Kernel k, const Rows* r, int etype, double ts, int64_t pos, Py_ssize_t i) except -1:
+    """An event (row ``i``) of the open timestamp group: into the store, and onto the group."""
+    cdef Py_ssize_t ev, gi, ng = len(k.groups)
+    ev = store_event(k, r, i, ts, pos)
     if k.grp_n >= k.grp_cap:
         k.grp_cap = max(16, 2 * k.grp_cap)
         k.grp_ev = <int64_t*>grow(k.grp_ev, k.grp_cap, sizeof(int64_t))
@@ -320,7 +310,7 @@ cdef int buffer(Kernel k, int etype, double ts, int64_t pos, int64_t id, const d
     k.grp_ev[k.grp_n] = ev
     k.grp_type[k.grp_n] = etype
     for gi in range(ng):
-        k.grp_keys[k.grp_n * ng + gi] = keys[gi, i]
+        k.grp_keys[k.grp_n * ng + gi] = row_key(r, gi, i)
     k.grp_n += 1
     return 0
 
@@ -330,7 +320,7 @@ cdef struct TokenSet:
     Py_ssize_t cap, n
 
 
-cdef inline uint64_t token_hash(Group g, int32_t t):
+cdef inline uint64_t token_hash(Group g, int32_t t) noexcept:
     cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
     cdef Py_ssize_t a, ns = g.nslots
     for a in range(ns):
@@ -338,7 +328,7 @@ cdef inline uint64_t token_hash(Group g, int32_t t):
     return h ^ (h >> 29)
 
 
-cdef inline bint same_token(Group g, int32_t a, int32_t b):
+cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept:
     cdef Py_ssize_t i, ns = g.nslots
     if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
         return False

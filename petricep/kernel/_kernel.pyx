@@ -24,9 +24,10 @@ the code is in the included parts, one concept each, as module-level ``cdef`` fu
 take the Kernel as ``k`` (Cython allows no ``include`` inside a class body, so only the Kernel's
 Python-facing methods stay in its class):
 ``_store.pxi`` (the event store, the per-net token arenas, compaction), ``_kernel_api.pxi``
-(the Kernel class: run, sweep, match output), ``_interp.pxi`` (the guard bytecode
-interpreter), ``_firing.pxi`` (stepping and firing a shared net, the tie rules' timestamp
-groups), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi`` (match
+(the Kernel class: run, sweep, match output), ``_rowloop.pxi`` (run's loop over a batch's
+rows), ``_interp.pxi`` (the guard bytecode interpreter), ``_firing.pxi`` (stepping and firing a shared net, the tie rules' timestamp
+groups), ``_plainnet.pxi`` (the same step for a net without negation, Kleene lists, contiguity,
+LIMIT, timeouts), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi`` (match
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
@@ -39,6 +40,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memcmp
 from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
+cimport cython
 
 import numpy as np
 
@@ -110,8 +112,10 @@ class OrderError(Exception):
 
 include "_store.pxi"
 include "_kernel_api.pxi"
+include "_rowloop.pxi"
 include "_interp.pxi"
 include "_firing.pxi"
+include "_plainnet.pxi"
 include "_negation.pxi"
 include "_emission.pxi"
 include "_eventtime.pxi"

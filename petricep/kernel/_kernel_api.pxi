@@ -193,103 +193,17 @@ cdef class Kernel:
         free(self.out_key); free(self.out_ev); free(self.out_rv); free(self.out_rt); free(self.out_deadline)
         free(self.out_klen); free(self.kl_ids); free(self.kl_ev)
 
-    def run(self, const int32_t[:] types, const double[:] ts, const int64_t[:] pos, const int64_t[:] ids,
-            const double[:, :] vals, const int8_t[:, :] tags, const int64_t[:, :] keys, Py_ssize_t row0=0,
-            Py_ssize_t max_out=0):
-        """Fire ``n`` events (columns: type codes, -1 for types no pattern reads; timestamps;
-        positions; ids; attribute values and kinds, one row per event; key codes, one row per
-        group). ``max_out`` > 0: stop after the first row at which that many matches are
+    def run(self, types, ts, pos, ids, const double[:, :] vals, const int8_t[:, :] tags, keys,
+            Py_ssize_t row0=0, Py_ssize_t max_out=0):
+        """Fire ``n`` events (columns: type codes, -1 for types no pattern reads, or a tuple of
+        dictionary indices and each index's code; timestamps, float64 or int64; positions, or
+        the first one as an int; ids, or None where they are the positions; attribute values and
+        kinds, one row per event; key codes, one row per group, or a list with per group its
+        codes or a tuple (an int64 column, its lowest value, each value's code at value -
+        lowest)). ``max_out`` > 0: stop after the first row at which that many matches are
         buffered (an explosive pattern's matches leave a batch in slices, the caller takes
-        them and fires the rest). Returns the number of rows fired."""
-        cdef Py_ssize_t i, n = types.shape[0], first, a, na = self.store.nattrs, ngroups = len(self.groups)
-        cdef Py_ssize_t gi, ev
-        cdef int etype
-        cdef Group g
-        cdef EventStore st = self.store
-        cdef int64_t key, ekey
-        cdef bint kept
-        cdef Py_ssize_t skip_to = 0
-        # rows of types no pattern reads only move time here (no tie groups, negations,
-        # timeouts or contiguity): skip_unread takes a run of them at once
-        cdef bint plain = not (self.tie_either or self.has_negation or self.has_timeouts or self.has_contiguity)
-        for i in range(n):
-            if i < skip_to:
-                continue
-            if plain and types[i] == -1 and ts[i] >= self.last_ts:
-                skip_to = skip_unread(self, types, ts, pos, tags, i, row0)
-                continue
-            self.cur_row = i + row0
-            self.row_out = self.out_n
-            self.emit_at = pos[i]
-            self.emit_ts = ts[i]
-            if self.ts_attr >= 0:
-                self.emit_tag = tags[i, self.ts_attr]
-            if types[i] == TICK:
-                tick(self, ts[i], pos[i])
-                continue
-            if ts[i] < self.last_ts:
-                raise OrderError(i + row0, ts[i], self.last_ts)
-            self.in_ts = ts[i]
-            self.in_pos = pos[i]
-            self.in_tag = self.emit_tag
-            if self.tie_either:
-                if self.grp_rows and ts[i] != self.grp_ts:
-                    run_group(self)
-                self.grp_ts = ts[i]
-                self.grp_rows += 1
-            if self.has_negation or self.has_timeouts:
-                if self.tie_strict and ts[i] != self.strict_ts:
-                    if self.kills:
-                        end_group(self)
-                    self.strict_ts = ts[i]
-                first = self.out_n
-                close_pending(self, ts[i], pos[i], False)
-            else:
-                first = self.out_n
-            self.last_ts = ts[i]
-            self.events += 1
-            etype = types[i]
-            if etype >= 0 and self.tie_either:
-                buffer(self, etype, ts[i], pos[i], ids[i], vals, tags, keys, i)
-            elif etype >= 0:
-                # the event enters the store; it stays only if a stored token binds it
-                if st.n >= st.cap:
-                    st.reserve(2 * st.cap)
-                ev = st.n
-                st.n += 1
-                st.seq[ev] = st.next_seq
-                st.next_seq += 1
-                st.ts[ev] = ts[i]
-                st.pos[ev] = pos[i]
-                st.id[ev] = ids[i]
-                for a in range(na):
-                    st.val[ev * na + a] = vals[i, a]
-                    st.tag[ev * na + a] = tags[i, a]
-                kept = False
-                for gi in range(ngroups):
-                    if enter(self, <Group>self.groups[gi], etype, keys[gi, i], ev):
-                        kept = True
-                if not kept:
-                    st.n -= 1
-            if self.has_contiguity:
-                ekey = 2 * pos[i]
-                for gi in range(ngroups):
-                    g = <Group>self.groups[gi]
-                    if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                        key = keys[gi, i]
-                        if key >= g.nkeys:
-                            g.reserve_keys(key + 1)
-                        g.floors[key] = ekey
-                self.last_key = ekey
-            if self.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
-                settle(self, first)
-            if not self.tie_either:
-                self.since_sweep += 1
-                if self.since_sweep >= self.sweep_every:
-                    self.sweep(ts[i], pos[i])
-            if max_out > 0 and self.out_n >= max_out:
-                return i + 1
-        return n
+        them and fires the rest). Returns the number of rows fired (the loop: _rowloop.pxi)."""
+        return run_rows(self, types, ts, pos, ids, vals, tags, keys, row0, max_out)
 
     def finish(self):
         """End of stream: close the open timestamp group (either; strict: run its
@@ -314,28 +228,11 @@ cdef class Kernel:
     def sweep(self, double ts, int64_t pos):
         """Drop tokens that can never fire again; compact the event store when mostly dead."""
         cdef Group g
-        cdef Py_ssize_t lid, k, gi
-        cdef int32_t t, prev, nxt
-        cdef int64_t floor
+        cdef Py_ssize_t gi
         self.since_sweep = 0
         for gi in range(len(self.groups)):
             g = <Group>self.groups[gi]
-            for lid in range(g.nkeys * g.nplaces):
-                t = g.heads[lid]
-                prev = -1
-                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                    floor = g.floors[lid // g.nplaces]
-                elif g.strategy >= STRICT_CONTIGUITY:
-                    floor = self.last_key
-                else:
-                    floor = NO_KEY
-                while t >= 0:
-                    nxt = g.tk_next[t]
-                    if g.expired(t, ts, pos) or g.tk_last_key[t] < floor:
-                        unlink(self, g, <int>lid, prev, t)
-                    else:
-                        prev = t
-                    t = nxt
+            sweep_lists(self, g, ts, pos)
             if g.nnegs:
                 sweep_negatives(self, g, ts, pos)
             if g.watch_mask:
@@ -570,37 +467,6 @@ cdef class Kernel:
 
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
-
-
-cdef Py_ssize_t skip_unread(Kernel k, const int32_t[:] types, const double[:] ts, const int64_t[:] pos,
-                            const int8_t[:, :] tags, Py_ssize_t i, Py_ssize_t row0) except -1:
-    """Rows ``i``.. of types no pattern reads (code -1), in time order, in a net where such a
-    row only moves time: count them and leave the state ``run`` leaves after the last one,
-    sweeping where it would (the run stops there). Returns the row after them. (W1: 85% of
-    its rows; ~9 ns a row through run's full path, ~1 here.)"""
-    cdef Py_ssize_t j = i, n = types.shape[0]
-    cdef double last = k.last_ts
-    while j < n and types[j] == -1 and ts[j] >= last:
-        last = ts[j]
-        j += 1
-        k.since_sweep += 1
-        if k.since_sweep >= k.sweep_every:
-            break
-    j -= 1  # the last row taken (i at least)
-    k.cur_row = j + row0
-    k.row_out = k.out_n
-    k.emit_at = pos[j]
-    k.emit_ts = ts[j]
-    if k.ts_attr >= 0:
-        k.emit_tag = tags[j, k.ts_attr]
-    k.in_ts = ts[j]
-    k.in_pos = pos[j]
-    k.in_tag = k.emit_tag
-    k.last_ts = ts[j]
-    k.events += j - i + 1
-    if k.since_sweep >= k.sweep_every:
-        k.sweep(ts[j], pos[j])
-    return j + 1
 
 
 cdef int tick(Kernel k, double ts, int64_t pos) except -1:

@@ -9,6 +9,7 @@
 # sweep compacts it (compact): only the events something still binds stay, renumbered.
 
 
+@cython.final  # (its methods called directly, not through a vtable: the compiler inlines them)
 cdef class EventStore:
     """The events stored partial matches bind: columns, one row per event."""
     cdef double* ts
@@ -66,13 +67,15 @@ cdef object typed_view(object arr):
     """``arr`` as a Cython memoryview of its dtype: binding one to a typed field only copies
     the slice, where binding a NumPy array goes through the buffer protocol and parses its
     format (~0.4 us a field, ~90 fields a group: most of a small batch's kernel set-up)."""
-    cdef const int32_t[:] i32
-    cdef const int64_t[:] i64
-    cdef const uint8_t[:] u8
-    cdef const int8_t[:] i8
-    cdef const double[:] f64
+    cdef const int32_t[::1] i32
+    cdef const int64_t[::1] i64
+    cdef const uint8_t[::1] u8
+    cdef const int8_t[::1] i8
+    cdef const double[::1] f64
     if not isinstance(arr, np.ndarray) or arr.ndim != 1:
         return arr
+    if not arr.flags.c_contiguous:  # (the fields are contiguous views: indexing them needs no stride)
+        arr = np.ascontiguousarray(arr)
     if arr.dtype == np.int32:
         i32 = arr
         return i32
@@ -100,21 +103,23 @@ cdef object views_of(object lg):
     views = _Views()
     for name, value in vars(lg).items():
         setattr(views, name, typed_view(value))
+    views.plain = plain_net(lg)
     if len(_views) >= 64:
         del _views[next(iter(_views))]
     _views[id(lg)] = (lg, views)
     return views
 
 
+@cython.final  # (as EventStore: alloc, release, expired, add_created inline in the firing loop)
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
-    cdef const uint8_t[:] place_exits, place_accepting, neg_pushed
-    cdef const int64_t[:] place_growable, role_pending, tr_blocked_by, tr_clears
-    cdef const double[:] role_window
-    cdef const int32_t[:] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
-    cdef const int32_t[:] neg_cond_start, neg_cond, neg_event_start, neg_event, neg_place_start, neg_place
-    cdef const int32_t[:] type_neg_start, type_neg
+    cdef const uint8_t[::1] place_exits, place_accepting, neg_pushed
+    cdef const int64_t[::1] place_growable, role_pending, tr_blocked_by, tr_clears
+    cdef const double[::1] role_window
+    cdef const int32_t[::1] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
+    cdef const int32_t[::1] neg_cond_start, neg_cond, neg_event_start, neg_event, neg_place_start, neg_place
+    cdef const int32_t[::1] type_neg_start, type_neg
     cdef public int nnegs
     # negative events buffered per (key, negation): linked lists through nb_next
     cdef int64_t* nb_ev
@@ -142,15 +147,17 @@ cdef class Group:
     cdef Py_ssize_t heap_n
     cdef int64_t pd_counter
     cdef int64_t* tk_blocked
-    cdef const int32_t[:] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
-    cdef const int64_t[:] rg_mask, role_bit, tr_mask, pw_mask
-    cdef const double[:] rg_window, tr_window, pw_window, consts
-    cdef const int32_t[:] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
-    cdef const int32_t[:] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
-    cdef const int32_t[:] cond_start, code, ret_start, ret_prog
+    cdef const int32_t[::1] place_rg_start, rg_final_start, rg_final, rg_role_start, role_pattern
+    cdef const int64_t[::1] rg_mask, role_bit, tr_mask, pw_mask
+    cdef const double[::1] rg_window, tr_window, pw_window, consts
+    cdef const int32_t[::1] tr_src, tr_dst, tr_slot, tr_order_start, tr_order, tr_guard_start, tr_guard
+    cdef const int32_t[::1] tr_arc_start, tr_arc, tr_pw_start, type_start, ent_src, ent_tr_start, ent_trs
+    cdef const int32_t[::1] cond_start, code, ret_start, ret_prog
     cdef const int32_t* codep  # the bytecode, read through a pointer in the hot loop
-    cdef const int8_t[:] const_tags
+    cdef const int8_t[::1] const_tags
+    cdef const int32_t[::1] held_places  # places some transition stores tokens at, ascending (sweep_lists)
     cdef public int nslots, nplaces, start, strategy, count_window, partitioned
+    cdef public bint plain  # none of the constructs enter_plain leaves out (_plainnet.pxi)
     cdef double window
     cdef int64_t all_users
     # tokens: struct of arrays, free list through tk_next
@@ -182,9 +189,9 @@ cdef class Group:
     cdef int64_t* tk_ext
     cdef int64_t* tk_counted
     cdef int32_t zombies
-    cdef const int64_t[:] place_exit_bits, place_emit_bits, bit_limit
-    cdef const double[:] bit_window
-    cdef const int8_t[:] bit_policy
+    cdef const int64_t[::1] place_exit_bits, place_emit_bits, bit_limit
+    cdef const double[::1] bit_window
+    cdef const int8_t[::1] bit_policy
     cdef public int64_t timeout_mask, limit_mask, watch_mask
     cdef public int nbits
     cdef public tuple patterns  # net pattern index of each user bit
@@ -195,9 +202,9 @@ cdef class Group:
     cdef public list dropped  # per bit index: partial matches a LIMIT dropped
     # Kleene closure (_kleene.pxi): per transition start / take, deferred iteration conditions;
     # per slot whether it holds a list node, its aggregates; the element arena
-    cdef const int8_t[:] tr_kleene, agg_func
-    cdef const int32_t[:] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
-    cdef const uint8_t[:] slot_kleene
+    cdef const int8_t[::1] tr_kleene, agg_func
+    cdef const int32_t[::1] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
+    cdef const uint8_t[::1] slot_kleene
     cdef public int has_kleene
     cdef Py_ssize_t naggs
     cdef int64_t* nd_ev
@@ -269,6 +276,8 @@ cdef class Group:
         self.partitioned = 1 if lg.partition else 0
         self.window = lg.window
         self.all_users = lg.all_users
+        self.held_places = lg.held_places
+        self.plain = lg.plain
         return 0
 
     cdef int bind_negation(self, lg) except -1:
@@ -428,12 +437,12 @@ cdef class Group:
         self.live_tokens += 1
         return t
 
-    cdef inline void release(self, int32_t t):
+    cdef inline void release(self, int32_t t) noexcept:
         self.tk_next[t] = self.free_head
         self.free_head = t
         self.live_tokens -= 1
 
-    cdef int add_created(self, int32_t t) except -1:
+    cdef inline int add_created(self, int32_t t) except -1:
         if self.ncreated >= self.created_cap:
             self.created_cap = max(64, 2 * self.created_cap)
             self.created = <int32_t*>grow(self.created, self.created_cap, sizeof(int32_t))
@@ -488,14 +497,14 @@ cdef class Group:
         self.pd_free = self.pd_next[d]
         return d
 
-    cdef inline void drop_pending(self, int32_t d):
+    cdef inline void drop_pending(self, int32_t d) noexcept:
         self.pd_next[d] = self.pd_free
         self.pd_free = d
 
-    cdef inline bint pd_less(self, int32_t a, int32_t b):
+    cdef inline bint pd_less(self, int32_t a, int32_t b) noexcept:
         return self.pd_thr[a] < self.pd_thr[b] or (self.pd_thr[a] == self.pd_thr[b] and self.pd_seq[a] < self.pd_seq[b])
 
-    cdef void heap_push(self, int32_t d):
+    cdef void heap_push(self, int32_t d) noexcept:
         cdef Py_ssize_t i = self.heap_n, parent
         self.heap_n += 1
         while i > 0:
@@ -506,7 +515,7 @@ cdef class Group:
             i = parent
         self.heap[i] = d
 
-    cdef int32_t heap_pop(self):
+    cdef int32_t heap_pop(self) noexcept:
         cdef int32_t top = self.heap[0], last
         cdef Py_ssize_t i = 0, c
         self.heap_n -= 1
@@ -525,13 +534,41 @@ cdef class Group:
             self.heap[i] = last
         return top
 
-    cdef inline bint expired(self, int32_t t, double ts, int64_t pos):
+    cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept:
         """The token's window has passed the event (ts, pos): it can never fire again."""
         if isnan(self.window):
             return False
         if self.count_window:
             return pos - self.tk_first_pos[t] >= <int64_t>self.window
         return ts - self.tk_first_ts[t] > self.window
+
+
+cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1:
+    """Drop ``g``'s tokens that can never fire again at the event (ts, pos): window passed,
+    contiguity broken (Kernel.sweep). Only the lists of places tokens are stored at are
+    walked (held_places: W1 stores at 2 of its 4 places), in the order of their list ids."""
+    cdef Py_ssize_t key, h, lid, nheld = g.held_places.shape[0]
+    cdef int32_t t, prev, nxt
+    cdef int64_t floor
+    for key in range(g.nkeys):
+        if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+            floor = g.floors[key]
+        elif g.strategy >= STRICT_CONTIGUITY:
+            floor = k.last_key
+        else:
+            floor = NO_KEY
+        for h in range(nheld):
+            lid = key * g.nplaces + g.held_places[h]
+            t = g.heads[lid]
+            prev = -1
+            while t >= 0:
+                nxt = g.tk_next[t]
+                if g.expired(t, ts, pos) or g.tk_last_key[t] < floor:
+                    unlink(k, g, <int>lid, prev, t)
+                else:
+                    prev = t
+                t = nxt
+    return 0
 
 
 cdef Py_ssize_t live_slots(Kernel k):

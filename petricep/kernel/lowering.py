@@ -304,6 +304,7 @@ class LoweredGroup:
     tr_clears: np.ndarray  # int64: negations whose P this firing grows
     tr_src: np.ndarray
     tr_dst: np.ndarray
+    held_places: np.ndarray  # places some transition stores tokens at, ascending: the lists a sweep walks
     tr_slot: np.ndarray
     tr_window: np.ndarray  # float64, NaN: none
     tr_mask: np.ndarray  # int64: users the transition serves
@@ -740,6 +741,7 @@ def _lower_group(
         **_lower_roles(g, bit),
         tr_src=_frozen([tr.src for tr in g.transitions], np.int32),
         tr_dst=_frozen([tr.dst for tr in g.transitions], np.int32),
+        held_places=_frozen(sorted({tr.dst for tr in g.transitions if g.places[tr.dst].has_exits}), np.int32),
         tr_slot=_frozen([tr.slot for tr in g.transitions], np.int32),
         tr_window=_frozen([_win(tr.window) for tr in g.transitions], np.float64),
         tr_mask=_frozen(tr_mask, np.int64),

@@ -96,7 +96,8 @@ class KernelRun:
 
     # ------------------------------------------------------------------ input
 
-    def _types(self, batch: Batch, n: int) -> np.ndarray:
+    def _types(self, batch: Batch, n: int) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Type codes per row, or a dictionary column's indices and each index's code."""
         if self.event_type is not None:
             return np.full(n, self._type_codes.get(self.event_type, -1), dtype=np.int32)
         col = _column(batch, self.type_field)  # type: ignore[arg-type]
@@ -106,7 +107,9 @@ class KernelRun:
             return out
         enc = _encoded(col)
         lookup = np.array([self._type_codes.get(t, -1) for t in enc.dictionary.to_pylist()] + [-1], dtype=np.int32)
-        indices = enc.indices.fill_null(len(lookup) - 1) if enc.indices.null_count else enc.indices
+        if not enc.indices.null_count:  # the kernel reads the indices and their codes (no copy of n codes)
+            return number_view(enc.indices).astype(np.int32, copy=False), lookup
+        indices = enc.indices.fill_null(len(lookup) - 1)
         out = np.empty(n, dtype=np.int32)
         _kernel.lookup_codes(number_view(indices).astype(np.int32, copy=False), lookup, out)
         return out
@@ -119,11 +122,13 @@ class KernelRun:
             raise EventError("time column has empty values", None, _first_null(col), self.time_field)
         if self._int_time is None:
             self._int_time = pa.types.is_integer(col.type)
-        return number_view(col).astype(np.float64)
+        view = number_view(col)
+        return view if view.dtype == np.int64 else view.astype(np.float64)  # (the kernel reads int64 times as they are)
 
-    def _ids(self, batch: Batch, pos: np.ndarray) -> np.ndarray:
+    def _ids(self, batch: Batch) -> np.ndarray | None:
+        """The id column, or None where the ids are the positions."""
         if self.id_field is None:
-            return pos
+            return None
         col = _column(batch, self.id_field)
         if not pa.types.is_integer(col.type) or col.null_count:
             raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
@@ -161,27 +166,32 @@ class KernelRun:
         lookup = np.array([strings.setdefault(s, len(strings)) for s in enc.dictionary.to_pylist()], dtype=np.float64)
         return lookup[enc.indices.to_numpy(zero_copy_only=False)] if len(lookup) else np.zeros(len(col))
 
-    def _key_codes(self, batch: Batch, n: int) -> np.ndarray:
+    def _key_codes(self, batch: Batch, n: int) -> np.ndarray | list[Any]:
+        """Key codes, a row per group; or a list with per group its codes, or where its key is
+        one integer column in a small range, the column with a table of its values' codes
+        (Kernel.run: the kernel codes the rows it reads, no column of codes is written)."""
         shape = (max(len(self.lowered.groups), 1), n)
         if not any(g.partition for g in self.lowered.groups):
             return _zeros(shape, np.int64)
-        keys = np.zeros(shape, dtype=np.int64)
+        keys: list[Any] = []
         for gi, g in enumerate(self.lowered.groups):
             if not g.partition:
+                keys.append(_zeros((1, n), np.int64)[0])
                 continue
             seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
-            if len(cols) == 1 and _int_codes(cols[0], seen, keys[gi]):
-                continue
-            if len(cols) == 1:
+            table = _int_table(cols[0], seen) if len(cols) == 1 else None
+            if table is not None:
+                keys.append(table)
+            elif len(cols) == 1:
                 enc = _encoded(cols[0])
                 if enc.indices.null_count:
                     raise EventError("empty partition value", None, _first_null(enc.indices), g.partition[0])
                 lookup = np.array([seen.setdefault(v, len(seen)) for v in enc.dictionary.to_pylist()], dtype=np.int64)
-                keys[gi] = lookup[number_view(enc.indices)] if len(lookup) else 0
+                keys.append(lookup[number_view(enc.indices)] if len(lookup) else np.zeros(n, dtype=np.int64))
             else:
                 rows = zip(*(c.to_pylist() for c in cols))
-                keys[gi] = np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n)
+                keys.append(np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n))
         return keys
 
     # ------------------------------------------------------------------ running
@@ -193,27 +203,30 @@ class KernelRun:
         if n == 0:
             return self._matches_table()
         types = self._types(batch, n)
-        pos = np.arange(self._pos, self._pos + n, dtype=np.int64)
-        ids = self._ids(batch, pos)
-        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), ids)
+        pos = self._pos  # (row i is at pos + i)
+        ids = self._ids(batch)
+        positions = ids if ids is not None else np.arange(pos, pos + n, dtype=np.int64)
+        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), positions)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
         return self._matches_table()
 
     def fire(
         self,
-        types: np.ndarray,
+        types: np.ndarray | tuple[np.ndarray, np.ndarray],
         ts: np.ndarray,
-        pos: np.ndarray,
-        ids: np.ndarray,
+        pos: np.ndarray | int,
+        ids: np.ndarray | None,
         vals: np.ndarray,
         tags: np.ndarray,
-        keys: np.ndarray,
+        keys: np.ndarray | list[Any],
         start: int = 0,
         max_out: int = 0,
     ) -> int:
         """Fire events given as the kernel's columns (:meth:`push` builds them from Arrow,
-        :class:`~petricep.kernel.engine.KernelEngine` from events), from row ``start``; their
+        :class:`~petricep.kernel.engine.KernelEngine` from events; Kernel.run says which
+        forms the columns may take: ``types`` a dictionary's indices and codes, ``ts`` int64,
+        ``pos`` the first position, ``ids`` None for the positions), from row ``start``; their
         matches stay buffered for :meth:`take_matches`. ``max_out`` > 0: stop after the row at
         which that many matches are buffered. Returns the row fired last + 1 (``len(types)``
         when all are). An evaluation error leaves the matches of the events before the
@@ -221,16 +234,17 @@ class KernelRun:
         self.update_ranks()
         try:
             if start:
-                types, ts, pos, ids, vals, tags, keys = (
-                    types[start:], ts[start:], pos[start:], ids[start:], vals[start:], tags[start:], keys[:, start:]
-                )
+                types = (types[0][start:], types[1]) if isinstance(types, tuple) else types[start:]
+                pos = pos + start if isinstance(pos, int) else pos[start:]
+                ids = ids[start:] if ids is not None else None
+                ts, vals, tags, keys = ts[start:], vals[start:], tags[start:], _keys_from(keys, start)
             done = start + self.kernel.run(types, ts, pos, ids, vals, tags, keys, start, max_out)
         except _kernel.OrderError as e:
             row, t, prev = e.args
             raise EventOrderError(
                 f"timestamp {_num(t, self._int_time)} is before the previous event's {_num(prev, self._int_time)} "
                 "(input must be in time order)",
-                row=int(pos[row - start]),
+                row=_position(pos, row - start),
             ) from None
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
@@ -239,8 +253,8 @@ class KernelRun:
             self.kernel.drop_row()
             raise self.limit_error(*e.args) from None
         last = done - start - 1
-        self._pos = int(pos[last]) + 1
-        self._last = (float(ts[last]), int(pos[last]))
+        self._pos = _position(pos, last) + 1
+        self._last = (float(ts[last]), _position(pos, last))
         return done
 
     def take_matches(self) -> tuple[np.ndarray, ...]:
@@ -771,6 +785,11 @@ def _column(batch: Batch, name: str) -> Any:
     return col
 
 
+def _position(pos: np.ndarray | int, row: int) -> int:
+    """Row ``row``'s position: ``pos`` holds the positions, or is the first one."""
+    return pos + row if isinstance(pos, int) else int(pos[row])
+
+
 def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
     """A read-only array of zeros that holds one (strides 0; np.broadcast_to costs ~3x)."""
     return np.ndarray(shape, dtype, buffer=_ZERO, strides=(0, 0))
@@ -779,15 +798,26 @@ def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
 _ZERO = bytes(8)
 
 
-def _int_codes(col: Any, seen: dict[Any, int], out: np.ndarray) -> bool:
-    """An integer key column's codes into ``out`` by a table over its range (the kernel's
-    int_key_codes: Arrow's hashing costs ~10 ms per million rows); False where the column is
-    not integers without nulls in a small range (the caller then hashes)."""
+def _int_table(col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """An integer key column with a table of its values' codes (the kernel's int_key_table:
+    Arrow's hashing costs ~10 ms per million rows, a column of codes ~1 ms); None where the
+    column is not integers without nulls in a small range (the caller then hashes)."""
     t = col.type
-    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count:
-        return False
+    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
+        return None
+    bounds = pc.min_max(col)
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    if hi - lo >= max(len(col), 4096):
+        return None
     values = number_view(col).astype(np.int64, copy=False)
-    return bool(_kernel.int_key_codes(values, seen, out, max(len(values), 4096)))
+    return values, lo, _kernel.int_key_table(values, seen, lo, hi)
+
+
+def _keys_from(keys: np.ndarray | list[Any], start: int) -> np.ndarray | list[Any]:
+    """:meth:`KernelRun._key_codes`'s keys from row ``start`` on."""
+    if not isinstance(keys, list):
+        return keys[:, start:]
+    return [(k[0][start:], k[1], k[2]) if isinstance(k, tuple) else k[start:] for k in keys]
 
 
 def _encoded(col: Any) -> pa.DictionaryArray:
