@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.kernel.run import to_matches
+from petricep.kernel.tableplan import to_matches
 from petricep.matchtable import Layout
 from petricep.runtime.arrow import bool_values, number_array, number_view, scalar, string_array
 from petricep.runtime.engine import Match

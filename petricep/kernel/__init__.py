@@ -65,7 +65,8 @@ import os
 import warnings
 
 from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
-from petricep.kernel.run import KernelRun, _kernel, to_matches
+from petricep.kernel.run import KernelRun, _kernel
+from petricep.kernel.tableplan import to_matches
 
 _warned = False
 

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from petricep.kernel.lowering import Lowered
 from petricep.kernel.remembered import Composites
-from petricep.kernel.run import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR
+from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, string_array
 
 _NONE = np.iinfo(np.int64).max  # an unbound slot's index (never the minimum)

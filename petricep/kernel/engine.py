@@ -44,15 +44,8 @@ from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import EventsOf, Remembered
-from petricep.kernel.run import (
-    TAG_BOOL,
-    TAG_INT,
-    TAG_NULL,
-    TAG_NUM,
-    TAG_STR,
-    TICK_CODE,
-    KernelRun,
-)
+from petricep.kernel.run import TICK_CODE, KernelRun
+from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, number_view
 from petricep.runtime.match import Match
 

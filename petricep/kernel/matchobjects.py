@@ -20,7 +20,8 @@ import numpy as np
 
 from petricep.kernel.batches import sorted_unique
 from petricep.kernel.remembered import Remembered
-from petricep.kernel.run import KernelRun, python_value
+from petricep.kernel.run import KernelRun
+from petricep.kernel.tableplan import python_value
 from petricep.runtime.match import Match, composite_id
 
 

@@ -1,10 +1,11 @@
 """Running the compiled kernel on Arrow batches: columns in, matches out as an Arrow table.
 
-:class:`KernelRun` turns each batch into the kernel's columns (type codes, float64 timestamps,
-positions, int64 ids, float64 attribute values with their kinds, key codes per shared net),
-fires them in one call and returns the matches the batch completed as a ``pa.Table``;
-:func:`to_matches` turns such a table into the engine's :class:`Match` objects, for the
-library API and for comparing with the Python engine.
+:class:`KernelRun` hands each batch to the kernel as its columns are, where it can (type
+codes, or a dictionary's indices with a code per index; timestamps, int64 or float64; the
+first position; ids; attribute values with their kinds; key codes, or an integer key column
+with a table of codes), fires them in one call and returns the matches the batch completed as a ``pa.Table``;
+:mod:`petricep.kernel.tableplan` holds what the tables hold and turns one into the engine's
+:class:`Match` objects (:func:`~petricep.kernel.tableplan.to_matches`).
 
 Strings are dictionary codes of one dictionary per run; ``=``/``!=`` compare codes and
 ordering compares ranks in the sorted dictionary (recomputed when it grows).
@@ -12,8 +13,6 @@ ordering compares ranks in the sorted dictionary (recomputed when it grows).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -24,16 +23,28 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
+from petricep.kernel.tableplan import (
+    TAG_BOOL,
+    TAG_INT,
+    TAG_MISSING,
+    TAG_NULL,
+    TAG_NUM,
+    TAG_STR,
+    deadline_type,
+    id_column,
+    list_column,
+    mixed_column,
+    outputs_of,
+    python_value,
+    table_plan,
+)
 from petricep.runtime.arrow import number_array, number_view, scalar, string_array
-from petricep.runtime.match import Match
 
 try:
     from petricep.kernel import _kernel  # type: ignore[attr-defined]
 except ImportError:  # not built: petricep.kernel.available() says so
     _kernel = None
 
-# a value's kind in the kernel (_kernel.pyx): float, str, (a value that does not exist), bool, int, None
-TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL = range(6)
 TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
@@ -92,7 +103,7 @@ class KernelRun:
         self._plan = table_plan(self.lowered)
         self.matches = {p.name: 0 for p in self.lowered.patterns}
         self.timeouts = {p.name: 0 for p in self.lowered.patterns}
-        self._outputs = _outputs(self.lowered)
+        self._outputs = outputs_of(self.lowered)
 
     # ------------------------------------------------------------------ input
 
@@ -473,10 +484,10 @@ class KernelRun:
             if not listed:
                 cols[var] = self._id_column(base, ids, bound, where)
             elif not single:
-                cols[var] = _list_column(base, ids, klen, klist, where, self.composites)
+                cols[var] = list_column(base, ids, klen, klist, where, self.composites)
             else:  # a list in some patterns, an event in others
-                cols[var] = _mixed_column(
-                    _list_column(base, ids, klen, klist, listed, self.composites),
+                cols[var] = mixed_column(
+                    list_column(base, ids, klen, klist, listed, self.composites),
                     self._id_column(base, ids, bound, single),
                     np.isin(base, [p for p, _ in listed]),
                 )
@@ -509,7 +520,7 @@ class KernelRun:
         if not ((values_ < 0) & valid).any():
             return pa.array(values_, pa.int64(), mask=None if valid.all() else ~valid)
         id_of = self.composites.id_of
-        return _id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
+        return id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
 
     def _remember_composites(
         self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray, lists: tuple[np.ndarray, np.ndarray]
@@ -580,7 +591,7 @@ class KernelRun:
             p = self.lowered.patterns[vp - n]
             integral = p.count_window or (bool(self._int_time) and isinstance(p.window, int))
             out.append({"type": p.timeout_type, "deadline": int(d) if integral else d})
-        return pa.array(out, pa.struct([("type", pa.string()), ("deadline", _deadline_type(out))]))
+        return pa.array(out, pa.struct([("type", pa.string()), ("deadline", deadline_type(out))]))
 
     def _attrs_column(self, pattern: np.ndarray, values: np.ndarray, kinds: np.ndarray) -> pa.Array:
         """The RETURN and ON TIMEOUT fields as a struct column (null where a row's pattern has
@@ -611,169 +622,6 @@ class KernelRun:
             return pa.array(val != 0.0, pa.bool_(), mask=~present)
         strings = self.strings()
         return pa.array([python_value(v, k, strings) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
-
-
-def python_value(v: float, kind: int, strings: list[str]) -> Any:
-    """A kernel value as the Python engine holds it: an int, a float, text, a bool, None."""
-    if kind == TAG_INT:
-        return int(v) if math.isfinite(v) else v
-    if kind == TAG_NUM:
-        return float(v)
-    if kind == TAG_STR:
-        return strings[int(v)]
-    if kind == TAG_BOOL:
-        return v != 0.0
-    return None
-
-
-def _outputs(lowered: Lowered) -> list[tuple[str, ...]]:
-    """The field names of each pattern's RETURN, then (pattern ``npatterns + index``) of its
-    ON TIMEOUT."""
-    return [p.returns for p in lowered.patterns] + [p.timeouts for p in lowered.patterns]
-
-
-def _list_column(
-    pattern: np.ndarray,
-    ids: np.ndarray,
-    klen: np.ndarray,
-    klist: np.ndarray,
-    where: list[tuple[int, int]],
-    composites: Composites,
-) -> pa.Array:
-    """A Kleene variable's ids over the matches: list<int64> in stream order (null where its
-    pattern has no such variable or an OR left it unbound); the kernel gives per match and slot
-    an offset into ``klist`` and a length (-1: none). Lists of composite events hold their
-    ids (text)."""
-    rows: list[Any] = [None] * len(pattern)
-    flat = klist.tolist()
-    for p, slot in where:
-        for r in np.flatnonzero((pattern == p) & (klen[:, slot] >= 0)).tolist():
-            at = int(ids[r, slot])
-            rows[r] = flat[at : at + int(klen[r, slot])]
-    if not (klist < 0).any():
-        return pa.array(rows, pa.list_(pa.int64()))
-    # elements as _id_column gives them (text, or a union beside input events' int ids)
-    values = _id_column([composites.id_of(i) if i < 0 else i for row in rows if row is not None for i in row])
-    offsets = np.cumsum([0] + [0 if row is None else len(row) for row in rows])
-    valid = np.array([row is not None for row in rows], dtype=bool)
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=pa.array(~valid))
-
-
-def _mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
-    """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
-    single event in others: a dense union of the list column and the single ids' column."""
-    kinds = is_list.astype(np.int8)
-    offsets = np.arange(len(is_list), dtype=np.int32)  # (both children hold every row)
-    return pa.UnionArray.from_dense(
-        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()), [singles, lists], ["event", "list"]
-    )
-
-
-def _deadline_type(rows: list[Any]) -> pa.DataType:
-    values = [r["deadline"] for r in rows if r is not None]
-    return pa.int64() if values and all(isinstance(v, int) for v in values) else pa.float64()
-
-
-Where: TypeAlias = "list[tuple[int, int]]"  # (pattern index, slot) pairs
-
-
-@dataclass(frozen=True)
-class TablePlan:
-    """What a lowered net's match tables hold, worked out once per net (re-deriving it cost a
-    small batch's pass ~5%): the pattern names, per variable name (first-seen order) where
-    its ids are as single events and as Kleene lists, and which optional columns there are.
-    ``empty``: a net's empty match table (per kind of time), where it is always the same."""
-
-    names: pa.Array
-    npatterns: int
-    returns: bool
-    outputs: bool
-    timeouts: bool
-    columns: tuple[tuple[str, Where, Where, Where], ...]  # name, all, as lists, as single events
-    simple: bool
-    # simple plans: per variable name and pattern its slot, -1 none (Kernel.take_columns)
-    var_slot: np.ndarray = field(compare=False)
-    empty: dict[bool | None, pa.Table] = field(default_factory=dict, compare=False)
-    schemas: dict[pa.DataType, pa.Schema] = field(default_factory=dict, compare=False)
-
-    def schema(self, times: pa.DataType) -> pa.Schema:
-        """A simple plan's table schema with ``times`` start and end."""
-        got = self.schemas.get(times)
-        if got is None:
-            names = [("pattern", pa.dictionary(pa.int32(), pa.string())), ("start", times), ("end", times)]
-            got = self.schemas[times] = pa.schema(names + [(c[0], pa.int64()) for c in self.columns])
-        return got
-
-
-def table_plan(lowered: Lowered) -> TablePlan:
-    """The plan of ``lowered``'s match tables (the last nets' plans are kept, as lower keeps
-    their arrays)."""
-    hit = _plans.get(id(lowered))
-    if hit is not None and hit[0] is lowered:
-        return hit[1]
-    pats = lowered.patterns
-    where: dict[str, Where] = {}
-    for pi, p in enumerate(pats):
-        for name, slot in p.vars:
-            where.setdefault(name, []).append((pi, slot))
-    columns = tuple(
-        (v, w, [(p, s) for p, s in w if v in pats[p].kleene], [(p, s) for p, s in w if v not in pats[p].kleene])
-        for v, w in where.items()
-    )
-    returns = any(p.has_return or p.timeout_type for p in pats)
-    outputs = any(_outputs(lowered))
-    timeouts = any(p.timeout_type for p in pats)
-    var_slot = np.full((max(len(columns), 1), max(len(pats), 1)), -1, dtype=np.int32)
-    for v, (_, w, _, _) in enumerate(columns):
-        for pi, slot in w:
-            var_slot[v, pi] = slot
-    plan = TablePlan(
-        string_array([p.name for p in pats]), max(len(pats), 1), returns, outputs, timeouts, columns,
-        simple=not (returns or outputs or timeouts or any(c[2] for c in columns)), var_slot=var_slot[: len(columns)],
-    )
-    if len(_plans) >= 16:
-        _plans.pop(next(iter(_plans)))
-    _plans[id(lowered)] = (lowered, plan)
-    return plan
-
-
-_plans: dict[int, tuple[Lowered, TablePlan]] = {}
-
-
-def to_matches(table: pa.Table, net: Net) -> list[Match]:
-    """The kernel's match table as the engine's :class:`Match` objects (row order kept)."""
-    rows = table.to_pylist()
-    out = []
-    for row in rows:
-        p = net.pattern(row["pattern"])
-        ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
-        timeout = row.get("timeout")
-        fields = p.timeout if timeout is not None else p.returns
-        attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
-        when = (timeout["type"], timeout["deadline"]) if timeout is not None else None
-        out.append(Match(p.name, ids, row["start"], row["end"], attrs, timeout=when))
-    return out
-
-
-def _id_column(ids: list[Any]) -> pa.Array:
-    """Ids as one column: int64 or text, or where a variable name binds input events in one
-    pattern and composite events (text ids) in another, a dense union of the two."""
-    try:
-        return pa.array(ids)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass
-    ints: list[Any] = []
-    texts: list[str] = []
-    kinds, offsets = [], []
-    for i in ids:
-        text = isinstance(i, str)
-        kinds.append(1 if text else 0)
-        offsets.append(len(texts) if text else len(ints))
-        (texts if text else ints).append(i)
-    return pa.UnionArray.from_dense(
-        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()),
-        [pa.array(ints, pa.int64()), pa.array(texts, pa.string())], ["int", "text"],
-    )
 
 
 def _column(batch: Batch, name: str) -> Any:
@@ -839,4 +687,4 @@ def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
 
 
-__all__ = ["TICK_CODE", "KernelRun", "python_value", "to_matches"]
+__all__ = ["TICK_CODE", "KernelRun"]

@@ -1,0 +1,194 @@
+"""The kernel's match tables: what a lowered net's tables hold (:class:`TablePlan`, worked
+out once per net), the columns that need more than a NumPy array (Kleene lists, a name that
+is a list in one pattern and an event in another, ids of input and composite events side by
+side), the kernel's values as Python values, and a table back as the engine's
+:class:`Match` objects (:func:`to_matches`: for the library API and for comparisons).
+:class:`~petricep.kernel.run.KernelRun` builds its tables with them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+import numpy as np
+import pyarrow as pa
+
+from petricep.compile.net import Net
+from petricep.kernel.lowering import Lowered
+from petricep.kernel.remembered import Composites
+from petricep.runtime.arrow import string_array
+from petricep.runtime.match import Match
+
+# a value's kind in the kernel (_kernel.pyx): float, str, (a value that does not exist), bool, int, None
+TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL = range(6)
+
+
+def python_value(v: float, kind: int, strings: list[str]) -> Any:
+    """A kernel value as the Python engine holds it: an int, a float, text, a bool, None."""
+    if kind == TAG_INT:
+        return int(v) if math.isfinite(v) else v
+    if kind == TAG_NUM:
+        return float(v)
+    if kind == TAG_STR:
+        return strings[int(v)]
+    if kind == TAG_BOOL:
+        return v != 0.0
+    return None
+
+
+def outputs_of(lowered: Lowered) -> list[tuple[str, ...]]:
+    """The field names of each pattern's RETURN, then (pattern ``npatterns + index``) of its
+    ON TIMEOUT."""
+    return [p.returns for p in lowered.patterns] + [p.timeouts for p in lowered.patterns]
+
+
+def list_column(
+    pattern: np.ndarray,
+    ids: np.ndarray,
+    klen: np.ndarray,
+    klist: np.ndarray,
+    where: list[tuple[int, int]],
+    composites: Composites,
+) -> pa.Array:
+    """A Kleene variable's ids over the matches: list<int64> in stream order (null where its
+    pattern has no such variable or an OR left it unbound); the kernel gives per match and slot
+    an offset into ``klist`` and a length (-1: none). Lists of composite events hold their
+    ids (text)."""
+    rows: list[Any] = [None] * len(pattern)
+    flat = klist.tolist()
+    for p, slot in where:
+        for r in np.flatnonzero((pattern == p) & (klen[:, slot] >= 0)).tolist():
+            at = int(ids[r, slot])
+            rows[r] = flat[at : at + int(klen[r, slot])]
+    if not (klist < 0).any():
+        return pa.array(rows, pa.list_(pa.int64()))
+    # elements as _id_column gives them (text, or a union beside input events' int ids)
+    values = id_column([composites.id_of(i) if i < 0 else i for row in rows if row is not None for i in row])
+    offsets = np.cumsum([0] + [0 if row is None else len(row) for row in rows])
+    valid = np.array([row is not None for row in rows], dtype=bool)
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=pa.array(~valid))
+
+
+def mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
+    """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
+    single event in others: a dense union of the list column and the single ids' column."""
+    kinds = is_list.astype(np.int8)
+    offsets = np.arange(len(is_list), dtype=np.int32)  # (both children hold every row)
+    return pa.UnionArray.from_dense(
+        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()), [singles, lists], ["event", "list"]
+    )
+
+
+def deadline_type(rows: list[Any]) -> pa.DataType:
+    values = [r["deadline"] for r in rows if r is not None]
+    return pa.int64() if values and all(isinstance(v, int) for v in values) else pa.float64()
+
+
+Where: TypeAlias = "list[tuple[int, int]]"  # (pattern index, slot) pairs
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """What a lowered net's match tables hold, worked out once per net (re-deriving it cost a
+    small batch's pass ~5%): the pattern names, per variable name (first-seen order) where
+    its ids are as single events and as Kleene lists, and which optional columns there are.
+    ``empty``: a net's empty match table (per kind of time), where it is always the same."""
+
+    names: pa.Array
+    npatterns: int
+    returns: bool
+    outputs: bool
+    timeouts: bool
+    columns: tuple[tuple[str, Where, Where, Where], ...]  # name, all, as lists, as single events
+    simple: bool
+    # simple plans: per variable name and pattern its slot, -1 none (Kernel.take_columns)
+    var_slot: np.ndarray = field(compare=False)
+    empty: dict[bool | None, pa.Table] = field(default_factory=dict, compare=False)
+    schemas: dict[pa.DataType, pa.Schema] = field(default_factory=dict, compare=False)
+
+    def schema(self, times: pa.DataType) -> pa.Schema:
+        """A simple plan's table schema with ``times`` start and end."""
+        got = self.schemas.get(times)
+        if got is None:
+            names = [("pattern", pa.dictionary(pa.int32(), pa.string())), ("start", times), ("end", times)]
+            got = self.schemas[times] = pa.schema(names + [(c[0], pa.int64()) for c in self.columns])
+        return got
+
+
+def table_plan(lowered: Lowered) -> TablePlan:
+    """The plan of ``lowered``'s match tables (the last nets' plans are kept, as lower keeps
+    their arrays)."""
+    hit = _plans.get(id(lowered))
+    if hit is not None and hit[0] is lowered:
+        return hit[1]
+    pats = lowered.patterns
+    where: dict[str, Where] = {}
+    for pi, p in enumerate(pats):
+        for name, slot in p.vars:
+            where.setdefault(name, []).append((pi, slot))
+    columns = tuple(
+        (v, w, [(p, s) for p, s in w if v in pats[p].kleene], [(p, s) for p, s in w if v not in pats[p].kleene])
+        for v, w in where.items()
+    )
+    returns = any(p.has_return or p.timeout_type for p in pats)
+    outputs = any(outputs_of(lowered))
+    timeouts = any(p.timeout_type for p in pats)
+    var_slot = np.full((max(len(columns), 1), max(len(pats), 1)), -1, dtype=np.int32)
+    for v, (_, w, _, _) in enumerate(columns):
+        for pi, slot in w:
+            var_slot[v, pi] = slot
+    plan = TablePlan(
+        string_array([p.name for p in pats]), max(len(pats), 1), returns, outputs, timeouts, columns,
+        simple=not (returns or outputs or timeouts or any(c[2] for c in columns)), var_slot=var_slot[: len(columns)],
+    )
+    if len(_plans) >= 16:
+        _plans.pop(next(iter(_plans)))
+    _plans[id(lowered)] = (lowered, plan)
+    return plan
+
+
+_plans: dict[int, tuple[Lowered, TablePlan]] = {}
+
+
+def to_matches(table: pa.Table, net: Net) -> list[Match]:
+    """The kernel's match table as the engine's :class:`Match` objects (row order kept)."""
+    rows = table.to_pylist()
+    out = []
+    for row in rows:
+        p = net.pattern(row["pattern"])
+        ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
+        timeout = row.get("timeout")
+        fields = p.timeout if timeout is not None else p.returns
+        attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
+        when = (timeout["type"], timeout["deadline"]) if timeout is not None else None
+        out.append(Match(p.name, ids, row["start"], row["end"], attrs, timeout=when))
+    return out
+
+
+def id_column(ids: list[Any]) -> pa.Array:
+    """Ids as one column: int64 or text, or where a variable name binds input events in one
+    pattern and composite events (text ids) in another, a dense union of the two."""
+    try:
+        return pa.array(ids)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    ints: list[Any] = []
+    texts: list[str] = []
+    kinds, offsets = [], []
+    for i in ids:
+        text = isinstance(i, str)
+        kinds.append(1 if text else 0)
+        offsets.append(len(texts) if text else len(ints))
+        (texts if text else ints).append(i)
+    return pa.UnionArray.from_dense(
+        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()),
+        [pa.array(ints, pa.int64()), pa.array(texts, pa.string())], ["int", "text"],
+    )
+
+
+__all__ = [
+    "TAG_BOOL", "TAG_INT", "TAG_MISSING", "TAG_NULL", "TAG_NUM", "TAG_STR", "TablePlan", "deadline_type",
+    "id_column", "list_column", "mixed_column", "outputs_of", "python_value", "table_plan", "to_matches",
+]
