@@ -11,6 +11,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from petricep.events import Event, EventColumns
 from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
+from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.cli.rise import EVENTS as RISE_EVENTS
@@ -70,18 +72,24 @@ def odd_streams(draw: Any) -> list[Event]:
     return ordered
 
 
+def distinct_patterns(data: st.DataObject, most: int, draw_one: Callable[[], A.Pattern]) -> list[A.Pattern]:
+    """One to ``most`` patterns from ``draw_one``, each name once (a net's patterns are
+    named apart), noted for a failing example."""
+    pats = [draw_one() for _ in range(data.draw(st.integers(1, most)))]
+    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    for p in pats:
+        note(pattern_text(p))
+    return pats
+
+
 @SETTINGS
 @given(st.data())
 def test_kernel_engine_gives_the_engines_matches(data: st.DataObject) -> None:
-    pats = [
-        data.draw(patterns(kleene=False, returns=False, negation=data.draw(st.booleans())))
-        for _ in range(data.draw(st.integers(1, 3)))
-    ]
-    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    pats = distinct_patterns(
+        data, 3, lambda: data.draw(patterns(kleene=False, returns=False, negation=data.draw(st.booleans())))
+    )
     events = data.draw(odd_streams())
     batch = data.draw(st.integers(1, 5))
-    for p in pats:
-        note(pattern_text(p))
     note("\n".join(f"  {e.pos}: {e.type} ts={e.ts!r} id={e.id!r} {e.attrs}" for e in events))
     net = build_net(pats)
     ok, reason = supports(net, "arrival")
@@ -106,14 +114,11 @@ def bound_events(matches: list[Any]) -> list[str]:
 def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
     # with_events: the kernel's matches carry their bound events (Kleene lists in stream
     # order), pushed one by one or as a checked batch's columns
-    pats = [
-        data.draw(patterns(kleene=data.draw(st.booleans()), returns=False, negation=data.draw(st.booleans())))
-        for _ in range(data.draw(st.integers(1, 2)))
-    ]
-    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    pats = distinct_patterns(
+        data, 2,
+        lambda: data.draw(patterns(kleene=data.draw(st.booleans()), returns=False, negation=data.draw(st.booleans()))),
+    )
     events = data.draw(odd_streams())
-    for p in pats:
-        note(pattern_text(p))
     net = build_net(pats)
     if not supports(net, "arrival")[0]:
         return

@@ -29,7 +29,7 @@ from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
 from tests.kernel.test_composite import odd_events, producer_and_consumer
-from tests.kernel.test_engine import SETTINGS, odd_streams
+from tests.kernel.test_engine import SETTINGS, distinct_patterns, odd_streams
 from tests.strategies import pattern_text, patterns
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
@@ -212,14 +212,11 @@ def test_batches_give_the_engines_lines_and_table(data: st.DataObject) -> None:
     """Any covered net over odd streams (text ids, huge ints, ``1`` beside ``1.0``): the
     chunks' JSON Lines are the engine's lines, and where the batches give a table it is the
     engine's matches' table."""
-    pats = [
-        data.draw(patterns(kleene=data.draw(st.booleans()), returns=data.draw(st.booleans()), negation=False))
-        for _ in range(data.draw(st.integers(1, 2)))
-    ]
-    pats = [p for i, p in enumerate(pats) if p.name not in {q.name for q in pats[:i]}]
+    pats = distinct_patterns(
+        data, 2,
+        lambda: data.draw(patterns(kleene=data.draw(st.booleans()), returns=data.draw(st.booleans()), negation=False)),
+    )
     events = data.draw(odd_streams())
-    for p in pats:
-        note(pattern_text(p))
     net = build_net(pats)
     if not supports(net, "arrival")[0]:
         return
