@@ -7,6 +7,69 @@
 # RETURN re-enters as a composite event of its RETURN type (settle / composite), round by round.
 
 
+cdef struct OutBuffers:
+    # one set of emission buffers: those Kernel fields, their capacity in matches for slot and
+    # field widths m and f
+    int32_t* pattern
+    int32_t* group
+    double* start
+    double* end
+    int64_t* ids
+    uint8_t* bound
+    int64_t* at
+    int64_t* key
+    int64_t* ev
+    double* rv
+    int8_t* rt
+    double* deadline
+    int64_t* klen
+    Py_ssize_t cap, m, f
+
+
+# The emission buffers of the last Kernel dropped, for the next one made (cap 0: none). A
+# pass creating a Kernel (KernelRun per batch source, per Spark partition, per bench pass)
+# would otherwise fault fresh pages in and copy as its buffers double from 1,024 matches
+# (~0.8 ms on W1's 48,000 matches); kept only up to SPARE_MAX matches.
+cdef OutBuffers spare
+spare.cap = 0
+DEF SPARE_MAX = 1 << 18
+
+
+cdef void adopt_out(Kernel k) noexcept:
+    """The spare buffers, if any, become ``k``'s (before its first reserve_out)."""
+    global spare
+    if spare.cap == 0:
+        return
+    k.out_pattern = spare.pattern; k.out_group = spare.group; k.out_start = spare.start; k.out_end = spare.end
+    k.out_ids = spare.ids; k.out_bound = spare.bound; k.out_at = spare.at; k.out_key = spare.key
+    k.out_ev = spare.ev; k.out_rv = spare.rv; k.out_rt = spare.rt; k.out_deadline = spare.deadline
+    k.out_klen = spare.klen
+    k.out_cap = min(spare.cap, fits(spare.cap, spare.m, k.maxslots), fits(spare.cap, spare.f, k.maxfields))
+    spare.cap = 0
+
+
+cdef inline Py_ssize_t fits(Py_ssize_t cap, Py_ssize_t had, Py_ssize_t width) noexcept:
+    """Matches of ``width`` values per match that ``cap`` matches of ``had`` leave room for
+    (grow allocates at least one value)."""
+    return cap * max(had, 1) // width if width > 0 else cap
+
+
+cdef void release_out(Kernel k) noexcept:
+    """``k``'s buffers to the spare set where it is empty and they are not too large, else freed."""
+    global spare
+    if spare.cap == 0 and 0 < k.out_cap <= SPARE_MAX:
+        spare.pattern = k.out_pattern; spare.group = k.out_group; spare.start = k.out_start
+        spare.end = k.out_end; spare.ids = k.out_ids; spare.bound = k.out_bound; spare.at = k.out_at
+        spare.key = k.out_key; spare.ev = k.out_ev; spare.rv = k.out_rv; spare.rt = k.out_rt
+        spare.deadline = k.out_deadline; spare.klen = k.out_klen
+        spare.cap, spare.m, spare.f = k.out_cap, k.maxslots, k.maxfields
+    else:
+        free(k.out_pattern); free(k.out_group); free(k.out_start); free(k.out_end); free(k.out_ids)
+        free(k.out_bound); free(k.out_at); free(k.out_key); free(k.out_ev); free(k.out_rv); free(k.out_rt)
+        free(k.out_deadline); free(k.out_klen)
+    k.out_cap = 0
+
+
 cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1:
     if cap <= k.out_cap:
         return 0

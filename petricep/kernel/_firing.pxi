@@ -224,12 +224,19 @@ cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t)
 
 
 cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1:
-    """A token reached a place patterns emit from: each role group checks once, each of
-    its patterns the token serves emits (Engine._accept, emission_ok)."""
-    cdef int place = g.tk_place[t], r, ki, ok, j, ns = g.nslots
+    """A token reached a place patterns emit from (accept_at with its fields)."""
+    return accept_at(k, g, t, g.tk_place[t], g.tk_users[t], &g.tk_slots[<Py_ssize_t>t * g.nslots],
+                     g.tk_first_ts[t], g.tk_last_ts[t], key)
+
+
+cdef int accept_at(Kernel k, Group g, int32_t t, int place, int64_t users, int64_t* slots, double first_ts,
+                   double last_ts, int64_t key) except -1:
+    """A partial match reached ``place``, which patterns emit from: each role group checks
+    once, each of its patterns the match serves emits (Engine._accept, emission_ok). ``t``:
+    its token, or -1 where the plain step emits it without one (fire_plain: no count window,
+    iteration condition, buffered negation or pending role, the parts that read the token)."""
+    cdef int r, ki, ok, j
     cdef double w
-    cdef int64_t users = g.tk_users[t]
-    cdef int64_t* slots = &g.tk_slots[<Py_ssize_t>t * ns]
     for r in range(g.place_rg_start[place], g.place_rg_start[place + 1]):
         if not (users & g.rg_mask[r]):
             continue
@@ -238,7 +245,7 @@ cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1:
             if g.count_window:
                 if g.tk_last_pos[t] - g.tk_first_pos[t] >= <int64_t>w:
                     continue
-            elif g.tk_last_ts[t] - g.tk_first_ts[t] > w:
+            elif last_ts - first_ts > w:
                 continue
         ok = 1
         for ki in range(g.rg_final_start[r], g.rg_final_start[r + 1]):
@@ -259,8 +266,7 @@ cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1:
                 if g.role_pending[ki]:
                     wait(k, g, ki, t, key)
                 else:
-                    emit(k, g, g.role_pattern[ki], &g.tk_slots[<Py_ssize_t>t * ns], g.tk_first_ts[t],
-                              g.tk_last_ts[t], key, NAN)
+                    emit(k, g, g.role_pattern[ki], slots, first_ts, last_ts, key, NAN)
     return 0
 
 

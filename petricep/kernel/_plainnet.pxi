@@ -29,6 +29,7 @@ cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) exc
     if key >= g.nkeys:
         g.reserve_keys(key + 1)
     g.ncreated = 0
+    g.ndirect = 0
     ts = k.store.ts[ev]
     pos = k.store.pos[ev]
     k.now_ts = ts
@@ -38,7 +39,7 @@ cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) exc
     if g.ncreated:
         store_created(k, g, key)
         return True
-    return False
+    return g.ndirect > 0  # (as a token made and freed at once kept it: the emitted matches' order reads it)
 
 
 cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1:
@@ -60,9 +61,7 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
                     nen += 1
         if src == g.start:
             for ki in range(nen):
-                nt = fire_plain(k, g, enabled[ki], -1, ev, ts, pos)
-                if nt >= 0:
-                    g.add_created(nt)
+                fire_plain(k, g, enabled[ki], -1, ev, ts, pos, key)
         t = g.heads[base + src]
         prev = -1
         while t >= 0:
@@ -73,10 +72,7 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
                 continue
             moved = 0
             for ki in range(nen):
-                nt = fire_plain(k, g, enabled[ki], t, ev, ts, pos)
-                if nt >= 0:
-                    g.add_created(nt)
-                    moved |= g.tk_users[nt]
+                moved |= fire_plain(k, g, enabled[ki], t, ev, ts, pos, key)
             if moved and stnm:
                 g.tk_users[t] &= ~moved
                 if g.tk_users[t] == 0:
@@ -88,11 +84,16 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
     return 0
 
 
-cdef int32_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos) except -2:
+cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
+                        int64_t key) except -1:
     """fire without blocking negations, per-pattern windows, contiguity, order checks,
-    Kleene lists and timeouts: the new token, or -1."""
+    Kleene lists and timeouts: the new token joins the step's created ones, or, where the
+    transition ends at a place patterns emit from and that no transition leaves (Group.direct:
+    every such place of the group is one), the match is accepted at once (store_created would
+    accept it first and free it; accepted in the order they are made, as store_created does).
+    Returns the users the new partial match carries (0: the transition did not fire)."""
     cdef int64_t users
-    cdef int ki, sl, ns = g.nslots
+    cdef int ki, sl, ns = g.nslots, dp
     cdef int64_t* slots
     cdef int64_t* dst
     cdef int32_t nt
@@ -105,13 +106,28 @@ cdef int32_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
         users = g.tk_users[t] & g.tr_mask[tr]
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
     if users == 0:
-        return -1
+        return 0
     if t >= 0 and ts - g.tk_first_ts[t] > g.tr_window[tr]:  # (admit_users: a NaN window admits)
-        return -1
+        return 0
     sl = g.tr_slot[tr]
     for ki in range(g.tr_guard_start[tr], g.tr_guard_start[tr + 1]):
         if not eval_cond(k, g, g.tr_guard[ki], slots, sl, ev):
-            return -1
+            return 0
+    dp = g.tr_dst[tr]
+    if g.direct and g.place_rg_start[dp + 1] > g.place_rg_start[dp]:
+        dst = g.directbuf
+        for ki in range(ns):
+            dst[ki] = slots[ki]
+        dst[sl] = ev
+        k.created += 1
+        k.completed += 1
+        g.ndirect += 1
+        if t < 0:
+            accept_at(k, g, -1, dp, users, dst, ts, ts, key)
+        else:
+            accept_at(k, g, -1, dp, users, dst, g.tk_first_ts[t] if g.tk_first_ts[t] < ts else ts,
+                      g.tk_last_ts[t] if g.tk_last_ts[t] > ts else ts, key)
+        return users
     nt = g.alloc()
     if t >= 0:  # alloc may have moved the arena
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
@@ -119,7 +135,7 @@ cdef int32_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
     for ki in range(ns):
         dst[ki] = slots[ki]
     dst[sl] = ev
-    g.tk_place[nt] = g.tr_dst[tr]
+    g.tk_place[nt] = dp
     g.tk_next[nt] = -1
     g.tk_users[nt] = users
     g.tk_blocked[nt] = 0
@@ -137,4 +153,5 @@ cdef int32_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
         g.tk_first_pos[nt] = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
         g.tk_last_pos[nt] = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
         g.tk_last_key[nt] = g.tk_last_key[t] if g.tk_last_key[t] > 2 * pos else 2 * pos
-    return nt
+    g.add_created(nt)
+    return users

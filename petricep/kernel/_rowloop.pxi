@@ -277,8 +277,7 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t m
     if not plain:
         return fire_scan(k, r, 0, n, False, row0, max_out)
     while i < n:
-        budget = max(k.sweep_every - k.since_sweep, 1)  # (a chunk ends where a sweep is due, at the latest)
-        end = i + min(budget, CHUNK, n - i)
+        end = i + min(CHUNK, n - i)
         m = collect(r, i, end, k.last_ts, stops, &ordered)
         if ordered:
             done = fire_chunk(k, r, i, end, stops, m, row0, max_out)
@@ -332,14 +331,13 @@ cdef Py_ssize_t collect_rows(const Rows* r, const time_col* ts, Py_ssize_t i, Py
 
 cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end, const int32_t* stops,
                            Py_ssize_t m, Py_ssize_t row0, Py_ssize_t max_out) except -1:
-    """Rows ``i`` .. ``end`` - 1, in time order and no more than are due before a sweep: the
-    rows ``stops`` names fire (fire_one), the others only count (as scan's runs do). Returns
+    """Rows ``i`` .. ``end`` - 1, in time order: the rows ``stops`` names fire (fire_one), the
+    others only count (as scan's runs do). Returns
     ``end``, or the row after the one at which ``max_out`` matches are buffered."""
     cdef Py_ssize_t s, j, prev = i
     for s in range(m):
         j = i + stops[s]
-        if j > prev:  # rows prev .. j - 1: no pattern reads them
-            k.since_sweep += j - prev
+        if j > prev:  # rows prev .. j - 1: no pattern reads them (nor counts toward a sweep)
             k.events += j - prev
             k.last_ts = row_ts(r, j - 1)
             if row_type(r, j) == TICK:  # (a tick keeps their in_ts / in_pos)
@@ -352,12 +350,9 @@ cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end
         if max_out > 0 and k.out_n >= max_out:
             return prev
     if end > prev:
-        k.since_sweep += end - prev
         k.events += end - prev
         k.last_ts = row_ts(r, end - 1)
         skipped(k, r, end - 1, row0)
-        if k.since_sweep >= k.sweep_every:
-            k.sweep(k.last_ts, row_pos(r, end - 1))
     return end
 
 
@@ -369,19 +364,13 @@ cdef Py_ssize_t fire_scan(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t n, b
     cdef double last
     while i < n:
         if plain:
-            end = n if k.sweep_every - k.since_sweep >= n - i else i + max(k.sweep_every - k.since_sweep, 1)
             last = k.last_ts
-            j = scan(r, i, end, &last)
+            j = scan(r, i, n, &last)
             if j > i:
-                k.since_sweep += j - i
                 k.events += j - i
                 k.last_ts = last
                 lazy = j - 1
                 i = j
-                if k.since_sweep >= k.sweep_every:
-                    skipped(k, r, lazy, row0)
-                    lazy = -1
-                    k.sweep(last, row_pos(r, i - 1))
                 continue
         if lazy >= 0 and (row_type(r, i) == TICK or row_ts(r, i) < k.last_ts):
             skipped(k, r, lazy, row0)

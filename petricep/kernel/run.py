@@ -68,7 +68,9 @@ class KernelRun:
         sweep_every: int = 2048,
         compact_slack: int = 1024,
     ) -> None:
-        """``sweep_every``: drop dead partial matches every so many events; the event store is
+        """``sweep_every``: drop dead partial matches every so many events (of the types the
+        patterns read: the others leave no state to drop, where no tie rule or construct makes
+        every event count); the event store is
         compacted at a sweep when it holds more than 4 events per live slot plus
         ``compact_slack`` (small values: for tests of the housekeeping)."""
         if _kernel is None:

@@ -132,3 +132,35 @@ def test_time_order_and_end_state_after_unread_rows() -> None:
     run.push(t)
     state = run.kernel.get_state()
     assert (state["in_ts"], state["in_pos"], state["last_ts"], state["events"]) == (5.0, 6, 5.0, 7)
+
+
+def test_sweeps_count_the_rows_the_patterns_read() -> None:
+    # rows no pattern reads leave nothing to drop: they bring no sweep nearer, so that W1's
+    # 850,000 unread rows do not sweep 415 times; the read rows do (every sweep_every)
+    net = compile_text("PATTERN p: SEQ(A a, B b) WITHIN 5")
+    run = K.KernelRun(net, id_field="id", sweep_every=3, compact_slack=0)
+    rows = [("A", 0), ("A", 1)] + [("C", t) for t in range(2, 1002)]
+    run.push(pa.table({"type": [r[0] for r in rows], "ts": [r[1] for r in rows], "id": list(range(len(rows)))}))
+    group = run.kernel.groups[0]
+    assert (run.kernel.since_sweep, group.live_tokens) == (2, 2)  # (expired, not yet dropped)
+    run.push(pa.table({"type": ["A"], "ts": [1002], "id": [1002]}))  # the third read row: a sweep
+    assert (run.kernel.since_sweep, group.live_tokens) == (0, 1)
+
+
+def test_emission_buffers_passed_on_fit_the_next_kernel() -> None:
+    # a dropped kernel's emission buffers go to the next one made (_emission.pxi adopt_out):
+    # one with more slots and RETURN fields gets the capacity they hold for its widths, and
+    # grows them as its matches need
+    many = stocks(4000, seed=11)
+    want_q2 = engine_ids(W1.format(w=400, strategy="skip-till-any-match"), many)
+    assert kernel_ids(W1.format(w=400, strategy="skip-till-any-match"), [many]) == want_q2 and len(want_q2) > 5000
+    wide = ("PATTERN w: SEQ(stock1 a, stock2 b, stock3 c, stock4 d, stock5 e) WHERE skip-till-any-match AND [price] "
+            "WITHIN 200 RETURN Wide(p = a.price, q = e.price + 1, s = e.ts - a.ts)")
+    net = compile_text(wide)
+    evs = [Event(r["type"], r["ts"], i, r["id"], {"price": r["price"]}) for i, r in enumerate(many.to_pylist())]
+    want = [(tuple(m.ids[v] for v in "abcde"), m.attrs) for m in Engine(net).run(evs)]
+    run = K.KernelRun(net, id_field="id")
+    out = pa.concat_tables([run.push(many), run.flush()])
+    ids = list(zip(*(out.column(v).to_pylist() for v in "abcde")))
+    got = list(zip(ids, out.column("attrs").to_pylist()))
+    assert got == want and len(want) > 2000
