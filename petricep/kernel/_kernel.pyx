@@ -111,6 +111,7 @@ class OrderError(Exception):
 
 
 include "_store.pxi"
+include "_codes.pxi"
 include "_kernel_api.pxi"
 include "_rowloop.pxi"
 include "_interp.pxi"
@@ -121,6 +122,5 @@ include "_emission.pxi"
 include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
-include "_codes.pxi"
 include "_typecodes.pxi"
 include "_rows.pxi"

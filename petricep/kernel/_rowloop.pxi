@@ -30,13 +30,14 @@ cdef struct Rows:
     Py_ssize_t vs0, vs1
     const char* tags
     Py_ssize_t gs0, gs1
-    # per group: its key codes, or an integer column's values with the table of their codes
-    # (value v's code at ktab[v - klo]: no column of codes made for a million rows); row i's
-    # at kcol + i * kstep bytes (kstep 0: one code for every row)
+    # per group: its key codes, or an integer column's values coded as they are read
+    # (IntKeys: its table, and the IntKeys for a value the table lacks; no column of codes
+    # made for a million rows); row i's at kcol + i * kstep bytes (kstep 0: one code for
+    # every row)
     const char** kcol
     Py_ssize_t* kstep
-    const int64_t** ktab
-    int64_t* klo
+    const IntTable** ktab
+    void** kown
     bint all_plain  # every group plain, tie rule arrival: a read row goes through fire_plain_row
 
 
@@ -72,11 +73,18 @@ cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
     return (<const int8_t*>(r.tags + i * r.gs0 + a * r.gs1))[0]
 
 
-cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) noexcept:
-    cdef int64_t v = (<const int64_t*>(r.kcol[gi] + i * r.kstep[gi]))[0]
-    if r.ktab[gi] != NULL:
-        return r.ktab[gi][v - r.klo[gi]]
-    return v
+cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? -1:
+    cdef int64_t v = (<const int64_t*>(r.kcol[gi] + i * r.kstep[gi]))[0], c
+    cdef const IntTable* t = r.ktab[gi]
+    cdef uint64_t x
+    if t == NULL:
+        return v
+    x = <uint64_t>v - <uint64_t>t.lo
+    if x < t.span:
+        c = t.table[x]
+        if c >= 0:
+            return c
+    return int_key_miss(r.kown[gi], v)
 
 
 cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object ids, const double[:, :] vals,
@@ -137,11 +145,11 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
     r.kcol = <const char**>grow(NULL, ng, sizeof(char*))
     r.kstep = NULL
     r.ktab = NULL
-    r.klo = NULL
+    r.kown = NULL
     try:
         r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
-        r.ktab = <const int64_t**>grow(NULL, ng, sizeof(int64_t*))
-        r.klo = <int64_t*>grow(NULL, ng, sizeof(int64_t))
+        r.ktab = <const IntTable**>grow(NULL, ng, sizeof(IntTable*))
+        r.kown = <void**>grow(NULL, ng, sizeof(void*))
         held = bind_keys(&r, keys, ng)
         r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
         for g in k.groups:
@@ -151,16 +159,16 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         free(r.kcol)
         free(r.kstep)
         free(r.ktab)
-        free(r.klo)
+        free(r.kown)
 
 
 cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
     """Each group's key source into ``r`` (Kernel.run's ``keys``: a 2-d array of codes, group
-    by row, or per group codes or a tuple of an integer column, its lowest value and the codes
-    by value - lowest); returns the views, to be held while ``r`` is read."""
+    by row, or per group codes or a tuple of an integer column and the IntKeys that codes its
+    values); returns the views, to be held while ``r`` is read."""
     cdef const int64_t[:, :] k2
     cdef const int64_t[:] col
-    cdef const int64_t[::1] tab
+    cdef IntKeys ik
     cdef Py_ssize_t gi
     held = []
     if not isinstance(keys, list):
@@ -171,7 +179,7 @@ cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
             r.kcol[gi] = <const char*>&k2[gi, 0]
             r.kstep[gi] = k2.strides[1]
             r.ktab[gi] = NULL
-            r.klo[gi] = 0
+            r.kown[gi] = NULL
         held.append(k2)
         return held
     if len(keys) < ng:
@@ -179,13 +187,13 @@ cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
     for gi in range(ng):
         source = keys[gi]
         r.ktab[gi] = NULL
-        r.klo[gi] = 0
+        r.kown[gi] = NULL
         if isinstance(source, tuple):
             col = source[0]
-            tab = source[2]
-            r.klo[gi] = source[1]
-            r.ktab[gi] = &tab[0]
-            held.append(tab)
+            ik = <IntKeys?>source[1]
+            r.ktab[gi] = &ik.t
+            r.kown[gi] = <void*>ik
+            held.append(ik)
         else:
             col = source
         if col.shape[0] < r.n:

@@ -48,6 +48,7 @@ except ImportError:  # not built: petricep.kernel.available() says so
 TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
+WIDE_KEYS = 4096  # values an IntKeys table could not cover, after which Arrow hashes its columns
 
 Batch: TypeAlias = "pa.Table | pa.RecordBatch"
 
@@ -97,6 +98,7 @@ class KernelRun:
         classes = self.lowered.key_class or tuple(range(len(self.lowered.groups)))
         shared: dict[int, dict[Any, int]] = {c: {} for c in classes}
         self.key_dicts: list[dict[Any, int]] = [shared[c] for c in classes]
+        self._int_keys: dict[int, Any] = {}  # id of a key dictionary -> its IntKeys (_int_keys)
         self.composites = Composites()
         self.first_taken = 0  # the run-wide number of the first match take_matches returned last
         self._pos = 0
@@ -181,8 +183,8 @@ class KernelRun:
 
     def _key_codes(self, batch: Batch, n: int) -> np.ndarray | list[Any]:
         """Key codes, a row per group; or a list with per group its codes, or where its key is
-        one integer column in a small range, the column with a table of its values' codes
-        (Kernel.run: the kernel codes the rows it reads, no column of codes is written)."""
+        one integer column, the column with the IntKeys that codes its values (Kernel.run:
+        the kernel codes the rows it reads, no column of codes is written)."""
         shape = (max(len(self.lowered.groups), 1), n)
         if not any(g.partition for g in self.lowered.groups):
             return _zeros(shape, np.int64)
@@ -193,9 +195,9 @@ class KernelRun:
                 continue
             seen = self.key_dicts[gi]
             cols = [_column(batch, a) for a in g.partition]
-            table = _int_table(cols[0], seen) if len(cols) == 1 else None
-            if table is not None:
-                keys.append(table)
+            ints = self._int_keys_of(cols[0], seen) if len(cols) == 1 else None
+            if ints is not None:
+                keys.append(ints)
             elif len(cols) == 1:
                 enc = _encoded(cols[0])
                 if enc.indices.null_count:
@@ -206,6 +208,21 @@ class KernelRun:
                 rows = zip(*(c.to_pylist() for c in cols))
                 keys.append(np.fromiter((seen.setdefault(r, len(seen)) for r in rows), dtype=np.int64, count=n))
         return keys
+
+    def _int_keys_of(self, col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, Any] | None:
+        """An integer key column (no nulls) with the IntKeys of its dictionary, for the kernel
+        to code the rows it reads; None where the column is not one, or where its values
+        have proved too spread for IntKeys' table (then Arrow hashes the column: ~10 ms per
+        million rows, against a dict lookup per row read)."""
+        t = col.type
+        if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
+            return None
+        ints = self._int_keys.get(id(seen))
+        if ints is None:
+            ints = self._int_keys[id(seen)] = _kernel.IntKeys(seen)
+        if ints.outside > WIDE_KEYS:
+            return None
+        return number_view(col).astype(np.int64, copy=False), ints
 
     # ------------------------------------------------------------------ running
 
@@ -396,6 +413,7 @@ class KernelRun:
             if len(counts) != len(names):
                 raise ValueError("match counts for another number of patterns")
             target.update(zip(names, (int(c) for c in counts)))
+        self._int_keys = {}  # (their tables hold the codes of the dictionaries replaced here)
         for gi, keys in enumerate(self.key_dicts):
             values = state.get(f"run.keys{gi}")
             if values is not None:
@@ -648,26 +666,11 @@ def _zeros(shape: tuple[int, int], dtype: Any) -> np.ndarray:
 _ZERO = bytes(8)
 
 
-def _int_table(col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, int, np.ndarray] | None:
-    """An integer key column with a table of its values' codes (the kernel's int_key_table:
-    Arrow's hashing costs ~10 ms per million rows, a column of codes ~1 ms); None where the
-    column is not integers without nulls in a small range (the caller then hashes)."""
-    t = col.type
-    if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
-        return None
-    bounds = pc.min_max(col)
-    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
-    if hi - lo >= max(len(col), 4096):
-        return None
-    values = number_view(col).astype(np.int64, copy=False)
-    return values, lo, _kernel.int_key_table(values, seen, lo, hi)
-
-
 def _keys_from(keys: np.ndarray | list[Any], start: int) -> np.ndarray | list[Any]:
     """:meth:`KernelRun._key_codes`'s keys from row ``start`` on."""
     if not isinstance(keys, list):
         return keys[:, start:]
-    return [(k[0][start:], k[1], k[2]) if isinstance(k, tuple) else k[start:] for k in keys]
+    return [(k[0][start:], k[1]) if isinstance(k, tuple) else k[start:] for k in keys]
 
 
 def _encoded(col: Any) -> pa.DictionaryArray:

@@ -1,6 +1,6 @@
 """The kernel's row loop (_rowloop.pxi) and the plain step (_plainnet.pxi): the input forms
 Kernel.run takes (dictionary indices with codes, int64 times, a first position, no ids,
-integer keys as a column with a table of codes) give the matches the plain arrays give, and
+integer keys as a column coded as it is read) give the matches the plain arrays give, and
 a plain net (no negation, Kleene list, contiguity, LIMIT, timeout) matches as the engine does
 under every tie rule and sweep cadence."""
 
@@ -86,7 +86,7 @@ def columns(table: pa.Table, run: K.KernelRun) -> dict[str, Any]:
     return {
         "plain": (lookup[indices], ts.astype(np.float64), np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64),
                   tab[values - lo].reshape(1, n)),
-        "compact": ((indices, lookup), ts, 0, None, [(values, lo, tab)]),
+        "compact": ((indices, lookup), ts, 0, None, [(values, K._kernel.IntKeys({}))]),
     }
 
 
