@@ -31,6 +31,7 @@ from bench.nasdaq import SPEC as NASDAQ_SPEC
 from bench.sase_q2 import SPEC as SASE_SPEC
 from petricep.compile.net import Net
 from petricep.io.readers import InputSpec, events_from_table
+from petricep.io.timestamps import TimeParser
 from petricep.kernel import KernelRun, available, supports, to_matches
 from petricep.lang.parser import parse_file, parse_text
 from petricep.merge import build_net
@@ -84,9 +85,13 @@ def _kernel_ids(out: pa.Table, names: tuple[str, ...]) -> list[tuple[int, ...]]:
 
 
 def nasdaq_numeric(table: pa.Table) -> pa.Table:
-    """The Metastock minute stamps as epoch seconds (what the reader's --time-format gives)."""
-    ts = pc.strptime(table.column("ts"), format="%Y%m%d%H%M", unit="s")
-    return table.set_column(1, "ts", pc.cast(ts, pa.int64()))
+    """The Metastock minute stamps as epoch seconds, as the reader's ``--time-format
+    %Y%m%d%H%M`` reads them (TimeParser.parse_column: fixed-width digit fields)."""
+    col = table.column("ts").combine_chunks()
+    got = TimeParser("%Y%m%d%H%M").parse_column(col)
+    if got is None:
+        raise ValueError("a minute stamp that is not %Y%m%d%H%M")
+    return table.set_column(1, "ts", pa.array(got[0], pa.int64()))
 
 
 def w2(args: argparse.Namespace) -> None:

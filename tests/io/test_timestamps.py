@@ -3,12 +3,14 @@ column at once give the same values and kinds."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petricep.io.timestamps import TimeParser, format_has_date
+from petricep.io.timestamps import TimeParser, fixed_digit_seconds, format_has_date
 from petricep.io.values import text_value, type_text_array
 from tests.io.reading import cell
 
@@ -69,3 +71,43 @@ def test_parse_array_matches_parse(values: list[str]) -> None:
     else:
         assert res is not None
         assert [repr(t) for t in res[0]] == [repr(t) for t, _ in want] and res[1] == kinds.pop()
+
+
+DIGIT_FORMATS = ["%Y%m%d%H%M", "%Y-%m-%d %H:%M:%S", "%d/%m/%Y", "%Y%m%d", "%H%M%Y%m%d%S", "%Y.%m.%dT%H"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(fmt=st.sampled_from(DIGIT_FORMATS),
+       moments=st.lists(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)), min_size=1, max_size=20),
+       edits=st.lists(st.tuples(st.integers(0, 19), st.integers(0, 18), st.sampled_from("0123456789x-: /")), max_size=3))
+def test_fixed_digit_formats_read_as_strptime_does(fmt: str, moments: list[datetime], edits: list[tuple[int, int, str]]) -> None:
+    # the column fast path for fixed-width digit formats gives each value's parse, or None
+    # (the caller then parses value by value) wherever some value is not one strptime reads
+    texts = [m.strftime(fmt) for m in moments]
+    assert fixed_digit_seconds(pa.array(texts), fmt) is not None  # (unedited: always the fast path)
+    for row, at, ch in edits:
+        if row < len(texts) and at < len(texts[row]):
+            texts[row] = texts[row][:at] + ch + texts[row][at + 1:]
+    parser = TimeParser(fmt)
+    try:
+        want: list[int] | None = [parser.parse(t)[0] for t in texts]
+    except ValueError:
+        want = None
+    got = fixed_digit_seconds(pa.array(texts).slice(0), fmt)
+    if want is None:
+        assert got is None
+    elif got is not None:
+        assert got.tolist() == want
+    column = parser.parse_array(pa.array(texts))
+    assert column == (None if want is None else (want, "datetime"))
+
+
+def test_fixed_digit_seconds_takes_sliced_and_large_columns_and_refuses_other_formats() -> None:
+    texts = ["197001010001", "201307011530", "200002291200", "190002281200"]
+    want = [60, 1372692600, 951825600, -2203934400]
+    assert fixed_digit_seconds(pa.array(["x"] + texts).slice(1), "%Y%m%d%H%M").tolist() == want  # type: ignore[union-attr]
+    assert fixed_digit_seconds(pa.array(texts, pa.large_string()), "%Y%m%d%H%M").tolist() == want  # type: ignore[union-attr]
+    assert fixed_digit_seconds(pa.array(["190002291200"]), "%Y%m%d%H%M") is None  # (1900 is no leap year)
+    for fmt in ("%H:%M", "%Y%m%d%H%M%f", "%Y\t%m%d", "%Y%m%d%Y", "%Y%b%d"):
+        assert fixed_digit_seconds(pa.array(["2013"]), fmt) is None
+    assert fixed_digit_seconds(pa.array(["201307011530", None]), "%Y%m%d%H%M") is None
