@@ -87,8 +87,8 @@ def _kernel_ids(out: pa.Table, names: tuple[str, ...]) -> list[tuple[int, ...]]:
 def nasdaq_numeric(table: pa.Table) -> pa.Table:
     """The Metastock minute stamps as epoch seconds, as the reader's ``--time-format
     %Y%m%d%H%M`` reads them (TimeParser.parse_column: fixed-width digit fields)."""
-    col = table.column("ts").combine_chunks()
-    got = TimeParser("%Y%m%d%H%M").parse_column(col)
+    col = table.column("ts")
+    got = TimeParser("%Y%m%d%H%M").parse_column(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
     if got is None:
         raise ValueError("a minute stamp that is not %Y%m%d%H%M")
     return table.set_column(1, "ts", pa.array(got[0], pa.int64()))

@@ -93,3 +93,101 @@ cdef class IntKeys:
 
 cdef int64_t int_key_miss(void* owner, int64_t v) except -1:
     return (<IntKeys>owner).miss(v)
+
+
+cdef inline int64_t digits_at(const uint8_t* p, int at, int width) noexcept:
+    """The number ``width`` ASCII digits at ``p + at`` spell, -1 where one is no digit."""
+    cdef int64_t v = 0
+    cdef int j
+    cdef uint8_t c
+    for j in range(width):
+        c = p[at + j] - 48
+        if c > 9:
+            return -1
+        v = v * 10 + c
+    return v
+
+
+cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    cdef int64_t era, yoe, doy, doe
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m - 3 if m > 2 else m + 9) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+cdef int64_t MONTH_DAYS[13]
+MONTH_DAYS[:] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+
+@cython.final
+cdef class DigitFormat:
+    """A format of fixed-width digit fields (io.timestamps' fixed_digit_seconds): where year (4
+    digits), month, day, hour, minute and second (2 each) start in a value (-1: absent, 0),
+    the bytes its plain characters must be, its width."""
+    cdef int32_t fields[6]
+    cdef int32_t* lit_at
+    cdef uint8_t* lit_code
+    cdef Py_ssize_t nlit
+    cdef public int width
+
+    def __cinit__(self, fields, literals, int width):
+        cdef Py_ssize_t j
+        for j in range(6):
+            self.fields[j] = fields[j]
+        self.nlit = len(literals)
+        self.lit_at = <int32_t*>grow(NULL, self.nlit, sizeof(int32_t))
+        self.lit_code = <uint8_t*>grow(NULL, self.nlit, sizeof(uint8_t))
+        for j in range(self.nlit):
+            self.lit_at[j] = literals[j][0]
+            self.lit_code[j] = literals[j][1]
+        self.width = width
+
+    def __dealloc__(self):
+        free(self.lit_at)
+        free(self.lit_code)
+
+    def seconds(self, size_t data, Py_ssize_t data_len, size_t offsets, bint wide, Py_ssize_t n):
+        """Epoch seconds (int64) of ``n`` values of an Arrow text column: its data buffer
+        (address, length) and its offsets (address of the first value's; int64 where
+        ``wide``, else int32) -- addresses, so that a column of a thousand values costs no
+        views. None where some value has another width, another plain byte, a non-digit in a
+        field or a field out of range (a year from 1, a day of its month, hours to 23,
+        minutes and seconds to 59)."""
+        cdef Py_ssize_t i, j
+        cdef int64_t f[6]
+        cdef int widths[6]
+        cdef int64_t start, end, dim
+        cdef const uint8_t* base = <const uint8_t*>data
+        cdef const uint8_t* p
+        cdef const int32_t* o32 = <const int32_t*>offsets
+        cdef const int64_t* o64 = <const int64_t*>offsets
+        cdef int k
+        cdef bint leap
+        widths[:] = [4, 2, 2, 2, 2, 2]
+        out = np.empty(n, dtype=np.int64)
+        cdef int64_t[::1] ov = out
+        for i in range(n):
+            start = o64[i] if wide else o32[i]
+            end = o64[i + 1] if wide else o32[i + 1]
+            if end - start != self.width or start < 0 or end > data_len:
+                return None
+            p = base + start
+            for j in range(self.nlit):
+                if p[self.lit_at[j]] != self.lit_code[j]:
+                    return None
+            for k in range(6):
+                f[k] = 0 if self.fields[k] < 0 else digits_at(p, self.fields[k], widths[k])
+                if f[k] < 0:
+                    return None
+            if f[0] < 1 or f[1] < 1 or f[1] > 12 or f[2] < 1 or f[3] > 23 or f[4] > 59 or f[5] > 59:
+                return None
+            leap = f[0] % 4 == 0 and (f[0] % 100 != 0 or f[0] % 400 == 0)
+            dim = MONTH_DAYS[f[1]] + (1 if f[1] == 2 and leap else 0)
+            if f[2] > dim:
+                return None
+            ov[i] = days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + f[5]
+        return out
