@@ -35,6 +35,7 @@ from petricep.io.timestamps import TimeParser
 from petricep.kernel import KernelRun, available, supports, to_matches
 from petricep.lang.parser import parse_file, parse_text
 from petricep.merge import build_net
+from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import Engine
 
 
@@ -91,7 +92,7 @@ def nasdaq_numeric(table: pa.Table) -> pa.Table:
     got = TimeParser("%Y%m%d%H%M").parse_column(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
     if got is None:
         raise ValueError("a minute stamp that is not %Y%m%d%H%M")
-    return table.set_column(1, "ts", pa.array(got[0], pa.int64()))
+    return table.set_column(1, "ts", number_array(got[0], pa.int64()))
 
 
 def w2(args: argparse.Namespace) -> None:

@@ -33,6 +33,10 @@ def _write_events(tmp_path: Path, fmt: str) -> Path:
     path = tmp_path / f"ev.{fmt}"
     if fmt == "csv":
         path.write_text("type,ts,id,k,x\n" + "".join(f"{r['type']},{r['ts']},{r['id']},{r['k']},{r['x']}\n" for r in ROWS))
+    elif fmt == "stamps":  # (date-time stamps read with --time-format: the kernel's DigitFormat)
+        path = tmp_path / "ev.csv"
+        path.write_text("type,ts,id,k,x\n" + "".join(
+            f"{r['type']},201307011530{r['ts']:02d},{r['id']},{r['k']},{r['x']}\n" for r in ROWS))
     elif fmt == "jsonl":
         path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     else:
@@ -41,7 +45,7 @@ def _write_events(tmp_path: Path, fmt: str) -> Path:
 
 
 @pytest.mark.parametrize("engine", ["python", "kernel"])
-@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", "stamps", "jsonl", "parquet"])
 def test_an_embedded_run_imports_no_pandas_spark_or_drawing_library(tmp_path: Path, fmt: str, engine: str) -> None:
     if engine == "kernel" and kernel_run._kernel is None:  # pragma: no cover - depends on the build
         pytest.skip("the compiled kernel is not built")
@@ -50,6 +54,8 @@ def test_an_embedded_run_imports_no_pandas_spark_or_drawing_library(tmp_path: Pa
     out = tmp_path / "m.jsonl"
     argv = ["run", str(tmp_path / "p.pcep"), "--events", str(events), "--type-field", "type", "--time-field", "ts",
             "--id-field", "id", "--engine", engine, "--no-progress", "-o", str(out)]  # fmt: skip
+    if fmt == "stamps":
+        argv += ["--time-format", "%Y%m%d%H%M%S"]
     code = (
         "import sys\n"
         "from petricep.cli import main\n"

@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petricep.io.timestamps import TimeParser, fixed_digit_seconds, format_has_date
-from petricep.io.values import text_value, type_text_array
+from petricep.io.values import plain_ints, text_value, type_text_array
 from tests.io.reading import cell
 
 # --------------------------------------------------------------------------------------
@@ -111,3 +112,26 @@ def test_fixed_digit_seconds_takes_sliced_and_large_columns_and_refuses_other_fo
     for fmt in ("%H:%M", "%Y%m%d%H%M%f", "%Y\t%m%d", "%Y%m%d%Y", "%Y%b%d"):
         assert fixed_digit_seconds(pa.array(["2013"]), fmt) is None
     assert fixed_digit_seconds(pa.array(["201307011530", None]), "%Y%m%d%H%M") is None
+
+
+def arrow_plain_ints(arr: pa.Array) -> list[int] | None:
+    """plain_ints' rule by Arrow alone: every value ``-?[0-9]+`` within int64."""
+    try:
+        ints = pc.cast(arr, pa.int64())
+    except (pa.ArrowInvalid, OverflowError):
+        return None
+    ok = pc.all(pc.ascii_is_decimal(pc.utf8_ltrim(arr, characters="-"))).as_py()
+    return ints.to_pylist() if ok and all(s.count("-") <= 1 for s in arr.to_pylist()) else None
+
+
+INT_TEXTS = st.one_of(st.integers(-2**63, 2**63 - 1).map(str), st.integers(-2**64, 2**64).map(str),
+                      st.sampled_from(["", "-", "+5", " 5", "5 ", "007", "-0", "--1", "1e3", "0x1f", "١٢", "9" * 19, "-" + "9" * 19]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(INT_TEXTS, min_size=1, max_size=12), start=st.integers(0, 3), large=st.booleans())
+def test_plain_ints_reads_what_arrow_reads(texts: list[str], start: int, large: bool) -> None:
+    # the kernel's one-pass reader of decimal text gives Arrow's ints, or None where it does
+    arr = pa.array(["1"] * start + texts, pa.large_string() if large else pa.string()).slice(start)
+    got = plain_ints(arr)
+    assert (None if got is None else got.to_pylist()) == arrow_plain_ints(arr)
