@@ -31,12 +31,13 @@ cdef struct Rows:
     const char* tags
     Py_ssize_t gs0, gs1
     # per group: its key codes, or an integer column's values coded as they are read
-    # (IntKeys: its table, and the IntKeys for a value the table lacks; no column of codes
+    # (IntKeys: its table and hash, and the IntKeys for a value both lack; no column of codes
     # made for a million rows); row i's at kcol + i * kstep bytes (kstep 0: one code for
     # every row)
     const char** kcol
     Py_ssize_t* kstep
     const IntTable** ktab
+    const IntHash** khash
     void** kown
     bint all_plain  # every group plain, tie rule arrival: a read row goes through fire_plain_row
 
@@ -76,7 +77,9 @@ cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
 cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? -1:
     cdef int64_t v = (<const int64_t*>(r.kcol[gi] + i * r.kstep[gi]))[0], c
     cdef const IntTable* t = r.ktab[gi]
+    cdef const IntHash* h
     cdef uint64_t x
+    cdef Py_ssize_t j
     if t == NULL:
         return v
     x = <uint64_t>v - <uint64_t>t.lo
@@ -84,6 +87,11 @@ cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? 
         c = t.table[x]
         if c >= 0:
             return c
+    h = r.khash[gi]
+    if h.cap:
+        j = hash_slot(h, v)
+        if h.codes[j] >= 0:
+            return h.codes[j]
     return int_key_miss(r.kown[gi], v)
 
 
@@ -145,10 +153,12 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
     r.kcol = <const char**>grow(NULL, ng, sizeof(char*))
     r.kstep = NULL
     r.ktab = NULL
+    r.khash = NULL
     r.kown = NULL
     try:
         r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
         r.ktab = <const IntTable**>grow(NULL, ng, sizeof(IntTable*))
+        r.khash = <const IntHash**>grow(NULL, ng, sizeof(IntHash*))
         r.kown = <void**>grow(NULL, ng, sizeof(void*))
         held = bind_keys(&r, keys, ng)
         r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
@@ -159,6 +169,7 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         free(r.kcol)
         free(r.kstep)
         free(r.ktab)
+        free(r.khash)
         free(r.kown)
 
 
@@ -192,6 +203,7 @@ cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
             col = source[0]
             ik = <IntKeys?>source[1]
             r.ktab[gi] = &ik.t
+            r.khash[gi] = &ik.h
             r.kown[gi] = <void*>ik
             held.append(ik)
         else:

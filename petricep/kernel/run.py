@@ -48,7 +48,6 @@ except ImportError:  # not built: petricep.kernel.available() says so
 TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
-WIDE_KEYS = 4096  # values an IntKeys table could not cover, after which Arrow hashes its columns
 
 Batch: TypeAlias = "pa.Table | pa.RecordBatch"
 
@@ -211,17 +210,13 @@ class KernelRun:
 
     def _int_keys_of(self, col: Any, seen: dict[Any, int]) -> tuple[np.ndarray, Any] | None:
         """An integer key column (no nulls) with the IntKeys of its dictionary, for the kernel
-        to code the rows it reads; None where the column is not one, or where its values
-        have proved too spread for IntKeys' table (then Arrow hashes the column: ~10 ms per
-        million rows, against a dict lookup per row read)."""
+        to code the rows it reads; None where the column is not one (then Arrow hashes it)."""
         t = col.type
         if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
             return None
         ints = self._int_keys.get(id(seen))
         if ints is None:
             ints = self._int_keys[id(seen)] = _kernel.IntKeys(seen)
-        if ints.outside > WIDE_KEYS:
-            return None
         return number_view(col).astype(np.int64, copy=False), ints
 
     # ------------------------------------------------------------------ running
