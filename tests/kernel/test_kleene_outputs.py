@@ -221,7 +221,11 @@ def test_kleene_composites_feed_a_second_pattern(data: st.DataObject) -> None:
     net = build_net([p, q])
     assume(supports(net, "arrival")[0])
     events = data.draw(streams(types=("A", "B"), max_size=8))
-    check([p, q], events, data.draw(st.sampled_from(TIES)), data.draw(st.integers(0, len(events))))
+    tie = data.draw(st.sampled_from(TIES))
+    # q's partial matches grow with the number of p's composite events (one drawn example of
+    # skip-till-any-match p over 8 events made hundreds, and q's run then filled 24 GB)
+    assume(sum(1 for _ in Engine(build_net([p]), tie=tie).run(events)) <= 16)
+    check([p, q], events, tie, data.draw(st.integers(0, len(events))))
 
 
 def beside(data: st.DataObject, n: int, **kw: Any) -> list[A.Pattern]:
