@@ -285,6 +285,11 @@ class TimeParser:
                     if self.factor != 1:
                         floats = floats / self.factor
                     return floats, "number"
+            else:  # ISO date-times without fraction or offset, as fromisoformat reads them
+                layout = _ISO_LAYOUTS.get(len(first), {}).get(first[10:11])
+                fixed = fixed_digit_seconds(arr, layout) if layout is not None else None
+                if fixed is not None:
+                    return fixed, "datetime"
         elif self.has_date:
             fixed = fixed_digit_seconds(arr, self.format)
             if fixed is not None:
@@ -305,6 +310,12 @@ class TimeParser:
         return _lookup(parsed)[indices], kinds.pop() if kinds else None
 
 
+# ISO-8601 date-times fixed_digit_seconds reads without a format, by length, then by the
+# character after the date (fromisoformat takes any one there; these are the usual two)
+_ISO_LAYOUTS = {
+    19: {"T": "%Y-%m-%dT%H:%M:%S", " ": "%Y-%m-%d %H:%M:%S"},
+    16: {"T": "%Y-%m-%dT%H:%M", " ": "%Y-%m-%d %H:%M"},
+}
 _DIGIT_FIELDS = "YmdHMS"  # the fields fixed_digit_seconds reads, in DigitFormat's order
 
 

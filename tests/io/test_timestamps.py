@@ -135,3 +135,27 @@ def test_plain_ints_reads_what_arrow_reads(texts: list[str], start: int, large: 
     arr = pa.array(["1"] * start + texts, pa.large_string() if large else pa.string()).slice(start)
     got = plain_ints(arr)
     assert (None if got is None else got.to_pylist()) == arrow_plain_ints(arr)
+
+
+@settings(max_examples=100, deadline=None)
+@given(fmt=st.sampled_from(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]),
+       moments=st.lists(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)), min_size=1, max_size=10),
+       edits=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 19), st.sampled_from("09xTZ :-")), max_size=2))
+def test_iso_columns_without_a_format_read_as_fromisoformat_does(fmt: str, moments: list[datetime],
+                                                              edits: list[tuple[int, int, str]]) -> None:
+    # ISO date-times without fraction or offset take the fixed-digit path with no format given;
+    # whatever it gives is what each value's parse gives
+    texts = [m.strftime(fmt) for m in moments]
+    for row, at, ch in edits:
+        if row < len(texts) and at < len(texts[row]):
+            texts[row] = texts[row][:at] + ch + texts[row][at + 1:]
+    parser = TimeParser()
+    try:
+        want: list[tuple[float, str]] | None = [parser.parse(t) for t in texts]
+    except ValueError:
+        want = None
+    got = parser.parse_array(pa.array(texts))
+    if want is None or len({k for _, k in want}) > 1:
+        assert got is None
+    else:
+        assert got == ([v for v, _ in want], want[0][1])
