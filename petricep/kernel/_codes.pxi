@@ -5,6 +5,10 @@
 # costs ~10 ms per million rows; integer keys usually span a small range (prices, sensor
 # ids), where a direct table codes a value in a few nanoseconds and the dict is consulted
 # once per distinct value; the kernel reads the column and codes the rows it fires (IntKeys).
+#
+# The readers' text columns are read here too, where a one-pass C loop over Arrow's buffers
+# replaces Python per distinct value or two Arrow kernels: timestamps in fixed-width digit
+# layouts (DigitFormat, for io.timestamps) and decimal integers (decimal_ints, io.values).
 
 
 cdef int64_t new_code(dict seen, int64_t value) except -1:
