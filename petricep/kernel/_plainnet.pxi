@@ -85,13 +85,14 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
 
 
 cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
-                        int64_t key) except -1:
+                        int64_t key) except? -1:
     """fire without blocking negations, per-pattern windows, contiguity, order checks,
     Kleene lists and timeouts: the new token joins the step's created ones, or, where the
     transition ends at a place patterns emit from and that no transition leaves (Group.direct:
     every such place of the group is one), the match is accepted at once (store_created would
     accept it first and free it; accepted in the order they are made, as store_created does).
-    Returns the users the new partial match carries (0: the transition did not fire)."""
+    Returns the users the new partial match carries (0: the transition did not fire; all 64
+    bits, -1, is a mask too: ``except?``)."""
     cdef int64_t users
     cdef int ki, sl, ns = g.nslots, dp
     cdef int64_t* slots
