@@ -159,3 +159,23 @@ def test_iso_columns_without_a_format_read_as_fromisoformat_does(fmt: str, momen
         assert got is None
     else:
         assert got == ([v for v, _ in want], want[0][1])
+
+
+def test_without_the_kernel_text_columns_are_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the C readers are the kernel's: where it is not built, Arrow and the value-by-value path
+    # give the same values
+    import petricep.io.timestamps as ts_module
+    import petricep.io.values as values_module
+
+    ints, stamps = pa.array(["12", "-7", "007"]), pa.array(["201307011530", "201307011531"])
+    iso = pa.array(["2014-08-01T07:50:00", "2014-08-01T07:55:00"])
+    fast = (plain_ints(ints).to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
+    monkeypatch.setattr(values_module, "_kernel", None)
+    monkeypatch.setattr(ts_module, "_kernel", None)
+    ts_module._digit_format.cache_clear()
+    try:
+        assert fixed_digit_seconds(stamps, "%Y%m%d%H%M") is None
+        slow = (plain_ints(ints).to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
+    finally:
+        ts_module._digit_format.cache_clear()
+    assert fast == slow == ([12, -7, 7], ([1372692600, 1372692660], "datetime"), ([1406879400, 1406879700], "datetime"))
