@@ -28,7 +28,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.arrow import number_view
-from .values import ARROW_FLOAT, ARROW_INT, FLOAT_MAX, FLOAT_RE, INT_RE, MAX_NUMBER_CHARS, plain_ints
+from .values import (
+    ARROW_FLOAT,
+    ARROW_INT,
+    FLOAT_MAX,
+    FLOAT_RE,
+    INT_RE,
+    MAX_NUMBER_CHARS,
+    plain_ints,
+    text_buffers,
+)
 
 try:
     from ..kernel import _kernel  # type: ignore[attr-defined]
@@ -360,15 +369,8 @@ def fixed_digit_seconds(arr: pa.Array, time_format: str) -> np.ndarray | None:
     so the seconds are what :meth:`TimeParser.parse` gives. None as well where the kernel is
     not built."""
     fmt = _digit_format(time_format)
-    t = arr.type
-    wide = pa.types.is_large_string(t)
-    if fmt is None or arr.null_count or not len(arr) or not (wide or pa.types.is_string(t)):
-        return None
-    _, offsets, data = arr.buffers()
-    if data is None:
-        return None
-    first = offsets.address + arr.offset * (8 if wide else 4)
-    return fmt.seconds(data.address, data.size, first, wide, len(arr))  # type: ignore[no-any-return]
+    where = text_buffers(arr) if fmt is not None else None
+    return fmt.seconds(*where) if where is not None else None  # type: ignore[no-any-return]
 
 
 def _lookup(values: list[Number]) -> np.ndarray:

@@ -122,21 +122,32 @@ def _first_valid(arr: pa.Array) -> str | None:
     return valid[0].as_py() if len(valid) else None
 
 
+def text_buffers(arr: pa.Array) -> tuple[int, int, int, bool, int] | None:
+    """Where a text column without nulls lies, for the kernel's one-pass readers
+    (``decimal_ints``, ``DigitFormat.seconds``): its data buffer's address and length, the
+    address of its first value's offset, whether the offsets are int64 (``large_string``),
+    its length. None for another column, an empty one or one with nulls."""
+    t = arr.type
+    wide = pa.types.is_large_string(t)
+    if arr.null_count or not len(arr) or not (wide or pa.types.is_string(t)):
+        return None
+    _, offsets, data = arr.buffers()
+    if data is None:
+        return None
+    return data.address, data.size, offsets.address + arr.offset * (8 if wide else 4), wide, len(arr)
+
+
 def plain_ints(arr: pa.Array) -> pa.Array | None:
     """The column as int64 when every value is ``-?[0-9]+`` (a subset of the int rule), else
     None. Cheaper than the regex: Arrow's cast, then an ASCII-digit test (the cast alone also
     takes ``0x1f``). Where it says None the regex still decides (``+5``, ints beyond int64).
     A text column without nulls is read by the kernel's ``decimal_ints`` first, in one pass
     over Arrow's buffers."""
-    t = arr.type
-    if _kernel is not None and not arr.null_count and len(arr) and (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        wide = pa.types.is_large_string(t)
-        _, offsets, data = arr.buffers()
-        if data is not None:
-            first = offsets.address + arr.offset * (8 if wide else 4)
-            got = _kernel.decimal_ints(data.address, data.size, first, wide, len(arr))
-            if got is not None:
-                return number_array(got, pa.int64())
+    where = text_buffers(arr) if _kernel is not None else None
+    if where is not None:
+        got = _kernel.decimal_ints(*where)
+        if got is not None:
+            return number_array(got, pa.int64())
     try:
         ints = pc.cast(arr, pa.int64())
     except (pa.ArrowInvalid, OverflowError):

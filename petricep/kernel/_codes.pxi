@@ -197,7 +197,7 @@ cdef class DigitFormat:
     cdef int32_t* lit_at
     cdef uint8_t* lit_code
     cdef Py_ssize_t nlit
-    cdef public int width
+    cdef int width
 
     def __cinit__(self, fields, literals, int width):
         cdef Py_ssize_t j

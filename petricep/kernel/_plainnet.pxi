@@ -95,6 +95,7 @@ cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
     bits, -1, is a mask too: ``except?``)."""
     cdef int64_t users
     cdef int ki, sl, ns = g.nslots, dp
+    cdef double first_ts, last_ts
     cdef int64_t* slots
     cdef int64_t* dst
     cdef int32_t nt
@@ -116,18 +117,18 @@ cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
             return 0
     dp = g.tr_dst[tr]
     if g.direct and g.place_rg_start[dp + 1] > g.place_rg_start[dp]:
-        dst = g.directbuf
+        dst = g.slotbuf  # (scratch: every reader of it fills it first)
         for ki in range(ns):
             dst[ki] = slots[ki]
         dst[sl] = ev
+        first_ts = last_ts = ts
+        if t >= 0:
+            first_ts = g.tk_first_ts[t] if g.tk_first_ts[t] < ts else ts  # (as a token's, below)
+            last_ts = g.tk_last_ts[t] if g.tk_last_ts[t] > ts else ts
         k.created += 1
         k.completed += 1
         g.ndirect += 1
-        if t < 0:
-            accept_at(k, g, -1, dp, users, dst, ts, ts, key)
-        else:
-            accept_at(k, g, -1, dp, users, dst, g.tk_first_ts[t] if g.tk_first_ts[t] < ts else ts,
-                      g.tk_last_ts[t] if g.tk_last_ts[t] > ts else ts, key)
+        accept_at(k, g, -1, dp, users, dst, first_ts, last_ts, key)
         return users
     nt = g.alloc()
     if t >= 0:  # alloc may have moved the arena

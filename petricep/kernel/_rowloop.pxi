@@ -252,7 +252,7 @@ cdef Py_ssize_t scan(const Rows* r, Py_ssize_t i, Py_ssize_t end, double* last) 
 
 cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexcept:
     """The state a run of rows no pattern reads leaves, its last row ``j``: what run sets for
-    an event, where a later row does not set it first (a sweep, a tick, the batch's end)."""
+    an event, where a later row does not set it first (a tick, the batch's end)."""
     k.cur_row = j + row0
     k.row_out = k.out_n
     k.emit_at = row_pos(r, j)
@@ -290,7 +290,7 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t m
     """Kernel.run's loop (see there): returns the number of rows fired. Where rows of types no
     pattern reads only move time (no tie groups, negations, timeouts or contiguity), a chunk
     in time order goes through fire_chunk, one that is not row by row (its error at its row)."""
-    cdef Py_ssize_t i = 0, end, done, n = r.n, m, budget
+    cdef Py_ssize_t i = 0, end, done, n = r.n, m
     cdef int32_t stops[CHUNK]
     cdef bint ordered
     cdef bint plain = not (k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)

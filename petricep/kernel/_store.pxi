@@ -162,7 +162,6 @@ cdef class Group:
     cdef public bint plain  # none of the constructs enter_plain leaves out (_plainnet.pxi)
     cdef public bint direct  # plain, and no place patterns emit from has a transition out (fire_plain)
     cdef Py_ssize_t ndirect  # matches fire_plain accepted without a token, this step
-    cdef int64_t* directbuf  # their slots
     cdef double window
     cdef int64_t all_users
     # tokens: struct of arrays, free list through tk_next
@@ -332,7 +331,6 @@ cdef class Group:
         self.ncreated = 0
         self.created_cap = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
-        self.directbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
         self.ndirect = 0
         return 0
 
@@ -378,7 +376,7 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf); free(self.directbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
+        free(self.slotbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
         free(self.nd_ev); free(self.nd_first); free(self.nd_count); free(self.nd_prev); free(self.nd_mark)
         free(self.nd_acc_v); free(self.nd_acc_t); free(self.nd_acc_n)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
