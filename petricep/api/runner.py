@@ -222,12 +222,16 @@ class Run:
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
+        # the kernel alone reads a batch's types and times from their columns, and only the
+        # fields its patterns read (the reader leaves the rest unconverted: RowChecker.converted)
+        self._fields_only = False
         if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
             kernel = self.engine = self._pusher = KernelEngine(
                 program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings
             )
             self._drain = kernel.drain
             self._columns = kernel.push_columns_iter
+            self._fields_only = not bindings  # (bound events carry every field)
         elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone
             self.engine = self._pusher = RowKernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
         elif isinstance(program, Net) and plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
@@ -316,7 +320,7 @@ class Run:
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
         columns = feed.columns
         n = 0
-        items: Iterator[Event | EventColumns] = self.source.items(as_columns=columns is not None)
+        items: Iterator[Event | EventColumns] = self.source.items(as_columns=columns is not None, fields_only=self._fields_only)
         if self._read_ahead():
             items = iter(ReadAhead(items))
         for current in items:

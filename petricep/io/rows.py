@@ -195,6 +195,7 @@ class RowChecker:
         counts: ReadCounts,
         row_filter: Prefilter | None,
         as_columns: bool = False,
+        fields_only: bool = False,
     ) -> None:
         self.spec = spec
         self.label = label
@@ -202,6 +203,8 @@ class RowChecker:
         self.counts = counts
         self.row_filter = row_filter
         self.as_columns = as_columns  # a whole checked batch as one EventColumns
+        # ... whose attributes are only the fields the patterns read (and the id): see converted
+        self.fields_only = as_columns and fields_only
         self.skip = spec.on_error == "skip"
         self.type_field = spec.type_field
         self.type_const = spec.type_const
@@ -232,6 +235,17 @@ class RowChecker:
         if self.row_filter is None:
             return None
         return self.row_filter.needed(names, (self.type_field, self.time_field, self.id_field))
+
+    def converted(self, names: Sequence[str]) -> list[bool] | None:
+        """Per column, whether the reader makes its values (None: all): those events carry
+        (:meth:`needed`), but where whole batches go to a consumer that reads only the fields
+        the patterns read (``fields_only``: the kernel, whose types and times come from the
+        type and time columns themselves), the type and time columns only where a pattern
+        reads them too. A million rows' type names or date-time texts as Python strings
+        cost tens of milliseconds nothing would read."""
+        if not self.fields_only or self.row_filter is None or self.row_filter.whole:
+            return self.needed(names)
+        return self.row_filter.needed(names, (self.id_field,))
 
     def take_pos(self) -> int:
         """The next row's position (every row read takes one, accepted or not)."""
@@ -368,7 +382,11 @@ class RowChecker:
         present: list[str] = encoded.dictionary.to_pylist() if encoded is not None else [str(self.type_const)]
         if encoded is not None and "" in present:  # a missing type: a row check names the row
             return None
-        typed = batch.cols[names.index(self.time_field)] if self.time_field is not None and time_arr is not None else None
+        typed = None  # the time column as the cells were typed, where they were (converted)
+        if self.time_field is not None and time_arr is not None:
+            at = names.index(self.time_field)
+            made = self.converted(names)
+            typed = batch.cols[at] if made is None or made[at] else None
         times = self._batch_times(time_arr, n, typed)
         if times is None:
             return None
@@ -443,7 +461,7 @@ class RowChecker:
         ids: Any = positions
         if self.id_field is not None:
             ids = cols[names.index(self.id_field)]
-        need = self.needed(names)
+        need = self.converted(names)
         if need is not None and not all(need):
             names = tuple(nm for nm, k in zip(names, need) if k)
             cols = [c for c, k in zip(cols, need) if k]

@@ -77,14 +77,16 @@ class EventSource:
     def __iter__(self) -> Iterator[Event]:
         return cast(Iterator[Event], self.items())  # without as_columns a reader gives events only
 
-    def items(self, as_columns: bool = False) -> Iterator[Event | EventColumns]:
+    def items(self, as_columns: bool = False, fields_only: bool = False) -> Iterator[Event | EventColumns]:
         """One pass over the input. ``as_columns``: a batch the reader checks whole comes as
         one :class:`EventColumns` (for the compiled kernel), the rows it checks one by one
-        as events."""
+        as events; ``fields_only``: the batch's attributes are only the fields the patterns
+        read and the id (the caller takes types and times from their own columns and asks a
+        batch for events only to name a row by its position and id: RowChecker.converted)."""
         kind = self.counts.time_kind
         self.counts = ReadCounts()
         self.counts.time_kind = kind
-        checker = RowChecker(self.spec, self.label, self.rules, self.counts, self.row_filter, as_columns)
+        checker = RowChecker(self.spec, self.label, self.rules, self.counts, self.row_filter, as_columns, fields_only)
         try:
             yield from self.read_events(checker)
         finally:

@@ -64,7 +64,7 @@ class ArrowSource(EventSource):
         row0 = 0
         for batch in self._batches():
             n = batch.num_rows
-            converted = converted_columns(batch.columns, run.needed(names), arrow_values)
+            converted = converted_columns(batch.columns, run.converted(names), arrow_values)
             type_arr = batch.column(names.index(spec.type_field)) if spec.type_field is not None else None
             time_arr = batch.column(names.index(spec.time_field)) if spec.time_field is not None else None
             events = run.columnar(names, converted, type_arr, time_arr, n)

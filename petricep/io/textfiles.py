@@ -384,7 +384,7 @@ class CsvSource(EventSource):
                 if has_blank_line(table.columns):
                     return done
                 parsed = {name: c.chunk(0) for name, c in zip(table.column_names, table.columns)}
-                events = self._columnar(run, need, parsed, table.num_rows)
+                events = self._columnar(run, parsed, table.num_rows)
                 if events is None:
                     return done
                 yield from events
@@ -421,17 +421,15 @@ class CsvSource(EventSource):
             return None
         table = table.combine_chunks()
         parsed = {name: c.chunk(0) if c.num_chunks else unread_column() for name, c in zip(table.column_names, table.columns)}
-        return self._columnar(run, need, parsed, table.num_rows)
+        return self._columnar(run, parsed, table.num_rows)
 
-    def _columnar(
-        self, run: RowChecker, need: list[bool] | None, parsed: dict[str, pa.Array], n: int
-    ) -> list[Event] | list[EventColumns] | None:
-        """The events of ``n`` rows parsed as text columns (``need``: which ones events carry),
-        or None when a row needs checking one by one."""
+    def _columnar(self, run: RowChecker, parsed: dict[str, pa.Array], n: int) -> list[Event] | list[EventColumns] | None:
+        """The events of ``n`` rows parsed as text columns (those ``run`` converts: see
+        RowChecker.converted), or None when a row needs checking one by one."""
         names = self.columns
         assert names is not None
         arrays = [parsed[name] if name in parsed else unread_column() for name in names]
-        batch = converted_columns(arrays, need, _typed_text)
+        batch = converted_columns(arrays, run.converted(names), _typed_text)
         spec = self.spec
         type_arr = arrays[names.index(spec.type_field)] if spec.type_field is not None else None
         time_arr = arrays[names.index(spec.time_field)] if spec.time_field is not None else None
