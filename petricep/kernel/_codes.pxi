@@ -160,7 +160,7 @@ cdef int64_t int_key_miss(void* owner, int64_t v) except -1:
     return (<IntKeys>owner).miss(v)
 
 
-cdef inline int64_t digits_at(const uint8_t* p, int at, int width) noexcept:
+cdef inline int64_t digits_at(const uint8_t* p, int at, int width) noexcept nogil:
     """The number ``width`` ASCII digits at ``p + at`` spell, -1 where one is no digit."""
     cdef int64_t v = 0
     cdef int j
@@ -173,7 +173,7 @@ cdef inline int64_t digits_at(const uint8_t* p, int at, int width) noexcept:
     return v
 
 
-cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept:
+cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept nogil:
     """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
     cdef int64_t era, yoe, doy, doe
     y -= m <= 2
@@ -221,74 +221,87 @@ cdef class DigitFormat:
         ``wide``, else int32) -- addresses, so that a column of a thousand values costs no
         views. None where some value has another width, another plain byte, a non-digit in a
         field or a field out of range (a year from 1, a day of its month, hours to 23,
-        minutes and seconds to 59)."""
+        minutes and seconds to 59). The pass lets go of the interpreter lock (the reader's
+        thread, while the kernel fires on another)."""
+        cdef bint ok
+        out = np.empty(max(n, 1), dtype=np.int64)
+        cdef int64_t[::1] ov = out
+        with nogil:
+            ok = self.read(<const uint8_t*>data, data_len, <const int32_t*>offsets, <const int64_t*>offsets, wide, n, &ov[0])
+        return out[:n] if ok else None
+
+    cdef bint read(self, const uint8_t* base, Py_ssize_t data_len, const int32_t* o32, const int64_t* o64, bint wide,
+                   Py_ssize_t n, int64_t* out) noexcept nogil:
         cdef Py_ssize_t i, j
         cdef int64_t f[6]
         cdef int widths[6]
         cdef int64_t start, end, dim
-        cdef const uint8_t* base = <const uint8_t*>data
         cdef const uint8_t* p
-        cdef const int32_t* o32 = <const int32_t*>offsets
-        cdef const int64_t* o64 = <const int64_t*>offsets
         cdef int k
         cdef bint leap
-        widths[:] = [4, 2, 2, 2, 2, 2]
-        out = np.empty(n, dtype=np.int64)
-        cdef int64_t[::1] ov = out
+        widths[0] = 4
+        for k in range(1, 6):
+            widths[k] = 2
         for i in range(n):
             start = o64[i] if wide else o32[i]
             end = o64[i + 1] if wide else o32[i + 1]
             if end - start != self.width or start < 0 or end > data_len:
-                return None
+                return False
             p = base + start
             for j in range(self.nlit):
                 if p[self.lit_at[j]] != self.lit_code[j]:
-                    return None
+                    return False
             for k in range(6):
                 f[k] = 0 if self.fields[k] < 0 else digits_at(p, self.fields[k], widths[k])
                 if f[k] < 0:
-                    return None
+                    return False
             if f[0] < 1 or f[1] < 1 or f[1] > 12 or f[2] < 1 or f[3] > 23 or f[4] > 59 or f[5] > 59:
-                return None
+                return False
             leap = f[0] % 4 == 0 and (f[0] % 100 != 0 or f[0] % 400 == 0)
             dim = MONTH_DAYS[f[1]] + (1 if f[1] == 2 and leap else 0)
             if f[2] > dim:
-                return None
-            ov[i] = days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + f[5]
-        return out
+                return False
+            out[i] = days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + f[5]
+        return True
 
 
 def decimal_ints(size_t data, Py_ssize_t data_len, size_t offsets, bint wide, Py_ssize_t n):
     """The int64 values of ``n`` text values that are all ``-?[0-9]+`` within int64 (an Arrow
     text column without nulls: its data buffer's address and length, the address of its
     first value's offset, int64 offsets where ``wide``), read in one pass (~3 ns a value;
-    Arrow's cast and an ASCII test took ~18); None where some value is another text (empty,
-    a sign alone, a plus, a space, beyond int64): io.values' plain_ints then asks Arrow."""
-    cdef const uint8_t* base = <const uint8_t*>data
-    cdef const int32_t* o32 = <const int32_t*>offsets
-    cdef const int64_t* o64 = <const int64_t*>offsets
+    Arrow's cast and an ASCII test took ~18) without the interpreter lock; None where some
+    value is another text (empty, a sign alone, a plus, a space, beyond int64): io.values'
+    plain_ints then asks Arrow."""
+    cdef bint ok
+    out = np.empty(max(n, 1), dtype=np.int64)
+    cdef int64_t[::1] ov = out
+    with nogil:
+        ok = read_decimal_ints(<const uint8_t*>data, data_len, <const int32_t*>offsets, <const int64_t*>offsets, wide, n, &ov[0])
+    return out[:n] if ok else None
+
+
+cdef bint read_decimal_ints(const uint8_t* base, Py_ssize_t data_len, const int32_t* o32, const int64_t* o64, bint wide,
+                            Py_ssize_t n, int64_t* out) noexcept nogil:
     cdef Py_ssize_t i, j, start, end
     cdef uint64_t v, limit
     cdef uint8_t c
     cdef bint neg
-    out = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] ov = out
     for i in range(n):
         start = o64[i] if wide else o32[i]
         end = o64[i + 1] if wide else o32[i + 1]
         if start < 0 or end > data_len or end <= start:
-            return None
+            return False
         neg = base[start] == 45  # '-'
         j = start + 1 if neg else start
         if j == end:
-            return None
+            return False
         limit = <uint64_t>9223372036854775808ULL if neg else <uint64_t>9223372036854775807ULL
         v = 0
         while j < end:
             c = base[j] - 48
             if c > 9 or v > (limit - c) // 10:
-                return None
+                return False
             v = v * 10 + c
             j += 1
-        ov[i] = <int64_t>(0 - v) if neg else <int64_t>v
-    return out
+        out[i] = <int64_t>(0 - v) if neg else <int64_t>v
+    return True

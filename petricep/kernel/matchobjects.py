@@ -270,30 +270,62 @@ class MatchObjects:
         remembered = (known_id, known_ts, in_arr.tolist() if self._kleene else [])
         composites, first = self.kernel.composites, self.kernel.first_taken
         names = [p.name for p in lowered] + [f"{p.name}@timeout" for p in lowered]
-        for r, vp, row, b, k_row, emitted, k_at in zip(
-            rows.tolist(), pattern[rows].tolist(), refs.tolist(), bound.tolist(),
-            where_arr.tolist(), at[rows].tolist(), emitted_arr.tolist(),
-        ):
-            p = lowered[vp % npatterns]
+        vps = pattern[rows]
+        idents: list[str] = [""] * len(rows)
+        slow: list[int] = []  # rows made one by one, in order (they may bind this call's composite events)
+        for vp in sorted_unique(vps).tolist():
+            sel = np.flatnonzero(vps == vp)
             slots = self._vars_at[vp % npatterns]  # (name, slot, its column in refs / bound)
-            if p.name in self._kleene or not self._plain[vp % npatterns]:
-                lists = self._kleene.get(p.name, frozenset())
-                ids = {
-                    v: self._list_binding(arrays, r, sl, [], remembered) if v in lists
-                    else composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]
-                    for v, sl, c in slots if b[c]
-                }
-                ident = composite_id(names[vp], ids)
-            else:  # single events only: composite_id's text without a dict per match
-                ident = names[vp] + "[" + ",".join(
-                    [str(composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]) for _, _, c in slots if b[c]]
-                ) + "]"
-            if emitted < 0:
-                assert self.last_input is not None
-                emitted, ts = self.last_input
+            plain = lowered[vp % npatterns].name not in self._kleene and self._plain[vp % npatterns]
+            if not plain or ((refs[sel] < 0) & (bound[sel] != 0)).any():
+                slow.extend(sel.tolist())
+                continue
+            # single input events only: composite_id's text, from a column of id texts per variable
+            texts = [self._id_texts(where_arr[sel, c], bound[sel, c], known_id) for _, _, c in slots]
+            head = names[vp] + "["
+            if any(None in t for t in texts):
+                made = [head + ",".join([x for x in t if x is not None]) + "]" for t in zip(*texts)]
             else:
-                ts = known_ts[k_at]
-            composites.add(first + r, emitted, ident, ts)
+                made = [head + ",".join(t) + "]" for t in zip(*texts)]  # type: ignore[arg-type]
+            for i, ident in zip(sel.tolist(), made):
+                idents[i] = ident
+        numbers = (rows + first).tolist()
+        emitted = at[rows].tolist()
+        stamps = [known_ts[k] if k < len(known_ts) else None for k in emitted_arr.tolist()]
+        for i in np.flatnonzero(at[rows] < 0).tolist():  # (emitted at the end of the stream)
+            assert self.last_input is not None
+            emitted[i], stamps[i] = self.last_input
+        done = 0
+        for i in sorted(slow):
+            composites.add_many(numbers[done:i], emitted[done:i], idents[done:i], stamps[done:i])
+            idents[i] = self._composite_ident(arrays, vps[i], rows[i], refs[i], bound[i], where_arr[i], names, remembered)
+            done = i
+        composites.add_many(numbers[done:], emitted[done:], idents[done:], stamps[done:])
+
+    def _composite_ident(
+        self, arrays: tuple[np.ndarray, ...], vp: int, r: int, refs: np.ndarray, bound: np.ndarray, where: np.ndarray,
+        names: list[str], remembered: tuple[list[Any], list[Any], list[int]],
+    ) -> str:
+        """The id of match ``r``'s composite event (pattern ``vp``), its bindings made one by
+        one: Kleene lists, repeated variables, composite events bound."""
+        npatterns = len(self._vars_at)
+        lists = self._kleene.get(self.kernel.lowered.patterns[vp % npatterns].name, frozenset())
+        composites, known_id = self.kernel.composites, remembered[0]
+        row, b, k_row = refs.tolist(), bound.tolist(), where.tolist()
+        ids = {
+            v: self._list_binding(arrays, int(r), sl, [], remembered) if v in lists
+            else composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]
+            for v, sl, c in self._vars_at[vp % npatterns] if b[c]
+        }
+        return composite_id(names[vp], ids)
+
+    @staticmethod
+    def _id_texts(where: np.ndarray, bound: np.ndarray, known_id: list[Any]) -> list[str | None]:
+        """One variable's bound input events' ids as composite_id writes them, a row each
+        (None: unbound)."""
+        if bound.all():
+            return [str(known_id[k]) for k in where.tolist()]
+        return [str(known_id[k]) if b else None for k, b in zip(where.tolist(), bound.tolist())]
 
 
 def span_of(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:

@@ -237,6 +237,12 @@ class Composites:
         self.put(number, pos, ident, ts)
         self.track(number, pos)
 
+    def add_many(self, numbers: list[int], positions: list[int], idents: list[str], stamps: list[Any]) -> None:
+        """:meth:`add` for each (number, position, ident, ts) in turn, in one call."""
+        self._entries.update(zip(numbers, zip(idents, stamps, positions)))
+        self._pos.extend(positions)
+        self._no.extend(numbers)
+
     def put(self, number: int, pos: int, ident: str, ts: Any) -> None:
         """Its id and time, to be :meth:`track`-ed in number order."""
         self._entries[number] = (ident, ts, pos)
