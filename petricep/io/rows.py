@@ -468,7 +468,7 @@ class RowChecker:
             all_numbers = [a for a, k in zip(all_numbers, need) if k]  # the filter reads them by name's index
         rows = None
         if self.row_filter is not None:
-            rows = self.row_filter.keep(n, type_arr, self.type_const, names, cols, all_numbers, tss)
+            rows = self.row_filter.keep(n, encoded, self.type_const, names, cols, all_numbers, tss)
         # Building many small containers triggers the cyclic GC over and over, with
         # nothing to collect: pause it for the batch (about a third faster).
         if self.as_columns:

@@ -35,11 +35,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from petricep.compile.net import GroupNet, Net
 from petricep.lang import ast as A
-from petricep.runtime.arrow import bool_values, scalar
+from petricep.runtime.arrow import number_view
 
 Columns = Mapping[str, Callable[[], "np.ndarray | None"]]
 VecFn = Callable[[Columns], "np.ndarray | None"]
@@ -195,14 +194,16 @@ class Prefilter:
     def keep(
         self,
         n: int,
-        type_arr: pa.Array | None,
+        types: pa.DictionaryArray | None,
         type_const: str | None,
         names: Sequence[str],
         cols: Sequence[list[Any]],
         numeric: Sequence[bool],
         tss: Any,
     ) -> list[int] | None:
-        """Row indices (0..n-1) to keep, or None to keep the whole batch."""
+        """Row indices (0..n-1) to keep, or None to keep the whole batch. ``types``: the
+        batch's type column dictionary-encoded, without nulls (None with ``type_const``): a
+        type's rows are those of its code, one comparison of integers each."""
         if not self.active or n == 0:
             return None
         if type_const is not None:
@@ -212,12 +213,14 @@ class Prefilter:
             if mask is None:
                 return None
         else:
-            assert type_arr is not None
+            assert types is not None
+            codes = number_view(types.indices)
+            present = {name: code for code, name in enumerate(types.dictionary.to_pylist())}
             mask = np.zeros(n, dtype=bool)
             for t in self.types:
-                is_t = bool_values(pc.equal(type_arr, scalar(t, pa.string())))  # no nulls: the batch's types were checked
-                if not is_t.any():
+                if t not in present:
                     continue
+                is_t = codes == present[t]
                 m = self._type_mask(t, n, names, cols, numeric, tss, is_t)
                 mask |= is_t if m is None else (is_t & m)
         return self._count(n, np.flatnonzero(mask).tolist())
