@@ -40,6 +40,7 @@ from .values import FLOAT_MAX, MAX_NUMBER_CHARS, text_value, type_text_column
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
+_PEEK = 64 << 10  # what the header and first-row peeks read at a time
 STDIN = "-"  # the path that names standard input
 _LIVE_CHUNK = 64 << 10
 
@@ -162,10 +163,13 @@ def _open_stream(path: str, label: str) -> Any:
         raise EventError(f"cannot open file: {e}", label) from None
 
 
-def _read_chunks(path: str, label: str, skip_lines: int = 0) -> Iterator[tuple[bytes, int]]:
+def _read_chunks(path: str, label: str, skip_lines: int = 0, size: int | None = None) -> Iterator[tuple[bytes, int]]:
     """Whole lines of a (possibly compressed) text file, after its first ``skip_lines``:
-    ``(chunk, first line number)``."""
+    ``(chunk, first line number)``, read ``size`` (default _CHUNK) bytes at a time (a peek at the header or
+    the first row reads _PEEK: the start of a run waits for it, and a 4 MiB chunk of a gzip
+    file is ~20 ms of inflating and copying on the main thread)."""
     stream = _open_stream(path, label)
+    size = size or _CHUNK
     try:
         buf = b""
         line = 1
@@ -173,7 +177,7 @@ def _read_chunks(path: str, label: str, skip_lines: int = 0) -> Iterator[tuple[b
         skipping = skip_lines
         while True:
             try:
-                data = stream.read(_CHUNK)
+                data = stream.read(size)
             except (OSError, EOFError, pa.ArrowException) as e:
                 raise EventError(f"cannot read file: {e}", label) from None
             if first and data:
@@ -295,8 +299,8 @@ class CsvSource(EventSource):
         self._convert = _text_columns(self.columns)
 
     def _read_header(self) -> tuple[str, ...]:
-        for chunk, _ in _read_chunks(self.spec.path, self.label):
-            first = chunk.split(b"\n", 1)[0]
+        for chunk, _ in _read_chunks(self.spec.path, self.label, size=min(_PEEK, _CHUNK)):
+            first = chunk[: chunk.find(b"\n")] if b"\n" in chunk else chunk
             self._head: bytes | None = chunk  # the first row is in it too: not read again
             break
         else:
@@ -324,10 +328,10 @@ class CsvSource(EventSource):
         assert self.columns is not None
         head, self._head = getattr(self, "_head", None), None
         if head is not None and b"\n" in head:
-            rows = head.split(b"\n", 1)[1]
-            if rows.strip():  # a non-blank line after the header: the first row is there
+            rows = head[head.find(b"\n") + 1 :]
+            if rows and not rows.isspace():  # a non-blank line after the header: the first row is there
                 return self._row_of((rows,))
-        return self._row_of(chunk for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header)))
+        return self._row_of(chunk for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header), min(_PEEK, _CHUNK)))
 
     def _row_of(self, chunks: Iterable[bytes]) -> Mapping[str, Any] | None:
         """The first non-blank line of ``chunks`` as a row (None: none, or not a whole row)."""
@@ -499,7 +503,7 @@ class JsonlSource(EventSource):
         self.columns = tuple(first) if first is not None else None
 
     def read_first_row(self) -> Mapping[str, Any] | None:
-        for chunk, _ in _read_chunks(self.spec.path, self.label):
+        for chunk, _ in _read_chunks(self.spec.path, self.label, size=min(_PEEK, _CHUNK)):
             for line in _each_line(chunk):
                 if line.strip():
                     obj, _ = self._parse(line)

@@ -201,6 +201,19 @@ def test_csv_gzip_and_bz2(tmp_path: Path) -> None:
     assert read(str(p2), type_field="type", time_field="ts") == expected
 
 
+@pytest.mark.parametrize("name", ["e.csv", "e.csv.gz"])
+@pytest.mark.parametrize("width", [10, 70_000])
+def test_header_and_first_row_past_the_peek(tmp_path: Path, name: str, width: int) -> None:
+    """The header and the first row are peeked at 64 KiB at a time: a header (and a first
+    row) longer than that is read whole, and the time kind comes from the first row."""
+    pad = [f"c{i}" for i in range(width // 8)]
+    text = ",".join(["type", "ts", *pad]) + "\n"
+    text += "\n".join(",".join(["A", "2014-08-01T07:50:0" + str(i), *(["x" * 6] * len(pad))]) for i in range(3)) + "\n"
+    events = read(write(tmp_path, name, text), type_field="type", time_field="ts")
+    assert [(e.type, e.ts, e.pos) for e in events] == [("A", 1406879400 + i, i) for i in range(3)]
+    assert len(events[0].attrs) == 2 + len(pad) and events[2].attrs[pad[-1]] == "xxxxxx"
+
+
 def test_csv_crlf_bom_quotes_blank_lines(tmp_path: Path) -> None:
     p = write(tmp_path, "e.csv", '\ufefftype,ts,name\r\nA,1,"x, y"\r\n\r\nB,2,"say ""hi"""\r\n\nA,x,z\r\n')
     err = error_of(p, type_field="type", time_field="ts")
