@@ -20,22 +20,25 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+from collections.abc import Generator, Iterator
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 AHEAD = 2  # items made before the caller takes them: one firing, one being read
 
 
 class _End:
-    """The reader's end: ``error`` is the exception it ended with (None: the input's end)."""
+    """The reader's end: ``error`` is the exception it ended with (None: the input's end),
+    ``value`` what a generator returned."""
 
-    def __init__(self, error: BaseException | None) -> None:
+    def __init__(self, error: BaseException | None, value: Any = None) -> None:
         self.error = error
+        self.value = value
 
 
 class ReadAhead(Generic[T]):
     """``items`` made on a thread, at most ``ahead`` ahead of the caller; iterate it once.
+    Where ``items`` is a generator, the iteration returns what it returned.
 
     Closing it (or leaving the loop: the generator's close) stops the thread after the
     item it is making and closes ``items`` there, so a reader's files are closed by the
@@ -51,7 +54,12 @@ class ReadAhead(Generic[T]):
     def _produce(self) -> None:
         items = self._items
         try:
-            for item in items:
+            while True:
+                try:
+                    item = next(items)
+                except StopIteration as end:
+                    value = end.value
+                    break
                 if not self._put(item):
                     return
         except BaseException as exc:  # delivered to the caller, in order: nothing is lost
@@ -61,7 +69,7 @@ class ReadAhead(Generic[T]):
             close = getattr(items, "close", None)
             if close is not None:
                 close()
-        self._put(_End(None))
+        self._put(_End(None, value))
 
     def _put(self, item: T | _End) -> bool:
         """Queue ``item`` unless the caller has stopped; whether it was queued."""
@@ -73,14 +81,14 @@ class ReadAhead(Generic[T]):
                 continue
         return False
 
-    def __iter__(self) -> Iterator[T]:
+    def __iter__(self) -> Generator[T, None, Any]:
         try:
             while True:
                 item = self._queue.get()
                 if isinstance(item, _End):
                     if item.error is not None:
                         raise item.error
-                    return
+                    return item.value
                 yield item
         finally:
             self.close()

@@ -32,6 +32,7 @@ import pyarrow.csv as pa_csv
 from ..errors import ConfigError, EventError
 from ..events import Event, EventColumns
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
+from .prefetch import ReadAhead
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
@@ -378,8 +379,10 @@ class CsvSource(EventSource):
             lines.close()
             return 0
         done = 0
+        # Arrow parses the next rows on a thread of their own while these are converted (the
+        # parse lets go of the interpreter lock, the conversion mostly holds it)
+        parts = iter(ReadAhead(tables(reader)))
         try:
-            parts = tables(reader)
             while True:
                 try:
                     table = next(parts)
@@ -394,7 +397,8 @@ class CsvSource(EventSource):
                 yield from events
                 done += table.num_rows
         finally:
-            lines.close()
+            lines.close()  # (Arrow's reads end at once; then its thread, then the reader)
+            parts.close()
             with contextlib.suppress(pa.ArrowException):
                 reader.close()
 

@@ -5,7 +5,7 @@ line and field), and a reader stopped and closed when the caller stops early."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +32,18 @@ def test_items_in_order_then_the_end() -> None:
     closed: list[str] = []
     assert list(ReadAhead(_numbers(1000, None, closed))) == list(range(1000))
     assert closed == ["petricep-read-ahead"]  # the reader is closed by the thread that reads it
+
+
+def test_a_generator_s_return_value_comes_back() -> None:
+    def made() -> Generator[int, None, str]:
+        yield from range(3)
+        return "the end"
+
+    got = iter(ReadAhead(made()))
+    assert [next(got) for _ in range(3)] == [0, 1, 2]
+    with pytest.raises(StopIteration) as info:
+        next(got)
+    assert info.value.value == "the end"
 
 
 def test_an_error_comes_after_every_item_before_it() -> None:
