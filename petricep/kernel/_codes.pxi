@@ -184,6 +184,15 @@ cdef inline int64_t days_from_civil(int64_t y, int64_t m, int64_t d) noexcept no
     return era * 146097 + doe - 719468
 
 
+cdef inline bint text_span(const int32_t* o32, const int64_t* o64, bint wide, Py_ssize_t i, Py_ssize_t data_len,
+                           Py_ssize_t* start, Py_ssize_t* end) noexcept nogil:
+    """Where value ``i`` of an Arrow text column lies in its data buffer (int64 offsets where
+    ``wide``); whether that is inside the buffer."""
+    start[0] = o64[i] if wide else o32[i]
+    end[0] = o64[i + 1] if wide else o32[i + 1]
+    return start[0] >= 0 and end[0] <= data_len
+
+
 cdef int64_t MONTH_DAYS[13]
 MONTH_DAYS[:] = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
@@ -232,10 +241,10 @@ cdef class DigitFormat:
 
     cdef bint read(self, const uint8_t* base, Py_ssize_t data_len, const int32_t* o32, const int64_t* o64, bint wide,
                    Py_ssize_t n, int64_t* out) noexcept nogil:
-        cdef Py_ssize_t i, j
+        cdef Py_ssize_t i, j, start, end
         cdef int64_t f[6]
         cdef int widths[6]
-        cdef int64_t start, end, dim
+        cdef int64_t dim
         cdef const uint8_t* p
         cdef int k
         cdef bint leap
@@ -243,9 +252,7 @@ cdef class DigitFormat:
         for k in range(1, 6):
             widths[k] = 2
         for i in range(n):
-            start = o64[i] if wide else o32[i]
-            end = o64[i + 1] if wide else o32[i + 1]
-            if end - start != self.width or start < 0 or end > data_len:
+            if not text_span(o32, o64, wide, i, data_len, &start, &end) or end - start != self.width:
                 return False
             p = base + start
             for j in range(self.nlit):
@@ -287,9 +294,7 @@ cdef bint read_decimal_ints(const uint8_t* base, Py_ssize_t data_len, const int3
     cdef uint8_t c
     cdef bint neg
     for i in range(n):
-        start = o64[i] if wide else o32[i]
-        end = o64[i + 1] if wide else o32[i + 1]
-        if start < 0 or end > data_len or end <= start:
+        if not text_span(o32, o64, wide, i, data_len, &start, &end) or end <= start:
             return False
         neg = base[start] == 45  # '-'
         j = start + 1 if neg else start
