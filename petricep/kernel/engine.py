@@ -58,6 +58,10 @@ MAX_OUT = 65_536
 Chunk: TypeAlias = "pa.RecordBatch | list[Match]"
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
 
+# what the kernel fires (KernelRun.fire): types, times, positions, ids, attribute values and
+# kinds, and the keys (a row of codes per group, or per group its codes or a coded column)
+Fired: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | list[Any]"]
+
 
 class KernelEngine:
     """``net`` on the kernel, driven like :class:`~petricep.runtime.engine.Engine`: ``push``
@@ -158,7 +162,7 @@ class KernelEngine:
         while left[0]:
             yield from self._as_chunks(step)
 
-    def _prepared(self, cols: EventColumns) -> tuple[tuple[np.ndarray, ...], int, Callable[[int], Event], Any]:
+    def _prepared(self, cols: EventColumns) -> tuple[Fired, int, Callable[[int], Event], Any]:
         """A checked batch as the kernel's columns (with what :meth:`_slices` needs); its ids
         and times remembered for the matches."""
         n = len(cols)
@@ -315,13 +319,13 @@ class KernelEngine:
             return []
         return self._run(self._columns(evs), len(evs), evs.__getitem__, evs[-1].id)
 
-    def _run(self, columns: tuple[np.ndarray, ...], n: int, event: Callable[[int], Event], last_id: Any) -> list[Match]:
+    def _run(self, columns: Fired, n: int, event: Callable[[int], Event], last_id: Any) -> list[Match]:
         """Fire ``n`` rows given as the kernel's columns; ``event(i)``: row ``i`` as an event
         (an error names it). The matches; with ``_with_at`` they go to ``_pairs`` instead."""
         return [m for part in self._slices(columns, n, event, last_id) for m in part]
 
     def _slices(
-        self, columns: tuple[np.ndarray, ...], n: int, event: Callable[[int], Event], last_id: Any
+        self, columns: Fired, n: int, event: Callable[[int], Event], last_id: Any
     ) -> Iterator[list[Match]]:
         """:meth:`_run` a slice of at most :attr:`max_out` matches at a time: each slice's
         matches (:meth:`_taken`) as soon as the kernel stops for them. After an error, the
@@ -436,7 +440,7 @@ class KernelEngine:
 
     # ------------------------------------------------------------------ events -> columns
 
-    def _columns(self, evs: Sequence[Event]) -> tuple[np.ndarray, ...]:
+    def _columns(self, evs: Sequence[Event]) -> Fired:
         """The kernel's columns of collected events: their fields as the columns a checked
         batch would have (:meth:`push_columns` reads the same way)."""
         n = len(evs)
@@ -490,19 +494,26 @@ class KernelEngine:
                     vals[r, a] = v
         return vals, tags
 
-    def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray:
+    def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray | list[Any]:
         """Partition key codes per shared net and row (codes of the key values as Python values,
-        so that keys are equal where the engine's dict keys are)."""
+        so that keys are equal where the engine's dict keys are); a group keyed by one column
+        of integers gets the column and the IntKeys that codes it as the kernel reads its rows
+        (then a list, a group each: KernelRun.int_keys)."""
         keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
+        coded: dict[int, tuple[np.ndarray, Any]] = {}
         done: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}  # groups sharing a dictionary and attributes
         for gi, names in enumerate(self._partitions):
             if not names:
                 continue
             seen = self._keys[gi]
+            numbers = attrs.get(names[0]) if len(names) == 1 else None
+            ints = self.kernel.int_keys(numbers, seen) if isinstance(numbers, np.ndarray) else None
+            if ints is not None:
+                coded[gi] = ints
+                continue
             same = (id(seen), names)
             if same not in done:
                 code_of = partial(_new_code, seen)
-                numbers = attrs.get(names[0]) if len(names) == 1 else None
                 if isinstance(numbers, np.ndarray) and _hashable_numbers(numbers):
                     done[same] = _number_codes(numbers, code_of)
                     keys[gi] = done[same]
@@ -511,7 +522,7 @@ class KernelEngine:
                 values = cols[0] if len(cols) == 1 else list(zip(*cols))
                 done[same] = _codes(values, code_of, n)
             keys[gi] = done[same]
-        return keys
+        return keys if not coded else [coded.get(gi, keys[gi]) for gi in range(len(keys))]
 
     # ------------------------------------------------------------------ accounting
 

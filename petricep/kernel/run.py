@@ -212,12 +212,20 @@ class KernelRun:
         """An integer key column (no nulls) with the IntKeys of its dictionary, for the kernel
         to code the rows it reads; None where the column is not one (then Arrow hashes it)."""
         t = col.type
-        if not pa.types.is_integer(t) or t == pa.uint64() or col.null_count or not len(col):
+        if not pa.types.is_integer(t) or col.null_count:
+            return None
+        return self.int_keys(number_view(col), seen)
+
+    def int_keys(self, col: np.ndarray, seen: dict[Any, int]) -> tuple[np.ndarray, Any] | None:
+        """A numpy column of integers (not uint64: its values beyond int64's) as the kernel
+        takes a key it codes itself: the column as int64 and the IntKeys of ``seen``, the
+        key dictionary its codes come from (one per dictionary); None for another column."""
+        if col.dtype.kind not in "iu" or col.dtype == np.uint64 or not len(col):
             return None
         ints = self._int_keys.get(id(seen))
         if ints is None:
             ints = self._int_keys[id(seen)] = _kernel.IntKeys(seen)
-        return number_view(col).astype(np.int64, copy=False), ints
+        return col.astype(np.int64, copy=False), ints
 
     # ------------------------------------------------------------------ running
 

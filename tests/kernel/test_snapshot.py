@@ -83,9 +83,17 @@ def feed(engine: KernelEngine, chunk: list[Event], columns: bool) -> list[Any]:
     names = sorted({name for e in events for name in e.attrs})
     cols = EventColumns(
         [e.type for e in events], [e.ts for e in events], [e.pos for e in events], [e.id for e in events],
-        {name: [e.attrs.get(name) for e in events] for name in names},
+        {name: _column([e.attrs.get(name) for e in events]) for name in names},
     )
     return engine.push_columns_pairs(cols)
+
+
+def _column(values: list[Any]) -> Any:
+    """A column as a reader gives it: ints as an int64 array (a key column the kernel codes
+    itself: KernelRun.int_keys), anything else as the values."""
+    if values and all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
+        return np.array(values, dtype=np.int64)
+    return values
 
 
 def same(data: st.DataObject, pats: list[A.Pattern], events: list[Event], tie: str, conflicts: tuple[Any, ...] = ()) -> None:
