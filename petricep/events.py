@@ -137,6 +137,8 @@ class TypeColumn(Sequence[str]):
 
     def distinct(self) -> set[str]:
         """The types present."""
+        if len(self.names) == 1:  # (a constant type: no pass over the rows)
+            return set(self.names) if len(self.codes) else set()
         present = np.bincount(self.codes, minlength=len(self.names))  # (np.unique would import numpy.ma)
         return {self.names[c] for c in np.flatnonzero(present).tolist()}
 
