@@ -28,6 +28,7 @@ import pyarrow.csv as pa_csv
 BLOCK = 256 << 10
 ROWS = 65_536
 _CR = ord("\r")
+_LF = ord("\n")
 
 
 class CleanLines:
@@ -86,25 +87,28 @@ class CleanLines:
                 self._end(True)
                 return False
             if not data:
-                last = self._checked(self._carry, final=True)
+                last = self._carry
+                end = self._checked(last, len(last), final=True)
                 self._end(self.stopped)
-                return self._serve(last)
+                return self._serve(last, end)
             buf = self._carry + data
             j = buf.rfind(b"\n")
             if j < 0:
                 self._carry = buf
                 continue
-            part, self._carry = buf[: j + 1], buf[j + 1 :]
-            part = self._checked(part, final=False)
+            # the whole lines are served from ``buf`` itself (no copy of megabytes: only the
+            # carried partial line is copied out)
+            self._carry = buf[j + 1 :]
+            end = self._checked(buf, j + 1, final=False)
             if self.stopped:
                 self._end(True)
-            return self._serve(part)
+            return self._serve(buf, end)
         return False
 
-    def _serve(self, part: bytes) -> bool:
-        self._ready = memoryview(part)
+    def _serve(self, buf: bytes, end: int) -> bool:
+        self._ready = memoryview(buf)[:end]
         self._at = 0
-        return bool(part)
+        return end > 0
 
     def _end(self, stopped: bool) -> None:
         self.stopped = stopped
@@ -112,48 +116,50 @@ class CleanLines:
         self.closed = True
         self._stream.close()
 
-    def _checked(self, part: bytes, final: bool) -> bytes:
-        """``part``, or its lines before the first troubled one (and ``stopped`` set)."""
-        bad = self._first_trouble(part, final)
+    def _checked(self, buf: bytes, end: int, final: bool) -> int:
+        """Where the part ``buf[:end]`` ends: at ``end``, or before the line of its first
+        trouble (and ``stopped`` set)."""
+        bad = self._first_trouble(buf, end, final)
         if bad is None:
-            return part
+            return end
         self.stopped = True
-        return part[: part.rfind(b"\n", 0, bad) + 1]
+        return buf.rfind(b"\n", 0, bad) + 1
 
-    def _first_trouble(self, part: bytes, final: bool) -> int | None:
+    def _first_trouble(self, buf: bytes, end: int, final: bool) -> int | None:
+        """The first position in ``buf[:end]`` Arrow might read otherwise (None: none)."""
         found: list[int] = []
         start = 0
         if self._header:  # the first part: its first line is the header (see the class)
             self._header = False
-            start = part.find(b"\n") + 1 or len(part)
-        quote = part.find(b'"', start)
+            start = buf.find(b"\n", 0, end) + 1 or end
+        quote = buf.find(b'"', start, end)
         if quote >= 0:
             found.append(quote)
-        if b"\r" in part:
+        if buf.find(b"\r", 0, end) >= 0:
             # the file's very last \r ends its last line for both readers
-            body = part[:-1] if final and part.endswith(b"\r") else part
-            if body.count(b"\r") != body.count(b"\r\n"):
-                i = body.find(b"\r")
-                while body[i + 1 : i + 2] == b"\n":
-                    i = body.find(b"\r", i + 1)
+            body = end - 1 if final and end and buf[end - 1] == _CR else end
+            if buf.count(b"\r", 0, body) != buf.count(b"\r\n", 0, body):
+                i = buf.find(b"\r", 0, body)
+                while i + 1 < body and buf[i + 1] == _LF:
+                    i = buf.find(b"\r", i + 1, body)
                 found.append(i)
-        if not part.isascii():
+        if not buf.isascii():  # (the whole buffer: a carried line's bytes are read again later)
             try:
-                part.decode("utf-8")
+                buf[:end].decode("utf-8")
             except UnicodeDecodeError as e:
                 found.append(e.start)
-        long = self._long_line(part)
+        long = self._long_line(buf, end)
         if long is not None:
             found.append(long)
         return min(found) if found else None
 
-    def _long_line(self, part: bytes) -> int | None:
-        """Where the first line of ``limit`` bytes or more starts: the csv module rejects a
-        field that long, Arrow does not."""
+    def _long_line(self, buf: bytes, end: int) -> int | None:
+        """Where the first line of ``buf[:end]`` of ``limit`` bytes or more starts: the csv
+        module rejects a field that long, Arrow does not."""
         limit = self._limit
         pos = 0
-        while len(part) - pos >= limit:
-            j = part.rfind(b"\n", pos, pos + limit)
+        while end - pos >= limit:
+            j = buf.rfind(b"\n", pos, pos + limit)
             if j < 0:
                 return pos
             pos = j + 1
