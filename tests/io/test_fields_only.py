@@ -23,7 +23,7 @@ from .reading import write
 CSV = "kind,when,id,x,note\n" + "".join(
     f"{'AB'[i % 2]},2014-08-01T07:{i // 60:02d}:{i % 60:02d},e{i},{i % 7},n{i % 3}\n" for i in range(200)
 )
-SPEC = {"type_field": "kind", "time_field": "when", "id_field": "id"}
+SPEC: dict[str, Any] = {"type_field": "kind", "time_field": "when", "id_field": "id"}
 
 
 def _batches(path: str, pattern: str, fields_only: bool) -> list[EventColumns]:
