@@ -78,7 +78,7 @@ def make(name: str, comps: list[Comp], conds: list[tuple[int, str, int]], window
         A.Seq(tuple(refs)),
         tuple(conditions),
         ("k",) if partition else (),
-        strategy,
+        A.Strategy(strategy),
         window,
         None,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Sequence
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,7 +34,7 @@ from tests.features.scenario import (
     within,
     within_events,
 )
-from tests.reference import Item, Matcher, all_items, env_of, reference_run
+from tests.reference import Binding, Item, Matcher, all_items, env_of, reference_run
 from tests.reference_conditions import holds
 from tests.strategies import pattern_text, patterns, streams
 
@@ -138,18 +139,18 @@ def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[s
     m = Matcher(pattern, items, tie)
     out = set()
     for shape in m.shapes:
-        options = []
+        options: list[Sequence[Item | tuple[Item, ...]]] = []  # a Kleene variable's candidates are tuples
         for r in shape.refs:
             cands = m.by_type.get(r.type, [])
             if r.kleene:
-                subsets = []
+                subsets: list[tuple[Item, ...]] = []
                 for size in range(1, len(cands) + 1):
                     subsets.extend(itertools.combinations(cands, size))
                 options.append(subsets)
             else:
                 options.append(cands)
         for combo in itertools.product(*options):
-            binding = {r.var: v for r, v in zip(shape.refs, combo)}
+            binding: Binding = {r.var: v for r, v in zip(shape.refs, combo)}
             bound = all_items(binding)
             if len({i.idx for i in bound}) != len(bound):
                 continue

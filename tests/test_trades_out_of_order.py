@@ -39,8 +39,8 @@ def arrival_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             if fh is None:
                 continue
             for line in fh.read().decode().splitlines():
-                sym, seq, volume, price, time, side = line.split()
-                rows.append((int(seq), sym, volume, price, time, side))
+                sym, seq_text, volume, price, time, side = line.split()
+                rows.append((int(seq_text), sym, volume, price, time, side))
     rows.sort()
     path = tmp_path_factory.mktemp("trades") / "arrival.csv"
     with path.open("w") as out:

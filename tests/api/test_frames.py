@@ -67,7 +67,7 @@ def test_the_kernel_gives_the_same_frame(stocks: pd.DataFrame) -> None:
     """The default engine (``engine="kernel"``): the compiled kernel behind the same Run as
     petricep run; the table of ``engine="python"``, row for row (a pattern it does not cover
     runs on the Python engine, and so do Match objects, whose bindings only it keeps)."""
-    opts = {"type_field": "type", "time_field": "ts", "id_field": "id"}
+    opts: dict[str, Any] = {"type_field": "type", "time_field": "ts", "id_field": "id"}
     got = match(stocks, EQUAL_PRICE, **opts)
     assert records(got) == records(match(stocks, EQUAL_PRICE, engine="python", **opts)) and len(got) == 6525
     assert records(match(stocks, EQUAL_PRICE, engine="kernel", **opts)) == records(got)

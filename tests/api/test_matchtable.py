@@ -8,6 +8,7 @@ import io
 import json
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -28,7 +29,7 @@ from petricep.matchtable import (
 from .helpers import ROOT, STOCKS, cli_run
 
 V_SHAPE = ROOT / "nets/stock_v_shape.sql"
-OPTS = {"type": "stock", "time_field": "ts", "id_field": "id"}
+OPTS: dict[str, Any] = {"type": "stock", "time_field": "ts", "id_field": "id"}
 CLI_OPTS = ("--type", "stock", "--time-field", "ts", "--id-field", "id")
 
 

@@ -82,11 +82,11 @@ def test_a_split_run_writes_the_python_engines_file(capsys: pytest.CaptureFixtur
     outs = {}
     for engine in ("kernel", "python"):
         o, stats = tmp_path / f"{engine}.jsonl", tmp_path / f"{engine}.json"
-        rc, _, err = run_cli(
+        rc, _, stderr = run_cli(
             capsys, "run", str(files["pcep"]), str(files["sql"]), *opts, "--engine", engine, "-o", str(o), "--stats", str(stats)
         )
         assert rc == 0
-        outs[engine] = (o.read_bytes(), json.loads(stats.read_text()), err.splitlines())
+        outs[engine] = (o.read_bytes(), json.loads(stats.read_text()), stderr.splitlines())
     (out, stats, err), (out_py, stats_py, err_py) = outs["kernel"], outs["python"]
     assert out == out_py and out.count(b"\n") > 1000
     assert {json.loads(line)["pattern"] for line in out.splitlines()} == {"ab", "kn", "cd", "q"}

@@ -8,7 +8,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -152,7 +152,7 @@ def history_patterns(draw: Any) -> A.Pattern:
 @st.composite
 def two_streams(draw: Any) -> tuple[list[Event], list[Event]]:
     """History then live: small integer timestamps, often equal, x in 0..3, k in 0..1."""
-    def events(prefix: str, start: int, n: int) -> list[Event]:
+    def events(prefix: str, start: float, n: int) -> list[Event]:
         out, ts = [], start
         for i in range(n):
             ts += draw(st.sampled_from((0, 1, 1, 2)))
@@ -167,7 +167,9 @@ def two_streams(draw: Any) -> tuple[list[Event], list[Event]]:
 
 def equivalent(p: A.Pattern) -> A.Pattern:
     """The same pattern over one stream: no ARCHIVED marks, the window on the live part only."""
-    kids = tuple(dataclasses.replace(k, archived=False) for k in p.structure.children)  # type: ignore[attr-defined]
+    assert isinstance(p.structure, A.Seq)
+    refs = cast("tuple[A.EventRef, ...]", p.structure.children)  # history_patterns: a SEQ of event references
+    kids = tuple(dataclasses.replace(k, archived=False) for k in refs)
     conds = p.conditions
     if p.window is not None:
         live = [k.var for k in kids if not k.negated and k.var.startswith("l")]

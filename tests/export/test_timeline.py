@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from petricep.api import compile_text
-from petricep.errors import ConfigError, DataError
+from petricep.errors import ConfigError, DataError, PetricepError
 from petricep.events import Event
 from petricep.export.model import PATTERN_COLORS
 from petricep.export.timeline import PlotUnavailable, Timeline, bin_text, choose_bin, load, timeline
@@ -50,7 +50,7 @@ def test_reads_jsonl_without_timeouts(tmp_path: Path) -> None:
 
 def test_iso_times_read_as_dates(tmp_path: Path) -> None:
     """``run`` writes start/end in the input's format: ISO text for ISO input (naive: UTC)."""
-    rows = [
+    rows: list[dict[str, object]] = [
         {"pattern": "rise", "start": "2014-08-01T07:50:00", "end": "2014-08-01T07:51:00"},
         {"pattern": "rise", "start": "2014-08-01T07:50:00Z", "end": "2014-08-01T09:55:00+02:00"},
     ]
@@ -158,6 +158,7 @@ def _rgb(color: str) -> tuple[float, ...]:
 def test_errors_name_the_file_line_and_field(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"pattern": "p", "end": 1}\n{"pattern": "p", "end": \n')
+    err: pytest.ExceptionInfo[PetricepError]  # a DataError, then ConfigErrors
     with pytest.raises(DataError) as err:
         load(bad)
     assert str(err.value) == f"{bad}:2: not a match (invalid JSON: Expecting value)"

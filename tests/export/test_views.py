@@ -115,7 +115,7 @@ def test_log_scale_steps() -> None:
     assert [level(c, 100) for c in (0, 1, 2, 3, 5, 8, 13, 22, 36, 60, 100)] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9]
     assert level(7, 7) == 9 and level(1, 1) == 9 and level(3, 0) == 0
     for top in (1, 2, 7, 10, 99, 1000, 54321):
-        covered = []
+        covered: list[int] = []
         for step in range(1, 10):
             bounds = level_bounds(step, top)
             if bounds is not None:

@@ -138,7 +138,7 @@ def pat(
     returns: Return | None = None,
     name: str = "p",
 ) -> Pattern:
-    return Pattern(name, structure, tuple(conditions), partition, strategy, window, returns)
+    return Pattern(name, structure, tuple(conditions), partition, Strategy(strategy), window, returns)
 
 
 def within(n: float) -> Window:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +220,7 @@ def test_empty_csv_key_and_null_json_key_agree(tmp_path: Path, capsys: pytest.Ca
 # an unterminated quoted value, on the Arrow stream, the chunked reader and the line reader
 
 
-def _no_stream(self: Any, run: Any) -> Iterator[Event]:
+def _no_stream(self: Any, run: Any) -> Generator[Event, None, int]:
     return 0
     yield  # pragma: no cover
 

@@ -7,7 +7,7 @@ import bz2
 import contextlib
 import gzip
 import itertools
-from collections.abc import Iterator
+from collections.abc import Generator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -450,7 +450,7 @@ def test_chunks_line_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     )
 
 
-def _no_stream(self: Any, run: Any) -> Iterator[Event]:
+def _no_stream(self: Any, run: Any) -> Generator[Event, None, int]:
     """No Arrow stream (petricep.io.csvstream) either: the slow path reads every line."""
     return 0
     yield  # pragma: no cover
@@ -676,4 +676,5 @@ def test_time_column_taken_as_typed_is_the_parse(cells: list[str], unit: str | N
     assert got is not None and got[1] == want[1]
     assert type(got[0]) is type(want[0]) and list(got[0]) == list(want[0])
     if isinstance(want[0], np.ndarray):
+        assert isinstance(got[0], np.ndarray)
         assert got[0].dtype == want[0].dtype

@@ -91,7 +91,7 @@ def test_fixed_digit_formats_read_as_strptime_does(fmt: str, moments: list[datet
             texts[row] = texts[row][:at] + ch + texts[row][at + 1:]
     parser = TimeParser(fmt)
     try:
-        want: list[int] | None = [parser.parse(t)[0] for t in texts]
+        want: list[int | float] | None = [parser.parse(t)[0] for t in texts]
     except ValueError:
         want = None
     got = fixed_digit_seconds(pa.array(texts).slice(0), fmt)
@@ -169,13 +169,17 @@ def test_without_the_kernel_text_columns_are_read_as_before(monkeypatch: pytest.
 
     ints, stamps = pa.array(["12", "-7", "007"]), pa.array(["201307011530", "201307011531"])
     iso = pa.array(["2014-08-01T07:50:00", "2014-08-01T07:55:00"])
-    fast = (plain_ints(ints).to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
+    fast_ints = plain_ints(ints)
+    assert fast_ints is not None
+    fast = (fast_ints.to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
     monkeypatch.setattr(values_module, "_kernel", None)
     monkeypatch.setattr(ts_module, "_kernel", None)
     ts_module._digit_format.cache_clear()
     try:
         assert fixed_digit_seconds(stamps, "%Y%m%d%H%M") is None
-        slow = (plain_ints(ints).to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
+        slow_ints = plain_ints(ints)
+        assert slow_ints is not None
+        slow = (slow_ints.to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
     finally:
         ts_module._digit_format.cache_clear()
     assert fast == slow == ([12, -7, 7], ([1372692600, 1372692660], "datetime"), ([1406879400, 1406879700], "datetime"))

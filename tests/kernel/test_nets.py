@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def stream(kind: str, n: int, seed: int) -> list[Event]:
             out.append(Event("Trade", ts, pos, pos, {"symbol": rng.choice("xyz"), "price": rng.randint(1, 9)}))
         elif kind == "traffic":
             speed = rng.choice((5, 50, 120, 8))
-            attrs = {"REPORT_ID": rng.randint(1, 4), "avgSpeed": speed, "vehicleCount": rng.randint(0, 3)}
+            attrs: dict[str, Any] = {"REPORT_ID": rng.randint(1, 4), "avgSpeed": speed, "vehicleCount": rng.randint(0, 3)}
             out.append(Event("traffic", int(ts * 60), pos, pos, attrs))
         elif kind == "jam":  # readings at two sensors that often slow down as traffic builds up
             step = pos % 6
@@ -75,7 +76,7 @@ def stream(kind: str, n: int, seed: int) -> list[Event]:
     return out
 
 
-def _clock(out: list[Event], step: int) -> int:
+def _clock(out: list[Event], step: int) -> float:
     """The next timestamp: ``step`` seconds after the last event's."""
     return (out[-1].ts if out else 0) + step
 

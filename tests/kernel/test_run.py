@@ -4,6 +4,8 @@ extension is not built: each against the Python engine or an exact text."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -18,7 +20,7 @@ from petricep.runtime.engine import Engine
 from tests.kernel.compare import both, table
 
 
-def events(rows: list[tuple[str, float, dict]]) -> list[Event]:
+def events(rows: Sequence[tuple[str, float, dict[str, Any]]]) -> list[Event]:
     return [Event(t, ts, i, i, attrs) for i, (t, ts, attrs) in enumerate(rows)]
 
 
@@ -46,7 +48,7 @@ def test_text_never_equals_a_number() -> None:
 
 
 def test_division_by_zero_is_false_and_modulo_follows_python() -> None:
-    rows = [("A", 0, {"x": -7, "y": 0}), ("B", 1, {"x": 3, "y": 2.5}), ("B", 2, {"x": -3, "y": 0})]
+    rows: list[tuple[str, float, dict[str, Any]]] = [("A", 0, {"x": -7, "y": 0}), ("B", 1, {"x": 3, "y": 2.5}), ("B", 2, {"x": -3, "y": 0})]
     got = same("PATTERN p: SEQ(A a, B b) WHERE a.x % b.x = 2", events(rows))
     assert [m["ids"] for m in got] == [{"a": 0, "b": 1}]  # Python: -7 % 3 == 2
     got = same("PATTERN p: SEQ(A a, B b) WHERE NOT (b.x / a.y > 0)", events(rows))

@@ -183,8 +183,10 @@ def test_timeouts_read_by_another_pattern(data: st.DataObject) -> None:
     # fields copied from the SEQ's first positive variable: bound in every partial match (a
     # null would make q's conditions an error on both engines)
     assume(isinstance(p.structure, A.Seq))
+    assert isinstance(p.structure, A.Seq)
     first = next(c for c in p.structure.children if not (isinstance(c, A.EventRef) and c.negated))
     assume(isinstance(first, A.EventRef))
+    assert isinstance(first, A.EventRef)
     keyed = bool(p.partition) and data.draw(st.booleans())
     fields = (A.ReturnField("k", A.Attr(first.var, "k")), A.ReturnField("x", A.Attr(first.var, "x")))
     p = dataclasses.replace(p, timeout=A.Return("T", fields))

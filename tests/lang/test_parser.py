@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petricep.errors import PatternSemanticError, PatternSyntaxError
+from petricep.errors import PatternError, PatternSemanticError, PatternSyntaxError
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file, parse_text
 
@@ -64,7 +64,7 @@ def test_named_patterns_nesting_return_and_units() -> None:
 
 def test_nested_seq_is_flattened() -> None:
     (p,) = parse_text("PATTERN SEQ(A a, SEQ(B b, C c), D d)", "f.pcep", default_name="f").patterns
-    assert p.structure == A.Seq(tuple(A.EventRef(t, v) for t, v in ["Aa", "Bb", "Cc", "Dd"]))
+    assert p.structure == A.Seq(tuple(A.EventRef(t, v) for t, v in zip("ABCD", "abcd")))
 
 
 def test_unnamed_patterns_are_numbered_after_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -142,7 +142,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("text,kind,head,caret", ERRORS, ids=[e[2].split("error: ")[1][:40] for e in ERRORS])
-def test_errors_name_file_line_column_with_caret(text: str, kind: type, head: str, caret: str) -> None:
+def test_errors_name_file_line_column_with_caret(text: str, kind: type[PatternError], head: str, caret: str) -> None:
     with pytest.raises(kind) as info:
         parse_text(text, "bad.pcep")
     message = str(info.value)
@@ -151,9 +151,10 @@ def test_errors_name_file_line_column_with_caret(text: str, kind: type, head: st
         assert message.endswith(caret), message
     else:  # the caret sits under the reported column
         src, mark = message.splitlines()[1:3]
-        col = info.value.column
+        col, line = info.value.column, info.value.line
+        assert col is not None and line is not None
         assert mark == " " * (4 + col - 1) + "^"
-        assert src == "    " + text.splitlines()[info.value.line - 1]
+        assert src == "    " + text.splitlines()[line - 1]
 
 
 def test_every_shipped_net_parses() -> None:

@@ -17,6 +17,7 @@ from petricep.api import compile_text
 from petricep.events import Event
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from petricep.runtime.state import Partition
 from tests.runtime.test_differential import fresh
 from tests.strategies import pattern_text, patterns, streams
 
@@ -55,13 +56,18 @@ def test_indexed_sweeps_equal_full_sweeps(data: st.DataObject) -> None:
     assert trace(indexed, events) == trace(Engine(net, tie=tie, sweep_every=every, expiry_index=False), events)
 
 
-def test_only_due_partitions_are_visited() -> None:
+def test_only_due_partitions_are_visited(monkeypatch: pytest.MonkeyPatch) -> None:
     net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 10")
     engine = Engine(net, sweep_every=1)
     rt = engine.runtimes[0]
     visited: list[Any] = []
     sweep = rt.sweep
-    rt.sweep = lambda part, now, floor: (visited.append(part.key), sweep(part, now, floor))  # type: ignore[method-assign]
+
+    def spy(part: Partition, now: Event, floor: float) -> None:
+        visited.append(part.key)
+        sweep(part, now, floor)
+
+    monkeypatch.setattr(rt, "sweep", spy)
     for i, k in enumerate([1, 2, 3]):
         engine.push(Event("A", i, i, f"a{k}", {"k": k}))
     assert visited == [] and sorted(engine.state.parts[0]) == [1, 2, 3]

@@ -47,7 +47,7 @@ def test_events_are_released_in_time_order_once_the_watermark_passes_them() -> N
 
 
 def test_late_events_go_to_the_handler_with_the_watermark() -> None:
-    late: list[tuple[str, Any]] = []
+    late: list[tuple[int, Any]] = []
     order = EventTimeOrder(1, on_late=lambda e, mark: late.append((e.id, mark)))
     for e in [ev("A", 10, 0), ev("B", 9, 1), ev("C", 8.5, 2), ev("D", 9, 3), ev("E", 12, 4), ev("F", 10.5, 5)]:
         order.offer(e)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -154,12 +154,20 @@ def seq_patterns(draw: Any) -> A.Pattern:
                      timeout=A.Return("T", ()))
 
 
+def seq_refs(p: A.Pattern) -> list[A.EventRef]:
+    """The variables of a pattern of ``seq_patterns``: a SEQ of event references."""
+    assert isinstance(p.structure, A.Seq)
+    refs = list(p.structure.children)
+    assert all(isinstance(c, A.EventRef) for c in refs)
+    return cast(list[A.EventRef], refs)
+
+
 def prefix(p: A.Pattern, k: int, trailing_negation: bool) -> A.Pattern:
     """SEQ of the first k positive variables (with the negations between them, and the one
     after the k-th if asked), with the conditions that read only those."""
     kids: list[A.EventRef] = []
     positives = 0
-    for c in p.structure.children:  # type: ignore[attr-defined]
+    for c in seq_refs(p):
         if not c.negated:
             if positives == k:
                 break
@@ -173,8 +181,9 @@ def prefix(p: A.Pattern, k: int, trailing_negation: bool) -> A.Pattern:
 
 
 def reference_timeouts(p: A.Pattern, events: list[Event]) -> list[str]:
-    n = sum(1 for c in p.structure.children if not c.negated)  # type: ignore[attr-defined]
-    w = p.window.value  # type: ignore[union-attr]
+    n = sum(1 for c in seq_refs(p) if not c.negated)
+    assert p.window is not None
+    w = p.window.value
     out = []
     for k in range(1, n):
         extended = {

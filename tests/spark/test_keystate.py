@@ -117,6 +117,7 @@ def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused()
     other = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x < a.x WITHIN 5")
     plan, _ = streaming_plan(make_plan(net))
     engine = keystate.EngineCache(net, plan, "arrival", frozenset()).build(0, None)
+    assert isinstance(engine, keystate.PythonKeyEngine)
     engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
     data = engine.dumps()
     cases = [

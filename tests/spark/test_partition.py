@@ -195,13 +195,13 @@ def test_end_negation_producers_feeding_consumers(data: st.DataObject) -> None:
         A.Seq((A.EventRef(first, "a"), A.EventRef("C", "c", negated=True))),
         (A.Compare(">", A.Attr("c", "x"), A.Num(data.draw(st.integers(0, 5)))),),
         ("k",),
-        "skip-till-any-match",
+        A.Strategy.ANY,
         window,
         A.Return("T", (A.ReturnField("k", A.Attr("a", "k")), A.ReturnField("x", A.Attr("a", "x")))),
     )
     second = data.draw(st.sampled_from(["A", "B", "D"]))
     order = data.draw(st.booleans())
-    kids = (
+    kids: tuple[A.EventRef, ...] = (
         (A.EventRef("T", "t"), A.EventRef(second, "b"))
         if order
         else (A.EventRef(second, "b"), A.EventRef("T", "t"))
@@ -213,7 +213,7 @@ def test_end_negation_producers_feeding_consumers(data: st.DataObject) -> None:
         A.Seq(kids),
         (),
         ("k",),
-        "skip-till-any-match",
+        A.Strategy.ANY,
         data.draw(st.sampled_from([A.Window(A.WIN_TIME, 3), A.Window(A.WIN_COUNT, 5), None])),
         None,
     )
@@ -363,11 +363,11 @@ def test_composite_events_at_ticks_open_windows_on_the_kernel() -> None:
     ret = A.Return("T", (A.ReturnField("k", A.Attr("a", "k")), A.ReturnField("x", A.Attr("a", "x"))))
     p = A.Pattern(
         "p", A.Seq((A.EventRef("A", "a"), A.EventRef("C", "c", negated=True))),
-        (A.Compare(">", A.Attr("c", "x"), A.Num(2)),), ("k",), "skip-till-any-match", A.Window(A.WIN_TIME, 2), ret,
+        (A.Compare(">", A.Attr("c", "x"), A.Num(2)),), ("k",), A.Strategy.ANY, A.Window(A.WIN_TIME, 2), ret,
     )  # fmt: skip
     q = A.Pattern(
         "q", A.Seq((A.EventRef("T", "t"), A.EventRef("B", "b"), A.EventRef("D", "d", negated=True))),
-        (), ("k",), "skip-till-any-match", A.Window(A.WIN_TIME, 3),
+        (), ("k",), A.Strategy.ANY, A.Window(A.WIN_TIME, 3),
     )  # fmt: skip
     net = build_net([p, q])
     assert kernel.supports(net) == (True, "covered")
@@ -398,7 +398,7 @@ def test_an_error_keeps_the_pairs_found_before_it(batch: int | None) -> None:
 
     net = build_net(
         [A.Pattern("p", A.Seq((A.EventRef("A", "a"), A.EventRef("B", "b"))),
-                   (A.Compare("<", A.Attr("a", "x"), A.Attr("b", "x")),), ("k",), "skip-till-any-match")]
+                   (A.Compare("<", A.Attr("a", "x"), A.Attr("b", "x")),), ("k",), A.Strategy.ANY)]
     )  # fmt: skip
     rows = [("A", 1), ("B", 2), ("B", "text"), ("B", 5)]
     events = [Event(t, i, i, 10 + i, {"x": x, "k": 1}) for i, (t, x) in enumerate(rows)]
@@ -427,4 +427,5 @@ def test_an_error_keeps_the_pairs_found_before_it(batch: int | None) -> None:
             assert pairs == [] and failed is None  # returned by push already, the event is the caller's
             continue
         assert pairs == ([({"a": 10, "b": 11}, 1)] if batch != 1 else []), cls
+        assert failed is not None, cls
         assert (failed.pos, failed.id) == (2, 12), cls
