@@ -166,11 +166,11 @@ def _open_stream(path: str, label: str) -> Any:
 
 def _read_chunks(path: str, label: str, skip_lines: int = 0, size: int | None = None) -> Iterator[tuple[bytes, int]]:
     """Whole lines of a (possibly compressed) text file, after its first ``skip_lines``:
-    ``(chunk, first line number)``, read ``size`` (default _CHUNK) bytes at a time (a peek at the header or
-    the first row reads _PEEK: the start of a run waits for it, and a 4 MiB chunk of a gzip
-    file is ~20 ms of inflating and copying on the main thread)."""
+    ``(chunk, first line number)``, read ``size`` bytes at a time, at most _CHUNK (a peek at
+    the header or the first row reads _PEEK: the start of a run waits for it, and a 4 MiB
+    chunk of a gzip file is ~20 ms of inflating and copying on the main thread)."""
     stream = _open_stream(path, label)
-    size = size or _CHUNK
+    size = min(size or _CHUNK, _CHUNK)
     try:
         buf = b""
         line = 1
@@ -300,7 +300,7 @@ class CsvSource(EventSource):
         self._convert = _text_columns(self.columns)
 
     def _read_header(self) -> tuple[str, ...]:
-        for chunk, _ in _read_chunks(self.spec.path, self.label, size=min(_PEEK, _CHUNK)):
+        for chunk, _ in _read_chunks(self.spec.path, self.label, size=_PEEK):
             first = chunk[: chunk.find(b"\n")] if b"\n" in chunk else chunk
             self._head: bytes | None = chunk  # the first row is in it too: not read again
             break
@@ -332,7 +332,7 @@ class CsvSource(EventSource):
             rows = head[head.find(b"\n") + 1 :]
             if rows and not rows.isspace():  # a non-blank line after the header: the first row is there
                 return self._row_of((rows,))
-        return self._row_of(chunk for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header), min(_PEEK, _CHUNK)))
+        return self._row_of(chunk for chunk, _ in _read_chunks(self.spec.path, self.label, int(self._header), _PEEK))
 
     def _row_of(self, chunks: Iterable[bytes]) -> Mapping[str, Any] | None:
         """The first non-blank line of ``chunks`` as a row (None: none, or not a whole row)."""
@@ -507,7 +507,7 @@ class JsonlSource(EventSource):
         self.columns = tuple(first) if first is not None else None
 
     def read_first_row(self) -> Mapping[str, Any] | None:
-        for chunk, _ in _read_chunks(self.spec.path, self.label, size=min(_PEEK, _CHUNK)):
+        for chunk, _ in _read_chunks(self.spec.path, self.label, size=_PEEK):
             for line in _each_line(chunk):
                 if line.strip():
                     obj, _ = self._parse(line)

@@ -232,13 +232,9 @@ class Composites:
         self._no: list[int] = []
         self._entries: dict[int, tuple[str, Any, int]] = {}
 
-    def add(self, number: int, pos: int, ident: str, ts: Any) -> None:
-        """Remember match ``number``'s composite event (numbers and positions ascending)."""
-        self.put(number, pos, ident, ts)
-        self.track(number, pos)
-
     def add_many(self, numbers: list[int], positions: list[int], idents: list[str], stamps: list[Any]) -> None:
-        """:meth:`add` for each (number, position, ident, ts) in turn, in one call."""
+        """Remember the composite events of matches ``numbers`` (ascending, as their emitting
+        positions): each one's id and time, tracked by position."""
         self._entries.update(zip(numbers, zip(idents, stamps, positions)))
         self._pos.extend(positions)
         self._no.extend(numbers)

@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from petricep.api import compile_text
-from petricep.cli.main import main
 from petricep.events import EventColumns
 from petricep.io import InputSpec, open_events
 from petricep.runtime.prefilter import Prefilter
@@ -32,16 +31,6 @@ def _batches(path: str, pattern: str, fields_only: bool) -> list[EventColumns]:
     items = list(source.items(as_columns=True, fields_only=fields_only))
     assert items and all(isinstance(b, EventColumns) for b in items)
     return items  # type: ignore[return-value]
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
-    def call(*args: str) -> tuple[int, str, str]:
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return call
 
 
 def _listed(col: Any) -> list[Any]:

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from petricep import kernel
 from petricep.api import compile_text
-from petricep.cli import main
 from petricep.errors import ConfigError, EvaluationError, SnapshotError
 from petricep.events import Event, EventColumns
 from petricep.io.textfiles import use_stdin
@@ -176,16 +175,6 @@ def test_error_after_the_matches_before_it() -> None:
 
 
 # ---------------------------------------------------------------------------- the CLI
-
-
-@pytest.fixture
-def run_cli(capsys: pytest.CaptureFixture[str]) -> Any:
-    def call(*args: str) -> tuple[int, str, str]:
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return call
 
 
 STOCKS = ("--events", str(ROOT / "examples/data/stocks.csv"), "--type-field", "type", "--time-field", "ts")
