@@ -39,6 +39,11 @@ cdef struct Rows:
     const IntTable** ktab
     const IntHash** khash
     void** kown
+    # per group: an earlier group with the same key source (its code is this group's), or -1;
+    # and the row's codes, each looked up once a row (Aarhus: both patterns, and the
+    # contiguity floor, key one sensor column)
+    Py_ssize_t* ksame
+    int64_t* rkeys
     bint all_plain  # every group plain, tie rule arrival: a read row goes through fire_plain_row
 
 
@@ -93,6 +98,16 @@ cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? 
         if h.codes[j] >= 0:
             return h.codes[j]
     return int_key_miss(r.kown[gi], v)
+
+
+cdef int row_keys(const Rows* r, Py_ssize_t ng, Py_ssize_t i) except -1:
+    """Row ``i``'s key code for every group into ``r.rkeys``: a key source shared by several
+    groups is read (and its value looked up) once."""
+    cdef Py_ssize_t gi, s
+    for gi in range(ng):
+        s = r.ksame[gi]
+        r.rkeys[gi] = r.rkeys[s] if s >= 0 else row_key(r, gi, i)
+    return 0
 
 
 cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object ids, const double[:, :] vals,
@@ -155,12 +170,17 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
     r.ktab = NULL
     r.khash = NULL
     r.kown = NULL
+    r.ksame = NULL
+    r.rkeys = NULL
     try:
         r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
         r.ktab = <const IntTable**>grow(NULL, ng, sizeof(IntTable*))
         r.khash = <const IntHash**>grow(NULL, ng, sizeof(IntHash*))
         r.kown = <void**>grow(NULL, ng, sizeof(void*))
+        r.ksame = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
+        r.rkeys = <int64_t*>grow(NULL, ng, sizeof(int64_t))
         held = bind_keys(&r, keys, ng)
+        same_keys(&r, ng)
         r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
         for g in k.groups:
             r.all_plain = r.all_plain and (<Group>g).plain
@@ -171,6 +191,8 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         free(r.ktab)
         free(r.khash)
         free(r.kown)
+        free(r.ksame)
+        free(r.rkeys)
 
 
 cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
@@ -214,6 +236,18 @@ cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
         r.kstep[gi] = col.strides[0]
         held.append(col)
     return held
+
+
+cdef void same_keys(Rows* r, Py_ssize_t ng) noexcept:
+    """``r.ksame``: each group's first earlier group reading the same key source."""
+    cdef Py_ssize_t gi, gj
+    for gi in range(ng):
+        r.ksame[gi] = -1
+        for gj in range(gi):
+            if (r.ksame[gj] < 0 and r.kcol[gj] == r.kcol[gi] and r.kstep[gj] == r.kstep[gi]
+                    and r.ktab[gj] == r.ktab[gi]):
+                r.ksame[gi] = gj
+                break
 
 
 cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
@@ -410,7 +444,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
     cdef int32_t etype = row_type(r, i)
     cdef double t = row_ts(r, i)
     cdef int64_t p = row_pos(r, i), key, ekey
-    cdef bint kept
+    cdef bint kept, keyed = False
     cdef Group g
     k.cur_row = i + row0
     k.row_out = k.out_n
@@ -447,12 +481,14 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         # the event enters the store; it stays only if a stored token binds it
         ev = store_event(k, r, i, t, p)
         kept = False
+        row_keys(r, ngroups, i)
+        keyed = True
         for gi in range(ngroups):
             g = <Group>k.groups[gi]
             if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
-                if enter_plain(k, g, etype, row_key(r, gi, i), ev):
+                if enter_plain(k, g, etype, r.rkeys[gi], ev):
                     kept = True
-            elif enter(k, g, etype, row_key(r, gi, i), ev):
+            elif enter(k, g, etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
             k.store.n -= 1
@@ -461,7 +497,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         for gi in range(ngroups):
             g = <Group>k.groups[gi]
             if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                key = row_key(r, gi, i)
+                key = r.rkeys[gi] if keyed else row_key(r, gi, i)
                 if key >= g.nkeys:
                     g.reserve_keys(key + 1)
                 g.floors[key] = ekey
@@ -500,8 +536,9 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
     k.events += 1
     if etype >= 0:
         ev = store_event(k, r, i, t, p)
+        row_keys(r, len(k.groups), i)
         for gi in range(len(k.groups)):
-            if enter_plain(k, <Group>k.groups[gi], etype, row_key(r, gi, i), ev):
+            if enter_plain(k, <Group>k.groups[gi], etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
             k.store.n -= 1
