@@ -2,9 +2,10 @@
 and writes the ones before.
 
 Arrow parses and decompresses on its own threads, and its compute kernels (the cell
-typing, the timestamps, the row filter) let go of the interpreter lock; the compiled
-kernel's firing and the match writer run in the caller's thread. Reading the next batch
-while the current one fires puts those on the second core instead of one after the other.
+typing, the timestamps, the row filter) let go of the interpreter lock, and so does the
+compiled kernel's firing (``Kernel.lock_free``); the match writer runs in the caller's
+thread. Reading the next batch while the current one fires puts those on the second core
+instead of one after the other.
 
 Nothing about the items changes: the same items in the same order, and an error of the
 reader (a bad row, an unreadable file) comes out where the caller's next item would have

@@ -45,7 +45,7 @@ cdef struct IntHash:
     Py_ssize_t cap, n
 
 
-cdef inline Py_ssize_t hash_slot(const IntHash* h, int64_t v) noexcept:
+cdef inline Py_ssize_t hash_slot(const IntHash* h, int64_t v) noexcept nogil:
     """The slot of ``v``, or of the empty one where it would go (splitmix64's finalizer)."""
     cdef uint64_t x = <uint64_t>v
     cdef Py_ssize_t i, mask = h.cap - 1
@@ -156,8 +156,9 @@ cdef class IntKeys:
         return True
 
 
-cdef int64_t int_key_miss(void* owner, int64_t v) except -1:
-    return (<IntKeys>owner).miss(v)
+cdef int64_t int_key_miss(void* owner, int64_t v) except -1 nogil:
+    with gil:  # (once per value: the dict of codes)
+        return (<IntKeys>owner).miss(v)
 
 
 cdef inline int64_t digits_at(const uint8_t* p, int at, int width) noexcept nogil:

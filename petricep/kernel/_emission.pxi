@@ -35,7 +35,7 @@ spare.cap = 0
 DEF SPARE_MAX = 1 << 18
 
 
-cdef void adopt_out(Kernel k) noexcept:
+cdef void adopt_out(Kernel k) noexcept nogil:
     """The spare buffers, if any, become ``k``'s (before its first reserve_out)."""
     global spare
     if spare.cap == 0:
@@ -48,13 +48,13 @@ cdef void adopt_out(Kernel k) noexcept:
     spare.cap = 0
 
 
-cdef inline Py_ssize_t fits(Py_ssize_t cap, Py_ssize_t had, Py_ssize_t width) noexcept:
+cdef inline Py_ssize_t fits(Py_ssize_t cap, Py_ssize_t had, Py_ssize_t width) noexcept nogil:
     """Matches of ``width`` values per match that ``cap`` matches of ``had`` leave room for
     (grow allocates at least one value)."""
     return cap * max(had, 1) // width if width > 0 else cap
 
 
-cdef void release_out(Kernel k) noexcept:
+cdef void release_out(Kernel k) noexcept nogil:
     """``k``'s buffers to the spare set where it is empty and they are not too large, else freed."""
     global spare
     if spare.cap == 0 and 0 < k.out_cap <= SPARE_MAX:
@@ -70,7 +70,7 @@ cdef void release_out(Kernel k) noexcept:
     k.out_cap = 0
 
 
-cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1:
+cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1 nogil:
     if cap <= k.out_cap:
         return 0
     k.out_pattern = <int32_t*>grow(k.out_pattern, cap, sizeof(int32_t))
@@ -91,7 +91,7 @@ cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1:
 
 
 cdef int emit(Kernel k, Group g, int pattern, int64_t* slots, double first_ts, double last_ts, int64_t key,
-              double deadline) except -1:
+              double deadline) except -1 nogil:
     """Buffer a match: its pattern, span, bound events' ids (and store indices, for the
     order of matches emitted at one point), the key, and its RETURN values (a timeout:
     pattern npatterns + its index, its ON TIMEOUT values and its deadline)."""
@@ -122,7 +122,7 @@ cdef int emit(Kernel k, Group g, int pattern, int64_t* slots, double first_ts, d
     return 0
 
 
-cdef int settle(Kernel k, Py_ssize_t first) except -1:
+cdef int settle(Kernel k, Py_ssize_t first) except -1 nogil:
     """The matches emitted at one point, from ``first``: in the engine's order (emission.emit);
     with RETURN, each round's composite events enter in that order, and the matches they
     complete form the next round."""
@@ -143,7 +143,8 @@ cdef int settle(Kernel k, Py_ssize_t first) except -1:
         if end - first > 1:
             order_emitted(k, first, chains)
         if k.has_conflict:
-            end = consume(k, first, end)
+            with gil:  # (the consumed events: a dict per domain)
+                end = consume(k, first, end)
         for o in range(first, end):
             if k.pat_has_ret[k.out_pattern[o]]:
                 k.composites += 1
@@ -191,69 +192,68 @@ cdef bint slot_used(Kernel k, Py_ssize_t o, Py_ssize_t ki, dict used) except -1:
     """Whether match ``o`` binds in slot ``ki`` an event (a list: an element) in ``used``."""
     cdef Py_ssize_t m = k.maxslots, j, n = k.out_klen[o * m + ki]
     cdef int64_t ev
-    cdef EventStore st = k.store
     if n >= 0:
         for j in range(n):
-            if st.seq[k.kl_ev[k.out_ids[o * m + ki] + j]] in used:
+            if k.store.seq[k.kl_ev[k.out_ids[o * m + ki] + j]] in used:
                 return True
         return False
     ev = k.out_ev[o * m + ki]
-    return ev >= 0 and st.seq[ev] in used
+    return ev >= 0 and k.store.seq[ev] in used
 
 
 cdef int consume_slot(Kernel k, Py_ssize_t o, Py_ssize_t ki, dict used) except -1:
     """Match ``o`` consumes the event (a list: every element) of slot ``ki``."""
     cdef Py_ssize_t m = k.maxslots, j, n = k.out_klen[o * m + ki]
     cdef int64_t ev
-    cdef EventStore st = k.store
     if n >= 0:
         for j in range(n):
             ev = k.kl_ev[k.out_ids[o * m + ki] + j]
-            used[st.seq[ev]] = st.ts[ev]
+            used[k.store.seq[ev]] = k.store.ts[ev]
         return 0
     ev = k.out_ev[o * m + ki]
     if ev >= 0:
-        used[st.seq[ev]] = st.ts[ev]
+        used[k.store.seq[ev]] = k.store.ts[ev]
     return 0
 
 
-cdef int composite(Kernel k, Py_ssize_t o) except -1:
+cdef inline bint enter_composite(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1 nogil:
+    return enter(k, g, etype, key if g.partitioned else 0, ev)
+
+
+cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
     """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
     the emitting row's time and position, its id a reference to the match (-1 - its number
     in the run's output), its fields' values in their attribute columns, its key the
     match's; it steps every group that reads its type."""
-    cdef EventStore st = k.store
-    cdef Py_ssize_t ev, a, na = st.nattrs, gi, ngroups = len(k.groups), f = k.maxfields
+    cdef Py_ssize_t ev, a, na = k.store.nattrs, gi, ngroups = k.ngroups, f = k.maxfields
     cdef int p = k.out_pattern[o], etype = k.pat_ret_type[p], ki, r
-    cdef Group g
     cdef bint kept = False
-    if st.n >= st.cap:
-        st.reserve(2 * st.cap)
-    ev = st.n
-    st.n += 1
-    st.seq[ev] = st.next_seq
-    st.next_seq += 1
-    st.ts[ev] = k.emit_ts
-    st.pos[ev] = k.emit_at if k.emit_at >= 0 else k.in_pos
-    st.id[ev] = -1 - (k.taken + o)
+    if k.store.n >= k.store.cap:
+        k.store.reserve(2 * k.store.cap)
+    ev = k.store.n
+    k.store.n += 1
+    k.store.seq[ev] = k.store.next_seq
+    k.store.next_seq += 1
+    k.store.ts[ev] = k.emit_ts
+    k.store.pos[ev] = k.emit_at if k.emit_at >= 0 else k.in_pos
+    k.store.id[ev] = -1 - (k.taken + o)
     for a in range(na):
-        st.val[ev * na + a] = 0.0
-        st.tag[ev * na + a] = TAG_MISSING
+        k.store.val[ev * na + a] = 0.0
+        k.store.tag[ev * na + a] = TAG_MISSING
     for ki in range(k.pat_attr_start[p], k.pat_attr_start[p + 1]):
         a = k.pat_attr[ki]
         if a >= 0:
             r = ki - k.pat_attr_start[p]
-            st.val[ev * na + a] = k.out_rv[o * f + r]
-            st.tag[ev * na + a] = k.out_rt[o * f + r]
+            k.store.val[ev * na + a] = k.out_rv[o * f + r]
+            k.store.tag[ev * na + a] = k.out_rt[o * f + r]
     if k.ts_attr >= 0:
-        st.val[ev * na + k.ts_attr] = k.emit_ts
-        st.tag[ev * na + k.ts_attr] = k.emit_tag
+        k.store.val[ev * na + k.ts_attr] = k.emit_ts
+        k.store.tag[ev * na + k.ts_attr] = k.emit_tag
     for gi in range(ngroups):
-        g = <Group>k.groups[gi]
-        if enter(k, g, etype, k.out_key[o] if g.partitioned else 0, ev):
+        if enter_composite(k, <Group>k.gptr[gi], etype, k.out_key[o], ev):
             kept = True
-    if not kept and st.n == ev + 1:
-        st.n -= 1
+    if not kept and k.store.n == ev + 1:
+        k.store.n -= 1
     return 0
 
 
@@ -270,7 +270,7 @@ cdef int cmp_i64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1:
+cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1 nogil:
     """Matches emitted at one point, stably by pattern (emission.emit / _ordered's order); with
     ``chains`` (some pattern has RETURN) then by their events' stream order: the sorted
     positions of every bound event (Kleene lists' elements included), then each variable's
@@ -302,7 +302,7 @@ cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1:
     return 0
 
 
-cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1:
+cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1 nogil:
     """Each match's bound events' store indices, sorted (runtime/emission.py chain_order)."""
     cdef Py_ssize_t m = k.maxslots, i, ki, o, total = 0, at, j, length
     keys.start = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
@@ -333,7 +333,7 @@ cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1:
 
 
 cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp, Py_ssize_t n,
-                    bint chains) except -1:
+                    bint chains) except -1 nogil:
     """Stable bottom-up merge sort of ``perm`` by match_before."""
     cdef Py_ssize_t width = 1, lo, mid, hi, i, j, o
     cdef Py_ssize_t* src = perm
@@ -371,12 +371,14 @@ cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp
     return 0
 
 
-cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bint chains):
+cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bint chains) nogil:
     """Whether match ``a`` goes strictly before match ``b``."""
     cdef Py_ssize_t m = k.maxslots, ki, i, j
     cdef int np_ = k.npatterns, pa = k.out_pattern[a], pb = k.out_pattern[b], c
     if pa != pb:  # by pattern, a timeout (pattern npatterns + index) after the pattern's matches
-        return (pa % np_, pa >= np_) < (pb % np_, pb >= np_)
+        if pa % np_ != pb % np_:
+            return pa % np_ < pb % np_
+        return (pa >= np_) < (pb >= np_)
     if not chains:
         return False
     i = a - keys.first
@@ -392,7 +394,7 @@ cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bi
     return False
 
 
-cdef inline int cmp_seqs(const int64_t* x, Py_ssize_t nx, const int64_t* y, Py_ssize_t ny) noexcept:
+cdef inline int cmp_seqs(const int64_t* x, Py_ssize_t nx, const int64_t* y, Py_ssize_t ny) noexcept nogil:
     """Python's tuple comparison of two sequences of store indices: -1, 0 or 1."""
     cdef Py_ssize_t i
     for i in range(nx if nx < ny else ny):
@@ -401,7 +403,7 @@ cdef inline int cmp_seqs(const int64_t* x, Py_ssize_t nx, const int64_t* y, Py_s
     return (nx > ny) - (nx < ny)
 
 
-cdef int cmp_var(Kernel k, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ki) noexcept:
+cdef int cmp_var(Kernel k, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ki) noexcept nogil:
     """One variable's events in two matches (a list's elements, an event, or none)."""
     cdef Py_ssize_t m = k.maxslots, na, nb
     cdef const int64_t* x
@@ -421,7 +423,7 @@ cdef int cmp_var(Kernel k, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ki) noexcept:
     return cmp_seqs(x, na, y, nb)
 
 
-cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm):
+cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm) noexcept nogil:
     """Reorder matches [first, first + n): the match at ``perm[i]`` moves to first + i."""
     cdef Py_ssize_t i, m = k.maxslots, f = k.maxfields, src, dst
     cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))

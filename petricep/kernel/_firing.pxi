@@ -9,7 +9,7 @@
 # (runtime/ties.py run_group / _fixpoint); ``strict`` runs its cancellations at the group's end.
 
 
-cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1:
+cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1 nogil:
     """Stored event ``ev`` of type ``etype`` in group ``g`` under ``key``: it extends the
     key's partial matches (their contiguity keys stay even: a composite event's 2*pos + 1
     compares with the input events' floors as 2*pos does) and counts as a negative event.
@@ -32,7 +32,7 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
     return kept
 
 
-cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1:
+cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
     """Extend every partial match of ``key`` by the event (GroupRuntime.step); new tokens
     are appended to ``g.created``."""
     cdef int e, ki, tr, src, base, nen
@@ -74,7 +74,8 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
                     moved |= g.tk_users[nt]
             if moved and g.strategy == STNM:
                 if g.tk_counted[t] & moved:
-                    uncount(g, key, t, moved)
+                    with gil:  # (LIMIT: the quotas)
+                        uncount(g, key, t, moved)
                 g.tk_users[t] &= ~moved
                 if g.tk_users[t] == 0:
                     unlink(k, g, base + src, prev, t)
@@ -85,7 +86,7 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
     return 0
 
 
-cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1:
+cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1 nogil:
     cdef int ki, ns = g.nslots
     cdef int64_t* slots = g.slotbuf
     for ki in range(ns):
@@ -97,14 +98,13 @@ cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1:
 
 
 cdef inline int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
-                         int64_t pos, int64_t floor) except -1:
+                         int64_t pos, int64_t floor) except -1 nogil:
     """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
     the window (per pattern where they disagree), contiguity and, under the tie rule strict,
     the order; 0: none."""
     cdef int64_t admitted, lo, hi, cur
     cdef int ki
     cdef double w
-    cdef EventStore st = k.store
     w = g.tr_window[tr]
     if not isnan(w):
         if g.count_window:
@@ -137,13 +137,13 @@ cdef inline int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t us
             cur = slots[g.tr_order[ki]]
             if g.slot_kleene[g.tr_order[ki]]:
                 cur = g.nd_ev[cur]  # a list: its last element
-            if st.ts[cur] >= ts:
+            if k.store.ts[cur] >= ts:
                 return 0
     return users
 
 
 cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
-                  int64_t floor) except -2:
+                  int64_t floor) except -2 nogil:
     """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
     ``ev``: the new token, or -1 (GroupRuntime.fire)."""
     cdef int64_t users, cur
@@ -208,7 +208,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     return nt
 
 
-cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t) noexcept:
+cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t) noexcept nogil:
     cdef int32_t nxt = g.tk_next[t]
     if prev < 0:
         g.heads[list_id] = nxt
@@ -223,14 +223,14 @@ cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t)
         g.release(t)
 
 
-cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1:
+cdef int accept(Kernel k, Group g, int32_t t, int64_t key) except -1 nogil:
     """A token reached a place patterns emit from (accept_at with its fields)."""
     return accept_at(k, g, t, g.tk_place[t], g.tk_users[t], &g.tk_slots[<Py_ssize_t>t * g.nslots],
                      g.tk_first_ts[t], g.tk_last_ts[t], key)
 
 
 cdef int accept_at(Kernel k, Group g, int32_t t, int place, int64_t users, int64_t* slots, double first_ts,
-                   double last_ts, int64_t key) except -1:
+                   double last_ts, int64_t key) except -1 nogil:
     """A partial match reached ``place``, which patterns emit from: each role group checks
     once, each of its patterns the match serves emits (Engine._accept, emission_ok). ``t``:
     its token, or -1 where the plain step emits it without one (fire_plain: no count window,
@@ -270,7 +270,7 @@ cdef int accept_at(Kernel k, Group g, int32_t t, int place, int64_t users, int64
     return 0
 
 
-cdef int store_created(Kernel k, Group g, int64_t key) except -1:
+cdef int store_created(Kernel k, Group g, int64_t key) except -1 nogil:
     """Accepted tokens emit; tokens that can still move join their (key, place) list
     (GroupRuntime.store), the others are freed."""
     cdef Py_ssize_t i
@@ -298,15 +298,16 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1:
         else:
             g.release(t)
     if g.watch_mask:
-        watch(k, g, key)
+        with gil:  # (ON TIMEOUT, LIMIT: deadlines and quotas)
+            watch(k, g, key)
     k.created += g.ncreated
     g.ncreated = 0
     return 0
 
 
-cdef int buffer(Kernel k, const Rows* r, int etype, double ts, int64_t pos, Py_ssize_t i) except -1:
+cdef int buffer(Kernel k, const Rows* r, int etype, double ts, int64_t pos, Py_ssize_t i) except -1 nogil:
     """An event (row ``i``) of the open timestamp group: into the store, and onto the group."""
-    cdef Py_ssize_t ev, gi, ng = len(k.groups)
+    cdef Py_ssize_t ev, gi, ng = k.ngroups
     ev = store_event(k, r, i, ts, pos)
     if k.grp_n >= k.grp_cap:
         k.grp_cap = max(16, 2 * k.grp_cap)
@@ -326,7 +327,7 @@ cdef struct TokenSet:
     Py_ssize_t cap, n
 
 
-cdef inline uint64_t token_hash(Group g, int32_t t) noexcept:
+cdef inline uint64_t token_hash(Group g, int32_t t) noexcept nogil:
     cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
     cdef Py_ssize_t a, ns = g.nslots
     for a in range(ns):
@@ -334,7 +335,7 @@ cdef inline uint64_t token_hash(Group g, int32_t t) noexcept:
     return h ^ (h >> 29)
 
 
-cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept:
+cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept nogil:
     cdef Py_ssize_t i, ns = g.nslots
     if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
         return False
@@ -344,7 +345,7 @@ cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept:
     return True
 
 
-cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1:
+cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1 nogil:
     """Whether a token equal to ``t`` (place, users, slots) is in ``s``; if not, ``t`` is
     added (the fixpoint keeps one token per partial match, as ties._fixpoint's set does)."""
     cdef Py_ssize_t i, j, old_cap
@@ -377,51 +378,52 @@ cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1:
     return False
 
 
-cdef int run_group(Kernel k) except -1:
+cdef int run_group(Kernel k) except -1 nogil:
     """Close the timestamp group: equal timestamps match in any order, so per shared net
     and key, extend the marking by each event, then the new tokens by the group's other
     events until nothing new appears (ties.run_group / _fixpoint)."""
-    cdef Py_ssize_t gi, j, o, norder, ng = len(k.groups), first
-    cdef int64_t key
-    cdef Group g
-    cdef Py_ssize_t rows = k.grp_rows
-    cdef int64_t* order = <int64_t*>malloc((k.grp_n + 1) * sizeof(int64_t))
-    if order == NULL:
-        raise MemoryError()
+    cdef Py_ssize_t gi, rows = k.grp_rows
+    cdef int64_t* order = <int64_t*>grow(NULL, k.grp_n + 1, sizeof(int64_t))
     try:
-        for gi in range(ng):
-            g = <Group>k.groups[gi]
-            first = k.out_n
-            norder = 0  # the group's keys in first-seen order
-            for j in range(k.grp_n):
-                if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
-                    continue
-                key = k.grp_keys[j * ng + gi]
-                o = 0
-                while o < norder and order[o] != key:
-                    o += 1
-                if o == norder:
-                    order[norder] = key
-                    norder += 1
-            for o in range(norder):
-                key = order[o]
-                if key >= g.nkeys:
-                    g.reserve_keys(key + 1)
-                fixpoint(k, g, gi, key)
-            if k.out_n - first > 1 and k.npatterns > 1:
-                order_emitted(k, first, 0)
+        for gi in range(k.ngroups):
+            group_keys(k, <Group>k.gptr[gi], gi, order)
     finally:
         free(order)
     k.grp_n = 0
     k.grp_rows = 0
     k.since_sweep += rows
     if k.since_sweep >= k.sweep_every and rows:
-        k.sweep(k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
+        sweep(k, k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
     return 0
 
 
-cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1:
-    cdef Py_ssize_t j, idx, ki, e, ng = len(k.groups), nmine = 0, nen = 0, ntr = 0, a
+cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 nogil:
+    """run_group for shared net ``g``: each key of the timestamp group, in first-seen order,
+    to its fixpoint (``order``: scratch for the keys)."""
+    cdef Py_ssize_t j, o, norder = 0, ng = k.ngroups, first = k.out_n
+    cdef int64_t key
+    for j in range(k.grp_n):
+        if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
+            continue
+        key = k.grp_keys[j * ng + gi]
+        o = 0
+        while o < norder and order[o] != key:
+            o += 1
+        if o == norder:
+            order[norder] = key
+            norder += 1
+    for o in range(norder):
+        key = order[o]
+        if key >= g.nkeys:
+            g.reserve_keys(key + 1)
+        fixpoint(k, g, gi, key)
+    if k.out_n - first > 1 and k.npatterns > 1:
+        order_emitted(k, first, 0)
+    return 0
+
+
+cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil:
+    cdef Py_ssize_t j, idx, ki, e, ng = k.ngroups, nmine = 0, nen = 0, ntr = 0, a
     cdef int32_t t, nt
     cdef int tr, place, ns = g.nslots, contains, hit
     cdef int64_t ev
@@ -499,10 +501,17 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1:
     return 0
 
 
-cdef int end_group(Kernel k) except -1:
+cdef int end_group(Kernel k) except -1 nogil:
     """Tie rule strict: the timestamp group ended, its negative events cancel now."""
+    with gil:
+        cancel_kills(k)
+    return 0
+
+
+cdef int cancel_kills(Kernel k) except -1:
     cdef list kills = k.kills
     k.kills = []
+    k.nkills = 0
     for g, key, j, x in kills:
         cancel(k, <Group>g, key, j, x)
     return 0

@@ -7,7 +7,7 @@
 # arithmetic give the Python engine's results (runtime/expr.py) on ints, floats, strings, None.
 
 
-cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1:
+cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
     """Condition ``ci`` on the binding ``slots`` with ``cur`` in ``cur_slot``: 1 holds
     (also vacuously: it reads a variable an OR left unbound), 0 fails."""
     if interp(k, g, ci, slots, cur_slot, cur):
@@ -15,7 +15,7 @@ cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int6
     return 1 if k.vstack[0] != 0.0 and k.tstack[0] != TAG_MISSING else 0
 
 
-cdef int eval_value(Kernel k, Group g, int ci, int64_t* slots, double* out, int8_t* tag) except -1:
+cdef int eval_value(Kernel k, Group g, int ci, int64_t* slots, double* out, int8_t* tag) except -1 nogil:
     """A RETURN value on the match's slots (as_condition_free): ``None`` where it reads a
     variable an OR left unbound or a value that does not exist."""
     if interp(k, g, ci, slots, -1, -1) or k.tstack[0] == TAG_MISSING:
@@ -27,7 +27,7 @@ cdef int eval_value(Kernel k, Group g, int ci, int64_t* slots, double* out, int8
     return 0
 
 
-cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1:
+cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
     """Run program ``ci``: 1 when it reads an unbound slot (the engine's Skip), else 0
     with the result on top of the value stack.
 
@@ -126,19 +126,18 @@ cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, 
 
 
 cdef inline int load(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, int slot, int attr,
-                     double* out, int8_t* tag) except -1:
+                     double* out, int8_t* tag) except -1 nogil:
     """An attribute of the event in ``slot``; returns 1 when the slot is unbound (the
     conjunct then holds vacuously, as the Python engine's Skip)."""
     cdef int64_t ev = cur if slot == cur_slot else slots[slot]
-    cdef EventStore st = k.store
     if ev < 0:
         return 1
-    out[0] = st.val[ev * st.nattrs + attr]
-    tag[0] = st.tag[ev * st.nattrs + attr]
+    out[0] = k.store.val[ev * k.store.nattrs + attr]
+    tag[0] = k.store.tag[ev * k.store.nattrs + attr]
     return 0
 
 
-cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0:
+cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0 nogil:
     """Python's comparison of two values: numbers (float, int, bool) by value, text by
     code (=, !=) or rank, None equal only to None; other mixes are unequal, and ordering
     them is an error."""
@@ -171,7 +170,7 @@ cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8
     return 1.0 if a >= b else 0.0
 
 
-cdef inline int arith(Kernel k, int op, double* a, int8_t* ta, double b, int8_t tb) except -1:
+cdef inline int arith(Kernel k, int op, double* a, int8_t* ta, double b, int8_t tb) except -1 nogil:
     """Python's arithmetic on numbers: int op int is an int (but for /), else a float;
     division by zero gives a value that does not exist."""
     cdef double r

@@ -19,6 +19,13 @@ attribute columns and an id that refers to the match (-1 - its number in the run
 of one point come out in runtime/emission.py emit's order, round by round (consumption drops
 matches there: consume).
 
+The firing loop runs without the interpreter lock (Kernel.lock_free, fixed per net: not
+where its step would take the lock back at every turn -- LIMIT quotas, ON TIMEOUT deadlines,
+consumption, tie rule strict's cancellations, which live in Python objects): the parts are
+``nogil`` functions, the shared nets reached through ``Kernel.gptr``, and what needs Python
+(an integer key's first code, an error, those constructs) takes the lock in ``with gil``.
+The reader's threads run meanwhile (petricep.io.prefetch).
+
 This file holds the declarations every part shares (opcodes, value kinds, strategies, errors);
 the code is in the included parts, one concept each, as module-level ``cdef`` functions that
 take the Kernel as ``k`` (Cython allows no ``include`` inside a class body, so only the Kernel's
@@ -96,10 +103,11 @@ class KernelEvaluationError(Exception):
     Python side renders it with the run's string dictionary, as the engine words it."""
 
 
-cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL:
+cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL nogil:
     cdef void* q = realloc(p, n * size if n > 0 else size)
     if q == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     return q
 
 

@@ -51,7 +51,11 @@ cdef PatternArrays pattern_arrays(lowered):
 
 cdef class Kernel:
     """Runs a lowered net over batches of events (columns); see KernelRun for the Python side."""
-    cdef public list groups
+    cdef readonly list groups
+    # the groups as borrowed pointers (``groups`` holds them): the firing loop runs without
+    # the interpreter lock, where a list is not to be read
+    cdef void** gptr
+    cdef Py_ssize_t ngroups
     cdef public EventStore store
     cdef public int tie_strict, tie_either, npatterns, maxslots, ntypes
     # tie rule either: the open timestamp group (events in the store, their type, ts, pos, keys)
@@ -61,10 +65,15 @@ cdef class Kernel:
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
     cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
+    # whether a batch fires without the interpreter lock (fixed per net): not where the loop
+    # would take it back at every step (LIMIT quotas and ON TIMEOUT deadlines are heaps and
+    # dicts, consumption's events a dict, tie rule strict's cancellations a list)
+    cdef public bint lock_free
     cdef double now_ts  # the event being fired (input or composite): LIMIT's "now"
     cdef int64_t now_pos, now_ev
     cdef public list timeouts  # per pattern: partial matches emitted as timeouts
     cdef list kills  # tie rule strict: (group, key, negation, event) cancelled at the group's end
+    cdef Py_ssize_t nkills  # len(kills), read without the interpreter lock
     cdef double strict_ts
     cdef double last_ts
     cdef int64_t last_key
@@ -118,6 +127,10 @@ cdef class Kernel:
 
     def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048, Py_ssize_t compact_slack=1024):
         self.groups = [Group(g) for g in lowered.groups]
+        self.ngroups = len(self.groups)
+        self.gptr = <void**>grow(NULL, max(self.ngroups, 1), sizeof(void*))
+        for gi in range(self.ngroups):
+            self.gptr[gi] = <void*>self.groups[gi]
         self.store = EventStore(max(len(lowered.attrs), 1))
         self.tie_strict = 1 if tie == "strict" else 0
         self.tie_either = 1 if tie == "either" else 0
@@ -137,6 +150,7 @@ cdef class Kernel:
         self.now_ev = 0
         self.timeouts = [0] * len(lowered.patterns)
         self.kills = []
+        self.nkills = 0
         self.strict_ts = NAN
         self.last_ts = -1e308
         self.last_key = NO_KEY
@@ -169,6 +183,8 @@ cdef class Kernel:
         self.pat_cons_start = pa_.cons_start
         self.pat_cons = pa_.cons
         self.has_conflict = any(p.domain >= 0 for p in pats)
+        self.lock_free = not (self.has_watch or self.has_timeouts or self.has_conflict
+                              or (self.tie_strict and self.has_negation))
         self.consumed = [{} for _ in lowered.domains]
         self.horizons = list(lowered.domains)
         self.ordered = self.has_returns or self.has_timeouts or self.has_conflict
@@ -192,6 +208,7 @@ cdef class Kernel:
         free(self.vstack); free(self.tstack)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
         free(self.kl_ids); free(self.kl_ev)
+        free(self.gptr)
 
     def run(self, types, ts, pos, ids, const double[:, :] vals, const int8_t[:, :] tags, keys,
             Py_ssize_t row0=0, Py_ssize_t max_out=0):
@@ -227,27 +244,7 @@ cdef class Kernel:
 
     def sweep(self, double ts, int64_t pos):
         """Drop tokens that can never fire again; compact the event store when mostly dead."""
-        cdef Group g
-        cdef Py_ssize_t gi
-        self.since_sweep = 0
-        for gi in range(len(self.groups)):
-            g = <Group>self.groups[gi]
-            sweep_lists(self, g, ts, pos)
-            if g.nnegs:
-                sweep_negatives(self, g, ts, pos)
-            if g.watch_mask:
-                prune(self, g, ts, pos)
-            if g.has_kleene and g.nd_n > 2 * g.nd_live + self.compact_slack:  # (the element arena)
-                gc_nodes(self, g)
-        for d in range(len(self.consumed)):  # (Engine.sweep)
-            horizon = self.horizons[d]
-            used = self.consumed[d]
-            if used and horizon == horizon:
-                cut = ts - horizon
-                for seq in [q for q, when in used.items() if when < cut]:
-                    del used[seq]
-        if self.store.n > 4 * live_slots(self) + self.compact_slack and not self.kills:
-            compact(self)
+        sweep(self, ts, pos)
 
     def live_partial_matches(self, double ts, int64_t pos):
         """Tokens that can still be extended at the event (ts, pos): alive for some pattern,
@@ -304,6 +301,7 @@ cdef class Kernel:
             g.nd_n = 0
             g.nd_live = 0
         self.kills = []
+        self.nkills = 0
         self.store.n = 0
         self.consumed = [{} for _ in self.consumed]
 
@@ -476,7 +474,46 @@ cdef class Kernel:
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
 
 
-cdef int tick(Kernel k, double ts, int64_t pos) except -1:
+cdef int sweep(Kernel k, double ts, int64_t pos) except -1 nogil:
+    """Kernel.sweep: every ``sweep_every`` events, in the firing loop (the interpreter lock
+    only for what lives in Python objects: LIMIT quotas, consumed events, strict kills)."""
+    cdef Py_ssize_t gi
+    k.since_sweep = 0
+    for gi in range(k.ngroups):
+        sweep_group(k, <Group>k.gptr[gi], ts, pos)
+    if k.has_conflict:
+        with gil:
+            forget_consumed(k, ts)
+    if k.store.n > 4 * live_slots(k) + k.compact_slack and not k.nkills:
+        compact(k)
+    return 0
+
+
+cdef int sweep_group(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:
+    sweep_lists(k, g, ts, pos)
+    if g.nnegs:
+        sweep_negatives(k, g, ts, pos)
+    if g.watch_mask:
+        with gil:
+            prune(k, g, ts, pos)
+    if g.has_kleene and g.nd_n > 2 * g.nd_live + k.compact_slack:  # (the element arena)
+        gc_nodes(k, g)
+    return 0
+
+
+cdef int forget_consumed(Kernel k, double ts) except -1:
+    """Consumed events older than their domain's horizon no longer matter (Engine.sweep)."""
+    for d in range(len(k.consumed)):
+        horizon = k.horizons[d]
+        used = k.consumed[d]
+        if used and horizon == horizon:
+            cut = ts - horizon
+            for seq in [q for q, when in used.items() if when < cut]:
+                del used[seq]
+    return 0
+
+
+cdef int tick(Kernel k, double ts, int64_t pos) except -1 nogil:
     """Stream time reached (ts, pos) with no event of ours there (a row of type TICK: a
     key partition of a distributed run is told of other keys' events): close the windows
     it ends, as Engine.advance does -- the open timestamp group under either, the strict
@@ -490,7 +527,7 @@ cdef int tick(Kernel k, double ts, int64_t pos) except -1:
     if not (k.has_negation or k.has_timeouts):
         return 0
     if k.tie_strict and ts != k.strict_ts:
-        if k.kills:
+        if k.nkills:
             end_group(k)
         k.strict_ts = ts
     first = k.out_n

@@ -17,7 +17,7 @@ cdef enum:
     AGG_MAX = 4
 
 
-cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1:
+cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1 nogil:
     cdef Py_ssize_t na = g.naggs
     if cap <= g.nd_cap:
         return 0
@@ -33,12 +33,11 @@ cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1:
     return 0
 
 
-cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) except -2:
+cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) except -2 nogil:
     """A new list state: ``ev`` starts the list (``old`` < 0, kleene_start) or is appended to
     the list ending at node ``old`` (kleene_take), its aggregates stepped."""
     cdef int32_t n
     cdef Py_ssize_t a, j, na = g.naggs
-    cdef EventStore st = k.store
     cdef int func, attr
     cdef double v
     cdef int8_t tv
@@ -58,8 +57,8 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
             g.nd_acc_v[n * na + j] = g.nd_acc_v[old * na + j] + 1.0 if old >= 0 else 1.0
             g.nd_acc_t[n * na + j] = TAG_INT
             continue
-        v = st.val[ev * st.nattrs + attr]
-        tv = st.tag[ev * st.nattrs + attr]
+        v = k.store.val[ev * k.store.nattrs + attr]
+        tv = k.store.tag[ev * k.store.nattrs + attr]
         if tv == TAG_STR:
             raise KernelEvaluationError("aggregate", func, v, tv, 0.0, TAG_NUM)
         if old < 0:  # agg_init
@@ -80,7 +79,7 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
     return n
 
 
-cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1:
+cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1 nogil:
     """One element into a running aggregate (runtime/expr.py agg_step): Python's + for sums,
     min / max where a NaN wins and ties keep the accumulator."""
     cdef double a = acc[0]
@@ -100,12 +99,11 @@ cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, 
     return 0
 
 
-cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, double* out, int8_t* tag) except -1:
+cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, double* out, int8_t* tag) except -1 nogil:
     """``v[i].f`` / ``v[last].f`` (which 0), ``v[i-1].f`` (-1), ``v[k].f`` (k) of the list
     ending at ``node``: 1 when the conjunct does not apply (no element before), else 0 with
     the value (TAG_MISSING: the list has no k-th element)."""
     cdef int64_t ev, n = node, steps
-    cdef EventStore st = k.store
     if node < 0:
         return 1
     if which == 0:
@@ -126,12 +124,12 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
             n = g.nd_prev[n]
             steps -= 1
         ev = g.nd_ev[n]
-    out[0] = st.val[ev * st.nattrs + attr]
-    tag[0] = st.tag[ev * st.nattrs + attr]
+    out[0] = k.store.val[ev * k.store.nattrs + attr]
+    tag[0] = k.store.tag[ev * k.store.nattrs + attr]
     return 0
 
 
-cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1:
+cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:
     """Aggregate ``a`` of the slot's list ending at ``node`` (``upto_prev``: before its last
     element; 1 = the conjunct does not apply at the first element); TAG_MISSING where the
     engine's agg_value has no value (no number seen, an average of nothing)."""
@@ -156,7 +154,7 @@ cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, doubl
     return 0
 
 
-cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) except -1:
+cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) except -1 nogil:
     """An iteration condition checked for every element of a list, first to last
     (GroupRuntime.check_elements): each element's node is the list state there."""
     cdef int32_t n = <int32_t>slots[kslot]
@@ -183,7 +181,7 @@ cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) ex
     return ok
 
 
-cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1:
+cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1 nogil:
     """A match's Kleene list as ids in stream order at the end of the list buffer (with the
     elements' store indices, for the order of the matches of one point and consumption): the
     match's id for the slot is its offset there, its length the count."""
@@ -205,7 +203,7 @@ cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) 
     return 0
 
 
-cdef int gc_nodes(Kernel k, Group g) except -1:
+cdef int gc_nodes(Kernel k, Group g) except -1 nogil:
     """Keep the nodes stored tokens reach (their lists' elements), compacted in order; the
     tokens' Kleene slots are renumbered."""
     cdef Py_ssize_t lid, i, j = 0, na = g.naggs, s, ns = g.nslots
@@ -260,11 +258,11 @@ cdef int gc_nodes(Kernel k, Group g) except -1:
     return 0
 
 
-cdef inline void mark_token(Group g, int32_t t):
+cdef inline void mark_token(Group g, int32_t t) noexcept nogil:
     mark_slots(g, &g.tk_slots[<Py_ssize_t>t * g.nslots])
 
 
-cdef inline void mark_slots(Group g, int64_t* slots):
+cdef inline void mark_slots(Group g, int64_t* slots) noexcept nogil:
     """Mark the nodes of the lists a binding (a token's, a waiting match's) holds."""
     cdef int s
     cdef int64_t n
@@ -276,32 +274,32 @@ cdef inline void mark_slots(Group g, int64_t* slots):
                 n = g.nd_prev[n]
 
 
-cdef inline void remap_token(Group g, int32_t t, int32_t* remap):
+cdef inline void remap_token(Group g, int32_t t, int32_t* remap) noexcept nogil:
     remap_slots(g, &g.tk_slots[<Py_ssize_t>t * g.nslots], remap)
 
 
-cdef inline void remap_slots(Group g, int64_t* slots, int32_t* remap):
+cdef inline void remap_slots(Group g, int64_t* slots, int32_t* remap) noexcept nogil:
     cdef int s
     for s in range(g.nslots):
         if g.slot_kleene[s] and slots[s] >= 0:
             slots[s] = remap[slots[s]]
 
 
-cdef int64_t list_last(Group g, int slot, int64_t v):
+cdef int64_t list_last(Group g, int slot, int64_t v) nogil:
     """The event a slot holds, or for a list (a node) its last element (-1: unbound)."""
     if v < 0 or not g.slot_kleene[slot]:
         return v
     return g.nd_ev[v]
 
 
-cdef int64_t list_first(Group g, int slot, int64_t v):
+cdef int64_t list_first(Group g, int slot, int64_t v) nogil:
     """The event a slot holds, or for a list (a node) its first element (-1: unbound)."""
     if v < 0 or not g.slot_kleene[slot]:
         return v
     return g.nd_first[v]
 
 
-cdef bint binds(Group g, int64_t* slots, int64_t x):
+cdef bint binds(Group g, int64_t* slots, int64_t x) nogil:
     """Whether a binding holds stored event ``x`` (in a list: as an element)."""
     cdef int s
     cdef int64_t n

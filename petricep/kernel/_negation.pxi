@@ -8,7 +8,7 @@
 # those no live window can still reach (sweep_negatives).
 
 
-cdef int buffered_violation(Kernel k, Group g, int r, int32_t t, int64_t key, double w) except -1:
+cdef int buffered_violation(Kernel k, Group g, int r, int32_t t, int64_t key, double w) except -1 nogil:
     """Whether a buffered negative event of the key violates the token (emission check)."""
     cdef int ki, j, ns = g.nslots
     cdef int32_t b
@@ -23,7 +23,7 @@ cdef int buffered_violation(Kernel k, Group g, int r, int32_t t, int64_t key, do
     return 0
 
 
-cdef int wait(Kernel k, Group g, int role, int32_t t, int64_t key) except -1:
+cdef int wait(Kernel k, Group g, int role, int32_t t, int64_t key) except -1 nogil:
     """An end negation: the match is emitted when its window closes, unless a negative
     event violates it first (emission.emits)."""
     cdef int32_t d = g.new_pending()
@@ -52,10 +52,9 @@ cdef int wait(Kernel k, Group g, int role, int32_t t, int64_t key) except -1:
 
 
 cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, double last_ts, int64_t first_pos,
-                  int64_t last_pos, int64_t x, double w) except -1:
+                  int64_t last_pos, int64_t x, double w) except -1 nogil:
     """Whether negative event ``x`` invalidates a (partial) match for negation ``j``; ``w``
     bounds a negation at the start or end of its SEQ (GroupRuntime.violates)."""
-    cdef EventStore st = k.store
     cdef int ki
     cdef int64_t ev, best = -1
     if g.neg_prev_start[j + 1] > g.neg_prev_start[j]:
@@ -67,9 +66,9 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
             return 0
     elif not isnan(w):
         if g.count_window:
-            if <double>st.pos[x] <= <double>last_pos - w:
+            if <double>k.store.pos[x] <= <double>last_pos - w:
                 return 0
-        elif st.ts[x] < last_ts - w:
+        elif k.store.ts[x] < last_ts - w:
             return 0
     best = -1
     if g.neg_next_start[j + 1] > g.neg_next_start[j]:
@@ -81,9 +80,9 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
             return 0
     elif not isnan(w):
         if g.count_window:
-            if <double>st.pos[x] >= <double>first_pos + w:
+            if <double>k.store.pos[x] >= <double>first_pos + w:
                 return 0
-        elif st.ts[x] > first_ts + w:
+        elif k.store.ts[x] > first_ts + w:
             return 0
     for ki in range(g.neg_cond_start[j], g.neg_cond_start[j + 1]):
         if not eval_cond(k, g, g.neg_cond[ki], slots, NEG_SLOT, x):
@@ -91,7 +90,7 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
     return 0 if binds(g, slots, x) else 1
 
 
-cdef inline bint after(Kernel k, int64_t x, int64_t ev):
+cdef inline bint after(Kernel k, int64_t x, int64_t ev) nogil:
     """Whether stored event ``x`` comes after ``ev``: by time under the tie rule strict, else
     in arrival order, which is the store's (a composite event right after its emitter)."""
     if k.tie_strict:
@@ -99,7 +98,7 @@ cdef inline bint after(Kernel k, int64_t x, int64_t ev):
     return x > ev
 
 
-cdef int negative(Kernel k, Group g, int etype, int64_t key, int64_t x) except -1:
+cdef int negative(Kernel k, Group g, int etype, int64_t key, int64_t x) except -1 nogil:
     """Record ``x`` as a negative event of the key (GroupRuntime.negative): buffer it,
     cancel waiting matches it violates, and cancel (arrival) or, at the end of the
     timestamp group (strict), block or drop the partial matches of pushed negations.
@@ -144,14 +143,16 @@ cdef int negative(Kernel k, Group g, int etype, int64_t key, int64_t x) except -
             d = nxt
         if g.neg_pushed[j]:
             if k.tie_strict:
-                k.kills.append((g, key, j, x))
+                with gil:
+                    k.kills.append((g, key, j, x))
+                    k.nkills += 1
                 keep = 1
             else:
                 cancel(k, g, key, j, x)
     return keep
 
 
-cdef int cancel(Kernel k, Group g, int64_t key, int j, int64_t x) except -1:
+cdef int cancel(Kernel k, Group g, int64_t key, int j, int64_t x) except -1 nogil:
     """A pushed negation: drop (or block, where P can still grow) the partial matches of
     the key that ``x`` violates (GroupRuntime.cancel)."""
     cdef int ki, lid, ns = g.nslots
@@ -170,7 +171,8 @@ cdef int cancel(Kernel k, Group g, int64_t key, int j, int64_t x) except -1:
                     g.tk_blocked[t] |= (<int64_t>1) << j
                 else:
                     if g.tk_counted[t]:
-                        uncount(g, key, t, -1)
+                        with gil:  # (LIMIT: the quotas)
+                            uncount(g, key, t, -1)
                     g.tk_users[t] = 0  # not alive: no timeout
                     unlink(k, g, lid, prev, t)
                     t = nxt
@@ -180,46 +182,51 @@ cdef int cancel(Kernel k, Group g, int64_t key, int j, int64_t x) except -1:
     return 0
 
 
-cdef int close_pending(Kernel k, double ts, int64_t pos, bint all_) except -1:
+cdef int close_pending(Kernel k, double ts, int64_t pos, bint all_) except -1 nogil:
     """Stream time reached (ts, pos): emit the waiting matches whose window it closes
     (all of them at the end of the stream)."""
-    cdef Group g
-    cdef int32_t d
     cdef Py_ssize_t gi
     if k.has_timeouts and not all_:  # (emission.close_pending: timeouts first; flush: after)
-        close_deadlines(k, ts, pos, False)
-    for gi in range(len(k.groups)):
-        g = <Group>k.groups[gi]
-        while g.heap_n:
-            d = g.heap[0]
-            if not all_:
-                if g.count_window:
-                    if not (<double>pos >= g.pd_thr[d]):
-                        break
-                elif not (ts > g.pd_thr[d]):
-                    break
-            g.heap_pop()
-            if g.pd_flags[d] & 1:
-                emit_pending(k, g, d)
-            g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
-            if not (g.pd_flags[d] & 2):
-                g.drop_pending(d)
+        with gil:  # (the deadlines' heap)
+            close_deadlines(k, ts, pos, False)
+    for gi in range(k.ngroups):
+        close_group(k, <Group>k.gptr[gi], ts, pos, all_)
     if k.has_timeouts and all_:
-        close_deadlines(k, ts, pos, True)
+        with gil:
+            close_deadlines(k, ts, pos, True)
     return 0
 
 
-cdef int emit_pending(Kernel k, Group g, int32_t d) except -1:
+cdef int close_group(Kernel k, Group g, double ts, int64_t pos, bint all_) except -1 nogil:
+    """close_pending for shared net ``g``."""
+    cdef int32_t d
+    while g.heap_n:
+        d = g.heap[0]
+        if not all_:
+            if g.count_window:
+                if not (<double>pos >= g.pd_thr[d]):
+                    break
+            elif not (ts > g.pd_thr[d]):
+                break
+        g.heap_pop()
+        if g.pd_flags[d] & 1:
+            emit_pending(k, g, d)
+        g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
+        if not (g.pd_flags[d] & 2):
+            g.drop_pending(d)
+    return 0
+
+
+cdef int emit_pending(Kernel k, Group g, int32_t d) except -1 nogil:
     return emit(k, g, g.role_pattern[g.pd_role[d]], &g.pd_slots[<Py_ssize_t>d * g.nslots], g.pd_first_ts[d],
                      g.pd_last_ts[d], g.pd_key[d], NAN)
 
 
-cdef int sweep_negatives(Kernel k, Group g, double ts, int64_t pos) except -1:
+cdef int sweep_negatives(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:
     """Drop buffered negative events no window can reach, and dead waiting matches from
     their keys' lists (GroupRuntime.sweep)."""
     cdef Py_ssize_t lid, key
     cdef int32_t b, prev, nxt, d
-    cdef EventStore st = k.store
     cdef bint keep
     if not isnan(g.window):
         for lid in range(g.nkeys * g.nnegs):
@@ -228,9 +235,9 @@ cdef int sweep_negatives(Kernel k, Group g, double ts, int64_t pos) except -1:
             while b >= 0:
                 nxt = g.nb_next[b]
                 if g.count_window:
-                    keep = <double>st.pos[g.nb_ev[b]] > <double>pos - g.window
+                    keep = <double>k.store.pos[g.nb_ev[b]] > <double>pos - g.window
                 else:
-                    keep = st.ts[g.nb_ev[b]] >= ts - g.window
+                    keep = k.store.ts[g.nb_ev[b]] >= ts - g.window
                 if keep:
                     prev = b
                 else:

@@ -19,7 +19,7 @@ cdef bint plain_net(object lg):
     return not (lg.tr_blocked_by.any() or lg.tr_clears.any() or len(lg.rg_emit))
 
 
-cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1:
+cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1 nogil:
     """enter for a plain group (not under the tie rule strict: the order check): returns
     whether a token keeps the event."""
     cdef double ts
@@ -42,7 +42,7 @@ cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) exc
     return g.ndirect > 0  # (as a token made and freed at once kept it: the emitted matches' order reads it)
 
 
-cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1:
+cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
     """step without contiguity floors and LIMIT counts."""
     cdef int e, ki, tr, src, base, nen
     cdef int32_t t, nxt, prev, nt
@@ -85,7 +85,7 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
 
 
 cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, int64_t pos,
-                        int64_t key) except? -1:
+                        int64_t key) except? -1 nogil:
     """fire without blocking negations, per-pattern windows, contiguity, order checks,
     Kleene lists and timeouts: the new token joins the step's created ones, or, where the
     transition ends at a place patterns emit from and that no transition leaves (Group.direct:

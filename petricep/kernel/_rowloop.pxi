@@ -50,36 +50,37 @@ cdef struct Rows:
 cdef int32_t NO_CODES[1]  # the lookup of a dictionary with no entries: every index is out of range
 
 
-cdef inline int32_t row_type(const Rows* r, Py_ssize_t i) except? -3:
+cdef inline int32_t row_type(const Rows* r, Py_ssize_t i) except? -3 nogil:
     cdef int32_t x = r.types[i]
     if r.lookup == NULL:
         return x
     if <size_t>x >= <size_t>r.nlookup:
-        raise IndexError(f"dictionary index {x} out of range")
+        with gil:
+            raise IndexError(f"dictionary index {x} out of range")
     return r.lookup[x]
 
 
-cdef inline double row_ts(const Rows* r, Py_ssize_t i) noexcept:
+cdef inline double row_ts(const Rows* r, Py_ssize_t i) noexcept nogil:
     return r.tsd[i] if r.tsd != NULL else <double>r.tsi[i]
 
 
-cdef inline int64_t row_pos(const Rows* r, Py_ssize_t i) noexcept:
+cdef inline int64_t row_pos(const Rows* r, Py_ssize_t i) noexcept nogil:
     return r.pos[i] if r.pos != NULL else r.pos0 + i
 
 
-cdef inline int64_t row_id(const Rows* r, Py_ssize_t i) noexcept:
+cdef inline int64_t row_id(const Rows* r, Py_ssize_t i) noexcept nogil:
     return r.ids[i] if r.ids != NULL else row_pos(r, i)
 
 
-cdef inline double row_val(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
+cdef inline double row_val(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept nogil:
     return (<const double*>(r.vals + i * r.vs0 + a * r.vs1))[0]
 
 
-cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept:
+cdef inline int8_t row_tag(const Rows* r, Py_ssize_t i, Py_ssize_t a) noexcept nogil:
     return (<const int8_t*>(r.tags + i * r.gs0 + a * r.gs1))[0]
 
 
-cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? -1:
+cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? -1 nogil:
     cdef int64_t v = (<const int64_t*>(r.kcol[gi] + i * r.kstep[gi]))[0], c
     cdef const IntTable* t = r.ktab[gi]
     cdef const IntHash* h
@@ -100,7 +101,7 @@ cdef inline int64_t row_key(const Rows* r, Py_ssize_t gi, Py_ssize_t i) except? 
     return int_key_miss(r.kown[gi], v)
 
 
-cdef int row_keys(const Rows* r, Py_ssize_t ng, Py_ssize_t i) except -1:
+cdef int row_keys(const Rows* r, Py_ssize_t ng, Py_ssize_t i) except -1 nogil:
     """Row ``i``'s key code for every group into ``r.rkeys``: a key source shared by several
     groups is read (and its value looked up) once."""
     cdef Py_ssize_t gi, s
@@ -120,6 +121,7 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
     cdef const int64_t[::1] tiv
     cdef const int64_t[::1] pv
     cdef const int64_t[::1] iv
+    cdef Py_ssize_t done
     r.lookup = NULL
     r.nlookup = 0
     if isinstance(types, tuple):
@@ -184,7 +186,11 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
         r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
         for g in k.groups:
             r.all_plain = r.all_plain and (<Group>g).plain
-        return fire_rows(k, &r, row0, max_out)
+        if not k.lock_free:
+            return fire_rows(k, &r, row0, max_out)
+        with nogil:  # (the reader's threads run meanwhile: petricep.io.prefetch)
+            done = fire_rows(k, &r, row0, max_out)
+        return done
     finally:
         free(r.kcol)
         free(r.kstep)
@@ -238,7 +244,7 @@ cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
     return held
 
 
-cdef void same_keys(Rows* r, Py_ssize_t ng) noexcept:
+cdef void same_keys(Rows* r, Py_ssize_t ng) noexcept nogil:
     """``r.ksame``: each group's first earlier group reading the same key source."""
     cdef Py_ssize_t gi, gj
     for gi in range(ng):
@@ -250,7 +256,7 @@ cdef void same_keys(Rows* r, Py_ssize_t ng) noexcept:
                 break
 
 
-cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
+cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double* last) noexcept nogil:
     """The rows from ``i`` (before ``end``) of types no pattern reads (code -1) that keep time
     order: the first row after them; ``last`` becomes the time of the last one taken."""
     cdef Py_ssize_t j = i
@@ -278,13 +284,13 @@ cdef Py_ssize_t scan_unread(const Rows* r, const time_col* ts, Py_ssize_t i, Py_
     return j
 
 
-cdef Py_ssize_t scan(const Rows* r, Py_ssize_t i, Py_ssize_t end, double* last) noexcept:
+cdef Py_ssize_t scan(const Rows* r, Py_ssize_t i, Py_ssize_t end, double* last) noexcept nogil:
     if r.tsd != NULL:
         return scan_unread(r, r.tsd, i, end, last)
     return scan_unread(r, r.tsi, i, end, last)
 
 
-cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexcept:
+cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexcept nogil:
     """The state a run of rows no pattern reads leaves, its last row ``j``: what run sets for
     an event, where a later row does not set it first (a tick, the batch's end)."""
     k.cur_row = j + row0
@@ -298,29 +304,28 @@ cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexce
     k.in_tag = k.emit_tag
 
 
-cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p) except -1:
+cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p) except -1 nogil:
     """Row ``i`` into the event store (its last entry: dropped again where nothing binds it)."""
-    cdef EventStore st = k.store
-    cdef Py_ssize_t ev, a, na = st.nattrs
-    if st.n >= st.cap:
-        st.reserve(2 * st.cap)
-    ev = st.n
-    st.n += 1
-    st.seq[ev] = st.next_seq
-    st.next_seq += 1
-    st.ts[ev] = t
-    st.pos[ev] = p
-    st.id[ev] = row_id(r, i)
+    cdef Py_ssize_t ev, a, na = k.store.nattrs
+    if k.store.n >= k.store.cap:
+        k.store.reserve(2 * k.store.cap)
+    ev = k.store.n
+    k.store.n += 1
+    k.store.seq[ev] = k.store.next_seq
+    k.store.next_seq += 1
+    k.store.ts[ev] = t
+    k.store.pos[ev] = p
+    k.store.id[ev] = row_id(r, i)
     for a in range(na):
-        st.val[ev * na + a] = row_val(r, i, a)
-        st.tag[ev * na + a] = row_tag(r, i, a)
+        k.store.val[ev * na + a] = row_val(r, i, a)
+        k.store.tag[ev * na + a] = row_tag(r, i, a)
     return ev
 
 
 DEF CHUNK = 4096  # rows fire_chunk takes at a time (its stops on the stack)
 
 
-cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t max_out) except -1:
+cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t max_out) except -1 nogil:
     """Kernel.run's loop (see there): returns the number of rows fired. Where rows of types no
     pattern reads only move time (no tie groups, negations, timeouts or contiguity), a chunk
     in time order goes through fire_chunk, one that is not row by row (its error at its row)."""
@@ -344,7 +349,7 @@ cdef Py_ssize_t fire_rows(Kernel k, const Rows* r, Py_ssize_t row0, Py_ssize_t m
 
 
 cdef Py_ssize_t collect(const Rows* r, Py_ssize_t i, Py_ssize_t end, double last, int32_t* stops,
-                        bint* ordered) noexcept:
+                        bint* ordered) noexcept nogil:
     """Rows ``i`` .. ``end`` - 1: the offsets (from ``i``) of those some pattern reads, or ticks,
     or with an index out of range, into ``stops``; ``ordered``: no time before its row's
     predecessor's (``last`` before the first; NaN is out of order). No branch on the data."""
@@ -354,7 +359,7 @@ cdef Py_ssize_t collect(const Rows* r, Py_ssize_t i, Py_ssize_t end, double last
 
 
 cdef Py_ssize_t collect_rows(const Rows* r, const time_col* ts, Py_ssize_t i, Py_ssize_t end, double last,
-                             int32_t* stops, bint* ordered) noexcept:
+                             int32_t* stops, bint* ordered) noexcept nogil:
     cdef Py_ssize_t j, m = 0
     cdef double prev = last, t
     cdef int bad = 0, inr
@@ -384,7 +389,7 @@ cdef Py_ssize_t collect_rows(const Rows* r, const time_col* ts, Py_ssize_t i, Py
 
 
 cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end, const int32_t* stops,
-                           Py_ssize_t m, Py_ssize_t row0, Py_ssize_t max_out) except -1:
+                           Py_ssize_t m, Py_ssize_t row0, Py_ssize_t max_out) except -1 nogil:
     """Rows ``i`` .. ``end`` - 1, in time order: the rows ``stops`` names fire (fire_one), the
     others only count (as scan's runs do). Returns
     ``end``, or the row after the one at which ``max_out`` matches are buffered."""
@@ -411,7 +416,7 @@ cdef Py_ssize_t fire_chunk(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t end
 
 
 cdef Py_ssize_t fire_scan(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t n, bint plain, Py_ssize_t row0,
-                          Py_ssize_t max_out) except -1:
+                          Py_ssize_t max_out) except -1 nogil:
     """Rows ``i`` .. ``n`` - 1 one by one (``plain``: a run of rows no pattern reads at once, by
     scan); returns ``n``, or the row after the one at which ``max_out`` matches are buffered."""
     cdef Py_ssize_t j, end, lazy = -1
@@ -438,14 +443,13 @@ cdef Py_ssize_t fire_scan(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t n, b
     return n
 
 
-cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1:
+cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1 nogil:
     """Row ``i``: a tick, or an event into the store and each group reading its type."""
-    cdef Py_ssize_t first, gi, ev, ngroups = len(k.groups)
+    cdef Py_ssize_t first, gi, ev, ngroups = k.ngroups
     cdef int32_t etype = row_type(r, i)
     cdef double t = row_ts(r, i)
     cdef int64_t p = row_pos(r, i), key, ekey
     cdef bint kept, keyed = False
-    cdef Group g
     k.cur_row = i + row0
     k.row_out = k.out_n
     k.emit_at = p
@@ -456,7 +460,8 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         tick(k, t, p)
         return 0
     if t < k.last_ts:
-        raise OrderError(i + row0, t, k.last_ts)
+        with gil:
+            raise OrderError(i + row0, t, k.last_ts)
     k.in_ts = t
     k.in_pos = p
     k.in_tag = k.emit_tag
@@ -468,7 +473,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
     first = k.out_n
     if k.has_negation or k.has_timeouts:
         if k.tie_strict and t != k.strict_ts:
-            if k.kills:
+            if k.nkills:
                 end_group(k)
             k.strict_ts = t
         first = k.out_n
@@ -484,34 +489,50 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         row_keys(r, ngroups, i)
         keyed = True
         for gi in range(ngroups):
-            g = <Group>k.groups[gi]
-            if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
-                if enter_plain(k, g, etype, r.rkeys[gi], ev):
-                    kept = True
-            elif enter(k, g, etype, r.rkeys[gi], ev):
+            if enter_group(k, <Group>k.gptr[gi], etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
             k.store.n -= 1
     if k.has_contiguity:
         ekey = 2 * p
         for gi in range(ngroups):
-            g = <Group>k.groups[gi]
-            if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                key = r.rkeys[gi] if keyed else row_key(r, gi, i)
-                if key >= g.nkeys:
-                    g.reserve_keys(key + 1)
-                g.floors[key] = ekey
+            if keyed:
+                set_floor(<Group>k.gptr[gi], r.rkeys[gi], ekey)
+            elif by_key(<Group>k.gptr[gi]):
+                set_floor(<Group>k.gptr[gi], row_key(r, gi, i), ekey)
         k.last_key = ekey
     if k.out_n > first:  # (after the contiguity keys: composite events see their emitter's)
         settle(k, first)
     if not k.tie_either:
         k.since_sweep += 1
         if k.since_sweep >= k.sweep_every:
-            k.sweep(t, p)
+            sweep(k, t, p)
     return 0
 
 
-cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1:
+cdef inline bint enter_group(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1 nogil:
+    """The event enters ``g`` (whether a stored token binds it)."""
+    if g.plain and not k.tie_strict:  # (_plainnet.pxi: the step without the constructs it lacks)
+        return enter_plain(k, g, etype, key, ev)
+    return enter(k, g, etype, key, ev)
+
+
+cdef inline bint by_key(Group g) noexcept nogil:
+    """Whether ``g`` keeps a contiguity floor per key."""
+    return g.strategy == PARTITION_CONTIGUITY and g.partitioned
+
+
+cdef inline int set_floor(Group g, int64_t key, int64_t ekey) except -1 nogil:
+    """The row (``ekey``) is the last of ``key``: ``g``'s tokens below it are interrupted."""
+    if not by_key(g):
+        return 0
+    if key >= g.nkeys:
+        g.reserve_keys(key + 1)
+    g.floors[key] = ekey
+    return 0
+
+
+cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except -1 nogil:
     """fire_one where every group is plain under tie rule arrival (Rows.all_plain): no tie
     groups, negations, timeouts or contiguity to look at, a tick does nothing."""
     cdef int32_t etype = row_type(r, i)
@@ -528,7 +549,8 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
     if etype == TICK:
         return 0
     if t < k.last_ts:
-        raise OrderError(i + row0, t, k.last_ts)
+        with gil:
+            raise OrderError(i + row0, t, k.last_ts)
     k.in_ts = t
     k.in_pos = p
     k.in_tag = k.emit_tag
@@ -536,9 +558,9 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
     k.events += 1
     if etype >= 0:
         ev = store_event(k, r, i, t, p)
-        row_keys(r, len(k.groups), i)
-        for gi in range(len(k.groups)):
-            if enter_plain(k, <Group>k.groups[gi], etype, r.rkeys[gi], ev):
+        row_keys(r, k.ngroups, i)
+        for gi in range(k.ngroups):
+            if enter_plain(k, <Group>k.gptr[gi], etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
             k.store.n -= 1
@@ -546,5 +568,5 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
         settle(k, first)
     k.since_sweep += 1
     if k.since_sweep >= k.sweep_every:
-        k.sweep(t, p)
+        sweep(k, t, p)
     return 0

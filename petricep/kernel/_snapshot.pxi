@@ -325,6 +325,7 @@ cdef int set_kernel_state(Kernel k, dict s) except -1:
               "a strict cancellation out of range")
         (<Group>k.groups[gi]).reserve_keys(key + 1)
         k.kills.append((k.groups[gi], key, j, x))
+    k.nkills = len(k.kills)
     n = length(s, "consumed.seq")
     domains = column(s, "consumed.domain", np.int32, n).tolist()
     check(all([0 <= d < len(k.consumed) for d in domains]), "a consumption domain out of range")

@@ -36,7 +36,7 @@ cdef class EventStore:
     def __dealloc__(self):
         free(self.ts); free(self.pos); free(self.id); free(self.val); free(self.tag); free(self.ranks); free(self.seq)
 
-    cdef int reserve(self, Py_ssize_t cap) except -1:
+    cdef int reserve(self, Py_ssize_t cap) except -1 nogil:
         if cap <= self.cap:
             return 0
         self.ts = <double*>grow(self.ts, cap, sizeof(double))
@@ -384,7 +384,7 @@ cdef class Group:
         free(self.pd_last_pos); free(self.pd_thr); free(self.pd_seq); free(self.pd_role); free(self.pd_flags)
         free(self.pd_next); free(self.pd_heads); free(self.heap); free(self.pd_key)
 
-    cdef int reserve_tokens(self, Py_ssize_t cap) except -1:
+    cdef int reserve_tokens(self, Py_ssize_t cap) except -1 nogil:
         cdef Py_ssize_t old = self.tk_cap, i
         if cap <= old:
             return 0
@@ -410,7 +410,7 @@ cdef class Group:
         self.tk_cap = cap
         return 0
 
-    cdef int reserve_keys(self, Py_ssize_t nkeys) except -1:
+    cdef int reserve_keys(self, Py_ssize_t nkeys) except -1 nogil:
         cdef Py_ssize_t old = self.nkeys, i, cap
         if nkeys <= old:
             return 0
@@ -434,7 +434,7 @@ cdef class Group:
         self.nkeys = cap
         return 0
 
-    cdef inline int32_t alloc(self) except -1:
+    cdef inline int32_t alloc(self) except -1 nogil:
         cdef int32_t t
         if self.free_head < 0:
             self.reserve_tokens(2 * self.tk_cap)
@@ -443,12 +443,12 @@ cdef class Group:
         self.live_tokens += 1
         return t
 
-    cdef inline void release(self, int32_t t) noexcept:
+    cdef inline void release(self, int32_t t) noexcept nogil:
         self.tk_next[t] = self.free_head
         self.free_head = t
         self.live_tokens -= 1
 
-    cdef inline int add_created(self, int32_t t) except -1:
+    cdef inline int add_created(self, int32_t t) except -1 nogil:
         if self.ncreated >= self.created_cap:
             self.created_cap = max(64, 2 * self.created_cap)
             self.created = <int32_t*>grow(self.created, self.created_cap, sizeof(int32_t))
@@ -456,7 +456,7 @@ cdef class Group:
         self.ncreated += 1
         return 0
 
-    cdef int buffer_negative(self, int64_t key, int j, int64_t ev) except -1:
+    cdef int buffer_negative(self, int64_t key, int j, int64_t ev) except -1 nogil:
         """Append a negative event to the (key, negation) buffer."""
         cdef Py_ssize_t i, old = self.nb_cap
         cdef int32_t b
@@ -479,7 +479,7 @@ cdef class Group:
         self.nb_tails[lid] = b
         return 0
 
-    cdef int32_t new_pending(self) except -1:
+    cdef int32_t new_pending(self) except -1 nogil:
         cdef Py_ssize_t i, old = self.pd_cap
         cdef int32_t d
         if self.pd_free < 0:
@@ -503,14 +503,14 @@ cdef class Group:
         self.pd_free = self.pd_next[d]
         return d
 
-    cdef inline void drop_pending(self, int32_t d) noexcept:
+    cdef inline void drop_pending(self, int32_t d) noexcept nogil:
         self.pd_next[d] = self.pd_free
         self.pd_free = d
 
-    cdef inline bint pd_less(self, int32_t a, int32_t b) noexcept:
+    cdef inline bint pd_less(self, int32_t a, int32_t b) noexcept nogil:
         return self.pd_thr[a] < self.pd_thr[b] or (self.pd_thr[a] == self.pd_thr[b] and self.pd_seq[a] < self.pd_seq[b])
 
-    cdef void heap_push(self, int32_t d) noexcept:
+    cdef void heap_push(self, int32_t d) noexcept nogil:
         cdef Py_ssize_t i = self.heap_n, parent
         self.heap_n += 1
         while i > 0:
@@ -521,7 +521,7 @@ cdef class Group:
             i = parent
         self.heap[i] = d
 
-    cdef int32_t heap_pop(self) noexcept:
+    cdef int32_t heap_pop(self) noexcept nogil:
         cdef int32_t top = self.heap[0], last
         cdef Py_ssize_t i = 0, c
         self.heap_n -= 1
@@ -540,7 +540,7 @@ cdef class Group:
             self.heap[i] = last
         return top
 
-    cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept:
+    cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept nogil:
         """The token's window has passed the event (ts, pos): it can never fire again."""
         if isnan(self.window):
             return False
@@ -549,7 +549,7 @@ cdef class Group:
         return ts - self.tk_first_ts[t] > self.window
 
 
-cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1:
+cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:
     """Drop ``g``'s tokens that can never fire again at the event (ts, pos): window passed,
     contiguity broken (Kernel.sweep). Only the lists of places tokens are stored at are
     walked (held_places: W1 stores at 2 of its 4 places), in the order of their list ids."""
@@ -577,98 +577,93 @@ cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1:
     return 0
 
 
-cdef Py_ssize_t live_slots(Kernel k):
-    cdef Py_ssize_t total = 0
-    cdef Group g
-    for g in k.groups:
-        total += g.live_tokens * g.nslots + g.nd_n
+cdef Py_ssize_t live_slots(Kernel k) noexcept nogil:
+    cdef Py_ssize_t total = 0, gi
+    for gi in range(k.ngroups):
+        total += slots_held(<Group>k.gptr[gi])
     return total
 
 
-cdef int compact(Kernel k) except -1:
+cdef inline Py_ssize_t slots_held(Group g) noexcept nogil:
+    return g.live_tokens * g.nslots + g.nd_n
+
+
+cdef int compact(Kernel k) except -1 nogil:
     """Keep only the events stored tokens bind; renumber the tokens' slots."""
-    cdef EventStore st = k.store
-    cdef Py_ssize_t n = st.n, i, j, ki, na = st.nattrs, lid
-    cdef int64_t* remap = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    cdef Group g
-    cdef int32_t t
-    cdef int64_t ev
+    cdef Py_ssize_t n = k.store.n, i, j, ki, na = k.store.nattrs, gi
+    cdef int64_t* remap = <int64_t*>grow(NULL, n + 1, sizeof(int64_t))
     for i in range(n):
         remap[i] = -1
-    for g in k.groups:
-        for lid in range(g.nkeys * g.nplaces):
-            t = g.heads[lid]
-            while t >= 0:
-                for ki in range(g.nslots):
-                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + ki]
-                    if ev >= 0 and not g.slot_kleene[ki]:
-                        remap[ev] = 0
-                t = g.tk_next[t]
-        for ki in range(g.nd_n):  # (Kleene lists' elements)
-            remap[g.nd_ev[ki]] = 0
-            remap[g.nd_first[ki]] = 0
-        for lid in range(g.nkeys * g.nnegs):
-            t = g.nb_heads[lid]
-            while t >= 0:
-                remap[g.nb_ev[t]] = 0
-                t = g.nb_next[t]
-        for ki in range(g.heap_n):
-            t = g.heap[ki]
-            if g.pd_flags[t] & 1:
-                for lid in range(g.nslots):
-                    ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
-                    if ev >= 0 and not g.slot_kleene[lid]:  # (a list: a node, its elements above)
-                        remap[ev] = 0
-        t = g.zombies
-        while t >= 0:
-            for ki in range(g.nslots):
-                ev = g.tk_slots[<Py_ssize_t>t * g.nslots + ki]
-                if ev >= 0 and not g.slot_kleene[ki]:
-                    remap[ev] = 0
-            t = g.tk_next[t]
+    for gi in range(k.ngroups):
+        bound_events(<Group>k.gptr[gi], remap, False)
     j = 0
     for i in range(n):
         if remap[i] >= 0:
             remap[i] = j
-            st.ts[j] = st.ts[i]
-            st.pos[j] = st.pos[i]
-            st.id[j] = st.id[i]
-            st.seq[j] = st.seq[i]
+            k.store.ts[j] = k.store.ts[i]
+            k.store.pos[j] = k.store.pos[i]
+            k.store.id[j] = k.store.id[i]
+            k.store.seq[j] = k.store.seq[i]
             for ki in range(na):
-                st.val[j * na + ki] = st.val[i * na + ki]
-                st.tag[j * na + ki] = st.tag[i * na + ki]
+                k.store.val[j * na + ki] = k.store.val[i * na + ki]
+                k.store.tag[j * na + ki] = k.store.tag[i * na + ki]
             j += 1
-    st.n = j
-    for g in k.groups:
-        for lid in range(g.nkeys * g.nplaces):
-            t = g.heads[lid]
-            while t >= 0:
-                for ki in range(g.nslots):
-                    ev = g.tk_slots[<Py_ssize_t>t * g.nslots + ki]
-                    if ev >= 0 and not g.slot_kleene[ki]:
-                        g.tk_slots[<Py_ssize_t>t * g.nslots + ki] = remap[ev]
-                t = g.tk_next[t]
-        for ki in range(g.nd_n):
-            g.nd_ev[ki] = remap[g.nd_ev[ki]]
-            g.nd_first[ki] = remap[g.nd_first[ki]]
-        for lid in range(g.nkeys * g.nnegs):
-            t = g.nb_heads[lid]
-            while t >= 0:
-                g.nb_ev[t] = remap[g.nb_ev[t]]
-                t = g.nb_next[t]
-        for ki in range(g.heap_n):
-            t = g.heap[ki]
-            if g.pd_flags[t] & 1:
-                for lid in range(g.nslots):
-                    ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
-                    if ev >= 0 and not g.slot_kleene[lid]:
-                        g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
-        t = g.zombies
-        while t >= 0:
-            for ki in range(g.nslots):
-                ev = g.tk_slots[<Py_ssize_t>t * g.nslots + ki]
-                if ev >= 0 and not g.slot_kleene[ki]:
-                    g.tk_slots[<Py_ssize_t>t * g.nslots + ki] = remap[ev]
-            t = g.tk_next[t]
+    k.store.n = j
+    for gi in range(k.ngroups):
+        bound_events(<Group>k.gptr[gi], remap, True)
     free(remap)
     return 0
+
+
+cdef void bound_events(Group g, int64_t* remap, bint renumber) noexcept nogil:
+    """Every store index ``g`` holds (tokens' slots, Kleene elements, buffered negative events,
+    pending matches, zombies): marked in ``remap`` (0), or renumbered by it."""
+    cdef Py_ssize_t ki, lid
+    cdef int32_t t
+    cdef int64_t ev
+    for lid in range(g.nkeys * g.nplaces):
+        t = g.heads[lid]
+        while t >= 0:
+            token_events(g, t, remap, renumber)
+            t = g.tk_next[t]
+    for ki in range(g.nd_n):  # (Kleene lists' elements)
+        if renumber:
+            g.nd_ev[ki] = remap[g.nd_ev[ki]]
+            g.nd_first[ki] = remap[g.nd_first[ki]]
+        else:
+            remap[g.nd_ev[ki]] = 0
+            remap[g.nd_first[ki]] = 0
+    for lid in range(g.nkeys * g.nnegs):
+        t = g.nb_heads[lid]
+        while t >= 0:
+            if renumber:
+                g.nb_ev[t] = remap[g.nb_ev[t]]
+            else:
+                remap[g.nb_ev[t]] = 0
+            t = g.nb_next[t]
+    for ki in range(g.heap_n):
+        t = g.heap[ki]
+        if g.pd_flags[t] & 1:
+            for lid in range(g.nslots):
+                ev = g.pd_slots[<Py_ssize_t>t * g.nslots + lid]
+                if ev >= 0 and not g.slot_kleene[lid]:  # (a list: a node, its elements above)
+                    if renumber:
+                        g.pd_slots[<Py_ssize_t>t * g.nslots + lid] = remap[ev]
+                    else:
+                        remap[ev] = 0
+    t = g.zombies
+    while t >= 0:
+        token_events(g, t, remap, renumber)
+        t = g.tk_next[t]
+
+
+cdef inline void token_events(Group g, int32_t t, int64_t* remap, bint renumber) noexcept nogil:
+    cdef Py_ssize_t ki
+    cdef int64_t ev
+    for ki in range(g.nslots):
+        ev = g.tk_slots[<Py_ssize_t>t * g.nslots + ki]
+        if ev >= 0 and not g.slot_kleene[ki]:
+            if renumber:
+                g.tk_slots[<Py_ssize_t>t * g.nslots + ki] = remap[ev]
+            else:
+                remap[ev] = 0
