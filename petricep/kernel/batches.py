@@ -22,6 +22,9 @@ composite events of the call's matches (their ids are ``pattern[ids]`` texts, ma
 matches that emit one); a variable binding them is a text column of those ids
 (:class:`BoundEvents` ranks input and composite events in stream order, for start and end).
 Only a Kleene list in such a net is never made into batches (:attr:`MatchBatches.covered`).
+Where the remembered ids and times are numbers (int64 or float64 arrays, as a file's reader
+hands them over), a batch's id and time columns are taken from those arrays
+(:meth:`BoundEvents.arrays`); else from their Python values (:meth:`BoundEvents.values`).
 
 Arrays are built from numpy buffers (:mod:`petricep.runtime.arrow`), never by ``pa.array``
 of Python or numpy values, which would import pandas into every run (its start-up cost).
@@ -36,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from petricep.kernel.lowering import Lowered
-from petricep.kernel.remembered import Composites
+from petricep.kernel.remembered import Composites, Remembered
 from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_MISSING, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, string_array
 
@@ -99,15 +102,12 @@ class MatchBatches:
     def batch(
         self,
         arrays: tuple[np.ndarray, ...],
-        known: np.ndarray,
-        ids: Callable[[np.ndarray], list[Any]],
-        stamps: Callable[[np.ndarray], list[Any]],
+        known: Remembered,
         strings: Callable[[], list[str]],
         composites: Composites | None = None,
     ) -> pa.RecordBatch | None:
         """The matches of ``arrays`` (:meth:`KernelRun.take_matches`) as a record batch;
-        ``known``: the positions of the remembered events, ``ids(index)`` and ``stamps(index)``
-        the ids and timestamps of those at ``index`` (Python values);
+        ``known``: the remembered events (their ids and timestamps);
         ``strings()``: the run's string dictionary; ``composites``: the composite events
         bound (as refs ``-1 - n``), registered. None: not exact (the module docstring)."""
         pattern, refs, bound, values, kinds, klen, klist = (arrays[i] for i in (0, 3, 4, 6, 7, 9, 10))
@@ -126,20 +126,29 @@ class MatchBatches:
                 picks[name] = _picks(base, at, bound, where, lo, hi)
         used = sorted_unique(np.concatenate([lo, hi, *(p if isinstance(p, np.ndarray) else p[1] for p in picks.values())]))
         used = used[(used >= 0) & (used != _NONE)]
-        composites_id = composites.id_of if composites is not None else None
-        composites_ts = composites.ts_of if composites is not None else None
-        id_values = bound_events.values(used, known, ids, composites_id)
-        id_arr = exact_array(id_values)
-        ts_arr = exact_array(bound_events.values(used, known, stamps, composites_ts))
-        if ts_arr is None or (id_arr is None and not len(bound_events.numbers)):
-            return None
+        columnar = bound_events.arrays(used, known, composites)
+        if columnar is not None:  # (numeric ids and times: no Python value per input event)
+            id_arr, ts_arr = columnar.ids, columnar.stamps
+        else:
+            composites_id = composites.id_of if composites is not None else None
+            composites_ts = composites.ts_of if composites is not None else None
+            id_values = bound_events.values(used, known.positions, known.ids_at, composites_id)
+            id_arr = exact_array(id_values)
+            ts_arr = exact_array(bound_events.values(used, known.positions, known.ts_at, composites_ts))
+            if ts_arr is None or (id_arr is None and not len(bound_events.numbers)):
+                return None
         cols: dict[str, Any] = {
             "pattern": pa.DictionaryArray.from_arrays(number_array(base, pa.int32()), self.names),
             "start": ts_arr.take(number_array(np.searchsorted(used, lo), pa.int64())),
             "end": ts_arr.take(number_array(np.searchsorted(used, hi), pa.int64())),
         }
         for name, pick in picks.items():
-            if id_arr is None:  # composite events' text ids beside input events' ids: a column at a time
+            if columnar is not None and columnar.texts is not None:  # input ids beside composite ids
+                column = columnar.variable(used, pick)
+                if column is None:
+                    return None
+                cols[name] = column
+            elif id_arr is None:  # composite events' text ids beside input events' ids: a column at a time
                 column = _column_ids(id_values, used, pick)
                 if column is None:
                     return None
@@ -257,6 +266,42 @@ class BoundEvents:
             return ranks
         return self.sorted_pos[ranks.clip(0, len(self.sorted_pos) - 1)]  # type: ignore[no-any-return]
 
+    def arrays(self, ranks: np.ndarray, known: Remembered, composites: Composites | None) -> _Bound | None:
+        """The ids and times of ranked events as Arrow arrays, where the remembered ones are
+        numbers (:meth:`Remembered.numbers_at`) and every time is of their one kind (a
+        composite event's too); None: :meth:`values` makes them as Python values."""
+        entry = self.order[ranks]
+        n_in = len(self.inputs)
+        is_input = entry < n_in
+        index = np.searchsorted(known.positions, self.inputs[entry[is_input]])
+        ids, stamps = known.numbers_at(1, index), known.numbers_at(2, index)
+        if ids is None or stamps is None:
+            return None
+        if is_input.all():
+            id_arr, ts_arr = _exact_numbers(ids, None), _exact_numbers(stamps, None)
+            return None if id_arr is None or ts_arr is None else _Bound(id_arr, ts_arr, None, is_input)
+        assert composites is not None
+        refs = (-1 - self.numbers[entry[~is_input] - n_in]).tolist()
+        texts = exact_array([composites.id_of(r) for r in refs])
+        times = [composites.ts_of(r) for r in refs]
+        kind = int if stamps.dtype == np.int64 else float
+        if texts is None or any(type(t) is not kind for t in times):
+            return None
+        try:
+            all_ts = np.empty(len(entry), dtype=stamps.dtype)
+            all_ts[is_input] = stamps
+            all_ts[~is_input] = np.array(times, dtype=stamps.dtype)
+        except OverflowError:  # (an int no int64 holds)
+            return None
+        all_ids = np.zeros(len(entry), dtype=ids.dtype)
+        all_ids[is_input] = ids
+        id_arr, ts_arr = _exact_numbers(all_ids, is_input), _exact_numbers(all_ts, None)
+        if id_arr is None or ts_arr is None:
+            return None
+        full = np.zeros(len(entry), dtype=np.int64)
+        full[~is_input] = np.arange(len(refs), dtype=np.int64)
+        return _Bound(id_arr, ts_arr, texts.take(number_array(full, pa.int64(), ~is_input)), is_input)
+
     def values(
         self,
         ranks: np.ndarray,
@@ -280,6 +325,35 @@ class BoundEvents:
         for r in np.flatnonzero(~is_input).tolist():
             out[r] = of_composite(-1 - int(self.numbers[entry[r] - n_in]))
         return out
+
+
+class _Bound:
+    """:meth:`BoundEvents.arrays`: per ranked event its id (input events': ``ids``, null for
+    composite events; theirs: ``texts``, None where none is bound) and time."""
+
+    def __init__(self, ids: pa.Array, stamps: pa.Array, texts: pa.Array | None, is_input: np.ndarray) -> None:
+        self.ids = ids
+        self.stamps = stamps
+        self.texts = texts
+        self.is_input = is_input
+
+    def variable(self, used: np.ndarray, pick: np.ndarray) -> pa.Array | None:
+        """One variable's ids: input events' or composite events' (None: both, in one column)."""
+        bound = pick >= 0
+        at = np.searchsorted(used, pick)
+        inputs = self.is_input[at[bound]]
+        source = self.ids if inputs.all() else self.texts if not inputs.any() else None
+        if source is None:
+            return None
+        return source.take(number_array(np.where(bound, at, 0), pa.int64(), bound))
+
+
+def _exact_numbers(values: np.ndarray, valid: np.ndarray | None) -> pa.Array | None:
+    """An int64 or float64 array as Arrow's (a float's: only where every valid one is finite,
+    as :func:`exact_array` takes a list of floats)."""
+    if values.dtype == np.float64 and not np.isfinite(values if valid is None else values[valid]).all():
+        return None
+    return number_array(values, pa.int64() if values.dtype == np.int64 else pa.float64(), valid)
 
 
 def _picks(

@@ -310,7 +310,7 @@ class KernelEngine:
         if batches.producers:
             self._out.register_composites(arrays)
         known = self._known
-        found = batches.batch(arrays, known.positions, known.ids_at, known.ts_at, self.kernel.strings, self.kernel.composites)
+        found = batches.batch(arrays, known, self.kernel.strings, self.kernel.composites)
         return found if found is not None else self._out.match_objects(arrays)
 
     def _fire(self) -> list[Match]:

@@ -17,11 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from petricep.kernel.batches import sorted_unique
 from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import KernelRun
 from petricep.kernel.tableplan import python_value
+from petricep.runtime.arrow import number_array, scalar
 from petricep.runtime.match import Match, composite_id
 
 
@@ -266,32 +269,42 @@ class MatchObjects:
         known = self.known.positions
         where_arr, emitted_arr = np.searchsorted(known, refs), np.searchsorted(known, at[rows])
         in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
-        known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
-        remembered = (known_id, known_ts, in_arr.tolist() if self._kleene else [])
         composites, first = self.kernel.composites, self.kernel.first_taken
         names = [p.name for p in lowered] + [f"{p.name}@timeout" for p in lowered]
         vps = pattern[rows]
-        idents: list[str] = [""] * len(rows)
+        plain: list[tuple[int, np.ndarray]] = []  # (pattern, its rows) of single input events only
         slow: list[int] = []  # rows made one by one, in order (they may bind this call's composite events)
         for vp in sorted_unique(vps).tolist():
             sel = np.flatnonzero(vps == vp)
-            slots = self._vars_at[vp % npatterns]  # (name, slot, its column in refs / bound)
-            plain = lowered[vp % npatterns].name not in self._kleene and self._plain[vp % npatterns]
-            if not plain or ((refs[sel] < 0) & (bound[sel] != 0)).any():
+            if (lowered[vp % npatterns].name in self._kleene or not self._plain[vp % npatterns]
+                    or ((refs[sel] < 0) & (bound[sel] != 0)).any()):
                 slow.extend(sel.tolist())
-                continue
-            # single input events only: composite_id's text, from a column of id texts per variable
-            texts = [self._id_texts(where_arr[sel, c], bound[sel, c], known_id) for _, _, c in slots]
-            head = names[vp] + "["
-            if any(None in t for t in texts):
-                made = [head + ",".join([x for x in t if x is not None]) + "]" for t in zip(*texts)]
             else:
-                made = [head + ",".join(t) + "]" for t in zip(*texts)]  # type: ignore[arg-type]
+                plain.append((vp, sel))
+        id_col, ts_col = self.known.number_column(1), self.known.number_column(2)
+        if slow or id_col is None or id_col.dtype != np.int64 or ts_col is None or not len(ts_col):
+            known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
+            remembered = (known_id, known_ts, in_arr.tolist() if self._kleene else [])
+            stamps = [known_ts[k] if k < len(known_ts) else None for k in emitted_arr.tolist()]
+        else:  # (integer ids: their texts made by Arrow, no Python value per bound event)
+            known_id = None
+            remembered = ([], [], [])
+            stamps = ts_col[np.minimum(emitted_arr, len(ts_col) - 1)].tolist()
+            for i in np.flatnonzero(emitted_arr >= len(ts_col)).tolist():
+                stamps[i] = None
+        idents: list[str] = [""] * len(rows)
+        for vp, sel in plain:
+            cols = [(where_arr[sel, c], bound[sel, c]) for _, _, c in self._vars_at[vp % npatterns]]
+            head = names[vp] + "["
+            if known_id is not None:
+                made = _id_texts(head, cols, known_id)
+            else:
+                assert id_col is not None
+                made = _int_id_texts(head, cols, id_col, len(sel))
             for i, ident in zip(sel.tolist(), made):
                 idents[i] = ident
         numbers = (rows + first).tolist()
         emitted = at[rows].tolist()
-        stamps = [known_ts[k] if k < len(known_ts) else None for k in emitted_arr.tolist()]
         for i in np.flatnonzero(at[rows] < 0).tolist():  # (emitted at the end of the stream)
             assert self.last_input is not None
             emitted[i], stamps[i] = self.last_input
@@ -319,13 +332,25 @@ class MatchObjects:
         }
         return composite_id(names[vp], ids)
 
-    @staticmethod
-    def _id_texts(where: np.ndarray, bound: np.ndarray, known_id: list[Any]) -> list[str | None]:
-        """One variable's bound input events' ids as composite_id writes them, a row each
-        (None: unbound)."""
-        if bound.all():
-            return [str(known_id[k]) for k in where.tolist()]
-        return [str(known_id[k]) if b else None for k, b in zip(where.tolist(), bound.tolist())]
+def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: list[Any]) -> list[str]:
+    """Composite ids (:func:`composite_id`) of rows binding single input events: ``head``,
+    then per variable ``(remembered index, bound)`` a column, the bound ids' texts joined."""
+    texts = [[str(known_id[k]) if b else None for k, b in zip(where.tolist(), bound.tolist())] for where, bound in cols]
+    return [head + ",".join([x for x in t if x is not None]) + "]" for t in zip(*texts)]
+
+
+def _int_id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], ids: np.ndarray, n: int) -> list[str]:
+    """:func:`_id_texts` of ``n`` rows where the remembered ids are the int64 column ``ids``
+    (Arrow writes an int64 as ``str`` does)."""
+    if not cols:
+        return [head + "]"] * n
+    parts = []
+    for where, bound in cols:
+        valid = bound != 0
+        parts.append(pc.cast(number_array(ids[np.where(valid, where, 0)], pa.int64(), valid), pa.string()))
+    body = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
+    whole = pc.binary_join_element_wise(scalar(head, pa.string()), body, scalar("]", pa.string()), scalar("", pa.string()))
+    return whole.to_pylist()  # type: ignore[no-any-return]
 
 
 def span_of(stamps: list[Any], bound: list[int]) -> tuple[Any, Any]:

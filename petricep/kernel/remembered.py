@@ -119,6 +119,23 @@ class Remembered:
         """The timestamps of the events at ``index``, as Python values."""
         return self._values(2, index)
 
+    def numbers_at(self, which: int, index: np.ndarray) -> np.ndarray | None:
+        """The ids (``which`` 1) or timestamps (2) of the events at ``index`` as one NumPy
+        array, where every part holds them as int64 or as float64 (the numbers ``tolist``
+        makes the Python values of); else None (text, several kinds: :meth:`ids_at`)."""
+        column = self.number_column(which)
+        return None if column is None else column[np.asarray(index, dtype=np.int64)]
+
+    def number_column(self, which: int) -> np.ndarray | None:
+        """Every remembered id (``which`` 1) or timestamp (2), by index, as :meth:`numbers_at`."""
+        parts = self._parts
+        if not parts or not all(isinstance(p[which], np.ndarray) for p in parts):
+            return None
+        kinds = {p[which].dtype for p in parts}
+        if kinds != {np.dtype(np.int64)} and kinds != {np.dtype(np.float64)}:
+            return None
+        return parts[0][which] if len(parts) == 1 else np.concatenate([p[which] for p in parts])
+
     def events_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
         """The events at ``index`` themselves (every part added with its events)."""
         if any(p[3] is None for p in self._parts):

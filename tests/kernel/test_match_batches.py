@@ -23,6 +23,7 @@ from petricep.io import InputSpec
 from petricep.io.output import json_line
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
+from petricep.kernel.matchobjects import MatchObjects
 from petricep.matchbatch import JsonlBatches, batch_matches, batches_table
 from petricep.matchtable import layout_of, to_table
 from petricep.merge import build_net
@@ -276,6 +277,27 @@ def test_composite_ids_leave_the_kernel_in_a_record_batch() -> None:
         {"a": 10, "b": 11}, {"a": 10, "b": 13}, {"a": 12, "b": 13},
         {"s": "p[10,11]", "t": "p[10,13]"}, {"s": "p[10,11]", "t": "p[12,13]"},
     ]  # fmt: skip
+
+
+def test_integer_ids_make_composite_ids_and_batches_as_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file's int ids and times: the composite events' ids (``p[10,11]``) are made by Arrow
+    and the batches' id and time columns taken from the remembered arrays, no Python value
+    per bound input event (``_bound_values`` is never called); the matches are the engine's."""
+    net = compile_text(
+        "PATTERN p: SEQ(A a, B b) WHERE [k] RETURN T(k = a.k, x = b.x)\n"
+        "PATTERN q: SEQ(T s, T t) WHERE [k] AND t.x > s.x"
+    )
+    rows = [("A", 1, 1), ("B", 1, 2), ("A", 1, 3), ("B", 1, 5), ("A", 2, 1), ("B", 2, 7)]
+    path = tmp_path / "events.csv"
+    path.write_text("type,ts,id,k,x\n" + "".join(f"{t},{i},{10 + i},{k},{x}\n" for i, (t, k, x) in enumerate(rows)))
+    spec = InputSpec(str(path), type_field="type", time_field="ts", id_field="id")
+    want = [m.to_dict() for m in Run(net, spec, engine="python")]
+    monkeypatch.setattr(MatchObjects, "_bound_values", None)  # (a call would fail)
+    chunks = list(Run(net, spec, engine="kernel").match_batches())
+    assert chunks and all(isinstance(c, pa.RecordBatch) for c in chunks)
+    got = [m.to_dict() for c in chunks for m in batch_matches(c, net)]
+    assert got == want
+    assert {"s": "p[10,11]", "t": "p[12,13]"} in [m["ids"] for m in got]
 
 
 @pytest.mark.parametrize("size", [1, 2, 5])

@@ -60,6 +60,12 @@ def test_lookups_equal_a_list_of_every_event_kept(script: list[tuple[str, int, s
             picks = np.array([len(kept) - 1, 0, len(kept) // 2], dtype=np.int64)
             assert store.ids_at(picks) == [kept[i][1] for i in picks.tolist()]
             assert [type(t) for t in store.ts_at(picks)] == [type(kept[i][2]) for i in picks.tolist()]
+            for which in (1, 2):  # (numbers: where every one kept is an int, or every one a float)
+                values = [k[which] for k in kept]
+                numbers = store.numbers_at(which, picks)
+                assert (numbers is not None) == ({type(v) for v in values} in ({int}, {float}))
+                if numbers is not None:
+                    assert [(type(v), v) for v in numbers.tolist()] == [(type(values[i]), values[i]) for i in picks.tolist()]
 
 
 def test_timestamp_types_are_the_python_types_of_the_values() -> None:
