@@ -167,20 +167,8 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
     r.vals, r.vs0, r.vs1 = <const char*>&vals[0, 0], vals.strides[0], vals.strides[1]
     r.tags, r.gs0, r.gs1 = <const char*>&tags[0, 0], tags.strides[0], tags.strides[1]
     ng = max(len(k.groups), 1)
-    r.kcol = <const char**>grow(NULL, ng, sizeof(char*))
-    r.kstep = NULL
-    r.ktab = NULL
-    r.khash = NULL
-    r.kown = NULL
-    r.ksame = NULL
-    r.rkeys = NULL
     try:
-        r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
-        r.ktab = <const IntTable**>grow(NULL, ng, sizeof(IntTable*))
-        r.khash = <const IntHash**>grow(NULL, ng, sizeof(IntHash*))
-        r.kown = <void**>grow(NULL, ng, sizeof(void*))
-        r.ksame = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
-        r.rkeys = <int64_t*>grow(NULL, ng, sizeof(int64_t))
+        key_arrays(&r, ng)
         held = bind_keys(&r, keys, ng)
         same_keys(&r, ng)
         r.all_plain = not (k.tie_strict or k.tie_either or k.has_negation or k.has_timeouts or k.has_contiguity)
@@ -192,13 +180,37 @@ cdef Py_ssize_t run_rows(Kernel k, object types, object ts, object pos, object i
             done = fire_rows(k, &r, row0, max_out)
         return done
     finally:
-        free(r.kcol)
-        free(r.kstep)
-        free(r.ktab)
-        free(r.khash)
-        free(r.kown)
-        free(r.ksame)
-        free(r.rkeys)
+        free_key_arrays(&r)
+
+
+cdef int key_arrays(Rows* r, Py_ssize_t ng) except -1:
+    """``r``'s per-group key arrays, ``ng`` each (freed by free_key_arrays, also after a
+    failure here)."""
+    r.kcol = NULL
+    r.kstep = NULL
+    r.ktab = NULL
+    r.khash = NULL
+    r.kown = NULL
+    r.ksame = NULL
+    r.rkeys = NULL
+    r.kcol = <const char**>grow(NULL, ng, sizeof(char*))
+    r.kstep = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
+    r.ktab = <const IntTable**>grow(NULL, ng, sizeof(IntTable*))
+    r.khash = <const IntHash**>grow(NULL, ng, sizeof(IntHash*))
+    r.kown = <void**>grow(NULL, ng, sizeof(void*))
+    r.ksame = <Py_ssize_t*>grow(NULL, ng, sizeof(Py_ssize_t))
+    r.rkeys = <int64_t*>grow(NULL, ng, sizeof(int64_t))
+    return 0
+
+
+cdef void free_key_arrays(Rows* r) noexcept:
+    free(r.kcol)
+    free(r.kstep)
+    free(r.ktab)
+    free(r.khash)
+    free(r.kown)
+    free(r.ksame)
+    free(r.rkeys)
 
 
 cdef list bind_keys(Rows* r, object keys, Py_ssize_t ng):
