@@ -119,3 +119,28 @@ def test_a_lock_free_net_lets_other_threads_run_while_it_fires() -> None:
 
 def test_a_kernel_that_keeps_the_lock_lets_none_run() -> None:
     assert stamps_inside(SLOW, 3, lock_free=False) == 0
+
+
+def test_kernels_firing_at_once_in_threads_give_their_own_matches() -> None:
+    """Two runs of one net fire at the same time on two threads (the lock released: nothing
+    of one kernel is shared with the other) and each finds what it finds alone."""
+    text = "PATTERN q: SEQ(stock1 a, stock2 b, stock3 c) WHERE skip-till-any-match AND [price] WITHIN 60"
+    tables = [stocks(300_000).slice(0, 150_000), stocks(300_000).slice(150_000)]
+
+    def ids(table: pa.Table) -> list[tuple[int, ...]]:
+        run = K.KernelRun(compile_text(text), id_field="id")
+        out = pa.concat_tables([run.push(table), run.flush()])
+        return list(zip(*(out.column(v).to_pylist() for v in "abc")))
+
+    alone = [ids(t) for t in tables]
+    together: list[list[tuple[int, ...]]] = [[], []]
+
+    def fire(i: int) -> None:
+        together[i] = ids(tables[i])
+
+    threads = [threading.Thread(target=fire, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert together == alone and all(len(a) > 1000 for a in alone)
