@@ -231,9 +231,9 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
     if k.store.n >= k.store.cap:
         k.store.reserve(2 * k.store.cap)
     ev = k.store.n
-    k.store.n += 1
+    k.store.n = k.store.n + 1
     k.store.seq[ev] = k.store.next_seq
-    k.store.next_seq += 1
+    k.store.next_seq = k.store.next_seq + 1
     k.store.ts[ev] = k.emit_ts
     k.store.pos[ev] = k.emit_at if k.emit_at >= 0 else k.in_pos
     k.store.id[ev] = -1 - (k.taken + o)
@@ -253,7 +253,7 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
         if enter_composite(k, <Group>k.gptr[gi], etype, k.out_key[o], ev):
             kept = True
     if not kept and k.store.n == ev + 1:
-        k.store.n -= 1
+        k.store.n = k.store.n - 1
     return 0
 
 

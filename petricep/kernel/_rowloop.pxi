@@ -322,9 +322,9 @@ cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double
     if k.store.n >= k.store.cap:
         k.store.reserve(2 * k.store.cap)
     ev = k.store.n
-    k.store.n += 1
+    k.store.n = k.store.n + 1
     k.store.seq[ev] = k.store.next_seq
-    k.store.next_seq += 1
+    k.store.next_seq = k.store.next_seq + 1
     k.store.ts[ev] = t
     k.store.pos[ev] = p
     k.store.id[ev] = row_id(r, i)
@@ -504,7 +504,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
             if enter_group(k, <Group>k.gptr[gi], etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
-            k.store.n -= 1
+            k.store.n = k.store.n - 1
     if k.has_contiguity:
         ekey = 2 * p
         for gi in range(ngroups):
@@ -575,7 +575,7 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
             if enter_plain(k, <Group>k.gptr[gi], etype, r.rkeys[gi], ev):
                 kept = True
         if not kept:
-            k.store.n -= 1
+            k.store.n = k.store.n - 1
     if k.out_n > first:
         settle(k, first)
     k.since_sweep += 1
