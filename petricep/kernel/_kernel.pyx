@@ -106,7 +106,7 @@ class KernelEvaluationError(Exception):
 cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL nogil:
     cdef void* q = realloc(p, n * size if n > 0 else size)
     if q == NULL:
-        with gil:
+        with gil:  # (Cython 3.0 raises without the lock only from a function returning an int)
             raise MemoryError()
     return q
 

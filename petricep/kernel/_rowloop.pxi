@@ -55,8 +55,7 @@ cdef inline int32_t row_type(const Rows* r, Py_ssize_t i) except? -3 nogil:
     if r.lookup == NULL:
         return x
     if <size_t>x >= <size_t>r.nlookup:
-        with gil:
-            raise IndexError(f"dictionary index {x} out of range")
+        raise IndexError(f"dictionary index {x} out of range")
     return r.lookup[x]
 
 
@@ -472,8 +471,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
         tick(k, t, p)
         return 0
     if t < k.last_ts:
-        with gil:
-            raise OrderError(i + row0, t, k.last_ts)
+        raise OrderError(i + row0, t, k.last_ts)
     k.in_ts = t
     k.in_pos = p
     k.in_tag = k.emit_tag
@@ -561,8 +559,7 @@ cdef int fire_plain_row(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) 
     if etype == TICK:
         return 0
     if t < k.last_ts:
-        with gil:
-            raise OrderError(i + row0, t, k.last_ts)
+        raise OrderError(i + row0, t, k.last_ts)
     k.in_ts = t
     k.in_pos = p
     k.in_tag = k.emit_tag
