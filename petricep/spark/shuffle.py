@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petricep.events import Event, EventColumns
+from petricep.events import Event, EventColumns, TypeColumn
 
 from .rows import decode_columns, encode, encode_fields
 
@@ -294,14 +294,14 @@ def columns(
     if blobs.null_count < len(part):  # some events came as blobs: value by value
         return _mixed(part, positions, names, idx, id_is_pos)
     types = part.column("t").dictionary_encode()
-    type_col = np.array(types.dictionary.to_pylist(), dtype=object)[types.indices.to_numpy(zero_copy_only=False)]
+    type_col = TypeColumn(types.indices.to_numpy(zero_copy_only=False).astype(np.int32), types.dictionary.to_pylist())
     ts = _typed_column(part.column("ts"), None, part.column("tk"))
     ids = positions if id_is_pos else _typed_column(part.column("idn"), part.column("ids"), part.column("idk"))
     attrs = {
         name: _typed_column(part.column(f"a{i}n"), part.column(f"a{i}s"), part.column(f"a{i}k"))
         for name, i in zip(names, idx)
     }
-    return EventColumns(type_col.tolist(), ts, positions, ids, attrs)
+    return EventColumns(type_col, ts, positions, ids, attrs)
 
 
 def _typed_column(num: pa.Array, text: pa.Array | None, kind: pa.Array) -> Any:

@@ -23,12 +23,15 @@ from hypothesis import strategies as st
 
 import tests.features
 from petricep.errors import EventOrderError, PetricepError
-from petricep.events import Event
+import numpy as np
+
+from petricep.events import Event, EventColumns, TypeColumn
 from petricep.io.output import match_json
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of
+from petricep.kernel.engine import TICK
+from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of, with_ticks
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
 from tests.strategies import _always_bound, pattern_text, patterns
@@ -225,6 +228,37 @@ def test_end_negation_producers_feeding_consumers(data: st.DataObject) -> None:
 
 
 # ----------------------------------------------------------------------------- the clock
+
+
+def test_ticks_join_numpy_columns_as_numpy() -> None:
+    """Tick rows go into numpy columns as numpy (the kernel reads them at C speed): their
+    time and position are the tick's, id and attributes repeat the row before (never read)."""
+    cols = EventColumns(
+        TypeColumn(np.array([0, 1, 0], dtype=np.int32), ("a", "b")),
+        np.array([1.0, 2.0, 3.0]),
+        np.array([0, 2, 4]),
+        np.array([10, 11, 12]),
+        {"x": np.array([5, 6, 7]), "s": ["p", None, "q"]},
+    )
+    out = with_ticks(cols, [(0, 0.5, -1), (2, 2.5, 3)])
+    assert isinstance(out.types, TypeColumn) and out.types.tolist() == [TICK, "a", "b", TICK, "a"]
+    assert isinstance(out.ts, np.ndarray) and out.ts.tolist() == [0.5, 1.0, 2.0, 2.5, 3.0]
+    assert isinstance(out.pos, np.ndarray) and out.pos.tolist() == [-1, 0, 2, 3, 4]
+    assert out.ids.tolist() == [10, 10, 11, 11, 12]
+    assert out.attrs["x"].tolist() == [5, 5, 6, 6, 7]
+    assert out.attrs["s"] == [None, "p", None, None, "q"]
+
+
+def test_ticks_a_numpy_column_cannot_hold_exactly_make_it_a_list() -> None:
+    """An int time column and a float tick (or a type column of names): Python values, as
+    the events and ticks hold them."""
+    cols = EventColumns(["a", "a"], np.array([1, 3]), [0, 2], [7, 8], {})
+    out = with_ticks(cols, [(1, 2.5, 1)])
+    assert out.types == ["a", TICK, "a"]
+    assert out.ts == [1, 2.5, 3] and type(out.ts[0]) is int and type(out.ts[1]) is float
+    assert out.pos == [0, 1, 2] and out.ids == [7, None, 8]
+    big = with_ticks(EventColumns(["a"], np.array([1], dtype=np.int64), [0], [7], {}), [(0, 2**70, -1)])
+    assert big.ts == [2**70, 1]
 
 
 def test_stream_clock_points() -> None:
