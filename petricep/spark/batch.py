@@ -49,9 +49,9 @@ from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import END, GroupRunner, StreamClock, engine_report, group_engine, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
-from .rows import ARCHIVE, EVENT, MATCHES_DDL, PosMap, decode, error_row, match_row
+from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, PosMap, decode, error_row, match_row
 from .session import configure, require_spark
-from .shuffle import Layout, columns, spans
+from .shuffle import Layout, Unpacked, columns, spans
 from .typed import typed
 
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
@@ -156,48 +156,65 @@ class Firing:
             else:
                 fail(err, runner.last_pos, None)
 
+        unpacked = Unpacked(self.layout)
+
+        def fire_typed(parts: Iterator[pa.RecordBatch], g: int) -> None:
+            """A kernel group's events in order key order, as record batches, into its runner."""
+            for part in parts:
+                if failed or runner is None:
+                    continue
+                positions = posmap.positions(part.column("lid").to_numpy())
+                try:
+                    emit(runner.push_columns(columns(part, 0, part.num_rows, positions, self.layout, g, self.id_is_pos)))
+                except EvaluationError as err:
+                    finish_failed(err, runner)
+
+        def close() -> None:
+            """The current group's rows end: its last events, then the end of its stream."""
+            fire_typed(unpacked.flush(), current)
+            if runner is not None:
+                try:
+                    emit(runner.finish())
+                except EvaluationError as err:
+                    finish_failed(err, runner)
+
         for batch in batches:
             if batch.num_rows == 0:
                 continue
             gs = batch.column("g").to_numpy()
-            positions = posmap.positions(batch.column("lid").to_numpy())
+            positions: list[int] | None = None
             for a, b in spans(gs[1:] != gs[:-1]):
                 g = int(gs[a])
                 if g != current:
-                    if runner is not None:
-                        try:
-                            emit(runner.finish())
-                        except EvaluationError as err:
-                            finish_failed(err, runner)
+                    close()
                     current = g
                     failed = False
                     joined = join is not None and not join.names.isdisjoint(plan.groups[g].patterns)
                     runner = group_runner(net, plan.groups[g], clock, self.tie, bindings=joined)
+                if self.layout.names_of(g) is not None:
+                    fire_typed(unpacked.feed(batch, a, b), g)
+                    continue
                 if failed or runner is None:
                     continue
+                if positions is None:
+                    positions = posmap.positions(batch.column("lid").to_numpy())
                 try:
-                    emit(self._segment(runner, batch, a, b, positions, g))
+                    emit(self._blobs(runner, batch, a, b, positions))
                 except EvaluationError as err:
                     finish_failed(err, runner)
             if len(rows) >= 4096:
                 yield _batch(rows)
                 rows = []
-        if runner is not None:
-            try:
-                emit(runner.finish())
-            except EvaluationError as err:
-                finish_failed(err, runner)
+        close()
         if rows:
             yield _batch(rows)
 
-    def _segment(
-        self, runner: GroupRunner, batch: pa.RecordBatch, a: int, b: int, positions: list[int], g: int
+    def _blobs(
+        self, runner: GroupRunner, batch: pa.RecordBatch, a: int, b: int, positions: list[int]
     ) -> list[tuple[Any, int]]:
-        """Rows ``a:b`` of a batch (group ``g``'s events) into its runner: a kernel group's
-        typed rows as columns at once, blobs event by event. An evaluation error carries
-        the pairs found before the failing event (``err.pairs``) and that event (``err.event``)."""
-        if self.layout.names_of(g) is not None:
-            return runner.push_columns(columns(batch, a, b, positions[a:b], self.layout, g, self.id_is_pos))
+        """Rows ``a:b`` of a batch (a Python-engine group's events, as blobs) into its
+        runner, event by event. An evaluation error carries the pairs found before the
+        failing event (``err.pairs``) and that event (``err.event``)."""
         out: list[tuple[Any, int]] = []
         for pos, data in zip(positions[a:b], batch.column("ev").slice(a, b - a).to_pylist()):
             e = decode(data, pos, self.id_is_pos, self.names)
@@ -272,6 +289,29 @@ class BatchRun:
         # built kernel runs the Python engine), for the summary and --stats
         self.engine = engine_report(
             [(g, group_engine(net, g, tie, bindings=not joined.isdisjoint(g.patterns))) for g in self.plan.groups]
+        )
+
+    def bucket_labels(self) -> tuple[tuple[str, ...], ...]:
+        """Per group, one routing label per firing partition, each one hashed by the
+        shuffle (``pmod(hash(g, k), partitions)``, asked of Spark itself) to its own
+        partition: a kernel group's keys go in as many buckets, which fill the partitions
+        evenly (a bucket per partition) however few they are. None for the groups whose
+        events travel as blobs, key by key. A label no candidate reaches (unlikely) falls
+        back to its number: packs of buckets that share a partition are merged there."""
+        from pyspark.sql import functions as F
+
+        typed = [g for g, idx in enumerate(self.layout.groups) if idx is not None]
+        if not typed:
+            return ()
+        n = self.partitions
+        cands = self.spark.range(16 * n).select(F.col("id").cast("string").alias("k"))
+        gs = self.spark.createDataFrame([(g,) for g in typed], "g int")
+        found = gs.crossJoin(cands).select("g", "k", F.pmod(F.hash("g", "k"), F.lit(n)).alias("p"))
+        first: dict[tuple[int, int], str] = {}
+        for g, k, p in sorted(found.collect(), key=lambda r: (r[0], int(r[1]))):
+            first.setdefault((g, p), k)
+        return tuple(
+            tuple(first.get((g, p), str(p)) for p in range(n)) if g in typed else () for g in range(len(self.layout.groups))
         )
 
     # -- inputs ----------------------------------------------------------------------
@@ -389,10 +429,10 @@ class BatchRun:
     def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
         from pyspark.sql import functions as F
 
-        config = replace(config, archive=self.history is not None, layout=self.layout)
+        config = replace(config, archive=self.history is not None, layout=self.layout, buckets=self.bucket_labels())
         parser = Parser(config, Router(self.plan))
         parsed = prepared.mapInArrow(parser, self.layout.ddl()).localCheckpoint(eager=True)
-        side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE)).select("kind", "ev").collect()
+        side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE, PACK)).select("kind", "ev").collect()
         facts: dict[str, set[str]] = {}
         posmap, pos_runs, error = interpret(((kind, data) for kind, data in side), config, header, facts)
         if error is not None:
@@ -401,7 +441,7 @@ class BatchRun:
         clock = StreamClock.from_runs(pos_runs)
         if self.history is not None:
             self._archive(parsed, clock, posmap, config)
-        events = parsed.filter(F.col("kind") == EVENT).select(*self.layout.event_columns())
+        events = parsed.filter(F.col("kind").isin(EVENT, PACK)).select(*self.layout.event_columns())
         return Parsed(
             events,
             clock,

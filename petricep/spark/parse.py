@@ -39,7 +39,7 @@ from petricep.io.source import EventSource
 from .partition import Run, first_violation
 from .plan import Router
 from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
-from .shuffle import Layout, Rows, events_of, listed, spans, take
+from .shuffle import Layout, Rows, bucket_of, events_of, listed, spans, take
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
@@ -58,6 +58,9 @@ class ParseConfig:
     names: tuple[str, ...] | None = None  # the input's columns (None: JSON Lines, keys vary)
     archive: bool = False  # also emit every event once as an ARCHIVE row (for the event archive)
     layout: Layout = Layout()  # which groups' events travel as typed columns (the kernel's), and which attributes
+    # per group, the routing labels of its key buckets: its typed events travel by bucket, a
+    # checked batch's as packs (none: by key, row by row); see BatchRun.bucket_labels
+    buckets: tuple[tuple[str, ...], ...] = ()
 
 
 def blank(line: bytes, text: str) -> bool:
@@ -74,6 +77,7 @@ class Parser:
         self.config = config
         self.router = router
         self.facts: dict[str, set[str]] = {"ids": set(), "time": set()}  # per task: see FACTS
+        self._buckets: dict[tuple[int, str], str] = {}  # (group, routing key) -> its bucket's label
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with quiet_gc(), trace("parse") as rows:
@@ -148,9 +152,10 @@ class Parser:
             routes = router.route(e)
         typed = self.config.layout.groups
         data = None  # the whole event's blob, made once for the groups that need it
+        buckets = self.config.buckets
         for g, key in routes:
             if typed and typed[g] is not None:
-                out.add_event(EVENT, g, key, lid, e)
+                out.add_event(EVENT, g, self._bucket(g, key) if buckets else key, lid, e)
                 continue
             if data is None:
                 data = encode(e, names)
@@ -180,7 +185,17 @@ class Parser:
             return
         side.extend_columns(listed(cols.ts), lids)
         if keys is not None and route is not None:
-            out.add_columns(EVENT, route[0], keys, read_lids, read_cols)
+            if self.config.buckets:
+                of = {k: self._bucket(route[0], k) for k in dict.fromkeys(keys)}
+                out.add_packs(EVENT, route[0], list(map(of.__getitem__, keys)), read_lids, read_cols)
+            else:
+                out.add_columns(EVENT, route[0], keys, read_lids, read_cols)
+
+    def _bucket(self, g: int, key: str) -> str:
+        got = self._buckets.get((g, key))
+        if got is None:
+            got = self._buckets[g, key] = bucket_of(key, self.config.buckets[g])
+        return got
 
     def _keys(self, cols: EventColumns, attr: str) -> list[str] | None:
         """Each row's routing key by its key attribute, once per distinct value (None: an

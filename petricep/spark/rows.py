@@ -30,6 +30,7 @@ ERROR = 2  # the first bad row of a chunk
 COUNTS = 3  # rows (lines) seen per input partition, and blank lines
 FACTS = 4  # what a task saw of the values: the Python types of event ids, the time kinds
 ARCHIVE = 5  # every event, once, for the event archive (runs with ARCHIVED patterns)
+PACK = 6  # a kernel group's events of one key bucket, typed, as one Arrow record batch (shuffle.py)
 
 LID_BITS = 33  # monotonically_increasing_id(): partition id << 33 | row within the partition
 LID_MASK = (1 << LID_BITS) - 1

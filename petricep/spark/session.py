@@ -69,6 +69,9 @@ BASE_CONF: dict[str, str] = {
     ),
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # the firing stage's rows are packs of events (a few large values): batches of 10,000
+    # of them would reach a Python worker only once the JVM had built a whole partition's
+    "spark.sql.execution.arrow.maxBytesPerBatch": "8m",
     # a Python worker connecting back to a busy JVM: Spark's 15 s fails streaming queries
     # on a loaded machine ("Python worker failed to connect back")
     "spark.python.authenticate.socketTimeout": "120s",

@@ -17,7 +17,8 @@ blob, which the firing stage decodes value by value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -28,7 +29,7 @@ import pyarrow.compute as pc
 
 from petricep.events import Event, EventColumns, TypeColumn
 
-from .rows import decode_columns, encode, encode_fields
+from .rows import PACK, decode_columns, encode, encode_fields
 
 # the kind of a typed value (the ``tk``, ``idk`` and per-attribute ``a<i>k`` columns)
 K_NULL, K_INT, K_NUM, K_BOOL, K_STR = range(5)
@@ -82,13 +83,23 @@ class Layout:
         return ", ".join(f"{f.name} {_SPARK.get(f.type, str(f.type))}" for f in self.schema())
 
     def event_columns(self) -> list[str]:
-        """The columns the firing stage reads."""
-        return [f.name for f in self.schema() if f.name != "kind"]
+        """The columns the firing stage reads (``kind``: an event row or a :data:`PACK`)."""
+        return [f.name for f in self.schema() if f.name != "k"]
+
+    def pack_schema(self) -> pa.Schema:
+        """The columns of a pack's record batch: an event row's, less its routing."""
+        return pa.schema([f for f in self.schema() if f.name not in ("kind", "g", "k")])
 
     def names_of(self, g: int) -> tuple[str, ...] | None:
         """The attributes group ``g``'s typed events carry (None: its events are blobs)."""
         idx = self.groups[g] if g < len(self.groups) else None
         return None if idx is None else tuple(self.fields[i] for i in idx)
+
+
+def bucket_of(key: str, labels: tuple[str, ...]) -> str:
+    """The label of the key bucket a kernel group's events of routing key ``key`` travel
+    in (the same in every Python process: not ``hash``)."""
+    return labels[zlib.crc32(key.encode("utf-8", "surrogatepass")) % len(labels)]
 
 
 class Rows:
@@ -140,6 +151,29 @@ class Rows:
         c[2].extend(keys)
         c[3].extend(lids)
         c[4].extend([None] * n)
+
+    def add_packs(self, kind: int, g: int, buckets: list[str], lids: list[int], cols: EventColumns) -> None:
+        """A checked batch of kernel group ``g`` as one :data:`PACK` row per key bucket
+        (``buckets``: per row): the rows of a bucket typed as :meth:`add_columns` types
+        them, as one record batch in the ``ev`` cell. The shuffle then moves a few large
+        values instead of a row per event (the JVM's rows, sort and Arrow conversion were
+        most of the firing stage); the firing stage unpacks them (:class:`Unpacked`)."""
+        typed = typed_batch(cols, lids, self.layout)
+        if typed is None:  # some column needs value by value (or a row goes as a blob)
+            rows = Rows(self.layout)
+            rows.add_columns(kind, g, buckets, lids, cols)
+            typed = rows.batch().select(self.layout.pack_schema().names)
+        # rows by bucket, each bucket's in order key order (a pack is sorted, its first
+        # row its least): a table's batch may hold chunks of rows out of order
+        code = {b: i for i, b in enumerate(dict.fromkeys(buckets))}
+        codes = np.fromiter(map(code.__getitem__, buckets), np.int64, len(buckets))
+        order = np.lexsort((np.asarray(lids, dtype=np.int64), codes))
+        codes = codes[order]
+        names = list(code)
+        for a, b in spans(codes[1:] != codes[:-1]):
+            rows_of = order[a:b]
+            part = typed.take(pa.array(rows_of))
+            self.add(PACK, g, names[int(codes[a])], lids[int(rows_of[0])], part.serialize().to_pybytes())
 
     def batch(self) -> pa.RecordBatch:
         n = len(self)
@@ -201,6 +235,62 @@ class Rows:
                     col[want] = None
                 want = next(targets, None)
             j += len(src)
+
+
+def typed_batch(cols: EventColumns, lids: list[int], layout: Layout) -> pa.RecordBatch | None:
+    """A checked batch's rows in a pack's columns (:meth:`Layout.pack_schema`), a column at
+    a time: exactly what :class:`Rows` makes of them, where every column is a numpy array
+    of numbers or a list :func:`_kinds_of` takes whole. None where a row would go as a blob
+    (a value the typed columns cannot hold): then :class:`Rows` makes the batch."""
+    n = len(lids)
+    bad: set[int] = set()
+    ts = _typed_cells(cols.ts, bad, False)
+    ids = _typed_cells(cols.ids, bad, True)
+    cells = [_typed_cells(cols.attrs[f], bad, None) if f in cols.attrs else _absent(n) for f in layout.fields]
+    if bad or ts is None or ids is None or any(c is None for c in cells):
+        return None
+    types = cols.types
+    if isinstance(types, TypeColumn):
+        type_arr = pa.array(types.names, type=pa.string()).take(pa.array(types.codes))
+    else:
+        type_arr = pa.array(listed(types), type=pa.string())
+    arrays = [pa.array(np.asarray(lids, dtype=np.int64)), pa.nulls(n, pa.binary()), type_arr, ts[0], ts[2], ids[0], ids[1], ids[2]]
+    for c in cells:
+        assert c is not None
+        arrays += list(c)
+    return pa.RecordBatch.from_arrays(arrays, schema=layout.pack_schema())
+
+
+def _typed_cells(col: Any, bad: set[int], ints_only: bool | None) -> tuple[pa.Array, pa.Array, pa.Array] | None:
+    """``(numbers, texts, kinds)`` of one column as :func:`_kinds_of` gives them, as Arrow
+    arrays: a numpy column of floats, ints or bools at once (None: one it does not take
+    whole, such as ints beyond 2**53)."""
+    n = len(col)
+    if isinstance(col, np.ndarray):
+        kind = col.dtype.kind
+        if kind == "f" and ints_only is not True:
+            return pa.array(col.astype(np.float64, copy=False)), pa.nulls(n, pa.string()), _const_kind(K_NUM, n)
+        if kind in "iu" and n and (ints_only or (col.min() >= -EXACT and col.max() <= EXACT)):
+            if ints_only and (kind == "u" and col.max() > 2**63 - 1):
+                return None
+            values = col.astype(np.int64 if ints_only else np.float64)
+            return pa.array(values), pa.nulls(n, pa.string()), _const_kind(K_INT, n)
+        if kind == "b" and ints_only is None:
+            return pa.array(col.astype(np.float64)), pa.nulls(n, pa.string()), _const_kind(K_BOOL, n)
+        if kind in "iufb":
+            return None
+    numbers, texts, kinds = _kinds_of(listed(col), bad, ints_only)
+    number_type = pa.int64() if ints_only else pa.float64()
+    return pa.array(numbers, type=number_type), pa.array(texts, type=pa.string()), pa.array(kinds, type=pa.int8())
+
+
+def _absent(n: int) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """The cells of a field the batch has no column for (every event lacks it)."""
+    return pa.nulls(n, pa.float64()), pa.nulls(n, pa.string()), _const_kind(K_NULL, n)
+
+
+def _const_kind(kind: int, n: int) -> pa.Array:
+    return pa.array(np.full(n, kind, dtype=np.int8))
 
 
 def _field_of_events(f: str) -> Callable[[list[Event]], list[Any]]:
@@ -370,6 +460,50 @@ def _kinds(kind: pa.Array) -> np.ndarray:
     return pc.fill_null(kind, K_NULL).to_numpy(zero_copy_only=False)
 
 
+class Unpacked:
+    """A kernel group's rows in a firing task, in order: event rows and packs (sorted by
+    their first order key) become record batches of its events in order key order. Packs
+    of different key buckets that the shuffle sent to one task interleave (so do packs of a
+    parse batch whose keys span separate runs of rows): every segment overlapping the
+    previous ones' span is merged with them and sorted, the others come out as they are."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.schema = layout.pack_schema()
+        self._parts: list[pa.RecordBatch] = []
+        self._hi = -1
+
+    def feed(self, batch: pa.RecordBatch, a: int, b: int) -> Iterator[pa.RecordBatch]:
+        """Rows ``a:b`` of a firing-stage batch (one group's, sorted by ``lid``); yields
+        the batches of events known to come before every later row's."""
+        kinds = batch.column("kind").to_numpy(zero_copy_only=False)[a:b]
+        lids = batch.column("lid").to_numpy(zero_copy_only=False)[a:b]
+        names = self.schema.names
+        for i, j in spans(kinds[1:] != kinds[:-1]):
+            if kinds[i] != PACK:
+                yield from self._add(batch.slice(a + i, j - i).select(names), int(lids[i]), int(lids[j - 1]))
+                continue
+            cells = batch.column("ev").slice(a + i, j - i)
+            for r in range(j - i):
+                part = pa.ipc.read_record_batch(cells[r].as_buffer(), self.schema)
+                yield from self._add(part, int(lids[i + r]), int(part.column("lid")[-1].as_py()))
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        """What is left (the group's rows end)."""
+        if self._parts:
+            parts, self._parts, self._hi = self._parts, [], -1
+            if len(parts) == 1:
+                yield parts[0]
+                return
+            merged = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+            yield merged.take(pc.sort_indices(merged.column("lid")))
+
+    def _add(self, part: pa.RecordBatch, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        if lo > self._hi:
+            yield from self.flush()
+        self._parts.append(part)
+        self._hi = max(self._hi, hi)
+
+
 def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns:
     """Group ``g``'s ``events`` as the firing stage gets them (one batch through
     :class:`Rows` and :func:`columns`, or blobs decoded as columns): the distributed
@@ -383,4 +517,4 @@ def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns
     return columns(rows.batch(), 0, len(events), positions, layout, g, False)
 
 
-__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "columns", "events_of", "handed_over", "listed", "spans", "take"]
+__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "Unpacked", "bucket_of", "columns", "events_of", "handed_over", "listed", "spans", "take"]

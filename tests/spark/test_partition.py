@@ -17,20 +17,19 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import tests.features
 from petricep.errors import EventOrderError, PetricepError
-import numpy as np
-
 from petricep.events import Event, EventColumns, TypeColumn
 from petricep.io.output import match_json
+from petricep.kernel.engine import TICK
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.kernel.engine import TICK
 from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of, with_ticks
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
