@@ -5,11 +5,9 @@ Spark ``local[1]`` / ``local[2]``: times, speed-up, and where the time goes.
 
 For every master a fresh process starts Spark and runs the batch pipeline ``--repeat``
 times over the file (the first run pays the JVM's warm-up); every run's matches are
-checked against the embedded engine's. The breakdown times, in one Python process, what
-the Spark tasks do per event besides Spark's own work: reading rows into events, routing
-and encoding them (parse stage: whole events as blobs, or a kernel group's typed columns),
-and the firing stage both ways (blobs decoded into events pushed one by one; typed
-batches handed to the kernel as columns).
+checked against the embedded engine's. The breakdown times, in one Python process, the
+Python side of the two stages as Spark's tasks run it (see :func:`breakdown`): what is
+left of a stage's time in Spark is the JVM's.
 """
 
 from __future__ import annotations
@@ -65,64 +63,83 @@ def embedded(path: str) -> dict[str, Any]:
     }
 
 
-def breakdown(path: str) -> dict[str, float]:
-    """Seconds, in this process, for what the Spark tasks do per event besides Spark's own
-    work: reading the rows into events; routing and encoding them for the shuffle (parse
-    stage: whole events as blobs, as the Python engine's groups get them, and a kernel
-    group's typed columns); then the firing stage, both ways: blobs decoded into events
-    pushed one by one, and typed batches handed to the kernel as columns
-    (``push_columns``), ticks included."""
+class _Shared:
+    """A broadcast's stand-in (what a task reads: ``.value``)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
+    """Seconds, in this process, for the Python side of the two stages as the Spark tasks
+    run it, on the whole file as one task each: the parse stage (:class:`Parser` over
+    batches of raw lines as ``spark.read.text`` hands them over, as many as petricep's
+    session asks for; a kernel group's
+    events leave as packs in ``partitions`` key buckets), a stand-in for the shuffle (not
+    Spark's: the event rows and packs sorted by group and order key), and the firing stage
+    (:class:`Firing` over them: unpacking, the kernel, the match rows)."""
     import gc
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     from petricep.api import compile_files
-    from petricep.io.readers import open_events
-    from petricep.spark.partition import StreamClock, group_runner, kernel_fields
+    from petricep.spark.batch import Firing, _csv_columns
+    from petricep.spark.parse import ORDER, VALUE, ParseConfig, Parser, interpret
+    from petricep.spark.partition import StreamClock, kernel_fields
     from petricep.spark.plan import Router, make_plan
-    from petricep.spark.rows import decode, encode
-    from petricep.spark.shuffle import Layout, Rows, columns
+    from petricep.spark.rows import ARCHIVE, EVENT, PACK
+    from petricep.spark.session import BASE_CONF
+    from petricep.spark.shuffle import Layout
 
     net = compile_files([str(NET)])
     plan = make_plan(net)
-    router = Router(plan)
     layout = Layout.of([kernel_fields(net, g) for g in plan.groups])
+    opener: Any = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as fh:
+        raw = fh.read().split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    header = raw[0]
+    labels = tuple(str(p) for p in range(partitions))
+    config = ParseConfig(
+        spec(path),
+        text="csv",
+        header=header,
+        names=_csv_columns(header, ","),
+        layout=layout,
+        buckets=tuple(labels if idx is not None else () for idx in layout.groups),
+    )
+    step = int(BASE_CONF["spark.sql.execution.arrow.maxRecordsPerBatch"])  # lines per batch, as Spark's
+    lines = [
+        pa.record_batch({VALUE: pa.array(raw[a : a + step], pa.binary()), ORDER: pa.array(range(a, min(a + step, len(raw))), pa.int64())})
+        for a in range(0, len(raw), step)
+    ]
+    del raw
     out: dict[str, float] = {}
     gc.disable()
     try:
         t = time.perf_counter()
-        events = list(open_events(spec(path)))
-        out["read rows into events"] = time.perf_counter() - t
-        names = tuple(events[0].attrs)
-        clock = StreamClock.from_events(events)
+        parsed = pa.Table.from_batches(list(Parser(config, Router(plan))(iter(lines))))
+        out["parse stage (Python)"] = time.perf_counter() - t
+        kinds = parsed.column("kind")
+        side = parsed.filter(pc.invert(pc.is_in(kinds, pa.array([EVENT, ARCHIVE, PACK], pa.int8()))))
+        posmap, runs, error = interpret(zip(side.column("kind").to_pylist(), side.column("ev").to_pylist()), config, 1)
+        assert error is None, error
+        clock = StreamClock.from_runs(runs)
         t = time.perf_counter()
-        blobs = [(router.route(e), encode(e, names)) for e in events]
-        out["route + encode whole events (blobs)"] = time.perf_counter() - t
+        events = parsed.filter(pc.is_in(kinds, pa.array([EVENT, PACK], pa.int8())))
+        events = events.take(pc.sort_indices(events, [("g", "ascending"), ("lid", "ascending")]))
+        events = events.select(layout.event_columns()).drop_columns(["k"]).combine_chunks()
+        out["shuffle stand-in (sort)"] = time.perf_counter() - t
+        fire = Firing(_Shared(net), _Shared(plan), _Shared((clock, posmap)), "arrival", False, config.names, True, None, layout)
         t = time.perf_counter()
-        batches = []
-        for i in range(0, len(events), 10_000):
-            rows = Rows(layout)
-            for e in events[i : i + 10_000]:
-                for g, key in router.route(e):
-                    rows.add_event(0, g, key, e.pos, e)
-            batches.append(rows.batch())
-        out["route + typed columns (kernel group)"] = time.perf_counter() - t
-        t = time.perf_counter()
-        decoded = [decode(b, e.pos, False, names) for (_, b), e in zip(blobs, events)]
-        out["fire, per event: decode blobs"] = time.perf_counter() - t
-        del blobs, events
-        t = time.perf_counter()
-        runner = group_runner(net, plan.groups[0], clock)
-        n = sum(len(runner.push(e)) for e in decoded) + len(runner.finish())
-        out["fire, per event: kernel runner push"] = time.perf_counter() - t
-        t = time.perf_counter()
-        runner = group_runner(net, plan.groups[0], clock)
-        m = 0
-        for batch in batches:
-            pos = batch.column("lid").to_numpy().tolist()
-            m += len(runner.push_columns(columns(batch, 0, batch.num_rows, pos, layout, 0, False)))
-        m += len(runner.finish())
-        out["fire, typed batches: columns + push_columns"] = time.perf_counter() - t
-        assert m == n, (m, n)
-        out["matches"] = n
+        found = sum(b.num_rows for b in fire(iter(events.to_batches(max_chunksize=step))))
+        seconds = time.perf_counter() - t
+        out["firing stage (Python)"] = seconds
+        out["firing stage: events/s"] = clock.events / seconds
+        out["matches"] = found
     finally:
         gc.enable()
     return out
@@ -225,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     if not args.no_breakdown:
         for k, v in breakdown(args.data).items():
-            print(f"  in one process: {k}: {v:.1f}" + ("" if k == "matches" else " s"))
+            unit = "" if k == "matches" else " events/s" if "/s" in k else " s"
+            print(f"  in one process: {k}: {v:,.1f}{unit}")
     return 0
 
 

@@ -67,6 +67,23 @@ def match_json(m: Match) -> str:
     return json_line(m.to_dict())
 
 
+def match_json_parts(m: Match) -> tuple[str, str, str]:
+    """:func:`match_json`'s line with its ``ids`` and ``attrs`` objects' own text, the line
+    made of them (as the encoder joins a record's values), not encoded twice."""
+    ids, attrs = json_line(m.ids), json_line(m.attrs)
+    line = f'{{"pattern": {_json_value(m.pattern)}, "ids": {ids}, "start": {_json_value(m.start)}, "end": {_json_value(m.end)}, "attrs": {attrs}'
+    if m.timeout is not None:
+        line += f', "timeout": {json_line({"type": m.timeout[0], "deadline": m.timeout[1]})}'
+    return line + "}", ids, attrs
+
+
+def _json_value(v: Any) -> str:
+    try:
+        return _ENCODE(v)
+    except (TypeError, ValueError):
+        return _ENCODE(_plain(v))
+
+
 def _cannot_write(path: str, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {exc.strerror or exc}")
 

@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petricep.errors import EventError, EventOrderError
-from petricep.events import Event, EventColumns
+from petricep.events import Event, EventColumns, value_at
 from petricep.io.readers import InputSpec, events_from_table, open_events
 from petricep.io.source import EventSource
 
@@ -44,7 +45,9 @@ from .shuffle import Layout, Rows, bucket_of, events_of, listed, spans, take
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
 VALUE = "value"  # the line column of text input
 _BOM = b"\xef\xbb\xbf"
+_SPACE_STARTS = pa.array([b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c"], type=pa.binary())  # a line's first byte where it may be blank
 _OUT_ROWS = 8192
+_OUT_BYTES = 8 << 20  # (packs: a few rows of many bytes)
 
 @dataclass(frozen=True)
 class ParseConfig:
@@ -114,7 +117,7 @@ class Parser:
                     if id_types is not None:
                         id_types.add(type(item.id).__name__)
                     self._event(item, lid, out, side)
-            if len(out) >= _OUT_ROWS:
+            if len(out) >= _OUT_ROWS or out.packed >= _OUT_BYTES:
                 yield out.batch()
         side.close_run()
         if side.runs:
@@ -183,7 +186,7 @@ class Parser:
             for e, lid in zip(events_of(cols), lids):
                 self._event(e, lid, out, side)
             return
-        side.extend_columns(listed(cols.ts), lids)
+        side.extend_columns(cols.ts, lids)
         if keys is not None and route is not None:
             if self.config.buckets:
                 of = {k: self._bucket(route[0], k) for k in dict.fromkeys(keys)}
@@ -226,7 +229,7 @@ class Parser:
         out: list[Item] = []
         try:
             source = events_from_table(table, spec)
-            _read(source, lids, out, self._as_columns)
+            _read(source, np.asarray(lids, dtype=np.int64), out, self._as_columns)
             if out:
                 self.facts["time"].add(source.time_kind)
         except EventError as err:
@@ -243,46 +246,68 @@ class Parser:
     # -- text files ------------------------------------------------------------------
 
     def _lines(self, batch: pa.RecordBatch, lids: list[int], blanks: list[int]) -> tuple[list[Item], RowError | None]:
-        values: list[bytes] = batch.column(VALUE).to_pylist()
-        # split the batch into runs of consecutive order keys (consecutive lines)
+        values = batch.column(VALUE)
+        keys = np.asarray(lids, dtype=np.int64)
+        # the batch's runs of consecutive order keys (consecutive lines), each read whole
         events: list[Item] = []
-        start = 0
-        n = len(values)
-        for i in range(1, n + 1):
-            if i == n or lids[i] != lids[i - 1] + 1:
-                got, err = self._run(values[start:i], lids[start:i], blanks)
-                events.extend(got)
-                if err is not None:
-                    return events, err
-                start = i
+        for a, b in spans(keys[1:] != keys[:-1] + 1):
+            got, err = self._run(values.slice(a, b - a), keys[a:b], blanks)
+            events.extend(got)
+            if err is not None:
+                return events, err
         return events, None
 
-    def _run(self, lines: list[bytes], lids: list[int], blanks: list[int]) -> tuple[list[Item], RowError | None]:
+    def _data(self, lines: pa.Array, lids: np.ndarray, blanks: list[int]) -> tuple[bytes, np.ndarray]:
+        """A run's data lines, joined as the scratch file holds them, and their order keys:
+        the file's first line loses its BOM (and, in a CSV file with a header, is the
+        header); blank lines are left out (their keys go to ``blanks``). A column at a
+        time: only lines that may be blank (by length, or by their first byte) are looked
+        at one by one."""
+        text = self.config.text
+        assert text is not None
+        first = b""
+        if lids[0] == 0:  # the file's first line: BOM, and the CSV header
+            line = lines[0].as_py()
+            if line.startswith(_BOM):
+                line = line[len(_BOM) :]
+            if self.config.header is None and not blank(line, text):
+                first = line
+            elif self.config.header is None:
+                blanks.append(0)
+            lines, lids = lines.slice(1), lids[1:]
+        if text == "csv":  # blank: "" or "\r"
+            maybe = np.flatnonzero(pc.binary_length(lines).to_numpy(zero_copy_only=False) < 2)
+        else:  # blank: whitespace only (bytes.strip's)
+            starts = pc.is_in(pc.binary_slice(lines, 0, 1), value_set=_SPACE_STARTS)
+            maybe = np.flatnonzero(starts.to_numpy(zero_copy_only=False))
+        gone = [i for i, line in zip(maybe.tolist(), lines.take(pa.array(maybe)).to_pylist()) if blank(line, text)]
+        if gone:
+            blanks.extend(lids[gone].tolist())
+            keep = np.ones(len(lids), dtype=bool)
+            keep[gone] = False
+            lines, lids = lines.filter(pa.array(keep)), lids[keep]
+        body = b""
+        if len(lines):
+            offsets = pa.array([0, len(lines)], type=pa.int32())
+            body = pc.binary_join(pa.ListArray.from_arrays(offsets, lines), b"\n")[0].as_py()
+        if not first:
+            return body, lids
+        return (first + b"\n" + body if body else first), np.concatenate(([0], lids)).astype(np.int64)
+
+    def _run(self, lines: pa.Array, lids: np.ndarray, blanks: list[int]) -> tuple[list[Item], RowError | None]:
         config = self.config
         text = config.text
         assert text is not None
         header = config.header
-        data_lines: list[bytes] = []
-        data_lids: list[int] = []
-        for line, lid in zip(lines, lids):
-            if lid == 0:  # the file's first line: BOM, and the CSV header
-                if line.startswith(_BOM):
-                    line = line[len(_BOM) :]
-                if header is not None:
-                    continue
-            if blank(line, text):
-                blanks.append(lid)
-                continue
-            data_lines.append(line)
-            data_lids.append(lid)
-        if not data_lines:
+        joined, data_lids = self._data(lines, lids, blanks)
+        if not len(data_lids):
             return [], None
         fd, path = tempfile.mkstemp(prefix="petricep-", suffix=".csv" if text == "csv" else ".jsonl")
         try:
             with os.fdopen(fd, "wb") as fh:
                 if header is not None:
                     fh.write(header + b"\n")
-                fh.write(b"\n".join(data_lines))
+                fh.write(joined)
                 fh.write(b"\n")
             spec = replace(config.spec, path=path, format=text, rejects_path=None)
             skip = 2 if header is not None else 1  # line number of the first data line
@@ -296,14 +321,14 @@ class Parser:
                 row = err.row
                 if row is not None and skip <= row < skip + len(data_lids):
                     return out, RowError(
-                        data_lids[row - skip], err.message, err.field, isinstance(err, EventOrderError)
+                        int(data_lids[row - skip]), err.message, err.field, isinstance(err, EventOrderError)
                     )
                 return out, RowError(
-                    data_lids[0], err.message, err.field, isinstance(err, EventOrderError), False
+                    int(data_lids[0]), err.message, err.field, isinstance(err, EventOrderError), False
                 )
-            if source.rows_read != len(data_lines):  # pragma: no cover - the blank-line rule drifted
+            if source.rows_read != len(data_lids):  # pragma: no cover - the blank-line rule drifted
                 raise RuntimeError(
-                    f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lines)} non-blank lines"
+                    f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lids)} non-blank lines"
                 )
             return out, None
         finally:
@@ -315,14 +340,14 @@ Item = tuple[Any, "Event | EventColumns"]  # (order key, event) or (order keys, 
 _ABSENT = object()  # a key attribute the batch has no column for
 
 
-def _read(source: EventSource, lid_of: list[int], out: list[Item], as_columns: bool) -> None:
+def _read(source: EventSource, lid_of: np.ndarray, out: list[Item], as_columns: bool) -> None:
     """A reader's events and (``as_columns``) column batches, each with its order key(s)
     (``lid_of[pos]``)."""
     for item in source.items(as_columns=as_columns):
         if isinstance(item, EventColumns):
-            out.append(([lid_of[p] for p in listed(item.pos)], item))
+            out.append((lid_of[np.asarray(item.pos, dtype=np.intp)].tolist(), item))
         else:
-            out.append((lid_of[item.pos], item))
+            out.append((int(lid_of[item.pos]), item))
 
 
 class _Side:
@@ -346,13 +371,13 @@ class _Side:
         self.close_run()
         self.run = [ts, first, last]
 
-    def extend_columns(self, stamps: list[Any], lids: list[int]) -> None:
-        """:meth:`extend` for a batch of rows, a run at a time."""
+    def extend_columns(self, stamps: Any, lids: list[int]) -> None:
+        """:meth:`extend` for a batch of rows (``stamps``: their time column), a run at a time."""
         if not lids:
             return
         times, keys = np.asarray(stamps), np.asarray(lids, dtype=np.int64)
         for a, b in spans((times[1:] != times[:-1]) | (keys[1:] != keys[:-1] + 1)):
-            self.extend(stamps[a], lids[a], lids[b - 1])
+            self.extend(value_at(stamps, a), lids[a], lids[b - 1])
 
     def close_run(self) -> None:
         if self.run is not None:

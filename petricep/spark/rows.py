@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import marshal
 import pickle
 from bisect import bisect_left
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from petricep.events import Event, EventColumns
-from petricep.io.output import match_json
+from petricep.io.output import match_json_parts
 from petricep.runtime.engine import Match
 
 # kinds of the parse stage's output rows
@@ -177,10 +176,7 @@ class RowError:
 
 def match_row(m: Match, emitted_at: int, task: int, seq: int) -> tuple[Any, ...]:
     """A match as a row of MATCHES_DDL."""
-    line = match_json(m)
-    d = json.loads(line)
-    ids = json.dumps(d["ids"], ensure_ascii=False, separators=(", ", ": "))
-    attrs = json.dumps(d["attrs"], ensure_ascii=False, separators=(", ", ": "))
+    line, ids, attrs = match_json_parts(m)
     return (m.pattern, ids, _num(m.start), _num(m.end), attrs, line, emitted_at, task, seq, None)
 
 

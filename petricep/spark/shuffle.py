@@ -83,8 +83,9 @@ class Layout:
         return ", ".join(f"{f.name} {_SPARK.get(f.type, str(f.type))}" for f in self.schema())
 
     def event_columns(self) -> list[str]:
-        """The columns the firing stage reads (``kind``: an event row or a :data:`PACK`)."""
-        return [f.name for f in self.schema() if f.name != "k"]
+        """The columns of the shuffle's event rows: every one (``kind``: an event row or a
+        :data:`PACK`; ``k``, the routing key, is dropped once the rows are partitioned)."""
+        return self.schema().names
 
     def pack_schema(self) -> pa.Schema:
         """The columns of a pack's record batch: an event row's, less its routing."""
@@ -117,6 +118,7 @@ class Rows:
         self.cols: list[list[Any]] = [[] for _ in range(5)]
         # typed rows: (first row, group, its events or a batch's columns), rows consecutive
         self._typed: list[tuple[int, int, list[Event] | EventColumns]] = []
+        self.packed = 0  # bytes of the packs added
 
     def __len__(self) -> int:
         return len(self.cols[0])
@@ -172,8 +174,9 @@ class Rows:
         names = list(code)
         for a, b in spans(codes[1:] != codes[:-1]):
             rows_of = order[a:b]
-            part = typed.take(pa.array(rows_of))
-            self.add(PACK, g, names[int(codes[a])], lids[int(rows_of[0])], part.serialize().to_pybytes())
+            data = typed.take(pa.array(rows_of)).serialize().to_pybytes()
+            self.packed += len(data)
+            self.add(PACK, g, names[int(codes[a])], lids[int(rows_of[0])], data)
 
     def batch(self) -> pa.RecordBatch:
         n = len(self)

@@ -97,3 +97,42 @@ def test_typed_rows_hold_what_the_reader_read(monkeypatch: pytest.MonkeyPatch, t
         (e.type, e.ts, e.id, {"x": e.attrs.get("x"), "k": e.attrs.get("k")}) for e in routed
     ]
     assert [type(e.attrs["x"]) for e in got] == [type(e.attrs.get("x")) for e in routed]
+
+
+def _data_by_line(lines: list[bytes], lids: list[int], header: bytes | None, text: str) -> tuple[bytes, list[int], list[int]]:
+    """The rule line by line: the file's first line loses its BOM and is the CSV header
+    where there is one; blank lines have no row."""
+    from petricep.spark.parse import blank
+
+    data, keys, blanks = [], [], []
+    for line, lid in zip(lines, lids):
+        if lid == 0:
+            line = line.removeprefix(b"\xef\xbb\xbf")
+            if header is not None:
+                continue
+        if blank(line, text):
+            blanks.append(lid)
+            continue
+        data.append(line)
+        keys.append(lid)
+    return b"\n".join(data), keys, blanks
+
+
+@pytest.mark.parametrize("text", ["csv", "jsonl"])
+@pytest.mark.parametrize("header", [None, b"a,b"])
+def test_a_runs_data_lines_a_column_at_a_time(text: str, header: bytes | None) -> None:
+    import numpy as np
+
+    rnd = random.Random(7)
+    pieces = [b"", b"\r", b" ", b"   \t      ", b"\xef\xbb\xbf", b"\xef\xbb\xbf{}", b'{"a": 1}', b" {}", b"1,2", b"x" * 20, b"\x0c"]
+    spec = InputSpec(path="events." + text)
+    parser = Parser(ParseConfig(spec, text=text, header=header if text == "csv" else None), Router(make_plan(compile_text(PATTERN))))
+    for _ in range(300):
+        n = rnd.randint(1, 12)
+        start = rnd.choice([0, 0, 5])
+        lines = [rnd.choice(pieces) for _ in range(n)]
+        lids = list(range(start, start + n))
+        blanks: list[int] = []
+        joined, keys = parser._data(pa.array(lines, pa.binary()), np.array(lids, dtype=np.int64), blanks)
+        want = _data_by_line(lines, lids, parser.config.header, text)
+        assert (joined, keys.tolist(), blanks) == want, (lines, lids)
