@@ -69,12 +69,9 @@ def match_json(m: Match) -> str:
 
 def match_json_parts(m: Match) -> tuple[str, str, str]:
     """:func:`match_json`'s line with its ``ids`` and ``attrs`` objects' own text, the line
-    made of them (as the encoder joins a record's values), not encoded twice."""
-    ids, attrs = json_line(m.ids), json_line(m.attrs)
-    line = f'{{"pattern": {_json_value(m.pattern)}, "ids": {ids}, "start": {_json_value(m.start)}, "end": {_json_value(m.end)}, "attrs": {attrs}'
-    if m.timeout is not None:
-        line += f', "timeout": {json_line({"type": m.timeout[0], "deadline": m.timeout[1]})}'
-    return line + "}", ids, attrs
+    made of its values' texts (as the encoder joins a record's items), none encoded twice."""
+    texts = {k: _json_value(v) for k, v in m.to_dict().items()}
+    return "{" + ", ".join(f"{_ENCODE(k)}: {t}" for k, t in texts.items()) + "}", texts["ids"], texts["attrs"]
 
 
 def _json_value(v: Any) -> str:

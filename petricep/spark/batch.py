@@ -115,109 +115,116 @@ class Firing:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
-        net: Net = self.net_bc.value
-        plan: Plan = self.plan_bc.value
-        clock, posmap = self.side_bc.value
-        rows: list[tuple[Any, ...]] = []
-        seq = 0
-        runner: GroupRunner | None = None
-        current = -1
-        failed = False
-        end = clock.end()
-        join = TaskJoin(self.history) if self.history is not None else None
+        task = _Task(self, ctx.partitionId() if ctx is not None else 0)
+        for batch in batches:
+            if batch.num_rows:
+                task.push(batch)
+            if len(task.rows) >= 4096:
+                yield _batch(task.take())
+        task.close()
+        if task.rows:
+            yield _batch(task.take())
 
-        def emit(pairs: list[Any]) -> None:
-            nonlocal seq
-            if join is not None:
-                pairs = join(pairs)
-            for m, at in pairs:
-                rows.append(match_row(m, end if at == END else at, task, seq))
-                seq += 1
 
-        def fail(err: EvaluationError, pos: int, eid: Any) -> None:
-            nonlocal failed, runner
-            where = f"event at position {pos}" + (f" (id {eid!r})" if eid is not None else "")
-            message = f"{where}: {err}"
-            if self.raise_errors:
-                raise RuntimeError(TASK_ERROR + message) from None
-            rows.append(error_row(pos, message, task))
-            failed = True
-            runner = None
+class _Task:
+    """One firing task: the group its rows are in, that group's runner, the match rows."""
 
-        def finish_failed(err: EvaluationError, runner: GroupRunner) -> None:
-            """The pairs found before the failing event (``err.pairs``) are emitted first, then
-            the error, at the event that failed (``err.event``); where none is named (the
-            Python engine at the end of the stream), at the group's last event."""
-            emit(getattr(err, "pairs", []))
+    def __init__(self, firing: Firing, task: int) -> None:
+        self.firing = firing
+        self.task = task
+        self.net: Net = firing.net_bc.value
+        self.plan: Plan = firing.plan_bc.value
+        self.clock, self.posmap = firing.side_bc.value
+        self.end = self.clock.end()
+        self.join = TaskJoin(firing.history) if firing.history is not None else None
+        self.unpacked = Unpacked(firing.layout)
+        self.rows: list[tuple[Any, ...]] = []
+        self.seq = 0
+        self.runner: GroupRunner | None = None
+        self.current = -1
+        self.failed = False
+
+    def take(self) -> list[tuple[Any, ...]]:
+        rows, self.rows = self.rows, []
+        return rows
+
+    def push(self, batch: pa.RecordBatch) -> None:
+        """A batch of event rows and packs, sorted by group and order key."""
+        gs = batch.column("g").to_numpy()
+        positions: list[int] | None = None
+        for a, b in spans(gs[1:] != gs[:-1]):
+            g = int(gs[a])
+            if g != self.current:
+                self.close()
+                self.current, self.failed = g, False
+                join = self.join
+                joined = join is not None and not join.names.isdisjoint(self.plan.groups[g].patterns)
+                self.runner = group_runner(self.net, self.plan.groups[g], self.clock, self.firing.tie, bindings=joined)
+            if self.firing.layout.names_of(g) is not None:
+                self._typed(self.unpacked.feed(batch, a, b), g)
+                continue
+            if positions is None:
+                positions = self.posmap.positions(batch.column("lid").to_numpy())
+            self._guarded(self._blobs, batch, a, b, positions)
+
+    def close(self) -> None:
+        """The current group's rows end: its last events, then the end of its stream."""
+        self._typed(self.unpacked.flush(), self.current)
+        if self.runner is not None:
+            self._guarded(self.runner.finish)
+
+    def _typed(self, parts: Iterator[pa.RecordBatch], g: int) -> None:
+        """A kernel group's events in order key order, as record batches, into its runner."""
+        layout, id_is_pos = self.firing.layout, self.firing.id_is_pos
+        for part in parts:
+            if self.runner is not None:
+                positions = self.posmap.positions(part.column("lid").to_numpy())
+                self._guarded(self.runner.push_columns, columns(part, 0, part.num_rows, positions, layout, g, id_is_pos))
+
+    def _guarded(self, fire: Any, *args: Any) -> None:
+        """``fire(*args)``'s (match, position) pairs emitted; where a condition fails, the
+        pairs found before the failing event (``err.pairs``) first, then the error, at the
+        event that failed (``err.event``; none named, as the Python engine at the end of
+        the stream: at the group's last event). A failed group fires nothing more."""
+        runner = self.runner
+        if self.failed or runner is None:
+            return
+        try:
+            self._emit(fire(*args))
+        except EvaluationError as err:
+            self._emit(getattr(err, "pairs", []))
             failed_at = getattr(err, "event", None)
             if failed_at is not None:
-                fail(err, failed_at.pos, failed_at.id)
+                self._fail(err, failed_at.pos, failed_at.id)
             else:
-                fail(err, runner.last_pos, None)
+                self._fail(err, runner.last_pos, None)
 
-        unpacked = Unpacked(self.layout)
+    def _emit(self, pairs: list[Any]) -> None:
+        if self.join is not None:
+            pairs = self.join(pairs)
+        for m, at in pairs:
+            self.rows.append(match_row(m, self.end if at == END else at, self.task, self.seq))
+            self.seq += 1
 
-        def fire_typed(parts: Iterator[pa.RecordBatch], g: int) -> None:
-            """A kernel group's events in order key order, as record batches, into its runner."""
-            for part in parts:
-                if failed or runner is None:
-                    continue
-                positions = posmap.positions(part.column("lid").to_numpy())
-                try:
-                    emit(runner.push_columns(columns(part, 0, part.num_rows, positions, self.layout, g, self.id_is_pos)))
-                except EvaluationError as err:
-                    finish_failed(err, runner)
+    def _fail(self, err: EvaluationError, pos: int, eid: Any) -> None:
+        where = f"event at position {pos}" + (f" (id {eid!r})" if eid is not None else "")
+        message = f"{where}: {err}"
+        if self.firing.raise_errors:
+            raise RuntimeError(TASK_ERROR + message) from None
+        self.rows.append(error_row(pos, message, self.task))
+        self.failed = True
+        self.runner = None
 
-        def close() -> None:
-            """The current group's rows end: its last events, then the end of its stream."""
-            fire_typed(unpacked.flush(), current)
-            if runner is not None:
-                try:
-                    emit(runner.finish())
-                except EvaluationError as err:
-                    finish_failed(err, runner)
-
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            gs = batch.column("g").to_numpy()
-            positions: list[int] | None = None
-            for a, b in spans(gs[1:] != gs[:-1]):
-                g = int(gs[a])
-                if g != current:
-                    close()
-                    current = g
-                    failed = False
-                    joined = join is not None and not join.names.isdisjoint(plan.groups[g].patterns)
-                    runner = group_runner(net, plan.groups[g], clock, self.tie, bindings=joined)
-                if self.layout.names_of(g) is not None:
-                    fire_typed(unpacked.feed(batch, a, b), g)
-                    continue
-                if failed or runner is None:
-                    continue
-                if positions is None:
-                    positions = posmap.positions(batch.column("lid").to_numpy())
-                try:
-                    emit(self._blobs(runner, batch, a, b, positions))
-                except EvaluationError as err:
-                    finish_failed(err, runner)
-            if len(rows) >= 4096:
-                yield _batch(rows)
-                rows = []
-        close()
-        if rows:
-            yield _batch(rows)
-
-    def _blobs(
-        self, runner: GroupRunner, batch: pa.RecordBatch, a: int, b: int, positions: list[int]
-    ) -> list[tuple[Any, int]]:
+    def _blobs(self, batch: pa.RecordBatch, a: int, b: int, positions: list[int]) -> list[tuple[Any, int]]:
         """Rows ``a:b`` of a batch (a Python-engine group's events, as blobs) into its
         runner, event by event. An evaluation error carries the pairs found before the
         failing event (``err.pairs``) and that event (``err.event``)."""
+        runner = self.runner
+        assert runner is not None
+        firing = self.firing
         out: list[tuple[Any, int]] = []
         for pos, data in zip(positions[a:b], batch.column("ev").slice(a, b - a).to_pylist()):
-            e = decode(data, pos, self.id_is_pos, self.names)
+            e = decode(data, pos, firing.id_is_pos, firing.names)
             try:
                 out.extend(runner.push(e))
             except EvaluationError as err:

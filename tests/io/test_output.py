@@ -48,3 +48,12 @@ def test_the_parts_by_hand() -> None:
         '{"a": 1, "b": [2, 3]}',
         '{"x": "ü"}',
     )
+
+
+def test_the_parts_of_a_row_match() -> None:
+    """A SQL ALL ROWS PER MATCH match's record has its row too."""
+    from petricep.runtime.rows import RowMatch
+
+    m = RowMatch("w", {"A": [1, 2], "B": 3}, 1, 4, {"n": 2}, row=1)
+    assert match_json_parts(m) == (match_json(m), '{"A": [1, 2], "B": 3}', '{"n": 2}')
+    assert match_json(m).endswith(', "row": 1}')
