@@ -9,14 +9,15 @@ The pipeline:
 2. *parse* (``mapInArrow``): rows -> events with petricep's own readers; each event is
    routed to its (group, key) — see :mod:`petricep.spark.plan` — and leaves as a row
    ``(g, k, lid, ...)``: for a group the compiled kernel fires, typed columns of the
-   attributes it reads (a reader's checked batch goes out a column at a time); for the
-   others the whole event as a blob (see :mod:`petricep.spark.shuffle`); each task adds
-   its clock runs, row counts and first bad row.
+   attributes it reads, routed by key bucket (one bucket per firing partition), a reader's
+   checked batch as one *pack* per bucket (an Arrow record batch in one row); for the
+   others the whole event as a blob, routed by key (see :mod:`petricep.spark.shuffle`);
+   each task adds its clock runs, row counts and first bad row.
    The result is checkpointed (``localCheckpoint``): the driver reads the side rows,
    reports the first bad row or timestamp going backwards exactly as the embedded
    reader would, and builds the :class:`~petricep.spark.partition.StreamClock`;
-3. *fire* (``mapInArrow``): events repartitioned by (group, key) and sorted by (group,
-   order key) within each partition; each task runs a
+3. *fire* (``mapInArrow``): events and packs repartitioned by (group, key or bucket) and
+   sorted by (group, order key) within each partition, packs unpacked in order; each task runs a
    :class:`~petricep.spark.partition.GroupRunner` per group over its keys, advanced
    through the stream clock's points, its engine state carried across Arrow batches. A
    kernel group's rows of a batch are handed over as numpy columns and fired at once,
@@ -53,6 +54,8 @@ from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, PosMap, decode, error_row, 
 from .session import configure, require_spark
 from .shuffle import Layout, Unpacked, columns, spans
 from .typed import typed
+
+_LABELS: dict[tuple[int, tuple[int, ...]], dict[tuple[int, int], str]] = {}  # (partitions, groups) -> bucket labels
 
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
 TASK_ERROR = "petricep-error: "  # prefix of a firing error raised inside a Spark task
@@ -307,16 +310,19 @@ class BatchRun:
         back to its number: packs of buckets that share a partition are merged there."""
         from pyspark.sql import functions as F
 
-        typed = [g for g, idx in enumerate(self.layout.groups) if idx is not None]
+        typed = tuple(g for g, idx in enumerate(self.layout.groups) if idx is not None)
         if not typed:
             return ()
         n = self.partitions
-        cands = self.spark.range(16 * n).select(F.col("id").cast("string").alias("k"))
-        gs = self.spark.createDataFrame([(g,) for g in typed], "g int")
-        found = gs.crossJoin(cands).select("g", "k", F.pmod(F.hash("g", "k"), F.lit(n)).alias("p"))
-        first: dict[tuple[int, int], str] = {}
-        for g, k, p in sorted(found.collect(), key=lambda r: (r[0], int(r[1]))):
-            first.setdefault((g, p), k)
+        first = _LABELS.get((n, typed))
+        if first is None:  # (Spark's hash is fixed: asked once per process)
+            cands = self.spark.range(16 * n).select(F.col("id").cast("string").alias("k"))
+            gs = self.spark.createDataFrame([(g,) for g in typed], "g int")
+            found = gs.crossJoin(cands).select("g", "k", F.pmod(F.hash("g", "k"), F.lit(n)).alias("p"))
+            first = {}
+            for g, k, p in sorted(found.collect(), key=lambda r: (r[0], int(r[1]))):
+                first.setdefault((g, p), k)
+            _LABELS[n, typed] = first
         return tuple(
             tuple(first.get((g, p), str(p)) for p in range(n)) if g in typed else () for g in range(len(self.layout.groups))
         )

@@ -8,6 +8,11 @@ type, time, id and, per attribute, a number, a text and a kind. The firing stage
 them to the kernel as numpy arrays, with no Python object per value where a column holds
 one kind (what ``marshal``-ing every event cost: about half of the firing stage).
 
+A reader's checked batch of such events goes as *packs* (:meth:`Rows.add_packs`): its rows
+of one key bucket in one Arrow record batch, in one row of the shuffle, so that Spark's rows,
+sort and Arrow conversion handle a few large values instead of a row per event (most of the
+firing stage's time before); :class:`Unpacked` restores the order key order on the other side.
+
 Typed columns hold exactly what the event held, or the event goes as a blob: times and
 numbers are ints (within 2**53, so a float64 holds them exactly) or floats, ids ints or
 text, values also bools, text or None (a missing attribute reads as None, as the kernel

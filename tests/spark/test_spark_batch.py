@@ -89,6 +89,21 @@ def test_a_rich_net_on_spark_equals_the_embedded_engine(spark: Any, tie: str) ->
     }
 
 
+def test_key_buckets_go_one_to_each_firing_partition(spark: Any) -> None:
+    """A kernel group's bucket labels: the shuffle sends label ``p`` to firing partition
+    ``p`` (Spark's own partitioning, checked), so its keys fill the partitions evenly."""
+    from pyspark.sql import functions as F
+
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5\n")
+    run = BatchRun(spark, net, partitions=3)
+    labels = run.bucket_labels()
+    typed = [g for g, mine in enumerate(labels) if mine]
+    assert typed and all(len(labels[g]) == 3 for g in typed)
+    rows = spark.createDataFrame([(g, label, p) for g in typed for p, label in enumerate(labels[g])], "g int, k string, p int")
+    placed = rows.repartition(3, "g", "k").select(F.spark_partition_id().alias("at"), "p").collect()
+    assert sorted((r.at, r.p) for r in placed) == sorted((p, p) for _ in typed for p in range(3))
+
+
 @settings(
     max_examples=int(os.environ.get("PETRICEP_SPARK_EXAMPLES", "4")),
     deadline=None,
