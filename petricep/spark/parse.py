@@ -96,10 +96,9 @@ class Parser:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            lid_arr = batch.column(ORDER)
-            lids = lid_arr.to_pylist()
+            lids = batch.column(ORDER).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
             if not self.config.identity:
-                pids, n = np.unique(lid_arr.to_numpy() >> LID_BITS, return_counts=True)
+                pids, n = np.unique(lids >> LID_BITS, return_counts=True)
                 for pid, c in zip(pids.tolist(), n.tolist()):
                     side.counts[pid] = side.counts.get(pid, 0) + c
             if self.config.text is None:
@@ -164,7 +163,7 @@ class Parser:
                 data = encode(e, names)
             out.add(EVENT, g, key, lid, data)
 
-    def _columns(self, cols: EventColumns, lids: list[int], out: Rows, side: _Side) -> None:
+    def _columns(self, cols: EventColumns, lids: np.ndarray, out: Rows, side: _Side) -> None:
         """A batch the reader checked whole, as columns: where every type in it that some
         group reads goes to one kernel group by one key attribute (the common case), those
         rows go out typed a column at a time, keyed per distinct value, and the others only
@@ -180,10 +179,10 @@ class Parser:
         if route is not None and typed and typed[route[0]] is not None and not self.config.archive:
             rows = [i for i, t in enumerate(types) if t not in gone] if gone else None
             read_cols = take(cols, rows) if rows is not None else cols
-            read_lids = [lids[i] for i in rows] if rows is not None else lids
+            read_lids = lids[np.asarray(rows, dtype=np.intp)] if rows is not None else lids
             keys = self._keys(read_cols, route[1])
         if keys is None and (read or self.config.archive):
-            for e, lid in zip(events_of(cols), lids):
+            for e, lid in zip(events_of(cols), lids.tolist()):
                 self._event(e, lid, out, side)
             return
         side.extend_columns(cols.ts, lids)
@@ -192,7 +191,7 @@ class Parser:
                 of = {k: self._bucket(route[0], k) for k in dict.fromkeys(keys)}
                 out.add_packs(EVENT, route[0], list(map(of.__getitem__, keys)), read_lids, read_cols)
             else:
-                out.add_columns(EVENT, route[0], keys, read_lids, read_cols)
+                out.add_columns(EVENT, route[0], keys, read_lids.tolist(), read_cols)
 
     def _bucket(self, g: int, key: str) -> str:
         got = self._buckets.get((g, key))
@@ -222,20 +221,20 @@ class Parser:
 
     # -- typed tables --------------------------------------------------------------
 
-    def _table(self, batch: pa.RecordBatch, lids: list[int]) -> tuple[list[Item], RowError | None]:
+    def _table(self, batch: pa.RecordBatch, lids: np.ndarray) -> tuple[list[Item], RowError | None]:
         spec = self.config.spec
         keep = [i for i, name in enumerate(batch.schema.names) if name != ORDER]
         table = pa.Table.from_batches([batch.select(keep)])
         out: list[Item] = []
         try:
             source = events_from_table(table, spec)
-            _read(source, np.asarray(lids, dtype=np.int64), out, self._as_columns)
+            _read(source, lids, out, self._as_columns)
             if out:
                 self.facts["time"].add(source.time_kind)
         except EventError as err:
             row = err.row if err.row is not None and 0 <= err.row < len(lids) else None
             return out, RowError(
-                lids[row] if row is not None else lids[0],
+                int(lids[row] if row is not None else lids[0]),
                 err.message,
                 err.field,
                 isinstance(err, EventOrderError),
@@ -245,9 +244,8 @@ class Parser:
 
     # -- text files ------------------------------------------------------------------
 
-    def _lines(self, batch: pa.RecordBatch, lids: list[int], blanks: list[int]) -> tuple[list[Item], RowError | None]:
+    def _lines(self, batch: pa.RecordBatch, keys: np.ndarray, blanks: list[int]) -> tuple[list[Item], RowError | None]:
         values = batch.column(VALUE)
-        keys = np.asarray(lids, dtype=np.int64)
         # the batch's runs of consecutive order keys (consecutive lines), each read whole
         events: list[Item] = []
         for a, b in spans(keys[1:] != keys[:-1] + 1):
@@ -345,7 +343,7 @@ def _read(source: EventSource, lid_of: np.ndarray, out: list[Item], as_columns: 
     (``lid_of[pos]``)."""
     for item in source.items(as_columns=as_columns):
         if isinstance(item, EventColumns):
-            out.append((lid_of[np.asarray(item.pos, dtype=np.intp)].tolist(), item))
+            out.append((lid_of[np.asarray(item.pos, dtype=np.intp)], item))
         else:
             out.append((int(lid_of[item.pos]), item))
 
@@ -371,13 +369,13 @@ class _Side:
         self.close_run()
         self.run = [ts, first, last]
 
-    def extend_columns(self, stamps: Any, lids: list[int]) -> None:
+    def extend_columns(self, stamps: Any, lids: np.ndarray) -> None:
         """:meth:`extend` for a batch of rows (``stamps``: their time column), a run at a time."""
-        if not lids:
+        if not len(lids):
             return
-        times, keys = np.asarray(stamps), np.asarray(lids, dtype=np.int64)
-        for a, b in spans((times[1:] != times[:-1]) | (keys[1:] != keys[:-1] + 1)):
-            self.extend(value_at(stamps, a), lids[a], lids[b - 1])
+        times = np.asarray(stamps)
+        for a, b in spans((times[1:] != times[:-1]) | (lids[1:] != lids[:-1] + 1)):
+            self.extend(value_at(stamps, a), int(lids[a]), int(lids[b - 1]))
 
     def close_run(self) -> None:
         if self.run is not None:

@@ -159,29 +159,30 @@ class Rows:
         c[3].extend(lids)
         c[4].extend([None] * n)
 
-    def add_packs(self, kind: int, g: int, buckets: list[str], lids: list[int], cols: EventColumns) -> None:
+    def add_packs(self, kind: int, g: int, buckets: list[str], lids: Sequence[int] | np.ndarray, cols: EventColumns) -> None:
         """A checked batch of kernel group ``g`` as one :data:`PACK` row per key bucket
         (``buckets``: per row): the rows of a bucket typed as :meth:`add_columns` types
         them, as one record batch in the ``ev`` cell. The shuffle then moves a few large
         values instead of a row per event (the JVM's rows, sort and Arrow conversion were
         most of the firing stage); the firing stage unpacks them (:class:`Unpacked`)."""
-        typed = typed_batch(cols, lids, self.layout)
+        keys = np.asarray(lids, dtype=np.int64)
+        typed = typed_batch(cols, keys, self.layout)
         if typed is None:  # some column needs value by value (or a row goes as a blob)
             rows = Rows(self.layout)
-            rows.add_columns(kind, g, buckets, lids, cols)
+            rows.add_columns(kind, g, buckets, keys.tolist(), cols)
             typed = rows.batch().select(self.layout.pack_schema().names)
         # rows by bucket, each bucket's in order key order (a pack is sorted, its first
         # row its least): a table's batch may hold chunks of rows out of order
         code = {b: i for i, b in enumerate(dict.fromkeys(buckets))}
         codes = np.fromiter(map(code.__getitem__, buckets), np.int64, len(buckets))
-        order = np.lexsort((np.asarray(lids, dtype=np.int64), codes))
+        order = np.lexsort((keys, codes))
         codes = codes[order]
         names = list(code)
         for a, b in spans(codes[1:] != codes[:-1]):
             rows_of = order[a:b]
             data = typed.take(pa.array(rows_of)).serialize().to_pybytes()
             self.packed += len(data)
-            self.add(PACK, g, names[int(codes[a])], lids[int(rows_of[0])], data)
+            self.add(PACK, g, names[int(codes[a])], int(keys[rows_of[0]]), data)
 
     def batch(self) -> pa.RecordBatch:
         n = len(self)
@@ -245,7 +246,7 @@ class Rows:
             j += len(src)
 
 
-def typed_batch(cols: EventColumns, lids: list[int], layout: Layout) -> pa.RecordBatch | None:
+def typed_batch(cols: EventColumns, lids: Sequence[int] | np.ndarray, layout: Layout) -> pa.RecordBatch | None:
     """A checked batch's rows in a pack's columns (:meth:`Layout.pack_schema`), a column at
     a time: exactly what :class:`Rows` makes of them, where every column is a numpy array
     of numbers or a list :func:`_kinds_of` takes whole. None where a row would go as a blob

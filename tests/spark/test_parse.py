@@ -45,7 +45,7 @@ def parse(monkeypatch: pytest.MonkeyPatch, text: list[bytes], by_columns: bool) 
     taken = [0]
     if not by_columns:  # every checked batch event by event, the way the stage read before
         def each(self: Parser, cols: Any, lids: list[int], out: Any, side: Any) -> None:
-            for i, lid in enumerate(lids):
+            for i, lid in enumerate(map(int, lids)):
                 self._event(cols.event(i), lid, out, side)
 
         monkeypatch.setattr(Parser, "_columns", each)
