@@ -85,7 +85,7 @@ def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
     import pyarrow.compute as pc
 
     from petricep.api import compile_files
-    from petricep.spark.batch import Firing, _csv_columns
+    from petricep.spark.batch import Firing, csv_columns
     from petricep.spark.parse import ORDER, VALUE, ParseConfig, Parser, interpret
     from petricep.spark.partition import StreamClock, kernel_fields
     from petricep.spark.plan import Router, make_plan
@@ -107,7 +107,7 @@ def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
         spec(path),
         text="csv",
         header=header,
-        names=_csv_columns(header, ","),
+        names=csv_columns(header, ","),
         layout=layout,
         buckets=tuple(labels if idx is not None else () for idx in layout.groups),
     )
@@ -131,7 +131,7 @@ def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
         t = time.perf_counter()
         events = parsed.filter(pc.is_in(kinds, pa.array([EVENT, PACK], pa.int8())))
         events = events.take(pc.sort_indices(events, [("g", "ascending"), ("lid", "ascending")]))
-        events = events.select(layout.event_columns()).drop_columns(["k"]).combine_chunks()
+        events = events.drop_columns(["k"]).combine_chunks()
         out["shuffle stand-in (sort)"] = time.perf_counter() - t
         fire = Firing(_Shared(net), _Shared(plan), _Shared((clock, posmap)), "arrival", False, config.names, True, None, layout)
         t = time.perf_counter()

@@ -433,7 +433,7 @@ class BatchRun:
             columns = (
                 spec.columns
                 if spec.columns is not None
-                else _csv_columns(header or b"", spec.delimiter or ",")
+                else csv_columns(header or b"", spec.delimiter or ",")
             )
         prepared = self._spread(prepared, lines.rdd.getNumPartitions(), sort=False)
         config = ParseConfig(spec, text=fmt, header=header, names=columns)
@@ -454,7 +454,7 @@ class BatchRun:
         clock = StreamClock.from_runs(pos_runs)
         if self.history is not None:
             self._archive(parsed, clock, posmap, config)
-        events = parsed.filter(F.col("kind").isin(EVENT, PACK)).select(*self.layout.event_columns())
+        events = parsed.filter(F.col("kind").isin(EVENT, PACK))  # (``k`` is dropped once partitioned)
         return Parsed(
             events,
             clock,
@@ -511,7 +511,8 @@ def _local_path(path: str) -> str | None:
 _OPEN: dict[str, Any] = {"gzip": gzip.open, "bz2": bz2.open}
 
 
-def _csv_columns(header: bytes, delimiter: str) -> tuple[str, ...] | None:
+def csv_columns(header: bytes, delimiter: str) -> tuple[str, ...] | None:
+    """A CSV header line's column names (None: not readable; the parse stage reports it)."""
     try:
         return tuple(next(csv.reader([header.decode("utf-8")], delimiter=delimiter), []))
     except (UnicodeDecodeError, csv.Error):

@@ -87,11 +87,6 @@ class Layout:
         """The schema in Spark's DDL."""
         return ", ".join(f"{f.name} {_SPARK.get(f.type, str(f.type))}" for f in self.schema())
 
-    def event_columns(self) -> list[str]:
-        """The columns of the shuffle's event rows: every one (``kind``: an event row or a
-        :data:`PACK`; ``k``, the routing key, is dropped once the rows are partitioned)."""
-        return self.schema().names
-
     def pack_schema(self) -> pa.Schema:
         """The columns of a pack's record batch: an event row's, less its routing."""
         return pa.schema([f for f in self.schema() if f.name not in ("kind", "g", "k")])

@@ -6,28 +6,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petricep.io.output import match_json
 from petricep.runtime.match import Match
 from petricep.spark.rows import match_row
-
-scalars = st.one_of(
-    st.integers(-(2**70), 2**70),
-    st.floats(),  # NaN and infinities included: null in JSON
-    st.text(max_size=4),
-    st.booleans(),
-    st.none(),
-    st.integers(-5, 5).map(np.int64),
-)
+from tests.io.test_output import names, scalars
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.dictionaries(st.text(min_size=1, max_size=3), st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=3),
-    st.dictionaries(st.text(min_size=1, max_size=3), scalars, max_size=3),
+    st.dictionaries(names, st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=3),
+    st.dictionaries(names, scalars, max_size=3),
 )
 def test_a_match_row_holds_its_records_ids_and_attrs(ids: dict[str, Any], attrs: dict[str, Any]) -> None:
     m = Match("p", ids, 1, 2.5, attrs)

@@ -145,8 +145,8 @@ def as_columns(evs: list[Event]) -> Any:
 
 
 @settings(max_examples=200, deadline=None)
-@given(events(), st.data())
-def test_packs_of_a_typed_batch_hold_what_rows_hold(evs: list[Event], data: st.DataObject) -> None:
+@given(events())
+def test_packs_of_a_typed_batch_hold_what_rows_hold(evs: list[Event]) -> None:
     """A checked batch packed a column at a time (numpy columns whole) holds exactly the
     typed cells :class:`Rows` makes of it, or (a value the cells cannot hold) is left to Rows."""
     from petricep.spark.shuffle import typed_batch
