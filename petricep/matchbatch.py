@@ -120,6 +120,15 @@ class JsonlBatches:
         n = batch.num_rows
         if not n:
             return ""
+        lines = self.parts(batch)[2]
+        whole = pa.ListArray.from_arrays(number_array([0, n], pa.int32()), lines)
+        return str(pc.binary_join(whole, _text("\n"))[0].as_py()) + "\n"
+
+    def parts(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """Per row, in the batch's order: the text of its ``ids`` object, of its ``attrs``
+        object, and its whole line (no newline) -- what
+        :func:`petricep.io.output.match_json_parts` gives for each match (a distributed
+        run's match rows keep all three)."""
         pattern = batch.column("pattern")
         names = pattern.dictionary.to_pylist()
         codes = number_view(pattern.indices).astype(np.int64) * 2
@@ -127,41 +136,45 @@ class JsonlBatches:
             codes += bool_values(batch.column("timeout").is_valid())
         present = np.flatnonzero(np.bincount(codes)).tolist()  # the codes present, ascending (np.unique: numpy.ma)
         if len(present) == 1:
-            lines = self._lines(batch, self.variants[(names[present[0] // 2], bool(present[0] % 2))])
-        else:
-            parts, order = [], []
-            for code in present:
-                rows = np.flatnonzero(codes == code)
-                taken = batch.take(number_array(rows, pa.int64()))
-                parts.append(self._lines(taken, self.variants[(names[code // 2], bool(code % 2))]))
-                order.append(rows)
-            back = np.argsort(np.concatenate(order), kind="stable")
-            lines = pa.concat_arrays(parts).take(number_array(back, pa.int64()))
-        whole = pa.ListArray.from_arrays(number_array([0, n], pa.int32()), lines)
-        return str(pc.binary_join(whole, _text("\n"))[0].as_py()) + "\n"
+            return self._parts(batch, self.variants[(names[present[0] // 2], bool(present[0] % 2))])
+        parts, order = [], []
+        for code in present:
+            rows = np.flatnonzero(codes == code)
+            taken = batch.take(number_array(rows, pa.int64()))
+            parts.append(self._parts(taken, self.variants[(names[code // 2], bool(code % 2))]))
+            order.append(rows)
+        back = number_array(np.argsort(np.concatenate(order), kind="stable"), pa.int64())
+        ids, attrs, lines = (pa.concat_arrays([p[i] for p in parts]).take(back) for i in range(3))
+        return ids, attrs, lines
 
     @staticmethod
-    def _lines(batch: pa.RecordBatch, v: _Variant) -> pa.Array:
-        """The lines of rows of one variant (no newlines)."""
-        none = _text("")
+    def _parts(batch: pa.RecordBatch, v: _Variant) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """:meth:`parts` of rows of one variant."""
+        none = _text("")  # (the separator of the element-wise joins)
         ids = [
             pc.binary_join_element_wise(_text(encode_basestring(name) + ": "), json_texts(batch.column(name)), none)
             for name in v.variables
         ]
-        body = pc.binary_join_element_wise(*ids, _text(", "), null_handling="skip") if ids else none
-        texts: list[Any] = [v.head, body, '}, "start": ', json_texts(batch.column("start"))]
-        texts += [', "end": ', json_texts(batch.column("end")), ', "attrs": {']
+        body: Any = pc.binary_join_element_wise(*ids, _text(", "), null_handling="skip") if ids else ""
+        fields: list[Any] = []
         if v.fields:
             attrs = batch.column("attrs")
             for i, f in enumerate(v.fields):
                 sep = ", " if i else ""
-                texts += [sep + encode_basestring(f) + ": ", json_texts(attrs.field(f)).fill_null(_text("null"))]
-        texts.append("}")
+                fields += [sep + encode_basestring(f) + ": ", json_texts(attrs.field(f)).fill_null(_text("null"))]
+        texts: list[Any] = [v.head, body, '}, "start": ', json_texts(batch.column("start"))]
+        texts += [', "end": ', json_texts(batch.column("end")), ', "attrs": {', *fields, "}"]
         if v.timeout is not None:
             texts += [v.timeout, json_texts(batch.column("timeout").field("deadline")), "}"]
         texts.append("}")
-        parts = [_text(t) if isinstance(t, str) else t for t in texts]
-        return pc.binary_join_element_wise(*parts, none)
+        n = batch.num_rows
+
+        def joined(items: list[Any]) -> pa.Array:
+            if not any(not isinstance(t, str) for t in items):  # (constant text: one value per row)
+                return pa.repeat(_text("".join(items)), n)  # type: ignore[no-any-return]
+            return pc.binary_join_element_wise(*(_text(t) if isinstance(t, str) else t for t in items), none)
+
+        return joined(["{", body, "}"]), joined(["{", *fields, "}"]), joined(texts)
 
 
 def batch_matches(batch: pa.RecordBatch, net: Net) -> list[Match]:

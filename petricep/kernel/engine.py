@@ -56,6 +56,7 @@ MAX_OUT = 65_536
 # the matches of one kernel call as a record batch (petricep.kernel.batches), or as Match
 # objects where a record batch cannot hold them exactly
 Chunk: TypeAlias = "pa.RecordBatch | list[Match]"
+Placed: TypeAlias = "tuple[Chunk, np.ndarray]"  # a chunk and its matches' emitting positions
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
 
 # what the kernel fires (KernelRun.fire): types, times, positions, ids, attribute values and
@@ -105,6 +106,7 @@ class KernelEngine:
         self._batches: MatchBatches | None = None  # the *_chunks methods: matches as record batches
         self._with_batches = False  # _taken keeps chunks in _chunks
         self._chunks: list[Chunk] = []
+        self._placed: list[Placed] = []  # _with_batches and _with_at: chunks with their emitting positions
         self.max_out = MAX_OUT  # matches a kernel call buffers before they are taken
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
@@ -287,6 +289,24 @@ class KernelEngine:
         """:meth:`flush` as :meth:`push_chunks`."""
         return self._as_chunks(self.flush)
 
+    def push_columns_placed(self, cols: EventColumns) -> list[Placed]:
+        """:meth:`push_columns_pairs` with the matches as :data:`Chunk` s (a distributed run's
+        firing task writes record batches too): each with its matches' emitting positions
+        (-1: the end of the stream); an error is raised at once, with the pairs found
+        before the failing event (``err.pairs``), as :meth:`push_columns_pairs` raises it."""
+        if self._error is not None:
+            raise self._error
+        self._with_at = True
+        try:
+            self._as_chunks(self.push_columns, cols)
+        finally:
+            self._with_at = False
+        placed, self._placed = self._placed, []
+        if self._error is not None:
+            self._error.pairs = placed  # type: ignore[union-attr]  # found before the failing event
+            raise self._error
+        return placed
+
     def _as_chunks(self, fire: Callable[..., object], *args: Any) -> list[Chunk]:
         """What ``fire(*args)`` finds, as chunks in the order found (an error is raised by
         the next call, as ever: the chunks before the failing event come first)."""
@@ -360,7 +380,9 @@ class KernelEngine:
         ``_chunks`` (as a record batch where one holds them)."""
         if self._with_batches:
             arrays = self.kernel.take_matches()
-            if len(arrays[0]):
+            if len(arrays[0]) and self._with_at:
+                self._placed.append((self._chunk(arrays), arrays[5]))
+            elif len(arrays[0]):
                 self._chunks.append(self._chunk(arrays))
             return []
         if not self._with_at:

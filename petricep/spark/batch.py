@@ -48,9 +48,9 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import END, GroupRunner, StreamClock, engine_report, group_engine, group_runner, kernel_fields
+from .partition import GroupRunner, StreamClock, engine_report, group_engine, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
-from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, PosMap, decode, error_row, match_row
+from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
 from .session import configure, require_spark
 from .shuffle import Layout, Unpacked, columns, spans
 from .typed import typed
@@ -122,11 +122,10 @@ class Firing:
         for batch in batches:
             if batch.num_rows:
                 task.push(batch)
-            if len(task.rows) >= 4096:
-                yield _batch(task.take())
+            if task.out.pending >= 4096:
+                yield from task.out.take()
         task.close()
-        if task.rows:
-            yield _batch(task.take())
+        yield from task.out.take()
 
 
 class _Task:
@@ -138,18 +137,12 @@ class _Task:
         self.net: Net = firing.net_bc.value
         self.plan: Plan = firing.plan_bc.value
         self.clock, self.posmap = firing.side_bc.value
-        self.end = self.clock.end()
         self.join = TaskJoin(firing.history) if firing.history is not None else None
         self.unpacked = Unpacked(firing.layout)
-        self.rows: list[tuple[Any, ...]] = []
-        self.seq = 0
+        self.out = MatchRows(self.net, task, self.clock.end())
         self.runner: GroupRunner | None = None
         self.current = -1
         self.failed = False
-
-    def take(self) -> list[tuple[Any, ...]]:
-        rows, self.rows = self.rows, []
-        return rows
 
     def push(self, batch: pa.RecordBatch) -> None:
         """A batch of event rows and packs, sorted by group and order key."""
@@ -182,7 +175,8 @@ class _Task:
         for part in parts:
             if self.runner is not None:
                 positions = self.posmap.positions(part.column("lid").to_numpy())
-                self._guarded(self.runner.push_columns, columns(part, 0, part.num_rows, positions, layout, g, id_is_pos))
+                cols = columns(part, 0, part.num_rows, positions, layout, g, id_is_pos)
+                self._guarded(self.runner.push_columns if self.join is not None else self.runner.push_columns_found, cols)
 
     def _guarded(self, fire: Any, *args: Any) -> None:
         """``fire(*args)``'s (match, position) pairs emitted; where a condition fails, the
@@ -202,19 +196,17 @@ class _Task:
             else:
                 self._fail(err, runner.last_pos, None)
 
-    def _emit(self, pairs: list[Any]) -> None:
+    def _emit(self, found: list[Found]) -> None:
         if self.join is not None:
-            pairs = self.join(pairs)
-        for m, at in pairs:
-            self.rows.append(match_row(m, self.end if at == END else at, self.task, self.seq))
-            self.seq += 1
+            found = self.join(found)
+        self.out.add(found)
 
     def _fail(self, err: EvaluationError, pos: int, eid: Any) -> None:
         where = f"event at position {pos}" + (f" (id {eid!r})" if eid is not None else "")
         message = f"{where}: {err}"
         if self.firing.raise_errors:
             raise RuntimeError(TASK_ERROR + message) from None
-        self.rows.append(error_row(pos, message, self.task))
+        self.out.add_error(pos, message)
         self.failed = True
         self.runner = None
 
@@ -235,29 +227,6 @@ class _Task:
                 err.event = e  # type: ignore[attr-defined]
                 raise
         return out
-
-
-_MATCH_SCHEMA = pa.schema(
-    [
-        ("pattern", pa.string()),
-        ("ids", pa.string()),
-        ("start", pa.float64()),
-        ("end", pa.float64()),
-        ("attrs", pa.string()),
-        ("json", pa.string()),
-        ("emitted_at", pa.int64()),
-        ("task", pa.int32()),
-        ("seq", pa.int64()),
-        ("error", pa.string()),
-    ]
-)
-
-
-def _batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
-    cols = list(zip(*rows))
-    return pa.RecordBatch.from_arrays(
-        [pa.array(list(c), type=f.type) for c, f in zip(cols, _MATCH_SCHEMA)], schema=_MATCH_SCHEMA
-    )
 
 
 # ----------------------------------------------------------------------------- the run

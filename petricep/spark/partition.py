@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
@@ -46,12 +47,14 @@ from petricep.events import Event, EventColumns, TypeColumn
 from petricep.kernel import available as kernel_available
 from petricep.kernel import lower as kernel_lower
 from petricep.kernel import supports as kernel_supports
-from petricep.kernel.engine import TICK, KernelEngine
+from petricep.kernel.engine import TICK, KernelEngine, Placed
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.merge import sub_net
+from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
+from .rows import END, Found
 from .shuffle import Layout, handed_over, listed, spans
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp
@@ -157,7 +160,6 @@ def first_violation(runs: Sequence[Run]) -> OrderViolation | None:
     return None
 
 
-END = -1  # emission point of matches emitted at end of stream (flush): see GroupRunner.finish
 
 
 def engine_net(net: Net, group: Group) -> Net:
@@ -247,6 +249,10 @@ class GroupRunner:
                 raise
         return out
 
+    def push_columns_found(self, cols: EventColumns) -> list[Found]:
+        """:meth:`push_columns` (the kernel runner's matches may come as record batches)."""
+        return list(self.push_columns(cols))
+
     def push(self, e: Event) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []
         self._advance_to(e.pos, out)
@@ -298,19 +304,50 @@ class KernelGroupRunner(GroupRunner):
         out: list[tuple[Match, int]] = []
         if not len(cols):
             return out
+        ticked, last = self._ticked(cols)
+        try:
+            self._keep_pairs(self.kernel.push_columns_pairs(ticked), out)
+        except EvaluationError as err:
+            self._failed(err, out)
+        self.last_pos = last
+        return out
+
+    def push_columns_found(self, cols: EventColumns) -> list[Found]:
+        """:meth:`push_columns`, the kernel's matches as record batches where one holds them
+        exactly (:meth:`KernelEngine.push_columns_placed`), each with an ``emitted_at``
+        column; the others as (match, position) pairs. An evaluation error carries what was
+        found before the failing event (``err.pairs``: such items)."""
+        if not len(cols):
+            return []
+        ticked, last = self._ticked(cols)
+        try:
+            placed = self.kernel.push_columns_placed(ticked)
+        except EvaluationError as err:
+            err.pairs = self._found(getattr(err, "pairs", []))  # type: ignore[attr-defined]
+            raise
+        self.last_pos = last
+        return self._found(placed)
+
+    @staticmethod
+    def _found(placed: list[Placed]) -> list[Found]:
+        out: list[Found] = []
+        for chunk, at in placed:
+            at = np.where(at < 0, END, at)
+            if isinstance(chunk, list):
+                out.extend(zip(chunk, at.tolist()))
+            else:
+                out.append(chunk.append_column("emitted_at", number_array(at, pa.int64())))
+        return out
+
+    def _ticked(self, cols: EventColumns) -> tuple[EventColumns, int]:
+        """A batch with its tick rows (the stream's points among its events), scheduled
+        as :meth:`push` schedules, and its last event's position."""
         pos = listed(cols.pos)
         if self.group.count_windows:
             ticks = self._ticks_between(listed(cols.ts), pos)
         else:
             ticks = self._ticks_by_time(cols.ts, pos)
-        if ticks:
-            cols = with_ticks(cols, ticks)
-        try:
-            self._keep_pairs(self.kernel.push_columns_pairs(cols), out)
-        except EvaluationError as err:
-            self._failed(err, out)
-        self.last_pos = pos[-1]
-        return out
+        return (with_ticks(cols, ticks) if ticks else cols), pos[-1]
 
     def _ticks_between(self, stamps: list[Any], positions: list[int]) -> list[tuple[int, Any, int]]:
         """The clock's points reached before each event of a batch, as ``push`` would tick

@@ -12,14 +12,18 @@ from __future__ import annotations
 import marshal
 import pickle
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import pyarrow as pa
 
+from petricep.compile.net import Net
 from petricep.events import Event, EventColumns
 from petricep.io.output import match_json_parts
+from petricep.matchbatch import JsonlBatches, batch_matches
+from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import Match
 
 # kinds of the parse stage's output rows
@@ -178,6 +182,101 @@ def match_row(m: Match, emitted_at: int, task: int, seq: int) -> tuple[Any, ...]
     """A match as a row of MATCHES_DDL."""
     line, ids, attrs = match_json_parts(m)
     return (m.pattern, ids, _num(m.start), _num(m.end), attrs, line, emitted_at, task, seq, None)
+
+
+END = -1  # emission point of matches emitted at end of stream (flush): see GroupRunner.finish
+# what a runner found in a batch of a group's events: (match, emission position) pairs, and the
+# kernel's matches as record batches with an ``emitted_at`` column (KernelGroupRunner.push_columns_found)
+Found: TypeAlias = "tuple[Match, int] | pa.RecordBatch"
+
+MATCH_SCHEMA = pa.schema(
+    [
+        ("pattern", pa.string()),
+        ("ids", pa.string()),
+        ("start", pa.float64()),
+        ("end", pa.float64()),
+        ("attrs", pa.string()),
+        ("json", pa.string()),
+        ("emitted_at", pa.int64()),
+        ("task", pa.int32()),
+        ("seq", pa.int64()),
+        ("error", pa.string()),
+    ]
+)  # MATCHES_DDL as Arrow
+
+
+class MatchRows:
+    """A firing task's match rows (:data:`MATCH_SCHEMA`), numbered (``seq``) in the order
+    found: (match, position) pairs one by one (:func:`match_row`), the kernel's record
+    batches a column at a time (:meth:`JsonlBatches.parts <petricep.matchbatch.JsonlBatches.parts>`),
+    each row exactly what :func:`match_row` makes of its match. ``end``: the stream's last
+    position (the emission point of matches found at its end, :data:`END`)."""
+
+    def __init__(self, net: Net, task: int, end: int) -> None:
+        self.net = net
+        self.task = task
+        self.end = end
+        self.lines = JsonlBatches(net)
+        self.rows: list[tuple[Any, ...]] = []  # match and error rows made one by one
+        self.batches: list[pa.RecordBatch] = []  # match rows made a column at a time
+        self.pending = 0  # rows in both
+        self.seq = 0
+
+    def add(self, found: Iterable[Found]) -> None:
+        for item in found:
+            if isinstance(item, pa.RecordBatch):
+                self._add_batch(item)
+                continue
+            m, at = item
+            self.rows.append(match_row(m, self.end if at == END else at, self.task, self.seq))
+            self.seq += 1
+            self.pending += 1
+
+    def add_error(self, pos: int, message: str) -> None:
+        self.rows.append(error_row(pos, message, self.task))
+        self.pending += 1
+
+    def take(self) -> list[pa.RecordBatch]:
+        """The rows made so far, as record batches."""
+        out, self.batches, self.pending = self.batches, [], 0
+        if self.rows:
+            out.append(rows_batch(self.rows))
+            self.rows = []
+        return out
+
+    def _add_batch(self, batch: pa.RecordBatch) -> None:
+        """A kernel record batch with its ``emitted_at`` column; match by match where its
+        start and end are not numbers (a row's are doubles, ``float()`` of the match's)."""
+        start, end = batch.column("start"), batch.column("end")
+        at = batch.column("emitted_at").to_numpy()
+        if not all(pa.types.is_integer(c.type) or pa.types.is_floating(c.type) for c in (start, end)):
+            self.add(zip(batch_matches(batch, self.net), at.tolist()))
+            return
+        ids, attrs, line = self.lines.parts(batch)
+        n = batch.num_rows
+        cols = [
+            batch.column("pattern").dictionary_decode(),
+            ids,
+            start.cast(pa.float64(), safe=False),  # (as float(): ints beyond 2**53 rounded)
+            end.cast(pa.float64(), safe=False),
+            attrs,
+            line,
+            number_array(np.where(at == END, self.end, at), pa.int64()),
+            number_array(np.full(n, self.task, dtype=np.int32), pa.int32()),
+            number_array(np.arange(self.seq, self.seq + n, dtype=np.int64), pa.int64()),
+            pa.nulls(n, pa.string()),
+        ]
+        self.batches.append(pa.RecordBatch.from_arrays(cols, schema=MATCH_SCHEMA))
+        self.seq += n
+        self.pending += n
+
+
+def rows_batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    """Match and error rows (:func:`match_row`, :func:`error_row`) as one record batch."""
+    cols = list(zip(*rows))
+    return pa.RecordBatch.from_arrays(
+        [pa.array(list(c), type=f.type) for c, f in zip(cols, MATCH_SCHEMA)], schema=MATCH_SCHEMA
+    )
 
 
 def error_row(pos: int, message: str, task: int) -> tuple[Any, ...]:

@@ -74,7 +74,7 @@ from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
 from .partition import engine_report
 from .plan import Group, Plan, Router, make_plan
-from .rows import MATCHES_DDL, decode, encode, match_row
+from .rows import MATCHES_DDL, decode, encode, match_row, rows_batch
 from .session import configure, require_spark
 from .typed import typed
 
@@ -505,8 +505,6 @@ class StateFlush:
         self.plan = plan
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from .batch import _batch
-
         with quiet_gc():
             for batch in batches:
                 rows: list[tuple[Any, ...]] = []
@@ -518,7 +516,7 @@ class StateFlush:
                 ):
                     rows += self.rows(g, eng, buf)
                 if rows:
-                    yield _batch(rows)
+                    yield rows_batch(rows)
 
     def rows(self, g: int, eng: bytes | None, buf: bytes | None) -> list[tuple[Any, ...]]:
         """What the end of the input releases for one key: its buffered events, then the

@@ -20,7 +20,7 @@ from petricep.api.runner import Run
 from petricep.cli import main
 from petricep.events import Event
 from petricep.io import InputSpec
-from petricep.io.output import json_line
+from petricep.io.output import json_line, match_json_parts
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.matchobjects import MatchObjects
@@ -209,6 +209,18 @@ def test_ids_of_several_kinds_fall_back_to_match_objects() -> None:
     assert [d["ids"] for d in got][-3:] == [{"a": 1, "b": 5}, {"a": 5, "b": 5}, {"a": 1 << 70, "b": 5}]
 
 
+def parts_of(chunks: list[Any], lines: JsonlBatches) -> list[tuple[str, str, str]]:
+    """Each match's (line, ids text, attrs text): a record batch's from :meth:`JsonlBatches.parts`."""
+    out = []
+    for c in chunks:
+        if isinstance(c, pa.RecordBatch):
+            ids, attrs, line = (a.to_pylist() for a in lines.parts(c))
+            out += list(zip(line, ids, attrs))
+        else:
+            out += [match_json_parts(m) for m in c]
+    return out
+
+
 @SETTINGS
 @given(st.data())
 def test_batches_give_the_engines_lines_and_table(data: st.DataObject) -> None:
@@ -231,6 +243,7 @@ def test_batches_give_the_engines_lines_and_table(data: st.DataObject) -> None:
     lines = JsonlBatches(net)
     text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
     assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
+    assert parts_of(chunks, lines) == [match_json_parts(m) for m in want]
     batches = [c for c in chunks if isinstance(c, pa.RecordBatch)]
     table = batches_table(batches, layout_of(net)) if len(batches) == len(chunks) else None
     if table is not None:
@@ -258,6 +271,7 @@ def test_batches_of_a_net_binding_composite_events(data: st.DataObject) -> None:
     lines = JsonlBatches(net)
     text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
     assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
+    assert parts_of(chunks, lines) == [match_json_parts(m) for m in want]
 
 
 def test_composite_ids_leave_the_kernel_in_a_record_batch() -> None:
@@ -319,6 +333,7 @@ def test_chunks_of_a_composite_chain(size: int, text_ids: bool) -> None:
     lines = JsonlBatches(net)
     text = "".join(lines.text(c) if isinstance(c, pa.RecordBatch) else "".join(json_line(m.to_dict()) + "\n" for m in c) for c in chunks)
     assert text == "".join(json_line(m.to_dict()) + "\n" for m in want)
+    assert parts_of(chunks, lines) == [match_json_parts(m) for m in want]
     assert '"q":"q[p[0,1],p[0,3]]"' in text.replace(" ", "") or text_ids
 
 

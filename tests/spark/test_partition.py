@@ -31,6 +31,7 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of, with_ticks
+from petricep.spark.rows import MATCH_SCHEMA
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
 from tests.strategies import _always_bound, pattern_text, patterns
@@ -334,6 +335,44 @@ def same_pairs(pats: list[A.Pattern], events: list[Event], tie: str, partitions:
         expected = _pairs(net, events, tie, partitions, False)
         assert _pairs(net, events, tie, partitions, True) == expected
         assert _pairs(net, events, tie, partitions, True, batch) == expected
+        found = _task_rows(net, events, tie, partitions, batch, found=True)
+        assert found == _task_rows(net, events, tie, partitions, batch, found=False)
+        end = StreamClock.from_events(events).end()  # (a row's emission point of the stream's end)
+        assert [(json.loads(r["json"]), r["emitted_at"]) for r in found] == [
+            (json.loads(m), end if at == END else at) for m, at in expected
+        ]
+
+
+def _task_rows(
+    net: Any, events: list[Event], tie: str, partitions: int, batch: int, found: bool
+) -> list[dict[str, Any]]:
+    """The match rows the firing tasks write (:class:`MatchRows`), in the order of
+    :func:`run_partitioned`'s pairs: a batch's kernel matches as record batches made into
+    rows a column at a time (``found``), or its (match, position) pairs one by one."""
+    import pyarrow as pa
+
+    from petricep.spark.partition import group_runner, kernel_fields, task_of
+    from petricep.spark.plan import Router, make_plan
+    from petricep.spark.rows import MatchRows
+    from petricep.spark.shuffle import Layout, handed_over
+
+    plan = make_plan(net)
+    clock = StreamClock.from_events(events)
+    layout = Layout.of([kernel_fields(net, grp, tie) for grp in plan.groups])
+    tasks: dict[tuple[int, int], list[Event]] = {}
+    for e in sorted(fresh(events), key=lambda x: x.pos):
+        for g, key in Router(plan).route(e):
+            tasks.setdefault((task_of(g, key, partitions), g), []).append(e)
+    rows: list[dict[str, Any]] = []
+    for (task, g), evs in sorted(tasks.items()):
+        out = MatchRows(net, task, clock.end())
+        runner = group_runner(net, plan.groups[g], clock, tie)
+        for i in range(0, len(evs), batch):
+            cols = handed_over(evs[i : i + batch], g, layout)
+            out.add(runner.push_columns_found(cols) if found else runner.push_columns(cols))
+        out.add(runner.finish())
+        rows += pa.Table.from_batches(out.take(), schema=MATCH_SCHEMA).to_pylist()
+    return rows
 
 
 @SETTINGS
