@@ -174,7 +174,7 @@ class _Task:
         layout, id_is_pos = self.firing.layout, self.firing.id_is_pos
         for part in parts:
             if self.runner is not None:
-                positions = self.posmap.positions(part.column("lid").to_numpy())
+                positions = self.posmap.position_array(part.column("lid").to_numpy())
                 cols = columns(part, 0, part.num_rows, positions, layout, g, id_is_pos)
                 self._guarded(self.runner.push_columns if self.join is not None else self.runner.push_columns_found, cols)
 

@@ -142,18 +142,24 @@ class PosMap:
 
     def positions(self, lids: Any) -> list[int]:
         """:meth:`pos` of a numpy array of order keys."""
+        return self.position_array(lids).tolist()  # type: ignore[no-any-return]
+
+    def position_array(self, lids: np.ndarray) -> np.ndarray:
+        """:meth:`positions` as an int64 array."""
         if self.identity:
-            return lids.tolist()  # type: ignore[no-any-return]
+            return lids.astype(np.int64, copy=False)
         pids = lids >> LID_BITS
-        uniq = np.unique(pids)
-        base = np.zeros_like(lids)
-        for pid in uniq.tolist():
-            base[pids == pid] = self.offsets[pid] - self.header
-        out = base + (lids & LID_MASK)
+        if len(pids) and pids.min() == pids.max():  # (one input partition: no mask per partition)
+            out = lids + (self.offsets[int(pids[0])] - self.header - (int(pids[0]) << LID_BITS))
+        else:
+            base = np.zeros_like(lids)
+            for pid in np.unique(pids).tolist():
+                base[pids == pid] = self.offsets[pid] - self.header
+            out = base + (lids & LID_MASK)
         if self.blanks:
             lines = out + self.header
             out = out - np.searchsorted(np.asarray(self.blanks, dtype=np.int64), lines, side="left")
-        return out.tolist()  # type: ignore[no-any-return]
+        return out
 
     @classmethod
     def from_counts(cls, counts: dict[int, int], header: int, blank_lids: Sequence[int]) -> PosMap:

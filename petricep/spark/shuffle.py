@@ -97,6 +97,21 @@ class Layout:
         return None if idx is None else tuple(self.fields[i] for i in idx)
 
 
+# a pack's bytes: an Arrow IPC stream of one record batch, its buffers LZ4-compressed where
+# pyarrow has the codec (a fifth of the bytes for the JVM to checkpoint, shuffle, convert and
+# hand over; the reader decompresses what the stream says it is)
+_PACK_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4" if pa.Codec.is_available("lz4") else None)
+
+
+def pack_bytes(batch: pa.RecordBatch) -> bytes:
+    """A pack's ``ev`` cell: ``batch`` as an Arrow IPC stream (read back with
+    ``pa.ipc.open_stream(...).read_next_batch()``)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=_PACK_OPTIONS) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
+
+
 def bucket_of(key: str, labels: tuple[str, ...]) -> str:
     """The label of the key bucket a kernel group's events of routing key ``key`` travel
     in (the same in every Python process: not ``hash``)."""
@@ -175,7 +190,7 @@ class Rows:
         names = list(code)
         for a, b in spans(codes[1:] != codes[:-1]):
             rows_of = order[a:b]
-            data = typed.take(pa.array(rows_of)).serialize().to_pybytes()
+            data = pack_bytes(typed.take(pa.array(rows_of)))
             self.packed += len(data)
             self.add(PACK, g, names[int(codes[a])], int(keys[rows_of[0]]), data)
 
@@ -375,7 +390,7 @@ def _kinds_of(col: list[Any], bad: set[int], ints_only: bool | None = None) -> t
 
 
 def columns(
-    batch: pa.RecordBatch, a: int, b: int, positions: list[int], layout: Layout, g: int, id_is_pos: bool
+    batch: pa.RecordBatch, a: int, b: int, positions: list[int] | np.ndarray, layout: Layout, g: int, id_is_pos: bool
 ) -> EventColumns:
     """Rows ``a:b`` of a firing-stage batch (events of kernel group ``g``, typed or blobs)
     as the kernel's columns: numpy arrays where a column holds one kind of value."""
@@ -386,7 +401,7 @@ def columns(
     assert idx is not None
     blobs = part.column("ev")
     if blobs.null_count < len(part):  # some events came as blobs: value by value
-        return _mixed(part, positions, names, idx, id_is_pos)
+        return _mixed(part, listed(positions), names, idx, id_is_pos)
     types = part.column("t").dictionary_encode()
     type_col = TypeColumn(types.indices.to_numpy(zero_copy_only=False).astype(np.int32), types.dictionary.to_pylist())
     ts = _typed_column(part.column("ts"), None, part.column("tk"))
@@ -402,9 +417,8 @@ def _typed_column(num: pa.Array, text: pa.Array | None, kind: pa.Array) -> Any:
     """One column's values: a numpy array when they are of one kind (ints, floats, bools),
     else a list of Python values."""
     k = _kinds(kind)
-    kinds = np.unique(k)
-    if len(kinds) == 1:
-        only = int(kinds[0])
+    if len(k) and k.min() == k.max():  # (one kind: np.unique would hash every row)
+        only = int(k[0])
         if only == K_NUM:
             return num.to_numpy(zero_copy_only=False)
         if only == K_INT:
@@ -464,16 +478,24 @@ def _kinds(kind: pa.Array) -> np.ndarray:
     return pc.fill_null(kind, K_NULL).to_numpy(zero_copy_only=False)
 
 
+UNPACKED_ROWS = 65_536  # a kernel group's events per batch out of Unpacked (at least, where there are more)
+
+
 class Unpacked:
     """A kernel group's rows in a firing task, in order: event rows and packs (sorted by
     their first order key) become record batches of its events in order key order. Packs
     of different key buckets that the shuffle sent to one task interleave (so do packs of a
     parse batch whose keys span separate runs of rows): every segment overlapping the
-    previous ones' span is merged with them and sorted, the others come out as they are."""
+    previous ones' span is merged with them and sorted. Segments that follow one another
+    are joined until a batch holds :data:`UNPACKED_ROWS` rows: the firing costs per batch
+    (the kernel's call, the clock's ticks, the match rows' columns) are paid a quarter as
+    often as per pack (a bucket's pack of a parse batch holds ~16K Aarhus events)."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, rows: int = UNPACKED_ROWS) -> None:
         self.schema = layout.pack_schema()
+        self.rows = rows  # rows a batch out holds at least (where there are more)
         self._parts: list[pa.RecordBatch] = []
+        self._rows = 0  # rows in _parts
         self._hi = -1
 
     def feed(self, batch: pa.RecordBatch, a: int, b: int) -> Iterator[pa.RecordBatch]:
@@ -488,24 +510,40 @@ class Unpacked:
                 continue
             cells = batch.column("ev").slice(a + i, j - i)
             for r in range(j - i):
-                part = pa.ipc.read_record_batch(cells[r].as_buffer(), self.schema)
+                part = pa.ipc.open_stream(cells[r].as_buffer()).read_next_batch()
                 yield from self._add(part, int(lids[i + r]), int(part.column("lid")[-1].as_py()))
 
     def flush(self) -> Iterator[pa.RecordBatch]:
         """What is left (the group's rows end)."""
         if self._parts:
-            parts, self._parts, self._hi = self._parts, [], -1
+            parts, self._parts, self._hi, self._rows = self._parts, [], -1, 0
             if len(parts) == 1:
                 yield parts[0]
                 return
-            merged = pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
-            yield merged.take(pc.sort_indices(merged.column("lid")))
+            yield _in_order(parts)
 
     def _add(self, part: pa.RecordBatch, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
-        if lo > self._hi:
+        if lo > self._hi and self._rows >= self.rows:
             yield from self.flush()
         self._parts.append(part)
+        self._rows += part.num_rows
         self._hi = max(self._hi, hi)
+
+
+def _in_order(parts: list[pa.RecordBatch]) -> pa.RecordBatch:
+    """Record batches, each sorted by ``lid``, as one batch sorted by ``lid``. Where the
+    sorted order is made of long runs of one batch's consecutive rows (a parse task's pack
+    holds runs of consecutive lines: the input's chunks), the runs are sliced and copied
+    once; else every row is gathered (``take``)."""
+    merged = pa.Table.from_batches(parts)
+    order = np.argsort(np.concatenate([p.column("lid").to_numpy() for p in parts]), kind="stable")
+    cuts = np.flatnonzero(np.diff(order) != 1) + 1
+    if len(cuts) * 64 > len(order):  # (short runs: a gather is cheaper than many slices)
+        return merged.combine_chunks().to_batches()[0].take(pa.array(order))
+    starts = order[np.concatenate(([0], cuts))].tolist()
+    lengths = np.diff(np.concatenate(([0], cuts, [len(order)]))).tolist()
+    runs = pa.concat_tables([merged.slice(a, n) for a, n in zip(starts, lengths)])
+    return runs.combine_chunks().to_batches()[0]
 
 
 def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns:

@@ -195,7 +195,7 @@ def test_packs_and_rows_of_a_group_unpack_in_order(evs: list[Event], data: st.Da
         rows = [r for r in range(batch.num_rows) if where[batch.column("k")[r].as_py()] == part]
         rows.sort(key=lambda r: batch.column("lid")[r].as_py())
         mine = batch.take(pa.array(rows, type=pa.int64())).drop_columns(["k"])
-        unpacked = Unpacked(LAYOUT)
+        unpacked = Unpacked(LAYOUT, data.draw(st.integers(1, 8)))  # (batches out of at least so many rows)
         got: list[Any] = []
         a = 0
         while a < mine.num_rows:  # the firing stage's batches, cut anywhere
@@ -209,3 +209,33 @@ def test_packs_and_rows_of_a_group_unpack_in_order(evs: list[Event], data: st.Da
             read += rows_of(columns(p, 0, p.num_rows, lids, LAYOUT, 0, False))
         mine_evs = [e for e, label in zip(evs, bucket) if where[label] == part]
         assert read == expected(mine_evs, names)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.integers(1, 8), st.integers(64, 200)), st.integers(1, 4), st.integers(1, 900), st.data())
+def test_packs_of_spread_chunks_unpack_in_order(chunk: int, tasks: int, n: int, data: st.DataObject) -> None:
+    """An input spread over parse tasks in chunks of consecutive rows (task ``t`` gets
+    chunks ``t``, ``t + tasks``, ...): each task's pack spans the others', in long runs of
+    consecutive rows; unpacked, the events come out in order with their values (the runs
+    sliced, or every row gathered where they are short)."""
+    import pyarrow as pa
+
+    from petricep.spark.shuffle import Unpacked
+
+    evs = [Event("AB"[i % 2], i // 3, i, i, {"x": data.draw(values), "s": f"s{i}"}) for i in range(n)]
+    out = Rows(LAYOUT)
+    for t in range(tasks):
+        mine = [e for e in evs if (e.pos // chunk) % tasks == t]
+        if mine:
+            out.add_packs(EVENT, 0, ["a"] * len(mine), [e.pos for e in mine], as_columns(mine))
+    batch = out.batch()
+    order = sorted(range(batch.num_rows), key=lambda r: batch.column("lid")[r].as_py())
+    rows = batch.take(pa.array(order, type=pa.int64())).drop_columns(["k"])
+    unpacked = Unpacked(LAYOUT, data.draw(st.sampled_from([1, 100, 65_536])))
+    got = [*unpacked.feed(rows, 0, rows.num_rows), *unpacked.flush()]
+    read = []
+    for p in got:
+        read += rows_of(columns(p, 0, p.num_rows, p.column("lid").to_pylist(), LAYOUT, 0, False))
+    names = LAYOUT.names_of(0)
+    assert names is not None
+    assert read == expected(evs, names)
