@@ -188,6 +188,8 @@ class GroupRunner:
         self._points: list[tuple[int, Any]] = []
         self._scheduled: set[int] = set()
         self._scheduled_ts: Any = None  # the time whose window points were scheduled last
+        self._times: np.ndarray | None = None  # the clock's times as numpy (_clock_times)
+        self._times_made = False
         self.last_pos = -1
 
     def _schedule(self, ts: Any, pos: int) -> None:
@@ -373,34 +375,89 @@ class KernelGroupRunner(GroupRunner):
         time: the run's first event schedules its windows' points (later events of the run
         would schedule the same ones, still pending: they lie past the run), the points the
         run reaches become ticks before the event they precede (found by bisection). A tick
-        sees the tracked time ``push`` would leave: the run's after any event between."""
+        sees the tracked time ``push`` would leave: the run's after any event between.
+        A run no pending point falls in (most of them) only schedules its points, found for
+        the whole batch at once (:meth:`_run_points`)."""
         ticks: list[tuple[int, Any, int]] = []
         points = self._points
+        scheduled = self._scheduled
         values = listed(stamps)
         times = np.asarray(stamps)
-        for i, j in spans(times[1:] != times[:-1]):
+        runs = spans(times[1:] != times[:-1])
+        found = self._run_points([values[i] for i, _ in runs])
+        for r, (i, j) in enumerate(runs):
             ts = values[i]
-            last = positions[j - 1]
-            scheduled_run = False  # the run's first event has scheduled (it comes after ticks before it)
-            prev = -1
-            while points and points[0][0] <= last:
-                p, pts = heapq.heappop(points)
-                self._scheduled.discard(p)
-                k = bisect_left(positions, p, i, j)
-                if k > i and not scheduled_run:
-                    self._schedule(ts, positions[i])
-                    scheduled_run = True
-                if k > i and k > prev:
-                    self._scheduled_ts = ts  # an event of the run came between the ticks
-                prev = k
-                if positions[k] != p:
-                    ticks.append((k, pts, p))
-                    if self.composites:
-                        self._schedule(pts, p)
-            if not scheduled_run:
-                self._schedule(ts, positions[i])
+            if points and points[0][0] <= positions[j - 1]:
+                self._run_ticks(ts, i, j, positions, ticks)
+            elif ts != self._scheduled_ts:  # (what _schedule does, its points found already)
+                if found is None:
+                    self._schedule_time(ts)
+                else:
+                    for p, pts in found[r]:
+                        if p not in scheduled:
+                            scheduled.add(p)
+                            heapq.heappush(points, (p, pts))
             self._scheduled_ts = ts
         return ticks
+
+    def _run_ticks(self, ts: Any, i: int, j: int, positions: list[int], ticks: list[tuple[int, Any, int]]) -> None:
+        """:meth:`_ticks_by_time` for a run of rows ``i:j`` (time ``ts``) some pending
+        point falls in."""
+        points = self._points
+        last = positions[j - 1]
+        scheduled_run = False  # the run's first event has scheduled (it comes after ticks before it)
+        prev = -1
+        while points and points[0][0] <= last:
+            p, pts = heapq.heappop(points)
+            self._scheduled.discard(p)
+            k = bisect_left(positions, p, i, j)
+            if k > i and not scheduled_run:
+                self._schedule(ts, positions[i])
+                scheduled_run = True
+            if k > i and k > prev:
+                self._scheduled_ts = ts  # an event of the run came between the ticks
+            prev = k
+            if positions[k] != p:
+                ticks.append((k, pts, p))
+                if self.composites:
+                    self._schedule(pts, p)
+        if not scheduled_run:
+            self._schedule(ts, positions[i])
+
+    def _run_points(self, stamps: list[Any]) -> list[list[tuple[int, Any]]] | None:
+        """Per timestamp, the points :meth:`_schedule_time` would schedule for it (the first
+        event after ``ts + w`` for each window ``w``), by one search per window over the
+        clock's times; None where the times are not numbers numpy adds and compares as
+        Python does (then each run's are searched one by one)."""
+        clock_ts = self._clock_times()
+        if clock_ts is None or not stamps:
+            return None
+        at = np.asarray(stamps)
+        if at.dtype != clock_ts.dtype:
+            return None
+        out: list[list[tuple[int, Any]]] = [[] for _ in stamps]
+        for w in self.group.time_windows:
+            found = np.searchsorted(clock_ts, at + w, side="right").tolist()
+            for r, k in enumerate(found):
+                if k < len(self.clock.ts):
+                    out[r].append((self.clock.first[k], self.clock.ts[k]))
+        return out
+
+    def _clock_times(self) -> np.ndarray | None:
+        """The clock's distinct times as an array where they and the windows are numbers
+        numpy adds and compares exactly as Python does: floats or ints (every time and
+        window within 2**53 of zero; ints: int windows). Made once per runner."""
+        if not self._times_made:
+            self._times_made = True
+            times = np.asarray(self.clock.ts) if self.clock.ts else None
+            windows = self.group.time_windows
+            exact = times is not None and all(type(w) in (int, float) for w in windows)
+            if exact and times is not None and times.dtype in (np.float64, np.int64):
+                limit = 2**53  # (times are ascending: the extremes are the ends)
+                exact = abs(times[0]) < limit and abs(times[-1]) < limit and all(abs(w) < limit for w in windows)
+                exact = exact and (times.dtype == np.float64 or all(type(w) is int for w in windows))
+                self._times = times if exact else None
+        return self._times
 
     def finish(self) -> list[tuple[Match, int]]:
         out: list[tuple[Match, int]] = []

@@ -424,6 +424,29 @@ def test_emission_points_on_the_kernel() -> None:
     assert [at for _, at in _pairs(net, [Event("A", 0, 0, 0, {"k": 1})], "arrival", 1, True)] == [END]
 
 
+@pytest.mark.parametrize("batch", [1, 2, 5])
+@pytest.mark.parametrize("stamp", [int, float])
+def test_window_points_at_a_window_boundary_on_the_kernel(batch: int, stamp: type) -> None:
+    """A window ends exactly at another key's timestamp (0 + 2 = 2): its point is the first
+    event after it (position 2, not 1), for each of two windows; the kernel runner's batch
+    of ticks finds the points the engine's runner finds event by event."""
+    from petricep import kernel
+
+    if not kernel.available():
+        pytest.skip("the compiled kernel is not built")
+    pats = [
+        A.Pattern(name, A.Seq((A.EventRef("A", "a"), A.EventRef("C", "c", negated=True))), (), ("k",),
+                  window=A.Window(A.WIN_TIME, w))
+        for name, w in (("p", 2), ("q", 3))
+    ]  # fmt: skip
+    net = build_net(pats)
+    rows = [("A", 0, 1), ("B", 2, 2), ("B", 3, 2), ("B", 3, 2), ("B", 4, 2)]
+    events = [Event(t, stamp(ts), i, i, {"k": k}) for i, (t, ts, k) in enumerate(rows)]
+    want = [(json.loads(m)["pattern"], at) for m, at in _pairs(net, events, "arrival", 2, False)]
+    assert want == [("p", 2), ("q", 4)]
+    assert [(json.loads(m)["pattern"], at) for m, at in _pairs(net, events, "arrival", 2, True, batch)] == want
+
+
 def test_composite_events_at_ticks_open_windows_on_the_kernel() -> None:
     """A producer's match closed by another key's event (a tick) returns a composite event
     there; a reader waiting on an end negation after it needs the point where its window
