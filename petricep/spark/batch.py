@@ -256,7 +256,11 @@ class BatchRun:
         self.tie = tie
         self.plan = make_plan(net)
         self.parallelism = int(spark.sparkContext.defaultParallelism)
-        self.partitions = partitions or max(1, self.parallelism * 4)
+        # firing tasks: one per core by default. A task's fixed cost (its shuffle read, the
+        # JVM's first Arrow batch, a runner per group) was a third of Aarhus's firing stage
+        # at four tasks per core (bench/RESULTS.md, thirteenth pass). More tasks balance
+        # uneven keys better (a key stays in one task): ``partitions`` asks for them
+        self.partitions = partitions or max(1, self.parallelism)
         self.warnings = list(self.plan.warnings)
         # per group, the attributes its events carry between the stages: those the kernel
         # reads where it covers the group (a group joined with the archive: every one)
