@@ -344,12 +344,11 @@ class KernelGroupRunner(GroupRunner):
     def _ticked(self, cols: EventColumns) -> tuple[EventColumns, int]:
         """A batch with its tick rows (the stream's points among its events), scheduled
         as :meth:`push` schedules, and its last event's position."""
-        pos = listed(cols.pos)
         if self.group.count_windows:
-            ticks = self._ticks_between(listed(cols.ts), pos)
+            ticks = self._ticks_between(listed(cols.ts), listed(cols.pos))
         else:
-            ticks = self._ticks_by_time(cols.ts, pos)
-        return (with_ticks(cols, ticks) if ticks else cols), pos[-1]
+            ticks = self._ticks_by_time(cols.ts, cols.pos)
+        return (with_ticks(cols, ticks) if ticks else cols), int(cols.pos[-1])
 
     def _ticks_between(self, stamps: list[Any], positions: list[int]) -> list[tuple[int, Any, int]]:
         """The clock's points reached before each event of a batch, as ``push`` would tick
@@ -370,39 +369,51 @@ class KernelGroupRunner(GroupRunner):
             self._schedule(ts, pos)
         return ticks
 
-    def _ticks_by_time(self, stamps: Any, positions: list[int]) -> list[tuple[int, Any, int]]:
+    def _ticks_by_time(self, stamps: Any, positions: Any) -> list[tuple[int, Any, int]]:
         """:meth:`_ticks_between` with time windows only, a run of equal timestamps at a
         time: the run's first event schedules its windows' points (later events of the run
         would schedule the same ones, still pending: they lie past the run), the points the
         run reaches become ticks before the event they precede (found by bisection). A tick
         sees the tracked time ``push`` would leave: the run's after any event between.
-        A run no pending point falls in (most of them) only schedules its points, found for
-        the whole batch at once (:meth:`_run_points`)."""
+        The points each run schedules are found for the whole batch at once
+        (:meth:`_run_points`); ``stamps`` and ``positions`` (a list or an array) are read
+        at the runs' ends only."""
         ticks: list[tuple[int, Any, int]] = []
         points = self._points
-        scheduled = self._scheduled
-        values = listed(stamps)
         times = np.asarray(stamps)
         runs = spans(times[1:] != times[:-1])
-        found = self._run_points([values[i] for i, _ in runs])
+        starts = [i for i, _ in runs]
+        firsts = stamps[starts].tolist() if isinstance(stamps, np.ndarray) else [stamps[i] for i in starts]
+        found = self._run_points(firsts)
         for r, (i, j) in enumerate(runs):
-            ts = values[i]
+            ts = firsts[r]
+            mine = found[r] if found is not None else None
             if points and points[0][0] <= positions[j - 1]:
-                self._run_ticks(ts, i, j, positions, ticks)
-            elif ts != self._scheduled_ts:  # (what _schedule does, its points found already)
-                if found is None:
-                    self._schedule_time(ts)
-                else:
-                    for p, pts in found[r]:
-                        if p not in scheduled:
-                            scheduled.add(p)
-                            heapq.heappush(points, (p, pts))
+                self._run_ticks(ts, mine, i, j, positions, ticks)
+            else:
+                self._schedule_run(ts, mine)
             self._scheduled_ts = ts
         return ticks
 
-    def _run_ticks(self, ts: Any, i: int, j: int, positions: list[int], ticks: list[tuple[int, Any, int]]) -> None:
-        """:meth:`_ticks_by_time` for a run of rows ``i:j`` (time ``ts``) some pending
-        point falls in."""
+    def _schedule_run(self, ts: Any, found: list[tuple[int, Any]] | None) -> None:
+        """:meth:`_schedule` for a run's first event (time windows only): ``found`` its
+        points (:meth:`_run_points`; None: searched here)."""
+        if ts == self._scheduled_ts:
+            return
+        self._scheduled_ts = ts
+        if found is None:
+            self._schedule_time(ts)
+            return
+        for p, pts in found:
+            if p not in self._scheduled:
+                self._scheduled.add(p)
+                heapq.heappush(self._points, (p, pts))
+
+    def _run_ticks(
+        self, ts: Any, found: list[tuple[int, Any]] | None, i: int, j: int, positions: Any, ticks: list[tuple[int, Any, int]]
+    ) -> None:
+        """:meth:`_ticks_by_time` for a run of rows ``i:j`` (time ``ts``, its points
+        ``found``) some pending point falls in."""
         points = self._points
         last = positions[j - 1]
         scheduled_run = False  # the run's first event has scheduled (it comes after ticks before it)
@@ -412,7 +423,7 @@ class KernelGroupRunner(GroupRunner):
             self._scheduled.discard(p)
             k = bisect_left(positions, p, i, j)
             if k > i and not scheduled_run:
-                self._schedule(ts, positions[i])
+                self._schedule_run(ts, found)
                 scheduled_run = True
             if k > i and k > prev:
                 self._scheduled_ts = ts  # an event of the run came between the ticks
@@ -422,7 +433,7 @@ class KernelGroupRunner(GroupRunner):
                 if self.composites:
                     self._schedule(pts, p)
         if not scheduled_run:
-            self._schedule(ts, positions[i])
+            self._schedule_run(ts, found)
 
     def _run_points(self, stamps: list[Any]) -> list[list[tuple[int, Any]]] | None:
         """Per timestamp, the points :meth:`_schedule_time` would schedule for it (the first

@@ -369,6 +369,9 @@ def _task_rows(
         runner = group_runner(net, plan.groups[g], clock, tie)
         for i in range(0, len(evs), batch):
             cols = handed_over(evs[i : i + batch], g, layout)
+            if found:  # (positions as the Spark task has them: an array)
+                pos = np.asarray(cols.pos, dtype=np.int64)
+                cols = EventColumns(cols.types, cols.ts, pos, cols.ids, cols.attrs)
             out.add(runner.push_columns_found(cols) if found else runner.push_columns(cols))
         out.add(runner.finish())
         rows += pa.Table.from_batches(out.take(), schema=MATCH_SCHEMA).to_pylist()
