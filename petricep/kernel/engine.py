@@ -102,11 +102,10 @@ class KernelEngine:
         self._error: EvaluationError | StateLimitError | None = None
         self._budget = max_partial_matches
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
-        self._pairs: list[tuple[Match, int]] = []
+        self._pairs: list[Any] = []  # (match, position), or with _with_batches (chunk, positions)
         self._batches: MatchBatches | None = None  # the *_chunks methods: matches as record batches
         self._with_batches = False  # _taken keeps chunks in _chunks
         self._chunks: list[Chunk] = []
-        self._placed: list[Placed] = []  # _with_batches and _with_at: chunks with their emitting positions
         self.max_out = MAX_OUT  # matches a kernel call buffers before they are taken
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
@@ -226,9 +225,10 @@ class KernelEngine:
     def _fire_pairs(self) -> list[tuple[Match, int]]:
         return self._as_pairs(self._fire)
 
-    def _as_pairs(self, fire: Callable[..., Any], *args: Any) -> list[tuple[Match, int]]:
-        """What ``fire(*args)`` finds, as (match, emitting position) pairs; an error raised
-        with the pairs found before the failing event (``err.pairs``)."""
+    def _as_pairs(self, fire: Callable[..., Any], *args: Any) -> list[Any]:
+        """What ``fire(*args)`` finds, with emitting positions: (match, position) pairs, or
+        under ``_with_batches`` (:meth:`push_columns_placed`) (chunk, positions) pairs; an
+        error raised with the pairs found before the failing event (``err.pairs``)."""
         self._with_at = True
         try:
             fire(*args)
@@ -296,16 +296,7 @@ class KernelEngine:
         before the failing event (``err.pairs``), as :meth:`push_columns_pairs` raises it."""
         if self._error is not None:
             raise self._error
-        self._with_at = True
-        try:
-            self._as_chunks(self.push_columns, cols)
-        finally:
-            self._with_at = False
-        placed, self._placed = self._placed, []
-        if self._error is not None:
-            self._error.pairs = placed  # type: ignore[union-attr]  # found before the failing event
-            raise self._error
-        return placed
+        return self._as_pairs(self._as_chunks, self.push_columns, cols)
 
     def _as_chunks(self, fire: Callable[..., object], *args: Any) -> list[Chunk]:
         """What ``fire(*args)`` finds, as chunks in the order found (an error is raised by
@@ -381,7 +372,7 @@ class KernelEngine:
         if self._with_batches:
             arrays = self.kernel.take_matches()
             if len(arrays[0]) and self._with_at:
-                self._placed.append((self._chunk(arrays), arrays[5]))
+                self._pairs.append((self._chunk(arrays), arrays[5]))
             elif len(arrays[0]):
                 self._chunks.append(self._chunk(arrays))
             return []
