@@ -484,8 +484,24 @@ def test_composite_events_at_ticks_open_windows_on_the_kernel() -> None:
     assert compared >= 3  # q's matches closed by a point scheduled from a tick (seed 28 among them)
 
 
+def _as_pairs(found: list[Any], net: Any) -> list[tuple[Any, int]]:
+    """(match, position) pairs of what a runner found (its record batches' matches too)."""
+    import pyarrow as pa
+
+    from petricep.matchbatch import batch_matches
+
+    out: list[tuple[Any, int]] = []
+    for item in found:
+        if isinstance(item, pa.RecordBatch):
+            out += zip(batch_matches(item, net), item.column("emitted_at").to_pylist())
+        else:
+            out.append(item)
+    return out
+
+
 @pytest.mark.parametrize("batch", [None, 1, 4])
-def test_an_error_keeps_the_pairs_found_before_it(batch: int | None) -> None:
+@pytest.mark.parametrize("found", [False, True])
+def test_an_error_keeps_the_pairs_found_before_it(batch: int | None, found: bool) -> None:
     """A condition failing on an event inside a batch: the pairs of the events before it
     still come out (``err.pairs``), and ``err.event`` names it, on both runners."""
     from petricep import kernel
@@ -517,9 +533,10 @@ def test_an_error_keeps_the_pairs_found_before_it(batch: int | None) -> None:
                 for i in range(0, len(events), batch):
                     chunk = events[i : i + batch]
                     blobs = [encode_fields(e, fields) for e in chunk]
-                    runner.push_columns(decode_columns(blobs, [e.pos for e in chunk], False, fields))
+                    cols = decode_columns(blobs, [e.pos for e in chunk], False, fields)
+                    runner.push_columns_found(cols) if found else runner.push_columns(cols)
         err = info.value
-        pairs = [(m.ids, at) for m, at in getattr(err, "pairs", [])]
+        pairs = [(m.ids, at) for m, at in _as_pairs(getattr(err, "pairs", []), net)]
         failed = getattr(err, "event", None)
         if cls is GroupRunner and batch is None:
             assert pairs == [] and failed is None  # returned by push already, the event is the caller's
