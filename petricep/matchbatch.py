@@ -170,7 +170,7 @@ class JsonlBatches:
         n = batch.num_rows
 
         def joined(items: list[Any]) -> pa.Array:
-            if not any(not isinstance(t, str) for t in items):  # (constant text: one value per row)
+            if all(isinstance(t, str) for t in items):  # (constant text: one value per row)
                 return pa.repeat(_text("".join(items)), n)  # type: ignore[no-any-return]
             return pc.binary_join_element_wise(*(_text(t) if isinstance(t, str) else t for t in items), none)
 

@@ -160,8 +160,6 @@ def first_violation(runs: Sequence[Run]) -> OrderViolation | None:
     return None
 
 
-
-
 def engine_net(net: Net, group: Group) -> Net:
     """What a group's engine runs: its SQL queries alone, or its own patterns (a query's rows
     never interact with patterns, and a group holds every pattern its patterns read the
@@ -188,8 +186,6 @@ class GroupRunner:
         self._points: list[tuple[int, Any]] = []
         self._scheduled: set[int] = set()
         self._scheduled_ts: Any = None  # the time whose window points were scheduled last
-        self._times: np.ndarray | None = None  # the clock's times as numpy (_clock_times)
-        self._times_made = False
         self.last_pos = -1
 
     def _schedule(self, ts: Any, pos: int) -> None:
@@ -281,6 +277,8 @@ class KernelGroupRunner(GroupRunner):
             engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES, with_events=bindings
         )
         super().__init__(net, group, clock, tie, engine=False)
+        self._times: np.ndarray | None = None  # the clock's times as numpy (_clock_times)
+        self._times_made = False
 
     def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
         self._keep_pairs(self.kernel.tick(ts, p), out)
@@ -462,12 +460,14 @@ class KernelGroupRunner(GroupRunner):
             self._times_made = True
             times = np.asarray(self.clock.ts) if self.clock.ts else None
             windows = self.group.time_windows
-            exact = times is not None and all(type(w) in (int, float) for w in windows)
-            if exact and times is not None and times.dtype in (np.float64, np.int64):
-                limit = 2**53  # (times are ascending: the extremes are the ends)
-                exact = abs(times[0]) < limit and abs(times[-1]) < limit and all(abs(w) < limit for w in windows)
-                exact = exact and (times.dtype == np.float64 or all(type(w) is int for w in windows))
-                self._times = times if exact else None
+            limit = 2**53  # (times are ascending: the extremes are the ends)
+            if (
+                times is not None
+                and times.dtype in (np.float64, np.int64)
+                and all(type(w) is int or (type(w) is float and times.dtype == np.float64) for w in windows)
+                and max(abs(times[0]), abs(times[-1]), *(abs(w) for w in windows)) < limit
+            ):
+                self._times = times
         return self._times
 
     def finish(self) -> list[tuple[Match, int]]:
