@@ -53,6 +53,7 @@ _BASE = [
     ("ids", pa.string()),
     ("idk", pa.int8()),
 ]
+_PACK_TYPE = pa.field("t", pa.dictionary(pa.int32(), pa.string()))  # a pack's type column
 _SPARK = {pa.int8(): "byte", pa.int32(): "int", pa.int64(): "long", pa.float64(): "double"}
 
 
@@ -88,8 +89,11 @@ class Layout:
         return ", ".join(f"{f.name} {_SPARK.get(f.type, str(f.type))}" for f in self.schema())
 
     def pack_schema(self) -> pa.Schema:
-        """The columns of a pack's record batch: an event row's, less its routing."""
-        return pa.schema([f for f in self.schema() if f.name not in ("kind", "g", "k")])
+        """The columns of a pack's record batch: an event row's, less its routing, the
+        type dictionary-encoded (the firing stage reads codes: no string hashed per row)."""
+        return pa.schema(
+            [_PACK_TYPE if f.name == "t" else f for f in self.schema() if f.name not in ("kind", "g", "k")]
+        )
 
     def names_of(self, g: int) -> tuple[str, ...] | None:
         """The attributes group ``g``'s typed events carry (None: its events are blobs)."""
@@ -180,7 +184,7 @@ class Rows:
         if typed is None:  # some column needs value by value (or a row goes as a blob)
             rows = Rows(self.layout)
             rows.add_columns(kind, g, buckets, keys.tolist(), cols)
-            typed = rows.batch().select(self.layout.pack_schema().names)
+            typed = packed_rows(rows.batch(), self.layout)
         # rows by bucket, each bucket's in order key order (a pack is sorted, its first
         # row its least): a table's batch may hold chunks of rows out of order
         code = {b: i for i, b in enumerate(dict.fromkeys(buckets))}
@@ -270,14 +274,23 @@ def typed_batch(cols: EventColumns, lids: Sequence[int] | np.ndarray, layout: La
         return None
     types = cols.types
     if isinstance(types, TypeColumn):
-        type_arr = pa.array(types.names, type=pa.string()).take(pa.array(types.codes))
+        codes = pa.array(np.asarray(types.codes, dtype=np.int32))
+        type_arr = pa.DictionaryArray.from_arrays(codes, pa.array(types.names, type=pa.string()))
     else:
-        type_arr = pa.array(listed(types), type=pa.string())
+        type_arr = pa.array(listed(types), type=pa.string()).dictionary_encode()
     arrays = [pa.array(np.asarray(lids, dtype=np.int64)), pa.nulls(n, pa.binary()), type_arr, ts[0], ts[2], ids[0], ids[1], ids[2]]
     for c in cells:
         assert c is not None
         arrays += list(c)
     return pa.RecordBatch.from_arrays(arrays, schema=layout.pack_schema())
+
+
+def packed_rows(rows: pa.RecordBatch, layout: Layout) -> pa.RecordBatch:
+    """Event rows (:meth:`Layout.schema`) in a pack's columns (:meth:`Layout.pack_schema`)."""
+    schema = layout.pack_schema()
+    part = rows.select(schema.names)
+    at = schema.get_field_index("t")
+    return part.set_column(at, _PACK_TYPE, part.column(at).dictionary_encode())
 
 
 def _typed_cells(col: Any, bad: set[int], ints_only: bool | None) -> tuple[pa.Array, pa.Array, pa.Array] | None:
@@ -390,10 +403,16 @@ def _kinds_of(col: list[Any], bad: set[int], ints_only: bool | None = None) -> t
 
 
 def columns(
-    batch: pa.RecordBatch, a: int, b: int, positions: list[int] | np.ndarray, layout: Layout, g: int, id_is_pos: bool
+    batch: pa.RecordBatch | pa.Table,
+    a: int,
+    b: int,
+    positions: list[int] | np.ndarray,
+    layout: Layout,
+    g: int,
+    id_is_pos: bool,
 ) -> EventColumns:
-    """Rows ``a:b`` of a firing-stage batch (events of kernel group ``g``, typed or blobs)
-    as the kernel's columns: numpy arrays where a column holds one kind of value."""
+    """Rows ``a:b`` of a firing-stage batch or table (events of kernel group ``g``, typed
+    or blobs) as the kernel's columns: numpy arrays where a column holds one kind of value."""
     part = batch.slice(a, b - a)
     names = layout.names_of(g)
     assert names is not None
@@ -402,8 +421,7 @@ def columns(
     blobs = part.column("ev")
     if blobs.null_count < len(part):  # some events came as blobs: value by value
         return _mixed(part, listed(positions), names, idx, id_is_pos)
-    types = part.column("t").dictionary_encode()
-    type_col = TypeColumn(types.indices.to_numpy(zero_copy_only=False).astype(np.int32), types.dictionary.to_pylist())
+    type_col = _type_column(part.column("t"))
     ts = _typed_column(part.column("ts"), None, part.column("tk"))
     ids = positions if id_is_pos else _typed_column(part.column("idn"), part.column("ids"), part.column("idk"))
     attrs = {
@@ -411,6 +429,22 @@ def columns(
         for name, i in zip(names, idx)
     }
     return EventColumns(type_col, ts, positions, ids, attrs)
+
+
+def _type_column(col: pa.Array | pa.ChunkedArray) -> TypeColumn:
+    """A type column (text, or a pack's dictionary codes; chunks may have dictionaries of
+    their own) as codes into one tuple of names."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if not pa.types.is_dictionary(col.type):
+        chunks = [c.dictionary_encode() for c in chunks]
+    index: dict[str, int] = {}
+    codes = []
+    for chunk in chunks:
+        remap = np.array([index.setdefault(name, len(index)) for name in chunk.dictionary.to_pylist()], dtype=np.int32)
+        indices = chunk.indices.to_numpy(zero_copy_only=False)
+        codes.append(remap[indices] if len(remap) else indices.astype(np.int32))
+    joined = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32)
+    return TypeColumn(joined, tuple(index))
 
 
 def _typed_column(num: pa.Array, text: pa.Array | None, kind: pa.Array) -> Any:
@@ -452,7 +486,7 @@ def _values(num: pa.Array, text: pa.Array | None, k: np.ndarray) -> list[Any]:
 
 
 def _mixed(
-    part: pa.RecordBatch, positions: list[int], names: tuple[str, ...], idx: tuple[int, ...], id_is_pos: bool
+    part: pa.RecordBatch | pa.Table, positions: list[int], names: tuple[str, ...], idx: tuple[int, ...], id_is_pos: bool
 ) -> EventColumns:
     """Rows some of which are blobs: every column as Python values, row by row."""
     blobs = part.column("ev").to_pylist()
@@ -478,53 +512,54 @@ def _kinds(kind: pa.Array) -> np.ndarray:
     return pc.fill_null(kind, K_NULL).to_numpy(zero_copy_only=False)
 
 
-UNPACKED_ROWS = 65_536  # a kernel group's events per batch out of Unpacked (at least, where there are more)
+UNPACKED_ROWS = 262_144  # a kernel group's events per table out of Unpacked (at least, where there are more)
 
 
 class Unpacked:
     """A kernel group's rows in a firing task, in order: event rows and packs (sorted by
-    their first order key) become record batches of its events in order key order. Packs
-    of different key buckets that the shuffle sent to one task interleave (so do packs of a
+    their first order key) become tables of its events in order key order. Packs of
+    different key buckets that the shuffle sent to one task interleave (so do packs of a
     parse batch whose keys span separate runs of rows): every segment overlapping the
     previous ones' span is merged with them and sorted. Segments that follow one another
-    are joined until a batch holds :data:`UNPACKED_ROWS` rows: the firing costs per batch
-    (the kernel's call, the clock's ticks, the match rows' columns) are paid a quarter as
-    often as per pack (a bucket's pack of a parse batch holds ~16K Aarhus events)."""
+    are joined, without a copy (a table of their batches), until a table holds
+    :data:`UNPACKED_ROWS` rows: the firing costs per call (the kernel's call, the clock's
+    ticks, the match rows' columns) are paid once per quarter million events, not per
+    pack (a bucket's pack of a parse batch holds 16K-64K Aarhus events)."""
 
     def __init__(self, layout: Layout, rows: int = UNPACKED_ROWS) -> None:
-        self.schema = layout.pack_schema()
-        self.rows = rows  # rows a batch out holds at least (where there are more)
+        self.layout = layout
+        self.rows = rows  # rows a table out holds at least (where there are more)
         self._parts: list[pa.RecordBatch] = []
         self._rows = 0  # rows in _parts
         self._hi = -1
+        self._sorted = True  # whether _parts follow one another (else they are merged)
 
-    def feed(self, batch: pa.RecordBatch, a: int, b: int) -> Iterator[pa.RecordBatch]:
+    def feed(self, batch: pa.RecordBatch, a: int, b: int) -> Iterator[pa.Table]:
         """Rows ``a:b`` of a firing-stage batch (one group's, sorted by ``lid``); yields
-        the batches of events known to come before every later row's."""
+        the tables of events known to come before every later row's."""
         kinds = batch.column("kind").to_numpy(zero_copy_only=False)[a:b]
         lids = batch.column("lid").to_numpy(zero_copy_only=False)[a:b]
-        names = self.schema.names
         for i, j in spans(kinds[1:] != kinds[:-1]):
             if kinds[i] != PACK:
-                yield from self._add(batch.slice(a + i, j - i).select(names), int(lids[i]), int(lids[j - 1]))
+                rows = packed_rows(batch.slice(a + i, j - i), self.layout)
+                yield from self._add(rows, int(lids[i]), int(lids[j - 1]))
                 continue
             cells = batch.column("ev").slice(a + i, j - i)
             for r in range(j - i):
                 part = pa.ipc.open_stream(cells[r].as_buffer()).read_next_batch()
                 yield from self._add(part, int(lids[i + r]), int(part.column("lid")[-1].as_py()))
 
-    def flush(self) -> Iterator[pa.RecordBatch]:
+    def flush(self) -> Iterator[pa.Table]:
         """What is left (the group's rows end)."""
         if self._parts:
-            parts, self._parts, self._hi, self._rows = self._parts, [], -1, 0
-            if len(parts) == 1:
-                yield parts[0]
-                return
-            yield _in_order(parts)
+            parts, in_order = self._parts, self._sorted
+            self._parts, self._hi, self._rows, self._sorted = [], -1, 0, True
+            yield pa.Table.from_batches(parts if in_order else [_in_order(parts)])
 
-    def _add(self, part: pa.RecordBatch, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+    def _add(self, part: pa.RecordBatch, lo: int, hi: int) -> Iterator[pa.Table]:
         if lo > self._hi and self._rows >= self.rows:
             yield from self.flush()
+        self._sorted = self._sorted and lo > self._hi
         self._parts.append(part)
         self._rows += part.num_rows
         self._hi = max(self._hi, hi)
@@ -559,4 +594,4 @@ def handed_over(events: Sequence[Event], g: int, layout: Layout) -> EventColumns
     return columns(rows.batch(), 0, len(events), positions, layout, g, False)
 
 
-__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "Unpacked", "bucket_of", "columns", "events_of", "handed_over", "listed", "spans", "take"]
+__all__ = ["K_BOOL", "K_INT", "K_NULL", "K_NUM", "K_STR", "Layout", "Rows", "Unpacked", "bucket_of", "columns", "events_of", "handed_over", "listed", "packed_rows", "spans", "take"]
