@@ -243,3 +243,26 @@ def test_packs_of_spread_chunks_unpack_in_order(chunk: int, tasks: int, n: int, 
     names = LAYOUT.names_of(0)
     assert names is not None
     assert read == expected(evs, names)
+
+
+def test_a_pack_is_a_compressed_stream_with_the_type_as_codes() -> None:
+    """A pack's bytes are an LZ4-compressed IPC stream (what lets petricep's session turn
+    Spark's own shuffle compression off) whose type column is dictionary-encoded, and
+    they read back to the batch's rows."""
+    import pyarrow as pa
+
+    from petricep.spark.shuffle import pack_bytes, typed_batch
+
+    evs = [Event("AB"[i % 3 // 2], i, i, i, {"x": float(i % 7), "s": "s"}) for i in range(3000)]
+    batch = typed_batch(as_columns(evs), [e.pos for e in evs], LAYOUT)
+    assert batch is not None
+    data = pack_bytes(batch)
+    back = pa.ipc.open_stream(data).read_next_batch()
+    assert back.equals(batch)
+    assert back.schema.field("t").type == pa.dictionary(pa.int32(), pa.string())
+    assert back.column("t").to_pylist() == [e.type for e in evs]
+    if pa.Codec.is_available("lz4"):
+        plain = pa.BufferOutputStream()
+        with pa.ipc.new_stream(plain, batch.schema) as writer:
+            writer.write_batch(batch)
+        assert len(data) * 3 < plain.getvalue().size

@@ -339,3 +339,9 @@ def test_an_evaluation_error_names_the_event(spark: Any, tmp_path: Any) -> None:
     assert str(remote.value) == f"event at position 3 (id 3): {local.value}"
     with pytest.raises(Exception, match=r"petricep-error: event at position 3 \(id 3\)"):
         match_file(spark, spec, compile_text(text)).collect()
+
+
+def test_petriceps_session_leaves_the_packs_to_their_own_compression(spark: Any) -> None:
+    """The session ``get_session`` starts does not compress shuffle blocks a second time
+    (a kernel group's packs are compressed already)."""
+    assert spark.sparkContext.getConf().get("spark.shuffle.compress") == "false"
