@@ -5,7 +5,8 @@ Spark ``local[1]`` / ``local[2]``: times, speed-up, and where the time goes.
 
 For every master a fresh process starts Spark and runs the batch pipeline ``--repeat``
 times over the file (the first run pays the JVM's warm-up); every run's matches are
-checked against the embedded engine's. The breakdown times, in one Python process, the
+checked against the embedded engine's, and its firing stage's wall time is read from Spark's
+event log (events/s per core for ``local[N]``). The breakdown times, in one Python process, the
 Python side of the two stages as Spark's tasks run it (see :func:`breakdown`): what is
 left of a stage's time in Spark is the JVM's.
 """
@@ -16,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -149,15 +151,21 @@ def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
 
 
 def worker(master: str, path: str, repeat: int) -> None:
-    """One Spark master, in its own process: a JSON line per run on stdout."""
+    """One Spark master, in its own process: a JSON line per run on stdout, each with its
+    firing stage's wall time from Spark's event log (:func:`firing_stages`)."""
+    import tempfile
+
     from petricep.api import compile_files
     from petricep.spark.batch import BatchRun, ordered_json
     from petricep.spark.session import get_session
 
+    logs = tempfile.mkdtemp(prefix="petricep-eventlog-")
+    conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": logs, "spark.eventLog.compress": "false"}
     t = time.perf_counter()
-    spark = get_session(master)
+    spark = get_session(master, conf=conf)
     session = time.perf_counter() - t
     net = compile_files([str(NET)])
+    runs = []
     for i in range(repeat):
         t0 = time.perf_counter()
         run = BatchRun(spark, net)
@@ -165,24 +173,48 @@ def worker(master: str, path: str, repeat: int) -> None:
         t1 = time.perf_counter()
         lines = list(ordered_json(run.fire(parsed, raise_errors=False)))
         t2 = time.perf_counter()
-        print(
-            json.dumps(
-                {
-                    "master": master,
-                    "run": i + 1,
-                    "session": session if i == 0 else 0.0,
-                    "parse": t1 - t0,
-                    "fire": t2 - t1,
-                    "total": t2 - t0,
-                    "events": parsed.clock.events,
-                    "matches": len(lines),
-                    "digest": digest(lines),
-                    "load": load(),
-                }
-            ),
-            flush=True,
+        runs.append(
+            {
+                "master": master,
+                "run": i + 1,
+                "session": session if i == 0 else 0.0,
+                "parse": t1 - t0,
+                "fire": t2 - t1,
+                "total": t2 - t0,
+                "events": parsed.clock.events,
+                "matches": len(lines),
+                "digest": digest(lines),
+                "load": load(),
+            }
         )
-    spark.stop()
+    spark.stop()  # (the event log is complete once the session stops)
+    stages = firing_stages(logs)
+    shutil.rmtree(logs, ignore_errors=True)
+    for r, stage in zip(runs, stages + [None] * len(runs)):
+        print(json.dumps({**r, "firing_stage": stage}), flush=True)
+
+
+def firing_stages(logs: str) -> list[float]:
+    """The wall time (submission to completion) of each run's firing stage, in run order,
+    from the event log in ``logs``: the stages that ran Python and read the shuffle (the
+    parse stage reads the file, the final sort runs no Python)."""
+    out: list[tuple[float, float]] = []
+    for log in Path(logs).rglob("events_*"):  # (Spark 4 writes a folder of rolling files per application)
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if event.get("Event") != "SparkListenerStageCompleted":
+                continue
+            info = event["Stage Info"]
+            names = {a.get("Name") for a in info.get("Accumulables", [])}
+            if "time to execute Python code" in names and "internal.metrics.shuffle.read.recordsRead" in names:
+                out.append((info["Submission Time"], (info["Completion Time"] - info["Submission Time"]) / 1000))
+    return [seconds for _, seconds in sorted(out)]
+
+
+def cores(master: str) -> int | None:
+    """The cores of a ``local[N]`` master (None for any other)."""
+    inner = master[len("local[") : -1] if master.startswith("local[") and master.endswith("]") else ""
+    return int(inner) if inner.isdigit() else None
 
 
 def spark_runs(master: str, path: str, repeat: int) -> list[dict[str, Any]]:
@@ -230,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"session start {r['session']:.1f}), {r['matches']} matches, {same} (load {r['load']:.1f})",
                 flush=True,
             )
+            if r.get("firing_stage"):
+                n = cores(master)
+                rate = f", {r['events'] / r['firing_stage'] / n / 1e6:.2f}M events/s per core" if n else ""
+                print(f"  firing stage {r['firing_stage']:.2f} s (event log){rate}", flush=True)
     masters = list(results)
     if len(masters) >= 2:
         best = {m: min(r["total"] for r in results[m]) for m in masters}
