@@ -78,7 +78,9 @@ def trace(logs: Path, csv: Path) -> None:
     )
     for data in (str(DATA), str(csv)):
         cmd = [sys.executable, "-m", "bench.spark_aarhus", "--worker", "local[2]", "--data", data, "--repeat", "2"]
-        subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True)
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"the traced run failed ({data}):\n{done.stderr[-4000:]}")
 
 
 def slim_jars(logs: Path, jars: Path, out: Path) -> None:
@@ -129,8 +131,11 @@ def kernel(python: str, out: Path) -> None:
     """The compiled kernel for ``python`` (another minor version than this one, usually)."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [python, "setup.py", "build_ext", "--build-lib", tmp, "--build-temp", f"{tmp}/t"]
-        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
-        for so in Path(tmp).rglob("_kernel*.so"):
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        built = list(Path(tmp).rglob("_kernel*.so"))
+        if done.returncode or not built:  # (setup.py leaves the kernel out, quietly, without Cython)
+            raise SystemExit(f"no kernel built for {python} (is Cython installed there?):\n{done.stderr[-2000:]}")
+        for so in built:
             shutil.copy(so, out / so.name)
             subprocess.run(["strip", str(out / so.name)], check=False)
 
@@ -143,7 +148,7 @@ def pack(src: Path, name: str, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.spark_bundle", description=__doc__)
     ap.add_argument("--out", default=str(ROOT / ".dev"))
-    ap.add_argument("--python", default="/root/.pyenv/versions/3.12.1/bin/python", help="the target's Python, to build the kernel")
+    ap.add_argument("--python", default="/root/.pyenv/versions/3.12.1/bin/python", help="the target's Python, to build the kernel (Cython installed in it)")
     args = ap.parse_args(argv)
     import pyspark
 
@@ -158,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         (work / "logs").mkdir()
         print("tracing the classes a run loads ...", flush=True)
         trace(work / "logs", csv)
-        java_home = Path(shutil.which("java") or "java").resolve().parents[1]
+        java = os.environ.get("JAVA_HOME")
+        java_home = Path(java) if java else Path(shutil.which("java") or "java").resolve().parents[1]
         subprocess.run(
             [str(java_home / "bin" / "jlink"), "--add-modules", MODULES, "--include-locales=en,en-US", "--strip-debug",
              "--no-header-files", "--no-man-pages", "--compress=0", "--output", str(work / "jre")],
