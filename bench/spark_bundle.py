@@ -65,7 +65,7 @@ ICU_UNREAD = re.compile(
     r"com/ibm/icu/impl/data/icudata/(brkitr|translit|rbnf|curr|lang|region|unit|zone)/(?!res_index\.res$|pool\.res$)"
 )
 LOADED = re.compile(r"\] (\S+) source: (?:jar:)?file:(\S+?\.jar)")
-LIMIT = 60 * 2**20  # the bundle and the working tree must stay under the machine's 64 MiB
+LIMIT = 63 * 2**20  # the bundle and the working tree: under the machine's 64 MiB, with room for untracked files
 
 
 def trace(logs: Path, csv: Path) -> None:
@@ -180,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     kernel(args.python, out)
     (out / "run.sh").write_text(RUN)
     total = sum(p.stat().st_size for p in out.iterdir())
-    print(f"{out}: {total / 2**20:.1f} MiB" + ("" if total < LIMIT else f" (over {LIMIT >> 20} MiB with the tree: too big)"))
-    return 0 if total < LIMIT else 1
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    tree = sum((ROOT / f).stat().st_size for f in tracked.decode().split("\0") if f and (ROOT / f).is_file())
+    fits = total + tree < LIMIT
+    print(f"{out}: {total / 2**20:.1f} MiB, with the tree {(total + tree) / 2**20:.1f} MiB" + ("" if fits else " (too big)"))
+    return 0 if fits else 1
 
 
 RUN = r"""#!/bin/bash
