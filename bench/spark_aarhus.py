@@ -217,7 +217,9 @@ def cores(master: str) -> int | None:
     return int(inner) if inner.isdigit() else None
 
 
-def spark_runs(master: str, path: str, repeat: int) -> list[dict[str, Any]]:
+def spark_runs(master: str, path: str, repeat: int, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """:func:`worker`'s runs, in a process of their own (``env``: more variables for it);
+    a worker that fails stops the bench with the end of what it wrote to stderr."""
     cmd = [
         sys.executable,
         "-m",
@@ -229,8 +231,10 @@ def spark_runs(master: str, path: str, repeat: int) -> list[dict[str, Any]]:
         "--repeat",
         str(repeat),
     ]
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PETRICEP_SPARK_LOG="ERROR")
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    full = dict(os.environ, PYSPARK_PYTHON=sys.executable, PETRICEP_SPARK_LOG="ERROR", **(env or {}))
+    done = subprocess.run(cmd, cwd=ROOT, env=full, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the {master} worker failed on {path}:\n{done.stderr[-4000:]}")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 

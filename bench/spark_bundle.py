@@ -21,8 +21,8 @@ The bundle must fit the machine's 64 MiB transfer with the working tree, so it h
 * the compiled kernel built for ``--python`` (the machine's Python is 3.12);
 * the Aarhus file as xz (the script gzips it again where the bench expects it).
 
-A jar left out shows up as ``NoClassDefFoundError`` when the session starts; the run script
-then runs one worker in the open so the trace comes back.
+A jar left out shows up as ``NoClassDefFoundError`` when the session starts: the bench
+prints the failed worker's stderr (:func:`bench.spark_aarhus.spark_runs`), so the trace comes back.
 """
 
 from __future__ import annotations
@@ -35,13 +35,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
 
-from bench.spark_aarhus import DATA, ROOT
+from bench.spark_aarhus import DATA, ROOT, spark_runs
 
 MODULES = (
     "java.base,java.management,jdk.jfr,jdk.management,java.xml,java.logging,jdk.security.auth,"
@@ -70,17 +69,9 @@ LIMIT = 63 * 2**20  # the bundle and the working tree: under the machine's 64 Mi
 
 def trace(logs: Path, csv: Path) -> None:
     """Runs the bench's Spark worker on the .gz and on plain CSV with class loading logged."""
-    env = dict(
-        os.environ,
-        PYSPARK_PYTHON=sys.executable,
-        PETRICEP_SPARK_LOG="ERROR",
-        JAVA_TOOL_OPTIONS=f"-Xlog:class+load=info:file={logs}/cl.%p.txt",
-    )
+    java = {"JAVA_TOOL_OPTIONS": f"-Xlog:class+load=info:file={logs}/cl.%p.txt"}
     for data in (str(DATA), str(csv)):
-        cmd = [sys.executable, "-m", "bench.spark_aarhus", "--worker", "local[2]", "--data", data, "--repeat", "2"]
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        if done.returncode:
-            raise SystemExit(f"the traced run failed ({data}):\n{done.stderr[-4000:]}")
+        spark_runs("local[2]", data, 2, env=java)
 
 
 def slim_jars(logs: Path, jars: Path, out: Path) -> None:
@@ -209,8 +200,7 @@ export JAVA_HOME=$D/jre SPARK_HOME=$D/site/pyspark PYTHONPATH=$D/site:$PWD PATH=
 export PYSPARK_PYTHON=$(command -v $PY) PYTHONUNBUFFERED=1
 echo "setup $(( $(date +%s) - T0 )) s; $(nproc) cores; $($PY -V); $(java -version 2>&1 | head -1); load $(cat /proc/loadavg)"
 $PY -c "import pyarrow, pandas, numpy, petricep.kernel as k; print('pyarrow', pyarrow.__version__, 'pandas', pandas.__version__, 'numpy', numpy.__version__, 'kernel', k.available())"
-$PY -m bench.spark_aarhus --masters "${GZ_MASTERS:-local[1],local[2],local[4],local[8]}" --repeat "${REPEAT:-3}" 2>&1 | tee $OUT/spark_gz.txt \
-  || $PY -m bench.spark_aarhus --worker "local[2]" --repeat 1 --data $D/aarhus.csv 2>&1 | grep -v "^\s*at " | tail -40
+$PY -m bench.spark_aarhus --masters "${GZ_MASTERS:-local[1],local[2],local[4],local[8]}" --repeat "${REPEAT:-3}" 2>&1 | tee $OUT/spark_gz.txt
 echo "elapsed $(( $(date +%s) - T0 )) s"
 $PY -m bench.spark_aarhus --data $D/aarhus.csv --masters "${CSV_MASTERS:-local[1],local[2],local[8],local[16]}" --repeat "${REPEAT:-3}" --no-breakdown 2>&1 | tee $OUT/spark_csv.txt
 echo "elapsed $(( $(date +%s) - T0 )) s; load $(cat /proc/loadavg)"
