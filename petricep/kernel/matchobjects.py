@@ -281,16 +281,17 @@ class MatchObjects:
                 slow.extend(sel.tolist())
             else:
                 plain.append((vp, sel))
-        id_col, ts_col = self.known.number_column(1), self.known.number_column(2)
-        if slow or id_col is None or id_col.dtype != np.int64 or ts_col is None or not len(ts_col):
+        n_known = len(self.known)
+        ts_kind = self.known.number_kind(2)
+        if slow or self.known.number_kind(1) != np.int64 or ts_kind is None or not n_known:
             known_id, known_ts = self._bound_values(where_arr, emitted_arr, in_arr)
             remembered = (known_id, known_ts, in_arr.tolist() if self._kleene else [])
             stamps = [known_ts[k] if k < len(known_ts) else None for k in emitted_arr.tolist()]
         else:  # (integer ids: their texts made by Arrow, no Python value per bound event)
             known_id = None
             remembered = ([], [], [])
-            stamps = ts_col[np.minimum(emitted_arr, len(ts_col) - 1)].tolist()
-            for i in np.flatnonzero(emitted_arr >= len(ts_col)).tolist():
+            stamps = self.known.numbers_at(2, np.minimum(emitted_arr, n_known - 1)).tolist()  # type: ignore[union-attr]
+            for i in np.flatnonzero(emitted_arr >= n_known).tolist():
                 stamps[i] = None
         idents: list[str] = [""] * len(rows)
         for vp, sel in plain:
@@ -299,8 +300,7 @@ class MatchObjects:
             if known_id is not None:
                 made = _id_texts(head, cols, known_id)
             else:
-                assert id_col is not None
-                made = _int_id_texts(head, cols, id_col, len(sel))
+                made = _int_id_texts(head, cols, self.known, len(sel))
             for i, ident in zip(sel.tolist(), made):
                 idents[i] = ident
         numbers = (rows + first).tolist()
@@ -339,15 +339,16 @@ def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: li
     return [head + ",".join([x for x in t if x is not None]) + "]" for t in zip(*texts)]
 
 
-def _int_id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], ids: np.ndarray, n: int) -> list[str]:
-    """:func:`_id_texts` of ``n`` rows where the remembered ids are the int64 column ``ids``
-    (Arrow writes an int64 as ``str`` does)."""
+def _int_id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known: Remembered, n: int) -> list[str]:
+    """:func:`_id_texts` of ``n`` rows where the remembered ids are int64 numbers (Arrow
+    writes an int64 as ``str`` does)."""
     if not cols:
         return [head + "]"] * n
     parts = []
     for where, bound in cols:
         valid = bound != 0
-        parts.append(pc.cast(number_array(ids[np.where(valid, where, 0)], pa.int64(), valid), pa.string()))
+        ids = known.numbers_at(1, np.where(valid, where, 0))
+        parts.append(pc.cast(number_array(ids, pa.int64(), valid), pa.string()))
     body = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
     whole = pc.binary_join_element_wise(scalar(head, pa.string()), body, scalar("]", pa.string()), scalar("", pa.string()))
     return whole.to_pylist()  # type: ignore[no-any-return]

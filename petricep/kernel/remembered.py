@@ -120,21 +120,34 @@ class Remembered:
         return self._values(2, index)
 
     def numbers_at(self, which: int, index: np.ndarray) -> np.ndarray | None:
-        """The ids (``which`` 1) or timestamps (2) of the events at ``index`` as one NumPy
-        array, where every part holds them as int64 or as float64 (the numbers ``tolist``
-        makes the Python values of); else None (text, several kinds: :meth:`ids_at`)."""
-        column = self.number_column(which)
-        return None if column is None else column[np.asarray(index, dtype=np.int64)]
+        """The ids (``which`` 1) or timestamps (2) of the events at ``index`` (each within
+        ``len(self)``) as one NumPy array, where every part holds them as int64 or as float64
+        (the numbers ``tolist`` makes the Python values of); else None (text, several kinds:
+        :meth:`ids_at`). Gathered part by part: a match batch binds a few thousand events of
+        the hundreds of thousands remembered, which are not concatenated for it."""
+        kind = self.number_kind(which)
+        if kind is None:
+            return None
+        idx = np.asarray(index, dtype=np.int64)
+        parts = self._parts
+        if len(parts) == 1:
+            return parts[0][which][idx]  # type: ignore[no-any-return]
+        out = np.empty(idx.shape, dtype=kind)
+        part = np.searchsorted(self._starts, idx, side="right") - 1
+        for k, p in enumerate(parts):
+            sel = part == k
+            if sel.any():
+                out[sel] = p[which][idx[sel] - self._starts[k]]
+        return out
 
-    def number_column(self, which: int) -> np.ndarray | None:
-        """Every remembered id (``which`` 1) or timestamp (2), by index, as :meth:`numbers_at`."""
+    def number_kind(self, which: int) -> np.dtype | None:
+        """int64 or float64 where every part holds its ids (``which`` 1) or timestamps (2) as
+        a NumPy array of that one type (:meth:`numbers_at` gathers them); else None."""
         parts = self._parts
         if not parts or not all(isinstance(p[which], np.ndarray) for p in parts):
             return None
         kinds = {p[which].dtype for p in parts}
-        if kinds != {np.dtype(np.int64)} and kinds != {np.dtype(np.float64)}:
-            return None
-        return parts[0][which] if len(parts) == 1 else np.concatenate([p[which] for p in parts])
+        return kinds.pop() if kinds == {np.dtype(np.int64)} or kinds == {np.dtype(np.float64)} else None
 
     def events_at(self, index: Sequence[int] | np.ndarray) -> list[Any]:
         """The events at ``index`` themselves (every part added with its events)."""
