@@ -273,7 +273,7 @@ class BoundEvents:
         entry = self.order[ranks]
         n_in = len(self.inputs)
         is_input = entry < n_in
-        index = np.searchsorted(known.positions, self.inputs[entry[is_input]])
+        index = known.index_of(self.inputs[entry[is_input]])
         ids, stamps = known.numbers_at(1, index), known.numbers_at(2, index)
         if ids is None or stamps is None:
             return None

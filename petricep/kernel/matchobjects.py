@@ -77,7 +77,7 @@ class MatchObjects:
         if self._kleene:
             return self._kleene_matches(arrays)
         # each bound position -> its index in the remembered events (one vectorized search)
-        at_arr = np.searchsorted(self.known.positions, positions)
+        at_arr = self.known.index_of(positions)
         mask = bound.astype(bool)
         ids, stamps = self._bound_values(at_arr[mask])
         if len(self.known.ts_types) == 1:  # one kind of timestamp: the first and last bound events' own
@@ -115,8 +115,7 @@ class MatchObjects:
         """:meth:`matches` for a net with Kleene closure: a list variable's ids in stream
         order; start / end over every bound event, lists' elements included."""
         pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
-        known = self.known.positions
-        where_arr, in_arr = np.searchsorted(known, refs), np.searchsorted(known, klist)
+        where_arr, in_arr = self.known.index_of(refs), self.known.index_of(klist)
         ids, stamps = self._bound_values(where_arr, in_arr)
         where, in_lists = where_arr.tolist(), in_arr.tolist()
         out = []
@@ -145,8 +144,7 @@ class MatchObjects:
         too), so ``Match.bindings()`` gives the same events and ids; start / end are the
         first and last bound events' timestamps."""
         pattern, refs, bound, klen, klist = arrays[0], arrays[3], arrays[4], arrays[9], arrays[10]
-        known = self.known.positions
-        where, in_lists = np.searchsorted(known, refs).tolist(), np.searchsorted(known, klist).tolist()
+        where, in_lists = self.known.index_of(refs).tolist(), self.known.index_of(klist).tolist()
         rows = []
         need: set[int] = set()
         for pi, b, k_row, lens, row in zip(pattern.tolist(), bound.tolist(), where, klen.tolist(), refs.tolist()):
@@ -209,9 +207,8 @@ class MatchObjects:
         RETURN values become the match's attrs (the composite events bound are remembered:
         :meth:`register_composites`)."""
         pattern, _start, _end, refs, bound, _at, values, kinds = arrays[:8]
-        known = self.known.positions
-        where_arr = np.searchsorted(known, refs)  # (meaningless for composite refs and lists: not read)
-        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        where_arr = self.known.index_of(refs)  # (meaningless for composite refs and lists: not read)
+        in_arr = self.known.index_of(arrays[10])  # (Kleene lists' elements)
         known_id, known_ts = self._bound_values(where_arr, in_arr)
         where = where_arr.tolist()
         remembered = (known_id, known_ts, in_arr.tolist())
@@ -266,9 +263,9 @@ class MatchObjects:
         if not len(rows):
             return
         refs, bound = arrays[3][rows][:, self._slot_cols], arrays[4][rows][:, self._slot_cols]
-        known = self.known.positions
-        where_arr, emitted_arr = np.searchsorted(known, refs), np.searchsorted(known, at[rows])
-        in_arr = np.searchsorted(known, arrays[10])  # (Kleene lists' elements)
+        known = self.known
+        where_arr, emitted_arr = known.index_of(refs), known.index_of(at[rows])
+        in_arr = known.index_of(arrays[10])  # (Kleene lists' elements)
         composites, first = self.kernel.composites, self.kernel.first_taken
         names = [p.name for p in lowered] + [f"{p.name}@timeout" for p in lowered]
         vps = pattern[rows]

@@ -106,6 +106,24 @@ class Remembered:
             self._positions = np.concatenate([p[0] for p in self._parts]) if self._parts else np.zeros(0, dtype=np.int64)
         return self._positions
 
+    def index_of(self, positions: np.ndarray) -> np.ndarray:
+        """``np.searchsorted(self.positions, positions)`` (the index of each remembered
+        position; of an absent one, where it would go), searched part by part: a kernel
+        call's matches look up a few thousand positions among the hundreds of thousands
+        remembered, which are not concatenated for it."""
+        parts = self._parts
+        x = np.asarray(positions, dtype=np.int64)
+        if self._positions is not None or len(parts) <= 1:
+            return np.searchsorted(self.positions, x)  # type: ignore[no-any-return]
+        firsts = np.array([int(p[0][0]) for p in parts], dtype=np.int64)
+        part = np.maximum(np.searchsorted(firsts, x, side="right") - 1, 0)
+        out = np.empty(x.shape, dtype=np.int64)
+        for k, p in enumerate(parts):
+            sel = part == k
+            if sel.any():
+                out[sel] = self._starts[k] + np.searchsorted(p[0], x[sel])
+        return out
+
     @property
     def ts_types(self) -> set[type]:
         """The Python types of the timestamps remembered so far (ever, not only now)."""

@@ -52,6 +52,8 @@ def test_lookups_equal_a_list_of_every_event_kept(script: list[tuple[str, int, s
         else:
             store.forget(n)
             kept = [] if n < 0 else [k for k in kept if k[0] >= n]
+        probe = np.arange(-2, pos + 2, dtype=np.int64).reshape(1, -1)  # (every position, kept or not)
+        assert store.index_of(probe).tolist() == np.searchsorted(np.array([k[0] for k in kept], dtype=np.int64), probe).tolist()
         assert store.positions.tolist() == [k[0] for k in kept]
         assert len(store) == len(kept)
         assert store.all_ids() == [k[1] for k in kept]
