@@ -9,7 +9,26 @@
 
 cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
     """Condition ``ci`` on the binding ``slots`` with ``cur`` in ``cur_slot``: 1 holds
-    (also vacuously: it reads a variable an OR left unbound), 0 fails."""
+    (also vacuously: it reads a variable an OR left unbound), 0 fails.
+
+    Most conditions are one comparison of two attributes or of an attribute with a
+    constant (the lowering splits a WHERE into its conjuncts): those are compared here,
+    as interp's superinstructions do, without entering its dispatch loop -- a guard is
+    evaluated for nearly every event and candidate firing (bench/RESULTS.md, sixteenth pass)."""
+    cdef const int32_t* code = g.codep
+    cdef int pc = g.cond_start[ci]
+    cdef double a, b
+    cdef int8_t ta, tb
+    if code[pc] == OP_CMP_AA and code[pc + 6] == OP_END:
+        if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
+            return 1
+        if load(k, g, slots, cur_slot, cur, code[pc + 4], code[pc + 5], &b, &tb):
+            return 1
+        return 1 if compare(k, code[pc + 1], a, ta, b, tb) != 0.0 else 0
+    if code[pc] == OP_CMP_AC and code[pc + 5] == OP_END:
+        if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
+            return 1
+        return 1 if compare(k, code[pc + 1], a, ta, g.consts[code[pc + 4]], g.const_tags[code[pc + 4]]) != 0.0 else 0
     if interp(k, g, ci, slots, cur_slot, cur):
         return 1
     return 1 if k.vstack[0] != 0.0 and k.tstack[0] != TAG_MISSING else 0
