@@ -18,6 +18,7 @@ WORKLOADS = {
     "check_scaling": "bench.check_scaling",
     "fuzz": "bench.fuzz",
     "kernel": "bench.kernel",
+    "instructions": "bench.instructions",
     "engines": "bench.engines",
     "rows": "bench.rows",
 }

@@ -23,7 +23,8 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
     k.now_ts = k.store.ts[ev]
     k.now_pos = k.store.pos[ev]
     k.now_ev = ev
-    step(k, g, etype, key, ev, k.now_ts, k.now_pos)
+    if g.type_start[etype + 1] > g.type_start[etype]:  # (else it is only a negative event here)
+        step(k, g, etype, key, ev, k.now_ts, k.now_pos)
     if g.ncreated:
         kept = True
         store_created(k, g, key)
