@@ -110,13 +110,16 @@ class Remembered:
         """``np.searchsorted(self.positions, positions)`` (the index of each remembered
         position; of an absent one, where it would go), searched part by part: a kernel
         call's matches look up a few thousand positions among the hundreds of thousands
-        remembered, which are not concatenated for it."""
+        remembered, which are not concatenated for it. Positions never fall, but one may
+        repeat across parts (Spark streaming's runs remember some events twice): the first
+        copy's index, as the search over the whole gives it."""
         parts = self._parts
         x = np.asarray(positions, dtype=np.int64)
         if self._positions is not None or len(parts) <= 1:
             return np.searchsorted(self.positions, x)  # type: ignore[no-any-return]
         firsts = np.array([int(p[0][0]) for p in parts], dtype=np.int64)
-        part = np.maximum(np.searchsorted(firsts, x, side="right") - 1, 0)
+        # the last part starting below x: x's first copy is in it, or starts the next one
+        part = np.maximum(np.searchsorted(firsts, x, side="left") - 1, 0)
         out = np.empty(x.shape, dtype=np.int64)
         for k, p in enumerate(parts):
             sel = part == k

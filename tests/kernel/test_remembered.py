@@ -30,7 +30,7 @@ def _expected(kind: str, values: list[int]) -> list[Any]:
 
 steps = st.lists(
     st.one_of(
-        st.tuples(st.just("add"), st.integers(1, 6), st.sampled_from(["ints", "floats", "text", "range"]), st.sampled_from(["ints", "floats"])),
+        st.tuples(st.sampled_from(["add", "again"]), st.integers(1, 6), st.sampled_from(["ints", "floats", "text", "range"]), st.sampled_from(["ints", "floats"])),
         st.tuples(st.just("forget"), st.integers(-1, 40), st.just(""), st.just("")),
     ),
     max_size=12,
@@ -44,11 +44,12 @@ def test_lookups_equal_a_list_of_every_event_kept(script: list[tuple[str, int, s
     kept: list[tuple[int, Any, Any]] = []  # (position, id, ts) as Python values
     pos = 0
     for op, n, id_kind, ts_kind in script:
-        if op == "add":
-            values = list(range(pos, pos + n))
+        if op in ("add", "again"):  # (again: the part starts at the last position kept, as a stream's restored state may)
+            first = kept[-1][0] if op == "again" and kept else pos
+            values = list(range(first, first + n))
             store.add(np.array(values, dtype=np.int64), _column(id_kind, values), _column(ts_kind, values))
             kept += zip(values, _expected(id_kind, values), _expected(ts_kind, values))
-            pos += n + 1  # (positions need not be consecutive)
+            pos = values[-1] + 2  # (positions need not be consecutive)
         else:
             store.forget(n)
             kept = [] if n < 0 else [k for k in kept if k[0] >= n]
