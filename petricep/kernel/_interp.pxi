@@ -15,20 +15,11 @@ cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int6
     constant (the lowering splits a WHERE into its conjuncts): those are compared here,
     as interp's superinstructions do, without entering its dispatch loop -- a guard is
     evaluated for nearly every event and candidate firing (bench/RESULTS.md, sixteenth pass)."""
-    cdef const int32_t* code = g.codep
-    cdef int pc = g.cond_start[ci]
-    cdef double a, b
-    cdef int8_t ta, tb
-    if code[pc] == OP_CMP_AA and code[pc + 6] == OP_END:
-        if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
-            return 1
-        if load(k, g, slots, cur_slot, cur, code[pc + 4], code[pc + 5], &b, &tb):
-            return 1
-        return 1 if compare(k, code[pc + 1], a, ta, b, tb) != 0.0 else 0
-    if code[pc] == OP_CMP_AC and code[pc + 5] == OP_END:
-        if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
-            return 1
-        return 1 if compare(k, code[pc + 1], a, ta, g.consts[code[pc + 4]], g.const_tags[code[pc + 4]]) != 0.0 else 0
+    cdef const int32_t* code = g.codep + g.cond_start[ci]
+    if code[0] == OP_CMP_AA and code[6] == OP_END:
+        return 0 if cmp_attrs(k, g, slots, cur_slot, cur, code) == 0 else 1  # (2, unbound: holds)
+    if code[0] == OP_CMP_AC and code[5] == OP_END:
+        return 0 if cmp_const(k, g, slots, cur_slot, cur, code) == 0 else 1
     if interp(k, g, ci, slots, cur_slot, cur):
         return 1
     return 1 if k.vstack[0] != 0.0 and k.tstack[0] != TAG_MISSING else 0
@@ -55,9 +46,8 @@ cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, 
     function; its leaves (load, compare, arith) are ``cdef inline``."""
     cdef const int32_t* code = g.codep
     cdef int pc = g.cond_start[ci]
-    cdef int sp = 0, op
-    cdef double a, b
-    cdef int8_t ta, tb
+    cdef int sp = 0, op, r
+    cdef int8_t ta
     cdef double* v = k.vstack
     cdef int8_t* tg = k.tstack
     while True:
@@ -65,18 +55,18 @@ cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, 
         if op == OP_END:
             return 0
         elif op == OP_CMP_AA:
-            if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
+            r = cmp_attrs(k, g, slots, cur_slot, cur, &code[pc])
+            if r == 2:
                 return 1
-            if load(k, g, slots, cur_slot, cur, code[pc + 4], code[pc + 5], &b, &tb):
-                return 1
-            v[sp] = compare(k, code[pc + 1], a, ta, b, tb)
+            v[sp] = r
             tg[sp] = TAG_BOOL
             sp += 1
             pc += 6
         elif op == OP_CMP_AC:
-            if load(k, g, slots, cur_slot, cur, code[pc + 2], code[pc + 3], &a, &ta):
+            r = cmp_const(k, g, slots, cur_slot, cur, &code[pc])
+            if r == 2:
                 return 1
-            v[sp] = compare(k, code[pc + 1], a, ta, g.consts[code[pc + 4]], g.const_tags[code[pc + 4]])
+            v[sp] = r
             tg[sp] = TAG_BOOL
             sp += 1
             pc += 5
@@ -142,6 +132,27 @@ cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, 
                 pc += 2
         else:
             raise RuntimeError(f"bad opcode {op}")
+
+
+cdef inline int cmp_attrs(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
+    """The superinstruction ``OP_CMP_AA op slot attr slot attr`` at ``c``: 1 or 0, the
+    comparison's truth; 2 where it reads an unbound slot."""
+    cdef double a, b
+    cdef int8_t ta, tb
+    if load(k, g, slots, cur_slot, cur, c[2], c[3], &a, &ta):
+        return 2
+    if load(k, g, slots, cur_slot, cur, c[4], c[5], &b, &tb):
+        return 2
+    return 1 if compare(k, c[1], a, ta, b, tb) != 0.0 else 0
+
+
+cdef inline int cmp_const(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
+    """The superinstruction ``OP_CMP_AC op slot attr const``: as :func:`cmp_attrs`."""
+    cdef double a
+    cdef int8_t ta
+    if load(k, g, slots, cur_slot, cur, c[2], c[3], &a, &ta):
+        return 2
+    return 1 if compare(k, c[1], a, ta, g.consts[c[4]], g.const_tags[c[4]]) != 0.0 else 0
 
 
 cdef inline int load(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, int slot, int attr,
