@@ -30,6 +30,9 @@ def lookup_codes(const int32_t[:] indices, const int32_t[:] lookup, int32_t[:] o
         out[i] = lookup[indices[i]]
 
 
+DEF TABLE_SPAN = 65536  # values a key table spans at least (512 KB at most: Aarhus' 449 sensor ids span 51,876)
+
+
 cdef struct IntTable:
     # value v's code at table[v - lo] for v - lo < span (unsigned), -1: not looked up yet
     int64_t* table
@@ -89,7 +92,7 @@ cdef class IntKeys:
     both in front of the class's dict (value -> code, new values get the next code; the dict
     is asked once per value). Only the rows some pattern reads are coded: no pass over the
     column first (W1 reads 15% of its rows; Arrow's min_max over them all cost ~0.3 ms of a
-    ~13 ms pass). The table spans at most max(4096, 8 codes a value) values; ``outside``
+    ~13 ms pass). The table spans at most max(TABLE_SPAN = 65,536, 8 codes a value) values; ``outside``
     counts the values the hash holds (Aarhus' sensor ids span ~10^5 for 449 sensors)."""
     cdef IntTable t
     cdef IntHash h
@@ -134,23 +137,25 @@ cdef class IntKeys:
         """Widen the table to ``v`` (at least doubling it, toward v) where the span stays within
         the limit; whether it covers v. Python integers: no overflow at the int64 ends."""
         cdef int64_t* table
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, n, shift, kept
         if <uint64_t>v - <uint64_t>self.t.lo < self.t.span:
             return True
         old_lo, old_span = self.t.lo, self.t.span
         lo = min(old_lo, v) if old_span else v
         hi = max(old_lo + old_span - 1, v) if old_span else v
-        limit = max(4096, 8 * len(self.seen))
+        limit = max(TABLE_SPAN, 8 * len(self.seen))
         if hi - lo + 1 > limit:
             return False
         size = min(max(hi - lo + 1, 2 * old_span, 64), limit)
         new_lo = hi - size + 1 if (old_span and v < old_lo) else lo
         new_lo = min(max(new_lo, -2**63), 2**63 - size)
-        table = <int64_t*>grow(NULL, size, sizeof(int64_t))
-        for i in range(size):
+        n, kept = size, old_span  # (C integers for the loops: the old table lies inside the new one)
+        shift = old_lo - new_lo if old_span else 0
+        table = <int64_t*>grow(NULL, n, sizeof(int64_t))
+        for i in range(n):
             table[i] = -1
-        for i in range(old_span):
-            table[old_lo - new_lo + i] = self.t.table[i]
+        for i in range(kept):
+            table[shift + i] = self.t.table[i]
         free(self.t.table)
         self.t.table, self.t.lo, self.t.span = table, new_lo, size
         return True

@@ -36,10 +36,11 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
 cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
     """Extend every partial match of ``key`` by the event (GroupRuntime.step); new tokens
     are appended to ``g.created``."""
-    cdef int e, ki, tr, src, base, nen
+    cdef int e, ki, src, base, nen
     cdef int32_t t, nxt, prev, nt
     cdef int64_t moved, floor = NO_KEY
     cdef int32_t enabled[256]
+    cdef const int32_t* en
     if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
         floor = g.floors[key]
     elif g.strategy >= STRICT_CONTIGUITY:
@@ -47,16 +48,10 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
     base = <int>(key * g.nplaces)
     for e in range(g.type_start[etype], g.type_start[etype + 1]):
         src = g.ent_src[e]
-        nen = 0
-        for ki in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
-            tr = g.ent_trs[ki]
-            if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or arc_ok(k, g, tr, ev):
-                if nen < 256:
-                    enabled[nen] = tr
-                    nen += 1
+        en = enabled_at(k, g, e, ev, enabled, &nen)
         if src == g.start:
             for ki in range(nen):
-                nt = fire(k, g, enabled[ki], -1, ev, ts, pos, floor)
+                nt = fire(k, g, en[ki], -1, ev, ts, pos, floor)
                 if nt >= 0:
                     g.add_created(nt)
         t = g.heads[base + src]
@@ -69,7 +64,7 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
                 continue
             moved = 0
             for ki in range(nen):
-                nt = fire(k, g, enabled[ki], t, ev, ts, pos, floor)
+                nt = fire(k, g, en[ki], t, ev, ts, pos, floor)
                 if nt >= 0:
                     g.add_created(nt)
                     moved |= g.tk_users[nt]
@@ -87,18 +82,33 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
     return 0
 
 
+cdef inline const int32_t* enabled_at(Kernel k, Group g, int e, int64_t ev, int32_t* scratch, int* n) except NULL nogil:
+    """Entry ``e``'s transitions the event enables (their input-arc conditions hold), ``n``
+    of them: the entry's own array where none has such conditions (the lowering's
+    ``ent_arcs``; no list made per event), else those that hold, in ``scratch``."""
+    cdef int ki, tr, m = 0
+    if not g.ent_arcs[e]:
+        n[0] = g.ent_tr_start[e + 1] - g.ent_tr_start[e]
+        return &g.ent_trs[g.ent_tr_start[e]]
+    for ki in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
+        tr = g.ent_trs[ki]
+        if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or arc_ok(k, g, tr, ev):
+            if m < 256:
+                scratch[m] = tr
+                m += 1
+    n[0] = m
+    return scratch
+
+
 cdef int arc_ok(Kernel k, Group g, int tr, int64_t ev) except -1 nogil:
-    cdef int ki, ns = g.nslots
-    cdef int64_t* slots = g.slotbuf
-    for ki in range(ns):
-        slots[ki] = -1
+    cdef int ki
     for ki in range(g.tr_arc_start[tr], g.tr_arc_start[tr + 1]):
-        if not eval_cond(k, g, g.tr_arc[ki], slots, g.tr_slot[tr], ev):
+        if not eval_cond(k, g, g.tr_arc[ki], g.unbound, g.tr_slot[tr], ev):
             return 0
     return 1
 
 
-cdef inline int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, int64_t* slots, double ts,
+cdef inline int64_t admit_users(Kernel k, Group g, int tr, int32_t t, int64_t users, const int64_t* slots, double ts,
                          int64_t pos, int64_t floor) except -1 nogil:
     """The users of stored token ``t`` for which firing ``tr`` with the event (ts, pos) keeps
     the window (per pattern where they disagree), contiguity and, under the tie rule strict,
@@ -149,14 +159,12 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     ``ev``: the new token, or -1 (GroupRuntime.fire)."""
     cdef int64_t users, cur
     cdef int ki, sl, ns = g.nslots
-    cdef int64_t* slots
+    cdef const int64_t* slots
     cdef int64_t* dst
     cdef int32_t nt
     if t < 0:
         users = g.all_users & g.tr_mask[tr]
-        slots = g.slotbuf
-        for ki in range(ns):
-            slots[ki] = -1
+        slots = g.unbound
     else:
         users = g.tk_users[t] & g.tr_mask[tr]
         slots = &g.tk_slots[<Py_ssize_t>t * ns]

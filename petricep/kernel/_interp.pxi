@@ -7,7 +7,7 @@
 # arithmetic give the Python engine's results (runtime/expr.py) on ints, floats, strings, None.
 
 
-cdef int eval_cond(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
+cdef int eval_cond(Kernel k, Group g, int ci, const int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
     """Condition ``ci`` on the binding ``slots`` with ``cur`` in ``cur_slot``: 1 holds
     (also vacuously: it reads a variable an OR left unbound), 0 fails.
 
@@ -37,7 +37,7 @@ cdef int eval_value(Kernel k, Group g, int ci, int64_t* slots, double* out, int8
     return 0
 
 
-cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
+cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_slot, int64_t cur) except -1 nogil:
     """Run program ``ci``: 1 when it reads an unbound slot (the engine's Skip), else 0
     with the result on top of the value stack.
 
@@ -134,7 +134,7 @@ cdef inline int interp(Kernel k, Group g, int ci, int64_t* slots, int cur_slot, 
             raise RuntimeError(f"bad opcode {op}")
 
 
-cdef inline int cmp_attrs(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
+cdef inline int cmp_attrs(Kernel k, Group g, const int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
     """The superinstruction ``OP_CMP_AA op slot attr slot attr`` at ``c``: 1 or 0, the
     comparison's truth; 2 where it reads an unbound slot."""
     cdef double a, b
@@ -146,7 +146,7 @@ cdef inline int cmp_attrs(Kernel k, Group g, int64_t* slots, int cur_slot, int64
     return 1 if compare(k, c[1], a, ta, b, tb) != 0.0 else 0
 
 
-cdef inline int cmp_const(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
+cdef inline int cmp_const(Kernel k, Group g, const int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
     """The superinstruction ``OP_CMP_AC op slot attr const``: as :func:`cmp_attrs`."""
     cdef double a
     cdef int8_t ta
@@ -155,7 +155,7 @@ cdef inline int cmp_const(Kernel k, Group g, int64_t* slots, int cur_slot, int64
     return 1 if compare(k, c[1], a, ta, g.consts[c[4]], g.const_tags[c[4]]) != 0.0 else 0
 
 
-cdef inline int load(Kernel k, Group g, int64_t* slots, int cur_slot, int64_t cur, int slot, int attr,
+cdef inline int load(Kernel k, Group g, const int64_t* slots, int cur_slot, int64_t cur, int slot, int attr,
                      double* out, int8_t* tag) except -1 nogil:
     """An attribute of the event in ``slot``; returns 1 when the slot is unbound (the
     conjunct then holds vacuously, as the Python engine's Skip)."""

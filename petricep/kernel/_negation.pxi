@@ -105,14 +105,11 @@ cdef int negative(Kernel k, Group g, int etype, int64_t key, int64_t x) except -
     Returns whether the event must stay in the store."""
     cdef int ki, c, j, ok, keep = 0, ns = g.nslots, role
     cdef int32_t d, prev, nxt
-    cdef int64_t* slots = g.slotbuf
     for ki in range(g.type_neg_start[etype], g.type_neg_start[etype + 1]):
         j = g.type_neg[ki]
-        for c in range(ns):
-            slots[c] = -1
         ok = 1
         for c in range(g.neg_event_start[j], g.neg_event_start[j + 1]):
-            if not eval_cond(k, g, g.neg_event[c], slots, NEG_SLOT, x):
+            if not eval_cond(k, g, g.neg_event[c], g.unbound, NEG_SLOT, x):
                 ok = 0
                 break
         if not ok:
@@ -197,17 +194,35 @@ cdef int close_pending(Kernel k, double ts, int64_t pos, bint all_) except -1 no
     return 0
 
 
+cdef inline bint pending_due(Kernel k, double ts, int64_t pos) noexcept nogil:
+    """Whether close_pending has anything to do at (ts, pos) before the end: a deadline
+    (timeouts: their heap is Python's) or a waiting match whose window the time closes.
+    Checked inline per event: most events close nothing, and the call costs more."""
+    cdef Py_ssize_t gi
+    if k.has_timeouts:
+        return True
+    for gi in range(k.ngroups):
+        if due_in(<Group>k.gptr[gi], ts, pos):
+            return True
+    return False
+
+
+cdef inline bint due_in(Group g, double ts, int64_t pos) noexcept nogil:
+    """Whether (ts, pos) closes ``g``'s first waiting match (close_group's test)."""
+    if not g.heap_n:
+        return False
+    if g.count_window:
+        return <double>pos >= g.pd_thr[g.heap[0]]
+    return ts > g.pd_thr[g.heap[0]]
+
+
 cdef int close_group(Kernel k, Group g, double ts, int64_t pos, bint all_) except -1 nogil:
     """close_pending for shared net ``g``."""
     cdef int32_t d
     while g.heap_n:
         d = g.heap[0]
-        if not all_:
-            if g.count_window:
-                if not (<double>pos >= g.pd_thr[d]):
-                    break
-            elif not (ts > g.pd_thr[d]):
-                break
+        if not all_ and not due_in(g, ts, pos):
+            break
         g.heap_pop()
         if g.pd_flags[d] & 1:
             emit_pending(k, g, d)

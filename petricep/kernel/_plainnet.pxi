@@ -44,24 +44,19 @@ cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) exc
 
 cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
     """step without contiguity floors and LIMIT counts."""
-    cdef int e, ki, tr, src, base, nen
+    cdef int e, ki, src, base, nen
     cdef int32_t t, nxt, prev, nt
     cdef int64_t moved
     cdef int32_t enabled[256]
+    cdef const int32_t* en
     cdef bint stnm = g.strategy == STNM
     base = <int>(key * g.nplaces)
     for e in range(g.type_start[etype], g.type_start[etype + 1]):
         src = g.ent_src[e]
-        nen = 0
-        for ki in range(g.ent_tr_start[e], g.ent_tr_start[e + 1]):
-            tr = g.ent_trs[ki]
-            if g.tr_arc_start[tr + 1] == g.tr_arc_start[tr] or arc_ok(k, g, tr, ev):
-                if nen < 256:
-                    enabled[nen] = tr
-                    nen += 1
+        en = enabled_at(k, g, e, ev, enabled, &nen)
         if src == g.start:
             for ki in range(nen):
-                fire_plain(k, g, enabled[ki], -1, ev, ts, pos, key)
+                fire_plain(k, g, en[ki], -1, ev, ts, pos, key)
         t = g.heads[base + src]
         prev = -1
         while t >= 0:
@@ -72,7 +67,7 @@ cdef int step_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
                 continue
             moved = 0
             for ki in range(nen):
-                moved |= fire_plain(k, g, enabled[ki], t, ev, ts, pos, key)
+                moved |= fire_plain(k, g, en[ki], t, ev, ts, pos, key)
             if moved and stnm:
                 g.tk_users[t] &= ~moved
                 if g.tk_users[t] == 0:
@@ -96,14 +91,12 @@ cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
     cdef int64_t users
     cdef int ki, sl, ns = g.nslots, dp
     cdef double first_ts, last_ts
-    cdef int64_t* slots
+    cdef const int64_t* slots
     cdef int64_t* dst
     cdef int32_t nt
     if t < 0:
         users = g.all_users & g.tr_mask[tr]
-        slots = g.slotbuf
-        for ki in range(ns):
-            slots[ki] = -1
+        slots = g.unbound
     else:
         users = g.tk_users[t] & g.tr_mask[tr]
         slots = &g.tk_slots[<Py_ssize_t>t * ns]

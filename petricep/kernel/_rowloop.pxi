@@ -318,6 +318,10 @@ cdef void skipped(Kernel k, const Rows* r, Py_ssize_t j, Py_ssize_t row0) noexce
 cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double t, int64_t p) except -1 nogil:
     """Row ``i`` into the event store (its last entry: dropped again where nothing binds it)."""
     cdef Py_ssize_t ev, a, na = k.store.nattrs
+    cdef double* dv
+    cdef int8_t* dg
+    cdef const double* sv
+    cdef const int8_t* sg
     if k.store.n >= k.store.cap:
         k.store.reserve(2 * k.store.cap)
     ev = k.store.n
@@ -327,9 +331,18 @@ cdef inline Py_ssize_t store_event(Kernel k, const Rows* r, Py_ssize_t i, double
     k.store.ts[ev] = t
     k.store.pos[ev] = p
     k.store.id[ev] = row_id(r, i)
-    for a in range(na):
-        k.store.val[ev * na + a] = row_val(r, i, a)
-        k.store.tag[ev * na + a] = row_tag(r, i, a)
+    dv = &k.store.val[ev * na]
+    dg = &k.store.tag[ev * na]
+    if r.vs1 == sizeof(double) and r.gs1 == 1:  # (rows as KernelRun lays them out: one read per row)
+        sv = <const double*>(r.vals + i * r.vs0)
+        sg = <const int8_t*>(r.tags + i * r.gs0)
+        for a in range(na):
+            dv[a] = sv[a]
+            dg[a] = sg[a]
+    else:
+        for a in range(na):
+            dv[a] = row_val(r, i, a)
+            dg[a] = row_tag(r, i, a)
     return ev
 
 
@@ -487,7 +500,8 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
                 end_group(k)
             k.strict_ts = t
         first = k.out_n
-        close_pending(k, t, p, False)
+        if pending_due(k, t, p):
+            close_pending(k, t, p, False)
     k.last_ts = t
     k.events += 1
     if etype >= 0 and k.tie_either:

@@ -116,7 +116,7 @@ cdef object views_of(object lg):
 cdef class Group:
     """One shared net: its lowered arrays and its per-key token lists."""
     # lowered net (read-only views)
-    cdef const uint8_t[::1] place_exits, place_accepting, neg_pushed
+    cdef const uint8_t[::1] place_exits, place_accepting, neg_pushed, ent_arcs
     cdef const int64_t[::1] place_growable, role_pending, tr_blocked_by, tr_clears
     cdef const double[::1] role_window
     cdef const int32_t[::1] rg_emit_start, rg_emit, neg_type, neg_prev_start, neg_prev, neg_next_start, neg_next
@@ -186,6 +186,7 @@ cdef class Group:
     cdef int32_t* created
     cdef Py_ssize_t ncreated, created_cap
     cdef int64_t* slotbuf
+    cdef const int64_t* unbound  # nslots of -1, never written: the empty binding, read without a reset per use
     # event time (_eventtime.pxi): per token the references to it from deadlines and LIMIT
     # quotas (a pinned token leaves its list for the zombie list instead of the free list),
     # the patterns (bits) a firing extended it for, those whose quota counts it
@@ -265,6 +266,7 @@ cdef class Group:
         self.ent_src = lg.ent_src
         self.ent_tr_start = lg.ent_tr_start
         self.ent_trs = lg.ent_trs
+        self.ent_arcs = lg.ent_arcs
         self.cond_start = lg.cond_start
         self.ret_start = lg.ret_start
         self.ret_prog = lg.ret_prog
@@ -331,6 +333,10 @@ cdef class Group:
         self.ncreated = 0
         self.created_cap = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
+        cdef int64_t* empty = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
+        for i in range(self.nslots):
+            empty[i] = -1
+        self.unbound = empty
         self.ndirect = 0
         return 0
 
@@ -376,7 +382,7 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
+        free(self.slotbuf); free(<void*>self.unbound); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
         free(self.nd_ev); free(self.nd_first); free(self.nd_count); free(self.nd_prev); free(self.nd_mark)
         free(self.nd_acc_v); free(self.nd_acc_t); free(self.nd_acc_n)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)

@@ -321,6 +321,7 @@ class LoweredGroup:
     ent_src: np.ndarray  # entry: a source place ...
     ent_tr_start: np.ndarray  # ... and its transitions ent_trs[start:end]
     ent_trs: np.ndarray
+    ent_arcs: np.ndarray  # uint8 per entry: some transition has input-arc conditions (else all are enabled)
     ret_start: np.ndarray  # per net pattern index: its RETURN value programs [start, end) (none: not ours)
     ret_prog: np.ndarray  # program ids (evaluated on the match's slots)
     cond_start: np.ndarray  # condition / program id -> offset into code
@@ -685,6 +686,7 @@ def _lower_group(
     for tr in g.transitions:
         by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr.id)
     type_start, ent_src, ent_tr_start, ent_trs = [0], [], [0], []
+    ent_arcs: list[bool] = []
     for t in types:
         for src, trs in by_type.get(t, {}).items():
             if len(trs) > MAX_FANOUT:
@@ -692,6 +694,7 @@ def _lower_group(
             ent_src.append(src)
             ent_trs.extend(trs)
             ent_tr_start.append(len(ent_trs))
+            ent_arcs.append(any(g.transitions[tr].arc_conditions for tr in trs))
         type_start.append(len(ent_src))
     order_start, order = _csr([tr.order_slots for tr in g.transitions])
     type_neg_start, type_neg = _csr([[n.index for n in g.negations if n.type == t] for t in types])
@@ -758,6 +761,7 @@ def _lower_group(
         ent_src=_frozen(ent_src, np.int32),
         ent_tr_start=_frozen(ent_tr_start, np.int32),
         ent_trs=_frozen(ent_trs, np.int32),
+        ent_arcs=_frozen(ent_arcs, np.uint8),
         ret_start=ret_start,
         ret_prog=ret_prog,
         cond_start=_frozen(bc.starts + [len(bc.code)], np.int32),
