@@ -16,7 +16,7 @@ import petricep.kernel as K
 from petricep.api import compile_text
 from petricep.events import Event
 from petricep.runtime.engine import Engine
-from tests.kernel.compare import both, ev
+from tests.kernel.compare import both, ev, same
 
 W1 = "PATTERN q: SEQ(stock1 a, stock2 b, stock3 c) WHERE {strategy} AND [price] WITHIN {w}"
 
@@ -68,6 +68,32 @@ def test_plain_groups_are_the_nets_without_the_other_constructs() -> None:
     assert plain("PATTERN p: SEQ(A a, B+ b[], C c) WITHIN 5") == [False]
     assert plain("PATTERN p: SEQ(A a, B b) WHERE strict-contiguity") == [False]
     assert plain("PATTERN p: SEQ(A a, B b) WITHIN 5 EVENTS") == [False]
+
+
+ARC_EVENTS = [ev("A", 0, 0, x=1, y=0), ev("A", 1, 1, x=-1, y=0), ev("B", 2, 2, x=0, y=2), ev("B", 3, 3, x=5, y=1), ev("A", 4, 4, x=3, y=0)]
+
+
+@pytest.mark.parametrize(
+    ("text", "arcs", "found"),
+    [
+        ("PATTERN p: SEQ(A a, B b) WHERE a.x > 0 AND b.y < 2 AND a.x < b.x WITHIN 10", [1, 1], [("p", 0, 3)]),
+        ("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x WITHIN 10", [0, 0], [("p", 1, 2), ("p", 0, 3), ("p", 1, 3)]),
+        # merged: B leaves the shared place by two transitions, one with an input-arc condition
+        (
+            "PATTERN p: SEQ(A a, B b) WHERE b.y > 1 WITHIN 10\nPATTERN q: SEQ(A a, B b) WHERE a.x > b.x WITHIN 10",
+            [0, 1],
+            [("p", 0, 2), ("p", 1, 2), ("q", 0, 2)],
+        ),
+    ],
+)
+def test_an_entry_without_arc_conditions_enables_all_its_transitions(
+    text: str, arcs: list[int], found: list[tuple[str, int, int]]
+) -> None:
+    # step reads such an entry's transitions in place (no list per event); the others are
+    # filtered by their input-arc conditions per event, as the engine's enabled list
+    assert [g.ent_arcs.tolist() for g in K.KernelRun(compile_text(text)).lowered.groups] == [arcs]
+    matches = same(text, ARC_EVENTS)
+    assert [(m["pattern"], m["ids"]["a"], m["ids"]["b"]) for m in matches] == found
 
 
 def columns(table: pa.Table, run: K.KernelRun) -> dict[str, Any]:

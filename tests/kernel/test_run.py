@@ -127,6 +127,19 @@ def test_a_spread_integer_key_column_is_coded_through_the_hash() -> None:
     assert out.column("a").to_pylist() == [3, 0] and len(run.key_dicts[0]) == 5001
 
 
+def test_sensor_ids_within_the_table_span_are_coded_through_the_table() -> None:
+    # Aarhus' 449 sensor ids span 51,876 values: within the table's 65,536 (no hash probe a
+    # row); a value beyond that span goes to the hash
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k]")
+    run = K.KernelRun(net)
+    ids = [158_324 + i * 51_875 // 448 for i in range(449)]
+    run.push(pa.table({"type": ["A"] * 449, "ts": list(range(449)), "k": ids}))
+    ints = run._int_keys[id(run.key_dicts[0])]
+    assert ints.outside == 0 and len(run.key_dicts[0]) == 449
+    out = run.push(pa.table({"type": ["B", "B"], "ts": [449, 450], "k": [158_324 + 70_000, ids[5]]}))
+    assert ints.outside == 1 and out.column("a").to_pylist() == [5]
+
+
 @pytest.mark.parametrize("kind", ["string", "large_string", "dictionary"])
 def test_type_column_kinds_give_the_same_codes(kind: str) -> None:
     # a text type column's rows are hashed in C, a dictionary column's looked up: empty rows
