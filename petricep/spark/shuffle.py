@@ -454,16 +454,25 @@ def _typed_column(num: pa.Array, text: pa.Array | None, kind: pa.Array) -> Any:
     if len(k) and k.min() == k.max():  # (one kind: np.unique would hash every row)
         only = int(k[0])
         if only == K_NUM:
-            return num.to_numpy(zero_copy_only=False)
+            return _numbers(num)
         if only == K_INT:
-            return num.to_numpy(zero_copy_only=False).astype(np.int64)
+            return _numbers(num).astype(np.int64)
         if only == K_BOOL:
-            return num.to_numpy(zero_copy_only=False).astype(bool)
+            return _numbers(num).astype(bool)
         if only == K_STR and text is not None:
             return text.to_pylist()
         if only == K_NULL:
             return [None] * len(k)
     return _values(num, text, k)
+
+
+def _numbers(num: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numeric column as one numpy array: the chunks of a column without nulls (a table of
+    packs) joined by one copy; Arrow's own conversion of a chunked column checks every value
+    for a null (~4x the time: ~100 instructions per Aarhus event over its columns)."""
+    if isinstance(num, pa.ChunkedArray) and num.num_chunks > 1 and not num.null_count:
+        return np.concatenate([c.to_numpy() for c in num.chunks])
+    return num.to_numpy(zero_copy_only=False)
 
 
 def _values(num: pa.Array, text: pa.Array | None, k: np.ndarray) -> list[Any]:
