@@ -30,7 +30,7 @@ def lookup_codes(const int32_t[:] indices, const int32_t[:] lookup, int32_t[:] o
         out[i] = lookup[indices[i]]
 
 
-DEF TABLE_SPAN = 65536  # values a key table spans at least (512 KB at most: Aarhus' 449 sensor ids span 51,876)
+DEF TABLE_SPAN = 65536  # values a key table may span whatever its number of codes (512 KB): Aarhus' 449 sensor ids span 51,876
 
 
 cdef struct IntTable:

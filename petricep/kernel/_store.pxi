@@ -321,6 +321,8 @@ cdef class Group:
 
     cdef int init_arenas(self) except -1:
         """The empty token arena, per-key lists and scratch (grown on demand by reserve_*)."""
+        cdef int64_t* empty
+        cdef Py_ssize_t i
         self.tk_cap = 0
         self.tk_place = NULL; self.tk_next = NULL; self.tk_first_ts = NULL; self.tk_last_ts = NULL
         self.tk_first_pos = NULL; self.tk_last_pos = NULL; self.tk_last_key = NULL; self.tk_users = NULL
@@ -333,7 +335,7 @@ cdef class Group:
         self.ncreated = 0
         self.created_cap = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
-        cdef int64_t* empty = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
+        empty = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
         for i in range(self.nslots):
             empty[i] = -1
         self.unbound = empty
