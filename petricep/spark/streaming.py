@@ -22,8 +22,12 @@ event that arrives behind the watermark — strictly before it: before something
 released — is *late*: counted once and output as a ``late`` row (the line ``run --late``
 writes), never dropped silently. Spark's own late-row filter (rows at or before the
 previous micro-batch's watermark, dropped uncounted) never sees the event-time column.
-The output also counts the events read, per key and micro-batch (``read`` rows), so a
-caller can account for every event: read = processed + late.
+The output also counts the events read (``read`` rows), so a caller can account for
+every event: read = processed + late. The parse stage counts them: each of its batches
+ends with one *count row* (no event; ``reads``: the events of the batch) for the key of
+the unrouted events, whose processor outputs the sum -- one output row per micro-batch
+and parse task, not one per key (each output frame costs ~4 ms to convert to Arrow:
+half of a micro-batch's time with hundreds of keys, bench/RESULTS.md).
 
 After pushing, a keyed group's engine is advanced to the watermark (``advance``), which
 emits the matches waiting on an end negation whose window the watermark has passed; a
@@ -78,7 +82,7 @@ from .rows import MATCHES_DDL, decode, encode, match_row, rows_batch
 from .session import configure, require_spark
 from .typed import typed
 
-STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean"
+STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean, reads long"
 # the query's output: matches, late events and per-key counts of the events read
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
@@ -92,6 +96,7 @@ _STREAM_SCHEMA = pa.schema(
         ("evtime", pa.int64()),
         ("ev", pa.binary()),
         ("first", pa.bool_()),
+        ("reads", pa.int64()),
     ]
 )
 
@@ -167,6 +172,7 @@ class StreamParser:
                 else:
                     self._rows(batch, out)
                 if out:
+                    out.append(count_row(out))
                     cols = list(zip(*out))
                     yield pa.RecordBatch.from_arrays(
                         [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)],
@@ -185,14 +191,7 @@ class StreamParser:
                         EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
                     )
                 )
-            e = Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs)
-            routes = self.router.route(e) or [(UNROUTED, "")]
-            data = encode(e)
-            et = event_time_ms(e.ts)
-            first = True
-            for g, key in routes:
-                out.append((g, key, pos, et, data, first))
-                first = False
+            out += routed_rows(self.router, Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs))
 
     def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
         label = path[5:] if path.startswith("file:") else path
@@ -224,6 +223,23 @@ class StreamParser:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 
 
+def routed_rows(router: Router, e: Event) -> list[tuple[Any, ...]]:
+    """An event's rows for the stateful operator (STREAM_DDL): one per (group, key) it is
+    routed to, or one for the unrouted events' key, which counts it late or not; ``first``
+    marks the row a late event is counted on."""
+    routes = router.route(e) or [(UNROUTED, "")]
+    data, et = encode(e), event_time_ms(e.ts)
+    return [(g, key, e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+
+
+def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The count row of a parse batch's event ``rows`` (:func:`routed_rows`): no event, the
+    number of events read in ``reads``, for the unrouted events' key. Its event time is
+    the batch's earliest, so that it never moves the watermark (the latest)."""
+    firsts = [r for r in rows if r[5]]
+    return (UNROUTED, "", -1, min(r[3] for r in firsts), None, False, len(firsts))
+
+
 # ----------------------------------------------------------------------------- state
 
 
@@ -233,7 +249,9 @@ class _KeyState:
 
     def __init__(self) -> None:
         self.engine: bytes | None = None
+        self.fired = False  # the engine ran: its new snapshot is to be stored
         self.buffer: list[tuple[int, Any, int, bytes]] = []  # (evtime ms, ts, pos, ev)
+        self.buffered = False  # the store holds a buffer for the key
         self.wakeups: list[int] = []  # ms: a window end after which advancing may emit
         self.timer: int | None = None
 
@@ -286,12 +304,19 @@ class EngineProcessor:
         self.engine_state = handle.getValueState("engine", schema)
         self.buffer_state = handle.getValueState("buffer", schema)
 
-    def _load(self) -> _KeyState:
+    def _load(self, engine: bool) -> _KeyState:
+        """The key's state; its engine snapshot only where ``engine`` (a timer fires the
+        engine; input rows are only buffered). Each state call is a round trip to the
+        JVM's state server (~0.4 ms), so a variable is read with one ``get`` (None where
+        nothing is stored) and written only where it changed."""
         st = _KeyState()
-        if self.engine_state.exists():
-            st.engine = bytes(self.engine_state.get()[0])
-        if self.buffer_state.exists():
-            st.buffer, st.wakeups, st.timer = pickle.loads(bytes(self.buffer_state.get()[0]))
+        if engine:
+            got = self.engine_state.get()
+            st.engine = None if got is None else bytes(got[0])
+        got = self.buffer_state.get()
+        if got is not None:
+            st.buffer, st.wakeups, st.timer = pickle.loads(bytes(got[0]))
+            st.buffered = True
         return st
 
     def _save(self, st: _KeyState) -> None:
@@ -303,11 +328,11 @@ class EngineProcessor:
             if timer is not None:
                 self.handle.registerTimer(timer)
             st.timer = timer
-        if st.engine is not None:
+        if st.fired and st.engine is not None:
             self.engine_state.update((st.engine,))
         if st.buffer or st.wakeups or st.timer is not None:
             self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer), protocol=5),))
-        elif self.buffer_state.exists():
+        elif st.buffered:
             self.buffer_state.clear()
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
@@ -315,15 +340,17 @@ class EngineProcessor:
 
         wm = timerValues.getCurrentWatermarkInMs()
         unrouted = int(key[0]) == UNROUTED
-        st = None if unrouted else self._load()
+        st = None if unrouted else self._load(engine=False)
         out: list[tuple[Any, ...]] = []
         read = 0
         for pdf in rows:
-            for pos, et, ev, first in zip(
-                pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist()
+            for pos, et, ev, first, reads in zip(
+                pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
+                pdf["reads"].tolist(),
             ):
-                read += first
-                if et < wm:
+                if ev is None:  # a parse batch's count row (count_row)
+                    read += reads
+                elif et < wm:
                     if first:
                         out.append(late_row(decode(bytes(ev), pos, False), wm))
                 elif st is not None:
@@ -340,7 +367,7 @@ class EngineProcessor:
         import pandas as pd
 
         wm = timerValues.getCurrentWatermarkInMs()
-        st = self._load()
+        st = self._load(engine=True)
         st.timer = expiredTimerInfo.getExpiryTimeInMs() if st.timer is None else st.timer
         # the expired timer is gone: forget it so _save registers the next one
         if st.timer <= wm:
@@ -377,7 +404,7 @@ class EngineProcessor:
                 st.wakeups.append(event_time_ms(e.ts) + 2)
         rows = [match_row(m, at, group.index, seq) for seq, (m, at) in enumerate(found)]
         st.wakeups = sorted({w for w in st.wakeups if w > wm})
-        st.engine = engine.dumps()
+        st.engine, st.fired = engine.dumps(), True
         self.engines.put(key, st.engine, engine)
         return rows
 
@@ -449,7 +476,7 @@ class StreamRun:
             "et", f"{self.watermark_ms} milliseconds"
         )
         return (
-            timed.select("g", "k", "pos", "evtime", "ev", "first")
+            timed.select("g", "k", "pos", "evtime", "ev", "first", "reads")
             .groupBy("g", "k")
             .transformWithStateInPandas(
                 processor(self.net, self.plan, self.tie, self.kernel), OUTPUT_DDL, "Append", "EventTime"

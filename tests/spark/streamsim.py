@@ -14,14 +14,16 @@ import pandas as pd
 from petricep.compile.net import Net
 from petricep.events import Event
 from petricep.spark.plan import Router, make_plan
-from petricep.spark.rows import encode
 from petricep.spark.streaming import (
+    LATE,
     MATCH,
     OUTPUT_COLUMNS,
-    UNROUTED,
+    READ,
     EngineProcessor,
     StateFlush,
+    count_row,
     event_time_ms,
+    routed_rows,
     streaming_plan,
 )
 
@@ -36,15 +38,21 @@ class _Value:
         self.name = name
 
     def exists(self) -> bool:
+        self.handle.calls.append((self.name, "exists"))
         return (self.handle.key, self.name) in self.handle.store
 
-    def get(self) -> tuple[bytes]:
-        return (self.handle.store[(self.handle.key, self.name)],)
+    def get(self) -> tuple[bytes] | None:
+        """The stored value, None where there is none (as pyspark's ``ValueState.get``)."""
+        self.handle.calls.append((self.name, "get"))
+        value = self.handle.store.get((self.handle.key, self.name))
+        return None if value is None else (value,)
 
     def update(self, row: tuple[bytes]) -> None:
+        self.handle.calls.append((self.name, "update"))
         self.handle.store[(self.handle.key, self.name)] = row[0]
 
     def clear(self) -> None:
+        self.handle.calls.append((self.name, "clear"))
         del self.handle.store[(self.handle.key, self.name)]
 
 
@@ -55,18 +63,21 @@ class FakeHandle:
         self.key: Key = (0, "")
         self.store: dict[tuple[Key, str], bytes] = {}
         self.timers: dict[Key, set[int]] = {}
+        self.calls: list[tuple[str, str]] = []  # (state, call): each a round trip to the JVM in Spark
 
     def getValueState(self, name: str, schema: Any) -> _Value:  # noqa: N802 (pyspark's name)
         return _Value(self, name)
 
     def registerTimer(self, ms: int) -> None:  # noqa: N802
+        self.calls.append(("timer", "register"))
         self.timers.setdefault(self.key, set()).add(ms)
 
     def deleteTimer(self, ms: int) -> None:  # noqa: N802
+        self.calls.append(("timer", "delete"))
         self.timers.get(self.key, set()).discard(ms)
 
 
-class _Clock:
+class Clock:
     def __init__(self, wm: int, expiry: int = 0) -> None:
         self.wm = wm
         self.expiry = expiry
@@ -79,22 +90,28 @@ class _Clock:
 
 
 def _routed(router: Router, batch: Sequence[Event]) -> dict[Key, list[tuple[Any, ...]]]:
-    """A micro-batch's rows per key, as the parse stage routes them."""
+    """A micro-batch's rows per key, as the parse stage routes them (one parse batch: its
+    count row last)."""
+    parsed = [row for e in batch for row in routed_rows(router, e)]
     rows: dict[Key, list[tuple[Any, ...]]] = {}
-    for e in batch:
-        first = True
-        for g, k in router.route(e) or [(UNROUTED, "")]:
-            rows.setdefault((g, k), []).append((e.pos, event_time_ms(e.ts), encode(e), first))
-            first = False
+    for g, k, *rest in parsed + [count_row(parsed)] if parsed else []:
+        rows.setdefault((g, k), []).append(tuple(rest))
     return rows
 
 
 def simulate(
-    net: Net, events: Sequence[Event], tie: str, cuts: Sequence[int], kernel: bool, delay_ms: int = 0
+    net: Net,
+    events: Sequence[Event],
+    tie: str,
+    cuts: Sequence[int],
+    kernel: bool,
+    delay_ms: int = 0,
+    counts: dict[str, list[int]] | None = None,
 ) -> list[tuple[Any, ...]]:
     """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
     at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
-    on it (else every key runs the Python engine)."""
+    on it (else every key runs the Python engine). ``counts`` gets the output's ``read``
+    counts and the positions of its ``late`` rows, in order."""
     from petricep.spark.keystate import engine_choices, kernel_groups
 
     plan, _ = streaming_plan(make_plan(net))
@@ -106,17 +123,19 @@ def simulate(
     bounds = [0, *sorted(set(cuts)), len(events)]
     batches = [events[a:b] for a, b in zip(bounds, bounds[1:]) if b > a] + [[]]  # then a no-data batch
     out: list[tuple[Any, ...]] = []
+    said = counts if counts is not None else {}
+    said.update(read=[], late=[])
     wm, seen = 0, 0
     for batch in batches:
         for key, rows in _routed(router, batch).items():
             handle.key = key
-            pdf = pd.DataFrame(rows, columns=["pos", "evtime", "ev", "first"])
-            out += _matches(proc.handleInputRows(key, iter([pdf]), _Clock(wm)))
+            pdf = pd.DataFrame(rows, columns=["pos", "evtime", "ev", "first", "reads"])
+            out += _matches(proc.handleInputRows(key, iter([pdf]), Clock(wm)), said)
         for key in sorted(handle.timers):
             for t in sorted(x for x in handle.timers[key] if x <= wm):
                 handle.key = key
                 handle.timers[key].discard(t)
-                out += _matches(proc.handleExpiredTimer(key, _Clock(wm), _Clock(wm, t)))
+                out += _matches(proc.handleExpiredTimer(key, Clock(wm), Clock(wm, t)), said)
         seen = max([seen, *(event_time_ms(e.ts) for e in batch)])
         wm = max(wm, seen - delay_ms)
     flush = StateFlush(net, plan, tie, chosen)
@@ -127,11 +146,16 @@ def simulate(
     return out
 
 
-def _matches(frames: Any) -> list[tuple[Any, ...]]:
+def _matches(frames: Any, counts: dict[str, list[int]]) -> list[tuple[Any, ...]]:
     got: list[tuple[Any, ...]] = []
     for df in frames:
         assert list(df.columns) == OUTPUT_COLUMNS
         for r in df.itertuples(index=False):
             if r.kind == MATCH:
                 got.append((r.json, r.emitted_at, r.task, r.seq))
+            elif r.kind == READ:
+                counts["read"].append(r.n)
+            else:
+                assert r.kind == LATE and r.n == 1
+                counts["late"].append(r.emitted_at)
     return got

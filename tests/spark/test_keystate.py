@@ -57,9 +57,11 @@ def test_kernel_keys_give_the_python_keys_rows(data: st.DataObject) -> None:
     for p in pats:
         note(pattern_text(p))
     note(f"tie={tie} cuts={sorted(set(cuts))} delay={delay}")
-    python = simulate(net, events, tie, cuts, kernel=False, delay_ms=delay)
+    counts: dict[str, list[int]] = {}
+    python = simulate(net, events, tie, cuts, kernel=False, delay_ms=delay, counts=counts)
     kernel = simulate(net, events, tie, cuts, kernel=True, delay_ms=delay)
     assert kernel == python
+    assert sum(counts["read"]) == len(events) and counts["late"] == []  # (in order: none late)
     assert canonical([row[0] for row in python]) == embedded(net, events, tie)
 
 

@@ -1,0 +1,108 @@
+"""The streaming query's stateful processor without Spark (:mod:`tests.spark.streamsim`).
+
+Its accounting (read = processed + late): the parse stage counts the events it reads --
+one count row per parse batch, for the key of the unrouted events, so the output says it
+once per micro-batch and parse task, not once per key -- and a late event is counted once
+however many keys it is routed to. Its state calls (each a round trip to the JVM's state
+server in Spark): one read per state variable it needs, a write only where it changed."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+
+from petricep.api import compile_text
+from petricep.events import Event
+from petricep.io.spec import InputSpec
+from petricep.merge import build_net
+from petricep.spark.keystate import engine_choices, kernel_groups
+from petricep.spark.plan import Router, make_plan
+from petricep.spark.streaming import (
+    MATCH,
+    UNROUTED,
+    EngineProcessor,
+    StreamParse,
+    StreamParser,
+    count_row,
+    event_time_ms,
+    routed_rows,
+    streaming_plan,
+)
+from tests.spark.streamsim import Clock, FakeHandle, simulate
+from tests.spark.test_keystate import canonical, embedded
+
+# A is read by both patterns, each keyed by another attribute: two routes; D by none
+NET = """
+PATTERN ab: SEQ(A a, B b) WHERE [k] WITHIN 10
+PATTERN ac: SEQ(A a, C c) WHERE [j] WITHIN 10
+"""
+
+
+def _events() -> list[Event]:
+    rows = [
+        ("A", 10, {"k": 1, "j": 1}), ("B", 12, {"k": 1}), ("D", 13, {}), ("C", 14, {"j": 1}),
+        ("A", 5, {"k": 1, "j": 1}), ("D", 3, {}), ("B", 20, {"k": 1}), ("C", 14, {"j": 1}),
+    ]  # fmt: skip
+    return [Event(t, ts, pos, pos, attrs) for pos, (t, ts, attrs) in enumerate(rows)]
+
+
+def test_a_parse_batch_ends_with_the_count_of_its_events() -> None:
+    net = build_net([p.source for p in compile_text(NET).patterns])
+    router = Router(streaming_plan(make_plan(net))[0])
+    rows = [row for e in _events()[:4] for row in routed_rows(router, e)]
+    assert [(r[2], r[0] == UNROUTED, r[5]) for r in rows] == [
+        (0, False, True), (0, False, False), (1, False, True), (2, True, True), (3, False, True),
+    ]  # fmt: skip
+    # no event, the batch's earliest event time (never the watermark's), 4 events read
+    assert count_row(rows) == (UNROUTED, "", -1, event_time_ms(10), None, False, 4)
+
+
+def test_the_parse_stage_ends_each_batch_with_its_count_row() -> None:
+    """A file of the binaryFile source, through the parse stage's mapInArrow function."""
+    net = build_net([p.source for p in compile_text(NET).patterns])
+    spec = InputSpec("-", format="csv", type_field="type", time_field="ts")
+    parser = StreamParser(StreamParse(spec, "seq", True), Router(streaming_plan(make_plan(net))[0]))
+    content = b"type,ts,k,j,seq\nA,10,1,1,0\nB,12,1,,1\nD,13,,,2\n"
+    files = pa.RecordBatch.from_pydict({"path": ["file:/in/a.csv"], "content": [content]})
+    (out,) = parser(iter([files]))
+    got = [(r["pos"], r["g"] == UNROUTED, r["first"], r["reads"], r["ev"] is None) for r in out.to_pylist()]
+    assert got == [
+        (0, False, True, 0, False), (0, False, False, 0, False), (1, False, True, 0, False),
+        (2, True, True, 0, False), (-1, True, False, 3, True),
+    ]  # fmt: skip
+    assert out.column("evtime")[4].as_py() == event_time_ms(10)
+
+
+def test_every_event_is_read_once_and_a_late_one_counted_once() -> None:
+    """The second micro-batch's A (routed to two keys) and D (to none) are behind the
+    watermark (14 s); its C at 14 s is not (late is strictly before)."""
+    net = build_net([p.source for p in compile_text(NET).patterns])
+    events = _events()
+    counts: dict[str, list[int]] = {}
+    found = simulate(net, events, "arrival", [4], kernel=False, counts=counts)
+    assert counts == {"read": [4, 4], "late": [4, 5]}
+    on_time = sorted((e for e in events if e.pos not in (4, 5)), key=lambda e: (e.ts, e.pos))
+    assert canonical([row[0] for row in found]) == embedded(net, on_time, "arrival")
+    assert len(found) == 4
+
+
+def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> None:
+    """Input rows read and write the buffer only (the engine's snapshot is not touched);
+    the timer reads both, writes the engine it fired and clears the buffer it emptied."""
+    net = build_net([p.source for p in compile_text("PATTERN ab: SEQ(A a, B b) WHERE [k] WITHIN 10").patterns])
+    plan, _ = streaming_plan(make_plan(net))
+    proc = EngineProcessor(net, plan, "arrival", kernel_groups(engine_choices(net, plan, "arrival")))
+    handle = FakeHandle()
+    proc.init(handle)
+    router = Router(plan)
+    rows = [r for e in (Event("A", 1, 0, 0, {"k": 1}), Event("B", 2, 1, 1, {"k": 1})) for r in routed_rows(router, e)]
+    key = handle.key = rows[0][:2]
+    pdf = pd.DataFrame([r[2:] for r in rows], columns=["pos", "evtime", "ev", "first", "reads"])
+    assert list(proc.handleInputRows(key, iter([pdf]), Clock(0))) == []
+    assert handle.calls == [("buffer", "get"), ("timer", "register"), ("buffer", "update")]
+    assert handle.timers == {key: {event_time_ms(1) + 1}}  # (once the watermark passes the earliest, A)
+    handle.calls.clear()
+    (frame,) = proc.handleExpiredTimer(key, Clock(5000), Clock(5000, event_time_ms(1) + 1))
+    assert handle.calls == [("engine", "get"), ("buffer", "get"), ("engine", "update"), ("buffer", "clear")]
+    assert frame["kind"].tolist() == [MATCH] and '"a": 0, "b": 1' in frame["json"][0]
+    assert set(handle.store) == {(key, "engine")}
