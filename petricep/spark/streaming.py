@@ -83,7 +83,7 @@ from .session import configure, require_spark
 from .typed import typed
 
 STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean, reads long"
-# the query's output: matches, late events and per-key counts of the events read
+# the query's output: matches, late events and counts of the events read (one per parse task)
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
 UNROUTED = -1  # the group of events no pattern reads: counted (read or late), nothing else
