@@ -328,7 +328,7 @@ class EngineProcessor:
             if timer is not None:
                 self.handle.registerTimer(timer)
             st.timer = timer
-        if st.fired and st.engine is not None:
+        if st.fired:
             self.engine_state.update((st.engine,))
         if st.buffer or st.wakeups or st.timer is not None:
             self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer), protocol=5),))

@@ -331,7 +331,6 @@ def test_size_follows_the_live_partial_matches() -> None:
     assert big > 2000 * 8 and small < big / 5
 
 
-
 def test_a_snapshot_an_earlier_petricep_wrote_still_loads() -> None:
     """Written by 97657ea (zstd buffers; now they are written uncompressed: the state store
     compresses): the same state as this petricep's, its checksum (texts not UTF-8 safe
