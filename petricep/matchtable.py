@@ -51,7 +51,7 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
-from petricep.io.output import match_json
+from petricep.io.output import OutputFile, OutputPath, match_json, write_binary
 from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import Match
 
@@ -438,23 +438,29 @@ def csv_ready(table: pa.Table) -> pa.Table:
 
 
 def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
-    """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row)."""
+    """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row), replaced
+    as a whole (:class:`~petricep.io.output.OutputPath`): a failed write leaves the old file."""
     fmt = output_format(path)
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+    if fmt != "jsonl":
+        write_table_to(table, fmt, OutputPath(str(path)))
+        return
+    with OutputFile(str(path)) as out:
+        for row in table.to_pylist():
+            out.write(json.dumps(plain(row), ensure_ascii=False, separators=(", ", ": ")) + "\n")
+        out.commit()
 
-            pq.write_table(table, str(path))
-        elif fmt == "csv":
-            import pyarrow.csv as pcsv
 
-            pcsv.write_csv(csv_ready(table), str(path))
-        else:
-            with open(path, "w", encoding="utf-8") as fh:
-                for row in table.to_pylist():
-                    fh.write(json.dumps(plain(row), ensure_ascii=False, separators=(", ", ": ")) + "\n")
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+def write_table_to(table: pa.Table, fmt: str, target: OutputPath) -> None:
+    """A match table as Parquet or CSV into ``target``, committed. pyarrow writes into a file
+    opened by :func:`~petricep.io.output.write_binary`, never into a path it could delete."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        write_binary(target, lambda fh: pq.write_table(table, fh))
+    else:
+        import pyarrow.csv as pcsv
+
+        write_binary(target, lambda fh: pcsv.write_csv(csv_ready(table), fh))
 
 
 class MatchWriter:
@@ -562,4 +568,5 @@ __all__ = [
     "to_table",
     "write_matches",
     "write_table",
+    "write_table_to",
 ]

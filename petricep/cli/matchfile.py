@@ -28,7 +28,7 @@ from typing import IO, Any
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, OutputError
+from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.io.output import OutputFile, OutputPath, json_line
 from petricep.io.timestamps import format_has_date
@@ -37,10 +37,10 @@ from petricep.matchtable import (
     OUTPUT_FORMATS,
     TimeFormatter,
     bound_events,
-    csv_ready,
     layout_of,
     match_record,
     to_table,
+    write_table_to,
 )
 from petricep.runtime.engine import Match
 
@@ -151,24 +151,7 @@ class MatchFile:
         if table is None:
             matches = [m for k in self.kept for m in (batch_matches(k, net) if isinstance(k, pa.RecordBatch) else [k])]
             table = to_table(matches, layout, self.with_events, self.events_of)
-        write_table(table, self.format, self.target)
-        self.target.commit()
+        write_table_to(table, self.format, self.target)
 
 
-def write_table(table: pa.Table, fmt: str, target: OutputPath) -> None:
-    """A match table as Parquet or CSV into ``target``'s temporary file."""
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, target.temp)
-        else:
-            import pyarrow.csv as pcsv
-
-            pcsv.write_csv(csv_ready(table), target.temp)
-    except OSError as exc:
-        target.discard()
-        raise OutputError(f"cannot write {target.path}: {exc.strerror or exc}") from None
-
-
-__all__ = ["CHOICES", "MatchFile", "output_format", "time_type", "write_table"]
+__all__ = ["CHOICES", "MatchFile", "output_format", "time_type"]

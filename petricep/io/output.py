@@ -21,8 +21,8 @@ import math
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Mapping
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import IO, Any, BinaryIO
 
 from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
@@ -125,7 +125,9 @@ class OutputPath:
         if self.direct:
             return
         folder, name = os.path.split(self.target)
-        self.temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+        prefix = temp_prefix(folder, name)
+        remove_stale_temps(folder, prefix)
+        self.temp = os.path.join(folder, f"{prefix}{os.getpid()}-{secrets.token_hex(4)}.tmp")
         try:
             os.close(os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             if os.path.exists(path):  # a replaced file keeps its permissions
@@ -154,6 +156,53 @@ class OutputPath:
         if not self.direct:
             with contextlib.suppress(OSError):
                 os.unlink(self.temp)
+
+
+# what a temporary name adds to its target's name besides the process id: ".", ".", "-",
+# eight hex digits, ".tmp"
+_TEMP_EXTRA = 15
+
+
+def temp_prefix(folder: str, name: str) -> str:
+    """The start of every temporary name of target ``name``: ``.name.``, the name cut so that
+    the whole temporary name (with a process id and a random part) fits the folder's limit
+    on a name (a legal 245-character target must not fail with "File name too long")."""
+    try:
+        limit = os.pathconf(folder or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    room = limit - _TEMP_EXTRA - len(str(os.getpid()))
+    return f".{name[:room]}."
+
+
+def remove_stale_temps(folder: str, prefix: str) -> None:
+    """Remove the temporary files a killed run left for this target: names
+    ``{prefix}{pid}-{hex}.tmp`` whose process no longer runs. A SIGKILLed run cannot remove
+    its own, and each is as large as the partial output it held; a live run's (this
+    process's included) are left alone."""
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return
+    for entry in names:
+        if not (entry.startswith(prefix) and entry.endswith(".tmp")):
+            continue
+        pid, dash, rest = entry[len(prefix) : -len(".tmp")].partition("-")
+        if not (dash and pid.isdigit() and len(rest) == 8) or _running(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, entry))
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this id exists (one we may not signal exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _exists_not_regular(path: str) -> bool:
@@ -237,13 +286,23 @@ def json_document(data: Any) -> str:
     return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
 
 
-def write_bytes(path: str, data: bytes) -> None:
-    """A whole binary file (``draw -o``), replaced atomically."""
-    target = OutputPath(path)
+def write_binary(target: OutputPath, write: Callable[[BinaryIO], object]) -> None:
+    """``write`` given an open binary file on ``target``'s temporary file (or on the target
+    itself where that is not a regular file), then committed; an OS error discards it and
+    becomes one OutputError naming the path.
+
+    The file is opened here, never by the writer: pyarrow's ``parquet.write_table`` given a
+    *path* deletes that path when a write fails, which removed a device such as
+    ``/dev/full`` (issue 43); given a file object it only writes."""
     try:
         with open(target.temp, "wb") as fh:
-            fh.write(data)
+            write(fh)
     except OSError as exc:
         target.discard()
-        raise _cannot_write(path, exc) from None
+        raise _cannot_write(target.path, exc) from None
     target.commit()
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """A whole binary file (``draw -o``), replaced atomically."""
+    write_binary(OutputPath(path), lambda fh: fh.write(data))

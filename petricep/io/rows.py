@@ -223,12 +223,18 @@ class RowChecker:
             try:
                 self._rejects = open(spec.rejects_path, "w", encoding="utf-8")  # noqa: SIM115
             except OSError as e:
-                raise OutputError(f"cannot write the rejects file {spec.rejects_path!r}: {e}") from None
+                raise self._cannot_write(e) from None
 
     def close(self) -> None:
         if self._rejects is not None:
-            self._rejects.close()
-            self._rejects = None
+            rejects, self._rejects = self._rejects, None
+            try:
+                rejects.close()  # flushes: a full disk shows here at the latest
+            except OSError as e:
+                raise self._cannot_write(e) from None
+
+    def _cannot_write(self, e: OSError) -> OutputError:
+        return OutputError(f"cannot write the rejects file {self.spec.rejects_path!r}: {e.strerror or e}")
 
     def needed(self, names: Sequence[str]) -> list[bool] | None:
         """Per column, whether events carry it (None: all); see ``EventSource.row_filter``."""
@@ -264,7 +270,10 @@ class RowChecker:
             rec = {"row": row, "field": field, "error": message, "raw": raw}
             if self.spec.more_paths:  # several files: the row is a line of this one
                 rec = {"file": self.label, **rec}
-            self._rejects.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            try:
+                self._rejects.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            except OSError as e:
+                raise self._cannot_write(e) from None
 
     def _learn_kind(self, kind: str | None) -> None:
         if self.kind is None and kind is not None:

@@ -500,6 +500,19 @@ def _json_float(text: str) -> Any:
 _JSON = json.JSONDecoder(parse_int=_json_int, parse_float=_json_float, parse_constant=str)
 
 
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate (``"\\ud800"`` decodes to one; a
+    pair decodes to one character). It is not Unicode text: no UTF-8 output, Arrow column or
+    text comparison can hold it, so its row is an error, as a line of invalid UTF-8 is."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_surrogate(v) for v in value)
+    return False
+
+
 class JsonlSource(EventSource):
     def __init__(self, spec: InputSpec, label: str) -> None:
         super().__init__(spec, label)
@@ -530,6 +543,8 @@ class JsonlSource(EventSource):
             return None, f"invalid JSON: {e}"
         if not isinstance(obj, dict):
             return None, "invalid JSON: a line must hold one object"
+        if (b"\\ud" in line or b"\\uD" in line) and _lone_surrogate(obj):
+            return None, "invalid JSON: a lone surrogate escape (\\ud800-\\udfff) is not text"
         return obj, None
 
     def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:

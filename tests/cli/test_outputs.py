@@ -165,7 +165,7 @@ def test_output_file_commit_discard_and_direct_targets(tmp_path: Path) -> None:
     f = OutputFile(str(target))
     f.write("new")
     assert target.read_text() == "old" and leftovers(tmp_path) == [Path(f.temp).name]
-    assert re.fullmatch(r"\.o\.txt\.[0-9a-f]{8}\.tmp", Path(f.temp).name)
+    assert re.fullmatch(rf"\.o\.txt\.{os.getpid()}-[0-9a-f]{{8}}\.tmp", Path(f.temp).name)
     f.discard()
     assert target.read_text() == "old" and leftovers(tmp_path) == []
     with OutputFile(str(target)) as g:
@@ -198,3 +198,98 @@ def test_an_output_through_a_link_replaces_the_file_it_points_to(tmp_path: Path)
         f.write("new\n")
         f.commit()
     assert link.is_symlink() and real.read_text() == "new\n" and leftovers(tmp_path) == []
+
+
+def full_device(path: Path) -> None:
+    """A character device that refuses every byte (as /dev/full: major 1, minor 7)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o644, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_a_failed_write_to_a_device_keeps_the_device(
+    files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """pyarrow's parquet writer given a path deletes it when a write fails: as root,
+    ``-o /dev/full --output-format parquet`` deleted /dev/full (issue 43). The file is opened
+    by petricep and handed to pyarrow, so nothing is ever deleted."""
+    pattern, events = files
+    device = tmp_path / "full"
+    full_device(device)
+    rc, out, err = run(capsys, pattern, *opts(events), "-o", str(device), "--output-format", fmt)
+    assert (rc, out, err) == (1, "", f"cannot write {device}: No space left on device\n")
+    assert stat.S_ISCHR(device.stat().st_mode)
+
+
+def test_the_library_writes_a_table_whole_and_keeps_a_device(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from petricep.errors import OutputError
+    from petricep.matchtable import write_table
+
+    device = tmp_path / "full.parquet"
+    full_device(device)
+    with pytest.raises(OutputError, match=f"^cannot write {device}: No space left on device$"):
+        write_table(pa.table({"x": [1, 2]}), device)
+    assert stat.S_ISCHR(device.stat().st_mode)
+    target = tmp_path / "m.parquet"
+    write_table(pa.table({"x": [1, 2]}), target)
+    assert target.is_file() and leftovers(tmp_path) == []
+
+
+def test_a_full_disk_under_rejects_is_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    device = tmp_path / "full"
+    full_device(device)
+    (tmp_path / "p.pcep").write_text(RISE)
+    (tmp_path / "ev.csv").write_text("type,ts,k,x\nA,1,1,5\nA,x,1,5\nB,3,1,7\n")
+    argv = [str(tmp_path / "p.pcep"), *opts(str(tmp_path / "ev.csv")), "--on-error", "skip", "--rejects", str(device)]
+    rc, out, err = run(capsys, *argv)
+    assert (rc, out, err) == (1, "", f"cannot write the rejects file {str(device)!r}: No space left on device\n")
+
+
+def test_a_legal_long_output_name_is_written(files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The temporary name adds a process id and a random part: it is cut to fit the limit
+    on a name, so the longest legal target name works (it failed with "File name too long")."""
+    pattern, events = files
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("m" * (limit - len(".jsonl")) + ".jsonl")
+    assert run(capsys, pattern, *opts(events), "-o", str(out))[0] == 0
+    assert out.read_text() == MATCHES and leftovers(tmp_path) == []
+
+
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(
+    files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A SIGKILLed run leaves its temporary file (as large as the output it had written);
+    the next run to the same target removes those of processes that no longer run, and
+    leaves a live process's and other targets' alone."""
+    pattern, events = files
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".m.jsonl.{int(dead.stdout)}-0123abcd.tmp"
+    live = tmp_path / f".m.jsonl.{os.getpid()}-0123abcd.tmp"
+    other = tmp_path / f".n.jsonl.{int(dead.stdout)}-0123abcd.tmp"
+    for p in (stale, live, other):
+        p.write_text("partial\n")
+    assert run(capsys, pattern, *opts(events), "-o", str(tmp_path / "m.jsonl"))[0] == 0
+    assert leftovers(tmp_path) == sorted([live.name, other.name])
+    assert (tmp_path / "m.jsonl").read_text() == MATCHES
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("extra", [[], ["--with-events"]])
+def test_a_lone_surrogate_copied_out_is_an_error_of_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, extra: list[str]
+) -> None:
+    (tmp_path / "q.pcep").write_text("PATTERN q: SEQ(A a, B b) WITHIN 10 RETURN T(s = a.s)\n")
+    (tmp_path / "e.jsonl").write_text('{"type": "A", "ts": 1, "s": "x\\ud800"}\n{"type": "A", "ts": 2, "s": "y"}\n'
+                                      '{"type": "B", "ts": 3, "s": "z"}\n')
+    out = tmp_path / f"m.{fmt}"
+    rc, _, err = run(capsys, str(tmp_path / "q.pcep"), *opts(str(tmp_path / "e.jsonl")), "-o", str(out), *extra)
+    assert rc == 3
+    assert err == f"{tmp_path / 'e.jsonl'}:1: error: invalid JSON: a lone surrogate escape (\\ud800-\\udfff) is not text\n"
+    rc, _, err = run(capsys, str(tmp_path / "q.pcep"), *opts(str(tmp_path / "e.jsonl")), "-o", str(out), *extra,
+                     "--on-error", "skip")  # fmt: skip
+    assert rc == 3 and "Traceback" not in err
+    assert out.exists() and leftovers(tmp_path) == []

@@ -678,3 +678,18 @@ def test_time_column_taken_as_typed_is_the_parse(cells: list[str], unit: str | N
     if isinstance(want[0], np.ndarray):
         assert isinstance(got[0], np.ndarray)
         assert got[0].dtype == want[0].dtype
+
+
+def test_a_lone_surrogate_escape_in_json_is_an_error_of_its_row(tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON syntax but not text: no UTF-8 output or Arrow column holds
+    it (RETURN and --with-events copied it into a UnicodeEncodeError, issue 43). Its row is
+    refused as a line of invalid UTF-8 is; a pair of escapes is one character and is read."""
+    lines = ['{"type": "A", "ts": 1, "s": "x\\ud83d\\ude00y"}', '{"type": "A", "ts": 2, "s": "x\\ud800y"}',
+             '{"type": "A", "ts": 3, "n": {"\\udc00": 1}}', '{"type": "A", "ts": 4, "s": "\\\\ud800"}']
+    p = write(tmp_path, "e.jsonl", "\n".join(lines) + "\n")
+    e = error_of(p, type_field="type", time_field="ts")
+    message = "invalid JSON: a lone surrogate escape (\\ud800-\\udfff) is not text"
+    assert (e.message, e.row, e.field) == (message, 2, None)
+    events, src, rejects = skip_read(tmp_path, p, type_field="type", time_field="ts")
+    assert [(e.ts, e.attrs.get("s")) for e in events] == [(1, "x\U0001f600y"), (4, "\\ud800")]
+    assert [(r["row"], r["error"]) for r in rejects] == [(2, message), (3, message)]
