@@ -58,11 +58,11 @@ def test_shipped_sample_matches_generator() -> None:
 
 
 def test_readme_event_time_example_is_the_shipped_net(tmp_path: Path) -> None:
-    """The README's abandoned-carts block is nets/abandoned_carts.pcep, and it runs as described."""
+    """docs/CLI.md's abandoned-carts block is nets/abandoned_carts.pcep, and it runs as described."""
     from petricep.cli import main
 
     text = (ROOT / "nets/abandoned_carts.pcep").read_text()
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "CLI.md").read_text()
     assert text in readme
     events = tmp_path / "shop.csv"
     rows = ["type,ts,user,item"]
