@@ -6,7 +6,7 @@ a measure of the firing loop that does not move with the machine's load.
 Timings on a shared machine move by 20-30% from one minute to the next, more than most
 changes to the kernel's loop are worth; the instructions it executes per event do not move at
 all, so two builds compare exactly (cache misses and branch mispredictions are not counted:
-confirm a change with timings, alternately, as bench/RESULTS.md does). The count covers
+confirm a change with timings, alternately, as bench/HISTORY.md does). The count covers
 ``fire_one`` and everything it calls (the per-event work: entering each group, guards,
 firing, storing, negation, housekeeping), not the Python around a kernel call.
 

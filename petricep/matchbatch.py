@@ -2,7 +2,7 @@
 without a :class:`Match` per match: as JSON Lines text, and as the match table.
 
 Why: ``petricep run --engine kernel`` spent more time turning its matches into objects and
-encoding them one by one than finding them (bench/RESULTS.md, issue 16). Here a batch's
+encoding them one by one than finding them (bench/HISTORY.md, issue 16). Here a batch's
 JSON Lines are built a column at a time: each column's values as JSON text (a vector cast
 for ints, one C call per value for text and floats), joined per row by Arrow. The text is
 byte for byte :func:`petricep.io.output.json_line` of each match's ``Match.to_dict()``: the

@@ -131,7 +131,7 @@ def console(argv: Sequence[str] | None = None) -> NoReturn:
     """The ``petricep`` command as a process (the console script, ``python -m petricep``):
     :func:`main`, then the exit without the interpreter's teardown, which only frees what
     the process holds (modules, classes, the run's state): about 50 ms of every command
-    (bench/RESULTS.md, issue 16), a sixth of a start-up. Everything the command wrote is
+    (bench/HISTORY.md, issue 16), a sixth of a start-up. Everything the command wrote is
     closed by then (outputs are committed or discarded before :func:`main` returns) and the
     standard streams are flushed here. The usual exit where anything might still run at it:
     a tracer or profiler (``python -m cProfile``, coverage), Spark (its gateway stops at

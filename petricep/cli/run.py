@@ -277,7 +277,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
             max_partial_matches=args.max_partial_matches,
             # the net's marking: for --stats and for the hints of a run that finds nothing
-            # (counting costs nothing measurable: bench/RESULTS.md, "run marking")
+            # (counting costs nothing measurable: bench/HISTORY.md, "run marking")
             count_marking=True,
             engine="python" if args.engine == "python" else "kernel",  # local, kernel: the kernel where it covers
             bindings=args.with_events,

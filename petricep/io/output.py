@@ -55,7 +55,7 @@ def json_line(record: Mapping[str, Any]) -> str:
     A record JSON can hold as it is (text keys; text, numbers, booleans, None, lists and
     dicts) is encoded directly; one it cannot (a non-finite number: ``ValueError``, a numpy
     integer or another unknown value: ``TypeError``) goes through :func:`_plain` first, so
-    the common record is not walked twice (bench/RESULTS.md, issue 16 second pass). Keys are
+    the common record is not walked twice (bench/HISTORY.md, issue 16 second pass). Keys are
     taken as text: a record never has others (variable, field and column names)."""
     try:
         return _ENCODE(record)

@@ -14,7 +14,7 @@ cdef int eval_cond(Kernel k, Group g, int ci, const int64_t* slots, int cur_slot
     Most conditions are one comparison of two attributes or of an attribute with a
     constant (the lowering splits a WHERE into its conjuncts): those are compared here,
     as interp's superinstructions do, without entering its dispatch loop -- a guard is
-    evaluated for nearly every event and candidate firing (bench/RESULTS.md, sixteenth pass)."""
+    evaluated for nearly every event and candidate firing (bench/HISTORY.md, sixteenth pass)."""
     cdef const int32_t* code = g.codep + g.cond_start[ci]
     if code[0] == OP_CMP_AA and code[6] == OP_END:
         return 0 if cmp_attrs(k, g, slots, cur_slot, cur, code) == 0 else 1  # (2, unbound: holds)

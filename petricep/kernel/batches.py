@@ -2,7 +2,7 @@
 
 Why: a run that writes its matches to a file (``petricep run``) needs no :class:`Match`
 object per match; turning the kernel's match arrays into columns costs a few vector
-operations per batch instead of a dict and an object per match (bench/RESULTS.md, issue 16).
+operations per batch instead of a dict and an object per match (bench/HISTORY.md, issue 16).
 
 A batch has the columns of :meth:`KernelRun._table <petricep.kernel.run.KernelRun>`:
 ``pattern`` (dictionary of the net's pattern names, in the net's order), ``start``, ``end``,

@@ -258,7 +258,7 @@ class BatchRun:
         self.parallelism = int(spark.sparkContext.defaultParallelism)
         # firing tasks: one per core by default. A task's fixed cost (its shuffle read, the
         # JVM's first Arrow batch, a runner per group) was a third of Aarhus's firing stage
-        # at four tasks per core (bench/RESULTS.md, thirteenth pass). More tasks balance
+        # at four tasks per core (bench/HISTORY.md, thirteenth pass). More tasks balance
         # uneven keys better (a key stays in one task): ``partitions`` asks for them
         self.partitions = partitions or max(1, self.parallelism)
         self.warnings = list(self.plan.warnings)

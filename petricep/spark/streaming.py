@@ -27,7 +27,7 @@ every event: read = processed + late. The parse stage counts them: each of its b
 ends with one *count row* (no event; ``reads``: the events of the batch) for the key of
 the unrouted events, whose processor outputs the sum -- one output row per micro-batch
 and parse task, not one per key (each output frame costs ~4 ms to convert to Arrow:
-half of a micro-batch's time with hundreds of keys, bench/RESULTS.md).
+half of a micro-batch's time with hundreds of keys, bench/HISTORY.md).
 
 After pushing, a keyed group's engine is advanced to the watermark (``advance``), which
 emits the matches waiting on an end negation whose window the watermark has passed; a
