@@ -60,8 +60,7 @@ def test_no_warning_for_a_window_in_timestamp_units(tmp_path: Path, capsys: pyte
 
 TRAFFIC = "PATTERN p: SEQ(Traffic a, Traffic b)\nWHERE b.x > a.x\nWITHIN 10\n"
 SMALL_PEAK = (
-    "  partial matches: 0 when the input ended (the peak is sampled every 2,048 events; this run read fewer), "
-    "0 alive at the end, 0 dropped by limits"
+    "  partial matches: 0 alive when the input ended, 0 left at the end, 0 dropped by limits"
 )
 
 
@@ -96,7 +95,7 @@ def test_no_type_hint_for_types_read(tmp_path: Path, capsys: pytest.CaptureFixtu
         "  p: 0 matches",
         "    pattern 'p': events of type 'Traffic' were read, but none could bind b after the partial matches before "
         "it (its conditions: b.x > a.x)",
-        SMALL_PEAK.replace(": 0 when", ": 2 when"),
+        SMALL_PEAK.replace(": 0 alive", ": 2 alive"),
         "  engine: python (asked for)",
     ]
 
@@ -110,7 +109,7 @@ def test_on_the_kernel_the_hint_names_the_python_engine(tmp_path: Path, capsys: 
     assert rc == 0 and err.splitlines()[1:] == [
         "  p: 0 matches",
         "    pattern 'p': run with --engine python to see which step no event could take, and its conditions",
-        SMALL_PEAK.replace(": 0 when", ": 2 when").replace("2,048", "4,096"),
+        SMALL_PEAK.replace(": 0 alive", ": 2 alive"),
         "  engine: kernel",
     ]
     _, events = write(tmp_path, TRAFFIC, "type,ts,x\nCar,1,1\nCar,2,0\n")  # the type hint, on the kernel too
@@ -119,7 +118,7 @@ def test_on_the_kernel_the_hint_names_the_python_engine(tmp_path: Path, capsys: 
 
 
 @pytest.mark.parametrize(
-    ("engine", "sampled", "last"), [("python", "sampled at every sweep", "python (asked for)"), ("local", "sampled every 4,096 events", "kernel")]
+    ("engine", "sampled", "last"), [("python", "counted every 2,048 events", "python (asked for)"), ("local", "counted every 4,096 events", "kernel")]
 )
 def test_the_peak_line_of_a_run_that_swept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, sampled: str, last: str
@@ -132,8 +131,8 @@ def test_the_peak_line_of_a_run_that_swept(
     argv = ["--events", events, "--type-field", "type", "--time-field", "ts", "-o", str(tmp_path / "m.jsonl")]
     rc, _, err = run(capsys, pattern, *argv, "--engine", engine)
     assert rc == 0
-    assert err.splitlines()[-2].startswith("  partial matches: peak ")
-    assert err.splitlines()[-2].endswith(f" ({sampled}), 0 alive at the end, 0 dropped by limits")
+    assert err.splitlines()[-2].startswith("  partial matches: at most ")
+    assert err.splitlines()[-2].endswith(f" alive at once ({sampled}), 0 left at the end, 0 dropped by limits")
     assert err.splitlines()[-1] == f"  engine: {last}"
 
 
