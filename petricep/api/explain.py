@@ -115,12 +115,12 @@ def _fresh(events: Iterable[Event]) -> Iterator[Event]:
         yield Event(e.type, e.ts, e.pos, e.id, e.attrs)
 
 
-def _matches(p: A.Pattern, events: Sequence[Event], upto: int = 1) -> list[Any] | None:
+def _matches(p: A.Pattern, events: Sequence[Event], upto: int = 1, tie: str = "arrival") -> list[Any] | None:
     """The first ``upto`` matches of ``p`` over ``events`` (a pattern alone, consuming
     nothing, without LIMIT or timeouts), or None when the run cannot tell (its partial
     matches pass :data:`EXPLAIN_BUDGET`, or a condition fails on an event)."""
     try:
-        engine = Engine(build_net([p]), max_partial_matches=EXPLAIN_BUDGET)
+        engine = Engine(build_net([p]), tie=tie, max_partial_matches=EXPLAIN_BUDGET)
         found = []
         for m in engine.run(_fresh(events)):
             if m.timeout is None:
@@ -167,9 +167,20 @@ def _strategy_line(p: A.Pattern, events: Sequence[Event]) -> str | None:
     return None
 
 
-def _lines(p: A.Pattern, events: Sequence[Event], seconds: bool) -> list[str]:
+def _lines(p: A.Pattern, events: Sequence[Event], seconds: bool, tie: str) -> list[str]:
     """What keeps ``p`` from matching ``events``: a line per loosening that finds a match."""
-    p = _alone(p)
+    alone = _alone(p)
+    if _matches(alone, events, tie=tie):  # the pattern itself matches: the run's company does not let it
+        return [
+            "alone over the same events it matches: in this run the matches of other patterns consume its "
+            "events (CONSUME, CONFLICT), or its LIMIT drops its partial matches"
+        ]
+    if tie != "arrival" and _matches(alone, events):
+        return [f"under --tie {tie} no match: events at equal times are not ordered there, and --tie arrival would match"]
+    return _loosened(alone, events, seconds)
+
+
+def _loosened(p: A.Pattern, events: Sequence[Event], seconds: bool) -> list[str]:
     strategy = _strategy_line(p, events)
     out = [line for line in (_window_line(p, events, seconds), strategy) if line]
     if p.partition and not (strategy and p.strategy == A.Strategy.STRICT):  # (that line is about the keys)
@@ -183,11 +194,14 @@ def _lines(p: A.Pattern, events: Sequence[Event], seconds: bool) -> list[str]:
             shown = ", ".join(f"!({r.type} {r.var})" for r in negated)
             out.append(f"an event its negation {shown} forbids comes in every candidate: without it, it would match")
     out.extend(_condition_lines(p, events))
-    if not out and _matches(_loosest(p), events) == []:
-        out.append("its events never come in its order, whatever its window, strategy, keys and conditions")
-    elif not out:
-        out.append("nothing alone keeps it from matching: its window, strategy, keys and conditions together do")
-    return out
+    if out:
+        return out
+    loosest = _matches(_loosest(p), events)
+    if loosest == []:
+        return ["its events never come in its order, whatever its window, strategy, keys and conditions"]
+    if loosest:
+        return ["nothing alone keeps it from matching: its window, strategy, keys and conditions together do"]
+    return []  # the runs could not tell (too many partial matches, a condition that fails on an event)
 
 
 def _condition_lines(p: A.Pattern, events: Sequence[Event]) -> list[str]:
@@ -229,12 +243,20 @@ def _loosest(p: A.Pattern) -> A.Pattern:
 
 
 def explain_no_matches(
-    net: Net, report: dict[str, Any], seen: set[str], events: Sequence[Event], more: bool, seconds: bool
+    net: Net,
+    report: dict[str, Any],
+    seen: set[str],
+    events: Sequence[Event],
+    more: bool,
+    seconds: bool,
+    tie: str = "arrival",
 ) -> dict[str, list[str]]:
     """Per pattern of ``net`` without matches whose event types were all read (the others
     have :func:`~petricep.api.report.type_hints`): what kept it from matching ``events``
-    (the input's first events; ``more``: the input has more; ``seconds``: times are
-    seconds, from date-times or a time unit)."""
+    (the input's first events, in time order as a slack would have put them; ``more``: the
+    input has more; ``seconds``: times are seconds, from date-times or a time unit; ``tie``:
+    the run's tie rule)."""
+    events = sorted(events, key=lambda e: e.ts)  # (stable: a run without slack had them so)
     made = {pn.output_type for pn in net.patterns if pn.output_type}
     hints: dict[str, list[str]] = {}
     for pn in net.patterns:
@@ -244,7 +266,9 @@ def explain_no_matches(
         if set(pn.input_types) & made or any(r.archived for r in A.events_of(p.structure)):
             continue  # composite or archived events: not in the input
         where = f" (in the first {len(events):,} events)" if more else ""
-        hints[pn.name] = [f"pattern {pn.name!r}: {line}{where}" for line in _lines(p, events, seconds)]
+        lines = _lines(p, events, seconds, tie)
+        if lines:
+            hints[pn.name] = [f"pattern {pn.name!r}: {line}{where}" for line in lines]
     return hints
 
 

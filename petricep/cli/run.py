@@ -334,7 +334,7 @@ def _time_unit(run: Run, files: list[A.PatternFile], err: IO[str]) -> None:
         err.write(w + "\n")
 
 
-def _explained(run: Run, report: dict[str, Any], seen: set[str], err: IO[str]) -> dict[str, list[str]]:
+def _explained(run: Run, report: dict[str, Any], seen: set[str], err: IO[str], tie: str) -> dict[str, list[str]]:
     """Why patterns found nothing, from the input read again (the first events: the same
     words on either engine), and a warning for a window without a unit over date-times.
     Where the input cannot be read again (standard input), the Python engine's marking
@@ -352,7 +352,7 @@ def _explained(run: Run, report: dict[str, Any], seen: set[str], err: IO[str]) -
     if not explain:
         return {}
     if got is not None:
-        return explain_no_matches(net, report, seen, events, more, run.source.ts_in_seconds)
+        return explain_no_matches(net, report, seen, events, more, run.source.ts_in_seconds, tie)
     marking = run.engine.marking()
     if marking is not None:
         return condition_hints(net, marking, report, seen)
@@ -370,7 +370,7 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
         )
     seen = run.types_seen()
     hints = type_hints(run.engine.net, report, seen)
-    more = _explained(run, report, seen, err)
+    more = _explained(run, report, seen, err, args.tie)
     for name, lines in more.items():
         hints.setdefault(name, []).extend(lines)
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):

@@ -138,3 +138,24 @@ def test_unitless_window_warnings_from_the_spacing() -> None:
     ]
     assert unitless_window_warnings([p], [0, 2, 4]) == [f"{head}; the events are ~2 seconds apart (write WITHIN 1 s to say so)"]
     assert unitless_window_warnings([p], [0, 90, 180]) == [f"{head}; the events are ~1.5 minutes apart: did you mean WITHIN 1 MINUTES?"]
+
+
+def test_a_pattern_that_matches_alone_names_what_it_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern = "PATTERN c1: SEQ(A a, B b) WITHIN 10\nPATTERN c2: SEQ(A a, C c) WITHIN 10\nCONFLICT g: c1, c2\n"
+    rc, err = run(tmp_path, capsys, pattern, "type,ts\nA,1\nB,2\nC,3\n", "python")
+    assert err[1:4] == [
+        "  c1: 1 matches",
+        "  c2: 0 matches",
+        "    pattern 'c2': alone over the same events it matches: in this run the matches of other patterns consume "
+        "its events (CONSUME, CONFLICT), or its LIMIT drops its partial matches",
+    ]
+
+
+def test_the_tie_rule_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "p.pcep").write_text("PATTERN t: SEQ(A a, B b)\nWITHIN 10\n")
+    (tmp_path / "ev.csv").write_text("type,ts\nA,1\nB,1\n")
+    argv = ["--events", str(tmp_path / "ev.csv"), "--type-field", "type", "--time-field", "ts", "--tie", "strict"]
+    assert main(["run", str(tmp_path / "p.pcep"), *argv]) == 0
+    assert capsys.readouterr().err.splitlines()[2] == (
+        "    pattern 't': under --tie strict no match: events at equal times are not ordered there, and --tie arrival would match"
+    )
