@@ -6,6 +6,7 @@ here, so the compiler only ever sees meaningful patterns.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -404,18 +405,34 @@ def check_fields(
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
         refs = {r.var: r for r in A.events_of(p.structure)}
+        missing: set[tuple[str, str]] = set()  # (type, field) once per pattern
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
                     ref = refs[e.var]
                     known = comp.get(ref.type, cols)
-                    if e.field not in known:
-                        raise ctx.error(f"event type {ref.type!r} has no field {e.field!r}", e.span)
+                    if e.field not in known and (ref.type, e.field) not in missing:
+                        missing.add((ref.type, e.field))
+                        message = f"event type {ref.type!r} has no field {e.field!r}{nearest(e.field, known)}"
+                        ctx.errors.append(ctx.error(message, e.span))
         for attr in p.partition:
             for ref in refs.values():
                 known = comp.get(ref.type, cols)
-                if attr not in known:
-                    raise ctx.error(f"event type {ref.type!r} has no field {attr!r} (needed by [{attr}])", p.span)
+                if attr not in known and (ref.type, attr) not in missing:
+                    missing.add((ref.type, attr))
+                    message = f"event type {ref.type!r} has no field {attr!r} (needed by [{attr}]){nearest(attr, known)}"
+                    ctx.errors.append(ctx.error(message, p.span))
+    raise_errors(sorted(ctx.errors, key=lambda e: (e.line or 0, e.column or 0)))
+
+
+def nearest(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'pressure'?`` for a misspelt field or column: the closest of
+    ``known`` (difflib's ratio, as Python's own NameError hints), or "" when none is close."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    if not close:
+        lower = {k.lower(): k for k in known}
+        close = [lower[name.lower()]] if name.lower() in lower else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # ----------------------------------------------------------------------------- programs

@@ -19,6 +19,7 @@ from petricep.errors import PatternError, raise_errors
 from petricep.lang import ast as A
 from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
+from petricep.lang.check import nearest
 from petricep.lang.front import (
     TOKEN_NAMES,
     BuildError,
@@ -486,8 +487,8 @@ def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text:
         table = repr(q.table) if q.table else "the input"
         for col in q.partition:
             if col not in cols:
-                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY)", q.span)
+                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY){nearest(col, cols)}", q.span)
         for e in [d.expr for d in q.defines] + [m.expr for m in q.measures]:
             for x in S.walk(e):
                 if isinstance(x, S.Col) and x.name not in cols:
-                    raise checker.error(f"{table} has no column {x.name!r}", x.span)
+                    raise checker.error(f"{table} has no column {x.name!r}{nearest(x.name, cols)}", x.span)
