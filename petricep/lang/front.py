@@ -286,11 +286,15 @@ def _error_offset(e: lark.exceptions.UnexpectedInput, text: str) -> int:
     return int(getattr(e, "pos_in_stream", None) or 0)
 
 
-def _blank(chars: list[str], start: int, stop: int) -> None:
-    """Spaces over ``chars[start:stop]``, newlines kept: every later position stays where it was."""
-    for i in range(start, stop):
-        if chars[i] != "\n":
-            chars[i] = " "
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _blank(text: str, start: int, stop: int) -> str:
+    """``text`` with spaces over ``text[start:stop]``, newlines kept: every later position
+    stays where it was."""
+    if start >= stop:
+        return text
+    return text[:start] + _NOT_NEWLINE.sub(" ", text[start:stop]) + text[stop:]
 
 
 def parse_tree_all(
@@ -300,37 +304,49 @@ def parse_tree_all(
     word: Callable[[str], str],
     boundaries: list[tuple[int, int]],
     hint: Hint | None = None,
-) -> tuple[lark.Tree | None, list[PatternSyntaxError]]:  # type: ignore[type-arg]
+) -> tuple[list[lark.Tree], list[PatternSyntaxError]]:  # type: ignore[type-arg]
     """Parse, going on after a syntax error at the next top-level declaration, so that one
     run reports every declaration's error. ``boundaries``: where declarations may begin, as
     (resume, start) offsets in text order: the parser resumes at ``resume`` (a PATTERN
     keyword; a query's ``;``), and ``start`` is where the declaration after it begins.
 
-    After an error the text from the error to the next boundary is blanked (spaces, newlines
-    kept: positions, hence carets, stay those of the file) and the text parsed again; when
-    the declaration cut there is then incomplete (the next error is at that boundary), it is
-    blanked from its start too, without a second error for it. The tree is that of the file
-    with its broken declarations blanked (None when nothing parsed)."""
-    chars = list(text)
+    Each parse reads the text from where the last one resumed, the text before blanked
+    (spaces, newlines kept: positions, hence carets, stay the file's). After an error the
+    declarations before it are parsed alone (up to the error, or, when the declaration there
+    is incomplete, up to its start) and the parse resumes at the next boundary. Every token
+    is parsed about twice at most; the trees come in file order."""
+    trees: list[lark.Tree] = []  # type: ignore[type-arg]
     errors: list[PatternSyntaxError] = []
-    cut: set[int] = set()  # boundaries where a blanked stretch ended
-    for _ in range(2 * len(boundaries) + 2 * MAX_SYNTAX_ERRORS + 2):
+    offset = 0  # the text before it is read: blanked in later parses
+    while True:
         try:
-            return parser.parse("".join(chars)), errors
+            trees.append(parser.parse(_blank(text, 0, offset)))
+            return trees, errors
         except lark.exceptions.UnexpectedInput as e:
             at = _error_offset(e, text)
-            if at in cut:  # the declaration before the cut is incomplete: drop it whole
-                start = max((s for r, s in boundaries if r < at), default=0)
-                _blank(chars, start, at)
-                cut.discard(at)
-                continue
             errors.append(syntax_error(e, text, file, word, hint))
-            resume = next((r for r, _s in boundaries if r >= at), len(text))
-            if len(errors) >= MAX_SYNTAX_ERRORS:  # enough: the rest of the file is not read
-                resume = len(text)
-            _blank(chars, at, resume)
-            cut.add(resume)
-    return None, errors
+        before = _prefix_tree(parser, text, offset, at, boundaries)
+        if before is not None:
+            trees.append(before)
+        resume = next((r for r, _s in boundaries if r >= at and r > offset), len(text))
+        if resume >= len(text) or len(errors) >= MAX_SYNTAX_ERRORS:  # (enough: the rest is not read)
+            return trees, errors
+        offset = resume
+
+
+def _prefix_tree(
+    parser: lark.Lark, text: str, offset: int, at: int, boundaries: list[tuple[int, int]]
+) -> lark.Tree | None:  # type: ignore[type-arg]
+    """The declarations between ``offset`` and a syntax error at ``at``, parsed alone: up to
+    the error, else up to the start of the declaration it is in (or the one before, where a
+    keyword first on a line was not a declaration's); None when none parses."""
+    starts = [s for _r, s in boundaries if offset < s < at][-2:]
+    for end in [at, *reversed(starts)]:
+        try:
+            return parser.parse(_blank(text[:end], 0, offset))
+        except lark.exceptions.UnexpectedInput:
+            continue
+    return None
 
 
 def transform_tree(builder: Transformer, tree: lark.Tree, text: str, file: str) -> Any:  # type: ignore[type-arg]
@@ -346,13 +362,15 @@ def transform_tree(builder: Transformer, tree: lark.Tree, text: str, file: str) 
         raise
 
 
-def transform_each(builder: Transformer, tree: lark.Tree, text: str, file: str) -> tuple[list[Any], list[PatternError]]:  # type: ignore[type-arg]
-    """Apply an AST builder to each top-level declaration of ``tree`` on its own, so that a
+def transform_each(
+    builder: Transformer, trees: list[lark.Tree], text: str, file: str  # type: ignore[type-arg]
+) -> tuple[list[Any], list[PatternError]]:
+    """Apply an AST builder to each top-level declaration of ``trees`` on its own, so that a
     declaration's error (a :class:`BuildError`) does not hide the others': the values of the
     declarations that built, and the errors of those that did not, in file order."""
     values: list[Any] = []
     errors: list[PatternError] = []
-    for child in tree.children:
+    for child in (c for tree in trees for c in tree.children):
         if not isinstance(child, lark.Tree):
             continue  # a separator
         try:

@@ -303,11 +303,10 @@ def parse_raw_all(text: str, file: str = "<pattern>") -> tuple[list[R.RawDecl], 
     errors of those that did not, in file order."""
     check_text_limits(text, file, _SKIP)
     boundaries = [(m.start(1), m.start(1)) for m in _DECLARATION.finditer(text)]
-    tree, errors = parse_tree_all(grammar("pattern.lark"), text, file, _WORDS, boundaries, _hint)
-    if tree is None:
-        return [], list(errors)
-    check.check_tree_depth(tree, text, file)
-    decls, build_errors = transform_each(_Builder(file, text), tree, text, file)
+    trees, errors = parse_tree_all(grammar("pattern.lark"), text, file, _WORDS, boundaries, _hint)
+    for tree in trees:
+        check.check_tree_depth(tree, text, file)
+    decls, build_errors = transform_each(_Builder(file, text), trees, text, file)
     return decls, sorted([*errors, *build_errors], key=_where)
 
 

@@ -438,12 +438,9 @@ def _assemble(raw: R.RawQuery, index: int, default_name: str | None) -> S.MatchR
 def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -> A.PatternFile:
     """Parse and check SQL text (``;``-separated MATCH_RECOGNIZE queries)."""
     check_text_limits(text, file, _SKIP)
-    tree, errors = parse_tree_all(grammar("sql.lark"), text, file, _word, semicolons(text, _SKIP))
-    found: list[PatternError] = list(errors)
-    raws: list[R.RawQuery] = []
-    if tree is not None:
-        raws, build_errors = transform_each(_Builder(file, text), tree, text, file)
-        found.extend(build_errors)
+    trees, errors = parse_tree_all(grammar("sql.lark"), text, file, _word, semicolons(text, _SKIP))
+    raws, build_errors = transform_each(_Builder(file, text), trees, text, file)
+    found: list[PatternError] = [*errors, *build_errors]
     checker = _Checker(text, file)
     queries: list[S.MatchRecognize] = []
     names: set[str] = set()
