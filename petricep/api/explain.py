@@ -50,7 +50,7 @@ def input_events(source: EventSource, limit: int) -> tuple[list[Event], bool] | 
     source.row_filter = None
     try:
         got = list(islice(iter(source), limit + 1))
-    except PetricepError:
+    except (PetricepError, OSError):  # (a file gone since the run read it)
         return None
     finally:
         source.row_filter = keep
