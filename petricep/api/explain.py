@@ -83,12 +83,15 @@ def unitless_window_warnings(items: Sequence[Any], times: Sequence[float] | None
     """A warning per pattern (or query) whose time window has no unit (``WITHIN 3``) over an
     input whose times are date-times: the number is seconds there, which a user of daily
     data rarely means. ``times``: the first events' times (seconds), to say how far apart
-    the events are and which unit that suggests; None when they cannot be read again."""
+    the events are and which unit that suggests; None when they cannot be read again.
+    A window at least as long as the events' spacing is taken as meant (``WITHIN 3600``
+    over events minutes apart); without the times, every such window is warned about
+    (writing its unit says what it means)."""
     spacing = _spacing(times) if times else None
     out = []
     for p in items:
         w = p.window
-        if w is None or w.kind != A.WIN_TIME:
+        if w is None or w.kind != A.WIN_TIME or (spacing is not None and w.value >= spacing):
             continue
         what = "pattern" if isinstance(p, A.Pattern) else "query"
         n = window_text(w)

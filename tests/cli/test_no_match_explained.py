@@ -138,6 +138,12 @@ def test_unitless_window_warnings_from_the_spacing() -> None:
     ]
     assert unitless_window_warnings([p], [0, 2, 4]) == [f"{head}; the events are ~2 seconds apart (write WITHIN 1 s to say so)"]
     assert unitless_window_warnings([p], [0, 90, 180]) == [f"{head}; the events are ~1.5 minutes apart: did you mean WITHIN 1 MINUTES?"]
+    (q,) = parse_text("PATTERN q: SEQ(A a, B b) WITHIN 3600\n", "<p>").patterns
+    assert unitless_window_warnings([q], [0, 300, 600]) == []  # an hour over events 5 minutes apart: meant
+    assert unitless_window_warnings([q], None) == [
+        "warning: pattern 'q': WITHIN 3600 has no unit and the events' times are date-times: it means 3600 seconds "
+        "(write a unit: WITHIN 3600 s, min, h or DAYS)"
+    ]
 
 
 def test_a_pattern_that_matches_alone_names_what_it_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
