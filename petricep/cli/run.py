@@ -344,7 +344,7 @@ def _explained(run: Run, report: dict[str, Any], seen: set[str], err: IO[str], t
     datetimes = run.source.time_kind == "datetime"
     unitless = [x for x in sources if datetimes and x.window is not None and x.window.kind == A.WIN_TIME]
     found = report["patterns"]
-    explain = run.history is None and any(not found.get(pn.name, {}).get("matches", 0) for pn in net.patterns)
+    explain = run.history is None and not run.stopped and any(not found.get(pn.name, {}).get("matches", 0) for pn in net.patterns)
     got = input_events(run.source, EXPLAIN_EVENTS if explain else SPACING_EVENTS) if explain or unitless else None
     events, more = got if got is not None else ([], False)
     for w in unitless_window_warnings(unitless, [e.ts for e in events[:SPACING_EVENTS]] if got else None):
