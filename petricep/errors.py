@@ -75,6 +75,39 @@ class PatternError(PetricepError):
         return text
 
 
+class PatternErrors(PatternError):
+    """Several errors of pattern files, reported together (``petricep check`` reads every
+    file to its end and says every mistake, each with its caret, in file order). Its
+    location fields are its first error's; :attr:`errors` holds them all."""
+
+    def __init__(self, errors: tuple[PatternError, ...]) -> None:
+        first = errors[0]
+        super().__init__(first.message, first.file, first.line, first.column, first.source_line, first.source)
+        self.errors = tuple(errors)
+        self.args = (self.errors,)  # pickles (Spark) as the errors it holds
+
+    def format(self) -> str:
+        return "\n".join(e.format() for e in self.errors)
+
+
+def flatten_errors(errors: list[PatternError]) -> list[PatternError]:
+    """The single errors in ``errors``, a :class:`PatternErrors` replaced by those it holds."""
+    flat: list[PatternError] = []
+    for e in errors:
+        flat.extend(e.errors if isinstance(e, PatternErrors) else (e,))
+    return flat
+
+
+def raise_errors(errors: list[PatternError]) -> None:
+    """Raise what ``errors`` holds: nothing when empty, one error as itself, several as one
+    :class:`PatternErrors` (each flattened into it: errors of files of errors of patterns)."""
+    flat = flatten_errors(errors)
+    if len(flat) == 1:
+        raise flat[0]
+    if flat:
+        raise PatternErrors(tuple(flat))
+
+
 class PatternSyntaxError(PatternError):
     """The text does not follow the grammar."""
 

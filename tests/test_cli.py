@@ -107,6 +107,9 @@ def test_pattern_reading_a_missing_column_is_reported_at_the_pattern(
         f"{pattern}:2:15: error: event type 'B' has no field 'x'",
         "    WHERE [k] AND b.x > a.x",
         "                  ^",
+        f"{pattern}:2:21: error: event type 'A' has no field 'x'",
+        "    WHERE [k] AND b.x > a.x",
+        "                        ^",
     ]
 
 

@@ -207,8 +207,8 @@ def summary_lines(
 ) -> list[str]:
     """The run's accounting for stderr: events read = processed + rejected + late; matches,
     timeouts and dropped partial matches per pattern (``hints``: lines after a pattern's,
-    see :func:`type_hints`); partial matches alive at the end. ``sweep_every``: the
-    engine's sweep interval: with fewer events read the peak was sampled only at the end."""
+    see :func:`type_hints`); partial matches alive when the input ended or at most at once,
+    left at the end, dropped. ``sweep_every``: how often the engine counts them."""
     ev = report["events"]
     rate = ev["read"] / elapsed if elapsed > 0 else 0.0
     total = sum(p["matches"] for p in report["patterns"].values())
@@ -234,15 +234,19 @@ def summary_lines(
             f"{h['gated']} live events skipped by archive-first"
         )
     pm = report["partial_matches"]
-    on_kernel = report.get("engine", {}).get("name") in ("kernel", "kernel+python")
-    if sweep_every is not None and ev["read"] < sweep_every:
-        peak = f"{pm['peak']} when the input ended (the peak is sampled every {sweep_every:,} events; this run read fewer)"
-    elif on_kernel and sweep_every is not None:  # the kernel samples it after each batch it fires
-        peak = f"peak {pm['peak']} (sampled every {sweep_every:,} events)"
-    else:
-        peak = f"peak {pm['peak']} (sampled at every sweep)"
-    lines.append(f"  partial matches: {peak}, {pm['alive']} alive at the end, {pm['dropped']} dropped by limits")
+    lines.append(f"  partial matches: {_peak(pm['peak'], ev['read'], sweep_every)}, {pm['alive']} left at the end, {pm['dropped']} dropped by limits")
     return lines
+
+
+def _peak(peak: int, read: int, sweep_every: int | None) -> str:
+    """The most partial matches alive at once, in words that say how it was counted: both
+    engines count them every ``sweep_every`` events (the Python engine at its sweeps, the
+    kernel after its batches) and when the input ends, so a run that read fewer events
+    counted them once, then; a count between two countings is not seen."""
+    if sweep_every is not None and read < sweep_every:
+        return f"{peak} alive when the input ended"
+    every = f"counted every {sweep_every:,} events" if sweep_every is not None else "counted at every sweep"
+    return f"at most {peak} alive at once ({every})"
 
 
 __all__ = ["condition_hints", "history_report", "rerun_hints", "sharing_lines", "summary_lines", "time_unit_warning", "type_hints", "warnings_for"]

@@ -6,11 +6,13 @@ import argparse
 from typing import IO, Any
 
 from petricep import kernel
-from petricep.api import load_patterns, net_of, sharing_lines, warnings_for
+from petricep.api import net_of, sharing_lines, warnings_for
 from petricep.api.parts import check_lines
 from petricep.compile.net import Net
 from petricep.compile.rows import RowNet
+from petricep.errors import PatternError, raise_errors
 from petricep.lang import ast as A
+from petricep.lang.parser import parse_file
 
 from .inputs import add_lang_option
 
@@ -51,8 +53,22 @@ def kernel_lines(net: Net) -> list[str]:
     return check_lines(net)
 
 
+def read_all(paths: list[str], lang: str | None) -> list[A.PatternFile]:
+    """Every pattern file parsed and checked; every error of every file raised together, in
+    the order of the files (each file's in its order), so that one run shows every mistake."""
+    files: list[A.PatternFile] = []
+    errors: list[PatternError] = []
+    for path in paths:
+        try:
+            files.append(parse_file(path, lang))
+        except PatternError as e:
+            errors.append(e)
+    raise_errors(errors)
+    return files
+
+
 def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
-    files = load_patterns(args.patterns, args.lang)
+    files = read_all(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
     for f in files:
@@ -92,4 +108,4 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
     return 0
 
 
-__all__ = ["add_parser", "cmd_check", "kernel_lines", "row_net_line", "window_text"]
+__all__ = ["add_parser", "cmd_check", "read_all", "kernel_lines", "row_net_line", "window_text"]

@@ -24,6 +24,7 @@ when some row does, it gives the batch back untouched and the reader passes its 
 
 from __future__ import annotations
 
+import difflib
 import gc
 import json
 import math
@@ -364,7 +365,8 @@ class RowChecker:
         for a in req:
             v = attrs.get(a, MISSING)
             if v is MISSING:
-                raise RowError(f"missing field {a!r}", a)
+                close = difflib.get_close_matches(a, sorted(map(str, attrs)), n=1, cutoff=0.6)
+                raise RowError(f"missing field {a!r}" + (f"; did you mean {close[0]!r}?" if close else ""), a)
             if v is None:
                 raise RowError("missing value", a)
             if not _is_single(v):

@@ -6,12 +6,20 @@ here, so the compiler only ever sees meaningful patterns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import difflib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import lark
 
-from petricep.errors import PatternError, PatternLimitError, PatternSemanticError
+from petricep.errors import (
+    PatternError,
+    PatternLimitError,
+    PatternSemanticError,
+    flatten_errors,
+    raise_errors,
+)
 from petricep.lang import ast as A
 from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
@@ -22,6 +30,8 @@ from petricep.lang.front import (
     expression_depth_error,
     read_source,
 )
+
+T = TypeVar("T")
 
 _COUNT_UNITS = ("events", "event")
 #: lark tree levels: far above what :data:`MAX_NESTING` brackets make, far below the
@@ -35,6 +45,15 @@ class _Ctx:
     def __init__(self, text: str, file: str) -> None:
         self.text = text
         self.file = file
+        self.errors: list[PatternError] = []  # what :meth:`attempt` caught, in the order found
+
+    def attempt(self, check: Callable[[], T]) -> T | None:
+        """``check()``, or None with its error kept: one mistake does not hide the next."""
+        try:
+            return check()
+        except PatternError as e:
+            self.errors.append(e)
+            return None
 
     def error(self, message: str, span: A.Span | None) -> PatternError:
         if span is None:
@@ -215,13 +234,21 @@ def _where(
             else:
                 strategy = _one_strategy(strategy, R.Named(conj.names[0], conj.span), ctx)
             continue
-        for marker in _markers(conj):
-            what = "[attr]" if marker.kind == "partition" else "a strategy"
-            raise ctx.error(f"{what} may only appear as a top-level AND term of WHERE", marker.span)
-        check_expression_depth(conj)
-        _check_conjunct(conj, refs, ctx)
+        try:
+            _check_condition(conj, refs, ctx)
+        except PatternError as e:
+            ctx.errors.append(e)
+            continue
         conditions.append(conj)
     return conditions, partition, strategy
+
+
+def _check_condition(conj: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> None:
+    for marker in _markers(conj):
+        what = "[attr]" if marker.kind == "partition" else "a strategy"
+        raise ctx.error(f"{what} may only appear as a top-level AND term of WHERE", marker.span)
+    check_expression_depth(conj)
+    _check_conjunct(conj, refs, ctx)
 
 
 def _one_strategy(old: R.Named | None, new: R.Named, ctx: _Ctx) -> R.Named:
@@ -252,17 +279,25 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     if isinstance(structure, A.EventRef) and structure.negated:
         raise ctx.error("a pattern needs at least one positive event", structure.span)
     refs = _refs(structure, ctx)
+    before = len(ctx.errors)
     conditions, partition, strategy = _where(raw, refs, ctx)
-    if raw.strategy is not None:
-        strategy = _one_strategy(strategy, raw.strategy, ctx)
-    window = _window(raw.within, ctx) if raw.within is not None else None
-    returns = _output(raw.returns, "RETURN", refs, name, ctx)
-    timeout = _output(raw.timeout, "ON TIMEOUT RETURN", refs, name, ctx)
+    written = raw.strategy
+    if written is not None:
+        strategy = ctx.attempt(lambda: _one_strategy(strategy, written, ctx)) or strategy
+    within = raw.within
+    window = ctx.attempt(lambda: _window(within, ctx)) if within is not None else None
+    returns = ctx.attempt(lambda: _output(raw.returns, "RETURN", refs, name, ctx))
+    timeout = ctx.attempt(lambda: _output(raw.timeout, "ON TIMEOUT RETURN", refs, name, ctx))
     if timeout is not None:
-        if window is None:
-            raise ctx.error("ON TIMEOUT needs a WITHIN window: without one a partial match never times out", timeout.span)
+        if window is None and within is None:
+            ctx.errors.append(ctx.error("ON TIMEOUT needs a WITHIN window: without one a partial match never times out", timeout.span))
         if returns is not None and returns.type == timeout.type:
-            raise ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span)
+            ctx.errors.append(ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span))
+    consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
+    if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
+        mine = ctx.errors[before:]
+        del ctx.errors[before:]
+        raise_errors(mine)
     return A.Pattern(
         name=name,
         structure=structure,
@@ -272,7 +307,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         window=window,
         returns=returns,
         span=raw.span,
-        consume=_consume(raw, refs, ctx),
+        consume=consume,
         timeout=timeout,
         limit=raw.limit,
     )
@@ -315,13 +350,18 @@ def _conflicts(raws: Iterable[R.RawConflict], ctx: _Ctx) -> tuple[A.Conflict, ..
     return tuple(conflicts)
 
 
-def build(raws: list[R.RawDecl], text: str, file: str, default_name: str | None) -> A.PatternFile:
+def build(
+    raws: list[R.RawDecl], text: str, file: str, default_name: str | None, errors: Sequence[PatternError] = ()
+) -> A.PatternFile:
     """A file's raw declarations -> its checked PatternFile (unnamed patterns are named after
-    ``default_name``: the file's stem)."""
+    ``default_name``: the file's stem). Every declaration is checked, so that one mistake
+    does not hide another: ``errors`` (the parse's) and every declaration's are raised
+    together, in file order (:func:`~petricep.errors.raise_errors`)."""
     ctx = _Ctx(text, file)
-    conflicts = _conflicts((r for r in raws if isinstance(r, R.RawConflict)), ctx)
+    found: list[PatternError] = list(errors)
+    conflicts = ctx.attempt(lambda: _conflicts((r for r in raws if isinstance(r, R.RawConflict)), ctx))
     pattern_raws = [r for r in raws if isinstance(r, R.RawPattern)]
-    if not pattern_raws:
+    if not pattern_raws and not found:
         raise ctx.error("no pattern in file", A.Span(file, 1, 1, text))
     base = default_name or "pattern"
     unnamed = sum(1 for r in pattern_raws if r.name is None)
@@ -335,9 +375,16 @@ def build(raws: list[R.RawDecl], text: str, file: str, default_name: str | None)
             k += 1
             name, span = (base if unnamed == 1 else f"{base}_{k}"), raw.span
         if name in names:
-            raise ctx.error(f"pattern name {name!r} used twice", span)
+            found.append(ctx.error(f"pattern name {name!r} used twice", span))
         names.add(name)
-        patterns.append(_pattern(raw, name, ctx))
+        try:
+            patterns.append(_pattern(raw, name, ctx))
+        except PatternError as e:
+            ctx.errors.append(e)
+    found = flatten_errors([*found, *ctx.errors])
+    found.sort(key=lambda e: (e.line or 0, e.column or 0))  # file order (sort is stable)
+    raise_errors(found)
+    assert conflicts is not None
     return A.PatternFile(file, tuple(patterns), conflicts)
 
 
@@ -358,18 +405,34 @@ def check_fields(
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
         refs = {r.var: r for r in A.events_of(p.structure)}
+        missing: set[tuple[str, str]] = set()  # (type, field) once per pattern
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
                     ref = refs[e.var]
                     known = comp.get(ref.type, cols)
-                    if e.field not in known:
-                        raise ctx.error(f"event type {ref.type!r} has no field {e.field!r}", e.span)
+                    if e.field not in known and (ref.type, e.field) not in missing:
+                        missing.add((ref.type, e.field))
+                        message = f"event type {ref.type!r} has no field {e.field!r}{nearest(e.field, known)}"
+                        ctx.errors.append(ctx.error(message, e.span))
         for attr in p.partition:
             for ref in refs.values():
                 known = comp.get(ref.type, cols)
-                if attr not in known:
-                    raise ctx.error(f"event type {ref.type!r} has no field {attr!r} (needed by [{attr}])", p.span)
+                if attr not in known and (ref.type, attr) not in missing:
+                    missing.add((ref.type, attr))
+                    message = f"event type {ref.type!r} has no field {attr!r} (needed by [{attr}]){nearest(attr, known)}"
+                    ctx.errors.append(ctx.error(message, p.span))
+    raise_errors(sorted(ctx.errors, key=lambda e: (e.line or 0, e.column or 0)))
+
+
+def nearest(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'pressure'?`` for a misspelt field or column: the closest of
+    ``known`` (difflib's ratio, as Python's own NameError hints), or "" when none is close."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    if not close:
+        lower = {k.lower(): k for k in known}
+        close = [lower[name.lower()]] if name.lower() in lower else []
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 # ----------------------------------------------------------------------------- programs

@@ -249,22 +249,104 @@ def parse_tree(
     try:
         return parser.parse(text)
     except lark.exceptions.UnexpectedInput as e:
-        known = hint(e, text) if hint else None
-        if known is not None:
-            raise _syntax(text, file, known[0], *_position(text, known[1])) from None
-        if isinstance(e, lark.exceptions.UnexpectedCharacters):
-            message = f"unexpected character {text[e.pos_in_stream or 0]!r}"
-            raise _syntax(text, file, message, e.line, e.column) from None
-        if not isinstance(e, lark.exceptions.UnexpectedToken):  # pragma: no cover - LALR
-            raise _syntax(text, file, "unexpected end of file", *_end_position(text)) from None
-        tok = e.token
-        if tok.type == "$END":
-            (line, col), got = _end_position(text), "end of file"
-        else:
-            line, col, got = tok.line or 1, tok.column or 1, repr(str(tok))
-        expected = sorted({word(t) for t in e.expected if not t.startswith("__")})
-        message = f"unexpected {got}" + (f"; expected {', '.join(expected[:8])}" if expected else "")
-        raise _syntax(text, file, message, line, col) from None
+        raise syntax_error(e, text, file, word, hint) from None
+
+
+def syntax_error(
+    e: lark.exceptions.UnexpectedInput, text: str, file: str, word: Callable[[str], str], hint: Hint | None = None
+) -> PatternSyntaxError:
+    """lark's parse error as a PatternSyntaxError in user words."""
+    known = hint(e, text) if hint else None
+    if known is not None:
+        return _syntax(text, file, known[0], *_position(text, known[1]))
+    if isinstance(e, lark.exceptions.UnexpectedCharacters):
+        message = f"unexpected character {text[e.pos_in_stream or 0]!r}"
+        return _syntax(text, file, message, e.line, e.column)
+    if not isinstance(e, lark.exceptions.UnexpectedToken):  # pragma: no cover - LALR
+        return _syntax(text, file, "unexpected end of file", *_end_position(text))
+    tok = e.token
+    if tok.type == "$END":
+        (line, col), got = _end_position(text), "end of file"
+    else:
+        line, col, got = tok.line or 1, tok.column or 1, repr(str(tok))
+    expected = sorted({word(t) for t in e.expected if not t.startswith("__")})
+    message = f"unexpected {got}" + (f"; expected {', '.join(expected[:8])}" if expected else "")
+    return _syntax(text, file, message, line, col)
+
+
+#: the most syntax errors one file reports (a file of garbage would give one per line)
+MAX_SYNTAX_ERRORS = 20
+
+
+def _error_offset(e: lark.exceptions.UnexpectedInput, text: str) -> int:
+    """Where in the text the parser stopped (the end for an unexpected end of file)."""
+    tok = getattr(e, "token", None)
+    if tok is not None:
+        return len(text) if tok.type == "$END" else int(tok.start_pos or 0)
+    return int(getattr(e, "pos_in_stream", None) or 0)
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _blank(text: str, start: int, stop: int) -> str:
+    """``text`` with spaces over ``text[start:stop]``, newlines kept: every later position
+    stays where it was."""
+    if start >= stop:
+        return text
+    return text[:start] + _NOT_NEWLINE.sub(" ", text[start:stop]) + text[stop:]
+
+
+def parse_tree_all(
+    parser: lark.Lark,
+    text: str,
+    file: str,
+    word: Callable[[str], str],
+    boundaries: list[tuple[int, int]],
+    hint: Hint | None = None,
+) -> tuple[list[lark.Tree], list[PatternSyntaxError]]:  # type: ignore[type-arg]
+    """Parse, going on after a syntax error at the next top-level declaration, so that one
+    run reports every declaration's error. ``boundaries``: where declarations may begin, as
+    (resume, start) offsets in text order: the parser resumes at ``resume`` (a PATTERN
+    keyword; a query's ``;``), and ``start`` is where the declaration after it begins.
+
+    Each parse reads the text from where the last one resumed, the text before blanked
+    (spaces, newlines kept: positions, hence carets, stay the file's). After an error the
+    declarations before it are parsed alone (up to the error, or, when the declaration there
+    is incomplete, up to its start) and the parse resumes at the next boundary. Every token
+    is parsed about twice at most; the trees come in file order."""
+    trees: list[lark.Tree] = []  # type: ignore[type-arg]
+    errors: list[PatternSyntaxError] = []
+    offset = 0  # the text before it is read: blanked in later parses
+    while True:
+        try:
+            trees.append(parser.parse(_blank(text, 0, offset)))
+            return trees, errors
+        except lark.exceptions.UnexpectedInput as e:
+            at = _error_offset(e, text)
+            errors.append(syntax_error(e, text, file, word, hint))
+        before = _prefix_tree(parser, text, offset, at, boundaries)
+        if before is not None:
+            trees.append(before)
+        resume = next((r for r, _s in boundaries if r >= at and r > offset), len(text))
+        if resume >= len(text) or len(errors) >= MAX_SYNTAX_ERRORS:  # (enough: the rest is not read)
+            return trees, errors
+        offset = resume
+
+
+def _prefix_tree(
+    parser: lark.Lark, text: str, offset: int, at: int, boundaries: list[tuple[int, int]]
+) -> lark.Tree | None:  # type: ignore[type-arg]
+    """The declarations between ``offset`` and a syntax error at ``at``, parsed alone: up to
+    the error, else up to the start of the declaration it is in (or the one before, where a
+    keyword first on a line was not a declaration's); None when none parses."""
+    starts = [s for _r, s in boundaries if offset < s < at][-2:]
+    for end in [at, *reversed(starts)]:
+        try:
+            return parser.parse(_blank(text[:end], 0, offset))
+        except lark.exceptions.UnexpectedInput:
+            continue
+    return None
 
 
 def transform_tree(builder: Transformer, tree: lark.Tree, text: str, file: str) -> Any:  # type: ignore[type-arg]
@@ -278,6 +360,40 @@ def transform_tree(builder: Transformer, tree: lark.Tree, text: str, file: str) 
         if isinstance(err, PatternError):
             raise err from None
         raise
+
+
+def transform_each(
+    builder: Transformer, trees: list[lark.Tree], text: str, file: str  # type: ignore[type-arg]
+) -> tuple[list[Any], list[PatternError]]:
+    """Apply an AST builder to each top-level declaration of ``trees`` on its own, so that a
+    declaration's error (a :class:`BuildError`) does not hide the others': the values of the
+    declarations that built, and the errors of those that did not, in file order."""
+    values: list[Any] = []
+    errors: list[PatternError] = []
+    for child in (c for tree in trees for c in tree.children):
+        if not isinstance(child, lark.Tree):
+            continue  # a separator
+        try:
+            values.append(transform_tree(builder, child, text, file))
+        except PatternError as e:
+            errors.append(e)
+    return values, errors
+
+
+def semicolons(text: str, skip: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The ``;`` outside comments and strings, as :func:`parse_tree_all`'s boundaries (the
+    parser resumes at one; the next statement begins after it)."""
+    out: list[tuple[int, int]] = []
+    pos, n = 0, len(text)
+    while pos < n:
+        m = skip.match(text, pos)
+        if m is not None and m.end() > pos:
+            pos = m.end()
+            continue
+        if text[pos] == ";":
+            out.append((pos, pos + 1))
+        pos += 1
+    return out
 
 
 # ----------------------------------------------------------------------------- limits on text

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from lark import Token, v_args
 from lark.tree import Meta
 
+from petricep.errors import PatternError, raise_errors
 from petricep.lang import ast as A
 from petricep.lang import check
 from petricep.lang import raw as R
@@ -24,9 +25,9 @@ from petricep.lang.front import (
     check_text_limits,
     grammar,
     number_value,
-    parse_tree,
+    parse_tree_all,
     terminal_words,
-    transform_tree,
+    transform_each,
 )
 
 _COMPOP_NORMAL = {"==": "=", "<>": "!="}
@@ -291,14 +292,38 @@ def _strategy_hint(word: str) -> str:
     return f"unknown strategy {word!r}: did you mean {guess}? (the strategies are {known})"
 
 
-def parse_raw(text: str, file: str = "<pattern>") -> list[R.RawDecl]:
-    """Parse text into one raw declaration per pattern or conflict group, not yet checked."""
+#: where a declaration may begin, for going on after a syntax error: PATTERN (EVENT) or
+#: CONFLICT first on a line (elsewhere the word may be a name: ``a.event``, ``Event e``)
+_DECLARATION = re.compile(r"^[ \t]*((?:PATTERN|EVENT|CONFLICT)\b)", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_raw_all(text: str, file: str = "<pattern>") -> tuple[list[R.RawDecl], list[PatternError]]:
+    """Parse text into one raw declaration per pattern or conflict group, not yet checked,
+    going on after an error at the next declaration: the declarations that parsed and the
+    errors of those that did not, in file order."""
     check_text_limits(text, file, _SKIP)
-    tree = parse_tree(grammar("pattern.lark"), text, file, _WORDS, _hint)
-    check.check_tree_depth(tree, text, file)
-    return transform_tree(_Builder(file, text), tree, text, file)  # type: ignore[no-any-return]
+    boundaries = [(m.start(1), m.start(1)) for m in _DECLARATION.finditer(text)]
+    trees, errors = parse_tree_all(grammar("pattern.lark"), text, file, _WORDS, boundaries, _hint)
+    for tree in trees:
+        check.check_tree_depth(tree, text, file)
+    decls, build_errors = transform_each(_Builder(file, text), trees, text, file)
+    return decls, sorted([*errors, *build_errors], key=_where)
+
+
+def _where(e: PatternError) -> tuple[int, int]:
+    return e.line or 0, e.column or 0
+
+
+def parse_raw(text: str, file: str = "<pattern>") -> list[R.RawDecl]:
+    """Parse text into one raw declaration per pattern or conflict group, not yet checked;
+    raises every syntax error of the text (:func:`~petricep.errors.raise_errors`)."""
+    decls, errors = parse_raw_all(text, file)
+    raise_errors(errors)
+    return decls
 
 
 def parse_text(text: str, file: str = "<pattern>", default_name: str | None = None) -> A.PatternFile:
-    """Parse and check pattern text; raises PatternError with a caret on any problem."""
-    return check.build(parse_raw(text, file), text, file, default_name)
+    """Parse and check pattern text; raises PatternError with a caret on any problem (every
+    problem of the text: a PatternErrors when there are several)."""
+    decls, errors = parse_raw_all(text, file)
+    return check.build(decls, text, file, default_name, errors)

@@ -15,10 +15,11 @@ from typing import Any
 from lark import Token, v_args
 from lark.tree import Meta
 
-from petricep.errors import PatternError
+from petricep.errors import PatternError, raise_errors
 from petricep.lang import ast as A
 from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
+from petricep.lang.check import nearest
 from petricep.lang.front import (
     TOKEN_NAMES,
     BuildError,
@@ -26,10 +27,11 @@ from petricep.lang.front import (
     check_text_limits,
     error_at,
     grammar,
-    parse_tree,
+    parse_tree_all,
     read_source,
+    semicolons,
     terminal_words,
-    transform_tree,
+    transform_each,
 )
 
 _NAMES = {
@@ -436,27 +438,41 @@ def _assemble(raw: R.RawQuery, index: int, default_name: str | None) -> S.MatchR
 def parse_sql(text: str, file: str = "<sql>", default_name: str | None = None) -> A.PatternFile:
     """Parse and check SQL text (``;``-separated MATCH_RECOGNIZE queries)."""
     check_text_limits(text, file, _SKIP)
-    tree = parse_tree(grammar("sql.lark"), text, file, _word)
-    raws = transform_tree(_Builder(file, text), tree, text, file)
+    trees, errors = parse_tree_all(grammar("sql.lark"), text, file, _word, semicolons(text, _SKIP))
+    raws, build_errors = transform_each(_Builder(file, text), trees, text, file)
+    found: list[PatternError] = [*errors, *build_errors]
     checker = _Checker(text, file)
     queries: list[S.MatchRecognize] = []
     names: set[str] = set()
     for i, raw in enumerate(raws):
         try:
-            q = _assemble(raw, i, default_name if len(raws) == 1 else None)
-        except BuildError as err:
-            raise checker.error(err.message, err.span(file, text)) from None
-        if q.name in names:
-            raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw.alias.span if raw.alias else q.span)
-        names.add(q.name)
-        checker.check(q)
-        if q.select is not None:
-            allowed = {m.name for m in q.measures} | set(q.partition)
-            for col in raw.select or ():
-                if col.name not in allowed:
-                    raise checker.error(f"SELECT {col.name}: not a measure or a PARTITION BY column", col.span)
-        queries.append(q)
+            queries.append(_query(raw, i, default_name if len(raws) == 1 else None, names, checker))
+        except PatternError as e:
+            found.append(e)
+    found.sort(key=lambda e: (e.line or 0, e.column or 0))  # file order
+    raise_errors(found)
     return A.PatternFile(file, (), (), tuple(queries))
+
+
+def _query(
+    raw: R.RawQuery, i: int, default_name: str | None, names: set[str], checker: _Checker
+) -> S.MatchRecognize:
+    """One query assembled and checked (``names``: the file's query names so far)."""
+    file, text = checker.file, checker.text
+    try:
+        q = _assemble(raw, i, default_name)
+    except BuildError as err:
+        raise checker.error(err.message, err.span(file, text)) from None
+    if q.name in names:
+        raise checker.error(f"two queries named {q.name!r} (give each an alias)", raw.alias.span if raw.alias else q.span)
+    names.add(q.name)
+    checker.check(q)
+    if q.select is not None:
+        allowed = {m.name for m in q.measures} | set(q.partition)
+        for col in raw.select or ():
+            if col.name not in allowed:
+                raise checker.error(f"SELECT {col.name}: not a measure or a PARTITION BY column", col.span)
+    return q
 
 
 def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text: str | None = None) -> None:
@@ -468,8 +484,8 @@ def check_sql_columns(pattern_file: A.PatternFile, columns: Iterable[str], text:
         table = repr(q.table) if q.table else "the input"
         for col in q.partition:
             if col not in cols:
-                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY)", q.span)
+                raise checker.error(f"{table} has no column {col!r} (needed by PARTITION BY){nearest(col, cols)}", q.span)
         for e in [d.expr for d in q.defines] + [m.expr for m in q.measures]:
             for x in S.walk(e):
                 if isinstance(x, S.Col) and x.name not in cols:
-                    raise checker.error(f"{table} has no column {x.name!r}", x.span)
+                    raise checker.error(f"{table} has no column {x.name!r}{nearest(x.name, cols)}", x.span)

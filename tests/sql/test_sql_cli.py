@@ -86,7 +86,7 @@ def test_missing_column_reported_at_the_query(files: tuple[str, str], tmp_path: 
     bad.write_text(Path(sql).read_text().replace("UP.price > PREV(UP.price)", "UP.prize > PREV(UP.price)"))
     assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 2
     assert capsys.readouterr().err.splitlines()[-3:] == [
-        f"{bad}:14:15: error: 'Ticker' has no column 'prize'",
+        f"{bad}:14:15: error: 'Ticker' has no column 'prize'; did you mean 'price'?",
         "            UP AS UP.prize > PREV(UP.price)",
         "                  ^",
     ]
