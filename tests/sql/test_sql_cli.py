@@ -56,10 +56,10 @@ def test_check_and_draw(files: tuple[str, str], tmp_path: Path, capsys: pytest.C
     out, _ = capsys.readouterr()
     assert out.splitlines() == [
         f"{sql}: 1 pattern",
-        "  MR: MATCH_RECOGNIZE, 6 places, 8 transitions; rows of Ticker; window none; partition by symbol; "
+        "  MR: MATCH_RECOGNIZE, 5 state places, 8 transitions; rows of Ticker; window none; partition by symbol; "
         "one row per match; skip to last UP",
-        "net before merging: 1 patterns, 1 input places, 6 state places, 8 transitions",
-        "net after merging: 1 shared net, 1 input places, 6 state places, 8 transitions",
+        "net before merging: 1 patterns, 1 input places, 5 state places, 8 transitions",
+        "net after merging: 1 shared net, 1 input places, 5 state places, 8 transitions",
         kernel_line(None),
         "warning: query 'MR' has no WITHIN window: a match that keeps growing holds back every later start row "
         "of its partition",
