@@ -99,7 +99,7 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
             if name not in variables:
                 variables.append(name)
         lists.update(rn.multi)
-        declared[rn.name] = list(rn.select) if rn.select is not None else [m.name for m in rn.measures]
+        declared[rn.name] = list(rn.select)
     for pattern, more in (extra or {}).items():
         have = declared.setdefault(pattern, [])
         have.extend(n for n in more if n not in have)

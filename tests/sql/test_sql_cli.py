@@ -29,12 +29,16 @@ def test_run_sql_file(files: tuple[str, str], capsys: pytest.CaptureFixture[str]
     assert rc == 0
     assert [json.loads(line) for line in out.splitlines()] == [
         {"pattern": "MR", "ids": {"STRT": 4, "DOWN": [5], "UP": [6, 7, 8, 9]}, "start": 5, "end": 10,
-         "attrs": {"start_tstamp": 5, "bottom_tstamp": 6, "end_tstamp": 10}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 5, "bottom_tstamp": 6, "end_tstamp": 10}},
         {"pattern": "MR", "ids": {"STRT": 9, "DOWN": [10, 11], "UP": [12]}, "start": 10, "end": 13,
-         "attrs": {"start_tstamp": 10, "bottom_tstamp": 12, "end_tstamp": 13}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 10, "bottom_tstamp": 12, "end_tstamp": 13}},
         {"pattern": "MR", "ids": {"STRT": 13, "DOWN": [14, 15], "UP": [16, 17]}, "start": 14, "end": 18,
-         "attrs": {"start_tstamp": 14, "bottom_tstamp": 16, "end_tstamp": 18}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 14, "bottom_tstamp": 16, "end_tstamp": 18}},
     ]
+    # SELECT *: the PARTITION BY column first, then the MEASURES (the SQL standard's order)
+    assert {tuple(json.loads(line)["attrs"]) for line in out.splitlines()} == {
+        ("symbol", "start_tstamp", "bottom_tstamp", "end_tstamp")
+    }
     assert "MR: 3 matches" in err
 
 
