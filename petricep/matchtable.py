@@ -26,8 +26,14 @@ plotting them over time; nested ``ids`` dicts and epoch numbers stand in the way
   depend on which matches a run found). Values keep their inferred Arrow type; a column
   mixing types holds text;
 * with ``with_events``: ``events.v`` per variable, the bound event's fields (its row as read)
-  as a struct, a list of structs for a list variable (JSON text if the rows of one variable
+  as a struct, a list of structs for a list variable — like its ids column, a one-element
+  list where a pattern binds the name to one event (JSON text if the rows of one variable
   disagree on a field's type).
+
+Every column has one type, whichever patterns matched: a name's ids are lists in every row
+once it is a list anywhere, a column of ids or values that cannot share an Arrow type is text
+in every row — never a number in one row and a list in the next. CSV writes list and struct
+columns as JSON text, so such a column's cells are all JSON lists.
 
 JSON Lines is what ``petricep run`` writes (:func:`petricep.io.output.match_json`, byte for
 byte) unless asked for more: ``with_events`` adds ``"events": {"a": {...}, "b": [{...}]}``
@@ -269,7 +275,10 @@ def to_table(
     if with_events:
         got = [_event_values(m, events_of or bound_events) for m in matches]
         for v in layout.variables:
-            cols[f"events.{v}"] = _column([g.get(v) for g in got], pa.null())
+            vals = [g.get(v) for g in got]
+            if v in layout.lists:  # as its ids: a pattern's single event is a one-element list
+                vals = [x if x is None or isinstance(x, list) else [x] for x in vals]
+            cols[f"events.{v}"] = _column(vals, pa.null())
     return pa.table(cols)
 
 
