@@ -20,7 +20,8 @@ plotting them over time; nested ``ids`` dicts and epoch numbers stand in the way
 * ``timeout`` (the ON TIMEOUT event type; null for a completed match) and ``deadline`` (when
   its window closed, typed as ``start``), present when some pattern has ``ON TIMEOUT``;
 * one column per RETURN / ON TIMEOUT / MEASURES field (a pattern's RETURN and ON TIMEOUT
-  fields of one name share it), named after the field, unless another
+  fields of one name share it; so do the SQL queries whose ``SELECT *`` returns the same
+  PARTITION BY column, the input's values), named after the field, unless another
   pattern has a field of that name or the name is taken by a column above: then every such
   field is ``pattern.field`` (a collision is decided on the net, so a column's name does not
   depend on which matches a run found). Values keep their inferred Arrow type; a column
@@ -83,7 +84,8 @@ class Layout:
     def columns(self) -> tuple[str, ...]:
         """Every column name, in order (without ``events.*``)."""
         fixed = ("pattern",) + (("row",) if self.rows else ()) + self.variables + ("start", "end")
-        return fixed + (("timeout", "deadline") if self.timeouts else ()) + tuple(c for c, _, _ in self.fields)
+        fields = tuple(dict.fromkeys(c for c, _, _ in self.fields))  # (a shared PARTITION BY column once)
+        return fixed + (("timeout", "deadline") if self.timeouts else ()) + fields
 
 
 def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str, Sequence[str]] | None = None) -> Layout:
@@ -92,6 +94,7 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
     variables: list[str] = []
     lists: set[str] = set()
     declared: dict[str, list[str]] = {}
+    keys: dict[str, set[str]] = {}  # a SQL PARTITION BY column's name -> the queries returning it
     for p in net.patterns:
         for v in p.vars:
             if v.name not in variables:
@@ -106,6 +109,10 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
                 variables.append(name)
         lists.update(rn.multi)
         declared[rn.name] = list(rn.select)
+        measures = {m.name for m in rn.measures}
+        for c in rn.select:
+            if c in rn.partition and c not in measures:
+                keys.setdefault(c, set()).add(rn.name)
     for pattern, more in (extra or {}).items():
         have = declared.setdefault(pattern, [])
         have.extend(n for n in more if n not in have)
@@ -118,8 +125,11 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
     for names in declared.values():
         for n in names:
             owners[n] = owners.get(n, 0) + 1
+    # an input column several queries return as their PARTITION BY column holds the same
+    # values in each: one column for all of them, as a variable's ids
+    shared = {n for n, qs in keys.items() if owners[n] == len(qs)}
     fields = tuple(
-        (n if owners[n] == 1 and n not in taken else f"{pattern}.{n}", pattern, n)
+        (n if (owners[n] == 1 or n in shared) and n not in taken else f"{pattern}.{n}", pattern, n)
         for pattern, names in declared.items()
         for n in names
     )
@@ -270,8 +280,11 @@ def to_table(
     if layout.timeouts:
         cols["timeout"] = pa.array([m.timeout[0] if m.timeout else None for m in matches], pa.string())
         cols["deadline"] = _times([m.timeout[1] if m.timeout else None for m in matches], layout.time_type)
+    by_column: dict[str, dict[str, str]] = {}  # column -> pattern -> its field there
     for column, pattern, name in layout.fields:
-        cols[column] = _column([m.attrs.get(name) if m.pattern == pattern else None for m in matches], pa.null())
+        by_column.setdefault(column, {})[pattern] = name
+    for column, mine in by_column.items():
+        cols[column] = _column([m.attrs.get(mine[m.pattern]) if m.pattern in mine else None for m in matches], pa.null())
     if with_events:
         got = [_event_values(m, events_of or bound_events) for m in matches]
         for v in layout.variables:

@@ -4,15 +4,16 @@ kernel's row matcher alike, in JSON Lines and in a match table."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from petricep import kernel
-from petricep.api import compile_sql
+from petricep.api import compile_files, compile_sql
 from petricep.errors import PatternSemanticError
 from petricep.kernel.rowengine import RowKernelEngine
-from petricep.matchtable import layout_of
+from petricep.matchtable import layout_of, to_table
 from petricep.runtime.engine import Engine
 
 from .rowrun import events
@@ -95,6 +96,25 @@ def test_a_select_list_and_no_partition_are_as_before() -> None:
 def test_the_match_table_has_the_partition_columns() -> None:
     layout = layout_of(compile_sql(query(partition="venue, symbol")))
     assert [f for _, _, f in layout.fields] == ["venue", "symbol", "first_price", "n"]
+
+
+def test_queries_returning_one_partition_column_share_its_column(tmp_path: Path) -> None:
+    two = query().replace(") MR", ") q1") + ";\n" + query(pattern="A A").replace(") MR", ") q2")
+    net = compile_sql(two)
+    layout = layout_of(net)
+    assert layout.columns == ("pattern", "A", "start", "end", "symbol", "q1.first_price", "q1.n", "q2.first_price", "q2.n")
+    table = to_table(list(Engine(net).run(events(ROWS))), net)
+    assert table.column_names == list(layout.columns)
+    assert [(r["pattern"], r["symbol"], r["q1.n"], r["q2.n"]) for r in table.to_pylist()] == [
+        ("q2", "X", None, 2), ("q1", "X", 2, None), ("q1", "Y", 1, None),
+    ]  # fmt: skip
+    # a pattern's RETURN field of that name too: every one is pattern.field again
+    (tmp_path / "p.pcep").write_text("PATTERN p: SEQ(Ticker a) RETURN S(symbol = a.symbol)\n")
+    (tmp_path / "q.sql").write_text(two)
+    layout = layout_of(compile_files([tmp_path / "p.pcep", tmp_path / "q.sql"]))
+    assert [c for c, _, _ in layout.fields] == [
+        "p.symbol", "q1.symbol", "q1.first_price", "q1.n", "q2.symbol", "q2.first_price", "q2.n",
+    ]  # fmt: skip
 
 
 def test_a_measure_named_like_a_partition_column_is_an_error() -> None:
