@@ -186,7 +186,8 @@ def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table
     """The match table of the batches' matches, as :func:`petricep.matchtable.to_table`
     makes it for ``layout``; None where the batches cannot give exactly that (see the
     module docstring)."""
-    if not batches or layout.time_type is not None or layout.rows:
+    shared = len({c for c, _, _ in layout.fields}) < len(layout.fields)  # a column of several queries
+    if not batches or layout.time_type is not None or layout.rows or shared:
         return None
     tables = [_layout_columns(b, layout) for b in batches]
     try:

@@ -20,14 +20,21 @@ plotting them over time; nested ``ids`` dicts and epoch numbers stand in the way
 * ``timeout`` (the ON TIMEOUT event type; null for a completed match) and ``deadline`` (when
   its window closed, typed as ``start``), present when some pattern has ``ON TIMEOUT``;
 * one column per RETURN / ON TIMEOUT / MEASURES field (a pattern's RETURN and ON TIMEOUT
-  fields of one name share it), named after the field, unless another
+  fields of one name share it; so do the SQL queries whose ``SELECT *`` returns the same
+  PARTITION BY column, the input's values), named after the field, unless another
   pattern has a field of that name or the name is taken by a column above: then every such
   field is ``pattern.field`` (a collision is decided on the net, so a column's name does not
   depend on which matches a run found). Values keep their inferred Arrow type; a column
   mixing types holds text;
 * with ``with_events``: ``events.v`` per variable, the bound event's fields (its row as read)
-  as a struct, a list of structs for a list variable (JSON text if the rows of one variable
+  as a struct, a list of structs for a list variable — like its ids column, a one-element
+  list where a pattern binds the name to one event (JSON text if the rows of one variable
   disagree on a field's type).
+
+Every column has one type, whichever patterns matched: a name's ids are lists in every row
+once it is a list anywhere, a column of ids or values that cannot share an Arrow type is text
+in every row — never a number in one row and a list in the next. CSV writes list and struct
+columns as JSON text, so such a column's cells are all JSON lists.
 
 JSON Lines is what ``petricep run`` writes (:func:`petricep.io.output.match_json`, byte for
 byte) unless asked for more: ``with_events`` adds ``"events": {"a": {...}, "b": [{...}]}``
@@ -77,7 +84,8 @@ class Layout:
     def columns(self) -> tuple[str, ...]:
         """Every column name, in order (without ``events.*``)."""
         fixed = ("pattern",) + (("row",) if self.rows else ()) + self.variables + ("start", "end")
-        return fixed + (("timeout", "deadline") if self.timeouts else ()) + tuple(c for c, _, _ in self.fields)
+        fields = tuple(dict.fromkeys(c for c, _, _ in self.fields))  # (a shared PARTITION BY column once)
+        return fixed + (("timeout", "deadline") if self.timeouts else ()) + fields
 
 
 def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str, Sequence[str]] | None = None) -> Layout:
@@ -86,6 +94,7 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
     variables: list[str] = []
     lists: set[str] = set()
     declared: dict[str, list[str]] = {}
+    keys: dict[str, set[str]] = {}  # a SQL PARTITION BY column's name -> the queries returning it
     for p in net.patterns:
         for v in p.vars:
             if v.name not in variables:
@@ -99,7 +108,11 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
             if name not in variables:
                 variables.append(name)
         lists.update(rn.multi)
-        declared[rn.name] = list(rn.select) if rn.select is not None else [m.name for m in rn.measures]
+        declared[rn.name] = list(rn.select)
+        measures = {m.name for m in rn.measures}
+        for c in rn.select:
+            if c in rn.partition and c not in measures:
+                keys.setdefault(c, set()).add(rn.name)
     for pattern, more in (extra or {}).items():
         have = declared.setdefault(pattern, [])
         have.extend(n for n in more if n not in have)
@@ -112,8 +125,11 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
     for names in declared.values():
         for n in names:
             owners[n] = owners.get(n, 0) + 1
+    # an input column several queries return as their PARTITION BY column holds the same
+    # values in each: one column for all of them, as a variable's ids
+    shared = {n for n, qs in keys.items() if owners[n] == len(qs)}
     fields = tuple(
-        (n if owners[n] == 1 and n not in taken else f"{pattern}.{n}", pattern, n)
+        (n if (owners[n] == 1 or n in shared) and n not in taken else f"{pattern}.{n}", pattern, n)
         for pattern, names in declared.items()
         for n in names
     )
@@ -264,12 +280,18 @@ def to_table(
     if layout.timeouts:
         cols["timeout"] = pa.array([m.timeout[0] if m.timeout else None for m in matches], pa.string())
         cols["deadline"] = _times([m.timeout[1] if m.timeout else None for m in matches], layout.time_type)
+    by_column: dict[str, dict[str, str]] = {}  # column -> pattern -> its field there
     for column, pattern, name in layout.fields:
-        cols[column] = _column([m.attrs.get(name) if m.pattern == pattern else None for m in matches], pa.null())
+        by_column.setdefault(column, {})[pattern] = name
+    for column, mine in by_column.items():
+        cols[column] = _column([m.attrs.get(mine[m.pattern]) if m.pattern in mine else None for m in matches], pa.null())
     if with_events:
         got = [_event_values(m, events_of or bound_events) for m in matches]
         for v in layout.variables:
-            cols[f"events.{v}"] = _column([g.get(v) for g in got], pa.null())
+            vals = [g.get(v) for g in got]
+            if v in layout.lists:  # as its ids: a pattern's single event is a one-element list
+                vals = [x if x is None or isinstance(x, list) else [x] for x in vals]
+            cols[f"events.{v}"] = _column(vals, pa.null())
     return pa.table(cols)
 
 

@@ -140,10 +140,10 @@ def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFix
     assert rc == 0
     assert out.splitlines() == [
         f"{p}: 2 patterns",
-        "  p: 3 places, 2 transitions; inputs A, B; window 5; partition none; skip-till-any-match",
-        "  q: 3 places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
-        "net before merging: 2 patterns, 2 input places, 6 state places, 5 transitions",
-        "net after merging: 2 shared nets, 2 input places, 6 state places, 5 transitions",
+        "  p: 2 state places, 2 transitions; inputs A, B; window 5; partition none; skip-till-any-match",
+        "  q: 2 state places, 3 transitions; inputs A, B; window none; partition [k]; skip-till-any-match",
+        "net before merging: 2 patterns, 2 input places, 4 state places, 5 transitions",
+        "net after merging: 2 shared nets, 2 input places, 4 state places, 5 transitions",
         kernel_line(None),
         "warning: pattern 'q' has no WITHIN window: its partial matches may grow without bound "
         "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
@@ -162,8 +162,8 @@ def test_check_shows_what_merging_shares(tmp_path: Path, capsys: pytest.CaptureF
     rc, out, _ = run(capsys, "check", p)
     assert rc == 0
     assert out.splitlines()[-6:] == [
-        "net before merging: 3 patterns, 4 input places, 11 state places, 8 transitions",
-        "net after merging: 1 shared net, 4 input places, 5 state places, 4 transitions",
+        "net before merging: 3 patterns, 4 input places, 8 state places, 8 transitions",
+        "net after merging: 1 shared net, 4 input places, 4 state places, 4 transitions",
         "  shared (front combination): place 'a' by p1, p2, p3",
         "  shared (front combination): place 'a;b' by p1, p2, p3",
         "  shared whole: every place of p3 serves other patterns too",

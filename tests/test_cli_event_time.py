@@ -110,7 +110,7 @@ def test_check_shows_timeouts_and_limits(tmp_path: Path, capsys: pytest.CaptureF
     assert rc == 0
     lines = out.splitlines()
     assert lines[1] == (
-        "  checkout: 3 places, 2 transitions; inputs Add, Pay; window 10; partition [user]; skip-till-any-match; "
+        "  checkout: 2 state places, 2 transitions; inputs Add, Pay; window 10; partition [user]; skip-till-any-match; "
         "timeouts return Abandoned; at most 1 partial matches per key (drop-oldest)"
     )
     # a LIMIT bounds how many partial matches there are, not how long a Kleene list grows

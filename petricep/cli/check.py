@@ -8,7 +8,7 @@ from typing import IO, Any
 from petricep import kernel
 from petricep.api import net_of, sharing_lines, warnings_for
 from petricep.api.parts import check_lines
-from petricep.compile.net import Net
+from petricep.compile.net import Net, state_places
 from petricep.compile.rows import RowNet
 from petricep.errors import PatternError, raise_errors
 from petricep.lang import ast as A
@@ -36,7 +36,7 @@ def row_net_line(rn: RowNet) -> str:
     rows = "all rows per match" if q.all_rows else "one row per match"
     skip = f"skip {q.skip.mode}" + (f" {q.skip.var}" if q.skip.var else "")
     return (
-        f"  {rn.name}: MATCH_RECOGNIZE, {len(rn.places)} places, {len(rn.transitions)} transitions; "
+        f"  {rn.name}: MATCH_RECOGNIZE, {state_places(rn)} state places, {len(rn.transitions)} transitions; "
         f"rows of {table}; window {window_text(q.window)}; partition by {part}; {rows}; {skip}"
     )
 
@@ -79,7 +79,7 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
         inputs = ", ".join(sorted(pn.input_types))
         part = f"[{', '.join(p.partition)}]" if p.partition else "none"
         out.write(
-            f"  {pn.name}: {len(pn.places)} places, {len(pn.transitions)} transitions; inputs {inputs}; "
+            f"  {pn.name}: {state_places(pn)} state places, {len(pn.transitions)} transitions; inputs {inputs}; "
             f"window {window_text(p.window)}; partition {part}; {p.strategy}"
             + (f"; returns {pn.output_type}" if pn.output_type else "")
             + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")

@@ -19,8 +19,9 @@ closures in each process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from petricep.lang import ast as A
 
@@ -221,14 +222,31 @@ class Net:
 
     def stats(self) -> dict[str, int]:
         """Net size before merging (separate nets) and after (the shared net); SQL queries
-        count alike in both (each is its own net)."""
-        row_places = sum(len(r.places) for r in self.rows)
+        count alike in both (each is its own net). State places are counted by
+        :func:`state_places`, as the diagrams draw them."""
+        row_places = sum(state_places(r) for r in self.rows)
         row_transitions = sum(len(r.transitions) for r in self.rows)
         return {
             "patterns": len(self.patterns) + len(self.rows),
             "input_places": len(self.input_types),
-            "state_places": sum(len(p.places) for p in self.patterns) + row_places,
+            "state_places": sum(state_places(p) for p in self.patterns) + row_places,
             "transitions": sum(len(p.transitions) for p in self.patterns) + row_transitions,
-            "merged_state_places": sum(len(g.places) for g in self.groups) + row_places,
+            "merged_state_places": sum(state_places(g) for g in self.groups) + row_places,
             "merged_transitions": sum(len(g.transitions) for g in self.groups) + row_transitions,
         }
+
+
+class _HasPlaces(Protocol):
+    @property
+    def places(self) -> Sequence[Any]: ...
+
+    @property
+    def start(self) -> int: ...
+
+
+def state_places(part: _HasPlaces) -> int:
+    """How many state places a net (a pattern's, a shared one, a SQL query's) has: every
+    place but its start place. A token in a state place is a partial match; the start place
+    holds the empty one, which is no partial match, so the diagrams leave it out and
+    ``check`` does not count it — one definition, so both give the same numbers."""
+    return sum(1 for place in part.places if place.id != part.start)

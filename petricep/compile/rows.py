@@ -69,7 +69,7 @@ class RowNet:
     window_value: float | int | None
     history: int  # rows before a match that PREV can read
     memoryless: bool  # no DEFINE reads the match so far: one token per place suffices
-    select: tuple[str, ...] | None
+    select: tuple[str, ...]  # the output columns (MatchRecognize.columns: SELECT *: partition, measures)
     source: S.MatchRecognize
 
     @property
@@ -274,6 +274,6 @@ def compile_query(q: S.MatchRecognize, index: int = 0) -> RowNet:
         window_value=A.window_amount(q.window),
         history=_history(q),
         memoryless=_memoryless(q),
-        select=q.select,
+        select=q.columns(),
         source=q,
     )

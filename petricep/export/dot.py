@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import shutil
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -243,15 +244,17 @@ def diagram_graph(d: Diagram, marked: tuple[Heat, Marking] | None = None) -> gra
     return g
 
 
-def _entry_cell(e: LegendEntry, limit: int = SUMMARY_CHARS) -> str:
+def _entry_cell(e: LegendEntry, width: int = SUMMARY_CHARS) -> str:
     """A pattern's legend cell: a swatch of its colour, its name, its outline after the
-    colours came round again, its summary — one cell, since Graphviz stretches a nested
-    table's columns to the widest block of the legend."""
-    text = e.text if len(e.text) <= limit else e.text[: limit - 1] + "\u2026"
+    colours came round again, its summary whole, wrapped at ``width`` characters — one
+    cell, since Graphviz stretches a nested table's columns to the widest block of the
+    legend. Never cut short: a legend is where a reader learns what a pattern is."""
     outline = "" if e.border == "solid" else f"{e.border} outline; "
+    lines = textwrap.wrap(outline + e.text, width, break_long_words=False, break_on_hyphens=False) or [""]
+    text = "<br/>".join(_esc(x) for x in lines)
     return (
-        f'<td align="left"><font color="{e.color}">\u2588\u2588</font> <b>{_esc(e.pattern)}</b> '
-        f'<font point-size="8">{_esc(outline + text)}</font></td>'
+        f'<td align="left" balign="left"><font color="{e.color}">\u2588\u2588</font> <b>{_esc(e.pattern)}</b> '
+        f'<font point-size="8">{text}</font></td>'
     )
 
 
@@ -270,8 +273,8 @@ def legend_label(d: Diagram, title: str, extra: Sequence[str] = ()) -> str:
     entries = list(d.legend)
     columns = [entries[i : i + LEGEND_ROWS] for i in range(0, len(entries), LEGEND_ROWS)]
     for r in range(max((len(c) for c in columns), default=0)):
-        # a one-pattern view: its own summary whole
-        cells = [_entry_cell(c[r], 4 * SUMMARY_CHARS if c[r].pattern == d.focus else SUMMARY_CHARS) for c in columns if r < len(c)]
+        # a one-pattern view: its own summary on longer lines
+        cells = [_entry_cell(c[r], 2 * SUMMARY_CHARS if c[r].pattern == d.focus else SUMMARY_CHARS) for c in columns if r < len(c)]
         rows.append("<tr>" + "".join(cells) + "<td></td>" * (len(columns) - len(cells)) + "</tr>")
     # nested tables, one per block: a wide block (title, scales) widens no column of another
     notes = "".join(f'<tr><td align="left"><font point-size="8">{_esc(x)}</font></td></tr>' for x in NOTES)

@@ -23,7 +23,8 @@ The net drawn is the CEP-PN of paper 002:
 
 In the merged view (``merged=True``) nodes used by several patterns are *shared* and
 carry all their users; in the separate view every pattern is its own cluster.
-Colours: one per pattern from colour-blind-safe qualitative schemes — Okabe & Ito's seven
+Colours: one per pattern (:func:`pattern_swatches`, which the match timeline uses too, so a
+pattern has one colour in every picture) from colour-blind-safe qualitative schemes — Okabe & Ito's seven
 (black left out: it is the text colour), Paul Tol's *muted* nine, and four of Tol's
 *light*/*vibrant* colours that stay apart from those (the others are within a CIE76
 distance of 12 of one already taken). Up to :data:`PATTERN_COLORS`' size no two patterns
@@ -115,6 +116,21 @@ def text_color(fill: str) -> str:
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
 
 
+def _name_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """A pattern name in natural order: its digit runs as numbers (``p2`` before ``p10``)."""
+    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part)
+
+
+def pattern_swatches(names: Sequence[str]) -> dict[str, Swatch]:
+    """Each pattern's look: the ``i``-th :func:`swatch` for the ``i``-th of ``names`` in
+    natural order of the names. The rank of a name, not the order patterns are listed,
+    compiled or first match in, decides it, so a diagram (every pattern of the net) and a
+    match timeline (the patterns that matched, in order of their first match) give a
+    pattern the same colour whenever they know the same patterns."""
+    ranked = sorted(dict.fromkeys(names), key=lambda n: (_name_key(n), n))
+    return {name: swatch(i) for i, name in enumerate(ranked)}
+
+
 def swatch(i: int) -> Swatch:
     """The look of the ``i``-th pattern (0-based): distinct fills for the first
     ``len(PATTERN_COLORS)``, then the same fills with another outline."""
@@ -175,9 +191,8 @@ class LegendEntry:
     border: str = "solid"  # outline style: told apart once the colours come round again
 
     @classmethod
-    def of(cls, pattern: str, index: int, text: str) -> LegendEntry:
-        """The ``index``-th pattern's entry, drawn with :func:`~petricep.export.palette.swatch`."""
-        sw = swatch(index)
+    def of(cls, pattern: str, sw: Swatch, text: str) -> LegendEntry:
+        """A pattern's entry, drawn with its swatch (:func:`pattern_swatches`)."""
         return cls(pattern, sw.fill, text, sw.font, sw.border)
 
 
@@ -375,9 +390,24 @@ class _Unit:
                 return window_text(p.window)
         return window_text(A.Window(A.WIN_TIME, value))
 
-    def trans_window(self, t: Transition) -> float | int | None:
+    def trans_windows(self, t: Transition, users: Sequence[int]) -> str:
+        """A transition's window line: its pattern's window, or on a transition several
+        patterns share, each user's own (``within 15 min (p1), 1 h (p2, p3)``) — the
+        shared transition keeps the largest, and every pattern checks its own, so one
+        pattern's window alone would hide the others'."""
         part = self.part
-        return t.window if isinstance(part, GroupNet) else part.window_value
+        if not isinstance(part, GroupNet):
+            w = self.window_of(part.window_value, users)
+            return f"within {w}" if w else ""
+        by_text: dict[str, list[str]] = {}
+        for u in users:
+            p = self.net.patterns[u]
+            by_text.setdefault(window_text(p.window) if p.window is not None else "", []).append(p.name)
+        if len(by_text) == 1:
+            (text,) = by_text
+            return f"within {text}" if text else ""
+        parts = [f"{text or 'no window'} ({', '.join(names)})" for text, names in by_text.items()]
+        return "within " + ", ".join(parts)
 
 
 # ----------------------------------------------------------------------------- build
@@ -388,7 +418,8 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
     every pattern compiled alone, one cluster each."""
     pats = net.patterns
     pname = {p.index: p.name for p in pats}
-    legend = tuple(LegendEntry.of(p.name, i, _pattern_summary(p)) for i, p in enumerate(pats))
+    looks = pattern_swatches([*(p.name for p in pats), *(rn.name for rn in net.rows)])
+    legend = tuple(LegendEntry.of(p.name, looks[p.name], _pattern_summary(p)) for p in pats)
     nodes: dict[str, Node] = {}
     arcs: list[Arc] = []
     clusters: list[Cluster] = []
@@ -455,7 +486,7 @@ def build_diagram(net: Net, merged: bool = True) -> Diagram:
                 arcs.append(Arc(e.id, f"in.{p.output_type}", ARC_COMPOSITE, label=p.output_type))
 
     if net.rows:  # SQL MATCH_RECOGNIZE queries: a cluster each
-        legend += tuple(add_row_nets(net, len(pats), nodes, arcs, clusters))
+        legend += tuple(add_row_nets(net, looks, nodes, arcs, clusters))
     title = "merged net" if merged else "separate nets"
     return Diagram(title, merged, tuple(nodes.values()), tuple(arcs), tuple(clusters), legend)
 
@@ -573,9 +604,9 @@ def _add_transitions(
         conds += [f"each {var}[i]: {unit.cond_text(ci, users)}" for ci, _ in t.deferred_iteration]
         for c in conds:
             lines += _wrap(c)
-        w = unit.window_of(unit.trans_window(t), users)
+        w = unit.trans_windows(t, users)
         if w:
-            lines.append(f"within {w}")
+            lines += _wrap(w)
         guard_py = [
             unit.cond_text(ci, users, python=True) for ci in (*t.arc_conditions, *t.guards, *t.iteration)
         ]
@@ -680,11 +711,13 @@ def row_summary(rn: RowNet) -> str:
     return f"MATCH_RECOGNIZE {part}PATTERN ({S.pattern_sql(q.pattern)})"
 
 
-def add_row_nets(net: Net, first_color: int, nodes: dict[str, Node], arcs: list[Arc], clusters: list[Cluster]) -> list[LegendEntry]:
+def add_row_nets(
+    net: Net, looks: dict[str, Swatch], nodes: dict[str, Node], arcs: list[Arc], clusters: list[Cluster]
+) -> list[LegendEntry]:
     """Add every query of ``net`` to the diagram data; returns their legend entries."""
     legend = []
-    for k, rn in enumerate(net.rows):
-        legend.append(LegendEntry.of(rn.name, first_color + k, row_summary(rn)))
+    for rn in net.rows:
+        legend.append(LegendEntry.of(rn.name, looks[rn.name], row_summary(rn)))
         table = rn.table or "*"
         src = f"in.{table}"
         old = nodes.get(src)

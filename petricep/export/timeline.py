@@ -6,7 +6,9 @@ matches (what ``petricep run -o`` writes), a pandas DataFrame of matches (column
 :class:`~petricep.runtime.Match` objects or their dicts:
 
 * on top, per pattern, how many matches completed in each time bin (a step line in the
-  pattern's colour — the same colours as the diagrams, in the order patterns first
+  pattern's colour: :func:`~petricep.export.model.pattern_swatches` of the patterns, the
+  diagrams' colours — the same as ``draw``'s when every pattern of the net matched, or
+  always with ``patterns=`` naming the net's patterns — listed in the order patterns first
   appear or as ``patterns=`` gives them);
 * below, with a ``key`` (a column, a match field, or a RETURN attribute such as the
   partition key), the ``top_keys`` keys with most matches, one row each, every match a
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from petricep.errors import EXIT_ERROR, ConfigError, DataError, OutputError
-from petricep.export.model import swatch
+from petricep.export.model import pattern_swatches
 
 if TYPE_CHECKING:  # pandas is loaded by whoever hands in a DataFrame, not by petricep's start-up
     import pandas as pd
@@ -109,7 +111,8 @@ def timeline_figure(
     title: str | None = None,
 ) -> Any:
     """The timeline as a matplotlib ``Figure`` (a notebook shows it inline). ``key``: the
-    field of the per-key panel (none without); ``patterns``: their order (and so colours);
+    field of the per-key panel (none without); ``patterns``: their order, and the names the
+    colours are ranked among (the net's patterns give every pattern ``draw``'s colour);
     ``top_keys``: rows of that panel; ``bin_width``: in seconds for dates, else in the
     matches' time units (default: a round width giving at most 150 bins); ``dates``: draw
     times as dates (default: when they read as such)."""
@@ -117,7 +120,7 @@ def timeline_figure(
     data = load(matches, key, dates)
     order = list(patterns or [])
     order += [p for p in dict.fromkeys(data.patterns) if p not in order]
-    colors = {p: swatch(i).fill for i, p in enumerate(order)}
+    colors = {p: sw.fill for p, sw in pattern_swatches(order).items()}
     rows = min(len({k for k in data.keys if k is not None}), top_keys) if key else 0
     fig = figure_cls(figsize=(12, 3.4 + (0.25 * rows + 1.2 if key else 0)), layout="constrained")
     heights = [3.0, 0.25 * rows + 0.9] if key else [1.0]

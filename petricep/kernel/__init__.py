@@ -42,7 +42,8 @@ iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|a
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of
 composite events; lists share prefixes in an element arena, see ``_kleene.pxi``; with negation,
 RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; not under ``either``; a name
-that is a list in one pattern and an event in another is a union column of the match table;
+that is a list in one pattern and an event in another is a list column of the match table (an
+event's id a one-element list);
 a list may not share a slot of a shared net with another pattern's event; aggregating text
 values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,

@@ -1,7 +1,7 @@
 """The kernel's match tables: what a lowered net's tables hold (:class:`TablePlan`, worked
 out once per net), the columns that need more than a NumPy array (Kleene lists, a name that
-is a list in one pattern and an event in another, ids of input and composite events side by
-side), the kernel's values as Python values, and a table back as the engine's
+is a list in one pattern and an event in another — a list column in every row — ids of
+input and composite events side by side), the kernel's values as Python values, and a table back as the engine's
 :class:`Match` objects (:func:`to_matches`: for the library API and for comparisons).
 :class:`~petricep.kernel.run.KernelRun` builds its tables with them.
 """
@@ -73,12 +73,19 @@ def list_column(
 
 def mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
     """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
-    single event in others: a dense union of the list column and the single ids' column."""
-    kinds = is_list.astype(np.int8)
-    offsets = np.arange(len(is_list), dtype=np.int32)  # (both children hold every row)
-    return pa.UnionArray.from_dense(
-        pa.array(kinds, pa.int8()), pa.array(offsets, pa.int32()), [singles, lists], ["event", "list"]
-    )
+    single event in others: one list column, a single event's id a one-element list — as
+    :func:`petricep.matchtable.to_table` has it, so the column has one type whichever
+    pattern a row is of (:func:`to_matches` gives a single event its id back)."""
+    rows = [
+        many if listed else (None if one is None else [one])
+        for many, one, listed in zip(lists.to_pylist(), singles.to_pylist(), is_list.tolist())
+    ]
+    values = id_column([i for row in rows if row is not None for i in row])
+    if pa.types.is_null(values.type):
+        values = values.cast(pa.int64())
+    offsets = np.cumsum([0] + [0 if row is None else len(row) for row in rows])
+    valid = np.array([row is not None for row in rows], dtype=bool)
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values, mask=pa.array(~valid))
 
 
 def deadline_type(rows: list[Any]) -> pa.DataType:
@@ -158,13 +165,19 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
     out = []
     for row in rows:
         p = net.pattern(row["pattern"])
-        ids = {v.name: row[v.name] for v in p.vars if row.get(v.name) is not None}
+        ids = {v.name: _own(row[v.name], v.kleene) for v in p.vars if row.get(v.name) is not None}
         timeout = row.get("timeout")
         fields = p.timeout if timeout is not None else p.returns
         attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
         when = (timeout["type"], timeout["deadline"]) if timeout is not None else None
         out.append(Match(p.name, ids, row["start"], row["end"], attrs, timeout=when))
     return out
+
+
+def _own(value: Any, kleene: bool) -> Any:
+    """A variable's ids as its pattern binds them: a single event's id out of the one-element
+    list of a name that is a list in another pattern (:func:`mixed_column`)."""
+    return value[0] if not kleene and isinstance(value, list) else value
 
 
 def id_column(ids: list[Any]) -> pa.Array:

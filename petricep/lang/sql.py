@@ -472,6 +472,14 @@ def _query(
         for col in raw.select or ():
             if col.name not in allowed:
                 raise checker.error(f"SELECT {col.name}: not a measure or a PARTITION BY column", col.span)
+    else:
+        for m in q.measures:
+            if m.name in q.partition:
+                raise checker.error(
+                    f"MEASURES ... AS {m.name}: SELECT * returns the PARTITION BY column {m.name!r} too; "
+                    "give the measure another name",
+                    m.span,
+                )
     return q
 
 

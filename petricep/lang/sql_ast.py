@@ -234,6 +234,15 @@ class MatchRecognize:
     select: tuple[str, ...] | None = None  # None: SELECT *
     span: Span = dc_field(default=NOWHERE, compare=False)
 
+    def columns(self) -> tuple[str, ...]:
+        """The output columns of a match (its ``attrs``): the SELECT list, or for ``SELECT *``
+        the PARTITION BY columns followed by the MEASURES — what the SQL standard returns
+        for ONE ROW PER MATCH (Oracle, Flink and Trino alike), so a match says which
+        partition it is of."""
+        if self.select is not None:
+            return self.select
+        return (*self.partition, *(m.name for m in self.measures))
+
     def define(self, var: str) -> SExpr | None:
         for d in self.defines:
             if d.var == var:

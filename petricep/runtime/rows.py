@@ -305,28 +305,30 @@ class RowRuntime:
                 return []
             at = part.row_at(start_idx)
             ts = at.ts if at is not None else None
-            return [Match(net.name, {}, ts, ts, self._attrs(part, rows, -1, number))]
+            return [Match(net.name, {}, ts, ts, self._attrs(part, rows, -1, number, at))]
         ids: dict[str, Any] = {}
         for v in net.vars:
             mine = [ev.id for _, var, ev in rows if var == v]
             if mine:
                 ids[v] = mine if v in net.multi else mine[0]
-        start, end = rows[0][2].ts, rows[-1][2].ts
+        first, start, end = rows[0][2], rows[0][2].ts, rows[-1][2].ts
         if not net.all_rows:
-            return [Match(net.name, ids, start, end, self._attrs(part, rows, len(rows) - 1, number))]
+            return [Match(net.name, ids, start, end, self._attrs(part, rows, len(rows) - 1, number, first))]
         return [
-            RowMatch(net.name, ids, start, end, self._attrs(part, rows, k, number), rows[k][2].id)
+            RowMatch(net.name, ids, start, end, self._attrs(part, rows, k, number, first), rows[k][2].id)
             for k in range(len(rows))
         ]
 
-    def _attrs(self, part: RowPartition, rows: tuple[MatchRow, ...], cur: int, number: int) -> dict[str, Any]:
+    def _attrs(
+        self, part: RowPartition, rows: tuple[MatchRow, ...], cur: int, number: int, first: Event | None
+    ) -> dict[str, Any]:
+        """A match's output columns (:meth:`~petricep.lang.sql_ast.MatchRecognize.columns`):
+        MEASURES by name, PARTITION BY columns from ``first`` — the match's first row, or an
+        empty match's start row — every row of a partition holding the same values."""
         view = self._view(part, rows, cur, number)
         values = {name: fn(view) for name, fn in self.measures}
-        select = self.net.select
-        if select is None:
-            return values
-        first = rows[0][2] if rows else None
-        return {c: values[c] if c in values or first is None else first.attrs.get(c) for c in select}
+        attrs = first.attrs if first is not None else {}
+        return {c: values[c] if c in values else attrs.get(c) for c in self.net.select}
 
 
 RuntimeFactory = Callable[[RowNet], RowRuntime]

@@ -109,8 +109,8 @@ def test_arrow_in_arrow_out_sql_equals_cli(stocks: pd.DataFrame, cli_v_shape: by
     assert isinstance(got, pa.Table)
     assert got.schema == pa.schema([
         ("pattern", pa.string()), ("STRT", pa.int64()), ("DOWN", pa.list_(pa.int64())), ("UP", pa.list_(pa.int64())),
-        ("start", pa.int64()), ("end", pa.int64()), ("top", pa.int64()), ("bottom", pa.int64()),
-        ("recovered", pa.int64()), ("falling", pa.int64()),
+        ("start", pa.int64()), ("end", pa.int64()), ("symbol", pa.string()), ("top", pa.int64()),
+        ("bottom", pa.int64()), ("recovered", pa.int64()), ("falling", pa.int64()),
     ])
     assert got.to_pylist() == flat_rows(cli, ["STRT", "DOWN", "UP"], {"DOWN", "UP"})
     # record batches, and a list of them, are the same input

@@ -78,11 +78,11 @@ def test_csv_has_flat_columns_and_json_lists(tmp_path: Path, stocks_head: Path) 
     run = run_matches(stocks_head, V_SHAPE, **OPTS)
     write_matches(run.matches, tmp_path / "m.csv", run.layout)
     rows = list(csv.reader((tmp_path / "m.csv").open()))
-    assert rows[0] == ["pattern", "STRT", "DOWN", "UP", "start", "end", "top", "bottom", "recovered", "falling"]
+    assert rows[0] == ["pattern", "STRT", "DOWN", "UP", "start", "end", "symbol", "top", "bottom", "recovered", "falling"]
     assert rows[1:4] == [
-        ["v_shape", "0", "[2]", "[3]", "0", "3", "81", "80", "97", "1"],
-        ["v_shape", "8", "[9]", "[10]", "8", "10", "51", "19", "95", "1"],
-        ["v_shape", "3", "[5, 6, 11, 12]", "[15, 17]", "3", "17", "97", "16", "72", "4"],
+        ["v_shape", "0", "[2]", "[3]", "0", "3", "S3", "81", "80", "97", "1"],
+        ["v_shape", "8", "[9]", "[10]", "8", "10", "S1", "51", "19", "95", "1"],
+        ["v_shape", "3", "[5, 6, 11, 12]", "[15, 17]", "3", "17", "S3", "97", "16", "72", "4"],
     ]
     assert len(rows) == len(run.matches) + 1
 

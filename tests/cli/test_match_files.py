@@ -155,3 +155,37 @@ def test_spark_refuses_tables_and_events_before_starting(
     rc, out, err = run(capsys, pattern, *opts(events), "--engine", "spark", *extra)
     assert (rc, out) == (2, "")
     assert err == "--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events\n"
+
+
+# a name that is a Kleene list in one pattern and one event in another (issue 41)
+LIST_AND_EVENT = "PATTERN kl: SEQ(A+ x[], B y) WHERE [k] WITHIN 10\nPATTERN one: SEQ(B y, A x) WITHIN 10\n"
+LIST_AND_EVENT_ROWS = "type,ts,k,v\nA,1,1,1\nA,2,1,2\nB,3,1,3\nA,4,1,5\n"
+
+
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+def test_every_column_has_one_type_whichever_pattern_matched(
+    engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pattern, events = tmp_path / "p.pcep", tmp_path / "ev.csv"
+    pattern.write_text(LIST_AND_EVENT)
+    events.write_text(LIST_AND_EVENT_ROWS)
+    args = [str(pattern), "--events", str(events), "--type-field", "type", "--time-field", "ts", "--engine", engine]
+    for name in ("m.parquet", "m.csv"):
+        rc, _, _ = run(capsys, *args, "--with-events", "-o", str(tmp_path / name))
+        assert rc == 0
+    table = pq.read_table(tmp_path / "m.parquet")
+    event = "struct<type: string, ts: int64, k: int64, v: int64>"
+    assert {f.name: str(f.type) for f in table.schema} == {
+        "pattern": "string", "x": "list<element: int64>", "y": "int64", "start": "int64", "end": "int64",
+        "events.x": f"list<element: {event}>", "events.y": event,
+    }  # fmt: skip
+    rows = table.to_pylist()
+    assert [(r["pattern"], r["x"], [e["v"] for e in r["events.x"]]) for r in rows] == [
+        ("kl", [0], [1]), ("kl", [1], [2]), ("kl", [0, 1], [1, 2]), ("one", [3], [5]),
+    ]  # fmt: skip
+    # CSV: every cell of a list column a JSON list, one's event too
+    cells = pcsv.read_csv(tmp_path / "m.csv").to_pylist()
+    assert [(r["x"], json.loads(r["events.x"])[0]["v"]) for r in cells] == [
+        ("[0]", 1), ("[1]", 2), ("[0, 1]", 1), ("[3]", 5),
+    ]  # fmt: skip
+    assert all(r["events.x"].startswith("[{") and r["events.y"].startswith("{") for r in cells)

@@ -96,10 +96,10 @@ def test_one_patterns_view_of_all_shipped_nets_is_only_it() -> None:
         ("out.lasting_jam", "lasting_jam"),
     ]
     assert [c.label for c in d.clusters] == [("lasting_jam", "[REPORT_ID] skip-till-any-match")]
-    # the pattern's own summary whole (a legend of many patterns cuts them at 90 characters)
+    # the pattern's own summary on one line (a legend of many patterns wraps them at 90 characters)
     summary = "SEQ(Congestion first, !(traffic free), Congestion second) [REPORT_ID] where free.avgSpeed > 60 within 1 h"
     assert f"lasting_jam {summary}\n" in text_of(parse(to_dot(net, pattern="lasting_jam")).attrs["label"])
-    assert f"lasting_jam {summary[:89]}\u2026\n" in text_of(parse(to_dot(net)).attrs["label"])
+    assert f"lasting_jam {summary[:89]}\n{summary[90:]}\n" in text_of(parse(to_dot(net)).attrs["label"])
 
 
 def test_unknown_pattern_names_the_known_ones() -> None:
@@ -179,7 +179,7 @@ def test_marking_of_shared_nodes_replaces_the_pattern_colours() -> None:
     assert nodes["g0.p1"]["style"] == "filled" and nodes["g0.p1"]["fillcolor"] == SEQUENTIAL[8]
     assert nodes["g0.p1"]["penwidth"] == SHARED_PENWIDTH  # still marked as shared
     assert "<table" not in nodes["g0.t1"]["label"]  # no band of pattern colours
-    assert text_of(nodes["g0.t1"]["label"]) == "B b\nb.x > a.x\nwithin 20\nfired 3"
+    assert text_of(nodes["g0.t1"]["label"]) == "B b\nb.x > a.x\nwithin 10 (p1), 20 (p2)\nfired 3"
 
 
 def test_marking_from_stats_and_its_errors() -> None:

@@ -14,18 +14,19 @@ import dataclasses
 import os
 from typing import Any
 
+import pyarrow as pa
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.errors import PetricepError
 from petricep.events import Event
-from petricep.kernel import supports
+from petricep.kernel import KernelRun, supports, to_matches
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.kernel.compare import both, check, ev, same
+from tests.kernel.compare import both, check, ev, same, table
 from tests.kernel.test_composite import drive
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import pattern_text, patterns, streams
@@ -374,7 +375,7 @@ def test_kernel_engine_kleene_and_negation(data: st.DataObject) -> None:
 
 def test_a_name_is_a_list_in_one_pattern_and_an_event_in_another() -> None:
     """``b`` is a list in p, an input event in q and a composite event in r: the match table's
-    ``b`` column is a union of the list and the single ids (to_matches gives each its own)."""
+    ``b`` column is a list column, q's id a one-element list (to_matches gives each its own)."""
     text = (
         "PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))\n"
         "PATTERN q: SEQ(A a, B b) WHERE skip-till-next-match WITHIN 3\n"
@@ -413,3 +414,18 @@ def test_mixed_list_and_event_names_in_separate_nets(data: st.DataObject) -> Non
     events = data.draw(streams(types=("A", "B", "C"), max_size=12))
     check(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert drive(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5))), events) == drive(Engine(net, tie=tie), events)
+
+
+def test_the_kernel_table_of_a_list_and_an_event_name_is_a_list_column() -> None:
+    """The kernel's match table: ``b`` a list in p and an event in q is list<int64> in every
+    row (q's id a one-element list), as the match table of ``run -o`` has it; to_matches
+    gives q its event's id."""
+    net = compile_text("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A a, B b) WHERE skip-till-next-match WITHIN 3\n")
+    run = KernelRun(net, id_field="id")
+    events = [ev("A", 0, 0), ev("B", 1, 1), ev("B", 2, 2)]
+    got = pa.concat_tables([run.push(table(events)), run.flush()])
+    assert got.schema.field("b").type == pa.list_(pa.int64())
+    assert list(zip(got.column("pattern").to_pylist(), got.column("b").to_pylist())) == [
+        ("p", [1]), ("q", [1]), ("p", [2]), ("p", [1, 2]),
+    ]  # fmt: skip
+    assert [(m.pattern, m.ids["b"]) for m in to_matches(got, net)] == [("p", [1]), ("q", 1), ("p", [2]), ("p", [1, 2])]

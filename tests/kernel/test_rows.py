@@ -234,7 +234,10 @@ def test_v_shape_ids_and_measures() -> None:
     found, error = both(text, ticker([5, 4, 3, 4, 5, 2, 1, 3]))
     assert error is None
     assert ids(found) == [{"STRT": 0, "DOWN": [1, 2], "UP": [3, 4]}, {"STRT": 4, "DOWN": [5, 6], "UP": [7]}]
-    assert [m["attrs"] for m in found] == [{"top": 5, "bottom": 3, "n": 5}, {"top": 5, "bottom": 1, "n": 4}]
+    assert [m["attrs"] for m in found] == [
+        {"symbol": "S", "top": 5, "bottom": 3, "n": 5},
+        {"symbol": "S", "top": 5, "bottom": 1, "n": 4},
+    ]
 
 
 def test_partitions_interleaved_and_skip_past_last() -> None:

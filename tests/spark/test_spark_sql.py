@@ -67,7 +67,7 @@ def test_a_query_engine_snapshot_keeps_its_open_searches() -> None:
         assert engine.push(Event("T", i, i, None, {"k": 1, "x": x})) == []
     restored = snapshot.loads(snapshot.dumps(engine), net, "arrival")
     assert [m.to_dict() for m in restored.push(Event("T", 3, 3, None, {"k": 1, "x": 0}))] == [
-        {"pattern": "m", "ids": {"A": 0, "B": [1, 2]}, "start": 0, "end": 2, "attrs": {"top": 3}}
+        {"pattern": "m", "ids": {"A": 0, "B": [1, 2]}, "start": 0, "end": 2, "attrs": {"k": 1, "top": 3}}
     ]
 
 

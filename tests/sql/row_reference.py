@@ -142,7 +142,9 @@ def run(
     measures: dict[str, Measure],
     all_rows: bool,
 ) -> list[dict[str, Any]]:
-    """petricep's JSON objects for every match, partition by partition."""
+    """petricep's JSON objects for every match, partition by partition. ``attrs`` are what
+    ``SELECT *`` returns: the PARTITION BY column ``key`` (the SQL standard's ONE ROW PER
+    MATCH columns start with it), then the measures."""
     parts: dict[Any, list[Row]] = {}
     for r in rows:
         parts.setdefault(r[key], []).append(r)
@@ -159,7 +161,8 @@ def run(
             base = {"pattern": name, "ids": ids, "start": prow[first]["ts"], "end": prow[last]["ts"]}
             ks = range(len(mp)) if all_rows else [len(mp) - 1]  # an empty match: k = -1, no row
             for k in ks:
-                rec = dict(base, attrs={n: f(prow, mp, k, number) for n, f in measures.items()})
+                cols = {key: prow[0][key], **{n: f(prow, mp, k, number) for n, f in measures.items()}}
+                rec = dict(base, attrs=cols)
                 if all_rows:
                     rec["row"] = prow[mp[k][0]]["id"]
                 out.append(rec)

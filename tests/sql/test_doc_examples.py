@@ -50,10 +50,12 @@ def oracle(measures: str, pattern: str = "STRT DOWN+ UP+") -> str:
 def test_oracle_v_shape_one_row_per_match() -> None:
     out = run_sql(V_SHAPE, ticker("ACME", ACME))
     assert [m["attrs"] for m in out] == [
-        {"start_tstamp": "05-Apr-11", "bottom_tstamp": "06-Apr-11", "end_tstamp": "10-Apr-11"},
-        {"start_tstamp": "10-Apr-11", "bottom_tstamp": "12-Apr-11", "end_tstamp": "13-Apr-11"},
-        {"start_tstamp": "14-Apr-11", "bottom_tstamp": "16-Apr-11", "end_tstamp": "18-Apr-11"},
+        {"symbol": "ACME", "start_tstamp": "05-Apr-11", "bottom_tstamp": "06-Apr-11", "end_tstamp": "10-Apr-11"},
+        {"symbol": "ACME", "start_tstamp": "10-Apr-11", "bottom_tstamp": "12-Apr-11", "end_tstamp": "13-Apr-11"},
+        {"symbol": "ACME", "start_tstamp": "14-Apr-11", "bottom_tstamp": "16-Apr-11", "end_tstamp": "18-Apr-11"},
     ]
+    # SELECT *: Oracle's columns, in its order (SYMBOL, then the MEASURES)
+    assert [list(m["attrs"]) for m in out] == [["symbol", "start_tstamp", "bottom_tstamp", "end_tstamp"]] * 3
     # ids are row positions (0-based): 10-Apr (id 9) ends match 1 and starts match 2
     assert [m["ids"] for m in out] == [
         {"STRT": 4, "DOWN": [5], "UP": [6, 7, 8, 9]},
@@ -164,6 +166,7 @@ def test_flink_price_drop_start_row_price_down_price_up() -> None:
     out = run_sql(q, _flink_rows(FLINK_TICKER))
     assert [m["attrs"] for m in out] == [
         {
+            "symbol": "ACME",
             "start_tstamp": "01-Apr-11 10:00:04",
             "bottom_tstamp": "01-Apr-11 10:00:07",
             "end_tstamp": "01-Apr-11 10:00:08",
@@ -193,8 +196,8 @@ def test_flink_aggregation_average_below_threshold() -> None:
     """
     out = run_sql(q, _flink_rows(prices))
     assert [m["attrs"] for m in out] == [
-        {"start_tstamp": "01-Apr-11 10:00:00", "end_tstamp": "01-Apr-11 10:00:03", "avgPrice": 14.5},
-        {"start_tstamp": "01-Apr-11 10:00:05", "end_tstamp": "01-Apr-11 10:00:10", "avgPrice": 13.5},
+        {"symbol": "ACME", "start_tstamp": "01-Apr-11 10:00:00", "end_tstamp": "01-Apr-11 10:00:03", "avgPrice": 14.5},
+        {"symbol": "ACME", "start_tstamp": "01-Apr-11 10:00:05", "end_tstamp": "01-Apr-11 10:00:10", "avgPrice": 13.5},
     ]
 
 
@@ -223,9 +226,9 @@ def _greedy_query(quantifier: str) -> str:
 
 def test_flink_greedy_and_reluctant_quantifiers() -> None:
     rows = [{"symbol": "XYZ", "price": p, "tax": t} for p, t in FLINK_XYZ]
-    assert [m["attrs"] for m in run_sql(_greedy_query("*"), rows)] == [{"lastPrice": 16}]
+    assert [m["attrs"] for m in run_sql(_greedy_query("*"), rows)] == [{"symbol": "XYZ", "lastPrice": 16}]
     reluctant = run_sql(_greedy_query("*?"), rows)
-    assert [m["attrs"] for m in reluctant] == [{"lastPrice": 13}, {"lastPrice": 16}]
+    assert [m["attrs"] for m in reluctant] == [{"symbol": "XYZ", "lastPrice": 13}, {"symbol": "XYZ", "lastPrice": 16}]
     assert [m["ids"] for m in reluctant] == [{"A": 1, "B": [2], "C": 3}, {"A": 4, "C": 5}]
 
 

@@ -49,7 +49,7 @@ def test_stock_v_shape_matches_the_reference(tmp_path: Path, capsys: pytest.Capt
                         "DOWN": [prow[i]["id"] for i, v in mp if v == "DOWN"],
                         "UP": [prow[i]["id"] for i, v in mp if v == "UP"],
                     },
-                    "attrs": {"top": prow[mp[0][0]]["price"], "bottom": downs[-1], "recovered": ups[-1], "falling": len(downs)},
+                    "attrs": {"symbol": prow[0]["symbol"], "top": prow[mp[0][0]]["price"], "bottom": downs[-1], "recovered": ups[-1], "falling": len(downs)},
                 }
             )
     key = lambda m: json.dumps(m["ids"], sort_keys=True)  # noqa: E731

@@ -29,12 +29,16 @@ def test_run_sql_file(files: tuple[str, str], capsys: pytest.CaptureFixture[str]
     assert rc == 0
     assert [json.loads(line) for line in out.splitlines()] == [
         {"pattern": "MR", "ids": {"STRT": 4, "DOWN": [5], "UP": [6, 7, 8, 9]}, "start": 5, "end": 10,
-         "attrs": {"start_tstamp": 5, "bottom_tstamp": 6, "end_tstamp": 10}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 5, "bottom_tstamp": 6, "end_tstamp": 10}},
         {"pattern": "MR", "ids": {"STRT": 9, "DOWN": [10, 11], "UP": [12]}, "start": 10, "end": 13,
-         "attrs": {"start_tstamp": 10, "bottom_tstamp": 12, "end_tstamp": 13}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 10, "bottom_tstamp": 12, "end_tstamp": 13}},
         {"pattern": "MR", "ids": {"STRT": 13, "DOWN": [14, 15], "UP": [16, 17]}, "start": 14, "end": 18,
-         "attrs": {"start_tstamp": 14, "bottom_tstamp": 16, "end_tstamp": 18}},
+         "attrs": {"symbol": "ACME", "start_tstamp": 14, "bottom_tstamp": 16, "end_tstamp": 18}},
     ]
+    # SELECT *: the PARTITION BY column first, then the MEASURES (the SQL standard's order)
+    assert {tuple(json.loads(line)["attrs"]) for line in out.splitlines()} == {
+        ("symbol", "start_tstamp", "bottom_tstamp", "end_tstamp")
+    }
     assert "MR: 3 matches" in err
 
 
@@ -56,10 +60,10 @@ def test_check_and_draw(files: tuple[str, str], tmp_path: Path, capsys: pytest.C
     out, _ = capsys.readouterr()
     assert out.splitlines() == [
         f"{sql}: 1 pattern",
-        "  MR: MATCH_RECOGNIZE, 6 places, 8 transitions; rows of Ticker; window none; partition by symbol; "
+        "  MR: MATCH_RECOGNIZE, 5 state places, 8 transitions; rows of Ticker; window none; partition by symbol; "
         "one row per match; skip to last UP",
-        "net before merging: 1 patterns, 1 input places, 6 state places, 8 transitions",
-        "net after merging: 1 shared net, 1 input places, 6 state places, 8 transitions",
+        "net before merging: 1 patterns, 1 input places, 5 state places, 8 transitions",
+        "net after merging: 1 shared net, 1 input places, 5 state places, 8 transitions",
         kernel_line(None),
         "warning: query 'MR' has no WITHIN window: a match that keeps growing holds back every later start row "
         "of its partition",
