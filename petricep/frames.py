@@ -67,6 +67,7 @@ from petricep.lang.sql import check_sql_columns, parse_sql
 from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Match
+from petricep.runtime.memory import parse_size
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
 ColumnCheck = Callable[[Sequence[str]], None]
@@ -390,6 +391,7 @@ def run_matches(
     prefilter: bool = True,
     engine: str = "kernel",
     bindings: bool = False,
+    max_memory: int | str | None = None,
 ) -> Run:
     """Run patterns over events (the options of :func:`match`) and keep what a table needs.
     ``bindings``: the caller reads the matches' bound events (``Match.bindings()``, not an
@@ -436,6 +438,7 @@ def run_matches(
         engine=engine,
         bindings=with_events or bindings,
         locate=lambda e: _event_where(inp, e),
+        max_memory=parse_size(max_memory) if isinstance(max_memory, str) else max_memory,
     )
     runner.events_by_id = lookup
     try:
@@ -488,6 +491,8 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     ``with_events=True`` adds each bound event's fields (``events.<var>`` columns);
     ``as_objects=True`` returns the engine's :class:`Match` objects (a list);
     ``prefilter=False`` turns every row into an event (for comparison);
+    ``max_memory=`` (bytes, or a size such as ``"1GB"``): the memory budget, as
+    ``--max-memory`` (:mod:`petricep.runtime.memory`: over it, StateLimitError);
     ``engine="kernel"`` (the default) runs on the compiled kernel where it covers the
     patterns, as ``petricep run`` does, else on the Python engine (the kernel's match objects
     carry no bound events, so ``with_events=True`` and ``as_objects=True``, whose

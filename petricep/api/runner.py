@@ -39,6 +39,7 @@ from petricep.lang import ast as A
 from petricep.lang.check import check_fields
 from petricep.lang.sql import check_sql_columns
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
+from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
@@ -174,8 +175,10 @@ class Run:
     ``prefilter``: rows no pattern can use never become events (counted as processed;
     off where dropping a row could change a result: with a slack or an archive).
     ``files``: the parsed pattern files, for the schema check at the pattern.
-    ``max_partial_matches``: the memory budget (see :class:`Engine`; a history runner
-    has its own, set when it is built). ``engine``: ``"kernel"`` (the default) for the
+    ``max_partial_matches``: the budget of live partial matches, ``max_memory``: of bytes
+    (see :class:`Engine`, :mod:`petricep.runtime.memory`; a history runner has its own, set when
+    it is built); a ``MemoryError`` while iterating is raised as the typed
+    :class:`~petricep.errors.StateLimitError` (:func:`~petricep.runtime.memory.out_of_memory`). ``engine``: ``"kernel"`` (the default) for the
     compiled kernel where it covers the run, else the kernel for the parts it covers and
     the Python engine for the rest where their matches merge exactly, else the Python engine,
     saying which and why in the report's ``"engine"`` (:func:`engine_plan`,
@@ -203,6 +206,7 @@ class Run:
         prefilter: bool = True,
         progress: Callable[[int], None] | None = None,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
+        max_memory: int | None = None,
         count_marking: bool = False,
         engine: str = "kernel",
         bindings: bool = False,
@@ -227,15 +231,17 @@ class Run:
         self._fields_only = False
         if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
             kernel = self.engine = self._pusher = KernelEngine(
-                program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings
+                program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings, max_memory=max_memory
             )
             self._drain = kernel.drain
             self._columns = kernel.push_columns_iter
             self._fields_only = not bindings  # (bound events carry every field)
         elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone
-            self.engine = self._pusher = RowKernelEngine(program, tie=tie, max_partial_matches=max_partial_matches)
+            self.engine = self._pusher = RowKernelEngine(
+                program, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory
+            )
         elif isinstance(program, Net) and plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
-            split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches)
+            split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches, max_memory)
             self._drain = split.drain
             self._columns = split.push_columns
         elif isinstance(program, Net):
@@ -245,6 +251,7 @@ class Run:
                 slack=slack,
                 on_late=on_late,
                 max_partial_matches=max_partial_matches,
+                max_memory=max_memory,
                 count_marking=count_marking,
             )
         else:
@@ -309,6 +316,8 @@ class Run:
             yield from self._events(feed)
         except EvaluationError as exc:
             raise self._located(exc, self._current) from None
+        except MemoryError:  # (the machine's limit before the run's budgets: the typed error, exit 3)
+            raise out_of_memory() from None
         except EventError:
             # a row the reader fails on ends the run: the matches of the events before it
             # first (the kernel fires in batches: those still collected)

@@ -43,14 +43,22 @@ class SplitEngine:
     :class:`Engine`, driven like either (``push``, ``push_columns``, ``drain``, ``flush``,
     ``report``) over the whole ``net``; the matches in the single Python engine's order."""
 
-    def __init__(self, net: Net, plan: EnginePlan, tie: str = "arrival", max_partial_matches: int | None = None) -> None:
+    def __init__(
+        self,
+        net: Net,
+        plan: EnginePlan,
+        tie: str = "arrival",
+        max_partial_matches: int | None = None,
+        max_memory: int | None = None,
+    ) -> None:
         assert plan.name in (SPLIT, KERNEL) and plan.kernel_net is not None and plan.python_net is not None
         self.net = net
         self.plan = plan
-        self.kernel = KernelEngine(plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches)
+        # (the memory budget: the kernel's arenas and the Python engine's estimate, each whole)
+        self.kernel = KernelEngine(plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)
         # the SQL queries on the kernel's row matcher where it covers them (plan.rows_on_kernel)
         engine = RowKernelEngine if plan.rows_on_kernel else Engine
-        self.python = engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches)
+        self.python = engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)
         self.sweep_every = self.kernel.sweep_every  # the peak is sampled after each kernel batch
         self._index = {p.name: p.index for p in net.patterns}
         self._by_pattern = plan.mode == SPLIT_PATTERNS

@@ -21,6 +21,7 @@ from typing import IO, Any, NoReturn
 from petricep import __version__
 from petricep.errors import ConfigError, PetricepError
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
+from petricep.runtime.memory import out_of_memory
 
 from . import archive, check, draw, plot, run
 from .matchfile import output_format
@@ -91,6 +92,8 @@ def dispatch(args: argparse.Namespace) -> int:
             raise ConfigError("--engine spark writes JSON Lines only (yet): -o out.jsonl, without --with-events")
         if args.max_partial_matches != MAX_PARTIAL_MATCHES:
             raise ConfigError("--max-partial-matches is not applied with --engine spark (yet): run embedded")
+        if args.max_memory is not None:
+            raise ConfigError("--max-memory is not applied with --engine spark (yet): run embedded")
         if len(args.events) != 1 or args.events[0] == "-":
             raise ConfigError("--engine spark reads one events file (yet): not standard input, not several files")
         args.events = args.events[0]
@@ -166,6 +169,10 @@ def _run(args: argparse.Namespace) -> int:
     except PetricepError as exc:
         sys.stderr.write(f"{exc}\n")
         return exc.exit_code
+    except MemoryError:  # (outside a run's iteration, which words it itself: Run)
+        err = out_of_memory()
+        sys.stderr.write(f"{err}\n")
+        return err.exit_code
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
     except KeyboardInterrupt as exc:

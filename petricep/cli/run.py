@@ -41,6 +41,7 @@ from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs
 from petricep.lang import ast as A
 from petricep.matchtable import time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
+from petricep.runtime.memory import parse_size
 
 from .inputs import (
     add_input_options,
@@ -114,6 +115,14 @@ def add_parser(sub: Any) -> None:
         help=f"the memory budget: stop the run (exit 3) when a shared net holds more than N live partial matches "
         f"(default {MAX_PARTIAL_MATCHES:,}; 'none' for no budget)",
     )
+    run.add_argument(
+        "--max-memory",
+        type=_size,
+        metavar="SIZE",
+        help="a memory budget in bytes (512MB, 1GB, 2GiB): stop the run (exit 3) when its state would take more "
+        "(the kernel's arenas, counted as they grow; the Python engine's partial matches and the events --slack "
+        "holds, estimated); default: none",
+    )
     _add_archive_options(run)
     add_progress_options(run, "a progress bar")
 
@@ -130,6 +139,14 @@ def _budget(text: str) -> int | None:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number of partial matches or 'none', not {text!r}")
     return n
+
+
+def _size(text: str) -> int:
+    """``--max-memory``: a size (runtime/memory.py parse_size)."""
+    try:
+        return parse_size(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_order_options(ap: argparse.ArgumentParser) -> None:
@@ -283,6 +300,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             on_late=late.write if late is not None else None,
             prefilter=args.prefilter and not args.with_events,  # the events' rows whole
             max_partial_matches=args.max_partial_matches,
+            max_memory=args.max_memory,
             # the net's marking: for --stats and for the hints of a run that finds nothing
             # (counting costs nothing measurable: bench/HISTORY.md, "run marking")
             count_marking=True,

@@ -70,9 +70,16 @@ cdef void release_out(Kernel k) noexcept nogil:
     k.out_cap = 0
 
 
+cdef inline Py_ssize_t out_bytes(Kernel k) noexcept nogil:
+    """Bytes a buffered match takes (reserve_out)."""
+    return (2 * sizeof(int32_t) + 5 * sizeof(double) + k.maxslots * (3 * sizeof(int64_t) + sizeof(uint8_t))
+            + k.maxfields * (sizeof(double) + sizeof(int8_t)))
+
+
 cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1 nogil:
     if cap <= k.out_cap:
         return 0
+    charge(&k.budget, MEM_MATCHES, k.out_cap, cap, out_bytes(k))
     k.out_pattern = <int32_t*>grow(k.out_pattern, cap, sizeof(int32_t))
     k.out_group = <int32_t*>grow(k.out_group, cap, sizeof(int32_t))
     k.out_start = <double*>grow(k.out_start, cap, sizeof(double))

@@ -116,7 +116,7 @@ cdef int close_deadlines(Kernel k, double ts, int64_t pos, bint all_) except -1:
 cdef int expire(Kernel k, Group g, int64_t key, int32_t t, int b, double deadline) except -1:
     cdef int64_t bit = (<int64_t>1) << b
     cdef int pi
-    if not (g.tk_users[t] & bit) or (g.tk_ext[t] & bit) or g.tk_blocked[t]:
+    if not (g.tk_users[t] & bit) or (g.tk_ext[t] & bit) or (g.blocking and g.tk_blocked[t]):
         return 0
     if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor_of(k, g, key):
         return 0

@@ -20,6 +20,7 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
     if key >= g.nkeys:
         g.reserve_keys(key + 1)
     g.ncreated = 0
+    g.cur_key = key
     k.now_ts = k.store.ts[ev]
     k.now_pos = k.store.pos[ev]
     k.now_ev = ev
@@ -69,7 +70,7 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
                     g.add_created(nt)
                     moved |= g.tk_users[nt]
             if moved and g.strategy == STNM:
-                if g.tk_counted[t] & moved:
+                if g.timed and g.tk_counted[t] & moved:
                     with gil:  # (LIMIT: the quotas)
                         uncount(g, key, t, moved)
                 g.tk_users[t] &= ~moved
@@ -168,7 +169,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     else:
         users = g.tk_users[t] & g.tr_mask[tr]
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
-        if g.tk_blocked[t] & g.tr_blocked_by[tr]:
+        if g.blocking and g.tk_blocked[t] & g.tr_blocked_by[tr]:
             return -1
     if users == 0:
         return -1
@@ -184,6 +185,8 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
         if not eval_cond(k, g, g.tr_guard[ki], slots, sl, cur):
             return -1
     nt = g.alloc()
+    if g.room <= 0:  # (the budget of live partial matches: counted again)
+        check_room(k, g)
     if t >= 0:  # alloc may have moved the arena
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
     dst = &g.tk_slots[<Py_ssize_t>nt * ns]
@@ -193,9 +196,11 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     g.tk_place[nt] = g.tr_dst[tr]
     g.tk_next[nt] = -1
     g.tk_users[nt] = users
-    g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
-    g.tk_ext[nt] = 0
-    g.tk_counted[nt] = 0
+    if g.blocking:
+        g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
+    if g.timed:
+        g.tk_ext[nt] = 0
+        g.tk_counted[nt] = 0
     if t < 0:
         g.tk_first_ts[nt] = ts
         g.tk_last_ts[nt] = ts
@@ -225,7 +230,7 @@ cdef inline void unlink(Kernel k, Group g, int list_id, int32_t prev, int32_t t)
         g.tk_next[prev] = nxt
     if g.tails[list_id] == t:
         g.tails[list_id] = prev
-    if g.tk_pins[t]:  # a deadline or a quota still refers to it
+    if g.timed and g.tk_pins[t]:  # a deadline or a quota still refers to it
         g.tk_next[t] = g.zombies
         g.zombies = t
     else:
@@ -311,6 +316,8 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1 nogil:
             watch(k, g, key)
     k.created += g.ncreated
     g.ncreated = 0
+    if g.over:  # a count in the step found the net over its budget
+        end_check(k, g)
     return 0
 
 
@@ -446,6 +453,7 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
     cdef int32_t* en_trs = NULL
     try:
         g.ncreated = 0
+        g.cur_key = key
         for j in range(k.grp_n):
             if k.grp_keys[j * ng + gi] != key or (
                     g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]):

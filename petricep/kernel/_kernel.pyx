@@ -46,7 +46,7 @@ MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memcmp
 from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t, INT64_MAX
 cimport cython
 
 import numpy as np
@@ -98,9 +98,57 @@ class KernelLimitError(Exception):
     kernel holds it); the Python side words it as the engine (StateLimitError)."""
 
 
+class KernelBudgetError(Exception):
+    """The run's budget of live partial matches (max_partial_matches) is exceeded within a
+    batch: (net pattern index, shared net index, the fullest key's code, its partial matches,
+    the net's live partial matches, the budget, the event's id as the kernel holds it); the
+    Python side words it as the engine (housekeeping._over_budget)."""
+
+
+class KernelMemoryError(Exception):
+    """The run's memory budget in bytes (max_memory) would be exceeded by an arena growing:
+    (bytes held per part, as MEM_* index them, the bytes the growth asked for, the budget); the
+    row being fired is ``Kernel.cur_row``."""
+
+
 class KernelEvaluationError(Exception):
     """A condition could not be evaluated: (what, op code, a, a's kind, b, b's kind); the
     Python side renders it with the run's string dictionary, as the engine words it."""
+
+
+cdef enum:
+    # what a kernel's bytes hold (Budget.parts; the Python side names them: run.MEMORY_PARTS)
+    MEM_TOKENS = 0   # the token arenas: partial matches
+    MEM_KLEENE = 1   # Kleene lists' elements
+    MEM_EVENTS = 2   # the event store: events partial matches bind
+    MEM_KEYS = 3     # per key: its lists' heads and tails
+    MEM_WAITING = 4  # negative events buffered, matches waiting for an end negation's window
+    MEM_MATCHES = 5  # matches buffered before they are taken (and their Kleene lists' ids)
+    MEM_SCRATCH = 6  # one step's new partial matches
+    MEM_NPARTS = 7
+
+
+cdef struct Budget:
+    # the bytes a kernel's arenas hold, counted where they grow (charge), and the limit
+    int64_t parts[7]
+    int64_t held
+    int64_t limit  # -1: none
+
+
+cdef int charge(Budget* b, int what, Py_ssize_t old_n, Py_ssize_t new_n, Py_ssize_t row) except -1 nogil:
+    """An arena of ``row`` bytes per entry grows from ``old_n`` to ``new_n`` entries: counted
+    before it grows, so that a budget stops the run before the memory is taken, not after.
+    (No budget attached yet: a Group or EventStore being built, counted when it is adopted.)"""
+    cdef int64_t more
+    if b == NULL or new_n <= old_n:
+        return 0
+    more = <int64_t>(new_n - old_n) * row
+    if b.limit >= 0 and b.held + more > b.limit:
+        with gil:
+            raise KernelMemoryError([b.parts[i] for i in range(MEM_NPARTS)], more, b.limit)
+    b.parts[what] += more
+    b.held += more
+    return 0
 
 
 cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL nogil:

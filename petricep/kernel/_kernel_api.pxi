@@ -122,10 +122,12 @@ cdef class Kernel:
     cdef public int ts_attr, id_attr
     cdef object group_of_type  # per type code: groups consuming it (indices)
     cdef int64_t* floor_cache
+    cdef Budget budget  # the bytes its arenas hold, and the limit (charge)
     cdef double* vstack
     cdef int8_t* tstack
 
     def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048, Py_ssize_t compact_slack=1024):
+        self.budget.limit = -1  # (none until set_budget; adopt_budget counts what is held by then)
         self.groups = [Group(g) for g in lowered.groups]
         self.ngroups = len(self.groups)
         self.gptr = <void**>grow(NULL, max(self.ngroups, 1), sizeof(void*))
@@ -202,6 +204,7 @@ cdef class Kernel:
         self.tstack = <int8_t*>grow(NULL, MAX_STACK, sizeof(int8_t))
         adopt_out(self)
         reserve_out(self, 1024)
+        adopt_budget(self)
 
     def __dealloc__(self):
         release_out(self)
@@ -209,6 +212,21 @@ cdef class Kernel:
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
         free(self.kl_ids); free(self.kl_ev)
         free(self.gptr)
+
+    def set_budget(self, max_live, max_bytes):
+        """The run's budgets: live partial matches per shared net (``max_live``) and bytes the
+        arenas hold (``max_bytes``), None for none; checked where the arenas grow, within a
+        batch (check_room, charge), not after it."""
+        cdef Group g
+        self.budget.limit = -1 if max_bytes is None else max_bytes
+        for g in self.groups:
+            g.max_live = -1 if max_live is None else max_live
+            g.room = INT64_MAX if max_live is None else max_live - g.live_tokens
+            g.over = False
+
+    def memory(self):
+        """The bytes the arenas hold, per part (run.MEMORY_PARTS names them), as charged."""
+        return [self.budget.parts[i] for i in range(MEM_NPARTS)]
 
     def run(self, types, ts, pos, ids, const double[:, :] vals, const int8_t[:, :] tags, keys,
             Py_ssize_t row0=0, Py_ssize_t max_out=0):
@@ -250,22 +268,9 @@ cdef class Kernel:
         """Tokens that can still be extended at the event (ts, pos): alive for some pattern,
         window open, contiguity unbroken (Engine.live_partial_matches)."""
         cdef Group g
-        cdef Py_ssize_t lid, total = 0
-        cdef int32_t t
-        cdef int64_t floor
+        cdef Py_ssize_t total = 0
         for g in self.groups:
-            for lid in range(g.nkeys * g.nplaces):
-                if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
-                    floor = g.floors[lid // g.nplaces]
-                elif g.strategy >= STRICT_CONTIGUITY:
-                    floor = self.last_key
-                else:
-                    floor = NO_KEY
-                t = g.heads[lid]
-                while t >= 0:
-                    if g.tk_users[t] and not g.expired(t, ts, pos) and g.tk_last_key[t] >= floor:
-                        total += 1
-                    t = g.tk_next[t]
+            total += group_live(self, g, ts, pos, NULL)
         return total
 
     def clear(self):
@@ -472,6 +477,127 @@ cdef class Kernel:
 
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
+
+
+cdef int adopt_budget(Kernel k) except -1:
+    """Point the groups and the store at the kernel's Budget, counting what they hold already."""
+    cdef Group g
+    cdef Py_ssize_t i
+    for i in range(MEM_NPARTS):
+        k.budget.parts[i] = 0
+    k.budget.held = 0
+    k.budget.limit = -1
+    charge(&k.budget, MEM_EVENTS, 0, k.store.cap, k.store.row_bytes())
+    charge(&k.budget, MEM_MATCHES, 0, k.out_cap, out_bytes(k))
+    for g in k.groups:
+        charge(&k.budget, MEM_TOKENS, 0, g.tk_cap, g.token_bytes())
+        charge(&k.budget, MEM_KEYS, 0, g.nkeys, g.key_bytes())
+        g.budget = &k.budget
+    k.store.budget = &k.budget
+    return 0
+
+
+cdef Py_ssize_t group_live(Kernel k, Group g, double ts, int64_t pos, Py_ssize_t* per_key) except -1 nogil:
+    """``g``'s tokens that can still be extended at the event (ts, pos): alive for some
+    pattern, window open, contiguity unbroken (Engine.live_partial_matches); ``per_key``
+    (nkeys entries, or NULL) gets each key's count added."""
+    cdef Py_ssize_t lid, total = 0
+    cdef int32_t t
+    cdef int64_t floor
+    for lid in range(g.nkeys * g.nplaces):
+        if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+            floor = g.floors[lid // g.nplaces]
+        elif g.strategy >= STRICT_CONTIGUITY:
+            floor = k.last_key
+        else:
+            floor = NO_KEY
+        t = g.heads[lid]
+        while t >= 0:
+            if g.tk_users[t] and not g.expired(t, ts, pos) and g.tk_last_key[t] >= floor:
+                total += 1
+                if per_key != NULL:
+                    per_key[lid // g.nplaces] += 1
+            t = g.tk_next[t]
+    return total
+
+
+cdef int check_room(Kernel k, Group g) except -1 nogil:
+    """``g`` allocated as many tokens as its budget had room for since the last count (alloc,
+    in the middle of an event's step): the event's end counts its live partial matches
+    (end_check), as the engine counts after the event (housekeeping.check_budget, which
+    this follows: the same events are checked, the same one stops the run). Should the step
+    go on allocating as many again (one event doubles an explosive Kleene pattern's partial
+    matches), they are counted now, the stored ones and the step's new ones, and twice the
+    budget stops the run before it allocates far past it."""
+    cdef Py_ssize_t live
+    if g.over:
+        live = group_live(k, g, k.now_ts, k.now_pos, NULL) + created_live(g)
+        if live > 2 * g.max_live:
+            over_budget(k, g, g.cur_key, live)
+    g.over = True
+    g.room = max(g.max_live, 1)
+    return 0
+
+
+cdef Py_ssize_t created_live(Group g) noexcept nogil:
+    """The step's new tokens that will be stored (at a place with a transition out)."""
+    cdef Py_ssize_t i, n = 0
+    for i in range(g.ncreated):
+        if g.place_exits[g.tk_place[g.created[i]]]:
+            n += 1
+    return n
+
+
+cdef int end_check(Kernel k, Group g) except -1 nogil:
+    """The end of an event whose step used up ``g``'s room (check_room): its live partial
+    matches over the budget stop the run; else the next count comes when the allocations
+    since could have filled the room left (at least 1/64 of the budget, so that a run near it
+    does not count per event: housekeeping.check_budget)."""
+    cdef Py_ssize_t live = group_live(k, g, k.now_ts, k.now_pos, NULL)
+    g.over = False
+    if live > g.max_live:
+        over_budget(k, g, -1, live)
+    g.room = max(g.max_live - live, g.max_live // 64, 1)
+    return 0
+
+
+cdef int over_budget(Kernel k, Group g, int64_t key, Py_ssize_t live) except -1 nogil:
+    """Raise KernelBudgetError naming the fullest key and the pattern most of its partial
+    matches serve (housekeeping._over_budget); ``key``'s step's new tokens count as its own."""
+    cdef Py_ssize_t* per_key = <Py_ssize_t*>calloc(max(g.nkeys, 1), sizeof(Py_ssize_t))
+    cdef Py_ssize_t best = 0, ki, lid, b, n
+    cdef int32_t t
+    if per_key == NULL:
+        with gil:
+            raise MemoryError()
+    group_live(k, g, k.now_ts, k.now_pos, per_key)
+    if 0 <= key < g.nkeys:
+        per_key[key] += created_live(g)
+    for ki in range(g.nkeys):
+        if per_key[ki] > per_key[best]:
+            best = ki
+    n = per_key[best]
+    free(per_key)
+    with gil:
+        counts = [0] * g.nbits
+        for lid in range(best * g.nplaces, (best + 1) * g.nplaces):
+            t = g.heads[lid]
+            while t >= 0:
+                if g.tk_users[t] and not g.expired(t, k.now_ts, k.now_pos):
+                    for b in range(g.nbits):
+                        if (g.tk_users[t] >> b) & 1:
+                            counts[b] += 1
+                t = g.tk_next[t]
+        if best == key:
+            for ki in range(g.ncreated):
+                t = g.created[ki]
+                if g.place_exits[g.tk_place[t]]:
+                    for b in range(g.nbits):
+                        if (g.tk_users[t] >> b) & 1:
+                            counts[b] += 1
+        top = max(range(g.nbits), key=counts.__getitem__) if g.nbits else 0
+        raise KernelBudgetError(g.patterns[top] if g.nbits else 0, g.index, best, n, live, g.max_live,
+                                k.store.id[k.now_ev])
 
 
 cdef int sweep(Kernel k, double ts, int64_t pos) except -1 nogil:

@@ -21,6 +21,7 @@ cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1 nogil:
     cdef Py_ssize_t na = g.naggs
     if cap <= g.nd_cap:
         return 0
+    charge(g.budget, MEM_KLEENE, g.nd_cap, cap, node_bytes(g))
     g.nd_ev = <int64_t*>grow(g.nd_ev, cap, sizeof(int64_t))
     g.nd_first = <int64_t*>grow(g.nd_first, cap, sizeof(int64_t))
     g.nd_count = <int64_t*>grow(g.nd_count, cap, sizeof(int64_t))
@@ -31,6 +32,11 @@ cdef int reserve_nodes(Group g, Py_ssize_t cap) except -1 nogil:
     g.nd_acc_n = <int64_t*>grow(g.nd_acc_n, cap * na, sizeof(int64_t))
     g.nd_cap = cap
     return 0
+
+
+cdef inline Py_ssize_t node_bytes(Group g) noexcept nogil:
+    """Bytes a Kleene list's element takes (reserve_nodes)."""
+    return 3 * sizeof(int64_t) + sizeof(int32_t) + sizeof(uint8_t) + g.naggs * (2 * sizeof(double) + sizeof(int8_t))
 
 
 cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) except -2 nogil:
@@ -188,6 +194,7 @@ cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) 
     cdef Py_ssize_t m = k.maxslots, n = g.nd_count[node], i
     cdef int64_t x = node
     if k.kl_n + n > k.kl_cap:
+        charge(&k.budget, MEM_MATCHES, k.kl_cap, max(1024, 2 * (k.kl_n + n)), 2 * sizeof(int64_t))
         k.kl_cap = max(1024, 2 * (k.kl_n + n))
         k.kl_ids = <int64_t*>grow(k.kl_ids, k.kl_cap, sizeof(int64_t))
         k.kl_ev = <int64_t*>grow(k.kl_ev, k.kl_cap, sizeof(int64_t))

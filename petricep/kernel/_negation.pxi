@@ -167,7 +167,7 @@ cdef int cancel(Kernel k, Group g, int64_t key, int j, int64_t x) except -1 nogi
                 if growable:
                     g.tk_blocked[t] |= (<int64_t>1) << j
                 else:
-                    if g.tk_counted[t]:
+                    if g.timed and g.tk_counted[t]:
                         with gil:  # (LIMIT: the quotas)
                             uncount(g, key, t, -1)
                     g.tk_users[t] = 0  # not alive: no timeout

@@ -29,6 +29,7 @@ cdef bint enter_plain(Kernel k, Group g, int etype, int64_t key, int64_t ev) exc
     if key >= g.nkeys:
         g.reserve_keys(key + 1)
     g.ncreated = 0
+    g.cur_key = key
     g.ndirect = 0
     ts = k.store.ts[ev]
     pos = k.store.pos[ev]
@@ -124,6 +125,8 @@ cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
         accept_at(k, g, -1, dp, users, dst, first_ts, last_ts, key)
         return users
     nt = g.alloc()
+    if g.room <= 0:  # (the budget of live partial matches: counted again)
+        check_room(k, g)
     if t >= 0:  # alloc may have moved the arena
         slots = &g.tk_slots[<Py_ssize_t>t * ns]
     dst = &g.tk_slots[<Py_ssize_t>nt * ns]
@@ -132,10 +135,7 @@ cdef int64_t fire_plain(Kernel k, Group g, int tr, int32_t t, int64_t ev, double
     dst[sl] = ev
     g.tk_place[nt] = dp
     g.tk_next[nt] = -1
-    g.tk_users[nt] = users
-    g.tk_blocked[nt] = 0
-    g.tk_ext[nt] = 0
-    g.tk_counted[nt] = 0
+    g.tk_users[nt] = users  # (tk_blocked, tk_ext, tk_counted: a plain net has none: Group.timed, blocking)
     if t < 0:
         g.tk_first_ts[nt] = ts
         g.tk_last_ts[nt] = ts

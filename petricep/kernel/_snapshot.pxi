@@ -203,11 +203,12 @@ cdef int tokens_out(Group g, int32_t[::1] order, Py_ssize_t n, str p, dict s) ex
     cdef int64_t[::1] v_ext = ext, v_counted = counted, v_slots = slots
     for i in range(n):
         t = order[i]
-        v_place[i] = g.tk_place[t]; v_pins[i] = g.tk_pins[t]
+        v_place[i] = g.tk_place[t]; v_pins[i] = g.tk_pins[t] if g.timed else 0
         v_fts[i] = g.tk_first_ts[t]; v_lts[i] = g.tk_last_ts[t]
         v_fpos[i] = g.tk_first_pos[t]; v_lpos[i] = g.tk_last_pos[t]; v_lkey[i] = g.tk_last_key[t]
-        v_users[i] = g.tk_users[t]; v_blocked[i] = g.tk_blocked[t]; v_ext[i] = g.tk_ext[t]
-        v_counted[i] = g.tk_counted[t]
+        v_users[i] = g.tk_users[t]; v_blocked[i] = g.tk_blocked[t] if g.blocking else 0
+        v_ext[i] = g.tk_ext[t] if g.timed else 0
+        v_counted[i] = g.tk_counted[t] if g.timed else 0
         for j in range(ns):
             v_slots[i * ns + j] = g.tk_slots[<Py_ssize_t>t * ns + j]
     s.update({p + "tk.place": place, p + "tk.pins": pins, p + "tk.first_ts": fts, p + "tk.last_ts": lts,
@@ -408,13 +409,13 @@ cdef int nodes_in(Kernel k, Group g, str p, dict s) except -1:
     check(n == 0 or g.has_kleene, "Kleene elements in a net without Kleene closure")
     for i, (e, f, q) in enumerate(zip(ev.tolist(), first.tolist(), prev.tolist())):
         check(0 <= e < k.store.n and 0 <= f < k.store.n and -1 <= q < i, "a Kleene element out of range")
-    acc_v = column(s, p + "nd.acc_v", np.float64, n * na)
-    acc_t = column(s, p + "nd.acc_t", np.int8, n * na)
-    acc_n = column(s, p + "nd.acc_n", np.int64, n * na)
     count = column(s, p + "nd.count", np.int64, n)
     reserve_nodes(g, n)
     put_i64(g.nd_ev, ev); put_i64(g.nd_first, first); put_i64(g.nd_count, count); put_i32(g.nd_prev, prev)
-    put_f64(g.nd_acc_v, acc_v); put_i8(g.nd_acc_t, acc_t); put_i64(g.nd_acc_n, acc_n)
+    if na:  # (a net without list aggregates holds no accumulators; earlier snapshots wrote one unused per node)
+        put_f64(g.nd_acc_v, column(s, p + "nd.acc_v", np.float64, n * na))
+        put_i8(g.nd_acc_t, column(s, p + "nd.acc_t", np.int8, n * na))
+        put_i64(g.nd_acc_n, column(s, p + "nd.acc_n", np.int64, n * na))
     g.nd_n = n
     g.nd_live = s[p + "nd.live"]
     return 0
@@ -440,18 +441,27 @@ cdef int tokens_in(Kernel k, Group g, str p, dict s) except -1:
     for i in range(n):
         memcpy(&g.tk_slots[i * ns], &v_slots[i * ns], ns * sizeof(int64_t))
     put_i32(g.tk_place, place)
-    put_i32(g.tk_pins, column(s, p + "tk.pins", np.int32, n))
+    pins = column(s, p + "tk.pins", np.int32, n)
     put_f64(g.tk_first_ts, column(s, p + "tk.first_ts", np.float64, n))
     put_f64(g.tk_last_ts, column(s, p + "tk.last_ts", np.float64, n))
     put_i64(g.tk_first_pos, column(s, p + "tk.first_pos", np.int64, n))
     put_i64(g.tk_last_pos, column(s, p + "tk.last_pos", np.int64, n))
     put_i64(g.tk_last_key, column(s, p + "tk.last_key", np.int64, n))
     put_i64(g.tk_users, column(s, p + "tk.users", np.int64, n))
-    put_i64(g.tk_blocked, column(s, p + "tk.blocked", np.int64, n))
-    put_i64(g.tk_ext, column(s, p + "tk.ext", np.int64, n))
-    put_i64(g.tk_counted, column(s, p + "tk.counted", np.int64, n))
-    for i in range(n, g.tk_cap):
-        g.tk_pins[i] = 0
+    blocked = column(s, p + "tk.blocked", np.int64, n)
+    ext = column(s, p + "tk.ext", np.int64, n)
+    counted = column(s, p + "tk.counted", np.int64, n)
+    # (arrays a net without negations, ON TIMEOUT or LIMIT does not hold: Group.timed, blocking)
+    check(g.blocking or not blocked.any(), "blocked tokens in a net without negations")
+    check(g.timed or not (pins.any() or ext.any() or counted.any()), "watched tokens in a net without ON TIMEOUT or LIMIT")
+    if g.blocking:
+        put_i64(g.tk_blocked, blocked)
+    if g.timed:
+        put_i32(g.tk_pins, pins)
+        put_i64(g.tk_ext, ext)
+        put_i64(g.tk_counted, counted)
+        for i in range(n, g.tk_cap):
+            g.tk_pins[i] = 0
     g.free_head = -1
     for i in range(g.tk_cap - 1, n - 1, -1):
         g.tk_next[i] = g.free_head

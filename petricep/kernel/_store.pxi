@@ -22,6 +22,7 @@ cdef class EventStore:
     cdef Py_ssize_t n, cap, nattrs
     cdef double* ranks  # string code -> rank in the sorted dictionary
     cdef Py_ssize_t nranks
+    cdef Budget* budget  # the kernel's (charge), NULL until it adopts the store
 
     def __cinit__(self, Py_ssize_t nattrs):
         self.nattrs = nattrs
@@ -31,6 +32,7 @@ cdef class EventStore:
         self.next_seq = 0
         self.ranks = NULL
         self.nranks = 0
+        self.budget = NULL
         self.reserve(1024)
 
     def __dealloc__(self):
@@ -39,6 +41,7 @@ cdef class EventStore:
     cdef int reserve(self, Py_ssize_t cap) except -1 nogil:
         if cap <= self.cap:
             return 0
+        charge(self.budget, MEM_EVENTS, self.cap, cap, self.row_bytes())
         self.ts = <double*>grow(self.ts, cap, sizeof(double))
         self.pos = <int64_t*>grow(self.pos, cap, sizeof(int64_t))
         self.id = <int64_t*>grow(self.id, cap, sizeof(int64_t))
@@ -47,6 +50,10 @@ cdef class EventStore:
         self.tag = <int8_t*>grow(self.tag, cap * self.nattrs, sizeof(int8_t))
         self.cap = cap
         return 0
+
+    cdef inline Py_ssize_t row_bytes(self) noexcept nogil:
+        """Bytes an event takes in the store (reserve)."""
+        return 4 * sizeof(int64_t) + self.nattrs * (sizeof(double) + sizeof(int8_t))
 
     def set_ranks(self, double[:] ranks):
         cdef Py_ssize_t i, n = ranks.shape[0]
@@ -185,6 +192,14 @@ cdef class Group:
     # scratch: tokens created by one step
     cdef int32_t* created
     cdef Py_ssize_t ncreated, created_cap
+    # the run's budgets: bytes (the kernel's Budget, NULL until it adopts the group) and live
+    # partial matches (max_live, -1: none): ``room`` is how many tokens may be allocated before
+    # the live ones are counted again (check_room), ``over`` that the room ran out in this
+    # event's step and its end counts them (end_check)
+    cdef Budget* budget
+    cdef public int64_t max_live, room
+    cdef bint over
+    cdef int64_t cur_key  # the key being stepped (its new tokens are in ``created``)
     cdef int64_t* slotbuf
     cdef const int64_t* unbound  # nslots of -1, never written: the empty binding, read without a reset per use
     # event time (_eventtime.pxi): per token the references to it from deadlines and LIMIT
@@ -193,6 +208,11 @@ cdef class Group:
     cdef int32_t* tk_pins
     cdef int64_t* tk_ext
     cdef int64_t* tk_counted
+    # which of the per-token arrays only some nets read hold a value per token (else one,
+    # never read: a net without ON TIMEOUT or LIMIT, or without negations, does not pay for
+    # them, bench/RESULTS.md "A memory budget that holds"): tk_pins, tk_ext, tk_counted
+    # (``timed``: ON TIMEOUT or LIMIT), tk_blocked (``blocking``: a negation)
+    cdef bint timed, blocking
     cdef int32_t zombies
     cdef const int64_t[::1] place_exit_bits, place_emit_bits, bit_limit
     cdef const double[::1] bit_window
@@ -310,6 +330,7 @@ cdef class Group:
         self.tr_blocked_by = lg.tr_blocked_by
         self.tr_clears = lg.tr_clears
         self.nnegs = lg.neg_type.shape[0]
+        self.blocking = self.nnegs > 0
         self.nb_ev = NULL; self.nb_next = NULL; self.nb_cap = 0; self.nb_free = -1
         self.nb_heads = NULL; self.nb_tails = NULL
         self.pd_slots = NULL; self.pd_first_ts = NULL; self.pd_last_ts = NULL; self.pd_first_pos = NULL
@@ -334,6 +355,11 @@ cdef class Group:
         self.created = NULL
         self.ncreated = 0
         self.created_cap = 0
+        self.budget = NULL
+        self.max_live = -1
+        self.room = INT64_MAX
+        self.over = False
+        self.cur_key = 0
         self.slotbuf = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
         empty = <int64_t*>grow(NULL, self.nslots, sizeof(int64_t))
         for i in range(self.nslots):
@@ -354,6 +380,7 @@ cdef class Group:
         self.timeout_mask = lg.timeout_mask
         self.limit_mask = lg.limit_mask
         self.watch_mask = lg.timeout_mask | lg.limit_mask
+        self.timed = self.watch_mask != 0
         self.nbits = len(lg.patterns)
         self.patterns = tuple(lg.patterns)
         self.index = lg.index
@@ -374,7 +401,8 @@ cdef class Group:
         self.agg_attr = lg.agg_attr
         self.cond_iter_slot = lg.cond_iter_slot
         self.has_kleene = 1 if any(lg.slot_kleene) else 0
-        self.naggs = max([lg.slot_agg_start[i + 1] - lg.slot_agg_start[i] for i in range(lg.nslots)] + [1])
+        # (0 where no list aggregates: a node then holds no accumulator)
+        self.naggs = max([lg.slot_agg_start[i + 1] - lg.slot_agg_start[i] for i in range(lg.nslots)] + [0])
         self.nd_ev = NULL; self.nd_first = NULL; self.nd_count = NULL; self.nd_prev = NULL; self.nd_mark = NULL
         self.nd_acc_v = NULL; self.nd_acc_t = NULL; self.nd_acc_n = NULL
         self.nd_n = 0; self.nd_cap = 0; self.nd_live = 0
@@ -396,6 +424,7 @@ cdef class Group:
         cdef Py_ssize_t old = self.tk_cap, i
         if cap <= old:
             return 0
+        charge(self.budget, MEM_TOKENS, old, cap, self.token_bytes())
         self.tk_place = <int32_t*>grow(self.tk_place, cap, sizeof(int32_t))
         self.tk_next = <int32_t*>grow(self.tk_next, cap, sizeof(int32_t))
         self.tk_first_ts = <double*>grow(self.tk_first_ts, cap, sizeof(double))
@@ -405,12 +434,20 @@ cdef class Group:
         self.tk_last_key = <int64_t*>grow(self.tk_last_key, cap, sizeof(int64_t))
         self.tk_users = <int64_t*>grow(self.tk_users, cap, sizeof(int64_t))
         self.tk_slots = <int64_t*>grow(self.tk_slots, cap * self.nslots, sizeof(int64_t))
-        self.tk_blocked = <int64_t*>grow(self.tk_blocked, cap, sizeof(int64_t))
-        self.tk_pins = <int32_t*>grow(self.tk_pins, cap, sizeof(int32_t))
-        self.tk_ext = <int64_t*>grow(self.tk_ext, cap, sizeof(int64_t))
-        self.tk_counted = <int64_t*>grow(self.tk_counted, cap, sizeof(int64_t))
-        for i in range(old, cap):
-            self.tk_pins[i] = 0
+        if self.blocking:
+            self.tk_blocked = <int64_t*>grow(self.tk_blocked, cap, sizeof(int64_t))
+        elif self.tk_blocked == NULL:
+            self.tk_blocked = <int64_t*>grow(NULL, 1, sizeof(int64_t))
+        if self.timed:
+            self.tk_pins = <int32_t*>grow(self.tk_pins, cap, sizeof(int32_t))
+            self.tk_ext = <int64_t*>grow(self.tk_ext, cap, sizeof(int64_t))
+            self.tk_counted = <int64_t*>grow(self.tk_counted, cap, sizeof(int64_t))
+            for i in range(old, cap):
+                self.tk_pins[i] = 0
+        elif self.tk_pins == NULL:
+            self.tk_pins = <int32_t*>grow(NULL, 1, sizeof(int32_t))
+            self.tk_ext = <int64_t*>grow(NULL, 1, sizeof(int64_t))
+            self.tk_counted = <int64_t*>grow(NULL, 1, sizeof(int64_t))
         # the new tokens join the free list (lowest index first)
         for i in range(cap - 1, old - 1, -1):
             self.tk_next[i] = self.free_head
@@ -423,6 +460,7 @@ cdef class Group:
         if nkeys <= old:
             return 0
         cap = max(nkeys, 2 * old)
+        charge(self.budget, MEM_KEYS, old, cap, self.key_bytes())
         self.heads = <int32_t*>grow(self.heads, cap * self.nplaces, sizeof(int32_t))
         self.tails = <int32_t*>grow(self.tails, cap * self.nplaces, sizeof(int32_t))
         self.floors = <int64_t*>grow(self.floors, cap, sizeof(int64_t))
@@ -442,13 +480,29 @@ cdef class Group:
         self.nkeys = cap
         return 0
 
+    cdef inline Py_ssize_t token_bytes(self) noexcept nogil:
+        """Bytes a token takes in the arena (reserve_tokens)."""
+        cdef Py_ssize_t n = 2 * sizeof(int32_t) + (6 + self.nslots) * sizeof(int64_t)
+        if self.timed:
+            n += sizeof(int32_t) + 2 * sizeof(int64_t)
+        if self.blocking:
+            n += sizeof(int64_t)
+        return n
+
+    cdef inline Py_ssize_t key_bytes(self) noexcept nogil:
+        """Bytes a key's lists take (reserve_keys)."""
+        return (2 * self.nplaces + 1 + 2 * max(self.nnegs, 1)) * sizeof(int32_t) + sizeof(int64_t)
+
     cdef inline int32_t alloc(self) except -1 nogil:
+        """A free token (the arena grows where none is); ``room`` counts it (its callers,
+        which know the kernel, call check_room when it runs out)."""
         cdef int32_t t
         if self.free_head < 0:
             self.reserve_tokens(2 * self.tk_cap)
         t = self.free_head
         self.free_head = self.tk_next[t]
         self.live_tokens += 1
+        self.room -= 1
         return t
 
     cdef inline void release(self, int32_t t) noexcept nogil:
@@ -458,6 +512,7 @@ cdef class Group:
 
     cdef inline int add_created(self, int32_t t) except -1 nogil:
         if self.ncreated >= self.created_cap:
+            charge(self.budget, MEM_SCRATCH, self.created_cap, max(64, 2 * self.created_cap), sizeof(int32_t))
             self.created_cap = max(64, 2 * self.created_cap)
             self.created = <int32_t*>grow(self.created, self.created_cap, sizeof(int32_t))
         self.created[self.ncreated] = t
@@ -470,6 +525,7 @@ cdef class Group:
         cdef int32_t b
         cdef int lid = <int>(key * self.nnegs + j)
         if self.nb_free < 0:
+            charge(self.budget, MEM_WAITING, old, max(64, 2 * old), sizeof(int64_t) + sizeof(int32_t))
             self.nb_cap = max(64, 2 * old)
             self.nb_ev = <int64_t*>grow(self.nb_ev, self.nb_cap, sizeof(int64_t))
             self.nb_next = <int32_t*>grow(self.nb_next, self.nb_cap, sizeof(int32_t))
@@ -491,6 +547,7 @@ cdef class Group:
         cdef Py_ssize_t i, old = self.pd_cap
         cdef int32_t d
         if self.pd_free < 0:
+            charge(self.budget, MEM_WAITING, old, max(64, 2 * old), self.pending_bytes())
             self.pd_cap = max(64, 2 * old)
             self.pd_slots = <int64_t*>grow(self.pd_slots, self.pd_cap * self.nslots, sizeof(int64_t))
             self.pd_first_ts = <double*>grow(self.pd_first_ts, self.pd_cap, sizeof(double))
@@ -510,6 +567,10 @@ cdef class Group:
         d = self.pd_free
         self.pd_free = self.pd_next[d]
         return d
+
+    cdef inline Py_ssize_t pending_bytes(self) noexcept nogil:
+        """Bytes a match waiting for an end negation's window takes (new_pending)."""
+        return (self.nslots + 7) * sizeof(int64_t) + 3 * sizeof(int32_t) + sizeof(uint8_t)
 
     cdef inline void drop_pending(self, int32_t d) noexcept nogil:
         self.pd_next[d] = self.pd_free

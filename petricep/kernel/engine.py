@@ -48,6 +48,7 @@ from petricep.kernel.run import TICK_CODE, KernelRun
 from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, number_view
 from petricep.runtime.match import Match
+from petricep.runtime.memory import check_size
 
 BATCH = 4096  # events per kernel call
 # matches a kernel call buffers before they are taken: an explosive pattern's matches leave a
@@ -69,8 +70,11 @@ class KernelEngine:
     one event (the matches of the batch it completes, in the engine's order), ``flush`` at
     the end, ``drain`` to fire the events collected so far without ending the stream.
 
-    ``max_partial_matches``: the memory budget, checked after every batch (the engine checks
-    at every sweep): over it, :class:`StateLimitError` as the engine words it. Its matches
+    ``max_partial_matches``: the budget of live partial matches per shared net, and
+    ``max_memory``: of the bytes the kernel's arenas hold (:mod:`petricep.runtime.memory`); both
+    checked within a batch, where the arenas grow (the engine checks at its sweeps): over one,
+    :class:`StateLimitError` as the engine words it, after the matches of the events before
+    the one that went over (as an evaluation error). Its matches
     carry ids, times and the pattern; with ``with_events`` their bound events too
     (``Match.bindings()``, for a history join or ``--with-events``), the events kept for as
     long as the kernel may bind them (no pattern may emit composite events then)."""
@@ -82,6 +86,7 @@ class KernelEngine:
         max_partial_matches: int | None = None,
         batch: int = BATCH,
         with_events: bool = False,
+        max_memory: int | None = None,
     ) -> None:
         self.net = net
         self.kernel = KernelRun(net, tie=tie)
@@ -100,7 +105,8 @@ class KernelEngine:
             raise ConfigError("the kernel's matches carry their bound events only where no pattern emits composite events")
         self._out = MatchObjects(self.kernel, self._known, with_events)  # matches as Match objects
         self._error: EvaluationError | StateLimitError | None = None
-        self._budget = max_partial_matches
+        self._budget = (max_partial_matches, check_size(max_memory))
+        self.kernel.set_budget(*self._budget)
         self._with_at = False  # _fire keeps (match, emitting position) pairs in _pairs
         self._pairs: list[Any] = []  # (match, position), or with _with_batches (chunk, positions)
         self._batches: MatchBatches | None = None  # the *_chunks methods: matches as record batches
@@ -349,9 +355,8 @@ class KernelEngine:
             except (EvaluationError, StateLimitError) as exc:
                 row = self.kernel.kernel.cur_row
                 failed = event(row) if 0 <= row < n else None
-                if isinstance(exc, StateLimitError):  # (LIMIT ... FAIL) named with the input's own id
-                    pattern, group, key, _ = exc.kernel_args  # type: ignore[attr-defined]
-                    exc = self.kernel.limit_error(pattern, group, key, failed.id if failed is not None else None)
+                if isinstance(exc, StateLimitError):  # named with the input's own id
+                    exc = self._renamed(exc, failed.id if failed is not None else None)
                 exc.event = failed  # type: ignore[union-attr]
                 self._error = exc
                 self.events += max(row, 0)
@@ -382,18 +387,24 @@ class KernelEngine:
         self._pairs.extend(zip(found, at))
         return []
 
+    def _renamed(self, exc: StateLimitError, event_id: Any) -> StateLimitError:
+        """A LIMIT ... FAIL or budget error of the kernel, named with the input's own id."""
+        run = self.kernel
+        if hasattr(exc, "kernel_args"):
+            pattern, group, key, _ = exc.kernel_args
+            return run.limit_error(pattern, group, key, event_id)
+        if hasattr(exc, "budget_args"):
+            pattern, group, key, key_live, live, budget = exc.budget_args
+            return run.budget_error(pattern, group, key, key_live, live, budget, event_id)
+        if hasattr(exc, "memory_args"):
+            parts, more, size = exc.memory_args
+            return run.memory_error(parts, more, size, event_id)
+        return exc
+
     def _sample(self, last_id: Any) -> None:
-        """The peak of live partial matches, and the memory budget, after a batch: over it,
-        the error is raised at the next call, as an evaluation error is, so that the matches
-        the batch found are returned first (they are matches of the input; the run stops)."""
-        live = self.kernel.live_partial_matches()
-        self.peak = max(self.peak, live)
-        if self._budget is not None and live > self._budget:
-            self._error = StateLimitError(
-                f"{live} live partial matches, over the run's budget of {self._budget} at event {last_id!r} "
-                f"(the kernel checks after every {self._batch} events); bound the patterns with a window (WITHIN) "
-                f"or LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N)"
-            )
+        """The peak of live partial matches, sampled after a batch (the budgets are checked
+        within it: KernelRun.set_budget)."""
+        self.peak = max(self.peak, self.kernel.live_partial_matches())
 
     # ------------------------------------------------------------------ state snapshots
 
@@ -437,6 +448,7 @@ class KernelEngine:
         if self.events or self._buf:
             raise SnapshotError("a snapshot restores into a fresh engine only")
         self.kernel.restore_state(state)
+        self.kernel.set_budget(*self._budget)  # (the room left: from the restored tokens)
         self._batch = int(state["engine.batch"])
         self.sweep_every = int(state["engine.sweep_every"])
         self.peak = int(state["engine.peak"])

@@ -39,6 +39,7 @@ from petricep.kernel.tableplan import (
     table_plan,
 )
 from petricep.runtime.arrow import number_array, number_view, scalar, string_array
+from petricep.runtime.memory import memory_error
 
 try:
     from petricep.kernel import _kernel  # type: ignore[attr-defined]
@@ -46,6 +47,16 @@ except ImportError:  # not built: petricep.kernel.available() says so
     _kernel = None
 
 TICK_CODE = _kernel.TICK_CODE if _kernel is not None else -2  # a row that is a clock tick
+# what the kernel's bytes hold, by its MEM_* index (Kernel.memory, KernelMemoryError)
+MEMORY_PARTS = (
+    "partial matches",
+    "Kleene lists",
+    "events they bind",
+    "per-key lists",
+    "negative events and waiting matches",
+    "matches held",
+    "a step's new partial matches",
+)
 CMP_OPS = tuple(CMP_CODES)  # operator by the kernel's code
 ARITH_OPS = tuple(ARITH_CODES)
 
@@ -285,6 +296,14 @@ class KernelRun:
         except _kernel.KernelLimitError as e:
             self.kernel.drop_row()
             raise self.limit_error(*e.args) from None
+        except _kernel.KernelBudgetError as e:
+            self.kernel.drop_row()
+            raise self.budget_error(*e.args) from None
+        except _kernel.KernelMemoryError as e:
+            self.kernel.drop_row()
+            parts, more, budget = e.args
+            row = self.kernel.cur_row - start
+            raise self.memory_error(parts, more, budget, _position(ids if ids is not None else pos, row)) from None
         last = done - start - 1
         self._pos = _position(pos, last) + 1
         self._last = (float(ts[last]), _position(pos, last))
@@ -323,14 +342,49 @@ class KernelRun:
         self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
         self._ranked = len(self._strings)
 
+    def set_budget(self, max_partial_matches: int | None, max_memory: int | None) -> None:
+        """The run's budgets, checked within a batch where the kernel's arenas grow: live
+        partial matches per shared net, and bytes (None: no budget)."""
+        self.kernel.set_budget(max_partial_matches, max_memory)
+
+    def memory(self) -> dict[str, int]:
+        """The bytes the kernel's arenas hold, by what holds them (:data:`MEMORY_PARTS`)."""
+        return dict(zip(MEMORY_PARTS, self.kernel.memory()))
+
+    def budget_error(
+        self, pattern: int, group: int, key: int, key_live: int, live: int, budget: int, event_id: Any
+    ) -> StateLimitError:
+        """The budget of live partial matches exceeded within a batch, as the engine words it
+        (housekeeping._over_budget): the pattern most of the fullest key's partial matches
+        serve, that key's value and count, the event (KernelEngine puts the input's own id)."""
+        value = self._key_value(group, key)
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        err = StateLimitError(
+            f"pattern {self.net.patterns[pattern].name!r}: {live} live partial matches, over the run's budget of "
+            f"{budget} (key {shown} holds {key_live}) at event {event_id!r}; bound the pattern with LIMIT n PARTIAL "
+            f"MATCHES, or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
+        )
+        err.budget_args = (pattern, group, key, key_live, live, budget)  # type: ignore[attr-defined]
+        return err
+
+    def memory_error(self, parts: list[int], more: int, budget: int, event_id: Any) -> StateLimitError:
+        """The memory budget: an arena's growth would go past it (the parts the kernel holds)."""
+        err = memory_error(budget, dict(zip(MEMORY_PARTS, parts)), event_id, more)
+        err.memory_args = (parts, more, budget)  # type: ignore[attr-defined]
+        return err
+
+    def _key_value(self, group: int, key: int) -> Any:
+        """A partition key's value by its code (None: the net has no partition)."""
+        if not self.lowered.groups[group].partition:
+            return None
+        return next(v for v, code in self.key_dicts[group].items() if code == key)
+
     def limit_error(self, pattern: int, group: int, key: int, event_id: Any) -> StateLimitError:
         """LIMIT ... FAIL as the engine words it (limits.admit): the pattern, the key's value,
         the event (``event_id`` as the kernel holds it; KernelEngine puts the input's own)."""
         p = self.net.patterns[pattern]
         assert p.limit is not None
-        value = None
-        if self.lowered.groups[group].partition:
-            value = next(v for v, code in self.key_dicts[group].items() if code == key)
+        value = self._key_value(group, key)
         err = StateLimitError(
             f"pattern {p.name!r}: more than {p.limit.count} live partial matches for key {value!r} "
             f"at event {event_id!r} (LIMIT {p.limit.count} PARTIAL MATCHES FAIL)"
@@ -366,6 +420,9 @@ class KernelRun:
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()
             raise EvaluationError(self._evaluation_message(*e.args)) from None
+        except _kernel.KernelMemoryError as e:  # (the end's matches buffered)
+            parts, more, budget = e.args
+            raise self.memory_error(parts, more, budget, None) from None
 
     def live_partial_matches(self) -> int:
         """Partial matches that can still be extended at the last event (the engine's count)."""

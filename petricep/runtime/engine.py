@@ -37,8 +37,9 @@ from petricep.runtime.counters import MarkingCounters
 from petricep.runtime.emission import Emitted, close_all, emit, emits
 from petricep.runtime.expr import OVERFLOW_FLAG, as_condition, with_pattern
 from petricep.runtime.firing import GroupRuntime, event_key
-from petricep.runtime.housekeeping import due, sweep, watch
+from petricep.runtime.housekeeping import due, held_bytes, sweep, watch
 from petricep.runtime.match import Match
+from petricep.runtime.memory import TOKEN_BYTES, check_size, event_bytes, memory_error
 from petricep.runtime.ordering import EventTimeOrder, LateHandler
 from petricep.runtime.rows import RowQueries, RowRuntime, RuntimeFactory
 from petricep.runtime.spill import Spiller
@@ -65,6 +66,7 @@ class Engine:
         expiry_index: bool = True,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         count_marking: bool = False,
+        max_memory: int | None = None,
         row_runtime: RuntimeFactory = RowRuntime,
     ) -> None:
         """``collect=False``: count matches in ``stats`` without building match objects (push
@@ -82,8 +84,10 @@ class Engine:
         ``expiry_index=False``: every sweep visits every partition, instead of those whose
         earliest window has passed (same results, for comparison).
 
-        ``max_partial_matches``: the memory budget, live partial matches per shared net; one
+        ``max_partial_matches``: the budget of live partial matches per shared net; one
         more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget).
+        ``max_memory``: the memory budget in bytes, estimated (:mod:`petricep.runtime.memory`:
+        the live partial matches and the events a slack holds back); over it, the same error.
 
         ``row_runtime``: builds a SQL query's runtime (:class:`RowRuntime`; the compiled
         kernel's row matcher: :class:`petricep.kernel.rowengine.RowKernelEngine`)."""
@@ -123,6 +127,12 @@ class Engine:
         if on_late is not None and slack is None:
             raise ConfigError("on_late needs a slack (events out of order by more than it are late)")
         self.max_partial_matches = check_budget(max_partial_matches)
+        self.max_memory = check_size(max_memory)
+        self.live_seen = 0  # the live partial matches at the last budget check
+        self.event_size = 0  # a held event's bytes, measured at the last check of the slack
+        self._held_at = 0 if self.max_memory is not None else INF  # the slack's next check
+        if self.max_memory is not None:
+            self.state.budget_at = min(self.state.budget_at, self.max_memory // TOKEN_BYTES)
 
     def _add_net(self, g: GroupNet) -> None:
         """Build a shared net's runtime (complete: its builder generates its firing code) and
@@ -180,7 +190,23 @@ class Engine:
         for x in self.order.offer(e):
             out += self._push_released(x)
         self.state.stats.late = self.order.late
+        if self.order.held >= self._held_at:
+            self._check_held(e)
         return out
+
+    def _check_held(self, e: Event) -> None:
+        """The events the slack holds back could have filled the memory budget's room: their
+        bytes (``e``'s measured for each) with the partial matches', against the budget; the
+        next check when the events held since could fill the room left (1/64 of it at least)."""
+        budget = self.max_memory
+        assert budget is not None and self.order is not None
+        self.event_size = event_bytes(e)
+        parts = held_bytes(self)
+        used = sum(parts.values())
+        if used > budget:
+            raise memory_error(budget, parts, e.id)
+        size = self.event_size
+        self._held_at = self.order.held + max((budget - used) // size, budget // size // 64, 1)
 
     def _push_released(self, x: Event) -> list[Match]:
         try:
@@ -226,7 +252,7 @@ class Engine:
             out += emit(self, close_all(self, emitter))
         out += self.rows.flush(st.stats.matches, self.collect)
         if emitter is not None:
-            sweep(self, emitter)  # samples the peak once more
+            sweep(self, emitter, always=True)  # samples the peak once more
         for parts in st.parts:  # every window has closed: no partial match is left
             parts.clear()
         for index in st.expiry:
@@ -300,7 +326,7 @@ class Engine:
 
     def sweep(self, now: Event) -> None:
         """Drop the partial matches and negative events no window can use any more."""
-        sweep(self, now)
+        sweep(self, now, always=True)
 
     # ------------------------------------------------------------------ firing
 

@@ -4,8 +4,9 @@
   negative events no window can use any more, following the expiry index where the net
   allows it (only partitions whose earliest window has passed are visited);
 * watching new partial matches: ON TIMEOUT deadlines, and LIMIT quotas (runtime/limits.py);
-* the memory budget: a run whose live partial matches exceed it stops with
-  :class:`~petricep.errors.StateLimitError`;
+* the budgets: a run whose live partial matches exceed ``max_partial_matches``, or whose
+  estimated bytes (runtime/memory.py: partial matches, events a slack holds) exceed
+  ``max_memory``, stops with :class:`~petricep.errors.StateLimitError`;
 * spilling (runtime/spill.py): keys written out when the spill budget is exceeded.
 
 Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
@@ -22,6 +23,7 @@ from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.limits import admit, age
+from petricep.runtime.memory import TOKEN_BYTES, memory_error
 from petricep.runtime.spill import expiry
 from petricep.runtime.state import INF, Partition, RunState, Token
 
@@ -40,8 +42,13 @@ def due(st: RunState, i: int, part: Partition, when: Any) -> None:
         heapq.heappush(st.expiry[i], (when, st.counter, part))  # type: ignore[arg-type]
 
 
-def sweep(engine: Engine, now: Event) -> None:
-    """Drop what can never be used again, forget old consumed events, sample the peak."""
+def sweep(engine: Engine, now: Event, always: bool = False) -> None:
+    """Drop what can never be used again, forget old consumed events, sample the peak:
+    at every sweep (every ``sweep_every`` events) while the partitions held are fewer than
+    the events since the last sample, else once that many events have passed (``always``:
+    now; the end of the stream). Sampling walks every partition, so with a long window and
+    a key per few events (every key stays live) sampling at every sweep made the run
+    quadratic in the live keys (bench/RESULTS.md "A memory budget that holds")."""
     st = engine.state
     st.since_sweep = 0
     _forget_consumed(engine, now)
@@ -65,7 +72,15 @@ def sweep(engine: Engine, now: Event) -> None:
         for i, parts in enumerate(st.parts):
             for key, part in parts.items():
                 spill.touched(i, key, part)
-    # what the sweep left is exactly the live partial matches: sample their peak
+    held = sum(map(len, st.parts))
+    if always or st.stats.events - st.sampled_at >= held:
+        st.sampled_at = st.stats.events
+        _sample(engine)
+
+
+def _sample(engine: Engine) -> None:
+    """What a sweep left is exactly the live partial matches: sample their peak."""
+    st = engine.state
     live = sum(sum(map(len, chain.from_iterable(map(_MARKING, parts.values())))) for parts in st.parts)
     live += engine.rows.live()
     if live > st.stats.peak_partial:
@@ -144,20 +159,44 @@ def watch(engine: Engine, i: int, rt: GroupRuntime, part: Partition, created: li
 
 
 def check_budget(engine: Engine, now: Event) -> None:
-    """More partial matches were created since the last check than the budget had room
-    for: sweep, so that the count is exact, and stop the run if a net is over budget.
-    Otherwise the next check comes when the creations since could have filled the room
-    left (at least 1/64 of the budget, so that a run near it does not sweep per event)."""
+    """More partial matches were created since the last check than the budgets had room
+    for: sweep, so that the count is exact, and stop the run if a net is over the budget of
+    partial matches, or the run over its memory budget. Otherwise the next check comes when
+    the creations since could have filled the room left (at least 1/64 of the budget, so
+    that a run near it does not sweep per event)."""
     budget = engine.max_partial_matches
-    assert budget is not None
     st = engine.state
     sweep(engine, now)
     live = st.live()
     most = max(live, default=0)
-    if most > budget:
+    if budget is not None and most > budget:
         i = live.index(most)
         raise _over_budget(engine, engine.runtimes[i], st.parts[i], most, budget, now)
-    st.budget_at = st.stats.created + max(budget - most, budget // 64, 1)
+    room = INF if budget is None else max(budget - most, budget // 64, 1)
+    engine.live_seen = sum(live)
+    if engine.max_memory is not None:
+        room = min(room, memory_room(engine, now))
+    st.budget_at = st.stats.created + room
+
+
+def held_bytes(engine: Engine) -> dict[str, int]:
+    """The Python engine's bytes by what holds them, estimated (runtime/memory.py): the live
+    partial matches counted last, the events the slack holds back."""
+    order = engine.order
+    held = order.held * engine.event_size if order is not None else 0
+    return {"partial matches": engine.live_seen * TOKEN_BYTES, "events the slack holds": held}
+
+
+def memory_room(engine: Engine, now: Event) -> int:
+    """The partial matches the memory budget still has room for (at least 1/64 of it); over
+    it, the budget's error."""
+    budget = engine.max_memory
+    assert budget is not None
+    parts = held_bytes(engine)
+    used = sum(parts.values())
+    if used > budget:
+        raise memory_error(budget, parts, now.id)
+    return max((budget - used) // TOKEN_BYTES, budget // TOKEN_BYTES // 64, 1)
 
 
 def _over_budget(
@@ -200,4 +239,4 @@ def spill_out(engine: Engine) -> None:
         spill.write(i, key, part, INF if rt.count_window else expiry(part, rt.w))
 
 
-__all__ = ["check_budget", "due", "spill_out", "sweep", "watch"]
+__all__ = ["check_budget", "due", "held_bytes", "memory_room", "spill_out", "sweep", "watch"]

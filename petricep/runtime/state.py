@@ -167,7 +167,7 @@ class RunStats:
     late: int = 0  # input events behind the watermark (with a slack): reported, not fired
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
-    peak_partial: int = 0  # most live partial matches seen, sampled at every sweep
+    peak_partial: int = 0  # most live partial matches seen, sampled at sweeps (housekeeping.sweep)
     # where the generated firing code could not be compiled and the interpreter runs
     # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
     interpreted: dict[str, str] = field(default_factory=dict)
@@ -199,6 +199,7 @@ class RunState:
         "group_emitted",
         "group_clocks",
         "since_sweep",
+        "sampled_at",
         "budget_at",
     )
 
@@ -233,6 +234,7 @@ class RunState:
         self.group_emitted: list[tuple[Any, Any, Token, Event]] = []
         self.group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self.since_sweep = 0
+        self.sampled_at = 0  # stats.events at the last sample of the peak (housekeeping.sweep)
         # the memory budget is checked when stats.created reaches this (INF: never)
         self.budget_at = budget_at
 

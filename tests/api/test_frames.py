@@ -268,7 +268,7 @@ def test_bad_options_are_config_errors(stocks: pd.DataFrame) -> None:
         match(stocks, EQUAL_PRICE, type_feld="type")
     assert str(e.value) == (
         "unknown option 'type_feld' (options: as_objects, type_field, type, time_field, id_field, time_unit, "
-        "time_format, format, columns, delimiter, slack, tie, on_error, rejects, on_late, lang, with_events, prefilter, engine)"
+        "time_format, format, columns, delimiter, slack, tie, on_error, rejects, on_late, lang, with_events, prefilter, engine, max_memory)"
     )
     with pytest.raises(PatternError, match=r"^missing\.pcep: error: cannot read pattern file: no such file$"):
         match(stocks, "missing.pcep", type_field="type")
