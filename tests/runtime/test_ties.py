@@ -4,20 +4,41 @@ window that an event of the group closes (a match waiting on an end negation, a 
 match timing out) closes once the group is matched, with exactly the group's events inside
 that window applied: those cancel or extend what it closes, those past it do not.
 
-Hand cases give exact outputs (ids are positions).
+Hand cases give exact outputs (ids are positions); the randomized tests run that mix on the
+engine against the brute-force reference (tests/reference.py), and timeouts against the
+construction of tests/runtime/test_timeouts.py, under every tie rule.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
+from petricep.lang import ast as A
+from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.reference import TIES
+from tests.reference import TIES, reference_run
+from tests.runtime.test_differential import check
+from tests.runtime.test_timeouts import prefix, seq_refs
+from tests.strategies import negation_seqs, pattern_text, streams, tied_streams
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
+# the pattern's types alone, or with a type no pattern reads
+TIED = st.one_of(tied_streams(types=("A", "B"), max_size=11), tied_streams(types=("A", "B", "X"), max_size=11))
 
 
 def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
@@ -105,3 +126,83 @@ def test_a_timeout_closed_inside_its_timestamp_group_takes_the_closing_events_ti
         {"pattern": "q", "ids": {"c": 2, "t": "p@timeout[0]"}, "start": 0, "end": 0, "attrs": {}},
     ]
     assert sorted(map(json.dumps, run(text, events, "arrival"))) == sorted(map(json.dumps, got))
+
+
+# ------------------------------------------------------------------ randomized
+
+
+@SETTINGS
+@given(negation_seqs(windows=(A.WIN_COUNT,), end=True), TIED)
+def test_either_count_windows_and_end_negations_equal_the_reference(p: A.Pattern, events: list[Event]) -> None:
+    """The mix of issue 43: an event ties only with events of other types. (On the engine
+    before the fix, about 1 example in 25 failed.)"""
+    check([p], events, "either")
+
+
+@SETTINGS
+@given(
+    negation_seqs(types=("A", "B", "C")),
+    st.one_of(tied_streams(types=("A", "B", "C", "X")), streams(types=("A", "B", "C", "X"), max_size=10)),
+    st.sampled_from(TIES),
+)
+def test_negations_windows_and_ties_equal_the_reference(p: A.Pattern, events: list[Event], tie: str) -> None:
+    """Its neighbours: negation at the start, middle or end, count, time or no window,
+    Kleene lists, ties among the pattern's types too, every tie rule."""
+    check([p], events, tie)
+
+
+def _middle_negations(p: A.Pattern) -> A.Pattern:
+    """``p`` with its negations at the start and the end left out, and the conditions of a
+    negation that read a later variable; with a timeout. (A partial match times out as a
+    prefix that the middle negations cancel, as far as its variables decide them.)"""
+    kids = seq_refs(p)
+    while kids and kids[0].negated:
+        kids.pop(0)
+    while kids and kids[-1].negated:
+        kids.pop()
+    names = {k.var for k in kids}
+    later = {k.var: {m.var for m in kids[i + 1 :]} for i, k in enumerate(kids) if k.negated}
+    conds = tuple(
+        c for c in p.conditions
+        if A.vars_of(c) <= names and not any(n in A.vars_of(c) and A.vars_of(c) & after for n, after in later.items())
+    )
+    return dataclasses.replace(p, structure=A.Seq(tuple(kids)), conditions=conds, timeout=A.Return("T", ()))
+
+
+def _reference_timeouts(p: A.Pattern, events: list[Event], tie: str) -> list[str]:
+    """The unextended prefixes (tests/runtime/test_timeouts.py), under ``tie``, with the
+    deadline of either window kind (ids are positions)."""
+    assert p.window is not None
+    n = sum(1 for c in seq_refs(p) if not c.negated)
+    w = p.window.value
+    out = []
+    for k in range(1, n):
+        extended = {
+            json.dumps({v: m["ids"][v] for v in list(m["ids"])[:k]}, sort_keys=True)
+            for m in reference_run([prefix(p, k + 1, False)], events, tie)
+        }
+        for m in reference_run([prefix(p, k, True)], events, tie):
+            if json.dumps(m["ids"], sort_keys=True) not in extended:
+                first = min(m["ids"].values()) if p.window.kind == A.WIN_COUNT else m["start"]
+                out.append(json.dumps([m["ids"], m["start"], m["end"], first + w], sort_keys=True))
+    return sorted(out)
+
+
+@SETTINGS
+@given(
+    negation_seqs(kleene=False, windows=(A.WIN_COUNT, A.WIN_COUNT, A.WIN_TIME)),
+    TIED,
+    st.sampled_from(TIES),
+)
+def test_timeouts_under_every_tie_rule_are_the_unextended_prefixes(p: A.Pattern, events: list[Event], tie: str) -> None:
+    p = _middle_negations(p)
+    assume(len(seq_refs(p)) > 1)
+    note(pattern_text(p) + f"\ntie={tie}")
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+    copies = [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
+    got = sorted(
+        json.dumps([m.ids, m.start, m.end, m.timeout[1]], sort_keys=True)
+        for m in Engine(build_net([p]), tie=tie).run(copies)
+        if m.timeout is not None
+    )
+    assert got == _reference_timeouts(p, events, tie)
