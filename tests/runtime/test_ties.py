@@ -151,7 +151,7 @@ def test_negations_windows_and_ties_equal_the_reference(p: A.Pattern, events: li
     check([p], events, tie)
 
 
-def _middle_negations(p: A.Pattern) -> A.Pattern:
+def timeout_pattern(p: A.Pattern) -> A.Pattern:
     """``p`` with its negations at the start and the end left out, and the conditions of a
     negation that read a later variable; with a timeout. (A partial match times out as a
     prefix that the middle negations cancel, as far as its variables decide them.)"""
@@ -169,7 +169,7 @@ def _middle_negations(p: A.Pattern) -> A.Pattern:
     return dataclasses.replace(p, structure=A.Seq(tuple(kids)), conditions=conds, timeout=A.Return("T", ()))
 
 
-def _reference_timeouts(p: A.Pattern, events: list[Event], tie: str) -> list[str]:
+def unextended_prefixes(p: A.Pattern, events: list[Event], tie: str) -> list[str]:
     """The unextended prefixes (tests/runtime/test_timeouts.py), under ``tie``, with the
     deadline of either window kind (ids are positions)."""
     assert p.window is not None
@@ -195,7 +195,7 @@ def _reference_timeouts(p: A.Pattern, events: list[Event], tie: str) -> list[str
     st.sampled_from(TIES),
 )
 def test_timeouts_under_every_tie_rule_are_the_unextended_prefixes(p: A.Pattern, events: list[Event], tie: str) -> None:
-    p = _middle_negations(p)
+    p = timeout_pattern(p)
     assume(len(seq_refs(p)) > 1)
     note(pattern_text(p) + f"\ntie={tie}")
     note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
@@ -205,4 +205,4 @@ def test_timeouts_under_every_tie_rule_are_the_unextended_prefixes(p: A.Pattern,
         for m in Engine(build_net([p]), tie=tie).run(copies)
         if m.timeout is not None
     )
-    assert got == _reference_timeouts(p, events, tie)
+    assert got == unextended_prefixes(p, events, tie)
