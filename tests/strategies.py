@@ -2,6 +2,9 @@
 
 * :func:`streams`: short event streams with small, often equal timestamps (ties!);
 * :func:`patterns`: random patterns built straight from the AST (no parser);
+* :func:`tied_streams` and :func:`negation_seqs`: the mix tie rules meet windows in
+  (events of other types tying with a pattern's events, negations at the start, middle
+  and end of a SEQ under count and time windows);
 * :func:`pattern_text`: prints a Pattern in pattern-file syntax, for readable failing
   examples and parser round trips.
 
@@ -51,7 +54,7 @@ from petricep.lang.ast import (
     Window,
 )
 
-__all__ = ["TYPES", "pattern_text", "patterns", "streams"]
+__all__ = ["TYPES", "negation_seqs", "pattern_text", "patterns", "streams", "tied_streams"]
 
 TYPES = ("A", "B", "C", "D")
 OPS = ("=", "!=", "<", "<=", ">", ">=")
@@ -84,6 +87,34 @@ def streams(draw: Any, types: Sequence[str] = TYPES, max_size: int = 10, min_siz
     for pos, (etype, step, x, k) in enumerate(rows):
         ts += step if pos else 0
         events.append(Event(etype, ts, pos, pos, {"x": x, "k": k}))
+    return events
+
+
+@st.composite
+def tied_streams(draw: Any, types: Sequence[str] = ("A", "B", "X"), max_size: int = 10) -> list[Event]:
+    """Events like :func:`streams`', in timestamp groups (steps of 1 or 2) of 1-3 events
+    of distinct types: an event ties only with events of other types (issue 43's streams).
+    Under the tie rule ``either`` a group is matched only when the next timestamp comes,
+    while each of its events counts in count windows: one event of a group may close the
+    window of a match that another one (negated) invalidates, or that of a partial match
+    another one extends."""
+    groups = draw(
+        st.lists(
+            st.tuples(
+                st.lists(st.sampled_from(tuple(types)), min_size=1, max_size=3, unique=True),
+                st.sampled_from((1, 1, 2)),
+            ),
+            min_size=1,
+            max_size=max_size,
+        )
+    )
+    events: list[Event] = []
+    ts = 0
+    for group, step in groups:
+        ts += step if events else 0
+        for etype in group[: max_size - len(events)]:
+            pos = len(events)
+            events.append(Event(etype, ts, pos, pos, {"x": draw(st.integers(0, 5)), "k": draw(st.integers(0, 2))}))
     return events
 
 
@@ -271,6 +302,64 @@ def patterns(
         strategy=strategy,
         window=window,
         returns=ret,
+    )
+
+
+@st.composite
+def negation_seqs(
+    draw: Any,
+    types: Sequence[str] = ("A", "B"),
+    windows: Sequence[str] = (WIN_COUNT, WIN_COUNT, WIN_TIME, "none"),
+    kleene: bool = True,
+    negation: bool = True,
+    end: bool = False,
+    name: str = "p",
+) -> Pattern:
+    """A skip-till-any-match SEQ of 2-3 positive variables (one maybe Kleene) with one or
+    two negations, each at the start, in the middle or at the end (none with
+    ``negation=False``; the first at the end with ``end=True``); sometimes a condition on
+    a negated event, one between positive variables, ``[k]``; a count window 1..6, a time
+    window 0..4 or none. The mix where tie rules, negation bounds and window closing meet,
+    drawn far more densely than :func:`patterns` draws it."""
+    names = iter("abcdefgh")
+    positives: list[EventRef] = []
+    for _ in range(draw(st.integers(2, 3))):
+        many = kleene and not any(r.kleene for r in positives) and draw(st.integers(0, 3)) == 0
+        positives.append(EventRef(draw(st.sampled_from(tuple(types))), next(names), kleene=many))
+    children: list[EventRef] = list(positives)
+    negs: list[EventRef] = []
+    for _ in range(draw(st.integers(1, 2)) if negation else 0):
+        n = EventRef(draw(st.sampled_from(tuple(types))), next(names), negated=True)
+        where = "end" if end and not negs else draw(st.sampled_from(("start", "middle", "end")))
+        if where == "start":
+            at = 0
+        elif where == "end":
+            at = len(children)
+        else:
+            at = draw(st.integers(1, len(children) - 1))
+        children.insert(at, n)
+        negs.append(n)
+    plain = [r.var for r in positives if not r.kleene]
+    conditions: list[Expr] = []
+    for n in negs:
+        if draw(st.booleans()):
+            rhs: Expr = _attr(draw(st.sampled_from(plain))) if plain and draw(st.booleans()) else Num(draw(st.integers(0, 5)))
+            conditions.append(Compare(draw(st.sampled_from(OPS)), _attr(n.var), rhs))
+    if len(plain) >= 2 and draw(st.booleans()):
+        u, v = draw(st.permutations(plain))[:2]
+        conditions.append(Compare(draw(st.sampled_from(("<", "<=", "!="))), _attr(u), _attr(v)))
+    kind = draw(st.sampled_from(tuple(windows)))
+    window = None
+    if kind == WIN_COUNT:
+        window = Window(WIN_COUNT, draw(st.integers(1, 6)))
+    elif kind == WIN_TIME:
+        window = Window(WIN_TIME, draw(st.integers(0, 4)))
+    return Pattern(
+        name=name,
+        structure=Seq(tuple(children)),
+        conditions=tuple(conditions),
+        partition=("k",) if draw(st.integers(0, 3)) == 0 else (),
+        window=window,
     )
 
 

@@ -14,7 +14,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.events import Event
-from petricep.lang.ast import WIN_COUNT, WIN_DURATION, BoolOp, Not, Pattern, Strategy, Window
+from petricep.lang.ast import (
+    WIN_COUNT,
+    WIN_DURATION,
+    WIN_TIME,
+    BoolOp,
+    EventRef,
+    Not,
+    Pattern,
+    Seq,
+    Strategy,
+    Window,
+    vars_of,
+)
 from tests.features.scenario import (
     NEXT,
     PART,
@@ -34,9 +46,9 @@ from tests.features.scenario import (
     within,
     within_events,
 )
-from tests.reference import Binding, Item, Matcher, all_items, env_of, reference_run
+from tests.reference import TIES, Binding, Item, Matcher, all_items, env_of, reference_run
 from tests.reference_conditions import holds
-from tests.strategies import pattern_text, patterns, streams
+from tests.strategies import negation_seqs, pattern_text, patterns, streams, tied_streams
 
 
 def _set(matches: list[dict]) -> set[str]:
@@ -76,6 +88,29 @@ def test_windows_and_conditions_only_remove_matches_without_negation(p, evs):
     base = _set(reference_run([dataclasses.replace(p, window=None, conditions=())], evs))
     assert _set(reference_run([dataclasses.replace(p, conditions=())], evs)) <= base
     assert _set(reference_run([dataclasses.replace(p, window=None)], evs)) <= base
+
+
+@settings(SETTINGS, max_examples=100)
+@given(negation_seqs(types=("A", "B", "C")), tied_streams(types=("A", "B", "C", "X")), st.sampled_from(TIES))
+def test_negations_only_remove_matches(p, evs, tie):
+    kept = tuple(c for c in p.structure.children if not c.negated)
+    negated = {c.var for c in p.structure.children if c.negated}
+    conditions = tuple(c for c in p.conditions if not vars_of(c) & negated)
+    bare = dataclasses.replace(p, structure=Seq(kept), conditions=conditions)
+    assert _set(reference_run([p], evs, tie)) <= _set(reference_run([bare], evs, tie))
+
+
+@settings(SETTINGS, max_examples=100)
+@given(
+    negation_seqs(windows=(WIN_TIME, "none")), tied_streams(types=("A", "B", "X")), st.sampled_from(TIES)
+)
+def test_events_of_other_types_tying_with_a_patterns_events_change_nothing_without_a_count_window(p, evs, tie):
+    """X is no type of the pattern: leaving its events out (positions renumbered, ids kept)
+    keeps every match, under every tie rule, with time windows or none."""
+    assert all(isinstance(c, EventRef) and c.type != "X" for c in p.structure.children)
+    rest = [e for e in evs if e.type != "X"]
+    renumbered = [Event(e.type, e.ts, pos, e.id, dict(e.attrs)) for pos, e in enumerate(rest)]
+    assert _set(reference_run([p], renumbered, tie)) == _set(reference_run([p], evs, tie))
 
 
 @SETTINGS

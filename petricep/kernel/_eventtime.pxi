@@ -120,10 +120,34 @@ cdef int expire(Kernel k, Group g, int64_t key, int32_t t, int b, double deadlin
         return 0
     if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor_of(k, g, key):
         return 0
+    if k.nkills and killed_in_group(k, g, key, t):
+        return 0
     pi = g.patterns[b]
     k.timeouts[pi] += 1
     return emit(k, g, k.npatterns + pi, &g.tk_slots[<Py_ssize_t>t * g.nslots], g.tk_first_ts[t], g.tk_last_ts[t],
                   key, deadline)
+
+
+cdef int killed_in_group(Kernel k, Group g, int64_t key, int32_t t) except -1:
+    """Tie rule strict: whether a negative event of the open timestamp group, whose
+    cancellations wait for its end, cancels ``t``, whose window an event of the group closes:
+    no event left can extend ``t``, it is cancelled already as far as its timeout goes
+    (emission._killed_in_group). Every negative event held lies inside that window."""
+    cdef int ki, j, place = g.tk_place[t]
+    cdef int64_t x
+    cdef tuple entry
+    for entry in k.kills:
+        if entry[0] is not g or <int64_t>entry[1] != key:
+            continue
+        j = entry[2]
+        x = entry[3]
+        for ki in range(g.neg_place_start[j], g.neg_place_start[j + 1]):
+            if g.neg_place[ki] == place:
+                if violates(k, g, j, &g.tk_slots[<Py_ssize_t>t * g.nslots], g.tk_first_ts[t], g.tk_last_ts[t],
+                            g.tk_first_pos[t], g.tk_last_pos[t], x, NAN):
+                    return 1
+                break
+    return 0
 
 
 # ------------------------------------------------------------------ LIMIT (runtime/limits.py)

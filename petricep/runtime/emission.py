@@ -124,7 +124,24 @@ def expire(
         return
     if rt.contiguity and t.last_key < rt.floor(part, engine.state.last_input_key):
         return
+    if engine.state.group_kills and _killed_in_group(engine, rt, part, t):
+        return
     emitted.append((rt, Expiry(pi, deadline), t, emitter))
+
+
+def _killed_in_group(engine: Engine, rt: GroupRuntime, part: Partition, t: Token) -> bool:
+    """Whether a negative event of the open timestamp group cancels ``t``, whose window an
+    event of the group closes (every negative event held lies inside that window).
+
+    Tie rule strict: the group's cancellations wait for its end (events of the group after
+    the negative one may still extend ``t`` until then), but no event left can extend
+    ``t``: it is cancelled already, as far as its timeout goes. Tie rule either: the
+    group's cancellations so far are applied, but the group's fixpoint may have dropped
+    ``t`` from the marking before (an event of the group lies past its window)."""
+    for krt, kpart, j, x in engine.state.group_kills:
+        if krt is rt and kpart is part and t.place in rt.active_places.get(j, ()) and rt.violates(j, t, x):
+            return True
+    return False
 
 
 def emit(engine: Engine, emitted: list[Emitted]) -> list[Match]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from petricep.errors import EvaluationError
 from petricep.events import Event
-from petricep.runtime.emission import Emitted, close_pending, emit
+from petricep.runtime.emission import Emitted, close_pending, emit, expire
 from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.housekeeping import check_budget, due, spill_out, sweep, watch
 from petricep.runtime.match import Match
@@ -160,12 +160,21 @@ def advance_either(engine: Engine, clock: Event) -> list[Match]:
 
 
 def _join(engine: Engine, e: Event) -> list[Match]:
-    """Stream time reached ``e``: a new timestamp first matches the group before it; what
-    ``e`` closes is emitted with its group."""
+    """Stream time reached ``e``. A new timestamp first matches the group before it, then
+    closes the windows ``e`` closes (emitted with its group): nothing of ``e``'s group can
+    cancel or extend those, its events lie past them.
+
+    Any later event of the open group closes nothing here. The group's events before it
+    are not matched yet: a negated one may still cancel a match waiting for its count window
+    (end negation), one that extends a partial match keeps it from timing out. Those windows
+    close once the group is matched (:func:`_close_in_group`). A time window closed by an
+    event of the group was closed by its first event already."""
     st = engine.state
-    emitted: list[Emitted] = []
-    out = run_group(engine) if st.group_ts is not None and e.ts != st.group_ts else []
+    if e.ts == st.group_ts:
+        return []
+    out = run_group(engine) if st.group_ts is not None else []
     st.group_ts = e.ts
+    emitted: list[Emitted] = []
     close_pending(engine, e, emitted)
     st.group_emitted.extend(emitted)
     return out
@@ -190,10 +199,7 @@ def run_group(engine: Engine) -> list[Match]:
         out += emit(engine, pre)
     done = 0
     for rt in engine.runtimes:
-        emitted = _match_group(engine, rt, events)
-        i = rt.net.index
-        if rt.count_window and st.pending[i] and closers:
-            _close_in_group(st, i, rt, closers, emitted)
+        emitted = _match_group(engine, rt, events, closers)
         out += emit(engine, emitted)  # composite events join st.group_events
         events = events + st.group_events[done:]
         done = len(st.group_events)
@@ -207,8 +213,16 @@ def run_group(engine: Engine) -> list[Match]:
     return out
 
 
-def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event]) -> list[Emitted]:
-    """One shared net's matches of a timestamp group, per key; then its negative events."""
+def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event], closers: list[Event]) -> list[Emitted]:
+    """One shared net's matches of a timestamp group, per key; then its negative events, in
+    stream order. A count window that an event of the group closes (``closers``: the
+    group's input events and clock points) closes between the negative events inside it
+    and those past it, as in the whole stream: only the former cancel what it closes (a
+    pushed negation cancels a partial match whatever its window, so a negative event past
+    the window must come after its timeout). Their cancellations are also kept in the
+    run state's ``group_kills`` until the group is done: the fixpoint drops a partial
+    match from the marking once an event of the group lies past its window, so a timeout
+    closed here checks them itself (:func:`~petricep.runtime.emission.expire`)."""
     st = engine.state
     i = rt.net.index
     mine: dict[Any, list[Event]] = {}
@@ -216,6 +230,8 @@ def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event]) -> list[
         if d.type in rt.net.input_types:
             mine.setdefault(engine._key(rt, d), []).append(d)
     emitted: list[Emitted] = []
+    negatives: list[tuple[Event, Partition]] = []
+    negs = rt.negs_by_type
     for key, evs in mine.items():
         part = engine._partition(i, rt, key)
         try:
@@ -224,25 +240,50 @@ def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event]) -> list[
             raise engine._placed(exc, rt) from None
         for t, emitter in found:
             engine._accept(i, rt, part, t, emitter, emitted)
-        for d in evs:
-            if st.expiry[i] is not None and d.type in rt.negs_by_type:
-                due(st, i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
-            for j in rt.negative(part, d):
-                rt.cancel(part, j, d)
+        negatives += [(d, part) for d in evs if d.type in negs]
+    # what waits for a window: also the matches the fixpoints just found
+    closing = rt.count_window and bool(st.pending[i] or st.deadlines[i]) and bool(closers)
+    if closing:
+        negatives.sort(key=lambda x: x[0].pos)  # stable: a composite event after its emitter
+    for d, part in negatives:
+        if closing:
+            _close_in_group(engine, i, rt, closers, d.pos, emitted)  # windows d lies past
+        if st.expiry[i] is not None:
+            due(st, i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
+        for j in rt.negative(part, d):
+            rt.cancel(part, j, d)
+            if closing:
+                st.group_kills.append((rt, part, j, d))
+    if closing:
+        _close_in_group(engine, i, rt, closers, max(e.pos for e in closers), emitted)
+        st.group_kills = []
     return emitted
 
 
-def _close_in_group(st: RunState, i: int, rt: GroupRuntime, events: list[Event], emitted: list[Emitted]) -> None:
-    """Matches found by this group's fixpoint whose count window an event of the same
-    group already closed: emitted there, as the whole stream would emit them."""
+def _close_in_group(
+    engine: Engine, i: int, rt: GroupRuntime, closers: list[Event], upto: int, emitted: list[Emitted]
+) -> None:
+    """The count windows that end at or before position ``upto``, closed by events of this
+    group now that it is matched (its partial matches extended, the negative events inside
+    those windows applied): the matches waiting for them (end negations) and the partial
+    matches they time out, emitted by the group's first event at or past the window's end,
+    as the whole stream would emit them."""
+    st = engine.state
     heap = st.pending[i]
-    last = max(e.pos for e in events)
-    while heap and heap[0][0] <= last:
+    while heap and heap[0][0] <= upto:
         thr, _, _part, t, role = heapq.heappop(heap)
         if t.alive:
-            closer = min((e for e in events if e.pos >= thr), key=lambda e: e.pos)
-            emitted.append((rt, role, t, closer))
+            emitted.append((rt, role, t, _closer(closers, thr)))
             t.alive = False
+    deadlines = st.deadlines[i]
+    while deadlines and deadlines[0][0] <= upto:
+        entry = heapq.heappop(deadlines)
+        expire(engine, rt, entry, _closer(closers, entry[0]), emitted)
+
+
+def _closer(events: list[Event], threshold: int) -> Event:
+    """The first of ``events`` at or past a count window's end ``threshold``."""
+    return min((e for e in events if e.pos >= threshold), key=lambda e: e.pos)
 
 
 def _fixpoint(

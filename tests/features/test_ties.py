@@ -94,3 +94,22 @@ def test_either_end_negation_closed_inside_its_timestamp_group_feeds_a_consumer(
     assert sorted((m["ids"]["b"], m["ids"]["t"]) for m in got if m["pattern"] == "q") == [
         (0, "p[0]"), (1, "p[0]"), (2, "p[0]"),
     ]
+
+
+@pytest.mark.parametrize("tie", ["arrival", "strict", "either"])
+def test_end_negation_inside_a_count_window_that_a_later_event_of_its_group_closes(tie):
+    # issue 43. {a0, b2}: B3 (ts 7 > 5, pos 3 < 0 + 4) lies after b2 inside the window:
+    # no match. Under either, A4 of B3's timestamp group closes that window (the engine
+    # used to emit {a0, b2} there, before B3's group was matched). {a0, b3}: nothing after
+    # b3 inside positions 0..3; {a2, b3}: nothing after b3 inside 2..5. (No two B tie.)
+    p = pat(SEQ(ref("B", "a"), ref("B", "b"), neg("B", "n")), window=within_events(4))
+    assert ids(p, stream("B@4 A@5 B@5 B@7 A@7"), tie) == want({"a": 0, "b": 3}, {"a": 2, "b": 3})
+
+
+@pytest.mark.parametrize("tie", ["arrival", "strict", "either"])
+def test_end_negation_closed_by_its_own_group_counts_only_the_events_inside_the_window(tie):
+    p = pat(SEQ(ref("A", "a"), neg("C", "c")), window=within_events(2))
+    # C1 (ts 1 > 0, pos 1 < 0 + 2) is inside a0's window; X2, of C1's group, closes it
+    assert ids(p, stream("A@0 C@1 X@1"), tie) == want()
+    # here C2, of X1's group, lies past the window (positions 0..1): {a0} stands
+    assert ids(p, stream("A@0 X@1 C@1"), tie) == want({"a": 0})
