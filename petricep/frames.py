@@ -215,13 +215,13 @@ def _no_check(columns: Sequence[str]) -> None:
 def open_input(
     events: Any,
     spec: InputSpec,
-    required: Mapping[str, frozenset[str]] | None = None,
     check: ColumnCheck = _no_check,
 ) -> EventInput:
     """The events of any input :func:`match` takes, with what the output needs to know.
-    ``required`` (event type -> fields every event must have) is checked row by row where
-    the input has no schema (JSON Lines, records); elsewhere ``check`` sees the column names
-    first (so that a pattern reading a missing column is reported at the pattern)."""
+    ``spec.required`` (event type -> fields every event must hold one value in) is checked
+    for every reader, row by row where the input has no schema (JSON Lines, records); where it
+    has one, ``check`` sees the column names first (so that a pattern reading a missing
+    column is reported at the pattern, not as a missing column of the input)."""
     kind, label = _kind(events)
     if kind != "path" and (spec.format is not None or spec.columns is not None or spec.delimiter is not None):
         raise ConfigError("format, columns and delimiter apply to event files only")
@@ -229,10 +229,8 @@ def open_input(
     try:
         if kind == "path":
             spec = replace(spec, format=spec.format or infer_format(label))
-            if spec.format == "jsonl":
-                spec = replace(spec, required=required or {})
-            else:
-                cols = open_events(replace(spec, numeric={})).columns
+            if spec.format != "jsonl":  # (JSON Lines has no header: its rows are checked one by one)
+                cols = open_events(replace(spec, numeric={}, required={})).columns
                 if cols is not None:
                     check(cols)
             return EventInput(open_events(spec), kind, label)
@@ -250,7 +248,7 @@ def open_input(
             items = list(events)
             table = _arrow_of(items)
             if table is None:
-                return EventInput(events_from_records(items, replace(spec, required=required or {})), kind, label)
+                return EventInput(events_from_records(items, spec), kind, label)
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
         check(table.schema.names)
@@ -400,7 +398,10 @@ def run_matches(
     if tie not in ("arrival", "strict", "either"):
         raise ConfigError(f"tie must be 'arrival', 'strict' or 'either', not {tie!r}")
     gap = duration(slack)
-    pats = [p for f, _ in files for p in f.patterns]
+    # every field a pattern reads must hold one value, in every reader (docs/INPUT.md), as
+    # the command line's spec says (petricep.cli.inputs.input_spec); a compiled net's
+    # patterns are its sources
+    pats = [p for f, _ in files for p in f.patterns] if files else [p.source for p in net.patterns]
     required, numeric = field_requirements(pats)
     spec = InputSpec(
         path="",
@@ -415,10 +416,11 @@ def run_matches(
         time_unit=time_unit,
         on_error=on_error,
         rejects_path=rejects,
+        required=required,
         numeric=numeric,
         ordered=gap is None,
     )
-    inp = open_input(events, spec, required, schema_check(files))
+    inp = open_input(events, spec, schema_check(files))
     try:
         start_end = _start_end_type(inp.source, inp.time_type, time_format)
     except EventError as err:
