@@ -17,7 +17,6 @@ exact line of each error.
 from __future__ import annotations
 
 import contextlib
-import csv
 import functools
 import json
 import math
@@ -31,6 +30,7 @@ import pyarrow.csv as pa_csv
 
 from ..errors import ConfigError, EventError
 from ..events import Event, EventColumns
+from .csvline import split_line
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .prefetch import ReadAhead
 from .rows import MISSING, RowChecker, converted_columns
@@ -263,20 +263,6 @@ def _each_line(chunk: bytes) -> Iterator[bytes]:
             return
         yield chunk[start:end]
         start = end + 1
-
-
-def split_line(text: str, delimiter: str) -> tuple[list[str] | None, str | None]:
-    """(fields, error) of one CSV line. A quoted value must end on its line: the csv module
-    would read on into the next line (here: the sentinel ``""``), or take the line's end as
-    the quote's, so an unterminated ``"abc`` is an error, never the value ``abc``."""
-    reader = csv.reader([text, ""], delimiter=delimiter)
-    try:
-        fields = next(reader, [])
-    except csv.Error as e:
-        return None, f"invalid CSV: {e}"
-    if reader.line_num > 1:
-        return None, "invalid CSV: unterminated quoted value"
-    return fields, None
 
 
 def _decode(line: bytes) -> str:
