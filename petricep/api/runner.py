@@ -31,12 +31,14 @@ from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
+from petricep.io.spec import rule_map
 from petricep.kernel import available as kernel_available
 from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
 from petricep.lang.check import check_fields
+from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.ordering import LateHandler
@@ -91,6 +93,22 @@ def _check_fields(files: Sequence[A.PatternFile], columns: Sequence[str]) -> Non
         check_fields(f, columns, composite=composite)
         if f.queries:
             check_sql_columns(f, columns)
+
+
+def read_rules(spec: InputSpec, net: Net) -> InputSpec:
+    """``spec`` with every field the net's patterns read among its rules (``required``: one
+    value; ``numeric``: a number; docs/INPUT.md), whatever its caller gave: so a list, an
+    object or a missing value where a pattern reads one is an error of its row for every
+    engine alike (the readers check it), never a silent non-match or a crash in one of them."""
+    required, numeric = field_requirements([p.source for p in net.patterns])
+    return replace(spec, required=_merged(spec.required, required, "required"), numeric=_merged(spec.numeric, numeric, "numeric"))
+
+
+def _merged(given: Any, more: dict[str, frozenset[str]], what: str) -> dict[str, frozenset[str]]:
+    out = rule_map(given, what)
+    for t, fields in more.items():
+        out[t] = out.get(t, frozenset()) | fields
+    return out
 
 
 def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource:
@@ -253,7 +271,7 @@ class Run:
             self.history = self._pusher = program
             self.engine = program.engine
             self._drain = program.drain  # (the kernel's batch collected so far)
-        self.spec = replace(spec, ordered=slack is None)
+        self.spec = read_rules(replace(spec, ordered=slack is None), self.engine.net)
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
         self._locate = locate
@@ -440,4 +458,5 @@ __all__ = [
     "engine_plan",
     "kernel_choice",
     "open_checked",
+    "read_rules",
 ]

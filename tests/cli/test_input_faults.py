@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.cli.rise import run
@@ -56,3 +58,65 @@ def test_a_lone_cr_in_a_cell_is_text(tmp_path: Path, capsys: pytest.CaptureFixtu
     pattern, ev = _files(tmp_path, KEYED, "ev.csv", "type,ts,k\nA,1,x\nB,2\r0,x\nB,4,x\n")
     rc, out, err = run(capsys, pattern, "--events", ev, "--type-field", "type", "--time-field", "ts")
     assert (rc, out, err) == (3, "", f"{ev}:3: field 'ts': error: cannot parse timestamp '2\\r0'\n")
+
+
+ENGINES = ["kernel", "python"]
+AB = [{"a": 0, "b": 2}]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_list_or_object_only_other_types_compare_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           engine: str) -> None:
+    """Item 4: a JSON list or object in a field only other types' conditions compare needs no
+    value in the kernel: both engines match."""
+    pattern, ev = _files(tmp_path, "PATTERN p: SEQ(A a, B b) WHERE b.x > a.x WITHIN 10\n", "ev.jsonl",
+                         '{"type": "A", "ts": 1, "x": 1}\n{"type": "C", "ts": 2, "x": [1, 2]}\n'
+                         '{"type": "B", "ts": 3, "x": 5}\n{"type": "C", "ts": 4, "x": {"u": 1}}\n')
+    rc, out, err = run(capsys, pattern, "--events", ev, "--type-field", "type", "--time-field", "ts",
+                       "--engine", engine, "--no-progress")
+    assert (rc, _ids(out)) == (0, AB)
+    assert err.endswith("engine: kernel\n" if engine == "kernel" else "engine: python (asked for)\n")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("value", ["[1, 2]", '{"u": 1}'], ids=["list", "object"])
+def test_a_list_key_on_another_type_is_no_key(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str,
+                                              value: str) -> None:
+    """Item 7: ``[k]`` with a list or object as the key of an event no pattern keys."""
+    pattern, ev = _files(tmp_path, KEYED, "ev.jsonl",
+                         f'{{"type": "A", "ts": 1, "k": "a"}}\n{{"type": "C", "ts": 2, "k": {value}}}\n'
+                         '{"type": "B", "ts": 3, "k": "a"}\n')
+    rc, out, err = run(capsys, pattern, "--events", ev, "--type-field", "type", "--time-field", "ts",
+                       "--engine", engine, "--no-progress")
+    assert (rc, _ids(out)) == (0, AB)
+
+
+def _parquet_keys(tmp: Path, keys: list[object]) -> str:
+    path = tmp / "ev.parquet"
+    pq.write_table(pa.table({"type": ["A", "C", "B", "B"], "ts": [1, 2, 3, 4], "k": keys}), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("keys", [[[1], [2], [1], None], [{"u": 1}, {"u": 2}, {"u": 1}, None]], ids=["list", "struct"])
+def test_a_parquet_list_or_struct_key_column_is_rejected_row_by_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, keys: list[object]
+) -> None:
+    """Item 7: a Parquet list<int> or struct key column: each row a pattern keys is an error of
+    its row (fail: the first; skip: each, counted, and the others read), never a traceback."""
+    (tmp_path / "p.pcep").write_text(KEYED)
+    ev = _parquet_keys(tmp_path, keys)
+    what = "a list" if isinstance(keys[0], list) else "an object"
+    opts = ["--events", ev, "--type-field", "type", "--time-field", "ts", "--engine", engine]
+    rc, out, err = run(capsys, str(tmp_path / "p.pcep"), *opts)
+    assert (rc, out, err) == (3, "", f"{ev}:0: field 'k': error: expected a single value, got {what}\n")
+    rejects = tmp_path / "bad.jsonl"
+    rc, out, err = run(capsys, str(tmp_path / "p.pcep"), *opts, "--on-error", "skip", "--rejects", str(rejects),
+                       "--no-progress")
+    assert (rc, out) == (3, "")
+    assert err.startswith("summary: 4 events read = 1 processed + 3 rejected + 0 late; 0 matches")
+    assert [(r["row"], r["field"], r["error"]) for r in map(json.loads, rejects.read_text().splitlines())] == [
+        (0, "k", f"expected a single value, got {what}"),
+        (2, "k", f"expected a single value, got {what}"),
+        (3, "k", "missing value"),
+    ]
