@@ -12,7 +12,7 @@ import petricep.api.runner as runner
 from petricep import kernel
 from petricep.api import compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
 from petricep.api.runner import Run
-from petricep.errors import EvaluationError, PatternError
+from petricep.errors import EvaluationError, EventError, PatternError
 from petricep.io import InputSpec, open_events
 from petricep.runtime.engine import Engine
 
@@ -155,3 +155,22 @@ def test_warnings_and_sharing_come_from_the_api() -> None:
         "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
         "warning: pattern 'q': Kleene variable b[] has no WITHIN window: one partial match may grow without bound",
     ]
+
+
+@pytest.mark.parametrize(("pattern", "row", "field"), [
+    ("PATTERN p: SEQ(A a, B b) WHERE b.x > a.x WITHIN 10", 2, "x"),
+    ("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 10", 3, "k"),
+    ("PATTERN p: SEQ(A a, B b) WHERE b.x = a.x WITHIN 10", 2, "x"),
+])  # fmt: skip
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+def test_a_spec_without_rules_reads_by_the_patterns_rules(tmp_path: Path, pattern: str, row: int, field: str,
+                                                           engine: str) -> None:
+    """Run checks every field its net's patterns read, whatever rules its spec gives: a list
+    where a condition or key reads one is the row's error on both engines (issue 43)."""
+    events = tmp_path / "ev.jsonl"
+    events.write_text('{"type": "A", "ts": 1, "x": 1, "k": "a"}\n{"type": "B", "ts": 3, "x": [5], "k": "a"}\n'
+                      '{"type": "B", "ts": 4, "x": 7, "k": [1]}\n')
+    run = Run(compile_text(pattern), InputSpec(str(events), type_field="type", time_field="ts"), engine=engine)
+    with pytest.raises(EventError) as e:
+        list(run)
+    assert str(e.value) == f"{events}:{row}: field {field!r}: error: expected a single value, got a list"
