@@ -212,9 +212,11 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(csvstream, "ROWS", 40)
     starts: list[int] = []
 
-    def spy(path: str, label: str, skip_lines: int = 0, size: int | None = None) -> Iterator[tuple[bytes, int]]:
+    def spy(
+        path: str, label: str, skip_lines: int = 0, size: int | None = None, for_pass: bool = False
+    ) -> Iterator[tuple[bytes, int]]:
         starts.append(skip_lines)
-        return ORIGINAL_READ_CHUNKS(path, label, skip_lines, size)
+        return ORIGINAL_READ_CHUNKS(path, label, skip_lines, size, for_pass)
 
     monkeypatch.setattr(textfiles_mod, "_read_chunks", spy)
     return starts
