@@ -47,6 +47,7 @@ from typing import Any
 import pyarrow as pa
 
 from petricep.api.runner import Run as LibraryRun
+from petricep.api.runner import check_read_columns
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EventError, PatternError
 from petricep.events import Event
@@ -60,16 +61,15 @@ from petricep.io import (
 )
 from petricep.io.timestamps import format_has_date
 from petricep.lang import ast as A
-from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.parser import parse_file, parse_text
-from petricep.lang.sql import check_sql_columns, parse_sql
+from petricep.lang.sql import parse_sql
 from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Match
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
-ColumnCheck = Callable[[Sequence[str]], None]
+ColumnCheck = Callable[[Sequence[str], str, int | None], None]  # (columns, the input's name, header row)
 Parsed = tuple[tuple[A.PatternFile, str | None], ...]  # pattern files with their text (for carets)
 
 
@@ -167,7 +167,7 @@ def _field_type(schema: pa.Schema, name: str | None) -> pa.DataType | None:
 def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> EventInput:
     import pandas as pd
 
-    check([str(c) for c in df.columns])
+    check([str(c) for c in df.columns], spec.path, None)
     src = events_from_table(df, spec)
     default = isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
     return EventInput(
@@ -208,7 +208,7 @@ def _kind(events: Any) -> tuple[str, str]:
     )
 
 
-def _no_check(columns: Sequence[str]) -> None:
+def _no_check(columns: Sequence[str], label: str, row: int | None) -> None:
     return None
 
 
@@ -232,7 +232,7 @@ def open_input(
             if spec.format != "jsonl":  # (JSON Lines has no header: its rows are checked one by one)
                 cols = open_events(replace(spec, numeric={}, required={})).columns
                 if cols is not None:
-                    check(cols)
+                    check(cols, label, 1 if spec.format == "csv" and spec.columns is None else None)
             return EventInput(open_events(spec), kind, label)
         if kind == "pandas":
             return _pandas_input(events, spec, check)
@@ -251,7 +251,7 @@ def open_input(
                 return EventInput(events_from_records(items, spec), kind, label)
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
-        check(table.schema.names)
+        check(table.schema.names, spec.path, None)
         return EventInput(
             events_from_table(table, spec),
             kind,
@@ -287,15 +287,12 @@ def _relabel(err: EventError, kind: str, name: str, index: Any = None) -> EventE
 
 
 def schema_check(files: Parsed) -> ColumnCheck:
-    """Every field a pattern reads must be a column (reported at the pattern, with a caret)."""
-    patterns = [p for f, _ in files for p in f.patterns]
-    composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
+    """Every field a pattern reads must be a column: a missing one is the input's error,
+    naming the pattern that reads it with a caret (:func:`petricep.api.runner.check_read_columns`,
+    as ``petricep run`` reports it); a composite type's missing field is the pattern's."""
 
-    def check(columns: Sequence[str]) -> None:
-        for f, text in files:
-            check_fields(f, columns, text, composite=composite)
-            if f.queries:
-                check_sql_columns(f, columns, text)
+    def check(columns: Sequence[str], label: str, row: int | None) -> None:
+        check_read_columns(files, columns, label, row)
 
     return check
 

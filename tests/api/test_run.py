@@ -12,7 +12,7 @@ import petricep.api.runner as runner
 from petricep import kernel
 from petricep.api import compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
 from petricep.api.runner import Run
-from petricep.errors import EvaluationError, EventError, PatternError
+from petricep.errors import EvaluationError, EventError
 from petricep.io import InputSpec, open_events
 from petricep.runtime.engine import Engine
 
@@ -68,7 +68,7 @@ def test_an_evaluation_error_names_the_input_and_the_event(tmp_path: Path) -> No
     assert str(err.value) == f"{events}: event at position 1 (id 1): cannot compare 'two' < 5"
 
 
-def test_a_missing_column_is_reported_at_the_pattern_and_the_header_read_once(
+def test_a_missing_column_names_the_events_and_the_pattern_and_the_header_is_read_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pattern, events = files(tmp_path)
@@ -83,10 +83,12 @@ def test_a_missing_column_is_reported_at_the_pattern_and_the_header_read_once(
     list(Run(net_of(parsed), spec(events, on_error="skip"), files=parsed))
     assert len(opened) == 1  # a good input: its header is read once
     (tmp_path / "ev.csv").write_text("type,ts,k,y\nA,1,1,5\n")
-    with pytest.raises(PatternError) as err:
+    with pytest.raises(EventError) as err:  # the events' error (exit 3), as a missing time column
         Run(net_of(parsed), spec(events), files=parsed)
+    assert (err.value.file, err.value.row, err.value.field, err.value.exit_code) == (str(events), 1, "x", 3)
     assert str(err.value).splitlines() == [
-        f"{pattern}:2:15: error: event type 'B' has no field 'x'",
+        f"{events}:1: field 'x': error: missing column 'x' (the columns: type, ts, k, y), read at {pattern}:2:15: "
+        "event type 'B' has no field 'x'",
         "    WHERE [k] AND b.x > a.x",
         "                  ^",
     ]
