@@ -47,6 +47,7 @@ from typing import Any
 import pyarrow as pa
 
 from petricep.api.runner import Run as LibraryRun
+from petricep.api.runner import check_read_columns
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EventError, PatternError
 from petricep.events import Event
@@ -60,17 +61,16 @@ from petricep.io import (
 )
 from petricep.io.timestamps import format_has_date
 from petricep.lang import ast as A
-from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.parser import parse_file, parse_text
-from petricep.lang.sql import check_sql_columns, parse_sql
+from petricep.lang.sql import parse_sql
 from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Match
 from petricep.runtime.memory import parse_size
 
 PatternsArg = str | os.PathLike[str] | Net | Sequence[str | os.PathLike[str]]
-ColumnCheck = Callable[[Sequence[str]], None]
+ColumnCheck = Callable[[Sequence[str], str, int | None], None]  # (columns, the input's name, header row)
 Parsed = tuple[tuple[A.PatternFile, str | None], ...]  # pattern files with their text (for carets)
 
 
@@ -168,7 +168,7 @@ def _field_type(schema: pa.Schema, name: str | None) -> pa.DataType | None:
 def _pandas_input(df: Any, spec: InputSpec, check: ColumnCheck) -> EventInput:
     import pandas as pd
 
-    check([str(c) for c in df.columns])
+    check([str(c) for c in df.columns], spec.path, None)
     src = events_from_table(df, spec)
     default = isinstance(df.index, pd.RangeIndex) and df.index.start == 0 and df.index.step == 1
     return EventInput(
@@ -209,20 +209,20 @@ def _kind(events: Any) -> tuple[str, str]:
     )
 
 
-def _no_check(columns: Sequence[str]) -> None:
+def _no_check(columns: Sequence[str], label: str, row: int | None) -> None:
     return None
 
 
 def open_input(
     events: Any,
     spec: InputSpec,
-    required: Mapping[str, frozenset[str]] | None = None,
     check: ColumnCheck = _no_check,
 ) -> EventInput:
     """The events of any input :func:`match` takes, with what the output needs to know.
-    ``required`` (event type -> fields every event must have) is checked row by row where
-    the input has no schema (JSON Lines, records); elsewhere ``check`` sees the column names
-    first (so that a pattern reading a missing column is reported at the pattern)."""
+    ``spec.required`` (event type -> fields every event must hold one value in) is checked
+    for every reader, row by row where the input has no schema (JSON Lines, records); where it
+    has one, ``check`` sees the column names first (so that a pattern reading a missing
+    column is reported at the pattern, not as a missing column of the input)."""
     kind, label = _kind(events)
     if kind != "path" and (spec.format is not None or spec.columns is not None or spec.delimiter is not None):
         raise ConfigError("format, columns and delimiter apply to event files only")
@@ -230,12 +230,10 @@ def open_input(
     try:
         if kind == "path":
             spec = replace(spec, format=spec.format or infer_format(label))
-            if spec.format == "jsonl":
-                spec = replace(spec, required=required or {})
-            else:
-                cols = open_events(replace(spec, numeric={})).columns
+            if spec.format != "jsonl":  # (JSON Lines has no header: its rows are checked one by one)
+                cols = open_events(replace(spec, numeric={}, required={})).columns
                 if cols is not None:
-                    check(cols)
+                    check(cols, label, 1 if spec.format == "csv" and spec.columns is None else None)
             return EventInput(open_events(spec), kind, label)
         if kind == "pandas":
             return _pandas_input(events, spec, check)
@@ -251,10 +249,10 @@ def open_input(
             items = list(events)
             table = _arrow_of(items)
             if table is None:
-                return EventInput(events_from_records(items, replace(spec, required=required or {})), kind, label)
+                return EventInput(events_from_records(items, spec), kind, label)
             kind = "arrow"
             spec = replace(spec, path="Arrow table")
-        check(table.schema.names)
+        check(table.schema.names, spec.path, None)
         return EventInput(
             events_from_table(table, spec),
             kind,
@@ -290,15 +288,12 @@ def _relabel(err: EventError, kind: str, name: str, index: Any = None) -> EventE
 
 
 def schema_check(files: Parsed) -> ColumnCheck:
-    """Every field a pattern reads must be a column (reported at the pattern, with a caret)."""
-    patterns = [p for f, _ in files for p in f.patterns]
-    composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
+    """Every field a pattern reads must be a column: a missing one is the input's error,
+    naming the pattern that reads it with a caret (:func:`petricep.api.runner.check_read_columns`,
+    as ``petricep run`` reports it); a composite type's missing field is the pattern's."""
 
-    def check(columns: Sequence[str]) -> None:
-        for f, text in files:
-            check_fields(f, columns, text, composite=composite)
-            if f.queries:
-                check_sql_columns(f, columns, text)
+    def check(columns: Sequence[str], label: str, row: int | None) -> None:
+        check_read_columns(files, columns, label, row)
 
     return check
 
@@ -402,7 +397,10 @@ def run_matches(
     if tie not in ("arrival", "strict", "either"):
         raise ConfigError(f"tie must be 'arrival', 'strict' or 'either', not {tie!r}")
     gap = duration(slack)
-    pats = [p for f, _ in files for p in f.patterns]
+    # every field a pattern reads must hold one value, in every reader (docs/INPUT.md), as
+    # the command line's spec says (petricep.cli.inputs.input_spec); a compiled net's
+    # patterns are its sources
+    pats = [p for f, _ in files for p in f.patterns] if files else [p.source for p in net.patterns]
     required, numeric = field_requirements(pats)
     spec = InputSpec(
         path="",
@@ -417,10 +415,11 @@ def run_matches(
         time_unit=time_unit,
         on_error=on_error,
         rejects_path=rejects,
+        required=required,
         numeric=numeric,
         ordered=gap is None,
     )
-    inp = open_input(events, spec, required, schema_check(files))
+    inp = open_input(events, spec, schema_check(files))
     try:
         start_end = _start_end_type(inp.source, inp.time_type, time_format)
     except EventError as err:

@@ -97,14 +97,15 @@ def test_bad_event_file_exit_3_naming_row_and_field(
     assert "Traceback" not in err
 
 
-def test_pattern_reading_a_missing_column_is_reported_at_the_pattern(
+def test_pattern_reading_a_missing_column_is_the_events_error_naming_the_pattern(
     tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     events = write(tmp_path, "ev.csv", "type,ts,k,y\nA,1,1,5\n")
     rc, _, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
-    assert rc == 2
+    assert rc == 3  # as a missing time column (issue 43)
     assert err.splitlines() == [
-        f"{pattern}:2:15: error: event type 'B' has no field 'x'",
+        f"{events}:1: field 'x': error: missing column 'x' (the columns: type, ts, k, y), read at {pattern}:2:15: "
+        "event type 'B' has no field 'x'",
         "    WHERE [k] AND b.x > a.x",
         "                  ^",
         f"{pattern}:2:21: error: event type 'A' has no field 'x'",

@@ -25,18 +25,21 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError
+from petricep.errors import ConfigError, EvaluationError, EventError, PatternError
 from petricep.events import Event, EventColumns
 from petricep.export.model import build_diagram
 from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
+from petricep.io.spec import rule_map
 from petricep.kernel import available as kernel_available
 from petricep.kernel import switched_off as kernel_switched_off
 from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
+from petricep.lang import sql_ast as S
 from petricep.lang.check import check_fields
+from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.memory import out_of_memory
@@ -77,21 +80,96 @@ def _chunked(found: Callable[..., list[Match]]) -> Callable[..., list[Chunk]]:
 
 def check_columns(files: Sequence[A.PatternFile], spec: InputSpec, path: str | None = None) -> None:
     """Schema check of CSV/Parquet input: every field a pattern reads must be a column
-    (reported at the pattern). ``path``: read the header there instead of ``spec.path``."""
+    (reported as the events' error, naming the pattern that reads it: :func:`check_read_columns`).
+    ``path``: read the header there instead of ``spec.path``."""
     if (spec.format or infer_format(spec.path)) == "jsonl":
         return
-    columns = open_events(replace(spec, path=path or spec.path, numeric={}, required={})).columns
+    path = path or spec.path
+    columns = open_events(replace(spec, path=path, numeric={}, required={})).columns
     if columns is not None:
-        _check_fields(files, columns)
+        check_read_columns([(f, None) for f in files], columns, path, _header_row(spec))
 
 
-def _check_fields(files: Sequence[A.PatternFile], columns: Sequence[str]) -> None:
-    patterns = [p for f in files for p in f.patterns]
+def _header_row(spec: InputSpec) -> int | None:
+    """The row a missing column's error names: a CSV header's line 1 (no row elsewhere)."""
+    return 1 if (spec.format or infer_format(spec.path)) == "csv" and spec.columns is None else None
+
+
+def check_read_columns(
+    files: Sequence[tuple[A.PatternFile, str | None]], columns: Sequence[str], label: str, row: int | None = None
+) -> None:
+    """Every field a pattern or query reads must be a column of the input (``label``): a
+    missing one is the events' error (:class:`EventError`, exit 3, as a missing time column
+    is), naming the events file, the column, the columns there are and where a pattern reads
+    it (with the caret). A field a composite event type lacks is the pattern's own error."""
+    patterns = [p for f, _ in files for p in f.patterns]
     composite = {r.type: [f.name for f in r.fields] for p in patterns for r in A.outputs(p)}
-    for f in files:
-        check_fields(f, columns, composite=composite)
-        if f.queries:
-            check_sql_columns(f, columns)
+    for f, text in files:
+        try:
+            check_fields(f, columns, text, composite=composite)
+            if f.queries:
+                check_sql_columns(f, columns, text)
+        except PatternError as err:
+            missing = _missing(f, columns, set(composite))
+            if not missing:
+                raise
+            raise EventError(_missing_text(err, missing, columns), label, row, missing[0]) from None
+
+
+def _missing_text(err: PatternError, missing: list[str], columns: Sequence[str]) -> str:
+    """The events' error of missing columns: which, the columns there are, and where the
+    patterns read them (the first place inline, then every other error of the check, each
+    with its caret and nearest column)."""
+    names = ", ".join(repr(m) for m in missing)
+    head = f"missing column{'s' if len(missing) > 1 else ''} {names} (the columns: {', '.join(columns)}), read at"
+    where = err.format().split("\n", 1)
+    return f"{head} {where[0].replace(': error: ', ': ', 1)}" + ("\n" + where[1] if len(where) > 1 else "")
+
+
+def _missing(f: A.PatternFile, columns: Sequence[str], composite: set[str]) -> list[str]:
+    """The input fields ``f``'s patterns and queries read that are no column, in the order
+    the pattern check meets them (none: the error is about a composite type)."""
+    found: dict[str, None] = {}
+    for name in _unread_fields(f, columns, composite):
+        found.setdefault(name)
+    return list(found)
+
+
+def _unread_fields(f: A.PatternFile, columns: Sequence[str], composite: set[str]) -> Iterator[str]:
+    """Each read of a field no column holds: a pattern's key first, then its conditions
+    (as the pattern check reports them), then the queries' columns."""
+    cols = set(columns) | {"ts", "id"}
+    for p in f.patterns:
+        refs = {r.var: r for r in A.events_of(p.structure)}
+        for attr in p.partition:
+            if attr not in cols and any(r.type not in composite for r in refs.values()):
+                yield attr
+        for expr in A.pattern_exprs(p):
+            for e in A.walk_expr(expr):
+                field = e.field if isinstance(e, (A.Attr, A.Agg)) else None
+                if field is not None and field not in cols and refs[e.var].type not in composite:  # type: ignore[union-attr]
+                    yield field
+    for q in f.queries:
+        for name in [*q.partition, *(x.name for d in q.defines for x in S.walk(d.expr) if isinstance(x, S.Col)),
+                     *(x.name for m in q.measures for x in S.walk(m.expr) if isinstance(x, S.Col))]:
+            if name not in cols:
+                yield name
+
+
+def read_rules(spec: InputSpec, net: Net) -> InputSpec:
+    """``spec`` with every field the net's patterns read among its rules (``required``: one
+    value; ``numeric``: a number; docs/INPUT.md), whatever its caller gave: so a list, an
+    object or a missing value where a pattern reads one is an error of its row for every
+    engine alike (the readers check it), never a silent non-match or a crash in one of them."""
+    required, numeric = field_requirements([p.source for p in net.patterns])
+    return replace(spec, required=_merged(spec.required, required, "required"), numeric=_merged(spec.numeric, numeric, "numeric"))
+
+
+def _merged(given: Any, more: dict[str, frozenset[str]], what: str) -> dict[str, frozenset[str]]:
+    out = rule_map(given, what)
+    for t, fields in more.items():
+        out[t] = out.get(t, frozenset()) | fields
+    return out
 
 
 def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource:
@@ -110,7 +188,7 @@ def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource
             raise _with_columns(again, spec) from None
         raise _with_columns(err, spec) from None
     if files and source.columns is not None and (spec.format or infer_format(spec.path)) != "jsonl":
-        _check_fields(files, source.columns)
+        check_read_columns([(f, None) for f in files], source.columns, spec.path, _header_row(spec))
     return source
 
 
@@ -260,7 +338,7 @@ class Run:
             self.history = self._pusher = program
             self.engine = program.engine
             self._drain = program.drain  # (the kernel's batch collected so far)
-        self.spec = replace(spec, ordered=slack is None)
+        self.spec = read_rules(replace(spec, ordered=slack is None), self.engine.net)
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
         self._locate = locate
@@ -446,7 +524,9 @@ __all__ = [
     "PROGRESS_EVERY",
     "Run",
     "check_columns",
+    "check_read_columns",
     "engine_plan",
     "kernel_choice",
     "open_checked",
+    "read_rules",
 ]

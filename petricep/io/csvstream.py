@@ -3,19 +3,17 @@ line-by-line reader does.
 
 Arrow decompresses and parses on its own threads while Python turns the previous batch
 into events, which is what makes large files fast. But Arrow's CSV rules are not
-petricep's: it takes a lone ``\\r`` as a line end, newlines inside quotes, a field of
-any length. So Arrow reads the file through :class:`CleanLines`, which hands it whole
-lines and ends the data early, at the start of the first line that holds anything where
-the two could part (a quote, a lone ``\\r``, invalid UTF-8, a line as long as the csv
-module's field limit, a read error). Up to there every line is one row of Arrow's, so
-the caller can go on with the chunked reader from exactly that line. What Arrow reports
-itself (a wrong field count, a blank line: see :func:`has_blank_line`) is handled the
-same way, a batch earlier.
+petricep's: it takes a lone ``\\r`` as a line end and newlines inside quotes. So Arrow
+reads the file through :class:`CleanLines`, which hands it whole lines and ends the data
+early, at the start of the first line that holds anything where the two could part (a
+quote, a lone ``\\r``, invalid UTF-8, a read error; a line longer than Arrow's block is
+Arrow's own error). Up to there every line is one row of Arrow's, so the caller can go on
+with the chunked reader from exactly that line. What Arrow reports itself (a wrong field
+count, a blank line: see :func:`has_blank_line`) is handled the same way, a batch earlier.
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -50,7 +48,6 @@ class CleanLines:
         self._carry = b""
         self._ready = memoryview(b"")  # checked lines not yet handed out
         self._at = 0
-        self._limit = csv.field_size_limit()
         self.stopped = False
         self.closed = False
 
@@ -148,22 +145,7 @@ class CleanLines:
                 buf[:end].decode("utf-8")
             except UnicodeDecodeError as e:
                 found.append(e.start)
-        long = self._long_line(buf, end)
-        if long is not None:
-            found.append(long)
         return min(found) if found else None
-
-    def _long_line(self, buf: bytes, end: int) -> int | None:
-        """Where the first line of ``buf[:end]`` of ``limit`` bytes or more starts: the csv
-        module rejects a field that long, Arrow does not."""
-        limit = self._limit
-        pos = 0
-        while end - pos >= limit:
-            j = buf.rfind(b"\n", pos, pos + limit)
-            if j < 0:
-                return pos
-            pos = j + 1
-        return None
 
 
 def open_batches(

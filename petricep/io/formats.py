@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, EventError
 from .source import EventSource
 from .spec import InputSpec
 from .tables import ParquetSource
@@ -69,6 +69,8 @@ def infer_format(path: str) -> str:
             name = name[: -len(ext)]
             compressed = True
     found = _BY_EXTENSION.get(os.path.splitext(name)[1])
+    if os.path.isdir(path):  # (whatever its name: the error is the events', as with a format given)
+        raise EventError("cannot open file: it is a directory", str(path))
     if found is None or (compressed and not _FORMATS[found].compressible):
         raise ConfigError(f"cannot tell the format of {path!r} from its name: give the format ({_choices()})")
     return found

@@ -16,6 +16,7 @@ from ..runtime.arrow import number_view, scalar
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
+from .streams import is_stream, replay_of
 from .values import text_pylist
 
 BATCH_ROWS = 65_536
@@ -86,14 +87,22 @@ class ParquetSource(ArrowSource):
         path = spec.path
         if not os.path.exists(path):
             raise EventError("cannot open file: no such file", label)
+        if os.path.isdir(path):
+            raise EventError("cannot open file: it is a directory", label)
+        # a pipe cannot seek to the footer: read whole, once, into memory (petricep.io.streams)
+        data = replay_of(path, label).whole() if is_stream(path) else None
+
+        def source() -> Any:
+            return path if data is None else pa.BufferReader(data)
+
         try:
-            schema = pq.ParquetFile(path).schema_arrow
+            schema = pq.ParquetFile(source()).schema_arrow
         except (OSError, pa.ArrowException) as e:
             raise EventError(f"cannot read Parquet file: {e}", label) from None
 
         def batches() -> Iterator[pa.RecordBatch]:
             try:
-                pf = pq.ParquetFile(path)
+                pf = pq.ParquetFile(source())
                 it = pf.iter_batches(batch_size=BATCH_ROWS)
                 while True:
                     try:

@@ -1,6 +1,7 @@
 """CSV and JSON Lines files (plain, gzip or bz2), read in chunks of whole lines.
 
-Standard input (path ``-``, :data:`STDIN`) is read as it arrives: each chunk is the whole
+Standard input (path ``-``, :data:`STDIN`), a named pipe and process substitution are
+read as streams (:mod:`petricep.io.streams`): once, as they arrive, each chunk the whole
 lines available so far (not a 4 MiB block), so that a live pipe (``tail -f``) gives its
 events, and their matches, as soon as a line is complete.
 
@@ -16,114 +17,35 @@ exact line of each error.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
-import csv
 import functools
+import gzip
 import json
 import math
 import os
-import sys
+import zlib
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 
-from ..errors import ConfigError, EventError
+from ..errors import EventError
 from ..events import Event, EventColumns
+from .csvline import split_line
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .prefetch import ReadAhead
 from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
+from .streams import STDIN, Replay, ReplayStream, is_stream, replay_of, stdin_replay, use_stdin
 from .values import FLOAT_MAX, MAX_NUMBER_CHARS, text_value, type_text_column
 
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 _CHUNK = 4 << 20
 _BOM = b"\xef\xbb\xbf"
 _PEEK = 64 << 10  # what the header and first-row peeks read at a time
-STDIN = "-"  # the path that names standard input
-_LIVE_CHUNK = 64 << 10
-
-
-class StdinReplay:
-    """Standard input, which can be read only once, for readers that open their input
-    several times: to read the CSV header, to peek at the first row (the time kind), then
-    for the pass. Bytes read before the pass are kept and served again from the start to
-    every later reader; once the pass has begun nothing more is kept (a live stream may run
-    for days), and a second pass is an error. Reads return what is available (``read1``),
-    at most ``_LIVE_CHUNK`` bytes, never waiting for a full block."""
-
-    def __init__(self, raw: IO[bytes] | None = None) -> None:
-        self.raw = raw if raw is not None else sys.stdin.buffer
-        self.kept = b""
-        self.passes = 0
-        self.eof = False
-
-    def begin_pass(self) -> None:
-        """The reader's pass starts: the next stream serves the kept bytes, then the rest."""
-        if self.passes:
-            raise ConfigError("standard input (--events -) can be read only once")
-        self.passes = 1
-
-    def _more(self) -> bytes:
-        if self.eof:
-            return b""
-        read1 = getattr(self.raw, "read1", None)
-        data = read1(_LIVE_CHUNK) if read1 is not None else self.raw.read(_LIVE_CHUNK)
-        if not data:
-            self.eof = True
-        return bytes(data)
-
-    def stream(self) -> _ReplayStream:
-        return _ReplayStream(self)
-
-
-class _ReplayStream:
-    """One reader's view of :class:`StdinReplay`: the kept bytes from the start, then new
-    input (kept too, while no pass has begun)."""
-
-    def __init__(self, replay: StdinReplay) -> None:
-        self.replay = replay
-        self.at = 0
-        self.live = replay.passes > 0
-
-    def read(self, n: int) -> bytes:
-        r = self.replay
-        if self.at < len(r.kept):
-            data = r.kept[self.at : self.at + n]
-            self.at += len(data)
-            if self.live and self.at >= len(r.kept):
-                r.kept = b""  # served once to the pass: nobody reads it again
-                self.at = 0
-            return data
-        data = r._more()
-        if not self.live:
-            r.kept += data
-            self.at += len(data)
-        return data
-
-    def close(self) -> None:
-        pass
-
-
-_stdin: StdinReplay | None = None
-
-
-def stdin_replay() -> StdinReplay:
-    """The process's standard input as a :class:`StdinReplay` (made on first use)."""
-    global _stdin
-    if _stdin is None:
-        _stdin = StdinReplay()
-    return _stdin
-
-
-def use_stdin(raw: IO[bytes] | None) -> StdinReplay:
-    """Read ``raw`` as standard input from now on (None: the real one, afresh): for tests
-    and for a caller that runs several commands in one process."""
-    global _stdin
-    _stdin = StdinReplay(raw)
-    return _stdin
 
 
 @functools.cache
@@ -151,9 +73,15 @@ def _compression(path: str) -> str | None:
     return None
 
 
-def _open_stream(path: str, label: str) -> Any:
-    if path == STDIN:
-        return stdin_replay().stream()
+def _open_stream(path: str, label: str, for_pass: bool = False) -> Any:
+    """A binary stream of the file's text (decompressed); ``for_pass``: the stream of the
+    reader's pass, which a stream input (standard input, a pipe) gives only once."""
+    if is_stream(path):
+        replay = replay_of(path, label)
+        compression = _stream_compression(path, replay)
+        if for_pass:
+            replay.begin_pass()
+        return _decompressed(replay.stream(), compression)
     if not os.path.exists(path):
         raise EventError("cannot open file: no such file", label)
     if os.path.isdir(path):
@@ -164,12 +92,15 @@ def _open_stream(path: str, label: str) -> Any:
         raise EventError(f"cannot open file: {e}", label) from None
 
 
-def _read_chunks(path: str, label: str, skip_lines: int = 0, size: int | None = None) -> Iterator[tuple[bytes, int]]:
+def _read_chunks(
+    path: str, label: str, skip_lines: int = 0, size: int | None = None, for_pass: bool = False
+) -> Iterator[tuple[bytes, int]]:
     """Whole lines of a (possibly compressed) text file, after its first ``skip_lines``:
     ``(chunk, first line number)``, read ``size`` bytes at a time, at most _CHUNK (a peek at
     the header or the first row reads _PEEK: the start of a run waits for it, and a 4 MiB
-    chunk of a gzip file is ~20 ms of inflating and copying on the main thread)."""
-    stream = _open_stream(path, label)
+    chunk of a gzip file is ~20 ms of inflating and copying on the main thread);
+    ``for_pass``: the reader's pass (see :func:`_open_stream`)."""
+    stream = _open_stream(path, label, for_pass)
     size = min(size or _CHUNK, _CHUNK)
     try:
         buf = b""
@@ -179,7 +110,7 @@ def _read_chunks(path: str, label: str, skip_lines: int = 0, size: int | None = 
         while True:
             try:
                 data = stream.read(size)
-            except (OSError, EOFError, pa.ArrowException) as e:
+            except (OSError, EOFError, zlib.error, pa.ArrowException) as e:
                 raise EventError(f"cannot read file: {e}", label) from None
             if first and data:
                 first = False
@@ -204,6 +135,37 @@ def _read_chunks(path: str, label: str, skip_lines: int = 0, size: int | None = 
             line += chunk.count(b"\n")
     finally:
         stream.close()
+
+
+def _stream_compression(path: str, replay: Replay) -> str | None:
+    """A stream's compression, by its name or its first bytes (peeked: they are kept for
+    the readers after)."""
+    low = path.lower()
+    for ext, comp in COMPRESSIONS.items():
+        if low.endswith(ext):
+            return comp
+    if replay.passes:
+        return None
+    peek = replay.stream()
+    head = b""
+    while len(head) < 3:
+        data = peek.read(3 - len(head))
+        if not data:
+            break
+        head += data
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    return "bz2" if head[:3] == b"BZh" else None
+
+
+def _decompressed(stream: ReplayStream, compression: str | None) -> Any:
+    """A stream read through its decompression (gzip, bz2), which reads it front to back."""
+    raw = cast(IO[bytes], stream)  # (a file object as far as the decompressors read it)
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == "bz2":
+        return bz2.BZ2File(raw, mode="rb")
+    return stream
 
 
 def _skip_lines(buf: bytes, n: int) -> tuple[bytes, int]:
@@ -265,18 +227,16 @@ def _each_line(chunk: bytes) -> Iterator[bytes]:
         start = end + 1
 
 
-def split_line(text: str, delimiter: str) -> tuple[list[str] | None, str | None]:
-    """(fields, error) of one CSV line. A quoted value must end on its line: the csv module
-    would read on into the next line (here: the sentinel ``""``), or take the line's end as
-    the quote's, so an unterminated ``"abc`` is an error, never the value ``abc``."""
-    reader = csv.reader([text, ""], delimiter=delimiter)
+def _utf8(chunk: bytes) -> bool:
+    """Whether a chunk is valid UTF-8 (docs/INPUT.md: invalid UTF-8 is an error of its row, in
+    every column, whether a pattern reads it or not)."""
+    if chunk.isascii():
+        return True
     try:
-        fields = next(reader, [])
-    except csv.Error as e:
-        return None, f"invalid CSV: {e}"
-    if reader.line_num > 1:
-        return None, "invalid CSV: unterminated quoted value"
-    return fields, None
+        chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _decode(line: bytes) -> str:
@@ -348,14 +308,12 @@ class CsvSource(EventSource):
         return None
 
     def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
-        if self.spec.path == STDIN:  # Arrow's streaming reader waits for whole blocks
-            stdin_replay().begin_pass()
-            done: int | None = 0
-        else:
-            done = yield from self._stream(run)
+        stream = is_stream(self.spec.path)
+        # Arrow's streaming reader waits for whole blocks, and opens the file again after it
+        done = 0 if stream else (yield from self._stream(run))
         if done is None:
             return
-        for chunk, start in _read_chunks(self.spec.path, self.label, int(self._header) + done):
+        for chunk, start in _read_chunks(self.spec.path, self.label, int(self._header) + done, for_pass=stream):
             events = self._fast(run, chunk)
             if events is not None:
                 yield from events
@@ -415,6 +373,8 @@ class CsvSource(EventSource):
         need = run.needed(names)
         convert = self._convert
         if need is not None and not all(need):  # columns no pattern reads are not even parsed
+            if not _utf8(chunk):  # ... nor checked by Arrow: invalid UTF-8 is its row's error all the same
+                return None
             convert = _text_columns(names, [c for c, k in zip(names, need) if k])
         try:
             table = pa_csv.read_csv(
@@ -548,9 +508,7 @@ class JsonlSource(EventSource):
         return obj, None
 
     def read_events(self, run: RowChecker) -> Iterator[Event | EventColumns]:
-        if self.spec.path == STDIN:
-            stdin_replay().begin_pass()
-        for chunk, start in _read_chunks(self.spec.path, self.label):
+        for chunk, start in _read_chunks(self.spec.path, self.label, for_pass=is_stream(self.spec.path)):
             for k, line in enumerate(_lines(chunk)):
                 if not line.strip():
                     continue
@@ -564,3 +522,9 @@ class JsonlSource(EventSource):
                 ev = run.row_event(obj, pos, row, text)
                 if ev is not None:
                     yield ev
+
+
+# (standard input's replay is :mod:`petricep.io.streams`'; named here too, where callers had it)
+__all__ = [
+    "COMPRESSIONS", "STDIN", "CsvSource", "JsonlSource", "split_line", "stdin_replay", "unread_column", "use_stdin",
+]  # fmt: skip

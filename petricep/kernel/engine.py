@@ -179,9 +179,10 @@ class KernelEngine:
         last = _last_event(types, n)
         if last >= 0:
             self._out.last_input = (int(pos[last]), value_at(cols.ts, last))
-        vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n)
+        vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n, types, cols.event)
         ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(cols.ts, dtype=np.float64, count=n)
-        columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, self._column_keys(cols.attrs, n))
+        keys = self._column_keys(cols.attrs, n, types, cols.event)
+        columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, keys)
         return columns, n, cols.event, value_at(cols.ids, n - 1)
 
     def _type_codes(self, types: Any, n: int) -> np.ndarray:
@@ -483,7 +484,8 @@ class KernelEngine:
             attrs[TS_ATTR] = [e.ts for e in evs]
         if ID_ATTR in attrs:
             attrs[ID_ATTR] = [e.id for e in evs]
-        return (types, ts, pos, pos, *self._column_values(attrs, n), self._column_keys(attrs, n))
+        event = evs.__getitem__
+        return (types, ts, pos, pos, *self._column_values(attrs, n, types, event), self._column_keys(attrs, n, types, event))
 
     def _forget(self) -> None:
         """Drop what no later match can bind: the events the kernel does not store."""
@@ -491,9 +493,14 @@ class KernelEngine:
         self._known.keep(stored)
         self.kernel.composites.forget(int(stored[0]) if len(stored) else -1)
 
-    def _column_values(self, attrs: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _column_values(
+        self, attrs: dict[str, Any], n: int, types: np.ndarray, event: Callable[[int], Event]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Attribute values and kinds (int, float, bool, text code, None) per row: numeric numpy
-        columns as they are, the others value by value."""
+        columns as they are, the others value by value. A value the kernel has no kind for (a
+        list, an object) in a field no condition reads of its row's type is never read: None
+        (the readers let it through there, docs/INPUT.md); where one is read, the row's error
+        (``types``: the rows' type codes, ``event(row)``: the row as an event)."""
         na = max(len(self._attrs), 1)
         vals = np.zeros((n, na), dtype=np.float64)
         tags = np.zeros((n, na), dtype=np.int8)
@@ -508,10 +515,15 @@ class KernelEngine:
                 continue
             if _numbers_at_once(col, vals[:, a], tags[:, a]):
                 continue
+            readers = self.kernel.readers[name]
             for r, v in enumerate(col):
                 kind = VALUE_KINDS.get(type(v))
                 if kind is None:
-                    kind = _value_kind(v, name)
+                    kind = _value_kind(v)
+                if kind is None:
+                    if int(types[r]) in readers:
+                        raise _not_single(name, v, event(r))
+                    kind = TAG_NULL
                 tags[r, a] = kind
                 if kind == TAG_STR:
                     vals[r, a] = string(v)
@@ -519,11 +531,14 @@ class KernelEngine:
                     vals[r, a] = v
         return vals, tags
 
-    def _column_keys(self, attrs: dict[str, Any], n: int) -> np.ndarray | list[Any]:
+    def _column_keys(
+        self, attrs: dict[str, Any], n: int, types: np.ndarray, event: Callable[[int], Event]
+    ) -> np.ndarray | list[Any]:
         """Partition key codes per shared net and row (codes of the key values as Python values,
         so that keys are equal where the engine's dict keys are); a group keyed by one column
         of integers gets the column and the IntKeys that codes it as the kernel reads its rows
-        (then a list, a group each: KernelRun.int_keys)."""
+        (then a list, a group each: KernelRun.int_keys). A key that is no key (a list, an
+        object) where the group reads no event of its row's type: as if absent (None)."""
         keys = np.zeros((max(len(self._partitions), 1), n), dtype=np.int64)
         coded: dict[int, tuple[np.ndarray, Any]] = {}
         done: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}  # groups sharing a dictionary and attributes
@@ -545,9 +560,36 @@ class KernelEngine:
                     continue
                 cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
                 values = cols[0] if len(cols) == 1 else list(zip(*cols))
-                done[same] = _codes(values, code_of, n)
+                try:
+                    done[same] = _codes(values, code_of, n)
+                except TypeError:  # an unhashable value: which rows read it is the group's own
+                    keys[gi] = self._unhashable_keys(values, code_of, gi, names, types, event)
+                    continue
             keys[gi] = done[same]
         return keys if not coded else [coded.get(gi, keys[gi]) for gi in range(len(keys))]
+
+    def _unhashable_keys(
+        self,
+        values: list[Any],
+        code_of: Callable[[Any], int],
+        gi: int,
+        names: tuple[str, ...],
+        types: np.ndarray,
+        event: Callable[[int], Event],
+    ) -> np.ndarray:
+        """Group ``gi``'s key codes of rows some of whose keys are unhashable: those of types
+        the group does not read are absent keys (None); one it reads is the row's error."""
+        reads = self.kernel.group_types[gi]
+        out = np.empty(len(values), dtype=np.int64)
+        for r, v in enumerate(values):
+            try:
+                out[r] = code_of(v)
+            except TypeError:
+                if int(types[r]) in reads:
+                    at = 0 if len(names) == 1 else next(i for i, x in enumerate(v) if not _hashable(x))
+                    raise _not_single(names[at], v if len(names) == 1 else v[at], event(r)) from None
+                out[r] = code_of(None)
+        return out
 
     # ------------------------------------------------------------------ accounting
 
@@ -608,8 +650,9 @@ def _last_event(types: np.ndarray, n: int) -> int:
     return int(events[-1]) if len(events) else -1
 
 
-def _value_kind(v: Any, name: str) -> int:
-    """The kernel's kind of a value of another type (numpy scalars, subclasses)."""
+def _value_kind(v: Any) -> int | None:
+    """The kernel's kind of a value of another type (numpy scalars, subclasses); None for a
+    value it holds no kind of (a list, an object)."""
     if isinstance(v, (bool, np.bool_)):
         return TAG_BOOL
     if isinstance(v, (int, np.integer)):
@@ -618,7 +661,24 @@ def _value_kind(v: Any, name: str) -> int:
         return TAG_NUM
     if isinstance(v, str):
         return TAG_STR
-    raise EvaluationError(f"the kernel reads numbers and text, not {type(v).__name__} (field {name!r})")
+    return None
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _not_single(name: str, v: Any, e: Event) -> EvaluationError:
+    """A value a condition or key of its event's type reads that is no single value (a list,
+    an object): the event's error, as the readers word it where they check the field."""
+    what = "a list" if isinstance(v, (list, tuple)) else "an object" if isinstance(v, dict) else f"a {type(v).__name__}"
+    err = EvaluationError(f"field {name!r}: expected a single value, got {what}")
+    err.event = e  # type: ignore[attr-defined]
+    return err
 
 
 def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarray:

@@ -38,6 +38,7 @@ from petricep.kernel.tableplan import (
     python_value,
     table_plan,
 )
+from petricep.lang.fields import field_requirements
 from petricep.runtime.arrow import number_array, number_view, scalar, string_array
 from petricep.runtime.memory import memory_error
 
@@ -101,6 +102,10 @@ class KernelRun:
         self.kernel = _kernel.Kernel(self.lowered, tie, sweep_every, compact_slack)
         self._type_codes = {t: i for i, t in enumerate(self.lowered.types)}
         self._type_names = _kernel.TypeNames(self.lowered.types)  # (a text type column's codes)
+        # per field the type codes whose events it is read of, per group the types it reads: a
+        # value no event of those holds needs no representation (a list another type compares)
+        self.readers = reading_types(net, self.lowered, self._type_codes)
+        self.group_types = [frozenset(self._type_codes[t] for t in g.input_types if t in self._type_codes) for g in net.groups]
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
         # partition-key dictionaries, one per key class (groups reading composite events share
@@ -159,8 +164,11 @@ class KernelRun:
             raise ConfigError(f"the kernel needs integer ids in column {self.id_field!r} (got {col.type})")
         return number_view(col).astype(np.int64, copy=False)
 
-    def _attributes(self, batch: Batch, n: int, ts: Any, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Attribute values and kinds per row (the time and id columns for ``v.ts`` / ``v.id``)."""
+    def _attributes(
+        self, batch: Batch, n: int, ts: Any, ids: np.ndarray, types: np.ndarray | tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Attribute values and kinds per row (the time and id columns for ``v.ts`` / ``v.id``);
+        a column of lists or structs only where no row's type reads it (then: never read)."""
         names = self.lowered.attrs
         if not names:  # (one zero row read for every row: no 9 MB per million events to fault in)
             return _zeros((n, 1), np.float64), _zeros((n, 1), np.int8)
@@ -168,10 +176,16 @@ class KernelRun:
         tags = np.zeros((n, len(names)), dtype=np.int8)
         for a, name in enumerate(names):
             col = ts if name == TS_ATTR else pa.array(ids) if name == ID_ATTR else _column(batch, name)
-            if col.null_count:
-                raise EventError("empty value in a field a condition reads", None, _first_null(col), name)
             if pa.types.is_dictionary(col.type) and not pa.types.is_string(col.type.value_type):
                 col = col.cast(col.type.value_type)
+            if not _kernel_type(col.type):
+                row = self._first_reading(name, types)
+                if row is None:
+                    tags[:, a] = TAG_NULL
+                    continue
+                raise EventError(f"the kernel reads numbers and text, not {col.type}", None, row, name)
+            if col.null_count:
+                raise EventError("empty value in a field a condition reads", None, _first_null(col), name)
             if pa.types.is_dictionary(col.type):
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
@@ -181,9 +195,13 @@ class KernelRun:
             elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
-            else:
-                raise EventError(f"the kernel reads numbers and text, not {col.type}", None, None, name)
         return vals, tags
+
+    def _first_reading(self, name: str, types: np.ndarray | tuple[np.ndarray, np.ndarray]) -> int | None:
+        """The first row whose event type reads field ``name`` (None: no row's)."""
+        codes = types[1][types[0]] if isinstance(types, tuple) else types
+        reading = np.flatnonzero(np.isin(codes, np.fromiter(self.readers.get(name, ()), dtype=np.int32)))
+        return int(reading[0]) if len(reading) else None
 
     def _codes(self, col: Any) -> np.ndarray:
         enc = _encoded(col)
@@ -250,7 +268,7 @@ class KernelRun:
         pos = self._pos  # (row i is at pos + i)
         ids = self._ids(batch)
         positions = ids if ids is not None else np.arange(pos, pos + n, dtype=np.int64)
-        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), positions)
+        vals, tags = self._attributes(batch, n, _column(batch, self.time_field), positions, types)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
         return self._matches_table()
@@ -702,6 +720,30 @@ class KernelRun:
             return pa.array(val != 0.0, pa.bool_(), mask=~present)
         strings = self.strings()
         return pa.array([python_value(v, k, strings) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
+
+
+def reading_types(net: Net, lowered: Lowered, codes: dict[str, int]) -> dict[str, frozenset[int]]:
+    """Per field the kernel reads (``lowered.attrs``), the codes of the event types it is read
+    of: by the patterns' conditions, keys and RETURN values (:func:`field_requirements`, the
+    fields the readers check), of every type for the time and id, and of the composite
+    types (RETURN types) for every field, as their events are the net's own."""
+    required, _ = field_requirements([p.source for p in net.patterns])
+    composite = {codes[t] for p in net.patterns for t in p.produces if t in codes}
+    out: dict[str, frozenset[int]] = {}
+    for name in lowered.attrs:
+        if name in (TS_ATTR, ID_ATTR):
+            out[name] = frozenset(codes.values())
+            continue
+        out[name] = frozenset(composite | {codes[t] for t, fields in required.items() if name in fields and t in codes})
+    return out
+
+
+def _kernel_type(t: pa.DataType) -> bool:
+    """Whether the kernel holds a column's values: numbers, text, text codes."""
+    return bool(
+        pa.types.is_dictionary(t) or pa.types.is_integer(t) or pa.types.is_floating(t)
+        or pa.types.is_string(t) or pa.types.is_large_string(t)
+    )
 
 
 def _column(batch: Batch, name: str) -> Any:

@@ -246,9 +246,10 @@ def test_errors_name_dataframe_row_and_column() -> None:
     with pytest.raises(EventError) as a:
         match(pa.table({"type": ["A", "B"], "ts": [1, None]}), "PATTERN SEQ(A a, B b) WITHIN 5", type_field="type", time_field="ts")
     assert str(a.value).startswith("Arrow table row 1, column 'ts': error: ")
-    with pytest.raises(PatternError) as p:
+    with pytest.raises(EventError) as p:  # the input's error, naming the pattern that reads the column
         match(df.assign(ts=[1, 2]), "PATTERN SEQ(A a, B b) WHERE b.w > a.v WITHIN 5", type_field="type", time_field="ts")
-    assert str(p.value) == ("<pattern>:1:29: error: event type 'B' has no field 'w'\n"
+    assert str(p.value) == ("DataFrame column 'w': error: missing column 'w' (the columns: type, ts, v), read at "
+                            "<pattern>:1:29: event type 'B' has no field 'w'\n"
                             "    PATTERN SEQ(A a, B b) WHERE b.w > a.v WITHIN 5\n"
                             "                                ^")
     with pytest.raises(EventError) as n:

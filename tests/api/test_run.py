@@ -12,7 +12,7 @@ import petricep.api.runner as runner
 from petricep import kernel
 from petricep.api import compile_files, compile_text, load_patterns, net_of, sharing_lines, warnings_for
 from petricep.api.runner import Run
-from petricep.errors import EvaluationError, PatternError
+from petricep.errors import EvaluationError, EventError
 from petricep.io import InputSpec, open_events
 from petricep.runtime.engine import Engine
 
@@ -68,7 +68,7 @@ def test_an_evaluation_error_names_the_input_and_the_event(tmp_path: Path) -> No
     assert str(err.value) == f"{events}: event at position 1 (id 1): cannot compare 'two' < 5"
 
 
-def test_a_missing_column_is_reported_at_the_pattern_and_the_header_read_once(
+def test_a_missing_column_names_the_events_and_the_pattern_and_the_header_is_read_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pattern, events = files(tmp_path)
@@ -83,10 +83,12 @@ def test_a_missing_column_is_reported_at_the_pattern_and_the_header_read_once(
     list(Run(net_of(parsed), spec(events, on_error="skip"), files=parsed))
     assert len(opened) == 1  # a good input: its header is read once
     (tmp_path / "ev.csv").write_text("type,ts,k,y\nA,1,1,5\n")
-    with pytest.raises(PatternError) as err:
+    with pytest.raises(EventError) as err:  # the events' error (exit 3), as a missing time column
         Run(net_of(parsed), spec(events), files=parsed)
+    assert (err.value.file, err.value.row, err.value.field, err.value.exit_code) == (str(events), 1, "x", 3)
     assert str(err.value).splitlines() == [
-        f"{pattern}:2:15: error: event type 'B' has no field 'x'",
+        f"{events}:1: field 'x': error: missing column 'x' (the columns: type, ts, k, y), read at {pattern}:2:15: "
+        "event type 'B' has no field 'x'",
         "    WHERE [k] AND b.x > a.x",
         "                  ^",
         f"{pattern}:2:21: error: event type 'A' has no field 'x'",
@@ -158,3 +160,22 @@ def test_warnings_and_sharing_come_from_the_api() -> None:
         "(add WITHIN, or LIMIT n PARTIAL MATCHES)",
         "warning: pattern 'q': Kleene variable b[] has no WITHIN window: one partial match may grow without bound",
     ]
+
+
+@pytest.mark.parametrize(("pattern", "row", "field"), [
+    ("PATTERN p: SEQ(A a, B b) WHERE b.x > a.x WITHIN 10", 2, "x"),
+    ("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 10", 3, "k"),
+    ("PATTERN p: SEQ(A a, B b) WHERE b.x = a.x WITHIN 10", 2, "x"),
+])  # fmt: skip
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+def test_a_spec_without_rules_reads_by_the_patterns_rules(tmp_path: Path, pattern: str, row: int, field: str,
+                                                           engine: str) -> None:
+    """Run checks every field its net's patterns read, whatever rules its spec gives: a list
+    where a condition or key reads one is the row's error on both engines (issue 43)."""
+    events = tmp_path / "ev.jsonl"
+    events.write_text('{"type": "A", "ts": 1, "x": 1, "k": "a"}\n{"type": "B", "ts": 3, "x": [5], "k": "a"}\n'
+                      '{"type": "B", "ts": 4, "x": 7, "k": [1]}\n')
+    run = Run(compile_text(pattern), InputSpec(str(events), type_field="type", time_field="ts"), engine=engine)
+    with pytest.raises(EventError) as e:
+        list(run)
+    assert str(e.value) == f"{events}:{row}: field {field!r}: error: expected a single value, got a list"

@@ -88,9 +88,10 @@ def test_missing_column_reported_at_the_query(files: tuple[str, str], tmp_path: 
     sql, csv = files
     bad = tmp_path / "typo.sql"
     bad.write_text(Path(sql).read_text().replace("UP.price > PREV(UP.price)", "UP.prize > PREV(UP.price)"))
-    assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 2
-    assert capsys.readouterr().err.splitlines()[-3:] == [
-        f"{bad}:14:15: error: 'Ticker' has no column 'prize'; did you mean 'price'?",
+    assert main(["run", str(bad), "--events", csv, "--type", "Ticker", "--time-field", "tstamp"]) == 3
+    assert capsys.readouterr().err.splitlines()[-3:] == [  # the events' error (exit 3), naming the query
+        f"{csv}:1: field 'prize': error: missing column 'prize' (the columns: symbol, tstamp, price), "
+        f"read at {bad}:14:15: 'Ticker' has no column 'prize'; did you mean 'price'?",
         "            UP AS UP.prize > PREV(UP.price)",
         "                  ^",
     ]
