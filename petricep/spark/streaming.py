@@ -430,9 +430,9 @@ class EngineProcessor:
         advancing = not group.clock_sensitive
         try:
             found = engine.push(events)
-            if advancing:
-                last = events[-1].pos if events else -1
-                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), last)]
+            if advancing:  # at the last position pushed: a tick never goes back (the kernel
+                # remembers events by position, in order: a tick at -1 confused a restored one)
+                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos())]
         except EvaluationError as err:
             failed = getattr(err, "event", None)
             where = failed.pos if failed is not None else (events[-1].pos if events else -1)

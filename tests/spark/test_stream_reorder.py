@@ -66,6 +66,21 @@ def test_a_file_back_in_time_gives_the_slack_runs_matches(kernel: bool, cuts: li
     assert canonical([r[0] for r in got]) == canonical(ISSUE_WANT)
 
 
+@pytest.mark.parametrize("kernel", ENGINES)
+@pytest.mark.parametrize("restarts", [[], [5]])
+def test_a_key_woken_with_nothing_to_release_then_restarted(kernel: bool, restarts: list[int]) -> None:
+    """In time order: key 1's window end wakes it when it has no event to release (the
+    engine only advances), then the query restarts. The kernel remembers events by
+    position, in order; the advance used to tick at position -1, and the restored engine
+    bound B as both ``a`` and ``b`` (the issue's false match, without going back in time)."""
+    net = build_net([p.source for p in compile_text("PATTERN p: SEQ(A a, B b, !(C c)) WHERE [k] WITHIN 10").patterns])
+    rows = [("A", 0, 1), ("X", 1, 2), ("A", 5, 1), ("X", 6, 2), ("X", 11, 2), ("B", 12, 1), ("X", 13, 2), ("X", 30, 2)]
+    events = [Event(t, ts, i, 100 + i, {"k": k}) for i, (t, ts, k) in enumerate(rows)]
+    got = simulate(net, events, "arrival", list(range(1, len(events))), kernel=kernel, restarts=restarts)
+    assert [r[0] for r in got] == ['{"pattern": "p", "ids": {"a": 102, "b": 105}, "start": 5, "end": 12, "attrs": {}}']
+    assert slack_run(net, events, "arrival", 0) == canonical([r[0] for r in got])
+
+
 def test_released_events_are_numbered_after_the_engines_last() -> None:
     """A key partition keeps the stream's positions where they grow, and moves an event
     that falls behind after the last; a partition fed with the whole stream numbers its
