@@ -76,6 +76,9 @@ from petricep.io.readers import InputSpec, events_from_table, infer_format, open
 from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine
 
+from .arrivals import LOG_DIR, local_path, source_class
+from .arrivals import NAME as ARRIVALS
+from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
 from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
@@ -485,17 +488,36 @@ class StreamRun:
         self.warnings = list(self.plan.warnings) + notes
 
     def events_from_files(
-        self, directory: str, spec: InputSpec, pos_field: str, max_files: int | None = None
+        self,
+        directory: str,
+        spec: InputSpec,
+        pos_field: str,
+        max_files: int | None = None,
+        checkpoint: str | None = None,
     ) -> Any:
         """Routed events of the files that appear in ``directory`` (CSV, JSON Lines or
-        Parquet, one format; files are read whole, oldest first)."""
-        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
-        if spec.format is not None:
-            ext = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}[spec.format]
-            reader = reader.option("pathGlobFilter", ext)
-        if max_files is not None:
-            reader = reader.option("maxFilesPerTrigger", max_files)
-        files = reader.load(directory)
+        Parquet, one format; files are read whole), in arrival order: by modification time,
+        files that arrived together by name (:mod:`petricep.spark.arrivals`, which keeps its
+        log in the query's ``checkpoint``). Without a checkpoint, or for a directory that is
+        not local, Spark's file source reads them: by modification time, files with one
+        modification time in the order the directory lists them."""
+        glob = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}.get(spec.format or "")
+        local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
+        if local is not None and log is not None and arrivals_supported():
+            self.spark.dataSource.register(source_class())
+            reader = self.spark.readStream.format(ARRIVALS).option("path", local).option("log", os.path.join(log, LOG_DIR))
+            reader = reader.option("partitions", self.spark.sparkContext.defaultParallelism)
+            for name, value in (("glob", glob), ("max_files", max_files)):
+                if value is not None:
+                    reader = reader.option(name, value)
+            files = reader.load()
+        else:
+            reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
+            if glob is not None:
+                reader = reader.option("pathGlobFilter", glob)
+            if max_files is not None:
+                reader = reader.option("maxFilesPerTrigger", max_files)
+            files = reader.load(directory)
         return files.mapInArrow(
             StreamParser(StreamParse(spec, pos_field, True), Router(self.plan)), STREAM_DDL
         )
