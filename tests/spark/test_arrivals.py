@@ -43,6 +43,12 @@ def test_files_that_arrived_together_are_read_by_name(tmp_path: Path) -> None:
     batches = [_names(arrivals, a, b) for a, b in zip(offsets, offsets[1:])]
     assert batches == [["part-1.csv", "zz-early.csv"], ["part-2.csv", "part-3.csv"], ["part-4.csv", "part-5.csv"]]
     assert arrivals.batch_files(offsets[0], offsets[1]) == [[str(inp / "zz-early.csv")], [str(inp / "part-1.csv")]]
+    whole = Arrivals(str(inp), str(tmp_path / "log-all"), partitions=4)  # no --max-files-per-trigger
+    assert whole.latest_offset(whole.initial_offset(), None) == {"batch": 0}
+    assert whole.batch_files({"batch": -1}, {"batch": 0}) == [
+        [str(inp / n) for n in names] for names in (["zz-early.csv", "part-4.csv"], ["part-1.csv", "part-5.csv"],
+                                                    ["part-2.csv"], ["part-3.csv"])
+    ]  # fmt: skip
 
 
 def test_a_file_that_appears_later_is_read_whatever_its_time(tmp_path: Path) -> None:
