@@ -52,7 +52,8 @@ def main(spark: Any = None) -> int:
         n = write_files(sample, incoming, 5000)
         spec = InputSpec(path=str(incoming), type_field="type", time_field="ts", id_field="id")
         run = StreamRun(spark, net, watermark=0)
-        events = run.events_from_files(str(incoming), spec, pos_field="seq", max_files=1)
+        checkpoint = str(Path(tmp) / "checkpoint")  # (the files' log too: arrival order)
+        events = run.events_from_files(str(incoming), spec, pos_field="seq", max_files=1, checkpoint=checkpoint)
         got: list[str] = []
 
         def batch(df: Any, batch_id: int) -> None:
@@ -60,7 +61,6 @@ def main(spark: Any = None) -> int:
             got.extend(rows)
             print(f"micro-batch {batch_id}: {len(rows)} matches")
 
-        checkpoint = str(Path(tmp) / "checkpoint")
         query = (
             run.matches(events)
             .writeStream.foreachBatch(batch)

@@ -262,6 +262,13 @@ class KernelEngine:
         return self._fire_pairs()
 
     @property
+    def last_position(self) -> int:
+        """The position of the last input event fired (-1 before the first): a snapshot keeps
+        it, so that a restored engine's caller can go on numbering events after it."""
+        last = self._out.last_input
+        return -1 if last is None else last[0]
+
+    @property
     def collected(self) -> int:
         """Events (and ticks) collected but not fired yet (:meth:`drain_pairs` fires them)."""
         return len(self._buf)

@@ -21,7 +21,7 @@ Streaming::
     from petricep.spark import StreamRun
 
     run = StreamRun(spark, net, watermark=300)      # 300 s of out-of-order arrival
-    events = run.events_from_files("incoming/", spec, pos_field="seq")
+    events = run.events_from_files("incoming/", spec, pos_field="seq", checkpoint="ck/")  # arrival order
     query = run.typed_matches(events, spec).writeStream.option("checkpointLocation", "ck/")...
 """
 

@@ -436,7 +436,7 @@ def _stream_query(
     account.engine = run.engine
     for w in run.warnings:
         err.write(w + "\n")
-    events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger)
+    events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger, args.checkpoint)
     sink = BatchWriter(spark, args.output, args.late or args.output, account, err)
     writer = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", args.checkpoint)
     if args.available_now:

@@ -115,6 +115,11 @@ class KeyEngine(ABC):
     def dumps(self) -> bytes:
         """The state, as the state store keeps it (its first bytes say which engine)."""
 
+    @abstractmethod
+    def last_pos(self) -> int:
+        """The position of the last event pushed (-1 before the first), kept in the state:
+        the next events must come after it (:func:`petricep.spark.streaming.renumber`)."""
+
 
 class PythonKeyEngine(KeyEngine):
     """One key's Python engine (the reference)."""
@@ -144,6 +149,10 @@ class PythonKeyEngine(KeyEngine):
     def dumps(self) -> bytes:
         return _PY_MARKER + net_digest(self.engine.net, self.tie) + snapshot.dumps(self.engine)
 
+    def last_pos(self) -> int:
+        last = self.engine.state.last_input
+        return -1 if last is None else last.pos
+
 
 class KernelKeyEngine(KeyEngine):
     """One key's :class:`KernelEngine`: a micro-batch's events are fired at once."""
@@ -168,6 +177,9 @@ class KernelKeyEngine(KeyEngine):
 
     def dumps(self) -> bytes:
         return kernel_snapshot.dumps(self.kernel)
+
+    def last_pos(self) -> int:
+        return self.kernel.last_position
 
 
 class EngineCache:

@@ -41,7 +41,10 @@ there the next event closes the window, exactly as in the whole stream.
 
 Positions: streaming needs each event's arrival position in a column (``pos_field``:
 an integer that grows with arrival over the whole stream, e.g. a sequence number) —
-a stream has no row numbers a reader could count.
+a stream has no row numbers a reader could count. An engine sees the events it is given
+in stream order, numbered as ``run --slack`` numbers the events it re-orders
+(:func:`renumber`): an event released after one that arrived later (its file went back in
+time) gets a position after that one's.
 
 End of input
 ------------
@@ -73,6 +76,9 @@ from petricep.io.readers import InputSpec, events_from_table, infer_format, open
 from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import TIE_RULES, Engine
 
+from .arrivals import LOG_DIR, local_path, source_class
+from .arrivals import NAME as ARRIVALS
+from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
 from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
@@ -101,22 +107,58 @@ _STREAM_SCHEMA = pa.schema(
 )
 
 
-def streaming_plan(plan: Plan) -> tuple[Plan, list[str]]:
-    """The plan with every clock-sensitive keyed group moved to one partition, fed with
-    every event (see the module docstring)."""
+def streaming_plan(plan: Plan, reorders: bool = False) -> tuple[Plan, list[str]]:
+    """The plan with every clock-sensitive group moved to one partition, fed with every
+    event (see the module docstring); where the stream ``reorders`` (a watermark delay),
+    every group with a count window too: an event's position in the re-ordered stream (what
+    ``WITHIN n EVENTS`` counts, as ``run --slack`` numbers it) is known only there."""
     groups = []
     notes = []
     for g in plan.groups:
+        names = ", ".join(repr(p) for p in g.patterns)
         if g.clock_sensitive:
             if g.keyed:
                 notes.append(
-                    f"warning: {', '.join(repr(p) for p in g.patterns)} run in one partition when streaming: "
+                    f"warning: {names} run in one partition when streaming: "
                     "an end negation's emission point matters to them (composite events, count windows or "
                     "consumption), and only the whole stream knows it"
                 )
             g = replace(g, attrs=(), all_types=True, reason=g.reason or "clock-sensitive")
+        elif reorders and g.count_windows and not (g.all_types and not g.keyed):
+            notes.append(
+                f"warning: {names} run in one partition when streaming with a watermark: a count "
+                "window counts the events of the whole re-ordered stream, and only that partition sees them"
+            )
+            g = replace(g, attrs=(), all_types=True, reason=g.reason or "count window, re-ordered stream")
         groups.append(g)
     return Plan(plan.net, tuple(groups), plan.warnings), notes
+
+
+def whole_stream(group: Group) -> bool:
+    """Whether the group's one engine sees every event of the stream (see :func:`renumber`)."""
+    return group.all_types and not group.keyed
+
+
+def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
+    """Give a key's released events (in stream order, ``(ts, pos)``) the positions its
+    engine fires them at, after ``last`` (the engine's last position); returns engine
+    position -> the event's own position (the stream's, for messages and the output).
+
+    The engines bind and order events by position and need it to grow with every event
+    pushed, but a file that goes back in time (within the watermark) releases an event
+    after others that arrived later: its own position is smaller. As ``run --slack``
+    renumbers the events it re-orders, the engine sees the position in the re-ordered
+    stream: where its engine sees ``whole`` the stream, exactly that (one more than the last
+    event before it); elsewhere the event's own position, moved after the last one where it
+    falls behind it (what only count windows could notice, and they run on the whole
+    stream where the stream re-orders: :func:`streaming_plan`). In time order, nothing
+    changes: positions are the stream's own."""
+    origin = {}
+    for e in events:
+        n = last + 1 if whole else max(e.pos, last + 1)
+        origin[n] = e.pos
+        e.pos = last = n
+    return origin
 
 
 def event_time_ms(ts: Any) -> int:
@@ -387,22 +429,23 @@ class EngineProcessor:
         if not events and group.clock_sensitive:
             return []
         engine = self.engines.get(key, st.engine)
+        origin = renumber(events, engine.last_pos(), whole_stream(group))
         advancing = not group.clock_sensitive
         try:
             found = engine.push(events)
-            if advancing:
-                last = events[-1].pos if events else -1
-                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), last)]
+            if advancing:  # at the last position pushed: a tick never goes back (the kernel
+                # remembers events by position, in order: a tick at -1 confused a restored one)
+                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos())]
         except EvaluationError as err:
             failed = getattr(err, "event", None)
             where = failed.pos if failed is not None else (events[-1].pos if events else -1)
-            raise RuntimeError(TASK_ERROR + f"event at position {where}: {err}") from None
+            raise RuntimeError(TASK_ERROR + f"event at position {origin.get(where, where)}: {err}") from None
         for e in events if advancing else ():
             if group.waits:  # a watermark past the window's end: advance then
                 st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
             if self.tie != "arrival":  # ... and past this timestamp's group
                 st.wakeups.append(event_time_ms(e.ts) + 2)
-        rows = [match_row(m, at, group.index, seq) for seq, (m, at) in enumerate(found)]
+        rows = [match_row(m, origin.get(at, at), group.index, seq) for seq, (m, at) in enumerate(found)]
         st.wakeups = sorted({w for w in st.wakeups if w > wm})
         st.engine, st.fired = engine.dumps(), True
         self.engines.put(key, st.engine, engine)
@@ -438,24 +481,43 @@ class StreamRun:
         self.net = net
         self.tie = tie
         self.watermark_ms = math.floor(Fraction(watermark) * 1000)  # the delay, in ms
-        self.plan, notes = streaming_plan(make_plan(net))
+        self.plan, notes = streaming_plan(make_plan(net), reorders=self.watermark_ms > 0)
         choices = engine_choices(net, self.plan, tie)
         self.engine = engine_report(choices)  # which engine each group's keys run (decided here, once)
         self.kernel = kernel_groups(choices)
         self.warnings = list(self.plan.warnings) + notes
 
     def events_from_files(
-        self, directory: str, spec: InputSpec, pos_field: str, max_files: int | None = None
+        self,
+        directory: str,
+        spec: InputSpec,
+        pos_field: str,
+        max_files: int | None = None,
+        checkpoint: str | None = None,
     ) -> Any:
         """Routed events of the files that appear in ``directory`` (CSV, JSON Lines or
-        Parquet, one format; files are read whole, oldest first)."""
-        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
-        if spec.format is not None:
-            ext = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}[spec.format]
-            reader = reader.option("pathGlobFilter", ext)
-        if max_files is not None:
-            reader = reader.option("maxFilesPerTrigger", max_files)
-        files = reader.load(directory)
+        Parquet, one format; files are read whole), in arrival order: by modification time,
+        files that arrived together by name (:mod:`petricep.spark.arrivals`, which keeps its
+        log in the query's ``checkpoint``). Without a checkpoint, or for a directory that is
+        not local, Spark's file source reads them: by modification time, files with one
+        modification time in the order the directory lists them."""
+        glob = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}.get(spec.format or "")
+        local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
+        if local is not None and log is not None and arrivals_supported():
+            self.spark.dataSource.register(source_class())
+            reader = self.spark.readStream.format(ARRIVALS).option("path", local).option("log", os.path.join(log, LOG_DIR))
+            reader = reader.option("partitions", self.spark.sparkContext.defaultParallelism)
+            for name, value in (("glob", glob), ("max_files", max_files)):
+                if value is not None:
+                    reader = reader.option(name, value)
+            files = reader.load()
+        else:
+            reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
+            if glob is not None:
+                reader = reader.option("pathGlobFilter", glob)
+            if max_files is not None:
+                reader = reader.option("maxFilesPerTrigger", max_files)
+            files = reader.load(directory)
         return files.mapInArrow(
             StreamParser(StreamParse(spec, pos_field, True), Router(self.plan)), STREAM_DDL
         )
@@ -554,8 +616,9 @@ class StateFlush:
         events = sorted((decode(ev, pos, False) for _, _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
         try:
             engine = self.engines.build(g, eng)
+            origin = renumber(events, engine.last_pos(), whole_stream(self.plan.groups[g]))
             found = engine.push(events)
             found += [(m, CLOCK) for m in engine.flush()]
         except EvaluationError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
-        return [match_row(m, at, g, seq) for seq, (m, at) in enumerate(found)]
+        return [match_row(m, origin.get(at, at), g, seq) for seq, (m, at) in enumerate(found)]

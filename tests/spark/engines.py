@@ -143,17 +143,18 @@ def run_spark_stream(
         got: list[str] = []
         try:
             run = StreamRun(_spark(), net, tie, watermark=watermark)
-            stream = run.matches(run.events_from_files(indir, spec, POS, max_files=1))
+            checkpoint = os.path.join(tmp, "checkpoint")
+            stream = run.matches(run.events_from_files(indir, spec, POS, max_files=1, checkpoint=checkpoint))
             query = (
                 stream.writeStream.foreachBatch(
                     lambda df, _id: got.extend(r.json for r in df.select("json").collect())
                 )
-                .option("checkpointLocation", os.path.join(tmp, "checkpoint"))
+                .option("checkpointLocation", checkpoint)
                 .trigger(availableNow=True)
                 .start()
             )
             query.awaitTermination()
-            got.extend(r.json for r in run.flush(os.path.join(tmp, "checkpoint")).select("json").collect())
+            got.extend(r.json for r in run.flush(checkpoint).select("json").collect())
         except Exception as e:
             raise _spark_errors(e) from e
         return _dicts(got)

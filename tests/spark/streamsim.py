@@ -107,26 +107,34 @@ def simulate(
     kernel: bool,
     delay_ms: int = 0,
     counts: dict[str, list[int]] | None = None,
+    restarts: Sequence[int] = (),
 ) -> list[tuple[Any, ...]]:
     """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
     at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
     on it (else every key runs the Python engine). ``counts`` gets the output's ``read``
-    counts and the positions of its ``late`` rows, in order."""
-    from petricep.spark.keystate import engine_choices, kernel_groups
+    counts and the positions of its ``late`` rows, in order. At the cuts in ``restarts``
+    the query restarts: a new processor, no engine left alive in the worker (each key's
+    engine is rebuilt from its snapshot in the store)."""
+    from petricep.spark.keystate import EngineCache, engine_choices, kernel_groups
 
-    plan, _ = streaming_plan(make_plan(net))
+    plan, _ = streaming_plan(make_plan(net), reorders=delay_ms > 0)
     chosen = kernel_groups(engine_choices(net, plan, tie)) if kernel else frozenset()
     proc = EngineProcessor(net, plan, tie, chosen)
     handle = FakeHandle()
     proc.init(handle)
     router = Router(plan)
     bounds = [0, *sorted(set(cuts)), len(events)]
+    starts = [a for a, b in zip(bounds, bounds[1:]) if b > a] + [len(events)]
     batches = [events[a:b] for a, b in zip(bounds, bounds[1:]) if b > a] + [[]]  # then a no-data batch
     out: list[tuple[Any, ...]] = []
     said = counts if counts is not None else {}
     said.update(read=[], late=[])
     wm, seen = 0, 0
-    for batch in batches:
+    for start, batch in zip(starts, batches):
+        if start in restarts:
+            EngineCache._caches.clear()
+            proc = EngineProcessor(net, plan, tie, chosen)
+            proc.init(handle)
         for key, rows in _routed(router, batch).items():
             handle.key = key
             pdf = pd.DataFrame(rows, columns=["pos", "evtime", "ev", "first", "reads"])
