@@ -427,6 +427,9 @@ KNOWN_FAILURES: list[tuple[str, Callable[[Case, str], bool]]] = [
     ("issue 43 item 10: a lone \\r in a CSV cell", lambda case, text: "universal-newline mode" in text),
     ("issue 43 item 10: invalid UTF-8 with --with-events",
      lambda case, text: case.with_events and "invalid UTF-8" in text),
+    # found by this fuzzing, not an item of issue 43 yet (bench/RESULTS.md, "Issue 43: the fuzz run")
+    ("new: an empty JSON object copied into a Parquet match file (--with-events)",
+     lambda case, text: "with no child field to Parquet" in text),
 ]
 
 
