@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import (
+    NOT_UTF8,
     RESULT,
     TYPED,
     Mismatch,
@@ -159,8 +160,8 @@ def test_a_slack_case_compares_the_reordered_stream_with_the_reference() -> None
 
 
 def test_the_model_reads_cells_by_docs_input_md() -> None:
-    assert [cell_value(v, ".csv") for v in ["1", "2.5", ".5", "1e3", " 2", "0x10", "", True, b"a\rb"]] == [
-        1, 2.5, 0.5, 1000.0, " 2", "0x10", None, "true", "a\rb"]
+    assert [cell_value(v, ".csv") for v in ["1", "2.5", ".5", "1e3", " 2", "0x10", "", True, b"a\rb", b"\xff"]] == [
+        1, 2.5, 0.5, 1000.0, " 2", "0x10", None, "true", "a\rb", NOT_UTF8]
     assert [cell_value(v, ".jsonl") for v in ["1", 2, None, [1]]] == ["1", 2, None, [1]]
     case = order_case("A@2 B@1 A@3 A@2", "PATTERN p: SEQ(A a, B b) WITHIN 5", "arrival")
     assert expected_bad(case) == [False, True, False, True]
