@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
+from petricep.lang.ast import STRATEGIES
 from tests.lang.test_fuzz_parser import SEEDS, TOKENS, mutated
+from tests.reference import TIES
 from tests.strategies import pattern_text, patterns
 
 # ---------------------------------------------------------------------- pattern text
@@ -203,5 +207,242 @@ def jsonl_files(draw: st.DrawFn) -> bytes:
     return bom + end.join(lines) + end
 
 
-__all__ = ["EXTREME_NUMBERS", "MAX_NESTING", "RUN_PATTERNS", "csv_files", "jsonl_files", "pattern_texts",
-           "token_mutations", "tokens", "valid_text"]
+
+
+# ---------------------------------------------------------------------- issue 43's input classes
+#
+# Each case is one event file, one pattern and one set of run options, for the differential check
+# (tests/fuzz/harness.py ``run_case``: kernel vs Python engine vs tests/reference.py). Each row
+# carries its *model*: the event petricep must read from it (docs/INPUT.md), so the brute-force
+# reference can run without petricep's readers.
+
+CLASSES = ("mixed", "nested", "surrogate", "bigcell", "order")
+BIG = 131_073  # one character past Python csv's default field limit (131,072)
+HEADER_43 = ("id", "type", "ts", "x", "y", "k", "s")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of an event file: its values (``None`` = the cell is empty / JSON null,
+    :data:`ABSENT` = the field is not there) and whether it is meant to be bad."""
+
+    values: dict[str, Any]
+    raw: bytes | None = None  # the line as written, where it is not the values' rendering
+
+
+ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A fuzz case of issue 43: an input class, a pattern, an event file and the run options.
+
+    ``reads`` maps each event type to the fields the pattern reads of it (``numeric``: the
+    fields it computes with), so that the model knows which values the readers check."""
+
+    cls: str
+    pattern: str
+    suffix: str
+    rows: tuple[Row, ...]
+    tie: str = "arrival"
+    slack: int | None = None
+    out: str = "jsonl"
+    with_events: bool = False
+    on_error: str = "skip"
+    reads: dict[str, frozenset[str]] = field(default_factory=dict)
+    numeric: frozenset[str] = frozenset()
+    header: tuple[str, ...] = HEADER_43
+    crlf: bool = False
+
+    def data(self) -> bytes:
+        """The event file's bytes (CSV with a header, or JSON Lines)."""
+        end = b"\r\n" if self.crlf else b"\n"
+        if self.suffix == ".csv":
+            lines = [",".join(self.header).encode()]
+            lines += [r.raw if r.raw is not None else _csv_line(r.values, self.header) for r in self.rows]
+        else:
+            lines = [r.raw if r.raw is not None else _jsonl_line(r.values) for r in self.rows]
+        return end.join(lines) + end
+
+    def argv(self) -> list[str]:
+        """The run options other than the files (the harness adds them)."""
+        argv = ["--tie", self.tie, "--on-error", self.on_error]
+        if self.slack is not None:
+            argv += ["--slack", str(self.slack)]
+        if self.with_events:
+            argv.append("--with-events")
+        return argv
+
+    def describe(self) -> str:
+        """The case as a reproduction: options, pattern, the file (long runs shortened, \\r shown)."""
+        opts = " ".join(self.argv()) + f" -o out.{self.out}"
+        text = self.data().decode("utf-8", "backslashreplace").replace("\r", "\\r")
+        text = _RUN.sub(lambda m: f"<{m.group(1)} x {len(m.group(0)):,}>", text)
+        return f"[{self.cls}] {opts}\n{self.pattern}\n--- events{self.suffix}\n{text}"
+
+
+_RUN = re.compile(r"(.)\1{99,}")
+
+
+def _csv_cell(v: Any) -> bytes:
+    if v is None or v is ABSENT:
+        return b""
+    if isinstance(v, bytes):
+        return v
+    if isinstance(v, bool):
+        return b"true" if v else b"false"
+    text = v if isinstance(v, str) else repr(v)
+    if any(c in text for c in ',"'):
+        text = '"' + text.replace('"', '""') + '"'
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _csv_line(values: dict[str, Any], header: Sequence[str]) -> bytes:
+    return b",".join(_csv_cell(values.get(h)) for h in header)
+
+
+def _jsonl_line(values: dict[str, Any]) -> bytes:
+    items = {k: v for k, v in values.items() if v is not ABSENT}
+    return json.dumps(items).encode("ascii")  # ensure_ascii: a lone surrogate is written "\\ud800"
+
+
+# patterns of the value classes, each with the fields it reads per type and those it computes with
+# (time windows only: a rejected row keeps its position, so the reference sees the same stream)
+CLASS_PATTERNS: list[tuple[str, dict[str, frozenset[str]], frozenset[str]]] = [
+    ("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 5 RETURN R(first = a.id, s = b.s)",
+     {"A": frozenset("xk"), "B": frozenset("xks")}, frozenset("x")),
+    ("PATTERN p: SEQ(A a, B+ b[], C c) WHERE b[i].x >= a.x AND c.y = a.y WITHIN 6 RETURN R(s = c.s, n = count(b[]))",
+     {"A": frozenset("xy"), "B": frozenset("x"), "C": frozenset("ys")}, frozenset("x")),
+    ("PATTERN p: AND(A a, C c) WHERE a.y = c.y WITHIN 4",
+     {"A": frozenset("y"), "C": frozenset("y")}, frozenset()),
+    ("PATTERN p: SEQ(A a, !(C n), B b) WHERE [k] AND n.x > a.x WITHIN 5 RETURN R(s = a.s, t = b.s)",
+     {"A": frozenset("xks"), "B": frozenset("ks"), "C": frozenset("xk")}, frozenset("x")),
+    ("PATTERN p: SEQ(B a, C b) WHERE [y] WITHIN 3 RETURN R(s = a.s)",
+     {"B": frozenset("ys"), "C": frozenset("y")}, frozenset()),
+]
+
+SCALARS = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, -2.25, 3.0]), st.sampled_from(["a", "b", "B", "1x"]))
+MIXED = st.one_of(SCALARS, st.sampled_from(["", None, True, False, "true", "1.5", " 2"]))
+NESTED = st.sampled_from([[1], [], [1, [2]], {"a": 1}, {}, {"a": [None]}, ["x"]])
+SURROGATES = ["\ud800", "\udfff", "a\udc00b", "\ud83d\ude00", "\ud83d", "x\ud800\ud800"]
+
+
+@st.composite
+def _base_rows(draw: st.DrawFn, n_max: int = 10, types: str = "ABCA") -> list[dict[str, Any]]:
+    """Good rows in time order with small keys: the ground the classes vary."""
+    rows, ts = [], 0
+    for i in range(draw(st.integers(1, n_max))):
+        ts += draw(st.sampled_from([0, 1, 1, 2]))
+        rows.append({"id": f"r{i}", "type": draw(st.sampled_from(types)), "ts": ts, "x": draw(st.integers(-2, 4)),
+                     "y": draw(st.integers(0, 2)), "k": draw(st.integers(0, 1)), "s": draw(st.sampled_from(["p", "q r"]))})
+    return rows
+
+
+@st.composite
+def _options(draw: st.DrawFn, suffix: str, outs: Sequence[str] = ("jsonl", "jsonl", "csv", "parquet")) -> dict[str, Any]:
+    """The output format (JSON Lines most: the reference reads it), --with-events, the error mode."""
+    return {"out": draw(st.sampled_from(outs)), "with_events": draw(st.booleans()),
+            "on_error": draw(st.sampled_from(["skip", "skip", "fail"])), "crlf": suffix == ".csv" and draw(st.booleans())}
+
+
+@st.composite
+def _value_case(draw: st.DrawFn, cls: str) -> Case:
+    """mixed, nested, surrogate: values of one class in random fields of random rows."""
+    pattern, reads, numeric = draw(st.sampled_from(CLASS_PATTERNS))
+    suffix = ".jsonl" if cls in ("nested", "surrogate") else draw(st.sampled_from([".csv", ".jsonl"]))
+    rows = []
+    for values in draw(_base_rows()):
+        if draw(st.integers(0, 2)) == 0:
+            f = draw(st.sampled_from("xyks" if cls != "surrogate" else "ss"))
+            if cls == "mixed":
+                values[f] = draw(MIXED)
+            elif cls == "nested":
+                values[f] = draw(NESTED)
+            else:
+                values[f] = draw(st.sampled_from(SURROGATES))
+        if cls == "mixed" and suffix == ".csv" and draw(st.integers(0, 9)) == 0:  # docs/INPUT.md "CSV text"
+            values["s"] = draw(st.sampled_from([b"a\rb", b"\rb", b"\xff\xfe", b"caf\xc3"]))  # s is last: no \r at its end
+        if cls == "nested" and draw(st.integers(0, 3)) == 0:
+            values["extra"] = draw(NESTED)  # a field no pattern reads
+        rows.append(Row(values))
+    return Case(cls, pattern, suffix, tuple(rows), reads=reads, numeric=numeric, **draw(_options(suffix)))
+
+
+@st.composite
+def _bigcell_case(draw: st.DrawFn) -> Case:
+    """A cell over the csv module's field limit in a good row, beside bad rows."""
+    pattern, reads, numeric = draw(st.sampled_from(CLASS_PATTERNS[:1] + CLASS_PATTERNS[3:]))
+    suffix = draw(st.sampled_from([".csv", ".csv", ".jsonl"]))
+    header = HEADER_43
+    rows = []
+    base = draw(_base_rows(n_max=8))
+    big_at = draw(st.integers(0, len(base) - 1))
+    for i, values in enumerate(base):
+        raw = None
+        if i == big_at:
+            values["s"] = draw(st.sampled_from(["s", "é", "q"])) * (BIG + draw(st.integers(0, 100)))
+        elif draw(st.integers(0, 2)) == 0:
+            bad = draw(st.sampled_from(["x", "short", "quote", "ts"]))
+            if bad == "x":
+                values["x"] = "n/a"
+            elif bad == "ts":
+                values["ts"] = "soon"
+            elif bad == "short":  # CSV: a field too few; JSON Lines: a field absent (bad where read)
+                values["s"] = ABSENT
+                raw = _csv_line(values, header[:-1]) if suffix == ".csv" else None
+            elif suffix == ".csv":  # an unterminated quoted value
+                raw = _csv_line({**values, "s": None}, header) + b'"ab'
+            else:  # broken JSON
+                raw = _jsonl_line(values)[:-2]
+        rows.append(Row(values, raw))
+    return Case("bigcell", pattern, suffix, tuple(rows), reads=reads, numeric=numeric, **draw(_options(suffix)))
+
+
+# patterns of the order class: issue 43 item 1's mix, its neighbours, and random ones
+ORDER_PATTERNS = [
+    "PATTERN p: SEQ(B a, B b, !(B n)) WITHIN 4 EVENTS",
+    "PATTERN p: SEQ(A a, !(B n), C c) WITHIN 3 EVENTS",
+    "PATTERN p: SEQ(!(C n), A a, B b) WHERE [k] WITHIN 3",
+    "PATTERN p: SEQ(A a, B+ b[], !(C n)) WHERE b[i].x >= a.x WITHIN 5 EVENTS",
+    "PATTERN p: SEQ(A a, B b) WHERE a.x <= b.x WITHIN 2",
+]
+
+
+@st.composite
+def _order_case(draw: st.DrawFn) -> Case:
+    """Out-of-order timestamps (with and without a slack) under every tie rule."""
+    tie = draw(st.sampled_from([*TIES, "either"]))
+    either = tie == "either"  # item 1's mix gets more of the draws under this rule
+    strategies = ("skip-till-any-match",) if tie == "either" else STRATEGIES
+    if draw(st.integers(0, 2)) < 1 + either:  # item 1's family: two variables, an end negation, a count window
+        t1, t2, t3 = (draw(st.sampled_from("AB")) for _ in range(3))
+        pattern = f"PATTERN p: SEQ({t1} a, {t2} b, !({t3} n)) WITHIN {draw(st.integers(2, 6))} EVENTS"
+    elif draw(st.booleans()):
+        pattern = draw(st.sampled_from(ORDER_PATTERNS))
+    else:
+        pattern = pattern_text(draw(patterns(max_vars=4, strategies=strategies, min_window=1)))
+    suffix = draw(st.sampled_from([".csv", ".jsonl"]))
+    rows, ts = [], 3
+    # half the streams: two types, in time order, many ties (issue 43 item 1's mix)
+    ties = draw(st.integers(0, 2)) < 1 + either
+    steps = [0, 1, 1, 2] if ties or draw(st.booleans()) else [0, 0, 0, 1, 2, -1, -3]
+    for i in range(draw(st.integers(5 if ties else 1, 10))):  # item 1 needs a few events
+        ts = max(0, ts + draw(st.sampled_from(steps)))
+        rows.append(Row({"id": f"r{i}", "type": draw(st.sampled_from("AB" if ties else "AABBBCD")), "ts": ts, "x": draw(st.integers(0, 5)),
+                         "k": draw(st.integers(0, 2))}))
+    reads = {t: frozenset("xk") for t in "ABCD"}
+    slack = draw(st.sampled_from([None, None, 0, 1, 3]))
+    return Case("order", pattern, suffix, tuple(rows), tie, slack, reads=reads, numeric=frozenset("x"),
+                header=("id", "type", "ts", "x", "k"), **draw(_options(suffix, ["jsonl", "jsonl", "jsonl", "csv", "parquet"])))
+
+
+def cases(classes: Sequence[str] = CLASSES) -> st.SearchStrategy[Case]:
+    """Fuzz cases of the given input classes (issue 43)."""
+    makers = {"mixed": _value_case("mixed"), "nested": _value_case("nested"), "surrogate": _value_case("surrogate"),
+              "bigcell": _bigcell_case(), "order": _order_case()}
+    return st.one_of([makers[c] for c in classes])
+
+
+__all__ = ["ABSENT", "BIG", "CLASSES", "CLASS_PATTERNS", "Case", "EXTREME_NUMBERS", "MAX_NESTING", "ORDER_PATTERNS",
+           "RUN_PATTERNS", "Row", "cases", "csv_files", "jsonl_files", "pattern_texts", "token_mutations", "tokens",
+           "valid_text"]
