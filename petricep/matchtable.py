@@ -459,6 +459,29 @@ def csv_ready(table: pa.Table) -> pa.Table:
     return pa.table(cols, names=table.column_names)
 
 
+def parquet_ready(table: pa.Table) -> pa.Table:
+    """The table with each column Parquet cannot hold as JSON text: one whose type holds a
+    struct without fields (an event's empty JSON object copied out by ``--with-events``), as
+    CSV holds every nested column (:func:`csv_ready`)."""
+    if not any(_empty_struct(t) for t in table.schema.types):
+        return table
+    cols = [
+        pa.array([None if v is None else _text(v) for v in col.to_pylist()], pa.string()) if _empty_struct(col.type) else col
+        for col in table.columns
+    ]
+    return pa.table(cols, names=table.column_names)
+
+
+def _empty_struct(t: pa.DataType) -> bool:
+    if pa.types.is_struct(t):
+        return t.num_fields == 0 or any(_empty_struct(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _empty_struct(t.value_type)
+    if pa.types.is_map(t):
+        return _empty_struct(t.key_type) or _empty_struct(t.item_type)
+    return False
+
+
 def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
     """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row), replaced
     as a whole (:class:`~petricep.io.output.OutputPath`): a failed write leaves the old file."""
@@ -478,7 +501,7 @@ def write_table_to(table: pa.Table, fmt: str, target: OutputPath) -> None:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        write_binary(target, lambda fh: pq.write_table(table, fh))
+        write_binary(target, lambda fh: pq.write_table(parquet_ready(table), fh))
     else:
         import pyarrow.csv as pcsv
 

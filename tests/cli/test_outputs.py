@@ -293,3 +293,23 @@ def test_a_lone_surrogate_copied_out_is_an_error_of_its_row(
                      "--on-error", "skip")  # fmt: skip
     assert rc == 3 and "Traceback" not in err
     assert out.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+def test_an_empty_json_object_copied_into_a_parquet_file_is_json_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """Parquet holds no struct without fields: ``--with-events`` copying an event's ``{}`` failed
+    with ArrowNotImplementedError, exit 1 (found by the issue-43 fuzzing). Such a column is
+    written as JSON text, as CSV writes every nested column."""
+    import pyarrow.parquet as pq
+
+    (tmp_path / "p.pcep").write_text("PATTERN p: SEQ(A a, B b) WITHIN 3\n")
+    (tmp_path / "e.jsonl").write_text('{"id": "r0", "type": "A", "ts": 1, "x": {}}\n{"id": "r1", "type": "B", "ts": 2, "x": 1}\n')
+    out = tmp_path / "m.parquet"
+    argv = [str(tmp_path / "p.pcep"), *opts(str(tmp_path / "e.jsonl")), "--id-field", "id", "--with-events", "-o", str(out)]
+    assert run(capsys, *argv, "--engine", engine)[0] == 0
+    assert pq.read_table(out).to_pylist() == [{
+        "pattern": "p", "a": "r0", "b": "r1", "start": 1, "end": 2,
+        "events.a": '{"id": "r0", "type": "A", "ts": 1, "x": {}}', "events.b": {"id": "r1", "type": "B", "ts": 2, "x": 1},
+    }]
