@@ -22,6 +22,7 @@ from petricep.compile.net import Net
 from petricep.errors import PetricepError
 from petricep.events import Event
 from petricep.io.source import EventSource
+from petricep.io.streams import is_stream
 from petricep.lang import ast as A
 from petricep.lang.printer import conditions_text, expr_text, window_text
 from petricep.merge import build_net
@@ -44,7 +45,11 @@ _UNITS = ((86400, "day", "DAYS"), (3600, "hour", "HOURS"), (60, "minute", "MINUT
 def input_events(source: EventSource, limit: int) -> tuple[list[Event], bool] | None:
     """The first ``limit`` events of ``source``, read again, every row (no prefilter: the
     conditions the explanation loosens decide what a row is good for), and whether the
-    input has more; None when the input cannot be read twice (standard input) or fails."""
+    input has more; None when the input cannot be read twice (standard input, a FIFO, a
+    process substitution: opened again, a FIFO waits for a writer that never comes and a
+    drained pipe reads as empty, which would explain nothing right) or fails."""
+    if any(is_stream(path) for path in (source.spec.path, *source.spec.more_paths)):
+        return None
     keep = source.row_filter
     counts = source.counts
     source.row_filter = None

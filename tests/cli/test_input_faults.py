@@ -243,3 +243,29 @@ def test_a_missing_column_names_the_events_file_and_the_column(
     ]
     rc, out, err = run(capsys, str(pattern), "--events", str(ev), "--type-field", "type", "--time-field", "time")
     assert (rc, out, err) == (3, "", f"{at}: field 'time': error: missing column 'time' (the columns: type, ts, k, x)\n")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "pipe"])
+def test_a_stream_without_matches_is_not_read_again(tmp_path: Path, kind: str) -> None:
+    """The explanation of a pattern without matches reads the input again: a FIFO opened
+    again waited for a writer for ever (the run hung after its summary), a drained pipe read
+    as empty and gave a wrong reason ("its events never come in its order"). A stream is
+    explained as standard input is."""
+    import subprocess
+    import sys
+
+    (tmp_path / "p.pcep").write_text("PATTERN z: SEQ(A a, B b) WITHIN 1\n")
+    (tmp_path / "e.csv").write_text("type,ts\nA,1\nB,5\n")
+    events = str(tmp_path / "e.csv")
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "f")
+        source, feed = str(tmp_path / "f"), f"cat {events} > {tmp_path / 'f'} & "
+    else:
+        source, feed = f"<(cat {events})", ""
+    command = (f"{feed}{sys.executable} -m petricep run {tmp_path / 'p.pcep'} --events {source} --format csv "
+               "--type-field type --time-field ts --no-progress")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "    pattern 'z': run with --engine python to see which step no event could take, and its conditions" in (
+        proc.stderr.splitlines())
