@@ -1,7 +1,8 @@
-"""Builds petricep's compiled kernel (petricep/kernel/_kernel.pyx) with Cython and the system C
-compiler. The extension is optional: when Cython or a compiler is missing, or compilation fails,
-the install still succeeds and petricep runs on the Python engine (petricep.kernel.available()
-is False and says so once). Everything else about the package is in pyproject.toml."""
+"""Builds petricep's compiled kernel (petricep/kernel/_kernel.pyx) and its text readers
+(petricep/io/_textparse.pyx) with Cython and the system C compiler. The extensions are
+optional: when Cython or a compiler is missing, or compilation fails, the install still
+succeeds and petricep runs on the Python engine (petricep.kernel.available() is False and says
+so once) and reads text columns with Arrow alone. Everything else about the package is in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ def extensions() -> list[Extension]:
     except ImportError:
         print("petricep: Cython is not installed; the compiled kernel is left out", file=sys.stderr)
         return []
-    ext = Extension("petricep.kernel._kernel", ["petricep/kernel/_kernel.pyx"], extra_compile_args=["-O3"])
+    exts = [
+        Extension("petricep.kernel._kernel", ["petricep/kernel/_kernel.pyx"], extra_compile_args=["-O3"]),
+        Extension("petricep.io._textparse", ["petricep/io/_textparse.pyx"], extra_compile_args=["-O3"]),
+    ]
     try:
-        return list(cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True))
+        return list(cythonize(exts, compiler_directives={"language_level": "3"}, quiet=True))
     except Exception as e:  # noqa: BLE001 - a Cython error: install without the kernel
         print(f"petricep: cythonizing the kernel failed ({e}); the Python engine will run", file=sys.stderr)
         return []

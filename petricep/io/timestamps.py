@@ -40,9 +40,9 @@ from .values import (
 )
 
 try:
-    from ..kernel import _kernel  # type: ignore[attr-defined]
+    from . import _textparse  # type: ignore[attr-defined]
 except ImportError:  # not built: fixed_digit_seconds gives None, the values are parsed one by one
-    _kernel = None
+    _textparse = None
 
 UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 _ARROW_UNIT_FACTORS: dict[str, int] = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -330,11 +330,11 @@ _DIGIT_FIELDS = "YmdHMS"  # the fields fixed_digit_seconds reads, in DigitFormat
 
 @functools.lru_cache(maxsize=32)
 def _digit_format(time_format: str) -> Any:
-    """The kernel's DigitFormat of a format made of %Y %m %d %H %M %S and plain characters:
+    """The compiled DigitFormat (:mod:`petricep.io._textparse`) of a format made of %Y %m %d %H %M %S and plain characters:
     where each field starts, the plain characters' positions and codes, the width; None for
     any other format (or one without a year, month and day, or naming a field twice), or
-    where the kernel is not built."""
-    if _kernel is None:
+    where the extension is not built."""
+    if _textparse is None:
         return None
     fields = [-1] * 6
     literals: list[tuple[int, int]] = []
@@ -355,18 +355,18 @@ def _digit_format(time_format: str) -> Any:
         literals.append((pos, ord(c)))
         pos += 1
         i += 1
-    return _kernel.DigitFormat(fields, literals, pos) if min(fields[:3]) >= 0 else None
+    return _textparse.DigitFormat(fields, literals, pos) if min(fields[:3]) >= 0 else None
 
 
 def fixed_digit_seconds(arr: pa.Array, time_format: str) -> np.ndarray | None:
     """Epoch seconds (int64) of a text column without nulls in a format of fixed-width digit
-    fields (``%Y%m%d%H%M``, ``%Y-%m-%d %H:%M:%S``), read by the compiled kernel
+    fields (``%Y%m%d%H%M``, ``%Y-%m-%d %H:%M:%S``), read by the compiled reader
     (``DigitFormat.seconds``) straight from Arrow's buffers (~20 ns a value, against strptime
     per distinct value). None (the caller parses value by value) unless every value has the
     format's width, its plain characters and digits in every field, each in range (a year
     from 1, a day of its month, seconds to 59): where strptime reads such a value, it reads
     the fields at these positions (each field's pattern tries its two-digit reading first),
-    so the seconds are what :meth:`TimeParser.parse` gives. None as well where the kernel is
+    so the seconds are what :meth:`TimeParser.parse` gives. None as well where the extension is
     not built."""
     fmt = _digit_format(time_format)
     where = text_buffers(arr) if fmt is not None else None

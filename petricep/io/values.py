@@ -36,9 +36,9 @@ import pyarrow.compute as pc
 from ..runtime.arrow import number_array, number_view, scalar
 
 try:
-    from ..kernel import _kernel  # type: ignore[attr-defined]
+    from . import _textparse  # type: ignore[attr-defined]
 except ImportError:  # not built: plain_ints asks Arrow alone
-    _kernel = None
+    _textparse = None
 
 INT_PATTERN = r"[+-]?[0-9]+"
 FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -123,7 +123,7 @@ def _first_valid(arr: pa.Array) -> str | None:
 
 
 def text_buffers(arr: pa.Array) -> tuple[int, int, int, bool, int] | None:
-    """Where a text column without nulls lies, for the kernel's one-pass readers
+    """Where a text column without nulls lies, for the compiled one-pass readers (:mod:`petricep.io._textparse`)
     (``decimal_ints``, ``DigitFormat.seconds``): its data buffer's address and length, the
     address of its first value's offset, whether the offsets are int64 (``large_string``),
     its length. None for another column, an empty one or one with nulls."""
@@ -141,11 +141,11 @@ def plain_ints(arr: pa.Array) -> pa.Array | None:
     """The column as int64 when every value is ``-?[0-9]+`` (a subset of the int rule), else
     None. Cheaper than the regex: Arrow's cast, then an ASCII-digit test (the cast alone also
     takes ``0x1f``). Where it says None the regex still decides (``+5``, ints beyond int64).
-    A text column without nulls is read by the kernel's ``decimal_ints`` first, in one pass
+    A text column without nulls is read by ``_textparse.decimal_ints`` first, in one pass
     over Arrow's buffers."""
-    where = text_buffers(arr) if _kernel is not None else None
+    where = text_buffers(arr) if _textparse is not None else None
     if where is not None:
-        got = _kernel.decimal_ints(*where)
+        got = _textparse.decimal_ints(*where)
         if got is not None:
             return number_array(got, pa.int64())
     try:

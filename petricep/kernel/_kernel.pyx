@@ -38,7 +38,8 @@ LIMIT, timeouts), ``_negation.pxi`` (negative events, pending matches), ``_emiss
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
-petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys),
+petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys; the readers' text
+parsers are petricep.io._textparse, so reading a file loads no firing kernel),
 ``_typecodes.pxi`` (a text type column's rows as type codes), ``_rows.pxi`` (SQL
 MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 """

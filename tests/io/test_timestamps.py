@@ -3,6 +3,8 @@ column at once give the same values and kinds."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import datetime
 
 import pyarrow as pa
@@ -161,9 +163,9 @@ def test_iso_columns_without_a_format_read_as_fromisoformat_does(fmt: str, momen
         assert got == ([v for v, _ in want], want[0][1])
 
 
-def test_without_the_kernel_text_columns_are_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the C readers are the kernel's: where it is not built, Arrow and the value-by-value path
-    # give the same values
+def test_without_the_compiled_readers_text_columns_are_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the C readers (petricep.io._textparse): where they are not built, Arrow and the
+    # value-by-value path give the same values
     import petricep.io.timestamps as ts_module
     import petricep.io.values as values_module
 
@@ -172,8 +174,8 @@ def test_without_the_kernel_text_columns_are_read_as_before(monkeypatch: pytest.
     fast_ints = plain_ints(ints)
     assert fast_ints is not None
     fast = (fast_ints.to_pylist(), TimeParser("%Y%m%d%H%M").parse_array(stamps), TimeParser().parse_array(iso))
-    monkeypatch.setattr(values_module, "_kernel", None)
-    monkeypatch.setattr(ts_module, "_kernel", None)
+    monkeypatch.setattr(values_module, "_textparse", None)
+    monkeypatch.setattr(ts_module, "_textparse", None)
     ts_module._digit_format.cache_clear()
     try:
         assert fixed_digit_seconds(stamps, "%Y%m%d%H%M") is None
@@ -183,3 +185,22 @@ def test_without_the_kernel_text_columns_are_read_as_before(monkeypatch: pytest.
     finally:
         ts_module._digit_format.cache_clear()
     assert fast == slow == ([12, -7, 7], ([1372692600, 1372692660], "datetime"), ([1406879400, 1406879700], "datetime"))
+
+
+def test_reading_text_columns_loads_the_compiled_readers_not_the_firing_kernel() -> None:
+    # the readers' C passes are a module of their own (issue 40): a reader does not load the
+    # kernel that fires nets, in a fresh interpreter
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from petricep.io.timestamps import fixed_digit_seconds\n"
+        "from petricep.io.values import plain_ints\n"
+        "got = (fixed_digit_seconds(pa.array(['201307011530']), '%Y%m%d%H%M').tolist(),"
+        " plain_ints(pa.array(['-4'])).to_pylist())\n"
+        "print(got, sorted(m for m in sys.modules if m.startswith('petricep.kernel')))\n"
+    )
+    from petricep.io import values as values_module
+
+    if values_module._textparse is None:  # pragma: no cover - depends on the build
+        pytest.skip("the compiled readers are not built")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "([1372692600], [-4]) []"
