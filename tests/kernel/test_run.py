@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -151,6 +152,26 @@ def test_type_column_kinds_give_the_same_codes(kind: str) -> None:
     run = K.KernelRun(net, id_field=None)
     out = pa.concat_tables([run.push(t.slice(0, 3)), run.push(t.slice(3)), run.flush()])
     assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "b": 2}, {"a": 4, "b": 6}]
+
+
+_NAME = st.text(alphabet="ABab\u00e9_", min_size=0, max_size=19)
+
+
+@settings(max_examples=150, deadline=None)
+@given(names=st.lists(_NAME, min_size=1, max_size=12, unique=True), rows=st.lists(_NAME, max_size=60),
+       start=st.integers(0, 3), nulls=st.booleans())
+def test_type_codes_are_a_lookup_of_the_rows_text(names: list[str], rows: list[str], start: int, nulls: bool) -> None:
+    # the C lookup by a value's first and last 8 bytes gives each row its name's index: names
+    # of 0-19 bytes (one and two words, and longer: memcmp), prefixes of one another, values
+    # at the end of the data buffer (fewer than 8 bytes after them), sliced columns
+    from petricep.kernel.run import _kernel
+
+    values = [v if not (nulls and i % 5 == 3) else None for i, v in enumerate(names[:3] + rows)]
+    arr = pa.array(values, pa.string()).slice(min(start, len(values)))
+    want = [names.index(v) if v in names else -1 for v in arr.to_pylist()]
+    out = np.full(len(arr), -7, dtype=np.int32)
+    _kernel.TypeNames(names).codes(arr.buffers(), arr.offset, len(arr), False, out)
+    assert out.tolist() == want
 
 
 def test_match_table_columns_and_unbound_or_variables() -> None:
