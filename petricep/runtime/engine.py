@@ -30,7 +30,6 @@ from petricep.runtime.build import (
     check_program,
     check_spill,
     return_fns,
-    specialize_runtime,
     timeout_fns,
 )
 from petricep.runtime.counters import MarkingCounters
@@ -60,10 +59,7 @@ class Engine:
         collect: bool = True,
         slack: float | int | None = None,
         on_late: LateHandler | None = None,
-        share_prefixes: bool = True,
         spill: Spiller | None = None,
-        generated: bool = True,
-        expiry_index: bool = True,
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         count_marking: bool = False,
         max_memory: int | None = None,
@@ -76,14 +72,6 @@ class Engine:
         re-order them (:mod:`petricep.runtime.ordering`); later ones go to ``on_late(event,
         watermark)`` and ``stats.late``. Without a slack, out-of-order input is an error.
 
-        ``share_prefixes=False``: partial matches copy their prefix (for comparison).
-
-        ``generated=False``: run the interpreter instead of firing code generated per net
-        (:mod:`petricep.runtime.codegen`; same results, for comparison).
-
-        ``expiry_index=False``: every sweep visits every partition, instead of those whose
-        earliest window has passed (same results, for comparison).
-
         ``max_partial_matches``: the budget of live partial matches per shared net; one
         more stops the run with :class:`~petricep.errors.StateLimitError` (None: no budget).
         ``max_memory``: the memory budget in bytes, estimated (:mod:`petricep.runtime.memory`:
@@ -95,9 +83,6 @@ class Engine:
         self.net = net
         self.tie = tie
         self.rule = RULES[tie]  # the tie rule decides how an event fires, once, here (not per event)
-        self.share_prefixes = share_prefixes
-        self.generated = generated
-        self.expiry_index = expiry_index
         self.sweep_every = sweep_every
         self.collect = collect
         self.spill = spill  # partial-match spilling under a memory budget (runtime/spill.py)
@@ -138,16 +123,13 @@ class Engine:
         """Build a shared net's runtime (complete: its builder generates its firing code) and
         index it: by the event types it reads, and in the run state."""
         st = self.state
-        rt = build_runtime(
-            g, self.net.patterns, self.tie, self.share_prefixes, self.generated, self.spill is not None,
-            st.stats.interpreted,
-        )
+        rt = build_runtime(g, self.net.patterns, self.tie, self.spill is not None)
         self.runtimes.append(rt)
         for t in sorted(g.input_types):
             self.consumers.setdefault(t, []).append(rt)
         if rt.contiguity:
             self.contiguous.append(rt)
-        st.add_net(self.expiry_index and rt.indexed and self.spill is None)
+        st.add_net(rt.indexed and self.spill is None)
         for pi in g.patterns:
             p = self.net.patterns[pi]
             st.stats.timeouts.setdefault(p.name, 0)
@@ -293,12 +275,10 @@ class Engine:
         reporting.settle(self)  # role groups change: add up what they tallied
         self.state.count_only.clear()
         for rt in self.runtimes:
-            if index in rt.net.patterns:
-                if not rt.remove_pattern(index):
-                    for consumers in self.consumers.values():
-                        if rt in consumers:
-                            consumers.remove(rt)
-                specialize_runtime(rt, self.generated, self.state.stats.interpreted)
+            if index in rt.net.patterns and not rt.remove_pattern(index):
+                for consumers in self.consumers.values():
+                    if rt in consumers:
+                        consumers.remove(rt)
 
     @property
     def pattern_names(self) -> list[str]:
@@ -351,11 +331,8 @@ class Engine:
             if part is None:
                 part = self._partition(i, rt, key)
             accepted = st.accepted
-            step = rt.steps.get(etype)
-            if step is None:
-                step = rt.step  # interpreted (a configuration without generated code)
             try:
-                created = step(part, d, rt.floor(part, st.last_input_key) if rt.contiguity else INF, composite, accepted)
+                created = rt.step(part, d, rt.floor(part, st.last_input_key) if rt.contiguity else INF, composite, accepted)
             except EvaluationError as exc:
                 raise self._placed(exc, rt) from None
             if created:

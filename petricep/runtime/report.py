@@ -97,8 +97,6 @@ def report(engine: Engine, read: int | None, rejected: int) -> dict[str, Any]:
             "dropped": sum(st.dropped.values()),
         },
     }
-    if st.interpreted:  # nets too large for generated code: the interpreter ran them
-        out["interpreted"] = dict(st.interpreted)
     for rrt in engine.rows.runtimes:  # SQL queries: how many rows of their table they read
         for name in (rrt.name, *rrt.aliases):
             out["patterns"][name].update(rows=rrt.rows_seen, table=rrt.net.table)

@@ -89,23 +89,6 @@ class Token:
         )
         return t
 
-    def copied(self) -> Token:
-        """A private copy of this partial match's whole chain (the root stays shared): what
-        an automaton that copies partial matches pays per extension (paper 001's baseline)."""
-        links: list[Token] = []
-        t: Token | None = self
-        while t is not None and t.event is not None:
-            links.append(t)
-            t = t.prev
-        out = t
-        for x in reversed(links):
-            c = x.detached()
-            c.prev = out
-            c.alive = x.alive
-            out = c
-        assert out is not None
-        return out
-
     def chain(self) -> list[tuple[int, Event]]:
         """(slot, event) pairs from the first binding to this one."""
         out = []
@@ -168,9 +151,6 @@ class RunStats:
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
     peak_partial: int = 0  # most live partial matches seen, sampled at sweeps (housekeeping.sweep)
-    # where the generated firing code could not be compiled and the interpreter runs
-    # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
-    interpreted: dict[str, str] = field(default_factory=dict)
 
 
 class RunState:

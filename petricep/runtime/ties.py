@@ -292,9 +292,8 @@ def _fixpoint(
     st = engine.state
     accepted: list[Token] = []
     created: list[Token] = []
-    steps = rt.steps
     for g in evs:
-        created += (steps.get(g.type) or rt.step)(part, g, INF, False, accepted)
+        created += rt.step(part, g, INF, False, accepted)
     # Tokens of the first pass hold exactly one event of the group (the marking holds
     # none), each a distinct (partial match, transition, event): no duplicates among them,
     # and none equals a token of the loop below (two or more of the group's events).
@@ -321,7 +320,6 @@ def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> 
     # every new token already holds its creator: a group of one event has nothing left
     # to try. Otherwise each event's enabled transitions by source place, computed once.
     moves = _group_moves(rt, evs) if len(evs) > 1 else []
-    fires = rt.fires
     idx = 0
     while moves and idx < len(queue):
         t = queue[idx]
@@ -331,8 +329,7 @@ def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> 
             if not trs or t.contains(g):
                 continue
             for tr in trs:
-                f = fires.get(tr.id)
-                fired = f(t, g, INF, False) if f is not None else rt.fire(tr, t, g, INF, False)
+                fired = rt.fire(tr, t, g, INF, False)
                 if fired is None:
                     continue
                 k = _binding_key(fired)
