@@ -14,7 +14,6 @@ WORKLOADS = {
     "soak": "bench.soak",
     "history": "bench.history",
     "spill": "bench.spill",
-    "switches": "bench.switches",
     "check_scaling": "bench.check_scaling",
     "fuzz": "bench.fuzz",
     "kernel": "bench.kernel",

@@ -98,7 +98,6 @@ def run_source(
     tie: str = "arrival",
     prefilter: bool = True,
     collect: bool = True,
-    share_prefixes: bool = True,
     memory: bool = False,
 ) -> Run:
     """Read a source into the engine, timing both (the way ``petricep run`` does, output
@@ -106,7 +105,7 @@ def run_source(
     source = make_source()
     if prefilter:
         source.row_filter = Prefilter(net)
-    engine = Engine(net, tie=tie, collect=collect, share_prefixes=share_prefixes)
+    engine = Engine(net, tie=tie, collect=collect)
     gc.collect()
     if memory:
         tracemalloc.start()

@@ -163,9 +163,9 @@ class RowKernelEngine(Engine):
                 found = []
         st.since_sweep += 1
         if st.since_sweep >= self.sweep_every:
-            sweep(self, e)
+            sweep(self.compiled, st, e)
         if stats.created >= st.budget_at:
-            check_budget(self, e)
+            check_budget(self.compiled, st, e)
         return found
 
 

@@ -11,26 +11,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from petricep.lang.sql_ast import MatchRecognize
-
-
-@dataclass(frozen=True)
-class Span:
-    """Where a node came from: 1-based line and column in ``file``, and the text of ``file``
-    (one shared string, not compared) so that an error found at any later stage draws its
-    caret under the source line (:class:`petricep.errors.PatternError`)."""
-
-    file: str = "<pattern>"
-    line: int = 0
-    column: int = 0
-    source: str = dc_field(default="", compare=False, repr=False)
-
-
-NOWHERE = Span()
-
+# Span, NOWHERE and Window live in lang/spans.py (the SQL AST uses them too); they are
+# re-exported here, where the pattern language's users look for them
+from petricep.lang.spans import DURATION_UNITS as DURATION_UNITS
+from petricep.lang.spans import NOWHERE as NOWHERE
+from petricep.lang.spans import WIN_COUNT as WIN_COUNT
+from petricep.lang.spans import WIN_DURATION as WIN_DURATION
+from petricep.lang.spans import WIN_TIME as WIN_TIME
+from petricep.lang.spans import Span as Span
+from petricep.lang.spans import Window as Window
+from petricep.lang.sql_ast import MatchRecognize
 
 # ----------------------------------------------------------------------------- expressions
 
@@ -187,51 +178,6 @@ class Strategy(StrEnum):
 
 
 STRATEGIES = tuple(s.value for s in Strategy)  # the keywords, in the language's order
-
-WIN_TIME = "time"  # WITHIN n            (timestamp units)
-WIN_DURATION = "duration"  # WITHIN n s|min|h|d (converted to seconds)
-WIN_COUNT = "count"  # WITHIN n EVENTS
-
-DURATION_UNITS = {
-    "ms": 0.001,
-    "s": 1,
-    "sec": 1,
-    "second": 1,
-    "seconds": 1,
-    "min": 60,
-    "minute": 60,
-    "minutes": 60,
-    "h": 3600,
-    "hour": 3600,
-    "hours": 3600,
-    "d": 86400,
-    "day": 86400,
-    "days": 86400,
-}
-
-
-@dataclass(frozen=True)
-class Window:
-    """A WITHIN clause: a value object that prints itself, the one place a window is
-    written out (pattern text, ``check``, diagrams)."""
-
-    kind: str  # WIN_*
-    value: int | float  # in timestamp units, seconds, or events
-    unit: str | None = None  # the unit as written, for printing
-    span: Span = dc_field(default=NOWHERE, compare=False)
-
-    def text(self) -> str:
-        """The WITHIN clause's argument as written: ``10``, ``12 h``, ``20 EVENTS``."""
-        if self.kind == WIN_COUNT:
-            return f"{_number(self.value)} EVENTS"
-        if self.kind == WIN_DURATION:
-            return f"{_number(self.value)} {self.unit or 's'}"
-        return _number(self.value)
-
-
-def _number(v: int | float) -> str:
-    return str(int(v)) if isinstance(v, float) and v.is_integer() else repr(v)
-
 
 def window_amount(w: Window | None) -> float | int | None:
     """A window in the units the runtime compares: timestamp units, events, or seconds for a

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 
-from petricep.lang.ast import NOWHERE, Span, Window
+from petricep.lang.spans import NOWHERE, Span, Window
 
 # ----------------------------------------------------------------------------- expressions
 

@@ -2,9 +2,9 @@
 :class:`~petricep.runtime.firing.GroupRuntime` per shared net.
 
 Everything fixed per net is decided here, never per event: the tie rule's firing test, the
-patterns' event-time duties (ON TIMEOUT, LIMIT), spilling statistics, and the firing code
-generated for the net (:mod:`petricep.runtime.codegen`). A runtime the builder returns is
-ready to fire; the engine only indexes it. The RETURN and ON TIMEOUT expressions of each
+patterns' event-time duties (ON TIMEOUT, LIMIT) and spilling statistics. A runtime the
+builder returns is ready to fire (the interpreter of :mod:`petricep.runtime.firing`, the
+reference engine); the engine only indexes it. The RETURN and ON TIMEOUT expressions of each
 pattern are compiled here too, against its shared net's slot layout.
 """
 
@@ -17,7 +17,6 @@ from petricep.compile.net import GroupNet, Net, PatternNet
 from petricep.errors import ConfigError
 from petricep.lang import ast as A
 from petricep.lang.ast import Strategy
-from petricep.runtime.codegen import specialize, specialize_fires
 from petricep.runtime.expr import Missing, Skip, compile_expr
 from petricep.runtime.firing import GroupRuntime, pattern_bits
 from petricep.runtime.limits import LimitSpec
@@ -66,14 +65,10 @@ def build_runtime(
     group: GroupNet,
     patterns: Sequence[PatternNet],
     tie: str,
-    share_prefixes: bool,
-    generated: bool,
     spill: bool,
-    fallbacks: dict[str, str],
 ) -> GroupRuntime:
     """A shared net ready to fire: its patterns' (``patterns``: the whole net's, by index)
-    timeouts and limits, spilling statistics if ``spill``, and its generated firing code
-    (``generated``; where code cannot be compiled, ``fallbacks`` says why)."""
+    timeouts and limits, and spilling statistics if ``spill``."""
     bits = pattern_bits(group)
     count_window = group.window_kind == A.WIN_COUNT
     timeout_mask = 0
@@ -85,18 +80,7 @@ def build_runtime(
         if p.limit is not None:
             limits.append(LimitSpec(pi, p.name, bits[pi], p.limit.count, p.limit.policy, p.window_value, count_window))
     place_stats = PlaceStats(len(group.places)) if spill else None
-    rt = GroupRuntime(group, tie, share_prefixes, limits, timeout_mask, place_stats)
-    specialize_runtime(rt, generated, fallbacks)
-    return rt
-
-
-def specialize_runtime(rt: GroupRuntime, generated: bool, fallbacks: dict[str, str]) -> None:
-    """(Re)generate the net's firing code for its configuration now (patterns removed from a
-    running engine change it); ``generated=False``: the interpreter runs it."""
-    for where in [w for w in fallbacks if w.startswith(f"net {rt.net.index},")]:
-        del fallbacks[where]
-    rt.steps = specialize(rt, fallbacks) if generated else {}
-    rt.fires = specialize_fires(rt, fallbacks) if generated and rt.tie == "either" else {}
+    return GroupRuntime(group, tie, limits, timeout_mask, place_stats)
 
 
 def return_fns(p: PatternNet, rt: GroupRuntime) -> Fields:
@@ -139,6 +123,5 @@ __all__ = [
     "check_budget",
     "check_program",
     "return_fns",
-    "specialize_runtime",
     "timeout_fns",
 ]

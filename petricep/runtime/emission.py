@@ -6,28 +6,23 @@ time closes its window (the run state's ``pending`` heaps); ON TIMEOUT partial m
 window closed unextended are emitted as :class:`Expiry` roles. The matches emitted at one
 point are ordered by pattern, then by their events' stream positions (docs/SEMANTICS.md):
 that order decides composite events' stream order and who wins a consumption conflict.
-Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+Functions here take the engine's compiled side and its run state (:mod:`.compiled`).
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from petricep.compile.net import PatternNet, Role
 from petricep.errors import EvaluationError
 from petricep.events import Event
+from petricep.runtime.compiled import Compiled, Emitted
 from petricep.runtime.expr import OVERFLOW_FLAG, with_pattern
 from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.housekeeping import due
 from petricep.runtime.match import Match
-from petricep.runtime.state import INF, Partition, Token
-
-if TYPE_CHECKING:
-    from petricep.runtime.engine import Engine
-
-# one emission: (its net's runtime, the role emitting (or an Expiry), the token, the event emitting it)
-Emitted = tuple[GroupRuntime, Any, Token, Event]
+from petricep.runtime.state import INF, Partition, RunState, Token
 
 
 class Expiry:
@@ -41,7 +36,7 @@ class Expiry:
 
 
 def emits(
-    engine: Engine, i: int, rt: GroupRuntime, part: Partition, t: Token, role: Role, emitter: Event, emitted: list[Emitted]
+    st: RunState, i: int, rt: GroupRuntime, part: Partition, t: Token, role: Role, emitter: Event, emitted: list[Emitted]
 ) -> None:
     """Pattern ``role.pattern`` emits ``t`` (its checks passed): now, or when its window
     closes (end negations). Matches only counted are counted by the caller."""
@@ -54,7 +49,6 @@ def emits(
         else:
             threshold = t.first_ts + w
         waiting = t.detached()
-        st = engine.state
         st.counter += 1
         heapq.heappush(st.pending[i], (threshold, st.counter, part, waiting, role))
         part.pending.append((waiting, role))
@@ -64,16 +58,15 @@ def emits(
         emitted.append((rt, role, t, emitter))
 
 
-def close_pending(engine: Engine, e: Event, emitted: list[Emitted]) -> None:
+def close_pending(c: Compiled, st: RunState, e: Event, emitted: list[Emitted]) -> None:
     """Stream time reached ``e``: emit the matches whose window it closes (end negations)
     and the partial matches it times out (ON TIMEOUT)."""
-    st = engine.state
-    if engine.has_timeouts:
-        close_deadlines(engine, e, emitted)
+    if c.has_timeouts:
+        close_deadlines(c, st, e, emitted)
     for i, heap in enumerate(st.pending):
         if not heap:
             continue
-        rt = engine.runtimes[i]
+        rt = c.runtimes[i]
         while heap:
             thr = heap[0][0]
             closed = e.pos >= thr if rt.count_window else e.ts > thr
@@ -85,51 +78,50 @@ def close_pending(engine: Engine, e: Event, emitted: list[Emitted]) -> None:
                 t.alive = False
 
 
-def close_deadlines(engine: Engine, e: Event, emitted: list[Emitted]) -> None:
-    for i, deadlines in enumerate(engine.state.deadlines):
+def close_deadlines(c: Compiled, st: RunState, e: Event, emitted: list[Emitted]) -> None:
+    for i, deadlines in enumerate(st.deadlines):
         if deadlines:
-            rt = engine.runtimes[i]
+            rt = c.runtimes[i]
             while deadlines:
                 thr = deadlines[0][0]
                 if not (e.pos >= thr if rt.count_window else e.ts > thr):
                     break
-                expire(engine, rt, heapq.heappop(deadlines), e, emitted)
+                expire(c, st, rt, heapq.heappop(deadlines), e, emitted)
 
 
-def close_all(engine: Engine, emitter: Event | None) -> list[Emitted]:
+def close_all(c: Compiled, st: RunState, emitter: Event | None) -> list[Emitted]:
     """End of stream: every match still waiting and every watched partial match's window closes."""
-    st = engine.state
     emitted: list[Emitted] = []
     for i, heap in enumerate(st.pending):
-        rt = engine.runtimes[i]
+        rt = c.runtimes[i]
         while heap:
             _, _, _part, t, role = heapq.heappop(heap)
             if t.alive:
                 emitted.append((rt, role, t, emitter or t.event))  # type: ignore[arg-type]
     for i, deadlines in enumerate(st.deadlines):
-        rt = engine.runtimes[i]
+        rt = c.runtimes[i]
         while deadlines:
-            expire(engine, rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
+            expire(c, st, rt, heapq.heappop(deadlines), emitter, emitted)  # type: ignore[arg-type]
     return emitted
 
 
 def expire(
-    engine: Engine, rt: GroupRuntime, entry: tuple[Any, int, Partition, Token, int], emitter: Event, emitted: list[Emitted]
+    c: Compiled, st: RunState, rt: GroupRuntime, entry: tuple[Any, int, Partition, Token, int], emitter: Event, emitted: list[Emitted]
 ) -> None:
     """A partial match's window closed: a timeout if it is still alive for the pattern,
     never extended, not blocked by a negation, and (contiguity) not interrupted."""
     deadline, _, part, t, pi = entry
     bit = rt.bit[pi]
-    if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in engine.removed:
+    if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in c.removed:
         return
-    if rt.contiguity and t.last_key < rt.floor(part, engine.state.last_input_key):
+    if rt.contiguity and t.last_key < rt.floor(part, st.last_input_key):
         return
-    if engine.state.group_kills and _killed_in_group(engine, rt, part, t):
+    if st.group_kills and _killed_in_group(c, st, rt, part, t):
         return
     emitted.append((rt, Expiry(pi, deadline), t, emitter))
 
 
-def _killed_in_group(engine: Engine, rt: GroupRuntime, part: Partition, t: Token) -> bool:
+def _killed_in_group(c: Compiled, st: RunState, rt: GroupRuntime, part: Partition, t: Token) -> bool:
     """Whether a negative event of the open timestamp group cancels ``t``, whose window an
     event of the group closes (every negative event held lies inside that window).
 
@@ -138,21 +130,20 @@ def _killed_in_group(engine: Engine, rt: GroupRuntime, part: Partition, t: Token
     ``t``: it is cancelled already, as far as its timeout goes. Tie rule either: the
     group's cancellations so far are applied, but the group's fixpoint may have dropped
     ``t`` from the marking before (an event of the group lies past its window)."""
-    for krt, kpart, j, x in engine.state.group_kills:
+    for krt, kpart, j, x in st.group_kills:
         if krt is rt and kpart is part and t.place in rt.active_places.get(j, ()) and rt.violates(j, t, x):
             return True
     return False
 
 
-def emit(engine: Engine, emitted: list[Emitted]) -> list[Match]:
+def emit(c: Compiled, st: RunState, emitted: list[Emitted]) -> list[Match]:
     """Emit what was found at one point, in order; the composite events of the matches go
     back into the run (the tie rule says when), and what they complete is emitted in turn."""
     out: list[Match] = []
-    patterns = engine.net.patterns
-    st = engine.state
+    patterns = c.net.patterns
     stats = st.stats
     while emitted:
-        batch, chains = _ordered(engine, emitted)
+        batch, chains = _ordered(c, emitted)
         emitted = []
         derived = []
         matches = stats.matches
@@ -161,7 +152,7 @@ def emit(engine: Engine, emitted: list[Emitted]) -> list[Match]:
             if type(role) is Expiry:
                 assert net.timeout is not None
                 stats.timeouts[net.name] += 1
-                attrs = fields(net.name, engine.timeout_fns[net.index], t.slots)
+                attrs = fields(net.name, c.timeout_fns[net.index], t.slots)
                 m = Match(
                     net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0],
                     timeout=(net.timeout.type, role.deadline),
@@ -174,27 +165,27 @@ def emit(engine: Engine, emitted: list[Emitted]) -> list[Match]:
             matches[net.name] += 1
             returns = net.returns
             if returns is None:
-                if engine.collect:
+                if c.collect:
                     out.append(Match(net.name, None, t.first_ts, t.last_ts, {}, net.vars, chains[id(t)][0]))
                 continue
-            attrs = fields(net.name, engine.returns[net.index], t.slots)
+            attrs = fields(net.name, c.returns[net.index], t.slots)
             m = Match(net.name, None, t.first_ts, t.last_ts, attrs, net.vars, chains[id(t)][0])
             out.append(m)
             derived.append(Event(returns.type, emitter.ts, emitter.pos, m.id, attrs))
         stats.composite_events += len(derived)
-        derive = engine.rule.derive
+        derive = c.rule.derive
         for d in derived:
-            derive(engine, d, emitted)
+            derive(c, st, d, emitted)
     return out
 
 
 def _ordered(
-    engine: Engine, emitted: list[Emitted]
+    c: Compiled, emitted: list[Emitted]
 ) -> tuple[list[Emitted], dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]]]:
     """The emissions of one round in emission order, and each token's chain (with its order
     key where the order matters)."""
-    patterns = engine.net.patterns
-    plain = engine.plain
+    patterns = c.net.patterns
+    plain = c.plain
     # one token may be emitted by many patterns sharing its place: walk its chain once.
     # The order (pattern, then positions) decides composite events' stream order and
     # who wins a conflict; without those it only needs to be deterministic.

@@ -34,22 +34,18 @@ def pattern_bits(net: GroupNet) -> dict[int, int]:
 
 
 class GroupRuntime:
-    """One shared net, ready to fire: built by :func:`petricep.runtime.build.build_runtime`,
-    which adds the firing code generated for it (``steps``, ``fires``)."""
+    """One shared net, ready to fire: built by :func:`petricep.runtime.build.build_runtime`.
+    This interpreter is the reference the compiled kernel is checked against."""
 
     def __init__(
         self,
         net: GroupNet,
         tie: str = "arrival",
-        share_prefixes: bool = True,
         limits: list[LimitSpec] | None = None,
         timeout_mask: int = 0,
         place_stats: Any = None,
     ) -> None:
-        """``share_prefixes=False``: every new partial match copies its predecessor's chain
-        instead of pointing to it (the copying baseline of paper 001; same matches).
-
-        Event time: ``timeout_mask``, the patterns (bits) whose partial matches time out into
+        """Event time: ``timeout_mask``, the patterns (bits) whose partial matches time out into
         events; ``limits``, the patterns with a LIMIT on live partial matches. ``place_stats``
         (with spilling): how partial matches advance, per place."""
         self.net = net
@@ -58,7 +54,6 @@ class GroupRuntime:
         self.order_ok: Callable[[Transition, Token, Event], bool] | None = _ORDER_OK.get(tie)
         # when a negative event counts as after a bound one: by arrival, else by timestamp
         self.after: Callable[[Event, Event], bool] = _after_seq if tie == "arrival" else _after_ts
-        self.share_prefixes = share_prefixes
         self.strategy = net.strategy
         self.stnm = net.strategy == A.Strategy.NEXT
         self.contiguity = net.strategy.contiguous
@@ -81,10 +76,6 @@ class GroupRuntime:
         self.limit_mask = sum(spec.bit for spec in self.limits)
         self.watch_mask = timeout_mask | self.limit_mask  # either
         self.place_stats: Any = place_stats  # with spilling: PlaceStats (how partial matches advance)
-        # step functions generated for this configuration, by event type (runtime/codegen.py);
-        # set by the builder, empty = interpret
-        self.steps: dict[str, Callable[..., list[Token]]] = {}
-        self.fires: dict[int, Callable[..., Token | None]] = {}  # generated fire per transition id
         # per place: the patterns that emit from it
         self.emit_bits = [sum(self.bit[r.pattern] for r in {r.pattern: r for r in roles}.values()) for roles in self.roles]
         self.role_groups = self._group_roles()
@@ -269,8 +260,6 @@ class GroupRuntime:
                 return None
         if self.timeout_mask:
             t.extended = getattr(t, "extended", 0) | users
-        if not self.share_prefixes and t.event is not None:
-            nt.prev = t.copied()
         return nt
 
     def check_elements(self, ci: int, kslot: int, t: Token) -> bool:

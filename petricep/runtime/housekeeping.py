@@ -9,7 +9,7 @@
   ``max_memory``, stops with :class:`~petricep.errors.StateLimitError`;
 * spilling (runtime/spill.py): keys written out when the spill budget is exceeded.
 
-Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+Functions here take the engine's compiled side and its run state (:mod:`.compiled`).
 """
 
 from __future__ import annotations
@@ -17,18 +17,16 @@ from __future__ import annotations
 import heapq
 from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from petricep.errors import StateLimitError
 from petricep.events import Event
+from petricep.runtime.compiled import Compiled
 from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.limits import admit, age
 from petricep.runtime.memory import TOKEN_BYTES, memory_error
 from petricep.runtime.spill import expiry
 from petricep.runtime.state import INF, Partition, RunState, Token
-
-if TYPE_CHECKING:
-    from petricep.runtime.engine import Engine
 
 _MARKING = attrgetter("marking")
 
@@ -42,18 +40,17 @@ def due(st: RunState, i: int, part: Partition, when: Any) -> None:
         heapq.heappush(st.expiry[i], (when, st.counter, part))  # type: ignore[arg-type]
 
 
-def sweep(engine: Engine, now: Event, always: bool = False) -> None:
+def sweep(c: Compiled, st: RunState, now: Event, always: bool = False) -> None:
     """Drop what can never be used again, forget old consumed events, sample the peak:
     at every sweep (every ``sweep_every`` events) while the partitions held are fewer than
     the events since the last sample, else once that many events have passed (``always``:
     now; the end of the stream). Sampling walks every partition, so with a long window and
     a key per few events (every key stays live) sampling at every sweep made the run
     quadratic in the live keys (bench/RESULTS.md "A memory budget that holds")."""
-    st = engine.state
     st.since_sweep = 0
-    _forget_consumed(engine, now)
-    spill = engine.spill
-    for i, (rt, parts) in enumerate(zip(engine.runtimes, st.parts)):
+    _forget_consumed(c, st, now)
+    spill = c.spill
+    for i, (rt, parts) in enumerate(zip(c.runtimes, st.parts)):
         heap = st.expiry[i]
         if heap is not None:
             _sweep_due(st, rt, parts, heap, now)
@@ -75,24 +72,23 @@ def sweep(engine: Engine, now: Event, always: bool = False) -> None:
     held = sum(map(len, st.parts))
     if always or st.stats.events - st.sampled_at >= held:
         st.sampled_at = st.stats.events
-        _sample(engine)
+        _sample(c, st)
 
 
-def _sample(engine: Engine) -> None:
+def _sample(c: Compiled, st: RunState) -> None:
     """What a sweep left is exactly the live partial matches: sample their peak."""
-    st = engine.state
     live = sum(sum(map(len, chain.from_iterable(map(_MARKING, parts.values())))) for parts in st.parts)
-    live += engine.rows.live()
+    live += c.rows.live()
     if live > st.stats.peak_partial:
         st.stats.peak_partial = live
     if st.counters is not None:
         st.counters.sample(st.parts)
 
 
-def _forget_consumed(engine: Engine, now: Event) -> None:
+def _forget_consumed(c: Compiled, st: RunState, now: Event) -> None:
     """Consumed events no match of their domain's time windows can hold any more."""
-    patterns = engine.net.patterns
-    for domain, consumed in engine.state.consumed.items():
+    patterns = c.net.patterns
+    for domain, consumed in st.consumed.items():
         windows = [p.window_value for p in patterns if p.conflict == domain]
         if consumed and all(w is not None for w in windows) and all(
             p.window and p.window.kind != "count" for p in patterns if p.conflict == domain
@@ -125,10 +121,9 @@ def _sweep_due(
         due(st, rt.net.index, part, rt.due(part))
 
 
-def watch(engine: Engine, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
+def watch(c: Compiled, st: RunState, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
     """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
     against their patterns' limits."""
-    st = engine.state
     places = rt.places
     limited: list[tuple[tuple[Any, ...], Token, int]] = []
     for nt in created:
@@ -141,7 +136,7 @@ def watch(engine: Engine, i: int, rt: GroupRuntime, part: Partition, created: li
         if waiting:
             for pi, bit in rt.bit.items():
                 if waiting & bit:
-                    w = engine.net.patterns[pi].window_value
+                    w = c.net.patterns[pi].window_value
                     assert w is not None  # ON TIMEOUT needs a window (checked)
                     deadline = nt.first_pos + w if rt.count_window else nt.first_ts + w
                     st.counter += 1
@@ -158,41 +153,40 @@ def watch(engine: Engine, i: int, rt: GroupRuntime, part: Partition, created: li
             admit(part, nt, going_on, order, now, rt.limits, broken, key, st.stats.dropped)
 
 
-def check_budget(engine: Engine, now: Event) -> None:
+def check_budget(c: Compiled, st: RunState, now: Event) -> None:
     """More partial matches were created since the last check than the budgets had room
     for: sweep, so that the count is exact, and stop the run if a net is over the budget of
     partial matches, or the run over its memory budget. Otherwise the next check comes when
     the creations since could have filled the room left (at least 1/64 of the budget, so
     that a run near it does not sweep per event)."""
-    budget = engine.max_partial_matches
-    st = engine.state
-    sweep(engine, now)
+    budget = c.max_partial_matches
+    sweep(c, st, now)
     live = st.live()
     most = max(live, default=0)
     if budget is not None and most > budget:
         i = live.index(most)
-        raise _over_budget(engine, engine.runtimes[i], st.parts[i], most, budget, now)
+        raise _over_budget(c, st, c.runtimes[i], st.parts[i], most, budget, now)
     room = INF if budget is None else max(budget - most, budget // 64, 1)
-    engine.live_seen = sum(live)
-    if engine.max_memory is not None:
-        room = min(room, memory_room(engine, now))
+    st.live_seen = sum(live)
+    if c.max_memory is not None:
+        room = min(room, memory_room(c, st, now))
     st.budget_at = st.stats.created + room
 
 
-def held_bytes(engine: Engine) -> dict[str, int]:
+def held_bytes(st: RunState) -> dict[str, int]:
     """The Python engine's bytes by what holds them, estimated (runtime/memory.py): the live
     partial matches counted last, the events the slack holds back."""
-    order = engine.order
-    held = order.held * engine.event_size if order is not None else 0
-    return {"partial matches": engine.live_seen * TOKEN_BYTES, "events the slack holds": held}
+    order = st.order
+    held = order.held * st.event_size if order is not None else 0
+    return {"partial matches": st.live_seen * TOKEN_BYTES, "events the slack holds": held}
 
 
-def memory_room(engine: Engine, now: Event) -> int:
+def memory_room(c: Compiled, st: RunState, now: Event) -> int:
     """The partial matches the memory budget still has room for (at least 1/64 of it); over
     it, the budget's error."""
-    budget = engine.max_memory
+    budget = c.max_memory
     assert budget is not None
-    parts = held_bytes(engine)
+    parts = held_bytes(st)
     used = sum(parts.values())
     if used > budget:
         raise memory_error(budget, parts, now.id)
@@ -200,11 +194,11 @@ def memory_room(engine: Engine, now: Event) -> int:
 
 
 def _over_budget(
-    engine: Engine, rt: GroupRuntime, parts: dict[Any, Partition], live: int, budget: int, now: Event
+    c: Compiled, st: RunState, rt: GroupRuntime, parts: dict[Any, Partition], live: int, budget: int, now: Event
 ) -> StateLimitError:
     """The error naming the net's pattern and the key holding most of its partial matches."""
     key, part = max(parts.items(), key=lambda kv: sum(map(len, kv[1].marking)))
-    per_pattern = {pi: 0 for pi in rt.net.patterns if pi not in engine.removed}
+    per_pattern = {pi: 0 for pi in rt.net.patterns if pi not in c.removed}
     for tokens in part.marking:
         for t in tokens:
             for pi in per_pattern:
@@ -213,28 +207,27 @@ def _over_budget(
     pi = max(per_pattern, key=lambda p: per_pattern[p])
     shown = repr(key) if len(repr(key)) <= 80 else repr(key)[:77] + "..."
     return StateLimitError(
-        f"pattern {engine.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
+        f"pattern {c.net.patterns[pi].name!r}: {live} live partial matches, over the run's budget of "
         f"{budget} (key {shown} holds {sum(map(len, part.marking))}) at event {now.id!r}; bound the pattern "
         f"with LIMIT n PARTIAL MATCHES, or raise the budget (--max-partial-matches N, Engine(max_partial_matches=N))"
     )
 
 
-def spill_out(engine: Engine) -> None:
+def spill_out(c: Compiled, st: RunState) -> None:
     """Over the memory budget: write out the keys the policy finds most expendable
     (only keys nothing outside their marking refers to)."""
-    spill = engine.spill
+    spill = c.spill
     assert spill is not None
-    st = engine.state
     candidates = []
-    for i, (rt, parts) in enumerate(zip(engine.runtimes, st.parts)):
+    for i, (rt, parts) in enumerate(zip(c.runtimes, st.parts)):
         if rt.watch_mask:
             continue
         for key, part in parts.items():
             if not part.pending:
                 candidates.append((i, key, part))
     now = st.last_input.ts if st.last_input is not None else 0
-    for i, key in spill.choose(candidates, [rt.place_stats for rt in engine.runtimes], now):
-        rt = engine.runtimes[i]
+    for i, key in spill.choose(candidates, [rt.place_stats for rt in c.runtimes], now):
+        rt = c.runtimes[i]
         part = st.parts[i].pop(key)
         spill.write(i, key, part, INF if rt.count_window else expiry(part, rt.w))
 

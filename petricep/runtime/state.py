@@ -3,7 +3,8 @@
 :class:`RunState` is everything a run changes, in one picklable object: per shared net its
 per-key markings (:class:`Partition`), the matches waiting for their window to close, the
 partial matches watched for a timeout and the expiry index; the run's counters and sequence
-numbers; the open timestamp group of the tie rules ``strict`` and ``either``.
+numbers; the open timestamp group of the tie rules ``strict`` and ``either``; the events a
+slack holds back. :mod:`petricep.runtime.snapshot` writes it out as Arrow IPC.
 
 A :class:`Token` is a partial match. It points to its predecessor and to the one
 event its firing bound, so partial matches share prefixes (SASE stacks, Flink's
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from petricep.events import Event
+from petricep.runtime.ordering import EventTimeOrder
 
 INF = float("inf")
 
@@ -89,23 +91,6 @@ class Token:
         )
         return t
 
-    def copied(self) -> Token:
-        """A private copy of this partial match's whole chain (the root stays shared): what
-        an automaton that copies partial matches pays per extension (paper 001's baseline)."""
-        links: list[Token] = []
-        t: Token | None = self
-        while t is not None and t.event is not None:
-            links.append(t)
-            t = t.prev
-        out = t
-        for x in reversed(links):
-            c = x.detached()
-            c.prev = out
-            c.alive = x.alive
-            out = c
-        assert out is not None
-        return out
-
     def chain(self) -> list[tuple[int, Event]]:
         """(slot, event) pairs from the first binding to this one."""
         out = []
@@ -168,15 +153,14 @@ class RunStats:
     timeouts: dict[str, int] = field(default_factory=dict)  # partial matches emitted as timeouts
     dropped: dict[str, int] = field(default_factory=dict)  # partial matches a LIMIT discarded
     peak_partial: int = 0  # most live partial matches seen, sampled at sweeps (housekeeping.sweep)
-    # where the generated firing code could not be compiled and the interpreter runs
-    # instead ("net N, type 'T'" -> the compiler's reason); decided when the net is built
-    interpreted: dict[str, str] = field(default_factory=dict)
 
 
 class RunState:
     """Everything one engine's run changes (see the module docstring). Lists named per shared
     net are indexed like the engine's runtimes; nothing here refers to compiled code but the
-    runtimes named in ``group_kills`` (a snapshot writes those as references)."""
+    runtimes named in ``group_kills`` (a snapshot writes those as references). The tie,
+    emission, housekeeping and reporting functions take this object (with the engine's
+    :class:`~petricep.runtime.compiled.Compiled` side), never the engine."""
 
     __slots__ = (
         "parts",
@@ -201,6 +185,10 @@ class RunState:
         "since_sweep",
         "sampled_at",
         "budget_at",
+        "order",
+        "live_seen",
+        "event_size",
+        "held_at",
     )
 
     def __init__(self, stats: RunStats, budget_at: float, counters: Any = None) -> None:
@@ -237,6 +225,10 @@ class RunState:
         self.sampled_at = 0  # stats.events at the last sample of the peak (housekeeping.sweep)
         # the memory budget is checked when stats.created reaches this (INF: never)
         self.budget_at = budget_at
+        self.order: EventTimeOrder | None = None  # with a slack: the events held back (runtime/ordering.py)
+        self.live_seen = 0  # the live partial matches at the last budget check
+        self.event_size = 0  # a held event's bytes, measured at the last check of the slack
+        self.held_at: float = INF  # the slack's next check against the memory budget
 
     def add_net(self, indexed: bool) -> None:
         """Room for one more shared net (``indexed``: its sweeps follow the expiry index)."""

@@ -10,98 +10,67 @@
   held until the next timestamp arrives and then matched as a whole, by a fixpoint over
   every order of its events.
 
-Functions here act on an :class:`~petricep.runtime.engine.Engine`'s state.
+Functions here take the engine's compiled side and its run state (:mod:`.compiled`).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from petricep.errors import EvaluationError
 from petricep.events import Event
-from petricep.runtime.emission import Emitted, close_pending, emit, expire
+from petricep.runtime.compiled import Compiled, Emitted, TieRule
+from petricep.runtime.dispatch import accept, next_seq, partition, process
+from petricep.runtime.emission import close_pending, emit, expire
 from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.housekeeping import check_budget, due, spill_out, sweep, watch
 from petricep.runtime.match import Match
 from petricep.runtime.state import INF, Partition, RunState, Token
 
-if TYPE_CHECKING:
-    from petricep.runtime.engine import Engine
-
-Matches = Callable[["Engine", Event], list[Match]]
-
-
-class TieRule:
-    """What a tie rule decides: how an input event fires (``step``), what stream time passing
-    with no event does (``advance``, with a clock event), how the open timestamp group ends
-    at the end of the input (``close``), when a composite event re-enters (``derive``) and
-    when a pushed negation cancels partial matches (``kill``)."""
-
-    __slots__ = ("name", "step", "advance", "close", "derive", "kill")
-
-    def __init__(
-        self,
-        name: str,
-        step: Matches,
-        advance: Matches,
-        close: Callable[[Engine], list[Match]],
-        derive: Callable[[Engine, Event, list[Emitted]], None],
-        kill: Callable[[Engine, GroupRuntime, Partition, int, Event], None],
-    ) -> None:
-        self.name = name
-        self.step = step
-        self.advance = advance
-        self.close = close
-        self.derive = derive
-        self.kill = kill
-
-
 # ---------------------------------------------------------------------- arrival and strict
 
 
-def step_in_order(engine: Engine, e: Event) -> list[Match]:
+def step_in_order(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """``e`` fires now; then the housekeeping that is due."""
-    st = engine.state
     emitted: list[Emitted] = []
-    if engine.timed:
-        close_pending(engine, e, emitted)
+    if c.timed:
+        close_pending(c, st, e, emitted)
     st.last_input = e
-    engine._process(e, False, emitted)
-    out = emit(engine, emitted) if emitted else []
-    if engine.rows.runtimes:
-        out += engine.rows.push(e, st.stats.matches, engine.collect)
+    process(c, st, e, False, emitted)
+    out = emit(c, st, emitted) if emitted else []
+    if c.rows.runtimes:
+        out += c.rows.push(e, st.stats.matches, c.collect)
     st.since_sweep += 1
-    if st.since_sweep >= engine.sweep_every:
-        sweep(engine, e)
+    if st.since_sweep >= c.sweep_every:
+        sweep(c, st, e)
     if st.stats.created >= st.budget_at:
-        check_budget(engine, e)
-    if engine.spill is not None and engine.spill.over():
-        spill_out(engine)
+        check_budget(c, st, e)
+    if c.spill is not None and c.spill.over():
+        spill_out(c, st)
     return out
 
 
-def step_strict(engine: Engine, e: Event) -> list[Match]:
+def step_strict(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """A new timestamp first ends the group of equal timestamps before it."""
-    _at(engine.state, e.ts)
-    return step_in_order(engine, e)
+    _at(st, e.ts)
+    return step_in_order(c, st, e)
 
 
-def advance_in_order(engine: Engine, clock: Event) -> list[Match]:
+def advance_in_order(c: Compiled, st: RunState, clock: Event) -> list[Match]:
     emitted: list[Emitted] = []
-    close_pending(engine, clock, emitted)
-    out = emit(engine, emitted)
-    return out + _expire_rows(engine, clock) if engine.rows.runtimes else out
+    close_pending(c, st, clock, emitted)
+    out = emit(c, st, emitted)
+    return out + _expire_rows(c, st, clock) if c.rows.runtimes else out
 
 
-def advance_strict(engine: Engine, clock: Event) -> list[Match]:
-    _at(engine.state, clock.ts)
-    return advance_in_order(engine, clock)
+def advance_strict(c: Compiled, st: RunState, clock: Event) -> list[Match]:
+    _at(st, clock.ts)
+    return advance_in_order(c, st, clock)
 
 
-def close_in_order(engine: Engine) -> list[Match]:
-    end_group(engine.state)
+def close_in_order(c: Compiled, st: RunState) -> list[Match]:
+    end_group(st)
     return []
 
 
@@ -121,45 +90,44 @@ def end_group(st: RunState) -> None:
             rt.cancel(part, j, x)
 
 
-def derive_now(engine: Engine, d: Event, emitted: list[Emitted]) -> None:
-    engine._process(d, True, emitted)
+def derive_now(c: Compiled, st: RunState, d: Event, emitted: list[Emitted]) -> None:
+    process(c, st, d, True, emitted)
 
 
-def kill_now(engine: Engine, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
+def kill_now(c: Compiled, st: RunState, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
     rt.cancel(part, j, x)
 
 
-def kill_at_group_end(engine: Engine, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
-    engine.state.group_kills.append((rt, part, j, x))
+def kill_at_group_end(c: Compiled, st: RunState, rt: GroupRuntime, part: Partition, j: int, x: Event) -> None:
+    st.group_kills.append((rt, part, j, x))
 
 
-def _expire_rows(engine: Engine, clock: Event) -> list[Match]:
-    return engine.rows.expire(clock.ts, clock.pos, engine.state.stats.matches, engine.collect)
+def _expire_rows(c: Compiled, st: RunState, clock: Event) -> list[Match]:
+    return c.rows.expire(clock.ts, clock.pos, st.stats.matches, c.collect)
 
 
 # ---------------------------------------------------------------------- either
 
 
-def step_either(engine: Engine, e: Event) -> list[Match]:
+def step_either(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """``e`` joins its timestamp group, which is matched as a whole (every order of its
     events) when the next timestamp arrives."""
-    st = engine.state
-    out = _join(engine, e)
-    e.seq = engine._next_seq()
+    out = _join(c, st, e)
+    e.seq = next_seq(st)
     st.group_events.append(e)
     st.last_input = e
-    if engine.rows.runtimes:
-        out += engine.rows.push(e, st.stats.matches, engine.collect)
+    if c.rows.runtimes:
+        out += c.rows.push(e, st.stats.matches, c.collect)
     return out
 
 
-def advance_either(engine: Engine, clock: Event) -> list[Match]:
-    out = _join(engine, clock)
-    engine.state.group_clocks.append(clock)  # may close windows of matches the group finds
-    return out + _expire_rows(engine, clock) if engine.rows.runtimes else out
+def advance_either(c: Compiled, st: RunState, clock: Event) -> list[Match]:
+    out = _join(c, st, clock)
+    st.group_clocks.append(clock)  # may close windows of matches the group finds
+    return out + _expire_rows(c, st, clock) if c.rows.runtimes else out
 
 
-def _join(engine: Engine, e: Event) -> list[Match]:
+def _join(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """Stream time reached ``e``. A new timestamp first matches the group before it, then
     closes the windows ``e`` closes (emitted with its group): nothing of ``e``'s group can
     cancel or extend those, its events lie past them.
@@ -169,25 +137,23 @@ def _join(engine: Engine, e: Event) -> list[Match]:
     (end negation), one that extends a partial match keeps it from timing out. Those windows
     close once the group is matched (:func:`_close_in_group`). A time window closed by an
     event of the group was closed by its first event already."""
-    st = engine.state
     if e.ts == st.group_ts:
         return []
-    out = run_group(engine) if st.group_ts is not None else []
+    out = run_group(c, st) if st.group_ts is not None else []
     st.group_ts = e.ts
     emitted: list[Emitted] = []
-    close_pending(engine, e, emitted)
+    close_pending(c, st, e, emitted)
     st.group_emitted.extend(emitted)
     return out
 
 
-def derive_in_group(engine: Engine, d: Event, emitted: list[Emitted]) -> None:
-    engine.state.group_events.append(d)
-    d.seq = engine._next_seq()
+def derive_in_group(c: Compiled, st: RunState, d: Event, emitted: list[Emitted]) -> None:
+    st.group_events.append(d)
+    d.seq = next_seq(st)
 
 
-def run_group(engine: Engine) -> list[Match]:
+def run_group(c: Compiled, st: RunState) -> list[Match]:
     """Equal timestamps may match in any order: close the group with a fixpoint."""
-    st = engine.state
     events = st.group_events
     pre = st.group_emitted
     closers = events + st.group_clocks
@@ -196,24 +162,24 @@ def run_group(engine: Engine) -> list[Match]:
     st.group_clocks = []
     out: list[Match] = []
     if pre:
-        out += emit(engine, pre)
+        out += emit(c, st, pre)
     done = 0
-    for rt in engine.runtimes:
-        emitted = _match_group(engine, rt, events, closers)
-        out += emit(engine, emitted)  # composite events join st.group_events
+    for rt in c.runtimes:
+        emitted = _match_group(c, st, rt, events, closers)
+        out += emit(c, st, emitted)  # composite events join st.group_events
         events = events + st.group_events[done:]
         done = len(st.group_events)
     st.group_events = []
     if events:
         st.since_sweep += len(events)
-        if st.since_sweep >= engine.sweep_every:
-            sweep(engine, events[-1])
+        if st.since_sweep >= c.sweep_every:
+            sweep(c, st, events[-1])
         if st.stats.created >= st.budget_at:
-            check_budget(engine, events[-1])
+            check_budget(c, st, events[-1])
     return out
 
 
-def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event], closers: list[Event]) -> list[Emitted]:
+def _match_group(c: Compiled, st: RunState, rt: GroupRuntime, events: list[Event], closers: list[Event]) -> list[Emitted]:
     """One shared net's matches of a timestamp group, per key; then its negative events, in
     stream order. A count window that an event of the group closes (``closers``: the
     group's input events and clock points) closes between the negative events inside it
@@ -223,23 +189,22 @@ def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event], closers:
     run state's ``group_kills`` until the group is done: the fixpoint drops a partial
     match from the marking once an event of the group lies past its window, so a timeout
     closed here checks them itself (:func:`~petricep.runtime.emission.expire`)."""
-    st = engine.state
     i = rt.net.index
     mine: dict[Any, list[Event]] = {}
     for d in events:
         if d.type in rt.net.input_types:
-            mine.setdefault(engine._key(rt, d), []).append(d)
+            mine.setdefault(c.key(rt, d), []).append(d)
     emitted: list[Emitted] = []
     negatives: list[tuple[Event, Partition]] = []
     negs = rt.negs_by_type
     for key, evs in mine.items():
-        part = engine._partition(i, rt, key)
+        part = partition(c, st, i, rt, key)
         try:
-            found = _fixpoint(engine, i, rt, part, evs, key)
+            found = _fixpoint(c, st, i, rt, part, evs, key)
         except EvaluationError as exc:
-            raise engine._placed(exc, rt) from None
+            raise c.placed(exc, rt) from None
         for t, emitter in found:
-            engine._accept(i, rt, part, t, emitter, emitted)
+            accept(c, st, i, rt, part, t, emitter, emitted)
         negatives += [(d, part) for d in evs if d.type in negs]
     # what waits for a window: also the matches the fixpoints just found
     closing = rt.count_window and bool(st.pending[i] or st.deadlines[i]) and bool(closers)
@@ -247,7 +212,7 @@ def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event], closers:
         negatives.sort(key=lambda x: x[0].pos)  # stable: a composite event after its emitter
     for d, part in negatives:
         if closing:
-            _close_in_group(engine, i, rt, closers, d.pos, emitted)  # windows d lies past
+            _close_in_group(c, st, i, rt, closers, d.pos, emitted)  # windows d lies past
         if st.expiry[i] is not None:
             due(st, i, part, (d.pos if rt.count_window else d.ts) + rt.w)  # type: ignore[operator]
         for j in rt.negative(part, d):
@@ -255,20 +220,19 @@ def _match_group(engine: Engine, rt: GroupRuntime, events: list[Event], closers:
             if closing:
                 st.group_kills.append((rt, part, j, d))
     if closing:
-        _close_in_group(engine, i, rt, closers, max(e.pos for e in closers), emitted)
+        _close_in_group(c, st, i, rt, closers, max(e.pos for e in closers), emitted)
         st.group_kills = []
     return emitted
 
 
 def _close_in_group(
-    engine: Engine, i: int, rt: GroupRuntime, closers: list[Event], upto: int, emitted: list[Emitted]
+    c: Compiled, st: RunState, i: int, rt: GroupRuntime, closers: list[Event], upto: int, emitted: list[Emitted]
 ) -> None:
     """The count windows that end at or before position ``upto``, closed by events of this
     group now that it is matched (its partial matches extended, the negative events inside
     those windows applied): the matches waiting for them (end negations) and the partial
     matches they time out, emitted by the group's first event at or past the window's end,
     as the whole stream would emit them."""
-    st = engine.state
     heap = st.pending[i]
     while heap and heap[0][0] <= upto:
         thr, _, _part, t, role = heapq.heappop(heap)
@@ -278,7 +242,7 @@ def _close_in_group(
     deadlines = st.deadlines[i]
     while deadlines and deadlines[0][0] <= upto:
         entry = heapq.heappop(deadlines)
-        expire(engine, rt, entry, _closer(closers, entry[0]), emitted)
+        expire(c, st, rt, entry, _closer(closers, entry[0]), emitted)
 
 
 def _closer(events: list[Event], threshold: int) -> Event:
@@ -287,14 +251,12 @@ def _closer(events: list[Event], threshold: int) -> Event:
 
 
 def _fixpoint(
-    engine: Engine, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
+    c: Compiled, st: RunState, i: int, rt: GroupRuntime, part: Partition, evs: list[Event], key: Any
 ) -> list[tuple[Token, Event]]:
-    st = engine.state
     accepted: list[Token] = []
     created: list[Token] = []
-    steps = rt.steps
     for g in evs:
-        created += (steps.get(g.type) or rt.step)(part, g, INF, False, accepted)
+        created += rt.step(part, g, INF, False, accepted)
     # Tokens of the first pass hold exactly one event of the group (the marking holds
     # none), each a distinct (partial match, transition, event): no duplicates among them,
     # and none equals a token of the loop below (two or more of the group's events).
@@ -304,7 +266,7 @@ def _fixpoint(
     if first is not None and st.expiry[i] is not None:
         due(st, i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
     if rt.watch_mask:
-        watch(engine, i, rt, part, queue, evs[-1], key)
+        watch(c, st, i, rt, part, queue, evs[-1], key)
     st.stats.created += len(queue)
     if st.counters is not None:
         st.counters.count(i, queue)
@@ -321,7 +283,6 @@ def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> 
     # every new token already holds its creator: a group of one event has nothing left
     # to try. Otherwise each event's enabled transitions by source place, computed once.
     moves = _group_moves(rt, evs) if len(evs) > 1 else []
-    fires = rt.fires
     idx = 0
     while moves and idx < len(queue):
         t = queue[idx]
@@ -331,8 +292,7 @@ def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> 
             if not trs or t.contains(g):
                 continue
             for tr in trs:
-                f = fires.get(tr.id)
-                fired = f(t, g, INF, False) if f is not None else rt.fire(tr, t, g, INF, False)
+                fired = rt.fire(tr, t, g, INF, False)
                 if fired is None:
                     continue
                 k = _binding_key(fired)
