@@ -32,7 +32,8 @@ Public API (for the CLI, the library API and Spark to wire in):
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows, negation at start, middle and end (not under ``either``),
+per-pattern roles and windows, negation at start, middle and end (under ``either`` applied
+once the group's keys reach their fixpoints, count windows closing between them),
 RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
 partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
 ``timeout`` struct column, re-entering as events of their type; not under ``either``) and

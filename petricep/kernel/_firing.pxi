@@ -407,6 +407,7 @@ cdef int run_group(Kernel k) except -1 nogil:
         free(order)
     k.grp_n = 0
     k.grp_rows = 0
+    k.grp_clock = -1
     k.since_sweep += rows
     if k.since_sweep >= k.sweep_every and rows:
         sweep(k, k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
@@ -433,6 +434,8 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         fixpoint(k, g, gi, key)
+    if g.nnegs:
+        group_negatives(k, g, gi)
     if k.out_n - first > 1 and k.npatterns > 1:
         order_emitted(k, first, 0)
     return 0
@@ -515,6 +518,37 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
         free(en_start)
         free(en_trs)
     store_created(k, g, key)
+    return 0
+
+
+cdef int group_negatives(Kernel k, Group g, Py_ssize_t gi) except -1 nogil:
+    """The timestamp group's negative events of ``g``, once its keys reached their fixpoints,
+    in stream order (ties._match_group): each is buffered and cancels what it violates (by
+    timestamp: the group's own partial matches stay). A count window that an event of the
+    group closes closes between the negative events inside it and those past it
+    (ties._close_in_group), the rest at the group's last event or clock point."""
+    cdef Py_ssize_t j, ng = k.ngroups
+    cdef int etype
+    cdef int64_t key, ev, upto = k.grp_clock
+    cdef bint closing = g.count_window and g.heap_n > 0
+    for j in range(k.grp_n):
+        etype = k.grp_type[j]
+        ev = k.grp_ev[j]
+        if k.store.pos[ev] > upto:
+            upto = k.store.pos[ev]
+        if g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+            continue
+        key = k.grp_keys[j * ng + gi]
+        if key >= g.nkeys:
+            g.reserve_keys(key + 1)
+        if closing:
+            close_group(k, g, k.grp_ts, k.store.pos[ev], False)
+        k.now_ts = k.store.ts[ev]
+        k.now_pos = k.store.pos[ev]
+        k.now_ev = ev
+        negative(k, g, etype, key, ev)
+    if closing:
+        close_group(k, g, k.grp_ts, upto, False)
     return 0
 
 

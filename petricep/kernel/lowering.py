@@ -426,8 +426,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                     )
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
-        if g.negations and tie == "either":
-            return "negation under the tie rule 'either' is not covered yet"
         if g.nslots > MAX_ORDERED_SLOTS and any(net.patterns[pi].returns for pi in g.patterns):
             return f"more than {MAX_ORDERED_SLOTS} variables in a shared net with RETURN"
     return None

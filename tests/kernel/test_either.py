@@ -1,0 +1,89 @@
+"""The kernel under the tie rule ``either`` on the constructs its group fixpoint once left to
+the Python engine (negation, ...), on streams with many equal timestamps: the same matches
+in the same order, tokens created and completed, composite events, live partial matches,
+timeouts and LIMIT drops as the Python engine (tests/kernel/compare.py)."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.events import Event
+from petricep.kernel import supports
+from petricep.lang import ast as A
+from tests.kernel.compare import check, same
+from tests.strategies import negation_seqs, patterns, streams, tied_streams
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+STAM = ("skip-till-any-match",)
+TIED = st.one_of(
+    tied_streams(types=("A", "B"), max_size=12),
+    tied_streams(types=("A", "B", "X"), max_size=12),
+    streams(types=("A", "B", "X"), max_size=12),
+)
+
+
+def _cut(data: st.DataObject, events: list[Event]) -> int:
+    return data.draw(st.integers(0, len(events)))
+
+
+@SETTINGS
+@given(st.data())
+def test_negation_seqs(data: st.DataObject) -> None:
+    """Negations at the start, middle and end, count and time windows (a count window an
+    event of the group closes, between its negative events)."""
+    p = data.draw(negation_seqs(kleene=False))
+    events = data.draw(TIED)
+    check([p], events, "either", _cut(data, events))
+
+
+@SETTINGS
+@given(st.data())
+def test_negation_in_nested_patterns(data: st.DataObject) -> None:
+    p = data.draw(patterns(types=("A", "B"), strategies=STAM, kleene=False, returns=False))
+    assume(any(r.negated for r in A.events_of(p.structure)))
+    events = data.draw(TIED)
+    check([p], events, "either", _cut(data, events))
+
+
+@SETTINGS
+@given(st.data())
+def test_merged_sets_with_negation(data: st.DataObject) -> None:
+    part = data.draw(st.booleans())
+    pats = [
+        data.draw(patterns(name=f"p{i}", types=("A", "B", "C"), strategies=STAM, kleene=False, returns=False,
+                           partition=part, max_depth=1))
+        for i in range(data.draw(st.integers(2, 3)))
+    ]
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, "either", _cut(data, events))
+
+
+def ev(etype: str, ts: int, pos: int, **attrs: int) -> Event:
+    return Event(etype, ts, pos, pos, {"x": 0, **attrs})
+
+
+def test_a_negative_event_of_the_group_leaves_its_partial_matches() -> None:
+    # A0 and N1 tie: N1 does not come after a0 (timestamps), so (a0, b2) stands; N3 cancels a0
+    text = "PATTERN p: SEQ(A a, !(N n), B b)"
+    events = [ev("A", 0, 0), ev("N", 0, 1), ev("B", 1, 2), ev("N", 2, 3), ev("B", 3, 4)]
+    assert supports(compile_text(text), "either") == (True, "covered")
+    assert [m["ids"] for m in same(text, events, "either")] == [{"a": 0, "b": 2}]
+
+
+def test_an_end_negation_waits_for_its_count_window_inside_the_group() -> None:
+    # (a0, b1) waits for positions 0..2; X3 closes that window, N2 of its group lies inside
+    # it and cancels the match; N3 past it (X2 closing) leaves the match
+    text = "PATTERN p: SEQ(A a, B b, !(N n)) WITHIN 3 EVENTS"
+    inside = [ev("A", 0, 0), ev("B", 1, 1), ev("N", 2, 2), ev("X", 2, 3), ev("X", 3, 4)]
+    assert same(text, inside, "either") == []
+    past = [ev("A", 0, 0), ev("B", 1, 1), ev("X", 2, 2), ev("N", 2, 3), ev("X", 3, 4)]
+    assert [m["ids"] for m in same(text, past, "either")] == [{"a": 0, "b": 1}]
