@@ -42,7 +42,8 @@ composite events; its StateLimitError worded as the engine's), Kleene closure (`
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of
 composite events; lists share prefixes in an element arena, see ``_kleene.pxi``; with negation,
-RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; not under ``either``; a name
+RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; under ``either`` a list grows
+in arrival order inside a timestamp group, each event once; a name
 that is a list in one pattern and an event in another is a list column of the match table (an
 event's id a one-element list);
 a list may not share a slot of a shared net with another pattern's event; aggregating text
@@ -58,7 +59,7 @@ MEASURES per match by the Python runtime's code. A history runner
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
 SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, and the
-Kleene, FAIL and ``either`` cases above.
+FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

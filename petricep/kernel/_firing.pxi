@@ -344,19 +344,37 @@ cdef struct TokenSet:
 
 
 cdef inline uint64_t token_hash(Group g, int32_t t) noexcept nogil:
+    """A hash of the token's place, users and bound events (a list: its elements, not the
+    node that holds them, which differs per path)."""
     cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
     cdef Py_ssize_t a, ns = g.nslots
+    cdef int64_t n
     for a in range(ns):
-        h = (h ^ <uint64_t>g.tk_slots[<Py_ssize_t>t * ns + a]) * 0x100000001B3ULL
+        n = g.tk_slots[<Py_ssize_t>t * ns + a]
+        if g.slot_kleene[a]:
+            while n >= 0:
+                h = (h ^ <uint64_t>g.nd_ev[n]) * 0x100000001B3ULL
+                n = g.nd_prev[n]
+        h = (h ^ <uint64_t>n) * 0x100000001B3ULL
     return h ^ (h >> 29)
 
 
 cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept nogil:
+    """Whether two tokens hold the same partial match (place, users, events; ties._binding_key)."""
     cdef Py_ssize_t i, ns = g.nslots
+    cdef int64_t x, y
     if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
         return False
     for i in range(ns):
-        if g.tk_slots[<Py_ssize_t>a * ns + i] != g.tk_slots[<Py_ssize_t>b * ns + i]:
+        x = g.tk_slots[<Py_ssize_t>a * ns + i]
+        y = g.tk_slots[<Py_ssize_t>b * ns + i]
+        if g.slot_kleene[i]:
+            while x >= 0 and y >= 0 and g.nd_ev[x] == g.nd_ev[y]:
+                x = g.nd_prev[x]
+                y = g.nd_prev[y]
+            if x >= 0 or y >= 0:
+                return False
+        elif x != y:
             return False
     return True
 
@@ -444,7 +462,7 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
 cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil:
     cdef Py_ssize_t j, idx, ki, e, ng = k.ngroups, nmine = 0, nen = 0, ntr = 0, a
     cdef int32_t t, nt
-    cdef int tr, place, ns = g.nslots, contains, hit
+    cdef int tr, place, ns = g.nslots, hit
     cdef int64_t ev
     cdef TokenSet seen  # the tokens the fixpoint made (place, users, slots): each once
     seen.tab = NULL
@@ -463,6 +481,9 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
                 continue
             ev = k.grp_ev[j]
             nmine += 1
+            k.now_ts = k.store.ts[ev]  # (the key's last event of the group: LIMIT's now)
+            k.now_pos = k.store.pos[ev]
+            k.now_ev = ev
             step(k, g, k.grp_type[j], key, ev, k.store.ts[ev], k.store.pos[ev])
         if nmine > 1:
             en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * k.grp_n + 1) * sizeof(int32_t))
@@ -495,16 +516,14 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
                 if not hit:
                     continue
                 ev = en_ev[j]
-                contains = 0
-                for ki in range(ns):
-                    if g.tk_slots[<Py_ssize_t>t * ns + ki] == ev:
-                        contains = 1
-                if contains:
+                if binds(g, &g.tk_slots[<Py_ssize_t>t * ns], ev):
                     continue
                 for ki in range(en_start[j], en_start[j + 1]):
                     tr = en_trs[ki]
                     if g.tr_src[tr] != place:
                         continue
+                    if g.tr_kleene[tr] == KLEENE_TAKE and g.nd_ev[g.tk_slots[<Py_ssize_t>t * ns + g.tr_slot[tr]]] > ev:
+                        continue  # (firing._not_bound_yet: a list in arrival order)
                     nt = fire(k, g, tr, t, ev, k.store.ts[ev], k.store.pos[ev], NO_KEY)
                     if nt < 0:
                         continue

@@ -404,7 +404,6 @@ def _refusal(net: Net, tie: str) -> str | None:
     for p in net.patterns:
         what = (
             "consumption under the tie rule 'either'" if p.conflict and tie == "either"
-            else "Kleene closure under the tie rule 'either'" if p.kleene and tie == "either"
             else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
             else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"

@@ -87,3 +87,32 @@ def test_an_end_negation_waits_for_its_count_window_inside_the_group() -> None:
     assert same(text, inside, "either") == []
     past = [ev("A", 0, 0), ev("B", 1, 1), ev("X", 2, 2), ev("N", 2, 3), ev("X", 3, 4)]
     assert [m["ids"] for m in same(text, past, "either")] == [{"a": 0, "b": 1}]
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_seqs(data: st.DataObject) -> None:
+    """A Kleene list among the SEQ's variables, with or without negations: a list grows in
+    arrival order inside a timestamp group, each of its events once."""
+    p = data.draw(negation_seqs(negation=data.draw(st.booleans())))
+    assume(any(r.kleene for r in A.events_of(p.structure)))
+    events = data.draw(TIED)
+    check([p], events, "either", _cut(data, events))
+
+
+@SETTINGS
+@given(st.data())
+def test_kleene_in_nested_patterns(data: st.DataObject) -> None:
+    """Kleene lists with iteration conditions in SEQ / AND / OR (one partial match reached in
+    several orders is kept once: its list's elements compared, not its nodes)."""
+    p = data.draw(patterns(types=("A", "B"), strategies=STAM, kleene=True, returns=False))
+    assume(any(r.kleene for r in A.events_of(p.structure)))
+    events = data.draw(TIED)
+    check([p], events, "either", _cut(data, events))
+
+
+def test_a_list_grows_in_arrival_order_inside_a_group() -> None:
+    text = "PATTERN p: SEQ(A a, B+ b[]) WITHIN 3"
+    events = [ev("A", 0, 0), ev("B", 1, 1), ev("B", 1, 2), ev("X", 5, 3)]
+    assert supports(compile_text(text), "either") == (True, "covered")
+    assert [m["ids"] for m in same(text, events, "either")] == [{"a": 0, "b": [1]}, {"a": 0, "b": [2]}, {"a": 0, "b": [1, 2]}]
