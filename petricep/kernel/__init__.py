@@ -37,7 +37,8 @@ once the group's keys reach their fixpoints, count windows closing between them)
 RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
 partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
 ``timeout`` struct column, re-entering as events of their type; not under ``either``) and
-LIMIT with DROP OLDEST / REJECT NEW / FAIL (not under ``either``; FAIL not in a net with
+LIMIT with DROP OLDEST / REJECT NEW / FAIL (under ``either`` a key's fixpoint admitted before
+its matches emit; FAIL not in a net with
 composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of

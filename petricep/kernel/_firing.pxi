@@ -289,31 +289,63 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1 nogil:
     (GroupRuntime.store), the others are freed."""
     cdef Py_ssize_t i
     cdef int32_t t
-    cdef int place, lid
+    if k.tie_either:
+        return store_group_created(k, g, key)
     for i in range(g.ncreated):
         t = g.created[i]
         if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
-            if not k.tie_either:
-                k.completed += 1
-            accept(k, g, t, key)
-        if k.tie_either and g.place_accepting[g.tk_place[t]]:
             k.completed += 1
+            accept(k, g, t, key)
     for i in range(g.ncreated):
         t = g.created[i]
-        place = g.tk_place[t]
-        if g.place_exits[place]:
-            lid = <int>(key * g.nplaces + place)
-            g.tk_next[t] = -1
-            if g.tails[lid] < 0:
-                g.heads[lid] = t
-            else:
-                g.tk_next[g.tails[lid]] = t
-            g.tails[lid] = t
+        if g.place_exits[g.tk_place[t]]:
+            link(g, key, t)
         else:
             g.release(t)
     if g.watch_mask:
         with gil:  # (ON TIMEOUT, LIMIT: deadlines and quotas)
             watch(k, g, key)
+    k.created += g.ncreated
+    g.ncreated = 0
+    if g.over:  # a count in the step found the net over its budget
+        end_check(k, g)
+    return 0
+
+
+cdef inline void link(Group g, int64_t key, int32_t t) noexcept nogil:
+    """Token ``t`` joins the end of its (key, place) list."""
+    cdef int lid = <int>(key * g.nplaces + g.tk_place[t])
+    g.tk_next[t] = -1
+    if g.tails[lid] < 0:
+        g.heads[lid] = t
+    else:
+        g.tk_next[g.tails[lid]] = t
+    g.tails[lid] = t
+
+
+cdef int store_group_created(Kernel k, Group g, int64_t key) except -1 nogil:
+    """store_created for a key's fixpoint (tie rule either, ties._fixpoint): the tokens are
+    stored and watched first (a LIMIT may drop some, clearing their users), then those at
+    accepting places complete and emit."""
+    cdef Py_ssize_t i
+    cdef int32_t t
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if g.place_exits[g.tk_place[t]]:
+            link(g, key, t)
+    if g.watch_mask:
+        with gil:  # (ON TIMEOUT, LIMIT: deadlines and quotas)
+            watch(k, g, key)
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
+            accept(k, g, t, key)
+        if g.place_accepting[g.tk_place[t]]:
+            k.completed += 1
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if not g.place_exits[g.tk_place[t]]:
+            g.release(t)
     k.created += g.ncreated
     g.ncreated = 0
     if g.over:  # a count in the step found the net over its budget

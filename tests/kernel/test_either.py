@@ -1,20 +1,23 @@
 """The kernel under the tie rule ``either`` on the constructs its group fixpoint once left to
-the Python engine (negation, ...), on streams with many equal timestamps: the same matches
+the Python engine (negation, Kleene closure, LIMIT, ...), on streams with many equal timestamps: the same matches
 in the same order, tokens created and completed, composite events, live partial matches,
 timeouts and LIMIT drops as the Python engine (tests/kernel/compare.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
+from petricep.errors import StateLimitError
 from petricep.events import Event
-from petricep.kernel import supports
+from petricep.kernel import KernelRun, supports
 from petricep.lang import ast as A
-from tests.kernel.compare import check, same
+from tests.kernel.compare import check, same, table
 from tests.strategies import negation_seqs, patterns, streams, tied_streams
 
 SETTINGS = settings(
@@ -116,3 +119,27 @@ def test_a_list_grows_in_arrival_order_inside_a_group() -> None:
     events = [ev("A", 0, 0), ev("B", 1, 1), ev("B", 1, 2), ev("X", 5, 3)]
     assert supports(compile_text(text), "either") == (True, "covered")
     assert [m["ids"] for m in same(text, events, "either")] == [{"a": 0, "b": [1]}, {"a": 0, "b": [2]}, {"a": 0, "b": [1, 2]}]
+
+
+@SETTINGS
+@given(st.data())
+def test_limits(data: st.DataObject) -> None:
+    """LIMIT ... DROP OLDEST / REJECT NEW over a key's fixpoint: its partial matches are
+    admitted oldest first before its matches emit (a dropped one does not)."""
+    p = data.draw(patterns(types=("A", "B"), strategies=STAM, kleene=data.draw(st.booleans()), returns=False))
+    limit = A.Limit(data.draw(st.integers(1, 3)), data.draw(st.sampled_from(("drop-oldest", "reject-new"))))
+    events = data.draw(TIED)
+    check([dataclasses.replace(p, limit=limit)], events, "either", _cut(data, events))
+
+
+def test_a_partial_match_the_limit_drops_in_its_group_does_not_emit() -> None:
+    text = "PATTERN p: OR(A+ a[], A+ b[]) LIMIT 1 PARTIAL MATCHES DROP OLDEST"
+    assert [m["ids"] for m in same(text, [ev("A", 0, 0)], "either")] == [{"b": [0]}]
+
+
+def test_limit_fail_names_the_keys_last_event_of_the_group() -> None:
+    text = "PATTERN p: SEQ(A a, A b, B c) LIMIT 1 PARTIAL MATCHES FAIL"
+    run = KernelRun(compile_text(text), tie="either", id_field="id")
+    with pytest.raises(StateLimitError) as err:
+        run.push(table([ev("A", 0, 0), ev("A", 0, 1), ev("B", 1, 2)]))
+    assert str(err.value) == "pattern 'p': more than 1 live partial matches for key None at event 1 (LIMIT 1 PARTIAL MATCHES FAIL)"
