@@ -49,8 +49,8 @@ that is a list in one pattern and an event in another is a list column of the ma
 event's id a one-element list);
 a list may not share a slot of a shared net with another pattern's event; aggregating text
 values stops with an error), consumption
-(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
-not under ``either``), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
+(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
+under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
 (``_rows.pxi``, :mod:`~petricep.kernel.rowlowering`,
 :class:`~petricep.kernel.rowengine.RowKernelEngine`): the search in C, DEFINEs that read the
 current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a

@@ -486,8 +486,26 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
         fixpoint(k, g, gi, key)
     if g.nnegs:
         group_negatives(k, g, gi)
-    if k.out_n - first > 1 and k.npatterns > 1:
+    if k.ordered and k.has_conflict:
+        settle_group(k, first)
+    elif k.out_n - first > 1 and k.npatterns > 1:
         order_emitted(k, first, 0)
+    return 0
+
+
+cdef int settle_group(Kernel k, Py_ssize_t first) except -1 nogil:
+    """A shared net's matches of a timestamp group in the engine's order (emission.emit), then
+    consumed in that order (no RETURN under either: nothing re-enters)."""
+    cdef Py_ssize_t o
+    cdef bint chains = False
+    for o in range(first, k.out_n):
+        if k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0:
+            chains = True
+            break
+    if k.out_n - first > 1:
+        order_emitted(k, first, chains)
+    with gil:  # (the consumed events: a dict per domain)
+        k.out_n = consume(k, first, k.out_n)
     return 0
 
 

@@ -1,5 +1,5 @@
 """The kernel under the tie rule ``either`` on the constructs its group fixpoint once left to
-the Python engine (negation, Kleene closure, LIMIT, ...), on streams with many equal timestamps: the same matches
+the Python engine (negation, Kleene closure, LIMIT, consumption), on streams with many equal timestamps: the same matches
 in the same order, tokens created and completed, composite events, live partial matches,
 timeouts and LIMIT drops as the Python engine (tests/kernel/compare.py)."""
 
@@ -17,7 +17,8 @@ from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.kernel import KernelRun, supports
 from petricep.lang import ast as A
-from tests.kernel.compare import check, same, table
+from petricep.merge import build_net
+from tests.kernel.compare import both, check, same, table
 from tests.strategies import negation_seqs, patterns, streams, tied_streams
 
 SETTINGS = settings(
@@ -143,3 +144,36 @@ def test_limit_fail_names_the_keys_last_event_of_the_group() -> None:
     with pytest.raises(StateLimitError) as err:
         run.push(table([ev("A", 0, 0), ev("A", 0, 1), ev("B", 1, 2)]))
     assert str(err.value) == "pattern 'p': more than 1 live partial matches for key None at event 1 (LIMIT 1 PARTIAL MATCHES FAIL)"
+
+
+@SETTINGS
+@given(st.data())
+def test_consuming_pattern_sets(data: st.DataObject) -> None:
+    """One to three patterns consuming all, some or none of their variables, maybe in one
+    CONFLICT group: a shared net's matches of a timestamp group taken in the engine's order."""
+    pats = []
+    for i in range(data.draw(st.integers(1, 3))):
+        p = data.draw(patterns(kleene=False, name=f"p{i}", max_depth=1, types=("A", "B", "C"), strategies=STAM,
+                               returns=False))
+        positives = [r.var for r in A.events_of(p.structure) if not r.negated]
+        some = st.lists(st.sampled_from(positives), min_size=1, unique=True).map(tuple)
+        pats.append(dataclasses.replace(p, consume=data.draw(st.one_of(st.none(), st.just(("*",)), some))))
+    group = data.draw(st.booleans()) and len(pats) > 1
+    conflicts = (A.Conflict("g", tuple(p.name for p in pats)),) if group else ()
+    assume(any(p.consume for p in pats) or group)
+    try:
+        net = build_net(pats, conflicts=conflicts)
+    except Exception:  # noqa: BLE001 - a combination the compiler refuses (checked elsewhere)
+        assume(False)
+        raise
+    assert supports(net, "either") == (True, "covered")
+    events = data.draw(st.one_of(tied_streams(types=("A", "B", "C"), max_size=12), streams(types=("A", "B", "C"))))
+    out = both(net, events, "either", _cut(data, events), sweep_every=1)
+    assert out["kernel"] == out["python"]
+
+
+def test_matches_of_one_group_consume_in_the_engines_order() -> None:
+    # (a0, b2) and (a1, b2) complete in one group: the first in order consumes b2
+    text = "PATTERN p: SEQ(A a, B b) WITHIN 10 CONSUME b"
+    events = [ev("A", 0, 0), ev("A", 1, 1), ev("B", 1, 2), ev("B", 2, 3)]
+    assert [m["ids"] for m in same(text, events, "either")] == [{"a": 0, "b": 2}, {"a": 0, "b": 3}]
