@@ -32,22 +32,25 @@ Public API (for the CLI, the library API and Spark to wire in):
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows, negation at start, middle and end (not under ``either``),
+per-pattern roles and windows, negation at start, middle and end (under ``either`` applied
+once the group's keys reach their fixpoints, count windows closing between them),
 RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
 partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
 ``timeout`` struct column, re-entering as events of their type; not under ``either``) and
-LIMIT with DROP OLDEST / REJECT NEW / FAIL (not under ``either``; FAIL not in a net with
+LIMIT with DROP OLDEST / REJECT NEW / FAIL (under ``either`` a key's fixpoint admitted before
+its matches emit; FAIL not in a net with
 composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of
 composite events; lists share prefixes in an element arena, see ``_kleene.pxi``; with negation,
-RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; not under ``either``; a name
+RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; under ``either`` a list grows
+in arrival order inside a timestamp group, each event once; a name
 that is a list in one pattern and an event in another is a list column of the match table (an
 event's id a one-element list);
 a list may not share a slot of a shared net with another pattern's event; aggregating text
 values stops with an error), consumption
-(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order,
-not under ``either``), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
+(``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
+under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
 (``_rows.pxi``, :mod:`~petricep.kernel.rowlowering`,
 :class:`~petricep.kernel.rowengine.RowKernelEngine`): the search in C, DEFINEs that read the
 current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a
@@ -57,7 +60,7 @@ MEASURES per match by the Python runtime's code. A history runner
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
 SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, and the
-Kleene, FAIL and ``either`` cases above.
+FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

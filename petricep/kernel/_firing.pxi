@@ -289,31 +289,63 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1 nogil:
     (GroupRuntime.store), the others are freed."""
     cdef Py_ssize_t i
     cdef int32_t t
-    cdef int place, lid
+    if k.tie_either:
+        return store_group_created(k, g, key)
     for i in range(g.ncreated):
         t = g.created[i]
         if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
-            if not k.tie_either:
-                k.completed += 1
-            accept(k, g, t, key)
-        if k.tie_either and g.place_accepting[g.tk_place[t]]:
             k.completed += 1
+            accept(k, g, t, key)
     for i in range(g.ncreated):
         t = g.created[i]
-        place = g.tk_place[t]
-        if g.place_exits[place]:
-            lid = <int>(key * g.nplaces + place)
-            g.tk_next[t] = -1
-            if g.tails[lid] < 0:
-                g.heads[lid] = t
-            else:
-                g.tk_next[g.tails[lid]] = t
-            g.tails[lid] = t
+        if g.place_exits[g.tk_place[t]]:
+            link(g, key, t)
         else:
             g.release(t)
     if g.watch_mask:
         with gil:  # (ON TIMEOUT, LIMIT: deadlines and quotas)
             watch(k, g, key)
+    k.created += g.ncreated
+    g.ncreated = 0
+    if g.over:  # a count in the step found the net over its budget
+        end_check(k, g)
+    return 0
+
+
+cdef inline void link(Group g, int64_t key, int32_t t) noexcept nogil:
+    """Token ``t`` joins the end of its (key, place) list."""
+    cdef int lid = <int>(key * g.nplaces + g.tk_place[t])
+    g.tk_next[t] = -1
+    if g.tails[lid] < 0:
+        g.heads[lid] = t
+    else:
+        g.tk_next[g.tails[lid]] = t
+    g.tails[lid] = t
+
+
+cdef int store_group_created(Kernel k, Group g, int64_t key) except -1 nogil:
+    """store_created for a key's fixpoint (tie rule either, ties._fixpoint): the tokens are
+    stored and watched first (a LIMIT may drop some, clearing their users), then those at
+    accepting places complete and emit."""
+    cdef Py_ssize_t i
+    cdef int32_t t
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if g.place_exits[g.tk_place[t]]:
+            link(g, key, t)
+    if g.watch_mask:
+        with gil:  # (ON TIMEOUT, LIMIT: deadlines and quotas)
+            watch(k, g, key)
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
+            accept(k, g, t, key)
+        if g.place_accepting[g.tk_place[t]]:
+            k.completed += 1
+    for i in range(g.ncreated):
+        t = g.created[i]
+        if not g.place_exits[g.tk_place[t]]:
+            g.release(t)
     k.created += g.ncreated
     g.ncreated = 0
     if g.over:  # a count in the step found the net over its budget
@@ -344,19 +376,37 @@ cdef struct TokenSet:
 
 
 cdef inline uint64_t token_hash(Group g, int32_t t) noexcept nogil:
+    """A hash of the token's place, users and bound events (a list: its elements, not the
+    node that holds them, which differs per path)."""
     cdef uint64_t h = <uint64_t>g.tk_place[t] * 0x9E3779B97F4A7C15ULL ^ <uint64_t>g.tk_users[t]
     cdef Py_ssize_t a, ns = g.nslots
+    cdef int64_t n
     for a in range(ns):
-        h = (h ^ <uint64_t>g.tk_slots[<Py_ssize_t>t * ns + a]) * 0x100000001B3ULL
+        n = g.tk_slots[<Py_ssize_t>t * ns + a]
+        if g.slot_kleene[a]:
+            while n >= 0:
+                h = (h ^ <uint64_t>g.nd_ev[n]) * 0x100000001B3ULL
+                n = g.nd_prev[n]
+        h = (h ^ <uint64_t>n) * 0x100000001B3ULL
     return h ^ (h >> 29)
 
 
 cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept nogil:
+    """Whether two tokens hold the same partial match (place, users, events; ties._binding_key)."""
     cdef Py_ssize_t i, ns = g.nslots
+    cdef int64_t x, y
     if g.tk_place[a] != g.tk_place[b] or g.tk_users[a] != g.tk_users[b]:
         return False
     for i in range(ns):
-        if g.tk_slots[<Py_ssize_t>a * ns + i] != g.tk_slots[<Py_ssize_t>b * ns + i]:
+        x = g.tk_slots[<Py_ssize_t>a * ns + i]
+        y = g.tk_slots[<Py_ssize_t>b * ns + i]
+        if g.slot_kleene[i]:
+            while x >= 0 and y >= 0 and g.nd_ev[x] == g.nd_ev[y]:
+                x = g.nd_prev[x]
+                y = g.nd_prev[y]
+            if x >= 0 or y >= 0:
+                return False
+        elif x != y:
             return False
     return True
 
@@ -407,6 +457,7 @@ cdef int run_group(Kernel k) except -1 nogil:
         free(order)
     k.grp_n = 0
     k.grp_rows = 0
+    k.grp_clock = -1
     k.since_sweep += rows
     if k.since_sweep >= k.sweep_every and rows:
         sweep(k, k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
@@ -433,15 +484,35 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         fixpoint(k, g, gi, key)
-    if k.out_n - first > 1 and k.npatterns > 1:
+    if g.nnegs:
+        group_negatives(k, g, gi)
+    if k.ordered and k.has_conflict:
+        settle_group(k, first)
+    elif k.out_n - first > 1 and k.npatterns > 1:
         order_emitted(k, first, 0)
+    return 0
+
+
+cdef int settle_group(Kernel k, Py_ssize_t first) except -1 nogil:
+    """A shared net's matches of a timestamp group in the engine's order (emission.emit), then
+    consumed in that order (no RETURN under either: nothing re-enters)."""
+    cdef Py_ssize_t o
+    cdef bint chains = False
+    for o in range(first, k.out_n):
+        if k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0:
+            chains = True
+            break
+    if k.out_n - first > 1:
+        order_emitted(k, first, chains)
+    with gil:  # (the consumed events: a dict per domain)
+        k.out_n = consume(k, first, k.out_n)
     return 0
 
 
 cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil:
     cdef Py_ssize_t j, idx, ki, e, ng = k.ngroups, nmine = 0, nen = 0, ntr = 0, a
     cdef int32_t t, nt
-    cdef int tr, place, ns = g.nslots, contains, hit
+    cdef int tr, place, ns = g.nslots, hit
     cdef int64_t ev
     cdef TokenSet seen  # the tokens the fixpoint made (place, users, slots): each once
     seen.tab = NULL
@@ -460,6 +531,9 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
                 continue
             ev = k.grp_ev[j]
             nmine += 1
+            k.now_ts = k.store.ts[ev]  # (the key's last event of the group: LIMIT's now)
+            k.now_pos = k.store.pos[ev]
+            k.now_ev = ev
             step(k, g, k.grp_type[j], key, ev, k.store.ts[ev], k.store.pos[ev])
         if nmine > 1:
             en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * k.grp_n + 1) * sizeof(int32_t))
@@ -492,16 +566,14 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
                 if not hit:
                     continue
                 ev = en_ev[j]
-                contains = 0
-                for ki in range(ns):
-                    if g.tk_slots[<Py_ssize_t>t * ns + ki] == ev:
-                        contains = 1
-                if contains:
+                if binds(g, &g.tk_slots[<Py_ssize_t>t * ns], ev):
                     continue
                 for ki in range(en_start[j], en_start[j + 1]):
                     tr = en_trs[ki]
                     if g.tr_src[tr] != place:
                         continue
+                    if g.tr_kleene[tr] == KLEENE_TAKE and g.nd_ev[g.tk_slots[<Py_ssize_t>t * ns + g.tr_slot[tr]]] > ev:
+                        continue  # (firing._not_bound_yet: a list in arrival order)
                     nt = fire(k, g, tr, t, ev, k.store.ts[ev], k.store.pos[ev], NO_KEY)
                     if nt < 0:
                         continue
@@ -515,6 +587,37 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
         free(en_start)
         free(en_trs)
     store_created(k, g, key)
+    return 0
+
+
+cdef int group_negatives(Kernel k, Group g, Py_ssize_t gi) except -1 nogil:
+    """The timestamp group's negative events of ``g``, once its keys reached their fixpoints,
+    in stream order (ties._match_group): each is buffered and cancels what it violates (by
+    timestamp: the group's own partial matches stay). A count window that an event of the
+    group closes closes between the negative events inside it and those past it
+    (ties._close_in_group), the rest at the group's last event or clock point."""
+    cdef Py_ssize_t j, ng = k.ngroups
+    cdef int etype
+    cdef int64_t key, ev, upto = k.grp_clock
+    cdef bint closing = g.count_window and g.heap_n > 0
+    for j in range(k.grp_n):
+        etype = k.grp_type[j]
+        ev = k.grp_ev[j]
+        if k.store.pos[ev] > upto:
+            upto = k.store.pos[ev]
+        if g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+            continue
+        key = k.grp_keys[j * ng + gi]
+        if key >= g.nkeys:
+            g.reserve_keys(key + 1)
+        if closing:
+            close_group(k, g, k.grp_ts, k.store.pos[ev], False)
+        k.now_ts = k.store.ts[ev]
+        k.now_pos = k.store.pos[ev]
+        k.now_ev = ev
+        negative(k, g, etype, key, ev)
+    if closing:
+        close_group(k, g, k.grp_ts, upto, False)
     return 0
 
 

@@ -64,6 +64,7 @@ cdef class Kernel:
     cdef int64_t* grp_keys  # ngroups per event
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
+    cdef int64_t grp_clock  # the open group's last clock point (a TICK row), -1: none
     cdef int has_contiguity, has_negation, has_timeouts, has_watch, ordered
     # whether a batch fires without the interpreter lock (fixed per net): not where the loop
     # would take it back at every step (LIMIT quotas and ON TIMEOUT deadlines are heaps and
@@ -140,6 +141,7 @@ cdef class Kernel:
         self.grp_n = 0
         self.grp_cap = 0
         self.grp_rows = 0
+        self.grp_clock = -1
         self.npatterns = len(lowered.patterns)
         self.maxslots = lowered.maxslots
         self.ntypes = len(lowered.types)
@@ -251,7 +253,7 @@ cdef class Kernel:
         self.emit_ts = self.in_ts
         self.emit_tag = self.in_tag
         self.row_out = self.out_n
-        if self.tie_either and self.grp_rows:
+        if self.tie_either and (self.grp_rows or self.grp_clock >= 0):
             run_group(self)
         if self.kills:
             end_group(self)
@@ -646,11 +648,15 @@ cdef int tick(Kernel k, double ts, int64_t pos) except -1 nogil:
     group and the pending end negations otherwise."""
     cdef Py_ssize_t first
     if k.tie_either:
-        if k.grp_rows and ts != k.grp_ts:
+        if (k.grp_rows or k.grp_clock >= 0) and ts != k.grp_ts:
             run_group(k)
         k.grp_ts = ts
-        return 0
-    if not (k.has_negation or k.has_timeouts):
+        if pos > k.grp_clock:  # (a closer of the group's count windows: ties.advance_either)
+            k.grp_clock = pos
+        if not (k.has_negation or k.has_timeouts) or ts == k.strict_ts:
+            return 0
+        k.strict_ts = ts  # (ties._join: a new timestamp closes windows)
+    elif not (k.has_negation or k.has_timeouts):
         return 0
     if k.tie_strict and ts != k.strict_ts:
         if k.nkills:

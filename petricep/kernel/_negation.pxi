@@ -91,9 +91,9 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
 
 
 cdef inline bint after(Kernel k, int64_t x, int64_t ev) nogil:
-    """Whether stored event ``x`` comes after ``ev``: by time under the tie rule strict, else
+    """Whether stored event ``x`` comes after ``ev``: by time under the tie rules strict and either, else
     in arrival order, which is the store's (a composite event right after its emitter)."""
-    if k.tie_strict:
+    if k.tie_strict or k.tie_either:
         return k.store.ts[x] > k.store.ts[ev]
     return x > ev
 

@@ -489,7 +489,7 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
     k.in_pos = p
     k.in_tag = k.emit_tag
     if k.tie_either:
-        if k.grp_rows and t != k.grp_ts:
+        if (k.grp_rows or k.grp_clock >= 0) and t != k.grp_ts:
             run_group(k)
         k.grp_ts = t
         k.grp_rows += 1
@@ -500,7 +500,12 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
                 end_group(k)
             k.strict_ts = t
         first = k.out_n
-        if pending_due(k, t, p):
+        if k.tie_either:  # (ties._join: only a new timestamp closes windows)
+            if t != k.strict_ts:
+                k.strict_ts = t
+                if pending_due(k, t, p):
+                    close_pending(k, t, p, False)
+        elif pending_due(k, t, p):
             close_pending(k, t, p, False)
     k.last_ts = t
     k.events += 1

@@ -100,6 +100,7 @@ cdef dict kernel_state(Kernel k):
         "store.next_seq": st.next_seq, "store.ranks": a_f64(st.ranks, st.nranks),
         "grp.ev": a_i64(k.grp_ev, k.grp_n), "grp.type": a_i32(k.grp_type, k.grp_n),
         "grp.keys": a_i64(k.grp_keys, k.grp_n * ng), "grp.rows": k.grp_rows, "grp.ts": k.grp_ts,
+        "grp.clock": k.grp_clock,
         "now_ts": k.now_ts, "now_pos": k.now_pos, "now_ev": k.now_ev, "strict_ts": k.strict_ts,
         "last_ts": k.last_ts, "last_key": k.last_key, "events": k.events, "created": k.created,
         "completed": k.completed, "cur_row": k.cur_row, "sweep_every": k.sweep_every,
@@ -309,7 +310,7 @@ cdef int set_kernel_state(Kernel k, dict s) except -1:
         put_i32(k.grp_type, grp_type)
         put_i64(k.grp_keys, grp_keys)
     k.grp_n = n
-    k.grp_rows = s["grp.rows"]; k.grp_ts = s["grp.ts"]
+    k.grp_rows = s["grp.rows"]; k.grp_ts = s["grp.ts"]; k.grp_clock = s.get("grp.clock", -1)
     k.now_ts = s["now_ts"]; k.now_pos = s["now_pos"]; k.now_ev = s["now_ev"]; k.strict_ts = s["strict_ts"]
     k.last_ts = s["last_ts"]; k.last_key = s["last_key"]; k.events = s["events"]; k.created = s["created"]
     k.completed = s["completed"]; k.cur_row = s["cur_row"]; k.sweep_every = s["sweep_every"]

@@ -403,11 +403,8 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "consumption under the tie rule 'either'" if p.conflict and tie == "either"
-            else "Kleene closure under the tie rule 'either'" if p.kleene and tie == "either"
-            else "RETURN under the tie rule 'either'" if p.returns and tie == "either"
+            "RETURN under the tie rule 'either'" if p.returns and tie == "either"
             else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
-            else "LIMIT under the tie rule 'either'" if p.limit and tie == "either"
             else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
             if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None
@@ -426,8 +423,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                     )
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
-        if g.negations and tie == "either":
-            return "negation under the tie rule 'either' is not covered yet"
         if g.nslots > MAX_ORDERED_SLOTS and any(net.patterns[pi].returns for pi in g.patterns):
             return f"more than {MAX_ORDERED_SLOTS} variables in a shared net with RETURN"
     return None

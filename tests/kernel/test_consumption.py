@@ -60,9 +60,12 @@ def test_a_dropped_match_makes_no_composite_event() -> None:
     assert run(text, "A A B C") == [("p", {"a": 0, "b": 2}), ("q", {"t": "p[0,2]", "c": 3})]
 
 
-def test_either_is_refused() -> None:
-    assert supports(compile_text("PATTERN p: SEQ(A a, B b) WITHIN 3 CONSUME ALL"), "either") == (
-        False, "pattern 'p': consumption under the tie rule 'either' is not covered yet",
+def test_either_is_covered_without_return() -> None:
+    assert run("PATTERN p: SEQ(A a, B b) WITHIN 3 CONSUME ALL", "A A B B", "either") == [
+        ("p", {"a": 0, "b": 2}), ("p", {"a": 1, "b": 3}),
+    ]
+    assert supports(compile_text("PATTERN p: SEQ(A a, B b) WITHIN 3 CONSUME ALL RETURN T(x = a.x)"), "either") == (
+        False, "pattern 'p': RETURN under the tie rule 'either' is not covered yet",
     )
 
 

@@ -1,10 +1,10 @@
 """The kernel on the mix of issue 43 (tie rules x count windows x negations, events tying
 only with other types: tests/strategies.py's ``negation_seqs`` and ``tied_streams``), where
-it runs the net: negations (and Kleene lists) under arrival and strict, plain SEQs under
-either. The same matches, counts and live partial matches as the Python engine
+it runs the net: negations (and Kleene lists) under arrival and strict, plain SEQs and
+negations under either. The same matches, counts and live partial matches as the Python engine
 (tests/kernel/compare.py), and the matches of the brute-force reference (timeouts: the unextended prefixes of
-tests/runtime/test_ties.py). Under either a negation or a Kleene list sends the run to the
-Python engine, with its reason."""
+tests/runtime/test_ties.py). Under either a Kleene list sends the run to the Python engine,
+with its reason."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
-from petricep.api import compile_text
 from petricep.events import Event
 from petricep.kernel import supports
 from petricep.lang import ast as A
@@ -68,9 +67,12 @@ def test_either_with_count_and_time_windows(data: st.DataObject) -> None:
     three_ways(p, events, "either", data.draw(st.integers(0, len(events))))
 
 
-def test_either_with_a_negation_goes_to_the_python_engine() -> None:
-    net = compile_text("PATTERN p: SEQ(B a, B b, !(B n)) WITHIN 4 EVENTS")
-    assert supports(net, "either") == (False, "negation under the tie rule 'either' is not covered yet")
+@SETTINGS
+@given(st.data())
+def test_negations_and_windows_under_either(data: st.DataObject) -> None:
+    p = data.draw(negation_seqs(kleene=False))
+    events = data.draw(TIED)
+    three_ways(p, events, "either", data.draw(st.integers(0, len(events))))
 
 
 def ev(etype: str, ts: Any, pos: int, **attrs: Any) -> Event:
