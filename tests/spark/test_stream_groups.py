@@ -19,9 +19,11 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.errors import ConfigError
 from petricep.events import Event
+from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
+from petricep.spark.partition import run_partitioned
 from tests.spark.streamsim import simulate
 from tests.spark.test_keystate import canonical
 from tests.spark.test_partition import random_case
@@ -48,7 +50,7 @@ def test_a_key_has_one_bucket_everywhere() -> None:
 def test_many_keys_in_few_buckets(monkeypatch: pytest.MonkeyPatch) -> None:
     """100,000 keys of two or three events each, over 8 buckets, in 5 micro-batches whose
     files go back in time within the watermark, restarting after the second: the matches
-    are ``run --slack``'s, each key's alone."""
+    are ``run --slack``'s (each key's alone), and the batch run's over the same events."""
     rng = random.Random(7)
     rows = []
     for k in range(100_000):
@@ -70,6 +72,10 @@ def test_many_keys_in_few_buckets(monkeypatch: pytest.MonkeyPatch) -> None:
     assert counts["late"] == [] and sum(counts["read"]) == len(events)
     assert canonical([r[0] for r in got]) == want
     assert len(want) > 50_000
+    # the batch run's algorithm (key partitions, no Spark) over the stream in time order
+    ordered = [Event(e.type, e.ts, n, e.id, e.attrs) for n, e in enumerate(sorted(events, key=lambda e: (e.ts, e.pos)))]
+    batch = run_partitioned(net, ordered, "arrival", 4, kernel=available())
+    assert canonical([match_json(m) for m, _ in batch]) == want
 
 
 @pytest.mark.parametrize("kernel", ENGINES)
