@@ -1,13 +1,14 @@
-"""A streaming key's engine and the bytes Spark's state store keeps of it.
+"""A streaming key group's engine and the bytes Spark's state store keeps of it.
 
-Each (group, key) of a streaming query has an engine that lives across micro-batches:
-between them only its snapshot survives, in the RocksDB state store. Which engine a new
-key runs is decided once per group at the driver (:func:`engine_choices`): the compiled
+Each (group, bucket of keys) of a streaming query (:mod:`petricep.spark.keygroups`) has
+an engine that lives across micro-batches: between them only its snapshot survives, in
+the RocksDB state store. Which engine a new bucket runs is decided once per group at the
+driver (:func:`engine_choices`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
 else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
 and a digest of the net and tie rule). A snapshot says which it is by its first bytes (an
-Arrow IPC stream starts with a continuation marker), so a key restores into the engine
+Arrow IPC stream starts with a continuation marker), so a bucket restores into the engine
 that wrote it even when the query restarts on an executor or a petricep that decides
 otherwise. Refused with a message saying why: a kernel snapshot where the kernel is not
 built, and state saved for other patterns (each kind carries its net's fingerprint) or by
