@@ -221,6 +221,13 @@ def add_stream_parser(sub: Any) -> None:
         metavar="N",
         help="state partitions (default: twice the cores; fixed by the first run of a checkpoint)",
     )
+    st.add_argument(
+        "--key-buckets",
+        type=int,
+        metavar="N",
+        help="buckets of keys per pattern group, one engine each (default: 4 per core; "
+        "fixed by the first run of a checkpoint)",
+    )
     st.add_argument("--max-files-per-trigger", type=int, metavar="N", help="files per micro-batch")
     st.add_argument(
         "--trigger-seconds",
@@ -432,7 +439,7 @@ def _stream_query(
     """Run the query (and the end-of-input flush); the seconds it took."""
     from .streaming import StreamRun
 
-    run = StreamRun(spark, net, tie=args.tie, watermark=args.watermark)
+    run = StreamRun(spark, net, tie=args.tie, watermark=args.watermark, buckets=args.key_buckets)
     account.engine = run.engine
     for w in run.warnings:
         err.write(w + "\n")

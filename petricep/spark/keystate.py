@@ -1,13 +1,14 @@
-"""A streaming key's engine and the bytes Spark's state store keeps of it.
+"""A streaming key group's engine and the bytes Spark's state store keeps of it.
 
-Each (group, key) of a streaming query has an engine that lives across micro-batches:
-between them only its snapshot survives, in the RocksDB state store. Which engine a new
-key runs is decided once per group at the driver (:func:`engine_choices`): the compiled
+Each (group, bucket of keys) of a streaming query (:mod:`petricep.spark.keygroups`) has
+an engine that lives across micro-batches: between them only its snapshot survives, in
+the RocksDB state store. Which engine a new bucket runs is decided once per group at the
+driver (:func:`engine_choices`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
 else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
 and a digest of the net and tie rule). A snapshot says which it is by its first bytes (an
-Arrow IPC stream starts with a continuation marker), so a key restores into the engine
+Arrow IPC stream starts with a continuation marker), so a bucket restores into the engine
 that wrote it even when the query restarts on an executor or a petricep that decides
 otherwise. Refused with a message saying why: a kernel snapshot where the kernel is not
 built, and state saved for other patterns (each kind carries its net's fingerprint) or by
@@ -183,12 +184,13 @@ class KernelKeyEngine(KeyEngine):
 
 
 class EngineCache:
-    """Live engines of the keys a Python worker served in earlier micro-batches, so that a
-    key's engine is not rebuilt from its snapshot every micro-batch (building compiles the
-    net: milliseconds per key). A cached engine is used only when the state store holds
-    exactly the snapshot taken of it — after a replay or a task that ran elsewhere, the
-    snapshot differs and the engine is rebuilt from it. One cache per net (by its pickled
-    bytes), tie rule and kernel groups; each keeps the last ``size`` keys used."""
+    """Live engines of the key groups (:mod:`petricep.spark.keygroups`) a Python worker
+    served in earlier micro-batches, so that an engine is not rebuilt from its snapshot
+    every micro-batch (nor its snapshot read). A cached engine is used only when the state
+    store names exactly the snapshot taken of it (its token) — after a replay or a task
+    that ran elsewhere, the token differs and the engine is rebuilt from the snapshot. One
+    cache per net (by its pickled bytes), tie rule and kernel groups; each keeps the last
+    ``size`` key groups used."""
 
     _caches: dict[tuple[bytes, str, frozenset[int]], EngineCache] = {}
 
@@ -198,7 +200,7 @@ class EngineCache:
         self.tie = tie
         self.kernel = kernel
         self.size = size
-        self.live: OrderedDict[tuple[int, str], tuple[bytes, KeyEngine]] = OrderedDict()
+        self.live: OrderedDict[tuple[int, int], tuple[int, KeyEngine]] = OrderedDict()
 
     @classmethod
     def of(cls, net: Net, plan: Plan, tie: str, kernel: frozenset[int]) -> EngineCache:
@@ -210,12 +212,12 @@ class EngineCache:
             cache = cls._caches[fingerprint] = cls(net, plan, tie, kernel)
         return cache
 
-    def get(self, key: tuple[int, str], stored: bytes | None) -> KeyEngine:
-        """The engine whose snapshot is ``stored`` (a new one for None)."""
+    def live_engine(self, key: tuple[int, int], token: int | None) -> KeyEngine | None:
+        """The live engine whose stored snapshot ``token`` names (None: none here)."""
         hit = self.live.pop(key, None)
-        if hit is not None and stored is not None and hit[0] == stored:
+        if hit is not None and token is not None and hit[0] == token:
             return hit[1]
-        return self.build(key[0], stored)
+        return None
 
     def build(self, group: int, stored: bytes | None) -> KeyEngine:
         """A key engine of ``group`` from its snapshot (None: a new key)."""
@@ -234,7 +236,9 @@ class EngineCache:
             )
         return KernelKeyEngine(kernel_snapshot.loads(stored, own, self.tie))
 
-    def put(self, key: tuple[int, str], stored: bytes, engine: KeyEngine) -> None:
-        self.live[key] = (stored, engine)
+    def put(self, key: tuple[int, int], token: int, engine: KeyEngine) -> None:
+        if self.size <= 0:
+            return
+        self.live[key] = (token, engine)
         if len(self.live) > self.size:
             self.live.popitem(last=False)

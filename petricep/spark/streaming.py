@@ -1,17 +1,20 @@
 """Structured Streaming: a stream of events in, a stream of matches out.
 
-Events are routed to their (group, key) as in a batch run, then
-``groupBy(g, k).transformWithStateInPandas`` keeps, per key, the engine's run state and
-the events not yet released, in the RocksDB state store; the query's checkpoint makes a
-restarted query resume where it stopped. A group's keys run on the compiled kernel where
-it covers the group's net (their state: the kernel's arrays as Arrow IPC), else on the
-Python engine (a pickled snapshot); see :mod:`petricep.spark.keystate`.
+Events are routed to their (group, key) as in a batch run, each key to one of the
+group's *buckets* (:mod:`petricep.spark.keygroups`), then
+``groupBy(g, b).transformWithStateInPandas`` keeps, per bucket of keys, one engine's run
+state and the events not yet released, in the RocksDB state store; the query's
+checkpoint makes a restarted query resume where it stopped. A micro-batch costs a Python
+call and a few state round trips per bucket, not per key. A group's buckets run on the
+compiled kernel where it covers the group's net (their state: the kernel's arrays as
+Arrow IPC), else on the Python engine (its own snapshot, :mod:`petricep.spark.snapshot`);
+see :mod:`petricep.spark.keystate`.
 
 Time
 ----
-Events may arrive out of order (within the watermark). A key's events are buffered
-until the watermark passes them — an event-time timer per key fires then — and are
-pushed into the engine in (ts, pos) order. Timestamps map to Spark event time as
+Events may arrive out of order (within the watermark). A bucket's events are buffered
+until the watermark passes them — one event-time timer per bucket fires then — and are
+pushed into its engine in (ts, pos) order. Timestamps map to Spark event time as
 milliseconds (``event_time_ms``: date-times are epoch seconds; plain numbers are read as
 seconds too; they must not be negative), the watermark delay is given in the same units.
 
@@ -30,8 +33,9 @@ and parse task, not one per key (each output frame costs ~4 ms to convert to Arr
 half of a micro-batch's time with hundreds of keys, bench/HISTORY.md).
 
 After pushing, a keyed group's engine is advanced to the watermark (``advance``), which
-emits the matches waiting on an end negation whose window the watermark has passed; a
-timer set at each released event's window end brings a quiet key back for that. The
+emits the matches waiting on an end negation whose window the watermark has passed; the
+bucket's timer, at the earliest window end of its released events, brings a quiet bucket
+back for that. The
 composite events such a match returns would enter the stream at a point a key
 partition cannot know in streaming (the first event of *any* key past the window), so a
 group where that matters — an end-negation pattern whose RETURN another pattern of the
@@ -59,7 +63,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import pickle
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -80,7 +83,8 @@ from .arrivals import LOG_DIR, local_path, source_class
 from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
-from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
+from .keygroups import STATE_FIELDS, BucketState, bucket_of, checkpoint_buckets, default_buckets, new_token
+from .keystate import CLOCK, EngineCache, KeyEngine, engine_choices, kernel_groups
 from .parse import quiet_gc
 from .partition import engine_report
 from .plan import Group, Plan, Router, make_plan
@@ -88,7 +92,7 @@ from .rows import MATCHES_DDL, decode, encode, match_row, rows_batch
 from .session import configure, require_spark
 from .typed import typed
 
-STREAM_DDL = "g int, k string, pos long, evtime long, ev binary, first boolean, reads long"
+STREAM_DDL = "g int, b int, pos long, evtime long, ev binary, first boolean, reads long"
 # the query's output: matches, late events and counts of the events read (one per parse task)
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
@@ -97,7 +101,7 @@ BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content
 _STREAM_SCHEMA = pa.schema(
     [
         ("g", pa.int32()),
-        ("k", pa.string()),
+        ("b", pa.int32()),
         ("pos", pa.int64()),
         ("evtime", pa.int64()),
         ("ev", pa.binary()),
@@ -193,6 +197,7 @@ class StreamParse:
     spec: InputSpec
     pos_field: str
     files: bool  # rows are whole files (binaryFile source), else typed rows
+    buckets: int = 1  # per group (:mod:`petricep.spark.keygroups`)
 
 
 class StreamParser:
@@ -233,7 +238,9 @@ class StreamParser:
                         EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
                     )
                 )
-            out += routed_rows(self.router, Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs))
+            out += routed_rows(
+                self.router, Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs), self.parse.buckets
+            )
 
     def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
         label = path[5:] if path.startswith("file:") else path
@@ -265,13 +272,15 @@ class StreamParser:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 
 
-def routed_rows(router: Router, e: Event) -> list[tuple[Any, ...]]:
+def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, ...]]:
     """An event's rows for the stateful operator (STREAM_DDL): one per (group, key) it is
-    routed to, or one for the unrouted events' key, which counts it late or not; ``first``
-    marks the row a late event is counted on."""
-    routes = router.route(e) or [(UNROUTED, "")]
+    routed to, in the key's bucket of ``buckets``, or one for the unrouted events' bucket
+    (0), which counts it late or not; ``first`` marks the row a late event is counted on."""
+    routes = router.route(e)
     data, et = encode(e), event_time_ms(e.ts)
-    return [(g, key, e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+    if not routes:
+        return [(UNROUTED, 0, e.pos, et, data, True, 0)]
+    return [(g, bucket_of(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
 
 
 def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -279,23 +288,10 @@ def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     number of events read in ``reads``, for the unrouted events' key. Its event time is
     the batch's earliest, so that it never moves the watermark (the latest)."""
     firsts = [r for r in rows if r[5]]
-    return (UNROUTED, "", -1, min(r[3] for r in firsts), None, False, len(firsts))
+    return (UNROUTED, 0, -1, min(r[3] for r in firsts), None, False, len(firsts))
 
 
 # ----------------------------------------------------------------------------- state
-
-
-class _KeyState:
-    """What the state store holds for one (group, key): the engine snapshot, the events
-    not yet released, the window ends still to wake up for, and the timer set."""
-
-    def __init__(self) -> None:
-        self.engine: bytes | None = None
-        self.fired = False  # the engine ran: its new snapshot is to be stored
-        self.buffer: list[tuple[int, Any, int, bytes]] = []  # (evtime ms, ts, pos, ev)
-        self.buffered = False  # the store holds a buffer for the key
-        self.wakeups: list[int] = []  # ms: a window end after which advancing may emit
-        self.timer: int | None = None
 
 
 OUTPUT_COLUMNS = [c.split()[0] for c in OUTPUT_DDL.split(", ")]
@@ -338,51 +334,53 @@ class EngineProcessor:
 
     # pyspark calls these through the subclass made by processor()
     def init(self, handle: Any) -> None:
-        from pyspark.sql.types import BinaryType, StructField, StructType
+        from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-        schema = StructType([StructField("v", BinaryType(), True)])
+        kinds = {"long": LongType(), "binary": BinaryType()}
         self.engines = EngineCache.of(self.net, self.plan, self.tie, self.kernel)
         self.handle = handle
-        self.engine_state = handle.getValueState("engine", schema)
-        self.buffer_state = handle.getValueState("buffer", schema)
+        self.engine_state = handle.getValueState("engine", StructType([StructField("v", BinaryType(), True)]))
+        self.bucket_state = handle.getValueState(
+            "bucket", StructType([StructField(n, kinds[t], True) for n, t in STATE_FIELDS])
+        )
 
-    def _load(self, engine: bool) -> _KeyState:
-        """The key's state; its engine snapshot only where ``engine`` (a timer fires the
-        engine; input rows are only buffered). Each state call is a round trip to the
-        JVM's state server (~0.4 ms), so a variable is read with one ``get`` (None where
-        nothing is stored) and written only where it changed."""
-        st = _KeyState()
-        if engine:
-            got = self.engine_state.get()
-            st.engine = None if got is None else bytes(got[0])
-        got = self.buffer_state.get()
-        if got is not None:
-            st.buffer, st.wakeups, st.timer = pickle.loads(bytes(got[0]))
-            st.buffered = True
-        return st
+    def _load(self) -> BucketState:
+        """The bucket's state but its engine snapshot (:meth:`_engine` reads that only where
+        no live engine here has it). Each state call is a round trip to the JVM's state
+        server (~0.4 ms): one ``get`` here, and writes only where something changed."""
+        got = self.bucket_state.get()
+        return BucketState.of_row(None if got is None else tuple(got))
 
-    def _save(self, st: _KeyState) -> None:
-        nxt = [x[0] + 1 for x in st.buffer[:1]] + st.wakeups[:1]
-        timer = min(nxt) if nxt else None
+    def _save(self, st: BucketState) -> None:
+        timer = st.next_timer()
         if timer != st.timer:
             if st.timer is not None:
                 self.handle.deleteTimer(st.timer)
             if timer is not None:
                 self.handle.registerTimer(timer)
             st.timer = timer
-        if st.fired:
-            self.engine_state.update((st.engine,))
-        if st.buffer or st.wakeups or st.timer is not None:
-            self.buffer_state.update((pickle.dumps((st.buffer, st.wakeups, st.timer), protocol=5),))
-        elif st.buffered:
-            self.buffer_state.clear()
+        if not st.empty():
+            self.bucket_state.update(st.row())
+        elif st.stored:
+            self.bucket_state.clear()
+
+    def _engine(self, st: BucketState, key: tuple[int, int]) -> KeyEngine:
+        """The bucket's engine: the live one where it is the one stored, else from the store."""
+        engine = self.engines.live_engine(key, st.token)
+        if engine is not None:
+            return engine
+        stored = None
+        if st.token is not None:
+            got = self.engine_state.get()
+            stored = None if got is None else bytes(got[0])
+        return self.engines.build(key[0], stored)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         import pandas as pd
 
         wm = timerValues.getCurrentWatermarkInMs()
         unrouted = int(key[0]) == UNROUTED
-        st = None if unrouted else self._load(engine=False)
+        waiting: list[tuple[int, int, bytes]] = []
         out: list[tuple[Any, ...]] = []
         read = 0
         for pdf in rows:
@@ -395,10 +393,11 @@ class EngineProcessor:
                 elif et < wm:
                     if first:
                         out.append(late_row(decode(bytes(ev), pos, False), wm))
-                elif st is not None:
-                    st.buffer.append((et, None, pos, bytes(ev)))
-        if st is not None:
-            st.buffer.sort(key=lambda x: (x[0], x[2]))
+                elif not unrouted:
+                    waiting.append((et, pos, bytes(ev)))
+        if waiting:
+            st = self._load()
+            st.buffer = sorted(st.buffer + waiting, key=lambda x: (x[0], x[1]))
             self._save(st)
         if read:
             out.append(read_row(read))
@@ -409,26 +408,30 @@ class EngineProcessor:
         import pandas as pd
 
         wm = timerValues.getCurrentWatermarkInMs()
-        st = self._load(engine=True)
+        st = self._load()
         st.timer = expiredTimerInfo.getExpiryTimeInMs() if st.timer is None else st.timer
         # the expired timer is gone: forget it so _save registers the next one
         if st.timer <= wm:
             st.timer = None
         group = self.plan.groups[int(key[0])]
         with quiet_gc():
-            rows = self._release(st, group, wm, (int(key[0]), str(key[1])))
+            rows = self._release(st, group, wm, (int(key[0]), int(key[1])))
         self._save(st)
         if rows:
             yield pd.DataFrame([(*r, MATCH, None) for r in rows], columns=OUTPUT_COLUMNS)
 
-    def _release(self, st: _KeyState, group: Group, wm: int, key: tuple[int, str]) -> list[tuple[Any, ...]]:
+    def _release(self, st: BucketState, group: Group, wm: int, key: tuple[int, int]) -> list[tuple[Any, ...]]:
+        """Push the bucket's events the watermark passed, advance its engine to the
+        watermark; the match rows. The engine's snapshot is stored where it took events or
+        gave matches (an advance that closed nothing changes no later match: the stored
+        engine, advanced later, gives what this one gives)."""
         ready = [x for x in st.buffer if x[0] < wm]
         st.buffer = [x for x in st.buffer if x[0] >= wm]
         st.wakeups = [w for w in st.wakeups if w > wm]
-        events = sorted((decode(ev, pos, False) for _, _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
+        events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
         if not events and group.clock_sensitive:
             return []
-        engine = self.engines.get(key, st.engine)
+        engine = self._engine(st, key)
         origin = renumber(events, engine.last_pos(), whole_stream(group))
         advancing = not group.clock_sensitive
         try:
@@ -440,15 +443,18 @@ class EngineProcessor:
             failed = getattr(err, "event", None)
             where = failed.pos if failed is not None else (events[-1].pos if events else -1)
             raise RuntimeError(TASK_ERROR + f"event at position {origin.get(where, where)}: {err}") from None
+        wakeups = set(st.wakeups)
         for e in events if advancing else ():
             if group.waits:  # a watermark past the window's end: advance then
-                st.wakeups.extend(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
+                wakeups.update(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
             if self.tie != "arrival":  # ... and past this timestamp's group
-                st.wakeups.append(event_time_ms(e.ts) + 2)
+                wakeups.add(event_time_ms(e.ts) + 2)
         rows = [match_row(m, origin.get(at, at), group.index, seq) for seq, (m, at) in enumerate(found)]
-        st.wakeups = sorted({w for w in st.wakeups if w > wm})
-        st.engine, st.fired = engine.dumps(), True
-        self.engines.put(key, st.engine, engine)
+        st.wakeups = sorted(w for w in wakeups if w > wm)
+        if events or found or st.token is None:
+            st.token = new_token()
+            self.engine_state.update((engine.dumps(),))
+        self.engines.put(key, st.token, engine)
         return rows
 
     def close(self) -> None:
@@ -469,7 +475,11 @@ def processor(net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset
 class StreamRun:
     """Builds the streaming query's DataFrames (nothing starts here)."""
 
-    def __init__(self, spark: Any, net: Net, tie: str = "arrival", watermark: float = 0) -> None:
+    def __init__(
+        self, spark: Any, net: Net, tie: str = "arrival", watermark: float = 0, buckets: int | None = None
+    ) -> None:
+        """``buckets``: how many buckets of keys each group's state is kept in (default: a
+        few per core; a checkpoint's first run fixes it, :meth:`key_buckets`)."""
         require_spark()
         if tie not in TIE_RULES:
             raise ConfigError(f"unknown tie rule {tie!r} (use {', '.join(TIE_RULES)})")
@@ -486,6 +496,20 @@ class StreamRun:
         self.engine = engine_report(choices)  # which engine each group's keys run (decided here, once)
         self.kernel = kernel_groups(choices)
         self.warnings = list(self.plan.warnings) + notes
+        self.requested_buckets = buckets
+        self.buckets = checkpoint_buckets(None, buckets, self._default_buckets())
+
+    def _default_buckets(self) -> int:
+        return default_buckets(int(self.spark.sparkContext.defaultParallelism))
+
+    def key_buckets(self, checkpoint: str | None) -> int:
+        """Bind the query to ``checkpoint``: the number of buckets it keeps (written there by
+        its first run; one written per key by an earlier petricep is refused); the parse
+        stage routes each key to its bucket of these. Not kept where the checkpoint is not a
+        local directory: then pass the same ``buckets`` to every run."""
+        local = None if checkpoint is None else local_path(checkpoint)
+        self.buckets = checkpoint_buckets(local, self.requested_buckets, self._default_buckets())
+        return self.buckets
 
     def events_from_files(
         self,
@@ -501,6 +525,8 @@ class StreamRun:
         log in the query's ``checkpoint``). Without a checkpoint, or for a directory that is
         not local, Spark's file source reads them: by modification time, files with one
         modification time in the order the directory lists them."""
+        if checkpoint is not None:
+            self.key_buckets(checkpoint)
         glob = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}.get(spec.format or "")
         local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
         if local is not None and log is not None and arrivals_supported():
@@ -519,7 +545,7 @@ class StreamRun:
                 reader = reader.option("maxFilesPerTrigger", max_files)
             files = reader.load(directory)
         return files.mapInArrow(
-            StreamParser(StreamParse(spec, pos_field, True), Router(self.plan)), STREAM_DDL
+            StreamParser(StreamParse(spec, pos_field, True, self.buckets), Router(self.plan)), STREAM_DDL
         )
 
     def output(self, events: Any) -> Any:
@@ -538,8 +564,8 @@ class StreamRun:
             "et", f"{self.watermark_ms} milliseconds"
         )
         return (
-            timed.select("g", "k", "pos", "evtime", "ev", "first", "reads")
-            .groupBy("g", "k")
+            timed.select("g", "b", "pos", "evtime", "ev", "first", "reads")
+            .groupBy("g", "b")
             .transformWithStateInPandas(
                 processor(self.net, self.plan, self.tie, self.kernel), OUTPUT_DDL, "Append", "EventTime"
             )
@@ -570,18 +596,18 @@ class StreamRun:
         reader = self.spark.read.format("statestore")
         try:
             engines = reader.option("stateVarName", "engine").load(checkpoint)
-            buffers = reader.option("stateVarName", "buffer").load(checkpoint)
+            buffers = reader.option("stateVarName", "bucket").load(checkpoint)
         except Exception as e:  # the state data source's errors (STDS_...): no committed state
             if "STDS_" in str(e):
                 return self.spark.createDataFrame([], MATCHES_DDL)
             raise
         left = engines.select(
-            F.col("key.g").alias("g"), F.col("key.k").alias("k"), F.col("value.v").alias("engine")
+            F.col("key.g").alias("g"), F.col("key.b").alias("b"), F.col("value.v").alias("engine")
         )
         right = buffers.select(
-            F.col("key.g").alias("g"), F.col("key.k").alias("k"), F.col("value.v").alias("buffer")
+            F.col("key.g").alias("g"), F.col("key.b").alias("b"), F.col("value.buffer").alias("buffer")
         )
-        both = left.join(right, ["g", "k"], "full_outer")
+        both = left.join(right, ["g", "b"], "full_outer")
         return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel), MATCHES_DDL)
 
 
@@ -597,9 +623,9 @@ class StateFlush:
         with quiet_gc():
             for batch in batches:
                 rows: list[tuple[Any, ...]] = []
-                for g, _k, eng, buf in zip(
+                for g, _b, eng, buf in zip(
                     batch.column("g").to_pylist(),
-                    batch.column("k").to_pylist(),
+                    batch.column("b").to_pylist(),
                     batch.column("engine").to_pylist(),
                     batch.column("buffer").to_pylist(),
                 ):
@@ -608,12 +634,10 @@ class StateFlush:
                     yield rows_batch(rows)
 
     def rows(self, g: int, eng: bytes | None, buf: bytes | None) -> list[tuple[Any, ...]]:
-        """What the end of the input releases for one key: its buffered events, then the
-        windows still open."""
-        buffered: list[tuple[int, Any, int, bytes]] = (
-            pickle.loads(buf)[0] if buf is not None else []  # (buffer, wakeups, timer)
-        )
-        events = sorted((decode(ev, pos, False) for _, _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
+        """What the end of the input releases for one bucket: its buffered events (``buf``:
+        the buffer of its :class:`BucketState`), then the windows still open."""
+        buffered = BucketState.of_row((None, None, buf, None)).buffer
+        events = sorted((decode(ev, pos, False) for _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
         try:
             engine = self.engines.build(g, eng)
             origin = renumber(events, engine.last_pos(), whole_stream(self.plan.groups[g]))

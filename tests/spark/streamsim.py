@@ -27,7 +27,7 @@ from petricep.spark.streaming import (
     streaming_plan,
 )
 
-Key = tuple[int, str]
+Key = tuple[int, int]  # (group, bucket)
 
 
 class _Value:
@@ -41,15 +41,14 @@ class _Value:
         self.handle.calls.append((self.name, "exists"))
         return (self.handle.key, self.name) in self.handle.store
 
-    def get(self) -> tuple[bytes] | None:
-        """The stored value, None where there is none (as pyspark's ``ValueState.get``)."""
+    def get(self) -> tuple[Any, ...] | None:
+        """The stored row, None where there is none (as pyspark's ``ValueState.get``)."""
         self.handle.calls.append((self.name, "get"))
-        value = self.handle.store.get((self.handle.key, self.name))
-        return None if value is None else (value,)
+        return self.handle.store.get((self.handle.key, self.name))
 
-    def update(self, row: tuple[bytes]) -> None:
+    def update(self, row: tuple[Any, ...]) -> None:
         self.handle.calls.append((self.name, "update"))
-        self.handle.store[(self.handle.key, self.name)] = row[0]
+        self.handle.store[(self.handle.key, self.name)] = tuple(row)
 
     def clear(self) -> None:
         self.handle.calls.append((self.name, "clear"))
@@ -60,8 +59,8 @@ class FakeHandle:
     """Spark's stateful processor handle, in memory."""
 
     def __init__(self) -> None:
-        self.key: Key = (0, "")
-        self.store: dict[tuple[Key, str], bytes] = {}
+        self.key: Key = (0, 0)
+        self.store: dict[tuple[Key, str], tuple[Any, ...]] = {}
         self.timers: dict[Key, set[int]] = {}
         self.calls: list[tuple[str, str]] = []  # (state, call): each a round trip to the JVM in Spark
 
@@ -89,10 +88,10 @@ class Clock:
         return self.expiry
 
 
-def _routed(router: Router, batch: Sequence[Event]) -> dict[Key, list[tuple[Any, ...]]]:
-    """A micro-batch's rows per key, as the parse stage routes them (one parse batch: its
-    count row last)."""
-    parsed = [row for e in batch for row in routed_rows(router, e)]
+def _routed(router: Router, batch: Sequence[Event], buckets: int) -> dict[Key, list[tuple[Any, ...]]]:
+    """A micro-batch's rows per (group, bucket), as the parse stage routes them (one parse
+    batch: its count row last)."""
+    parsed = [row for e in batch for row in routed_rows(router, e, buckets)]
     rows: dict[Key, list[tuple[Any, ...]]] = {}
     for g, k, *rest in parsed + [count_row(parsed)] if parsed else []:
         rows.setdefault((g, k), []).append(tuple(rest))
@@ -108,13 +107,15 @@ def simulate(
     delay_ms: int = 0,
     counts: dict[str, list[int]] | None = None,
     restarts: Sequence[int] = (),
+    buckets: int = 3,
 ) -> list[tuple[Any, ...]]:
     """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
     at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
     on it (else every key runs the Python engine). ``counts`` gets the output's ``read``
     counts and the positions of its ``late`` rows, in order. At the cuts in ``restarts``
     the query restarts: a new processor, no engine left alive in the worker (each key's
-    engine is rebuilt from its snapshot in the store)."""
+    engine is rebuilt from its snapshot in the store). ``buckets``: of keys, per group (one
+    engine each)."""
     from petricep.spark.keystate import EngineCache, engine_choices, kernel_groups
 
     plan, _ = streaming_plan(make_plan(net), reorders=delay_ms > 0)
@@ -135,7 +136,7 @@ def simulate(
             EngineCache._caches.clear()
             proc = EngineProcessor(net, plan, tie, chosen)
             proc.init(handle)
-        for key, rows in _routed(router, batch).items():
+        for key, rows in _routed(router, batch, buckets).items():
             handle.key = key
             pdf = pd.DataFrame(rows, columns=["pos", "evtime", "ev", "first", "reads"])
             out += _matches(proc.handleInputRows(key, iter([pdf]), Clock(wm)), said)
@@ -148,8 +149,9 @@ def simulate(
         wm = max(wm, seen - delay_ms)
     flush = StateFlush(net, plan, tie, chosen)
     keys = sorted({k for k, _ in handle.store})
-    for g, k in keys:
-        rows = flush.rows(g, handle.store.get(((g, k), "engine")), handle.store.get(((g, k), "buffer")))
+    for g, b in keys:
+        engine, bucket = handle.store.get(((g, b), "engine")), handle.store.get(((g, b), "bucket"))
+        rows = flush.rows(g, None if engine is None else engine[0], None if bucket is None else bucket[2])
         out += [(r[5], r[6], g, r[8]) for r in rows]
     return out
 

@@ -54,7 +54,7 @@ def test_a_parse_batch_ends_with_the_count_of_its_events() -> None:
         (0, False, True), (0, False, False), (1, False, True), (2, True, True), (3, False, True),
     ]  # fmt: skip
     # no event, the batch's earliest event time (never the watermark's), 4 events read
-    assert count_row(rows) == (UNROUTED, "", -1, event_time_ms(10), None, False, 4)
+    assert count_row(rows) == (UNROUTED, 0, -1, event_time_ms(10), None, False, 4)
 
 
 def test_the_parse_stage_ends_each_batch_with_its_count_row() -> None:
@@ -87,8 +87,10 @@ def test_every_event_is_read_once_and_a_late_one_counted_once() -> None:
 
 
 def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> None:
-    """Input rows read and write the buffer only (the engine's snapshot is not touched);
-    the timer reads both, writes the engine it fired and clears the buffer it emptied."""
+    """Input rows read and write the bucket's state only (the engine's snapshot is not
+    touched); the timer reads it, builds the engine (nothing stored yet), writes the engine
+    it fired and the bucket's state; the next timer uses the live engine (no read of its
+    snapshot) and, where it releases nothing and nothing closes, writes no snapshot."""
     net = build_net([p.source for p in compile_text("PATTERN ab: SEQ(A a, B b) WHERE [k] WITHIN 10").patterns])
     plan, _ = streaming_plan(make_plan(net))
     proc = EngineProcessor(net, plan, "arrival", kernel_groups(engine_choices(net, plan, "arrival")))
@@ -99,10 +101,16 @@ def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> No
     key = handle.key = rows[0][:2]
     pdf = pd.DataFrame([r[2:] for r in rows], columns=["pos", "evtime", "ev", "first", "reads"])
     assert list(proc.handleInputRows(key, iter([pdf]), Clock(0))) == []
-    assert handle.calls == [("buffer", "get"), ("timer", "register"), ("buffer", "update")]
+    assert handle.calls == [("bucket", "get"), ("timer", "register"), ("bucket", "update")]
     assert handle.timers == {key: {event_time_ms(1) + 1}}  # (once the watermark passes the earliest, A)
     handle.calls.clear()
     (frame,) = proc.handleExpiredTimer(key, Clock(5000), Clock(5000, event_time_ms(1) + 1))
-    assert handle.calls == [("engine", "get"), ("buffer", "get"), ("engine", "update"), ("buffer", "clear")]
+    assert handle.calls == [("bucket", "get"), ("engine", "update"), ("bucket", "update")]
     assert frame["kind"].tolist() == [MATCH] and '"a": 0, "b": 1' in frame["json"][0]
-    assert set(handle.store) == {(key, "engine")}
+    assert set(handle.store) == {(key, "engine"), (key, "bucket")}
+    token, timer, _, _ = handle.store[(key, "bucket")]
+    assert token is not None and timer is None and handle.timers == {key: {event_time_ms(1) + 1}}
+    handle.calls.clear()
+    assert list(proc.handleExpiredTimer(key, Clock(9000), Clock(9000, 8000))) == []
+    assert handle.calls == [("bucket", "get"), ("bucket", "update")]
+    assert handle.store[(key, "bucket")][0] == token

@@ -1,0 +1,167 @@
+"""Key groups: a streaming query's state per (group, bucket of keys), not per key.
+
+``groupBy(g, k)`` ran a Python call, ~9 state-store round trips and an output frame per
+key and micro-batch: a micro-batch cost seconds and grew with the keys alive. As a batch
+run keeps one engine per partition over its keys (:mod:`petricep.spark.partition`), a
+stream keeps one engine per (group, *bucket*): ``bucket = crc32(key) mod B``. A keyed
+pattern's engine keeps each key's partial matches apart itself, so an engine over many
+keys finds exactly what an engine per key finds; advancing it to the watermark when one
+of its keys needs it changes nothing for the others (nothing of theirs closes there).
+
+``B`` is fixed by a checkpoint's first run and kept in it (:data:`LAYOUT_FILE`, with the
+layout's name): a key must stay in its bucket across restarts, since its partial matches
+live in that bucket's engine. A checkpoint an earlier petricep wrote with state per key
+has no such file and is refused with one message (its state cannot be read as buckets).
+
+A bucket's state (:class:`BucketState`): the events waiting for the watermark (an Arrow
+IPC stream of their event time, position and encoded event), the event times at which
+its engine is to be advanced again, its one timer (the earliest of those and of the
+waiting events) and a *token* naming the engine snapshot last stored: a worker that
+stored it keeps the live engine and uses it while the token matches, so the snapshot (the
+kernel's Arrow IPC arrays; the Python engine's own snapshot, :mod:`petricep.spark.snapshot`)
+is written once per micro-batch a bucket's engine ran, and read only after a restart, a
+replay or a task that ran elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import zlib
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from petricep.errors import ConfigError
+
+LAYOUT = "key-groups/1"
+LAYOUT_FILE = "petricep-layout.json"
+BUCKETS_PER_CORE = 4  # the default number of buckets per core of the session
+_BUFFER_SCHEMA = pa.schema([("evtime", pa.int64()), ("pos", pa.int64()), ("ev", pa.binary())])
+_WAKEUP_SCHEMA = pa.schema([("ms", pa.int64())])
+PER_KEY_CHECKPOINT = (
+    "{path}: this checkpoint was written by an earlier petricep, which kept a streaming query's state "
+    "per key; state is now kept per group of keys and cannot be read from it: restart the query from "
+    "a new checkpoint (or finish the old query with the petricep that started it)"
+)
+# what Spark writes into a checkpoint once a query ran (its own files)
+_SPARK_ENTRIES = ("offsets", "commits", "state", "metadata", "sources")
+
+
+def bucket_of(key: str, buckets: int) -> int:
+    """The bucket of a routing key (:func:`petricep.spark.plan.key_text`): stable across
+    processes and Python versions (crc32 of its UTF-8 bytes, not ``hash``)."""
+    if buckets <= 1:
+        return 0
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % buckets
+
+
+def default_buckets(cores: int) -> int:
+    return BUCKETS_PER_CORE * max(1, cores)
+
+
+def checkpoint_buckets(checkpoint: str | None, requested: int | None, default: int) -> int:
+    """The number of buckets of a query on ``checkpoint`` (a local directory; None or
+    not local: ``requested`` or ``default``, not kept). A new checkpoint keeps
+    ``requested`` (else ``default``); one that has it keeps what it has (a different
+    ``requested`` is refused); one a query ran on without it was written per key: refused."""
+    if requested is not None and requested < 1:
+        raise ConfigError("the number of key buckets must be at least 1")
+    if checkpoint is None:
+        return requested or default
+    path = os.path.join(checkpoint, LAYOUT_FILE)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            try:
+                layout = json.load(fh)
+                kept = int(layout["buckets"])
+                name = layout["layout"]
+            except (ValueError, KeyError, TypeError):
+                raise ConfigError(f"{path}: not a petricep layout file: restart the query from a new checkpoint") from None
+        if name != LAYOUT:
+            raise ConfigError(f"{path}: a state layout this petricep does not know ({name!r}): restart the query from a new checkpoint")
+        if requested is not None and requested != kept:
+            raise ConfigError(
+                f"this checkpoint keeps its keys in {kept} buckets (fixed by its first run), not {requested}: "
+                "restart the query from a new checkpoint to change it"
+            )
+        return kept
+    if os.path.isdir(checkpoint) and any(os.path.exists(os.path.join(checkpoint, e)) for e in _SPARK_ENTRIES):
+        raise ConfigError(PER_KEY_CHECKPOINT.format(path=checkpoint))
+    buckets = requested or default
+    os.makedirs(checkpoint, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"layout": LAYOUT, "buckets": buckets}, fh)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return buckets
+
+
+Waiting = tuple[int, int, bytes]  # (event time ms, position, encoded event)
+
+
+@dataclass
+class BucketState:
+    """What the state store holds of one (group, bucket) besides its engine snapshot."""
+
+    token: int | None = None  # names the stored engine snapshot (None: no engine yet)
+    timer: int | None = None  # the timer set (ms)
+    buffer: list[Waiting] = field(default_factory=list)  # in (event time, position) order
+    wakeups: list[int] = field(default_factory=list)  # ms, ascending: advance the engine then
+    stored: bool = False  # the store holds this state
+
+    def next_timer(self) -> int | None:
+        """The timer the bucket needs: once the watermark passes its earliest waiting event
+        (its event time + 1) or reaches its earliest wake-up."""
+        nxt = [self.buffer[0][0] + 1] if self.buffer else []
+        nxt += self.wakeups[:1]
+        return min(nxt) if nxt else None
+
+    def empty(self) -> bool:
+        return self.token is None and not self.buffer and not self.wakeups and self.timer is None
+
+    def row(self) -> tuple[int | None, int | None, bytes, bytes]:
+        """The state as the value state's row (:data:`STATE_FIELDS`)."""
+        buf = self.buffer
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array([x[0] for x in buf], pa.int64()), pa.array([x[1] for x in buf], pa.int64()),
+             pa.array([x[2] for x in buf], pa.binary())],
+            schema=_BUFFER_SCHEMA,
+        )  # fmt: skip
+        wake = pa.RecordBatch.from_arrays([pa.array(self.wakeups, pa.int64())], schema=_WAKEUP_SCHEMA)
+        return (self.token, self.timer, _ipc(batch), _ipc(wake))
+
+    @classmethod
+    def of_row(cls, row: tuple[int | None, int | None, bytes | None, bytes | None] | None) -> BucketState:
+        if row is None:
+            return cls()
+        token, timer, buf, wake = row
+        st = cls(token=token, timer=timer, stored=True)
+        if buf:
+            b = _read(buf)
+            st.buffer = list(zip(b.column(0).to_pylist(), b.column(1).to_pylist(), b.column(2).to_pylist()))
+        if wake:
+            st.wakeups = _read(wake).column(0).to_pylist()
+        return st
+
+
+STATE_FIELDS = (("token", "long"), ("timer", "long"), ("buffer", "binary"), ("wakeups", "binary"))
+
+
+def new_token() -> int:
+    """A token for a newly stored engine snapshot (63 random bits: a Spark long)."""
+    return secrets.randbits(63)
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _read(data: bytes) -> pa.RecordBatch:
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    return table.combine_chunks().to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=table.schema)

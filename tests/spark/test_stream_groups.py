@@ -1,0 +1,184 @@
+"""Key groups (issue 39, item 1): a streaming query keeps one engine per (group, bucket of
+keys), not per key (:mod:`petricep.spark.keygroups`). Without Spark
+(:mod:`tests.spark.streamsim`): the stream's matches are the embedded engine's (``run
+--slack W`` where files go back in time), whatever the number of buckets, over 100,000
+keys, across restarts; a micro-batch's state calls grow with the buckets, not the keys;
+the checkpoint keeps the number of buckets and refuses one written per key."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.errors import ConfigError
+from petricep.events import Event
+from petricep.io.output import match_json
+from petricep.kernel import available
+from petricep.merge import build_net
+from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
+from petricep.spark.partition import run_partitioned
+from tests.spark.streamsim import simulate
+from tests.spark.test_keystate import canonical
+from tests.spark.test_partition import random_case
+from tests.spark.test_stream_reorder import back_in_time, slack_run
+from tests.strategies import pattern_text
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")) // 3,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+ENGINES = [False, pytest.param(True, marks=pytest.mark.skipif(not available(), reason="the kernel is not built"))]
+PAIR = "PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 5"
+QUIET = "PATTERN q: SEQ(A a, !(C c)) WHERE [k] WITHIN 3"
+
+
+def test_a_key_has_one_bucket_everywhere() -> None:
+    """crc32 of the key's text: the same in every process (``hash`` of a str is not)."""
+    assert [bucket_of(k, 8) for k in ("(4,)", "(5,)", "('card-1',)", "")] == [3, 4, 3, 0]
+    assert {bucket_of(str(i), 1) for i in range(50)} == {0}
+    assert len({bucket_of(f"({i},)", 8) for i in range(1000)}) == 8
+
+
+def test_many_keys_in_few_buckets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """100,000 keys of two or three events each, over 8 buckets, in 5 micro-batches whose
+    files go back in time within the watermark, restarting after the second: the matches
+    are ``run --slack``'s (each key's alone), and the batch run's over the same events."""
+    rng = random.Random(7)
+    rows = []
+    for k in range(100_000):
+        t = rng.randrange(0, 2000)
+        rows.append(("A", t, k, rng.randrange(10)))
+        rows.append(("B", t + rng.randrange(0, 8), k, rng.randrange(10)))
+        if k % 3 == 0:
+            rows.append(("C", t + 1, k, 0))
+    rows.sort(key=lambda r: r[1])
+    # arrival: each event moved back by up to 2 time units (the watermark)
+    arrival = sorted(range(len(rows)), key=lambda i: rows[i][1] + 2 * (i % 2) + rng.random())
+    events = [Event(t, ts + 2, n, n, {"k": k, "x": x}) for n, (t, ts, k, x) in enumerate(rows[i] for i in arrival)]
+    net = build_net([p.source for p in compile_text(PAIR + QUIET).patterns])
+    want = slack_run(net, events, "arrival", 2)
+    cuts = [len(events) * i // 5 for i in range(1, 5)]
+    counts: dict[str, list[int]] = {}
+    got = simulate(net, events, "arrival", cuts, kernel=available(), delay_ms=2000, counts=counts,
+                   restarts=[cuts[1]], buckets=8)  # fmt: skip
+    assert counts["late"] == [] and sum(counts["read"]) == len(events)
+    assert canonical([r[0] for r in got]) == want
+    assert len(want) > 50_000
+    # the batch run's algorithm (key partitions, no Spark) over the stream in time order
+    ordered = [Event(e.type, e.ts, n, e.id, e.attrs) for n, e in enumerate(sorted(events, key=lambda e: (e.ts, e.pos)))]
+    batch = run_partitioned(net, ordered, "arrival", 4, kernel=available())
+    assert canonical([match_json(m) for m, _ in batch]) == want
+
+
+@pytest.mark.parametrize("kernel", ENGINES)
+@pytest.mark.parametrize("buckets", [1, 2, 16])
+def test_the_issue_stream_in_any_number_of_buckets(kernel: bool, buckets: int) -> None:
+    """The issue's stream (files back in time) and a restart at each file, over 40 keys."""
+    rng = random.Random(buckets)
+    events = []
+    for n in range(600):
+        back = rng.randrange(0, 4) if n % 7 == 3 else 0
+        events.append(Event(rng.choice("ABC"), 4 + n // 3 - back, n, n, {"k": rng.randrange(40), "x": rng.randrange(5)}))
+    net = build_net([p.source for p in compile_text(PAIR + QUIET).patterns])
+    cuts = list(range(100, 600, 100))
+    counts: dict[str, list[int]] = {}
+    got = simulate(net, events, "arrival", cuts, kernel=kernel, delay_ms=4000, counts=counts, restarts=cuts, buckets=buckets)
+    assert counts["late"] == [] and sum(counts["read"]) == len(events)
+    assert canonical([r[0] for r in got]) == slack_run(net, events, "arrival", 4)
+
+
+@SETTINGS
+@given(st.data())
+@pytest.mark.parametrize("kernel", ENGINES)
+def test_random_streams_in_few_buckets_equal_the_slack_run(kernel: bool, data: st.DataObject) -> None:
+    """Random nets, streams back in time within the watermark, restarts at some cuts, and
+    every key in one of 1 or 2 buckets (the keys of a bucket share its engine)."""
+    case = random_case(data)
+    if case is None:
+        return
+    pats, net, tie, ordered = case
+    slack = data.draw(st.integers(0, 3))
+    events = data.draw(back_in_time(ordered, slack))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(events)), max_size=4))))
+    restarts = data.draw(st.lists(st.sampled_from([0, *cuts, len(events)]), max_size=3))
+    buckets = data.draw(st.sampled_from([1, 2]))
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie} slack={slack} cuts={cuts} restarts={sorted(set(restarts))} buckets={buckets}")
+    counts: dict[str, list[int]] = {}
+    got = simulate(net, events, tie, cuts, kernel=kernel, delay_ms=slack * 1000, counts=counts,
+                   restarts=restarts, buckets=buckets)  # fmt: skip
+    assert counts["late"] == [] and sum(counts["read"]) == len(events)
+    assert canonical([r[0] for r in got]) == slack_run(net, events, tie, slack)
+
+
+def test_state_calls_grow_with_the_buckets_not_the_keys() -> None:
+    """One micro-batch of 2,000 events over 1,000 keys in 4 buckets: per bucket one read
+    of its state and one write (the input), then at the timer one read, one engine
+    snapshot and one write; the engine snapshot is read never (the worker's live engine)."""
+    from tests.spark import streamsim
+
+    calls: list[tuple[str, str]] = []
+    original = streamsim.FakeHandle.__init__
+
+    def spy(self: streamsim.FakeHandle) -> None:
+        original(self)
+        self.calls = calls
+
+    rng = random.Random(3)
+    events = [Event(rng.choice("AB"), n, n, n, {"k": rng.randrange(1000), "x": rng.randrange(9)}) for n in range(2000)]
+    net = build_net([p.source for p in compile_text(PAIR).patterns])
+    try:
+        streamsim.FakeHandle.__init__ = spy  # type: ignore[method-assign]
+        simulate(net, events, "arrival", [1000], kernel=available(), buckets=4)
+    finally:
+        streamsim.FakeHandle.__init__ = original  # type: ignore[method-assign]
+    assert ("engine", "get") not in calls
+    assert calls.count(("engine", "update")) <= 3 * 4
+    assert calls.count(("bucket", "get")) <= 3 * 2 * 4
+
+
+def test_the_checkpoint_keeps_its_buckets(tmp_path: Path) -> None:
+    ck = tmp_path / "ck"
+    assert checkpoint_buckets(str(ck), None, 8) == 8
+    assert json.loads((ck / LAYOUT_FILE).read_text()) == {"layout": "key-groups/1", "buckets": 8}
+    assert checkpoint_buckets(str(ck), None, 4) == 8  # fixed by the first run
+    assert checkpoint_buckets(str(ck), 8, 4) == 8
+    with pytest.raises(ConfigError, match=r"keeps its keys in 8 buckets \(fixed by its first run\), not 3"):
+        checkpoint_buckets(str(ck), 3, 4)
+    assert checkpoint_buckets(None, 5, 4) == 5 and checkpoint_buckets(None, None, 4) == 4
+    with pytest.raises(ConfigError, match="at least 1"):
+        checkpoint_buckets(str(ck), 0, 4)
+
+
+def test_a_checkpoint_written_per_key_is_refused(tmp_path: Path) -> None:
+    """An earlier petricep's checkpoint: Spark's entries, no layout file."""
+    ck = tmp_path / "old"
+    (ck / "offsets").mkdir(parents=True)
+    (ck / "state").mkdir()
+    with pytest.raises(ConfigError) as err:
+        checkpoint_buckets(str(ck), None, 8)
+    assert str(err.value) == (
+        f"{ck}: this checkpoint was written by an earlier petricep, which kept a streaming query's state "
+        "per key; state is now kept per group of keys and cannot be read from it: restart the query from "
+        "a new checkpoint (or finish the old query with the petricep that started it)"
+    )
+    assert not (ck / LAYOUT_FILE).exists()
+
+
+def test_a_buckets_state_round_trips_without_pickle() -> None:
+    st0 = BucketState(token=5, timer=1002, buffer=[(1001, 0, b"Vx"), (1001, 3, b"Dy")], wakeups=[3002, 7002])
+    row = st0.row()
+    assert row[0] == 5 and row[1] == 1002 and all(r[:4] == b"\xff\xff\xff\xff" for r in row[2:])  # Arrow IPC
+    back = BucketState.of_row(row)
+    assert (back.token, back.timer, back.buffer, back.wakeups, back.stored) == (5, 1002, st0.buffer, [3002, 7002], True)
+    empty = BucketState.of_row(BucketState().row())
+    assert (empty.buffer, empty.wakeups, empty.token) == ([], [], None)
