@@ -94,6 +94,11 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--master", metavar="URL", help="with --engine spark: the Spark master (default local[*])")
     run.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with --engine spark: Spark's own log lines (WARN and above) on stderr besides petricep's",
+    )
+    run.add_argument(
         "--tie",
         choices=("arrival", "strict", "either"),
         default="arrival",

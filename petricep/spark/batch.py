@@ -52,11 +52,15 @@ from .partition import GroupRunner, StreamClock, engine_report, group_engine, gr
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
 from .session import configure, require_spark
-from .shuffle import Layout, Unpacked, columns, spans
+from .shuffle import Layout, Unpacked, columns, spans, spark_partition
 from .typed import typed
 
 _LABELS: dict[tuple[int, tuple[int, ...]], dict[tuple[int, int], str]] = {}  # (partitions, groups) -> bucket labels
 
+# an input file smaller than this (bytes) is parsed in one task and fired in one partition
+# unless partitions are asked for: a second Python worker costs more (its start and imports,
+# ~1-2 CPU seconds) than it saves, and every extra task of a stage a scheduling round
+SMALL_INPUT = 4 << 20
 CHUNK_BITS = 14  # rows per chunk when an input is spread over more partitions (16,384)
 TASK_ERROR = "petricep-error: "  # prefix of a firing error raised inside a Spark task
 
@@ -72,6 +76,7 @@ class Parsed:
     names: tuple[str, ...] | None
     text_ids: bool = False  # some event id is not an int (the typed ids are text then)
     timestamps: bool = False  # the input's times are date-times (typed start/end: timestamps)
+    partitions: int = 0  # firing partitions the events are routed for (0: the run's)
 
 
 class FiringError(EvaluationError):
@@ -261,6 +266,7 @@ class BatchRun:
         # at four tasks per core (bench/HISTORY.md, thirteenth pass). More tasks balance
         # uneven keys better (a key stays in one task): ``partitions`` asks for them
         self.partitions = partitions or max(1, self.parallelism)
+        self.asked = partitions
         self.warnings = list(self.plan.warnings)
         # per group, the attributes its events carry between the stages: those the kernel
         # reads where it covers the group (a group joined with the archive: every one)
@@ -274,27 +280,24 @@ class BatchRun:
             [(g, group_engine(net, g, tie, bindings=not joined.isdisjoint(g.patterns))) for g in self.plan.groups]
         )
 
-    def bucket_labels(self) -> tuple[tuple[str, ...], ...]:
-        """Per group, one routing label per firing partition, each one hashed by the
-        shuffle (``pmod(hash(g, k), partitions)``, asked of Spark itself) to its own
-        partition: a kernel group's keys go in as many buckets, which fill the partitions
-        evenly (a bucket per partition) however few they are. None for the groups whose
-        events travel as blobs, key by key. A label no candidate reaches (unlikely) falls
-        back to its number: packs of buckets that share a partition are merged there."""
-        from pyspark.sql import functions as F
-
+    def bucket_labels(self, partitions: int | None = None) -> tuple[tuple[str, ...], ...]:
+        """Per group, one routing label per firing partition (``partitions``, default the
+        run's), each one hashed by the shuffle (``pmod(hash(g, k), partitions)``, see
+        :func:`~petricep.spark.shuffle.spark_partition`) to its own partition: a kernel
+        group's keys go in as many buckets, which fill the partitions evenly (a bucket per
+        partition) however few they are. None for the groups whose events travel as blobs,
+        key by key. A label no candidate reaches (unlikely) falls back to its number: packs
+        of buckets that share a partition are merged there."""
         typed = tuple(g for g, idx in enumerate(self.layout.groups) if idx is not None)
         if not typed:
             return ()
-        n = self.partitions
+        n = partitions or self.partitions
         first = _LABELS.get((n, typed))
-        if first is None:  # (Spark's hash is fixed: asked once per process)
-            cands = self.spark.range(16 * n).select(F.col("id").cast("string").alias("k"))
-            gs = self.spark.createDataFrame([(g,) for g in typed], "g int")
-            found = gs.crossJoin(cands).select("g", "k", F.pmod(F.hash("g", "k"), F.lit(n)).alias("p"))
+        if first is None:
             first = {}
-            for g, k, p in sorted(found.collect(), key=lambda r: (r[0], int(r[1]))):
-                first.setdefault((g, p), k)
+            for g in typed:
+                for k in range(16 * n):
+                    first.setdefault((g, spark_partition(g, str(k), n)), str(k))
             _LABELS[n, typed] = first
         return tuple(
             tuple(first.get((g, p), str(p)) for p in range(n)) if g in typed else () for g in range(len(self.layout.groups))
@@ -351,15 +354,18 @@ class BatchRun:
             )
         fmt = spec.format or infer_format(spec.path)
         spec = replace(spec, format=fmt)
+        small = self.asked is None and small_file(spec.path)
         if fmt == "parquet":
             df = self.spark.read.parquet(spec.path)
             prepared = df.withColumn(ORDER, F.monotonically_increasing_id())
-            prepared = self._spread(prepared, df.rdd.getNumPartitions(), sort=False)
+            if not small:
+                prepared = self._spread(prepared, df.rdd.getNumPartitions(), sort=False)
             names = tuple(df.columns)
-            return self._parse(prepared, ParseConfig(replace(spec, format=None), names=names), header=0)
-        scratch = self._splittable(spec.path)
+            config = ParseConfig(replace(spec, format=None), names=names)
+            return self._parse(prepared, config, header=0, partitions=1 if small else 0)
+        scratch = None if small else self._splittable(spec.path)
         try:  # Spark splits a large file into as many parts as there are cores
-            return self._parse_text(spec, fmt, scratch or spec.path)
+            return self._parse_text(spec, fmt, scratch or spec.path, small)
         finally:
             if scratch is not None:
                 shutil.rmtree(os.path.dirname(scratch), ignore_errors=True)
@@ -384,7 +390,8 @@ class BatchRun:
             raise EventError(f"cannot read file: {e}", path) from None
         return target
 
-    def _parse_text(self, spec: InputSpec, fmt: str, read_path: str) -> Parsed:
+    def _parse_text(self, spec: InputSpec, fmt: str, read_path: str, small: bool = False) -> Parsed:
+        """``small``: one parse task, one firing partition (:data:`SMALL_INPUT`)."""
         from pyspark.sql import functions as F
 
         lines = self.spark.read.option("lineSep", "\n").text(read_path)
@@ -393,10 +400,12 @@ class BatchRun:
         )
         header: bytes | None = None
         if fmt == "csv" and spec.columns is None:
-            first = prepared.select(VALUE).limit(1).collect()  # the first line of the first partition
+            first = _first_line(read_path)
+            if first is None:  # the first line of the first partition (a job)
+                first = [bytes(r[0]) for r in prepared.select(VALUE).limit(1).collect()]
             if not first:
                 raise EventError("empty file: no CSV header", spec.path, 1)
-            header = bytes(first[0][0])
+            header = first[0]
             if header.startswith(b"\xef\xbb\xbf"):
                 header = header[3:]
             if header.endswith(b"\r"):
@@ -408,14 +417,17 @@ class BatchRun:
                 if spec.columns is not None
                 else csv_columns(header or b"", spec.delimiter or ",")
             )
-        prepared = self._spread(prepared, lines.rdd.getNumPartitions(), sort=False)
+        if not small:
+            prepared = self._spread(prepared, lines.rdd.getNumPartitions(), sort=False)
         config = ParseConfig(spec, text=fmt, header=header, names=columns)
-        return self._parse(prepared, config, header=1 if header is not None else 0)
+        return self._parse(prepared, config, header=1 if header is not None else 0, partitions=1 if small else 0)
 
-    def _parse(self, prepared: Any, config: ParseConfig, header: int) -> Parsed:
+    def _parse(self, prepared: Any, config: ParseConfig, header: int, partitions: int = 0) -> Parsed:
+        """``partitions``: the firing partitions to route for (0: the run's)."""
         from pyspark.sql import functions as F
 
-        config = replace(config, archive=self.history is not None, layout=self.layout, buckets=self.bucket_labels())
+        n = partitions or self.partitions
+        config = replace(config, archive=self.history is not None, layout=self.layout, buckets=self.bucket_labels(n))
         parser = Parser(config, Router(self.plan))
         parsed = prepared.mapInArrow(parser, self.layout.ddl()).localCheckpoint(eager=True)
         side = parsed.filter(~F.col("kind").isin(EVENT, ARCHIVE, PACK)).select("kind", "ev").collect()
@@ -436,6 +448,7 @@ class BatchRun:
             names=config.names,
             text_ids=bool(facts.get("ids", set()) - {"int"}),
             timestamps="datetime" in facts.get("time", set()) and _dated(config.spec),
+            partitions=n,
         )
 
     def _archive(self, parsed: Any, clock: StreamClock, posmap: PosMap, config: ParseConfig) -> None:
@@ -465,9 +478,11 @@ class BatchRun:
             self.history,
             self.layout,
         )
+        n = parsed.partitions or self.partitions
+        # one partition: the events gathered without a shuffle (a stage and a job less)
+        events = parsed.events.coalesce(1) if n == 1 else parsed.events.repartition(n, "g", "k")
         return (
-            parsed.events.repartition(self.partitions, "g", "k")
-            .sortWithinPartitions("g", "lid")
+            events.sortWithinPartitions("g", "lid")
             .drop("k")  # (the firing stage reads no key: it fires every key of its group in one runner)
             .mapInArrow(fire, MATCHES_DDL)
         )
@@ -479,6 +494,36 @@ _COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
 def _local_path(path: str) -> str | None:
     local = path[len("file://") :] if path.startswith("file://") else path
     return None if "://" in local else local
+
+
+def small_file(path: str) -> bool:
+    """Whether ``path`` is one local file below :data:`SMALL_INPUT` bytes (compressed: not
+    small, its size says little)."""
+    local = _local_path(path)
+    if local is None or path.lower().endswith(tuple(_COMPRESSED)):
+        return False
+    try:
+        return os.path.isfile(local) and os.path.getsize(local) < SMALL_INPUT
+    except OSError:
+        return False
+
+
+def _first_line(path: str) -> list[bytes] | None:
+    """A local uncompressed file's first line as Spark's text reader gives it (``[]``: an
+    empty file), read here rather than by a Spark job; None: not such a file."""
+    local = _local_path(path)
+    if local is None or path.lower().endswith((*_COMPRESSED, ".zst", ".xz", ".deflate", ".lz4", ".snappy")):
+        return None
+    try:
+        if not os.path.isfile(local):
+            return None
+        with open(local, "rb") as fh:
+            line = fh.readline()
+    except OSError:
+        return None
+    if not line:
+        return []
+    return [line[:-1] if line.endswith(b"\n") else line]
 
 
 _OPEN: dict[str, Any] = {"gzip": gzip.open, "bz2": bz2.open}
@@ -534,11 +579,14 @@ def match_file(
     return public(run.fire(parsed), net, parsed)
 
 
-def ordered_json(matches: Any, end: int | None = None) -> Iterator[str]:
-    """The JSON Lines records of a firing result in emission order (errors first raised)."""
+def ordered_json(matches: Any, end: int | None = None, partitions: int = 0) -> Iterator[str]:
+    """The JSON Lines records of a firing result in emission order (errors first raised).
+    ``partitions``: the firing's (:attr:`Parsed.partitions`); one is sorted where it is,
+    without a shuffle."""
     from pyspark.sql import functions as F
 
-    df = matches.repartition(1).sortWithinPartitions(F.col("error").isNull(), "emitted_at", "task", "seq")
+    one = matches.coalesce(1) if partitions == 1 else matches.repartition(1)
+    df = one.sortWithinPartitions(F.col("error").isNull(), "emitted_at", "task", "seq")
     for row in df.select("json", "error", "emitted_at").toLocalIterator():
         if row.error is not None:
             raise FiringError(row.error, row.emitted_at)

@@ -24,17 +24,20 @@ from .progress import Progress
 DEFAULT_MASTER = "local[*]"
 
 
-def _session(master: str | None) -> tuple[Any, bool]:
-    """The SparkSession, and whether this command started it (and so stops it)."""
-    from .session import get_session, require_spark
+def _session(master: str | None, verbose: bool = False, small: bool = False) -> tuple[Any, bool]:
+    """The SparkSession, and whether this command started it (and so stops it).
+    ``small``: the input is small (:data:`~petricep.spark.batch.SMALL_INPUT`): the JVM
+    starts for a short run (:data:`~petricep.spark.session.QUICK_JAVA_OPTIONS`)."""
+    from .session import QUICK_JAVA_OPTIONS, get_session, require_spark
 
     require_spark()
     from pyspark.sql import SparkSession
 
     owned = SparkSession.getActiveSession() is None
     # errors reach the user as one petricep message: Spark's own log stays quiet
-    # (PETRICEP_SPARK_LOG=WARN shows it)
-    return get_session(master or DEFAULT_MASTER, log_level="OFF"), owned
+    # (--verbose or PETRICEP_SPARK_LOG=WARN shows it)
+    java = QUICK_JAVA_OPTIONS if small else ""
+    return get_session(master or DEFAULT_MASTER, log_level="WARN" if verbose else "OFF", java_options=java), owned
 
 
 class TaskError(DataError):
@@ -92,10 +95,10 @@ def run_batch(
     args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str], err: IO[str], history: SparkHistory | None = None
 ) -> int:
     """Run on Spark and write the same JSON Lines as ``--engine local``."""
-    from .batch import BatchRun, FiringError, ordered_json
+    from .batch import BatchRun, FiringError, ordered_json, small_file
 
     started = time.perf_counter()
-    spark, owned = _session(args.master)
+    spark, owned = _session(args.master, getattr(args, "verbose", False), small_file(args.events))
     show = err.isatty() if getattr(args, "progress", None) is None else args.progress
     try:
         run = BatchRun(spark, net, tie=args.tie, history=history)
@@ -106,7 +109,7 @@ def run_batch(
             with Progress(spark, err, show) as progress:
                 parsed = run.parse_file(spec)
                 progress.note(f"{parsed.clock.events} events parsed")
-                lines = ordered_json(run.fire(parsed, raise_errors=False))
+                lines = ordered_json(run.fire(parsed, raise_errors=False), partitions=parsed.partitions)
                 sink = out if not args.output else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
                 try:
                     for line in lines:
@@ -215,6 +218,7 @@ def add_stream_parser(sub: Any) -> None:
         "--tie", choices=("arrival", "strict", "either"), default="arrival", help="tie rule (as for run)"
     )
     st.add_argument("--master", metavar="URL", help=f"Spark master (default {DEFAULT_MASTER})")
+    st.add_argument("--verbose", action="store_true", help="Spark's own log lines (WARN and above) on stderr besides petricep's")
     st.add_argument(
         "--partitions",
         type=int,
@@ -412,7 +416,7 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
     patterns = [p for f in files for p in f.patterns]
     net = net_of(files)
     spec = input_spec(args, patterns, stream=True)
-    spark, owned = _session(args.master)
+    spark, owned = _session(args.master, args.verbose)
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         partitions = args.partitions or 2 * int(spark.sparkContext.defaultParallelism)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import shutil
 import sys
+import tempfile
+import threading
 from contextlib import suppress
 from typing import Any
 
@@ -85,16 +89,44 @@ BASE_CONF: dict[str, str] = {
 }
 
 
+# A run on a small input (the CLI knows its size before the JVM starts): the JVM's C1
+# compiler only, one GC thread. The C2 compiler spent ~14 of the ~33 CPU seconds of a
+# 2-event run (bench/HISTORY.md, issue 39 item 5); on a large input its code pays back.
+QUICK_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# lines the JVM writes before any log configuration is read (``--verbose`` shows them):
+# its module warning, and a class archive it cannot use (another JDK; it runs without);
+# and the lines (each one followed by a blank line) PySpark's transformWithStateInPandas
+# driver-side worker prints at every query start
+_JVM_NOISE = (b"WARNING: Using incubator modules", b"Starting Streaming TransformWithState", b"Streaming TransformWithState")
+_CDS_NOISE = b"][cds"
+_LOG4J = """# petricep's log4j2 configuration: Spark's own lines at {level} and above, on stderr.
+# The root logger at WARN at least: below it, Spark's shell set-up says it sets WARN
+rootLogger.level = {root}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = {level}
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+
 def get_session(
     master: str | None = None,
     app_name: str = "petricep",
     conf: dict[str, str] | None = None,
     log_level: str = "ERROR",
+    java_options: str = "",
 ) -> Any:
     """A SparkSession for petricep (the active one if there is one and no master is given).
 
     Sets ``PYSPARK_PYTHON`` to this interpreter when unset, so that Python workers can
-    import petricep. Spark's log level: ``log_level``, or ``PETRICEP_SPARK_LOG`` when set."""
+    import petricep. Spark's log level: ``log_level``, or ``PETRICEP_SPARK_LOG`` when set;
+    where this call starts the JVM, the level holds from its first line (a log4j2 file:
+    Spark's start-up banner and warnings are not printed below WARN), and
+    ``java_options`` go to the driver's JVM (e.g. :data:`QUICK_JAVA_OPTIONS`)."""
     require_spark()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -103,20 +135,132 @@ def get_session(
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    builder = SparkSession.builder.appName(app_name)
-    if master is not None:
-        builder = builder.master(master)
+    level = os.environ.get("PETRICEP_SPARK_LOG", log_level).upper()
     settings = {"spark.ui.enabled": "false", "spark.driver.memory": "4g", **BASE_CONF, **(conf or {})}
-    for k, v in settings.items():
-        builder = builder.config(k, v)
+    if master is not None:
+        settings["spark.master"] = master
+    settings["spark.app.name"] = app_name
     try:
+        if _starts_jvm():
+            _start_jvm(settings, level, java_options)
+        builder = SparkSession.builder
+        for k, v in settings.items():
+            builder = builder.config(k, v)
         spark = builder.getOrCreate()
+    except SparkUnavailable:
+        raise
     except Exception as e:  # the JVM did not start
         raise SparkUnavailable(
             f"could not start Spark ({master or 'default master'}): {_first_line(e)}"
         ) from None
-    spark.sparkContext.setLogLevel(os.environ.get("PETRICEP_SPARK_LOG", log_level))
+    spark.sparkContext.setLogLevel(level)
     return spark
+
+
+def _starts_jvm() -> bool:
+    """Whether the next SparkContext of this process launches a JVM (none launched yet)."""
+    from pyspark import SparkContext
+
+    return SparkContext._gateway is None and SparkContext._active_spark_context is None
+
+
+def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> None:
+    """Launch Spark's JVM with petricep's log configuration and the JVM's stderr read
+    through :func:`_forward` (which drops the JVM's own start-up warnings below WARN),
+    and create the SparkContext on it (``getOrCreate`` then finds it)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    archive, record = _class_archive()
+    cds = f"-XX:SharedArchiveFile={archive}" if not record else f"-XX:ArchiveClassesAtExit={record}"
+    ours = f"-Dlog4j2.configurationFile=file:{_log4j_file(level)} {cds if archive else ''} {java_options}".strip()
+    theirs = settings.get("spark.driver.extraJavaOptions", "")
+    settings["spark.driver.extraJavaOptions"] = f"{ours} {theirs}".strip()
+    conf = SparkConf()
+    for k, v in settings.items():
+        conf.set(k, v)
+    read, write = os.pipe()
+    quiet = level not in ("ALL", "TRACE", "DEBUG", "INFO", "WARN")
+    threading.Thread(target=_forward, args=(read, quiet), name="petricep-jvm-stderr", daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write})
+    finally:
+        os.close(write)
+    SparkContext(conf=conf, gateway=gateway)
+    if record and archive:
+        atexit.register(_keep_archive, gateway.proc, record, archive)
+
+
+# The JVM's classes, archived (AppCDS): the JVM maps them rather than loading and
+# verifying each of Spark's ~10,000 classes again; a 2-event run 17.8 -> 10.6 CPU s
+# (bench/HISTORY.md, issue 39 item 5). The first run of an installation records the
+# archive (~170 MB, once; that run takes longer while its JVM writes it at exit), under
+# the user's cache; PETRICEP_SPARK_CDS=0 turns it off.
+def _class_archive() -> tuple[str | None, str | None]:
+    """(the archive to use, the file to record it to: None where it is there)."""
+    if os.environ.get("PETRICEP_SPARK_CDS", "1") == "0":
+        return None, None
+    try:
+        import pyspark
+
+        java = os.path.realpath(java_executable() or "java")
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        ident = f"{java}|{os.stat(java).st_mtime_ns}|{pyspark.__version__}|{jars}|{os.stat(jars).st_mtime_ns}"
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        directory = os.path.join(cache, "petricep")
+        os.makedirs(directory, exist_ok=True)
+    except (OSError, ImportError):
+        return None, None
+    path = os.path.join(directory, f"spark-classes-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.jsa")
+    if os.path.isfile(path):
+        return path, None
+    return path, f"{path}.{os.getpid()}.tmp"
+
+
+def _keep_archive(proc: Any, record: str, archive: str) -> None:
+    """At exit: end the JVM (its stdin closed: it exits and writes the archive), then put
+    the archive in place (a JVM that did not end cleanly leaves none)."""
+    with suppress(Exception):
+        proc.stdin.close()
+        if proc.wait(timeout=120) == 0 and os.path.getsize(record) > 0:
+            os.replace(record, archive)
+    with suppress(OSError):
+        os.unlink(record)
+
+
+def _forward(fd: int, quiet: bool) -> None:
+    """Copy the JVM's stderr (its Python workers' too) to ours, line by line; ``quiet``:
+    without the JVM's start-up warnings (:data:`_JVM_NOISE`)."""
+    dropped = False
+    with os.fdopen(fd, "rb") as src, suppress(OSError):
+        for line in iter(src.readline, b""):
+            if quiet and (line.startswith(_JVM_NOISE) or _CDS_NOISE in line or (dropped and not line.strip())):
+                dropped = True
+                continue
+            dropped = False
+            os.write(2, line)
+
+
+def _log4j_file(level: str) -> str:
+    """A log4j2 configuration file at ``level`` (written once per level and user)."""
+    level = level if level in _LEVELS else "ERROR"
+    path = os.path.join(tempfile.gettempdir(), f"petricep-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}-{level}.properties")
+    root = level if level in _LEVELS[:4] else "WARN"
+    text = _LOG4J.format(level=level.lower(), root=root.lower())
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return path
+    except OSError:
+        pass
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+    return path
+
+
+_LEVELS = ("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
 
 
 def configure(spark: Any) -> None:

@@ -96,6 +96,7 @@ STREAM_DDL = "g int, b int, pos long, evtime long, ev binary, first boolean, rea
 # the query's output: matches, late events and counts of the events read (one per parse task)
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
+POS_COLUMN = "__petricep_pos"  # the position a Column computes (events_from_dataframe)
 UNROUTED = -1  # the group of events no pattern reads: counted (read or late), nothing else
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
 _STREAM_SCHEMA = pa.schema(
@@ -547,6 +548,33 @@ class StreamRun:
         return files.mapInArrow(
             StreamParser(StreamParse(spec, pos_field, True, self.buckets), Router(self.plan)), STREAM_DDL
         )
+
+    def events_from_dataframe(self, df: Any, spec: InputSpec, pos: Any) -> Any:
+        """Routed events of a streaming DataFrame of your own: any ``spark.readStream``
+        source (Kafka, Delta, a socket, ``rate``, Parquet files), its columns selected and
+        named as ``spec`` says (type, time and id columns; the others are the events'
+        fields, as for :func:`~petricep.spark.batch.match_events`).
+
+        ``pos`` gives each event's place in arrival order, an integer growing over the
+        whole stream, unique: the name of a column holding it (the rate source's
+        ``value``; the ``offset`` of a one-partition Kafka topic), or a Column computing
+        it from others (a rule, e.g. ``F.col("partition") * (1 << 40) + F.col("offset")``
+        for a topic of several partitions: each partition's events in their order). The
+        watermark then holds for the events' time as for files. A position column that
+        is missing is one ``EventError``; a position that is not an integer stops the
+        query with one petricep error, as a file's would."""
+        from pyspark.sql import Column
+
+        spec = replace(spec, format=None, path=spec.path or "<stream>")
+        if isinstance(pos, Column):
+            df, pos = df.withColumn(POS_COLUMN, pos), POS_COLUMN
+        elif not isinstance(pos, str):
+            raise ConfigError(f"pos must name a column or be a Column, got {type(pos).__name__}")
+        if pos not in df.columns:
+            raise EventError(f"missing column {pos!r}", spec.path, None, pos)
+        if not df.isStreaming:
+            raise ConfigError("events_from_dataframe needs a streaming DataFrame (spark.readStream...): for a batch one, use match_events")
+        return df.mapInArrow(StreamParser(StreamParse(spec, pos, False), Router(self.plan)), STREAM_DDL)
 
     def output(self, events: Any) -> Any:
         """The streaming DataFrame of everything the query says (OUTPUT_DDL): ``kind``

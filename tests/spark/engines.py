@@ -104,7 +104,9 @@ def run_spark_batch(
         write_jsonl(path, events)
         spec = InputSpec(path=path, format="jsonl", type_field=TYPE, time_field=TS, id_field=ID)
         try:
-            run = BatchRun(_spark(), net, tie)
+            # two firing partitions asked for: a small file alone would run in one (SMALL_INPUT),
+            # and the differential tests are there to cover keys split across partitions
+            run = BatchRun(_spark(), net, tie, partitions=2)
             return _dicts(list(ordered_json(run.fire(run.parse_file(spec), raise_errors=False))))
         except Exception as e:
             raise _spark_errors(e) from e

@@ -104,6 +104,22 @@ def test_key_buckets_go_one_to_each_firing_partition(spark: Any) -> None:
     assert sorted((r.at, r.p) for r in placed) == sorted((p, p) for _ in typed for p in range(3))
 
 
+def test_spark_partition_is_sparks_own_hash_partitioning(spark: Any) -> None:
+    """The driver computes ``pmod(hash(g, k), n)`` itself (no Spark job for the bucket
+    labels): equal to Spark's for keys of every length mod 4, non-ASCII, negative groups."""
+    from pyspark.sql import functions as F
+
+    from petricep.spark.shuffle import spark_partition
+
+    keys = ["", "a", "ab", "abc", "abcd", "abcde", "é", "ü-ß", "日本語", "x" * 33, "-17", "9" * 12]
+    rows = [(g, k) for g in (0, 1, 7, -3, 2**31 - 1) for k in keys]
+    df = spark.createDataFrame(rows, "g int, k string")
+    got = df.select("g", "k", *(F.pmod(F.hash("g", "k"), F.lit(n)).alias(f"p{n}") for n in (1, 2, 3, 7, 64))).collect()
+    assert len(got) == len(rows)
+    for r in got:
+        assert [spark_partition(r.g, r.k, n) for n in (1, 2, 3, 7, 64)] == [r.p1, r.p2, r.p3, r.p7, r.p64], (r.g, r.k)
+
+
 @settings(
     max_examples=int(os.environ.get("PETRICEP_SPARK_EXAMPLES", "4")),
     deadline=None,

@@ -144,3 +144,29 @@ def test_stream_stops_at_a_bad_row_with_one_message(
         for x in f.read_text().splitlines()
     ]
     assert sorted(m["ids"]["a"] for m in lines) == [0, 0, 2]
+
+
+@pytest.mark.spark
+def test_a_small_run_says_petricep_s_lines_only_spark_s_with_verbose(spark: Any, tmp_path: Path) -> None:
+    """A fresh process (its own JVM): stderr is the summary, no JVM or log4j line;
+    ``--verbose`` adds Spark's (the JVM's module warning, which Spark 4 always causes)."""
+    import os
+    import subprocess
+
+    events = tmp_path / "two.csv"
+    events.write_text("id,type,ts,k,x\n1,A,1,1,1\n2,B,2,1,2\n")
+    pattern = tmp_path / "p.pcep"
+    pattern.write_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 500\n")
+    args = [sys.executable, "-m", "petricep", "run", str(pattern), "--events", str(events), "--type-field", "type",
+            "--time-field", "ts", "--id-field", "id", "--engine", "spark", "--master", "local[1]"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PETRICEP_SPARK_LOG"}
+    env["PYTHONPATH"] = str(ROOT)
+    quiet = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == '{"pattern": "p", "ids": {"a": 1, "b": 2}, "start": 1, "end": 2, "attrs": {}}\n'
+    lines = quiet.stderr.splitlines()
+    assert lines[0].startswith("summary: 2 events read = 2 processed + 0 rejected + 0 late; 1 matches in ")
+    assert lines[1:] == ["  p: 1 matches", "  engine: kernel" if available() else "  engine: python (the compiled kernel is not built)"]
+    verbose = subprocess.run([*args, "--verbose"], capture_output=True, text=True, env=env, timeout=600)
+    assert verbose.returncode == 0 and verbose.stdout == quiet.stdout
+    assert "WARNING: Using incubator modules: jdk.incubator.vector" in verbose.stderr

@@ -147,3 +147,112 @@ def test_a_killed_query_resumes_from_its_checkpoint(spark: Any, tmp_path: Path) 
     lines = [line for f in sorted(out.glob("part-*.jsonl")) for line in f.read_text().splitlines()]
     assert canonical([json.loads(x) for x in lines]) == want  # nothing lost, nothing twice
     assert (out / "part-final.jsonl").exists()
+
+
+# ----------------------------------------------------------------------------- a DataFrame of your own
+
+
+def _stream_of(run: Any, events: Any, checkpoint: str, starts: int) -> tuple[list[str], int]:
+    """The matches of ``starts`` availableNow runs of the query on one checkpoint, then
+    the end-of-input flush; and the events read."""
+    from petricep.spark.streaming import MATCH, READ
+
+    got: list[str] = []
+    read = [0]
+
+    def sink(df: Any, _batch: int) -> None:
+        rows = df.select("kind", "json", "n").collect()
+        got.extend(r.json for r in rows if r.kind == MATCH)
+        read[0] += sum(r.n for r in rows if r.kind == READ)
+
+    for _ in range(starts):
+        query = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", checkpoint)
+        query = query.trigger(availableNow=True).start()
+        query.awaitTermination()
+    got.extend(r.json for r in run.flush(checkpoint).select("json").collect())
+    return got, read[0]
+
+
+def _rate_event(v: int) -> Event:
+    return Event("ABCD"[(v * 7) % 4], v // 3, v, v, {"k": v % 5, "x": (v * 13) % 8})
+
+
+def test_a_rate_source_stream_equals_the_embedded_engine(spark: Any, tmp_path: Path) -> None:
+    """Spark's rate source (``rate-micro-batch``: ``value`` 0, 1, ...), its columns mapped
+    to type, time and fields by a select, ``value`` the position; three starts on one
+    checkpoint, one micro-batch of 60 rows each: the embedded engine's matches over the
+    180 events."""
+    from pyspark.sql import functions as F
+
+    from petricep.io.readers import InputSpec
+    from petricep.spark.streaming import StreamRun
+
+    pats = [p.source for p in compile_text(RICH).patterns]
+    net = build_net(pats)
+    v = F.col("value")
+    rate = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 60).option("numPartitions", 1).load()
+    events = rate.select(
+        F.element_at(F.array(*(F.lit(t) for t in "ABCD")), ((v * 7) % 4 + 1).cast("int")).alias("type"),
+        (v / 3).cast("long").alias("ts"),
+        (v % 5).alias("k"),
+        ((v * 13) % 8).alias("x"),
+        v.alias("value"),
+    )
+    run = StreamRun(spark, net, watermark=2)
+    spec = InputSpec(path="<rate>", type_field="type", time_field="ts")
+    got, read = _stream_of(run, run.events_from_dataframe(events, spec, "value"), str(tmp_path / "ck"), starts=3)
+    assert read == 180
+    want = canonical([json.loads(x) for x in embedded(net, [_rate_event(i) for i in range(read)])])
+    assert len(want) > 20
+    assert canonical([json.loads(x) for x in got]) == want
+
+
+def test_a_parquet_file_stream_equals_the_embedded_engine(spark: Any, tmp_path: Path) -> None:
+    """``spark.readStream.parquet`` over three files (one a micro-batch), the position
+    computed by a Column (a rule: ``__pos`` + 0), ids from their own column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from petricep.io.readers import InputSpec
+    from petricep.spark.streaming import StreamRun
+    from tests.spark.engines import ID, POS, TS, TYPE
+
+    events = random_stream(300, seed=5)
+    pats = [p.source for p in compile_text(RICH).patterns]
+    net = build_net(pats)
+    indir = tmp_path / "in"
+    indir.mkdir()
+    for i in range(3):
+        part = events[i * 100 : (i + 1) * 100]
+        table = pa.table({TYPE: [e.type for e in part], TS: [e.ts for e in part], ID: [e.id for e in part],
+                          "k": [e.attrs["k"] for e in part], "x": [e.attrs["x"] for e in part],
+                          POS: [e.pos for e in part]})  # fmt: skip
+        path = indir / f"ev-{i}.parquet"
+        pq.write_table(table, path)
+        os.utime(path, (1_000_000 + i, 1_000_000 + i))
+    schema = spark.read.parquet(str(indir)).schema
+    df = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(indir))
+    run = StreamRun(spark, net, watermark=1)
+    spec = InputSpec(path=str(indir), type_field=TYPE, time_field=TS, id_field=ID)
+    got, read = _stream_of(run, run.events_from_dataframe(df, spec, F.col(POS) + 0), str(tmp_path / "ck"), starts=1)
+    assert read == 300
+    want = canonical([json.loads(x) for x in embedded(net, events)])
+    assert len(want) > 50
+    assert canonical([json.loads(x) for x in got]) == want
+
+
+def test_a_dataframe_stream_needs_its_position_column(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    from petricep.errors import ConfigError, EventError
+    from petricep.io.readers import InputSpec
+    from petricep.spark.streaming import StreamRun
+
+    run = StreamRun(spark, compile_text("PATTERN p: SEQ(A a, B b) WITHIN 3\n"))
+    rate = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 5).load()
+    spec = InputSpec(path="<rate>", type_field="type", time_field="ts")
+    with pytest.raises(EventError, match="missing column 'seq'"):
+        run.events_from_dataframe(rate.select(F.lit("A").alias("type"), F.col("value").alias("ts")), spec, "seq")
+    with pytest.raises(ConfigError, match="needs a streaming DataFrame"):
+        run.events_from_dataframe(spark.range(3).withColumnRenamed("id", "seq"), spec, "seq")
