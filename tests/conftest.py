@@ -48,3 +48,14 @@ def pytest_runtest_makereport(
     if report.skipped and isinstance(report.longrepr, tuple) and DOT_MISSING in str(report.longrepr[2]):
         report.longrepr = (__file__, _skip_without_dot.__code__.co_firstlineno + 2, DOT_MISSING)
     return report
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that use the shared SparkSession (the ``spark`` fixture) in one xdist
+    group, so that under ``-n`` one worker starts the JVM and runs them all; and the
+    Spark tests first (the others keep their order), so that their long ones (a JVM
+    each, started and killed) start early beside that group rather than last."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+    items.sort(key=lambda item: item.get_closest_marker("spark") is None)
