@@ -50,6 +50,7 @@ def pytest_runtest_makereport(
     return report
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the group marks into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that use the shared SparkSession (the ``spark`` fixture) in one xdist
     group, so that under ``-n`` one worker starts the JVM and runs them all; and the
