@@ -7,15 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from petricep.export import dot_available
-
 ROOT = Path(__file__).resolve().parents[2]
 NETS = sorted([*(ROOT / "nets").glob("*.pcep"), *(ROOT / "nets").glob("*.sql")])  # SQL queries draw too
 
-needs_dot = pytest.mark.skipif(
-    not dot_available(),
-    reason="Graphviz's dot program is not installed (apt-get install graphviz); DOT and PNML tests still run",
-)
+# the tests that render SVG or PNG: tests/conftest.py's ``needs_dot`` fixture skips them
+# where dot is missing, with one line in the summary for all of them
+needs_dot = pytest.mark.usefixtures("needs_dot")
 
 SHARED = """
 PATTERN p1: SEQ(A a, B b, C c) WHERE [k] AND b.x > a.x WITHIN 10

@@ -126,7 +126,7 @@ def test_a_killed_query_resumes_from_its_checkpoint(spark: Any, tmp_path: Path) 
         PYSPARK_SUBMIT_ARGS="--driver-memory 1g --conf spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 pyspark-shell",
     )
     kills = 0
-    for _ in range(3):  # start, let it commit a micro-batch or two, kill -9
+    for _ in range(2):  # start, let it commit a micro-batch or two, kill -9 (the second run resumes a resumed one)
         before = _commits(ck)
         proc = subprocess.Popen(
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
@@ -140,7 +140,7 @@ def test_a_killed_query_resumes_from_its_checkpoint(spark: Any, tmp_path: Path) 
             kills += 1
         proc.wait()
         assert _commits(ck) >= before, proc.stderr.read().decode() if proc.stderr else ""
-    assert kills == 3, "the query finished before it could be killed three times"
+    assert kills == 2, "the query finished before it could be killed twice"
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert _commits(ck) >= 9

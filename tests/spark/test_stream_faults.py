@@ -1,4 +1,4 @@
-"""The streaming fault test (issue 14): ``petricep stream`` killed with SIGKILL at five
+"""The streaming fault test (issue 14): ``petricep stream`` killed with SIGKILL at three
 random moments while Aarhus files keep arriving out of order (every second pair
 swapped) with boundaries inside groups of equal timestamps, restarted from its
 checkpoint each time; at the end the union of its output equals a batch ``run`` over
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.spark
 
 N, SIZE = 9_000, 1_000
 ARRIVAL = [2, 1, 4, 3, 6, 5, 8, 7, 9]
-KILLS = 5
+KILLS = 3  # each a JVM start (~10 s of CPU): three random moments, restarts from a restart's checkpoint
 
 
 def _commits(checkpoint: Path) -> int:

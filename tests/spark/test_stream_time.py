@@ -54,7 +54,9 @@ def late_lines(directory: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def tmp(tmp_path: Path) -> Path:
+def tmp(spark: Any, tmp_path: Path) -> Path:
+    """The pattern file in ``tmp_path``; the shared session (each ``stream`` uses it rather
+    than starting and stopping a JVM of its own)."""
     (tmp_path / "p.pcep").write_text(PATTERNS)
     return tmp_path
 
