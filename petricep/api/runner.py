@@ -32,9 +32,9 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
 from petricep.io.spec import rule_map
-from petricep.kernel import available as kernel_available
-from petricep.kernel import switched_off as kernel_switched_off
+from petricep.kernel.choice import EVENTS, Choice, Options, choose, plan_of
 from petricep.kernel.engine import Chunk, KernelEngine
+from petricep.kernel.parts import KERNEL
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
@@ -46,7 +46,6 @@ from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
-from .parts import KERNEL, PYTHON, EnginePlan, plan_engines, whole
 from .report import history_report
 from .split import SplitEngine
 
@@ -192,43 +191,6 @@ def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource
     return source
 
 
-def kernel_choice(
-    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
-) -> tuple[str, str]:
-    """``("kernel", "covered")`` when the compiled kernel can run ``program`` over ``spec``
-    exactly as the Python engine would, ``("kernel+python", which part where)`` when it runs
-    part of it (:mod:`petricep.api.parts`), else ``("python", why not)``: decided once, when
-    the run is built (:func:`engine_plan`)."""
-    plan = engine_plan(program, tie, slack, spec, bindings)
-    return (plan.name, plan.why)
-
-
-def engine_plan(
-    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
-) -> EnginePlan:
-    """Which engine runs which part of ``program`` over ``spec`` (see :func:`kernel_choice`):
-    options only the Python engine serves first, then what the kernel covers of the net."""
-    if not isinstance(program, Net):  # (a history runner's engine is chosen when it is built)
-        return whole(*program.engine_choice)
-    if slack is not None:
-        why = "a slack: events are re-ordered by the Python engine"
-    elif spec.path == "-":
-        why = "standard input: matches are written as each event arrives"
-    elif kernel_switched_off():
-        why = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
-    elif not kernel_available():
-        why = "the compiled kernel is not built"
-    else:
-        plan = plan_engines(program, tie)
-        if not bindings or (plan.name == KERNEL and not program.rows and not any(p.produces for p in program.patterns)):
-            return plan  # (bindings: the kernel's matches carry their bound events)
-        why = (
-            "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
-            "carry them only where it runs the whole net, without composite events or SQL queries"
-        )
-    return whole(PYTHON, why)
-
-
 def _with_columns(err: EventError, spec: InputSpec) -> EventError:
     """A missing column (a wrong ``--time-field``, ``--type-field``, ``--id-field``) named
     with the columns the input has, read again without the options naming columns."""
@@ -259,8 +221,8 @@ class Run:
     :class:`~petricep.errors.StateLimitError` (:func:`~petricep.runtime.memory.out_of_memory`). ``engine``: ``"kernel"`` (the default) for the
     compiled kernel where it covers the run, else the kernel for the parts it covers and
     the Python engine for the rest where their matches merge exactly, else the Python engine,
-    saying which and why in the report's ``"engine"`` (:func:`engine_plan`,
-    :mod:`petricep.api.parts`); ``"python"`` for the reference engine.
+    saying which and why in the report's ``"engine"`` (:func:`~petricep.kernel.choice.choose`,
+    :mod:`petricep.kernel.parts`); ``"python"`` for the reference engine.
     ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``):
     the kernel's matches carry them where it runs the whole net without composite events or
     SQL queries, else the run stays on the Python engine. ``source``:
@@ -297,10 +259,8 @@ class Run:
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
         # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
-        asked = engine == "kernel" or not isinstance(program, Net)  # (a history runner chose when it was built)
-        plan = engine_plan(program, tie, slack, spec, bindings) if asked else whole(PYTHON, "asked for")
-        self.plan = plan
-        self.engine_choice = (plan.name, plan.why)
+        self.choice = self._choose(program, tie, slack, spec, engine, bindings)
+        self.plan = plan = plan_of(self.choice)
         self._drain: Callable[[], list[Match]] = list
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
@@ -357,6 +317,16 @@ class Run:
         self._stop = False
         self._last_pos = -1
         self._current: Event | None = None  # the event being pushed (an error's location)
+
+    @staticmethod
+    def _choose(
+        program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, engine: str, bindings: bool
+    ) -> Choice:
+        """The chooser's engine for the run (a history runner's was chosen when it was built)."""
+        if not isinstance(program, Net):
+            return program.engine_choice
+        stdin = spec.path == "-"
+        return choose(program, Options(tie, engine, slack=slack, stdin=stdin, bindings=EVENTS if bindings else None, split=True))
 
     def stop(self) -> None:
         """End the iteration after the current event (safe from a signal handler)."""
@@ -489,7 +459,7 @@ class Run:
             ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
-        report["engine"] = self.plan.report()
+        report["engine"] = self.choice.report()
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():
@@ -525,8 +495,6 @@ __all__ = [
     "Run",
     "check_columns",
     "check_read_columns",
-    "engine_plan",
-    "kernel_choice",
     "open_checked",
     "read_rules",
 ]

@@ -30,9 +30,7 @@ from petricep.archive.store import Archive, Order
 from petricep.compile.history import HistorySpec, split_patterns
 from petricep.errors import ConfigError, EvaluationError, StateLimitError
 from petricep.events import Event
-from petricep.kernel import available as kernel_available
-from petricep.kernel import supports as kernel_supports
-from petricep.kernel import switched_off as kernel_switched_off
+from petricep.kernel.choice import ARCHIVE, Options, choose
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
@@ -335,9 +333,12 @@ class HistoryRunner:
         net = build_net(plain, True, list(conflicts), list(queries))
         if engine not in ("python", "kernel"):
             raise ConfigError(f"engine must be 'python' or 'kernel', not {engine!r}")
-        self.engine_choice = _live_engine(net, tie, order) if engine == "kernel" else ("python", python_why)
+        # the live net on the kernel where it covers it (live-first only; no composite events,
+        # whose matches carry no events on the kernel), else the Python engine
+        options = Options(tie, engine, python_why, bindings=ARCHIVE, archive_order=order)
+        self.engine_choice = choose(net, options)
         self.engine: Engine | KernelEngine
-        if self.engine_choice[0] == "kernel":
+        if self.engine_choice.kernel:
             self.engine = KernelEngine(net, tie=tie, max_partial_matches=max_partial_matches, with_events=True)
         else:
             self.engine = Engine(net, tie=tie, max_partial_matches=max_partial_matches)
@@ -434,24 +435,6 @@ class HistoryRunner:
             else:
                 out.append(m)
         return out
-
-
-def _live_engine(net: Any, tie: str, order: str) -> tuple[str, str]:
-    """Which engine fires a history runner's live net, and why: the kernel where it covers
-    the net (live-first only; no composite events, whose matches carry no events on the
-    kernel), else the Python engine."""
-    if order != "live-first":
-        return ("python", f"the {order} history order admits events one by one from the matches so far")
-    if kernel_switched_off():
-        return ("python", "PETRICEP_NO_KERNEL=1 switches the compiled kernel off")
-    if not kernel_available():
-        return ("python", "the compiled kernel is not built")
-    if net.rows:
-        return ("python", "SQL queries beside ARCHIVED variables")
-    if any(p.output_type for p in net.patterns):
-        return ("python", "composite events in a run over an archive (the kernel's matches carry their events only without them)")
-    ok, why = kernel_supports(net, tie)
-    return ("kernel", "covered") if ok else ("python", why)
 
 
 __all__ = ["MODES", "HistoryJoin", "HistoryRunner", "HistoryStats"]

@@ -32,11 +32,12 @@ from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.kernel import available as kernel_available
 from petricep.kernel import snapshot as kernel_snapshot
+from petricep.kernel.choice import Choice
 from petricep.kernel.engine import KernelEngine
 from petricep.runtime.engine import Engine, Match
 
 from . import snapshot
-from .partition import engine_net, group_engine
+from .partition import engine_net, group_choice
 from .plan import Group, Plan
 
 CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
@@ -44,14 +45,14 @@ _IPC_MARKER = b"\xff\xff\xff\xff"
 _PY_MARKER = b"petricep.engine/1"  # then the net's digest (16 bytes), then the pickled state
 
 
-def engine_choices(net: Net, plan: Plan, tie: str) -> list[tuple[Group, tuple[str, str]]]:
+def engine_choices(net: Net, plan: Plan, tie: str) -> list[tuple[Group, Choice]]:
     """Each group with the engine its keys run and why (decided at the driver, once)."""
-    return [(g, group_engine(net, g, tie)) for g in plan.groups]
+    return [(g, group_choice(net, g, tie)) for g in plan.groups]
 
 
-def kernel_groups(choices: Sequence[tuple[Group, tuple[str, str]]]) -> frozenset[int]:
+def kernel_groups(choices: Sequence[tuple[Group, Choice]]) -> frozenset[int]:
     """The groups whose keys run on the compiled kernel, of :func:`engine_choices`."""
-    return frozenset(g.index for g, (name, _) in choices if name == "kernel")
+    return frozenset(g.index for g, c in choices if c.kernel)
 
 
 def is_kernel_state(data: bytes) -> bool:

@@ -1,4 +1,4 @@
-"""Which engine runs which part of a net (``petricep.api.parts``), as ``Run``, ``petricep
+"""Which engine runs which part of a net (``petricep.kernel.parts``), as ``Run``, ``petricep
 run`` (its summary and ``--stats``) and ``petricep check`` say it; a split run's output is
 ``--engine python``'s, byte for byte, with the same accounting."""
 

@@ -20,7 +20,7 @@ from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.spark import keystate, snapshot
-from petricep.spark.partition import engine_line, engine_report, group_engine
+from petricep.spark.partition import engine_line, engine_report, group_choice
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
 from tests.spark.streamsim import simulate
@@ -73,7 +73,7 @@ def test_a_rich_net_streams_on_the_kernel(tie: str) -> None:
     net = build_net([p.source for p in compile_text(RICH).patterns])
     plan, _ = streaming_plan(make_plan(net))
     assert keystate.kernel_groups(keystate.engine_choices(net, plan, tie)) == {0, 1, 2, 3, 4, 5}
-    assert engine_line(engine_report([(g, group_engine(net, g, tie)) for g in plan.groups])) == "engine: kernel"
+    assert engine_line(engine_report([(g, group_choice(net, g, tie)) for g in plan.groups])) == "engine: kernel"
     events = random_stream(400, seed=21)
     cuts = list(range(60, 400, 60))
     kernel = simulate(net, events, tie, cuts, kernel=True)

@@ -1,0 +1,126 @@
+"""The one place that decides which engine fires a net: :func:`choose`.
+
+Every runner asks here -- ``Run`` (``petricep run``, the library), the history runner's live
+net, a Spark group's key engines (batch and streaming), ``petricep check`` -- and reports the
+:class:`Choice` it gets: the engine's name and why. The compiled kernel runs wherever it
+covers the net exactly (:func:`~petricep.kernel.lowering.supports`) and the run's options
+let it; a run may split a net between the kernel and the Python engine where the merged
+matches are provably the single engine's (:mod:`petricep.kernel.parts`, ``Options.split``);
+else the Python engine, the reference, runs the whole net. Deciding here once, from the net
+and the options alone, keeps every runner's answer (and its wording) the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from petricep.compile.net import Net
+
+from . import available, supports, switched_off
+from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
+
+SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
+NOT_BUILT = "the compiled kernel is not built"
+# why bound events keep a net off the kernel, by who needs them (Options.bindings)
+EVENTS, ARCHIVE, GROUP_ARCHIVE = "events", "archive", "group-archive"
+_BINDINGS_WHY = {
+    EVENTS: (
+        "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
+        "carry them only where it runs the whole net, without composite events or SQL queries"
+    ),
+    ARCHIVE: "composite events in a run over an archive (the kernel's matches carry their events only without them)",
+    GROUP_ARCHIVE: "its matches join the archive, which needs their bound events (not with composite events)",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run asks of its engine, as far as the choice goes.
+
+    ``engine``: ``"kernel"`` (the kernel where it covers the run) or ``"python"`` (the
+    reference, ``python_why`` said for it). ``slack``, ``stdin``: the run re-orders events,
+    reads standard input. ``bindings``: who needs the matches' bound events (None: nobody;
+    :data:`EVENTS`, :data:`ARCHIVE`, :data:`GROUP_ARCHIVE`). ``archive_order``: a history
+    runner's live net, and its history order. ``rows_why``: why SQL queries keep the net off
+    the kernel for this runner (None: the kernel's row matcher may run them). ``split``: the
+    runner can run a net split between both engines (``Run``). ``anywhere``: decide from
+    the net alone, not from whether this process has the kernel (a distributed run's stages
+    agree on the net's layout wherever they run)."""
+
+    tie: str = "arrival"
+    engine: str = "kernel"
+    python_why: str = "asked for"
+    slack: float | int | None = None
+    stdin: bool = False
+    bindings: str | None = None
+    archive_order: str | None = None
+    rows_why: str | None = None
+    split: bool = False
+    anywhere: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The engine that fires a net (``kernel``, ``python``, or ``kernel+python`` for a split
+    run whose parts ``plan`` holds) and why (``covered`` on the kernel)."""
+
+    engine: str
+    why: str
+    plan: EnginePlan | None = None
+
+    @property
+    def kernel(self) -> bool:
+        """Whether the kernel fires the whole net."""
+        return self.engine == KERNEL
+
+    def report(self) -> dict[str, Any]:
+        """The run report's ``"engine"`` entry (a split run's with its ``parts``)."""
+        return self.plan.report() if self.plan is not None else {"name": self.engine, "why": self.why}
+
+
+def choose(net: Net, options: Options = Options()) -> Choice:
+    """Which engine fires ``net`` under ``options`` (see the module docstring): what only
+    the Python engine serves first, then whether the kernel is there, then what it covers."""
+    refusal = _refusal(net, options)
+    if refusal is not None:
+        return Choice(PYTHON, refusal)
+    if not options.split:
+        ok, why = supports(net, options.tie)
+        return Choice(KERNEL, "covered") if ok else Choice(PYTHON, why)
+    plan = plan_engines(net, options.tie)
+    if options.bindings is not None and (plan.name != KERNEL or net.rows):
+        return Choice(PYTHON, _BINDINGS_WHY[options.bindings])
+    return Choice(plan.name, plan.why, plan)
+
+
+def plan_of(choice: Choice) -> EnginePlan:
+    """The parts of a chosen run: the split's plan, or one engine for the whole net."""
+    return choice.plan if choice.plan is not None else EnginePlan(choice.engine, choice.why)
+
+
+def _refusal(net: Net, o: Options) -> str | None:
+    """Why the options or the net keep the whole run on the Python engine, where they do
+    before the kernel's coverage is asked (None: ask it)."""
+    if o.engine != KERNEL:
+        return o.python_why
+    if o.archive_order is not None and o.archive_order != "live-first":
+        return f"the {o.archive_order} history order admits events one by one from the matches so far"
+    if o.slack is not None:
+        return "a slack: events are re-ordered by the Python engine"
+    if o.stdin:
+        return "standard input: matches are written as each event arrives"
+    if switched_off() and not o.anywhere:
+        return SWITCHED_OFF
+    if not o.anywhere and not available():
+        return NOT_BUILT
+    if o.archive_order is not None and net.rows:
+        return "SQL queries beside ARCHIVED variables"
+    if o.bindings is not None and any(p.produces for p in net.patterns):
+        return _BINDINGS_WHY[o.bindings]
+    if o.rows_why is not None and net.rows:
+        return o.rows_why
+    return None
+
+
+__all__ = ["ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "NOT_BUILT", "SWITCHED_OFF", "Choice", "Options", "choose", "plan_of"]
