@@ -32,16 +32,15 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
 from petricep.io.spec import rule_map
-from petricep.kernel.choice import EVENTS, Choice, Options, choose, plan_of
+from petricep.kernel.choice import EVENTS, Budget, Options, choose, matcher, plan_of
 from petricep.kernel.engine import Chunk, KernelEngine
-from petricep.kernel.parts import KERNEL
-from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
-from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Match
+from petricep.runtime.matcher import Matcher
 from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
@@ -253,51 +252,29 @@ class Run:
         source: EventSource | None = None,
         locate: Callable[[Event], str] | None = None,
     ) -> None:
-        self.history: HistoryRunner | None = None
-        self._pusher: Engine | KernelEngine | SplitEngine | HistoryRunner
-        self.engine: Engine | KernelEngine | SplitEngine
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
+        self.history: HistoryRunner | None = None
+        self._pusher: Matcher | SplitEngine | HistoryRunner
+        self.engine: Matcher | SplitEngine
         # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
-        self.choice = self._choose(program, tie, slack, spec, engine, bindings)
-        self.plan = plan = plan_of(self.choice)
-        self._drain: Callable[[], list[Match]] = list
+        options = Options(tie, engine, slack=slack, stdin=spec.path == "-", bindings=EVENTS if bindings else None, split=True)
+        self.choice = choose(program, options) if isinstance(program, Net) else program.engine_choice
+        self.plan = plan_of(self.choice)
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
         # the kernel alone reads a batch's types and times from their columns, and only the
         # fields its patterns read (the reader leaves the rest unconverted: RowChecker.converted)
         self._fields_only = False
-        if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
-            kernel = self.engine = self._pusher = KernelEngine(
-                program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings, max_memory=max_memory
-            )
-            self._drain = kernel.drain
-            self._columns = kernel.push_columns_iter
-            self._fields_only = not bindings  # (bound events carry every field)
-        elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone
-            self.engine = self._pusher = RowKernelEngine(
-                program, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory
-            )
-        elif isinstance(program, Net) and plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
-            split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches, max_memory)
-            self._drain = split.drain
-            self._columns = split.push_columns
-        elif isinstance(program, Net):
-            self.engine = self._pusher = Engine(
-                program,
-                tie=tie,
-                slack=slack,
-                on_late=on_late,
-                max_partial_matches=max_partial_matches,
-                max_memory=max_memory,
-                count_marking=count_marking,
-            )
+        if isinstance(program, Net):
+            budget = Budget(max_partial_matches, max_memory, count_marking, on_late)
+            self.engine = self._pusher = self._matcher(program, options, budget)
         else:
             if slack is not None:
                 raise ConfigError("a run over an archive takes no slack (yet): archive a time-ordered stream")
             self.history = self._pusher = program
             self.engine = program.engine
-            self._drain = program.drain  # (the kernel's batch collected so far)
+        self._drain: Callable[[], list[Match]] = self._pusher.drain  # (the kernel's batch collected so far)
         self.spec = read_rules(replace(spec, ordered=slack is None), self.engine.net)
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
@@ -318,15 +295,18 @@ class Run:
         self._last_pos = -1
         self._current: Event | None = None  # the event being pushed (an error's location)
 
-    @staticmethod
-    def _choose(
-        program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, engine: str, bindings: bool
-    ) -> Choice:
-        """The chooser's engine for the run (a history runner's was chosen when it was built)."""
-        if not isinstance(program, Net):
-            return program.engine_choice
-        stdin = spec.path == "-"
-        return choose(program, Options(tie, engine, slack=slack, stdin=stdin, bindings=EVENTS if bindings else None, split=True))
+    def _matcher(self, net: Net, options: Options, budget: Budget) -> Matcher | SplitEngine:
+        """The chooser's matcher for the run (:func:`~petricep.kernel.choice.matcher`), or the
+        split run's pair of engines; what the run feeds it (columns, or an event per row)."""
+        if self.plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
+            split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory)
+            self._columns = split.push_columns
+            return split
+        found = matcher(self.choice, net, options, budget)
+        if isinstance(found, KernelEngine):
+            self._columns = found.push_columns_iter
+            self._fields_only = options.bindings is None  # (bound events carry every field)
+        return found
 
     def stop(self) -> None:
         """End the iteration after the current event (safe from a signal handler)."""

@@ -30,12 +30,13 @@ from petricep.archive.store import Archive, Order
 from petricep.compile.history import HistorySpec, split_patterns
 from petricep.errors import ConfigError, EvaluationError, StateLimitError
 from petricep.events import Event
-from petricep.kernel.choice import ARCHIVE, Options, choose
+from petricep.kernel.choice import ARCHIVE, Budget, Options, choose, matcher
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.expr import as_condition, compile_expr
+from petricep.runtime.matcher import Matcher
 
 MODES = ("llaa", "sllaa")
 GATE_CHUNK = 86400.0  # archive-first reads history a day of ranges at a time (per key)
@@ -337,11 +338,7 @@ class HistoryRunner:
         # whose matches carry no events on the kernel), else the Python engine
         options = Options(tie, engine, python_why, bindings=ARCHIVE, archive_order=order)
         self.engine_choice = choose(net, options)
-        self.engine: Engine | KernelEngine
-        if self.engine_choice.kernel:
-            self.engine = KernelEngine(net, tie=tie, max_partial_matches=max_partial_matches, with_events=True)
-        else:
-            self.engine = Engine(net, tie=tie, max_partial_matches=max_partial_matches)
+        self.engine: Matcher = matcher(self.engine_choice, net, options, Budget(max_partial_matches))
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them

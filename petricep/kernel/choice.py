@@ -16,9 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from petricep.compile.net import Net
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine
+from petricep.runtime.matcher import Matcher
+from petricep.runtime.ordering import LateHandler
 
 from . import available, supports, switched_off
+from .engine import KernelEngine
 from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
+from .rowengine import RowKernelEngine
 
 SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
 NOT_BUILT = "the compiled kernel is not built"
@@ -99,6 +104,36 @@ def plan_of(choice: Choice) -> EnginePlan:
     return choice.plan if choice.plan is not None else EnginePlan(choice.engine, choice.why)
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What a matcher is built with besides the net and the options: the budgets of live
+    partial matches and of bytes (:mod:`petricep.runtime.memory`), whether the Python engine
+    counts its marking (``--stats``), and where a slack's late events go."""
+
+    max_partial_matches: int | None = MAX_PARTIAL_MATCHES
+    max_memory: int | None = None
+    count_marking: bool = False
+    on_late: LateHandler | None = None
+
+
+def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget()) -> Matcher:
+    """The matcher ``choice`` names for ``net`` (:mod:`petricep.runtime.matcher`): the kernel
+    (its row matcher for a net of SQL queries alone), or the Python engine. A split run's
+    engines are the runner's to build (``petricep.api.split``)."""
+    mpm, memory = budget.max_partial_matches, budget.max_memory
+    if choice.engine == KERNEL and net.rows and not net.patterns:
+        return RowKernelEngine(net, tie=options.tie, max_partial_matches=mpm, max_memory=memory)
+    if choice.engine == KERNEL and not net.rows:
+        with_events = options.bindings is not None
+        return KernelEngine(net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory)
+    if choice.engine != PYTHON:
+        raise ValueError(f"a {choice.engine} run is split between engines: its runner builds them")
+    return Engine(
+        net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm,
+        max_memory=memory, count_marking=budget.count_marking,
+    )
+
+
 def _refusal(net: Net, o: Options) -> str | None:
     """Why the options or the net keep the whole run on the Python engine, where they do
     before the kernel's coverage is asked (None: ask it)."""
@@ -123,4 +158,7 @@ def _refusal(net: Net, o: Options) -> str | None:
     return None
 
 
-__all__ = ["ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "NOT_BUILT", "SWITCHED_OFF", "Choice", "Options", "choose", "plan_of"]
+__all__ = [
+    "ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "NOT_BUILT", "SWITCHED_OFF",
+    "Budget", "Choice", "Options", "choose", "matcher", "plan_of",
+]

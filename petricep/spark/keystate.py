@@ -5,7 +5,7 @@ between them only its snapshot survives, in the RocksDB state store. Which engin
 key runs is decided once per group at the driver (:func:`engine_choices`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
-else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
+else the Python engine (a pickled snapshot, :mod:`petricep.runtime.pickled`, after a marker
 and a digest of the net and tie rule). A snapshot says which it is by its first bytes (an
 Arrow IPC stream starts with a continuation marker), so a key restores into the engine
 that wrote it even when the query restarts on an executor or a petricep that decides
@@ -25,19 +25,18 @@ import pickle
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.kernel import available as kernel_available
-from petricep.kernel import snapshot as kernel_snapshot
-from petricep.kernel.choice import Choice
+from petricep.kernel.choice import Budget, Choice, choose, matcher
 from petricep.kernel.engine import KernelEngine
 from petricep.runtime.engine import Engine, Match
 
-from . import snapshot
-from .partition import engine_net, group_choice
+from .partition import engine_net, group_choice, group_options
 from .plan import Group, Plan
 
 CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
@@ -148,7 +147,7 @@ class PythonKeyEngine(KeyEngine):
         return self.engine.flush()
 
     def dumps(self) -> bytes:
-        return _PY_MARKER + net_digest(self.engine.net, self.tie) + snapshot.dumps(self.engine)
+        return _PY_MARKER + net_digest(self.engine.net, self.tie) + self.engine.snapshot()
 
     def last_pos(self) -> int:
         last = self.engine.state.last_input
@@ -177,7 +176,7 @@ class KernelKeyEngine(KeyEngine):
         return [m for m, _ in self.kernel.flush_pairs()]
 
     def dumps(self) -> bytes:
-        return kernel_snapshot.dumps(self.kernel)
+        return self.kernel.snapshot()
 
     def last_pos(self) -> int:
         return self.kernel.last_position
@@ -222,18 +221,24 @@ class EngineCache:
         """A key engine of ``group`` from its snapshot (None: a new key)."""
         own = engine_net(self.net, self.plan.groups[group])  # the group's own patterns
         if stored is None:  # a new key: the kernel where the driver chose it and it is built here
-            if group in self.kernel and kernel_available():
-                return KernelKeyEngine(KernelEngine(own, tie=self.tie))
-            return PythonKeyEngine(Engine(own, self.tie), self.tie)
+            options = replace(group_options(self.tie), engine="kernel" if group in self.kernel else "python")
+            choice = choose(own, options)  # (the kernel's keys had no budget of partial matches, the engine's its default)
+            found = matcher(choice, own, options, Budget(None) if choice.kernel else Budget())
+            if isinstance(found, KernelEngine):
+                return KernelKeyEngine(found)
+            assert isinstance(found, Engine)
+            return PythonKeyEngine(found, self.tie)
         if not is_kernel_state(stored):
-            return PythonKeyEngine(snapshot.loads(python_state(stored, own, self.tie), own, self.tie), self.tie)
+            engine = Engine(own, self.tie)
+            engine.restore(python_state(stored, own, self.tie))
+            return PythonKeyEngine(engine, self.tie)
         if not kernel_available():
             raise ConfigError(
                 "this key's state was saved by the compiled kernel, which is not built here: "
                 "install petricep with a C compiler on every executor (or restart the query "
                 "from a new checkpoint)"
             )
-        return KernelKeyEngine(kernel_snapshot.loads(stored, own, self.tie))
+        return KernelKeyEngine(KernelEngine.restored(stored, own, self.tie))
 
     def put(self, key: tuple[int, str], stored: bytes, engine: KeyEngine) -> None:
         self.live[key] = (stored, engine)

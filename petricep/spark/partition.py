@@ -45,7 +45,7 @@ from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns, TypeColumn
 from petricep.kernel import lower as kernel_lower
-from petricep.kernel.choice import GROUP_ARCHIVE, Choice, Options, choose
+from petricep.kernel.choice import GROUP_ARCHIVE, Budget, Choice, Options, choose, matcher
 from petricep.kernel.engine import TICK, KernelEngine, Placed
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.merge import sub_net
@@ -175,9 +175,14 @@ class GroupRunner:
     order). ``push`` the events in position order, then ``finish``. Every method
     returns ``(match, emission position)`` pairs of the group's own patterns."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: bool = True) -> None:
-        """``engine=False``: a subclass fires the events itself (no Python engine is built)."""
-        if engine:
+    def __init__(
+        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: Engine | bool = True
+    ) -> None:
+        """``engine``: the chooser's Python engine (:func:`group_runner`), or True to build one;
+        ``engine=False``: a subclass fires the events itself (no Python engine is built)."""
+        if isinstance(engine, Engine):
+            self.engine = engine
+        elif engine:
             self.engine = Engine(engine_net(net, group), tie=tie)
         self.group = group
         self.clock = clock
@@ -271,8 +276,12 @@ class KernelGroupRunner(GroupRunner):
     kernel in position order and fire a batch at a time; the kernel records the position at
     which each match came out, so the pairs are the Python engine's."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False) -> None:
-        self.kernel = KernelEngine(
+    def __init__(
+        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False,
+        kernel: KernelEngine | None = None,
+    ) -> None:
+        """``kernel``: the chooser's (:func:`group_runner`), else one built here."""
+        self.kernel = kernel or KernelEngine(
             engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES, with_events=bindings
         )
         super().__init__(net, group, clock, tie, engine=False)
@@ -566,8 +575,12 @@ def group_choice(net: Net, group: Group, tie: str = "arrival", bindings: bool = 
     state store pickles them). ``bindings``: the matches join the archive, which needs their
     bound events. ``here=False``: from the net alone, not whether this process built the
     kernel (what the parse and firing stages agree on wherever they run)."""
-    options = Options(tie, bindings=GROUP_ARCHIVE if bindings else None, rows_why=STREAM_ROWS, anywhere=not here)
-    return choose(engine_net(net, group), options)
+    return choose(engine_net(net, group), group_options(tie, bindings, here))
+
+
+def group_options(tie: str, bindings: bool = False, here: bool = True) -> Options:
+    """What a group's engine is chosen and built with (:func:`group_choice`)."""
+    return Options(tie, bindings=GROUP_ARCHIVE if bindings else None, rows_why=STREAM_ROWS, anywhere=not here)
 
 
 def group_runner(
@@ -575,9 +588,12 @@ def group_runner(
 ) -> GroupRunner:
     """The group's runner: on the compiled kernel where it covers the group's net exactly,
     else on the Python engine (decided once per group and task, :func:`group_choice`)."""
-    if group_choice(net, group, tie, bindings).kernel:
-        return KernelGroupRunner(net, group, clock, tie, bindings)
-    return GroupRunner(net, group, clock, tie)
+    own = engine_net(net, group)
+    found = matcher(group_choice(net, group, tie, bindings), own, group_options(tie, bindings), Budget(MAX_PARTIAL_MATCHES))
+    if isinstance(found, KernelEngine):
+        return KernelGroupRunner(net, group, clock, tie, bindings, kernel=found)
+    assert isinstance(found, Engine)
+    return GroupRunner(net, group, clock, tie, engine=found)
 
 
 def engine_report(choices: Sequence[tuple[Group, Choice]]) -> dict[str, Any]:

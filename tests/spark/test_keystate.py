@@ -19,7 +19,7 @@ from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.spark import keystate, snapshot
+from petricep.spark import keystate
 from petricep.spark.partition import engine_line, engine_report, group_choice
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
@@ -127,7 +127,7 @@ def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused()
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
         (keystate.EngineCache(net, plan, "strict", frozenset()), data,
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
-        (keystate.EngineCache(net, plan, "arrival", frozenset()), snapshot.dumps(engine.engine),  # (a bare pickle)
+        (keystate.EngineCache(net, plan, "arrival", frozenset()), engine.engine.snapshot(),  # (a bare pickle)
          "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
          "restart the query from a new checkpoint"),
     ]  # fmt: skip

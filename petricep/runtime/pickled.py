@@ -1,4 +1,5 @@
-"""An engine's run state as bytes, for Spark's state store.
+"""The Python engine's run state as bytes (``Engine.snapshot`` / ``Engine.restore``: the
+matcher contract's, :mod:`petricep.runtime.matcher`), for Spark's state store.
 
 ``pickle.dumps(engine)`` fails: an :class:`Engine` holds the closures its conditions
 compile to (``as_condition.<locals>.cond`` and friends), and closures do not pickle.
@@ -10,7 +11,8 @@ So a snapshot is the engine's instance attributes *minus* the ones a freshly bui
 attributes of a fresh engine that do not pickle (the compiled runtimes, their indexes,
 the RETURN closures). Run state that refers to one of those compiled objects (a deferred
 kill naming its runtime) is written as a reference to it and resolved against the new
-engine on load. :func:`loads` builds ``Engine(net, tie)`` and puts the state back.
+engine on load. :func:`restore` puts the state back into a fresh ``Engine(net, tie)``.
+(The engine is typed ``Any`` here: this module is the engine's, which imports it.)
 
 Nothing here names an engine internal: if the engine grows new compiled parts or new
 state, they are classified the same way. Partial matches are chains of tokens, each
@@ -29,7 +31,6 @@ from collections.abc import Callable
 from typing import Any
 
 from petricep.compile.net import Net
-from petricep.runtime.engine import Engine
 
 _DEEP_RECURSION = 2_000_000
 _DEEP_STACK = 1 << 30  # bytes of stack for the helper thread
@@ -44,19 +45,21 @@ def _picklable(value: Any) -> bool:
     return True
 
 
-def compiled_attributes(net: Net, tie: str) -> frozenset[str]:
-    """Attributes of ``Engine(net, tie)`` that are rebuilt from the net, not state."""
+def compiled_attributes(engine: Any) -> frozenset[str]:
+    """Attributes of an engine like ``engine`` (its class, net and tie rule) that are rebuilt
+    from the net, not state."""
+    net, tie = engine.net, engine.tie
     key = (id(net), tie)
     hit = _compiled_cache.get(key)
     if hit is not None and hit[0] is net:
         return hit[1]
-    fresh = Engine(net, tie=tie)
+    fresh = type(engine)(net, tie=tie)
     names = frozenset({"net"} | {name for name, value in vars(fresh).items() if not _picklable(value)})
     _compiled_cache[key] = (net, names)
     return names
 
 
-def _references(engine: Engine, compiled: frozenset[str]) -> dict[int, tuple[Any, ...]]:
+def _references(engine: Any, compiled: frozenset[str]) -> dict[int, tuple[Any, ...]]:
     """id(object) -> path, for every object inside the compiled attributes (3 levels of
     containers deep) — what run state may point to."""
     out: dict[int, tuple[Any, ...]] = {}
@@ -81,7 +84,7 @@ def _references(engine: Engine, compiled: frozenset[str]) -> dict[int, tuple[Any
     return out
 
 
-def _resolve(engine: Engine, path: tuple[Any, ...]) -> Any:
+def _resolve(engine: Any, path: tuple[Any, ...]) -> Any:
     obj: Any = getattr(engine, path[0])
     for step in path[1:]:
         obj = obj[step]
@@ -133,7 +136,7 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: Any, engine: Engine) -> None:
+    def __init__(self, file: Any, engine: Any) -> None:
         super().__init__(file)
         self.engine = engine
 
@@ -141,9 +144,9 @@ class _Unpickler(pickle.Unpickler):
         return _resolve(self.engine, tuple(pid))
 
 
-def dumps(engine: Engine) -> bytes:
+def dumps(engine: Any) -> bytes:
     """The run state of ``engine`` (see the module docstring)."""
-    compiled = compiled_attributes(engine.net, engine.tie)
+    compiled = compiled_attributes(engine)
     state = {name: value for name, value in vars(engine).items() if name not in compiled}
     refs = _references(engine, compiled)
 
@@ -155,10 +158,11 @@ def dumps(engine: Engine) -> bytes:
     return _deep(dump)  # type: ignore[no-any-return]
 
 
-def loads(data: bytes, net: Net, tie: str) -> Engine:
-    """An engine over ``net`` in the state :func:`dumps` saved."""
-    engine = Engine(net, tie=tie)
+def restore(engine: Any, data: bytes) -> None:
+    """Put the state :func:`dumps` saved into ``engine``, a fresh engine over its net."""
     state = _deep(lambda: _Unpickler(io.BytesIO(data), engine).load())
     for name, value in state.items():
         setattr(engine, name, value)
-    return engine
+
+
+__all__ = ["compiled_attributes", "dumps", "restore"]
