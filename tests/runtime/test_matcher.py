@@ -61,7 +61,7 @@ def test_a_column_batch_a_watermark_and_a_snapshot_give_the_same_matches_on_both
         out = [x.to_dict() for x in m.push_columns(columns(evs[:4]))]
         out += [x.to_dict() for x in m.advance(3.5, 3) + m.drain()]
         data = m.snapshot()
-        fresh = type(m)(net, tie="arrival")
+        fresh: Matcher = KernelEngine(net) if isinstance(m, KernelEngine) else Engine(net)
         fresh.restore(data)
         for e in evs[4:]:
             out += [x.to_dict() for x in fresh.push(e)]
