@@ -40,7 +40,7 @@ from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Match
-from petricep.runtime.matcher import Matcher
+from petricep.runtime.matcher import Matcher, Reordered
 from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
@@ -300,10 +300,12 @@ class Run:
         split run's pair of engines; what the run feeds it (columns, or an event per row)."""
         if self.plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
             split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory)
+            if options.slack is not None:  # (behind the reorder stage: an event at a time)
+                return Reordered(split, options.slack, budget.on_late)  # type: ignore[arg-type]
             self._columns = split.push_columns
             return split
         found = matcher(self.choice, net, options, budget)
-        if isinstance(found, KernelEngine):
+        if isinstance(found, KernelEngine) and not options.stdin:  # (standard input: each line as it comes)
             self._columns = found.push_columns_iter
             self._fields_only = options.bindings is None  # (bound events carry every field)
         return found

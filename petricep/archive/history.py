@@ -308,7 +308,8 @@ class HistoryRunner:
     ``engine="kernel"``: the live net on the compiled kernel where it covers it (its
     matches carry their bound events for the join), else the Python engine; which one ran and
     why is :attr:`engine_choice`, fixed here (``python_why``: why, where the caller asks for
-    the Python engine). The kernel fires a batch of events at a time;
+    the Python engine; ``stdin``: the events come from standard input, and the kernel fires
+    each one as it is read). The kernel fires a batch of events at a time;
     the runner then replays the batch event by event -- archive, join, the matches each event
     emitted -- so the output is the Python engine's, in its order. Archive-first and auto
     orders decide per event whether the engine sees it, from the matches so far: they run
@@ -327,6 +328,7 @@ class HistoryRunner:
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         engine: str = "python",
         python_why: str = "asked for",
+        stdin: bool = False,
     ) -> None:
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
@@ -336,7 +338,7 @@ class HistoryRunner:
             raise ConfigError(f"engine must be 'python' or 'kernel', not {engine!r}")
         # the live net on the kernel where it covers it (live-first only; no composite events,
         # whose matches carry no events on the kernel), else the Python engine
-        options = Options(tie, engine, python_why, bindings=ARCHIVE, archive_order=order)
+        options = Options(tie, engine, python_why, stdin=stdin, bindings=ARCHIVE, archive_order=order)
         self.engine_choice = choose(net, options)
         self.engine: Matcher = matcher(self.engine_choice, net, options, Budget(max_partial_matches))
         self.archive = archive

@@ -17,14 +17,16 @@ from typing import Any
 
 from petricep.compile.net import Net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine
-from petricep.runtime.matcher import Matcher
+from petricep.runtime.matcher import Matcher, Reordered
 from petricep.runtime.ordering import LateHandler
 
 from . import available, supports, switched_off
-from .engine import KernelEngine
+from .engine import BATCH, KernelEngine
 from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
 from .rowengine import RowKernelEngine
 
+# events the kernel fires at a time over standard input: each line's matches leave as it is read
+STDIN_BATCH = 1
 SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
 NOT_BUILT = "the compiled kernel is not built"
 # why bound events keep a net off the kernel, by who needs them (Options.bindings)
@@ -44,8 +46,9 @@ class Options:
     """What a run asks of its engine, as far as the choice goes.
 
     ``engine``: ``"kernel"`` (the kernel where it covers the run) or ``"python"`` (the
-    reference, ``python_why`` said for it). ``slack``, ``stdin``: the run re-orders events,
-    reads standard input. ``bindings``: who needs the matches' bound events (None: nobody;
+    reference, ``python_why`` said for it). ``slack``: the run re-orders events (the
+    kernel behind a reorder stage, :class:`~petricep.runtime.matcher.Reordered`);
+    ``stdin``: it reads standard input (the kernel fires each event as it is read). ``bindings``: who needs the matches' bound events (None: nobody;
     :data:`EVENTS`, :data:`ARCHIVE`, :data:`GROUP_ARCHIVE`). ``archive_order``: a history
     runner's live net, and its history order. ``rows_why``: why SQL queries keep the net off
     the kernel for this runner (None: the kernel's row matcher may run them). ``split``: the
@@ -96,6 +99,8 @@ def choose(net: Net, options: Options = Options()) -> Choice:
     plan = plan_engines(net, options.tie)
     if options.bindings is not None and (plan.name != KERNEL or net.rows):
         return Choice(PYTHON, _BINDINGS_WHY[options.bindings])
+    if options.stdin and plan.kernel_net is not None:
+        return Choice(PYTHON, "standard input: a run split between engines fires the kernel's part in batches")
     return Choice(plan.name, plan.why, plan)
 
 
@@ -122,10 +127,16 @@ def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget(
     engines are the runner's to build (``petricep.api.split``)."""
     mpm, memory = budget.max_partial_matches, budget.max_memory
     if choice.engine == KERNEL and net.rows and not net.patterns:
-        return RowKernelEngine(net, tie=options.tie, max_partial_matches=mpm, max_memory=memory)
+        return RowKernelEngine(
+            net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm, max_memory=memory
+        )
     if choice.engine == KERNEL and not net.rows:
         with_events = options.bindings is not None
-        return KernelEngine(net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory)
+        kernel = KernelEngine(
+            net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory,
+            batch=STDIN_BATCH if options.stdin else BATCH,
+        )
+        return kernel if options.slack is None else Reordered(kernel, options.slack, budget.on_late)
     if choice.engine != PYTHON:
         raise ValueError(f"a {choice.engine} run is split between engines: its runner builds them")
     return Engine(
@@ -141,10 +152,6 @@ def _refusal(net: Net, o: Options) -> str | None:
         return o.python_why
     if o.archive_order is not None and o.archive_order != "live-first":
         return f"the {o.archive_order} history order admits events one by one from the matches so far"
-    if o.slack is not None:
-        return "a slack: events are re-ordered by the Python engine"
-    if o.stdin:
-        return "standard input: matches are written as each event arrives"
     if switched_off() and not o.anywhere:
         return SWITCHED_OFF
     if not o.anywhere and not available():

@@ -17,6 +17,11 @@ so a runner (``Run``, the history runner, a Spark key) drives whichever the choo
   dropped partial matches, partial matches alive and at their peak), and
   ``live_partial_matches()``; ``marking()``: the counts per place and transition where
   the engine keeps them (the Python engine's ``count_marking``), else None.
+
+:class:`Reordered` puts a slack's reorder stage (:class:`~petricep.runtime.ordering.EventTimeOrder`)
+in front of a matcher that takes events in time order only (the kernel): it holds events
+until the watermark passes them, pushes them in stream order, and hands late ones to
+``on_late``, as the Python engine's own slack does.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from petricep.compile.net import Net
+from petricep.errors import EvaluationError
 from petricep.events import Event, EventColumns
 
 from .match import Match
+from .ordering import EventTimeOrder, LateHandler
 
 # the marking counts (``--stats``): {(group, place): (created, peak alive)}, {(group, transition): firings}
 Marking = tuple[dict[tuple[int, int], tuple[int, int]], dict[tuple[int, int], int]]
@@ -60,4 +67,72 @@ class Matcher(Protocol):
     def marking(self) -> Marking | None: ...
 
 
-__all__ = ["Marking", "Matcher"]
+class Reordered:
+    """``matcher`` behind a slack's reorder stage (see the module docstring): the Python
+    engine's semantics exactly -- an event below the watermark (max time seen - ``slack``) is
+    late (``on_late(event, watermark)``, counted in the report, never fired), the others are
+    released in stream order ``(ts, arrival)`` with their positions renumbered. ``push``
+    returns the matches of the events its arrival released (the matcher may still hold
+    them in a batch: ``drain``); ``flush`` releases every held event first."""
+
+    def __init__(self, matcher: Matcher, slack: float | int, on_late: LateHandler | None = None) -> None:
+        self.matcher = matcher
+        self.net: Net = matcher.net
+        self.sweep_every = matcher.sweep_every
+        self.order = EventTimeOrder(slack, on_late)
+        self._released: Event | None = None  # the event being pushed (an error's location)
+
+    def push(self, e: Event) -> list[Match]:
+        out: list[Match] = []
+        for x in self.order.offer(e):
+            out += self._push(x)
+        return out
+
+    def push_columns(self, cols: EventColumns) -> list[Match]:
+        return [m for e in cols.events() for m in self.push(e)]
+
+    def _push(self, x: Event) -> list[Match]:
+        try:
+            return self.matcher.push(x)
+        except EvaluationError as exc:
+            if getattr(exc, "event", None) is None:
+                exc.event = x  # type: ignore[attr-defined]  # the released event, not the arriving one
+            raise
+
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        return self.matcher.advance(ts, pos)
+
+    def drain(self) -> list[Match]:
+        return self.matcher.drain()
+
+    def flush(self) -> list[Match]:
+        out: list[Match] = []
+        for x in self.order.drain():
+            out += self._push(x)
+        return out + self.matcher.drain() + self.matcher.flush()
+
+    def snapshot(self) -> bytes:
+        raise NotImplementedError("a reordered run's held events are not snapshotted")
+
+    def restore(self, data: bytes) -> None:
+        raise NotImplementedError("a reordered run's held events are not snapshotted")
+
+    def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
+        """The matcher's accounting, with the late events: read = processed + rejected +
+        late, as the Python engine's slack counts them (held events count once released)."""
+        out = self.matcher.report(None, rejected)
+        ev = out["events"]
+        ev["late"] = self.order.late
+        ev["processed"] = ev["processed"] + self.order.held
+        ev["read"] = ev["processed"] + rejected + ev["late"] if read is None else read
+        return out
+
+    def live_partial_matches(self) -> int:
+        return self.matcher.live_partial_matches()
+
+    def marking(self) -> None:
+        return None
+
+
+
+__all__ = ["Marking", "Matcher", "Reordered"]

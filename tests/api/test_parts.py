@@ -123,10 +123,21 @@ def test_run_splits_and_iterates_matches_as_the_python_engine(files: dict[str, P
     assert python.report()["events"]["read"] == 6000
 
 
+def test_a_split_run_with_a_slack_is_the_python_engines(files: dict[str, Path]) -> None:
+    """A slack puts the reorder stage in front of the split run (its kernel and Python
+    parts): the matches and the accounting are ``engine="python"``'s."""
+    net = net_of(load_patterns([files["pcep"], files["sql"]]))
+    spec = InputSpec(str(files["csv"]), type_field="type", time_field="ts", id_field="id")
+    python = Run(net, spec, engine="python", slack=2)
+    run = Run(net, spec, slack=2)
+    assert [m.to_dict() for m in run] == [m.to_dict() for m in python]
+    assert run.report()["engine"] == ENGINE
+    assert run.report()["events"] == python.report()["events"]
+
+
 @pytest.mark.parametrize(
     ("options", "why"),
     [
-        ({"slack": 2}, "a slack: events are re-ordered by the Python engine"),
         ({"bindings": True}, "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's "
                              "matches carry them only where it runs the whole net, without composite events or SQL queries"),
         ({"engine": "python"}, "asked for"),
