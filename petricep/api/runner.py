@@ -299,7 +299,8 @@ class Run:
         """The chooser's matcher for the run (:func:`~petricep.kernel.choice.matcher`), or the
         split run's pair of engines; what the run feeds it (columns, or an event per row)."""
         if self.plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
-            split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory)
+            with_events = options.bindings is not None
+            split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory, with_events)
             if options.slack is not None:  # (behind the reorder stage: an event at a time)
                 return Reordered(split, options.slack, budget.on_late)  # type: ignore[arg-type]
             self._columns = split.push_columns
@@ -359,7 +360,9 @@ class Run:
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
         columns = feed.columns
         n = 0
-        items: Iterator[Event | EventColumns] = self.source.items(as_columns=columns is not None, fields_only=self._fields_only)
+        # (SQL matches' events looked up by id, ``events_by_id``: every row an event, kept)
+        as_columns = columns is not None and keep is None
+        items: Iterator[Event | EventColumns] = self.source.items(as_columns=as_columns, fields_only=self._fields_only)
         if self._read_ahead():
             items = iter(ReadAhead(items))
         for current in items:

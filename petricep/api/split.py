@@ -49,12 +49,17 @@ class SplitEngine:
         tie: str = "arrival",
         max_partial_matches: int | None = None,
         max_memory: int | None = None,
+        with_events: bool = False,
     ) -> None:
+        """``with_events``: the kernel's matches carry their bound events (``--with-events``;
+        the Python engine's always do)."""
         assert plan.name in (SPLIT, KERNEL) and plan.kernel_net is not None and plan.python_net is not None
         self.net = net
         self.plan = plan
         # (the memory budget: the kernel's arenas and the Python engine's estimate, each whole)
-        self.kernel = KernelEngine(plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)
+        self.kernel = KernelEngine(
+            plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory, with_events=with_events
+        )
         # the SQL queries on the kernel's row matcher where it covers them (plan.rows_on_kernel)
         engine = RowKernelEngine if plan.rows_on_kernel else Engine
         self.python = engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)

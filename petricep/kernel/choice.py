@@ -34,7 +34,7 @@ EVENTS, ARCHIVE, GROUP_ARCHIVE = "events", "archive", "group-archive"
 _BINDINGS_WHY = {
     EVENTS: (
         "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
-        "carry them only where it runs the whole net, without composite events or SQL queries"
+        "carry them only in a net without composite events (RETURN, ON TIMEOUT)"
     ),
     ARCHIVE: "composite events in a run over an archive (the kernel's matches carry their events only without them)",
     GROUP_ARCHIVE: "its matches join the archive, which needs their bound events (not with composite events)",
@@ -97,8 +97,6 @@ def choose(net: Net, options: Options = Options()) -> Choice:
         ok, why = supports(net, options.tie)
         return Choice(KERNEL, "covered") if ok else Choice(PYTHON, why)
     plan = plan_engines(net, options.tie)
-    if options.bindings is not None and (plan.name != KERNEL or net.rows):
-        return Choice(PYTHON, _BINDINGS_WHY[options.bindings])
     if options.stdin and plan.kernel_net is not None:
         return Choice(PYTHON, "standard input: a run split between engines fires the kernel's part in batches")
     return Choice(plan.name, plan.why, plan)

@@ -138,8 +138,6 @@ def test_a_split_run_with_a_slack_is_the_python_engines(files: dict[str, Path]) 
 @pytest.mark.parametrize(
     ("options", "why"),
     [
-        ({"bindings": True}, "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's "
-                             "matches carry them only where it runs the whole net, without composite events or SQL queries"),
         ({"engine": "python"}, "asked for"),
     ],
 )
@@ -159,3 +157,19 @@ def test_one_engine_keeps_its_wording(files: dict[str, Path], tmp_path: Path) ->
     spec = InputSpec(str(files["csv"]), type_field="type", time_field="ts", id_field="id")
     net = net_of(load_patterns([lone, files["sql"]]))
     assert Run(net, spec).report()["engine"] == {"name": "python", "why": KN_WHY}
+
+
+@pytest.mark.parametrize("which", [("pcep", "sql"), ("sql",)])
+def test_with_events_runs_a_net_with_sql_queries_on_the_kernel(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], which: tuple[str, ...]
+) -> None:
+    """``--with-events`` beside SQL queries: the split run's kernel part binds its events
+    (``KernelEngine(with_events=True)``), the queries' events are looked up by id; the match
+    file is ``--engine python``'s byte for byte, and the summary names the kernel."""
+    opts = ["--events", str(files["csv"]), "--type-field", "type", "--time-field", "ts", "--id-field", "id", "--with-events"]
+    paths = [str(files[w]) for w in which]
+    rc, out, err = run_cli(capsys, "run", *paths, *opts)
+    rc_py, out_py, _ = run_cli(capsys, "run", *paths, *opts, "--engine", "python")
+    assert (rc, out) == (rc_py, out_py) and rc == 0 and '"events": {' in out
+    engine = [line for line in err.splitlines() if line.startswith("  engine: ")]
+    assert engine == (["  engine: kernel"] if which == ("sql",) else [f"  engine: kernel+python ({ENGINE['why']})"])

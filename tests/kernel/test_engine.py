@@ -378,8 +378,8 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
 @pytest.mark.parametrize(("text", "engine"), [
     (RISE, "  engine: kernel"),
     (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: python (the matches' bound events are asked for "
-     "(--with-events, Match.bindings()): the kernel's matches carry them only where it runs the whole net, without "
-     "composite events or SQL queries)"),
+     "(--with-events, Match.bindings()): the kernel's matches carry them only in a net without composite events "
+     "(RETURN, ON TIMEOUT))"),
 ])
 def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
     run_cli: Any, tmp_path: Path, text: str, engine: str
