@@ -302,7 +302,7 @@ class Run:
             with_events = options.bindings is not None
             split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory, with_events)
             if options.slack is not None:  # (behind the reorder stage: an event at a time)
-                return Reordered(split, options.slack, budget.on_late)  # type: ignore[arg-type]
+                return Reordered(split, options.slack, budget.on_late, budget.max_memory)  # type: ignore[arg-type]
             self._columns = split.push_columns
             return split
         found = matcher(self.choice, net, options, budget)

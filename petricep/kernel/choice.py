@@ -134,7 +134,9 @@ def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget(
             net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory,
             batch=STDIN_BATCH if options.stdin else BATCH,
         )
-        return kernel if options.slack is None else Reordered(kernel, options.slack, budget.on_late)
+        if options.slack is None:
+            return kernel
+        return Reordered(kernel, options.slack, budget.on_late, memory, kernel.kernel.memory)
     if choice.engine != PYTHON:
         raise ValueError(f"a {choice.engine} run is split between engines: its runner builds them")
     return Engine(

@@ -26,6 +26,7 @@ until the watermark passes them, pushes them in stream order, and hands late one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from petricep.compile.net import Net
@@ -33,7 +34,9 @@ from petricep.errors import EvaluationError
 from petricep.events import Event, EventColumns
 
 from .match import Match
+from .memory import event_bytes, memory_error
 from .ordering import EventTimeOrder, LateHandler
+from .state import INF
 
 # the marking counts (``--stats``): {(group, place): (created, peak alive)}, {(group, transition): firings}
 Marking = tuple[dict[tuple[int, int], tuple[int, int]], dict[tuple[int, int], int]]
@@ -75,18 +78,44 @@ class Reordered:
     returns the matches of the events its arrival released (the matcher may still hold
     them in a batch: ``drain``); ``flush`` releases every held event first."""
 
-    def __init__(self, matcher: Matcher, slack: float | int, on_late: LateHandler | None = None) -> None:
+    def __init__(
+        self,
+        matcher: Matcher,
+        slack: float | int,
+        on_late: LateHandler | None = None,
+        max_memory: int | None = None,
+        memory: Callable[[], dict[str, int]] = dict,
+    ) -> None:
         self.matcher = matcher
         self.net: Net = matcher.net
         self.sweep_every = matcher.sweep_every
         self.order = EventTimeOrder(slack, on_late)
+        # the memory budget counts the held events too (with ``memory()``: the matcher's bytes
+        # by what holds them), checked as the Python engine checks its slack's
+        self.max_memory = max_memory
+        self._memory = memory
+        self._held_at: float = 0 if max_memory is not None else INF
         self._released: Event | None = None  # the event being pushed (an error's location)
 
     def push(self, e: Event) -> list[Match]:
         out: list[Match] = []
         for x in self.order.offer(e):
             out += self._push(x)
+        if self.order.held >= self._held_at:
+            self._check_held(e)
         return out
+
+    def _check_held(self, e: Event) -> None:
+        """The held events (``e``'s bytes each) and the matcher's, against the budget; the
+        next check when the events held since could fill the room left (``Engine._check_held``)."""
+        budget = self.max_memory
+        assert budget is not None
+        size = event_bytes(e)
+        parts = {**self._memory(), "events the slack holds": self.order.held * size}
+        used = sum(parts.values())
+        if used > budget:
+            raise memory_error(budget, parts, e.id)
+        self._held_at = self.order.held + max((budget - used) // size, budget // size // 64, 1)
 
     def push_columns(self, cols: EventColumns) -> list[Match]:
         return [m for e in cols.events() for m in self.push(e)]
