@@ -420,14 +420,19 @@ def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, t
     finally:
         use_stdin(None)
     assert rc == 0 and out_text.encode() == got["python"][0]
-    assert err.splitlines()[-1] == "  engine: kernel"  # (an event at a time)
+    assert err.splitlines()[-1] == "  engine: python (standard input: matches are written as each event arrives)"
 
 
-@pytest.mark.parametrize("extra", [["--slack", "2"], ["--events", "-", "--format", "csv"]])
-def test_a_slack_and_standard_input_run_on_the_kernel(run_cli: Any, tmp_path: Path, extra: list[str]) -> None:
-    """A slack (the kernel behind a reorder stage) and standard input (the kernel an event at
-    a time) run the default ``run`` on the kernel, with the matches of ``--engine python``;
-    the summary's last line says so."""
+@pytest.mark.parametrize(("extra", "want"), [
+    (["--slack", "2"], "kernel"),
+    (["--events", "-", "--format", "csv"], "python (standard input: matches are written as each event arrives)"),
+])
+def test_a_slack_runs_on_the_kernel_and_standard_input_on_the_python_engine(
+    run_cli: Any, tmp_path: Path, extra: list[str], want: str
+) -> None:
+    """A slack (the kernel behind a reorder stage) runs the default ``run`` on the kernel,
+    standard input on the Python engine, each with the matches of ``--engine python``; the
+    summary's last line says which."""
     pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
     pf.write_text(RISE)
     ev.write_text(RISE_EVENTS)
@@ -442,4 +447,4 @@ def test_a_slack_and_standard_input_run_on_the_kernel(run_cli: Any, tmp_path: Pa
             use_stdin(None)
     (rc, out, err), (rc_py, out_py, _) = results
     assert (rc, out) == (rc_py, out_py) == (0, out_py) and out.count("\n") == 2
-    assert err.splitlines()[-1] == "  engine: kernel"
+    assert err.splitlines()[-1] == f"  engine: {want}"
