@@ -32,21 +32,19 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
 from petricep.io.spec import rule_map
-from petricep.kernel import available as kernel_available
-from petricep.kernel import switched_off as kernel_switched_off
+from petricep.kernel.choice import EVENTS, Budget, Options, choose, matcher, plan_of
 from petricep.kernel.engine import Chunk, KernelEngine
-from petricep.kernel.rowengine import RowKernelEngine
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
-from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Match
+from petricep.runtime.matcher import Matcher, Reordered
 from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
-from .parts import KERNEL, PYTHON, EnginePlan, plan_engines, whole
 from .report import history_report
 from .split import SplitEngine
 
@@ -192,43 +190,6 @@ def open_checked(files: Sequence[A.PatternFile], spec: InputSpec) -> EventSource
     return source
 
 
-def kernel_choice(
-    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
-) -> tuple[str, str]:
-    """``("kernel", "covered")`` when the compiled kernel can run ``program`` over ``spec``
-    exactly as the Python engine would, ``("kernel+python", which part where)`` when it runs
-    part of it (:mod:`petricep.api.parts`), else ``("python", why not)``: decided once, when
-    the run is built (:func:`engine_plan`)."""
-    plan = engine_plan(program, tie, slack, spec, bindings)
-    return (plan.name, plan.why)
-
-
-def engine_plan(
-    program: Net | HistoryRunner, tie: str, slack: float | int | None, spec: InputSpec, bindings: bool = False
-) -> EnginePlan:
-    """Which engine runs which part of ``program`` over ``spec`` (see :func:`kernel_choice`):
-    options only the Python engine serves first, then what the kernel covers of the net."""
-    if not isinstance(program, Net):  # (a history runner's engine is chosen when it is built)
-        return whole(*program.engine_choice)
-    if slack is not None:
-        why = "a slack: events are re-ordered by the Python engine"
-    elif spec.path == "-":
-        why = "standard input: matches are written as each event arrives"
-    elif kernel_switched_off():
-        why = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
-    elif not kernel_available():
-        why = "the compiled kernel is not built"
-    else:
-        plan = plan_engines(program, tie)
-        if not bindings or (plan.name == KERNEL and not program.rows and not any(p.produces for p in program.patterns)):
-            return plan  # (bindings: the kernel's matches carry their bound events)
-        why = (
-            "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
-            "carry them only where it runs the whole net, without composite events or SQL queries"
-        )
-    return whole(PYTHON, why)
-
-
 def _with_columns(err: EventError, spec: InputSpec) -> EventError:
     """A missing column (a wrong ``--time-field``, ``--type-field``, ``--id-field``) named
     with the columns the input has, read again without the options naming columns."""
@@ -259,8 +220,8 @@ class Run:
     :class:`~petricep.errors.StateLimitError` (:func:`~petricep.runtime.memory.out_of_memory`). ``engine``: ``"kernel"`` (the default) for the
     compiled kernel where it covers the run, else the kernel for the parts it covers and
     the Python engine for the rest where their matches merge exactly, else the Python engine,
-    saying which and why in the report's ``"engine"`` (:func:`engine_plan`,
-    :mod:`petricep.api.parts`); ``"python"`` for the reference engine.
+    saying which and why in the report's ``"engine"`` (:func:`~petricep.kernel.choice.choose`,
+    :mod:`petricep.kernel.parts`); ``"python"`` for the reference engine.
     ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``):
     the kernel's matches carry them where it runs the whole net without composite events or
     SQL queries, else the run stays on the Python engine. ``source``:
@@ -291,53 +252,29 @@ class Run:
         source: EventSource | None = None,
         locate: Callable[[Event], str] | None = None,
     ) -> None:
-        self.history: HistoryRunner | None = None
-        self._pusher: Engine | KernelEngine | SplitEngine | HistoryRunner
-        self.engine: Engine | KernelEngine | SplitEngine
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
+        self.history: HistoryRunner | None = None
+        self._pusher: Matcher | SplitEngine | HistoryRunner
+        self.engine: Matcher | SplitEngine
         # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
-        asked = engine == "kernel" or not isinstance(program, Net)  # (a history runner chose when it was built)
-        plan = engine_plan(program, tie, slack, spec, bindings) if asked else whole(PYTHON, "asked for")
-        self.plan = plan
-        self.engine_choice = (plan.name, plan.why)
-        self._drain: Callable[[], list[Match]] = list
+        options = Options(tie, engine, slack=slack, stdin=spec.path == "-", bindings=EVENTS if bindings else None, split=True)
+        self.choice = choose(program, options) if isinstance(program, Net) else program.engine_choice
+        self.plan = plan_of(self.choice)
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
         # the kernel alone reads a batch's types and times from their columns, and only the
         # fields its patterns read (the reader leaves the rest unconverted: RowChecker.converted)
         self._fields_only = False
-        if isinstance(program, Net) and plan.name == KERNEL and not program.rows:
-            kernel = self.engine = self._pusher = KernelEngine(
-                program, tie=tie, max_partial_matches=max_partial_matches, with_events=bindings, max_memory=max_memory
-            )
-            self._drain = kernel.drain
-            self._columns = kernel.push_columns_iter
-            self._fields_only = not bindings  # (bound events carry every field)
-        elif isinstance(program, Net) and plan.name == KERNEL and plan.kernel_net is None:  # SQL queries alone
-            self.engine = self._pusher = RowKernelEngine(
-                program, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory
-            )
-        elif isinstance(program, Net) and plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
-            split = self.engine = self._pusher = SplitEngine(program, plan, tie, max_partial_matches, max_memory)
-            self._drain = split.drain
-            self._columns = split.push_columns
-        elif isinstance(program, Net):
-            self.engine = self._pusher = Engine(
-                program,
-                tie=tie,
-                slack=slack,
-                on_late=on_late,
-                max_partial_matches=max_partial_matches,
-                max_memory=max_memory,
-                count_marking=count_marking,
-            )
+        if isinstance(program, Net):
+            budget = Budget(max_partial_matches, max_memory, count_marking, on_late)
+            self.engine = self._pusher = self._matcher(program, options, budget)
         else:
             if slack is not None:
                 raise ConfigError("a run over an archive takes no slack (yet): archive a time-ordered stream")
             self.history = self._pusher = program
             self.engine = program.engine
-            self._drain = program.drain  # (the kernel's batch collected so far)
+        self._drain: Callable[[], list[Match]] = self._pusher.drain  # (the kernel's batch collected so far)
         self.spec = read_rules(replace(spec, ordered=slack is None), self.engine.net)
         # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
@@ -357,6 +294,22 @@ class Run:
         self._stop = False
         self._last_pos = -1
         self._current: Event | None = None  # the event being pushed (an error's location)
+
+    def _matcher(self, net: Net, options: Options, budget: Budget) -> Matcher | SplitEngine:
+        """The chooser's matcher for the run (:func:`~petricep.kernel.choice.matcher`), or the
+        split run's pair of engines; what the run feeds it (columns, or an event per row)."""
+        if self.plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
+            with_events = options.bindings is not None
+            split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory, with_events)
+            if options.slack is not None:  # (behind the reorder stage: an event at a time)
+                return Reordered(split, options.slack, budget.on_late, budget.max_memory)  # type: ignore[arg-type]
+            self._columns = split.push_columns
+            return split
+        found = matcher(self.choice, net, options, budget)
+        if isinstance(found, KernelEngine) and not options.stdin:  # (standard input: each line as it comes)
+            self._columns = found.push_columns_iter
+            self._fields_only = options.bindings is None  # (bound events carry every field)
+        return found
 
     def stop(self) -> None:
         """End the iteration after the current event (safe from a signal handler)."""
@@ -407,7 +360,9 @@ class Run:
         keep, after, seen = self.events_by_id, self.after_event, self._types.add
         columns = feed.columns
         n = 0
-        items: Iterator[Event | EventColumns] = self.source.items(as_columns=columns is not None, fields_only=self._fields_only)
+        # (SQL matches' events looked up by id, ``events_by_id``: every row an event, kept)
+        as_columns = columns is not None and keep is None
+        items: Iterator[Event | EventColumns] = self.source.items(as_columns=as_columns, fields_only=self._fields_only)
         if self._read_ahead():
             items = iter(ReadAhead(items))
         for current in items:
@@ -489,7 +444,7 @@ class Run:
             ev["processed"] = ev["read"] - ev["rejected"] - ev["late"]
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
-        report["engine"] = self.plan.report()
+        report["engine"] = self.choice.report()
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():
@@ -525,8 +480,6 @@ __all__ = [
     "Run",
     "check_columns",
     "check_read_columns",
-    "engine_plan",
-    "kernel_choice",
     "open_checked",
     "read_rules",
 ]

@@ -1,4 +1,4 @@
-"""A run split between the compiled kernel and the Python engine (:mod:`petricep.api.parts`
+"""A run split between the compiled kernel and the Python engine (:mod:`petricep.kernel.parts`
 decides which patterns each runs and when the split is exact).
 
 Both engines see every event: the kernel takes the reader's checked batches as columns
@@ -7,7 +7,7 @@ the position of the event that emitted it (the kernel says it; a Python match is
 the event pushed, or by the end of the stream) until the kernel has fired every event before
 it, then the matches of both are merged by (emitting position, SQL rows after patterns,
 pattern index in the whole net, is-timeout) -- a stable sort, each engine keeping its own
-order inside one key (only one engine has matches under a key: see :mod:`.parts` for why
+order inside one key (only one engine has matches under a key: see :mod:`petricep.kernel.parts` for why
 that is the single Python engine's order). The pattern index and timeout flag count only
 where both engines run patterns; where the Python engine runs only SQL queries, every
 pattern match of an event (of every round) comes before its rows' matches, in the kernel's
@@ -27,11 +27,10 @@ from petricep.compile.net import Net
 from petricep.errors import EvaluationError, StateLimitError
 from petricep.events import Event, EventColumns
 from petricep.kernel.engine import KernelEngine
+from petricep.kernel.parts import KERNEL, SPLIT, SPLIT_PATTERNS, EnginePlan
 from petricep.kernel.rowengine import RowKernelEngine
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
-
-from .parts import KERNEL, SPLIT, SPLIT_PATTERNS, EnginePlan
 
 END = sys.maxsize  # the emitting position of what the end of the stream emits (after every event)
 Failure = EvaluationError | StateLimitError
@@ -50,12 +49,17 @@ class SplitEngine:
         tie: str = "arrival",
         max_partial_matches: int | None = None,
         max_memory: int | None = None,
+        with_events: bool = False,
     ) -> None:
+        """``with_events``: the kernel's matches carry their bound events (``--with-events``;
+        the Python engine's always do)."""
         assert plan.name in (SPLIT, KERNEL) and plan.kernel_net is not None and plan.python_net is not None
         self.net = net
         self.plan = plan
         # (the memory budget: the kernel's arenas and the Python engine's estimate, each whole)
-        self.kernel = KernelEngine(plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)
+        self.kernel = KernelEngine(
+            plan.kernel_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory, with_events=with_events
+        )
         # the SQL queries on the kernel's row matcher where it covers them (plan.rows_on_kernel)
         engine = RowKernelEngine if plan.rows_on_kernel else Engine
         self.python = engine(plan.python_net, tie=tie, max_partial_matches=max_partial_matches, max_memory=max_memory)

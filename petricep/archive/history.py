@@ -30,14 +30,13 @@ from petricep.archive.store import Archive, Order
 from petricep.compile.history import HistorySpec, split_patterns
 from petricep.errors import ConfigError, EvaluationError, StateLimitError
 from petricep.events import Event
-from petricep.kernel import available as kernel_available
-from petricep.kernel import supports as kernel_supports
-from petricep.kernel import switched_off as kernel_switched_off
+from petricep.kernel.choice import ARCHIVE, Budget, Options, choose, matcher
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.expr import as_condition, compile_expr
+from petricep.runtime.matcher import Matcher
 
 MODES = ("llaa", "sllaa")
 GATE_CHUNK = 86400.0  # archive-first reads history a day of ranges at a time (per key)
@@ -309,7 +308,8 @@ class HistoryRunner:
     ``engine="kernel"``: the live net on the compiled kernel where it covers it (its
     matches carry their bound events for the join), else the Python engine; which one ran and
     why is :attr:`engine_choice`, fixed here (``python_why``: why, where the caller asks for
-    the Python engine). The kernel fires a batch of events at a time;
+    the Python engine; ``stdin``: the events come from standard input, and the kernel fires
+    each one as it is read). The kernel fires a batch of events at a time;
     the runner then replays the batch event by event -- archive, join, the matches each event
     emitted -- so the output is the Python engine's, in its order. Archive-first and auto
     orders decide per event whether the engine sees it, from the matches so far: they run
@@ -328,6 +328,7 @@ class HistoryRunner:
         max_partial_matches: int | None = MAX_PARTIAL_MATCHES,
         engine: str = "python",
         python_why: str = "asked for",
+        stdin: bool = False,
     ) -> None:
         plain, specs = split_patterns(list(patterns))
         if specs and tie != "arrival":
@@ -335,12 +336,11 @@ class HistoryRunner:
         net = build_net(plain, True, list(conflicts), list(queries))
         if engine not in ("python", "kernel"):
             raise ConfigError(f"engine must be 'python' or 'kernel', not {engine!r}")
-        self.engine_choice = _live_engine(net, tie, order) if engine == "kernel" else ("python", python_why)
-        self.engine: Engine | KernelEngine
-        if self.engine_choice[0] == "kernel":
-            self.engine = KernelEngine(net, tie=tie, max_partial_matches=max_partial_matches, with_events=True)
-        else:
-            self.engine = Engine(net, tie=tie, max_partial_matches=max_partial_matches)
+        # the live net on the kernel where it covers it (live-first only; no composite events,
+        # whose matches carry no events on the kernel), else the Python engine
+        options = Options(tie, engine, python_why, stdin=stdin, bindings=ARCHIVE, archive_order=order)
+        self.engine_choice = choose(net, options)
+        self.engine: Matcher = matcher(self.engine_choice, net, options, Budget(max_partial_matches))
         self.archive = archive
         self.join = HistoryJoin(specs, archive, mode, tolerance, order)
         # archive-first may hold events back from the engine only when no other pattern reads them
@@ -434,24 +434,6 @@ class HistoryRunner:
             else:
                 out.append(m)
         return out
-
-
-def _live_engine(net: Any, tie: str, order: str) -> tuple[str, str]:
-    """Which engine fires a history runner's live net, and why: the kernel where it covers
-    the net (live-first only; no composite events, whose matches carry no events on the
-    kernel), else the Python engine."""
-    if order != "live-first":
-        return ("python", f"the {order} history order admits events one by one from the matches so far")
-    if kernel_switched_off():
-        return ("python", "PETRICEP_NO_KERNEL=1 switches the compiled kernel off")
-    if not kernel_available():
-        return ("python", "the compiled kernel is not built")
-    if net.rows:
-        return ("python", "SQL queries beside ARCHIVED variables")
-    if any(p.output_type for p in net.patterns):
-        return ("python", "composite events in a run over an archive (the kernel's matches carry their events only without them)")
-    ok, why = kernel_supports(net, tie)
-    return ("kernel", "covered") if ok else ("python", why)
 
 
 __all__ = ["MODES", "HistoryJoin", "HistoryRunner", "HistoryStats"]

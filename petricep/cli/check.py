@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import IO, Any
 
-from petricep import kernel
 from petricep.api import net_of, sharing_lines, warnings_for
-from petricep.api.parts import check_lines
 from petricep.compile.net import Net, state_places
 from petricep.compile.rows import RowNet
 from petricep.errors import PatternError, raise_errors
+from petricep.kernel.choice import NOT_BUILT, SWITCHED_OFF, Options, choose, plan_of
+from petricep.kernel.parts import check_lines
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file
 
@@ -46,11 +46,12 @@ def kernel_lines(net: Net) -> list[str]:
     which parts (the others on the Python engine, each with why), or none and why (decided per
     net, under the default tie rule; a run may still fall back for its options: a slack,
     --with-events, standard input)."""
-    if kernel.switched_off():
+    choice = choose(net, Options(split=True))
+    if choice.why == SWITCHED_OFF:
         return ["kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"]
-    if not kernel.available():
+    if choice.why == NOT_BUILT:
         return ["kernel: not built (the Python engine runs every net)"]
-    return check_lines(net)
+    return check_lines(plan_of(choice))
 
 
 def read_all(paths: list[str], lang: str | None) -> list[A.PatternFile]:

@@ -219,10 +219,10 @@ def _program(args: argparse.Namespace, files: list[A.PatternFile], slack: float 
         [c for f in files for c in f.conflicts],
         [q for f in files for q in f.queries],
         args.max_partial_matches,
-        # the kernel where it covers the live net, but not for standard input or when the
-        # reference engine is asked for
-        engine="python" if args.engine == "python" or "-" in args.events else "kernel",
-        python_why="standard input: matches are written as each event arrives" if "-" in args.events else "asked for",
+        # the kernel where it covers the live net (over standard input an event at a time),
+        # unless the reference engine is asked for
+        engine="python" if args.engine == "python" else "kernel",
+        stdin="-" in args.events,
     )
 
 

@@ -11,6 +11,10 @@ Public API (for the CLI, the library API and Spark to wire in):
   engine runs; :func:`switched_off` -- whether ``PETRICEP_NO_KERNEL=1`` turns it off;
 * :func:`supports` ``(net, tie) -> (bool, reason)`` -- whether the kernel covers every shared
   net of ``net``; if not, the reason (run the Python engine then);
+* :func:`petricep.kernel.choice.choose` ``(net, options) -> Choice`` -- the one place that
+  decides which engine fires a run (every runner asks it), and
+  :func:`~petricep.kernel.choice.matcher` builds that engine (the matcher contract,
+  :mod:`petricep.runtime.matcher`);
 * :func:`lower` ``(net) -> Lowered`` -- the frozen arrays the kernel interprets;
 * :class:`KernelRun` ``(net, tie=, type_field= | event_type=, time_field=, id_field=)`` with
   ``push(table_or_batch) -> pa.Table`` of the matches that batch completed (columns
@@ -20,14 +24,14 @@ Public API (for the CLI, the library API and Spark to wire in):
   ``timeout`` struct of type and deadline, null for a match), ``flush()``, ``stats`` and
   ``live_partial_matches()``;
 * :func:`to_matches` ``(table, net) -> list[Match]`` -- the engine's match objects;
-* :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the engine's ``push`` /
-  ``flush`` interface, over checked events (``Run``'s and ``petricep run``'s default engine);
+* :class:`~petricep.kernel.engine.KernelEngine` -- the kernel behind the matcher contract
+  (``push`` / ``push_columns``, ``advance``, ``drain``, ``flush``, ``snapshot`` / ``restore``), over checked events (``Run``'s and ``petricep run``'s default engine);
   ``drain_pairs()`` fires what it collected (before a snapshot), ``collected`` counts it;
 * :mod:`petricep.kernel.snapshot` -- a KernelEngine's state as bytes, for a streaming state
   store: ``dumps(engine) -> bytes`` (an Arrow IPC stream of the kernel's arrays and the Python
-  side's values; only the live part; deterministic) and ``loads(data, net, tie="arrival",
-  max_partial_matches=None) -> KernelEngine``; another net or tie rule, truncated or damaged
-  bytes, collected events not fired or a pending error: :class:`~petricep.errors.SnapshotError`.
+  side's values; only the live part; deterministic) and ``restore(engine, data)``; another net or tie rule, truncated or damaged
+  bytes, collected events not fired or a pending error: :class:`~petricep.errors.SnapshotError`
+  (``KernelEngine.snapshot()`` / ``restore(data)`` / ``KernelEngine.restored(data, net, tie)``).
 
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
+from petricep.kernel import snapshot as state_bytes
 from petricep.kernel.batches import MatchBatches
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
@@ -629,6 +630,30 @@ class KernelEngine:
     def marking(self) -> None:
         """No marking counts on the kernel (``--stats``'s net section needs the Python engine)."""
         return None
+
+    # ------------------------------------------------------------------ the matcher contract
+
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        """Stream time reached ``(ts, pos)`` with no event of ours (``Engine.advance``): the
+        matches it releases, and those of the events collected before it."""
+        return [m for m, _ in self.tick(ts, pos) + self.drain_pairs()]
+
+    def snapshot(self) -> bytes:
+        """The state as Arrow IPC bytes (:mod:`petricep.kernel.snapshot`; ``drain`` first)."""
+        return state_bytes.dumps(self)
+
+    def restore(self, data: bytes) -> None:
+        """Put back a :meth:`snapshot` of an engine over the same net and tie rule."""
+        state_bytes.restore(self, data)
+
+    @classmethod
+    def restored(
+        cls, data: bytes, net: Net, tie: str = "arrival", max_partial_matches: int | None = None
+    ) -> KernelEngine:
+        """A fresh engine over ``net`` under ``tie`` in the state of ``data`` (a snapshot)."""
+        engine = cls(net, tie=tie, max_partial_matches=max_partial_matches)
+        engine.restore(data)
+        return engine
 
 
 NUMPY_KINDS = {"i": TAG_INT, "u": TAG_INT, "f": TAG_NUM, "b": TAG_BOOL}

@@ -19,7 +19,7 @@ encodes it as an Arrow IPC stream of one single-row record batch:
   snapshot unpickles it, so load only snapshots you wrote.
 
 The schema's metadata holds the format version, a fingerprint of the lowered net and the tie
-rule (:func:`loads` into another net raises :class:`~petricep.errors.SnapshotError`), the
+rule (:func:`restore` into another net raises :class:`~petricep.errors.SnapshotError`), the
 patterns' names and the tie rule (for that message) and a checksum of the columns' values (a
 damaged snapshot is refused, not half restored).
 
@@ -39,9 +39,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from petricep.compile.net import Net
 from petricep.errors import SnapshotError
-from petricep.kernel.engine import KernelEngine
 from petricep.kernel.lowering import Lowered
 
 FORMAT = "1"
@@ -67,8 +65,9 @@ _DTYPE_CODES = {np.dtype(d): i for i, d in enumerate(DTYPES)}
 E_LIST, E_SCALAR = len(DTYPES), len(DTYPES) + 1  # a directory entry's encoding (else: its dtype's index)
 
 
-def dumps(engine: KernelEngine) -> bytes:
-    """``engine``'s state (between batches) as Arrow IPC bytes; :func:`loads` restores it.
+def dumps(engine: Any) -> bytes:
+    """``engine``'s state (between batches) as Arrow IPC bytes; :func:`restore` puts it back
+    (``KernelEngine.restore``, ``KernelEngine.restored``).
 
     Events collected but not fired are refused (:class:`SnapshotError`): call
     ``engine.drain_pairs()`` first and keep its matches. So is a run an error stopped."""
@@ -89,17 +88,17 @@ def dumps(engine: KernelEngine) -> bytes:
     return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
 
-def loads(data: bytes, net: Net, tie: str = "arrival", max_partial_matches: int | None = None) -> KernelEngine:
-    """A fresh :class:`KernelEngine` for ``net`` under ``tie`` restored to the state
-    :func:`dumps` wrote. :class:`SnapshotError` where the bytes are not such a snapshot, are
-    truncated or damaged, or are of another net or tie rule."""
+def restore(engine: Any, data: bytes) -> None:
+    """Restore a fresh :class:`~petricep.kernel.engine.KernelEngine` (typed ``Any`` here:
+    the engine's own module imports this one) to the state :func:`dumps` wrote.
+    :class:`SnapshotError` where the bytes are not such a snapshot, are truncated or
+    damaged, or are of another net or tie rule."""
     batch = _read(data)
     meta = batch.schema.metadata or {}
-    engine = KernelEngine(net, tie=tie, max_partial_matches=max_partial_matches)
     run = engine.kernel
     if meta.get(b"fingerprint", b"").decode() != fingerprint(run.lowered, run.tie):
         theirs = (meta.get(b"patterns", b"").decode() or "?", meta.get(b"tie", b"").decode() or "?")
-        ours = (",".join(p.name for p in run.lowered.patterns), tie)
+        ours = (",".join(p.name for p in run.lowered.patterns), run.tie)
         raise SnapshotError(
             f"the snapshot is of another net or tie rule (patterns {theirs[0]} under tie {theirs[1]!r}; "
             f"this engine: patterns {ours[0]} under tie {ours[1]!r}, or the same names with other definitions)"
@@ -110,7 +109,6 @@ def loads(data: bytes, net: Net, tie: str = "arrival", max_partial_matches: int 
         engine.restore_state(_state(batch))
     except (KeyError, ValueError, TypeError, IndexError, pa.ArrowException) as e:
         raise SnapshotError(f"the snapshot is inconsistent: {e}") from None
-    return engine
 
 
 def fingerprint(lowered: Lowered, tie: str) -> str:
@@ -388,4 +386,4 @@ def _texts(col: pa.Array) -> bytes:
     return b"".join(len(part).to_bytes(8, "little") + part for part in parts)
 
 
-__all__ = ["dumps", "fingerprint", "loads"]
+__all__ = ["dumps", "fingerprint", "restore"]

@@ -20,8 +20,9 @@ from typing import Any
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.runtime import report as reporting
+from petricep.runtime import snapshot as snapshots
 from petricep.runtime.build import MAX_PARTIAL_MATCHES, TIE_RULES, check_budget, check_program, check_spill
 from petricep.runtime.compiled import Compiled
 from petricep.runtime.counters import MarkingCounters
@@ -242,6 +243,29 @@ class Engine:
         for e in events:
             yield from self.push(e)
         yield from self.flush()
+
+    # ------------------------------------------------------------------ the matcher contract
+
+    def push_columns(self, cols: EventColumns) -> list[Match]:
+        """A batch given as columns (:class:`~petricep.runtime.matcher.Matcher`): its events
+        pushed one by one; the matches of all of them."""
+        out: list[Match] = []
+        for e in cols.events():
+            out += self.push(e)
+        return out
+
+    def drain(self) -> list[Match]:
+        """Nothing to fire: this engine fires each event as it is pushed (the contract's
+        ``drain``, for matchers that collect a batch first)."""
+        return []
+
+    def snapshot(self) -> bytes:
+        """The run state as Arrow IPC bytes (:mod:`petricep.runtime.snapshot`; never pickle)."""
+        return snapshots.dumps(self)
+
+    def restore(self, data: bytes) -> None:
+        """Put back a :meth:`snapshot` of an engine over the same net and options."""
+        snapshots.restore(self, data)
 
     def extend(self, net: Net) -> None:
         """Run the patterns ``net`` adds to this engine's net (see

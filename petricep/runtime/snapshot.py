@@ -16,7 +16,7 @@ single-row record batch, the kind of format the kernel's snapshots use
   never written: a shared net by its index, a role by (net, place, position).
 
 The schema's metadata holds a magic marker, the format version, a fingerprint of the net and
-the tie rule (:func:`loads` with another net raises :class:`~petricep.errors.SnapshotError`)
+the tie rule (:func:`restore` with another net raises :class:`~petricep.errors.SnapshotError`)
 and a checksum of the columns (a damaged snapshot is refused, not half restored). The same
 state gives the same bytes, and so does the state a snapshot restored.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -38,7 +38,6 @@ from petricep.compile.net import Net
 from petricep.errors import SnapshotError
 from petricep.events import Event
 from petricep.runtime.compiled import Compiled
-from petricep.runtime.engine import Engine
 from petricep.runtime.limits import Quota
 from petricep.runtime.state import Partition, RunState, RunStats, Token
 
@@ -72,9 +71,17 @@ SCHEMA = pa.schema([
 ])
 
 
-def dumps(engine: Engine) -> bytes:
-    """``engine``'s run state (between two pushes) as Arrow IPC bytes; :func:`loads`
-    restores it. The same state always gives the same bytes."""
+class _Holder(Protocol):
+    """What holds a run: the compiled side and the run state (the :class:`Engine`; named by
+    its shape so that the engine can import this module)."""
+
+    compiled: Compiled
+    state: RunState
+
+
+def dumps(engine: _Holder) -> bytes:
+    """``engine``'s run state (between two pushes) as Arrow IPC bytes; :func:`restore`
+    puts it back. The same state always gives the same bytes."""
     c = engine.compiled
     _check_supported(c)
     writer = _Writer(c)
@@ -95,13 +102,12 @@ def dumps(engine: Engine) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def loads(data: bytes, net: Net, **options: Any) -> Engine:
-    """An :class:`Engine` over ``net`` (``options``: the engine's, as for the run that wrote
-    the snapshot) holding the run state :func:`dumps` wrote: pushing the rest of the stream
-    gives what the uninterrupted run gives. :class:`SnapshotError` where the bytes are not
-    such a snapshot, are damaged, or were written for another net or tie rule."""
+def restore(engine: _Holder, data: bytes) -> None:
+    """Put the run state :func:`dumps` wrote into ``engine``, a fresh engine over the same net
+    (and options) as the run that wrote it: pushing the rest of the stream then gives what the
+    uninterrupted run gives. :class:`SnapshotError` where the bytes are not such a snapshot,
+    are damaged, or were written for another net or tie rule."""
     batch = _read(data)
-    engine = Engine(net, **options)
     c = engine.compiled
     _check_supported(c)
     meta = batch.schema.metadata or {}
@@ -117,7 +123,6 @@ def loads(data: bytes, net: Net, **options: Any) -> Engine:
         engine.state = _Reader(c, engine.state, columns).decode()
     except (IndexError, KeyError, TypeError, ValueError, AttributeError) as e:
         raise SnapshotError(f"the snapshot is inconsistent: {type(e).__name__}: {e}") from None
-    return engine
 
 
 def fingerprint(net: Net, tie: str) -> str:
@@ -372,4 +377,4 @@ def _parts(batch: pa.RecordBatch) -> Iterator[bytes]:
             yield values.to_numpy(zero_copy_only=False).tobytes()
 
 
-__all__ = ["dumps", "fingerprint", "loads"]
+__all__ = ["dumps", "fingerprint", "restore"]

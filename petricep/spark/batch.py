@@ -48,7 +48,7 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import GroupRunner, StreamClock, engine_report, group_engine, group_runner, kernel_fields
+from .partition import GroupRunner, StreamClock, engine_report, group_choice, group_runner, kernel_fields
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
 from .session import configure, require_spark
@@ -277,7 +277,7 @@ class BatchRun:
         # which engine fires each group (as this driver sees it: an executor without the
         # built kernel runs the Python engine), for the summary and --stats
         self.engine = engine_report(
-            [(g, group_engine(net, g, tie, bindings=not joined.isdisjoint(g.patterns))) for g in self.plan.groups]
+            [(g, group_choice(net, g, tie, bindings=not joined.isdisjoint(g.patterns))) for g in self.plan.groups]
         )
 
     def bucket_labels(self, partitions: int | None = None) -> tuple[tuple[str, ...], ...]:

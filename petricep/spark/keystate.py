@@ -6,8 +6,9 @@ the RocksDB state store. Which engine a new bucket runs is decided once per grou
 driver (:func:`engine_choices`): the compiled
 kernel where it covers the group's net exactly and the executor has it built (its state
 is then the kernel's arrays as an Arrow IPC stream, :mod:`petricep.kernel.snapshot`),
-else the Python engine (a pickled snapshot, :mod:`petricep.spark.snapshot`, after a marker
-and a digest of the net and tie rule). A snapshot says which it is by its first bytes (an
+else the Python engine (its snapshot, an Arrow IPC stream as well,
+:mod:`petricep.runtime.snapshot`, after a marker and a digest of the net and tie rule; no
+pickle is ever loaded from a checkpoint). A snapshot says which it is by its first bytes (an
 Arrow IPC stream starts with a continuation marker), so a bucket restores into the engine
 that wrote it even when the query restarts on an executor or a petricep that decides
 otherwise. Refused with a message saying why: a kernel snapshot where the kernel is not
@@ -26,37 +27,37 @@ import pickle
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.kernel import available as kernel_available
-from petricep.kernel import snapshot as kernel_snapshot
+from petricep.kernel.choice import Budget, Choice, choose, matcher
 from petricep.kernel.engine import KernelEngine
 from petricep.runtime.engine import Engine, Match
 
-from . import snapshot
-from .partition import engine_net, group_engine
+from .partition import engine_net, group_choice, group_options
 from .plan import Group, Plan
 
 CLOCK = -1  # the emitting position of matches the stream clock released (not an event)
 _IPC_MARKER = b"\xff\xff\xff\xff"
-_PY_MARKER = b"petricep.engine/1"  # then the net's digest (16 bytes), then the pickled state
+_PY_MARKER = b"petricep.engine/2"  # then the net's digest (16 bytes), then the engine's snapshot
 
 
-def engine_choices(net: Net, plan: Plan, tie: str) -> list[tuple[Group, tuple[str, str]]]:
+def engine_choices(net: Net, plan: Plan, tie: str) -> list[tuple[Group, Choice]]:
     """Each group with the engine its keys run and why (decided at the driver, once)."""
-    return [(g, group_engine(net, g, tie)) for g in plan.groups]
+    return [(g, group_choice(net, g, tie)) for g in plan.groups]
 
 
-def kernel_groups(choices: Sequence[tuple[Group, tuple[str, str]]]) -> frozenset[int]:
+def kernel_groups(choices: Sequence[tuple[Group, Choice]]) -> frozenset[int]:
     """The groups whose keys run on the compiled kernel, of :func:`engine_choices`."""
-    return frozenset(g.index for g, (name, _) in choices if name == "kernel")
+    return frozenset(g.index for g, c in choices if c.kernel)
 
 
 def is_kernel_state(data: bytes) -> bool:
-    """Whether a stored snapshot is the kernel's (an Arrow IPC stream), not a pickle."""
+    """Whether a stored snapshot is the kernel's (an Arrow IPC stream without a marker)."""
     return data[:4] == _IPC_MARKER
 
 
@@ -78,7 +79,7 @@ _digests: dict[tuple[int, str], tuple[Net, bytes]] = {}
 
 
 def python_state(data: bytes, net: Net, tie: str) -> bytes:
-    """The pickled engine state inside a Python key's snapshot, checked to be ``net``'s."""
+    """The engine state inside a Python key's snapshot, checked to be ``net``'s."""
     if not data.startswith(_PY_MARKER):
         raise ConfigError(
             "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
@@ -148,7 +149,7 @@ class PythonKeyEngine(KeyEngine):
         return self.engine.flush()
 
     def dumps(self) -> bytes:
-        return _PY_MARKER + net_digest(self.engine.net, self.tie) + snapshot.dumps(self.engine)
+        return _PY_MARKER + net_digest(self.engine.net, self.tie) + self.engine.snapshot()
 
     def last_pos(self) -> int:
         last = self.engine.state.last_input
@@ -177,7 +178,7 @@ class KernelKeyEngine(KeyEngine):
         return [m for m, _ in self.kernel.flush_pairs()]
 
     def dumps(self) -> bytes:
-        return kernel_snapshot.dumps(self.kernel)
+        return self.kernel.snapshot()
 
     def last_pos(self) -> int:
         return self.kernel.last_position
@@ -223,18 +224,24 @@ class EngineCache:
         """A key engine of ``group`` from its snapshot (None: a new key)."""
         own = engine_net(self.net, self.plan.groups[group])  # the group's own patterns
         if stored is None:  # a new key: the kernel where the driver chose it and it is built here
-            if group in self.kernel and kernel_available():
-                return KernelKeyEngine(KernelEngine(own, tie=self.tie))
-            return PythonKeyEngine(Engine(own, self.tie), self.tie)
+            options = replace(group_options(self.tie), engine="kernel" if group in self.kernel else "python")
+            choice = choose(own, options)  # (the kernel's keys had no budget of partial matches, the engine's its default)
+            found = matcher(choice, own, options, Budget(None) if choice.kernel else Budget())
+            if isinstance(found, KernelEngine):
+                return KernelKeyEngine(found)
+            assert isinstance(found, Engine)
+            return PythonKeyEngine(found, self.tie)
         if not is_kernel_state(stored):
-            return PythonKeyEngine(snapshot.loads(python_state(stored, own, self.tie), own, self.tie), self.tie)
+            engine = Engine(own, self.tie)
+            engine.restore(python_state(stored, own, self.tie))
+            return PythonKeyEngine(engine, self.tie)
         if not kernel_available():
             raise ConfigError(
                 "this key's state was saved by the compiled kernel, which is not built here: "
                 "install petricep with a C compiler on every executor (or restart the query "
                 "from a new checkpoint)"
             )
-        return KernelKeyEngine(kernel_snapshot.loads(stored, own, self.tie))
+        return KernelKeyEngine(KernelEngine.restored(stored, own, self.tie))
 
     def put(self, key: tuple[int, int], token: int, engine: KeyEngine) -> None:
         if self.size <= 0:

@@ -44,9 +44,8 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns, TypeColumn
-from petricep.kernel import available as kernel_available
 from petricep.kernel import lower as kernel_lower
-from petricep.kernel import supports as kernel_supports
+from petricep.kernel.choice import GROUP_ARCHIVE, Budget, Choice, Options, choose, matcher
 from petricep.kernel.engine import TICK, KernelEngine, Placed
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.merge import sub_net
@@ -176,9 +175,14 @@ class GroupRunner:
     order). ``push`` the events in position order, then ``finish``. Every method
     returns ``(match, emission position)`` pairs of the group's own patterns."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: bool = True) -> None:
-        """``engine=False``: a subclass fires the events itself (no Python engine is built)."""
-        if engine:
+    def __init__(
+        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: Engine | bool = True
+    ) -> None:
+        """``engine``: the chooser's Python engine (:func:`group_runner`), or True to build one;
+        ``engine=False``: a subclass fires the events itself (no Python engine is built)."""
+        if isinstance(engine, Engine):
+            self.engine = engine
+        elif engine:
             self.engine = Engine(engine_net(net, group), tie=tie)
         self.group = group
         self.clock = clock
@@ -272,8 +276,12 @@ class KernelGroupRunner(GroupRunner):
     kernel in position order and fire a batch at a time; the kernel records the position at
     which each match came out, so the pairs are the Python engine's."""
 
-    def __init__(self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False) -> None:
-        self.kernel = KernelEngine(
+    def __init__(
+        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False,
+        kernel: KernelEngine | None = None,
+    ) -> None:
+        """``kernel``: the chooser's (:func:`group_runner`), else one built here."""
+        self.kernel = kernel or KernelEngine(
             engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES, with_events=bindings
         )
         super().__init__(net, group, clock, tie, engine=False)
@@ -550,7 +558,7 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
     so the parse and firing stages agree wherever they run; an executor without the built
     kernel runs the Python engine on the same attributes, which are all its net reads."""
     mine = engine_net(net, group)
-    if not _kernel_runs(mine, tie)[0]:
+    if not group_choice(net, group, tie, here=False).kernel:
         return None
     lowered = kernel_lower(mine)
     pseudo = {TS_ATTR, ID_ATTR}
@@ -558,41 +566,41 @@ def kernel_fields(net: Net, group: Group, tie: str = "arrival") -> tuple[str, ..
     return tuple(a for a in dict.fromkeys(read) if a not in pseudo)
 
 
-def group_engine(net: Net, group: Group, tie: str = "arrival", bindings: bool = False) -> tuple[str, str]:
-    """``("kernel", "covered")`` where the compiled kernel runs the group's net exactly, else
-    ``("python", why)``. ``bindings``: the caller needs the matches' bound events (a history
-    join): the kernel's matches carry them where no pattern of the group emits composite events."""
-    if bindings and any(p.produces for p in engine_net(net, group).patterns):
-        return ("python", "its matches join the archive, which needs their bound events (not with composite events)")
-    if not kernel_available():
-        return ("python", "the compiled kernel is not built")
-    ok, why = _kernel_runs(engine_net(net, group), tie)
-    return ("kernel", why) if ok else ("python", why)
+STREAM_ROWS = "SQL MATCH_RECOGNIZE queries (a streaming run keeps them on the Python engine)"
 
 
-def _kernel_runs(net: Net, tie: str) -> tuple[bool, str]:
-    """Whether a group's engine is the kernel's (:class:`KernelEngine`, patterns only): a
-    streaming run keeps SQL queries on the Python engine (its state store pickles them)."""
-    if net.rows:
-        return (False, "SQL MATCH_RECOGNIZE queries (a streaming run keeps them on the Python engine)")
-    return kernel_supports(net, tie)
+def group_choice(net: Net, group: Group, tie: str = "arrival", bindings: bool = False, here: bool = True) -> Choice:
+    """The chooser's engine for a group's net (:func:`~petricep.kernel.choice.choose`): the
+    kernel where it runs it exactly, SQL queries on the Python engine (a streaming run's
+    state store pickles them). ``bindings``: the matches join the archive, which needs their
+    bound events. ``here=False``: from the net alone, not whether this process built the
+    kernel (what the parse and firing stages agree on wherever they run)."""
+    return choose(engine_net(net, group), group_options(tie, bindings, here))
+
+
+def group_options(tie: str, bindings: bool = False, here: bool = True) -> Options:
+    """What a group's engine is chosen and built with (:func:`group_choice`)."""
+    return Options(tie, bindings=GROUP_ARCHIVE if bindings else None, rows_why=STREAM_ROWS, anywhere=not here)
 
 
 def group_runner(
     net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False
 ) -> GroupRunner:
     """The group's runner: on the compiled kernel where it covers the group's net exactly,
-    else on the Python engine (decided once per group and task, :func:`group_engine`)."""
-    if group_engine(net, group, tie, bindings)[0] == "kernel":
-        return KernelGroupRunner(net, group, clock, tie, bindings)
-    return GroupRunner(net, group, clock, tie)
+    else on the Python engine (decided once per group and task, :func:`group_choice`)."""
+    own = engine_net(net, group)
+    found = matcher(group_choice(net, group, tie, bindings), own, group_options(tie, bindings), Budget(MAX_PARTIAL_MATCHES))
+    if isinstance(found, KernelEngine):
+        return KernelGroupRunner(net, group, clock, tie, bindings, kernel=found)
+    assert isinstance(found, Engine)
+    return GroupRunner(net, group, clock, tie, engine=found)
 
 
-def engine_report(choices: Sequence[tuple[Group, tuple[str, str]]]) -> dict[str, Any]:
+def engine_report(choices: Sequence[tuple[Group, Choice]]) -> dict[str, Any]:
     """Which engine fires the groups of a distributed run, for its summary and ``--stats``:
     ``name`` ``kernel`` (every group), ``python`` (none) or ``mixed``; ``why`` the reasons of
     the groups on the Python engine; ``groups`` each group's patterns, engine and reason."""
-    groups = [{"patterns": list(g.patterns), "name": name, "why": why} for g, (name, why) in choices]
+    groups = [{"patterns": list(g.patterns), "name": c.engine, "why": c.why} for g, c in choices]
     names = {g["name"] for g in groups}
     name = names.pop() if len(names) == 1 else "mixed" if names else "kernel"
     why = "; ".join(

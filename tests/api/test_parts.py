@@ -1,4 +1,4 @@
-"""Which engine runs which part of a net (``petricep.api.parts``), as ``Run``, ``petricep
+"""Which engine runs which part of a net (``petricep.kernel.parts``), as ``Run``, ``petricep
 run`` (its summary and ``--stats``) and ``petricep check`` say it; a split run's output is
 ``--engine python``'s, byte for byte, with the same accounting."""
 
@@ -123,12 +123,21 @@ def test_run_splits_and_iterates_matches_as_the_python_engine(files: dict[str, P
     assert python.report()["events"]["read"] == 6000
 
 
+def test_a_split_run_with_a_slack_is_the_python_engines(files: dict[str, Path]) -> None:
+    """A slack puts the reorder stage in front of the split run (its kernel and Python
+    parts): the matches and the accounting are ``engine="python"``'s."""
+    net = net_of(load_patterns([files["pcep"], files["sql"]]))
+    spec = InputSpec(str(files["csv"]), type_field="type", time_field="ts", id_field="id")
+    python = Run(net, spec, engine="python", slack=2)
+    run = Run(net, spec, slack=2)
+    assert [m.to_dict() for m in run] == [m.to_dict() for m in python]
+    assert run.report()["engine"] == ENGINE
+    assert run.report()["events"] == python.report()["events"]
+
+
 @pytest.mark.parametrize(
     ("options", "why"),
     [
-        ({"slack": 2}, "a slack: events are re-ordered by the Python engine"),
-        ({"bindings": True}, "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's "
-                             "matches carry them only where it runs the whole net, without composite events or SQL queries"),
         ({"engine": "python"}, "asked for"),
     ],
 )
@@ -148,3 +157,19 @@ def test_one_engine_keeps_its_wording(files: dict[str, Path], tmp_path: Path) ->
     spec = InputSpec(str(files["csv"]), type_field="type", time_field="ts", id_field="id")
     net = net_of(load_patterns([lone, files["sql"]]))
     assert Run(net, spec).report()["engine"] == {"name": "python", "why": KN_WHY}
+
+
+@pytest.mark.parametrize("which", [("pcep", "sql"), ("sql",)])
+def test_with_events_runs_a_net_with_sql_queries_on_the_kernel(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str], which: tuple[str, ...]
+) -> None:
+    """``--with-events`` beside SQL queries: the split run's kernel part binds its events
+    (``KernelEngine(with_events=True)``), the queries' events are looked up by id; the match
+    file is ``--engine python``'s byte for byte, and the summary names the kernel."""
+    opts = ["--events", str(files["csv"]), "--type-field", "type", "--time-field", "ts", "--id-field", "id", "--with-events"]
+    paths = [str(files[w]) for w in which]
+    rc, out, err = run_cli(capsys, "run", *paths, *opts)
+    rc_py, out_py, _ = run_cli(capsys, "run", *paths, *opts, "--engine", "python")
+    assert (rc, out) == (rc_py, out_py) and rc == 0 and '"events": {' in out
+    engine = [line for line in err.splitlines() if line.startswith("  engine: ")]
+    assert engine == (["  engine: kernel"] if which == ("sql",) else [f"  engine: kernel+python ({ENGINE['why']})"])

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from petricep import kernel
 from petricep.api import compile_text, net_of
-from petricep.api.parts import KERNEL, PYTHON, SPLIT, SPLIT_PATTERNS, SPLIT_ROWS, plan_engines
 from petricep.api.split import SplitEngine
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, PetricepError, StateLimitError
 from petricep.events import Event, EventColumns
+from petricep.kernel.parts import KERNEL, PYTHON, SPLIT, SPLIT_PATTERNS, SPLIT_ROWS, plan_engines
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_text
 from petricep.lang.sql import parse_sql
@@ -286,7 +286,7 @@ def test_sql_query_and_patterns_in_one_run() -> None:
     assert same_as_python(net, events, "arrival", [50, 1000]) == KERNEL
     refused = "SQL query 'q': refused for this test"
     with pytest.MonkeyPatch.context() as mp:  # (the row matcher covers every query otherwise)
-        mp.setattr("petricep.api.parts.rows_refusal", lambda net, tie="arrival": refused if net.rows else None)
+        mp.setattr("petricep.kernel.parts.rows_refusal", lambda net, tie="arrival": refused if net.rows else None)
         mp.setattr("petricep.kernel.lowering.rows_refusal", lambda net, tie="arrival": refused if net.rows else None)
         plan = plan_engines(net)
         assert plan.name == SPLIT and plan.mode == SPLIT_ROWS and not plan.rows_on_kernel

@@ -36,7 +36,7 @@ SETTINGS = settings(
 def outputs(pats: list[A.Pattern], path: str, live: list[Event], engine: str, **options: Any) -> tuple[list[Any], str]:
     runner = HistoryRunner(pats, Archive(path), engine=engine, **options)
     got = [m.to_dict() for m in runner.run([Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in live])]
-    return got, runner.engine_choice[0]
+    return got, runner.engine_choice.engine
 
 
 @SETTINGS
@@ -80,14 +80,14 @@ def test_an_error_ends_the_run_after_the_same_matches(condition: str) -> None:
 ])
 def test_where_the_python_engine_runs_it_says_why(options: dict[str, Any], why: str) -> None:
     runner = HistoryRunner(parse_text(SPEED).patterns, Archive(archive_of([])), **({"engine": "kernel"} | options))
-    assert runner.engine_choice == ("python", why)
+    assert (runner.engine_choice.engine, runner.engine_choice.why) == ("python", why)
 
 
 def test_composite_events_stay_on_the_python_engine() -> None:
     text = SPEED + "PATTERN r: SEQ(S a, S b) RETURN T(v = a.speed)\n"
     runner = HistoryRunner(parse_text(text).patterns, Archive(archive_of([])), engine="kernel")
     why = "composite events in a run over an archive (the kernel's matches carry their events only without them)"
-    assert runner.engine_choice == ("python", why)
+    assert (runner.engine_choice.engine, runner.engine_choice.why) == ("python", why)
 
 
 def test_the_archive_net_of_nets_runs_its_live_part_on_the_kernel() -> None:

@@ -378,8 +378,8 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
 @pytest.mark.parametrize(("text", "engine"), [
     (RISE, "  engine: kernel"),
     (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: python (the matches' bound events are asked for "
-     "(--with-events, Match.bindings()): the kernel's matches carry them only where it runs the whole net, without "
-     "composite events or SQL queries)"),
+     "(--with-events, Match.bindings()): the kernel's matches carry them only in a net without composite events "
+     "(RETURN, ON TIMEOUT))"),
 ])
 def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
     run_cli: Any, tmp_path: Path, text: str, engine: str
@@ -423,18 +423,16 @@ def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, t
     assert err.splitlines()[-1] == "  engine: python (standard input: matches are written as each event arrives)"
 
 
-@pytest.mark.parametrize(
-    ("extra", "why"),
-    [
-        (["--slack", "2"], "a slack: events are re-ordered by the Python engine"),
-        (["--events", "-", "--format", "csv"], "standard input: matches are written as each event arrives"),
-    ],
-)
-def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
-    run_cli: Any, tmp_path: Path, extra: list[str], why: str
+@pytest.mark.parametrize(("extra", "want"), [
+    (["--slack", "2"], "kernel"),
+    (["--events", "-", "--format", "csv"], "python (standard input: matches are written as each event arrives)"),
+])
+def test_a_slack_runs_on_the_kernel_and_standard_input_on_the_python_engine(
+    run_cli: Any, tmp_path: Path, extra: list[str], want: str
 ) -> None:
-    """Options the kernel does not serve run the default ``run`` on the Python engine, with
-    the matches of ``--engine python`` and the reason on the summary's last line."""
+    """A slack (the kernel behind a reorder stage) runs the default ``run`` on the kernel,
+    standard input on the Python engine, each with the matches of ``--engine python``; the
+    summary's last line says which."""
     pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
     pf.write_text(RISE)
     ev.write_text(RISE_EVENTS)
@@ -449,4 +447,4 @@ def test_the_default_run_falls_back_for_what_only_the_python_engine_does(
             use_stdin(None)
     (rc, out, err), (rc_py, out_py, _) = results
     assert (rc, out) == (rc_py, out_py) == (0, out_py) and out.count("\n") == 2
-    assert err.splitlines()[-1] == f"  engine: python ({why})"
+    assert err.splitlines()[-1] == f"  engine: {want}"

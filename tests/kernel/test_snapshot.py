@@ -22,13 +22,15 @@ from petricep.errors import ConfigError, PetricepError, SnapshotError, StateLimi
 from petricep.events import Event, EventColumns
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
-from petricep.kernel.snapshot import dumps, loads
+from petricep.kernel.snapshot import dumps
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from tests.kernel.compare import ev, fresh
 from tests.kernel.test_composite import producer_and_consumer
 from tests.kernel.test_kleene_outputs import beside
 from tests.strategies import pattern_text, patterns, streams
+
+loads = KernelEngine.restored  # (the matcher contract's restore, into a fresh engine)
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("PETRICEP_SNAPSHOT_EXAMPLES", "25")),

@@ -19,8 +19,8 @@ from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.spark import keystate, snapshot
-from petricep.spark.partition import engine_line, engine_report, group_engine
+from petricep.spark import keystate
+from petricep.spark.partition import engine_line, engine_report, group_choice
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
 from tests.spark.streamsim import simulate
@@ -73,7 +73,7 @@ def test_a_rich_net_streams_on_the_kernel(tie: str) -> None:
     net = build_net([p.source for p in compile_text(RICH).patterns])
     plan, _ = streaming_plan(make_plan(net))
     assert keystate.kernel_groups(keystate.engine_choices(net, plan, tie)) == {0, 1, 2, 3, 4, 5}
-    assert engine_line(engine_report([(g, group_engine(net, g, tie)) for g in plan.groups])) == "engine: kernel"
+    assert engine_line(engine_report([(g, group_choice(net, g, tie)) for g in plan.groups])) == "engine: kernel"
     events = random_stream(400, seed=21)
     cuts = list(range(60, 400, 60))
     kernel = simulate(net, events, tie, cuts, kernel=True)
@@ -127,7 +127,8 @@ def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused()
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
         (keystate.EngineCache(net, plan, "strict", frozenset()), data,
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
-        (keystate.EngineCache(net, plan, "arrival", frozenset()), snapshot.dumps(engine.engine),  # (a bare pickle)
+        (keystate.EngineCache(net, plan, "arrival", frozenset()),  # (an earlier petricep's pickled state)
+         b"petricep.engine/1" + keystate.net_digest(net, "arrival") + b"\x80\x05N.",
          "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
          "restart the query from a new checkpoint"),
     ]  # fmt: skip

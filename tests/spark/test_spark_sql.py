@@ -59,13 +59,13 @@ def test_a_query_engine_snapshot_keeps_its_open_searches() -> None:
     """The state store round trip: closures are rebuilt, partial matches kept."""
     from petricep.events import Event
     from petricep.runtime.engine import Engine
-    from petricep.spark import snapshot
 
     net = compile_sql("T MATCH_RECOGNIZE (PARTITION BY k MEASURES LAST(B.x) AS top PATTERN (A B+) DEFINE B AS B.x > PREV(B.x)) m")
     engine = Engine(net)
     for i, x in enumerate([1, 2, 3]):
         assert engine.push(Event("T", i, i, None, {"k": 1, "x": x})) == []
-    restored = snapshot.loads(snapshot.dumps(engine), net, "arrival")
+    restored = Engine(net)
+    restored.restore(engine.snapshot())
     assert [m.to_dict() for m in restored.push(Event("T", 3, 3, None, {"k": 1, "x": 0}))] == [
         {"pattern": "m", "ids": {"A": 0, "B": [1, 2]}, "start": 0, "end": 2, "attrs": {"k": 1, "top": 3}}
     ]

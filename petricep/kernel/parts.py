@@ -1,6 +1,6 @@
 """Which embedded engine runs which part of a net: the compiled kernel where it covers a part,
 the Python engine for the rest (``petricep run``, :class:`~petricep.api.runner.Run`,
-``petricep check``).
+``petricep check``), asked by :func:`petricep.kernel.choice.choose`.
 
 A net the kernel covers whole runs on it; otherwise its patterns are split into the
 components :func:`~petricep.merge.connected_patterns` gives (a pattern that reads another's
@@ -9,7 +9,7 @@ there do its matches come out right), joined where they share a net of the merge
 shared net runs whole on one engine: the order of its patterns' matches at one event is its
 own, :func:`_components`). Components the kernel covers run on one kernel (the
 sub-net of their patterns, :func:`~petricep.merge.sub_net`), the others and the SQL queries on
-one Python engine; both see every event (:mod:`petricep.api.split` merges their matches). The
+one Python engine; both see every event (``petricep.api.split`` merges their matches). The
 SQL queries run on the kernel's row matcher inside that engine where the kernel covers them
 all (:func:`~petricep.kernel.rowlowering.rows_refusal`; ``rows_on_kernel``): a net the kernel
 covers whole with queries and patterns is such a split, named ``kernel``.
@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from petricep.compile.net import Net, PatternNet
-from petricep.kernel import supports as kernel_supports
-from petricep.kernel.rowlowering import rows_refusal
 from petricep.merge import connected_patterns, sub_net
+
+from .lowering import supports as kernel_supports
+from .rowlowering import rows_refusal
 
 KERNEL, PYTHON, SPLIT = "kernel", "python", "kernel+python"
 SPLIT_ROWS, SPLIT_PATTERNS = "rows", "patterns"  # what the Python engine of a split run holds
@@ -213,11 +214,10 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
-def check_lines(net: Net, tie: str = "arrival") -> list[str]:
-    """``petricep check``'s lines on the kernel (under ``tie``): whether ``run`` fires the net
-    on it, all of it or which parts (a run may still fall back whole for its options: a
-    slack, --with-events, standard input)."""
-    plan = plan_engines(net, tie)
+def check_lines(plan: EnginePlan) -> list[str]:
+    """``petricep check``'s lines on the kernel for the chooser's ``plan`` of a net: whether
+    ``run`` fires the net on it, all of it or which parts (a run may still fall back whole
+    for its options)."""
     if plan.name == KERNEL:
         return ["kernel: covers this net (run fires it on the kernel)"]
     if plan.name == PYTHON:

@@ -1,0 +1,175 @@
+"""The one place that decides which engine fires a net: :func:`choose`.
+
+Every runner asks here -- ``Run`` (``petricep run``, the library), the history runner's live
+net, a Spark group's key engines (batch and streaming), ``petricep check`` -- and reports the
+:class:`Choice` it gets: the engine's name and why. The compiled kernel runs wherever it
+covers the net exactly (:func:`~petricep.kernel.lowering.supports`) and the run's options
+let it; a run may split a net between the kernel and the Python engine where the merged
+matches are provably the single engine's (:mod:`petricep.kernel.parts`, ``Options.split``);
+else the Python engine, the reference, runs the whole net. Deciding here once, from the net
+and the options alone, keeps every runner's answer (and its wording) the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from petricep.compile.net import Net
+from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine
+from petricep.runtime.matcher import Matcher, Reordered
+from petricep.runtime.ordering import LateHandler
+
+from . import available, supports, switched_off
+from .engine import BATCH, KernelEngine
+from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
+from .rowengine import RowKernelEngine
+
+STDIN_WHY = "standard input: matches are written as each event arrives"
+# events the kernel fires at a time over standard input: each line's matches leave as it is read
+STDIN_BATCH = 1
+SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
+NOT_BUILT = "the compiled kernel is not built"
+# why bound events keep a net off the kernel, by who needs them (Options.bindings)
+EVENTS, ARCHIVE, GROUP_ARCHIVE = "events", "archive", "group-archive"
+_BINDINGS_WHY = {
+    EVENTS: (
+        "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
+        "carry them only in a net without composite events (RETURN, ON TIMEOUT)"
+    ),
+    ARCHIVE: "composite events in a run over an archive (the kernel's matches carry their events only without them)",
+    GROUP_ARCHIVE: "its matches join the archive, which needs their bound events (not with composite events)",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a run asks of its engine, as far as the choice goes.
+
+    ``engine``: ``"kernel"`` (the kernel where it covers the run) or ``"python"`` (the
+    reference, ``python_why`` said for it). ``slack``: the run re-orders events (the
+    kernel behind a reorder stage, :class:`~petricep.runtime.matcher.Reordered`);
+    ``stdin``: it reads standard input (the Python engine: each line's matches leave as it
+    is read; the kernel an event at a time is 90 times slower, small batches are still to do). ``bindings``: who needs the matches' bound events (None: nobody;
+    :data:`EVENTS`, :data:`ARCHIVE`, :data:`GROUP_ARCHIVE`). ``archive_order``: a history
+    runner's live net, and its history order. ``rows_why``: why SQL queries keep the net off
+    the kernel for this runner (None: the kernel's row matcher may run them). ``split``: the
+    runner can run a net split between both engines (``Run``). ``anywhere``: decide from
+    the net alone, not from whether this process has the kernel (a distributed run's stages
+    agree on the net's layout wherever they run)."""
+
+    tie: str = "arrival"
+    engine: str = "kernel"
+    python_why: str = "asked for"
+    slack: float | int | None = None
+    stdin: bool = False
+    bindings: str | None = None
+    archive_order: str | None = None
+    rows_why: str | None = None
+    split: bool = False
+    anywhere: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The engine that fires a net (``kernel``, ``python``, or ``kernel+python`` for a split
+    run whose parts ``plan`` holds) and why (``covered`` on the kernel)."""
+
+    engine: str
+    why: str
+    plan: EnginePlan | None = None
+
+    @property
+    def kernel(self) -> bool:
+        """Whether the kernel fires the whole net."""
+        return self.engine == KERNEL
+
+    def report(self) -> dict[str, Any]:
+        """The run report's ``"engine"`` entry (a split run's with its ``parts``)."""
+        return self.plan.report() if self.plan is not None else {"name": self.engine, "why": self.why}
+
+
+def choose(net: Net, options: Options = Options()) -> Choice:
+    """Which engine fires ``net`` under ``options`` (see the module docstring): what only
+    the Python engine serves first, then whether the kernel is there, then what it covers."""
+    refusal = _refusal(net, options)
+    if refusal is not None:
+        return Choice(PYTHON, refusal)
+    if not options.split:
+        ok, why = supports(net, options.tie)
+        return Choice(KERNEL, "covered") if ok else Choice(PYTHON, why)
+    plan = plan_engines(net, options.tie)
+    if options.stdin and plan.kernel_net is not None:
+        return Choice(PYTHON, "standard input: a run split between engines fires the kernel's part in batches")
+    return Choice(plan.name, plan.why, plan)
+
+
+def plan_of(choice: Choice) -> EnginePlan:
+    """The parts of a chosen run: the split's plan, or one engine for the whole net."""
+    return choice.plan if choice.plan is not None else EnginePlan(choice.engine, choice.why)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a matcher is built with besides the net and the options: the budgets of live
+    partial matches and of bytes (:mod:`petricep.runtime.memory`), whether the Python engine
+    counts its marking (``--stats``), and where a slack's late events go."""
+
+    max_partial_matches: int | None = MAX_PARTIAL_MATCHES
+    max_memory: int | None = None
+    count_marking: bool = False
+    on_late: LateHandler | None = None
+
+
+def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget()) -> Matcher:
+    """The matcher ``choice`` names for ``net`` (:mod:`petricep.runtime.matcher`): the kernel
+    (its row matcher for a net of SQL queries alone), or the Python engine. A split run's
+    engines are the runner's to build (``petricep.api.split``)."""
+    mpm, memory = budget.max_partial_matches, budget.max_memory
+    if choice.engine == KERNEL and net.rows and not net.patterns:
+        return RowKernelEngine(
+            net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm, max_memory=memory
+        )
+    if choice.engine == KERNEL and not net.rows:
+        with_events = options.bindings is not None
+        kernel = KernelEngine(
+            net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory,
+            batch=STDIN_BATCH if options.stdin else BATCH,
+        )
+        if options.slack is None:
+            return kernel
+        return Reordered(kernel, options.slack, budget.on_late, memory, kernel.kernel.memory)
+    if choice.engine != PYTHON:
+        raise ValueError(f"a {choice.engine} run is split between engines: its runner builds them")
+    return Engine(
+        net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm,
+        max_memory=memory, count_marking=budget.count_marking,
+    )
+
+
+def _refusal(net: Net, o: Options) -> str | None:
+    """Why the options or the net keep the whole run on the Python engine, where they do
+    before the kernel's coverage is asked (None: ask it)."""
+    if o.engine != KERNEL:
+        return o.python_why
+    if o.archive_order is not None and o.archive_order != "live-first":
+        return f"the {o.archive_order} history order admits events one by one from the matches so far"
+    if o.stdin:  # (the kernel an event at a time, STDIN_BATCH, fired 2.5k events/s against the engine's 230k)
+        return STDIN_WHY
+    if switched_off() and not o.anywhere:
+        return SWITCHED_OFF
+    if not o.anywhere and not available():
+        return NOT_BUILT
+    if o.archive_order is not None and net.rows:
+        return "SQL queries beside ARCHIVED variables"
+    if o.bindings is not None and any(p.produces for p in net.patterns):
+        return _BINDINGS_WHY[o.bindings]
+    if o.rows_why is not None and net.rows:
+        return o.rows_why
+    return None
+
+
+__all__ = [
+    "ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "NOT_BUILT", "SWITCHED_OFF",
+    "Budget", "Choice", "Options", "choose", "matcher", "plan_of",
+]
