@@ -227,7 +227,7 @@ class Parser:
         table = pa.Table.from_batches([batch.select(keep)])
         out: list[Item] = []
         try:
-            source = events_from_table(table, spec)
+            source = events_from_table(table, spec, sort_by_time=False)
             _read(source, lids, out, self._as_columns)
             if out:
                 self.facts["time"].add(source.time_kind)
