@@ -311,8 +311,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             run.after_event = outs.matches.batch_done
         if args.with_events:
             _with_events(outs.matches, run, program)
-        elif run.spec.time_field is not None and run.source.time_kind == "datetime":
-            outs.matches.times = _input_times(run)  # start/end as the input wrote its date-times
+        elif time_type(run.spec, run.source.time_kind) is not None:  # date-times: a table's start/end are timestamps
+            outs.matches.times = _input_times(run)  # ... and a JSON line's as the input wrote them
         _time_unit(run, files, err)
         if show:
             from tqdm import tqdm  # loaded only by a run that shows a progress bar (start-up, issue 16)
