@@ -49,6 +49,14 @@ def _table_times(column: pa.ChunkedArray, spec: InputSpec) -> pa.Array:
     that is no timestamp: null, for the sort to put last, where its row is the error it is)."""
     parser = TimeParser(spec.time_format, spec.time_unit)
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    t = arr.type
+    if spec.time_format is None and not arr.null_count:  # numbers and Arrow date-times order as they are
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            return arr
+        if pa.types.is_timestamp(t) or pa.types.is_date64(t):
+            return arr.cast(pa.int64())
+        if pa.types.is_date32(t):
+            return arr.cast(pa.int32())
     got = parser.parse_column(arr)
     if got is not None:
         return pa.array(got[0])
