@@ -360,7 +360,7 @@ def _event_where(inp: EventInput, e: Event) -> str:
     """How an evaluation error names the failing event: a file's position and id, a table's row."""
     if inp.kind == "path":
         return f"{inp.label}: event at position {e.pos} (id {e.id!r})"
-    return _where(inp.label, inp.index, e.pos, None)
+    return _where(inp.label, inp.index, inp.source.input_row(e.pos), None)
 
 
 def run_matches(

@@ -33,8 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
+from petricep.io.output import json_line
 from petricep.kernel.tableplan import to_matches
-from petricep.matchtable import Layout
+from petricep.matchtable import Layout, TimeFormatter
 from petricep.runtime.arrow import bool_values, number_array, number_view, scalar, string_array
 from petricep.runtime.engine import Match
 
@@ -109,11 +110,23 @@ def _variants(net: Net) -> dict[tuple[str, bool], _Variant]:
     return out
 
 
-class JsonlBatches:
-    """JSON Lines text of the record batches of ``net``'s matches (see the module docstring)."""
+def time_texts(col: pa.Array, times: TimeFormatter) -> pa.Array:
+    """Each time of ``col`` as JSON text of what ``times`` makes of it (the input's own
+    date-time text, as :func:`petricep.matchtable.match_record` writes it), each distinct
+    time formatted once (null stays null)."""
+    enc = pc.dictionary_encode(col)
+    texts = string_array([json_line(times(v)) for v in enc.dictionary.to_pylist()])
+    return texts.take(enc.indices)
 
-    def __init__(self, net: Net) -> None:
+
+class JsonlBatches:
+    """JSON Lines text of the record batches of ``net``'s matches (see the module docstring).
+    ``times``: start, end and a timeout's deadline as the input wrote its times (a
+    date-time input: :func:`petricep.matchtable.time_formatter`), else numbers."""
+
+    def __init__(self, net: Net, times: TimeFormatter | None = None) -> None:
         self.variants = _variants(net)
+        self.times = times
 
     def text(self, batch: pa.RecordBatch) -> str:
         """The batch's lines, each with its newline, in the batch's order."""
@@ -147,8 +160,10 @@ class JsonlBatches:
         ids, attrs, lines = (pa.concat_arrays([p[i] for p in parts]).take(back) for i in range(3))
         return ids, attrs, lines
 
-    @staticmethod
-    def _parts(batch: pa.RecordBatch, v: _Variant) -> tuple[pa.Array, pa.Array, pa.Array]:
+    def _time(self, col: pa.Array) -> pa.Array:
+        return json_texts(col) if self.times is None else time_texts(col, self.times)
+
+    def _parts(self, batch: pa.RecordBatch, v: _Variant) -> tuple[pa.Array, pa.Array, pa.Array]:
         """:meth:`parts` of rows of one variant."""
         none = _text("")  # (the separator of the element-wise joins)
         ids = [
@@ -162,10 +177,10 @@ class JsonlBatches:
             for i, f in enumerate(v.fields):
                 sep = ", " if i else ""
                 fields += [sep + encode_basestring(f) + ": ", json_texts(attrs.field(f)).fill_null(_text("null"))]
-        texts: list[Any] = [v.head, body, '}, "start": ', json_texts(batch.column("start"))]
-        texts += [', "end": ', json_texts(batch.column("end")), ', "attrs": {', *fields, "}"]
+        texts: list[Any] = [v.head, body, '}, "start": ', self._time(batch.column("start"))]
+        texts += [', "end": ', self._time(batch.column("end")), ', "attrs": {', *fields, "}"]
         if v.timeout is not None:
-            texts += [v.timeout, json_texts(batch.column("timeout").field("deadline")), "}"]
+            texts += [v.timeout, self._time(batch.column("timeout").field("deadline")), "}"]
         texts.append("}")
         n = batch.num_rows
 
@@ -228,4 +243,4 @@ def _layout_columns(batch: pa.RecordBatch, layout: Layout) -> pa.Table:
     return pa.table(cols)
 
 
-__all__ = ["JsonlBatches", "batch_matches", "batches_table", "json_texts"]
+__all__ = ["JsonlBatches", "batch_matches", "batches_table", "json_texts", "time_texts"]

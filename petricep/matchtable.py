@@ -49,16 +49,17 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import IO, Any
 
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, OutputError
+from petricep.errors import ConfigError, EventError, OutputError
 from petricep.events import Event
 from petricep.io.output import OutputFile, OutputPath, match_json, write_binary
+from petricep.io.readers import open_events
 from petricep.io.timestamps import format_has_date
 from petricep.runtime.engine import Match
 
@@ -385,6 +386,27 @@ def time_formatter(sample: Any, time_format: str | None = None) -> TimeFormatter
     return lambda ts: ts
 
 
+def input_times(spec: Any, path: str | None = None) -> TimeFormatter | None:
+    """How ``petricep run`` writes the times of matches over the input ``spec`` reads
+    (``path``: a local file to read its first row from instead of ``spec.path``): as the
+    input wrote its date-times (:func:`time_formatter` of the first row's time value); None
+    where the times are numbers (or times of day: a ``time_format`` without a date, whose
+    tables hold seconds too), or the input cannot be read here (a remote path)."""
+    where = path if path is not None else spec.path
+    if spec.time_field is None or not where or "://" in where:
+        return None
+    if spec.time_format is not None and not format_has_date(spec.time_format):
+        return None  # (times of day stay seconds, as in the tables)
+    try:
+        source = open_events(replace(spec, path=where, required={}, numeric={}, rejects_path=None))
+        if source.time_kind != "datetime":
+            return None
+        first = source.first_row()
+    except (EventError, OSError):
+        return None
+    return time_formatter(first.get(spec.time_field) if first else None, spec.time_format)
+
+
 def _date_formatter(sep: str, digits: int, suffix: str | None, always_time: bool = False) -> TimeFormatter:
     def fmt(ts: Any) -> Any:
         us = _micros(ts)
@@ -605,6 +627,7 @@ __all__ = [
     "bound_events",
     "csv_ready",
     "layout_of",
+    "input_times",
     "match_line",
     "match_record",
     "output_format",

@@ -233,6 +233,8 @@ def summary_lines(
             f"({h['rows']} events), {h['archived_matches']} archived matches, {h['joined']} joined; "
             f"{h['gated']} live events skipped by archive-first"
         )
+    if report.get("sorted"):
+        lines.append(f"  {report['sorted']['note']}")
     pm = report["partial_matches"]
     lines.append(f"  partial matches: {_peak(pm['peak'], ev['read'], sweep_every)}, {pm['alive']} left at the end, {pm['dropped']} dropped by limits")
     return lines

@@ -445,6 +445,8 @@ class Run:
         elif self.prefilter is not None:
             ev["processed"] += self.prefilter.rows_in - self.prefilter.rows_kept
         report["engine"] = self.choice.report()
+        if src.time_sort is not None:  # a table out of time order, read sorted (petricep.io.tables.time_sorted)
+            report["sorted"] = src.time_sort.report()
         if self.history is not None:
             report["history"] = history_report(self.history)
             for name, count in self.history.join.stats.per_pattern.items():

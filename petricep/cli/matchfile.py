@@ -129,7 +129,7 @@ class MatchFile:
             self.kept.append(chunk)
             return
         if self.jsonl_batches is None:
-            self.jsonl_batches = JsonlBatches(net)
+            self.jsonl_batches = JsonlBatches(net, self.times)
         self.stream.write(self.jsonl_batches.text(chunk))
 
     def batch_done(self) -> None:

@@ -39,7 +39,7 @@ from petricep.compile.net import Net
 from petricep.errors import EXIT_DATA, ConfigError, EventOrderError
 from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
-from petricep.matchtable import time_formatter
+from petricep.matchtable import TimeFormatter, time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 from petricep.runtime.memory import parse_size
 
@@ -316,6 +316,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             run.after_event = outs.matches.batch_done
         if args.with_events:
             _with_events(outs.matches, run, program)
+        elif time_type(run.spec, run.source.time_kind) is not None:  # date-times: a table's start/end are timestamps
+            outs.matches.times = _input_times(run)  # ... and a JSON line's as the input wrote them
         _time_unit(run, files, err)
         if show:
             from tqdm import tqdm  # loaded only by a run that shows a progress bar (start-up, issue 16)
@@ -336,12 +338,18 @@ def _with_events(matches: MatchFile, run: Run, program: Net | HistoryRunner) -> 
     """``--with-events``: bound events' fields in each match, times as the input wrote them
     (the first row's time value decides how); SQL matches' events looked up by id."""
     matches.with_events = True
-    spec = run.spec
-    if spec.time_field is not None:
-        first = run.source.first_row()
-        matches.times = time_formatter(first.get(spec.time_field) if first else None, spec.time_format)
+    if run.spec.time_field is not None:
+        matches.times = _input_times(run)
     if isinstance(program, Net) and program.rows:
         matches.lookup = run.events_by_id = {}
+
+
+def _input_times(run: Run) -> TimeFormatter:
+    """Times as the input wrote them (the first row's time value decides how: ISO text with
+    its separator and zone, a --time-format's layout, numbers as numbers)."""
+    spec = run.spec
+    first = run.source.first_row()
+    return time_formatter(first.get(spec.time_field) if first and spec.time_field else None, spec.time_format)
 
 
 def _time_unit(run: Run, files: list[A.PatternFile], err: IO[str]) -> None:

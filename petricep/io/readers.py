@@ -43,7 +43,7 @@ from .chain import ChainSource
 from .formats import format_named, infer_format
 from .source import EventSource
 from .spec import InputSpec, check_spec
-from .tables import BATCH_ROWS, ArrowSource, RecordSource
+from .tables import BATCH_ROWS, ArrowSource, RecordSource, time_sorted
 
 
 def open_events(spec: InputSpec) -> EventSource:
@@ -71,10 +71,15 @@ def _check_library_spec(spec: InputSpec) -> None:
     check_spec(spec, False)
 
 
-def events_from_table(table: Any, spec: InputSpec) -> EventSource:
+def events_from_table(table: Any, spec: InputSpec, *, sort_by_time: bool = True) -> EventSource:
     """The events of a ``pyarrow.Table`` / ``RecordBatch`` or ``pandas.DataFrame``.
 
     Rows are numbered from 0 in errors; ``spec.path`` only names the input in messages.
+    A table is not a stream: where its rows are out of time order (``spec.ordered``, no
+    slack), they are read sorted by time, rows with equal times in table order
+    (:func:`~petricep.io.tables.time_sorted`; the source's ``time_sort`` says so, and a
+    run's report); errors still name the table's rows. ``sort_by_time=False``: read the
+    rows as they are (a batch of a file or stream, whose order is the input's: Spark).
     """
     _check_library_spec(spec)
     label = str(spec.path) if spec.path else "<table>"
@@ -96,12 +101,12 @@ def events_from_table(table: Any, spec: InputSpec) -> EventSource:
             src.columns = tuple(str(c) for c in df.columns)
             src.check_columns(None)
             return src
-    tbl = table
+    tbl, sort = time_sorted(table, spec) if spec.ordered and sort_by_time else (table, None)
 
     def batches() -> Iterator[pa.RecordBatch]:
         return iter(tbl.to_batches(max_chunksize=BATCH_ROWS))
 
-    return ArrowSource(spec, label, tbl.schema, batches)
+    return ArrowSource(spec, label, tbl.schema, batches, sort)
 
 
 def events_from_records(records: Iterable[Mapping[str, Any]], spec: InputSpec) -> EventSource:

@@ -30,6 +30,7 @@ import json
 import math
 import operator
 from collections.abc import Iterable, Sequence
+from datetime import date, datetime
 from itertools import repeat
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
@@ -71,6 +72,16 @@ def show_value(v: Any) -> str:
         return "an object"
     text = repr(v)
     return text if len(text) <= 2 * SHOWN_CHARS else text[: 2 * SHOWN_CHARS] + "..."
+
+
+def shown_time(ts: Number, raw: Any, kind: str | None) -> Any:
+    """A timestamp as messages name it: a date-time as the input wrote it (its text as
+    written, an Arrow/pandas date-time in ISO form), a number as the number it is."""
+    if kind != "datetime" or raw is MISSING or raw is None:
+        return ts
+    if isinstance(raw, (datetime, date)):
+        return raw.isoformat()
+    return raw if isinstance(raw, str) else str(raw)
 
 
 def missing_as_none(attrs: dict[str, Any]) -> dict[str, Any]:
@@ -218,6 +229,7 @@ class RowChecker:
         elif spec.time_format is not None:
             self.kind = "datetime"
         self.prev_ts: Number = -math.inf if spec.ordered else math.nan  # nan: no comparison holds
+        self.prev_raw: Any = MISSING  # the previous event's time as the input wrote it (for messages)
         self.pos = 0
         self._rejects: IO[str] | None = None
         if self.skip and spec.rejects_path is not None:
@@ -303,18 +315,26 @@ class RowChecker:
             idv = self._id(attrs, pos)
             self._fields(attrs, etype)
             if ts < self.prev_ts:
-                raise RowError(
-                    f"timestamp {ts} is before the previous event's {self.prev_ts} (input must be in time order)",
-                    self.time_field,
-                    order=True,
-                )
+                raise RowError(self._order_message(ts, self._time_raw(attrs, time_raw), kind), self.time_field, order=True)
         except RowError as e:
             self.reject(row, e.field, e.message, raw, e.order)
             return None
         if self.spec.ordered:
             self.prev_ts = ts
+            self.prev_raw = self._time_raw(attrs, time_raw)
         self._learn_kind(kind)
         return Event(etype, ts, pos, idv, attrs)
+
+    def _time_raw(self, attrs: dict[str, Any], time_raw: Any) -> Any:
+        """The row's time value as the input holds it (MISSING: no time column)."""
+        if time_raw is not MISSING or self.time_field is None:
+            return time_raw
+        return attrs.get(self.time_field, MISSING)
+
+    def _order_message(self, ts: Number, raw: Any, kind: str | None) -> str:
+        """A row back in time, its time and the previous event's named as the input wrote them."""
+        now, prev = shown_time(ts, raw, kind), shown_time(self.prev_ts, self.prev_raw, kind)
+        return f"timestamp {now} is before the previous event's {prev} (input must be in time order)"
 
     def _event_type(self, attrs: dict[str, Any], type_raw: Any) -> str:
         if self.type_const is not None:
@@ -410,6 +430,7 @@ class RowChecker:
         self.counts.batch_types.update(present)
         if time_arr is not None and self.spec.ordered:
             self.prev_ts = _listed(tss[-1:])[0]
+            self.prev_raw = time_arr[n - 1].as_py() if kind == "datetime" else MISSING
         self._learn_kind(kind)
         return events
 

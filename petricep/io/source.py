@@ -6,6 +6,7 @@ order. A reader subclass names its columns and turns its rows into events throug
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EventError
@@ -16,6 +17,28 @@ from .timestamps import TimeParser
 
 if TYPE_CHECKING:  # the filter is built by the runtime (petricep.runtime.prefilter)
     from ..runtime.prefilter import Prefilter
+
+
+@dataclass(frozen=True)
+class TimeSort:
+    """How a table out of time order was sorted before it became events
+    (:func:`petricep.io.tables.time_sorted`): ``rows[i]`` is the table row read ``i``-th,
+    ``by`` the time column, ``moved`` how many rows changed place."""
+
+    rows: Any  # numpy int64: the table's row numbers in the order read
+    by: str
+    moved: int
+
+    def note(self) -> str:
+        """The report's line: what was done, and what the positions (and default ids) count."""
+        return (
+            f"the table was not in time order: its {len(self.rows)} rows were sorted by {self.by!r} "
+            f"({self.moved} moved; rows with equal times keep their order), then matched; "
+            "errors name the table's rows, match ids without an id column count the rows in time order"
+        )
+
+    def report(self) -> dict[str, Any]:
+        return {"rows": len(self.rows), "moved": self.moved, "by": self.by, "note": self.note()}
 
 
 class EventSource:
@@ -39,6 +62,14 @@ class EventSource:
         # rows no pattern can use are dropped a batch at a time (petricep.runtime.prefilter);
         # their positions are still counted
         self.row_filter: Prefilter | None = None
+        # a table read sorted by time (petricep.io.tables.time_sorted); None: in input order
+        self.time_sort: TimeSort | None = None
+
+    def input_row(self, pos: int) -> int:
+        """The input's row of the event at position ``pos`` (a sorted table's row in the
+        table, else the position itself)."""
+        sort = self.time_sort
+        return int(sort.rows[pos]) if sort is not None and 0 <= pos < len(sort.rows) else pos
 
     @property
     def rows_read(self) -> int:
@@ -121,4 +152,4 @@ class EventSource:
                 raise EventError(f"missing column {name!r}", self.label, row, name)
 
 
-__all__ = ["EventSource"]
+__all__ = ["EventSource", "TimeSort"]

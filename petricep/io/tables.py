@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -14,9 +15,10 @@ from ..errors import ConfigError, EventError
 from ..events import Event, EventColumns
 from ..runtime.arrow import number_view, scalar
 from .rows import MISSING, RowChecker, converted_columns
-from .source import EventSource
+from .source import EventSource, TimeSort
 from .spec import InputSpec, duplicate_name
 from .streams import is_stream, replay_of
+from .timestamps import TimeParser
 from .values import text_pylist
 
 BATCH_ROWS = 65_536
@@ -42,10 +44,59 @@ def arrow_values(arr: pa.Array) -> tuple[Any, bool, bool]:
     return arr.to_pylist(), numeric and not nulls, nulls or pa.types.is_nested(t)
 
 
+def _table_times(column: pa.ChunkedArray, spec: InputSpec) -> pa.Array:
+    """The time column's timestamps as one Arrow array, as the reader parses them (a value
+    that is no timestamp: null, for the sort to put last, where its row is the error it is)."""
+    parser = TimeParser(spec.time_format, spec.time_unit)
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    t = arr.type
+    if spec.time_format is None and not arr.null_count:  # numbers and Arrow date-times order as they are
+        if pa.types.is_integer(t) or pa.types.is_floating(t):
+            return arr
+        if pa.types.is_timestamp(t) or pa.types.is_date64(t):
+            return arr.cast(pa.int64())
+        if pa.types.is_date32(t):
+            return arr.cast(pa.int32())
+    got = parser.parse_column(arr)
+    if got is not None:
+        return pa.array(got[0])
+    values: list[Any] = []
+    for v in arr.to_pylist():
+        try:
+            values.append(parser.parse(v)[0])
+        except ValueError:
+            values.append(None)
+    return pa.array(values, pa.float64() if any(isinstance(v, float) for v in values) else None)
+
+
+def time_sorted(table: pa.Table, spec: InputSpec) -> tuple[pa.Table, TimeSort | None]:
+    """A table is not a stream: rows out of time order are sorted by their timestamps (a
+    stable sort, Arrow's ``sort_indices``: rows with equal times keep their order, as the
+    events of a stream would arrive) before they become events; the sort's account (None:
+    the rows were in time order, the table is read as it is). Rows whose time is no
+    timestamp go last (each is its row's error, named by its row in the table)."""
+    if spec.time_field is None or spec.time_field not in table.schema.names or table.num_rows < 2:
+        return table, None
+    if duplicate_name(tuple(table.schema.names)) is not None:
+        return table, None  # (the source reports the duplicate column)
+    times = _table_times(table.column(spec.time_field), spec)
+    good = pc.drop_null(times) if times.null_count else times
+    if len(good) < 2 or not pc.any(pc.less(good[1:], good[:-1])).as_py():
+        return table, None  # (in time order: a row that is no timestamp stays where it is)
+    # (Arrow's sort_indices is stable: rows with equal times keep their order)
+    order = pc.sort_indices(pa.table({"ts": times}), sort_keys=[("ts", "ascending")])  # (nulls last: the default)
+    rows = number_view(order)
+    moved = int((rows != np.arange(len(rows))).sum())
+    return table.take(order), TimeSort(rows, spec.time_field, moved)
+
+
 class ArrowSource(EventSource):
-    def __init__(self, spec: InputSpec, label: str, schema: pa.Schema, batches: Any) -> None:
+    def __init__(
+        self, spec: InputSpec, label: str, schema: pa.Schema, batches: Any, sort: TimeSort | None = None
+    ) -> None:
         super().__init__(spec, label)
         self._batches = batches
+        self.time_sort = sort
         self.columns = tuple(schema.names)
         dup = duplicate_name(self.columns)
         if dup is not None:
@@ -74,7 +125,7 @@ class ArrowSource(EventSource):
             else:
                 for k, rec in enumerate(batch.to_pylist()):
                     pos = run.take_pos()
-                    ev = run.row_event(rec, pos, row0 + k, rec)
+                    ev = run.row_event(rec, pos, self.input_row(row0 + k), rec)
                     if ev is not None:
                         yield ev
             row0 += n

@@ -7,7 +7,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -15,7 +15,9 @@ from petricep.api import load_patterns, net_of, warnings_for
 from petricep.api.runner import check_columns
 from petricep.cli.inputs import add_progress_options, input_spec
 from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
+from petricep.io.output import json_line
 from petricep.io.readers import InputSpec
+from petricep.matchtable import TimeFormatter, input_times
 
 from .history import SparkHistory, prepare
 from .partition import engine_line
@@ -109,7 +111,10 @@ def run_batch(
             with Progress(spark, err, show) as progress:
                 parsed = run.parse_file(spec)
                 progress.note(f"{parsed.clock.events} events parsed")
-                lines = ordered_json(run.fire(parsed, raise_errors=False), partitions=parsed.partitions)
+                lines = retimed(
+                    ordered_json(run.fire(parsed, raise_errors=False), partitions=parsed.partitions),
+                    input_times(spec, _local_dir(spec.path)),
+                )
                 sink = out if not args.output else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
                 try:
                     for line in lines:
@@ -156,6 +161,21 @@ def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) 
     for name, p in report["patterns"].items():
         err.write(f"  {name}: {p['matches']} matches\n")
     err.write(f"  {engine_line(report['engine'])}\n")
+
+
+def retimed(lines: Iterable[str], times: TimeFormatter | None) -> Iterator[str]:
+    """JSON lines with ``start``/``end`` (and a timeout's ``deadline``) as ``times`` writes
+    them: the bytes of ``petricep run``'s lines over a date-time input (its match records,
+    encoded by :func:`~petricep.io.output.json_line`, as the tasks' lines were)."""
+    if times is None:
+        yield from lines
+        return
+    for line in lines:
+        d = json.loads(line)
+        d["start"], d["end"] = times(d["start"]), times(d["end"])
+        if "timeout" in d:
+            d["timeout"]["deadline"] = times(d["timeout"]["deadline"])
+        yield json_line(d)
 
 
 def _pattern_of(line: str) -> str:
@@ -375,6 +395,8 @@ class BatchWriter:
         self.err = err
         self.progress: Progress | None = None
         self.last = time.perf_counter()
+        self.times: Any = None  # how the matches' times are written (input_times): found at the first matches
+        self.input: tuple[InputSpec, str] | None = None  # the input's spec and directory, for that
 
     def __call__(self, df: Any, batch_id: int) -> None:
         from .streaming import LATE, MATCH, READ
@@ -385,7 +407,8 @@ class BatchWriter:
         late = sorted((r for r in rows if r.kind == LATE), key=lambda r: r.emitted_at)
         read = sum(r.n for r in rows if r.kind == READ)
         if matches:
-            self.write(self.output, f"part-{batch_id:010d}.jsonl", [r.json for r in matches])
+            lines = list(retimed((r.json for r in matches), self._times()))
+            self.write(self.output, f"part-{batch_id:010d}.jsonl", lines)
         if late:
             self.write(self.late_dir, f"late-{batch_id:010d}.jsonl", [r.json for r in late])
         now = time.perf_counter()
@@ -395,6 +418,17 @@ class BatchWriter:
         if self.progress is not None:
             a = self.account
             self.progress.note(f"micro-batch {batch_id}; {a.read} events, {sum(a.matches.values())} matches")
+
+    def _times(self) -> TimeFormatter | None:
+        """The times of the input's first file (in name order, as ``petricep run`` reads a
+        directory's files), once a batch has matches: its files are there by then."""
+        if self.times is None and self.input is not None:
+            spec, directory = self.input
+            local = _local_dir(directory) or ""
+            names = sorted(n for n in os.listdir(local) if not n.startswith((".", "_"))) if os.path.isdir(local) else []
+            first = next((os.path.join(local, n) for n in names if os.path.isfile(os.path.join(local, n))), None)
+            self.times = (input_times(spec, first) if first else None) or False  # (False: numbers, found)
+        return self.times or None
 
     def write(self, directory: str, name: str, lines: list[str]) -> int:
         local = _local_dir(directory)
@@ -449,6 +483,7 @@ def _stream_query(
         err.write(w + "\n")
     events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger, args.checkpoint)
     sink = BatchWriter(spark, args.output, args.late or args.output, account, err)
+    sink.input = (spec, args.input)
     writer = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", args.checkpoint)
     if args.available_now:
         writer = writer.trigger(availableNow=True)

@@ -36,6 +36,7 @@ from petricep.errors import EventError, EventOrderError
 from petricep.events import Event, EventColumns, value_at
 from petricep.io.readers import InputSpec, events_from_table, open_events
 from petricep.io.source import EventSource
+from petricep.matchtable import input_times
 
 from .partition import Run, first_violation
 from .plan import Router
@@ -227,7 +228,7 @@ class Parser:
         table = pa.Table.from_batches([batch.select(keep)])
         out: list[Item] = []
         try:
-            source = events_from_table(table, spec)
+            source = events_from_table(table, spec, sort_by_time=False)
             _read(source, lids, out, self._as_columns)
             if out:
                 self.facts["time"].add(source.time_kind)
@@ -479,7 +480,9 @@ def interpret(
             None,
         )
         row = row_of(lid) if lid is not None else bad.pos
-        first = (bad.pos, EventOrderError(bad.message(), label, row, config.spec.time_field))
+        dated = "datetime" in (facts or {}).get("time", set())  # (the times as the input wrote them)
+        message = bad.message(input_times(config.spec) if dated else None)
+        first = (bad.pos, EventOrderError(message, label, row, config.spec.time_field))
     return posmap, merged, first[1] if first is not None else None
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import heapq
 import zlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,10 +81,10 @@ class OrderViolation:
     ts: Any
     prev_ts: Any
 
-    def message(self) -> str:
-        return (
-            f"timestamp {self.ts} is before the previous event's {self.prev_ts} (input must be in time order)"
-        )
+    def message(self, times: Callable[[Any], Any] | None = None) -> str:
+        """The error's text; ``times``: the two times as the input wrote them (date-times)."""
+        now, prev = (times(self.ts), times(self.prev_ts)) if times is not None else (self.ts, self.prev_ts)
+        return f"timestamp {now} is before the previous event's {prev} (input must be in time order)"
 
 
 @dataclass

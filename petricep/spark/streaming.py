@@ -268,7 +268,7 @@ class StreamParser:
     def _rows(self, batch: pa.RecordBatch, out: list[tuple[Any, ...]]) -> None:
         spec = self.parse.spec
         try:
-            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec)), spec.path, out)
+            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)), spec.path, out)
         except EventError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 

@@ -181,9 +181,13 @@ def test_table_errors_row_index() -> None:
     with pytest.raises(EventError) as info:
         list(events_from_table(t, InputSpec("<table>", type_field="k", time_field="t")))
     assert (info.value.row, info.value.field, info.value.message) == (1, "k", "missing value")
-    src = events_from_table(t, InputSpec("<table>", type_field="k", time_field="t", on_error="skip"))
+    skip = InputSpec("<table>", type_field="k", time_field="t", on_error="skip")
+    src = events_from_table(t, skip, sort_by_time=False)  # as a stream's rows: the row back in time is rejected
     assert [(e.pos, e.ts) for e in src] == [(0, 1), (3, 3)]
     assert src.rows_rejected == 2
+    src = events_from_table(t, skip)  # a table is read sorted by time: row 2 first
+    assert [(e.pos, e.ts, src.input_row(e.pos)) for e in src] == [(0, 0, 2), (1, 1, 0), (3, 3, 3)]
+    assert src.rows_rejected == 1
 
 
 def test_records() -> None:

@@ -25,12 +25,14 @@ from hypothesis import strategies as st
 import tests.features
 from petricep.errors import EventOrderError, PetricepError
 from petricep.events import Event, EventColumns, TypeColumn
+from petricep.io import InputSpec
 from petricep.io.output import match_json
 from petricep.kernel.engine import TICK
 from petricep.lang import ast as A
+from petricep.matchtable import input_times
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from petricep.spark.partition import END, StreamClock, run_partitioned, runs_of, with_ticks
+from petricep.spark.partition import END, OrderViolation, StreamClock, run_partitioned, runs_of, with_ticks
 from petricep.spark.rows import MATCH_SCHEMA
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
@@ -288,6 +290,22 @@ def test_stream_clock_with_missing_positions() -> None:
 def test_stream_clock_reports_the_first_timestamp_going_back() -> None:
     with pytest.raises(EventOrderError, match=r"timestamp 3 is before the previous event's 5"):
         StreamClock.from_runs([(1, 0, 1), (5, 2, 2), (3, 3, 4), (2, 5, 5)])
+
+
+def test_an_order_violation_names_date_times_as_the_input_wrote_them(tmp_path: Any) -> None:
+    iso = tmp_path / "iso.csv"
+    iso.write_text("type,ts\nA,2000-02-01\nB,2000-01-01\n")
+    times = input_times(InputSpec(str(iso), type_field="type", time_field="ts"))
+    assert times is not None
+    assert OrderViolation(1, 946684800, 949363200).message(times) == (
+        "timestamp 2000-01-01 is before the previous event's 2000-02-01 (input must be in time order)"
+    )
+    assert OrderViolation(1, 3, 5).message() == "timestamp 3 is before the previous event's 5 (input must be in time order)"
+    numbers = tmp_path / "n.csv"
+    numbers.write_text("type,ts\nA,5\nB,3\n")
+    assert input_times(InputSpec(str(numbers), type_field="type", time_field="ts")) is None
+    of_day = InputSpec(str(iso), type_field="type", time_field="ts", time_format="%H:%M")
+    assert input_times(of_day) is None  # (times of day stay seconds, as in the tables)
 
 
 def test_emission_points() -> None:

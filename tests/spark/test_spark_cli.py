@@ -38,6 +38,26 @@ def test_run_on_spark_writes_the_same_json_lines(
 
 
 @pytest.mark.spark
+def test_run_on_spark_writes_date_times_as_the_input_wrote_them(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "ev.csv"
+    events.write_text("type,ts\nA,2000-01-01\nB,2000-01-02\nA,2000-01-03T10:00:00\nB,2000-01-03T11:30:00.25\n")
+    pattern = tmp_path / "p.pcep"
+    pattern.write_text("PATTERN ab: SEQ(A a, B b) WITHIN 2 d\n")
+    argv = ["run", str(pattern), "--events", str(events), "--type-field", "type", "--time-field", "ts"]
+    local, remote = tmp_path / "local.jsonl", tmp_path / "spark.jsonl"
+    assert main([*argv, "-o", str(local)]) == 0
+    assert main([*argv, "-o", str(remote), "--engine", "spark", "--master", "local[2]"]) == 0
+    capsys.readouterr()
+    assert remote.read_text() == local.read_text() == (
+        '{"pattern": "ab", "ids": {"a": 0, "b": 1}, "start": "2000-01-01", "end": "2000-01-02", "attrs": {}}\n'
+        '{"pattern": "ab", "ids": {"a": 2, "b": 3}, "start": "2000-01-03T10:00:00", "end": "2000-01-03T11:30:00.25", '
+        '"attrs": {}}\n'
+    )
+
+
+@pytest.mark.spark
 def test_run_on_spark_accounts_and_shows_progress(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
