@@ -53,7 +53,7 @@ class RowMatch(Match):
         return d
 
 
-class _Attempt:
+class Attempt:
     """The search for a match from one start row."""
 
     __slots__ = ("start", "threads", "best", "done", "closes")
@@ -76,7 +76,7 @@ class RowPartition:
         self.base = 0  # partition index of rows[0]
         self.count = 0  # rows seen
         self.resume = 0  # where the next search may start (AFTER MATCH SKIP)
-        self.attempts: deque[_Attempt] = deque()
+        self.attempts: deque[Attempt] = deque()
         self.matches = 0
 
     def row_at(self, idx: int) -> Event | None:
@@ -157,7 +157,7 @@ class RowRuntime:
                 self._seq += 1
                 heapq.heappush(self.closing, (closes, self._seq, k))
             start = self.net.start
-            a = _Attempt(idx, [(start, (), self.full[start])], closes)
+            a = Attempt(idx, [(start, (), self.full[start])], closes)
             acc = self.accept_at[start]
             if acc is not None:  # the pattern can match no rows: the empty match is found first
                 a.best = ()
@@ -215,7 +215,7 @@ class RowRuntime:
     def _view(self, part: RowPartition, rows: tuple[MatchRow, ...], cur: int, number: int) -> MatchView:
         return MatchView(rows, cur, part.row_at, number, self.subsets)
 
-    def _step(self, part: RowPartition, a: _Attempt, idx: int, e: Event) -> None:
+    def _step(self, part: RowPartition, a: Attempt, idx: int, e: Event) -> None:
         net = self.net
         w = net.window_value
         new: list[Thread] = []

@@ -20,14 +20,16 @@ the tie rule (:func:`restore` with another net raises :class:`~petricep.errors.S
 and a checksum of the columns (a damaged snapshot is refused, not half restored). The same
 state gives the same bytes, and so does the state a snapshot restored.
 
-Not written (refused with :class:`SnapshotError`): a run with SQL queries beside patterns
-(their matcher keeps its own state, :mod:`petricep.runtime.rows`), with spilling, or with
-patterns removed while it ran.
+SQL queries' open searches (:mod:`petricep.runtime.rows`: per partition its rows back as
+far as PREV reads and its attempts) are written too. Not written (refused with
+:class:`SnapshotError`): a query on the kernel's row matcher (native state), a run with
+spilling, or with patterns removed while it ran.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
 from typing import Any, Protocol
@@ -39,6 +41,7 @@ from petricep.errors import SnapshotError
 from petricep.events import Event
 from petricep.runtime.compiled import Compiled
 from petricep.runtime.limits import Quota
+from petricep.runtime.rows import Attempt, RowPartition, RowRuntime
 from petricep.runtime.state import Partition, RunState, RunStats, Token
 
 FORMAT = "1"
@@ -46,11 +49,11 @@ MAGIC = b"petricep.runtime.snapshot"
 
 # node kinds
 N_NONE, N_FALSE, N_TRUE, N_INT, N_BIGINT, N_FLOAT, N_STR, N_TUPLE, N_LIST, N_DICT = range(10)
-N_REF, N_RUNTIME, N_ROLE, N_UNSET = range(10, 14)
+N_REF, N_RUNTIME, N_ROLE, N_UNSET, N_DEQUE = range(10, 15)
 INT64 = (-(1 << 63), (1 << 63) - 1)
 
 # the classes of the object table, by code, and the attributes written of each
-CLASSES: tuple[type, ...] = (RunState, RunStats, Partition, Token, Event, Quota)
+CLASSES: tuple[type, ...] = (RunState, RunStats, Partition, Token, Event, Quota, RowPartition, Attempt)
 ATTRS: dict[type, tuple[str, ...]] = {
     RunState: tuple(a for a in RunState.__slots__ if a not in ("counters", "order")),
     RunStats: tuple(f.name for f in fields(RunStats)),
@@ -58,7 +61,10 @@ ATTRS: dict[type, tuple[str, ...]] = {
     Token: Token.__slots__,
     Event: Event.__slots__,
     Quota: Quota.__slots__,
+    RowPartition: RowPartition.__slots__,
+    Attempt: Attempt.__slots__,
 }
+ROW_ATTRS = ("parts", "matches", "rows_seen", "closing", "_seq")  # a SQL query's searches (rows.py)
 ORDER_ATTRS = ("late", "_heap", "_max_ts", "_arrivals", "_next_pos")  # a slack's state (ordering.py)
 COUNTER_ATTRS = ("created", "fired", "peak")  # count_marking's counts (counters.py)
 SCHEMA = pa.schema([
@@ -157,8 +163,8 @@ def _feed(h: Any, obj: Any) -> None:
 
 
 def _check_supported(c: Compiled) -> None:
-    if c.net.rows:
-        raise SnapshotError("a run with SQL queries beside patterns has no Python engine snapshot (their state is the row matcher's)")
+    if any(type(r) is not RowRuntime for r in c.rows.runtimes):
+        raise SnapshotError("a SQL query on the kernel's row matcher has no Python engine snapshot (its state is native)")
     if c.spill is not None:
         raise SnapshotError("a run that spills partial matches has no snapshot")
     if c.removed:
@@ -170,6 +176,7 @@ class _Writer:
     chains), the values of each object's attributes in pre-order."""
 
     def __init__(self, c: Compiled) -> None:
+        self.row_runtimes = c.rows.runtimes
         self.runtimes = {id(rt): i for i, rt in enumerate(c.runtimes)}
         self.roles: dict[int, tuple[int, int, int]] = {}
         for i, rt in enumerate(c.runtimes):
@@ -192,6 +199,7 @@ class _Writer:
         self._value(None if order is None else tuple(getattr(order, a) for a in ORDER_ATTRS))
         counters = st.counters
         self._value(None if counters is None else tuple(getattr(counters, a) for a in COUNTER_ATTRS))
+        self._value(tuple(tuple(getattr(r, a) for a in ROW_ATTRS) for r in self.row_runtimes))
         done = 0
         while done < len(self.queue):
             obj = self.queue[done]
@@ -230,6 +238,10 @@ class _Writer:
             self._text(N_STR, v)
         elif t is tuple or t is list:
             self._node(N_TUPLE if t is tuple else N_LIST, len(v))
+            for x in v:
+                self._value(x)
+        elif t is deque:
+            self._node(N_DEQUE, len(v))
             for x in v:
                 self._value(x)
         elif t is dict:
@@ -278,6 +290,12 @@ class _Reader:
     def decode(self) -> RunState:
         order = self._value()
         counters = self._value()
+        searches = self._value()
+        if len(searches) != len(self.c.rows.runtimes):
+            raise SnapshotError("the snapshot is inconsistent: another number of SQL queries")
+        for r, values in zip(self.c.rows.runtimes, searches, strict=True):
+            for name, v in zip(ROW_ATTRS, values, strict=True):
+                setattr(r, name, v)
         for obj, root in zip(self.objects, self.roots, strict=True):
             self.at = root
             values = self._value()
@@ -312,6 +330,8 @@ class _Reader:
             return tuple(self._value() for _ in range(n))
         if kind == N_LIST:
             return [self._value() for _ in range(n)]
+        if kind == N_DEQUE:
+            return deque(self._value() for _ in range(n))
         if kind == N_DICT:
             out = {}
             for _ in range(n):

@@ -407,7 +407,7 @@ class BatchWriter:
         late = sorted((r for r in rows if r.kind == LATE), key=lambda r: r.emitted_at)
         read = sum(r.n for r in rows if r.kind == READ)
         if matches:
-            lines = list(retimed((r.json for r in matches), self._times()))
+            lines = list(retimed((r.json for r in matches), self.time_form()))
             self.write(self.output, f"part-{batch_id:010d}.jsonl", lines)
         if late:
             self.write(self.late_dir, f"late-{batch_id:010d}.jsonl", [r.json for r in late])
@@ -419,7 +419,7 @@ class BatchWriter:
             a = self.account
             self.progress.note(f"micro-batch {batch_id}; {a.read} events, {sum(a.matches.values())} matches")
 
-    def _times(self) -> TimeFormatter | None:
+    def time_form(self) -> TimeFormatter | None:
         """The times of the input's first file (in name order, as ``petricep run`` reads a
         directory's files), once a batch has matches: its files are there by then."""
         if self.times is None and self.input is not None:
@@ -513,7 +513,7 @@ def _stream_query(
         if args.flush:
             rows = run.flush(args.checkpoint).select("pattern", "json", "emitted_at", "task", "seq").collect()
             rows.sort(key=lambda r: (r.emitted_at if r.emitted_at >= 0 else float("inf"), r.task, r.seq))
-            sink.write(args.output, "part-final.jsonl", [r.json for r in rows])
+            sink.write(args.output, "part-final.jsonl", list(retimed((r.json for r in rows), sink.time_form())))
             account.flushed = Counter(r.pattern for r in rows)
     return time.perf_counter() - started
 

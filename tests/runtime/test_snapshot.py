@@ -210,3 +210,42 @@ def test_a_snapshot_loads_in_another_process() -> None:
     rest = [m for e in fresh(events[4:]) for m in restored.push(e)] + restored.flush()
     assert texts(before + rest) == whole(net, events)[0]
     assert len(before) == 1 and len(rest) == 3  # the partial matches kept in the snapshot completed
+
+
+SQL = """
+SELECT * FROM Ticker MATCH_RECOGNIZE (
+  PARTITION BY symbol ORDER BY ts
+  MEASURES STRT.price AS top, LAST(DOWN.price) AS bottom, COUNT(UP.*) AS ups
+  ONE ROW PER MATCH AFTER MATCH SKIP TO LAST UP
+  PATTERN (STRT DOWN+ UP+)
+  DEFINE DOWN AS DOWN.price < PREV(DOWN.price), UP AS UP.price > PREV(UP.price)
+) AS v;
+SELECT * FROM Ticker MATCH_RECOGNIZE (
+  PARTITION BY symbol ORDER BY ts
+  MEASURES CLASSIFIER() AS cls, MATCH_NUMBER() AS n
+  ALL ROWS PER MATCH AFTER MATCH SKIP TO NEXT ROW
+  PATTERN (A{2,3}? B)
+  DEFINE A AS A.price >= PREV(A.price), B AS B.price < FIRST(A.price)
+  WITHIN 20
+) AS w;
+"""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(prices=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 6)), max_size=40), cut=st.integers(0, 40))
+def test_sql_queries_open_searches_are_kept(prices: list[tuple[str, int]], cut: int) -> None:
+    # a SQL query's open searches (rows back as far as PREV reads, attempts in a deque) are
+    # run state: a snapshot anywhere, restored, goes on as the uninterrupted run
+    from petricep.api import compile_sql
+
+    net = compile_sql(SQL)
+    events = [Event("Ticker", i, i, i, {"symbol": s, "price": p}) for i, (s, p) in enumerate(prices)]
+    whole = Engine(net)
+    want = texts([m for e in events for m in whole.push(e)] + whole.flush())
+    first = Engine(net)
+    got = [m for e in events[:cut] for m in first.push(e)]
+    data = snapshot.dumps(first)
+    second = _loads(data, net)
+    assert snapshot.dumps(second) == data
+    got += [m for e in events[cut:] for m in second.push(e)] + second.flush()
+    assert texts(got) == want
