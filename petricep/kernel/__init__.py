@@ -42,7 +42,7 @@ RETURN with composite events re-entering the net (not under ``either``; a readin
 partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
 ``timeout`` struct column, re-entering as events of their type; not under ``either``) and
 LIMIT with DROP OLDEST / REJECT NEW / FAIL (under ``either`` a key's fixpoint admitted before
-its matches emit; FAIL not in a net with
+its matches emit, not beside negation: the counts of dropped partial matches differ; FAIL not in a net with
 composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of

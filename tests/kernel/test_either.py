@@ -130,6 +130,10 @@ def test_limits(data: st.DataObject) -> None:
     p = data.draw(patterns(types=("A", "B"), strategies=STAM, kleene=data.draw(st.booleans()), returns=False))
     limit = A.Limit(data.draw(st.integers(1, 3)), data.draw(st.sampled_from(("drop-oldest", "reject-new"))))
     events = data.draw(TIED)
+    net = build_net([dataclasses.replace(p, limit=limit)])
+    if net.patterns[0].negations:  # (refused: the counts of dropped partial matches differ)
+        assert supports(net, "either")[1].endswith("LIMIT beside negation under the tie rule 'either' is not covered yet")
+        return
     check([dataclasses.replace(p, limit=limit)], events, "either", _cut(data, events))
 
 
