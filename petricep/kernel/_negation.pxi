@@ -225,11 +225,26 @@ cdef int close_group(Kernel k, Group g, double ts, int64_t pos, bint all_) excep
             break
         g.heap_pop()
         if g.pd_flags[d] & 1:
+            if k.grp_closing:  # (ties._close_in_group: emitted by the group's first event past the window)
+                k.emit_cr = group_closer(k, g.pd_thr[d])
             emit_pending(k, g, d)
+            k.emit_cr = -1
         g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
         if not (g.pd_flags[d] & 2):
             g.drop_pending(d)
     return 0
+
+
+cdef int64_t group_closer(Kernel k, double thr) noexcept nogil:
+    """The first input event of the open timestamp group at or past a count window's end
+    ``thr`` (ties._closer), else its clock point (-2)."""
+    cdef Py_ssize_t j
+    cdef int64_t best = -2
+    for j in range(k.grp_n):
+        if k.grp_from[j] == 0 and <double>k.store.pos[k.grp_ev[j]] >= thr:
+            if best < 0 or k.store.pos[k.grp_ev[j]] < k.store.pos[best]:
+                best = k.grp_ev[j]
+    return best
 
 
 cdef int emit_pending(Kernel k, Group g, int32_t d) except -1 nogil:
