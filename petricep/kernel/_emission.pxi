@@ -254,6 +254,9 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
     elif cr == -2:  # (at the group's clock point)
         ts = k.grp_ts
         k.store.pos[ev] = k.grp_clock
+    elif cr <= -3:  # (at an event of the group no net reads)
+        ts = k.grp_ts
+        k.store.pos[ev] = -3 - cr
     k.store.ts[ev] = ts
     k.store.id[ev] = -1 - (k.taken + o)
     for a in range(na):

@@ -527,6 +527,7 @@ cdef int run_group(Kernel k) except -1 nogil:
     k.grp_n = 0
     k.grp_rows = 0
     k.grp_comp = 0
+    k.grp_un = 0
     k.grp_clock = -1
     k.since_sweep += n
     if k.since_sweep >= k.sweep_every and n:
@@ -560,7 +561,7 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         fixpoint(k, g, gi, key)
-    if g.nnegs:
+    if g.nnegs or (g.timeout_mask and g.count_window):
         group_negatives(k, g, gi)
     settle_group(k, first)
     return 0
@@ -704,13 +705,23 @@ cdef int group_negatives(Kernel k, Group g, Py_ssize_t gi) except -1 nogil:
     cdef int etype
     cdef int64_t key, ev, upto = k.grp_clock
     cdef bint closing = g.count_window and g.heap_n > 0
-    cdef int64_t* idx = <int64_t*>malloc((k.grp_n + 1) * sizeof(int64_t))
+    cdef int64_t* idx
+    if g.count_window and g.timeout_mask:
+        with gil:
+            closing = closing or bool(g.deadlines)
+    idx = <int64_t*>malloc((k.grp_n + 1) * sizeof(int64_t))
     for j in range(k.grp_n):
         if k.grp_from[j] > gi:
             continue
         ev = k.grp_ev[j]
         if k.grp_from[j] == 0 and k.store.pos[ev] > upto:
             upto = k.store.pos[ev]
+    for i in range(k.grp_un):
+        if k.grp_upos[i] > upto:
+            upto = k.grp_upos[i]
+    for j in range(k.grp_n):
+        if k.grp_from[j] > gi:
+            continue
         if g.type_neg_start[k.grp_type[j] + 1] > g.type_neg_start[k.grp_type[j]]:
             idx[n] = j
             n += 1
@@ -733,16 +744,30 @@ cdef int group_negatives(Kernel k, Group g, Py_ssize_t gi) except -1 nogil:
             if key >= g.nkeys:
                 g.reserve_keys(key + 1)
             if closing:
-                close_group(k, g, k.grp_ts, k.store.pos[ev], False)
+                close_in_group(k, g, k.store.pos[ev])
             k.now_ts = k.store.ts[ev]
             k.now_pos = k.store.pos[ev]
             k.now_ev = ev
             negative(k, g, etype, key, ev)
         if closing:
-            close_group(k, g, k.grp_ts, upto, False)
+            close_in_group(k, g, upto)
     finally:
         k.grp_closing = False
         free(idx)
+        if k.nkills:
+            with gil:
+                k.kills = []
+                k.nkills = 0
+    return 0
+
+
+cdef int close_in_group(Kernel k, Group g, int64_t upto) except -1 nogil:
+    """The count windows ending at or before position ``upto`` that events of the matched
+    group close (ties._close_in_group): waiting matches, then timeouts."""
+    close_group(k, g, k.grp_ts, upto, False)
+    if g.timeout_mask:
+        with gil:  # (the deadlines' heap)
+            close_group_deadlines(k, g, upto)
     return 0
 
 

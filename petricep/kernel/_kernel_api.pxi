@@ -68,6 +68,8 @@ cdef class Kernel:
     cdef int grp_join  # the grp_from of a composite event made now
     cdef Py_ssize_t grp_comp  # composite events that joined the open group
     cdef bint grp_closing  # group_negatives closes count windows inside the group
+    cdef int64_t* grp_upos  # the positions of the group's events no net reads (closers too)
+    cdef Py_ssize_t grp_un, grp_ucap
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
     cdef int64_t grp_clock  # the open group's last clock point (a TICK row), -1: none
@@ -148,6 +150,9 @@ cdef class Kernel:
         self.grp_join = 1
         self.grp_comp = 0
         self.grp_closing = False
+        self.grp_upos = NULL
+        self.grp_un = 0
+        self.grp_ucap = 0
         self.grp_n = 0
         self.grp_cap = 0
         self.grp_rows = 0
@@ -222,7 +227,7 @@ cdef class Kernel:
     def __dealloc__(self):
         release_out(self)
         free(self.vstack); free(self.tstack)
-        free(self.grp_ev); free(self.grp_type); free(self.grp_keys); free(self.grp_from)
+        free(self.grp_ev); free(self.grp_type); free(self.grp_keys); free(self.grp_from); free(self.grp_upos)
         free(self.kl_ids); free(self.kl_ev)
         free(self.gptr)
 

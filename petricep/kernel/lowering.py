@@ -403,8 +403,7 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
-            else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
+            "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
             if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None
         )
