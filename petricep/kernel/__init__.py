@@ -38,9 +38,11 @@ Covered this far: SEQ / AND / OR over single variables with guards (numbers and 
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
 per-pattern roles and windows, negation at start, middle and end (under ``either`` applied
 once the group's keys reach their fixpoints, count windows closing between them),
-RETURN with composite events re-entering the net (not under ``either``; a reading pattern's
-partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
-``timeout`` struct column, re-entering as events of their type; not under ``either``) and
+RETURN with composite events re-entering the net (under ``either`` they join their timestamp
+group at their creator event's position, seen by the shared nets after their own, as
+ties.run_group; a reading pattern's partition must copy the producer's), ON TIMEOUT (timeouts in the match table with a
+``timeout`` struct column, re-entering as events of their type; under ``either`` a count
+window that events of a timestamp group close times out between its negative events) and
 LIMIT with DROP OLDEST / REJECT NEW / FAIL (under ``either`` a key's fixpoint admitted before
 its matches emit, not beside negation: the counts of dropped partial matches differ; FAIL not in a net with
 composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with

@@ -11,7 +11,7 @@ cdef struct OutBuffers:
     # one set of emission buffers: those Kernel fields, their capacity in matches for slot and
     # field widths m and f
     int32_t* pattern
-    int32_t* group
+    int64_t* cr
     double* start
     double* end
     int64_t* ids
@@ -40,7 +40,7 @@ cdef void adopt_out(Kernel k) noexcept nogil:
     global spare
     if spare.cap == 0:
         return
-    k.out_pattern = spare.pattern; k.out_group = spare.group; k.out_start = spare.start; k.out_end = spare.end
+    k.out_pattern = spare.pattern; k.out_cr = spare.cr; k.out_start = spare.start; k.out_end = spare.end
     k.out_ids = spare.ids; k.out_bound = spare.bound; k.out_at = spare.at; k.out_key = spare.key
     k.out_ev = spare.ev; k.out_rv = spare.rv; k.out_rt = spare.rt; k.out_deadline = spare.deadline
     k.out_klen = spare.klen
@@ -58,13 +58,13 @@ cdef void release_out(Kernel k) noexcept nogil:
     """``k``'s buffers to the spare set where it is empty and they are not too large, else freed."""
     global spare
     if spare.cap == 0 and 0 < k.out_cap <= SPARE_MAX:
-        spare.pattern = k.out_pattern; spare.group = k.out_group; spare.start = k.out_start
+        spare.pattern = k.out_pattern; spare.cr = k.out_cr; spare.start = k.out_start
         spare.end = k.out_end; spare.ids = k.out_ids; spare.bound = k.out_bound; spare.at = k.out_at
         spare.key = k.out_key; spare.ev = k.out_ev; spare.rv = k.out_rv; spare.rt = k.out_rt
         spare.deadline = k.out_deadline; spare.klen = k.out_klen
         spare.cap, spare.m, spare.f = k.out_cap, k.maxslots, k.maxfields
     else:
-        free(k.out_pattern); free(k.out_group); free(k.out_start); free(k.out_end); free(k.out_ids)
+        free(k.out_pattern); free(k.out_cr); free(k.out_start); free(k.out_end); free(k.out_ids)
         free(k.out_bound); free(k.out_at); free(k.out_key); free(k.out_ev); free(k.out_rv); free(k.out_rt)
         free(k.out_deadline); free(k.out_klen)
     k.out_cap = 0
@@ -72,7 +72,7 @@ cdef void release_out(Kernel k) noexcept nogil:
 
 cdef inline Py_ssize_t out_bytes(Kernel k) noexcept nogil:
     """Bytes a buffered match takes (reserve_out)."""
-    return (2 * sizeof(int32_t) + 5 * sizeof(double) + k.maxslots * (3 * sizeof(int64_t) + sizeof(uint8_t))
+    return (sizeof(int32_t) + 6 * sizeof(double) + k.maxslots * (3 * sizeof(int64_t) + sizeof(uint8_t))
             + k.maxfields * (sizeof(double) + sizeof(int8_t)))
 
 
@@ -81,7 +81,7 @@ cdef int reserve_out(Kernel k, Py_ssize_t cap) except -1 nogil:
         return 0
     charge(&k.budget, MEM_MATCHES, k.out_cap, cap, out_bytes(k))
     k.out_pattern = <int32_t*>grow(k.out_pattern, cap, sizeof(int32_t))
-    k.out_group = <int32_t*>grow(k.out_group, cap, sizeof(int32_t))
+    k.out_cr = <int64_t*>grow(k.out_cr, cap, sizeof(int64_t))
     k.out_start = <double*>grow(k.out_start, cap, sizeof(double))
     k.out_end = <double*>grow(k.out_end, cap, sizeof(double))
     k.out_ids = <int64_t*>grow(k.out_ids, cap * k.maxslots, sizeof(int64_t))
@@ -109,6 +109,7 @@ cdef int emit(Kernel k, Group g, int pattern, int64_t* slots, double first_ts, d
         reserve_out(k, 2 * k.out_cap)
     k.out_pattern[o] = pattern
     k.out_at[o] = k.emit_at
+    k.out_cr[o] = k.emit_cr
     k.out_start[o] = first_ts
     k.out_end[o] = last_ts
     k.out_key[o] = key
@@ -235,14 +236,28 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
     cdef Py_ssize_t ev, a, na = k.store.nattrs, gi, ngroups = k.ngroups, f = k.maxfields
     cdef int p = k.out_pattern[o], etype = k.pat_ret_type[p], ki, r
     cdef bint kept = False
+    cdef int64_t cr = k.out_cr[o]
+    cdef double ts = k.emit_ts
+    cdef int8_t tag = k.emit_tag
     if k.store.n >= k.store.cap:
         k.store.reserve(2 * k.store.cap)
     ev = k.store.n
     k.store.n = k.store.n + 1
     k.store.seq[ev] = k.store.next_seq
     k.store.next_seq = k.store.next_seq + 1
-    k.store.ts[ev] = k.emit_ts
     k.store.pos[ev] = k.emit_at if k.emit_at >= 0 else k.in_pos
+    if cr >= 0:  # (tie rule either: at its creator event, ties._fixpoint's emitter)
+        ts = k.store.ts[cr]
+        k.store.pos[ev] = k.store.pos[cr]
+        if k.ts_attr >= 0:
+            tag = k.store.tag[cr * na + k.ts_attr]
+    elif cr == -2:  # (at the group's clock point)
+        ts = k.grp_ts
+        k.store.pos[ev] = k.grp_clock
+    elif cr <= -3:  # (at an event of the group no net reads)
+        ts = k.grp_ts
+        k.store.pos[ev] = -3 - cr
+    k.store.ts[ev] = ts
     k.store.id[ev] = -1 - (k.taken + o)
     for a in range(na):
         k.store.val[ev * na + a] = 0.0
@@ -254,8 +269,10 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
             k.store.val[ev * na + a] = k.out_rv[o * f + r]
             k.store.tag[ev * na + a] = k.out_rt[o * f + r]
     if k.ts_attr >= 0:
-        k.store.val[ev * na + k.ts_attr] = k.emit_ts
-        k.store.tag[ev * na + k.ts_attr] = k.emit_tag
+        k.store.val[ev * na + k.ts_attr] = ts
+        k.store.tag[ev * na + k.ts_attr] = tag
+    if k.tie_either:
+        return join_group(k, ev, etype, k.out_key[o])
     for gi in range(ngroups):
         if enter_composite(k, <Group>k.gptr[gi], etype, k.out_key[o], ev):
             kept = True
@@ -434,7 +451,7 @@ cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm) no
     """Reorder matches [first, first + n): the match at ``perm[i]`` moves to first + i."""
     cdef Py_ssize_t i, m = k.maxslots, f = k.maxfields, src, dst
     cdef int32_t* pat = <int32_t*>malloc(n * sizeof(int32_t))
-    cdef int64_t* at = <int64_t*>malloc(n * sizeof(int64_t))
+    cdef int64_t* at = <int64_t*>malloc(2 * n * sizeof(int64_t))
     cdef int64_t* key = <int64_t*>malloc(n * sizeof(int64_t))
     cdef double* se = <double*>malloc(3 * n * sizeof(double))
     cdef int64_t* ids = <int64_t*>malloc(3 * n * m * sizeof(int64_t))
@@ -445,6 +462,7 @@ cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm) no
         src = perm[i]
         pat[i] = k.out_pattern[src]
         at[i] = k.out_at[src]
+        at[n + i] = k.out_cr[src]
         key[i] = k.out_key[src]
         se[2 * i] = k.out_start[src]
         se[2 * i + 1] = k.out_end[src]
@@ -459,6 +477,7 @@ cdef void permute(Kernel k, Py_ssize_t first, Py_ssize_t n, Py_ssize_t* perm) no
         dst = first + i
         k.out_pattern[dst] = pat[i]
         k.out_at[dst] = at[i]
+        k.out_cr[dst] = at[n + i]
         k.out_key[dst] = key[i]
         k.out_start[dst] = se[2 * i]
         k.out_end[dst] = se[2 * i + 1]

@@ -113,6 +113,23 @@ cdef int close_deadlines(Kernel k, double ts, int64_t pos, bint all_) except -1:
     return 0
 
 
+cdef int close_group_deadlines(Kernel k, Group g, int64_t upto) except -1:
+    """Tie rule either: ``g``'s count-window deadlines at or before position ``upto``, closed
+    by events of the matched timestamp group (ties._close_in_group), each emitted by the
+    group's first input event past it."""
+    cdef tuple entry
+    cdef list dl = g.deadlines
+    while dl and <double>(<tuple>dl[0])[0] <= <double>upto:
+        entry = heapq.heappop(dl)
+        k.emit_cr = group_closer(k, <double>entry[0])
+        try:
+            expire(k, g, entry[2], entry[3], entry[4], entry[0])
+        finally:
+            k.emit_cr = -1
+        unpin(g, <int32_t>entry[3])
+    return 0
+
+
 cdef int expire(Kernel k, Group g, int64_t key, int32_t t, int b, double deadline) except -1:
     cdef int64_t bit = (<int64_t>1) << b
     cdef int pi

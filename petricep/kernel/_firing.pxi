@@ -290,7 +290,7 @@ cdef int store_created(Kernel k, Group g, int64_t key) except -1 nogil:
     cdef Py_ssize_t i
     cdef int32_t t
     if k.tie_either:
-        return store_group_created(k, g, key)
+        return store_group_created(k, g, key, NULL)
     for i in range(g.ncreated):
         t = g.created[i]
         if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
@@ -323,7 +323,7 @@ cdef inline void link(Group g, int64_t key, int32_t t) noexcept nogil:
     g.tails[lid] = t
 
 
-cdef int store_group_created(Kernel k, Group g, int64_t key) except -1 nogil:
+cdef int store_group_created(Kernel k, Group g, int64_t key, const int64_t* cr) except -1 nogil:
     """store_created for a key's fixpoint (tie rule either, ties._fixpoint): the tokens are
     stored and watched first (a LIMIT may drop some, clearing their users), then those at
     accepting places complete and emit."""
@@ -339,7 +339,9 @@ cdef int store_group_created(Kernel k, Group g, int64_t key) except -1 nogil:
     for i in range(g.ncreated):
         t = g.created[i]
         if g.place_rg_start[g.tk_place[t] + 1] > g.place_rg_start[g.tk_place[t]]:
+            k.emit_cr = cr[i] if cr != NULL else -1
             accept(k, g, t, key)
+            k.emit_cr = -1
         if g.place_accepting[g.tk_place[t]]:
             k.completed += 1
     for i in range(g.ncreated):
@@ -357,16 +359,74 @@ cdef int buffer(Kernel k, const Rows* r, int etype, double ts, int64_t pos, Py_s
     """An event (row ``i``) of the open timestamp group: into the store, and onto the group."""
     cdef Py_ssize_t ev, gi, ng = k.ngroups
     ev = store_event(k, r, i, ts, pos)
+    grp_reserve(k)
+    k.grp_ev[k.grp_n] = ev
+    k.grp_type[k.grp_n] = etype
+    k.grp_from[k.grp_n] = 0
+    for gi in range(ng):
+        k.grp_keys[k.grp_n * ng + gi] = row_key(r, gi, i)
+    k.grp_n += 1
+    return 0
+
+
+cdef int grp_reserve(Kernel k) except -1 nogil:
+    """Room for one more event in the open timestamp group."""
+    cdef Py_ssize_t ng = k.ngroups
     if k.grp_n >= k.grp_cap:
         k.grp_cap = max(16, 2 * k.grp_cap)
         k.grp_ev = <int64_t*>grow(k.grp_ev, k.grp_cap, sizeof(int64_t))
         k.grp_type = <int32_t*>grow(k.grp_type, k.grp_cap, sizeof(int32_t))
+        k.grp_from = <int32_t*>grow(k.grp_from, k.grp_cap, sizeof(int32_t))
         k.grp_keys = <int64_t*>grow(k.grp_keys, k.grp_cap * max(ng, 1), sizeof(int64_t))
+    return 0
+
+
+cdef int join_group(Kernel k, int64_t ev, int etype, int64_t key) except -1 nogil:
+    """Tie rule either: composite event ``ev`` joins the open timestamp group (ties.derive_in_group),
+    seen by the shared nets from ``k.grp_join`` on, under its match's key (a net not
+    partitioned: key 0, as enter_composite)."""
+    cdef Py_ssize_t gi, ng = k.ngroups
+    grp_reserve(k)
     k.grp_ev[k.grp_n] = ev
     k.grp_type[k.grp_n] = etype
+    k.grp_from[k.grp_n] = k.grp_join
     for gi in range(ng):
-        k.grp_keys[k.grp_n * ng + gi] = row_key(r, gi, i)
+        k.grp_keys[k.grp_n * ng + gi] = key if (<Group>k.gptr[gi]).partitioned else 0
     k.grp_n += 1
+    k.grp_comp += 1
+    return 0
+
+
+cdef int pre_last(Kernel k) except -1 nogil:
+    """The composite events of matches closed by the group's first event (made before its
+    events came: ties._join's group_emitted) move behind its input events, keeping their order."""
+    cdef Py_ssize_t j, n = 0, ng = k.ngroups, m = 0
+    cdef int64_t* ev
+    cdef int64_t* keys
+    cdef int32_t* ty
+    cdef int32_t* fr
+    for j in range(k.grp_n):
+        if k.grp_from[j]:
+            m += 1
+    if m == 0 or m == k.grp_n:
+        return 0
+    ev = <int64_t*>malloc(k.grp_n * sizeof(int64_t))
+    keys = <int64_t*>malloc(k.grp_n * max(ng, 1) * sizeof(int64_t))
+    ty = <int32_t*>malloc(k.grp_n * sizeof(int32_t))
+    fr = <int32_t*>malloc(k.grp_n * sizeof(int32_t))
+    for m in range(2):
+        for j in range(k.grp_n):
+            if (k.grp_from[j] != 0) == (m == 1):
+                ev[n] = k.grp_ev[j]
+                ty[n] = k.grp_type[j]
+                fr[n] = k.grp_from[j]
+                memcpy(&keys[n * ng], &k.grp_keys[j * ng], ng * sizeof(int64_t))
+                n += 1
+    memcpy(k.grp_ev, ev, n * sizeof(int64_t))
+    memcpy(k.grp_type, ty, n * sizeof(int32_t))
+    memcpy(k.grp_from, fr, n * sizeof(int32_t))
+    memcpy(k.grp_keys, keys, n * ng * sizeof(int64_t))
+    free(ev); free(keys); free(ty); free(fr)
     return 0
 
 
@@ -447,21 +507,38 @@ cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1 nogil:
 cdef int run_group(Kernel k) except -1 nogil:
     """Close the timestamp group: equal timestamps match in any order, so per shared net
     and key, extend the marking by each event, then the new tokens by the group's other
-    events until nothing new appears (ties.run_group / _fixpoint)."""
-    cdef Py_ssize_t gi, rows = k.grp_rows
-    cdef int64_t* order = <int64_t*>grow(NULL, k.grp_n + 1, sizeof(int64_t))
+    events until nothing new appears (ties.run_group / _fixpoint). A net's composite events
+    join the group for the nets after it (those of matches its first event closed: from
+    the second net on)."""
+    cdef Py_ssize_t gi, rows = k.grp_rows, n
+    cdef int64_t* order
+    pre_last(k)
     try:
         for gi in range(k.ngroups):
-            group_keys(k, <Group>k.gptr[gi], gi, order)
+            k.grp_join = <int>gi + 1
+            order = <int64_t*>grow(NULL, k.grp_n + 1, sizeof(int64_t))
+            try:
+                group_keys(k, <Group>k.gptr[gi], gi, order)
+            finally:
+                free(order)
     finally:
-        free(order)
+        k.grp_join = 1
+    n = rows + k.grp_comp
     k.grp_n = 0
     k.grp_rows = 0
+    k.grp_comp = 0
+    k.grp_un = 0
     k.grp_clock = -1
-    k.since_sweep += rows
-    if k.since_sweep >= k.sweep_every and rows:
+    k.since_sweep += n
+    if k.since_sweep >= k.sweep_every and n:
         sweep(k, k.grp_ts, k.store.pos[k.store.n - 1] if k.store.n else 0)
     return 0
+
+
+cdef inline bint unseen(Kernel k, Group g, Py_ssize_t gi, Py_ssize_t j) noexcept nogil:
+    """Whether group event ``j`` is not ``g``'s (no transition of its type, or a composite
+    event made by ``g`` or a net after it)."""
+    return k.grp_from[j] > gi or g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]
 
 
 cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 nogil:
@@ -470,7 +547,7 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
     cdef Py_ssize_t j, o, norder = 0, ng = k.ngroups, first = k.out_n
     cdef int64_t key
     for j in range(k.grp_n):
-        if g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]:
+        if unseen(k, g, gi, j):
             continue
         key = k.grp_keys[j * ng + gi]
         o = 0
@@ -484,28 +561,38 @@ cdef int group_keys(Kernel k, Group g, Py_ssize_t gi, int64_t* order) except -1 
         if key >= g.nkeys:
             g.reserve_keys(key + 1)
         fixpoint(k, g, gi, key)
-    if g.nnegs:
+    if g.nnegs or (g.timeout_mask and g.count_window):
         group_negatives(k, g, gi)
-    if k.ordered and k.has_conflict:
-        settle_group(k, first)
-    elif k.out_n - first > 1 and k.npatterns > 1:
-        order_emitted(k, first, 0)
+    settle_group(k, first)
     return 0
 
 
 cdef int settle_group(Kernel k, Py_ssize_t first) except -1 nogil:
     """A shared net's matches of a timestamp group in the engine's order (emission.emit), then
-    consumed in that order (no RETURN under either: nothing re-enters)."""
-    cdef Py_ssize_t o
+    consumed in that order; with RETURN their composite events join the group in that
+    order (join_group: the nets after this one see them)."""
+    cdef Py_ssize_t o, end
     cdef bint chains = False
+    if not k.ordered:
+        if k.out_n - first > 1 and k.npatterns > 1:
+            order_emitted(k, first, 0)
+        return 0
     for o in range(first, k.out_n):
-        if k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0:
+        if k.pat_has_ret[k.out_pattern[o]] or (
+                k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0):
             chains = True
             break
     if k.out_n - first > 1:
         order_emitted(k, first, chains)
-    with gil:  # (the consumed events: a dict per domain)
-        k.out_n = consume(k, first, k.out_n)
+    end = k.out_n
+    if k.has_conflict:
+        with gil:  # (the consumed events: a dict per domain)
+            end = consume(k, first, end)
+    for o in range(first, end):
+        if k.pat_has_ret[k.out_pattern[o]]:
+            k.composites += 1
+            if k.pat_ret_type[k.out_pattern[o]] >= 0:
+                composite(k, o)
     return 0
 
 
@@ -515,6 +602,8 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
     cdef int tr, place, ns = g.nslots, hit
     cdef int64_t ev
     cdef TokenSet seen  # the tokens the fixpoint made (place, users, slots): each once
+    cdef int64_t* cr = NULL  # per created token: the event that made it
+    cdef Py_ssize_t cr_cap = 0
     seen.tab = NULL
     seen.cap = 0
     seen.n = 0
@@ -526,20 +615,21 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
         g.ncreated = 0
         g.cur_key = key
         for j in range(k.grp_n):
-            if k.grp_keys[j * ng + gi] != key or (
-                    g.type_start[k.grp_type[j] + 1] == g.type_start[k.grp_type[j]]):
+            if k.grp_keys[j * ng + gi] != key or unseen(k, g, gi, j):
                 continue
             ev = k.grp_ev[j]
             nmine += 1
             k.now_ts = k.store.ts[ev]  # (the key's last event of the group: LIMIT's now)
             k.now_pos = k.store.pos[ev]
             k.now_ev = ev
+            a = g.ncreated
             step(k, g, k.grp_type[j], key, ev, k.store.ts[ev], k.store.pos[ev])
+            creators(&cr, &cr_cap, a, g.ncreated, ev)
         if nmine > 1:
             en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * k.grp_n + 1) * sizeof(int32_t))
             en_start[0] = 0
             for j in range(k.grp_n):  # per event: its transitions whose input-arc guards hold
-                if k.grp_keys[j * ng + gi] != key:
+                if k.grp_keys[j * ng + gi] != key or k.grp_from[j] > gi:
                     continue
                 a = ntr
                 for e in range(g.type_start[k.grp_type[j]], g.type_start[k.grp_type[j] + 1]):
@@ -581,43 +671,103 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
                         g.release(nt)
                         continue
                     g.add_created(nt)
+                    creators(&cr, &cr_cap, g.ncreated - 1, g.ncreated, ev)
+        store_group_created(k, g, key, cr)
     finally:
         free(en_ev)
         free(seen.tab)
         free(en_start)
         free(en_trs)
-    store_created(k, g, key)
+        free(cr)
+    return 0
+
+
+cdef int creators(int64_t** cr, Py_ssize_t* cap, Py_ssize_t a, Py_ssize_t b, int64_t ev) except -1 nogil:
+    """Created tokens [a, b) were made by event ``ev`` (ties._fixpoint: the emitter of their
+    matches, where their composite events take their time and position)."""
+    cdef Py_ssize_t i
+    if b > cap[0]:
+        cap[0] = max(2 * cap[0], b, 64)
+        cr[0] = <int64_t*>grow(cr[0], cap[0], sizeof(int64_t))
+    for i in range(a, b):
+        cr[0][i] = ev
     return 0
 
 
 cdef int group_negatives(Kernel k, Group g, Py_ssize_t gi) except -1 nogil:
     """The timestamp group's negative events of ``g``, once its keys reached their fixpoints,
-    in stream order (ties._match_group): each is buffered and cancels what it violates (by
-    timestamp: the group's own partial matches stay). A count window that an event of the
-    group closes closes between the negative events inside it and those past it
-    (ties._close_in_group), the rest at the group's last event or clock point."""
-    cdef Py_ssize_t j, ng = k.ngroups
+    in stream order (ties._match_group; composite events after their emitters): each is
+    buffered and cancels what it violates (by timestamp: the group's own partial matches
+    stay). A count window that an event of the group closes closes between the negative
+    events inside it and those past it (ties._close_in_group), the rest at the group's last
+    event or clock point."""
+    cdef Py_ssize_t i, j, o, n = 0, ng = k.ngroups
     cdef int etype
     cdef int64_t key, ev, upto = k.grp_clock
     cdef bint closing = g.count_window and g.heap_n > 0
+    cdef int64_t* idx
+    if g.count_window and g.timeout_mask:
+        with gil:
+            closing = closing or bool(g.deadlines)
+    idx = <int64_t*>malloc((k.grp_n + 1) * sizeof(int64_t))
     for j in range(k.grp_n):
-        etype = k.grp_type[j]
-        ev = k.grp_ev[j]
-        if k.store.pos[ev] > upto:
-            upto = k.store.pos[ev]
-        if g.type_neg_start[etype + 1] == g.type_neg_start[etype]:
+        if k.grp_from[j] > gi:
             continue
-        key = k.grp_keys[j * ng + gi]
-        if key >= g.nkeys:
-            g.reserve_keys(key + 1)
+        ev = k.grp_ev[j]
+        if k.grp_from[j] == 0 and k.store.pos[ev] > upto:
+            upto = k.store.pos[ev]
+    for i in range(k.grp_un):
+        if k.grp_upos[i] > upto:
+            upto = k.grp_upos[i]
+    for j in range(k.grp_n):
+        if k.grp_from[j] > gi:
+            continue
+        if g.type_neg_start[k.grp_type[j] + 1] > g.type_neg_start[k.grp_type[j]]:
+            idx[n] = j
+            n += 1
+    if closing and k.grp_comp:  # stably by position (ties._match_group's sort)
+        for i in range(1, n):
+            j = idx[i]
+            ev = k.grp_ev[j]
+            o = i
+            while o > 0 and k.store.pos[k.grp_ev[idx[o - 1]]] > k.store.pos[ev]:
+                idx[o] = idx[o - 1]
+                o -= 1
+            idx[o] = j
+    k.grp_closing = closing
+    try:
+        for o in range(n):
+            j = idx[o]
+            etype = k.grp_type[j]
+            ev = k.grp_ev[j]
+            key = k.grp_keys[j * ng + gi]
+            if key >= g.nkeys:
+                g.reserve_keys(key + 1)
+            if closing:
+                close_in_group(k, g, k.store.pos[ev])
+            k.now_ts = k.store.ts[ev]
+            k.now_pos = k.store.pos[ev]
+            k.now_ev = ev
+            negative(k, g, etype, key, ev)
         if closing:
-            close_group(k, g, k.grp_ts, k.store.pos[ev], False)
-        k.now_ts = k.store.ts[ev]
-        k.now_pos = k.store.pos[ev]
-        k.now_ev = ev
-        negative(k, g, etype, key, ev)
-    if closing:
-        close_group(k, g, k.grp_ts, upto, False)
+            close_in_group(k, g, upto)
+    finally:
+        k.grp_closing = False
+        free(idx)
+        if k.nkills:
+            with gil:
+                k.kills = []
+                k.nkills = 0
+    return 0
+
+
+cdef int close_in_group(Kernel k, Group g, int64_t upto) except -1 nogil:
+    """The count windows ending at or before position ``upto`` that events of the matched
+    group close (ties._close_in_group): waiting matches, then timeouts."""
+    close_group(k, g, k.grp_ts, upto, False)
+    if g.timeout_mask:
+        with gil:  # (the deadlines' heap)
+            close_group_deadlines(k, g, upto)
     return 0
 
 

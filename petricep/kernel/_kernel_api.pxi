@@ -62,6 +62,14 @@ cdef class Kernel:
     cdef int64_t* grp_ev
     cdef int32_t* grp_type
     cdef int64_t* grp_keys  # ngroups per event
+    # per event: the first shared net that sees it (composite events: the net after the one
+    # that made them, ties.run_group; 0: an input event, or one emitted at the end)
+    cdef int32_t* grp_from
+    cdef int grp_join  # the grp_from of a composite event made now
+    cdef Py_ssize_t grp_comp  # composite events that joined the open group
+    cdef bint grp_closing  # group_negatives closes count windows inside the group
+    cdef int64_t* grp_upos  # the positions of the group's events no net reads (closers too)
+    cdef Py_ssize_t grp_un, grp_ucap
     cdef Py_ssize_t grp_n, grp_cap, grp_rows
     cdef double grp_ts
     cdef int64_t grp_clock  # the open group's last clock point (a TICK row), -1: none
@@ -85,7 +93,8 @@ cdef class Kernel:
     cdef int32_t* out_pattern
     cdef int64_t* out_at  # per match: the position of the row (event or tick) that emitted it, -1 at the end
     cdef public int64_t emit_at
-    cdef int32_t* out_group
+    cdef int64_t* out_cr  # per match (tie rule either): its creator event in the store, -2 the group's clock, -1 the row's
+    cdef int64_t emit_cr  # what emit records there
     cdef double* out_start
     cdef double* out_end
     cdef int64_t* out_ids
@@ -137,7 +146,13 @@ cdef class Kernel:
         self.store = EventStore(max(len(lowered.attrs), 1))
         self.tie_strict = 1 if tie == "strict" else 0
         self.tie_either = 1 if tie == "either" else 0
-        self.grp_ev = NULL; self.grp_type = NULL; self.grp_keys = NULL
+        self.grp_ev = NULL; self.grp_type = NULL; self.grp_keys = NULL; self.grp_from = NULL
+        self.grp_join = 1
+        self.grp_comp = 0
+        self.grp_closing = False
+        self.grp_upos = NULL
+        self.grp_un = 0
+        self.grp_ucap = 0
         self.grp_n = 0
         self.grp_cap = 0
         self.grp_rows = 0
@@ -167,11 +182,12 @@ cdef class Kernel:
         self.since_sweep = 0
         self.out_n = 0
         self.out_cap = 0
-        self.out_pattern = NULL; self.out_group = NULL; self.out_start = NULL; self.out_end = NULL
+        self.out_pattern = NULL; self.out_cr = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
         self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
         self.out_klen = NULL; self.kl_ids = NULL; self.kl_ev = NULL; self.kl_n = 0; self.kl_cap = 0
         self.emit_at = -1
+        self.emit_cr = -1
         self.row_out = 0
         self.maxfields = max(lowered.maxfields, 1)
         # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
@@ -211,7 +227,7 @@ cdef class Kernel:
     def __dealloc__(self):
         release_out(self)
         free(self.vstack); free(self.tstack)
-        free(self.grp_ev); free(self.grp_type); free(self.grp_keys)
+        free(self.grp_ev); free(self.grp_type); free(self.grp_keys); free(self.grp_from); free(self.grp_upos)
         free(self.kl_ids); free(self.kl_ev)
         free(self.gptr)
 
@@ -253,14 +269,21 @@ cdef class Kernel:
         self.emit_ts = self.in_ts
         self.emit_tag = self.in_tag
         self.row_out = self.out_n
-        if self.tie_either and (self.grp_rows or self.grp_clock >= 0):
+        if self.tie_either and (self.grp_rows or self.grp_clock >= 0 or self.grp_n):
             run_group(self)
         if self.kills:
             end_group(self)
-        while any((<Group>g).heap_n or (<Group>g).deadlines for g in self.groups):
+        while self.grp_n or any((<Group>g).heap_n or (<Group>g).deadlines for g in self.groups):
+            if self.grp_n:  # (either: composite events emitted here form one more group, Engine.flush)
+                run_group(self)
+                continue
             first = self.out_n
-            close_pending(self, 0.0, 0, True)
-            settle(self, first)
+            self.grp_join = 0
+            try:
+                close_pending(self, 0.0, 0, True)
+                settle(self, first)
+            finally:
+                self.grp_join = 1
 
     def sweep(self, double ts, int64_t pos):
         """Drop tokens that can never fire again; compact the event store when mostly dead."""

@@ -146,6 +146,10 @@ cdef int negative(Kernel k, Group g, int etype, int64_t key, int64_t x) except -
                 keep = 1
             else:
                 cancel(k, g, key, j, x)
+                if k.grp_closing and g.timeout_mask:  # (either: expire checks them, ties._match_group)
+                    with gil:
+                        k.kills.append((g, key, j, x))
+                        k.nkills += 1
     return keep
 
 
@@ -225,11 +229,34 @@ cdef int close_group(Kernel k, Group g, double ts, int64_t pos, bint all_) excep
             break
         g.heap_pop()
         if g.pd_flags[d] & 1:
+            if k.grp_closing:  # (ties._close_in_group: emitted by the group's first event past the window)
+                k.emit_cr = group_closer(k, g.pd_thr[d])
             emit_pending(k, g, d)
+            k.emit_cr = -1
         g.pd_flags[d] = (g.pd_flags[d] & ~1) | 4
         if not (g.pd_flags[d] & 2):
             g.drop_pending(d)
     return 0
+
+
+cdef int64_t group_closer(Kernel k, double thr) noexcept nogil:
+    """The first input event of the open timestamp group at or past a count window's end
+    ``thr`` (ties._closer): its store index; -3 - its position for an event no net reads
+    (not stored); -2 the group's clock point."""
+    cdef Py_ssize_t j
+    cdef int64_t best = -2, at = -1
+    for j in range(k.grp_n):
+        if k.grp_from[j] == 0 and <double>k.store.pos[k.grp_ev[j]] >= thr:
+            if at < 0 or k.store.pos[k.grp_ev[j]] < at:
+                best = k.grp_ev[j]
+                at = k.store.pos[best]
+    for j in range(k.grp_un):
+        if <double>k.grp_upos[j] >= thr and (at < 0 or k.grp_upos[j] < at):
+            at = k.grp_upos[j]
+            best = -3 - at
+    if k.grp_clock >= 0 and <double>k.grp_clock >= thr and (at < 0 or k.grp_clock < at):
+        best = -2
+    return best
 
 
 cdef int emit_pending(Kernel k, Group g, int32_t d) except -1 nogil:

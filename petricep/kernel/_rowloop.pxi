@@ -511,6 +511,12 @@ cdef int fire_one(Kernel k, const Rows* r, Py_ssize_t i, Py_ssize_t row0) except
     k.events += 1
     if etype >= 0 and k.tie_either:
         buffer(k, r, etype, t, p, i)
+    elif k.tie_either:  # (no net reads it, but it closes count windows: ties._match_group's closers)
+        if k.grp_un >= k.grp_ucap:
+            k.grp_ucap = max(16, 2 * k.grp_ucap)
+            k.grp_upos = <int64_t*>grow(k.grp_upos, k.grp_ucap, sizeof(int64_t))
+        k.grp_upos[k.grp_un] = p
+        k.grp_un += 1
     elif etype >= 0:
         # the event enters the store; it stays only if a stored token binds it
         ev = store_event(k, r, i, t, p)

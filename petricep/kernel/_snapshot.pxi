@@ -100,7 +100,7 @@ cdef dict kernel_state(Kernel k):
         "store.next_seq": st.next_seq, "store.ranks": a_f64(st.ranks, st.nranks),
         "grp.ev": a_i64(k.grp_ev, k.grp_n), "grp.type": a_i32(k.grp_type, k.grp_n),
         "grp.keys": a_i64(k.grp_keys, k.grp_n * ng), "grp.rows": k.grp_rows, "grp.ts": k.grp_ts,
-        "grp.clock": k.grp_clock,
+        "grp.clock": k.grp_clock, "grp.from": a_i32(k.grp_from, k.grp_n), "grp.comp": k.grp_comp,
         "now_ts": k.now_ts, "now_pos": k.now_pos, "now_ev": k.now_ev, "strict_ts": k.strict_ts,
         "last_ts": k.last_ts, "last_key": k.last_key, "events": k.events, "created": k.created,
         "completed": k.completed, "cur_row": k.cur_row, "sweep_every": k.sweep_every,
@@ -298,6 +298,7 @@ cdef int set_kernel_state(Kernel k, dict s) except -1:
     grp_ev = column(s, "grp.ev", np.int64, n)
     grp_type = column(s, "grp.type", np.int32, n)
     grp_keys = column(s, "grp.keys", np.int64, n * ng)
+    grp_from = column(s, "grp.from", np.int32, n) if "grp.from" in s else np.zeros(n, dtype=np.int32)
     check(all([0 <= e < st.n for e in grp_ev.tolist()]), "the open timestamp group refers to no stored event")
     check(all([0 <= t < k.ntypes for t in grp_type.tolist()]), "an event type out of range")
     check(all([x >= 0 for x in grp_keys.tolist()]), "a negative key")
@@ -306,11 +307,14 @@ cdef int set_kernel_state(Kernel k, dict s) except -1:
         k.grp_ev = <int64_t*>grow(k.grp_ev, k.grp_cap, sizeof(int64_t))
         k.grp_type = <int32_t*>grow(k.grp_type, k.grp_cap, sizeof(int32_t))
         k.grp_keys = <int64_t*>grow(k.grp_keys, k.grp_cap * max(ng, 1), sizeof(int64_t))
+        k.grp_from = <int32_t*>grow(k.grp_from, k.grp_cap, sizeof(int32_t))
         put_i64(k.grp_ev, grp_ev)
+        put_i32(k.grp_from, grp_from)
         put_i32(k.grp_type, grp_type)
         put_i64(k.grp_keys, grp_keys)
     k.grp_n = n
     k.grp_rows = s["grp.rows"]; k.grp_ts = s["grp.ts"]; k.grp_clock = s.get("grp.clock", -1)
+    k.grp_comp = s.get("grp.comp", 0)
     k.now_ts = s["now_ts"]; k.now_pos = s["now_pos"]; k.now_ev = s["now_ev"]; k.strict_ts = s["strict_ts"]
     k.last_ts = s["last_ts"]; k.last_key = s["last_key"]; k.events = s["events"]; k.created = s["created"]
     k.completed = s["completed"]; k.cur_row = s["cur_row"]; k.sweep_every = s["sweep_every"]

@@ -403,9 +403,7 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "ARCHIVED variables"
     for p in net.patterns:
         what = (
-            "RETURN under the tie rule 'either'" if p.returns and tie == "either"
-            else "ON TIMEOUT under the tie rule 'either'" if p.timeout and tie == "either"
-            else "LIMIT beside negation under the tie rule 'either'" if p.limit and p.negations and tie == "either"
+            "LIMIT beside negation under the tie rule 'either'" if p.limit and p.negations and tie == "either"
             else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
             if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None

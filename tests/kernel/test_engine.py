@@ -227,12 +227,12 @@ def test_the_default_run_writes_the_python_engines_file(run_cli: Any, name: str,
     assert err.splitlines()[0].split(" in ")[0] == err_py.splitlines()[0].split(" in ")[0]  # the accounting
 
 
-def test_run_engine_kernel_says_why_not(run_cli: Any, tmp_path: Path) -> None:
+def test_run_engine_kernel_runs_timeouts_under_either(run_cli: Any, tmp_path: Path) -> None:
     pf = tmp_path / "k.pcep"
-    pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5 RETURN R(n = count(b[]))\n")
+    pf.write_text("PATTERN rises: SEQ(stock a, stock+ b[]) WHERE b[i].price > a.price WITHIN 5\nON TIMEOUT RETURN R(n = count(b[]))\n")
     rc, out, err = run_cli("run", str(pf), *STOCKS, "--engine", "kernel", "--max-partial-matches", "none", "--tie", "either")
     assert rc == 0
-    assert err.splitlines()[-1] == "  engine: python (pattern 'rises': RETURN under the tie rule 'either' is not covered yet)"
+    assert err.splitlines()[-1] == "  engine: kernel"
     _, py, _ = run_cli("run", str(pf), *STOCKS, "--max-partial-matches", "none", "--engine", "python", "--tie", "either")
     assert out == py
 

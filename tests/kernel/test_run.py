@@ -223,7 +223,8 @@ def test_missing_column_and_bad_ids() -> None:
 @pytest.mark.parametrize(
     ("text", "tie", "reason"),
     [
-        ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "either", "pattern 'p': RETURN under the tie rule 'either' is not covered yet"),
+        ("PATTERN p: SEQ(A a, B b) RETURN T(x = a.x)", "either", "covered"),
+        ("PATTERN p: SEQ(A a, B b) WITHIN 3\nON TIMEOUT RETURN T(x = a.x)", "either", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "either", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[], !(C c), D d) WITHIN 3", "arrival", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))", "arrival", "covered"),
