@@ -89,7 +89,7 @@ def test_the_memory_budget_stops_the_run_before_an_arena_grows_past_it() -> None
     run = KernelEngine(compile_text(KLEENE), max_partial_matches=None, max_memory=20_000_000)
     assert stop(run, kleene()) == (
         "the run's memory budget of 20.0 MB is used up at event 'b18': 14.7 MB held (partial matches 10.5 MB, "
-        "Kleene lists 3.8 MB, a step's new partial matches 262.1 KB, matches held 135.2 KB, events they bind 42.0 KB, "
+        "Kleene lists 3.8 MB, a step's new partial matches 262.1 KB, matches held 139.3 KB, events they bind 42.0 KB, "
         "per-key lists 52 B), 10.5 MB more asked for; bound the patterns with a window (WITHIN) or LIMIT n PARTIAL "
         "MATCHES, or raise the budget (--max-memory SIZE)"
     )
