@@ -116,6 +116,11 @@ class PatternSemanticError(PatternError):
     """The text parses but means nothing (unknown variable, bad index, bad window...)."""
 
 
+class PatternUnsupportedError(PatternSemanticError):
+    """The text means something petricep does not run yet (a per-step gap inside AND/OR, with
+    LIMIT or ON TIMEOUT...): refused with a caret rather than run with another meaning."""
+
+
 class PatternLimitError(PatternSemanticError):
     """The text is beyond one of the documented limits of the pattern language (nesting
     depth, number length, pattern size: docs/SEMANTICS.md, "Limits"); checked where the text is

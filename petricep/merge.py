@@ -103,6 +103,7 @@ class _Normal:
             t.order_slots,
             self.bits(t.blocked_by),
             self.bits(t.clears),
+            t.gap,
         )
 
     def place_keys(self) -> list[Hashable]:
@@ -197,9 +198,11 @@ def shifted(net: PatternNet, k: int) -> PatternNet:
                 slot=t.slot + k,
                 order_slots=tuple(s + k for s in t.order_slots),
                 deferred_iteration=tuple((c, s + k) for c, s in t.deferred_iteration),
+                gap=None if t.gap is None else (t.gap[0] + k, t.gap[1], t.gap[2]),
             )
             for t in net.transitions
         ),
+        places=tuple(replace(p, gap_expiry=tuple((s + k, hi) for s, hi in p.gap_expiry)) for p in net.places),
         negations=tuple(
             replace(n, prev_slots=tuple(s + k for s in n.prev_slots), next_slots=tuple(s + k for s in n.next_slots))
             for n in net.negations
@@ -317,6 +320,7 @@ class _PlaceDraft:
     active: tuple[tuple[int, bool], ...] = ()
     fronts: set[Hashable] = field(default_factory=set)
     futures: set[Hashable] = field(default_factory=set)
+    gap_expiries: set[tuple[tuple[int, float | int], ...]] = field(default_factory=set)
 
 
 @dataclass
@@ -415,6 +419,7 @@ class _Drafts:
             draft.fronts.add(fk)
             draft.futures.add(uk)
             draft.users.add(net.index)
+            draft.gap_expiries.add(place.gap_expiry)
             draft.active = tuple((ids.neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
                 draft.roles.append(
@@ -454,6 +459,7 @@ class _Drafts:
             blocked_by=ids.bits(norm, t.blocked_by),
             clears=ids.bits(norm, t.clears),
             kleene=t.kleene,
+            gap=t.gap,
         )
         self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))
 
@@ -472,6 +478,8 @@ class _Drafts:
                     has_exits=pid in exits,
                     roles=tuple(d.roles),
                     users=tuple(sorted(d.users)),
+                    # a token may leave early only where every pattern it serves says so
+                    gap_expiry=next(iter(d.gap_expiries)) if len(d.gap_expiries) == 1 else (),
                 )
             )
         return tuple(out)

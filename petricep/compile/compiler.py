@@ -18,7 +18,7 @@ from typing import Any
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternError
 from petricep.lang import ast as A
-from petricep.lang.check import flatten_seq
+from petricep.lang.check import flatten_seq, gap_reference
 from petricep.lang.front import error_at
 
 Cfg = Any  # nested tuples / ints / None, hashable
@@ -270,7 +270,11 @@ class _Builder:
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
         negated = {r.var for r in self.negs}
-        self.conds = [_classify(e, self.kleene, negated) for e in pattern.conditions]
+        # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
+        # conjuncts after WHERE's) and an expiry on the places that wait for the step
+        self.gaps = _gaps(pattern)
+        gap_conds = [c for v, (u, lo, hi) in self.gaps.items() for c in _gap_conditions(v, u, lo, hi)]
+        self.conds = [_classify(e, self.kleene, negated) for e in (*pattern.conditions, *gap_conds)]
         self.prec = _precedence(pattern.structure)
         self.types = frozenset(r.type for r in positives)
         self.init = _init(pattern.structure)
@@ -375,6 +379,7 @@ class _Builder:
                     blocked,
                     cleared,
                     kleene=var in self.kleene,
+                    gap=self._gap(var),
                 )
             )
         return out
@@ -402,6 +407,20 @@ class _Builder:
             elif b.ready(c, False, incremental=True) and not a.ready(c, False, incremental=True):
                 deferred.append((ci, self.slot[c.iter_var]))
         return arc, guards, iteration, deferred
+
+    def _gap(self, var: str) -> tuple[int, float | int, float | int] | None:
+        if var not in self.gaps:
+            return None
+        u, lo, hi = self.gaps[var]
+        return self.slot[u], lo, hi
+
+    def _gap_expiry(self, conf: _Config) -> tuple[tuple[int, float | int], ...]:
+        """The gaps still ahead of a partial match in ``conf`` (step not bound, the step it
+        follows bound): past any of them, no event can complete it (gaps are steps of a flat
+        SEQ, checked, so every way on binds the gapped step)."""
+        return tuple(
+            sorted((self.slot[u], hi) for v, (u, _lo, hi) in self.gaps.items() if u in conf.bound and v not in conf.bound)
+        )
 
     def _order(self, a: _Config, var: str, take: bool) -> tuple[int, ...]:
         """Strict tie rule: the new event must come strictly after the events of the variables
@@ -444,6 +463,7 @@ class _Builder:
                     tuple(n.index for n in active if n.pushed),
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
+                    gap_expiry=self._gap_expiry(conf),
                 )
             )
         return out
@@ -475,6 +495,24 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
                 out[c.var] = (_vars(prev) if prev is not None else [], _vars(nxt) if nxt is not None else [])
     for c in node.children:
         _neighbours(c, out)
+
+
+def _gaps(pattern: A.Pattern) -> dict[str, tuple[str, float | int, float | int]]:
+    """Each gapped step's variable -> (the variable it follows, low, high in runtime units)."""
+    out: dict[str, tuple[str, float | int, float | int]] = {}
+    for ref in A.events_of(pattern.structure):
+        if ref.gap is not None:
+            base = gap_reference(pattern.structure, ref)
+            assert base is not None  # checked (lang/check.py check_gaps)
+            lo, hi = A.gap_amount(ref.gap)
+            out[ref.var] = (base, lo, hi)
+    return out
+
+
+def _gap_conditions(var: str, base: str, lo: float | int, hi: float | int) -> tuple[A.Expr, A.Expr]:
+    """The gap as the guard a WHERE would say: ``var.ts - base.ts >= lo``, ``... <= hi``."""
+    diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
+    return A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))
 
 
 def _kleene_info(v: Var, pattern: A.Pattern) -> KleeneInfo:

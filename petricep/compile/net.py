@@ -93,6 +93,11 @@ class Place:
     has_exits: bool = True  # some transition leaves this place
     roles: tuple[Role, ...] = ()  # in a merged net: the patterns that emit from here
     users: tuple[int, ...] = ()  # in a merged net: the patterns whose partial matches live here
+    # per-step gaps still ahead of a token here: (slot of the step they follow, upper bound);
+    # a token whose slot's event is more than the bound before the stream has no future
+    # (issue 42: it leaves at the gap's end, not the window's). () in a merged place whose
+    # patterns disagree: their tokens live to the window, the gap guard still decides.
+    gap_expiry: tuple[tuple[int, float | int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,10 @@ class Transition:
     window: float | int | None = None  # in a merged net: the largest window of its users
     users: tuple[int, ...] = ()  # in a merged net: the patterns this firing serves
     kleene: bool = False  # binds a Kleene variable (its slot holds a list state, not an event)
+    # a per-step gap on this step: (slot it follows, low, high) in the runtime's units; its
+    # guard is among ``guards`` (``lo <= e.ts - slot.ts <= hi``), this says it for diagrams,
+    # merge keys and the place expiry
+    gap: tuple[int, float | int, float | int] | None = None
 
 
 @dataclass(frozen=True)

@@ -123,8 +123,42 @@ Expr = Num | Str | Attr | Agg | BinOp | Neg | Compare | BoolOp | Not
 
 
 @dataclass(frozen=True)
+class Gap:
+    """A per-step gap, ``T v AFTER lo TO hi [unit] [FROM u]`` (Eagle's timed sequence
+    ``E1 ;<lo,hi> E2``): ``lo <= v.ts - u.ts <= hi``, ``u`` the step before (``after`` None)
+    or the variable named. ``low``/``high`` are as written; :func:`gap_amount` converts
+    them to the units the runtime compares, as :func:`window_amount` does for WITHIN."""
+
+    low: int | float
+    high: int | float
+    unit: str | None = None  # a duration unit as written (seconds...), None: timestamp units
+    after: str | None = None  # FROM u; None: the previous positive step of the SEQ
+    span: Span = dc_field(default=NOWHERE, compare=False)
+
+    def text(self) -> str:
+        """The gap as written: ``AFTER 60 TO 300 s FROM a``."""
+        unit = f" {self.unit}" if self.unit else ""
+        after = f" FROM {self.after}" if self.after else ""
+        return f"AFTER {_num(self.low)} TO {_num(self.high)}{unit}{after}"
+
+
+def gap_amount(g: Gap) -> tuple[int | float, int | float]:
+    """(low, high) in timestamp units, or seconds for a duration unit (ints when whole)."""
+    scale = DURATION_UNITS[g.unit] if g.unit else 1
+    out = []
+    for v in (g.low, g.high):
+        x = v * scale
+        out.append(int(x) if float(x).is_integer() else x)
+    return out[0], out[1]
+
+
+def _num(v: int | float) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else repr(v)
+
+
+@dataclass(frozen=True)
 class EventRef:
-    """``T v`` / ``T+ v[]`` (kleene) / ``!(T v)`` (negated)."""
+    """``T v`` / ``T+ v[]`` (kleene) / ``!(T v)`` (negated); ``gap``: a per-step gap."""
 
     type: str
     var: str
@@ -133,6 +167,7 @@ class EventRef:
     span: Span = dc_field(default=NOWHERE, compare=False)
     # ``ARCHIVED T v``: bound from the event archive (history), not the live stream
     archived: bool = False
+    gap: Gap | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from petricep.errors import (
     PatternError,
     PatternLimitError,
     PatternSemanticError,
+    PatternUnsupportedError,
     flatten_errors,
     raise_errors,
 )
@@ -294,6 +295,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         if returns is not None and returns.type == timeout.type:
             ctx.errors.append(ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span))
     consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
+    ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
         mine = ctx.errors[before:]
         del ctx.errors[before:]
@@ -311,6 +313,70 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         timeout=timeout,
         limit=raw.limit,
     )
+
+
+def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
+    """The variable a gapped step's time is measured from: the one named with FROM, else the
+    positive step before it in the (flat) SEQ; None where there is none."""
+    assert ref.gap is not None
+    if ref.gap.after is not None:
+        return ref.gap.after
+    if not isinstance(structure, A.Seq):
+        return None
+    before = None
+    for child in structure.children:
+        if child is ref:
+            return before
+        if isinstance(child, A.EventRef) and not child.negated:
+            before = child.var
+    return None
+
+
+def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ctx: _Ctx) -> None:
+    """Per-step gaps: where they are run (steps of a SEQ of single events, after an earlier
+    non-Kleene step) and what they are not combined with yet (count windows, LIMIT, ON
+    TIMEOUT: a gap ends partial matches early, which those would see), each refused with
+    :class:`PatternUnsupportedError` at the gap rather than run with another meaning."""
+    gapped = [r for r in A.events_of(structure) if r.gap is not None]
+    if not gapped:
+        return
+    first = gapped[0].gap
+    assert first is not None
+
+    def unsupported(message: str, span: A.Span) -> PatternError:
+        return error_at(message, A.Span(ctx.file, span.line, span.column, span.source or ctx.text), PatternUnsupportedError)
+
+    flat = isinstance(structure, A.Seq) and all(isinstance(c, A.EventRef) for c in structure.children)
+    if not flat:
+        raise unsupported("a per-step gap is supported in a SEQ of single events only, not yet inside AND or OR", first.span)
+    if window is not None and window.kind == A.WIN_COUNT:
+        raise unsupported("a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units", first.span)
+    for clause, label in ((raw.limit, "LIMIT"), (raw.timeout, "ON TIMEOUT")):
+        if clause is not None:
+            raise unsupported(f"a per-step gap with {label} is not supported yet (a gap ends partial matches before the window does)", first.span)
+    order = [c.var for c in structure.children if isinstance(c, A.EventRef) and not c.negated]
+    kinds = {c.var: c for c in structure.children if isinstance(c, A.EventRef)}
+    for ref in gapped:
+        gap = ref.gap
+        assert gap is not None
+        if ref.negated:
+            raise ctx.error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
+        if ref.kleene:
+            raise unsupported(f"a per-step gap on a Kleene step ({ref.type}+ {ref.var}[]) is not supported yet", gap.span)
+        base = gap_reference(structure, ref)
+        if base is None:
+            raise ctx.error(f"the first step {ref.type} {ref.var} has no step before it to follow: name one with FROM", gap.span)
+        target = kinds.get(base)
+        if target is None or target.negated:
+            what = "unknown variable" if target is None else "a negated variable binds no time:"
+            raise ctx.error(f"gap FROM: {what} {base!r}", gap.span)
+        if order.index(base) >= order.index(ref.var):
+            raise ctx.error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
+        if target.kleene:
+            raise unsupported(
+                f"a per-step gap after a Kleene step ({target.type}+ {base}[]) is not supported yet: name a single event with FROM",
+                gap.span,
+            )
 
 
 def _output(

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from lark import Token, v_args
 from lark.tree import Meta
 
-from petricep.errors import PatternError, raise_errors
+from petricep.errors import PatternError, PatternUnsupportedError, raise_errors
 from petricep.lang import ast as A
 from petricep.lang import check
 from petricep.lang import raw as R
@@ -23,6 +23,7 @@ from petricep.lang.front import (
     BuildError,
     SpanTransformer,
     check_text_limits,
+    error_at,
     grammar,
     number_value,
     parse_tree_all,
@@ -45,8 +46,33 @@ class _Builder(SpanTransformer):
 
     # ---- structure
     @v_args(meta=True)
-    def ref(self, meta: Meta, c: list[Token]) -> A.EventRef:
-        return A.EventRef(str(c[0]), str(c[1]), span=self._span(c[0]))
+    def ref(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        gap = c[2] if len(c) > 2 else None
+        return A.EventRef(str(c[0]), str(c[1]), span=self._span(c[0]), gap=gap)
+
+    @v_args(meta=True)
+    def gap(self, meta: Meta, c: list[Token]) -> A.Gap:
+        """``AFTER lo TO hi [unit] [FROM u]``; the bounds' order and unit are checked here,
+        where the caret can point at them; which variable it follows, in check."""
+        low, high = number_value(str(c[0])), number_value(str(c[1]))
+        rest = c[2:]
+        after: str | None = None
+        if len(rest) >= 2 and rest[-2].type == "FROM_KW":
+            after, rest = str(rest[-1]), rest[:-2]
+        unit: str | None = None
+        if rest:
+            unit = str(rest[0]).lower()
+            if unit in ("events", "event"):
+                raise error_at(
+                    "a per-step gap in EVENTS is not supported yet: write it in time units",
+                    self._span(rest[0]),
+                    PatternUnsupportedError,
+                )
+            if unit not in A.DURATION_UNITS:
+                raise BuildError(f"unknown gap unit {str(rest[0])!r} (use ms, s, min, h, d, or none for timestamp units)", rest[0])
+        if high < low:
+            raise BuildError(f"a gap's upper bound {c[1]} is below its lower bound {c[0]}", c[1])
+        return A.Gap(low, high, unit, after, span=self._span(meta))
 
     @v_args(meta=True)
     def kleene(self, meta: Meta, c: list[Token]) -> A.EventRef:

@@ -122,6 +122,11 @@ def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
         body = f"{node.type}+ {var}[]" if node.kleene else f"{node.type} {var}"
         if node.archived:
             return f"ARCHIVED {body}"
+        if node.gap is not None:
+            gap = node.gap.text() if node.gap.after is None else node.gap.text().replace(
+                f" FROM {node.gap.after}", f" FROM {(names or {}).get(node.gap.after, node.gap.after)}"
+            )
+            body = f"{body} {gap}"
         return f"!({body})" if node.negated else body
     word = "SEQ" if isinstance(node, A.Seq) else "AND" if isinstance(node, A.And) else "OR"
     return f"{word}({', '.join(node_text(c, names) for c in node.children)})"

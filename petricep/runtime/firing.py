@@ -63,6 +63,9 @@ class GroupRuntime:
         self.count_window = net.window_kind == A.WIN_COUNT
         self.w = net.window_value
         self.places = net.places
+        # per place: the per-step gaps ahead of its tokens (issue 42), None where there are none
+        self.gap_expiry: list[tuple[tuple[int, Any], ...] | None] = [p.gap_expiry or None for p in net.places]
+        self.has_gaps = any(self.gap_expiry)
         self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
         self._compile_conditions(net)
         self._index_transitions(net)
@@ -178,12 +181,33 @@ class GroupRuntime:
 
     def expired(self, t: Token, e: Event) -> bool:
         """The token can never again be extended: its window has passed ``e``."""
+        if self.has_gaps and self.gap_passed(t, e.ts):
+            return True
         w = self.w
         if w is None:
             return False
         if self.count_window:
             return bool(e.pos - t.first_pos >= w)
         return bool(e.ts - t.first_ts > w)
+
+    def gap_passed(self, t: Token, ts: Any) -> bool:
+        """A per-step gap ahead of ``t`` has ended before ``ts``: no event from ``ts`` on can
+        bind that step, so the partial match has no future (it leaves before its window)."""
+        gaps = self.gap_expiry[t.place]
+        if gaps is None:
+            return False
+        slots = t.slots
+        for sl, hi in gaps:
+            if ts - slots[sl].ts > hi:
+                return True
+        return False
+
+    def gap_due(self, t: Token) -> Any:
+        """When the earliest gap ahead of ``t`` ends (INF: none)."""
+        gaps = self.gap_expiry[t.place]
+        if gaps is None:
+            return INF
+        return min(t.slots[sl].ts + hi for sl, hi in gaps)
 
     # ------------------------------------------------------------------ firing
 
@@ -291,6 +315,7 @@ class GroupRuntime:
         arc = self.arc
         w = self.w
         count_window = self.count_window
+        gap_expiry = self.gap_expiry if self.has_gaps else None
         for src, trs in groups:
             # no list built per event when no transition here has input-arc guards
             enabled = [tr for tr in trs if all(f((e,), None) for f in arc[tr.id])] if self.guarded[src, e.type] else trs
@@ -314,6 +339,8 @@ class GroupRuntime:
                             continue
                     elif e.ts - t.first_ts > w:
                         continue
+                if gap_expiry is not None and gap_expiry[src] is not None and self.gap_passed(t, e.ts):
+                    continue
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue
                 moved = 0
@@ -368,9 +395,12 @@ class GroupRuntime:
         w: Any = self.w
         count = self.count_window
         due: Any = INF
+        gaps = self.has_gaps
         for tokens in part.marking:
             for t in tokens:
                 d = (t.first_pos if count else t.first_ts) + w
+                if gaps:
+                    d = min(d, self.gap_due(t))
                 if d < due:
                     due = d
         for buf in part.buffers:
