@@ -28,6 +28,10 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
   same event are ordered by (pattern index in the run, sorted stream keys of the match's
   events, then the events of each variable in written order); one emitted at a composite event sorts right after that composite event. Matches
   emitted at end of stream come after everything emitted at the last input event.
+* Per-step gaps (``T v AFTER lo TO hi [unit] [FROM u]``, issue 42): a constraint on the pair
+  (v, u): ``lo <= v.ts - u.ts <= hi`` (seconds times the unit's factor), ``u`` the variable
+  named, else the positive element before ``v`` in its SEQ. Like the window, it holds of every
+  candidate binding and every partial match skip-till-next-match tests.
 """
 
 from __future__ import annotations
@@ -120,6 +124,26 @@ def _resolutions(node: Node) -> list[Node]:
         return [tree for child in node.children for tree in _resolutions(child)]
     options = [_resolutions(child) for child in node.children]
     return [type(node)(tuple(combo), node.span) for combo in itertools.product(*options)]
+
+
+def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
+    """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
+    out: dict[str, tuple[str, float, float]] = {}
+    if isinstance(node, EventRef):
+        return out
+    previous: str | None = None
+    for child in node.children:
+        out.update(_gap_pairs(child))
+        if isinstance(child, EventRef) and child.gap is not None:
+            g = child.gap
+            base = g.after if g.after is not None else previous
+            if base is None:
+                raise ValueError(f"gap on {child.var!r} follows nothing")
+            scale = DURATION_UNITS[g.unit] if g.unit else 1
+            out[child.var] = (base, g.low * scale, g.high * scale)
+        if isinstance(node, Seq) and not _is_negation(child):
+            previous = child.var if isinstance(child, EventRef) else None
+    return out
 
 
 def _positive_vars(node: Node) -> list[str]:
@@ -262,6 +286,8 @@ class Matcher:
             else:
                 self.positive_conj.append(conj)
 
+        self.gaps = _gap_pairs(tree)
+
         self.by_type: dict[str, list[Item]] = {}
         for item in stream:
             self.by_type.setdefault(item.ev.type, []).append(item)
@@ -349,7 +375,16 @@ class Matcher:
                     return False
                 if (var, other) in shape.prec and not self.before(item, e):
                     return False
-        return self.in_window([*bound, item]) and self.same_partition([*bound, item])
+        return self.in_window([*bound, item]) and self.same_partition([*bound, item]) and self.gaps_ok({**binding, var: item})
+
+    def gaps_ok(self, partial: Binding) -> bool:
+        """Every per-step gap whose two variables are bound holds."""
+        for var, (base, lo, hi) in self.gaps.items():
+            if var in partial and base in partial:
+                d = partial[var].ev.ts - partial[base].ev.ts
+                if not lo <= d <= hi:
+                    return False
+        return True
 
     def kleene_lists(self, items: list[Item]) -> list[tuple[Item, ...]]:
         """Every non-empty sub-list in stream order whose consecutive elements are before."""
@@ -485,7 +520,7 @@ class Matcher:
             if var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
         items = all_items(partial)
-        if not self.in_window(items) or not self.same_partition(items):
+        if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial):
             return False
         closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
         env = env_of(partial)

@@ -65,8 +65,9 @@ MEASURES per match by the Python runtime's code. A history runner
 (:class:`~petricep.archive.history.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
-SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, and the
-FAIL and ``either`` cases above.
+SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, a per-step
+gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end in the Python engine,
+issue 42), and the FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

@@ -75,8 +75,9 @@ class _Builder(SpanTransformer):
         return A.Gap(low, high, unit, after, span=self._span(meta))
 
     @v_args(meta=True)
-    def kleene(self, meta: Meta, c: list[Token]) -> A.EventRef:
-        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]))
+    def kleene(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on a Kleene step)
+        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap)
 
     @v_args(meta=True)
     def archived_ref(self, meta: Meta, c: list[Token]) -> A.EventRef:

@@ -1,0 +1,280 @@
+"""Per-step gaps (issue 42, Eagle's timed sequence ``E1 ;<lo,hi> E2``): ``T v AFTER lo TO hi
+[unit] [FROM u]``.
+
+Hand cases run on every matcher (the ``matcher`` fixture); the hypothesis properties compare
+the Python engine with the brute-force reference (tests/reference.py) on random gapped
+patterns, alone and merged into one net, and check that a gap ends partial matches where a
+WHERE condition saying the same keeps them to the window. The kernel refuses gapped patterns
+(its coverage check), so the choice runs them on the Python engine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from petricep.errors import PatternSemanticError, PatternSyntaxError, PatternUnsupportedError
+from petricep.events import Event
+from petricep.kernel.lowering import supports
+from petricep.lang.ast import Gap, Pattern, Strategy
+from petricep.lang.parser import parse_text
+from petricep.lang.printer import pattern_text
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from tests.engines import fresh, run_embedded
+from tests.features.scenario import NEXT, STRICT, SEQ, arith, cmp, f, ids, neg, pat, ref, stream, want, within
+from tests.reference import reference_run
+from tests.strategies import streams
+
+
+def gapped(t: str, v: str, lo: float, hi: float, after: str | None = None, unit: str | None = None) -> Any:
+    from petricep.lang.ast import EventRef
+
+    return EventRef(t, v, gap=Gap(lo, hi, unit, after))
+
+
+# ----------------------------------------------------------------------------- hand cases
+
+
+def test_gap_after_the_step_before() -> None:
+    # b 2..5 after a: a0-b2 (2), a0-b3 (4), a1-b3 (3); a1-b2 is 1 (too soon), b4 is 7/6 after
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 2, 5)), window=within(100))
+    ev = stream("A@0 A@1 B@2 B@4 B@7")
+    assert ids(p, ev) == want({"a": 0, "b": 2}, {"a": 0, "b": 3}, {"a": 1, "b": 3})
+
+
+def test_gap_bounds_are_inclusive_like_within() -> None:
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 2, 4)))
+    assert ids(p, stream("A@0 B@2 B@4 B@5")) == want({"a": 0, "b": 1}, {"a": 0, "b": 2})
+
+
+def test_gap_from_a_named_earlier_step() -> None:
+    # c at most 3 after a (not after b): a0 b1 c3 (3) yes; c5 (5) no
+    p = pat(SEQ(ref("A", "a"), ref("B", "b"), gapped("C", "c", 0, 3, after="a")))
+    assert ids(p, stream("A@0 B@1 C@3 C@5")) == want({"a": 0, "b": 1, "c": 2})
+
+
+def test_gap_in_a_duration_unit() -> None:
+    # 1 to 2 minutes: 60..120 seconds after a
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 1, 2, unit="min")))
+    assert ids(p, stream("A@0 B@59 B@60 B@120 B@121")) == want({"a": 0, "b": 2}, {"a": 0, "b": 3})
+
+
+def test_negation_before_a_gapped_step() -> None:
+    # a C between a and b kills a0 (C@1), not a2
+    p = pat(SEQ(ref("A", "a"), neg("C", "c"), gapped("B", "b", 0, 5)))
+    assert ids(p, stream("A@0 C@1 A@2 B@4 B@9")) == want({"a": 2, "b": 3})
+
+
+def test_negation_after_a_gapped_step() -> None:
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 1, 3), neg("C", "c")), window=within(5))
+    assert ids(p, stream("A@0 B@2 B@3 C@4 A@10 B@11 B@20")) == want({"a": 4, "b": 5})
+
+
+def test_skip_till_next_match_skips_what_the_gap_refuses() -> None:
+    # B@1 is too soon: it does not extend a0, so the next B that fits (B@3) is taken
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 2, 5)), strategy=NEXT)
+    assert ids(p, stream("A@0 B@1 B@3 B@4")) == want({"a": 0, "b": 2})
+
+
+def test_strict_contiguity_with_a_gap() -> None:
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 2, 5)), strategy=STRICT)
+    assert ids(p, stream("A@0 B@1 A@2 B@5")) == want({"a": 2, "b": 3})
+
+
+def test_tie_rule_strict_and_a_zero_lower_bound() -> None:
+    p = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 1)))
+    ev = stream("A@0 B@0 B@1")
+    assert ids(p, ev, tie="arrival") == want({"a": 0, "b": 1}, {"a": 0, "b": 2})
+    assert ids(p, ev, tie="strict") == want({"a": 0, "b": 2})
+
+
+def test_two_patterns_with_different_gaps_in_one_net() -> None:
+    short = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)), name="short")
+    long = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 10)), name="long")
+    got = {(m["pattern"], json.dumps(m["ids"])) for m in run_embedded([short, long], stream("A@0 B@1 B@5"))}
+    assert got == {("short", '{"a": 0, "b": 1}'), ("long", '{"a": 0, "b": 1}'), ("long", '{"a": 0, "b": 2}')}
+
+
+# ----------------------------------------------------------------------------- the net
+
+
+def test_merge_keeps_gapped_steps_apart_and_the_shared_place_to_its_window() -> None:
+    short = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)), name="short")
+    long = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 10)), name="long")
+    (group,) = build_net([short, long]).groups
+    assert sorted(t.gap for t in group.transitions if t.gap) == [(0, 0, 2), (0, 0, 10)]
+    waiting = [p for p in group.places if p.label == "a"]
+    assert [p.gap_expiry for p in waiting] == [()]  # the patterns disagree: no early exit
+    (alone,) = build_net([short]).groups
+    assert [p.gap_expiry for p in alone.places if p.label == "a"] == [((0, 2),)]
+
+
+def test_kernel_refuses_a_gapped_pattern_with_its_reason() -> None:
+    net = build_net([pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)))])
+    assert supports(net) == (False, "pattern 'p': a per-step gap (AFTER ... TO ..., on 'b') is not covered yet")
+
+
+def test_a_gap_ends_partial_matches_that_where_keeps_to_the_window() -> None:
+    gap = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 3)), window=within(50))
+    diff = arith(f("b", "ts"), "-", f("a", "ts"))
+    where = pat(SEQ(ref("A", "a"), ref("B", "b")), cmp(diff, ">=", 0), cmp(diff, "<=", 3), window=within(50))
+    ev = stream("A@0 A@1 A@2 B@4 B@10")
+    alive = {}
+    for name, p in (("gap", gap), ("where", where)):
+        e = Engine(build_net([p]))
+        live = []
+        for x in fresh(ev):
+            e.push(x)
+            live.append(e.live_partial_matches())
+        alive[name] = live
+    # B@4 ends a0's gap (4 > 0 + 3): it leaves; at B@10 all have; WHERE keeps them to ts 50
+    assert alive == {"gap": [1, 2, 3, 2, 0], "where": [1, 2, 3, 3, 3]}
+
+
+# ----------------------------------------------------------------------------- the language
+
+
+def test_gap_syntax_round_trips() -> None:
+    text = "PATTERN p: SEQ(A a, B b AFTER 60 TO 300 s, C c AFTER 0 TO 10 FROM a)\nWITHIN 10 min"
+    (p,) = parse_text(text).patterns
+    assert pattern_text(p) == text
+    assert p.structure.children[1].gap == Gap(60, 300, "s", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"),
+    [
+        ("SEQ(A a AFTER 1 TO 2, B b)", PatternSemanticError, "the first step A a has no step before it to follow: name one with FROM"),
+        ("SEQ(A a, B b AFTER 3 TO 2)", PatternSyntaxError, "a gap's upper bound 2 is below its lower bound 3"),
+        ("SEQ(A a, B b AFTER 1 TO 2 EVENTS)", PatternUnsupportedError, "a per-step gap in EVENTS is not supported yet: write it in time units"),
+        ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 5 EVENTS", PatternUnsupportedError, "a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units"),
+        ("SEQ(A a, AND(B b AFTER 1 TO 2, C c))", PatternUnsupportedError, "a per-step gap is supported in a SEQ of single events only, not yet inside AND or OR"),
+        ("SEQ(A a, B b AFTER 1 TO 2 FROM c, C c)", PatternSemanticError, "gap FROM c: 'c' is not an earlier step than 'b'"),
+        ("SEQ(A a, B+ b[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap on a Kleene step (B+ b[]) is not supported yet"),
+        ("SEQ(A+ a[], B b AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap after a Kleene step (A+ a[]) is not supported yet: name a single event with FROM"),
+        ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 9 LIMIT 3 PARTIAL MATCHES", PatternUnsupportedError, "a per-step gap with LIMIT is not supported yet (a gap ends partial matches before the window does)"),
+        ("SEQ(A a, B b AFTER 1 TO 2 weeks)", PatternSyntaxError, "unknown gap unit 'weeks' (use ms, s, min, h, d, or none for timestamp units)"),
+    ],
+)
+def test_gap_errors(text: str, kind: type[Exception], message: str) -> None:
+    with pytest.raises(kind) as err:
+        parse_text(f"PATTERN p: {text}")
+    assert type(err.value) is kind
+    assert message in str(err.value)
+    assert "^" in str(err.value)
+
+
+# ----------------------------------------------------------------------------- properties
+
+TYPES = ("A", "B", "C")
+
+
+@st.composite
+def gapped_patterns(draw: Any, name: str = "p") -> Pattern:
+    """A flat SEQ of 2-4 steps (one may be a Kleene list, one a negation) with gaps on some
+    steps, after the step before or FROM an earlier single event; a random strategy, window."""
+    from petricep.lang.ast import EventRef
+
+    n = draw(st.integers(2, 4))
+    kleene_at = draw(st.sampled_from([None, None, *range(n)]))
+    steps: list[EventRef] = []
+    singles: list[str] = []
+    for i in range(n):
+        t, v = draw(st.sampled_from(TYPES)), f"v{i}"
+        gap = None
+        if i and i != kleene_at and singles and draw(st.booleans()):
+            lo = draw(st.integers(0, 2))
+            hi = lo + draw(st.integers(0, 3))
+            prev_single = steps[-1].var in singles
+            after = None if prev_single and draw(st.booleans()) else draw(st.sampled_from(singles))
+            gap = Gap(lo, hi, None, after)
+        steps.append(EventRef(t, v, kleene=i == kleene_at, gap=gap))
+        if i != kleene_at:
+            singles.append(v)
+    children: list[EventRef] = list(steps)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, n))
+        children.insert(at, EventRef(draw(st.sampled_from(TYPES)), "n", negated=True))
+    strategy = draw(st.sampled_from(list(Strategy)))
+    partition = ("k",) if strategy == Strategy.PARTITION or draw(st.booleans()) else ()
+    window = draw(st.sampled_from([None, within(3), within(6)]))
+    conds = (cmp(f(singles[0]), "<", 4),) if draw(st.booleans()) else ()
+    return Pattern(name, SEQ(*children), conds, partition, strategy, window)
+
+
+def _sorted(matches: list[dict]) -> list[str]:
+    return sorted(json.dumps(m, sort_keys=True) for m in matches)
+
+
+def _tie(draw: Any, patterns: list[Pattern]) -> str:
+    ties = ["arrival", "strict"] + (["either"] if all(p.strategy == Strategy.ANY for p in patterns) else [])
+    return str(draw(st.sampled_from(ties)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), gapped_patterns(), streams(types=TYPES, max_size=9))
+def test_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
+    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
+    assert checked.structure == p.structure
+    tie = _tie(data.draw, [p])
+    assert _sorted(run_embedded([p], events, tie)) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), gapped_patterns("p"), streams(types=TYPES, max_size=8))
+def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
+    """The same pattern with its gaps changed (front combination shares the prefix), and a
+    third pattern drawn apart, in one net."""
+    from dataclasses import replace
+
+    from petricep.lang.ast import EventRef
+
+    def regap(r: Any) -> Any:
+        if isinstance(r, EventRef) and r.gap is not None:
+            return replace(r, gap=replace(r.gap, high=r.gap.high + data.draw(st.integers(0, 2))))
+        return r
+
+    q = replace(p, name="q", structure=SEQ(*(regap(c) for c in p.structure.children)))
+    r = data.draw(gapped_patterns("r"))
+    pats = [p, q, r]
+    tie = _tie(data.draw, pats)
+    assert _sorted(run_embedded(pats, events, tie)) == _sorted(reference_run(pats, events, tie))
+
+
+@settings(max_examples=60, deadline=None)
+@given(gapped_patterns(), streams(types=TYPES, max_size=9))
+def test_gapped_tokens_never_outlive_the_where_form(p: Pattern, events: list[Event]) -> None:
+    """With the gap as a WHERE condition the engine finds the same matches and never fewer
+    live partial matches: the gap only ends the ones that cannot complete."""
+    from dataclasses import replace
+
+    from petricep.lang.ast import Attr, BinOp, Compare, EventRef, Num
+
+    conds = list(p.conditions)
+    children = []
+    for c in p.structure.children:
+        if isinstance(c, EventRef) and c.gap is not None:
+            base = c.gap.after or next(
+                x.var for x in reversed(children) if isinstance(x, EventRef) and not x.negated
+            )
+            diff = BinOp("-", Attr(c.var, "ts"), Attr(base, "ts"))
+            conds += [Compare(">=", diff, Num(c.gap.low)), Compare("<=", diff, Num(c.gap.high))]
+            c = replace(c, gap=None)
+        children.append(c)
+    w = replace(p, structure=SEQ(*children), conditions=tuple(conds))
+    e_gap, e_where = Engine(build_net([p])), Engine(build_net([w]))
+    got_gap: list[dict] = []
+    got_where: list[dict] = []
+    for a, b in zip(fresh(events), fresh(events)):
+        got_gap += [m.to_dict() for m in e_gap.push(a)]
+        got_where += [m.to_dict() for m in e_where.push(b)]
+        assert e_gap.live_partial_matches() <= e_where.live_partial_matches()
+    got_gap += [m.to_dict() for m in e_gap.flush()]
+    got_where += [m.to_dict() for m in e_where.flush()]
+    assert _sorted(got_gap) == _sorted(got_where)
+
