@@ -225,6 +225,10 @@ class Diagram:
 # ----------------------------------------------------------------------------- helpers
 
 
+def _amount(v: float | int) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
 def _wrap(text: str, width: int = WRAP) -> list[str]:
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [text]
 
@@ -379,6 +383,34 @@ class _Unit:
         if python:
             names = {v: py_ident(names.get(v, v)) for v in A.vars_of(expr)}
         return expr_text(expr, names, python=python)
+
+    def slot_name(self, slot: int, users: Sequence[int]) -> str:
+        """The name of the variable in ``slot`` (in a shared net, every user's)."""
+        if isinstance(self.part, PatternNet):
+            v = self.part.var_at(slot)
+            return v.name if v is not None else f"#{slot}"
+        return self.names(users).get(f"#{slot}", f"#{slot}")
+
+    def gap_conditions(self, t: Transition) -> set[int]:
+        """The guards a per-step gap compiled to (drawn as the gap's own line instead)."""
+        if t.gap is None:
+            return set()
+        sl, lo, hi = t.gap
+        part = self.part
+        if isinstance(part, PatternNet):
+            var, base = t.var, self.slot_name(sl, ())
+        else:
+            var, base = f"#{t.slot}", f"#{sl}"
+        diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
+        wanted = {A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))}
+        return {ci for ci in t.guards if part.conditions[ci] in wanted}
+
+    def gap_text(self, t: Transition, users: Sequence[int]) -> str:
+        """A gapped step's bound, drawn on its transition: ``60 to 300 after a``."""
+        if t.gap is None:
+            return ""
+        sl, lo, hi = t.gap
+        return f"{_amount(lo)} to {_amount(hi)} after {self.slot_name(sl, users)}"
 
     def window_of(self, value: float | int | None, users: Sequence[int]) -> str:
         """A window value as its pattern wrote it (``12 h``)."""
@@ -572,6 +604,9 @@ def _add_state_places(
         lines = [place.label, *_wrap(detail)]
         who = [pname[u] for u in users]
         tip = f"state place {place.label}: partial matches binding {detail or 'nothing'}; used by {', '.join(who)}"
+        if place.gap_expiry:
+            ends = ", ".join(f"{unit.slot_name(sl, users)} + {_amount(hi)}" for sl, hi in place.gap_expiry)
+            tip += f"; a token leaves when its step's gap ends ({ends})"
         if place.active_negations:
             negs = [part.negations[j].type for j in place.active_negations]
             tip += f"; a {' or '.join(negs)} event here cancels or blocks its tokens"
@@ -600,7 +635,10 @@ def _add_transitions(
         kleene = ("loop" if t.take else "first") if unit.is_kleene(t, users) else ""
         op = {"": f"{etype} {var}", "first": f"{etype} {var}[1]", "loop": f"{etype}+ {var}[i]"}[kleene]
         lines = [op]
-        conds = [unit.cond_text(ci, users) for ci in (*t.arc_conditions, *t.guards, *t.iteration)]
+        gap = unit.gap_conditions(t)
+        if t.gap is not None:
+            lines += _wrap(unit.gap_text(t, users))
+        conds = [unit.cond_text(ci, users) for ci in (*t.arc_conditions, *t.guards, *t.iteration) if ci not in gap]
         conds += [f"each {var}[i]: {unit.cond_text(ci, users)}" for ci, _ in t.deferred_iteration]
         for c in conds:
             lines += _wrap(c)

@@ -278,3 +278,15 @@ def test_gapped_tokens_never_outlive_the_where_form(p: Pattern, events: list[Eve
     got_where += [m.to_dict() for m in e_where.flush()]
     assert _sorted(got_gap) == _sorted(got_where)
 
+
+
+def test_diagram_draws_the_gap_on_its_transition() -> None:
+    from petricep.export.model import build_diagram
+
+    (p,) = parse_text("PATTERN p: SEQ(A a, B b AFTER 60 TO 300 s) WHERE b.x > 1 WITHIN 10 min").patterns
+    nodes = build_diagram(build_net([p]), merged=False).nodes
+    assert [n.label for n in nodes if n.label[0] == "B b"] == [("B b", "60 to 300 after a", "b.x > 1", "within 10 min")]
+    (waiting,) = [n for n in nodes if n.label[0] == "a"]
+    assert waiting.tooltip.endswith("a token leaves when its step's gap ends (a + 300)")
+    (trans,) = [n for n in nodes if n.label[0] == "B b"]
+    assert "b.ts - a.ts >= 60" in trans.guard.replace("(", "").replace(")", "")
