@@ -20,6 +20,7 @@ WORKLOADS = {
     "instructions": "bench.instructions",
     "engines": "bench.engines",
     "rows": "bench.rows",
+    "gaps": "bench.gaps",
 }
 
 
