@@ -1,4 +1,4 @@
-"""nets/aarhus_stall_recovery.pcep (a timed sequence, issue 42) over a day of the real Aarhus
+"""nets/timed_stall_recovery.pcep (a timed sequence, issue 42) over a day of the real Aarhus
 traffic data (../shared/data; skipped when it is absent): its matches, exactly, and the same
 matches from the pattern with its gaps written as WHERE conditions (run on the kernel)."""
 
@@ -15,7 +15,7 @@ import petricep
 
 ROOT = Path(__file__).resolve().parents[1]
 AARHUS = ROOT.parent / "shared" / "data" / "aarhus_traffic" / "aarhus_traffic_2014-08-01_to_14.csv.gz"
-NET = ROOT / "nets" / "aarhus_stall_recovery.pcep"
+NET = ROOT / "nets" / "timed_stall_recovery.pcep"
 
 WHERE_FORM = """
 PATTERN stall_recovery: SEQ(traffic a, traffic b, traffic c)
