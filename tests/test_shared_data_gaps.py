@@ -5,6 +5,7 @@ matches from the pattern with its gaps written as WHERE conditions (run on the k
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,7 +38,7 @@ def _day(day: str) -> pa.Table:
 @pytest.mark.skipif(not AARHUS.exists(), reason="../shared/data is not here")
 def test_stall_recovery_on_a_day_of_aarhus_traffic() -> None:
     events = _day("2014-08-04")
-    options = {"type": "traffic", "time_field": "TIMESTAMP", "id_field": "_id"}
+    options: dict[str, Any] = {"type": "traffic", "time_field": "TIMESTAMP", "id_field": "_id"}
     gapped = petricep.match(events, str(NET), **options)
     where = petricep.match(events, WHERE_FORM, **options)
     got = [(m["a"], m["b"], m["c"], str(m["start"]), str(m["end"]), m["REPORT_ID"], m["stalled"], m["recovered"]) for m in gapped.to_pylist()]

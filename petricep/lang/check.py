@@ -346,16 +346,16 @@ def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ct
     def unsupported(message: str, span: A.Span) -> PatternError:
         return error_at(message, A.Span(ctx.file, span.line, span.column, span.source or ctx.text), PatternUnsupportedError)
 
-    flat = isinstance(structure, A.Seq) and all(isinstance(c, A.EventRef) for c in structure.children)
-    if not flat:
+    steps = [c for c in structure.children if isinstance(c, A.EventRef)] if isinstance(structure, A.Seq) else []
+    if not isinstance(structure, A.Seq) or len(steps) != len(structure.children):
         raise unsupported("a per-step gap is supported in a SEQ of single events only, not yet inside AND or OR", first.span)
     if window is not None and window.kind == A.WIN_COUNT:
         raise unsupported("a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units", first.span)
     for clause, label in ((raw.limit, "LIMIT"), (raw.timeout, "ON TIMEOUT")):
         if clause is not None:
             raise unsupported(f"a per-step gap with {label} is not supported yet (a gap ends partial matches before the window does)", first.span)
-    order = [c.var for c in structure.children if isinstance(c, A.EventRef) and not c.negated]
-    kinds = {c.var: c for c in structure.children if isinstance(c, A.EventRef)}
+    order = [c.var for c in steps if not c.negated]
+    kinds = {c.var: c for c in steps}
     for ref in gapped:
         gap = ref.gap
         assert gap is not None

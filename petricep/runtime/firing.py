@@ -197,10 +197,7 @@ class GroupRuntime:
         if gaps is None:
             return False
         slots = t.slots
-        for sl, hi in gaps:
-            if ts - slots[sl].ts > hi:
-                return True
-        return False
+        return any(ts - slots[sl].ts > hi for sl, hi in gaps)
 
     def gap_due(self, t: Token) -> Any:
         """When the earliest gap ahead of ``t`` ends (INF: none)."""

@@ -20,20 +20,18 @@ from hypothesis import strategies as st
 from petricep.errors import PatternSemanticError, PatternSyntaxError, PatternUnsupportedError
 from petricep.events import Event
 from petricep.kernel.lowering import supports
-from petricep.lang.ast import Gap, Pattern, Strategy
+from petricep.lang.ast import EventRef, Gap, Pattern, Seq, Strategy
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.engines import fresh, run_embedded
-from tests.features.scenario import NEXT, STRICT, SEQ, arith, cmp, f, ids, neg, pat, ref, stream, want, within
+from tests.features.scenario import NEXT, SEQ, STRICT, arith, cmp, f, ids, neg, pat, ref, stream, want, within
 from tests.reference import reference_run
 from tests.strategies import streams
 
 
 def gapped(t: str, v: str, lo: float, hi: float, after: str | None = None, unit: str | None = None) -> Any:
-    from petricep.lang.ast import EventRef
-
     return EventRef(t, v, gap=Gap(lo, hi, unit, after))
 
 
@@ -143,7 +141,9 @@ def test_gap_syntax_round_trips() -> None:
     text = "PATTERN p: SEQ(A a, B b AFTER 60 TO 300 s, C c AFTER 0 TO 10 FROM a)\nWITHIN 10 min"
     (p,) = parse_text(text).patterns
     assert pattern_text(p) == text
-    assert p.structure.children[1].gap == Gap(60, 300, "s", None)
+    assert isinstance(p.structure, Seq)
+    step = p.structure.children[1]
+    assert isinstance(step, EventRef) and step.gap == Gap(60, 300, "s", None)
 
 
 @pytest.mark.parametrize(
@@ -178,8 +178,6 @@ TYPES = ("A", "B", "C")
 def gapped_patterns(draw: Any, name: str = "p") -> Pattern:
     """A flat SEQ of 2-4 steps (one may be a Kleene list, one a negation) with gaps on some
     steps, after the step before or FROM an earlier single event; a random strategy, window."""
-    from petricep.lang.ast import EventRef
-
     n = draw(st.integers(2, 4))
     kleene_at = draw(st.sampled_from([None, None, *range(n)]))
     steps: list[EventRef] = []
@@ -232,13 +230,12 @@ def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern
     third pattern drawn apart, in one net."""
     from dataclasses import replace
 
-    from petricep.lang.ast import EventRef
-
     def regap(r: Any) -> Any:
         if isinstance(r, EventRef) and r.gap is not None:
             return replace(r, gap=replace(r.gap, high=r.gap.high + data.draw(st.integers(0, 2))))
         return r
 
+    assert isinstance(p.structure, Seq)
     q = replace(p, name="q", structure=SEQ(*(regap(c) for c in p.structure.children)))
     r = data.draw(gapped_patterns("r"))
     pats = [p, q, r]
@@ -253,10 +250,11 @@ def test_gapped_tokens_never_outlive_the_where_form(p: Pattern, events: list[Eve
     live partial matches: the gap only ends the ones that cannot complete."""
     from dataclasses import replace
 
-    from petricep.lang.ast import Attr, BinOp, Compare, EventRef, Num
+    from petricep.lang.ast import Attr, BinOp, Compare, Num
 
     conds = list(p.conditions)
-    children = []
+    children: list[Any] = []
+    assert isinstance(p.structure, Seq)
     for c in p.structure.children:
         if isinstance(c, EventRef) and c.gap is not None:
             base = c.gap.after or next(
