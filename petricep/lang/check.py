@@ -349,6 +349,8 @@ def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ct
     steps = [c for c in structure.children if isinstance(c, A.EventRef)] if isinstance(structure, A.Seq) else []
     if not isinstance(structure, A.Seq) or len(steps) != len(structure.children):
         raise unsupported("a per-step gap is supported in a SEQ of single events only, not yet inside AND or OR", first.span)
+    if any(r.archived for r in steps):
+        raise unsupported("a per-step gap in a pattern with ARCHIVED variables is not supported yet", first.span)
     if window is not None and window.kind == A.WIN_COUNT:
         raise unsupported("a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units", first.span)
     for clause, label in ((raw.limit, "LIMIT"), (raw.timeout, "ON TIMEOUT")):

@@ -84,8 +84,9 @@ class _Builder(SpanTransformer):
         return A.EventRef(str(c[0]), str(c[1]), archived=True, span=self._span(c[0]))
 
     @v_args(meta=True)
-    def negation(self, meta: Meta, c: list[Token]) -> A.EventRef:
-        return A.EventRef(str(c[1]), str(c[2]), negated=True, span=self._span(c[0]))
+    def negation(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        gap = c[3] if len(c) > 3 else None  # refused by check: a negation binds no time
+        return A.EventRef(str(c[1]), str(c[2]), negated=True, span=self._span(c[0]), gap=gap)
 
     @v_args(meta=True)
     def seq(self, meta: Meta, c: list[Any]) -> A.Seq:

@@ -158,6 +158,8 @@ def test_gap_syntax_round_trips() -> None:
         ("SEQ(A a, B+ b[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap on a Kleene step (B+ b[]) is not supported yet"),
         ("SEQ(A+ a[], B b AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap after a Kleene step (A+ a[]) is not supported yet: name a single event with FROM"),
         ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 9 LIMIT 3 PARTIAL MATCHES", PatternUnsupportedError, "a per-step gap with LIMIT is not supported yet (a gap ends partial matches before the window does)"),
+        ("SEQ(ARCHIVED A a, B b AFTER 1 TO 2) WITHIN 9", PatternUnsupportedError, "a per-step gap in a pattern with ARCHIVED variables is not supported yet"),
+        ("SEQ(A a, !(C c) AFTER 1 TO 2, B b)", PatternSemanticError, "a negated event takes no gap: bound the step after !(C c) instead"),
         ("SEQ(A a, B b AFTER 1 TO 2 weeks)", PatternSyntaxError, "unknown gap unit 'weeks' (use ms, s, min, h, d, or none for timestamp units)"),
     ],
 )
