@@ -190,9 +190,9 @@ def match_row(m: Match, emitted_at: int, task: int, seq: int) -> tuple[Any, ...]
     return (m.pattern, ids, _num(m.start), _num(m.end), attrs, line, emitted_at, task, seq, None)
 
 
-END = -1  # emission point of matches emitted at end of stream (flush): see GroupRunner.finish
+END = -1  # emission point of matches emitted at end of stream (flush): see KeyRunner.finish
 # what a runner found in a batch of a group's events: (match, emission position) pairs, and the
-# kernel's matches as record batches with an ``emitted_at`` column (KernelGroupRunner.push_columns_found)
+# kernel's matches as record batches with an ``emitted_at`` column (KeyRunner.push_columns_found)
 Found: TypeAlias = "tuple[Match, int] | pa.RecordBatch"
 
 MATCH_SCHEMA = pa.schema(
