@@ -324,6 +324,14 @@ class KeyRunner:
         self.last_pos = e.pos
         return out
 
+    def push_all(self, events: Sequence[Event]) -> list[Pair]:
+        """A streaming micro-batch's released events, in stream order, all fired (drained):
+        its pairs."""
+        out: list[Pair] = []
+        for e in events:
+            out += self.push(e)
+        return out + self.drain()
+
     def push_columns(self, cols: EventColumns) -> list[Pair]:
         """A batch of the group's events (position order) as columns, fired at once: the
         stream's points between them (other keys' window closings) join it as tick rows,
