@@ -117,13 +117,11 @@ class EngineCache:
         matches, the Python engine's its default)."""
         grp = self.plan.groups[group]
         if stored is None:
-            kernel = group in self.kernel
-            engine = "kernel" if kernel else "python"
-            found = key_matcher(self.net, grp, self.tie, engine=engine, budget=Budget(None) if kernel else Budget())
-            return KeyRunner(found, grp)
+            engine = "kernel" if group in self.kernel else "python"
+            return KeyRunner(key_matcher(self.net, grp, self.tie, engine=engine, budgets=(Budget(None), Budget())), grp)
         own = engine_net(self.net, grp)  # the group's own patterns
-        engine, written_for = state_engine(stored)
-        if engine == "kernel":
+        written_by, written_for = state_engine(stored)
+        if written_by == "kernel":
             if not kernel_available():
                 raise ConfigError(NO_KERNEL)
             kernel = KernelEngine(own, tie=self.tie)

@@ -648,12 +648,15 @@ BATCH_BUDGET = Budget(MAX_PARTIAL_MATCHES)  # a batch task's matchers: the defau
 
 def key_matcher(
     net: Net, group: Group, tie: str = "arrival", bindings: bool = False, engine: str = "kernel",
-    budget: Budget = BATCH_BUDGET,
+    budgets: tuple[Budget, Budget] = (BATCH_BUDGET, BATCH_BUDGET),
 ) -> Matcher:
     """The chooser's matcher for a group's net (:func:`group_choice`): the kernel where it
-    covers it exactly, else the Python engine (``engine="python"``: that one)."""
+    covers it exactly, else the Python engine (``engine="python"``: that one); built with
+    ``budgets`` (the kernel's, the Python engine's)."""
     options = replace(group_options(tie, bindings), engine=engine)
-    return matcher(choose(engine_net(net, group), options), engine_net(net, group), options, budget)
+    own = engine_net(net, group)
+    choice = choose(own, options)
+    return matcher(choice, own, options, budgets[0] if choice.kernel else budgets[1])
 
 
 def key_runner(
