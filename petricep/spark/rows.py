@@ -79,7 +79,7 @@ def _packed(kind: bytes, value: tuple[Any, ...]) -> bytes:
     try:
         return kind + marshal.dumps(value)
     except ValueError:  # datetime, Decimal, ...: values marshal does not know
-        return kind.lower() + marshal.dumps(_plain(value))
+        return kind.lower() + marshal.dumps(_plain(value), _SAME_BYTES)
 
 
 def _unpacked(data: bytes | memoryview) -> Any:
@@ -96,6 +96,18 @@ def decode(data: bytes, pos: int, id_is_pos: bool, names: tuple[str, ...] | None
 
 
 _PLAIN = frozenset({int, float, str, bytes, bool, type(None), complex})
+_SAME_BYTES = 2  # marshal's format 2: no references to objects written before, so equal values give equal bytes
+
+
+def dump_value(v: Any) -> bytes:
+    """A value of the kinds an event holds (and sets, tuples), as bytes without pickle:
+    the parse stage's side rows (:func:`load_value`)."""
+    return marshal.dumps(_plain(v), _SAME_BYTES)
+
+
+def load_value(data: bytes) -> Any:
+    """:func:`dump_value` undone."""
+    return _value(marshal.loads(data))
 
 
 def _plain(v: Any) -> Any:
@@ -111,6 +123,8 @@ def _plain(v: Any) -> Any:
         return {_plain(k): _plain(x) for k, x in v.items()}
     if t is tuple:
         return ("tuple", [_plain(x) for x in v])
+    if t is set or t is frozenset:
+        return (t.__name__, [_plain(x) for x in v])
     if t is datetime:
         fields = (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, v.fold)
         return ("datetime", (*fields, _zone(v.tzinfo, v)))
@@ -122,6 +136,8 @@ def _plain(v: Any) -> Any:
         return ("timedelta", (v.days, v.seconds, v.microseconds))
     if t is Decimal:
         return ("decimal", str(v))
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return ("numpy", (v.dtype.str, v.item()))
     raise _unknown(v)
 
 
@@ -156,6 +172,8 @@ def _value(v: Any) -> Any:
     tag, f = v
     if tag == "tuple":
         return tuple(_value(x) for x in f)
+    if tag == "set" or tag == "frozenset":
+        return (set if tag == "set" else frozenset)(_value(x) for x in f)
     if tag == "datetime":
         y, mo, d, h, mi, sec, us, fold, z = f
         return datetime(y, mo, d, h, mi, sec, us, tzinfo=_tz(z), fold=fold)
@@ -168,6 +186,8 @@ def _value(v: Any) -> Any:
         return timedelta(*f)
     if tag == "decimal":
         return Decimal(f)
+    if tag == "numpy":
+        return np.dtype(f[0]).type(f[1])
     raise ConfigError(f"not an encoded event value (tag {tag!r})")
 
 

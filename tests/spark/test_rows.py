@@ -108,3 +108,16 @@ def test_a_value_of_another_type_is_refused() -> None:
         "an event value of type Odd (Odd()) cannot travel between Spark stages (numbers, text, bytes, booleans, "
         "date-times with a fixed offset or a named zone, decimals, lists and dicts can)"
     )
+
+
+def test_side_values_travel_without_pickle() -> None:
+    """The parse stage's side rows (clock runs, counts, errors, facts) as plain bytes."""
+    import numpy as np
+
+    from petricep.spark.rows import RowError, dump_value, load_value
+
+    value = ([(1.5, 0, 3), (2, 4, 4)], ({0: 3}, [7]), (5, "bad", None, True, False), {"ids": {"int"}, "time": set()})
+    assert load_value(dump_value(value)) == value
+    assert RowError(*load_value(dump_value((5, "bad", "x", False, True)))) == RowError(5, "bad", "x", False, True)
+    got = load_value(dump_value([np.float32(1.5), np.int16(-3)]))
+    assert [(type(x), x) for x in got] == [(np.float32, 1.5), (np.int16, -3)]
