@@ -338,8 +338,9 @@ def _pairs(
 
 
 def same_pairs(pats: list[A.Pattern], events: list[Event], tie: str, partitions: int, batch: int = 1) -> None:
-    """Where the kernel covers the net: its tasks' (match, position) pairs are the engine's,
-    pushed an event at a time and ``batch`` events at a time as columns (the firing stage)."""
+    """The Python engine's tasks' (match, position) pairs, pushed ``batch`` events at a time
+    as columns (the firing stage), are its pairs an event at a time; and where the kernel
+    covers the net, so are the kernel's, both ways."""
     from petricep import kernel
 
     for p in pats:
@@ -349,8 +350,10 @@ def same_pairs(pats: list[A.Pattern], events: list[Event], tie: str, partitions:
         net = build_net(pats)
     except PetricepError:
         return
+    expected = _pairs(net, events, tie, partitions, False)
+    # the Python engine behind a batch's tick rows, as the kernel takes them: what it gives an event at a time
+    assert _pairs(net, events, tie, partitions, False, batch) == expected
     if kernel.supports(net, tie)[0]:
-        expected = _pairs(net, events, tie, partitions, False)
         assert _pairs(net, events, tie, partitions, True) == expected
         assert _pairs(net, events, tie, partitions, True, batch) == expected
         found = _task_rows(net, events, tie, partitions, batch, found=True)
