@@ -18,7 +18,7 @@ The pipeline:
    reader would, and builds the :class:`~petricep.spark.partition.StreamClock`;
 3. *fire* (``mapInArrow``): events and packs repartitioned by (group, key or bucket) and
    sorted by (group, order key) within each partition, packs unpacked in order; each task runs a
-   :class:`~petricep.spark.partition.GroupRunner` per group over its keys, advanced
+   :class:`~petricep.spark.partition.KeyRunner` per group over its keys, advanced
    through the stream clock's points, its engine state carried across Arrow batches. A
    kernel group's rows of a batch are handed over as numpy columns and fired at once,
    the clock's points among them as tick rows (``push_columns``).
@@ -48,7 +48,7 @@ from petricep.runtime.engine import TIE_RULES, Engine
 
 from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
-from .partition import GroupRunner, StreamClock, engine_report, group_choice, group_runner, kernel_fields
+from .partition import KeyRunner, StreamClock, engine_report, group_choice, kernel_fields, key_runner
 from .plan import Plan, Router, make_plan
 from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
 from .session import configure, require_spark
@@ -145,7 +145,7 @@ class _Task:
         self.join = TaskJoin(firing.history) if firing.history is not None else None
         self.unpacked = Unpacked(firing.layout)
         self.out = MatchRows(self.net, task, self.clock.end())
-        self.runner: GroupRunner | None = None
+        self.runner: KeyRunner | None = None
         self.current = -1
         self.failed = False
 
@@ -160,7 +160,7 @@ class _Task:
                 self.current, self.failed = g, False
                 join = self.join
                 joined = join is not None and not join.names.isdisjoint(self.plan.groups[g].patterns)
-                self.runner = group_runner(self.net, self.plan.groups[g], self.clock, self.firing.tie, bindings=joined)
+                self.runner = key_runner(self.net, self.plan.groups[g], self.clock, self.firing.tie, bindings=joined)
             if self.firing.layout.names_of(g) is not None:
                 self._typed(self.unpacked.feed(batch, a, b), g)
                 continue

@@ -18,7 +18,7 @@ IPC stream of their event time, position and encoded event), the event times at 
 its engine is to be advanced again, its one timer (the earliest of those and of the
 waiting events) and a *token* naming the engine snapshot last stored: a worker that
 stored it keeps the live engine and uses it while the token matches, so the snapshot (the
-kernel's Arrow IPC arrays; the Python engine's own snapshot, :mod:`petricep.spark.snapshot`)
+engine's own Arrow IPC snapshot, :mod:`petricep.spark.keystate`)
 is written once per micro-batch a bucket's engine ran, and read only after a restart, a
 replay or a task that ran elsewhere.
 """

@@ -20,12 +20,11 @@ from __future__ import annotations
 import gc
 import json
 import os
-import pickle
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,20 @@ from petricep.matchtable import input_times
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import ARCHIVE, COUNTS, ERROR, EVENT, FACTS, LID_BITS, RUNS, PosMap, RowError, encode
+from .rows import (
+    ARCHIVE,
+    COUNTS,
+    ERROR,
+    EVENT,
+    FACTS,
+    LID_BITS,
+    RUNS,
+    PosMap,
+    RowError,
+    dump_value,
+    encode,
+    load_value,
+)
 from .shuffle import Layout, Rows, bucket_of, events_of, listed, spans, take
 
 ORDER = "__petricep_lid"  # the order-key column the parse stage reads
@@ -121,13 +133,13 @@ class Parser:
                 yield out.batch()
         side.close_run()
         if side.runs:
-            out.add(RUNS, -1, "", side.runs[0][1], pickle.dumps(side.runs, protocol=pickle.HIGHEST_PROTOCOL))
+            out.add(RUNS, -1, "", side.runs[0][1], dump_value(side.runs))
         if side.counts or side.blanks:
-            out.add(COUNTS, -1, "", 0, pickle.dumps((side.counts, side.blanks), protocol=pickle.HIGHEST_PROTOCOL))
+            out.add(COUNTS, -1, "", 0, dump_value((side.counts, side.blanks)))
         for err in side.errors:
-            out.add(ERROR, -1, "", err.lid, pickle.dumps(err, protocol=pickle.HIGHEST_PROTOCOL))
+            out.add(ERROR, -1, "", err.lid, dump_value(astuple(err)))
         if any(self.facts.values()):
-            out.add(FACTS, -1, "", 0, pickle.dumps(self.facts, protocol=pickle.HIGHEST_PROTOCOL))
+            out.add(FACTS, -1, "", 0, dump_value(self.facts))
         if len(out):
             yield out.batch()
 
@@ -442,7 +454,7 @@ def interpret(
     runs: list[Run] = []
     errors: list[RowError] = []
     for kind, data in side:
-        value = pickle.loads(data)
+        value = load_value(data)
         if kind == COUNTS:
             c, b = value
             for pid, n in c.items():
@@ -451,7 +463,7 @@ def interpret(
         elif kind == RUNS:
             runs.extend(value)
         elif kind == ERROR:
-            errors.append(value)
+            errors.append(RowError(*value))
         elif kind == FACTS and facts is not None:
             for name, seen in value.items():
                 facts.setdefault(name, set()).update(seen)

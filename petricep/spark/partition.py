@@ -14,7 +14,7 @@ Which points a partition engine must be advanced through
 -------------------------------------------------------
 Advancing through a point where nothing closes changes nothing (at most it ends a
 timestamp group earlier, which the next event would do anyway, before anything else
-happens). So a :class:`GroupRunner` advances through *candidate* points only: after every
+happens). So a :class:`KeyRunner` advances through *candidate* points only: after every
 event it processes — its own events, and the composite events entering at a point — it
 schedules, for each time window ``w`` of its patterns, the first event of the whole
 stream with ``ts > ts_e + w`` (the first position of the next distinct timestamp), and for
@@ -35,15 +35,15 @@ import heapq
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, NoReturn
 
 import numpy as np
 import pyarrow as pa
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
-from petricep.events import Event, EventColumns, TypeColumn
+from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import lower as kernel_lower
 from petricep.kernel.choice import GROUP_ARCHIVE, Budget, Choice, Options, choose, matcher
 from petricep.kernel.engine import TICK, KernelEngine, Placed
@@ -51,6 +51,7 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.merge import sub_net
 from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
+from petricep.runtime.matcher import Matcher
 
 from .plan import Group, Plan, Router, make_plan
 from .rows import END, Found
@@ -170,27 +171,216 @@ def engine_net(net: Net, group: Group) -> Net:
     return sub_net(net, frozenset(group.patterns))
 
 
-class GroupRunner:
-    """One group's engine over a subset of its keys (any number, interleaved in stream
-    order). ``push`` the events in position order, then ``finish``. Every method
-    returns ``(match, emission position)`` pairs of the group's own patterns."""
+Pair = tuple[Match, int]  # a match and the position that emitted it (END: the end of the stream)
 
-    def __init__(
-        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", engine: Engine | bool = True
-    ) -> None:
-        """``engine``: the chooser's Python engine (:func:`group_runner`), or True to build one;
-        ``engine=False``: a subclass fires the events itself (no Python engine is built)."""
-        if isinstance(engine, Engine):
-            self.engine = engine
-        elif engine:
-            self.engine = Engine(engine_net(net, group), tie=tie)
+
+class _KernelPlaces:
+    """The compiled kernel's matches with their emitting positions: it records them itself,
+    a batch (with tick rows, :func:`with_ticks`) fired at once."""
+
+    kind = "kernel"
+
+    def __init__(self, kernel: KernelEngine) -> None:
+        self.kernel = kernel
+
+    def push(self, e: Event) -> list[Pair]:
+        return self.kernel.push_pairs(e)
+
+    def tick(self, ts: Any, pos: int) -> list[Pair]:
+        return self.kernel.tick(ts, pos)
+
+    def columns(self, cols: EventColumns) -> list[Pair]:
+        return self.kernel.push_columns_pairs(cols)
+
+    def found(self, cols: EventColumns) -> list[Found]:
+        """:meth:`columns`, the matches as record batches where one holds them exactly
+        (:meth:`KernelEngine.push_columns_placed`), each with an ``emitted_at`` column."""
+        try:
+            placed = self.kernel.push_columns_placed(cols)
+        except EvaluationError as err:
+            err.pairs = _found(getattr(err, "pairs", []))  # type: ignore[attr-defined]
+            raise
+        return _found(placed)
+
+    def drain(self) -> list[Pair]:
+        return self.kernel.drain_pairs()
+
+    def flush(self, last: tuple[Any, int] | None) -> list[Pair]:
+        return self.kernel.flush_pairs(last)
+
+    def last_pos(self) -> int:
+        return self.kernel.last_position
+
+
+class _EnginePlaces:
+    """The Python reference engine's matches with their emitting positions: it fires each
+    event (and each tick) as it is given, so its matches are emitted there."""
+
+    kind = "python"
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def push(self, e: Event) -> list[Pair]:
+        try:
+            return [(m, e.pos) for m in self.engine.push(e)]
+        except EvaluationError as err:
+            err.event = getattr(err, "event", None) or e  # type: ignore[attr-defined]
+            raise
+
+    def tick(self, ts: Any, pos: int) -> list[Pair]:
+        return [(m, pos) for m in self.engine.advance(ts, pos)]
+
+    def columns(self, cols: EventColumns) -> list[Pair]:
+        """A batch's rows in order: events pushed, :data:`TICK` rows advanced through. An
+        error carries the pairs before it (``err.pairs``) and the event it failed at or
+        before (``err.event``), as the kernel's do."""
+        out: list[Pair] = []
+        types = cols.types
+        for i in range(len(cols)):
+            try:
+                if types[i] == TICK:
+                    out += self.tick(value_at(cols.ts, i), int(value_at(cols.pos, i)))
+                else:
+                    out += self.push(cols.event(i))
+            except EvaluationError as err:
+                err.pairs = out  # type: ignore[attr-defined]
+                j = next(j for j in range(i, len(cols)) if types[j] != TICK)  # (a tick precedes an event)
+                err.event = getattr(err, "event", None) or cols.event(j)  # type: ignore[attr-defined]
+                raise
+        return out
+
+    def found(self, cols: EventColumns) -> list[Found]:
+        return list(self.columns(cols))
+
+    def drain(self) -> list[Pair]:
+        return []
+
+    def flush(self, last: tuple[Any, int] | None) -> list[Pair]:
+        return [(m, END) for m in self.engine.flush(last)]
+
+    def last_pos(self) -> int:
+        last = self.engine.state.last_input
+        return -1 if last is None else last.pos
+
+
+def _found(placed: list[Placed]) -> list[Found]:
+    """The kernel's (chunk, emitting positions) as the firing stage's items."""
+    out: list[Found] = []
+    for chunk, at in placed:
+        at = np.where(at < 0, END, at)
+        if isinstance(chunk, list):
+            out.extend(zip(chunk, at.tolist()))
+        else:
+            out.append(chunk.append_column("emitted_at", number_array(at, pa.int64())))
+    return out
+
+
+class KeyRunner:
+    """One group's matcher (the chooser's: the kernel or the Python reference, never a mix)
+    over a subset of its keys, any number interleaved in stream order -- a batch run's
+    firing task and a streaming bucket alike. Every method returns ``(match, emission
+    position)`` pairs of the group's own patterns.
+
+    Batch: ``clock`` is the whole stream's timeline; ``push``/``push_columns`` the events in
+    position order, then ``finish``: the stream's points where other keys' events close
+    windows are ticked where the whole stream reaches them (see the module docstring).
+    Streaming: no timeline (``clock`` None): ``push`` a micro-batch's released events,
+    ``drain``, :meth:`advance` to the watermark, :meth:`snapshot` for the state store;
+    ``finish`` at the end of the input."""
+
+    def __init__(self, found: Matcher, group: Group, clock: StreamClock | None = None) -> None:
+        if isinstance(found, KernelEngine):
+            self.places: _KernelPlaces | _EnginePlaces = _KernelPlaces(found)
+        elif isinstance(found, Engine):
+            self.places = _EnginePlaces(found)
+        else:
+            raise TypeError(f"a key runner takes the kernel or the Python engine, not {type(found).__name__}")
+        self.matcher = found
+        self.kind = self.places.kind
         self.group = group
-        self.clock = clock
+        self.clock = clock if clock is not None else StreamClock()
         self.composites = bool(group.producers)
         self._points: list[tuple[int, Any]] = []
         self._scheduled: set[int] = set()
         self._scheduled_ts: Any = None  # the time whose window points were scheduled last
-        self.last_pos = -1
+        self._times: np.ndarray | None = None  # the clock's times as numpy (_clock_times)
+        self._times_made = False
+        self.last_pos = self.places.last_pos()  # (a restored matcher's: the next events come after it)
+
+    # ------------------------------------------------------------------ driving
+
+    def push(self, e: Event) -> list[Pair]:
+        """One event: the clock's points before it ticked, then the event. An evaluation
+        error carries the pairs found before the failing event (``err.pairs``) and that
+        event (``err.event``)."""
+        out: list[Pair] = []
+        try:
+            self._advance_to(e.pos, out)
+            out += self.places.push(e)
+        except EvaluationError as err:
+            _failed(err, out)
+        self._schedule(e.ts, e.pos)
+        self.last_pos = e.pos
+        return out
+
+    def push_all(self, events: Sequence[Event]) -> list[Pair]:
+        """A streaming micro-batch's released events, in stream order, all fired (drained):
+        its pairs."""
+        out: list[Pair] = []
+        for e in events:
+            out += self.push(e)
+        return out + self.drain()
+
+    def push_columns(self, cols: EventColumns) -> list[Pair]:
+        """A batch of the group's events (position order) as columns, fired at once: the
+        stream's points between them (other keys' window closings) join it as tick rows,
+        where :meth:`push` would have ticked."""
+        if not len(cols):
+            return []
+        ticked, last = self._ticked(cols)
+        try:
+            out = self.places.columns(ticked)
+        except EvaluationError as err:
+            _failed(err, [])
+        self.last_pos = last
+        return out
+
+    def push_columns_found(self, cols: EventColumns) -> list[Found]:
+        """:meth:`push_columns`, the kernel's matches as record batches where one holds them
+        exactly, each with an ``emitted_at`` column; the others as (match, position) pairs.
+        An evaluation error carries what was found before the failing event (``err.pairs``)."""
+        if not len(cols):
+            return []
+        ticked, last = self._ticked(cols)
+        found = self.places.found(ticked)
+        self.last_pos = last
+        return found
+
+    def drain(self) -> list[Pair]:
+        """Fire what the matcher collected (the stream goes on): before :meth:`snapshot`."""
+        return self.places.drain()
+
+    def advance(self, ts: Any, pos: int) -> list[Match]:
+        """A stream's clock (the watermark) reached ``(ts, pos)``: what the closed windows
+        release, with what was collected before."""
+        return [m for m, _ in self.places.tick(ts, pos) + self.places.drain()]
+
+    def finish(self) -> list[Pair]:
+        """End of the stream: the clock's last points, then every window still open."""
+        out: list[Pair] = []
+        try:
+            self._advance_to(self.clock.end(), out)
+            out += self.places.flush(self.clock.last)
+        except EvaluationError as err:
+            _failed(err, out)
+        return out
+
+    def snapshot(self) -> bytes:
+        """The matcher's state as its Arrow IPC snapshot (``drain`` first)."""
+        return self.matcher.snapshot()
+
+    # ------------------------------------------------------------------ the clock's points
 
     def _schedule(self, ts: Any, pos: int) -> None:
         """The stream's points where the windows opened at (ts, pos) close (ticks to come)."""
@@ -214,138 +404,17 @@ class GroupRunner:
                 self._scheduled.add(pt[1])
                 heapq.heappush(self._points, (pt[1], pt[0]))
 
-    def _keep(self, matches: list[Match], at: int, out: list[tuple[Match, int]]) -> None:
-        """Matches emitted at ``at`` (the engine runs the group's own patterns: all are ours)."""
-        out.extend((m, at) for m in matches)
-
-    def _advance_to(self, pos: int, out: list[tuple[Match, int]]) -> None:
+    def _advance_to(self, pos: int, out: list[Pair]) -> None:
+        """Tick the pending points up to ``pos`` (not ``pos`` itself: our own event, whose
+        push closes the windows there and must come before the composite events it releases)."""
         points = self._points
         while points and points[0][0] <= pos:
             p, ts = heapq.heappop(points)
             self._scheduled.discard(p)
-            if p != pos:  # our own event: push closes the windows there
-                self._tick(ts, p, out)
-
-    def _tick(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
-        """Stream time reached another key's event at ``(ts, p)``: close the windows it ends."""
-        self._close(ts, p, out)
-        if self.composites:
-            self._schedule(ts, p)  # composite events entering here open windows too
-
-    def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
-        """The engine's part of a tick (the kernel runner fires it in its batch)."""
-        self._keep(self.engine.advance(ts, p), p, out)
-
-    def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
-        """``push`` each event of a batch (position order); an evaluation error carries the
-        pairs of the events before the failing one (``err.pairs``) and that event
-        (``err.event``), as the kernel runner's do."""
-        out: list[tuple[Match, int]] = []
-        for i in range(len(cols)):
-            e = cols.event(i)
-            try:
-                out.extend(self.push(e))
-            except EvaluationError as err:
-                err.pairs = out + getattr(err, "pairs", [])  # type: ignore[attr-defined]
-                err.event = getattr(err, "event", None) or e  # type: ignore[attr-defined]
-                raise
-        return out
-
-    def push_columns_found(self, cols: EventColumns) -> list[Found]:
-        """:meth:`push_columns` (the kernel runner's matches may come as record batches)."""
-        return list(self.push_columns(cols))
-
-    def push(self, e: Event) -> list[tuple[Match, int]]:
-        out: list[tuple[Match, int]] = []
-        self._advance_to(e.pos, out)
-        self._keep(self.engine.push(e), e.pos, out)
-        self._schedule(e.ts, e.pos)
-        self.last_pos = e.pos
-        return out
-
-    def finish(self) -> list[tuple[Match, int]]:
-        out: list[tuple[Match, int]] = []
-        self._advance_to(self.clock.end(), out)
-        self._keep(self.engine.flush(self.clock.last), END, out)
-        return out
-
-
-class KernelGroupRunner(GroupRunner):
-    """:class:`GroupRunner` on the compiled kernel (:class:`~petricep.kernel.engine.KernelEngine`):
-    the group's events and the clock's ticks (other keys' window-closing points) go to the
-    kernel in position order and fire a batch at a time; the kernel records the position at
-    which each match came out, so the pairs are the Python engine's."""
-
-    def __init__(
-        self, net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False,
-        kernel: KernelEngine | None = None,
-    ) -> None:
-        """``kernel``: the chooser's (:func:`group_runner`), else one built here."""
-        self.kernel = kernel or KernelEngine(
-            engine_net(net, group), tie=tie, max_partial_matches=MAX_PARTIAL_MATCHES, with_events=bindings
-        )
-        super().__init__(net, group, clock, tie, engine=False)
-        self._times: np.ndarray | None = None  # the clock's times as numpy (_clock_times)
-        self._times_made = False
-
-    def _close(self, ts: Any, p: int, out: list[tuple[Match, int]]) -> None:
-        self._keep_pairs(self.kernel.tick(ts, p), out)
-
-    def _keep_pairs(self, pairs: list[tuple[Match, int]], out: list[tuple[Match, int]]) -> None:
-        out.extend((m, at if at >= 0 else END) for m, at in pairs)
-
-    def push(self, e: Event) -> list[tuple[Match, int]]:
-        out: list[tuple[Match, int]] = []
-        try:
-            self._advance_to(e.pos, out)
-            self._keep_pairs(self.kernel.push_pairs(e), out)
-        except EvaluationError as err:
-            self._failed(err, out)
-        self._schedule(e.ts, e.pos)
-        self.last_pos = e.pos
-        return out
-
-    def push_columns(self, cols: EventColumns) -> list[tuple[Match, int]]:
-        """A batch of the group's events (position order) as columns, fired at once: the
-        stream's points between them (other keys' window closings) join it as tick rows,
-        where :meth:`push` would have ticked."""
-        out: list[tuple[Match, int]] = []
-        if not len(cols):
-            return out
-        ticked, last = self._ticked(cols)
-        try:
-            self._keep_pairs(self.kernel.push_columns_pairs(ticked), out)
-        except EvaluationError as err:
-            self._failed(err, out)
-        self.last_pos = last
-        return out
-
-    def push_columns_found(self, cols: EventColumns) -> list[Found]:
-        """:meth:`push_columns`, the kernel's matches as record batches where one holds them
-        exactly (:meth:`KernelEngine.push_columns_placed`), each with an ``emitted_at``
-        column; the others as (match, position) pairs. An evaluation error carries what was
-        found before the failing event (``err.pairs``: such items)."""
-        if not len(cols):
-            return []
-        ticked, last = self._ticked(cols)
-        try:
-            placed = self.kernel.push_columns_placed(ticked)
-        except EvaluationError as err:
-            err.pairs = self._found(getattr(err, "pairs", []))  # type: ignore[attr-defined]
-            raise
-        self.last_pos = last
-        return self._found(placed)
-
-    @staticmethod
-    def _found(placed: list[Placed]) -> list[Found]:
-        out: list[Found] = []
-        for chunk, at in placed:
-            at = np.where(at < 0, END, at)
-            if isinstance(chunk, list):
-                out.extend(zip(chunk, at.tolist()))
-            else:
-                out.append(chunk.append_column("emitted_at", number_array(at, pa.int64())))
-        return out
+            if p != pos:
+                out += self.places.tick(ts, p)
+                if self.composites:
+                    self._schedule(ts, p)  # composite events entering here open windows too
 
     def _ticked(self, cols: EventColumns) -> tuple[EventColumns, int]:
         """A batch with its tick rows (the stream's points among its events), scheduled
@@ -478,22 +547,13 @@ class KernelGroupRunner(GroupRunner):
                 self._times = times
         return self._times
 
-    def finish(self) -> list[tuple[Match, int]]:
-        out: list[tuple[Match, int]] = []
-        try:
-            self._advance_to(self.clock.end(), out)
-            self._keep_pairs(self.kernel.flush_pairs(self.clock.last), out)
-        except EvaluationError as err:
-            self._failed(err, out)
-        return out
 
-    def _failed(self, err: EvaluationError, out: list[tuple[Match, int]]) -> None:
-        """A condition failed inside a batch: the pairs found before the failing event go
-        with the error (``err.pairs``; ``err.event`` is the failing event), as the Python
-        engine had returned them by then."""
-        self._keep_pairs(getattr(err, "pairs", []), out)
-        err.pairs = out  # type: ignore[attr-defined]
-        raise err
+def _failed(err: EvaluationError, before: list[Pair]) -> NoReturn:
+    """A condition failed inside a batch: the pairs found before the failing event go with
+    the error (``err.pairs``; ``err.event`` is the failing event), as the Python engine had
+    returned them by then."""
+    err.pairs = before + getattr(err, "pairs", [])  # type: ignore[attr-defined]
+    raise err
 
 
 def with_ticks(cols: EventColumns, ticks: list[tuple[int, Any, int]]) -> EventColumns:
@@ -571,10 +631,10 @@ STREAM_ROWS = "SQL MATCH_RECOGNIZE queries (a streaming run keeps them on the Py
 
 def group_choice(net: Net, group: Group, tie: str = "arrival", bindings: bool = False, here: bool = True) -> Choice:
     """The chooser's engine for a group's net (:func:`~petricep.kernel.choice.choose`): the
-    kernel where it runs it exactly, SQL queries on the Python engine (a streaming run's
-    state store pickles them). ``bindings``: the matches join the archive, which needs their
-    bound events. ``here=False``: from the net alone, not whether this process built the
-    kernel (what the parse and firing stages agree on wherever they run)."""
+    kernel where it runs it exactly, SQL queries on the Python engine (:data:`STREAM_ROWS`).
+    ``bindings``: the matches join the archive, which needs their bound events.
+    ``here=False``: from the net alone, not whether this process built the kernel (what
+    the parse and firing stages agree on wherever they run)."""
     return choose(engine_net(net, group), group_options(tie, bindings, here))
 
 
@@ -583,17 +643,27 @@ def group_options(tie: str, bindings: bool = False, here: bool = True) -> Option
     return Options(tie, bindings=GROUP_ARCHIVE if bindings else None, rows_why=STREAM_ROWS, anywhere=not here)
 
 
-def group_runner(
-    net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False
-) -> GroupRunner:
-    """The group's runner: on the compiled kernel where it covers the group's net exactly,
-    else on the Python engine (decided once per group and task, :func:`group_choice`)."""
+BATCH_BUDGET = Budget(MAX_PARTIAL_MATCHES)  # a batch task's matchers: the default budget of partial matches
+
+
+def key_matcher(
+    net: Net, group: Group, tie: str = "arrival", bindings: bool = False, engine: str = "kernel",
+    budgets: tuple[Budget, Budget] = (BATCH_BUDGET, BATCH_BUDGET),
+) -> Matcher:
+    """The chooser's matcher for a group's net (:func:`group_choice`): the kernel where it
+    covers it exactly, else the Python engine (``engine="python"``: that one); built with
+    ``budgets`` (the kernel's, the Python engine's)."""
+    options = replace(group_options(tie, bindings), engine=engine)
     own = engine_net(net, group)
-    found = matcher(group_choice(net, group, tie, bindings), own, group_options(tie, bindings), Budget(MAX_PARTIAL_MATCHES))
-    if isinstance(found, KernelEngine):
-        return KernelGroupRunner(net, group, clock, tie, bindings, kernel=found)
-    assert isinstance(found, Engine)
-    return GroupRunner(net, group, clock, tie, engine=found)
+    choice = choose(own, options)
+    return matcher(choice, own, options, budgets[0] if choice.kernel else budgets[1])
+
+
+def key_runner(
+    net: Net, group: Group, clock: StreamClock, tie: str = "arrival", bindings: bool = False, engine: str = "kernel"
+) -> KeyRunner:
+    """A batch task's runner of a group (decided once per group and task, :func:`key_matcher`)."""
+    return KeyRunner(key_matcher(net, group, tie, bindings, engine), group, clock)
 
 
 def engine_report(choices: Sequence[tuple[Group, Choice]]) -> dict[str, Any]:
@@ -638,11 +708,11 @@ def run_partitioned(
     batch: int | None = None,
 ) -> Iterator[tuple[Match, int]]:
     """The distributed algorithm without Spark: route every event to its (group, key),
-    split the keys over ``partitions`` tasks, run each task's :class:`GroupRunner`.
+    split the keys over ``partitions`` tasks, run each task's :class:`KeyRunner`.
 
     Yields ``(match, emission position)``; the union over tasks equals the embedded
     engine's matches on the whole stream. ``kernel``: groups the compiled kernel covers run
-    on it (:func:`group_runner`), as in the Spark firing stage. ``batch``: events reach the
+    on it (:func:`key_runner`), as in the Spark firing stage. ``batch``: events reach the
     runners as the firing stage hands them over, ``batch`` rows at a time: a kernel group's
     typed (only the attributes it reads: :func:`kernel_fields`), the others as blobs,
     decoded as columns (:func:`~petricep.spark.shuffle.handed_over`), ``push_columns``."""
@@ -655,7 +725,7 @@ def run_partitioned(
         for g, key in router.route(e):
             tasks.setdefault((task_of(g, key, partitions), g), []).append(copy_event(e))
     for (_, g), evs in sorted(tasks.items()):
-        runner = group_runner(net, plan.groups[g], clock, tie) if kernel else GroupRunner(net, plan.groups[g], clock, tie)
+        runner = key_runner(net, plan.groups[g], clock, tie, engine="kernel" if kernel else "python")
         if batch is None:
             for e in evs:
                 yield from runner.push(e)

@@ -1,7 +1,8 @@
 """What travels between the stages of a Spark run (pure Python: no pyspark here).
 
-* an event: ``ev`` bytes (type, ts, id and attributes; ``marshal`` when the values allow,
-  else ``pickle``), its routing ``(g, k)`` and its order key ``lid`` (the position, or a
+* an event: ``ev`` bytes (type, ts, id and attributes; ``marshal``, values it does not
+  know -- date-times, decimals -- as tagged plain values: never pickle, since a streaming
+  query keeps these bytes in its checkpoint, and unpickling runs code), its routing ``(g, k)`` and its order key ``lid`` (the position, or a
   stand-in that sorts the same way until the position is known);
 * side rows of the parse stage: clock runs, row counts, errors;
 * a match: its JSON Lines text (exactly what ``petricep run`` writes) and typed columns.
@@ -10,16 +11,18 @@
 from __future__ import annotations
 
 import marshal
-import pickle
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from decimal import Decimal
 from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 
 from petricep.compile.net import Net
+from petricep.errors import ConfigError
 from petricep.events import Event, EventColumns
 from petricep.io.output import match_json_parts
 from petricep.matchbatch import JsonlBatches, batch_matches
@@ -71,20 +74,131 @@ def encode_fields(e: Event, fields: tuple[str, ...]) -> bytes:
 
 
 def _packed(kind: bytes, value: tuple[Any, ...]) -> bytes:
-    """``kind`` + ``marshal`` where the values allow, else lower-case ``kind`` + ``pickle``."""
+    """``kind`` + ``marshal`` where the values allow, else lower-case ``kind`` + ``marshal``
+    of the values tagged (:func:`_plain`)."""
     try:
         return kind + marshal.dumps(value)
     except ValueError:  # datetime, Decimal, ...: values marshal does not know
-        return kind.lower() + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        return kind.lower() + marshal.dumps(_plain(value), _SAME_BYTES)
+
+
+def _unpacked(data: bytes | memoryview) -> Any:
+    body = data[1:]
+    return marshal.loads(body) if data[0] in _MARSHAL else _value(marshal.loads(body))
 
 
 def decode(data: bytes, pos: int, id_is_pos: bool, names: tuple[str, ...] | None = None) -> Event:
     kind = data[0]
-    body = memoryview(data)[1:]
-    etype, ts, eid, attrs = marshal.loads(body) if kind in _MARSHAL else pickle.loads(body)
+    etype, ts, eid, attrs = _unpacked(memoryview(data))
     if kind in _VALUES:
         attrs = dict(zip(names, attrs))  # type: ignore[arg-type]
     return Event(etype, ts, pos, pos if id_is_pos else eid, attrs)
+
+
+_PLAIN = frozenset({int, float, str, bytes, bool, type(None), complex})
+_SAME_BYTES = 2  # marshal's format 2: no references to objects written before, so equal values give equal bytes
+
+
+def dump_value(v: Any) -> bytes:
+    """A value of the kinds an event holds (and sets, tuples), as bytes without pickle:
+    the parse stage's side rows (:func:`load_value`)."""
+    return marshal.dumps(_plain(v), _SAME_BYTES)
+
+
+def load_value(data: bytes) -> Any:
+    """:func:`dump_value` undone."""
+    return _value(marshal.loads(data))
+
+
+def _plain(v: Any) -> Any:
+    """``v`` in values marshal writes: lists and dicts as such, every other value as a
+    tagged tuple ``(tag, fields)`` (so a tuple is always a tag: a tuple value too).
+    ConfigError for a value of another type (an input reader gives none)."""
+    t = type(v)
+    if t in _PLAIN:
+        return v
+    if t is list:
+        return [_plain(x) for x in v]
+    if t is dict:
+        return {_plain(k): _plain(x) for k, x in v.items()}
+    if t is tuple:
+        return ("tuple", [_plain(x) for x in v])
+    if t is set or t is frozenset:
+        return (t.__name__, [_plain(x) for x in v])
+    if t is datetime:
+        fields = (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, v.fold)
+        return ("datetime", (*fields, _zone(v.tzinfo, v)))
+    if t is date:
+        return ("date", v.toordinal())
+    if t is time:
+        return ("time", (v.hour, v.minute, v.second, v.microsecond, v.fold, _zone(v.tzinfo, v)))
+    if t is timedelta:
+        return ("timedelta", (v.days, v.seconds, v.microseconds))
+    if t is Decimal:
+        return ("decimal", str(v))
+    if isinstance(v, np.generic) and v.dtype.kind in "biuf":
+        return ("numpy", (v.dtype.str, v.item()))
+    raise _unknown(v)
+
+
+def _zone(tz: tzinfo | None, v: Any) -> Any:
+    if tz is None:
+        return None
+    if type(tz) is timezone:
+        off = tz.utcoffset(None)
+        return ("offset", (off.days, off.seconds, off.microseconds))
+    key = getattr(tz, "key", None)  # a zoneinfo.ZoneInfo
+    if type(tz).__name__ == "ZoneInfo" and isinstance(key, str):
+        return ("zone", key)
+    raise _unknown(v)
+
+
+def _unknown(v: Any) -> ConfigError:
+    return ConfigError(
+        f"an event value of type {type(v).__name__} ({v!r}) cannot travel between Spark stages "
+        "(numbers, text, bytes, booleans, date-times with a fixed offset or a named zone, decimals, lists and dicts can)"
+    )
+
+
+def _value(v: Any) -> Any:
+    """:func:`_plain` undone."""
+    t = type(v)
+    if t is list:
+        return [_value(x) for x in v]
+    if t is dict:
+        return {_value(k): _value(x) for k, x in v.items()}
+    if t is not tuple:
+        return v
+    tag, f = v
+    if tag == "tuple":
+        return tuple(_value(x) for x in f)
+    if tag == "set" or tag == "frozenset":
+        return (set if tag == "set" else frozenset)(_value(x) for x in f)
+    if tag == "datetime":
+        y, mo, d, h, mi, sec, us, fold, z = f
+        return datetime(y, mo, d, h, mi, sec, us, tzinfo=_tz(z), fold=fold)
+    if tag == "date":
+        return date.fromordinal(f)
+    if tag == "time":
+        h, mi, sec, us, fold, z = f
+        return time(h, mi, sec, us, tzinfo=_tz(z), fold=fold)
+    if tag == "timedelta":
+        return timedelta(*f)
+    if tag == "decimal":
+        return Decimal(f)
+    if tag == "numpy":
+        return np.dtype(f[0]).type(f[1])
+    raise ConfigError(f"not an encoded event value (tag {tag!r})")
+
+
+def _tz(z: Any) -> tzinfo | None:
+    if z is None:
+        return None
+    if z[0] == "offset":
+        return timezone(timedelta(*z[1]))
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(z[1])
 
 
 def decode_columns(
@@ -93,8 +207,8 @@ def decode_columns(
     """:func:`decode` of a batch of rows as columns (no :class:`Event` per row): the type,
     time, id and attribute values of each row, as its event would hold them. A field some
     rows lack is ``None`` there (what the kernel reads for a missing field)."""
-    loads, ploads = marshal.loads, pickle.loads
-    rows = [loads(b[1:]) if b[0] in _MARSHAL else ploads(b[1:]) for b in blobs]
+    loads = marshal.loads
+    rows = [loads(b[1:]) if b[0] in _MARSHAL else _unpacked(b) for b in blobs]
     if not rows:
         return EventColumns([], [], [], [], {})
     types, stamps, ids, values = zip(*rows)
@@ -190,9 +304,9 @@ def match_row(m: Match, emitted_at: int, task: int, seq: int) -> tuple[Any, ...]
     return (m.pattern, ids, _num(m.start), _num(m.end), attrs, line, emitted_at, task, seq, None)
 
 
-END = -1  # emission point of matches emitted at end of stream (flush): see GroupRunner.finish
+END = -1  # emission point of matches emitted at end of stream (flush): see KeyRunner.finish
 # what a runner found in a batch of a group's events: (match, emission position) pairs, and the
-# kernel's matches as record batches with an ``emitted_at`` column (KernelGroupRunner.push_columns_found)
+# kernel's matches as record batches with an ``emitted_at`` column (KeyRunner.push_columns_found)
 Found: TypeAlias = "tuple[Match, int] | pa.RecordBatch"
 
 MATCH_SCHEMA = pa.schema(

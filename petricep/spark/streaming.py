@@ -5,10 +5,10 @@ group's *buckets* (:mod:`petricep.spark.keygroups`), then
 ``groupBy(g, b).transformWithStateInPandas`` keeps, per bucket of keys, one engine's run
 state and the events not yet released, in the RocksDB state store; the query's
 checkpoint makes a restarted query resume where it stopped. A micro-batch costs a Python
-call and a few state round trips per bucket, not per key. A group's buckets run on the
-compiled kernel where it covers the group's net (their state: the kernel's arrays as
-Arrow IPC), else on the Python engine (its own snapshot, :mod:`petricep.spark.snapshot`);
-see :mod:`petricep.spark.keystate`.
+call and a few state round trips per bucket, not per key. A bucket's runner is the batch
+run's (:class:`~petricep.spark.partition.KeyRunner`) over the chooser's matcher: the
+compiled kernel where it covers the group's net, else the Python engine; its state the
+matcher's own Arrow IPC snapshot (see :mod:`petricep.spark.keystate`).
 
 Time
 ----
@@ -84,9 +84,9 @@ from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
 from .keygroups import STATE_FIELDS, BucketState, bucket_of, checkpoint_buckets, default_buckets, new_token
-from .keystate import CLOCK, EngineCache, KeyEngine, engine_choices, kernel_groups
+from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
-from .partition import engine_report
+from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
 from .rows import MATCHES_DDL, decode, encode, match_row, rows_batch
 from .session import configure, require_spark
@@ -365,7 +365,7 @@ class EngineProcessor:
         elif st.stored:
             self.bucket_state.clear()
 
-    def _engine(self, st: BucketState, key: tuple[int, int]) -> KeyEngine:
+    def _engine(self, st: BucketState, key: tuple[int, int]) -> KeyRunner:
         """The bucket's engine: the live one where it is the one stored, else from the store."""
         engine = self.engines.live_engine(key, st.token)
         if engine is not None:
@@ -433,13 +433,13 @@ class EngineProcessor:
         if not events and group.clock_sensitive:
             return []
         engine = self._engine(st, key)
-        origin = renumber(events, engine.last_pos(), whole_stream(group))
+        origin = renumber(events, engine.last_pos, whole_stream(group))
         advancing = not group.clock_sensitive
         try:
-            found = engine.push(events)
+            found = engine.push_all(events)
             if advancing:  # at the last position pushed: a tick never goes back (the kernel
                 # remembers events by position, in order: a tick at -1 confused a restored one)
-                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos())]
+                found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos)]
         except EvaluationError as err:
             failed = getattr(err, "event", None)
             where = failed.pos if failed is not None else (events[-1].pos if events else -1)
@@ -454,7 +454,7 @@ class EngineProcessor:
         st.wakeups = sorted(w for w in wakeups if w > wm)
         if events or found or st.token is None:
             st.token = new_token()
-            self.engine_state.update((engine.dumps(),))
+            self.engine_state.update((engine.snapshot(),))
         self.engines.put(key, st.token, engine)
         return rows
 
@@ -668,9 +668,9 @@ class StateFlush:
         events = sorted((decode(ev, pos, False) for _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
         try:
             engine = self.engines.build(g, eng)
-            origin = renumber(events, engine.last_pos(), whole_stream(self.plan.groups[g]))
-            found = engine.push(events)
-            found += [(m, CLOCK) for m in engine.flush()]
+            origin = renumber(events, engine.last_pos, whole_stream(self.plan.groups[g]))
+            found = engine.push_all(events)
+            found += [(m, CLOCK) for m, _ in engine.finish()]
         except EvaluationError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
         return [match_row(m, origin.get(at, at), g, seq) for seq, (m, at) in enumerate(found)]

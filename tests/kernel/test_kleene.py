@@ -204,7 +204,7 @@ def test_iteration_conditions_and_aggregates(p: A.Pattern, events: list[Event], 
 @SETTINGS
 @given(st.data())
 def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
-    """Spark's firing stage on the kernel (KernelGroupRunner): Kleene matches and their
+    """Spark's firing stage on the kernel (KeyRunner over the kernel): Kleene matches and their
     emission positions per task are the Python engine's."""
     p = data.draw(_kleene(partition=True))
     assume(_has_kleene([p]))

@@ -222,7 +222,7 @@ def test_abandoned_carts_cli_output_is_byte_identical(tmp_path: Path) -> None:
 @SETTINGS
 @given(st.data())
 def test_key_partitions_give_the_engines_pairs(data: st.DataObject) -> None:
-    """Spark's firing stage on the kernel (KernelGroupRunner, now chosen for these nets): per
+    """Spark's firing stage on the kernel (KeyRunner over the kernel, now chosen for these nets): per
     task the (match or timeout, emission position) pairs of the Python engine, with other
     keys' window-closing points as ticks."""
     p = _timeout_patterns(data.draw, "p", partition=True)

@@ -89,12 +89,12 @@ def test_a_kernel_snapshot_is_arrow_and_restores_into_the_kernel() -> None:
     cache = keystate.EngineCache(net, plan, "arrival", keystate.kernel_groups(keystate.engine_choices(net, plan, "arrival")))
     engine = cache.build(0, None)
     assert engine.kind == "kernel"
-    assert engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})]) == []
-    data = engine.dumps()
-    assert keystate.is_kernel_state(data)
+    assert engine.push_all([Event("A", 0, 0, 0, {"k": 1, "x": 1})]) == []
+    data = engine.snapshot()
+    assert keystate.state_engine(data)[0] == "kernel"
     again = cache.build(0, data)
-    assert again.kind == "kernel"
-    assert [(m.to_dict(), at) for m, at in again.push([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [
+    assert again.kind == "kernel" and again.last_pos == 0
+    assert [(m.to_dict(), at) for m, at in again.push_all([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [
         ({"pattern": "p", "ids": {"a": 0, "b": 1}, "start": 0, "end": 1, "attrs": {}}, 1)
     ]
 
@@ -106,12 +106,13 @@ def test_a_python_snapshot_restores_into_the_python_engine() -> None:
     plan, _ = streaming_plan(make_plan(net))
     python = keystate.EngineCache(net, plan, "arrival", frozenset()).build(0, None)
     assert python.kind == "python"
-    python.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
-    data = python.dumps()
-    assert not keystate.is_kernel_state(data)
+    python.push_all([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
+    data = python.snapshot()
+    assert data == python.matcher.snapshot()  # (one format: the engine's own Arrow IPC snapshot)
+    assert keystate.state_engine(data)[0] == "python"
     restored = keystate.EngineCache(net, plan, "arrival", frozenset({0})).build(0, data)
-    assert restored.kind == "python"
-    assert [m.ids for m, _ in restored.push([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [{"a": 0, "b": 1}]
+    assert restored.kind == "python" and restored.last_pos == 0
+    assert [m.ids for m, _ in restored.push_all([Event("B", 1, 1, 1, {"k": 1, "x": 2})])] == [{"a": 0, "b": 1}]
 
 
 def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused() -> None:
@@ -119,16 +120,20 @@ def test_a_python_snapshot_of_other_patterns_or_an_earlier_petricep_is_refused()
     other = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x < a.x WITHIN 5")
     plan, _ = streaming_plan(make_plan(net))
     engine = keystate.EngineCache(net, plan, "arrival", frozenset()).build(0, None)
-    assert isinstance(engine, keystate.PythonKeyEngine)
-    engine.push([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
-    data = engine.dumps()
+    assert engine.kind == "python"
+    engine.push_all([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
+    data = engine.snapshot()
     cases = [
         (keystate.EngineCache(other, plan, "arrival", frozenset()), data,
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
         (keystate.EngineCache(net, plan, "strict", frozenset()), data,
          "this key's state was saved for other patterns or another tie rule: restart the query from a new checkpoint"),
         (keystate.EngineCache(net, plan, "arrival", frozenset()),  # (an earlier petricep's pickled state)
-         b"petricep.engine/1" + keystate.net_digest(net, "arrival") + b"\x80\x05N.",
+         b"petricep.engine/1" + bytes(16) + b"\x80\x05N.",
+         "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
+         "restart the query from a new checkpoint"),
+        (keystate.EngineCache(net, plan, "arrival", frozenset()),  # (an earlier petricep's marked state)
+         b"petricep.engine/2" + bytes(16) + data,
          "this key's state was saved by an earlier petricep (or is not a petricep snapshot): "
          "restart the query from a new checkpoint"),
     ]  # fmt: skip
@@ -143,7 +148,7 @@ def test_a_kernel_snapshot_where_the_kernel_is_not_built(monkeypatch: pytest.Mon
     net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
     plan, _ = streaming_plan(make_plan(net))
     cache = keystate.EngineCache(net, plan, "arrival", frozenset({0}))
-    data = cache.build(0, None).dumps()
+    data = cache.build(0, None).snapshot()
     monkeypatch.setattr(keystate, "kernel_available", lambda: False)
     with pytest.raises(ConfigError) as err:
         cache.build(0, data)
@@ -151,3 +156,31 @@ def test_a_kernel_snapshot_where_the_kernel_is_not_built(monkeypatch: pytest.Mon
         "this key's state was saved by the compiled kernel, which is not built here: install petricep "
         "with a C compiler on every executor (or restart the query from a new checkpoint)"
     )
+
+
+@needs_kernel
+def test_a_kernel_snapshot_of_other_patterns_or_tie_rule_is_refused() -> None:
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5")
+    other = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x < a.x WITHIN 5")
+    plan, _ = streaming_plan(make_plan(net))
+    runner = keystate.EngineCache(net, plan, "arrival", frozenset({0})).build(0, None)
+    runner.push_all([Event("A", 0, 0, 0, {"k": 1, "x": 1})])
+    data = runner.snapshot()
+    for cache in (keystate.EngineCache(other, plan, "arrival", frozenset({0})),
+                  keystate.EngineCache(net, plan, "strict", frozenset({0}))):  # fmt: skip
+        with pytest.raises(ConfigError) as err:
+            cache.build(0, data)
+        assert str(err.value) == keystate.OTHER_NET
+
+
+def test_the_state_store_loads_no_pickle() -> None:
+    """One state format, each engine's Arrow IPC snapshot: nothing in petricep/spark
+    pickles or unpickles state (an unpickled checkpoint runs code from whoever wrote it)."""
+    import pathlib
+
+    import petricep.spark
+
+    root = pathlib.Path(petricep.spark.__file__).parent
+    for name in ("keystate.py", "keygroups.py", "streaming.py", "partition.py"):
+        text = (root / name).read_text()
+        assert "import pickle" not in text and "pickle." not in text, name
