@@ -31,13 +31,10 @@ from .rowengine import RowKernelEngine
 STDIN_BATCH = 1
 SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
 NOT_BUILT = "the compiled kernel is not built"
-# why bound events keep a net off the kernel, by who needs them (Options.bindings)
+# why bound events keep a net with composite events off the kernel, by who needs them
+# (Options.bindings; EVENTS, --with-events and Match.bindings(): the kernel's matches carry them)
 EVENTS, ARCHIVE, GROUP_ARCHIVE = "events", "archive", "group-archive"
 _BINDINGS_WHY = {
-    EVENTS: (
-        "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
-        "carry them only in a net without composite events (RETURN, ON TIMEOUT)"
-    ),
     ARCHIVE: "composite events in a run over an archive (the kernel's matches carry their events only without them)",
     GROUP_ARCHIVE: "its matches join the archive, which needs their bound events (not with composite events)",
 }
@@ -161,7 +158,7 @@ def _refusal(net: Net, o: Options) -> str | None:
         return NOT_BUILT
     if o.archive_order is not None and net.rows:
         return "SQL queries beside ARCHIVED variables"
-    if o.bindings is not None and any(p.produces for p in net.patterns):
+    if o.bindings in _BINDINGS_WHY and any(p.produces for p in net.patterns):
         return _BINDINGS_WHY[o.bindings]
     if o.rows_why is not None and net.rows:
         return o.rows_why
