@@ -377,9 +377,7 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
 
 @pytest.mark.parametrize(("text", "engine"), [
     (RISE, "  engine: kernel"),
-    (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: python (the matches' bound events are asked for "
-     "(--with-events, Match.bindings()): the kernel's matches carry them only in a net without composite events "
-     "(RETURN, ON TIMEOUT))"),
+    (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: kernel"),
 ])
 def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
     run_cli: Any, tmp_path: Path, text: str, engine: str
@@ -396,7 +394,7 @@ def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
 
 def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, tmp_path: Path) -> None:
     """``--archive``: the live net on the kernel (the summary says so), the join in Python,
-    the file byte for byte the Python engine's; from standard input the Python engine."""
+    the file byte for byte the Python engine's; from standard input too."""
     pf, ev = tmp_path / "slower.pcep", tmp_path / "ev.csv"
     pf.write_text(
         "PATTERN slower: SEQ(ARCHIVED S then, S now)\n"
@@ -420,19 +418,19 @@ def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, t
     finally:
         use_stdin(None)
     assert rc == 0 and out_text.encode() == got["python"][0]
-    assert err.splitlines()[-1] == "  engine: python (standard input: matches are written as each event arrives)"
+    assert err.splitlines()[-1] == "  engine: kernel"  # (the live net an event at a time)
 
 
 @pytest.mark.parametrize(("extra", "want"), [
     (["--slack", "2"], "kernel"),
-    (["--events", "-", "--format", "csv"], "python (standard input: matches are written as each event arrives)"),
+    (["--events", "-", "--format", "csv"], "kernel"),
 ])
-def test_a_slack_runs_on_the_kernel_and_standard_input_on_the_python_engine(
+def test_a_slack_and_standard_input_run_on_the_kernel(
     run_cli: Any, tmp_path: Path, extra: list[str], want: str
 ) -> None:
-    """A slack (the kernel behind a reorder stage) runs the default ``run`` on the kernel,
-    standard input on the Python engine, each with the matches of ``--engine python``; the
-    summary's last line says which."""
+    """A slack (the kernel behind a reorder stage) and standard input (the kernel a read's
+    lines at a time) run the default ``run`` on the kernel, each with the matches of
+    ``--engine python``; the summary's last line says so."""
     pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
     pf.write_text(RISE)
     ev.write_text(RISE_EVENTS)
