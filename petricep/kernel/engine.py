@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, SnapshotError, StateLimitError
+from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import snapshot as state_bytes
 from petricep.kernel.batches import MatchBatches

@@ -20,12 +20,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from petricep.events import Event
 from petricep.kernel.batches import sorted_unique
 from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import KernelRun
 from petricep.kernel.tableplan import python_value
 from petricep.runtime.arrow import number_array, scalar
-from petricep.events import Event
 from petricep.runtime.match import Match, composite_id
 
 
