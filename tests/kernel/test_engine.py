@@ -112,10 +112,13 @@ def bound_events(matches: list[Any]) -> list[str]:
 @given(st.data())
 def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
     # with_events: the kernel's matches carry their bound events (Kleene lists in stream
-    # order), pushed one by one or as a checked batch's columns
+    # order; composite events, RETURN, as the engine makes them), pushed one by one or as a
+    # checked batch's columns
     pats = distinct_patterns(
         data, 2,
-        lambda: data.draw(patterns(kleene=data.draw(st.booleans()), returns=False, negation=data.draw(st.booleans()))),
+        lambda: data.draw(patterns(
+            kleene=data.draw(st.booleans()), returns=data.draw(st.booleans()), negation=data.draw(st.booleans())
+        )),
     )
     events = data.draw(odd_streams())
     net = build_net(pats)
@@ -133,10 +136,18 @@ def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
     assert bound_events(engine.push_columns(columns) + engine.flush()) == bound_events(drive(Engine(net), list(columns.events())))
 
 
-def test_matches_carry_events_only_without_composite_events() -> None:
+def test_matches_carry_their_composite_events_and_no_snapshot() -> None:
+    """A match binding a composite event carries the event its match made (the RETURN
+    values its fields, its emitter's time and position), as the engine's; a run whose
+    matches carry their events takes no snapshot."""
     net = compile_text("PATTERN p: SEQ(A a, B b) RETURN C(x = a.x)\nPATTERN q: SEQ(C c, B b)")
-    with pytest.raises(ConfigError, match="only where no pattern emits composite events"):
-        KernelEngine(net, with_events=True)
+    events = [Event("A", 1, 0, "a", {"x": 5}), Event("B", 2, 1, "b1"), Event("B", 3, 2, "b2")]
+    got = bound_events(drive(KernelEngine(net, with_events=True), events))
+    assert got == bound_events(drive(Engine(net), events))
+    assert got[-1] == repr((
+        {"pattern": "q", "ids": {"c": "p[a,b1]", "b": "b2"}, "start": 2, "end": 3, "attrs": {}},
+        {"c": ("C", 2, 1, "p[a,b1]", {"x": 5}), "b": ("B", 3, 2, "b2", {})},
+    ))
     engine = KernelEngine(compile_text("PATTERN p: SEQ(A a, B b)"), with_events=True)
     with pytest.raises(SnapshotError, match="carry their events"):
         engine.snapshot_state()
