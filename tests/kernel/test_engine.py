@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from petricep import kernel
 from petricep.api import compile_text
-from petricep.errors import ConfigError, EvaluationError, SnapshotError
+from petricep.errors import EvaluationError, SnapshotError
 from petricep.events import Event, EventColumns
 from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
