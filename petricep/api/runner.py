@@ -306,7 +306,7 @@ class Run:
             self._columns = split.push_columns
             return split
         found = matcher(self.choice, net, options, budget)
-        if isinstance(found, KernelEngine) and not options.stdin:  # (standard input: each line as it comes)
+        if isinstance(found, KernelEngine):  # (standard input: a batch is what one read gave, each line as it comes)
             self._columns = found.push_columns_iter
             self._fields_only = options.bindings is None  # (bound events carry every field)
         return found

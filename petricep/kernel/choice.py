@@ -25,18 +25,16 @@ from .engine import BATCH, KernelEngine
 from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
 from .rowengine import RowKernelEngine
 
-STDIN_WHY = "standard input: matches are written as each event arrives"
-# events the kernel fires at a time over standard input: each line's matches leave as it is read
+# events the kernel collects at a time from standard input where they come one by one (rows
+# checked one by one, a history runner's live net): each line's matches leave as it is read.
+# Batches the reader checks whole come as columns, what one read gave (Run: push_columns)
 STDIN_BATCH = 1
 SWITCHED_OFF = "PETRICEP_NO_KERNEL=1 switches the compiled kernel off"
 NOT_BUILT = "the compiled kernel is not built"
-# why bound events keep a net off the kernel, by who needs them (Options.bindings)
+# why bound events keep a net with composite events off the kernel, by who needs them
+# (Options.bindings; EVENTS, --with-events and Match.bindings(): the kernel's matches carry them)
 EVENTS, ARCHIVE, GROUP_ARCHIVE = "events", "archive", "group-archive"
 _BINDINGS_WHY = {
-    EVENTS: (
-        "the matches' bound events are asked for (--with-events, Match.bindings()): the kernel's matches "
-        "carry them only in a net without composite events (RETURN, ON TIMEOUT)"
-    ),
     ARCHIVE: "composite events in a run over an archive (the kernel's matches carry their events only without them)",
     GROUP_ARCHIVE: "its matches join the archive, which needs their bound events (not with composite events)",
 }
@@ -49,8 +47,8 @@ class Options:
     ``engine``: ``"kernel"`` (the kernel where it covers the run) or ``"python"`` (the
     reference, ``python_why`` said for it). ``slack``: the run re-orders events (the
     kernel behind a reorder stage, :class:`~petricep.runtime.matcher.Reordered`);
-    ``stdin``: it reads standard input (the Python engine: each line's matches leave as it
-    is read; the kernel an event at a time is 90 times slower, small batches are still to do). ``bindings``: who needs the matches' bound events (None: nobody;
+    ``stdin``: it reads standard input (each line's matches leave as it is read: the kernel
+    fires what each read of the input gave, :data:`STDIN_BATCH`). ``bindings``: who needs the matches' bound events (None: nobody;
     :data:`EVENTS`, :data:`ARCHIVE`, :data:`GROUP_ARCHIVE`). ``archive_order``: a history
     runner's live net, and its history order. ``rows_why``: why SQL queries keep the net off
     the kernel for this runner (None: the kernel's row matcher may run them). ``split``: the
@@ -134,7 +132,7 @@ def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget(
         with_events = options.bindings is not None
         kernel = KernelEngine(
             net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory,
-            batch=STDIN_BATCH if options.stdin else BATCH,
+            batch=STDIN_BATCH if options.stdin else BATCH, live=options.stdin,
         )
         if options.slack is None:
             return kernel
@@ -154,15 +152,13 @@ def _refusal(net: Net, o: Options) -> str | None:
         return o.python_why
     if o.archive_order is not None and o.archive_order != "live-first":
         return f"the {o.archive_order} history order admits events one by one from the matches so far"
-    if o.stdin:  # (the kernel an event at a time, STDIN_BATCH, fired 2.5k events/s against the engine's 230k)
-        return STDIN_WHY
     if switched_off() and not o.anywhere:
         return SWITCHED_OFF
     if not o.anywhere and not available():
         return NOT_BUILT
     if o.archive_order is not None and net.rows:
         return "SQL queries beside ARCHIVED variables"
-    if o.bindings is not None and any(p.produces for p in net.patterns):
+    if o.bindings in _BINDINGS_WHY and any(p.produces for p in net.patterns):
         return _BINDINGS_WHY[o.bindings]
     if o.rows_why is not None and net.rows:
         return o.rows_why

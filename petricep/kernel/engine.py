@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, SnapshotError, StateLimitError
+from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import snapshot as state_bytes
 from petricep.kernel.batches import MatchBatches
@@ -59,6 +59,7 @@ MAX_OUT = 65_536
 # objects where a record batch cannot hold them exactly
 Chunk: TypeAlias = "pa.RecordBatch | list[Match]"
 Placed: TypeAlias = "tuple[Chunk, np.ndarray]"  # a chunk and its matches' emitting positions
+LIVE_BATCH_ROWS = 64  # a kernel call's matches over live input (standard input) made a record batch from this many
 TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no event, stream time moved)
 
 # what the kernel fires (KernelRun.fire): types, times, positions, ids, attribute values and
@@ -78,7 +79,9 @@ class KernelEngine:
     the one that went over (as an evaluation error). Its matches
     carry ids, times and the pattern; with ``with_events`` their bound events too
     (``Match.bindings()``, for a history join or ``--with-events``), the events kept for as
-    long as the kernel may bind them (no pattern may emit composite events then)."""
+    long as the kernel may bind them (composite events too: the ones their matches made).
+    ``live``: the input comes a read at a time (standard input): a call's few matches are
+    handed out as Match objects, not as a record batch (:attr:`min_batch_rows`)."""
 
     def __init__(
         self,
@@ -88,6 +91,7 @@ class KernelEngine:
         batch: int = BATCH,
         with_events: bool = False,
         max_memory: int | None = None,
+        live: bool = False,
     ) -> None:
         self.net = net
         self.kernel = KernelRun(net, tie=tie)
@@ -102,8 +106,6 @@ class KernelEngine:
         self._buf: list[Event] = []
         self._known = Remembered()  # id and timestamp of each event the kernel may still bind
         self._with_events = with_events
-        if with_events and any(p.has_return or p.timeout_type for p in lowered.patterns):
-            raise ConfigError("the kernel's matches carry their bound events only where no pattern emits composite events")
         self._out = MatchObjects(self.kernel, self._known, with_events)  # matches as Match objects
         self._error: EvaluationError | StateLimitError | None = None
         self._budget = (max_partial_matches, check_size(max_memory))
@@ -114,6 +116,9 @@ class KernelEngine:
         self._with_batches = False  # _taken keeps chunks in _chunks
         self._chunks: list[Chunk] = []
         self.max_out = MAX_OUT  # matches a kernel call buffers before they are taken
+        # a call's matches as Match objects where fewer than this (live input, a read's lines at
+        # a time: a record batch's fixed cost is a hundred Match objects')
+        self.min_batch_rows = LIVE_BATCH_ROWS if live else 1
         self.sweep_every = batch  # the peak is sampled once per batch
         self.peak = 0
         self.events = 0
@@ -331,8 +336,8 @@ class KernelEngine:
         """One kernel call's matches: a record batch, or Match objects where none holds them
         exactly (a net binding composite events, ids or times of several kinds)."""
         batches = self._batches
-        if batches is None or not batches.covered or self._with_events:  # (a writer reads their events)
-            return self._out.matches(arrays)
+        if batches is None or not batches.covered or self._with_events or len(arrays[0]) < self.min_batch_rows:
+            return self._out.matches(arrays)  # (a writer reads their events; a few matches of live input)
         if batches.producers:
             self._out.register_composites(arrays)
         known = self._known

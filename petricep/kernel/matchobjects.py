@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from petricep.events import Event
 from petricep.kernel.batches import sorted_unique
 from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import KernelRun
@@ -181,14 +182,15 @@ class MatchObjects:
         arrays: tuple[np.ndarray, ...],
         r: int,
         sl: int,
-        bound_events: list[tuple[tuple[int, int, int], Any]],
+        bound_events: list[tuple[tuple[int, int, int], Any, int]],
         remembered: tuple[list[Any], list[Any], list[int]],
     ) -> list[Any]:
         """Match ``r``'s Kleene list in slot ``sl`` (:meth:`_composite_matches`,
         :meth:`register_composites`): its ids in stream order (a composite element's its own);
-        each element is appended to ``bound_events`` as (arrival order, ts), for the match's
-        span. ``remembered``: the remembered ids and times (:meth:`_bound_values`) and each
-        list element's index there."""
+        each element is appended to ``bound_events`` as (arrival order, ts, where: its index
+        among the remembered events, or its composite ref), for the match's span and chain.
+        ``remembered``: the remembered ids and times (:meth:`_bound_values`) and each list
+        element's index there."""
         at, n = int(arrays[3][r, sl]), int(arrays[9][r, sl])
         known_id, known_ts, in_lists = remembered
         composites = self.kernel.composites
@@ -196,16 +198,17 @@ class MatchObjects:
         for ref, k in zip(arrays[10][at : at + n].tolist(), in_lists[at : at + n]):
             if ref < 0:
                 ids.append(composites.id_of(ref))
-                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+                bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref), ref))
             else:
                 ids.append(known_id[k])
-                bound_events.append(((ref, 0, 0), known_ts[k]))
+                bound_events.append(((ref, 0, 0), known_ts[k], k))
         return ids
 
     def _composite_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
         """:meth:`match_objects` for a net with RETURN, match by match in emission order:
         RETURN values become the match's attrs (the composite events bound are remembered:
-        :meth:`register_composites`)."""
+        :meth:`register_composites`); with :attr:`with_events` each match carries its bound
+        events (:meth:`_carrying`)."""
         pattern, _start, _end, refs, bound, _at, values, kinds = arrays[:8]
         where_arr = self.known.index_of(refs)  # (meaningless for composite refs and lists: not read)
         in_arr = self.known.index_of(arrays[10])  # (Kleene lists' elements)
@@ -215,6 +218,7 @@ class MatchObjects:
         strings = self.kernel.strings()
         composites = self.kernel.composites
         out = []
+        chains: list[tuple[Match, list[tuple[tuple[int, int, int], Any, int, str]]]] = []
         npatterns = len(self.kernel.lowered.patterns)
         for r, (vp, row, b, vs, ks, k_row) in enumerate(
             zip(pattern.tolist(), refs.tolist(), bound.tolist(), values.tolist(), kinds.tolist(), where)
@@ -223,7 +227,8 @@ class MatchObjects:
             timeout = vp >= npatterns  # a timed-out partial match (ON TIMEOUT)
             lists = self._kleene.get(p.name, frozenset())
             ids: dict[str, Any] = {}
-            bound_events: list[tuple[tuple[int, int, int], Any]] = []  # (arrival order, ts) of each bound event
+            bound_events: list[tuple[tuple[int, int, int], Any, int]] = []  # (arrival order, ts, where) per bound event
+            variables: list[str] = []  # each bound event's variable, as bound_events
             for v, sl in p.vars:
                 if not b[sl]:
                     continue
@@ -232,21 +237,53 @@ class MatchObjects:
                     ids[v] = self._list_binding(arrays, r, sl, bound_events, remembered)
                 elif ref < 0:
                     ids[v] = composites.id_of(ref)
-                    bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref)))
+                    bound_events.append(((composites.pos_of(ref), 1, -1 - ref), composites.ts_of(ref), ref))
                 else:
                     k = k_row[sl]
                     ids[v] = known_id[k]
-                    bound_events.append(((ref, 0, 0), known_ts[k]))
-            bound_events.sort(key=lambda x: x[0])
-            start, end = span_of([t for _, t in bound_events], list(range(len(bound_events))))
+                    bound_events.append(((ref, 0, 0), known_ts[k], k))
+                variables.extend([v] * (len(bound_events) - len(variables)))
+            ordered = sorted(((*e, v) for e, v in zip(bound_events, variables)), key=lambda x: x[0])
+            start, end = span_of([e[1] for e in ordered], list(range(len(ordered))))
             attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
             if timeout:
-                first_pos = min(order[0] for order, _ in bound_events)  # (count windows)
+                first_pos = min(e[0][0] for e in ordered)  # (count windows)
                 deadline = (first_pos if p.count_window else start) + p.window
                 m = Match(p.name, ids, start, end, attrs, timeout=(p.timeout_type, deadline))  # type: ignore[arg-type]
             else:
                 m = Match(p.name, ids, start, end, attrs)
             out.append(m)
+            if self.with_events:
+                chains.append((m, ordered))
+        return self._carrying(arrays, chains) if self.with_events else out
+
+    def _carrying(
+        self, arrays: tuple[np.ndarray, ...], chains: list[tuple[Match, list[tuple[tuple[int, int, int], Any, int, str]]]]
+    ) -> list[Match]:
+        """The matches of :meth:`_composite_matches` carrying their bound events, as the
+        Python engine's do (``Match.bindings()``, ``--with-events``): each one's chain is its
+        (slot, event) pairs in arrival order, an input event the one remembered, a composite
+        event the one its match made (``pattern[ids]``, its emitter's time and position, the
+        RETURN or ON TIMEOUT values as its fields), kept for the matches that bind it."""
+        index = sorted({e[2] for _, ordered in chains for e in ordered if e[2] >= 0})
+        event_at = dict(zip(index, self.known.events_at(index)))
+        composites, first = self.kernel.composites, self.kernel.first_taken
+        lowered = self.kernel.lowered
+        npatterns = len(lowered.patterns)
+        out = []
+        for r, (m, ordered) in enumerate(chains):
+            net_vars = self._net_vars[m.pattern]
+            slot = {v.name: v.slot for v in net_vars}
+            chain = [(slot[v], event_at[w] if w >= 0 else composites.event_of(w)) for _, _, w, v in ordered]
+            carried = Match(m.pattern, m.ids, m.start, m.end, m.attrs, vars_=net_vars, chain=chain, timeout=m.timeout)
+            out.append(carried)
+            vp = int(arrays[0][r])
+            p = lowered.patterns[vp % npatterns]
+            code = p.to_type if vp >= npatterns else p.ret_type
+            if code >= 0:  # (a composite event some pattern reads: registered by register_composites)
+                ref = -1 - (r + first)
+                made = Event(lowered.types[code], composites.ts_of(ref), composites.pos_of(ref), composites.id_of(ref), m.attrs)
+                composites.put_event(r + first, made)
         return out
 
     def register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:

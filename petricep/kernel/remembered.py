@@ -21,6 +21,7 @@ import numpy as np
 # a column of one batch: a NumPy array (numbers) or a list of Python values
 Column = Any
 KEEP_SLACK = 4096  # events remembered beyond twice the store's before Remembered.keep filters
+SMALL_PART = 1024  # a batch of fewer events joins the part before it, while that one is as small
 
 
 class Remembered:
@@ -47,8 +48,16 @@ class Remembered:
         if not len(positions):
             return
         ids, stamps = _column(ids), _column(stamps)
-        self._parts.append((np.asarray(positions, dtype=np.int64), ids, stamps, events))
-        self._starts = np.append(self._starts, self._starts[-1] + len(positions))
+        part = (np.asarray(positions, dtype=np.int64), ids, stamps, events)
+        parts = self._parts
+        if parts and len(part[0]) < SMALL_PART and len(parts[-1][0]) < SMALL_PART and (events is None) == (parts[-1][3] is None):
+            # (small batches -- standard input's, a read's worth of lines -- join the last
+            # part: every lookup walks the parts, so their number stays a fraction of the events)
+            parts[-1] = _joined(parts[-1], part)
+            self._starts[-1] += len(positions)
+        else:
+            parts.append(part)
+            self._starts = np.append(self._starts, self._starts[-1] + len(positions))
         self._positions = None
         self._note_types(stamps)
 
@@ -233,6 +242,19 @@ def _column(col: Any) -> Column:
     return col if isinstance(col, list) else list(col)
 
 
+def _joined(a: tuple[np.ndarray, Column, Column, Any], b: tuple[np.ndarray, Column, Column, Any]) -> tuple[np.ndarray, Column, Column, Any]:
+    """Two parts as one: NumPy columns of one dtype stay one array, other columns become the
+    lists of their Python values (what ``tolist`` makes: the values an Event holds)."""
+    events = None if a[3] is None else [*a[3], *b[3]]
+    return (np.concatenate((a[0], b[0])), _join_columns(a[1], b[1]), _join_columns(a[2], b[2]), events)
+
+
+def _join_columns(a: Column, b: Column) -> Column:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype:
+        return np.concatenate((a, b))
+    return [*(a.tolist() if isinstance(a, np.ndarray) else a), *(b.tolist() if isinstance(b, np.ndarray) else b)]
+
+
 def _pick(col: Any, idx: np.ndarray) -> Any:
     """``col`` at ``idx`` as a column of the same kind (an :class:`EventsOf`: a list)."""
     if isinstance(col, np.ndarray):
@@ -282,6 +304,8 @@ class Composites:
         self._pos: list[int] = []  # emitting positions, ascending
         self._no: list[int] = []
         self._entries: dict[int, tuple[str, Any, int]] = {}
+        # the composite events themselves, where matches carry what they bind (--with-events)
+        self._events: dict[int, Any] = {}
 
     def add_many(self, numbers: list[int], positions: list[int], idents: list[str], stamps: list[Any]) -> None:
         """Remember the composite events of matches ``numbers`` (ascending, as their emitting
@@ -321,6 +345,14 @@ class Composites:
         if len(self._pos) != len(self._no) or not set(self._no) <= set(self._entries):
             raise ValueError("composite events tracked without an entry")
 
+    def put_event(self, number: int, event: Any) -> None:
+        """Match ``number``'s composite event itself (its :meth:`add_many` entry made first),
+        for the matches that bind it and carry their events; forgotten with its entry."""
+        self._events[number] = event
+
+    def event_of(self, ref: int) -> Any:
+        return self._events[-1 - ref]
+
     def id_of(self, ref: int) -> str:
         return self._entries[-1 - ref][0]
 
@@ -336,6 +368,7 @@ class Composites:
         if cut:
             for n in self._no[:cut]:
                 del self._entries[n]
+                self._events.pop(n, None)
             del self._pos[:cut], self._no[:cut]
 
 

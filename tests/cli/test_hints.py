@@ -158,11 +158,21 @@ def test_a_missing_jsonl_time_field(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_a_condition_no_event_satisfies_is_named_from_standard_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Standard input cannot be read again: the Python engine's marking of the net says
-    which step nothing took and what it asked."""
+    which step nothing took and what it asked (the default run, on the kernel, says to run
+    with --engine python for it)."""
     events = "type,ts,k,x\nA,1,1,5\nA,2,2,5\nB,3,1,7\nB,4,2,4\nB,5,1,9\n"
     (tmp_path / "never.pcep").write_text("PATTERN rise: SEQ(A a, B b)\nWHERE [k] AND b.x > a.x + 100\nWITHIN 10\n")
     (tmp_path / "first.pcep").write_text("PATTERN big: SEQ(A a, B b)\nWHERE a.x > 1000\nWITHIN 10\n")
     argv = ["--events", "-", "--format", "csv", "--type-field", "type", "--time-field", "ts", "--no-progress"]
+    use_stdin(io.BytesIO(events.encode()))
+    try:
+        assert main(["run", str(tmp_path / "never.pcep"), *argv]) == 0
+    finally:
+        use_stdin(None)
+    assert capsys.readouterr().err.splitlines()[2] == (
+        "    pattern 'rise': run with --engine python to see which step no event could take, and its conditions"
+    )
+    argv += ["--engine", "python"]
     use_stdin(io.BytesIO(events.encode()))
     try:
         assert main(["run", str(tmp_path / "never.pcep"), *argv]) == 0

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from petricep import kernel
 from petricep.api import compile_text
-from petricep.errors import ConfigError, EvaluationError, SnapshotError
+from petricep.errors import EvaluationError, SnapshotError
 from petricep.events import Event, EventColumns
 from petricep.io.textfiles import use_stdin
 from petricep.kernel import supports
@@ -112,10 +112,13 @@ def bound_events(matches: list[Any]) -> list[str]:
 @given(st.data())
 def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
     # with_events: the kernel's matches carry their bound events (Kleene lists in stream
-    # order), pushed one by one or as a checked batch's columns
+    # order; composite events, RETURN, as the engine makes them), pushed one by one or as a
+    # checked batch's columns
     pats = distinct_patterns(
         data, 2,
-        lambda: data.draw(patterns(kleene=data.draw(st.booleans()), returns=False, negation=data.draw(st.booleans()))),
+        lambda: data.draw(patterns(
+            kleene=data.draw(st.booleans()), returns=data.draw(st.booleans()), negation=data.draw(st.booleans())
+        )),
     )
     events = data.draw(odd_streams())
     net = build_net(pats)
@@ -133,10 +136,18 @@ def test_matches_with_their_events_are_the_engines(data: st.DataObject) -> None:
     assert bound_events(engine.push_columns(columns) + engine.flush()) == bound_events(drive(Engine(net), list(columns.events())))
 
 
-def test_matches_carry_events_only_without_composite_events() -> None:
+def test_matches_carry_their_composite_events_and_no_snapshot() -> None:
+    """A match binding a composite event carries the event its match made (the RETURN
+    values its fields, its emitter's time and position), as the engine's; a run whose
+    matches carry their events takes no snapshot."""
     net = compile_text("PATTERN p: SEQ(A a, B b) RETURN C(x = a.x)\nPATTERN q: SEQ(C c, B b)")
-    with pytest.raises(ConfigError, match="only where no pattern emits composite events"):
-        KernelEngine(net, with_events=True)
+    events = [Event("A", 1, 0, "a", {"x": 5}), Event("B", 2, 1, "b1"), Event("B", 3, 2, "b2")]
+    got = bound_events(drive(KernelEngine(net, with_events=True), events))
+    assert got == bound_events(drive(Engine(net), events))
+    assert got[-1] == repr((
+        {"pattern": "q", "ids": {"c": "p[a,b1]", "b": "b2"}, "start": 2, "end": 3, "attrs": {}},
+        {"c": ("C", 2, 1, "p[a,b1]", {"x": 5}), "b": ("B", 3, 2, "b2", {})},
+    ))
     engine = KernelEngine(compile_text("PATTERN p: SEQ(A a, B b)"), with_events=True)
     with pytest.raises(SnapshotError, match="carry their events"):
         engine.snapshot_state()
@@ -377,9 +388,7 @@ def test_composite_events_through_the_cli_give_the_engines_file(run_cli: Any, tm
 
 @pytest.mark.parametrize(("text", "engine"), [
     (RISE, "  engine: kernel"),
-    (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: python (the matches' bound events are asked for "
-     "(--with-events, Match.bindings()): the kernel's matches carry them only in a net without composite events "
-     "(RETURN, ON TIMEOUT))"),
+    (RISE + "PATTERN up: SEQ(A a, B b) RETURN U(x = b.x)\n", "  engine: kernel"),
 ])
 def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
     run_cli: Any, tmp_path: Path, text: str, engine: str
@@ -396,7 +405,7 @@ def test_with_events_runs_on_the_kernel_where_its_matches_carry_them(
 
 def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, tmp_path: Path) -> None:
     """``--archive``: the live net on the kernel (the summary says so), the join in Python,
-    the file byte for byte the Python engine's; from standard input the Python engine."""
+    the file byte for byte the Python engine's; from standard input too."""
     pf, ev = tmp_path / "slower.pcep", tmp_path / "ev.csv"
     pf.write_text(
         "PATTERN slower: SEQ(ARCHIVED S then, S now)\n"
@@ -420,19 +429,19 @@ def test_a_run_over_an_archive_fires_the_live_part_on_the_kernel(run_cli: Any, t
     finally:
         use_stdin(None)
     assert rc == 0 and out_text.encode() == got["python"][0]
-    assert err.splitlines()[-1] == "  engine: python (standard input: matches are written as each event arrives)"
+    assert err.splitlines()[-1] == "  engine: kernel"  # (the live net an event at a time)
 
 
 @pytest.mark.parametrize(("extra", "want"), [
     (["--slack", "2"], "kernel"),
-    (["--events", "-", "--format", "csv"], "python (standard input: matches are written as each event arrives)"),
+    (["--events", "-", "--format", "csv"], "kernel"),
 ])
-def test_a_slack_runs_on_the_kernel_and_standard_input_on_the_python_engine(
+def test_a_slack_and_standard_input_run_on_the_kernel(
     run_cli: Any, tmp_path: Path, extra: list[str], want: str
 ) -> None:
-    """A slack (the kernel behind a reorder stage) runs the default ``run`` on the kernel,
-    standard input on the Python engine, each with the matches of ``--engine python``; the
-    summary's last line says which."""
+    """A slack (the kernel behind a reorder stage) and standard input (the kernel a read's
+    lines at a time) run the default ``run`` on the kernel, each with the matches of
+    ``--engine python``; the summary's last line says so."""
     pf, ev = tmp_path / "rise.pcep", tmp_path / "ev.csv"
     pf.write_text(RISE)
     ev.write_text(RISE_EVENTS)
