@@ -53,7 +53,7 @@ from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 
 from .plan import Group, Plan, Router, make_plan
-from .rows import END, Found
+from .records import END, Found
 from .shuffle import Layout, handed_over, listed, spans
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp

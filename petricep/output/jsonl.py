@@ -5,13 +5,13 @@ Why: ``petricep run --engine kernel`` spent more time turning its matches into o
 encoding them one by one than finding them (bench/HISTORY.md, issue 16). Here a batch's
 JSON Lines are built a column at a time: each column's values as JSON text (a vector cast
 for ints, one C call per value for text and floats), joined per row by Arrow. The text is
-byte for byte :func:`petricep.io.output.json_line` of each match's ``Match.to_dict()``: the
+byte for byte :func:`petricep.output.files.json_line` of each match's ``Match.to_dict()``: the
 same keys in the same order (``ids`` in the pattern's variable order, unbound variables left
 out; ``attrs`` the pattern's RETURN fields, or ON TIMEOUT fields for a timeout, None as
 ``null``), ints as ints, floats as Python prints them (non-finite: ``null``), text escaped
 as ``json`` escapes it (``ensure_ascii=False``).
 
-The table (:func:`batches_table`) is :func:`petricep.matchtable.to_table` of the same
+The table (:func:`batches_table`) is :func:`petricep.output.table.to_table` of the same
 matches, column for column, or None where the batches cannot give it exactly (start/end as
 timestamps, an id or field column with values of different types in different batches): the
 caller then makes the table from the matches (:func:`batch_matches`).
@@ -33,9 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.io.output import json_line
 from petricep.kernel.tableplan import to_matches
-from petricep.matchtable import Layout, TimeFormatter
+from petricep.output.files import json_line
+from petricep.output.table import Layout, TimeFormatter
 from petricep.runtime.arrow import bool_values, number_array, number_view, scalar, string_array
 from petricep.runtime.engine import Match
 
@@ -49,7 +49,7 @@ def _null(t: pa.DataType) -> pa.Scalar:
 
 
 def json_texts(col: pa.Array) -> pa.Array:
-    """Each value of ``col`` as :func:`petricep.io.output.json_line` writes it, as text
+    """Each value of ``col`` as :func:`petricep.output.files.json_line` writes it, as text
     (null stays null): ints, floats (non-finite: ``null``), text, bools, lists of those."""
     t = col.type
     if pa.types.is_integer(t):
@@ -112,7 +112,7 @@ def _variants(net: Net) -> dict[tuple[str, bool], _Variant]:
 
 def time_texts(col: pa.Array, times: TimeFormatter) -> pa.Array:
     """Each time of ``col`` as JSON text of what ``times`` makes of it (the input's own
-    date-time text, as :func:`petricep.matchtable.match_record` writes it), each distinct
+    date-time text, as :func:`petricep.output.table.match_record` writes it), each distinct
     time formatted once (null stays null)."""
     enc = pc.dictionary_encode(col)
     texts = string_array([json_line(times(v)) for v in enc.dictionary.to_pylist()])
@@ -122,7 +122,7 @@ def time_texts(col: pa.Array, times: TimeFormatter) -> pa.Array:
 class JsonlBatches:
     """JSON Lines text of the record batches of ``net``'s matches (see the module docstring).
     ``times``: start, end and a timeout's deadline as the input wrote its times (a
-    date-time input: :func:`petricep.matchtable.time_formatter`), else numbers."""
+    date-time input: :func:`petricep.output.table.time_formatter`), else numbers."""
 
     def __init__(self, net: Net, times: TimeFormatter | None = None) -> None:
         self.variants = _variants(net)
@@ -140,7 +140,7 @@ class JsonlBatches:
     def parts(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Per row, in the batch's order: the text of its ``ids`` object, of its ``attrs``
         object, and its whole line (no newline) -- what
-        :func:`petricep.io.output.match_json_parts` gives for each match (a distributed
+        :func:`petricep.output.files.match_json_parts` gives for each match (a distributed
         run's match rows keep all three)."""
         pattern = batch.column("pattern")
         names = pattern.dictionary.to_pylist()
@@ -198,7 +198,7 @@ def batch_matches(batch: pa.RecordBatch, net: Net) -> list[Match]:
 
 
 def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table | None:
-    """The match table of the batches' matches, as :func:`petricep.matchtable.to_table`
+    """The match table of the batches' matches, as :func:`petricep.output.table.to_table`
     makes it for ``layout``; None where the batches cannot give exactly that (see the
     module docstring)."""
     shared = len({c for c, _, _ in layout.fields}) < len(layout.fields)  # a column of several queries

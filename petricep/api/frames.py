@@ -20,7 +20,7 @@ Inputs and what comes back:
   what petricep depends on; ``.to_pandas()`` is one call away);
 * an iterable of mappings (one per event) -> a ``pyarrow.Table``.
 
-The columns are :mod:`petricep.matchtable`'s. ``as_objects=True`` returns the engine's
+The columns are :mod:`petricep.output.table`'s. ``as_objects=True`` returns the engine's
 :class:`~petricep.runtime.engine.Match` objects instead.
 
 Patterns: pattern text, a path (``.pcep``, ``.sql``; a ``pathlib.Path`` or a one-line ``str``
@@ -64,8 +64,8 @@ from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.lang.parser import parse_file, parse_text
 from petricep.lang.sql import parse_sql
-from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
+from petricep.output.table import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.runtime.engine import Match
 from petricep.runtime.memory import parse_size
 
@@ -347,7 +347,7 @@ class Run:
     sample: Any = None  # the time column's value in the first event read
 
     def events_of(self, m: Match) -> dict[str, Any]:
-        """A match's bound events (see :func:`petricep.matchtable.bound_events`)."""
+        """A match's bound events (see :func:`petricep.output.table.bound_events`)."""
         return bound_events(m, self.lookup)
 
     def times(self) -> Callable[[Any], Any]:
@@ -497,7 +497,7 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     carry no bound events, so ``with_events=True`` and ``as_objects=True``, whose
     ``Match.bindings()`` reads them, keep the Python engine); ``engine="python"`` runs the
     reference engine.
-    See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
+    See :mod:`petricep.api.frames` and :mod:`petricep.output.table` for the columns.
     """
     known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns", "bindings")]
     unknown = [k for k in options if k not in known]

@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from petricep.api.frames import load, match, run_matches
 from petricep.errors import ConfigError
-from petricep.frames import load, match, run_matches
-from petricep.matchtable import (
+from petricep.output.table import (
     MatchWriter,
     match_line,
     output_format,

@@ -36,7 +36,7 @@ once it is a list anywhere, a column of ids or values that cannot share an Arrow
 in every row — never a number in one row and a list in the next. CSV writes list and struct
 columns as JSON text, so such a column's cells are all JSON lists.
 
-JSON Lines is what ``petricep run`` writes (:func:`petricep.io.output.match_json`, byte for
+JSON Lines is what ``petricep run`` writes (:func:`petricep.output.files.match_json`, byte for
 byte) unless asked for more: ``with_events`` adds ``"events": {"a": {...}, "b": [{...}]}``
 (each bound event's fields, a list for a list variable) after the other keys, and a time
 formatter (:func:`time_formatter`) prints ``start``, ``end`` and a timeout's ``deadline`` in
@@ -58,9 +58,9 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EventError, OutputError
 from petricep.events import Event
-from petricep.io.output import OutputFile, OutputPath, match_json, write_binary
 from petricep.io.readers import open_events
 from petricep.io.timestamps import format_has_date
+from petricep.output.files import OutputFile, OutputPath, match_json, write_binary
 from petricep.runtime.engine import Match
 
 TimeFormatter = Callable[[Any], Any]
@@ -506,7 +506,7 @@ def _empty_struct(t: pa.DataType) -> bool:
 
 def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
     """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row), replaced
-    as a whole (:class:`~petricep.io.output.OutputPath`): a failed write leaves the old file."""
+    as a whole (:class:`~petricep.output.files.OutputPath`): a failed write leaves the old file."""
     fmt = output_format(path)
     if fmt != "jsonl":
         write_table_to(table, fmt, OutputPath(str(path)))
@@ -519,7 +519,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
 
 def write_table_to(table: pa.Table, fmt: str, target: OutputPath) -> None:
     """A match table as Parquet or CSV into ``target``, committed. pyarrow writes into a file
-    opened by :func:`~petricep.io.output.write_binary`, never into a path it could delete."""
+    opened by :func:`~petricep.output.files.write_binary`, never into a path it could delete."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
