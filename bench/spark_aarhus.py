@@ -49,7 +49,7 @@ def load() -> float:
 def embedded(path: str) -> dict[str, Any]:
     from petricep.api import compile_files
     from petricep.io.readers import open_events
-    from petricep.output.files import match_json
+    from petricep.output.jsonl import match_json
     from petricep.runtime.engine import Engine
 
     net = compile_files([str(NET)])

@@ -38,9 +38,10 @@ from petricep.archive.store import Archive
 from petricep.compile.net import Net
 from petricep.errors import EXIT_DATA, ConfigError, EventOrderError
 from petricep.lang import ast as A
-from petricep.output.files import LateWriter, OutputFile, OutputPath, check_outputs, json_document
+from petricep.output.files import OutputFile, OutputPath, check_outputs
+from petricep.output.jsonl import LateWriter, json_document
 from petricep.output.matchfile import CHOICES, MatchFile, output_format, time_type
-from petricep.output.table import TimeFormatter, time_formatter
+from petricep.output.times import TimeFormatter, time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 from petricep.runtime.memory import parse_size
 

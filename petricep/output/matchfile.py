@@ -9,7 +9,7 @@ is written to a temporary file beside the target and renamed into place on commi
 :mod:`petricep.output.files`), so a failed run leaves the old file as it was.
 
 Without ``--with-events`` a JSON Lines line is exactly what ``petricep run`` always wrote
-(:func:`petricep.output.files.match_json`); with it, each line gains ``"events"`` (every bound
+(:func:`petricep.output.jsonl.match_json`); with it, each line gains ``"events"`` (every bound
 event's fields) and prints ``start`` / ``end`` in the input's own time format.
 
 The kernel's matches arrive as record batches (:meth:`petricep.api.runner.Run.match_batches`)
@@ -31,17 +31,19 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.io.timestamps import format_has_date
-from petricep.output.files import OutputFile, OutputPath, json_line
-from petricep.output.jsonl import JsonlBatches, batch_matches, batches_table
+from petricep.output.files import OutputFile, OutputPath
+from petricep.output.jsonl import JsonlBatches, json_line
 from petricep.output.table import (
     OUTPUT_FORMATS,
-    TimeFormatter,
+    batch_matches,
+    batches_table,
     bound_events,
     layout_of,
     match_record,
     to_table,
     write_table_to,
 )
+from petricep.output.times import TimeFormatter
 from petricep.runtime.engine import Match
 
 CHOICES = ("jsonl", "parquet", "csv")

@@ -36,7 +36,7 @@ from petricep.errors import EventError, EventOrderError
 from petricep.events import Event, EventColumns, value_at
 from petricep.io.readers import InputSpec, events_from_table, open_events
 from petricep.io.source import EventSource
-from petricep.output.table import input_times
+from petricep.output.times import input_times
 
 from .partition import Run, first_violation
 from .plan import Router

@@ -21,8 +21,8 @@ import pyarrow as pa
 
 from petricep.compile.net import Net
 from petricep.events import Event, EventColumns
-from petricep.output.files import match_json_parts
-from petricep.output.jsonl import JsonlBatches, batch_matches
+from petricep.output.jsonl import JsonlBatches, match_json_parts
+from petricep.output.table import batch_matches
 from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import Match
 

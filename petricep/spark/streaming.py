@@ -76,7 +76,7 @@ from petricep.errors import ConfigError, EvaluationError, EventError, PetricepEr
 from petricep.events import Event
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
 from petricep.io.timestamps import format_has_date
-from petricep.output.files import LateWriter
+from petricep.output.jsonl import LateWriter
 from petricep.runtime.engine import TIE_RULES, Engine
 
 from .arrivals import LOG_DIR, local_path, source_class

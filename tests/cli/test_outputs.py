@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from petricep.cli import main
-from petricep.output.files import OutputFile, json_line
+from petricep.output.files import OutputFile
+from petricep.output.jsonl import json_line
 from tests.cli.rise import EVENTS, RISE, ROOT, opts, run
 from tests.cli.rise import LINES as MATCHES
 

@@ -24,9 +24,8 @@ from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.matchobjects import MatchObjects
 from petricep.merge import build_net
-from petricep.output.files import json_line, match_json_parts
-from petricep.output.jsonl import JsonlBatches, batch_matches, batches_table
-from petricep.output.table import layout_of, to_table
+from petricep.output.jsonl import JsonlBatches, json_line, match_json_parts
+from petricep.output.table import batch_matches, batches_table, layout_of, to_table
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
 from tests.kernel.test_composite import odd_events, producer_and_consumer

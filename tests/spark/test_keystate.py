@@ -17,7 +17,7 @@ from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.kernel import available
 from petricep.merge import build_net
-from petricep.output.files import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark import keystate
 from petricep.spark.partition import engine_line, engine_report, group_choice

@@ -29,8 +29,8 @@ from petricep.io import InputSpec
 from petricep.kernel.engine import TICK
 from petricep.lang import ast as A
 from petricep.merge import build_net
-from petricep.output.files import match_json
-from petricep.output.table import input_times
+from petricep.output.jsonl import match_json
+from petricep.output.times import input_times
 from petricep.runtime.engine import Engine
 from petricep.spark.partition import END, OrderViolation, StreamClock, run_partitioned, runs_of, with_ticks
 from petricep.spark.records import MATCH_SCHEMA
@@ -506,7 +506,7 @@ def _as_pairs(found: list[Any], net: Any) -> list[tuple[Any, int]]:
     """(match, position) pairs of what a runner found (its record batches' matches too)."""
     import pyarrow as pa
 
-    from petricep.output.jsonl import batch_matches
+    from petricep.output.table import batch_matches
 
     out: list[tuple[Any, int]] = []
     for item in found:

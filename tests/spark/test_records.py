@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petricep.output.files import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.match import Match
 from petricep.spark.records import match_row
 from tests.io.test_output import names, scalars

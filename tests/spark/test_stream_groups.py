@@ -21,7 +21,7 @@ from petricep.errors import ConfigError
 from petricep.events import Event
 from petricep.kernel import available
 from petricep.merge import build_net
-from petricep.output.files import match_json
+from petricep.output.jsonl import match_json
 from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
 from petricep.spark.partition import run_partitioned
 from tests.spark.streamsim import simulate

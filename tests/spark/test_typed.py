@@ -12,7 +12,7 @@ import pytest
 
 from petricep.api import compile_text
 from petricep.io.readers import InputSpec, open_events
-from petricep.output.files import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark.batch import match_file
 from petricep.spark.typed import Typing
