@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from petricep.output.jsonl import match_json
 from petricep.runtime.match import Match
 from petricep.spark.records import match_row
-from tests.io.test_output import names, scalars
+from tests.output.test_jsonl import names, scalars
 
 
 @settings(max_examples=300, deadline=None)
