@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from bench.common import ROOT
-from petricep.archive.history import HistoryRunner
+from petricep.archive.join import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.io.readers import InputSpec, open_events
 from petricep.lang.parser import parse_file, parse_text

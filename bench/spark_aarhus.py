@@ -48,8 +48,8 @@ def load() -> float:
 
 def embedded(path: str) -> dict[str, Any]:
     from petricep.api import compile_files
-    from petricep.io.output import match_json
     from petricep.io.readers import open_events
+    from petricep.output.jsonl import match_json
     from petricep.runtime.engine import Engine
 
     net = compile_files([str(NET)])
@@ -91,7 +91,7 @@ def breakdown(path: str, partitions: int = 4) -> dict[str, float]:
     from petricep.spark.parse import ORDER, VALUE, ParseConfig, Parser, interpret
     from petricep.spark.partition import StreamClock, kernel_fields
     from petricep.spark.plan import Router, make_plan
-    from petricep.spark.rows import ARCHIVE, EVENT, PACK
+    from petricep.spark.records import ARCHIVE, EVENT, PACK
     from petricep.spark.session import BASE_CONF
     from petricep.spark.shuffle import Layout
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from petricep.api import compile_files
-from petricep.io.output import match_json
 from petricep.io.readers import InputSpec, open_events
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark import StreamRun, get_session
 

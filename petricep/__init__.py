@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from petricep.frames import match
+    from petricep.api.frames import match
 
 
 def __getattr__(name: str) -> Any:
@@ -13,7 +13,7 @@ def __getattr__(name: str) -> Any:
     a second), which ``petricep check``, ``--version`` and Spark workers importing
     ``petricep.errors`` should not pay for."""
     if name == "match":
-        from petricep.frames import match
+        from petricep.api.frames import match
 
         return match
     raise AttributeError(f"module 'petricep' has no attribute {name!r}")

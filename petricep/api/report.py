@@ -17,7 +17,7 @@ from petricep.lang.check import growth_warnings
 from petricep.lang.printer import conditions_text
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
-    from petricep.archive.history import HistoryRunner
+    from petricep.archive.join import HistoryRunner
 
 
 def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:

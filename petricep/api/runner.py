@@ -49,7 +49,7 @@ from .report import history_report
 from .split import SplitEngine
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
-    from petricep.archive.history import HistoryRunner
+    from petricep.archive.join import HistoryRunner
 
 PROGRESS_EVERY = 20000
 ENGINES = ("kernel", "python")  # Run(engine=...): the kernel where it covers the run (the default), or the reference
@@ -276,7 +276,7 @@ class Run:
             self.engine = program.engine
         self._drain: Callable[[], list[Match]] = self._pusher.drain  # (the kernel's batch collected so far)
         self.spec = read_rules(replace(spec, ordered=slack is None), self.engine.net)
-        # a source opened by the caller (a DataFrame's, petricep.frames) is read as it is
+        # a source opened by the caller (a DataFrame's, petricep.api.frames) is read as it is
         self.source = source if source is not None else open_checked(files, self.spec)
         self._locate = locate
         self.prefilter: Prefilter | None = None

@@ -9,7 +9,7 @@ from typing import IO, Any
 from petricep.archive.store import Archive
 from petricep.errors import ConfigError
 from petricep.io import open_events
-from petricep.io.output import OutputPath, check_outputs
+from petricep.output.files import OutputPath, check_outputs
 
 from .inputs import add_input_options, event_paths, input_spec, parse_duration
 from .run import EXIT_INCOMPLETE

@@ -11,7 +11,7 @@ from petricep.api import load_patterns, net_of
 from petricep.errors import ConfigError, DataError
 from petricep.export import FORMATS, build_diagram, export
 from petricep.export.views import PLACE_MEASURES, Marking, marking_from_stats, pattern_view
-from petricep.io.output import check_outputs, write_bytes
+from petricep.output.files import check_outputs, write_bytes
 
 from .inputs import add_lang_option
 

@@ -20,11 +20,11 @@ from typing import IO, Any, NoReturn
 
 from petricep import __version__
 from petricep.errors import ConfigError, PetricepError
+from petricep.output.matchfile import output_format
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 from petricep.runtime.memory import out_of_memory
 
 from . import archive, check, draw, plot, run
-from .matchfile import output_format
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -3,7 +3,7 @@ JSON Lines ``petricep run`` writes, drawn by :mod:`petricep.export.timeline`.
 
 matplotlib is optional (the ``plot`` extra): without it the command says how to install it
 and exits with 2, as a command that cannot run here at all. The image is written beside its
-target and renamed into place (:class:`petricep.io.output.OutputPath`), like every output.
+target and renamed into place (:class:`petricep.output.files.OutputPath`), like every output.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import IO, Any
 from petricep.api import load_patterns, net_of
 from petricep.errors import ConfigError, OutputError
 from petricep.export.timeline import FORMATS, PlotUnavailable, timeline_figure
-from petricep.io.output import OutputPath, check_outputs
+from petricep.output.files import OutputPath, check_outputs
 
 from .inputs import add_lang_option
 

@@ -3,7 +3,7 @@ around a :class:`petricep.api.Run`, which does the work.
 
 Outputs (``-o``, ``--late``, ``--rejects``, ``--stats``) are written to temporary files
 beside their targets and renamed into place when the run ends (see
-:mod:`petricep.io.output`): an error leaves every target as it was. An output naming an
+:mod:`petricep.output.files`): an error leaves every target as it was. An output naming an
 input file is refused before anything is read or written.
 
 SIGINT and SIGTERM end a run after the current event: the matches found so far are
@@ -33,13 +33,15 @@ from petricep.api.explain import (
 )
 from petricep.api.report import condition_hints, rerun_hints
 from petricep.api.runner import Run
-from petricep.archive.history import HistoryRunner
+from petricep.archive.join import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.compile.net import Net
 from petricep.errors import EXIT_DATA, ConfigError, EventOrderError
-from petricep.io.output import LateWriter, OutputFile, OutputPath, check_outputs, json_document
 from petricep.lang import ast as A
-from petricep.matchtable import TimeFormatter, time_formatter
+from petricep.output.files import OutputFile, OutputPath, check_outputs
+from petricep.output.jsonl import LateWriter, json_document
+from petricep.output.matchfile import CHOICES, MatchFile, output_format, time_type
+from petricep.output.times import TimeFormatter, time_formatter
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES
 from petricep.runtime.memory import parse_size
 
@@ -51,7 +53,6 @@ from .inputs import (
     input_spec,
     parse_duration,
 )
-from .matchfile import CHOICES, MatchFile, output_format, time_type
 
 SLACK_HINT = "(use --slack D to accept events up to D late)"
 EXIT_INCOMPLETE = EXIT_DATA  # the run finished, but some input rows were rejected or late (see the summary)

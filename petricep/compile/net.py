@@ -210,7 +210,7 @@ class Net:
     patterns: tuple[PatternNet, ...]
     groups: tuple[GroupNet, ...] = ()
     rows: tuple[RowNet, ...] = ()  # SQL MATCH_RECOGNIZE queries (petricep.compile.rows)
-    # patterns with ARCHIVED variables (compile.history.HistorySpec): ``patterns`` holds their
+    # patterns with ARCHIVED variables (compile.archived.HistorySpec): ``patterns`` holds their
     # live parts; they run only joined with an event archive (petricep.archive)
     history: tuple[Any, ...] = ()
 

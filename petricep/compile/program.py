@@ -3,7 +3,7 @@
 A run's patterns come in three kinds: pattern-language patterns (compiled to a
 :class:`~petricep.compile.net.PatternNet` each), SQL MATCH_RECOGNIZE queries (a
 :class:`~petricep.compile.rows.RowNet` each) and patterns with ARCHIVED variables (their live
-part compiles like any pattern, :class:`~petricep.compile.history.HistorySpec` keeps the
+part compiles like any pattern, :class:`~petricep.compile.archived.HistorySpec` keeps the
 split). :func:`compile_program` runs the program checks of :mod:`petricep.lang.check` once
 (names, RETURN-type order, consumption) and compiles every kind; :func:`extend_program` does the
 same for patterns joining a running program, so no kind is lost on the way.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from petricep.compile.archived import HistorySpec, split_patterns
 from petricep.compile.compiler import compile_pattern
-from petricep.compile.history import HistorySpec, split_patterns
 from petricep.compile.net import PatternNet
 from petricep.compile.rows import RowNet, compile_query
 from petricep.lang import ast as A

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import EventError
 from ..events import Event, EventColumns
-from .rows import RowChecker
+from .checks import RowChecker
 from .source import EventSource
 from .spec import InputSpec
 

@@ -1,6 +1,6 @@
 """The event source every reader is: :class:`EventSource`, an input's events in input
 order. A reader subclass names its columns and turns its rows into events through a
-:class:`~petricep.io.rows.RowChecker`, the one place rows are checked.
+:class:`~petricep.io.checks.RowChecker`, the one place rows are checked.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import EventError
 from ..events import Event, EventColumns
-from .rows import MISSING, ReadCounts, RowChecker, RowRules
+from .checks import MISSING, ReadCounts, RowChecker, RowRules
 from .spec import InputSpec
 from .timestamps import TimeParser
 

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from ..errors import ConfigError, EventError
 from ..events import Event, EventColumns
 from ..runtime.arrow import number_view, scalar
-from .rows import MISSING, RowChecker, converted_columns
+from .checks import MISSING, RowChecker, converted_columns
 from .source import EventSource, TimeSort
 from .spec import InputSpec, duplicate_name
 from .streams import is_stream, replay_of

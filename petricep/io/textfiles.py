@@ -33,10 +33,10 @@ import pyarrow.csv as pa_csv
 
 from ..errors import EventError
 from ..events import Event, EventColumns
+from .checks import MISSING, RowChecker, converted_columns
 from .csvline import split_line
 from .csvstream import CleanLines, has_blank_line, open_batches, tables
 from .prefetch import ReadAhead
-from .rows import MISSING, RowChecker, converted_columns
 from .source import EventSource
 from .spec import InputSpec, duplicate_name
 from .streams import STDIN, Replay, ReplayStream, is_stream, replay_of, stdin_replay, use_stdin

@@ -62,7 +62,7 @@ under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOG
 current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a
 DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
 MEASURES per match by the Python runtime's code. A history runner
-(:class:`~petricep.archive.history.HistoryRunner`) fires its live net here, the matches
+(:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
 SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, a per-step

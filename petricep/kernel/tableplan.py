@@ -74,7 +74,7 @@ def list_column(
 def mixed_column(lists: pa.Array, singles: pa.Array, is_list: np.ndarray) -> pa.Array:
     """A variable name's ids where it is a Kleene list in some patterns (rows ``is_list``) and a
     single event in others: one list column, a single event's id a one-element list — as
-    :func:`petricep.matchtable.to_table` has it, so the column has one type whichever
+    :func:`petricep.output.table.to_table` has it, so the column has one type whichever
     pattern a row is of (:func:`to_matches` gives a single event its id back)."""
     rows = [
         many if listed else (None if one is None else [one])

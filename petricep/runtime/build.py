@@ -44,7 +44,7 @@ def check_program(net: Net, tie: str) -> None:
     if net.history:
         raise ConfigError(
             f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
-            "(petricep run --archive DIR, or petricep.archive.history.HistoryRunner)"
+            "(petricep run --archive DIR, or petricep.archive.join.HistoryRunner)"
         )
 
 

@@ -50,7 +50,7 @@ from .history import WRITTEN_DDL, ArchiveWriter, SparkHistory, TaskJoin
 from .parse import ORDER, VALUE, ParseConfig, Parser, interpret, quiet_gc, trace
 from .partition import KeyRunner, StreamClock, engine_report, group_choice, kernel_fields, key_runner
 from .plan import Plan, Router, make_plan
-from .rows import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
+from .records import ARCHIVE, EVENT, MATCHES_DDL, PACK, Found, MatchRows, PosMap, decode
 from .session import configure, require_spark
 from .shuffle import Layout, Unpacked, columns, spans, spark_partition
 from .typed import typed

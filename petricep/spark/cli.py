@@ -15,9 +15,9 @@ from petricep.api import load_patterns, net_of, warnings_for
 from petricep.api.runner import check_columns
 from petricep.cli.inputs import add_progress_options, input_spec
 from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
-from petricep.io.output import json_line
 from petricep.io.readers import InputSpec
-from petricep.matchtable import TimeFormatter, input_times
+from petricep.output.jsonl import json_line
+from petricep.output.times import TimeFormatter, input_times
 
 from .history import SparkHistory, prepare
 from .partition import engine_line
@@ -166,7 +166,7 @@ def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) 
 def retimed(lines: Iterable[str], times: TimeFormatter | None) -> Iterator[str]:
     """JSON lines with ``start``/``end`` (and a timeout's ``deadline``) as ``times`` writes
     them: the bytes of ``petricep run``'s lines over a date-time input (its match records,
-    encoded by :func:`~petricep.io.output.json_line`, as the tasks' lines were)."""
+    encoded by :func:`~petricep.output.jsonl.json_line`, as the tasks' lines were)."""
     if times is None:
         yield from lines
         return

@@ -1,7 +1,7 @@
 """History-aware (ARCHIVED) patterns on Spark: the event archive written by the executors,
 history looked up per live match in the firing stage.
 
-What ``petricep run --archive DIR`` does embedded (:class:`~petricep.archive.history.HistoryRunner`)
+What ``petricep run --archive DIR`` does embedded (:class:`~petricep.archive.join.HistoryRunner`)
 in two Spark stages:
 
 1. **archive**: the parse stage emits every event once more as an ``ARCHIVE`` row; when the
@@ -32,16 +32,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from petricep.archive.history import HistoryJoin
+from petricep.archive.join import HistoryJoin
 from petricep.archive.store import Archive, write_events
-from petricep.compile.history import HistorySpec, split_patterns
+from petricep.compile.archived import HistorySpec, split_patterns
 from petricep.compile.net import Net
 from petricep.errors import ConfigError
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Match
 
-from .rows import decode
+from .records import decode
 
 WRITTEN_DDL = "files long, events long"
 

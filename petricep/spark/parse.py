@@ -10,7 +10,7 @@ exactly as ``petricep run`` does:
   written (after the CSV header) to a scratch file and read with
   :func:`~petricep.io.readers.open_events` — typing, quoting, timestamps, errors and all.
 
-Every row is known by its order key ``lid`` (see :class:`~petricep.spark.rows.PosMap`);
+Every row is known by its order key ``lid`` (see :class:`~petricep.spark.records.PosMap`);
 positions are only known once every task has counted its rows, so events carry the key
 and the firing stage turns it into the position.
 """
@@ -35,11 +35,11 @@ from petricep.errors import EventError, EventOrderError
 from petricep.events import Event, EventColumns, value_at
 from petricep.io.readers import InputSpec, events_from_table, open_events
 from petricep.io.source import EventSource
-from petricep.matchtable import input_times
+from petricep.output.times import input_times
 
 from .partition import Run, first_violation
 from .plan import Router
-from .rows import (
+from .records import (
     ARCHIVE,
     COUNTS,
     ERROR,

@@ -54,7 +54,7 @@ from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match
 from petricep.runtime.matcher import Matcher
 
 from .plan import Group, Plan, Router, make_plan
-from .rows import END, Found
+from .records import END, Found
 from .shuffle import Layout, handed_over, listed, spans
 
 Run = tuple[Any, int, int]  # (ts, first pos, last pos): consecutive positions with one timestamp

@@ -1,7 +1,7 @@
 """What a routed event carries from the parse stage to the firing stage (pure Python over
 pyarrow: no pyspark here).
 
-A group the Python engine fires gets each event whole, as a blob (:func:`~petricep.spark.rows.encode`).
+A group the Python engine fires gets each event whole, as a blob (:func:`~petricep.spark.records.encode`).
 A group the compiled kernel fires reads only a few attributes (:func:`~petricep.spark.partition.kernel_fields`)
 and reads them as columns, so its events travel as typed columns of the shuffle itself:
 type, time, id and, per attribute, a number, a text and a kind. The firing stage hands
@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from petricep.events import Event, EventColumns, TypeColumn
 
-from .rows import PACK, decode_columns, encode, encode_fields
+from .records import PACK, decode_columns, encode, encode_fields
 
 # the kind of a typed value (the ``tk``, ``idk`` and per-attribute ``a<i>k`` columns)
 K_NULL, K_INT, K_NUM, K_BOOL, K_STR = range(5)

@@ -74,9 +74,9 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
 from petricep.events import Event
-from petricep.io.output import LateWriter
 from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
 from petricep.io.timestamps import format_has_date
+from petricep.output.jsonl import LateWriter
 from petricep.runtime.engine import TIE_RULES, Engine
 
 from .arrivals import LOG_DIR, local_path, source_class
@@ -88,7 +88,7 @@ from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
-from .rows import MATCHES_DDL, decode, encode, match_row, rows_batch
+from .records import MATCHES_DDL, decode, encode, match_row, rows_batch
 from .session import configure, require_spark
 from .typed import typed
 

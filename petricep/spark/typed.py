@@ -29,7 +29,7 @@ from petricep.compile.net import Net
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
 from petricep.lang.fields import field_requirements
-from petricep.matchtable import layout_of
+from petricep.output.table import layout_of
 
 PUBLIC = ("pattern", "ids", "start", "end", "attrs", "json", "emitted_at")  # the columns, in order
 DOUBLE, LONG, STRING, BOOLEAN = "double", "bigint", "string", "boolean"

@@ -1,5 +1,5 @@
 """Shared by the API tests: the CLI's JSON Lines for a run, and those lines flattened into
-the rows ``petricep.match`` promises (the rules of ``petricep.matchtable``, written out)."""
+the rows ``petricep.match`` promises (the rules of ``petricep.output.table``, written out)."""
 
 from __future__ import annotations
 

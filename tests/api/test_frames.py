@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 import petricep
+from petricep.api.frames import match, run_matches
 from petricep.errors import ConfigError, EventError, PatternError
-from petricep.frames import match, run_matches
 from petricep.runtime.engine import Match
 
 from .helpers import ROOT, STOCKS, cli_run, flat_rows
@@ -278,7 +278,7 @@ def test_bad_options_are_config_errors(stocks: pd.DataFrame) -> None:
 
 def test_petricep_match_is_lazy_and_the_same_function() -> None:
     assert petricep.match is match
-    code = "import sys, petricep.errors; print('pyarrow' in sys.modules, 'petricep.frames' in sys.modules)"
+    code = "import sys, petricep.errors; print('pyarrow' in sys.modules, 'petricep.api.frames' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.split() == ["False", "False"]
 

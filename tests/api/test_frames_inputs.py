@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from petricep.api.frames import match, run_matches
 from petricep.errors import EventError
-from petricep.frames import match, run_matches
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 

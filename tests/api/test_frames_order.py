@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from petricep.api import summary_lines
+from petricep.api.frames import load, match, run_matches
 from petricep.api.runner import Run
 from petricep.errors import EventOrderError
-from petricep.frames import load, match, run_matches
 from petricep.io import InputSpec, events_from_table
 
 # monthly prices of three symbols, sorted by symbol (the newcomer's table), not by date

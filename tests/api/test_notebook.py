@@ -11,7 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from petricep.frames import match
+from petricep.api.frames import match
 
 from .helpers import ROOT, STOCKS
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from petricep.cli import main
-from petricep.io.output import OutputFile, json_line
+from petricep.output.files import OutputFile
+from petricep.output.jsonl import json_line
 from tests.cli.rise import EVENTS, RISE, ROOT, opts, run
 from tests.cli.rise import LINES as MATCHES
 
@@ -227,7 +228,7 @@ def test_the_library_writes_a_table_whole_and_keeps_a_device(tmp_path: Path) -> 
     import pyarrow as pa
 
     from petricep.errors import OutputError
-    from petricep.matchtable import write_table
+    from petricep.output.table import write_table
 
     device = tmp_path / "full.parquet"
     full_device(device)

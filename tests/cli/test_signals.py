@@ -17,7 +17,7 @@ import pytest
 
 from petricep.api import compile_files
 from petricep.io import InputSpec, open_events
-from petricep.io.output import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[2]

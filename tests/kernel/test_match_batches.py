@@ -20,13 +20,12 @@ from petricep.api.runner import Run
 from petricep.cli import main
 from petricep.events import Event
 from petricep.io import InputSpec
-from petricep.io.output import json_line, match_json_parts
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.matchobjects import MatchObjects
-from petricep.matchbatch import JsonlBatches, batch_matches, batches_table
-from petricep.matchtable import layout_of, to_table
 from petricep.merge import build_net
+from petricep.output.jsonl import JsonlBatches, json_line, match_json_parts
+from petricep.output.table import batch_matches, batches_table, layout_of, to_table
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
 from tests.kernel.test_composite import odd_events, producer_and_consumer

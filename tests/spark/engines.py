@@ -48,7 +48,7 @@ def _dicts(lines: Sequence[str]) -> list[dict[str, Any]]:
 def run_partitioned(
     patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str = "arrival", partitions: int = 3
 ) -> list[dict[str, Any]]:
-    from petricep.io.output import match_json
+    from petricep.output.jsonl import match_json
     from petricep.spark.partition import run_partitioned as run
 
     net = _net(patterns, tie)

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.errors import ConfigError
 from petricep.events import Event
-from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark import keystate
 from petricep.spark.partition import engine_line, engine_report, group_choice

@@ -14,7 +14,7 @@ from petricep.io.readers import InputSpec, open_events
 from petricep.spark.parse import ORDER, VALUE, ParseConfig, Parser
 from petricep.spark.partition import kernel_fields
 from petricep.spark.plan import Router, make_plan
-from petricep.spark.rows import EVENT
+from petricep.spark.records import EVENT
 from petricep.spark.shuffle import Layout, Rows, columns
 
 PATTERN = "PATTERN p: SEQ(A a, B b) WHERE [k] AND b.x > a.x WITHIN 5\n"

@@ -26,14 +26,14 @@ import tests.features
 from petricep.errors import EventOrderError, PetricepError
 from petricep.events import Event, EventColumns, TypeColumn
 from petricep.io import InputSpec
-from petricep.io.output import match_json
 from petricep.kernel.engine import TICK
 from petricep.lang import ast as A
-from petricep.matchtable import input_times
 from petricep.merge import build_net
+from petricep.output.jsonl import match_json
+from petricep.output.times import input_times
 from petricep.runtime.engine import Engine
 from petricep.spark.partition import END, OrderViolation, StreamClock, run_partitioned, runs_of, with_ticks
-from petricep.spark.rows import MATCH_SCHEMA
+from petricep.spark.records import MATCH_SCHEMA
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
 from tests.strategies import _always_bound, pattern_text, patterns
@@ -374,7 +374,7 @@ def _task_rows(
 
     from petricep.spark.partition import kernel_fields, key_runner, task_of
     from petricep.spark.plan import Router, make_plan
-    from petricep.spark.rows import MatchRows
+    from petricep.spark.records import MatchRows
     from petricep.spark.shuffle import Layout, handed_over
 
     plan = make_plan(net)
@@ -509,7 +509,7 @@ def _as_pairs(found: list[Any], net: Any) -> list[tuple[Any, int]]:
     """(match, position) pairs of what a runner found (its record batches' matches too)."""
     import pyarrow as pa
 
-    from petricep.matchbatch import batch_matches
+    from petricep.output.table import batch_matches
 
     out: list[tuple[Any, int]] = []
     for item in found:
@@ -529,7 +529,7 @@ def test_an_error_keeps_the_pairs_found_before_it(batch: int | None, found: bool
     from petricep.errors import EvaluationError
     from petricep.spark.partition import kernel_fields, key_runner
     from petricep.spark.plan import make_plan
-    from petricep.spark.rows import decode_columns, encode_fields
+    from petricep.spark.records import decode_columns, encode_fields
 
     net = build_net(
         [A.Pattern("p", A.Seq((A.EventRef("A", "a"), A.EventRef("B", "b"))),

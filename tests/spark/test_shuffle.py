@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petricep.events import Event
-from petricep.spark.rows import EVENT, encode
+from petricep.spark.records import EVENT, encode
 from petricep.spark.shuffle import Layout, Rows, columns, handed_over
 
 FIELDS = ("x", "y", "s")

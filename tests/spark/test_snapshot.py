@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
-from petricep.io.output import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from tests.spark.test_partition import fresh, random_case
 from tests.strategies import pattern_text

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.errors import EvaluationError, EventError, EventOrderError
 from petricep.events import Event
-from petricep.io.output import match_json
 from petricep.io.readers import InputSpec, open_events
 from petricep.merge import build_net
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark.batch import BatchRun, FiringError, match_events, match_file, ordered_json
 from tests.features import scenario

@@ -15,7 +15,7 @@ from petricep.archive.store import Archive
 from petricep.cli import main
 from petricep.events import Event
 from petricep.lang import ast as A
-from tests.archive.test_history import history_patterns, two_streams
+from tests.archive.test_join import history_patterns, two_streams
 from tests.strategies import pattern_text
 
 pytestmark = pytest.mark.spark

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.errors import ConfigError
 from petricep.events import Event
-from petricep.io.output import match_json
 from petricep.kernel import available
 from petricep.merge import build_net
+from petricep.output.jsonl import match_json
 from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
 from petricep.spark.partition import run_partitioned
 from tests.spark.streamsim import simulate

@@ -46,7 +46,7 @@ ISSUE_WANT = [
 
 def slack_run(net: object, events: list[Event], tie: str, slack: int) -> list[str]:
     """``run --slack``: the embedded engine re-ordering the events itself."""
-    from petricep.io.output import match_json
+    from petricep.output.jsonl import match_json
 
     return canonical([match_json(m) for m in Engine(net, tie=tie, slack=slack).run(fresh(events))])  # type: ignore[arg-type]
 

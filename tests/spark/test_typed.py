@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from petricep.api import compile_text
-from petricep.io.output import match_json
 from petricep.io.readers import InputSpec, open_events
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark.batch import match_file
 from petricep.spark.typed import Typing

@@ -13,7 +13,7 @@ from petricep import kernel
 from petricep.api import compile_files, compile_sql
 from petricep.errors import PatternSemanticError
 from petricep.kernel.rowengine import RowKernelEngine
-from petricep.matchtable import layout_of, to_table
+from petricep.output.table import layout_of, to_table
 from petricep.runtime.engine import Engine
 
 from .rowrun import events

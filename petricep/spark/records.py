@@ -24,8 +24,8 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError
 from petricep.events import Event, EventColumns
-from petricep.io.output import match_json_parts
-from petricep.matchbatch import JsonlBatches, batch_matches
+from petricep.output.jsonl import JsonlBatches, match_json_parts
+from petricep.output.table import batch_matches
 from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import Match
 
@@ -328,7 +328,7 @@ MATCH_SCHEMA = pa.schema(
 class MatchRows:
     """A firing task's match rows (:data:`MATCH_SCHEMA`), numbered (``seq``) in the order
     found: (match, position) pairs one by one (:func:`match_row`), the kernel's record
-    batches a column at a time (:meth:`JsonlBatches.parts <petricep.matchbatch.JsonlBatches.parts>`),
+    batches a column at a time (:meth:`JsonlBatches.parts <petricep.output.jsonl.JsonlBatches.parts>`),
     each row exactly what :func:`match_row` makes of its match. ``end``: the stream's last
     position (the emission point of matches found at its end, :data:`END`)."""
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from petricep.archive.store import Archive, Order
-from petricep.compile.history import HistorySpec, split_patterns
+from petricep.compile.archived import HistorySpec, split_patterns
 from petricep.errors import ConfigError, EvaluationError, StateLimitError
 from petricep.events import Event
 from petricep.kernel.choice import ARCHIVE, Budget, Options, choose, matcher

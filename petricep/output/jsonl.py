@@ -1,20 +1,20 @@
-"""Matches as Arrow record batches (the kernel's: :mod:`petricep.kernel.batches`) written
-without a :class:`Match` per match: as JSON Lines text, and as the match table.
+"""JSON Lines, one match per line (SPEC §4): a match at a time, or a record batch of the
+kernel's matches (:mod:`petricep.kernel.batches`) at a time, without a :class:`Match` per match.
 
-Why: ``petricep run --engine kernel`` spent more time turning its matches into objects and
-encoding them one by one than finding them (bench/HISTORY.md, issue 16). Here a batch's
+Output is always valid JSON (RFC 8259): a number that is not finite (``inf``, ``nan``, from
+``1e308 + 1e308`` in a RETURN field, or a NaN cell of an input) is written as ``null``;
+``json.dumps(..., allow_nan=False)`` guards that no ``Infinity`` ever reaches a line.
+
+Why batches: ``petricep run --engine kernel`` spent more time turning its matches into objects
+and encoding them one by one than finding them (bench/HISTORY.md, issue 16). Here a batch's
 JSON Lines are built a column at a time: each column's values as JSON text (a vector cast
 for ints, one C call per value for text and floats), joined per row by Arrow. The text is
-byte for byte :func:`petricep.io.output.json_line` of each match's ``Match.to_dict()``: the
+byte for byte :func:`json_line` of each match's ``Match.to_dict()``: the
 same keys in the same order (``ids`` in the pattern's variable order, unbound variables left
 out; ``attrs`` the pattern's RETURN fields, or ON TIMEOUT fields for a timeout, None as
 ``null``), ints as ints, floats as Python prints them (non-finite: ``null``), text escaped
-as ``json`` escapes it (``ensure_ascii=False``).
-
-The table (:func:`batches_table`) is :func:`petricep.matchtable.to_table` of the same
-matches, column for column, or None where the batches cannot give it exactly (start/end as
-timestamps, an id or field column with values of different types in different batches): the
-caller then makes the table from the matches (:func:`batch_matches`).
+as ``json`` escapes it (``ensure_ascii=False``). The same batches as the match table:
+:func:`petricep.output.table.batches_table`.
 
 No Python value is handed to pyarrow (``pa.array``, ``pa.scalar``, a compute function's
 ``str`` argument), which would import pandas into every run: arrays and scalars are built
@@ -23,21 +23,107 @@ from buffers (:mod:`petricep.runtime.arrow`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C encoder json uses
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.io.output import json_line
-from petricep.kernel.tableplan import to_matches
-from petricep.matchtable import Layout, TimeFormatter
+from petricep.events import Event
+from petricep.output.files import OutputFile
+from petricep.output.times import TimeFormatter
 from petricep.runtime.arrow import bool_values, number_array, number_view, scalar, string_array
 from petricep.runtime.engine import Match
+
+
+def _plain(v: Any) -> Any:
+    """A value as JSON can hold it: non-finite numbers become None (``null``), numpy
+    scalars their Python value, anything else unknown its text."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, (str, int, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    item = getattr(v, "item", None)  # numpy scalars
+    if callable(item):
+        return _plain(item())
+    return str(v)
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), allow_nan=False, check_circular=False).encode
+
+
+def json_line(record: Mapping[str, Any]) -> str:
+    """One JSON object on one line (without the newline), RFC 8259-valid.
+
+    A record JSON can hold as it is (text keys; text, numbers, booleans, None, lists and
+    dicts) is encoded directly; one it cannot (a non-finite number: ``ValueError``, a numpy
+    integer or another unknown value: ``TypeError``) goes through :func:`_plain` first, so
+    the common record is not walked twice (bench/HISTORY.md, issue 16 second pass). Keys are
+    taken as text: a record never has others (variable, field and column names)."""
+    try:
+        return _ENCODE(record)
+    except (TypeError, ValueError):
+        return _ENCODE(_plain(record))
+
+
+def match_json(m: Match) -> str:
+    return json_line(m.to_dict())
+
+
+def match_json_parts(m: Match) -> tuple[str, str, str]:
+    """:func:`match_json`'s line with its ``ids`` and ``attrs`` objects' own text, the line
+    made of its values' texts (as the encoder joins a record's items), none encoded twice."""
+    texts = {k: _json_value(v) for k, v in m.to_dict().items()}
+    return "{" + ", ".join(f"{_ENCODE(k)}: {t}" for k, t in texts.items()) + "}", texts["ids"], texts["attrs"]
+
+
+def _json_value(v: Any) -> str:
+    try:
+        return _ENCODE(v)
+    except (TypeError, ValueError):
+        return _ENCODE(_plain(v))
+
+
+class JsonlWriter:
+    """Matches as JSON Lines; each line is written whole (one ``write``), so an interrupted
+    run leaves complete lines."""
+
+    def __init__(self, out: IO[str] | OutputFile) -> None:
+        self.out = out
+        self.count = 0
+
+    def write(self, m: Match) -> None:
+        self.out.write(match_json(m) + "\n")
+        self.count += 1
+
+
+class LateWriter:
+    """Late events (``--late``): one JSON object per line with the event's arrival
+    position, id, type, timestamp and attributes, and the watermark it arrived behind."""
+
+    def __init__(self, out: IO[str] | OutputFile) -> None:
+        self.out = out
+        self.count = 0
+
+    def write(self, e: Event, watermark: Any) -> None:
+        rec = {"pos": e.pos, "id": e.id, "type": e.type, "ts": e.ts, "watermark": watermark, "attrs": e.attrs}
+        self.out.write(json_line(rec) + "\n")
+        self.count += 1
+
+
+def json_document(data: Any) -> str:
+    """A whole JSON document (``--stats``), indented, RFC 8259-valid, with its newline."""
+    return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
 
 
 def _text(s: str) -> pa.Scalar:
@@ -49,7 +135,7 @@ def _null(t: pa.DataType) -> pa.Scalar:
 
 
 def json_texts(col: pa.Array) -> pa.Array:
-    """Each value of ``col`` as :func:`petricep.io.output.json_line` writes it, as text
+    """Each value of ``col`` as :func:`petricep.output.jsonl.json_line` writes it, as text
     (null stays null): ints, floats (non-finite: ``null``), text, bools, lists of those."""
     t = col.type
     if pa.types.is_integer(t):
@@ -112,7 +198,7 @@ def _variants(net: Net) -> dict[tuple[str, bool], _Variant]:
 
 def time_texts(col: pa.Array, times: TimeFormatter) -> pa.Array:
     """Each time of ``col`` as JSON text of what ``times`` makes of it (the input's own
-    date-time text, as :func:`petricep.matchtable.match_record` writes it), each distinct
+    date-time text, as :func:`petricep.output.table.match_record` writes it), each distinct
     time formatted once (null stays null)."""
     enc = pc.dictionary_encode(col)
     texts = string_array([json_line(times(v)) for v in enc.dictionary.to_pylist()])
@@ -122,7 +208,7 @@ def time_texts(col: pa.Array, times: TimeFormatter) -> pa.Array:
 class JsonlBatches:
     """JSON Lines text of the record batches of ``net``'s matches (see the module docstring).
     ``times``: start, end and a timeout's deadline as the input wrote its times (a
-    date-time input: :func:`petricep.matchtable.time_formatter`), else numbers."""
+    date-time input: :func:`petricep.output.times.time_formatter`), else numbers."""
 
     def __init__(self, net: Net, times: TimeFormatter | None = None) -> None:
         self.variants = _variants(net)
@@ -140,7 +226,7 @@ class JsonlBatches:
     def parts(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Per row, in the batch's order: the text of its ``ids`` object, of its ``attrs``
         object, and its whole line (no newline) -- what
-        :func:`petricep.io.output.match_json_parts` gives for each match (a distributed
+        :func:`petricep.output.jsonl.match_json_parts` gives for each match (a distributed
         run's match rows keep all three)."""
         pattern = batch.column("pattern")
         names = pattern.dictionary.to_pylist()
@@ -192,55 +278,14 @@ class JsonlBatches:
         return joined(["{", body, "}"]), joined(["{", *fields, "}"]), joined(texts)
 
 
-def batch_matches(batch: pa.RecordBatch, net: Net) -> list[Match]:
-    """The batch's matches as :class:`Match` objects (what the batch holds, exactly)."""
-    return to_matches(pa.Table.from_batches([batch]), net)
-
-
-def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table | None:
-    """The match table of the batches' matches, as :func:`petricep.matchtable.to_table`
-    makes it for ``layout``; None where the batches cannot give exactly that (see the
-    module docstring)."""
-    shared = len({c for c, _, _ in layout.fields}) < len(layout.fields)  # a column of several queries
-    if not batches or layout.time_type is not None or layout.rows or shared:
-        return None
-    tables = [_layout_columns(b, layout) for b in batches]
-    try:
-        table = pa.concat_tables(tables, promote_options="default")
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    defaults = {v: pa.list_(pa.int64()) if v in layout.lists else pa.int64() for v in layout.variables}
-    defaults.update(deadline=pa.int64(), timeout=pa.string())
-    cols = []
-    for name in table.column_names:
-        col = table.column(name).combine_chunks()
-        if pa.types.is_null(col.type) and name in defaults:
-            col = pa.nulls(len(col), defaults[name])
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
-def _layout_columns(batch: pa.RecordBatch, layout: Layout) -> pa.Table:
-    """One batch in the layout's columns; a column with no value in it is of null type (its
-    type is the other batches', as ``to_table`` infers it from the values)."""
-    n = batch.num_rows
-    pattern = batch.column("pattern").cast(pa.string())
-    cols: dict[str, Any] = {"pattern": pattern}
-    for v in layout.variables:
-        cols[v] = batch.column(v)
-    cols["start"], cols["end"] = batch.column("start"), batch.column("end")
-    if layout.timeouts:
-        timeout = batch.column("timeout")
-        cols["timeout"], cols["deadline"] = timeout.field("type"), timeout.field("deadline")  # null for a match
-    for column, owner, name in layout.fields:
-        value = batch.column("attrs").field(name)
-        if pa.types.is_floating(value.type):  # to_table reads NaN as null (pandas' missing value)
-            value = pc.if_else(pc.is_nan(value), _null(value.type), value)
-        cols[column] = pc.if_else(pc.equal(pattern, _text(owner)), value, _null(value.type))
-    for name, col in cols.items():
-        if name not in ("pattern", "start", "end") and col.null_count == n:
-            cols[name] = pa.nulls(n)
-    return pa.table(cols)
-
-
-__all__ = ["JsonlBatches", "batch_matches", "batches_table", "json_texts", "time_texts"]
+__all__ = [
+    "JsonlBatches",
+    "JsonlWriter",
+    "LateWriter",
+    "json_document",
+    "json_line",
+    "json_texts",
+    "match_json",
+    "match_json_parts",
+    "time_texts",
+]

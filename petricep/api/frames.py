@@ -20,7 +20,7 @@ Inputs and what comes back:
   what petricep depends on; ``.to_pandas()`` is one call away);
 * an iterable of mappings (one per event) -> a ``pyarrow.Table``.
 
-The columns are :mod:`petricep.matchtable`'s. ``as_objects=True`` returns the engine's
+The columns are :mod:`petricep.output.table`'s. ``as_objects=True`` returns the engine's
 :class:`~petricep.runtime.engine.Match` objects instead.
 
 Patterns: pattern text, a path (``.pcep``, ``.sql``; a ``pathlib.Path`` or a one-line ``str``
@@ -46,8 +46,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from petricep.api.runner import Run as LibraryRun
-from petricep.api.runner import check_read_columns
+from petricep.api.runner import Run, check_read_columns
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EventError, PatternError
 from petricep.events import Event
@@ -64,8 +63,9 @@ from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.lang.parser import parse_file, parse_text
 from petricep.lang.sql import parse_sql
-from petricep.matchtable import Layout, bound_events, layout_of, time_formatter, to_table
 from petricep.merge import build_net
+from petricep.output.table import Layout, bound_events, layout_of, to_table
+from petricep.output.times import time_formatter
 from petricep.runtime.engine import Match
 from petricep.runtime.memory import parse_size
 
@@ -334,7 +334,7 @@ def _start_end_type(src: EventSource, time_type: pa.DataType | None, time_format
 
 
 @dataclass
-class Run:
+class FrameRun:
     """One :func:`match` run's result before it becomes a table: the matches in emission
     order, the net, the input (for its kind and time format) and the run's accounting."""
 
@@ -347,7 +347,7 @@ class Run:
     sample: Any = None  # the time column's value in the first event read
 
     def events_of(self, m: Match) -> dict[str, Any]:
-        """A match's bound events (see :func:`petricep.matchtable.bound_events`)."""
+        """A match's bound events (see :func:`petricep.output.table.bound_events`)."""
         return bound_events(m, self.lookup)
 
     def times(self) -> Callable[[Any], Any]:
@@ -387,7 +387,7 @@ def run_matches(
     engine: str = "kernel",
     bindings: bool = False,
     max_memory: int | str | None = None,
-) -> Run:
+) -> FrameRun:
     """Run patterns over events (the options of :func:`match`) and keep what a table needs.
     ``bindings``: the caller reads the matches' bound events (``Match.bindings()``, not an
     option of :func:`match`: ``as_objects=True`` asks for it), which keeps the Python engine."""
@@ -425,8 +425,8 @@ def run_matches(
     except EventError as err:
         raise _relabel(err, inp.kind, inp.label, inp.index) from None
     lookup: dict[Any, Event] | None = {} if with_events and net.rows else None
-    run = Run([], net, inp, layout_of(net, start_end), {}, lookup)
-    runner = LibraryRun(
+    run = FrameRun([], net, inp, layout_of(net, start_end), {}, lookup)
+    runner = Run(
         net,
         spec,
         source=inp.source,
@@ -497,7 +497,7 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     carry no bound events, so ``with_events=True`` and ``as_objects=True``, whose
     ``Match.bindings()`` reads them, keep the Python engine); ``engine="python"`` runs the
     reference engine.
-    See :mod:`petricep.frames` and :mod:`petricep.matchtable` for the columns.
+    See :mod:`petricep.api.frames` and :mod:`petricep.output.table` for the columns.
     """
     known = [n for n in inspect.signature(run_matches).parameters if n not in ("events", "patterns", "bindings")]
     unknown = [k for k in options if k not in known]
@@ -510,4 +510,4 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     return as_kind(table, run.input.kind)
 
 
-__all__ = ["Run", "as_kind", "duration", "load", "match", "open_input", "run_matches", "to_pandas"]
+__all__ = ["FrameRun", "as_kind", "duration", "load", "match", "open_input", "run_matches", "to_pandas"]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from petricep.archive.history import HistoryRunner
+from petricep.archive.join import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.errors import ConfigError, PatternSemanticError
 from petricep.events import Event
@@ -106,7 +106,7 @@ ERRORS = [
 
 @pytest.mark.parametrize(("text", "message"), ERRORS, ids=[m[:40] for _, m in ERRORS])
 def test_history_pattern_errors(text: str, message: str) -> None:
-    from petricep.compile.history import split_patterns
+    from petricep.compile.archived import split_patterns
 
     with pytest.raises(PatternSemanticError) as err:
         split_patterns(list(parse_text(text, "h.pcep").patterns))

@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep import kernel
-from petricep.archive.history import HistoryRunner
+from petricep.archive.join import HistoryRunner
 from petricep.archive.store import Archive
 from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file, parse_text
-from tests.archive.test_history import SPEED, archive_of, ev, history_patterns, two_streams
+from tests.archive.test_join import SPEED, archive_of, ev, history_patterns, two_streams
 from tests.strategies import pattern_text
 
 NETS = Path(__file__).resolve().parents[2] / "nets"

@@ -4,17 +4,17 @@ chosen by ``--output-format`` or the ``-o`` extension.
 Why a module: the format decides how matches leave the run. JSON Lines is written a line
 per match as the run finds them (and flushed per match batch when asked, for a live
 stdin stream); Parquet and CSV are tables, so every match is kept in memory and the
-table (:func:`petricep.matchtable.to_table`) is written when the run ends. Every format
+table (:func:`petricep.output.table.to_table`) is written when the run ends. Every format
 is written to a temporary file beside the target and renamed into place on commit (see
-:mod:`petricep.io.output`), so a failed run leaves the old file as it was.
+:mod:`petricep.output.files`), so a failed run leaves the old file as it was.
 
 Without ``--with-events`` a JSON Lines line is exactly what ``petricep run`` always wrote
-(:func:`petricep.io.output.match_json`); with it, each line gains ``"events"`` (every bound
+(:func:`petricep.output.jsonl.match_json`); with it, each line gains ``"events"`` (every bound
 event's fields) and prints ``start`` / ``end`` in the input's own time format.
 
 The kernel's matches arrive as record batches (:meth:`petricep.api.runner.Run.match_batches`)
 and are written from their columns, with no :class:`Match` per match
-(:mod:`petricep.matchbatch`): JSON Lines text a batch at a time, the table from the batches
+(:mod:`petricep.output.jsonl`): JSON Lines text a batch at a time, the table from the batches
 where they give it exactly, else from the batches' matches (:meth:`MatchFile.commit`). A run
 asking for the bound events (``--with-events``) never gets batches: the Python engine runs it.
 """
@@ -30,18 +30,20 @@ import pyarrow as pa
 from petricep.compile.net import Net
 from petricep.errors import ConfigError
 from petricep.events import Event
-from petricep.io.output import OutputFile, OutputPath, json_line
 from petricep.io.timestamps import format_has_date
-from petricep.matchbatch import JsonlBatches, batch_matches, batches_table
-from petricep.matchtable import (
+from petricep.output.files import OutputFile, OutputPath
+from petricep.output.jsonl import JsonlBatches, json_line
+from petricep.output.table import (
     OUTPUT_FORMATS,
-    TimeFormatter,
+    batch_matches,
+    batches_table,
     bound_events,
     layout_of,
     match_record,
     to_table,
     write_table_to,
 )
+from petricep.output.times import TimeFormatter
 from petricep.runtime.engine import Match
 
 CHOICES = ("jsonl", "parquet", "csv")

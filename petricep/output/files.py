@@ -1,8 +1,5 @@
-"""Match output: JSON Lines, one match per line (SPEC §4), and the files it goes to.
-
-Output is always valid JSON (RFC 8259): a number that is not finite (``inf``, ``nan``, from
-``1e308 + 1e308`` in a RETURN field, or a NaN cell of an input) is written as ``null``;
-``json.dumps(..., allow_nan=False)`` guards that no ``Infinity`` ever reaches a line.
+"""The files a run writes (matches in any format, ``--stats``, ``--late``, drawings, plots):
+each written whole or not at all, and never over an input.
 
 Output files are never half-written where a good one was: :class:`OutputFile` writes into
 a temporary file beside the target and renames it into place only when the run commits
@@ -16,69 +13,13 @@ naming the path.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from petricep.errors import ConfigError, OutputError
-from petricep.events import Event
-from petricep.runtime.engine import Match
-
-
-def _plain(v: Any) -> Any:
-    """A value as JSON can hold it: non-finite numbers become None (``null``), numpy
-    scalars their Python value, anything else unknown its text."""
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, (str, int, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    item = getattr(v, "item", None)  # numpy scalars
-    if callable(item):
-        return _plain(item())
-    return str(v)
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), allow_nan=False, check_circular=False).encode
-
-
-def json_line(record: Mapping[str, Any]) -> str:
-    """One JSON object on one line (without the newline), RFC 8259-valid.
-
-    A record JSON can hold as it is (text keys; text, numbers, booleans, None, lists and
-    dicts) is encoded directly; one it cannot (a non-finite number: ``ValueError``, a numpy
-    integer or another unknown value: ``TypeError``) goes through :func:`_plain` first, so
-    the common record is not walked twice (bench/HISTORY.md, issue 16 second pass). Keys are
-    taken as text: a record never has others (variable, field and column names)."""
-    try:
-        return _ENCODE(record)
-    except (TypeError, ValueError):
-        return _ENCODE(_plain(record))
-
-
-def match_json(m: Match) -> str:
-    return json_line(m.to_dict())
-
-
-def match_json_parts(m: Match) -> tuple[str, str, str]:
-    """:func:`match_json`'s line with its ``ids`` and ``attrs`` objects' own text, the line
-    made of its values' texts (as the encoder joins a record's items), none encoded twice."""
-    texts = {k: _json_value(v) for k, v in m.to_dict().items()}
-    return "{" + ", ".join(f"{_ENCODE(k)}: {t}" for k, t in texts.items()) + "}", texts["ids"], texts["attrs"]
-
-
-def _json_value(v: Any) -> str:
-    try:
-        return _ENCODE(v)
-    except (TypeError, ValueError):
-        return _ENCODE(_plain(v))
 
 
 def _cannot_write(path: str, exc: OSError) -> OutputError:
@@ -252,38 +193,6 @@ class OutputFile(OutputPath):
 
     def __exit__(self, *exc: object) -> None:
         self.discard()  # after a commit: nothing to do
-
-
-class JsonlWriter:
-    """Matches as JSON Lines; each line is written whole (one ``write``), so an interrupted
-    run leaves complete lines."""
-
-    def __init__(self, out: IO[str] | OutputFile) -> None:
-        self.out = out
-        self.count = 0
-
-    def write(self, m: Match) -> None:
-        self.out.write(match_json(m) + "\n")
-        self.count += 1
-
-
-class LateWriter:
-    """Late events (``--late``): one JSON object per line with the event's arrival
-    position, id, type, timestamp and attributes, and the watermark it arrived behind."""
-
-    def __init__(self, out: IO[str] | OutputFile) -> None:
-        self.out = out
-        self.count = 0
-
-    def write(self, e: Event, watermark: Any) -> None:
-        rec = {"pos": e.pos, "id": e.id, "type": e.type, "ts": e.ts, "watermark": watermark, "attrs": e.attrs}
-        self.out.write(json_line(rec) + "\n")
-        self.count += 1
-
-
-def json_document(data: Any) -> str:
-    """A whole JSON document (``--stats``), indented, RFC 8259-valid, with its newline."""
-    return json.dumps(_plain(data), indent=2, allow_nan=False) + "\n"
 
 
 def write_binary(target: OutputPath, write: Callable[[BinaryIO], object]) -> None:

@@ -36,38 +36,43 @@ once it is a list anywhere, a column of ids or values that cannot share an Arrow
 in every row — never a number in one row and a list in the next. CSV writes list and struct
 columns as JSON text, so such a column's cells are all JSON lists.
 
-JSON Lines is what ``petricep run`` writes (:func:`petricep.io.output.match_json`, byte for
+JSON Lines is what ``petricep run`` writes (:func:`petricep.output.jsonl.match_json`, byte for
 byte) unless asked for more: ``with_events`` adds ``"events": {"a": {...}, "b": [{...}]}``
 (each bound event's fields, a list for a list variable) after the other keys, and a time
-formatter (:func:`time_formatter`) prints ``start``, ``end`` and a timeout's ``deadline`` in
-the input's own time format.
+formatter (:func:`~petricep.output.times.time_formatter`) prints ``start``, ``end`` and a
+timeout's ``deadline`` in the input's own time format.
+
+The kernel's record batches (:mod:`petricep.kernel.batches`) become the same table without a
+:class:`Match` per match (:func:`batches_table`), or None where the batches cannot give it
+exactly (start/end as timestamps, an id or field column with values of different types in
+different batches): the caller then makes the table from the matches (:func:`batch_matches`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import IO, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EventError, OutputError
+from petricep.errors import ConfigError, OutputError
 from petricep.events import Event
-from petricep.io.output import OutputFile, OutputPath, match_json, write_binary
-from petricep.io.readers import open_events
-from petricep.io.timestamps import format_has_date
+from petricep.kernel.tableplan import to_matches
+from petricep.output.files import OutputFile, OutputPath, write_binary
+from petricep.output.jsonl import match_json
+from petricep.output.times import TimeFormatter, micros
+from petricep.runtime.arrow import scalar
 from petricep.runtime.engine import Match
 
-TimeFormatter = Callable[[Any], Any]
 EventsOf = Callable[[Match], Mapping[str, Any]]
 
 OUTPUT_FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -194,19 +199,11 @@ def _ids_column(values: list[Any], id_type: pa.DataType | None, is_list: bool) -
     return _list_column(values, pa.int64()) if is_list else _column(values, pa.int64())
 
 
-def _micros(ts: Any) -> int | None:
-    if ts is None or (isinstance(ts, float) and not math.isfinite(ts)):
-        return None
-    if isinstance(ts, int):
-        return ts * 1_000_000
-    return round(ts * 1_000_000)
-
-
 def _times(values: list[Any], time_type: pa.DataType | None) -> pa.Array:
     if time_type is None:
         return _column(values, pa.int64())
     tz = getattr(time_type, "tz", None)
-    arr = pa.array([_micros(v) for v in values], pa.timestamp("us", tz=tz))
+    arr = pa.array([micros(v) for v in values], pa.timestamp("us", tz=tz))
     return arr.cast(time_type) if arr.type != time_type else arr
 
 
@@ -308,129 +305,6 @@ def _with_extra(layout: Layout, extra: Mapping[str, Sequence[str]], net: Net | L
     return Layout(layout.variables, layout.lists, tuple(fields), layout.timeouts, layout.rows, layout.time_type)
 
 
-# ----------------------------------------------------------------------------- times
-
-
-def _fraction(us: int, digits: int) -> str:
-    if not us and not digits:
-        return ""
-    text = f"{us:06d}".rstrip("0")
-    return "." + text.ljust(max(digits, len(text)), "0")
-
-
-def _iso(dt: datetime, sep: str, digits: int, suffix: str | None) -> str:
-    text = dt.strftime(f"%Y-%m-%d{sep}%H:%M:%S") + _fraction(dt.microsecond, digits)
-    if suffix is None:
-        return text
-    if suffix == "Z":
-        return text + "Z"
-    return text + dt.strftime("%z")[:3] + ":" + dt.strftime("%z")[3:]
-
-
-def _digits(text: str) -> int:
-    """How many fraction digits an ISO time shows (``07:50:00.50`` -> 2)."""
-    head = text[11:] if len(text) > 11 else ""
-    if "." not in head and "," not in head:
-        return 0
-    frac = head.replace(",", ".").split(".", 1)[1]
-    return len(frac) - len(frac.lstrip("0123456789")) if frac else 0
-
-
-def time_formatter(sample: Any, time_format: str | None = None) -> TimeFormatter:
-    """Prints a match's times (epoch seconds, as matches carry them) the way the input wrote
-    them; ``sample``: the time column's value in the first input row (as read), ``time_format``:
-    the input's strptime format. Numbers stay numbers; ISO text gives ISO text with the same
-    date/time separator, fraction digits (at least) and zone style (``Z``, an offset: the
-    time shown at that offset, or none: UTC); a ``time_format`` gives that format (UTC);
-    Arrow/pandas date-times give ISO text in their own time zone."""
-    if time_format is not None:
-        has_date = format_has_date(time_format)
-
-        def by_format(ts: Any) -> Any:
-            us = _micros(ts)
-            if us is None:
-                return ts
-            base = _EPOCH if has_date else datetime(1900, 1, 1, tzinfo=timezone.utc)
-            return (base + timedelta(microseconds=us)).strftime(time_format)
-
-        return by_format
-    if isinstance(sample, datetime):
-        tz = sample.tzinfo
-
-        def by_datetime(ts: Any) -> Any:
-            us = _micros(ts)
-            if us is None:
-                return ts
-            dt = _EPOCH + timedelta(microseconds=us)
-            return _iso(dt.astimezone(tz), "T", 0, "offset") if tz is not None else _iso(dt, "T", 0, None)
-
-        return by_datetime
-    if isinstance(sample, date):
-        return _date_formatter("T", 0, None)
-    if isinstance(sample, str) and len(sample) >= 10 and sample[:4].isdigit() and sample[4] == "-":
-        sep = sample[10] if len(sample) > 10 and sample[10] in "T t" else "T"
-        suffix: str | None = None
-        if sample[-1] in "Zz":
-            suffix = "Z"
-        elif len(sample) > 10 and ("+" in sample[10:] or "-" in sample[10:]):
-            suffix = "offset"
-        if suffix == "offset":
-            try:
-                tz = datetime.fromisoformat(sample).tzinfo
-            except ValueError:
-                tz = None
-            return _offset_formatter(sep, _digits(sample), tz)
-        if len(sample) == 10:
-            return _date_formatter(sep, 0, suffix)
-        return _date_formatter(sep, _digits(sample), suffix, always_time=True)
-    return lambda ts: ts
-
-
-def input_times(spec: Any, path: str | None = None) -> TimeFormatter | None:
-    """How ``petricep run`` writes the times of matches over the input ``spec`` reads
-    (``path``: a local file to read its first row from instead of ``spec.path``): as the
-    input wrote its date-times (:func:`time_formatter` of the first row's time value); None
-    where the times are numbers (or times of day: a ``time_format`` without a date, whose
-    tables hold seconds too), or the input cannot be read here (a remote path)."""
-    where = path if path is not None else spec.path
-    if spec.time_field is None or not where or "://" in where:
-        return None
-    if spec.time_format is not None and not format_has_date(spec.time_format):
-        return None  # (times of day stay seconds, as in the tables)
-    try:
-        source = open_events(replace(spec, path=where, required={}, numeric={}, rejects_path=None))
-        if source.time_kind != "datetime":
-            return None
-        first = source.first_row()
-    except (EventError, OSError):
-        return None
-    return time_formatter(first.get(spec.time_field) if first else None, spec.time_format)
-
-
-def _date_formatter(sep: str, digits: int, suffix: str | None, always_time: bool = False) -> TimeFormatter:
-    def fmt(ts: Any) -> Any:
-        us = _micros(ts)
-        if us is None:
-            return ts
-        dt = _EPOCH + timedelta(microseconds=us)
-        if not always_time and not (dt.hour or dt.minute or dt.second or dt.microsecond):
-            return dt.strftime("%Y-%m-%d")
-        return _iso(dt, sep, digits, suffix)
-
-    return fmt
-
-
-def _offset_formatter(sep: str, digits: int, tz: Any) -> TimeFormatter:
-    def fmt(ts: Any) -> Any:
-        us = _micros(ts)
-        if us is None:
-            return ts
-        dt = _EPOCH + timedelta(microseconds=us)
-        return _iso(dt.astimezone(tz) if tz is not None else dt, sep, digits, "offset")
-
-    return fmt
-
-
 # ----------------------------------------------------------------------------- files
 
 
@@ -506,7 +380,7 @@ def _empty_struct(t: pa.DataType) -> bool:
 
 def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
     """A match table to ``.parquet`` or ``.csv`` (JSON Lines: one object per row), replaced
-    as a whole (:class:`~petricep.io.output.OutputPath`): a failed write leaves the old file."""
+    as a whole (:class:`~petricep.output.files.OutputPath`): a failed write leaves the old file."""
     fmt = output_format(path)
     if fmt != "jsonl":
         write_table_to(table, fmt, OutputPath(str(path)))
@@ -519,7 +393,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str]) -> None:
 
 def write_table_to(table: pa.Table, fmt: str, target: OutputPath) -> None:
     """A match table as Parquet or CSV into ``target``, committed. pyarrow writes into a file
-    opened by :func:`~petricep.io.output.write_binary`, never into a path it could delete."""
+    opened by :func:`~petricep.output.files.write_binary`, never into a path it could delete."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -621,18 +495,80 @@ def write_matches(
         return w.count
 
 
+# ----------------------------------------------------------------------------- from record batches
+
+
+def _text_scalar(s: str) -> pa.Scalar:
+    return scalar(s, pa.string())
+
+
+def _null(t: pa.DataType) -> pa.Scalar:
+    return pa.nulls(1, t)[0]
+
+
+def batch_matches(batch: pa.RecordBatch, net: Net) -> list[Match]:
+    """The batch's matches as :class:`Match` objects (what the batch holds, exactly)."""
+    return to_matches(pa.Table.from_batches([batch]), net)
+
+
+def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table | None:
+    """The match table of the batches' matches, as :func:`petricep.output.table.to_table`
+    makes it for ``layout``; None where the batches cannot give exactly that (see the
+    module docstring)."""
+    shared = len({c for c, _, _ in layout.fields}) < len(layout.fields)  # a column of several queries
+    if not batches or layout.time_type is not None or layout.rows or shared:
+        return None
+    tables = [_layout_columns(b, layout) for b in batches]
+    try:
+        table = pa.concat_tables(tables, promote_options="default")
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    defaults = {v: pa.list_(pa.int64()) if v in layout.lists else pa.int64() for v in layout.variables}
+    defaults.update(deadline=pa.int64(), timeout=pa.string())
+    cols = []
+    for name in table.column_names:
+        col = table.column(name).combine_chunks()
+        if pa.types.is_null(col.type) and name in defaults:
+            col = pa.nulls(len(col), defaults[name])
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def _layout_columns(batch: pa.RecordBatch, layout: Layout) -> pa.Table:
+    """One batch in the layout's columns; a column with no value in it is of null type (its
+    type is the other batches', as ``to_table`` infers it from the values)."""
+    n = batch.num_rows
+    pattern = batch.column("pattern").cast(pa.string())
+    cols: dict[str, Any] = {"pattern": pattern}
+    for v in layout.variables:
+        cols[v] = batch.column(v)
+    cols["start"], cols["end"] = batch.column("start"), batch.column("end")
+    if layout.timeouts:
+        timeout = batch.column("timeout")
+        cols["timeout"], cols["deadline"] = timeout.field("type"), timeout.field("deadline")  # null for a match
+    for column, owner, name in layout.fields:
+        value = batch.column("attrs").field(name)
+        if pa.types.is_floating(value.type):  # to_table reads NaN as null (pandas' missing value)
+            value = pc.if_else(pc.is_nan(value), _null(value.type), value)
+        cols[column] = pc.if_else(pc.equal(pattern, _text_scalar(owner)), value, _null(value.type))
+    for name, col in cols.items():
+        if name not in ("pattern", "start", "end") and col.null_count == n:
+            cols[name] = pa.nulls(n)
+    return pa.table(cols)
+
+
 __all__ = [
     "Layout",
     "MatchWriter",
+    "batch_matches",
+    "batches_table",
     "bound_events",
     "csv_ready",
     "layout_of",
-    "input_times",
     "match_line",
     "match_record",
     "output_format",
     "plain",
-    "time_formatter",
     "to_table",
     "write_matches",
     "write_table",

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from petricep.errors import ConfigError
 from petricep.events import Event
-from petricep.io.output import match_json
+from petricep.output.jsonl import match_json
 from petricep.runtime.match import Match
-from petricep.spark.rows import decode, decode_columns, encode, encode_fields, match_row
-from tests.io.test_output import names, scalars
+from petricep.spark.records import decode, decode_columns, encode, encode_fields, match_row
+from tests.output.test_jsonl import names, scalars
 
 
 @settings(max_examples=300, deadline=None)
@@ -114,7 +114,7 @@ def test_side_values_travel_without_pickle() -> None:
     """The parse stage's side rows (clock runs, counts, errors, facts) as plain bytes."""
     import numpy as np
 
-    from petricep.spark.rows import RowError, dump_value, load_value
+    from petricep.spark.records import RowError, dump_value, load_value
 
     value = ([(1.5, 0, 3), (2, 4, 4)], ({0: 3}, [7]), (5, "bad", None, True, False), {"ids": {"int"}, "time": set()})
     assert load_value(dump_value(value)) == value

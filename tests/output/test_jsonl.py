@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petricep.io.output import match_json, match_json_parts
+from petricep.output.jsonl import match_json, match_json_parts
 from petricep.runtime.match import Match
 
 scalars = st.one_of(

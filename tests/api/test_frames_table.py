@@ -1,30 +1,20 @@
-"""Match files: JSON Lines byte-identical to ``petricep run``, Parquet and CSV by extension,
-events in JSON Lines, and times printed in the input's own format."""
+"""``petricep.match``'s matches as files: JSON Lines byte-identical to ``petricep run``, Parquet
+and CSV by extension, events in JSON Lines with times printed in the input's own format."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-from petricep.errors import ConfigError
-from petricep.frames import load, match, run_matches
-from petricep.matchtable import (
-    MatchWriter,
-    match_line,
-    output_format,
-    time_formatter,
-    to_table,
-    write_matches,
-)
+from petricep.api.frames import load, match, run_matches
+from petricep.output.table import MatchWriter, match_line, to_table, write_matches
 
 from .helpers import ROOT, STOCKS, cli_run
 
@@ -87,13 +77,6 @@ def test_csv_has_flat_columns_and_json_lists(tmp_path: Path, stocks_head: Path) 
     assert len(rows) == len(run.matches) + 1
 
 
-def test_output_format_by_extension() -> None:
-    assert [output_format(p) for p in ("a.jsonl", "b.PARQUET", "c.csv", "d.ndjson")] == ["jsonl", "parquet", "csv", "jsonl"]
-    with pytest.raises(ConfigError) as e:
-        output_format("out.txt")
-    assert str(e.value) == "cannot tell the match file format from 'out.txt': end it in .jsonl, .parquet or .csv"
-
-
 def test_jsonl_with_events_and_input_times(tmp_path: Path) -> None:
     df = pd.DataFrame({
         "type": ["A", "B", "B"],
@@ -113,22 +96,3 @@ def test_jsonl_with_events_and_input_times(tmp_path: Path) -> None:
     # without events and formatter: the CLI's line
     assert match_line(run.matches[0]) == '{"pattern": "ab", "ids": {"a": 0, "b": [1]}, "start": 1406879400, ' \
         '"end": 1406879430.25, "attrs": {}}'
-
-
-def test_time_formatter_follows_the_input() -> None:
-    ts = 1406879430.25  # 2014-08-01 07:50:30.25 UTC
-    assert time_formatter("2014-08-01T07:50:00")(ts) == "2014-08-01T07:50:30.25"
-    assert time_formatter("2014-08-01 07:50:00.000")(ts) == "2014-08-01 07:50:30.250"
-    assert time_formatter("2014-08-01T07:50:00Z")(1406879400) == "2014-08-01T07:50:00Z"
-    assert time_formatter("2014-08-01T09:50:00+02:00")(ts) == "2014-08-01T09:50:30.25+02:00"
-    assert time_formatter("2014-08-01")(1406851200) == "2014-08-01"
-    assert time_formatter("2014-08-01")(ts) == "2014-08-01T07:50:30.25"
-    assert time_formatter("201408010750", "%Y%m%d%H%M")(1406879400) == "201408010750"
-    assert time_formatter("07:50:00.000001", "%H:%M:%S.%f")(28230.25) == "07:50:30.250000"
-    aware = pd.Timestamp("2014-08-01 09:50", tz="Europe/Copenhagen")
-    assert time_formatter(aware)(ts) == "2014-08-01T09:50:30.25+02:00"
-    assert time_formatter(datetime(2014, 8, 1, tzinfo=timezone.utc))(ts) == "2014-08-01T07:50:30.25+00:00"
-    assert time_formatter(datetime(2014, 8, 1))(ts) == "2014-08-01T07:50:30.25"
-    assert time_formatter(17)(ts) == ts
-    assert time_formatter("17")(42) == 42
-    assert time_formatter("2014-08-01T07:50:00")(None) is None
