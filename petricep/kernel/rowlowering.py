@@ -97,14 +97,13 @@ class LoweredRows:
     memoryless: bool  # RowNet.memoryless: a search keeps one thread per place
 
 
-def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
-    """Why the kernel does not run every SQL query of ``net`` under ``tie`` (None: it does)."""
-    if net.rows and net.patterns and tie == "either":
-        return (
-            "SQL MATCH_RECOGNIZE queries beside patterns under the tie rule 'either' (two engines' matches "
-            "cannot be merged there)"
-        )
+def rows_refusal(net: Net) -> str | None:
+    """Why the kernel does not run every SQL query of ``net`` (None: it does), under any tie
+    rule and beside any patterns: a query reads its table's rows in arrival order whatever
+    the tie rule (``runtime/rows.py``), beside the patterns in one engine
+    (:mod:`petricep.kernel.sqlside`)."""
     for rn in net.rows:
+
         reason = row_refusal(rn)
         if reason is not None:
             return reason
