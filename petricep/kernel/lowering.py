@@ -439,7 +439,7 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
         except Unsupported as e:
             reason = str(e)
     if reason is None:
-        reason = rows_refusal(net)
+        reason = rows_refusal(net, tie)
     return (reason is None, reason or "covered")
 
 

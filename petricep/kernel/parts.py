@@ -107,7 +107,7 @@ def plan_engines(net: Net, tie: str = "arrival") -> EnginePlan:
 
     if net.history:
         return whole(PYTHON, why)
-    rows_ok = rows_refusal(net) is None
+    rows_ok = rows_refusal(net, tie) is None
     parts = _parts(net, tie)
     rows = frozenset(r.name for r in net.rows)
     on_kernel = [n for p in parts if p.engine == KERNEL for n in p.patterns if n not in rows]
@@ -147,7 +147,7 @@ def _parts(net: Net, tie: str) -> list[Part]:
             kernel.update(n)
         parts.append(Part(n, KERNEL if ok else PYTHON, why))
     if net.rows:
-        rows_why = rows_refusal(net)
+        rows_why = rows_refusal(net, tie)
         parts.append(Part(tuple(r.name for r in net.rows), PYTHON if rows_why else KERNEL, rows_why or "covered"))
     return parts
 
