@@ -394,7 +394,8 @@ def test_end_negations_and_timeouts_beside_queries_under_either_are_refused() ->
         net = net_of([parse_text(text, "<p>"), parse_sql(RISE, "<q>")])
         assert choose(net, Options("either", split=True)).why == (
             "SQL MATCH_RECOGNIZE queries beside pattern 'p1' (an end negation or ON TIMEOUT) under the tie rule "
-            "'either': the matches a timestamp group's first event closes leave with the next group"
+            "'either': the matches a timestamp group's first event closes leave with the next group; not split: "
+            "the tie rule 'either' matches timestamp groups as a whole"
         )
         assert choose(net, Options("either", split=True)).engine == "python"
         for tie in ("arrival", "strict"):
