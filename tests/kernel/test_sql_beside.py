@@ -400,3 +400,23 @@ def test_end_negations_and_timeouts_beside_queries_under_either_are_refused() ->
         assert choose(net, Options("either", split=True)).engine == "python"
         for tie in ("arrival", "strict"):
             same_as_python(net, hand_events(), tie, [2])
+
+
+def test_archived_variables_beside_queries() -> None:
+    """A history runner's live net with a SQL query beside it: on the kernel (the queries on
+    its row matcher), the Python engine's output in its order."""
+    from petricep.archive.history import HistoryRunner
+    from petricep.archive.store import Archive
+    from tests.archive.test_history import SPEED, archive_of
+
+    speed = RISE.replace("FROM A", "FROM S").replace("UP.x", "UP.speed")
+    history = [Event("S", i * 10, i, f"h{i}", {"sensor": i % 2, "speed": 50 + i % 7}) for i in range(30)]
+    live = [Event("S", 300 + i * 10, i, f"l{i}", {"sensor": i % 2, "speed": (i * 7) % 30}) for i in range(40)]
+    outs = {}
+    for engine in ("python", "kernel"):
+        runner = HistoryRunner(parse_text(SPEED).patterns, Archive(archive_of(history)), engine=engine,
+                               queries=parse_sql(speed, "<q>").queries)
+        outs[engine] = [repr(m.to_dict()) for m in runner.run([copy(e) for e in live])]
+        assert runner.engine_choice.engine == engine
+    assert outs["kernel"] == outs["python"]
+    assert any("'rise'" in m for m in outs["python"]) and any("'slower'" in m for m in outs["python"])
