@@ -61,13 +61,15 @@ under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOG
 :class:`~petricep.kernel.rowengine.RowKernelEngine`): the search in C, DEFINEs that read the
 current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a
 DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
-MEASURES per match by the Python runtime's code. A history runner
+MEASURES per match by the Python runtime's code; beside patterns inside the one
+:class:`~petricep.kernel.engine.KernelEngine` (:mod:`~petricep.kernel.sqlside`), under every
+tie rule. A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
-SQL queries beside patterns under ``either``, a WITHIN amount that is not a number, a per-step
-gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end in the Python engine,
-issue 42), and the FAIL and ``either`` cases above.
+SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
+a number, a per-step gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end
+in the Python engine, issue 42), and the FAIL and ``either`` cases above.
 """
 
 from __future__ import annotations

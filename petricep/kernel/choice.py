@@ -121,14 +121,15 @@ class Budget:
 
 def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget()) -> Matcher:
     """The matcher ``choice`` names for ``net`` (:mod:`petricep.runtime.matcher`): the kernel
-    (its row matcher for a net of SQL queries alone), or the Python engine. A split run's
-    engines are the runner's to build (``petricep.api.split``)."""
+    (its row matcher for a net of SQL queries alone; beside patterns, inside the one
+    :class:`KernelEngine`), or the Python engine. A split run's engines are the runner's to
+    build (``petricep.api.split``)."""
     mpm, memory = budget.max_partial_matches, budget.max_memory
     if choice.engine == KERNEL and net.rows and not net.patterns:
         return RowKernelEngine(
             net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm, max_memory=memory
         )
-    if choice.engine == KERNEL and not net.rows:
+    if choice.engine == KERNEL:
         with_events = options.bindings is not None
         kernel = KernelEngine(
             net, tie=options.tie, max_partial_matches=mpm, with_events=with_events, max_memory=memory,
@@ -156,8 +157,6 @@ def _refusal(net: Net, o: Options) -> str | None:
         return SWITCHED_OFF
     if not o.anywhere and not available():
         return NOT_BUILT
-    if o.archive_order is not None and net.rows:
-        return "SQL queries beside ARCHIVED variables"
     if o.bindings in _BINDINGS_WHY and any(p.produces for p in net.patterns):
         return _BINDINGS_WHY[o.bindings]
     if o.rows_why is not None and net.rows:

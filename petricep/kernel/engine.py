@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeAlias
 
@@ -46,6 +47,7 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import TICK_CODE, KernelRun
+from petricep.kernel.sqlside import SqlBeside, SqlSide
 from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, number_view
 from petricep.runtime.match import Match
@@ -67,7 +69,8 @@ TICK = "\x00tick"  # the type of a clock tick in the buffer (Kernel.tick: no eve
 Fired: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | list[Any]"]
 
 
-class KernelEngine:
+class KernelEngine(SqlBeside):
+
     """``net`` on the kernel, driven like :class:`~petricep.runtime.engine.Engine`: ``push``
     one event (the matches of the batch it completes, in the engine's order), ``flush`` at
     the end, ``drain`` to fire the events collected so far without ending the stream.
@@ -81,7 +84,8 @@ class KernelEngine:
     (``Match.bindings()``, for a history join or ``--with-events``), the events kept for as
     long as the kernel may bind them (composite events too: the ones their matches made).
     ``live``: the input comes a read at a time (standard input): a call's few matches are
-    handed out as Match objects, not as a record batch (:attr:`min_batch_rows`)."""
+    handed out as Match objects, not as a record batch (:attr:`min_batch_rows`). The net's
+    SQL queries run beside its patterns, on the kernel's row matcher (:mod:`.sqlside`)."""
 
     def __init__(
         self,
@@ -94,7 +98,8 @@ class KernelEngine:
         live: bool = False,
     ) -> None:
         self.net = net
-        self.kernel = KernelRun(net, tie=tie)
+        self.kernel = KernelRun(replace(net, rows=()) if net.rows else net, tie=tie)
+        self._sql = SqlSide(net.rows, TICK) if net.rows else None
         lowered = self.kernel.lowered
         self._type_code = {t: i for i, t in enumerate(lowered.types)}
         self._type_code[TICK] = TICK_CODE
@@ -189,7 +194,8 @@ class KernelEngine:
         ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(cols.ts, dtype=np.float64, count=n)
         keys = self._column_keys(cols.attrs, n, types, cols.event)
         columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, keys)
-        return columns, n, cols.event, value_at(cols.ids, n - 1)
+        event = cols.event if self._sql is None else list(cols.events()).__getitem__  # (the queries read events)
+        return columns, n, event, value_at(cols.ids, n - 1)
 
     def _type_codes(self, types: Any, n: int) -> np.ndarray:
         """The kernel's type code per row: a :class:`TypeColumn` through its few names, any
@@ -230,10 +236,10 @@ class KernelEngine:
             self._out.last_input = (last[1], last[0])
             integral = isinstance(last[0], (int, np.integer)) and not isinstance(last[0], bool)
             self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
-        self.kernel.finish()
-        found, at = self._out.matches_at(self.kernel.take_matches())
+        self._finish()
+        pairs = self._as_pairs(self._taken)
         self.kernel.kernel.clear()
-        return out + list(zip(found, at))
+        return out + pairs
 
     def _fire_pairs(self) -> list[tuple[Match, int]]:
         return self._as_pairs(self._fire)
@@ -285,7 +291,7 @@ class KernelEngine:
         out = self.drain()
         if self._error is not None:
             raise self._error
-        self.kernel.finish()
+        self._finish()
         out += self._taken()
         self.kernel.kernel.clear()  # every partial match is gone, as in the engine
         return out
@@ -365,7 +371,7 @@ class KernelEngine:
         start = 0
         while start < n:
             try:
-                start = self.kernel.fire(types, ts, pos, ids, vals, tags, keys, start=start, max_out=self.max_out)
+                done = self.kernel.fire(types, ts, pos, ids, vals, tags, keys, start=start, max_out=self.max_out)
             except (EvaluationError, StateLimitError) as exc:
                 row = self.kernel.kernel.cur_row
                 failed = event(row) if 0 <= row < n else None
@@ -373,9 +379,15 @@ class KernelEngine:
                     exc = self._renamed(exc, failed.id if failed is not None else None)
                 exc.event = failed  # type: ignore[union-attr]
                 self._error = exc
-                self.events += max(row, 0)
+                self.events += self._queries(event, start, max(row, 0))
                 yield self._taken()  # the matches of the rows before the failing one
                 return
+            failed_at = self._queries(event, start, done)
+            if failed_at < done:  # a SQL query failed at a row the kernel fired
+                self.events += failed_at
+                yield self._taken()
+                return
+            start = done
             if start < n:
                 yield self._taken()
         self.events += n
@@ -388,6 +400,8 @@ class KernelEngine:
         """The matches the kernel found since the last call; with ``_with_at`` they go to
         ``_pairs`` (with their emitting positions) instead, with ``_with_batches`` to
         ``_chunks`` (as a record batch where one holds them)."""
+        if self._sql is not None:
+            return self._taken_beside(self._sql)
         if self._with_batches:
             arrays = self.kernel.take_matches()
             if len(arrays[0]) and self._with_at:
@@ -400,6 +414,7 @@ class KernelEngine:
         found, at = self._out.matches_at(self.kernel.take_matches())
         self._pairs.extend(zip(found, at))
         return []
+
 
     def _renamed(self, exc: StateLimitError, event_id: Any) -> StateLimitError:
         """A LIMIT ... FAIL or budget error of the kernel, named with the input's own id."""
@@ -418,7 +433,7 @@ class KernelEngine:
     def _sample(self, last_id: Any) -> None:
         """The peak of live partial matches, sampled after a batch (the budgets are checked
         within it: KernelRun.set_budget)."""
-        self.peak = max(self.peak, self.kernel.live_partial_matches())
+        self.peak = max(self.peak, self.live_partial_matches())
 
     # ------------------------------------------------------------------ state snapshots
 
@@ -433,6 +448,8 @@ class KernelEngine:
             raise SnapshotError(f"no snapshot of a run stopped by an error ({self._error})")
         if self._with_events:
             raise SnapshotError("no snapshot of a run whose matches carry their events (with_events)")
+        if self._sql is not None:
+            raise SnapshotError("no snapshot of a run with SQL queries (their row matcher's state is not the kernel's)")
         if self._buf:
             raise SnapshotError(
                 f"{len(self._buf)} collected events are not fired yet: call drain_pairs() first "
@@ -607,8 +624,9 @@ class KernelEngine:
     # ------------------------------------------------------------------ accounting
 
     def live_partial_matches(self) -> int:
-        """Partial matches that can still be extended at the last event fired."""
-        return self.kernel.live_partial_matches()
+        """Partial matches that can still be extended at the last event fired (the SQL
+        queries' open searches too)."""
+        return self.kernel.live_partial_matches() + (self._sql.live() if self._sql is not None else 0)
 
     def report(self, read: int | None = None, rejected: int = 0) -> dict[str, Any]:
         """The engine's accounting (:meth:`Engine.report`), from what the kernel counts: per
@@ -626,8 +644,11 @@ class KernelEngine:
                 "composite": self.kernel.kernel.composites,
             },
             "patterns": {
-                name: {"matches": count, "timeouts": timeouts[name], "dropped": dropped[name]}
-                for name, count in self.kernel.matches.items()
+                **{
+                    name: {"matches": count, "timeouts": timeouts[name], "dropped": dropped[name]}
+                    for name, count in self.kernel.matches.items()
+                },
+                **(self._sql.report() if self._sql is not None else {}),
             },
             "partial_matches": {"alive": self.live_partial_matches(), "peak": self.peak, "dropped": sum(dropped.values())},
         }

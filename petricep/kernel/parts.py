@@ -11,8 +11,9 @@ own, :func:`_components`). Components the kernel covers run on one kernel (the
 sub-net of their patterns, :func:`~petricep.merge.sub_net`), the others and the SQL queries on
 one Python engine; both see every event (``petricep.api.split`` merges their matches). The
 SQL queries run on the kernel's row matcher inside that engine where the kernel covers them
-all (:func:`~petricep.kernel.rowlowering.rows_refusal`; ``rows_on_kernel``): a net the kernel
-covers whole with queries and patterns is such a split, named ``kernel``.
+all (:func:`~petricep.kernel.rowlowering.rows_refusal`; ``rows_on_kernel``). A net the kernel
+covers whole, SQL queries beside patterns included (under every tie rule), is no split: one
+:class:`~petricep.kernel.engine.KernelEngine` runs it (:mod:`petricep.kernel.sqlside`).
 
 When the merged matches are exactly the single Python engine's, in its order
 -----------------------------------------------------------------------------
@@ -101,11 +102,9 @@ def plan_engines(net: Net, tie: str = "arrival") -> EnginePlan:
     component and the merged matches are provably the single Python engine's, else the Python
     engine for the whole net (``why``: the kernel's reason, and why it is not split)."""
     ok, why = kernel_supports(net, tie)
-    if ok and net.rows and net.patterns:  # the patterns on the pattern kernel, the queries on the row matcher
-        names = frozenset(p.name for p in net.patterns)
-        return EnginePlan(KERNEL, why, (), sub_net(net, names), Net((), (), net.rows), SPLIT_ROWS, True)
-    if ok:
+    if ok:  # (SQL queries beside patterns: the row matcher inside the one KernelEngine)
         return EnginePlan(KERNEL, why, rows_on_kernel=bool(net.rows))
+
     if net.history:
         return whole(PYTHON, why)
     rows_ok = rows_refusal(net, tie) is None
