@@ -482,6 +482,8 @@ def _stream_query(
     for w in run.warnings:
         err.write(w + "\n")
     events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger, args.checkpoint)
+    for line in run.pattern_notes():  # a restart with other patterns: which is kept, added, removed
+        err.write(line + "\n")
     sink = BatchWriter(spark, args.output, args.late or args.output, account, err)
     sink.input = (spec, args.input)
     writer = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", args.checkpoint)

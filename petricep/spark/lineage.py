@@ -87,7 +87,10 @@ class Lineage:
     def live(self) -> dict[str, tuple[int, Recorded]]:
         """Running pattern name -> (its generation, its record)."""
         return {
-            r.name: (k, r) for k, gen in enumerate(self.generations) for r in gen if (k, r.name) not in self.removed
+            r.name: (k, r)
+            for k, gen in enumerate(self.generations)
+            for r in gen
+            if (k, r.name) not in self.removed
         }
 
     def gens_of(self, group: int) -> list[int]:
@@ -95,7 +98,9 @@ class Lineage:
         return sorted({k for k, r in self.live().values() if r.group == group})
 
     def live_names(self, gen: int, group: int) -> frozenset[str]:
-        return frozenset(r.name for r in self.generations[gen] if r.group == group and (gen, r.name) not in self.removed)
+        return frozenset(
+            r.name for r in self.generations[gen] if r.group == group and (gen, r.name) not in self.removed
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,7 +114,9 @@ class Lineage:
     def of_json(cls, data: Mapping[str, Any], path: str) -> Lineage:
         try:
             if data["format"] != FORMAT:
-                raise ConfigError(f"{path}: a pattern record this petricep does not know ({data['format']!r})")
+                raise ConfigError(
+                    f"{path}: a pattern record this petricep does not know ({data['format']!r})"
+                )
             gens = [tuple(_rec_of(r) for r in gen) for gen in data["generations"]]
             removed = {(int(k), str(n)) for k, n in data["removed"]}
             return cls(gens, removed, list(data["groups"]))
@@ -123,7 +130,13 @@ def _rec_json(r: Recorded) -> dict[str, Any]:
 
 def _rec_of(d: Mapping[str, Any]) -> Recorded:
     consume = d["consume"]
-    return Recorded(str(d["name"]), str(d["text"]), None if consume is None else tuple(consume), d["conflict"], int(d["group"]))
+    return Recorded(
+        str(d["name"]),
+        str(d["text"]),
+        None if consume is None else tuple(consume),
+        d["conflict"],
+        int(d["group"]),
+    )
 
 
 def signature(g: Group) -> dict[str, Any]:
@@ -189,7 +202,9 @@ def bind(checkpoint: str, net: Net, plan: Plan) -> tuple[Lineage, Plan, Change]:
     live = lineage.live()
     kept = [n for n, r in now.items() if n in live and live[n][1].same(r)]
     if net.rows and (set(kept) != set(now) or set(kept) != set(live)):
-        raise ConfigError("a stream with SQL queries cannot change its patterns on a checkpoint: restart it from a new checkpoint")
+        raise ConfigError(
+            "a stream with SQL queries cannot change its patterns on a checkpoint: restart it from a new checkpoint"
+        )
     warnings = [
         f"warning: pattern {n!r} changed: its partial matches are dropped and it starts again on the events after the restart"
         for n in now
@@ -199,7 +214,9 @@ def bind(checkpoint: str, net: Net, plan: Plan) -> tuple[Lineage, Plan, Change]:
     added = [n for n in now if n not in kept]
     removed = [n for n in live if n not in kept]
     lineage.removed |= {(live[n][0], n) for n in removed}
-    groups: list[dict[str, Any] | None] = [None] * max(len(lineage.groups), max(index.values(), default=-1) + 1)
+    groups: list[dict[str, Any] | None] = [None] * max(
+        len(lineage.groups), max(index.values(), default=-1) + 1
+    )
     for g in plan.groups:
         groups[index[g.index]] = signature(g)
     lineage.groups = groups
@@ -211,7 +228,11 @@ def bind(checkpoint: str, net: Net, plan: Plan) -> tuple[Lineage, Plan, Change]:
 
 
 def _renumber(
-    plan: Plan, lineage: Lineage, live: Mapping[str, tuple[int, Recorded]], kept: list[str], warnings: list[str]
+    plan: Plan,
+    lineage: Lineage,
+    live: Mapping[str, tuple[int, Recorded]],
+    kept: list[str],
+    warnings: list[str],
 ) -> tuple[dict[int, int], list[str]]:
     """Each group's state index: the one its kept patterns ran in, where they all ran in one
     group routed as it is now and no other group claims it; else a new one (its kept

@@ -52,7 +52,9 @@ class LineageEngine(KeyEngine):
         for k, (birth, engine) in sorted(self.parts.items()):
             types = None if self.group.all_types else self.cache.types(k, self.group.index)
             mine = [
-                e for e in events if self.arrived.get(e.pos, e.pos) >= birth and (types is None or e.type in types)
+                e
+                for e in events
+                if self.arrived.get(e.pos, e.pos) >= birth and (types is None or e.type in types)
             ]
             out += self._live(k, engine.push(mine) if mine else [])
         out.sort(key=lambda x: x[1])  # stable: by emitting position, older generations first
@@ -107,7 +109,11 @@ class LineageCache:
         g = self.plan.groups[group]
         live = self.lineage.gens_of(group)
         if stored is not None:
-            parts = {k: (birth, self.part(k, group, data)) for k, (birth, data) in unpack(stored).items() if k in live}
+            parts = {
+                k: (birth, self.part(k, group, data))
+                for k, (birth, data) in unpack(stored).items()
+                if k in live
+            }
         elif old:
             parts = {0: (-1, self.part(0, group, None))} if 0 in live else {}
         else:
@@ -146,7 +152,9 @@ class LineageCache:
         try:
             engine.restore(stored[len(_PY_MARKER) + 16 :])
         except SnapshotError as e:
-            raise ConfigError(f"this key's state was saved for other patterns or another tie rule: {e}") from None
+            raise ConfigError(
+                f"this key's state was saved for other patterns or another tie rule: {e}"
+            ) from None
         return PythonKeyEngine(engine, self.tie)
 
     def types(self, k: int, group: int) -> frozenset[str]:

@@ -29,7 +29,10 @@ from petricep.spark.streaming import EngineProcessor, StateFlush, streaming_plan
 from tests.spark.streamsim import Clock, FakeHandle, _matches, _routed
 from tests.spark.test_keystate import canonical
 
-ENGINES = [False, pytest.param(True, marks=pytest.mark.skipif(not available(), reason="the kernel is not built"))]
+ENGINES = [
+    False,
+    pytest.param(True, marks=pytest.mark.skipif(not available(), reason="the kernel is not built")),
+]
 P = "PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 6\n"
 S = "PATTERN s: SEQ(A a, C c) WHERE [k] WITHIN 6\n"
 R = "PATTERN r: SEQ(A a, B b) WHERE [k] AND a.x >= b.x WITHIN 6\n"  # p's prefix: one shared net with p
@@ -39,7 +42,13 @@ U = "PATTERN u: SEQ(C c, !(B b)) WHERE [j] WITHIN 3\n"  # another routing: a gro
 def stream(n: int = 400, seed: int = 7) -> list[Event]:
     rng = random.Random(seed)
     return [
-        Event(rng.choice("ABC"), 2 + i // 2, i, i, {"k": rng.randrange(6), "j": rng.randrange(3), "x": rng.randrange(4)})
+        Event(
+            rng.choice("ABC"),
+            2 + i // 2,
+            i,
+            i,
+            {"k": rng.randrange(6), "j": rng.randrange(3), "x": rng.randrange(4)},
+        )
         for i in range(n)
     ]
 
@@ -48,13 +57,16 @@ def fresh(events: list[Event]) -> list[Event]:
     return [Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events]
 
 
-def run_phases(tmp: Path, phases: list[tuple[str, list[Event]]], kernel: bool) -> tuple[list[str], list[list[str]]]:
+def run_phases(
+    tmp: Path, phases: list[tuple[str, list[Event]]], kernel: bool
+) -> tuple[list[str], list[list[str]]]:
     """The match lines of a stream whose query restarts at each phase with that phase's
     patterns (micro-batches of 50 events, then the end of input), and the notes of each start."""
     handle = FakeHandle()
     out: list[tuple[Any, ...]] = []
     notes: list[list[str]] = []
-    wm, seen, said = 0, 0, {"read": [], "late": []}
+    wm, seen = 0, 0
+    said: dict[str, list[int]] = {"read": [], "late": []}
     for text, events in phases:
         net = compile_text(text)
         plan, _ = streaming_plan(make_plan(net))
@@ -77,7 +89,7 @@ def run_phases(tmp: Path, phases: list[tuple[str, list[Event]]], kernel: bool) -
                     handle.key = key
                     handle.timers[key].discard(t)
                     out += _matches(proc.handleExpiredTimer(key, Clock(wm), Clock(wm, t)), said)
-            seen = max([seen, *(e.ts * 1000 + 1 for e in batch)])
+            seen = max([seen, *(int(e.ts) * 1000 + 1 for e in batch)])
             wm = max(wm, seen)
     flush = StateFlush(net, plan, "arrival", chosen, lineage)
     for g, b in sorted({k for k, _ in handle.store}):
@@ -101,7 +113,9 @@ def test_a_pattern_added_and_one_removed_at_a_restart(tmp_path: Path, kernel: bo
     """p stays, s goes, r (p's prefix: compiled with p they would share places) and u (a
     group of its own) come in at event 200; then at 300 r goes again."""
     events = stream()
-    got, notes = run_phases(tmp_path, [(P + S, events[:200]), (P + R + U, events[200:300]), (P + U, events[300:])], kernel)
+    got, notes = run_phases(
+        tmp_path, [(P + S, events[:200]), (P + R + U, events[200:300]), (P + U, events[300:])], kernel
+    )
     assert notes == [
         [],
         ["kept: p; added: r, u (from the events after the restart); removed: s"],
