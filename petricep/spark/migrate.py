@@ -11,6 +11,9 @@ builds plain ones, and keeps the live ones between micro-batches the same way.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,6 +98,24 @@ class LineageCache:
         self.store = EngineCache(plan.net, plan, tie, frozenset(), size)  # its live engines
         self._caches: dict[tuple[int, int], EngineCache] = {}
         self._types: dict[tuple[int, int], frozenset[str]] = {}
+
+    _caches: dict[tuple[bytes, str, str], LineageCache] = {}
+
+    @classmethod
+    def of(cls, lineage: Lineage, plan: Plan, tie: str) -> LineageCache:
+        """The worker's cache for this query (as :meth:`EngineCache.of`: a Python worker runs
+        many tasks, and its live engines spare reading their snapshots every micro-batch)."""
+        key = (
+            hashlib.sha256(pickle.dumps(plan, protocol=5)).digest(),
+            json.dumps(lineage.to_json(), sort_keys=True),
+            tie,
+        )
+        hit = cls._caches.get(key)
+        if hit is None:
+            if len(cls._caches) >= 8:
+                cls._caches.pop(next(iter(cls._caches)))
+            hit = cls._caches[key] = cls(lineage, plan, tie)
+        return hit
 
     def live_engine(self, key: tuple[int, int], token: int | None) -> KeyEngine | None:
         return self.store.live_engine(key, token)

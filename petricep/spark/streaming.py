@@ -347,7 +347,7 @@ class EngineProcessor:
         self.engines: EngineCache | LineageCache = (
             EngineCache.of(self.net, self.plan, self.tie, self.kernel)
             if self.lineage is None
-            else LineageCache(self.lineage, self.plan, self.tie)
+            else LineageCache.of(self.lineage, self.plan, self.tie)
         )
         self.handle = handle
         self.engine_state = handle.getValueState("engine", StructType([StructField("v", BinaryType(), True)]))

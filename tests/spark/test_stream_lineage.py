@@ -23,6 +23,7 @@ from petricep.kernel import available
 from petricep.runtime.engine import Engine
 from petricep.spark.keystate import EngineCache, engine_choices, kernel_groups
 from petricep.spark.lineage import FILE, bind, generation_net, records
+from petricep.spark.migrate import LineageCache
 from petricep.spark.partition import engine_net
 from petricep.spark.plan import Router, make_plan
 from petricep.spark.streaming import EngineProcessor, StateFlush, streaming_plan
@@ -75,6 +76,7 @@ def run_phases(
         notes.append(change.warnings + ([] if line is None else [line]))
         chosen = kernel_groups(engine_choices(net, make_plan(net), "arrival")) if kernel else frozenset()
         EngineCache._caches.clear()  # a restart: no engine left alive
+        LineageCache._caches.clear()
         proc = EngineProcessor(net, plan, "arrival", chosen, lineage)
         proc.init(handle)
         router = Router(plan)
