@@ -321,6 +321,8 @@ class StreamAccount:
     patterns: list[str]
     flushed: Counter[str] = field(default_factory=Counter)
     engine: dict[str, Any] | None = None  # which engine the groups' keys run (engine_report)
+    # a restart with other patterns: {"kept": [...], "added": [...], "removed": [...]} (spark/lineage.py)
+    restart: dict[str, list[str]] | None = None
     by_batch: dict[int, tuple[int, int, Counter[str], float]] = field(default_factory=dict)
 
     @property
@@ -379,6 +381,7 @@ class StreamAccount:
             "end_of_input_matches": sum(self.flushed.values()),
             "batches": self.batches,
             **({"engine": self.engine} if self.engine is not None else {}),
+            **({"restart": self.restart} if self.restart is not None else {}),
         }
 
 
@@ -482,6 +485,11 @@ def _stream_query(
     for w in run.warnings:
         err.write(w + "\n")
     events = run.events_from_files(args.input, spec, args.pos_field, args.max_files_per_trigger, args.checkpoint)
+    for line in run.pattern_notes():  # a restart with other patterns: which is kept, added, removed
+        err.write(line + "\n")
+    change = run.change
+    if change is not None and change.message() is not None:
+        account.restart = {"kept": change.kept, "added": change.added, "removed": change.removed}
     sink = BatchWriter(spark, args.output, args.late or args.output, account, err)
     sink.input = (spec, args.input)
     writer = run.output(events).writeStream.foreachBatch(sink).option("checkpointLocation", args.checkpoint)

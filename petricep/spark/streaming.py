@@ -85,6 +85,8 @@ from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
 from .keygroups import STATE_FIELDS, BucketState, bucket_of, checkpoint_buckets, default_buckets, new_token
 from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
+from .lineage import Change, Lineage, bind
+from .migrate import LineageCache, LineageEngine
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
@@ -327,18 +329,26 @@ class EngineProcessor:
     this micro-batch, everything before it); a late event is counted once (on its first
     route) and comes out as a ``late`` row."""
 
-    def __init__(self, net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self, net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset(), lineage: Lineage | None = None
+    ) -> None:
         self.net = net
         self.plan = plan
         self.tie = tie
         self.kernel = kernel  # the groups whose keys run on the compiled kernel (keystate)
+        # the checkpoint's pattern history where its patterns changed (spark/lineage.py)
+        self.lineage = None if lineage is None or lineage.trivial else lineage
 
     # pyspark calls these through the subclass made by processor()
     def init(self, handle: Any) -> None:
         from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
         kinds = {"long": LongType(), "binary": BinaryType()}
-        self.engines = EngineCache.of(self.net, self.plan, self.tie, self.kernel)
+        self.engines: EngineCache | LineageCache = (
+            EngineCache.of(self.net, self.plan, self.tie, self.kernel)
+            if self.lineage is None
+            else LineageCache.of(self.lineage, self.plan, self.tie)
+        )
         self.handle = handle
         self.engine_state = handle.getValueState("engine", StructType([StructField("v", BinaryType(), True)]))
         self.bucket_state = handle.getValueState(
@@ -365,7 +375,7 @@ class EngineProcessor:
         elif st.stored:
             self.bucket_state.clear()
 
-    def _engine(self, st: BucketState, key: tuple[int, int]) -> KeyRunner:
+    def _engine(self, st: BucketState, key: tuple[int, int]) -> KeyRunner | LineageEngine:
         """The bucket's engine: the live one where it is the one stored, else from the store."""
         engine = self.engines.live_engine(key, st.token)
         if engine is not None:
@@ -374,7 +384,27 @@ class EngineProcessor:
         if st.token is not None:
             got = self.engine_state.get()
             stored = None if got is None else bytes(got[0])
+        if isinstance(self.engines, LineageCache):  # a bucket without engine: its events came before the change
+            return self.engines.build(key[0], stored, old=True)
         return self.engines.build(key[0], stored)
+
+    def _bear(self, st: BucketState, key: tuple[int, int], waiting: list[tuple[int, int, bytes]]) -> None:
+        """The bucket receives its first events since generations were added: they start at
+        the first of them (every event before it was read before the restart); a bucket the
+        store has no state of starts every generation."""
+        assert isinstance(self.engines, LineageCache)
+        engine: KeyRunner | LineageEngine
+        if st.token is None and not st.stored:
+            engine = self.engines.build(key[0], None)
+        else:
+            engine = self._engine(st, key)
+            assert isinstance(engine, LineageEngine)
+            if not engine.bear(min(pos for _, pos, _ in waiting)) and st.token is not None:
+                self.engines.put(key, st.token, engine)  # nothing was unborn: it stays as stored
+                return
+        st.token = new_token()
+        self.engine_state.update((engine.snapshot(),))
+        self.engines.put(key, st.token, engine)
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         import pandas as pd
@@ -398,6 +428,8 @@ class EngineProcessor:
                     waiting.append((et, pos, bytes(ev)))
         if waiting:
             st = self._load()
+            if self.lineage is not None and key[0] != UNROUTED:
+                self._bear(st, (int(key[0]), int(key[1])), waiting)
             st.buffer = sorted(st.buffer + waiting, key=lambda x: (x[0], x[1]))
             self._save(st)
         if read:
@@ -415,6 +447,12 @@ class EngineProcessor:
         if st.timer <= wm:
             st.timer = None
         group = self.plan.groups[int(key[0])]
+        if not group.patterns:  # a retired state index (spark/lineage.py): its patterns are gone
+            if st.token is not None:
+                self.engine_state.clear()
+            st.buffer, st.wakeups, st.token = [], [], None
+            self._save(st)
+            return
         with quiet_gc():
             rows = self._release(st, group, wm, (int(key[0]), int(key[1])))
         self._save(st)
@@ -434,6 +472,8 @@ class EngineProcessor:
             return []
         engine = self._engine(st, key)
         origin = renumber(events, engine.last_pos, whole_stream(group))
+        if isinstance(engine, LineageEngine):
+            engine.arrived = origin  # its generations take the events from their births on
         advancing = not group.clock_sensitive
         try:
             found = engine.push_all(events)
@@ -455,19 +495,26 @@ class EngineProcessor:
         if events or found or st.token is None:
             st.token = new_token()
             self.engine_state.update((engine.snapshot(),))
-        self.engines.put(key, st.token, engine)
+        if isinstance(self.engines, LineageCache):
+            assert isinstance(engine, LineageEngine)
+            self.engines.put(key, st.token, engine)
+        else:
+            assert isinstance(engine, KeyRunner)
+            self.engines.put(key, st.token, engine)
         return rows
 
     def close(self) -> None:
         pass
 
 
-def processor(net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset()) -> Any:
+def processor(
+    net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset(), lineage: Lineage | None = None
+) -> Any:
     """An instance of a ``StatefulProcessor`` subclass running :class:`EngineProcessor`."""
     from pyspark.sql.streaming import StatefulProcessor
 
     cls = type("PetricepProcessor", (EngineProcessor, StatefulProcessor), {})
-    return cls(net, plan, tie, kernel)
+    return cls(net, plan, tie, kernel, lineage)
 
 
 # ----------------------------------------------------------------------------- queries
@@ -499,6 +546,9 @@ class StreamRun:
         self.warnings = list(self.plan.warnings) + notes
         self.requested_buckets = buckets
         self.buckets = checkpoint_buckets(None, buckets, self._default_buckets())
+        self.lineage: Lineage | None = None  # the checkpoint's pattern history (spark/lineage.py)
+        self.change: Change | None = None  # what the restart changed in it
+        self._bound: str | None = None
 
     def _default_buckets(self) -> int:
         return default_buckets(int(self.spark.sparkContext.defaultParallelism))
@@ -510,7 +560,20 @@ class StreamRun:
         local directory: then pass the same ``buckets`` to every run."""
         local = None if checkpoint is None else local_path(checkpoint)
         self.buckets = checkpoint_buckets(local, self.requested_buckets, self._default_buckets())
+        if local is not None and self._bound != local:
+            self.lineage, self.plan, self.change = bind(local, self.net, self.plan)
+            self._bound = local
         return self.buckets
+
+    def pattern_notes(self) -> list[str]:
+        """What binding to a checkpoint said of its patterns (:mod:`petricep.spark.lineage`):
+        warnings naming patterns that could not keep their partial matches, then the line
+        ``kept: ...; added: ... (from the events after the restart); removed: ...`` where the
+        pattern set changed."""
+        if self.change is None:
+            return []
+        line = self.change.message()
+        return self.change.warnings + ([] if line is None else [line])
 
     def events_from_files(
         self,
@@ -595,7 +658,7 @@ class StreamRun:
             timed.select("g", "b", "pos", "evtime", "ev", "first", "reads")
             .groupBy("g", "b")
             .transformWithStateInPandas(
-                processor(self.net, self.plan, self.tie, self.kernel), OUTPUT_DDL, "Append", "EventTime"
+                processor(self.net, self.plan, self.tie, self.kernel, self.lineage), OUTPUT_DDL, "Append", "EventTime"
             )
         )
 
@@ -636,15 +699,21 @@ class StreamRun:
             F.col("key.g").alias("g"), F.col("key.b").alias("b"), F.col("value.buffer").alias("buffer")
         )
         both = left.join(right, ["g", "b"], "full_outer")
-        return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel), MATCHES_DDL)
+        return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel, self.lineage), MATCHES_DDL)
 
 
 class StateFlush:
     """``mapInArrow`` function over the state a stopped query left: per key, what the end
     of the input releases (:meth:`rows`)."""
 
-    def __init__(self, net: Net, plan: Plan, tie: str, kernel: frozenset[int]) -> None:
-        self.engines = EngineCache(net, plan, tie, kernel, size=0)
+    def __init__(
+        self, net: Net, plan: Plan, tie: str, kernel: frozenset[int], lineage: Lineage | None = None
+    ) -> None:
+        self.engines: EngineCache | LineageCache = (
+            EngineCache(net, plan, tie, kernel, size=0)
+            if lineage is None or lineage.trivial
+            else LineageCache(lineage, plan, tie, size=0)
+        )
         self.plan = plan
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -666,9 +735,13 @@ class StateFlush:
         the buffer of its :class:`BucketState`), then the windows still open."""
         buffered = BucketState.of_row((None, None, buf, None)).buffer
         events = sorted((decode(ev, pos, False) for _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
-        try:
-            engine = self.engines.build(g, eng)
+        if not self.plan.groups[g].patterns:  # a retired state index (spark/lineage.py)
+            return []
+        try:  # (a bucket without engine under a changed pattern set: its events came before the change)
+            engine = self.engines.build(g, eng, old=True) if isinstance(self.engines, LineageCache) else self.engines.build(g, eng)
             origin = renumber(events, engine.last_pos, whole_stream(self.plan.groups[g]))
+            if isinstance(engine, LineageEngine):
+                engine.arrived = origin
             found = engine.push_all(events)
             found += [(m, CLOCK) for m, _ in engine.finish()]
         except EvaluationError as err:
