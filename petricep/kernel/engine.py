@@ -114,8 +114,9 @@ class KernelEngine:
         self._with_batches = False  # _taken keeps chunks in _chunks
         self._chunks: list[Chunk] = []
         self.max_out = MAX_OUT  # matches a kernel call buffers before they are taken
-        self.sweep_every = batch  # the peak is sampled once per batch
+        self.sweep_every = batch  # the peak is sampled every that many events, and at the end
         self.peak = 0
+        self._sampled_at = 0  # events fired at the last sample (_sample)
         self.events = 0
 
     # ------------------------------------------------------------------ driving
@@ -227,7 +228,7 @@ class KernelEngine:
             self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
         self.kernel.finish()
         found, at = self._out.matches_at(self.kernel.take_matches())
-        self.kernel.kernel.clear()
+        self._sample_end()
         return out + list(zip(found, at))
 
     def _fire_pairs(self) -> list[tuple[Match, int]]:
@@ -282,7 +283,7 @@ class KernelEngine:
             raise self._error
         self.kernel.finish()
         out += self._taken()
-        self.kernel.kernel.clear()  # every partial match is gone, as in the engine
+        self._sample_end()
         return out
 
     # ------------------------------------------------------------------ matches as record batches
@@ -411,9 +412,21 @@ class KernelEngine:
         return exc
 
     def _sample(self, last_id: Any) -> None:
-        """The peak of live partial matches, sampled after a batch (the budgets are checked
-        within it: KernelRun.set_budget)."""
-        self.peak = max(self.peak, self.kernel.live_partial_matches())
+        """The peak of live partial matches, sampled after a batch once :attr:`sweep_every`
+        events have passed since the last sample, as the Python engine samples it at its
+        sweeps (the budgets are checked within a batch: KernelRun.set_budget). A run of fewer
+        events is counted once, at its end (:meth:`_sample_end`), as the engine counts it."""
+        if self.events - self._sampled_at >= self.sweep_every:
+            self._sampled_at = self.events
+            self.peak = max(self.peak, self.kernel.live_partial_matches())
+
+    def _sample_end(self) -> None:
+        """End of stream, every window closed (Engine.flush samples the peak there, before
+        it lets every partial match go): the last group matched under the tie rule either,
+        the partial matches of composite events emitted at the end. Then none is left."""
+        if self.events:
+            self.peak = max(self.peak, self.kernel.live_partial_matches())
+        self.kernel.kernel.clear()  # every partial match is gone, as in the engine
 
     # ------------------------------------------------------------------ state snapshots
 
@@ -462,6 +475,7 @@ class KernelEngine:
         self.sweep_every = int(state["engine.sweep_every"])
         self.peak = int(state["engine.peak"])
         self.events = int(state["engine.events"])
+        self._sampled_at = self.events  # (the next sample: sweep_every events on)
         positions, ids, stamps = state["engine.known_pos"], state["engine.known_id"], state["engine.known_ts"]
         if not len(positions) == len(ids) == len(stamps):
             raise ValueError("remembered events' columns differ in length")
