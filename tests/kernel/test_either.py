@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import StateLimitError
 from petricep.compile.net import Net
+from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.io.output import match_json
 from petricep.kernel import KernelRun, supports
