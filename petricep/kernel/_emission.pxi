@@ -230,7 +230,7 @@ cdef inline bint enter_composite(Kernel k, Group g, int etype, int64_t key, int6
 
 cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
     """Match ``o`` as an event of its RETURN type (Engine._process with composite=True): at
-    the emitting row's time and position, its id a reference to the match (-1 - its number
+    the emitting row's time and position (tie rule either: its creator's, out_cr), its id a reference to the match (-1 - its number
     in the run's output), its fields' values in their attribute columns, its key the
     match's; it steps every group that reads its type."""
     cdef Py_ssize_t ev, a, na = k.store.nattrs, gi, ngroups = k.ngroups, f = k.maxfields
@@ -259,6 +259,9 @@ cdef int composite(Kernel k, Py_ssize_t o) except -1 nogil:
         k.store.pos[ev] = -3 - cr
     k.store.ts[ev] = ts
     k.store.id[ev] = -1 - (k.taken + o)
+    # from here the match's position in the stream as an event (take_matches' ``placed``:
+    # its creator's under either, not the row that emitted it), -1 the end of the stream
+    k.out_cr[o] = k.store.pos[ev] if cr != -1 or k.emit_at >= 0 else -1
     for a in range(na):
         k.store.val[ev * na + a] = 0.0
         k.store.tag[ev * na + a] = TAG_MISSING

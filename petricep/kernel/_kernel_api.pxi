@@ -93,7 +93,9 @@ cdef class Kernel:
     cdef int32_t* out_pattern
     cdef int64_t* out_at  # per match: the position of the row (event or tick) that emitted it, -1 at the end
     cdef public int64_t emit_at
-    cdef int64_t* out_cr  # per match (tie rule either): its creator event in the store, -2 the group's clock, -1 the row's
+    # per match (tie rule either): its creator event in the store, -2 the group's clock, -1 the
+    # row's; once its composite event is made (composite()), that event's stream position
+    cdef int64_t* out_cr
     cdef int64_t emit_cr  # what emit records there
     cdef double* out_start
     cdef double* out_end
@@ -338,8 +340,12 @@ cdef class Kernel:
     def take_matches(self):
         """The buffered matches as numpy arrays, and clears them: pattern, start, end, ids and
         bound (per slot), the emitting positions (-1: the end of the stream), RETURN values and
-        their kinds (per field). A bound id below 0 is a composite event: -1 - the number of
-        the match it is, counting every match taken in this run."""
+        their kinds (per field), timeouts' deadlines, Kleene list lengths and elements, and
+        where each composite event entered the stream (``placed``: the emitting position, or
+        under the tie rule either its creator event's; -1 the end of the stream; read only
+        for the matches of patterns whose RETURN / ON TIMEOUT type is made into events). A
+        bound id below 0 is a composite event: -1 - the number of the match it is, counting
+        every match taken in this run."""
         cdef Py_ssize_t n = self.out_n, m = self.maxslots, f = self.maxfields
         at = np.empty(n, dtype=np.int64)
         pattern = np.empty(n, dtype=np.int32)
@@ -352,6 +358,8 @@ cdef class Kernel:
         deadline = np.empty(n, dtype=np.float64)
         klen = np.empty((n, m), dtype=np.int64)
         klist = np.empty(self.kl_n, dtype=np.int64)
+        placed = np.empty(n, dtype=np.int64)
+        cdef int64_t[:] cv = placed
         cdef double[:] dv = deadline
         cdef int64_t[:, :] lv = klen
         cdef int64_t[:] flat = klist
@@ -373,13 +381,14 @@ cdef class Kernel:
             memcpy(&kv[0, 0], self.out_rt, n * f)
             memcpy(&dv[0], self.out_deadline, n * sizeof(double))
             memcpy(&lv[0, 0], self.out_klen, n * m * sizeof(int64_t))
+            memcpy(&cv[0], self.out_cr, n * sizeof(int64_t))
         if self.kl_n:
             memcpy(&flat[0], self.kl_ids, self.kl_n * sizeof(int64_t))
         self.kl_n = 0
         self.out_n = 0
         self.row_out = 0
         self.taken += n
-        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist
+        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist, placed
 
     def take_columns(self, const int32_t[:, :] var_slot, bint int_time):
         """:meth:`take_matches` for a match table of ids only (no RETURN, ON TIMEOUT or Kleene

@@ -124,8 +124,9 @@ class KernelEngine(SqlBeside):
         # a call's matches as Match objects where fewer than this (live input, a read's lines at
         # a time: a record batch's fixed cost is a hundred Match objects')
         self.min_batch_rows = LIVE_BATCH_ROWS if live else 1
-        self.sweep_every = batch  # the peak is sampled once per batch
+        self.sweep_every = batch  # the peak is sampled every that many events, and at the end
         self.peak = 0
+        self._sampled_at = 0  # events fired at the last sample (_sample)
         self.events = 0
 
     # ------------------------------------------------------------------ driving
@@ -238,7 +239,7 @@ class KernelEngine(SqlBeside):
             self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
         self._finish()
         pairs = self._as_pairs(self._taken)
-        self.kernel.kernel.clear()
+        self._sample_end()
         return out + pairs
 
     def _fire_pairs(self) -> list[tuple[Match, int]]:
@@ -293,7 +294,7 @@ class KernelEngine(SqlBeside):
             raise self._error
         self._finish()
         out += self._taken()
-        self.kernel.kernel.clear()  # every partial match is gone, as in the engine
+        self._sample_end()
         return out
 
     # ------------------------------------------------------------------ matches as record batches
@@ -431,9 +432,21 @@ class KernelEngine(SqlBeside):
         return exc
 
     def _sample(self, last_id: Any) -> None:
-        """The peak of live partial matches, sampled after a batch (the budgets are checked
-        within it: KernelRun.set_budget)."""
-        self.peak = max(self.peak, self.live_partial_matches())
+        """The peak of live partial matches, sampled after a batch once :attr:`sweep_every`
+        events have passed since the last sample, as the Python engine samples it at its
+        sweeps (the budgets are checked within a batch: KernelRun.set_budget). A run of fewer
+        events is counted once, at its end (:meth:`_sample_end`), as the engine counts it."""
+        if self.events - self._sampled_at >= self.sweep_every:
+            self._sampled_at = self.events
+            self.peak = max(self.peak, self.live_partial_matches())
+
+    def _sample_end(self) -> None:
+        """End of stream, every window closed (Engine.flush samples the peak there, before
+        it lets every partial match go): the last group matched under the tie rule either,
+        the partial matches of composite events emitted at the end. Then none is left."""
+        if self.events:
+            self.peak = max(self.peak, self.live_partial_matches())
+        self.kernel.kernel.clear()  # every partial match is gone, as in the engine
 
     # ------------------------------------------------------------------ state snapshots
 
@@ -484,6 +497,7 @@ class KernelEngine(SqlBeside):
         self.sweep_every = int(state["engine.sweep_every"])
         self.peak = int(state["engine.peak"])
         self.events = int(state["engine.events"])
+        self._sampled_at = self.events  # (the next sample: sweep_every events on)
         positions, ids, stamps = state["engine.known_pos"], state["engine.known_id"], state["engine.known_ts"]
         if not len(positions) == len(ids) == len(stamps):
             raise ValueError("remembered events' columns differ in length")

@@ -288,11 +288,12 @@ class MatchObjects:
 
     def register_composites(self, arrays: tuple[np.ndarray, ...]) -> None:
         """Remember the composite events of a kernel call's matches that some pattern reads:
-        their ids (``pattern[ids]``, :func:`composite_id`) and times (their emitter's) by
+        their ids (``pattern[ids]``, :func:`composite_id`), times and positions (where they
+        entered the stream: their emitter's, under the tie rule either their creator's) by
         match number, for the matches that bind them later -- in this call too (a row binds
         only composite events of rows before it) -- without a :class:`Match` for the others.
         Only the slots some variable occupies are made Python values (:attr:`_slot_cols`)."""
-        pattern, at = arrays[0], arrays[5]
+        pattern, at, placed = arrays[0], arrays[5], arrays[11]
         lowered = self.kernel.lowered.patterns
         npatterns = len(lowered)
         emits = np.array([p.ret_type >= 0 for p in lowered] + [p.to_type >= 0 for p in lowered], dtype=bool)
@@ -301,7 +302,7 @@ class MatchObjects:
             return
         refs, bound = arrays[3][rows][:, self._slot_cols], arrays[4][rows][:, self._slot_cols]
         known = self.known
-        where_arr, emitted_arr = known.index_of(refs), known.index_of(at[rows])
+        where_arr, emitted_arr = known.index_of(refs), known.index_of(placed[rows])
         in_arr = known.index_of(arrays[10])  # (Kleene lists' elements)
         composites, first = self.kernel.composites, self.kernel.first_taken
         names = [p.name for p in lowered] + [f"{p.name}@timeout" for p in lowered]
@@ -338,16 +339,18 @@ class MatchObjects:
             for i, ident in zip(sel.tolist(), made):
                 idents[i] = ident
         numbers = (rows + first).tolist()
-        emitted = at[rows].tolist()
-        for i in np.flatnonzero(at[rows] < 0).tolist():  # (emitted at the end of the stream)
+        emitted, entered = at[rows].tolist(), placed[rows].tolist()
+        for i in np.flatnonzero(placed[rows] < 0).tolist():  # (entered at the end of the stream)
             assert self.last_input is not None
-            emitted[i], stamps[i] = self.last_input
+            entered[i], stamps[i] = self.last_input
+        for i in np.flatnonzero(at[rows] < 0).tolist():  # (emitted at the end of the stream)
+            emitted[i] = self.last_input[0]  # type: ignore[index]
         done = 0
         for i in sorted(slow):
-            composites.add_many(numbers[done:i], emitted[done:i], idents[done:i], stamps[done:i])
+            composites.add_many(numbers[done:i], emitted[done:i], idents[done:i], stamps[done:i], entered[done:i])
             idents[i] = self._composite_ident(arrays, vps[i], rows[i], refs[i], bound[i], where_arr[i], names, remembered)
             done = i
-        composites.add_many(numbers[done:], emitted[done:], idents[done:], stamps[done:])
+        composites.add_many(numbers[done:], emitted[done:], idents[done:], stamps[done:], entered[done:])
 
     def _composite_ident(
         self, arrays: tuple[np.ndarray, ...], vp: int, r: int, refs: np.ndarray, bound: np.ndarray, where: np.ndarray,

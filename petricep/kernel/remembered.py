@@ -307,10 +307,14 @@ class Composites:
         # the composite events themselves, where matches carry what they bind (--with-events)
         self._events: dict[int, Any] = {}
 
-    def add_many(self, numbers: list[int], positions: list[int], idents: list[str], stamps: list[Any]) -> None:
+    def add_many(
+        self, numbers: list[int], positions: list[int], idents: list[str], stamps: list[Any], entered: list[int]
+    ) -> None:
         """Remember the composite events of matches ``numbers`` (ascending, as their emitting
-        positions): each one's id and time, tracked by position."""
-        self._entries.update(zip(numbers, zip(idents, stamps, positions)))
+        ``positions``): each one's id, time and position in the stream (``entered``: its
+        emitter's, under the tie rule either its creator's, at or before the emitting one),
+        tracked by emitting position (kept at least as long as the kernel stores it)."""
+        self._entries.update(zip(numbers, zip(idents, stamps, entered)))
         self._pos.extend(positions)
         self._no.extend(numbers)
 

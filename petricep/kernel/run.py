@@ -329,8 +329,8 @@ class KernelRun:
 
     def take_matches(self) -> tuple[np.ndarray, ...]:
         """The buffered matches as the kernel's arrays (pattern, start, end, ids, bound, the
-        positions that emitted them, RETURN values and their kinds, timeouts' deadlines),
-        counted per pattern; the buffer is emptied. :attr:`first_taken` is the run-wide number
+        positions that emitted them, RETURN values and their kinds, timeouts' deadlines,
+        Kleene lists, where composite events entered the stream), counted per pattern; the buffer is emptied. :attr:`first_taken` is the run-wide number
         of the first. A pattern's timeouts (ON TIMEOUT) come as pattern ``npatterns + index``
         with their ON TIMEOUT values."""
         self.first_taken = self.kernel.taken
@@ -561,6 +561,7 @@ class KernelRun:
         deadline: np.ndarray,
         klen: np.ndarray,
         klist: np.ndarray,
+        _placed: np.ndarray | None = None,
     ) -> pa.Table:
         """The matches as a table: pattern, start, end, one id column per variable name (int64;
         text where composite events are bound: their ids), with RETURN or ON TIMEOUT an

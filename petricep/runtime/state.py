@@ -219,7 +219,7 @@ class RunState:
         self.group_ts: Any = None
         self.group_kills: list[tuple[Any, Partition, int, Event]] = []
         self.group_events: list[Event] = []
-        self.group_emitted: list[tuple[Any, Any, Token, Event]] = []
+        self.group_emitted: list[Event] = []  # composite events of matches its first event closed
         self.group_clocks: list[Event] = []  # advance() points inside the open timestamp group
         self.since_sweep = 0
         self.sampled_at = 0  # stats.events at the last sample of the peak (housekeeping.sweep)

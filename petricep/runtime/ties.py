@@ -112,8 +112,12 @@ def _expire_rows(c: Compiled, st: RunState, clock: Event) -> list[Match]:
 def step_either(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """``e`` joins its timestamp group, which is matched as a whole (every order of its
     events) when the next timestamp arrives."""
+    opens = e.ts != st.group_ts
     out = _join(c, st, e)
     e.seq = next_seq(st)
+    if opens:  # the composite events of the matches e emitted come right after it
+        for d in st.group_emitted:
+            d.seq = next_seq(st)
     st.group_events.append(e)
     st.last_input = e
     if c.rows.runtimes:
@@ -129,8 +133,11 @@ def advance_either(c: Compiled, st: RunState, clock: Event) -> list[Match]:
 
 def _join(c: Compiled, st: RunState, e: Event) -> list[Match]:
     """Stream time reached ``e``. A new timestamp first matches the group before it, then
-    closes the windows ``e`` closes (emitted with its group): nothing of ``e``'s group can
-    cancel or extend those, its events lie past them.
+    closes the windows ``e`` closes, emitted at ``e`` (docs/SEMANTICS.md: on the first event
+    past the window): nothing of ``e``'s group can cancel or extend those, its events lie
+    past them. Their composite events, at ``e``'s time and position, wait in
+    ``group_emitted`` and join the group behind its own events, seen by the nets from the
+    second on (a net reading them comes after its producer's).
 
     Any later event of the open group closes nothing here. The group's events before it
     are not matched yet: a negated one may still cancel a match waiting for its count window
@@ -143,7 +150,10 @@ def _join(c: Compiled, st: RunState, e: Event) -> list[Match]:
     st.group_ts = e.ts
     emitted: list[Emitted] = []
     close_pending(c, st, e, emitted)
-    st.group_emitted.extend(emitted)
+    if emitted:
+        out += emit(c, st, emitted)
+        st.group_emitted.extend(st.group_events)
+        st.group_events = []
     return out
 
 
@@ -155,14 +165,11 @@ def derive_in_group(c: Compiled, st: RunState, d: Event, emitted: list[Emitted])
 def run_group(c: Compiled, st: RunState) -> list[Match]:
     """Equal timestamps may match in any order: close the group with a fixpoint."""
     events = st.group_events
-    pre = st.group_emitted
     closers = events + st.group_clocks
-    st.group_events = []
+    st.group_events = st.group_emitted  # (first in line, after the group's own events)
     st.group_emitted = []
     st.group_clocks = []
     out: list[Match] = []
-    if pre:
-        out += emit(c, st, pre)
     done = 0
     for rt in c.runtimes:
         emitted = _match_group(c, st, rt, events, closers)

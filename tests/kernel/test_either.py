@@ -13,12 +13,16 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
+from petricep.compile.net import Net
 from petricep.errors import StateLimitError
 from petricep.events import Event
+from petricep.io.output import match_json
 from petricep.kernel import KernelRun, supports
+from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
-from tests.kernel.compare import both, check, same, table
+from petricep.runtime.engine import Engine
+from tests.kernel.compare import both, check, fresh, same, table
 from tests.strategies import negation_seqs, pattern_text, patterns, streams, tied_streams
 
 SETTINGS = settings(
@@ -270,3 +274,116 @@ def test_a_timeout_closed_inside_its_group() -> None:
     events = [ev("A", 0, 0), ev("X", 1, 1), ev("N", 1, 2), ev("X", 2, 3)]
     assert supports(compile_text(text), "either") == (True, "covered")
     assert [(m["pattern"], m["ids"]) for m in same(text, events, "either")] == [("p", {"a": 0})]
+
+
+# ------------------------------------------------------------------ end negations feeding readers
+
+
+def placed(net: Net, events: list[Event], kernel: bool, batch: int = 1) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    """Each match as ``petricep run`` writes it (Match objects: the kernel's with the input's
+    own times, composite events' included) with the position that emitted it (-1: the end
+    of the stream), and the report's partial matches (alive, peak, dropped): on the Python
+    engine, or on :class:`KernelEngine` firing ``batch`` events at a time. (Both count the
+    peak at the end of a stream shorter than their sweeps, at their own points otherwise:
+    the Python engine's sweeps, every ``batch`` events on the kernel.)"""
+    out: list[tuple[str, int]] = []
+    if kernel:
+        k = KernelEngine(net, tie="either", batch=batch)
+        for e in fresh(events):
+            out += [(match_json(m), at) for m, at in k.push_pairs(e)]
+        out += [(match_json(m), at) for m, at in k.flush_pairs()]
+        return out, k.report()["partial_matches"]
+    engine = Engine(net, tie="either")
+    for e in fresh(events):
+        out += [(match_json(m), e.pos) for m in engine.push(e)]
+    out += [(match_json(m), -1) for m in engine.flush()]
+    return out, engine.report()["partial_matches"]
+
+
+def same_placed(text: str, events: list[Event]) -> list[tuple[str, int]]:
+    net = compile_text(text)
+    assert supports(net, "either") == (True, "covered")
+    want, report = placed(net, events, False)
+    for batch in (1, 2):
+        assert placed(net, events, True, batch)[0] == want
+    assert placed(net, events, True, 100) == (want, report)
+    return want
+
+
+END_NEGATION = "PATTERN p: SEQ(A a, !(C c)) WITHIN 1 EVENTS RETURN T(x = a.x)\n"
+
+
+def test_a_window_a_new_timestamp_closes_emits_at_its_first_event() -> None:
+    # A1 (ts 1) closes a0's window: p(a0) is emitted at A1, its T at A1's time and position
+    # joins A1's group, matched (q) when B2 ends it; p(a1) is emitted at B2, its T read at the end
+    text = END_NEGATION + "PATTERN q: SEQ(A b, T t) WITHIN 3"
+    events = [ev("A", 0, 0), ev("A", 1, 1, x=1), ev("B", 2, 2, x=2)]
+    assert same_placed(text, events) == [
+        ('{"pattern": "p", "ids": {"a": 0}, "start": 0, "end": 0, "attrs": {"x": 0}}', 1),
+        ('{"pattern": "q", "ids": {"b": 0, "t": "p[0]"}, "start": 0, "end": 1, "attrs": {}}', 2),
+        ('{"pattern": "q", "ids": {"b": 1, "t": "p[0]"}, "start": 1, "end": 1, "attrs": {}}', 2),
+        ('{"pattern": "p", "ids": {"a": 1}, "start": 1, "end": 1, "attrs": {"x": 1}}', 2),
+        ('{"pattern": "q", "ids": {"b": 0, "t": "p[1]"}, "start": 0, "end": 2, "attrs": {}}', -1),
+        ('{"pattern": "q", "ids": {"b": 1, "t": "p[1]"}, "start": 1, "end": 2, "attrs": {}}', -1),
+    ]
+
+
+def test_a_composite_event_closed_inside_its_group_keeps_its_creators_time() -> None:
+    # A1 closes a0's window inside the group at ts 0: p(a0) is emitted when A2 ends the group,
+    # its T at A1's time (0) and position, not A2's; A2 closes a1's window (emitted there)
+    text = END_NEGATION + "PATTERN q: SEQ(T t) WITHIN 3"
+    events = [ev("A", 0, 0), ev("A", 0, 1), ev("A", 1, 2)]
+    assert same_placed(text, events) == [
+        ('{"pattern": "p", "ids": {"a": 0}, "start": 0, "end": 0, "attrs": {"x": 0}}', 2),
+        ('{"pattern": "q", "ids": {"t": "p[0]"}, "start": 0, "end": 0, "attrs": {}}', 2),
+        ('{"pattern": "p", "ids": {"a": 1}, "start": 0, "end": 0, "attrs": {"x": 0}}', 2),
+        ('{"pattern": "q", "ids": {"t": "p[1]"}, "start": 1, "end": 1, "attrs": {}}', -1),
+        ('{"pattern": "p", "ids": {"a": 2}, "start": 1, "end": 1, "attrs": {"x": 0}}', -1),
+        ('{"pattern": "q", "ids": {"t": "p[2]"}, "start": 1, "end": 1, "attrs": {}}', -1),
+    ]
+
+
+def test_partial_matches_alive_when_the_input_ended_count_the_last_group() -> None:
+    # q's b0, b1, b2 are alive when the input ends: b2 only once the last group is matched
+    # (at the end), where both engines count them
+    text = (
+        "PATTERN p: SEQ(A a, !(C c)) WHERE [k] AND c.x > 0 WITHIN 1 EVENTS RETURN T(k = a.k, x = a.x)\n"
+        "PATTERN q: SEQ(A b, T t) WHERE [k] WITHIN 3"
+    )
+    net = compile_text(text)
+    events = [ev("A", 0, 0, k=0), ev("A", 0, 1, k=0), ev("A", 1, 2, k=0)]
+    assert placed(net, events, True, 100)[1] == {"alive": 0, "peak": 3, "dropped": 0}
+    assert placed(net, events, False)[1] == {"alive": 0, "peak": 3, "dropped": 0}
+
+
+@SETTINGS
+@given(st.data())
+def test_end_negations_feeding_readers(data: st.DataObject) -> None:
+    """A match waiting on an end negation returns a composite event another pattern reads
+    (maybe waiting on an end negation too), on streams of equal timestamps: the same
+    matches, written alike (times of composite events included), emitted at the same
+    positions, and the same partial matches alive when the input ended."""
+    window = data.draw(st.sampled_from([A.Window(A.WIN_TIME, data.draw(st.integers(0, 3))),
+                                        A.Window(A.WIN_COUNT, data.draw(st.integers(1, 5)))]))
+    p = A.Pattern(
+        "p", A.Seq((A.EventRef(data.draw(st.sampled_from(["A", "B"])), "a"), A.EventRef("C", "c", negated=True))),
+        (A.Compare(">", A.Attr("c", "x"), A.Num(data.draw(st.integers(0, 5)))),), ("k",), A.Strategy.ANY, window,
+        A.Return("T", (A.ReturnField("k", A.Attr("a", "k")), A.ReturnField("x", A.Attr("a", "x")))),
+    )
+    kids: tuple[A.EventRef, ...] = (A.EventRef(data.draw(st.sampled_from(["A", "B", "X"])), "b"), A.EventRef("T", "t"))
+    if data.draw(st.booleans()):
+        kids = kids[::-1]
+    if data.draw(st.booleans()):
+        kids = (*kids, A.EventRef("X", "d", negated=True))
+    q = A.Pattern("q", A.Seq(kids), (), ("k",) if data.draw(st.booleans()) else (), A.Strategy.ANY,
+                  data.draw(st.sampled_from([A.Window(A.WIN_TIME, 3), A.Window(A.WIN_COUNT, 5), None])), None)
+    for x in (p, q):
+        note(pattern_text(x))
+    events = data.draw(st.one_of(tied_streams(types=("A", "B", "C", "X"), max_size=12),
+                                 streams(types=("A", "B", "C", "X"), max_size=12)))
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+    net = build_net([p, q])
+    assert supports(net, "either") == (True, "covered")
+    want, report = placed(net, events, False)
+    assert placed(net, events, True, data.draw(st.sampled_from((1, 3))))[0] == want
+    assert placed(net, events, True, 100) == (want, report)  # (one batch: the peak counted at the end)
