@@ -11,12 +11,12 @@ import os
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
+from petricep.io.output import match_json
 
 from petricep.api import compile_text
 from petricep.compile.net import Net
 from petricep.errors import StateLimitError
 from petricep.events import Event
-from petricep.io.output import match_json
 from petricep.kernel import KernelRun, supports
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
