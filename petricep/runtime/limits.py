@@ -10,7 +10,7 @@ the first event's order. Contiguity breaks on every event of the key, so those q
 re-validated (they only ever hold the partial matches of the latest event).
 
 When a new partial match would be one too many, the pattern's policy decides: *drop oldest*
-removes the partial match whose first event is earliest (ties: whose events, in binding
+removes the partial match whose first event is earliest (ties: whose events, in stream
 order, come first in the stream), *reject new* does not keep the new
 one (a match it completes now is still emitted), *fail* stops the run with
 :class:`~petricep.errors.StateLimitError`. Drops are counted per pattern.
@@ -29,7 +29,7 @@ from petricep.runtime.state import Partition, Token
 
 class Quota:
     """One pattern's partial matches in one key: heap of (first ts, first pos, the bound
-    events' sequence numbers in binding order, n, token) — oldest first, whatever layout a
+    events' sequence numbers in stream order, n, token) — oldest first, whatever layout a
     shared net gives the partial matches (``n``, the arrival in the quota, only breaks ties
     between the same events bound in the same order)."""
 
@@ -65,8 +65,11 @@ class LimitSpec:
 
 
 def age(t: Token) -> tuple[Any, int, tuple[int, ...]]:
-    """What "oldest" means: first event's (ts, pos), then the bound events in binding order."""
-    return (t.first_ts, t.first_pos, tuple(ev.seq for _, ev in t.chain()))
+    """What "oldest" means: first event's (ts, pos), then the bound events in stream order
+    (their binding order under the tie rules arrival and strict, where every firing binds
+    the latest event; under either a timestamp group's fixpoint binds its events in any
+    order, and may reach one partial match by several)."""
+    return (t.first_ts, t.first_pos, tuple(sorted(ev.seq for _, ev in t.chain())))
 
 
 def counted(t: Token) -> int:
