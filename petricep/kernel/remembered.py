@@ -50,9 +50,14 @@ class Remembered:
         ids, stamps = _column(ids), _column(stamps)
         part = (np.asarray(positions, dtype=np.int64), ids, stamps, events)
         parts = self._parts
-        if parts and len(part[0]) < SMALL_PART and len(parts[-1][0]) < SMALL_PART and (events is None) == (parts[-1][3] is None):
+        if (
+            parts and len(part[0]) < SMALL_PART and len(parts[-1][0]) < SMALL_PART
+            and (events is None) == (parts[-1][3] is None)
+            and _same_kind(parts[-1][1], ids) and _same_kind(parts[-1][2], stamps)
+        ):
             # (small batches -- standard input's, a read's worth of lines -- join the last
-            # part: every lookup walks the parts, so their number stays a fraction of the events)
+            # part: every lookup walks the parts, so their number stays a fraction of the
+            # events; of one kind only, so that a part of numbers stays NumPy: numbers_at)
             parts[-1] = _joined(parts[-1], part)
             self._starts[-1] += len(positions)
         else:
@@ -377,3 +382,10 @@ class Composites:
 
 
 __all__ = ["Composites", "EventsOf", "Remembered"]
+
+
+def _same_kind(a: Column, b: Column) -> bool:
+    """Whether two parts' columns join into one of the same kind (NumPy of one dtype, or lists)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.dtype == b.dtype
+    return not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray)

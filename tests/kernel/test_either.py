@@ -11,7 +11,6 @@ import os
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
-from petricep.io.output import match_json
 
 from petricep.api import compile_text
 from petricep.compile.net import Net
@@ -21,6 +20,7 @@ from petricep.kernel import KernelRun, supports
 from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
+from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from tests.kernel.compare import both, check, fresh, same, table
 from tests.strategies import negation_seqs, pattern_text, patterns, streams, tied_streams

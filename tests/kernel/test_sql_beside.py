@@ -407,7 +407,7 @@ def test_archived_variables_beside_queries() -> None:
     its row matcher), the Python engine's output in its order."""
     from petricep.archive.join import HistoryRunner
     from petricep.archive.store import Archive
-    from tests.archive.test_history import SPEED, archive_of
+    from tests.archive.test_join import SPEED, archive_of
 
     speed = RISE.replace("FROM A", "FROM S").replace("UP.x", "UP.speed")
     history = [Event("S", i * 10, i, f"h{i}", {"sensor": i % 2, "speed": 50 + i % 7}) for i in range(30)]

@@ -11,7 +11,7 @@ from petricep import kernel
 from petricep.api import compile_text
 from petricep.compile.net import Net
 from petricep.events import Event, EventColumns
-from petricep.kernel.choice import EVENTS, NOT_BUILT, Budget, Choice, Options, choose, matcher
+from petricep.kernel.choice import ARCHIVE, EVENTS, NOT_BUILT, Budget, Choice, Options, choose, matcher
 from petricep.kernel.engine import KernelEngine
 from petricep.runtime.engine import Engine
 from petricep.runtime.matcher import Matcher
@@ -83,7 +83,8 @@ def test_the_chooser_says_why_the_python_engine_runs(monkeypatch: pytest.MonkeyP
         "the auto history order admits events one by one from the matches so far"
     )
     made = compile_text("PATTERN p: SEQ(A a, B b) RETURN U(x = b.x)\n")
-    assert choose(made, Options(bindings=EVENTS)).why.startswith("the matches' bound events are asked for")
+    assert choose(made, Options(bindings=EVENTS)) == Choice("kernel", "covered")  # (composite events' bound events too)
+    assert choose(made, Options(bindings=ARCHIVE)).why.startswith("composite events in a run over an archive")
     monkeypatch.setattr("petricep.kernel.choice.available", lambda: False)
     assert choose(net) == Choice("python", NOT_BUILT)
     assert choose(net, Options(anywhere=True)) == Choice("kernel", "covered")  # (the net alone)
