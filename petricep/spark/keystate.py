@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Generic, TypeVar
 
 import pyarrow as pa
 
@@ -75,7 +76,34 @@ def state_engine(data: bytes) -> tuple[str, bytes]:
     return engine, meta.get(b"fingerprint", b"")
 
 
-class EngineCache:
+R = TypeVar("R")
+
+
+class LiveRunners(Generic[R]):
+    """The live runners a worker keeps between micro-batches, by (group, bucket): one is
+    used only when the state store names exactly the snapshot taken of it (its token);
+    the last ``size`` used are kept."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.live: OrderedDict[tuple[int, int], tuple[int, R]] = OrderedDict()
+
+    def live_engine(self, key: tuple[int, int], token: int | None) -> R | None:
+        """The live runner whose stored snapshot ``token`` names (None: none here)."""
+        hit = self.live.pop(key, None)
+        if hit is not None and token is not None and hit[0] == token:
+            return hit[1]
+        return None
+
+    def put(self, key: tuple[int, int], token: int, engine: R) -> None:
+        if self.size <= 0:
+            return
+        self.live[key] = (token, engine)
+        if len(self.live) > self.size:
+            self.live.popitem(last=False)
+
+
+class EngineCache(LiveRunners[KeyRunner]):
     """Live runners of the key groups (:mod:`petricep.spark.keygroups`) a Python worker
     served in earlier micro-batches, so that a matcher is not rebuilt from its snapshot
     every micro-batch (nor its snapshot read). A cached runner is used only when the state
@@ -91,8 +119,7 @@ class EngineCache:
         self.plan = plan
         self.tie = tie
         self.kernel = kernel
-        self.size = size
-        self.live: OrderedDict[tuple[int, int], tuple[int, KeyRunner]] = OrderedDict()
+        super().__init__(size)
 
     @classmethod
     def of(cls, net: Net, plan: Plan, tie: str, kernel: frozenset[int]) -> EngineCache:
@@ -103,13 +130,6 @@ class EngineCache:
                 cls._caches.pop(next(iter(cls._caches)))
             cache = cls._caches[fingerprint] = cls(net, plan, tie, kernel)
         return cache
-
-    def live_engine(self, key: tuple[int, int], token: int | None) -> KeyRunner | None:
-        """The live runner whose stored snapshot ``token`` names (None: none here)."""
-        hit = self.live.pop(key, None)
-        if hit is not None and token is not None and hit[0] == token:
-            return hit[1]
-        return None
 
     def build(self, group: int, stored: bytes | None) -> KeyRunner:
         """A key group's runner from its snapshot (None: a new bucket: the kernel where the
@@ -134,10 +154,3 @@ class EngineCache:
             raise ConfigError(OTHER_NET)
         matcher.restore(stored)
         return KeyRunner(matcher, grp)
-
-    def put(self, key: tuple[int, int], token: int, engine: KeyRunner) -> None:
-        if self.size <= 0:
-            return
-        self.live[key] = (token, engine)
-        if len(self.live) > self.size:
-            self.live.popitem(last=False)

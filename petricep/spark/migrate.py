@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from petricep.events import Event
 from petricep.runtime.engine import Match
 
-from .keystate import EngineCache
+from .keystate import EngineCache, LiveRunners
 from .lineage import Lineage, cached_net, pack, retired, unpack
 from .partition import KeyRunner, Pair, group_choice
 from .plan import Group, Plan
@@ -87,7 +86,7 @@ class LineageEngine:
         return max((e.last_pos for _, e in self.parts.values()), default=-1)
 
 
-class LineageCache:
+class LineageCache(LiveRunners[LineageEngine]):
     """:class:`EngineCache`'s interface for a query whose patterns changed: live
     :class:`LineageEngine` objects by (group, bucket) and token, built from their snapshots
     (:func:`.lineage.unpack`) otherwise."""
@@ -96,8 +95,7 @@ class LineageCache:
         self.lineage = lineage
         self.plan = plan
         self.tie = tie
-        self.size = size
-        self.live: OrderedDict[tuple[int, int], tuple[int, LineageEngine]] = OrderedDict()  # by (group, bucket)
+        super().__init__(size)
         self._gens: dict[tuple[int, int], EngineCache] = {}
         self._types: dict[tuple[int, int], frozenset[str]] = {}
 
@@ -118,20 +116,6 @@ class LineageCache:
                 cls._caches.pop(next(iter(cls._caches)))
             hit = cls._caches[key] = cls(lineage, plan, tie)
         return hit
-
-    def live_engine(self, key: tuple[int, int], token: int | None) -> LineageEngine | None:
-        """As :meth:`EngineCache.live_engine`: the live engines whose snapshot ``token`` names."""
-        hit = self.live.pop(key, None)
-        if hit is not None and token is not None and hit[0] == token:
-            return hit[1]
-        return None
-
-    def put(self, key: tuple[int, int], token: int, engine: LineageEngine) -> None:
-        if self.size <= 0:
-            return
-        self.live[key] = (token, engine)
-        if len(self.live) > self.size:
-            self.live.popitem(last=False)
 
     def build(self, group: int, stored: bytes | None, old: bool = False) -> LineageEngine:
         """A bucket's engines from its snapshot; None: a bucket without one, ``old``: whose
