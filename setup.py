@@ -1,4 +1,5 @@
-"""Builds petricep's compiled kernel (petricep/kernel/_kernel.pyx) and its text readers
+"""Builds petricep's compiled kernel (petricep/kernel/_kernel.pyx), its SQL row matcher
+(petricep/kernel/_rowmatch.pyx) and its text readers
 (petricep/io/_textparse.pyx) with Cython and the system C compiler. The extensions are
 optional: when Cython or a compiler is missing, or compilation fails, the install still
 succeeds and petricep runs on the Python engine (petricep.kernel.available() is False and says
@@ -36,6 +37,7 @@ def extensions() -> list[Extension]:
         return []
     exts = [
         Extension("petricep.kernel._kernel", ["petricep/kernel/_kernel.pyx"], extra_compile_args=["-O3"]),
+        Extension("petricep.kernel._rowmatch", ["petricep/kernel/_rowmatch.pyx"], extra_compile_args=["-O3"]),
         Extension("petricep.io._textparse", ["petricep/io/_textparse.pyx"], extra_compile_args=["-O3"]),
     ]
     try:

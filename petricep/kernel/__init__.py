@@ -57,7 +57,7 @@ a list may not share a slot of a shared net with another pattern's event; aggreg
 values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
 under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
-(``_rows.pxi``, :mod:`~petricep.kernel.rowlowering`,
+(``_rowmatch.pyx``, a module of its own, :mod:`~petricep.kernel.rowlowering`,
 :class:`~petricep.kernel.rowengine.RowKernelEngine`): the search in C, DEFINEs that read the
 current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exactly, and a
 DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
@@ -81,6 +81,11 @@ from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
 from petricep.kernel.run import KernelRun, _kernel
 from petricep.kernel.tableplan import to_matches
 
+try:
+    from petricep.kernel import _rowmatch  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - the extension is optional
+    _rowmatch = None
+
 _warned = False
 
 
@@ -96,7 +101,8 @@ def available() -> bool:
     global _warned
     if switched_off():
         return False
-    if _kernel is None and not _warned:
+    built = _kernel is not None and _rowmatch is not None  # the firing kernel and the row matcher
+    if not built and not _warned:
         _warned = True
         warnings.warn(
             "petricep: the compiled kernel is not built (no C compiler or Cython at install time); "
@@ -104,7 +110,7 @@ def available() -> bool:
             RuntimeWarning,
             stacklevel=2,
         )
-    return _kernel is not None
+    return built
 
 
 __all__ = ["KernelRun", "Lowered", "Unsupported", "available", "lower", "supports", "switched_off", "to_matches"]

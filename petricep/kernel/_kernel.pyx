@@ -40,8 +40,10 @@ deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the e
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
 petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys; the readers' text
 parsers are petricep.io._textparse, so reading a file loads no firing kernel),
-``_typecodes.pxi`` (a text type column's rows as type codes), ``_rows.pxi`` (SQL
-MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
+``_typecodes.pxi`` (a text type column's rows as type codes). Their shared types (opcodes,
+value kinds, strategies, memory parts, the budget) are declared in ``_kernel.pxd``; growing an
+array is ``_alloc.pxd``'s, shared with the SQL row matcher, a module of its own
+(``_rowmatch.pyx``).
 """
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
@@ -50,42 +52,11 @@ from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t, INT64_MAX
 cimport cython
 
+from petricep.kernel._alloc cimport grow
+
 import numpy as np
 
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
-
-cdef enum:
-    OP_END = 0
-    OP_CONST = 1
-    OP_ATTR = 2
-    OP_ARITH = 3
-    OP_NEG = 4
-    OP_CMP = 5
-    OP_NOT = 6
-    OP_JF = 7
-    OP_JT = 8
-    OP_CMP_AA = 9
-    OP_CMP_AC = 10
-    OP_BOOL = 11
-    OP_KATTR = 12
-    OP_AGG = 13
-
-cdef enum:
-    # a value's kind: Python's float, str, a value that does not exist (division by zero: a
-    # comparison with it is false), bool, int (exact while |v| <= 2**53), None (a RETURN value
-    # of an unbound variable or a division by zero, carried by a composite event)
-    TAG_NUM = 0
-    TAG_STR = 1
-    TAG_MISSING = 2
-    TAG_BOOL = 3
-    TAG_INT = 4
-    TAG_NULL = 5
-
-cdef enum:
-    STAM = 0
-    STNM = 1
-    STRICT_CONTIGUITY = 2
-    PARTITION_CONTIGUITY = 3
 
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (tick, _kernel_api.pxi)
@@ -117,25 +88,6 @@ class KernelEvaluationError(Exception):
     Python side renders it with the run's string dictionary, as the engine words it."""
 
 
-cdef enum:
-    # what a kernel's bytes hold (Budget.parts; the Python side names them: run.MEMORY_PARTS)
-    MEM_TOKENS = 0   # the token arenas: partial matches
-    MEM_KLEENE = 1   # Kleene lists' elements
-    MEM_EVENTS = 2   # the event store: events partial matches bind
-    MEM_KEYS = 3     # per key: its lists' heads and tails
-    MEM_WAITING = 4  # negative events buffered, matches waiting for an end negation's window
-    MEM_MATCHES = 5  # matches buffered before they are taken (and their Kleene lists' ids)
-    MEM_SCRATCH = 6  # one step's new partial matches
-    MEM_NPARTS = 7
-
-
-cdef struct Budget:
-    # the bytes a kernel's arenas hold, counted where they grow (charge), and the limit
-    int64_t parts[7]
-    int64_t held
-    int64_t limit  # -1: none
-
-
 cdef int charge(Budget* b, int what, Py_ssize_t old_n, Py_ssize_t new_n, Py_ssize_t row) except -1 nogil:
     """An arena of ``row`` bytes per entry grows from ``old_n`` to ``new_n`` entries: counted
     before it grows, so that a budget stops the run before the memory is taken, not after.
@@ -150,14 +102,6 @@ cdef int charge(Budget* b, int what, Py_ssize_t old_n, Py_ssize_t new_n, Py_ssiz
     b.parts[what] += more
     b.held += more
     return 0
-
-
-cdef void* grow(void* p, Py_ssize_t n, Py_ssize_t size) except NULL nogil:
-    cdef void* q = realloc(p, n * size if n > 0 else size)
-    if q == NULL:
-        with gil:  # (Cython 3.0 raises without the lock only from a function returning an int)
-            raise MemoryError()
-    return q
 
 
 TICK_CODE = TICK  # for the Python side
@@ -180,4 +124,3 @@ include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
 include "_typecodes.pxi"
-include "_rows.pxi"

@@ -2,7 +2,7 @@
 
 :class:`KernelRowRuntime` is the Python row runtime (:class:`~petricep.runtime.rows.RowRuntime`)
 with its per-row search loop -- threads per start row in preference order, DEFINEs, contiguity,
-AFTER MATCH SKIP, WITHIN -- run by the kernel's ``RowMatcher`` (``_rows.pxi``, arrays from
+AFTER MATCH SKIP, WITHIN -- run by the kernel's ``RowMatcher`` (``_rowmatch.pyx``, arrays from
 :mod:`petricep.kernel.rowlowering`). What stays Python is only per match or per exception:
 
 * MEASURES and the output rows (ONE / ALL ROWS PER MATCH, SELECT) are computed from each
@@ -36,9 +36,9 @@ from petricep.runtime.rowexpr import MatchView
 from petricep.runtime.rows import RowPartition, RowRuntime
 
 try:
-    from petricep.kernel import _kernel  # type: ignore[attr-defined]
+    from petricep.kernel import _rowmatch  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - the extension is optional
-    _kernel = None
+    _rowmatch = None
 
 
 class KernelRowRuntime(RowRuntime):
@@ -46,15 +46,15 @@ class KernelRowRuntime(RowRuntime):
 
     def __init__(self, net: RowNet) -> None:
         super().__init__(net)
-        if _kernel is None:
-            raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
+        if _rowmatch is None:
+            raise ConfigError("the compiled row matcher is not built (petricep.kernel.available() is False)")
         reason = row_refusal(net)
         if reason is not None:
             raise ConfigError(f"the kernel does not run this query: {reason}")
         self.lowered: LoweredRows = lower_rows(net)
         by_var = {t.var: t.id for t in reversed(net.transitions)}  # a variable's DEFINE: one closure
         self.var_guards = [self.guards[by_var[v]] if v in by_var else None for v in self.lowered.vars]
-        self.matcher = _kernel.RowMatcher(self.lowered, self, tuple(net.partition))
+        self.matcher = _rowmatch.RowMatcher(self.lowered, self, tuple(net.partition))
 
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError("a kernel row runtime holds native state; pickle the Python engine's instead")

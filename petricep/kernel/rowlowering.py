@@ -1,5 +1,5 @@
 """Lowering a SQL row-pattern net (:class:`~petricep.compile.rows.RowNet`) to the arrays of the
-kernel's row matcher (``_rows.pxi``).
+kernel's row matcher (``_rowmatch.pyx``).
 
 The row matcher keeps the Python row runtime's token loop (:mod:`petricep.runtime.rows`): per
 partition one search per start row, its threads in preference order, contiguous rows, AFTER

@@ -275,3 +275,24 @@ def test_without_the_extension_one_warning_and_a_clear_refusal(monkeypatch: pyte
     with pytest.raises(ConfigError) as err:
         K.KernelRun(compile_text("PATTERN p: SEQ(A a, B b)"))
     assert str(err.value) == "the compiled kernel is not built (petricep.kernel.available() is False)"
+
+
+def test_without_the_row_matcher_the_kernel_is_not_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL row matcher is an extension module of its own: a build that made the firing
+    kernel but not it runs every net on the Python engine (never the patterns on one engine
+    and the queries on the other), said once."""
+    from petricep.kernel import rowengine
+
+    monkeypatch.setattr(K, "_rowmatch", None)
+    monkeypatch.setattr(K, "_warned", False)
+    monkeypatch.setattr(rowengine, "_rowmatch", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert K.available() is False
+    assert len(caught) == 1
+    from petricep.api import compile_sql
+
+    net = compile_sql("SELECT * FROM t MATCH_RECOGNIZE (ORDER BY ts MEASURES A.id AS a PATTERN (A B) DEFINE B AS B.x > A.x)")
+    with pytest.raises(ConfigError) as err:
+        rowengine.KernelRowRuntime(net.rows[0])
+    assert str(err.value) == "the compiled row matcher is not built (petricep.kernel.available() is False)"

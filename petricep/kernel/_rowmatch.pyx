@@ -1,28 +1,38 @@
-# The row matcher of SQL MATCH_RECOGNIZE queries (included by _kernel.pyx).
-#
-# It runs the Python row runtime's token loop (runtime/rows.py RowRuntime) for a query that
-# kernel/rowlowering.py lowered: per partition one search per start row from where AFTER MATCH
-# SKIP allows, its threads in preference order (a place's exits are ordered), contiguous rows
-# (a thread no row extends dies), the preferred match of a start row final when no thread is
-# left, matches taken in start-row order. A DEFINE that reads only the row it classifies and
-# the rows before it (PREV) depends on (variable, row) alone: it is evaluated once per row and
-# variable (memo); where every DEFINE is such (memoryless) a search keeps at most one thread
-# per place (RowRuntime._step's ``taken``). A DEFINE reading the rows mapped so far (FIRST,
-# LAST, aggregates, another variable's column) is asked of its Python closure on the thread's
-# candidate rows, as the Python runtime evaluates it (rowlowering GUARD_PATH).
-#
-# A thread's rows are contiguous from its search's start row, so a thread is (place, exits it
-# may still take, its last path node); path nodes (variable, parent) live in the search's own
-# arena and are freed with it. A decided match leaves as (0, partition, start row, rows,
-# match number) with partition the Python RowPartition with rows the MatchRow tuple ((index, variable, event), ...) the Python side
-# computes MEASURES from (kernel/rowengine.py); an AFTER MATCH SKIP that cannot restart is
-# (1, partition, start, rows, number), raised there with the Python runtime's message.
-#
-# The partition's events stay in the Python RowPartition the runtime uses (rows, base), so
-# MEASURES and the DEFINEs asked of Python (rowlowering GUARD_PYTHON, or a value the bytecode
-# cannot compute exactly) read the same rows; the numbers the bytecode reads sit beside them
-# in C arrays. Rows are trimmed as the Python runtime trims them, at the partition's next row
-# (so a match's rows are still there when its MEASURES are computed).
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The row matcher of SQL MATCH_RECOGNIZE queries, a compiled module of its own (the firing
+kernel, ``_kernel.pyx``, is another; they share ``_alloc.pxd``).
+
+It runs the Python row runtime's token loop (runtime/rows.py RowRuntime) for a query that
+kernel/rowlowering.py lowered: per partition one search per start row from where AFTER MATCH
+SKIP allows, its threads in preference order (a place's exits are ordered), contiguous rows
+(a thread no row extends dies), the preferred match of a start row final when no thread is
+left, matches taken in start-row order. A DEFINE that reads only the row it classifies and
+the rows before it (PREV) depends on (variable, row) alone: it is evaluated once per row and
+variable (memo); where every DEFINE is such (memoryless) a search keeps at most one thread
+per place (RowRuntime._step's ``taken``). A DEFINE reading the rows mapped so far (FIRST,
+LAST, aggregates, another variable's column) is asked of its Python closure on the thread's
+candidate rows, as the Python runtime evaluates it (rowlowering GUARD_PATH).
+
+A thread's rows are contiguous from its search's start row, so a thread is (place, exits it
+may still take, its last path node); path nodes (variable, parent) live in the search's own
+arena and are freed with it. A decided match leaves as (0, partition, start row, rows,
+match number) with partition the Python RowPartition with rows the MatchRow tuple ((index, variable, event), ...) the Python side
+computes MEASURES from (kernel/rowengine.py); an AFTER MATCH SKIP that cannot restart is
+(1, partition, start, rows, number), raised there with the Python runtime's message.
+
+The partition's events stay in the Python RowPartition the runtime uses (rows, base), so
+MEASURES and the DEFINEs asked of Python (rowlowering GUARD_PYTHON, or a value the bytecode
+cannot compute exactly) read the same rows; the numbers the bytecode reads sit beside them
+in C arrays. Rows are trimmed as the Python runtime trims them, at the partition's next row
+(so a match's rows are still there when its MEASURES are computed).
+"""
+
+from libc.stdlib cimport free
+from libc.string cimport memmove
+from libc.math cimport fabs
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+
+from petricep.kernel._alloc cimport grow
 
 DEF R_NULL = 0
 DEF R_BOOL = 1
