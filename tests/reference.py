@@ -109,7 +109,7 @@ def _refs(node: Node) -> list[Any]:
 
 def _validate(node: Node, in_seq: bool = False) -> None:
     if isinstance(node, Group):
-        if not in_seq or not all(isinstance(c, EventRef) and not c.negated and not c.kleene for c in node.children):
+        if not all(isinstance(c, EventRef) and not c.negated and not c.kleene for c in node.children):
             raise ValueError(f"repeated group {node.var!r}: a SEQ step of single positive events")
         return
     if isinstance(node, EventRef):

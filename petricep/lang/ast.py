@@ -371,6 +371,12 @@ def walk_expr(expr: Expr) -> Iterator[Expr]:
         stack.extend(reversed(expr_children(e)))
 
 
+def step_var(e: Attr | Agg) -> str:
+    """The variable whose events a read takes its field from: a repeated group's step for
+    ``g[i].b.x`` (``b``), else the variable read (for ``count(g[])``: the group)."""
+    return e.member or e.var
+
+
 def vars_of(expr: Expr) -> frozenset[str]:
     """Variables an expression mentions."""
     return frozenset(e.var for e in walk_expr(expr) if isinstance(e, (Attr, Agg)))

@@ -505,7 +505,7 @@ def check_fields(
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
-                    ref = refs[e.var]
+                    ref = refs[A.step_var(e)]
                     known = comp.get(ref.type, cols)
                     if e.field not in known and (ref.type, e.field) not in missing:
                         missing.add((ref.type, e.field))

@@ -105,8 +105,8 @@ class Typing:
                 return LONG
             if e.func in ("sum", "avg"):
                 return DOUBLE
-            return self._field_type(refs.get(e.var), e.field, seen)
-        return self._field_type(refs.get(e.var), e.field, seen)
+            return self._field_type(refs.get(A.step_var(e)), e.field, seen)
+        return self._field_type(refs.get(A.step_var(e)), e.field, seen)
 
     def _field_type(self, etype: str | None, field: str | None, seen: set[str]) -> str:
         if field == "ts":
