@@ -684,6 +684,13 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
                     f"every subset of its {kleene.type} events in the window: partial matches can double with each "
                     "one (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
                 )
+            group = next(iter(A.groups_of(p.structure)), None)
+            if group is not None:
+                out.append(
+                    f"warning: pattern {p.name!r}: repeated group {group.var}[] under skip-till-any-match keeps every "
+                    "sequence of its iterations in the window: partial matches can double with each iteration "
+                    "(add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+                )
         same = _same_type_and(p.structure)
         if same is not None:
             out.append(

@@ -17,15 +17,44 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternSemanticError, PatternSyntaxError, PatternUnsupportedError
-from petricep.events import Event
 from petricep.kernel.lowering import supports
-from petricep.lang.ast import IDX_CONST, IDX_CUR, IDX_LAST, IDX_PREV, Agg, Attr, EventRef, Group, Index, Pattern, Seq, Strategy, events_of
+from petricep.lang.ast import (
+    IDX_CONST,
+    IDX_CUR,
+    IDX_LAST,
+    IDX_PREV,
+    Agg,
+    Attr,
+    EventRef,
+    Group,
+    Index,
+    Pattern,
+    Seq,
+    Strategy,
+    events_of,
+)
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from tests.engines import run_embedded
-from tests.features.scenario import NEXT, PART, SEQ, STRICT, cmp, f, ids, neg, pat, ref, returns, run, stream, want, within
+from tests.features.scenario import (
+    NEXT,
+    PART,
+    SEQ,
+    STRICT,
+    cmp,
+    f,
+    ids,
+    neg,
+    pat,
+    ref,
+    returns,
+    run,
+    stream,
+    want,
+    within,
+)
 from tests.reference import reference_run
 from tests.strategies import streams
 
@@ -312,3 +341,60 @@ def test_merged_engine_equals_reference_on_grouped_patterns(data: Any, p: Patter
     events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
     tie = _tie(data.draw, pats)
     assert _sorted(run_embedded(pats, events, tie)) == _sorted(reference_run(pats, events, tie))
+
+
+# ----------------------------------------------------------------------------- engine only
+# (the reference has no ON TIMEOUT, CONSUME or LIMIT: the Python engine's output, by hand)
+
+
+def _engine(text: str, spec: str) -> list[dict]:
+    return run_embedded(parse_text(text).patterns, stream(spec))
+
+
+def test_timeout_in_the_middle_of_an_iteration_lists_what_it_bound() -> None:
+    # a0 b1 c2 b3: the window closes with b3's iteration open; a0 b3 also waits there
+    out = _engine("PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 5 ON TIMEOUT RETURN T(n = count(g[]))", "A@0 B@1 C@2 B@3 X@9")
+    assert [(m["ids"], m["attrs"]) for m in out] == [
+        ({"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3}]}, {"n": 1}),
+        ({"a": 0, "g": [{"b": 3}]}, {"n": None}),  # no iteration complete: count reads no list
+    ]
+
+
+def test_consume_a_group_consumes_its_steps() -> None:
+    # the first match consumes b1 c2: of the matches at c4, only b3 c4 holds no consumed event
+    out = _engine("PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[]) WITHIN 5 CONSUME g", "A@0 B@1 C@2 B@3 C@4")
+    assert [m["ids"] for m in out] == [{"a": 0, "g": [{"b": 1, "c": 2}]}, {"a": 0, "g": [{"b": 3, "c": 4}]}]
+
+
+def test_check_warns_about_unbounded_groups() -> None:
+    from petricep.api.report import warnings_for
+
+    (p,) = parse_text("PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d)").patterns
+    assert "warning: pattern 'p': repeated group g[] has no WITHIN window: one partial match may grow without bound" in warnings_for([p])
+    (q,) = parse_text("PATTERN q: SEQ(A a, SEQ(B b, C c)+ g[]) WITHIN 10").patterns
+    assert any("repeated group g[] under skip-till-any-match" in w for w in warnings_for([q]))
+    (r,) = parse_text("PATTERN r: SEQ(A a, SEQ(B b, C c)+ g[]) WHERE skip-till-next-match WITHIN 10").patterns
+    assert warnings_for([r]) == []
+
+
+def test_diagram_draws_the_loop() -> None:
+    from petricep.export.model import build_diagram
+
+    d = build_diagram(build_net([pat(SEQ(ref("A", "a"), BC, ref("D", "d")))]))
+    names = {n.id: n.label[0] for n in d.nodes}
+    assert sorted(n.label[0] for n in d.nodes if n.kind == "transition") == ["A a", "B g[1].b", "B g[i].b", "C g[1].c", "C g[i].c", "D d"]
+    arcs = {(names[a.src], names[a.dst]) for a in d.arcs if a.kind != "event"}
+    # the loop: a;g+ -> B g[i].b -> a;g+:b -> C g[i].c -> back to a;g+
+    assert {("a;g+", "B g[i].b"), ("B g[i].b", "a;g+:b"), ("a;g+:b", "C g[i].c"), ("C g[i].c", "a;g+")} <= arcs
+
+
+def test_merging_shares_the_prefix_and_the_loop() -> None:
+    # front combination up to the first iteration's b; the loop's places by middle
+    # combination (its tokens keep their patterns); d's place is q's alone
+    pats = [pat(SEQ(ref("A", "a"), BC), name="p"), pat(SEQ(ref("A", "a"), BC, ref("D", "d")), name="q")]
+    net = build_net(pats)
+    assert [(c, label) for c, label, _ in net.groups[0].sharing] == [
+        ("front", "a"), ("front", "a;g:b"), ("middle", "a;g+"), ("middle", "a;g+:b")
+    ]
+    ev = stream("A@0 B@1 C@2 B@3 C@4 D@5")
+    assert _sorted(run_embedded(pats, ev)) == _sorted(reference_run(pats, ev))
