@@ -139,7 +139,7 @@ def _resolutions(node: Node) -> list[Node]:
 def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
     """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
     out: dict[str, tuple[str, float, float]] = {}
-    if isinstance(node, EventRef):
+    if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
         return out
     previous: str | None = None
     for child in node.children:
@@ -315,6 +315,10 @@ class Matcher:
                 self.positive_conj.append(conj)
 
         self.gaps = _gap_pairs(tree)
+        # a group's first step's gap on its first iteration: from the event before the group
+        self.group_before = {
+            g: RG.before_group(tree.children, grp) if isinstance(tree, Seq) else None for g, grp in self.groups.items()
+        }
 
         self.by_type: dict[str, list[Item]] = {}
         for item in stream:
@@ -387,7 +391,11 @@ class Matcher:
             values: list[Any]
             if isinstance(ref, Group):
                 values = RG.group_values(
-                    ref, fitting, self.before, lambda evs: self.in_window([*bound_items, *evs]) and self.same_partition([*bound_items, *evs])
+                    ref,
+                    fitting,
+                    self.before,
+                    lambda evs: self.in_window([*bound_items, *evs]) and self.same_partition([*bound_items, *evs]),
+                    binding.get(self.group_before.get(ref.var) or ""),
                 )
             else:
                 fits = fitting(ref)
@@ -582,7 +590,10 @@ class Matcher:
                             return False
         for var, value in partial.items():
             if var in self.groups:
-                if not RG.chain_ok(self.groups[var], value, self.before):
+                group = self.groups[var]
+                if not RG.chain_ok(group, value, self.before):
+                    return False
+                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or "")):
                     return False
             elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False

@@ -5,7 +5,9 @@ A group binds a non-empty sequence of iterations, each one event per step (a dic
 Item): the events of the group, read iteration by iteration and step by step (the *chain*),
 are each ``before`` the next, every step's events are in stream order, no event is bound
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
-follows (the pattern's precedence treats the group as one variable).
+follows (the pattern's precedence treats the group as one variable). A per-step gap on a
+step bounds the time from the event before it in the chain (the first one's: from the single
+event before the group in its SEQ): ``lo <= ts - ts_before <= hi``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from petricep.lang.ast import EventRef, Group
+from petricep.lang.ast import DURATION_UNITS, EventRef, Group
 
 Iteration = dict[str, Any]  # step variable -> Item
 
@@ -46,6 +48,7 @@ def group_values(
     candidates: Callable[[EventRef], list[Any]],
     before: Callable[[Any, Any], bool],
     admissible: Callable[[list[Any]], bool],
+    first_before: Any = None,
 ) -> list[tuple[Iteration, ...]]:
     """Every binding of ``group``: each sequence of complete iterations whose chain keeps the
     order rules; ``candidates(step)``: the events a step may take (type, order against the
@@ -66,6 +69,8 @@ def group_values(
             if not admissible(events):
                 continue
             now = {**current, ss[k].var: item}
+            if not gaps_ok(group, (*done, now), first_before):
+                continue
             if k + 1 == len(ss):
                 value = (*done, now)
                 out.append(value)
@@ -109,3 +114,32 @@ def extend_value(group: Group, value: tuple[Iteration, ...] | None, item: Any) -
 
 def member_of(group: Group, var: str) -> bool:
     return any(s.var == var for s in steps(group))
+
+
+def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool:
+    """Every per-step gap between consecutive chain events holds (``first_before``: the event
+    before the group, for the first step of the first iteration; None: not bound yet)."""
+    gaps = {s.var: s.gap for s in steps(group) if s.gap is not None}
+    if not gaps:
+        return True
+    previous = first_before
+    for it in value:
+        for var, item in it.items():
+            gap = gaps.get(var)
+            if gap is not None and previous is not None:
+                scale = DURATION_UNITS[gap.unit] if gap.unit else 1
+                if not gap.low * scale <= item.ev.ts - previous.ev.ts <= gap.high * scale:
+                    return False
+            previous = item
+    return True
+
+
+def before_group(children: Sequence[Any], group: Group) -> str | None:
+    """The single positive event right before ``group`` in its SEQ (negations skipped)."""
+    prev = None
+    for child in children:
+        if child is group:
+            break
+        if not (isinstance(child, EventRef) and child.negated):
+            prev = child
+    return prev.var if isinstance(prev, EventRef) else None

@@ -291,7 +291,7 @@ class _Builder:
         negated = {r.var for r in self.negs}
         # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
         # conjuncts after WHERE's) and an expiry on the places that wait for the step
-        self.gaps = _gaps(pattern)
+        self.gaps = _gaps(pattern, set(self.member_of))  # a group's gaps: conditions (compile/groups.py)
         gap_conds = [c for v, (u, lo, hi) in self.gaps.items() for c in _gap_conditions(v, u, lo, hi)]
         self.conds = [_classify(e, self.kleene, negated) for e in (*pattern.conditions, *gap_conds)]
         self.prec = _precedence(pattern.structure)
@@ -525,11 +525,12 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
         _neighbours(c, out)
 
 
-def _gaps(pattern: A.Pattern) -> dict[str, tuple[str, float | int, float | int]]:
-    """Each gapped step's variable -> (the variable it follows, low, high in runtime units)."""
+def _gaps(pattern: A.Pattern, skip: set[str]) -> dict[str, tuple[str, float | int, float | int]]:
+    """Each gapped step's variable -> (the variable it follows, low, high in runtime units);
+    ``skip``: a repeated group's steps."""
     out: dict[str, tuple[str, float | int, float | int]] = {}
     for ref in A.events_of(pattern.structure):
-        if ref.gap is not None:
+        if ref.gap is not None and ref.var not in skip:
             base = gap_reference(pattern.structure, ref)
             assert base is not None  # checked (lang/check.py check_gaps)
             lo, hi = A.gap_amount(ref.gap)

@@ -13,6 +13,9 @@ A condition reading the group is rewritten onto the steps' lists:
 * whole-group reads (``g[k].b.x``, ``g[last].c.x``, ``count(g[])``, ``sum(g[].b.x)``) become
   the Kleene reads of the step (``b[k].x``, ``c[last].x``, ``count(c[])``, ``sum(b[].x)``),
   decided where the lists are closed, as Kleene conditions are;
+* a per-step gap on a step (``SEQ(B b, C c AFTER 0 TO 5)+ g[]``) is the conditions
+  :func:`petricep.lang.groups.gap_conditions` says, checked as any (a partial match whose gap
+  passed leaves at the window, not at the gap, for now);
 * an iteration condition (``g[i]``, ``g[i-1]``) is checked on the step that binds the last
   step it reads at ``g[i]`` (say ``m``), on every iteration: there ``g[i].s`` for a step up to
   ``m`` is that step's newest element (``s[i]``), ``g[i-1].s`` is the one before it
@@ -27,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.lang import ast as A
+from petricep.lang.groups import gap_conditions
 
 Cfg = Any
 
@@ -90,7 +94,9 @@ def lower(pattern: A.Pattern) -> Lowered:
     member_of = {m: (g, i) for g in groups.values() for i, m in enumerate(g.members)}
     conditions: list[A.Expr] = []
     iteration: dict[int, str] = {}
-    for ci, expr in enumerate(pattern.conditions):
+    # per-step gaps inside a group: conditions on the step (no early exit of partial matches)
+    gaps = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
+    for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
         if at is not None:
             iteration[ci] = at

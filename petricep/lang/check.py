@@ -365,7 +365,8 @@ def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ct
     non-Kleene step) and what they are not combined with yet (count windows, LIMIT, ON
     TIMEOUT: a gap ends partial matches early, which those would see), each refused with
     :class:`PatternUnsupportedError` at the gap rather than run with another meaning."""
-    gapped = [r for r in A.events_of(structure) if r.gap is not None]
+    # a repeated group's steps: checked as a group's (lang/groups.py), run as conditions
+    gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in ctx.members]
     if not gapped:
         return
     first = gapped[0].gap

@@ -33,14 +33,63 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
             what = (
                 "a negation" if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
-                else "a per-step gap" if step.gap is not None else None
+                else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
             )
             if what is not None:
                 span = step.gap.span if step.gap is not None and not step.negated else step.span
                 raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", span)
+        first = node.children[0]
+        if isinstance(first, A.EventRef) and first.gap is not None and _single_before(parent, node) is None:
+            raise unsupported(
+                f"a per-step gap on a repeated group's first step ({first.type} {first.var}) follows the previous "
+                "iteration's last step, and on the first iteration the single event before the group: there is none",
+                first.gap.span,
+            )
         return
     for child in node.children:
         check_structure(child, error, unsupported, node)
+
+
+def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
+    """The single positive event right before ``group`` in its SEQ (negations skipped), or None."""
+    if not isinstance(parent, A.Seq):
+        return None
+    before: A.Node | None = None
+    for child in parent.children:
+        if child is group:
+            break
+        if not (isinstance(child, A.EventRef) and child.negated):
+            before = child
+    if isinstance(before, A.EventRef) and not before.kleene:
+        return before.var
+    return None
+
+
+def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
+    """A group's per-step gaps as conditions in the group's words (two conjuncts each): a step
+    ``lo`` to ``hi`` after the step before it in its iteration, the first step after the
+    previous iteration's last (``g[i-1]``, vacuous on the first iteration) and, on the first
+    iteration, after the single event before the group (``g[1]``)."""
+    out: list[A.Expr] = []
+    steps = [c for c in group.children if isinstance(c, A.EventRef)]
+    for k, step in enumerate(steps):
+        if step.gap is None:
+            continue
+        lo, hi = A.gap_amount(step.gap)
+        here = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=step.var)
+        if k:
+            bases: list[tuple[A.Expr, A.Expr]] = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
+        else:
+            prev = _single_before(structure, group)
+            assert prev is not None  # checked
+            bases = [
+                (here, A.Attr(group.var, "ts", A.Index(A.IDX_PREV), member=steps[-1].var)),
+                (A.Attr(group.var, "ts", A.Index(A.IDX_CONST, 1), member=step.var), A.Attr(prev, "ts")),
+            ]
+        for later, earlier in bases:
+            diff = A.BinOp("-", later, earlier, span=step.gap.span)
+            out += [A.Compare(">=", diff, A.Num(lo), span=step.gap.span), A.Compare("<=", diff, A.Num(hi), span=step.gap.span)]
+    return out
 
 
 def _kind(node: A.Node) -> str:
