@@ -460,3 +460,22 @@ def test_key_partitions_equal_the_reference_on_grouped_patterns(data: Any, p: Pa
     events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
     tie = _tie(data.draw, [p])
     assert _sorted(run_partitioned([p], events, tie)) == _sorted(reference_run([p], events, tie))
+
+
+def test_the_documented_examples_parse_and_compile() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "LANGUAGE.md").read_text()
+    block = doc.split("### Repeated groups", 1)[1].split("```", 2)[1]
+    parsed = parse_text(block, "LANGUAGE.md")
+    assert [p.name for p in parsed.patterns] == ["stop_and_go", "sawtooth"]
+    net = build_net(list(parsed.patterns))
+    assert supports(net) == (False, "pattern 'stop_and_go': a repeated group (g[]) is not covered yet")
+
+
+def test_spark_types_a_group_as_a_list_of_id_structs() -> None:
+    from petricep.api import compile_text
+    from petricep.spark.typed import Typing
+
+    net = compile_text("PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 10\n")
+    assert Typing(net).ids_fields() == [("a", "bigint"), ("g", "array<struct<`b`: bigint, `c`: bigint>>"), ("d", "bigint")]
