@@ -108,21 +108,27 @@ class _Normal:
 
     def place_keys(self) -> list[Hashable]:
         """Structural key of every place: what feeds it, recursively (the net is a DAG
-        apart from Kleene self-loops)."""
+        apart from Kleene self-loops and a repeated group's loop, whose places get keys of
+        their own pattern: :meth:`_back`)."""
         net = self.net
         incoming: dict[int, list[Transition]] = {p.id: [] for p in net.places}
         for t in net.transitions:
             incoming[t.dst].append(t)
         keys: dict[int, Hashable] = {}
+        visiting: set[int] = set()
 
         def key(pid: int) -> Hashable:
             if pid in keys:
                 return keys[pid]
+            if pid in visiting:
+                return self._back(pid)
             place = net.places[pid]
             if pid == net.start:
                 k: Hashable = ("start",)
             else:
+                visiting.add(pid)
                 feeds = frozenset((key(t.src), self.tkey(t)) for t in incoming[pid] if t.src != pid)
+                visiting.discard(pid)
                 loops = frozenset(self.tkey(t) for t in incoming[pid] if t.src == pid)
                 active = frozenset(
                     (self.neg_keys[j], j in place.growable_negations) for j in place.active_negations
@@ -141,12 +147,17 @@ class _Normal:
         for t in net.transitions:
             outgoing[t.src].append(t)
         keys: dict[int, Hashable] = {}
+        visiting: set[int] = set()
 
         def key(pid: int) -> Hashable:
             if pid in keys:
                 return keys[pid]
+            if pid in visiting:
+                return self._back(pid)
             place = net.places[pid]
+            visiting.add(pid)
             leads = frozenset((self.tkey(t), key(t.dst)) for t in outgoing[pid] if t.dst != pid)
+            visiting.discard(pid)
             loops = frozenset(self.tkey(t) for t in outgoing[pid] if t.dst == pid)
             active = frozenset((self.neg_keys[j], j in place.growable_negations) for j in place.active_negations)
             k: Hashable = ("future", leads, loops, active, pid == net.start)
@@ -154,6 +165,14 @@ class _Normal:
             return k
 
         return [key(p.id) for p in net.places]
+
+
+    def _back(self, pid: int) -> Hashable:
+        """The key of a place reached again around a repeated group's loop: its own pattern's
+        place, so places on (or depending on) the loop are shared by no other pattern (a
+        structural key of a cycle would need a fixpoint; what leads to the group is still
+        shared)."""
+        return ("loop", self.net.index, pid)
 
 
 class _Union:

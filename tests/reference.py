@@ -32,6 +32,9 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
   (v, u): ``lo <= v.ts - u.ts <= hi`` (seconds times the unit's factor), ``u`` the variable
   named, else the positive element before ``v`` in its SEQ. Like the window, it holds of every
   candidate binding and every partial match skip-till-next-match tests.
+* Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42): :mod:`tests.reference_groups`; a group is
+  one variable of the pattern (precedence, negation neighbours), its value a tuple of
+  iterations (step -> event), its ids a list of ``{step: id}``.
 """
 
 from __future__ import annotations
@@ -50,13 +53,15 @@ from petricep.lang.ast import (
     WIN_TIME,
     And,
     EventRef,
+    Group,
     Node,
     Or,
     Pattern,
     Seq,
     Window,
 )
-from tests.reference_conditions import MISSING, Conjunct, Env, Unbound, conjunct, evaluate, holds
+from tests import reference_groups as RG
+from tests.reference_conditions import MISSING, Conjunct, Env, Pending, Unbound, conjunct, evaluate, holds
 
 __all__ = ["TIES", "reference_run", "window_size"]
 
@@ -77,7 +82,7 @@ def _is_negation(node: Node) -> bool:
 
 def _flatten(node: Node) -> Node:
     """Splice a SEQ that is a direct child of a SEQ into its parent."""
-    if isinstance(node, EventRef):
+    if isinstance(node, (EventRef, Group)):
         return node
     if isinstance(node, Seq):
         children: list[Node] = []
@@ -95,13 +100,18 @@ def _flatten(node: Node) -> Node:
     raise TypeError(f"not a structure node: {node!r}")
 
 
-def _refs(node: Node) -> list[EventRef]:
-    if isinstance(node, EventRef):
+def _refs(node: Node) -> list[Any]:
+    """The leaves: event references, and repeated groups as one leaf each."""
+    if isinstance(node, (EventRef, Group)):
         return [node]
     return [r for child in node.children for r in _refs(child)]
 
 
 def _validate(node: Node, in_seq: bool = False) -> None:
+    if isinstance(node, Group):
+        if not all(isinstance(c, EventRef) and not c.negated and not c.kleene for c in node.children):
+            raise ValueError(f"repeated group {node.var!r}: a SEQ step of single positive events")
+        return
     if isinstance(node, EventRef):
         if node.negated and not in_seq:
             raise ValueError(f"negation !({node.type} {node.var}) outside a SEQ")
@@ -118,7 +128,7 @@ def _validate(node: Node, in_seq: bool = False) -> None:
 
 def _resolutions(node: Node) -> list[Node]:
     """Every tree obtained by replacing each OR by one of its children."""
-    if isinstance(node, EventRef):
+    if isinstance(node, (EventRef, Group)):
         return [node]
     if isinstance(node, Or):
         return [tree for child in node.children for tree in _resolutions(child)]
@@ -129,7 +139,7 @@ def _resolutions(node: Node) -> list[Node]:
 def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
     """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
     out: dict[str, tuple[str, float, float]] = {}
-    if isinstance(node, EventRef):
+    if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
         return out
     previous: str | None = None
     for child in node.children:
@@ -147,7 +157,7 @@ def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
 
 
 def _positive_vars(node: Node) -> list[str]:
-    return [r.var for r in _refs(node) if not r.negated]
+    return [r.var for r in _refs(node) if not _is_negation(r)]
 
 
 @dataclass(frozen=True)
@@ -193,7 +203,7 @@ def _shape(tree: Node) -> _Shape:
             visit(child)
 
     visit(tree)
-    refs = tuple(r for r in _refs(tree) if not r.negated)
+    refs = tuple(r for r in _refs(tree) if not _is_negation(r))
     return _Shape(refs, frozenset(r.var for r in refs), frozenset(prec), tuple(negs))
 
 
@@ -227,7 +237,10 @@ Binding = dict[str, Any]  # var -> Item, or tuple of Item for a Kleene variable
 
 
 def _items(value: Any) -> tuple[Item, ...]:
-    return value if isinstance(value, tuple) else (value,)
+    """The events of a value: one Item, a Kleene list, or a group's iterations (dicts)."""
+    if not isinstance(value, tuple):
+        return (value,)
+    return tuple(x for v in value for x in (v.values() if isinstance(v, dict) else (v,)))
 
 
 def all_items(binding: Binding) -> list[Item]:
@@ -235,11 +248,20 @@ def all_items(binding: Binding) -> list[Item]:
 
 
 def env_of(binding: Binding) -> Env:
-    values = {
-        var: tuple(i.ev for i in value) if isinstance(value, tuple) else value.ev
-        for var, value in binding.items()
-    }
+    values = {var: _values(value) for var, value in binding.items()}
     return Env(values)
+
+
+def _values(value: Any) -> Any:
+    if not isinstance(value, tuple):
+        return value.ev
+    return tuple({m: i.ev for m, i in v.items()} if isinstance(v, dict) else v.ev for v in value)
+
+
+def _ids(value: Any) -> Any:
+    if not isinstance(value, tuple):
+        return value.ev.id
+    return [{m: i.ev.id for m, i in v.items()} if isinstance(v, dict) else v.ev.id for v in value]
 
 
 # ============================================================================ one pattern
@@ -267,8 +289,14 @@ class Matcher:
         names = [r.var for r in refs]
         if len(set(names)) != len(names):
             raise ValueError(f"variable names are not distinct: {names}")
-        self.kleene = frozenset(r.var for r in refs if r.kleene)
-        self.negated = {r.var: r for r in refs if r.negated}
+        self.groups = {r.var: r for r in refs if isinstance(r, Group)}
+        for g in self.groups.values():
+            names.extend(s.var for s in RG.steps(g))
+        if len(set(names)) != len(names):
+            raise ValueError(f"variable names are not distinct: {names}")
+        # a group is a list variable too: whole-list reads wait for it to close
+        self.kleene = frozenset(r.var for r in refs if isinstance(r, Group) or r.kleene)
+        self.negated = {r.var: r for r in refs if _is_negation(r)}
         self.shapes = [_shape(t) for t in _resolutions(tree)]
 
         self.positive_conj: list[Conjunct] = []
@@ -287,6 +315,10 @@ class Matcher:
                 self.positive_conj.append(conj)
 
         self.gaps = _gap_pairs(tree)
+        # a group's first step's gap on its first iteration: from the event before the group
+        self.group_before = {
+            g: RG.before_group(tree.children, grp) if isinstance(tree, Seq) else None for g, grp in self.groups.items()
+        }
 
         self.by_type: dict[str, list[Item]] = {}
         for item in stream:
@@ -348,12 +380,26 @@ class Matcher:
                 return
             ref = shape.refs[k]
             bound_items = all_items(binding)
-            fits = [
-                item
-                for item in self.by_type.get(ref.type, [])
-                if item.idx not in used and self.fits(item, ref.var, shape, binding, bound_items)
-            ]
-            values: list[Any] = self.kleene_lists(fits) if ref.kleene else fits
+
+            def fitting(r: EventRef, var: str = ref.var) -> list[Item]:
+                return [
+                    item
+                    for item in self.by_type.get(r.type, [])
+                    if item.idx not in used and self.fits(item, var, shape, binding, bound_items)
+                ]
+
+            values: list[Any]
+            if isinstance(ref, Group):
+                values = RG.group_values(
+                    ref,
+                    fitting,
+                    self.before,
+                    lambda evs: self.in_window([*bound_items, *evs]) and self.same_partition([*bound_items, *evs]),
+                    binding.get(self.group_before.get(ref.var) or ""),
+                )
+            else:
+                fits = fitting(ref)
+                values = self.kleene_lists(fits) if ref.kleene else fits
             for value in values:
                 new = _items(value)
                 if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
@@ -477,7 +523,9 @@ class Matcher:
         for j in range(1, len(pairs)):
             prefix: Binding = {}
             for item, var in pairs[:j]:
-                if var in self.kleene:
+                if var in self.groups:
+                    prefix[var] = RG.prefix_add(self.groups[var], prefix.get(var), self._step_of(var, item, binding), item)
+                elif var in self.kleene:
                     prefix[var] = (*prefix.get(var, ()), item)
                 else:
                     prefix[var] = item
@@ -486,6 +534,14 @@ class Matcher:
                     return False
         return True
 
+    def _step_of(self, group: str, item: Item, binding: Binding) -> str:
+        """The step of ``group`` that ``item`` is bound to in ``binding``."""
+        return next(m for it in binding[group] for m, i in it.items() if i is item)
+
+    def _open_group_before(self, shape: _Shape, prefix: Binding, v: str) -> bool:
+        """A group before ``v`` is in the middle of an iteration: ``v`` cannot come yet."""
+        return any((g, v) in shape.prec and g in prefix and not RG.complete(grp, prefix[g]) for g, grp in self.groups.items())
+
     def extends(self, prefix: Binding, x: Item) -> bool:
         """Can some variable take x, given the partial match ``prefix``?"""
         bound = set(prefix)
@@ -493,7 +549,11 @@ class Matcher:
             if not bound <= shape.vars:
                 continue  # OR choices of the prefix rule this resolution out
             for ref in shape.refs:
-                if ref.type != x.ev.type:
+                if isinstance(ref, Group):
+                    if self._group_takes(shape, prefix, ref, x):
+                        return True
+                    continue
+                if ref.type != x.ev.type or self._open_group_before(shape, prefix, ref.var):
                     continue
                 v = ref.var
                 if v in prefix:
@@ -509,6 +569,18 @@ class Matcher:
                     return True
         return False
 
+    def _group_takes(self, shape: _Shape, prefix: Binding, group: Group, x: Item) -> bool:
+        """Can ``group`` take ``x`` as its next step, given ``prefix``?"""
+        v = group.var
+        if v in prefix and any((v, w) in shape.prec for w in prefix):
+            return False  # closed: a step after the group is bound
+        if any((u, v) in shape.prec and u not in prefix for u in shape.vars):
+            return False
+        if any((u, v) in shape.prec and u in self.groups and not RG.complete(self.groups[u], prefix[u]) for u in prefix):
+            return False
+        new = RG.extend_value(group, prefix.get(v), x)
+        return new is not None and self.partial_ok(shape, {**prefix, v: new})
+
     def partial_ok(self, shape: _Shape, partial: Binding) -> bool:
         for u, w in shape.prec:
             if u in partial and w in partial:
@@ -517,7 +589,13 @@ class Matcher:
                         if not self.before(a, b):
                             return False
         for var, value in partial.items():
-            if var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
+            if var in self.groups:
+                group = self.groups[var]
+                if not RG.chain_ok(group, value, self.before):
+                    return False
+                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or "")):
+                    return False
+            elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
         items = all_items(partial)
         if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial):
@@ -531,8 +609,11 @@ class Matcher:
                 continue  # whole-list condition of a list that may still grow
             if any(len(partial[k]) < c and k not in closed for k, c in conj.consts):
                 continue  # v[k] not reached yet
-            if not holds(conj, env):
-                return False
+            try:
+                if not holds(conj, env):
+                    return False
+            except Pending:
+                continue  # reads a step its group's current iteration has not bound yet
         return True
 
     # ------------------------------------------------------------------ emission
@@ -565,7 +646,8 @@ def _node_items(node: Node | None, binding: Binding) -> list[Item]:
 
 
 def _consumed_types(pattern: Pattern) -> set[str]:
-    return {r.type for r in _refs(pattern.structure)}
+    leaves = _refs(pattern.structure)
+    return {r.type for r in leaves if isinstance(r, EventRef)} | {s.type for g in leaves if isinstance(g, Group) for s in RG.steps(g)}
 
 
 def _dependency_order(patterns: Sequence[Pattern]) -> tuple[list[int], dict[int, set[int]]]:
@@ -628,7 +710,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         pool.sort(key=lambda it: (it.ev.ts, it.key))
         stream = [Item(it.ev, it.key, idx) for idx, it in enumerate(pool)]
         matcher = Matcher(pattern, stream, tie)
-        written = [r.var for r in _refs(pattern.structure) if not r.negated]
+        written = [r.var for r in _refs(pattern.structure) if not _is_negation(r)]
 
         emitted = []
         for shape, binding in matcher.matches():
@@ -646,10 +728,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
             rows.append(
                 {
                     "pattern": pattern.name,
-                    "ids": {
-                        var: [i.ev.id for i in value] if isinstance(value, tuple) else value.ev.id
-                        for var, value in binding.items()
-                    },
+                    "ids": {var: _ids(value) for var, value in binding.items()},
                     "start": min(i.ev.ts for i in bound),
                     "end": max(i.ev.ts for i in bound),
                     "attrs": attrs,
@@ -665,7 +744,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
 def _composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
     """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
     values = [ids[v] for v in order if v in ids]
-    parts = ["+".join(str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
+    parts = ["+".join(";".join(map(str, i.values())) if isinstance(i, dict) else str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
     return f"{name}[{','.join(parts)}]"
 
 

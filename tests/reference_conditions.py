@@ -31,7 +31,7 @@ from petricep.lang.ast import (
     Str,
 )
 
-__all__ = ["MISSING", "Conjunct", "Env", "Unbound", "conjunct", "evaluate", "holds"]
+__all__ = ["MISSING", "Conjunct", "Env", "Pending", "Unbound", "conjunct", "evaluate", "holds"]
 
 
 class _MissingType:
@@ -53,6 +53,10 @@ MISSING = _MissingType()
 
 class Unbound(Exception):
     """An expression read a variable that the match does not bind."""
+
+
+class Pending(Exception):
+    """A partial match's group iteration lacks the step an expression reads (not decidable yet)."""
 
 
 def _subexprs(expr: Expr) -> Iterator[Expr]:
@@ -182,6 +186,10 @@ def evaluate(expr: Expr, env: Env) -> Any:
         return expr.value
     if isinstance(expr, Attr):
         element = _element(env, expr)
+        if element is not MISSING and expr.member is not None:  # g[k].step: one iteration's event
+            if expr.member not in element:
+                raise Pending(expr.member)
+            element = element[expr.member]
         return MISSING if element is MISSING else element.get(expr.field)
     if isinstance(expr, Agg):
         items = _lookup(env, expr.var)
@@ -191,7 +199,9 @@ def evaluate(expr: Expr, env: Env) -> Any:
             items = items[: env.it_i - 1]
         if expr.func == "count":
             return len(items)
-        values = [x.get(expr.field) for x in items]
+        if expr.member is not None and any(expr.member not in x for x in items):
+            raise Pending(expr.member)
+        values = [(x[expr.member] if expr.member is not None else x).get(expr.field) for x in items]
         _need_numbers(expr.func, *values)
         if not values:
             return MISSING
@@ -278,6 +288,9 @@ def holds(conj: Conjunct, env: Env) -> bool:
     for i in range(1, len(items) + 1):
         if i == 1 and conj.skip_first:
             continue
-        if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i))):
-            return False
+        try:
+            if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i))):
+                return False
+        except Pending:
+            continue  # a partial iteration: checked once its step is bound
     return True

@@ -233,6 +233,8 @@ def _without_negations(p: A.Pattern) -> A.Pattern | None:
     def strip(n: A.Node) -> A.Node | None:
         if isinstance(n, A.EventRef):
             return None if n.negated else n
+        if isinstance(n, A.Group):  # no negation inside a group (checked)
+            return n
         kept = tuple(c for c in (strip(c) for c in n.children) if c is not None)
         if not kept:
             return None

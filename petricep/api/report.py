@@ -41,6 +41,12 @@ def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> 
                     f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
                     "one partial match may grow without bound"
                 )
+            groups = A.groups_of(p.structure)
+            if groups:
+                out.append(
+                    f"warning: pattern {p.name!r}: repeated group {groups[0].var}[] has no WITHIN window: "
+                    "one partial match may grow without bound"
+                )
     out.extend(growth_warnings(patterns))
     for q in queries:
         if q.window is None:

@@ -145,7 +145,7 @@ def _unread_fields(f: A.PatternFile, columns: Sequence[str], composite: set[str]
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 field = e.field if isinstance(e, (A.Attr, A.Agg)) else None
-                if field is not None and field not in cols and refs[e.var].type not in composite:  # type: ignore[union-attr]
+                if field is not None and field not in cols and refs[A.step_var(e)].type not in composite:  # type: ignore[arg-type]
                     yield field
     for q in f.queries:
         for name in [*q.partition, *(x.name for d in q.defines for x in S.walk(d.expr) if isinstance(x, S.Col)),

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from petricep.compile import groups as G
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -32,6 +33,8 @@ MAX_PLACES = 4096
 def _init(node: A.Node) -> Cfg:
     if isinstance(node, A.EventRef):
         return 0
+    if isinstance(node, A.Group):
+        return G.init()
     if isinstance(node, A.Seq):
         return (0, tuple(_init(c) for c in _positives(node)))
     if isinstance(node, A.And):
@@ -46,6 +49,8 @@ def _positives(seq: A.Seq) -> list[A.Node]:
 def _complete(node: A.Node, cfg: Cfg) -> bool:
     if isinstance(node, A.EventRef):
         return bool(cfg == 1)
+    if isinstance(node, A.Group):
+        return G.complete(cfg)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -66,6 +71,8 @@ def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
         if cfg == 0:
             return [(node.var, 1, False)]
         return [(node.var, 1, True)] if node.kleene else []
+    if isinstance(node, A.Group):
+        return G.moves(node, cfg, etype)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -109,6 +116,8 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
         elif cfg == 1:
             info.bound.add(node.var)
         return node.var + ("+" if node.kleene else "") if cfg == 1 else ""
+    if isinstance(node, A.Group):
+        return G.analyze(node, cfg, live, info.bound, info.dead)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -229,7 +238,10 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
         raise _error(pattern, f"pattern {pattern.name!r} has ARCHIVED variables: it runs with an event archive (--archive DIR)")
     if flatten_seq(pattern.structure) != pattern.structure:
         pattern = replace(pattern, structure=flatten_seq(pattern.structure))
-    b = _Builder(pattern)
+    source = pattern
+    lowered = G.lower(pattern)  # repeated groups: conditions read onto their steps' lists
+    pattern = lowered.pattern
+    b = _Builder(pattern, lowered)
     b.explore()
     negations = b.negations(push_negations)
     transitions = b.transitions(negations)
@@ -250,7 +262,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
         partition=pattern.partition,
         strategy=pattern.strategy,
         returns=pattern.returns,
-        source=pattern,
+        source=source,
         timeout=pattern.timeout,
         limit=pattern.limit,
     )
@@ -261,18 +273,25 @@ class _Builder:
     configurations reached from the initial one (each a state place) and the moves between
     them (each a transition), which the steps of :func:`compile_pattern` turn into the net."""
 
-    def __init__(self, pattern: A.Pattern) -> None:
+    def __init__(self, pattern: A.Pattern, lowered: G.Lowered | None = None) -> None:
         self.pattern = pattern
         refs = A.events_of(pattern.structure)
         positives = [r for r in refs if not r.negated]
         self.negs = [r for r in refs if r.negated]
-        self.vars = tuple(Var(r.var, r.type, i, r.kleene) for i, r in enumerate(positives))
+        # a repeated group's steps are Kleene lists (compile/groups.py); its iteration
+        # conditions are checked on the step each names (condition index -> step)
+        self.member_of = lowered.member_of if lowered is not None else {}
+        self.group_iteration = lowered.iteration if lowered is not None else {}
+        self.vars = tuple(
+            Var(r.var, r.type, i, r.kleene or r.var in self.member_of, self.member_of[r.var][0].var if r.var in self.member_of else None)
+            for i, r in enumerate(positives)
+        )
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
         negated = {r.var for r in self.negs}
         # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
         # conjuncts after WHERE's) and an expiry on the places that wait for the step
-        self.gaps = _gaps(pattern)
+        self.gaps = _gaps(pattern, set(self.member_of))  # a group's gaps: conditions (compile/groups.py)
         gap_conds = [c for v, (u, lo, hi) in self.gaps.items() for c in _gap_conditions(v, u, lo, hi)]
         self.conds = [_classify(e, self.kleene, negated) for e in (*pattern.conditions, *gap_conds)]
         self.prec = _precedence(pattern.structure)
@@ -394,6 +413,10 @@ class _Builder:
         deferred: list[tuple[int, int]] = []
         arc: list[int] = []
         for ci, c in enumerate(self.conds):
+            if ci in self.group_iteration:  # a group's: on its step, every iteration
+                if self.group_iteration[ci] == var:
+                    iteration.append(ci)
+                continue
             if c.neg:
                 continue
             if c.iter_var is None:
@@ -426,6 +449,11 @@ class _Builder:
         """Strict tie rule: the new event must come strictly after the events of the variables
         that precede it; checking the immediate ones suffices (the others precede those)."""
         prec, slot = self.prec, self.slot
+        if var in self.member_of:
+            inside = G.step_order(self.member_of, slot, var, take)
+            if inside is not None:
+                return inside
+            take = False  # the first step's first element: after what precedes the group
         bound_prec = {u for u in prec[var] if u in a.bound}
         order = {slot[u] for u in bound_prec if not any(u in prec[w] for w in bound_prec)}
         if take:
@@ -472,7 +500,7 @@ class _Builder:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""
         final = []
         for ci, c in enumerate(self.conds):
-            if c.neg or conf.vacuous(c):
+            if c.neg or conf.vacuous(c) or ci in self.group_iteration:
                 continue
             if c.iter_var is None:
                 if not conf.ready(c, False):
@@ -497,11 +525,12 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
         _neighbours(c, out)
 
 
-def _gaps(pattern: A.Pattern) -> dict[str, tuple[str, float | int, float | int]]:
-    """Each gapped step's variable -> (the variable it follows, low, high in runtime units)."""
+def _gaps(pattern: A.Pattern, skip: set[str]) -> dict[str, tuple[str, float | int, float | int]]:
+    """Each gapped step's variable -> (the variable it follows, low, high in runtime units);
+    ``skip``: a repeated group's steps."""
     out: dict[str, tuple[str, float | int, float | int]] = {}
     for ref in A.events_of(pattern.structure):
-        if ref.gap is not None:
+        if ref.gap is not None and ref.var not in skip:
             base = gap_reference(pattern.structure, ref)
             assert base is not None  # checked (lang/check.py check_gaps)
             lo, hi = A.gap_amount(ref.gap)

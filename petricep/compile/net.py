@@ -37,6 +37,9 @@ class Var:
     type: str
     slot: int
     kleene: bool
+    # a step of the repeated group of this name (issue 42): its slot holds the step's list
+    # over the iterations (``kleene`` is true), ids leave as the group's list of bindings
+    group: str | None = None
 
 
 @dataclass(frozen=True)

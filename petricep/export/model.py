@@ -13,7 +13,8 @@ The net drawn is the CEP-PN of paper 002:
   is a single-input structure (it reads the event alone) and every later one a
   dual-input structure (an event and a partial match);
 * *operator transitions*, labelled with the event bound (``B b``; Kleene ``B b[1]``
-  starts a list, ``B+ b[i]`` is the loop that grows it), their guards and window; the
+  starts a list, ``B+ b[i]`` is the loop that grows it; a repeated group's step ``B g[1].b``
+  on its first iteration, ``B g[i].b`` on the loop back), their guards and window; the
   conditions on the event alone, hoisted onto the input arc, label that arc too;
 * per pattern an *emit transition* (its own window, final conditions, RETURN
   expressions) and an *output place* ``out.p`` on the sink side; a pattern whose RETURN
@@ -358,6 +359,14 @@ class _Unit:
             return any((v := p.var_at(t.slot)) is not None and v.kleene for p in pats)
         return part.var(t.var).kleene
 
+    def group_of(self, t: Transition, users: Sequence[int]) -> str | None:
+        """The repeated group whose step a transition binds (issue 42), or None."""
+        part = self.part
+        if isinstance(part, GroupNet):
+            pats = [self.net.patterns[u] for u in users]
+            return next((v.group for p in pats if (v := p.var_at(t.slot)) is not None and v.group), None)
+        return part.var(t.var).group
+
     def bound(self, pid: int) -> list[tuple[str, str, bool]]:
         """(name, type, kleene) of the variables bound in a place's tokens, in slot order."""
         part = self.part
@@ -634,6 +643,9 @@ def _add_transitions(
         var, etype = unit.var(t, users)
         kleene = ("loop" if t.take else "first") if unit.is_kleene(t, users) else ""
         op = {"": f"{etype} {var}", "first": f"{etype} {var}[1]", "loop": f"{etype}+ {var}[i]"}[kleene]
+        group = unit.group_of(t, users)
+        if group is not None:  # a repeated group's step: its first iteration, or the loop
+            op = f"{etype} {group}[1].{var}" if kleene == "first" else f"{etype} {group}[i].{var}"
         lines = [op]
         gap = unit.gap_conditions(t)
         if t.gap is not None:

@@ -66,7 +66,8 @@ MEASURES per match by the Python runtime's code; beside patterns inside the one
 tie rule. A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself,
+net with ARCHIVED variables itself, a repeated group (``SEQ(...)+ g[]``: its order checks
+across step lists, iteration conditions over several lists and ids as bindings are not built),
 SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
 a number, a per-step gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end
 in the Python engine, issue 42), and the FAIL and ``either`` cases above.

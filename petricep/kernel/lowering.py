@@ -401,6 +401,12 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "SQL MATCH_RECOGNIZE queries"
     if net.history:
         return "ARCHIVED variables"
+    grouped = next((p for p in net.patterns if any(v.group for v in p.vars)), None)
+    if grouped is not None:
+        # the net is Kleene lists and a loop, but the kernel's order checks, iteration
+        # conditions over several lists and ids as the group's bindings are not built (issue 42)
+        name = next(v.group for v in grouped.vars if v.group)
+        return f"pattern {grouped.name!r}: a repeated group ({name}[]) is not covered yet"
     for p in net.patterns:
         gapped = next((t for t in p.transitions if t.gap is not None), None)
         if gapped is not None:

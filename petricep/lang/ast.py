@@ -59,6 +59,8 @@ class Attr:
     field: str
     index: Index | None = None
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # ``g[index].member.field``: a step of the repeated group ``g`` (``var``), issue 42
+    member: str | None = None
 
 
 AGG_FUNCS = ("count", "sum", "avg", "min", "max")
@@ -73,6 +75,8 @@ class Agg:
     field: str | None  # None only for count
     upto_prev: bool = False
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # ``sum(g[].member.field)``: over one step of the repeated group ``g`` (``var``)
+    member: str | None = None
 
 
 ARITH_OPS = ("+", "-", "*", "/", "%")
@@ -188,7 +192,36 @@ class Or:
     span: Span = dc_field(default=NOWHERE, compare=False)
 
 
-Node = EventRef | Seq | And | Or
+@dataclass(frozen=True)
+class Group:
+    """``SEQ(B b, C c)+ g[]``: a repeated group (Eagle's ``;+E``, SQL's ``(B C)+``), one or
+    more iterations of ``seq``, the list of its bindings named ``var``; ``children`` are the
+    steps of one iteration, so :func:`events_of` finds them as the pattern's variables."""
+
+    seq: Seq
+    var: str
+    span: Span = dc_field(default=NOWHERE, compare=False)
+
+    @property
+    def children(self) -> tuple[Node, ...]:
+        return self.seq.children
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The steps' variables, in the order of one iteration."""
+        return tuple(r.var for r in events_of(self.seq))
+
+
+Node = EventRef | Seq | And | Or | Group
+
+
+def groups_of(node: Node) -> list[Group]:
+    """Every repeated group under ``node``, left to right."""
+    if isinstance(node, Group):
+        return [node]
+    if isinstance(node, EventRef):
+        return []
+    return [g for child in node.children for g in groups_of(child)]
 
 
 # ----------------------------------------------------------------------------- clauses
@@ -336,6 +369,12 @@ def walk_expr(expr: Expr) -> Iterator[Expr]:
         e = stack.pop()
         yield e
         stack.extend(reversed(expr_children(e)))
+
+
+def step_var(e: Attr | Agg) -> str:
+    """The variable whose events a read takes its field from: a repeated group's step for
+    ``g[i].b.x`` (``b``), else the variable read (for ``count(g[])``: the group)."""
+    return e.member or e.var
 
 
 def vars_of(expr: Expr) -> frozenset[str]:

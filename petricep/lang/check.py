@@ -22,6 +22,7 @@ from petricep.errors import (
     raise_errors,
 )
 from petricep.lang import ast as A
+from petricep.lang import groups as G
 from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
 from petricep.lang.front import (
@@ -47,6 +48,10 @@ class _Ctx:
         self.text = text
         self.file = file
         self.errors: list[PatternError] = []  # what :meth:`attempt` caught, in the order found
+        # the pattern being checked: its repeated groups by name, each step's group
+        self.groups: dict[str, A.Group] = {}
+        self.members: dict[str, str] = {}
+        self.structure: A.Node = A.Seq(())
 
     def attempt(self, check: Callable[[], T]) -> T | None:
         """``check()``, or None with its error kept: one mistake does not hide the next."""
@@ -55,6 +60,12 @@ class _Ctx:
         except PatternError as e:
             self.errors.append(e)
             return None
+
+    def unsupported(self, message: str, span: A.Span | None) -> PatternError:
+        """An error for what the language means but does not run yet (a caret, its own kind)."""
+        if span is None:
+            return PatternUnsupportedError(message, self.file)
+        return error_at(message, A.Span(self.file, span.line, span.column, span.source or self.text), PatternUnsupportedError)
 
     def error(self, message: str, span: A.Span | None) -> PatternError:
         if span is None:
@@ -90,6 +101,10 @@ def flatten_seq(node: A.Node) -> A.Node:
     """SEQ is associative: SEQ(a, SEQ(b, c)) -> SEQ(a, b, c). Single-child operators collapse."""
     if isinstance(node, A.EventRef):
         return node
+    if isinstance(node, A.Group):  # its steps stay one SEQ: the unit that repeats
+        inner = flatten_seq(node.seq)
+        seq = inner if isinstance(inner, A.Seq) else A.Seq((inner,), span=node.seq.span)
+        return A.Group(seq, node.var, span=node.span)
     children = tuple(flatten_seq(c) for c in node.children)
     if isinstance(node, A.Seq):
         flat: list[A.Node] = []
@@ -102,6 +117,9 @@ def flatten_seq(node: A.Node) -> A.Node:
 
 
 def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
+    if isinstance(node, A.Group):
+        G.check_structure(node, ctx.error, ctx.unsupported, parent)
+        return
     if isinstance(node, A.EventRef):
         if node.negated and not isinstance(parent, A.Seq):
             raise ctx.error(f"negation !({node.type} {node.var}) must be an element of a SEQ", node.span)
@@ -132,6 +150,8 @@ def _markers(expr: A.Expr | R.Marker) -> Iterable[R.Marker]:
 
 def _check_expr(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx, iteration_ok: bool) -> None:
     for e in A.walk_expr(expr):
+        if isinstance(e, (A.Attr, A.Agg)) and G.check_reference(e, ctx.groups, ctx.members, ctx.error, iteration_ok):
+            continue
         if isinstance(e, A.Attr):
             ref = refs.get(e.var)
             if ref is None:
@@ -158,6 +178,8 @@ def _check_expr(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx, iterati
 
 def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> None:
     _check_expr(expr, refs, ctx, iteration_ok=True)
+    if ctx.groups:
+        G.check_conjunct(expr, ctx.structure, ctx.groups, ctx.error, ctx.unsupported)
     negs = sorted(v for v in A.vars_of(expr) if refs[v].negated)
     if len(negs) > 1:
         raise ctx.error(f"a condition may mention one negated variable, this one mentions {', '.join(negs)}", A.leftmost_span(expr))
@@ -204,7 +226,7 @@ def _window(value: R.WithinText, ctx: _Ctx) -> A.Window:
 def _refs(structure: A.Node, ctx: _Ctx) -> dict[str, A.EventRef]:
     """The pattern's variables (each bound once, at most :data:`MAX_VARIABLES`)."""
     refs: dict[str, A.EventRef] = {}
-    for ref in A.events_of(structure):
+    for ref in [*A.events_of(structure), *G.group_refs(structure).values()]:
         if ref.var in refs:
             raise ctx.error(f"variable {ref.var!r} is bound twice", ref.span)
         refs[ref.var] = ref
@@ -265,6 +287,9 @@ def _consume(raw: R.RawPattern, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> tu
         return None
     names: list[str] = []
     for var in raw.consume:
+        if var.name in ctx.groups:  # a group's events: those of its steps
+            names.extend(m for m in ctx.groups[var.name].members if m not in names)
+            continue
         target = refs.get(var.name)
         if target is None or target.negated:
             what = "unknown variable" if target is None else "a negated variable consumes nothing:"
@@ -276,6 +301,9 @@ def _consume(raw: R.RawPattern, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> tu
 
 def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     structure = flatten_seq(raw.structure)
+    ctx.groups = {g.var: g for g in A.groups_of(structure)}
+    ctx.members = {m: g.var for g in ctx.groups.values() for m in g.members}
+    ctx.structure = structure
     _check_structure(structure, ctx, None)
     if isinstance(structure, A.EventRef) and structure.negated:
         raise ctx.error("a pattern needs at least one positive event", structure.span)
@@ -337,7 +365,8 @@ def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ct
     non-Kleene step) and what they are not combined with yet (count windows, LIMIT, ON
     TIMEOUT: a gap ends partial matches early, which those would see), each refused with
     :class:`PatternUnsupportedError` at the gap rather than run with another meaning."""
-    gapped = [r for r in A.events_of(structure) if r.gap is not None]
+    # a repeated group's steps: checked as a group's (lang/groups.py), run as conditions
+    gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in ctx.members]
     if not gapped:
         return
     first = gapped[0].gap
@@ -477,7 +506,7 @@ def check_fields(
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field is not None:
-                    ref = refs[e.var]
+                    ref = refs[A.step_var(e)]
                     known = comp.get(ref.type, cols)
                     if e.field not in known and (ref.type, e.field) not in missing:
                         missing.add((ref.type, e.field))
@@ -655,6 +684,13 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
                     f"warning: pattern {p.name!r}: Kleene variable {kleene.var}[] under skip-till-any-match keeps "
                     f"every subset of its {kleene.type} events in the window: partial matches can double with each "
                     "one (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+                )
+            group = next(iter(A.groups_of(p.structure)), None)
+            if group is not None:
+                out.append(
+                    f"warning: pattern {p.name!r}: repeated group {group.var}[] under skip-till-any-match keeps every "
+                    "sequence of its iterations in the window: partial matches can double with each iteration "
+                    "(add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
                 )
         same = _same_type_and(p.structure)
         if same is not None:

@@ -48,10 +48,10 @@ def field_requirements(
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
                 if isinstance(e, (A.Attr, A.Agg)) and e.field and e.field not in BUILTIN:
-                    required.setdefault(refs[e.var].type, set()).add(e.field)
+                    required.setdefault(refs[A.step_var(e)].type, set()).add(e.field)
             for e in _numeric_operands(expr):
                 if e.field and e.field not in BUILTIN:
-                    numeric.setdefault(refs[e.var].type, set()).add(e.field)
+                    numeric.setdefault(refs[A.step_var(e)].type, set()).add(e.field)
     req = {t: frozenset(f) for t, f in required.items() if t not in composite and f}
     num = {t: frozenset(f) for t, f in numeric.items() if t not in composite and f}
     return req, num

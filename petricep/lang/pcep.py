@@ -93,6 +93,19 @@ class _Builder(SpanTransformer):
         return A.Seq(tuple(c[1:]), span=self._span(c[0]))
 
     @v_args(meta=True)
+    def group(self, meta: Meta, c: list[Any]) -> A.Group:
+        """``SEQ(...)+ g[]``: the steps, then ``+``, the group's name (a gap on the whole group
+        is refused: a gap goes on a step)."""
+        if isinstance(c[-1], A.Gap):
+            raise error_at(
+                "a per-step gap goes on a step, not on a repeated group: write it on the group's first step",
+                c[-1].span,
+                PatternUnsupportedError,
+            )
+        plus = next(i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "PLUS")
+        return A.Group(A.Seq(tuple(c[1:plus]), span=self._span(c[0])), str(c[plus + 1]), span=self._span(c[plus + 1]))
+
+    @v_args(meta=True)
     def and_(self, meta: Meta, c: list[Any]) -> A.And:
         return A.And(tuple(c[1:]), span=self._span(c[0]))
 
@@ -197,6 +210,15 @@ class _Builder(SpanTransformer):
 
     def kattr(self, c: list[Any]) -> A.Attr:
         return A.Attr(str(c[0]), str(c[2]), index=c[1], span=self._span(c[0]))
+
+    def gattr(self, c: list[Any]) -> A.Attr:
+        return A.Attr(str(c[0]), str(c[3]), index=c[1], span=self._span(c[0]), member=str(c[2]))
+
+    def gagg(self, c: list[Token]) -> A.Agg:
+        func = str(c[0]).lower()
+        if func not in A.AGG_FUNCS:
+            raise BuildError(f"unknown aggregate {str(c[0])!r} (use {', '.join(A.AGG_FUNCS)})", c[0])
+        return A.Agg(func, str(c[1]), str(c[3]), span=self._span(c[0]), member=str(c[2]))
 
     def idx_const(self, c: list[Token]) -> A.Index:
         k = int(c[0])

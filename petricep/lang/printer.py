@@ -71,6 +71,8 @@ class _Printer:
             return quote + e.value + quote
         if isinstance(e, A.Attr):
             v = self.var(e.var)
+            if e.member is not None and e.index is not None:  # g[i].b.x
+                return self.field(self.field(self.index(v, e.index), e.member), e.field)
             return self.field(v if e.index is None else self.index(v, e.index), e.field)
         if isinstance(e, A.Agg):
             return self.agg(e)
@@ -93,11 +95,14 @@ class _Printer:
         v = self.var(e.var)
         if not self.python:
             rng = "..i-1" if e.upto_prev else ""
+            if e.member is not None:
+                return f"{e.func}({v}[{rng}].{e.member}.{e.field})"
             return f"{e.func}({v}[{rng}])" if e.field is None else f"{e.func}({v}[{rng}].{e.field})"
         seq = f"{v}[:i]" if e.upto_prev else v
         if e.func == "count":
             return f"len({seq})"
-        items = f"{self.field('_e', e.field or '')} for _e in {seq}"
+        inner = self.field("_e", e.member) if e.member is not None else "_e"
+        items = f"{self.field(inner, e.field or '')} for _e in {seq}"
         if e.func == "avg":
             return f"(sum({items}) / len({seq}))"
         return f"{e.func}({items})"
@@ -128,6 +133,8 @@ def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
             )
             body = f"{body} {gap}"
         return f"!({body})" if node.negated else body
+    if isinstance(node, A.Group):
+        return f"{node_text(node.seq, names)}+ {(names or {}).get(node.var, node.var)}[]"
     word = "SEQ" if isinstance(node, A.Seq) else "AND" if isinstance(node, A.And) else "OR"
     return f"{word}({', '.join(node_text(c, names) for c in node.children)})"
 

@@ -103,10 +103,11 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
     keys: dict[str, set[str]] = {}  # a SQL PARTITION BY column's name -> the queries returning it
     for p in net.patterns:
         for v in p.vars:
-            if v.name not in variables:
-                variables.append(v.name)
+            name = v.group or v.name  # a repeated group's steps: one column of its bindings
+            if name not in variables:
+                variables.append(name)
             if v.kleene:
-                lists.add(v.name)
+                lists.add(name)
         names = [f.name for r in (p.returns, p.timeout) if r is not None for f in r.fields]
         declared[p.name] = list(dict.fromkeys(names))
     for rn in net.rows:

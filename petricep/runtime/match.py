@@ -89,12 +89,39 @@ def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
             ids[v.name].append(ev.id)
         else:
             ids[v.name] = ev.id
-    return {v.name: ids[v.name] for v in vars_ if v.name in ids}
+    out = {v.name: ids[v.name] for v in vars_ if v.name in ids}
+    return group_ids(vars_, out) if any(getattr(v, "group", None) for v in vars_) else out
+
+
+def group_ids(vars_: Any, ids: dict[str, Any]) -> dict[str, Any]:
+    """A repeated group's steps' id lists as the group's list of bindings (issue 42):
+    ``{"b": [3, 5], "c": [4, 6]}`` -> ``{"g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}]}``, at the
+    place of its first step; a partial last iteration (a timed-out partial match) keeps the
+    steps it bound."""
+    steps: dict[str, list[str]] = {}
+    for v in vars_:
+        if v.group is not None:
+            steps.setdefault(v.group, []).append(v.name)
+    out: dict[str, Any] = {}
+    for name, value in ids.items():
+        group = next((g for g, members in steps.items() if name in members), None)
+        if group is None:
+            out[name] = value
+        elif group not in out:
+            members = [m for m in steps[group] if m in ids]
+            n = max(len(ids[m]) for m in members)
+            out[group] = [{m: ids[m][i] for m in members if i < len(ids[m])} for i in range(n)]
+    return out
 
 
 def composite_id(name: str, ids: dict[str, Any]) -> str:
     """The id of a match's composite event: ``name[id,id+id,...]`` — its ids in variable
-    order, a Kleene list joined by '+'. Content-based, so every engine (and every key
+    order, a Kleene list joined by '+' (a repeated group's iterations too, each ``b;c``). Content-based, so every engine (and every key
     partition of a distributed run) names a composite event the same way."""
-    parts = ["+".join(str(i) for i in v) if isinstance(v, list) else str(v) for v in ids.values()]
+    parts = ["+".join(_element(i) for i in v) if isinstance(v, list) else str(v) for v in ids.values()]
     return f"{name}[{','.join(parts)}]"
+
+
+def _element(i: Any) -> str:
+    """One list element of a composite id: an id, or a group's iteration as ``b;c``."""
+    return ";".join(str(x) for x in i.values()) if isinstance(i, dict) else str(i)

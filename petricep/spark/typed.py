@@ -61,7 +61,16 @@ class Typing:
         layout = layout_of(self.net)
         composite = self._composite_vars()
         out = []
+        steps: dict[str, list[str]] = {}  # a repeated group -> its steps (issue 42)
+        for p in self.net.patterns:
+            for pv in p.vars:
+                if pv.group is not None and pv.name not in steps.setdefault(pv.group, []):
+                    steps[pv.group].append(pv.name)
         for v in layout.variables:
+            if v in steps:  # the group's bindings: one struct of ids per iteration
+                fields = [(m, STRING if self.text_ids or m in composite else LONG) for m in steps[v]]
+                out.append((v, f"array<{_struct(fields)}>"))
+                continue
             base = STRING if self.text_ids or v in composite else LONG
             out.append((v, f"array<{base}>" if v in layout.lists else base))
         return out
@@ -105,8 +114,8 @@ class Typing:
                 return LONG
             if e.func in ("sum", "avg"):
                 return DOUBLE
-            return self._field_type(refs.get(e.var), e.field, seen)
-        return self._field_type(refs.get(e.var), e.field, seen)
+            return self._field_type(refs.get(A.step_var(e)), e.field, seen)
+        return self._field_type(refs.get(A.step_var(e)), e.field, seen)
 
     def _field_type(self, etype: str | None, field: str | None, seen: set[str]) -> str:
         if field == "ts":

@@ -143,6 +143,7 @@ def test_the_legend_holds_every_summary_whole() -> None:
         "speed_collapse",
         "checkout",
         "sase_kleene_min",
+        "stop_and_go",
         "stall_recovery",
         "rising_trades",
     ]

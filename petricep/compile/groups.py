@@ -1,0 +1,180 @@
+"""Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42) as net structure the engines already run.
+
+Each step of a group becomes a Kleene variable (its slot holds that step's list over the
+iterations, sharing prefixes like any Kleene list), and the group's configurations become
+places with a loop: ``(started, k)``, ``k`` steps of the current iteration bound, ``started``
+once an iteration has completed. From ``(False, 0)`` the first step starts its list; the
+last step of an iteration goes to ``(True, 0)`` (the group complete: the SEQ may go on), from
+where the first step appends to its list again: the loop back from the group's last place
+to its first. ``2 n`` places for ``n`` steps, whatever the number of iterations.
+
+A condition reading the group is rewritten onto the steps' lists:
+
+* whole-group reads (``g[k].b.x``, ``g[last].c.x``, ``count(g[])``, ``sum(g[].b.x)``) become
+  the Kleene reads of the step (``b[k].x``, ``c[last].x``, ``count(c[])``, ``sum(b[].x)``),
+  decided where the lists are closed, as Kleene conditions are;
+* a per-step gap on a step (``SEQ(B b, C c AFTER 0 TO 5)+ g[]``) is the conditions
+  :func:`petricep.lang.groups.gap_conditions` says, checked as any (a partial match whose gap
+  passed leaves at the window, not at the gap, for now);
+* an iteration condition (``g[i]``, ``g[i-1]``) is checked on the step that binds the last
+  step it reads at ``g[i]`` (say ``m``), on every iteration: there ``g[i].s`` for a step up to
+  ``m`` is that step's newest element (``s[i]``), ``g[i-1].s`` is the one before it
+  (``s[i-1]``), and ``g[i-1].s`` for a step after ``m`` is that step's newest element (the
+  previous iteration's; unbound on the first iteration, so the condition holds vacuously
+  there, as ``v[i-1]`` does on a Kleene list's first element).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from petricep.lang import ast as A
+from petricep.lang.groups import gap_conditions
+
+Cfg = Any
+
+
+# ----------------------------------------------------------------------------- configurations
+
+
+def init() -> Cfg:
+    return (False, 0)
+
+
+def complete(cfg: Cfg) -> bool:
+    started, k = cfg
+    return bool(started and k == 0)
+
+
+def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
+    """(step variable bound, new configuration, appends to its list) for an ``etype`` event."""
+    started, k = cfg
+    steps = [r for r in node.children if isinstance(r, A.EventRef)]
+    step = steps[k]
+    if step.type != etype:
+        return []
+    new = (True, 0) if k + 1 == len(steps) else (started, k + 1)
+    return [(step.var, new, started)]
+
+
+def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str]) -> str:
+    """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
+    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one."""
+    started, k = cfg
+    members = node.members
+    if not live:
+        dead.update(members)
+        return ""
+    bound.update(members if started else members[:k])
+    if not started and k == 0:
+        return ""
+    head = f"{node.var}+" if started else node.var
+    return head if k == 0 else f"{head}:{members[k - 1]}"
+
+
+# ----------------------------------------------------------------------------- conditions
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A pattern's conditions and outputs read onto the group steps' lists: ``pattern`` has
+    them rewritten (its structure unchanged); ``iteration`` maps a condition's index to the
+    step whose transitions check it on every iteration."""
+
+    pattern: A.Pattern
+    iteration: dict[int, str]
+    member_of: dict[str, tuple[A.Group, int]]  # step variable -> (its group, its position)
+
+
+def lower(pattern: A.Pattern) -> Lowered:
+    groups = {g.var: g for g in A.groups_of(pattern.structure)}
+    if not groups:
+        return Lowered(pattern, {}, {})
+    member_of = {m: (g, i) for g in groups.values() for i, m in enumerate(g.members)}
+    conditions: list[A.Expr] = []
+    iteration: dict[int, str] = {}
+    # per-step gaps inside a group: conditions on the step (no early exit of partial matches)
+    gaps = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
+    for ci, expr in enumerate((*pattern.conditions, *gaps)):
+        at = _iteration_step(expr, groups)
+        if at is not None:
+            iteration[ci] = at
+            conditions.append(_rewrite(expr, groups, groups[_group_of(expr, groups)].members.index(at)))
+        else:
+            conditions.append(_rewrite(expr, groups, None))
+
+    def output(r: A.Return | None) -> A.Return | None:
+        if r is None:
+            return None
+        return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
+
+    lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
+    return Lowered(lowered, iteration, member_of)
+
+
+def _group_of(expr: A.Expr, groups: dict[str, A.Group]) -> str:
+    for e in A.walk_expr(expr):
+        if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind == A.IDX_CUR:
+            return e.var
+    raise ValueError("not an iteration condition over a group")  # pragma: no cover (checked)
+
+
+def _iteration_step(expr: A.Expr, groups: dict[str, A.Group]) -> str | None:
+    """The step an iteration condition is checked on: the last one it reads at ``g[i]``."""
+    best: tuple[int, str] | None = None
+    for e in A.walk_expr(expr):
+        if isinstance(e, A.Attr) and e.var in groups and e.member is not None and e.index is not None and e.index.kind == A.IDX_CUR:
+            pos = groups[e.var].members.index(e.member)
+            if best is None or pos > best[0]:
+                best = (pos, e.member)
+    return None if best is None else best[1]
+
+
+def _rewrite(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr:
+    """``expr`` with every group read replaced by its step's Kleene read (``at``: the position
+    of the step an iteration condition is checked on)."""
+    if isinstance(expr, A.Attr) and expr.var in groups:
+        g = groups[expr.var]
+        assert expr.member is not None and expr.index is not None  # checked
+        index = expr.index
+        if index.kind in (A.IDX_CUR, A.IDX_PREV):
+            assert at is not None
+            pos = g.members.index(expr.member)
+            if index.kind == A.IDX_CUR:
+                index = A.Index(A.IDX_CUR)
+            else:
+                index = A.Index(A.IDX_PREV) if pos <= at else A.Index(A.IDX_LAST)
+        return A.Attr(expr.member, expr.field, index, span=expr.span)
+    if isinstance(expr, A.Agg) and expr.var in groups:
+        g = groups[expr.var]
+        var = expr.member if expr.member is not None else g.members[-1]  # count(g[]): iterations
+        return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
+    if isinstance(expr, A.BinOp):
+        return replace(expr, left=_rewrite(expr.left, groups, at), right=_rewrite(expr.right, groups, at))
+    if isinstance(expr, A.Compare):
+        return replace(expr, left=_rewrite(expr.left, groups, at), right=_rewrite(expr.right, groups, at))
+    if isinstance(expr, A.BoolOp):
+        return replace(expr, operands=tuple(_rewrite(o, groups, at) for o in expr.operands))
+    if isinstance(expr, (A.Not, A.Neg)):
+        return replace(expr, operand=_rewrite(expr.operand, groups, at))
+    return expr
+
+
+def step_order(member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], var: str, take: bool) -> tuple[int, ...] | None:
+    """Tie rule strict for a group's step: after the step before it in the iteration, or (the
+    first step of a later iteration) after the previous iteration's last step; None: the
+    first step of the first iteration, ordered as any step after what precedes the group."""
+    group, pos = member_of[var]
+    if pos > 0:
+        return (slot[group.members[pos - 1]],)
+    if take:
+        return (slot[group.members[-1]],)
+    return None
+
+
+def has_groups(pattern: A.Pattern) -> bool:
+    return bool(A.groups_of(pattern.structure))
+
+
+__all__ = ["Lowered", "analyze", "complete", "has_groups", "init", "lower", "moves", "step_order"]

@@ -1,0 +1,179 @@
+"""Checks of repeated groups, ``SEQ(B b, C c)+ g[]`` (issue 42): where a group may stand, what
+its steps may be, and how conditions read it (``g[i].b.x``, ``g[i-1].c.x``, ``g[1].b.x``,
+``g[last].c.x``, ``count(g[])``, ``sum(g[].b.x)``).
+
+Its own module so that :mod:`petricep.lang.check` only calls in at three places (structure,
+one variable reference, one WHERE conjunct); every rule here is decided from the text and
+reported with a caret at the part that breaks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from petricep.errors import PatternError
+from petricep.lang import ast as A
+
+ErrorAt = Callable[[str, A.Span | None], PatternError]
+Unsupported = Callable[[str, A.Span | None], PatternError]
+
+
+def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None) -> None:
+    """A group is a step of a SEQ (or the whole pattern); its steps are single positive
+    events (the first cut: no negation, Kleene, nested group, ARCHIVED or gap inside yet)."""
+    if isinstance(node, A.EventRef):
+        return
+    if isinstance(node, A.Group):
+        if parent is not None and not isinstance(parent, A.Seq):
+            raise unsupported(
+                f"a repeated group ({node.var}[]) is supported as a step of a SEQ, not yet inside AND or OR", node.span
+            )
+        for step in node.children:
+            if not isinstance(step, A.EventRef):
+                raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
+            what = (
+                "a negation" if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
+                else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
+            )
+            if what is not None:
+                span = step.gap.span if step.gap is not None and not step.negated else step.span
+                raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", span)
+        first = node.children[0]
+        if isinstance(first, A.EventRef) and first.gap is not None and _single_before(parent, node) is None:
+            raise unsupported(
+                f"a per-step gap on a repeated group's first step ({first.type} {first.var}) follows the previous "
+                "iteration's last step, and on the first iteration the single event before the group: there is none",
+                first.gap.span,
+            )
+        return
+    for child in node.children:
+        check_structure(child, error, unsupported, node)
+
+
+def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
+    """The single positive event right before ``group`` in its SEQ (negations skipped), or None."""
+    if not isinstance(parent, A.Seq):
+        return None
+    before: A.Node | None = None
+    for child in parent.children:
+        if child is group:
+            break
+        if not (isinstance(child, A.EventRef) and child.negated):
+            before = child
+    if isinstance(before, A.EventRef) and not before.kleene:
+        return before.var
+    return None
+
+
+def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
+    """A group's per-step gaps as conditions in the group's words (two conjuncts each): a step
+    ``lo`` to ``hi`` after the step before it in its iteration, the first step after the
+    previous iteration's last (``g[i-1]``, vacuous on the first iteration) and, on the first
+    iteration, after the single event before the group (``g[1]``)."""
+    out: list[A.Expr] = []
+    steps = [c for c in group.children if isinstance(c, A.EventRef)]
+    for k, step in enumerate(steps):
+        if step.gap is None:
+            continue
+        lo, hi = A.gap_amount(step.gap)
+        here = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=step.var)
+        if k:
+            bases: list[tuple[A.Expr, A.Expr]] = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
+        else:
+            prev = _single_before(structure, group)
+            assert prev is not None  # checked
+            bases = [
+                (here, A.Attr(group.var, "ts", A.Index(A.IDX_PREV), member=steps[-1].var)),
+                (A.Attr(group.var, "ts", A.Index(A.IDX_CONST, 1), member=step.var), A.Attr(prev, "ts")),
+            ]
+        for later, earlier in bases:
+            diff = A.BinOp("-", later, earlier, span=step.gap.span)
+            out += [A.Compare(">=", diff, A.Num(lo), span=step.gap.span), A.Compare("<=", diff, A.Num(hi), span=step.gap.span)]
+    return out
+
+
+def _kind(node: A.Node) -> str:
+    return "repeated group" if isinstance(node, A.Group) else type(node).__name__.upper().rstrip("_")
+
+
+def group_refs(structure: A.Node) -> dict[str, A.EventRef]:
+    """A stand-in reference per group name, so that the checks which look a variable up find
+    it: a list (``kleene``) of no event type."""
+    return {g.var: A.EventRef("", g.var, kleene=True, span=g.span) for g in A.groups_of(structure)}
+
+
+def check_reference(
+    e: A.Attr | A.Agg,
+    groups: Mapping[str, A.Group],
+    members: Mapping[str, str],
+    error: ErrorAt,
+    iteration_ok: bool,
+) -> bool:
+    """Check one reference that concerns a group (its name, one of its steps, or a member
+    path): True when it was one (checked here), False to let the caller check it."""
+    if e.var in members and e.member is None:
+        g = members[e.var]
+        what = f"{e.var}.{e.field}" if isinstance(e, A.Attr) else f"{e.func}({e.var}[])"
+        raise error(
+            f"{e.var!r} is a step of the repeated group {g}[]: read it through the group, as {g}[i].{e.var}.x, "
+            f"{g}[1].{e.var}.x, {g}[last].{e.var}.x or sum({g}[].{e.var}.x) (not {what})",
+            e.span,
+        )
+    if e.member is None and e.var not in groups:
+        return False
+    if e.var not in groups:
+        raise error(f"{e.var!r} is not a repeated group: {e.var}[...].{e.member}.{e.field} reads a step of a group", e.span)
+    group = groups[e.var]
+    if e.member is None:
+        if isinstance(e, A.Agg) and e.func == "count" and e.field is None:
+            return True
+        first = group.members[0]
+        hint = f"{e.var}[i].{first}.x" if isinstance(e, A.Attr) else f"{e.func}({e.var}[].{first}.x)"
+        raise error(f"{e.var!r} is a repeated group: name one of its steps ({', '.join(group.members)}), as in {hint}", e.span)
+    if e.member not in group.members:
+        raise error(f"the repeated group {e.var}[] has no step {e.member!r} (its steps: {', '.join(group.members)})", e.span)
+    if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV) and not iteration_ok:
+        raise error(f"{e.var}[{e.index.kind}] is only meaningful in WHERE", e.span)
+    return True
+
+
+def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported) -> None:
+    """An iteration condition over a group (``g[i]``, ``g[i-1]``) holds for every iteration;
+    it reads ``g[i]`` (the iteration it checks) and, besides the group, only variables bound
+    before the group (so it is decided on the step that completes what it reads)."""
+    iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
+    if not iters:
+        return
+    g = iters[0].var
+    if not any(e.index is not None and e.index.kind == A.IDX_CUR for e in iters):
+        raise error(f"an iteration condition over {g}[] reads the iteration it checks: {g}[i] (besides {g}[i-1])", A.leftmost_span(expr))
+    before = _before(structure, groups[g])
+    for e in A.walk_expr(expr):
+        if not isinstance(e, (A.Attr, A.Agg)) or e.var == g and isinstance(e, A.Attr) and e in iters:
+            continue
+        if e.var == g:
+            raise error(f"an iteration condition over {g}[i] cannot also read the whole group {g}[]", e.span)
+        if e.var not in before:
+            raise unsupported(
+                f"an iteration condition over {g}[i] reads only {g}[] and variables bound before the group, not yet {e.var!r}",
+                e.span,
+            )
+
+
+def _before(structure: A.Node, group: A.Group) -> set[str]:
+    """The variables of the SEQ steps before ``group`` (its enclosing SEQ's, checked flat)."""
+    if not isinstance(structure, A.Seq):
+        return set()
+    out: set[str] = set()
+    for child in structure.children:
+        if child is group:
+            return out
+        if isinstance(child, A.Group):
+            out.add(child.var)
+        elif isinstance(child, A.EventRef):
+            if not child.negated:
+                out.add(child.var)
+        else:
+            out.update(r.var for r in A.events_of(child) if not r.negated)
+            out.update(x.var for x in A.groups_of(child))
+    return out

@@ -1,0 +1,145 @@
+"""Repeated groups (``SEQ(B b, C c)+ g[]``) for the brute-force reference (:mod:`tests.reference`),
+written from docs/SEMANTICS.md "Repeated groups" alone (no engine code).
+
+A group binds a non-empty sequence of iterations, each one event per step (a dict step ->
+Item): the events of the group, read iteration by iteration and step by step (the *chain*),
+are each ``before`` the next, every step's events are in stream order, no event is bound
+twice, and the whole group is ordered after what precedes it in its SEQ and before what
+follows (the pattern's precedence treats the group as one variable). A per-step gap on a
+step bounds the time from the event before it in the chain (the first one's: from the single
+event before the group in its SEQ): ``lo <= ts - ts_before <= hi``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from petricep.lang.ast import DURATION_UNITS, EventRef, Group
+
+Iteration = dict[str, Any]  # step variable -> Item
+
+
+def steps(group: Group) -> list[EventRef]:
+    return [c for c in group.children if isinstance(c, EventRef)]
+
+
+def chain(value: Sequence[Iteration]) -> list[Any]:
+    """The group's events iteration by iteration, step by step."""
+    return [item for it in value for item in it.values()]
+
+
+def chain_ok(group: Group, value: Sequence[Iteration], before: Callable[[Any, Any], bool]) -> bool:
+    """The order rules of one (possibly partial) group binding."""
+    events = chain(value)
+    if len({id(i) for i in events}) != len(events):
+        return False
+    if not all(before(a, b) for a, b in zip(events, events[1:])):
+        return False
+    for s in steps(group):
+        own = [it[s.var] for it in value if s.var in it]
+        if not all(a.idx < b.idx for a, b in zip(own, own[1:])):
+            return False
+    return True
+
+
+def group_values(
+    group: Group,
+    candidates: Callable[[EventRef], list[Any]],
+    before: Callable[[Any, Any], bool],
+    admissible: Callable[[list[Any]], bool],
+    first_before: Any = None,
+) -> list[tuple[Iteration, ...]]:
+    """Every binding of ``group``: each sequence of complete iterations whose chain keeps the
+    order rules; ``candidates(step)``: the events a step may take (type, order against the
+    variables already bound, window); ``admissible(events)``: window and partition of the
+    group's events together with those bound already."""
+    ss = steps(group)
+    pools = [candidates(s) for s in ss]
+    out: list[tuple[Iteration, ...]] = []
+
+    def grow(done: tuple[Iteration, ...], current: Iteration, last: Any, used: frozenset[int]) -> None:
+        k = len(current)
+        for item in pools[k]:
+            if item.idx in used or (last is not None and not before(last, item)):
+                continue
+            if done and done[-1][ss[k].var].idx >= item.idx:
+                continue
+            events = [*chain(done), *current.values(), item]
+            if not admissible(events):
+                continue
+            now = {**current, ss[k].var: item}
+            if not gaps_ok(group, (*done, now), first_before):
+                continue
+            if k + 1 == len(ss):
+                value = (*done, now)
+                out.append(value)
+                grow(value, {}, item, used | {item.idx})
+            else:
+                grow(done, now, item, used | {item.idx})
+
+    grow((), {}, None, frozenset())
+    return out
+
+
+def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item: Any) -> tuple[Iteration, ...]:
+    """A match's prefix in stream order: ``item`` joins the group's current iteration, or
+    starts the next one once the current is complete."""
+    n = len(steps(group))
+    if not value or len(value[-1]) == n:
+        return (*(value or ()), {var: item})
+    return (*value[:-1], {**value[-1], var: item})
+
+
+def next_step(group: Group, value: tuple[Iteration, ...] | None) -> EventRef:
+    """The step a partial group binding takes next."""
+    ss = steps(group)
+    if not value or len(value[-1]) == len(ss):
+        return ss[0]
+    return ss[len(value[-1])]
+
+
+def complete(group: Group, value: tuple[Iteration, ...]) -> bool:
+    return bool(value) and len(value[-1]) == len(steps(group))
+
+
+def extend_value(group: Group, value: tuple[Iteration, ...] | None, item: Any) -> tuple[Iteration, ...] | None:
+    """``value`` extended by ``item`` as its next step, or None when ``item`` is not that
+    step's type."""
+    step = next_step(group, value)
+    if step.type != item.ev.type:
+        return None
+    return prefix_add(group, value, step.var, item)
+
+
+def member_of(group: Group, var: str) -> bool:
+    return any(s.var == var for s in steps(group))
+
+
+def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool:
+    """Every per-step gap between consecutive chain events holds (``first_before``: the event
+    before the group, for the first step of the first iteration; None: not bound yet)."""
+    gaps = {s.var: s.gap for s in steps(group) if s.gap is not None}
+    if not gaps:
+        return True
+    previous = first_before
+    for it in value:
+        for var, item in it.items():
+            gap = gaps.get(var)
+            if gap is not None and previous is not None:
+                scale = DURATION_UNITS[gap.unit] if gap.unit else 1
+                if not gap.low * scale <= item.ev.ts - previous.ev.ts <= gap.high * scale:
+                    return False
+            previous = item
+    return True
+
+
+def before_group(children: Sequence[Any], group: Group) -> str | None:
+    """The single positive event right before ``group`` in its SEQ (negations skipped)."""
+    prev = None
+    for child in children:
+        if child is group:
+            break
+        if not (isinstance(child, EventRef) and child.negated):
+            prev = child
+    return prev.var if isinstance(prev, EventRef) else None
