@@ -68,8 +68,10 @@ tie rule. A history runner
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself,
 SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number, a per-step gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end
-in the Python engine, issue 42), and the FAIL and ``either`` cases above.
+a number, and the FAIL and ``either`` cases above. Per-step gaps (``T v AFTER lo TO hi``,
+issue 42) run here: the lower bound in the step's guard, the upper bound a per-token gap end
+(``Group.expired``), so a partial match leaves when its next step's gap ends, as in the Python
+engine; a net without gaps pays nothing for them (decided at lowering).
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memcmp, memset
-from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
+from libc.math cimport isnan, isinf, fmod, fabs, nextafter, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t, INT64_MAX
 cimport cython
 
