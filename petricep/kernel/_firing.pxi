@@ -196,8 +196,6 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     g.tk_place[nt] = g.tr_dst[tr]
     g.tk_next[nt] = -1
     g.tk_users[nt] = users
-    if g.gapped:  # (per-step gaps: when the next one ends, Group.expired)
-        g.tk_gap_end[nt] = gap_end(k, g, g.tr_dst[tr], dst)
     if g.blocking:
         g.tk_blocked[nt] = (g.tk_blocked[t] & ~g.tr_clears[tr]) if t >= 0 else 0
     if g.timed:

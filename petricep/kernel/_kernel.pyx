@@ -46,7 +46,7 @@ MATCH_RECOGNIZE: the row matcher, a search per start row in preference order).
 
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memcmp, memset
-from libc.math cimport isnan, isinf, fmod, fabs, nextafter, NAN, INFINITY
+from libc.math cimport isnan, fmod, fabs, NAN, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t, INT64_MAX
 cimport cython
 
@@ -90,6 +90,9 @@ cdef enum:
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (tick, _kernel_api.pxi)
 DEF NEG_SLOT = 1000
+DEF EXPIRE_TIME = 0  # how a group's tokens expire (Group.expired): a time window, or none
+DEF EXPIRE_COUNT = 1  # a count window
+DEF EXPIRE_GAPS = 2  # the window and per-step gaps (issue 42)
 DEF KLEENE_TAKE = 2  # a transition appending to a started list (lowering.KLEENE_TAKE)
 cdef int64_t NO_KEY = -(1 << 62)
 

@@ -446,9 +446,6 @@ cdef int tokens_in(Kernel k, Group g, str p, dict s) except -1:
     for i in range(n):
         memcpy(&g.tk_slots[i * ns], &v_slots[i * ns], ns * sizeof(int64_t))
     put_i32(g.tk_place, place)
-    if g.gapped:  # (not in the snapshot: each token's gap end follows from its place and events)
-        for i in range(n):
-            g.tk_gap_end[i] = gap_end(k, g, v_place[i], &g.tk_slots[i * ns])
     pins = column(s, p + "tk.pins", np.int32, n)
     put_f64(g.tk_first_ts, column(s, p + "tk.first_ts", np.float64, n))
     put_f64(g.tk_last_ts, column(s, p + "tk.last_ts", np.float64, n))

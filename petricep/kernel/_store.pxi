@@ -242,13 +242,14 @@ cdef class Group:
     cdef int64_t* nd_acc_n
     cdef public Py_ssize_t nd_n, nd_cap, nd_live
     # per-step gaps (issue 42): per place the gaps ahead of its tokens, (slot, upper bound)
-    # pairs; per token the last time its gaps allow (gap_end: past it the token has expired).
-    # ``gapped``: the net has some, fixed at lowering (else tk_gap_end holds one value, never
-    # read; a gapped net is never plain_net, so the plain step never tests it)
+    # pairs, tested against the bound events' times in the kernel's store (gap_passed);
+    # ``expiry``: how a token expires (EXPIRE_*, fixed when the group is bound: a net without
+    # gaps tests its window alone, as before; a gapped net is never plain_net)
     cdef const int32_t[::1] place_gap_start, gap_slot
     cdef const double[::1] gap_hi
     cdef public bint gapped
-    cdef double* tk_gap_end
+    cdef int expiry
+    cdef EventStore store  # the kernel's (set when it makes its groups)
 
     def __cinit__(self, lowered_group):
         """Bind the lowered arrays (petricep.kernel.lowering, as typed views: views_of) and
@@ -317,7 +318,8 @@ cdef class Group:
         self.gap_slot = lg.gap_slot
         self.gap_hi = lg.gap_hi
         self.gapped = lg.gap_slot.shape[0] > 0
-        self.tk_gap_end = NULL
+        self.expiry = EXPIRE_GAPS if self.gapped else EXPIRE_COUNT if self.count_window else EXPIRE_TIME
+        self.store = None
         return 0
 
     cdef int bind_negation(self, lg) except -1:
@@ -425,7 +427,7 @@ cdef class Group:
         free(self.tk_place); free(self.tk_next); free(self.tk_first_ts); free(self.tk_last_ts)
         free(self.tk_first_pos); free(self.tk_last_pos); free(self.tk_last_key); free(self.tk_users)
         free(self.tk_slots); free(self.heads); free(self.tails); free(self.floors); free(self.created)
-        free(self.slotbuf); free(<void*>self.unbound); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted); free(self.tk_gap_end)
+        free(self.slotbuf); free(<void*>self.unbound); free(self.tk_blocked); free(self.tk_pins); free(self.tk_ext); free(self.tk_counted)
         free(self.nd_ev); free(self.nd_first); free(self.nd_count); free(self.nd_prev); free(self.nd_mark)
         free(self.nd_acc_v); free(self.nd_acc_t); free(self.nd_acc_n)
         free(self.nb_ev); free(self.nb_next); free(self.nb_heads); free(self.nb_tails)
@@ -461,10 +463,6 @@ cdef class Group:
             self.tk_pins = <int32_t*>grow(NULL, 1, sizeof(int32_t))
             self.tk_ext = <int64_t*>grow(NULL, 1, sizeof(int64_t))
             self.tk_counted = <int64_t*>grow(NULL, 1, sizeof(int64_t))
-        if self.gapped:
-            self.tk_gap_end = <double*>grow(self.tk_gap_end, cap, sizeof(double))
-        elif self.tk_gap_end == NULL:
-            self.tk_gap_end = <double*>grow(NULL, 1, sizeof(double))
         # the new tokens join the free list (lowest index first)
         for i in range(cap - 1, old - 1, -1):
             self.tk_next[i] = self.free_head
@@ -504,8 +502,6 @@ cdef class Group:
             n += sizeof(int32_t) + 2 * sizeof(int64_t)
         if self.blocking:
             n += sizeof(int64_t)
-        if self.gapped:
-            n += sizeof(double)
         return n
 
     cdef inline Py_ssize_t key_bytes(self) noexcept nogil:
@@ -630,43 +626,34 @@ cdef class Group:
 
     cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept nogil:
         """The token's window has passed the event (ts, pos), or a per-step gap ahead of it
-        has (GroupRuntime.expired): it can never fire again."""
-        if self.gapped and ts > self.tk_gap_end[t]:
-            return True
+        has (GroupRuntime.expired): it can never fire again. A time window, or none (NaN,
+        which no difference exceeds), in one comparison; count windows and gaps apart."""
+        if self.expiry == EXPIRE_TIME:
+            return ts - self.tk_first_ts[t] > self.window
+        return self.expired_else(t, ts, pos)
+
+    cdef bint expired_else(self, int32_t t, double ts, int64_t pos) noexcept nogil:
+        """expired under a count window, or in a gapped net."""
         if isnan(self.window):
-            return False
-        if self.count_window:
-            return pos - self.tk_first_pos[t] >= <int64_t>self.window
-        return ts - self.tk_first_ts[t] > self.window
+            pass
+        elif self.count_window:
+            if pos - self.tk_first_pos[t] >= <int64_t>self.window:
+                return True
+        elif ts - self.tk_first_ts[t] > self.window:
+            return True
+        return self.expiry == EXPIRE_GAPS and self.gap_passed(t, ts)
 
-
-cdef double gap_end(Kernel k, Group g, int place, const int64_t* slots) noexcept nogil:
-    """The last time at which a token at ``place`` binding ``slots`` is inside every gap
-    ahead of it (INFINITY: none): the largest ``ts`` with ``ts - a <= hi`` in doubles for each
-    gap's (slot event time a, upper bound hi). The engine tests ``ts - a > hi`` per token
-    (GroupRuntime.gap_passed); that difference rounds monotonically in ``ts``, so one bound
-    per token, found here from ``a + hi`` by a step or two, says the same at every ``ts``."""
-    cdef double end = INFINITY, a, hi, d
-    cdef int i
-    cdef int64_t ev
-    for i in range(g.place_gap_start[place], g.place_gap_start[place + 1]):
-        ev = slots[g.gap_slot[i]]
-        if ev < 0:  # (never: the step a gap follows is bound where the gap is ahead)
-            continue
-        a = k.store.ts[ev]
-        hi = g.gap_hi[i]
-        d = a + hi
-        if isnan(d) or isinf(d):
-            if d < end:
-                end = d
-            continue
-        while d - a > hi:
-            d = nextafter(d, -INFINITY)
-        while nextafter(d, INFINITY) - a <= hi:
-            d = nextafter(d, INFINITY)
-        if d < end:
-            end = d
-    return end
+    cdef bint gap_passed(self, int32_t t, double ts) noexcept nogil:
+        """A per-step gap ahead of token ``t`` has ended before ``ts`` (GroupRuntime.gap_passed:
+        ``ts - a > hi`` for the time ``a`` of the event it follows): no event from ``ts`` on
+        can bind that step, so the partial match leaves before its window closes."""
+        cdef int i, p = self.tk_place[t]
+        cdef int64_t ev
+        for i in range(self.place_gap_start[p], self.place_gap_start[p + 1]):
+            ev = self.tk_slots[<Py_ssize_t>t * self.nslots + self.gap_slot[i]]
+            if ev >= 0 and ts - self.store.ts[ev] > self.gap_hi[i]:  # (bound: the gap is ahead)
+                return True
+        return False
 
 
 cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:

@@ -351,7 +351,7 @@ class LoweredGroup:
     bit_policy: np.ndarray
     # per-step gaps (issue 42): per place the gaps still ahead of a token there, (slot of the
     # step they follow, upper bound) pairs [start, end); a token past one has no future (the
-    # kernel's per-token gap end, Group.expired). No pairs: the net pays nothing (plain_net)
+    # kernel's Group.expired). No pairs: the net pays nothing for them
     place_gap_start: np.ndarray
     gap_slot: np.ndarray
     gap_hi: np.ndarray

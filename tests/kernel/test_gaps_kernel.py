@@ -28,8 +28,8 @@ TYPES = ("A", "B", "C")
 @given(st.data())
 def test_snapshots_of_gapped_nets(data: st.DataObject) -> None:
     """A gapped pattern, alone or beside a copy with other gaps and a third one: cut and
-    restored at random points (ticks, batch sizes, sweeps), the same (match, position) pairs
-    and partial matches alive (each token's gap end follows from its events on restore)."""
+    restored at random points (ticks, batch sizes, sweeps, compactions), the same (match,
+    position) pairs and partial matches alive."""
     pats = [data.draw(gapped_patterns("p"))]
     if data.draw(st.booleans()):
         pats.append(data.draw(gapped_patterns("q")))
@@ -63,8 +63,8 @@ def test_gaps_beside_limit_and_timeouts_in_one_net(events: list[Event], tie: str
     st.sampled_from(("arrival", "strict", "either")),
 )
 def test_gaps_over_float_timestamps(rows: list[tuple[str, float]], hi: float, tie: str) -> None:
-    """Float times and bounds (0.3 - 0.1 > 0.2 is false in doubles): each token's gap end is
-    the last time at which the engine's ``ts - a > hi`` is false, so both drop it alike."""
+    """Float times and bounds (0.3 - 0.1 > 0.2 is false in doubles): the kernel tests a gap
+    as the engine does, ``ts - a > hi``, so both drop a token at the same event."""
     ts, events = 0.0, []
     for pos, (etype, step) in enumerate(rows):
         ts += step
