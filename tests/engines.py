@@ -1,6 +1,6 @@
 """Run patterns on one of petricep's engines with the reference matcher's interface.
 
-``matcher_run(name)`` returns ``f(patterns, events, tie) -> list[dict]``. Engine errors
+``matcher_run(name)`` (``embedded``: the Python engine; ``kernel``: the compiled kernel) returns ``f(patterns, events, tie) -> list[dict]``. Engine errors
 are mapped to the exceptions the reference raises for the same misuse (ValueError for a
 rejected pattern set or option, TypeError for an ill-typed comparison), so hand cases
 can assert the same behaviour on every engine.
@@ -34,7 +34,28 @@ def run_embedded(patterns: Sequence[A.Pattern], events: Sequence[Event], tie: st
         raise ValueError(str(e)) from e
 
 
+def run_kernel(patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    """The compiled kernel (which must cover the net: a hand case meant for it fails, not
+    falls back) over the events as one Arrow table, its matches as the engine's dicts."""
+    from petricep.kernel import KernelRun, supports, to_matches
+    from tests.kernel.compare import table
+
+    try:
+        net = build_net(list(patterns))
+        ok, reason = supports(net, tie)
+        assert ok, reason
+        run = KernelRun(net, tie=tie, id_field="id")
+        got = [run.push(table(events)), run.flush()] if events else [run.flush()]
+        return [m.to_dict() for t in got for m in to_matches(t, net)]
+    except EvaluationError as e:
+        raise TypeError(str(e)) from e
+    except PetricepError as e:
+        raise ValueError(str(e)) from e
+
+
 def matcher_run(name: str) -> Callable[..., list[dict[str, Any]]]:
     if name == "embedded":
         return run_embedded
+    if name == "kernel":
+        return run_kernel
     raise ValueError(f"unknown engine {name!r}")

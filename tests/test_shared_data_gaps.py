@@ -1,6 +1,7 @@
 """nets/timed_stall_recovery.pcep (a timed sequence, issue 42) over a day of the real Aarhus
-traffic data (../shared/data; skipped when it is absent): its matches, exactly, and the same
-matches from the pattern with its gaps written as WHERE conditions (run on the kernel)."""
+traffic data (../shared/data; skipped when it is absent): its matches, exactly, on the kernel
+and on the Python engine, and the same matches from the pattern with its gaps written as WHERE
+conditions."""
 
 from __future__ import annotations
 
@@ -50,3 +51,4 @@ def test_stall_recovery_on_a_day_of_aarhus_traffic() -> None:
         (21148285, 21150081, 21150979, "2014-08-04 13:20:00", "2014-08-04 13:50:00", 190338, 1200, 600),
     ]
     assert gapped.to_pylist() == where.to_pylist()
+    assert petricep.match(events, str(NET), engine="python", **options).to_pylist() == gapped.to_pylist()

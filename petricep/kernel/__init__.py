@@ -69,8 +69,10 @@ carrying their bound events (``KernelEngine(with_events=True)``). Refused with a
 net with ARCHIVED variables itself, a repeated group (``SEQ(...)+ g[]``: its order checks
 across step lists, iteration conditions over several lists and ids as bindings are not built),
 SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number, a per-step gap (``T v AFTER lo TO hi``: its partial matches leave at the gap's end
-in the Python engine, issue 42), and the FAIL and ``either`` cases above.
+a number, and the FAIL and ``either`` cases above. Per-step gaps (``T v AFTER lo TO hi``,
+issue 42) run here: the lower bound in the step's guard, the upper bound in a token's expiry
+(``Group.expired``), so a partial match leaves when its next step's gap ends, as in the Python
+engine; a net without gaps pays nothing for them (its expiry kind is fixed at binding).
 """
 
 from __future__ import annotations

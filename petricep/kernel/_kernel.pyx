@@ -61,6 +61,9 @@ from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (tick, _kernel_api.pxi)
 DEF NEG_SLOT = 1000
+DEF EXPIRE_TIME = 0  # how a group's tokens expire (Group.expired): a time window, or none
+DEF EXPIRE_COUNT = 1  # a count window
+DEF EXPIRE_GAPS = 2  # the window and per-step gaps (issue 42)
 DEF KLEENE_TAKE = 2  # a transition appending to a started list (lowering.KLEENE_TAKE)
 cdef int64_t NO_KEY = -(1 << 62)
 

@@ -146,6 +146,8 @@ cdef class Kernel:
         for gi in range(self.ngroups):
             self.gptr[gi] = <void*>self.groups[gi]
         self.store = EventStore(max(len(lowered.attrs), 1))
+        for g in self.groups:
+            (<Group>g).store = self.store  # (Group.gap_passed reads its events' times)
         self.tie_strict = 1 if tie == "strict" else 0
         self.tie_either = 1 if tie == "either" else 0
         self.grp_ev = NULL; self.grp_type = NULL; self.grp_keys = NULL; self.grp_from = NULL

@@ -14,6 +14,8 @@ cdef bint plain_net(object lg):
     out once per lowered group: views_of)."""
     if len(lg.neg_type) or lg.timeout_mask or lg.limit_mask or lg.count_window or lg.strategy >= STRICT_CONTIGUITY:
         return False
+    if len(lg.gap_slot):  # (per-step gaps: a token's gap end, Group.expired)
+        return False
     if len(lg.pw_mask) or len(lg.tr_defer) or lg.tr_kleene.any() or lg.slot_kleene.any() or lg.role_pending.any():
         return False
     return not (lg.tr_blocked_by.any() or lg.tr_clears.any() or len(lg.rg_emit))

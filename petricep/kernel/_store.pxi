@@ -241,6 +241,15 @@ cdef class Group:
     cdef int8_t* nd_acc_t
     cdef int64_t* nd_acc_n
     cdef public Py_ssize_t nd_n, nd_cap, nd_live
+    # per-step gaps (issue 42): per place the gaps ahead of its tokens, (slot, upper bound)
+    # pairs, tested against the bound events' times in the kernel's store (gap_passed);
+    # ``expiry``: how a token expires (EXPIRE_*, fixed when the group is bound: a net without
+    # gaps tests its window alone, as before; a gapped net is never plain_net)
+    cdef const int32_t[::1] place_gap_start, gap_slot
+    cdef const double[::1] gap_hi
+    cdef public bint gapped
+    cdef int expiry
+    cdef EventStore store  # the kernel's (set when it makes its groups)
 
     def __cinit__(self, lowered_group):
         """Bind the lowered arrays (petricep.kernel.lowering, as typed views: views_of) and
@@ -305,6 +314,12 @@ cdef class Group:
         self.held_places = lg.held_places
         self.plain = lg.plain
         self.direct = lg.direct
+        self.place_gap_start = lg.place_gap_start
+        self.gap_slot = lg.gap_slot
+        self.gap_hi = lg.gap_hi
+        self.gapped = lg.gap_slot.shape[0] > 0
+        self.expiry = EXPIRE_GAPS if self.gapped else EXPIRE_COUNT if self.count_window else EXPIRE_TIME
+        self.store = None
         return 0
 
     cdef int bind_negation(self, lg) except -1:
@@ -610,12 +625,35 @@ cdef class Group:
         return top
 
     cdef inline bint expired(self, int32_t t, double ts, int64_t pos) noexcept nogil:
-        """The token's window has passed the event (ts, pos): it can never fire again."""
+        """The token's window has passed the event (ts, pos), or a per-step gap ahead of it
+        has (GroupRuntime.expired): it can never fire again. A time window, or none (NaN,
+        which no difference exceeds), in one comparison; count windows and gaps apart."""
+        if self.expiry == EXPIRE_TIME:
+            return ts - self.tk_first_ts[t] > self.window
+        return self.expired_else(t, ts, pos)
+
+    cdef bint expired_else(self, int32_t t, double ts, int64_t pos) noexcept nogil:
+        """expired under a count window, or in a gapped net."""
         if isnan(self.window):
-            return False
-        if self.count_window:
-            return pos - self.tk_first_pos[t] >= <int64_t>self.window
-        return ts - self.tk_first_ts[t] > self.window
+            pass
+        elif self.count_window:
+            if pos - self.tk_first_pos[t] >= <int64_t>self.window:
+                return True
+        elif ts - self.tk_first_ts[t] > self.window:
+            return True
+        return self.expiry == EXPIRE_GAPS and self.gap_passed(t, ts)
+
+    cdef bint gap_passed(self, int32_t t, double ts) noexcept nogil:
+        """A per-step gap ahead of token ``t`` has ended before ``ts`` (GroupRuntime.gap_passed:
+        ``ts - a > hi`` for the time ``a`` of the event it follows): no event from ``ts`` on
+        can bind that step, so the partial match leaves before its window closes."""
+        cdef int i, p = self.tk_place[t]
+        cdef int64_t ev
+        for i in range(self.place_gap_start[p], self.place_gap_start[p + 1]):
+            ev = self.tk_slots[<Py_ssize_t>t * self.nslots + self.gap_slot[i]]
+            if ev >= 0 and ts - self.store.ts[ev] > self.gap_hi[i]:  # (bound: the gap is ahead)
+                return True
+        return False
 
 
 cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:

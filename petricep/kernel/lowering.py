@@ -349,6 +349,12 @@ class LoweredGroup:
     bit_window: np.ndarray
     bit_limit: np.ndarray
     bit_policy: np.ndarray
+    # per-step gaps (issue 42): per place the gaps still ahead of a token there, (slot of the
+    # step they follow, upper bound) pairs [start, end); a token past one has no future (the
+    # kernel's Group.expired). No pairs: the net pays nothing for them
+    place_gap_start: np.ndarray
+    gap_slot: np.ndarray
+    gap_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -408,11 +414,6 @@ def _refusal(net: Net, tie: str) -> str | None:
         name = next(v.group for v in grouped.vars if v.group)
         return f"pattern {grouped.name!r}: a repeated group ({name}[]) is not covered yet"
     for p in net.patterns:
-        gapped = next((t for t in p.transitions if t.gap is not None), None)
-        if gapped is not None:
-            # the gap's guard would match alike; the kernel does not yet drop partial matches
-            # at the gap's end (it keeps them to the window), so it refuses them (issue 42)
-            return f"pattern {p.name!r}: a per-step gap (AFTER ... TO ..., on {gapped.var!r}) is not covered yet"
         what = (
             "LIMIT beside negation under the tie rule 'either'" if p.limit and p.negations and tie == "either"
             else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
@@ -725,6 +726,7 @@ def _lower_group(
         exit_bits[tr.src] |= m
     pats = [net_patterns[pi] for pi in g.patterns]
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
+    gap_start, gap_slot = _csr([[sl for sl, _ in p.gap_expiry] for p in g.places])
     return LoweredGroup(
         index=g.index,
         nslots=g.nslots,
@@ -784,6 +786,9 @@ def _lower_group(
         bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
         bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),
         bit_policy=_frozen([LIMIT_POLICIES[p.limit.policy] if p.limit else 0 for p in pats], np.int8),
+        place_gap_start=gap_start,
+        gap_slot=gap_slot,
+        gap_hi=_frozen([float(hi) for p in g.places for _, hi in p.gap_expiry], np.float64),
     )
 
 

@@ -1,11 +1,13 @@
 """Per-step gaps (issue 42, Eagle's timed sequence ``E1 ;<lo,hi> E2``): ``T v AFTER lo TO hi
 [unit] [FROM u]``.
 
-Hand cases run on every matcher (the ``matcher`` fixture); the hypothesis properties compare
-the Python engine with the brute-force reference (tests/reference.py) on random gapped
-patterns, alone and merged into one net, and check that a gap ends partial matches where a
-WHERE condition saying the same keeps them to the window. The kernel refuses gapped patterns
-(its coverage check), so the choice runs them on the Python engine.
+Hand cases run on every matcher (the ``matcher`` fixture here: the reference, the Python
+engine and the compiled kernel); the hypothesis properties compare the kernel with the Python
+engine (the same matches in the same order, the same partial matches alive after every event,
+the same counts) and both with the brute-force reference (tests/reference.py) on random gapped
+patterns, alone and merged into one net, under every tie rule, and check that a gap ends
+partial matches where a WHERE condition saying the same keeps them to the window. The kernel's
+snapshots of gapped nets are checked in tests/kernel/test_gaps_kernel.py.
 """
 
 from __future__ import annotations
@@ -14,21 +16,35 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternSemanticError, PatternSyntaxError, PatternUnsupportedError
 from petricep.events import Event
+from petricep.kernel import KernelRun, to_matches
 from petricep.kernel.lowering import supports
-from petricep.lang.ast import EventRef, Gap, Pattern, Seq, Strategy
+from petricep.lang.ast import EventRef, Gap, Pattern, Return, ReturnField, Seq, Strategy
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
-from tests.engines import fresh, run_embedded
+from tests.engines import fresh, matcher_run
+from tests.features import scenario
 from tests.features.scenario import NEXT, SEQ, STRICT, arith, cmp, f, ids, neg, pat, ref, stream, want, within
+from tests.kernel.compare import table
 from tests.reference import reference_run
 from tests.strategies import streams
+
+
+@pytest.fixture(autouse=True, params=["reference", "embedded", "kernel"])
+def matcher(request: pytest.FixtureRequest) -> Any:
+    """Every hand case on every matcher, the kernel too (tests/features/conftest.py's fixture
+    with the kernel added); the hypothesis properties compare the engines themselves."""
+    if getattr(request.function, "is_hypothesis_test", False) and request.param != "reference":
+        pytest.skip("a property compares every engine itself")
+    scenario.CURRENT = reference_run if request.param == "reference" else matcher_run(request.param)
+    yield request.param
+    scenario.CURRENT = reference_run
 
 
 def gapped(t: str, v: str, lo: float, hi: float, after: str | None = None, unit: str | None = None) -> Any:
@@ -94,7 +110,7 @@ def test_tie_rule_strict_and_a_zero_lower_bound() -> None:
 def test_two_patterns_with_different_gaps_in_one_net() -> None:
     short = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)), name="short")
     long = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 10)), name="long")
-    got = {(m["pattern"], json.dumps(m["ids"])) for m in run_embedded([short, long], stream("A@0 B@1 B@5"))}
+    got = {(m["pattern"], json.dumps(m["ids"])) for m in scenario.MATCH([short, long], stream("A@0 B@1 B@5"))}
     assert got == {("short", '{"a": 0, "b": 1}'), ("long", '{"a": 0, "b": 1}'), ("long", '{"a": 0, "b": 2}')}
 
 
@@ -112,26 +128,57 @@ def test_merge_keeps_gapped_steps_apart_and_the_shared_place_to_its_window() -> 
     assert [p.gap_expiry for p in alone.places if p.label == "a"] == [((0, 2),)]
 
 
-def test_kernel_refuses_a_gapped_pattern_with_its_reason() -> None:
-    net = build_net([pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)))])
-    assert supports(net) == (False, "pattern 'p': a per-step gap (AFTER ... TO ..., on 'b') is not covered yet")
+@pytest.mark.parametrize("tie", ["arrival", "strict", "either"])
+def test_the_kernel_covers_gapped_patterns_alone_and_merged(tie: str) -> None:
+    short = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 2)), name="short")
+    long = pat(SEQ(ref("A", "a"), ref("C", "c"), gapped("B", "b", 1, 10, after="a")), name="long")
+    assert supports(build_net([short]), tie) == (True, "covered")
+    assert supports(build_net([short, long]), tie) == (True, "covered")
 
 
-def test_a_gap_ends_partial_matches_that_where_keeps_to_the_window() -> None:
+def lives(engine: str, net: Any, events: list[Event], tie: str = "arrival") -> tuple[list[dict], list[int], tuple[int, int]]:
+    """The matches (emission order), the partial matches alive after each event, and the
+    tokens created and matches completed, on the Python engine or the kernel (fed one row at
+    a time, sweeping every event or two)."""
+    if engine == "kernel":
+        run = KernelRun(net, tie=tie, id_field="id", sweep_every=1 + len(events) % 2, compact_slack=0)
+        t = table(events)
+        got, live = [], []
+        for i in range(len(events)):
+            got += [m.to_dict() for m in to_matches(run.push(t.slice(i, 1)), net)]
+            live.append(run.live_partial_matches())
+        got += [m.to_dict() for m in to_matches(run.flush(), net)]
+        return got, live, (run.stats["created"], run.stats["completed"])
+    e = Engine(net, tie=tie)
+    got, live = [], []
+    for x in fresh(events):
+        got += [m.to_dict() for m in e.push(x)]
+        live.append(e.live_partial_matches())
+    got += [m.to_dict() for m in e.flush()]
+    return got, live, (e.stats.created, e.stats.completed)
+
+
+def test_a_gap_ends_partial_matches_that_where_keeps_to_the_window(matcher: str) -> None:
     gap = pat(SEQ(ref("A", "a"), gapped("B", "b", 0, 3)), window=within(50))
     diff = arith(f("b", "ts"), "-", f("a", "ts"))
     where = pat(SEQ(ref("A", "a"), ref("B", "b")), cmp(diff, ">=", 0), cmp(diff, "<=", 3), window=within(50))
     ev = stream("A@0 A@1 A@2 B@4 B@10")
-    alive = {}
-    for name, p in (("gap", gap), ("where", where)):
-        e = Engine(build_net([p]))
-        live = []
-        for x in fresh(ev):
-            e.push(x)
-            live.append(e.live_partial_matches())
-        alive[name] = live
+    engine = "kernel" if matcher == "kernel" else "python"  # (the reference keeps no partial matches)
+    alive = {name: lives(engine, build_net([p]), ev)[1] for name, p in (("gap", gap), ("where", where))}
     # B@4 ends a0's gap (4 > 0 + 3): it leaves; at B@10 all have; WHERE keeps them to ts 50
     assert alive == {"gap": [1, 2, 3, 2, 0], "where": [1, 2, 3, 3, 3]}
+
+
+def test_a_gapped_match_returns_a_composite_event_another_pattern_reads() -> None:
+    # the gapped pattern's matches re-enter as S events (ts: the match's end); the reader
+    # wants two of them at most 4 apart
+    stall = pat(SEQ(ref("A", "a"), gapped("B", "b", 1, 2)), name="stall", window=within(9), returns=Return("S", (ReturnField("x", f("a", "x")),)))
+    twice = pat(SEQ(ref("S", "s"), gapped("S", "t", 0, 4)), name="twice")
+    ev = stream("A@0:x=1 B@2:x=0 A@3:x=2 B@4:x=0 A@5:x=3 B@9:x=0")
+    got = sorted((m["pattern"], json.dumps(m["ids"])) for m in scenario.MATCH([stall, twice], ev))
+    assert got == [
+        ("stall", '{"a": 0, "b": 1}'), ("stall", '{"a": 2, "b": 3}'), ("twice", '{"s": "stall[0,1]", "t": "stall[2,3]"}'),
+    ]
 
 
 # ----------------------------------------------------------------------------- the language
@@ -216,18 +263,35 @@ def _tie(draw: Any, patterns: list[Pattern]) -> str:
     return str(draw(st.sampled_from(ties)))
 
 
+def three_agree(pats: list[Pattern], events: list[Event], tie: str) -> None:
+    """The kernel and the Python engine: the same matches in the same order, the same partial
+    matches alive after every event, the same tokens created and matches completed; and the
+    matches are the brute-force reference's."""
+    for p in pats:
+        note(pattern_text(p))
+    note(f"tie={tie}: " + " ".join(f"{e.type}@{e.ts}{e.attrs}" for e in events))
+    net = build_net(pats)
+    ok, reason = supports(net, tie)
+    # (a merged net may be refused for what is not a gap: one pattern's variable in the slot of
+    # another's Kleene list; its own properties are tested in tests/kernel)
+    assert ok or "slot with another pattern's Kleene list" in reason, reason
+    python = lives("python", net, events, tie)
+    if ok:
+        assert lives("kernel", net, events, tie) == python
+    assert _sorted(python[0]) == _sorted(reference_run(pats, events, tie))
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns(), streams(types=TYPES, max_size=9))
-def test_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
+def test_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
     assert checked.structure == p.structure
-    tie = _tie(data.draw, [p])
-    assert _sorted(run_embedded([p], events, tie)) == _sorted(reference_run([p], events, tie))
+    three_agree([p], events, _tie(data.draw, [p]))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns("p"), streams(types=TYPES, max_size=8))
-def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
+def test_merged_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     """The same pattern with its gaps changed (front combination shares the prefix), and a
     third pattern drawn apart, in one net."""
     from dataclasses import replace
@@ -241,8 +305,7 @@ def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern
     q = replace(p, name="q", structure=SEQ(*(regap(c) for c in p.structure.children)))
     r = data.draw(gapped_patterns("r"))
     pats = [p, q, r]
-    tie = _tie(data.draw, pats)
-    assert _sorted(run_embedded(pats, events, tie)) == _sorted(reference_run(pats, events, tie))
+    three_agree(pats, events, _tie(data.draw, pats))
 
 
 @settings(max_examples=60, deadline=None)
