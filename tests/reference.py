@@ -117,13 +117,19 @@ def _validate(node: Node, in_seq: bool = False) -> None:
 
 
 def _resolutions(node: Node) -> list[Node]:
-    """Every tree obtained by replacing each OR by one of its children."""
+    """Every tree obtained by replacing each OR by one of its children, and each optional
+    step ``T? v`` by itself or by nothing (an OR of the step and of no step)."""
     if isinstance(node, EventRef):
         return [node]
     if isinstance(node, Or):
         return [tree for child in node.children for tree in _resolutions(child)]
-    options = [_resolutions(child) for child in node.children]
-    return [type(node)(tuple(combo), node.span) for combo in itertools.product(*options)]
+    options: list[list[Node | None]] = []
+    for child in node.children:
+        if isinstance(child, EventRef) and child.optional:
+            options.append([child, None])
+        else:
+            options.append(list(_resolutions(child)))
+    return [type(node)(tuple(c for c in combo if c is not None), node.span) for combo in itertools.product(*options)]
 
 
 def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
@@ -268,6 +274,7 @@ class Matcher:
         if len(set(names)) != len(names):
             raise ValueError(f"variable names are not distinct: {names}")
         self.kleene = frozenset(r.var for r in refs if r.kleene)
+        self.least = {r.var: r.least for r in refs if r.kleene}
         self.negated = {r.var: r for r in refs if r.negated}
         self.shapes = [_shape(t) for t in _resolutions(tree)]
 
@@ -353,7 +360,7 @@ class Matcher:
                 for item in self.by_type.get(ref.type, [])
                 if item.idx not in used and self.fits(item, ref.var, shape, binding, bound_items)
             ]
-            values: list[Any] = self.kleene_lists(fits) if ref.kleene else fits
+            values: list[Any] = self.kleene_lists(fits, ref) if ref.kleene else fits
             for value in values:
                 new = _items(value)
                 if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
@@ -386,18 +393,22 @@ class Matcher:
                     return False
         return True
 
-    def kleene_lists(self, items: list[Item]) -> list[tuple[Item, ...]]:
-        """Every non-empty sub-list in stream order whose consecutive elements are before."""
+    def kleene_lists(self, items: list[Item], ref: EventRef) -> list[tuple[Item, ...]]:
+        """Every sub-list in stream order whose consecutive elements are before, of at least
+        ``ref.least`` and at most ``ref.most`` elements (``T+``: one, unbounded)."""
         out: list[tuple[Item, ...]] = []
 
         def grow(prefix: tuple[Item, ...], start: int) -> None:
+            if ref.most is not None and len(prefix) >= ref.most:
+                return
             for j in range(start, len(items)):
                 lst = (*prefix, items[j])
                 if prefix and not self.before(prefix[-1], items[j]):
                     continue
                 if not self.in_window(lst):
                     continue
-                out.append(lst)
+                if len(lst) >= ref.least:
+                    out.append(lst)
                 grow(lst, j + 1)
 
         grow((), 0)
@@ -498,16 +509,23 @@ class Matcher:
                 v = ref.var
                 if v in prefix:
                     followed = any((v, w) in shape.prec for w in bound)
-                    if not ref.kleene or followed:
+                    if not ref.kleene or followed or (ref.most is not None and len(prefix[v]) >= ref.most):
                         continue
                     new = {**prefix, v: (*prefix[v], x)}
                 else:
                     new = {**prefix, v: (x,) if ref.kleene else x}
-                if any((u, v) in shape.prec and u not in bound for u in shape.vars):
+                if any((u, v) in shape.prec and not self.complete(u, prefix) for u in shape.vars):
                     continue
                 if self.partial_ok(shape, new):
                     return True
         return False
+
+    def complete(self, var: str, prefix: Binding) -> bool:
+        """``var`` is bound in ``prefix`` and, a Kleene list, has at least its fewest events
+        (a step after it may start only then)."""
+        if var not in prefix:
+            return False
+        return var not in self.kleene or len(prefix[var]) >= self.least[var]
 
     def partial_ok(self, shape: _Shape, partial: Binding) -> bool:
         for u, w in shape.prec:

@@ -80,6 +80,46 @@ class _Builder(SpanTransformer):
         return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap)
 
     @v_args(meta=True)
+    def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
+        point at them: at least one event, the upper bound not below the lower)."""
+        least, most = c[1]
+        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on a Kleene step)
+        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
+
+    def bounds_exact(self, c: list[Token]) -> tuple[int, int | None]:
+        return self._bounds(c[0], c[0])
+
+    def bounds_range(self, c: list[Token]) -> tuple[int, int | None]:
+        return self._bounds(c[0], c[1] if len(c) > 1 else None)
+
+    def _bounds(self, low: Token, high: Token | None) -> tuple[int, int | None]:
+        least = int(str(low))
+        if least > A.MAX_REPEAT:
+            raise BuildError(f"a repetition's lower bound is at most {A.MAX_REPEAT} (each count is a place of the net)", low)
+        if least < 1:
+            raise BuildError(
+                f"a repetition takes at least one event ({{{least},...}}): make the step optional with ? or leave it out", low
+            )
+        if high is None:
+            return least, None
+        most = int(str(high))
+        if most > A.MAX_REPEAT:
+            raise BuildError(
+                f"a repetition's upper bound is at most {A.MAX_REPEAT} (each count is a place of the net): "
+                f"write {{{least},}} and bound count(v[]) in WHERE",
+                high,
+            )
+        if most < least:
+            raise BuildError(f"a repetition's upper bound {most} is below its lower bound {least}", high)
+        return least, most
+
+    @v_args(meta=True)
+    def optional(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on an optional step)
+        return A.EventRef(str(c[0]), str(c[2]), span=self._span(c[0]), gap=gap, optional=True)
+
+    @v_args(meta=True)
     def archived_ref(self, meta: Meta, c: list[Token]) -> A.EventRef:
         return A.EventRef(str(c[0]), str(c[1]), archived=True, span=self._span(c[0]))
 
