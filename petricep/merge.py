@@ -460,6 +460,7 @@ class _Drafts:
             clears=ids.bits(norm, t.clears),
             kleene=t.kleene,
             gap=t.gap,
+            count=t.count,
         )
         self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))
 

@@ -115,6 +115,7 @@ class _Info:
     live_negs: list[A.EventRef] = field(default_factory=list)
     # optional steps still ahead of a complete SEQ: a match emitted here has them unbound
     absent: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -138,6 +139,8 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
             info.dead.add(node.var)
         elif cfg >= 1:
             info.bound.add(node.var)
+            if node.bounded:
+                info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Seq):
         k, cs = cfg
@@ -226,6 +229,7 @@ class _Config:
         self.active = info.active
         self.live_negs = info.live_negs
         self.absent = frozenset(info.absent)
+        self.counts = dict(info.counts)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -416,6 +420,7 @@ class _Builder:
                     cleared,
                     kleene=var in self.kleene,
                     gap=self._gap(var),
+                    count=b.counts.get(var, 0) if src != self.configs[new] else 0,
                 )
             )
         return out

@@ -123,6 +123,10 @@ class Transition:
     # guard is among ``guards`` (``lo <= e.ts - slot.ts <= hi``), this says it for diagrams,
     # merge keys and the place expiry
     gap: tuple[int, float | int, float | int] | None = None
+    # a bounded Kleene list (``T{n,m} v[]``, issue 42) counts its events in its places: the
+    # list's length after this firing, 0 where nothing is counted (an unbounded list's loop);
+    # for the diagrams (which place a firing moves to says it for the engines)
+    count: int = 0
 
 
 @dataclass(frozen=True)

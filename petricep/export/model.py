@@ -634,6 +634,8 @@ def _add_transitions(
         var, etype = unit.var(t, users)
         kleene = ("loop" if t.take else "first") if unit.is_kleene(t, users) else ""
         op = {"": f"{etype} {var}", "first": f"{etype} {var}[1]", "loop": f"{etype}+ {var}[i]"}[kleene]
+        if t.count:  # a bounded list's counted step (T{n,m} v[]): the element it adds
+            op = f"{etype} {var}[{t.count}]"
         lines = [op]
         gap = unit.gap_conditions(t)
         if t.gap is not None:

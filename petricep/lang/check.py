@@ -698,7 +698,8 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
         if p.strategy == A.Strategy.ANY and not (
             p.window.kind == A.WIN_COUNT and p.window.value <= _SMALL_COUNT_WINDOW
         ):
-            kleene = next((r for r in A.events_of(p.structure) if r.kleene), None)
+            # (a list with an upper bound, T{n,m}, keeps at most the subsets of m: no doubling)
+            kleene = next((r for r in A.events_of(p.structure) if r.kleene and r.most is None), None)
             if kleene is not None:
                 out.append(
                     f"warning: pattern {p.name!r}: Kleene variable {kleene.var}[] under skip-till-any-match keeps "

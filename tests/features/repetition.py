@@ -1,0 +1,120 @@
+"""Shared by test_bounded.py and test_optional.py (issue 42): hand cases run on every engine
+(the brute-force reference, the Python engine, the compiled kernel when it is built), and
+the hypothesis strategy that turns a random pattern's steps into bounded Kleene lists
+(``T{n,m} v[]``, ``T{n,} v[]``) and optional steps (``T? v``) where the language allows them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+from petricep.events import Event
+from petricep.kernel import run as kernel_run
+from petricep.lang import ast as A
+from petricep.lang.check import flatten_seq
+from petricep.lang.parser import parse_text
+from tests.engines import run_embedded
+from tests.reference import reference_run
+
+ENGINES = ("reference", "python", "kernel")
+
+
+def kernel_built() -> bool:
+    return kernel_run._kernel is not None
+
+
+def run_on(engine: str, patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    """The matches of ``patterns`` on one engine; for the kernel, the Python engine's too, and
+    both must agree in everything (matches in order, partial matches created, completed, live)."""
+    if engine == "reference":
+        return reference_run(patterns, events, tie)
+    if engine == "python":
+        return run_embedded(patterns, events, tie)
+    if not kernel_built():
+        pytest.skip("the compiled kernel is not built")
+    from petricep.merge import build_net
+    from tests.kernel.compare import both
+
+    net = build_net(list(patterns))
+    out = both(net, events, tie, cut=len(events) // 2, sweep_every=1 + len(events) % 3)
+    assert out["kernel"] == out["python"]
+    return list(out["kernel"][0])
+
+
+def ids_on(engine: str, text: str, events: Sequence[Event], tie: str = "arrival") -> set[str]:
+    """The ids of every match of the patterns of ``text``, as sorted JSON texts."""
+    pats = list(parse_text(text).patterns)
+    return {json.dumps(m["ids"], sort_keys=True) for m in run_on(engine, pats, events, tie)}
+
+
+def want(*ids: dict[str, Any]) -> set[str]:
+    return {json.dumps(i, sort_keys=True) for i in ids}
+
+
+def sorted_matches(matches: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps(m, sort_keys=True) for m in matches)
+
+
+# ----------------------------------------------------------------------------- random forms
+
+
+def _negation_neighbours(seq: A.Seq) -> set[str]:
+    """Variables of the positive steps right before and after each negation of ``seq``."""
+    out: set[str] = set()
+    kids = seq.children
+    for i, c in enumerate(kids):
+        if isinstance(c, A.EventRef) and c.negated:
+            for side in (reversed(kids[:i]), iter(kids[i + 1 :])):
+                k = next((k for k in side if not (isinstance(k, A.EventRef) and k.negated)), None)
+                if isinstance(k, A.EventRef):
+                    out.add(k.var)
+    return out
+
+
+def _negation_readers(p: A.Pattern) -> set[str]:
+    """Variables some negation condition reads (an optional step may not be one)."""
+    negs = {r.var for r in A.events_of(p.structure) if r.negated}
+    out: set[str] = set()
+    for c in p.conditions:
+        vs = A.vars_of(c)
+        if vs & negs:
+            out |= vs
+    return out
+
+
+def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = True) -> A.Pattern:
+    """``p`` with some Kleene lists given bounds (1-3 at least, at most unbounded or up to two
+    more) and some single steps of a SEQ made optional, where the language allows it: not
+    beside a negation, not read by a negation condition, every SEQ keeping a required step."""
+    avoid = _negation_readers(p)
+    p = replace(p, structure=flatten_seq(p.structure))  # as the language reads it
+
+    def visit(node: A.Node) -> A.Node:
+        if isinstance(node, A.EventRef):
+            if bounded and node.kleene and draw(st.integers(0, 2)) > 0:
+                least = draw(st.integers(1, 3))
+                most = draw(st.sampled_from([None, least, least + 1, least + 2]))
+                return replace(node, least=least, most=most)
+            return node
+        kids = [visit(c) for c in node.children]
+        if optional and isinstance(node, A.Seq):
+            near = _negation_neighbours(node)
+            for i, c in enumerate(kids):
+                required = [k for k in kids if not (isinstance(k, A.EventRef) and (k.negated or k.optional))]
+                plain = isinstance(c, A.EventRef) and not (c.negated or c.kleene)
+                if plain and c.var not in near | avoid and len(required) > 1 and draw(st.integers(0, 2)) == 0:
+                    kids[i] = replace(c, optional=True)
+        return type(node)(tuple(kids), span=node.span)
+
+    return replace(p, structure=visit(p.structure))
+
+
+def has_forms(p: A.Pattern) -> bool:
+    """Whether a pattern has a bounded list or an optional step (what these tests are about)."""
+    return any(r.bounded or r.optional for r in A.events_of(p.structure))
