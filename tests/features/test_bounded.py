@@ -25,6 +25,7 @@ from petricep.kernel.lowering import supports
 from petricep.lang.check import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
+from petricep.merge import build_net
 from tests.features.repetition import ENGINES, has_forms, ids_on, kernel_built, repetitions, run_on, sorted_matches, want
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
@@ -85,7 +86,7 @@ def test_a_bounded_list_at_the_end_emits_each_length_in_bounds(engine: str) -> N
 def test_iteration_condition_over_a_bounded_list(engine: str) -> None:
     # x along the list 1, 3, 2: increasing sub-lists of two or more: [0,1], [0,2]
     text = "PATTERN p: SEQ(A{2,3} a[], B b) WHERE a[i].x > a[i-1].x"
-    assert ids_on(engine, text, stream("A@0:x=1 A@1:x=3 A@2:x=2 B@3")) == lists([0, 1], [0, 2])
+    assert ids_on(engine, text, stream("A@0:x=1 A@1:x=3 A@2:x=2 B@3:x=0")) == lists([0, 1], [0, 2])
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -127,7 +128,7 @@ def test_tie_rules(engine: str, tie: str, expected: list[list[int]]) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_window_and_return(engine: str) -> None:
     text = "PATTERN p: SEQ(A{2,3} a[], B b) WITHIN 3 RETURN T(n = count(a[]), s = sum(a[].x))"
-    events = stream("A@0:x=1 A@1:x=2 A@2:x=4 B@3")
+    events = stream("A@0:x=1 A@1:x=2 A@2:x=4 B@3:x=0")
     got = {(tuple(m["ids"]["a"]), m["attrs"]["n"], m["attrs"]["s"]) for m in run_on(engine, list(parse_text(text).patterns), events)}
     assert got == {((0, 1), 2, 3), ((0, 2), 2, 5), ((1, 2), 2, 6), ((0, 1, 2), 3, 7)}
 
@@ -224,4 +225,6 @@ def test_kernel_equals_python_engine(data: Any, p: Any, q: Any, events: list[Eve
     assume(has_forms(p) or has_forms(q))
     pats = [p] if data.draw(st.booleans()) else [p, q]
     tie = _tie(data.draw, pats)
+    ok, reason = supports(build_net(pats), tie)
+    assume(ok)  # (refused for what it refuses in any net: a slot a Kleene list shares)
     run_on("kernel", pats, events, tie)
