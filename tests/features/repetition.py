@@ -6,8 +6,9 @@ the hypothesis strategy that turns a random pattern's steps into bounded Kleene 
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from tests.engines import run_embedded
+from tests.features import scenario
 from tests.reference import reference_run
 
 ENGINES = ("reference", "python", "kernel")
@@ -51,10 +53,31 @@ def run_on(engine: str, patterns: Sequence[A.Pattern], events: Sequence[Event], 
     return list(out["kernel"][0])
 
 
-def ids_on(engine: str, text: str, events: Sequence[Event], tie: str = "arrival") -> set[str]:
+def matcher_of(engine: str) -> Callable[..., list[dict[str, Any]]]:
+    """``engine`` as the matcher of tests/features/scenario.py (``scenario.CURRENT``)."""
+    return functools.partial(run_on, engine)
+
+
+def matches(text: str, events: Sequence[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    """The matches of the patterns of ``text`` on the matcher under test (``scenario.CURRENT``:
+    these hand cases run on Spark too, tests/spark/test_partition.py)."""
+    return scenario.MATCH(list(parse_text(text).patterns), list(events), tie)
+
+
+def ids_on(text: str, events: Sequence[Event], tie: str = "arrival") -> set[str]:
     """The ids of every match of the patterns of ``text``, as sorted JSON texts."""
-    pats = list(parse_text(text).patterns)
-    return {json.dumps(m["ids"], sort_keys=True) for m in run_on(engine, pats, events, tie)}
+    return {json.dumps(m["ids"], sort_keys=True) for m in matches(text, events, tie)}
+
+
+def use_engine(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The body of the test modules' ``matcher`` fixture (params: ``ENGINES``): hand cases on
+    every engine (the kernel too, beside tests/features/conftest.py's two); the hypothesis
+    properties name their engines themselves and run once."""
+    if getattr(request.function, "is_hypothesis_test", False) and request.param != ENGINES[0]:
+        pytest.skip("a property runs once")
+    scenario.CURRENT = matcher_of(request.param)
+    yield
+    scenario.CURRENT = reference_run
 
 
 def want(*ids: dict[str, Any]) -> set[str]:

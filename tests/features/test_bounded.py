@@ -11,6 +11,7 @@ rule.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,16 +27,27 @@ from petricep.lang.check import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
-from tests.features.repetition import ENGINES, has_forms, ids_on, kernel_built, repetitions, run_on, sorted_matches, want
+from tests.features.repetition import (
+    ENGINES,
+    has_forms,
+    ids_on,
+    kernel_built,
+    matches,
+    repetitions,
+    run_on,
+    sorted_matches,
+    use_engine,
+    want,
+)
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
 
 
 
-@pytest.fixture(autouse=True)
-def matcher() -> Any:
-    """These tests name their engines themselves (``ENGINES``): no conftest matcher rounds."""
-    yield
+@pytest.fixture(autouse=True, params=ENGINES)
+def matcher(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every engine, in place of conftest.py's two (``repetition.use_engine``)."""
+    yield from use_engine(request)
 
 EXAMPLES = int(os.environ.get("PETRICEP_EXAMPLES", "120"))
 SETTINGS = settings(
@@ -53,92 +65,79 @@ def lists(*ls: list[int], b: int = 3) -> set[str]:
 # ----------------------------------------------------------------------------- hand cases
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_between_bounds(engine: str) -> None:
+def test_between_bounds() -> None:
     # every sub-list of the three As with two or three elements
-    got = ids_on(engine, "PATTERN p: SEQ(A{2,3} a[], B b)", stream(A3B))
+    got = ids_on("PATTERN p: SEQ(A{2,3} a[], B b)", stream(A3B))
     assert got == lists([0, 1], [0, 2], [1, 2], [0, 1, 2])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_exactly_n(engine: str) -> None:
-    got = ids_on(engine, "PATTERN p: SEQ(A{2} a[], B b)", stream(A3B))
+def test_exactly_n() -> None:
+    got = ids_on("PATTERN p: SEQ(A{2} a[], B b)", stream(A3B))
     assert got == lists([0, 1], [0, 2], [1, 2])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_at_least_n_has_no_upper_bound(engine: str) -> None:
+def test_at_least_n_has_no_upper_bound() -> None:
     # four As: {2,3} gives the 6 pairs and 4 triples; {2,} the whole list [0,1,2,3] too
-    upto = ids_on(engine, "PATTERN p: SEQ(A{2,3} a[], B b)", stream(A4B))
-    more = ids_on(engine, "PATTERN p: SEQ(A{2,} a[], B b)", stream(A4B))
+    upto = ids_on("PATTERN p: SEQ(A{2,3} a[], B b)", stream(A4B))
+    more = ids_on("PATTERN p: SEQ(A{2,} a[], B b)", stream(A4B))
     assert len(upto) == 10
     assert more - upto == lists([0, 1, 2, 3], b=4)
     assert upto <= more
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_bounded_list_at_the_end_emits_each_length_in_bounds(engine: str) -> None:
-    got = ids_on(engine, "PATTERN p: SEQ(B b, A{2,3} a[])", stream("B@0 A@1 A@2 A@3"))
+def test_a_bounded_list_at_the_end_emits_each_length_in_bounds() -> None:
+    got = ids_on("PATTERN p: SEQ(B b, A{2,3} a[])", stream("B@0 A@1 A@2 A@3"))
     assert got == want({"b": 0, "a": [1, 2]}, {"b": 0, "a": [1, 3]}, {"b": 0, "a": [2, 3]}, {"b": 0, "a": [1, 2, 3]})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_iteration_condition_over_a_bounded_list(engine: str) -> None:
+def test_iteration_condition_over_a_bounded_list() -> None:
     # x along the list 1, 3, 2: increasing sub-lists of two or more: [0,1], [0,2]
     text = "PATTERN p: SEQ(A{2,3} a[], B b) WHERE a[i].x > a[i-1].x"
-    assert ids_on(engine, text, stream("A@0:x=1 A@1:x=3 A@2:x=2 B@3:x=0")) == lists([0, 1], [0, 2])
+    assert ids_on(text, stream("A@0:x=1 A@1:x=3 A@2:x=2 B@3:x=0")) == lists([0, 1], [0, 2])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_skip_till_next_match_stops_a_full_list(engine: str) -> None:
+def test_skip_till_next_match_stops_a_full_list() -> None:
     # [0,1] is full (two events) when A2 comes: A2 cannot extend it, so [0,1] ends at B3;
     # [1] takes A2 (and is gone); [2] has one event, too few for B3; [0] went into [0,1]
     text = "PATTERN p: SEQ(A{2} a[], B b) WHERE skip-till-next-match"
-    assert ids_on(engine, text, stream(A3B)) == lists([0, 1], [1, 2])
+    assert ids_on(text, stream(A3B)) == lists([0, 1], [1, 2])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_skip_till_next_match_lets_a_short_list_skip_the_next_step(engine: str) -> None:
+def test_skip_till_next_match_lets_a_short_list_skip_the_next_step() -> None:
     # [0] has too few events for B1: B1 does not extend it, so it is not skipped over: [0,2]
     text = "PATTERN p: SEQ(A{2,} a[], B b) WHERE skip-till-next-match"
-    assert ids_on(engine, text, stream("A@0 B@1 A@2 B@3")) == want({"a": [0, 2], "b": 3})
+    assert ids_on(text, stream("A@0 B@1 A@2 B@3")) == want({"a": [0, 2], "b": 3})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_strict_contiguity(engine: str) -> None:
+def test_strict_contiguity() -> None:
     text = "PATTERN p: SEQ(A{2,3} a[], B b) WHERE strict-contiguity"
-    assert ids_on(engine, text, stream(A3B)) == lists([1, 2], [0, 1, 2])
+    assert ids_on(text, stream(A3B)) == lists([1, 2], [0, 1, 2])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_negation_after_a_bounded_list(engine: str) -> None:
+def test_negation_after_a_bounded_list() -> None:
     # a C after the list's last event kills it: only lists ending at A3 survive
     text = "PATTERN p: SEQ(A{2,} a[], !(C c), B b)"
-    got = ids_on(engine, text, stream("A@0 A@1 C@2 A@3 B@4"))
+    got = ids_on(text, stream("A@0 A@1 C@2 A@3 B@4"))
     assert got == want({"a": [0, 3], "b": 4}, {"a": [1, 3], "b": 4}, {"a": [0, 1, 3], "b": 4})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("tie", "expected"), [("arrival", [[0, 1], [0, 2], [1, 2]]), ("strict", [[0, 2], [1, 2]])])
-def test_tie_rules(engine: str, tie: str, expected: list[list[int]]) -> None:
-    got = ids_on(engine, "PATTERN p: SEQ(A{2} a[], B b)", stream("A@0 A@0 A@1 B@2"), tie)
+def test_tie_rules(tie: str, expected: list[list[int]]) -> None:
+    got = ids_on("PATTERN p: SEQ(A{2} a[], B b)", stream("A@0 A@0 A@1 B@2"), tie)
     assert got == lists(*expected, b=3)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_window_and_return(engine: str) -> None:
+def test_window_and_return() -> None:
     text = "PATTERN p: SEQ(A{2,3} a[], B b) WITHIN 3 RETURN T(n = count(a[]), s = sum(a[].x))"
     events = stream("A@0:x=1 A@1:x=2 A@2:x=4 B@3:x=0")
-    got = {(tuple(m["ids"]["a"]), m["attrs"]["n"], m["attrs"]["s"]) for m in run_on(engine, list(parse_text(text).patterns), events)}
+    got = {(tuple(m["ids"]["a"]), m["attrs"]["n"], m["attrs"]["s"]) for m in matches(text, events)}
     assert got == {((0, 1), 2, 3), ((0, 2), 2, 5), ((1, 2), 2, 6), ((0, 1, 2), 3, 7)}
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_merged_with_an_unbounded_list(engine: str) -> None:
+def test_merged_with_an_unbounded_list() -> None:
     # one net: each pattern exactly its own matches
     text = "PATTERN p: SEQ(A{2} a[], B b)\nPATTERN q: SEQ(A+ a[], B b)"
-    pats = list(parse_text(text).patterns)
-    out = run_on(engine, pats, stream(A3B))
+    out = matches(text, stream(A3B))
     assert {str(m["ids"]["a"]) for m in out if m["pattern"] == "p"} == {"[0, 1]", "[0, 2]", "[1, 2]"}
     assert sum(m["pattern"] == "q" for m in out) == 7
 

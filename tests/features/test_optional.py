@@ -12,6 +12,7 @@ rule.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +27,18 @@ from petricep.kernel.lowering import supports
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
-from tests.features.repetition import ENGINES, has_forms, ids_on, kernel_built, repetitions, run_on, sorted_matches, want
+from tests.features.repetition import (
+    ENGINES,
+    has_forms,
+    ids_on,
+    kernel_built,
+    matches,
+    repetitions,
+    run_on,
+    sorted_matches,
+    use_engine,
+    want,
+)
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
 
@@ -38,33 +50,26 @@ SETTINGS = settings(
 ABC = "PATTERN p: SEQ(A a, B? b, C c)"
 
 
-@pytest.fixture(autouse=True)
-def matcher() -> Any:
-    """These tests name their engines themselves (``ENGINES``): no conftest matcher rounds."""
-    yield
-
-
-def matches(engine: str, text: str, spec: str, tie: str = "arrival") -> list[dict[str, Any]]:
-    return run_on(engine, list(parse_text(text).patterns), stream(spec), tie)
+@pytest.fixture(autouse=True, params=ENGINES)
+def matcher(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every engine, in place of conftest.py's two (``repetition.use_engine``)."""
+    yield from use_engine(request)
 
 
 # ----------------------------------------------------------------------------- hand cases
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_with_and_without_the_step(engine: str) -> None:
-    assert ids_on(engine, ABC, stream("A@0 B@1 C@2")) == want({"a": 0, "c": 2}, {"a": 0, "b": 1, "c": 2})
+def test_with_and_without_the_step() -> None:
+    assert ids_on(ABC, stream("A@0 B@1 C@2")) == want({"a": 0, "c": 2}, {"a": 0, "b": 1, "c": 2})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_condition_reading_an_absent_step_holds(engine: str) -> None:
+def test_a_condition_reading_an_absent_step_holds() -> None:
     # b.x > 1 refuses B1 as b, not the match without b; B2 is a b
     text = f"{ABC} WHERE b.x > 1 AND c.x >= b.x"
-    got = ids_on(engine, text, stream("A@0:x=0 B@1:x=1 B@2:x=2 C@3:x=5"))
+    got = ids_on(text, stream("A@0:x=0 B@1:x=1 B@2:x=2 C@3:x=5"))
     assert got == want({"a": 0, "c": 3}, {"a": 0, "b": 2, "c": 3})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
@@ -74,65 +79,57 @@ def test_a_condition_reading_an_absent_step_holds(engine: str) -> None:
         ("A@0 C@1 B@2 C@3", [{"a": 0, "c": 1}]),
     ],
 )
-def test_skip_till_next_match(engine: str, spec: str, expected: list[dict[str, int]]) -> None:
-    assert ids_on(engine, f"{ABC} WHERE skip-till-next-match", stream(spec)) == want(*expected)
+def test_skip_till_next_match(spec: str, expected: list[dict[str, int]]) -> None:
+    assert ids_on(f"{ABC} WHERE skip-till-next-match", stream(spec)) == want(*expected)
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_optional_first_step(engine: str) -> None:
-    got = ids_on(engine, "PATTERN p: SEQ(A? a, B b)", stream("A@0 B@1 B@2"))
+def test_optional_first_step() -> None:
+    got = ids_on("PATTERN p: SEQ(A? a, B b)", stream("A@0 B@1 B@2"))
     assert got == want({"b": 1}, {"a": 0, "b": 1}, {"b": 2}, {"a": 0, "b": 2})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_optional_last_step_is_null_in_return(engine: str) -> None:
+def test_optional_last_step_is_null_in_return() -> None:
     # {a0} is complete at A0 (emitted there), {a0,b1} at B1
     text = "PATTERN p: SEQ(A a, B? b) RETURN T(a = a.id, bx = b.x)"
-    out = matches(engine, text, "A@0:x=1 B@1:x=7")
+    out = matches(text, stream("A@0:x=1 B@1:x=7"))
     assert [(m["ids"], m["attrs"]) for m in out] == [({"a": 0}, {"a": 0, "bx": None}), ({"a": 0, "b": 1}, {"a": 0, "bx": 7})]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_strict_contiguity_with_two_optional_steps(engine: str) -> None:
+def test_strict_contiguity_with_two_optional_steps() -> None:
     text = "PATTERN p: SEQ(A a, B? b, C? c, D d) WHERE strict-contiguity"
-    got = ids_on(engine, text, stream("A@0 B@1 D@2 A@3 D@4 A@5 C@6 D@7 A@8 B@9 C@10 D@11"))
+    got = ids_on(text, stream("A@0 B@1 D@2 A@3 D@4 A@5 C@6 D@7 A@8 B@9 C@10 D@11"))
     assert got == want(
         {"a": 0, "b": 1, "d": 2}, {"a": 3, "d": 4}, {"a": 5, "c": 6, "d": 7}, {"a": 8, "b": 9, "c": 10, "d": 11}
     )
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_tie_rule_strict_refuses_a_tied_optional_step(engine: str) -> None:
-    assert ids_on(engine, ABC, stream("A@0 B@0 C@1"), "strict") == want({"a": 0, "c": 2})
-    assert ids_on(engine, ABC, stream("A@0 B@0 C@1"), "arrival") == want({"a": 0, "c": 2}, {"a": 0, "b": 1, "c": 2})
+def test_tie_rule_strict_refuses_a_tied_optional_step() -> None:
+    assert ids_on(ABC, stream("A@0 B@0 C@1"), "strict") == want({"a": 0, "c": 2})
+    assert ids_on(ABC, stream("A@0 B@0 C@1"), "arrival") == want({"a": 0, "c": 2}, {"a": 0, "b": 1, "c": 2})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_negation_after_the_step_after_an_optional_one(engine: str) -> None:
+def test_negation_after_the_step_after_an_optional_one() -> None:
     text = "PATTERN p: SEQ(A a, B? b, C c, !(D d), E e)"
-    got = ids_on(engine, text, stream("A@0 C@1 D@2 C@3 E@4"))
+    got = ids_on(text, stream("A@0 C@1 D@2 C@3 E@4"))
     assert got == want({"a": 0, "c": 3, "e": 4})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_in_an_and_with_a_window(engine: str) -> None:
+def test_in_an_and_with_a_window() -> None:
     # AND(SEQ(A a, B? b), C c) WITHIN 2: b at most 2 after the earliest bound event
     text = "PATTERN p: AND(SEQ(A a, B? b), C c) WITHIN 2"
-    got = ids_on(engine, text, stream("A@0 C@1 B@3"))
+    got = ids_on(text, stream("A@0 C@1 B@3"))
     assert got == want({"a": 0, "c": 1})
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_composite_events_name_the_bound_steps(engine: str) -> None:
+def test_composite_events_name_the_bound_steps() -> None:
     text = f"{ABC} RETURN T(n = a.ts)\nPATTERN q: SEQ(T t, E e)"
-    out = matches(engine, text, "A@0 B@1 C@2 E@3")
+    out = matches(text, stream("A@0 B@1 C@2 E@3"))
     assert sorted(m["ids"]["t"] for m in out if m["pattern"] == "q") == ["p[0,1,2]", "p[0,2]"]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_with_a_bounded_list(engine: str) -> None:
+def test_with_a_bounded_list() -> None:
     text = "PATTERN p: SEQ(A{2} a[], B? b, C c)"
-    got = ids_on(engine, text, stream("A@0 A@1 B@2 C@3"))
+    got = ids_on(text, stream("A@0 A@1 B@2 C@3"))
     assert got == want({"a": [0, 1], "c": 3}, {"a": [0, 1], "b": 2, "c": 3})
 
 
