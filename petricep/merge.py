@@ -127,7 +127,7 @@ class _Normal:
                 active = frozenset(
                     (self.neg_keys[j], j in place.growable_negations) for j in place.active_negations
                 )
-                k = ("place", feeds, loops, active)
+                k = ("place", feeds, loops, active, place.repeat)
             keys[pid] = k
             return k
 
@@ -149,7 +149,7 @@ class _Normal:
             leads = frozenset((self.tkey(t), key(t.dst)) for t in outgoing[pid] if t.dst != pid)
             loops = frozenset(self.tkey(t) for t in outgoing[pid] if t.dst == pid)
             active = frozenset((self.neg_keys[j], j in place.growable_negations) for j in place.active_negations)
-            k: Hashable = ("future", leads, loops, active, pid == net.start)
+            k: Hashable = ("future", leads, loops, active, pid == net.start, place.repeat)
             keys[pid] = k
             return k
 
@@ -321,6 +321,7 @@ class _PlaceDraft:
     fronts: set[Hashable] = field(default_factory=set)
     futures: set[Hashable] = field(default_factory=set)
     gap_expiries: set[tuple[tuple[int, float | int], ...]] = field(default_factory=set)
+    repeat: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -420,6 +421,7 @@ class _Drafts:
             draft.futures.add(uk)
             draft.users.add(net.index)
             draft.gap_expiries.add(place.gap_expiry)
+            draft.repeat = place.repeat  # (part of both keys: alike in every pattern here)
             draft.active = tuple((ids.neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
                 draft.roles.append(
@@ -481,6 +483,7 @@ class _Drafts:
                     users=tuple(sorted(d.users)),
                     # a token may leave early only where every pattern it serves says so
                     gap_expiry=next(iter(d.gap_expiries)) if len(d.gap_expiries) == 1 else (),
+                    repeat=d.repeat,
                 )
             )
         return tuple(out)

@@ -478,7 +478,7 @@ class Matcher:
                 for a, b in zip(ordered, ordered[1:])
                 for x in self.stream[a.idx + 1 : b.idx]
             )
-        return self.next_match_ok(binding)
+        return self.next_match_ok(binding) and all(self.modes_ok(shape, binding) for shape in self.shapes if shape.vars == binding.keys())
 
     def next_match_ok(self, binding: Binding) -> bool:
         """skip-till-next-match: no event skipped between e_j and e_(j+1) extends P_j."""
@@ -497,14 +497,15 @@ class Matcher:
                     return False
         return True
 
-    def extends(self, prefix: Binding, x: Item) -> bool:
-        """Can some variable take x, given the partial match ``prefix``?"""
+    def extends(self, prefix: Binding, x: Item, only: Any = None) -> bool:
+        """Can some variable take x, given the partial match ``prefix``? ``only``: a test
+        on the variable's name, for the variables that count (GREEDY / RELUCTANT)."""
         bound = set(prefix)
         for shape in self.shapes:
             if not bound <= shape.vars:
                 continue  # OR choices of the prefix rule this resolution out
             for ref in shape.refs:
-                if ref.type != x.ev.type:
+                if ref.type != x.ev.type or (only is not None and not only(ref.var)):
                     continue
                 v = ref.var
                 if v in prefix:
@@ -519,6 +520,32 @@ class Matcher:
                 if self.partial_ok(shape, new):
                     return True
         return False
+
+    def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
+        """GREEDY / RELUCTANT lists (skip-till-next-match): a greedy list's next event in the
+        match (the step after it) could not have extended the list instead; no element after a
+        reluctant list's first could have started another step instead."""
+        pairs = sorted(((i, var) for var, value in binding.items() for i in _items(value)), key=lambda p: p[0].idx)
+
+        def before(item: Item) -> Binding:
+            prefix: Binding = {}
+            for it, var in pairs:
+                if it.idx >= item.idx:
+                    break
+                prefix[var] = (*prefix.get(var, ()), it) if var in self.kleene else it
+            return prefix
+
+        for ref in shape.refs:
+            if not ref.mode or ref.var not in binding:
+                continue
+            v, lst = ref.var, binding[ref.var]
+            if ref.mode == "greedy":
+                nxt = next((it for it, var in pairs if var != v and it.idx > lst[-1].idx), None)
+                if nxt is not None and self.extends(before(nxt), nxt, only=lambda u, v=v: u == v):
+                    return False
+            elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in lst[1:]):
+                return False
+        return True
 
     def complete(self, var: str, prefix: Binding) -> bool:
         """``var`` is bound in ``prefix`` and, a Kleene list, has at least its fewest events

@@ -309,6 +309,7 @@ class _Builder:
         self.vars = tuple(Var(r.var, r.type, i, r.kleene) for i, r in enumerate(positives))
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
+        self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
         negated = {r.var for r in self.negs}
         # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
         # conjuncts after WHERE's) and an expiry on the places that wait for the step
@@ -505,6 +506,7 @@ class _Builder:
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
                     gap_expiry=self._gap_expiry(conf),
+                    repeat=tuple((self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed),
                 )
             )
         return out

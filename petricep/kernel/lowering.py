@@ -402,6 +402,10 @@ def _refusal(net: Net, tie: str) -> str | None:
     if net.history:
         return "ARCHIVED variables"
     for p in net.patterns:
+        moded = next((r for r in A.events_of(p.source.structure) if r.mode), None)
+        if moded is not None:
+            # the choice between two firings of one token is made on the Python engine only
+            return f"pattern {p.name!r}: a {moded.mode.upper()} repetition ({moded.var}[]) is not covered yet"
         gapped = next((t for t in p.transitions if t.gap is not None), None)
         if gapped is not None:
             # the gap's guard would match alike; the kernel does not yet drop partial matches

@@ -179,6 +179,10 @@ class EventRef:
     least: int = 1  # a Kleene list's fewest events
     most: int | None = None  # its most events; None: unbounded
     optional: bool = False  # ``T? v``: the step may be absent
+    # a Kleene list under skip-till-next-match where an event may both extend it and start
+    # the step after it: "greedy" (the list takes it), "reluctant" (the next step does), ""
+    # (both: two partial matches)
+    mode: str = ""
 
     @property
     def bounded(self) -> bool:

@@ -331,6 +331,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
     ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
     ctx.attempt(lambda: _check_archived_optional(structure, ctx))
+    ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
         mine = ctx.errors[before:]
         del ctx.errors[before:]
@@ -362,6 +363,33 @@ def _check_archived_optional(structure: A.Node, ctx: _Ctx) -> None:
             A.Span(ctx.file, optional.span.line, optional.span.column, optional.span.source or ctx.text),
             PatternUnsupportedError,
         )
+
+
+def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
+    """GREEDY / RELUCTANT say which of two partial matches skip-till-next-match keeps when one
+    event both extends a list and starts the step after it: only under that strategy (under
+    the others both are matches or neither), on a list of the pattern's SEQ with a step after
+    it (inside AND or OR: not supported yet)."""
+    for ref in A.events_of(structure):
+        if not ref.mode:
+            continue
+        word = ref.mode.upper()
+        if strategy != A.Strategy.NEXT:
+            raise ctx.error(
+                f"{word} on {ref.var}[] chooses between the list and the step after it under skip-till-next-match: "
+                f"add it to WHERE (under {strategy} it changes nothing)",
+                ref.span,
+            )
+        steps = structure.children if isinstance(structure, A.Seq) else ()
+        if not any(c is ref for c in steps):
+            raise error_at(
+                f"{word} on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ",
+                A.Span(ctx.file, ref.span.line, ref.span.column, ref.span.source or ctx.text),
+                PatternUnsupportedError,
+            )
+        after = steps[[id(c) for c in steps].index(id(ref)) + 1 :]
+        if not any(isinstance(c, A.EventRef) and not c.negated for c in after):
+            raise ctx.error(f"{word} on {ref.var}[] needs a step after the list (its choice is between the two)", ref.span)
 
 
 def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:

@@ -80,6 +80,7 @@ TOKEN_NAMES: Mapping[str, str] = {
     "_ON": "ON",
     "_TIMEOUT": "TIMEOUT",
     "_LIMIT": "LIMIT",
+    "REPEAT_MODE": "GREEDY or RELUCTANT",
     "_AFTER": "AFTER",
     "_TO": "TO",
     "FROM_KW": "FROM",

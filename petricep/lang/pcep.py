@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from lark import Token, v_args
@@ -76,16 +77,17 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def kleene(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on a Kleene step)
-        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap)
+        mode, gap = _mode_gap(c[3:])  # a gap is refused by check (not yet on a Kleene step)
+        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, mode=mode)
 
     @v_args(meta=True)
     def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
         """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
         point at them: at least one event, the upper bound not below the lower)."""
         least, most = c[1]
-        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on a Kleene step)
-        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
+        mode, gap = _mode_gap(c[3:])
+        ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
+        return replace(ref, mode=mode)
 
     def bounds_exact(self, c: list[Token]) -> tuple[int, int | None]:
         return self._bounds(c[0], c[0])
@@ -317,6 +319,14 @@ class _Builder(SpanTransformer):
 _WORDS = terminal_words(TOKEN_NAMES)
 # what the grammar ignores or quotes: comments and strings (skipped by the limit scan)
 _SKIP = re.compile(r"#[^\n]*|//[^\n]*|'[^'\n]*'|\"[^\"\n]*\"")
+def _mode_gap(rest: list[Any]) -> tuple[str, A.Gap | None]:
+    """What follows a Kleene variable: GREEDY or RELUCTANT (lower case, "" for neither), a gap."""
+    mode = ""
+    if rest and isinstance(rest[0], Token) and rest[0].type == "REPEAT_MODE":
+        mode, rest = str(rest[0]).lower(), rest[1:]
+    return mode, (rest[0] if rest else None)
+
+
 _HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+-?")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _STRUCTURE = ("SEQ", "AND", "OR", "NOT")
