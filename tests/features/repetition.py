@@ -162,3 +162,17 @@ def _retyped(node: A.Node, var: str, least: int, most: int | None) -> A.Node:
 def has_forms(p: A.Pattern) -> bool:
     """Whether a pattern has a bounded list or an optional step (what these tests are about)."""
     return any(r.bounded or r.optional for r in A.events_of(p.structure))
+
+
+def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
+    """``p`` with GREEDY or RELUCTANT on the Kleene steps of its top-level SEQ that have a step
+    after them (where the language takes them: under skip-till-next-match)."""
+    s = p.structure
+    if not isinstance(s, A.Seq) or p.strategy != A.Strategy.NEXT:
+        return p
+    kids = list(s.children)
+    for i, c in enumerate(kids):
+        after = any(isinstance(k, A.EventRef) and not k.negated for k in kids[i + 1 :])
+        if isinstance(c, A.EventRef) and c.kleene and after:
+            kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
+    return replace(p, structure=A.Seq(tuple(kids), span=s.span))

@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import PatternSyntaxError, PatternUnsupportedError
+from petricep.errors import PatternError, PatternSyntaxError, PatternUnsupportedError
 from petricep.events import Event
 from petricep.export.model import build_diagram
 from petricep.kernel.lowering import supports
+from petricep.lang import ast as A
 from petricep.lang.check import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
@@ -35,6 +36,7 @@ from tests.features.repetition import (
     matches,
     repetitions,
     run_on,
+    with_modes,
     sorted_matches,
     use_engine,
     want,
@@ -183,6 +185,54 @@ def test_errors_with_carets(text: str, kind: type[Exception], message: str, colu
     assert lines[-1].index("^") == lines[-2].index(text) + column - 1
 
 
+# ----------------------------------------------------------------------------- GREEDY / RELUCTANT
+
+RISING = "A@0:x=1 A@1:x=2 A@2:x=3 A@3:x=3"
+RUN = "PATTERN p: SEQ(A+ a[] {mode}, A b) WHERE skip-till-next-match AND a[i].x > a[i-1].x AND b.x >= a[last].x"
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # both: an event above the list's last both extends it and ends it
+        ("", [([0], 1), ([0, 1], 2), ([1], 2), ([0, 1, 2], 3), ([1, 2], 3), ([2], 3)]),
+        # greedy: the list takes what it can; only A3 (not above 3) ends a list
+        ("GREEDY", [([0, 1, 2], 3), ([1, 2], 3), ([2], 3)]),
+        # reluctant: the step takes what it can; every list ends at its first event
+        ("RELUCTANT", [([0], 1), ([1], 2), ([2], 3)]),
+    ],
+)
+def test_greedy_and_reluctant_under_skip_till_next_match(mode: str, expected: list[tuple[list[int], int]]) -> None:
+    got = ids_on(RUN.format(mode=mode), stream(RISING))
+    assert got == want(*({"a": a, "b": b} for a, b in expected))
+
+
+def test_a_greedy_bounded_list_stops_at_its_bound() -> None:
+    # A{2} a[] GREEDY: a full list cannot take more, so the next A may end it
+    text = "PATTERN p: SEQ(A{2} a[] GREEDY, A b) WHERE skip-till-next-match"
+    assert ids_on(text, stream("A@0 A@1 A@2")) == want({"a": [0, 1], "b": 2})
+
+
+def test_the_kernel_refuses_greedy_with_its_reason() -> None:
+    net = compile_text(RUN.format(mode="GREEDY"))
+    assert supports(net) == (False, "pattern 'p': a GREEDY repetition (a[]) is not covered yet")
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        ("PATTERN p: SEQ(A+ a[] GREEDY, B b)", "GREEDY on a[] chooses between the list and the step after it under skip-till-next-match: add it to WHERE (under skip-till-any-match it changes nothing)", 16),
+        ("PATTERN p: SEQ(B b, A+ a[] RELUCTANT) WHERE skip-till-next-match", "RELUCTANT on a[] needs a step after the list (its choice is between the two)", 21),
+        ("PATTERN p: SEQ(A+ a[] GREEDY GREEDY, B b) WHERE skip-till-next-match", "unexpected 'GREEDY'", 30),
+    ],
+)
+def test_mode_errors(text: str, message: str, column: int) -> None:
+    with pytest.raises(PatternError) as err:
+        parse_text(text)
+    assert message in str(err.value)
+    assert f"<pattern>:1:{column}:" in str(err.value)
+
+
 # ----------------------------------------------------------------------------- properties
 
 
@@ -227,3 +277,26 @@ def test_kernel_equals_python_engine(data: Any, p: Any, q: Any, events: list[Eve
     ok, reason = supports(build_net(pats), tie)
     assume(ok)  # (refused for what it refuses in any net: a slot a Kleene list shares)
     run_on("kernel", pats, events, tie)
+
+
+@st.composite
+def moded_patterns(draw: Any, name: str = "p") -> Any:
+    p = draw(patterns(types=("A", "B"), max_vars=4, max_depth=1, max_kleene=2, strategies=["skip-till-next-match"], name=name, min_window=1))
+    return with_modes(draw, repetitions(draw, p, optional=draw(st.booleans())))
+
+
+def _moded(p: Any) -> bool:
+    return any(r.mode for r in A.events_of(p.structure))
+
+
+@SETTINGS
+@given(st.data(), moded_patterns("p"), moded_patterns("q"), streams(types=("A", "B"), max_size=8))
+def test_greedy_and_reluctant_engine_equals_reference(data: Any, p: Any, q: Any, events: list[Event]) -> None:
+    """Alone and beside another pattern in one net (a place with a mode is never shared with
+    one without it, nor with another mode)."""
+    assume(_moded(p))
+    (checked,) = parse_text(pattern_text(p)).patterns
+    assert checked.structure == p.structure
+    pats = [p] if data.draw(st.booleans()) else [p, q]
+    tie = str(data.draw(st.sampled_from(["arrival", "strict"])))
+    assert sorted_matches(run_on("python", pats, events, tie)) == sorted_matches(run_on("reference", pats, events, tie))
