@@ -32,6 +32,10 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
   (v, u): ``lo <= v.ts - u.ts <= hi`` (seconds times the unit's factor), ``u`` the variable
   named, else the positive element before ``v`` in its SEQ. Like the window, it holds of every
   candidate binding and every partial match skip-till-next-match tests.
+* Bounded lists ``T{n,m} v[]`` (issue 42): only lists of n..m events; under skip-till-next-match
+  a full list takes no more and a step after a list starts only once it has n events. An
+  optional step ``T? v`` is resolved like an OR of the step and no step. GREEDY / RELUCTANT:
+  :meth:`Matcher.modes_ok`.
 """
 
 from __future__ import annotations

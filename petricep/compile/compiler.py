@@ -150,7 +150,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
         skipped = [j < k and _optional(c) and s == 0 for j, (c, s) in enumerate(zip(pos, cs))]
         labels = [_analyze(c, s, live and not sk, info, types) for c, s, sk in zip(pos, cs, skipped)]
         if live and _complete(node, cfg):
-            info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if _optional(c) and s == 0)
+            info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if isinstance(c, A.EventRef) and c.optional and s == 0)
         if live:
             idx = {id(c): j for j, c in enumerate(pos)}
             last_pos = -1

@@ -344,11 +344,12 @@ class GroupRuntime:
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue
                 moved = 0
-                if repeat[src] is None:
+                rule = repeat[src]
+                if rule is None:
                     fired: Iterable[Token | None] = (self.fire(tr, t, e, contiguity_floor, composite) for tr in enabled)
                 else:
                     chosen = [self.fire(tr, t, e, contiguity_floor, composite) for tr in enabled]
-                    _prefer(repeat[src], enabled, chosen)
+                    _prefer(rule, enabled, chosen)
                     fired = chosen
                 for nt in fired:
                     if nt is not None:

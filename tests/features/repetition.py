@@ -135,7 +135,9 @@ def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = 
             for i, c in enumerate(kids):
                 required = [k for k in kids if not (isinstance(k, A.EventRef) and (k.negated or k.optional))]
                 plain = isinstance(c, A.EventRef) and not (c.negated or c.kleene)
-                if plain and c.var not in near | avoid and len(required) > 1 and draw(st.integers(0, 2)) == 0:
+                if not (isinstance(c, A.EventRef) and plain):
+                    continue
+                if c.var not in near | avoid and len(required) > 1 and draw(st.integers(0, 2)) == 0:
                     kids[i] = replace(c, optional=True)
         return type(node)(tuple(kids), span=node.span)
 

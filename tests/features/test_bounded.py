@@ -36,14 +36,13 @@ from tests.features.repetition import (
     matches,
     repetitions,
     run_on,
-    with_modes,
     sorted_matches,
     use_engine,
     want,
+    with_modes,
 )
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
-
 
 
 @pytest.fixture(autouse=True, params=ENGINES)
