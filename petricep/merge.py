@@ -133,7 +133,7 @@ class _Normal:
                 active = frozenset(
                     (self.neg_keys[j], j in place.growable_negations) for j in place.active_negations
                 )
-                k = ("place", feeds, loops, active)
+                k = ("place", feeds, loops, active, place.repeat)
             keys[pid] = k
             return k
 
@@ -160,7 +160,7 @@ class _Normal:
             visiting.discard(pid)
             loops = frozenset(self.tkey(t) for t in outgoing[pid] if t.dst == pid)
             active = frozenset((self.neg_keys[j], j in place.growable_negations) for j in place.active_negations)
-            k: Hashable = ("future", leads, loops, active, pid == net.start)
+            k: Hashable = ("future", leads, loops, active, pid == net.start, place.repeat)
             keys[pid] = k
             return k
 
@@ -340,6 +340,7 @@ class _PlaceDraft:
     fronts: set[Hashable] = field(default_factory=set)
     futures: set[Hashable] = field(default_factory=set)
     gap_expiries: set[tuple[tuple[int, float | int], ...]] = field(default_factory=set)
+    repeat: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -439,6 +440,7 @@ class _Drafts:
             draft.futures.add(uk)
             draft.users.add(net.index)
             draft.gap_expiries.add(place.gap_expiry)
+            draft.repeat = place.repeat  # (part of both keys: alike in every pattern here)
             draft.active = tuple((ids.neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
                 draft.roles.append(
@@ -479,6 +481,7 @@ class _Drafts:
             clears=ids.bits(norm, t.clears),
             kleene=t.kleene,
             gap=t.gap,
+            count=t.count,
         )
         self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))
 
@@ -499,6 +502,7 @@ class _Drafts:
                     users=tuple(sorted(d.users)),
                     # a token may leave early only where every pattern it serves says so
                     gap_expiry=next(iter(d.gap_expiries)) if len(d.gap_expiries) == 1 else (),
+                    repeat=d.repeat,
                 )
             )
         return tuple(out)

@@ -35,6 +35,10 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
 * Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42): :mod:`tests.reference_groups`; a group is
   one variable of the pattern (precedence, negation neighbours), its value a tuple of
   iterations (step -> event), its ids a list of ``{step: id}``.
+* Bounded lists ``T{n,m} v[]`` (issue 42): only lists of n..m events; under skip-till-next-match
+  a full list takes no more and a step after a list starts only once it has n events. An
+  optional step ``T? v`` is resolved like an OR of the step and no step. GREEDY / RELUCTANT:
+  :meth:`Matcher.modes_ok`.
 """
 
 from __future__ import annotations
@@ -127,13 +131,19 @@ def _validate(node: Node, in_seq: bool = False) -> None:
 
 
 def _resolutions(node: Node) -> list[Node]:
-    """Every tree obtained by replacing each OR by one of its children."""
+    """Every tree obtained by replacing each OR by one of its children, and each optional
+    step ``T? v`` by itself or by nothing (an OR of the step and of no step)."""
     if isinstance(node, (EventRef, Group)):
         return [node]
     if isinstance(node, Or):
         return [tree for child in node.children for tree in _resolutions(child)]
-    options = [_resolutions(child) for child in node.children]
-    return [type(node)(tuple(combo), node.span) for combo in itertools.product(*options)]
+    options: list[list[Node | None]] = []
+    for child in node.children:
+        if isinstance(child, EventRef) and child.optional:
+            options.append([child, None])
+        else:
+            options.append(list(_resolutions(child)))
+    return [type(node)(tuple(c for c in combo if c is not None), node.span) for combo in itertools.product(*options)]
 
 
 def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
@@ -296,6 +306,7 @@ class Matcher:
             raise ValueError(f"variable names are not distinct: {names}")
         # a group is a list variable too: whole-list reads wait for it to close
         self.kleene = frozenset(r.var for r in refs if isinstance(r, Group) or r.kleene)
+        self.least = {r.var: r.least for r in refs if not isinstance(r, Group) and r.kleene}
         self.negated = {r.var: r for r in refs if _is_negation(r)}
         self.shapes = [_shape(t) for t in _resolutions(tree)]
 
@@ -399,7 +410,7 @@ class Matcher:
                 )
             else:
                 fits = fitting(ref)
-                values = self.kleene_lists(fits) if ref.kleene else fits
+                values = self.kleene_lists(fits, ref) if ref.kleene else fits
             for value in values:
                 new = _items(value)
                 if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
@@ -432,18 +443,22 @@ class Matcher:
                     return False
         return True
 
-    def kleene_lists(self, items: list[Item]) -> list[tuple[Item, ...]]:
-        """Every non-empty sub-list in stream order whose consecutive elements are before."""
+    def kleene_lists(self, items: list[Item], ref: EventRef) -> list[tuple[Item, ...]]:
+        """Every sub-list in stream order whose consecutive elements are before, of at least
+        ``ref.least`` and at most ``ref.most`` elements (``T+``: one, unbounded)."""
         out: list[tuple[Item, ...]] = []
 
         def grow(prefix: tuple[Item, ...], start: int) -> None:
+            if ref.most is not None and len(prefix) >= ref.most:
+                return
             for j in range(start, len(items)):
                 lst = (*prefix, items[j])
                 if prefix and not self.before(prefix[-1], items[j]):
                     continue
                 if not self.in_window(lst):
                     continue
-                out.append(lst)
+                if len(lst) >= ref.least:
+                    out.append(lst)
                 grow(lst, j + 1)
 
         grow((), 0)
@@ -513,7 +528,7 @@ class Matcher:
                 for a, b in zip(ordered, ordered[1:])
                 for x in self.stream[a.idx + 1 : b.idx]
             )
-        return self.next_match_ok(binding)
+        return self.next_match_ok(binding) and all(self.modes_ok(shape, binding) for shape in self.shapes if shape.vars == binding.keys())
 
     def next_match_ok(self, binding: Binding) -> bool:
         """skip-till-next-match: no event skipped between e_j and e_(j+1) extends P_j."""
@@ -542,13 +557,16 @@ class Matcher:
         """A group before ``v`` is in the middle of an iteration: ``v`` cannot come yet."""
         return any((g, v) in shape.prec and g in prefix and not RG.complete(grp, prefix[g]) for g, grp in self.groups.items())
 
-    def extends(self, prefix: Binding, x: Item) -> bool:
-        """Can some variable take x, given the partial match ``prefix``?"""
+    def extends(self, prefix: Binding, x: Item, only: Any = None) -> bool:
+        """Can some variable take x, given the partial match ``prefix``? ``only``: a test
+        on the variable's name, for the variables that count (GREEDY / RELUCTANT)."""
         bound = set(prefix)
         for shape in self.shapes:
             if not bound <= shape.vars:
                 continue  # OR choices of the prefix rule this resolution out
             for ref in shape.refs:
+                if only is not None and not only(ref.var):
+                    continue
                 if isinstance(ref, Group):
                     if self._group_takes(shape, prefix, ref, x):
                         return True
@@ -558,12 +576,12 @@ class Matcher:
                 v = ref.var
                 if v in prefix:
                     followed = any((v, w) in shape.prec for w in bound)
-                    if not ref.kleene or followed:
+                    if not ref.kleene or followed or (ref.most is not None and len(prefix[v]) >= ref.most):
                         continue
                     new = {**prefix, v: (*prefix[v], x)}
                 else:
                     new = {**prefix, v: (x,) if ref.kleene else x}
-                if any((u, v) in shape.prec and u not in bound for u in shape.vars):
+                if any((u, v) in shape.prec and not self.complete(u, prefix) for u in shape.vars):
                     continue
                 if self.partial_ok(shape, new):
                     return True
@@ -574,12 +592,47 @@ class Matcher:
         v = group.var
         if v in prefix and any((v, w) in shape.prec for w in prefix):
             return False  # closed: a step after the group is bound
-        if any((u, v) in shape.prec and u not in prefix for u in shape.vars):
-            return False
+        if any((u, v) in shape.prec and not self.complete(u, prefix) for u in shape.vars):
+            return False  # (a bounded list before the group: once it has its fewest events)
         if any((u, v) in shape.prec and u in self.groups and not RG.complete(self.groups[u], prefix[u]) for u in prefix):
             return False
         new = RG.extend_value(group, prefix.get(v), x)
         return new is not None and self.partial_ok(shape, {**prefix, v: new})
+
+    def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
+        """GREEDY / RELUCTANT lists (skip-till-next-match): a greedy list's next event in the
+        match (the step after it) could not have extended the list instead; no element after a
+        reluctant list's first could have started another step instead."""
+        pairs = sorted(((i, var) for var, value in binding.items() for i in _items(value)), key=lambda p: p[0].idx)
+
+        def before(item: Item) -> Binding:
+            prefix: Binding = {}
+            for it, var in pairs:
+                if it.idx >= item.idx:
+                    break
+                prefix[var] = (*prefix.get(var, ()), it) if var in self.kleene else it
+            return prefix
+
+        for ref in shape.refs:
+            if not getattr(ref, "mode", None) or ref.var not in binding:
+                continue
+            v, lst = ref.var, binding[ref.var]
+            if ref.mode == "greedy":
+                nxt = next((it for it, var in pairs if var != v and it.idx > lst[-1].idx), None)
+                if nxt is not None and self.extends(before(nxt), nxt, only=lambda u, v=v: u == v):
+                    return False
+            elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in lst[1:]):
+                return False
+        return True
+
+    def complete(self, var: str, prefix: Binding) -> bool:
+        """``var`` is bound in ``prefix`` and, a Kleene list, has at least its fewest events
+        (a step after it may start only then)."""
+        if var not in prefix:
+            return False
+        if var in self.groups:
+            return bool(RG.complete(self.groups[var], prefix[var]))
+        return var not in self.kleene or len(prefix[var]) >= self.least[var]
 
     def partial_ok(self, shape: _Shape, partial: Binding) -> bool:
         for u, w in shape.prec:

@@ -440,7 +440,7 @@ def expr_text(e: Expr) -> str:
 
 def structure_text(node: Node) -> str:
     if isinstance(node, EventRef):
-        body = f"{node.type}+ {node.var}[]" if node.kleene else f"{node.type} {node.var}"
+        body = f"{node.type}{node.quantifier()} {node.var}{'[]' if node.kleene else ''}{' ' + node.mode.upper() if node.mode else ''}"
         return f"!({body})" if node.negated else body
     word = {Seq: "SEQ", And: "AND", Or: "OR"}[type(node)]
     return f"{word}({', '.join(structure_text(c) for c in node.children)})"

@@ -46,15 +46,22 @@ def _positives(seq: A.Seq) -> list[A.Node]:
     return [c for c in seq.children if not (isinstance(c, A.EventRef) and c.negated)]
 
 
+def _optional(node: A.Node) -> bool:
+    """An optional step (``T? v``): a SEQ may pass over it while it is unbound."""
+    return isinstance(node, A.EventRef) and node.optional
+
+
 def _complete(node: A.Node, cfg: Cfg) -> bool:
+    """Whether ``node`` is matched in ``cfg``: an event bound, a Kleene list of at least its
+    fewest events (its configuration counts them), a SEQ at its last required element."""
     if isinstance(node, A.EventRef):
-        return bool(cfg == 1)
+        return bool(cfg >= node.least)
     if isinstance(node, A.Group):
         return G.complete(cfg)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
-        return bool(k == len(pos) - 1 and _complete(pos[k], cs[k]))
+        return bool(_complete(pos[k], cs[k]) and all(_optional(p) for p in pos[k + 1 :]))
     if isinstance(node, A.And):
         return all(_complete(c, s) for c, s in zip(node.children, cfg))
     if cfg is None:
@@ -70,16 +77,26 @@ def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
             return []
         if cfg == 0:
             return [(node.var, 1, False)]
-        return [(node.var, 1, True)] if node.kleene else []
+        if not node.kleene or (node.most is not None and cfg >= node.most):
+            return []
+        # a bounded list counts its events up to its upper bound (one place per count), an
+        # unbounded one up to its lower bound, where it loops (``T+``: on its first place)
+        cap = node.most if node.most is not None else node.least
+        return [(node.var, min(cfg + 1, cap), True)]
     if isinstance(node, A.Group):
         return G.moves(node, cfg, etype)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
         out = [(v, (k, cs[:k] + (c,) + cs[k + 1 :]), t) for v, c, t in _moves(pos[k], cs[k], etype)]
-        if k + 1 < len(pos) and _complete(pos[k], cs[k]):
-            nxt = k + 1
+        # the next element may start once this one is matched, or while this one is an
+        # optional step not taken (at the start of the SEQ): then the one after it too
+        passable = _complete(pos[k], cs[k]) or (_optional(pos[k]) and cs[k] == 0)
+        nxt = k + 1
+        while nxt < len(pos) and passable:
             out += [(v, (nxt, cs[:nxt] + (c,) + cs[nxt + 1 :]), t) for v, c, t in _moves(pos[nxt], cs[nxt], etype)]
+            passable = _optional(pos[nxt])
+            nxt += 1
         return out
     if isinstance(node, A.And):
         out = []
@@ -103,6 +120,20 @@ class _Info:
     dead: set[str] = field(default_factory=set)
     active: list[tuple[A.EventRef, bool]] = field(default_factory=list)  # (negation, P growable)
     live_negs: list[A.EventRef] = field(default_factory=list)
+    # optional steps still ahead of a complete SEQ: a match emitted here has them unbound
+    absent: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
+
+
+def _label(ref: A.EventRef, count: int) -> str:
+    """A bound variable in a place's label: ``a``, ``a+``; a bounded list with its count so
+    far (``a{2}``; ``a{3,}`` where an unbounded one loops), so the diagrams show the bounds."""
+    if not ref.kleene:
+        return ref.var
+    if not ref.bounded:
+        return ref.var + "+"
+    more = "," if ref.most is None and count == ref.least else ""
+    return f"{ref.var}{{{count}{more}}}"
 
 
 def _vars(node: A.Node) -> list[str]:
@@ -113,15 +144,22 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
     if isinstance(node, A.EventRef):
         if not live:
             info.dead.add(node.var)
-        elif cfg == 1:
+        elif cfg >= 1:
             info.bound.add(node.var)
-        return node.var + ("+" if node.kleene else "") if cfg == 1 else ""
+            if node.bounded:
+                info.counts[node.var] = cfg
+        return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
         return G.analyze(node, cfg, live, info.bound, info.dead)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
-        labels = [_analyze(c, s, live, info, types) for c, s in zip(pos, cs)]
+        # an optional step the SEQ has passed over unbound is out of the match, as an OR
+        # branch not taken is: conditions reading it hold vacuously
+        skipped = [j < k and _optional(c) and s == 0 for j, (c, s) in enumerate(zip(pos, cs))]
+        labels = [_analyze(c, s, live and not sk, info, types) for c, s, sk in zip(pos, cs, skipped)]
+        if live and _complete(node, cfg):
+            info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if isinstance(c, A.EventRef) and c.optional and s == 0)
         if live:
             idx = {id(c): j for j, c in enumerate(pos)}
             last_pos = -1
@@ -199,6 +237,8 @@ class _Config:
         self.dead = frozenset(info.dead)
         self.active = info.active
         self.live_negs = info.live_negs
+        self.absent = frozenset(info.absent)
+        self.counts = dict(info.counts)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -288,6 +328,7 @@ class _Builder:
         )
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
+        self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
         negated = {r.var for r in self.negs}
         # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
         # conjuncts after WHERE's) and an expiry on the places that wait for the step
@@ -399,6 +440,7 @@ class _Builder:
                     cleared,
                     kleene=var in self.kleene,
                     gap=self._gap(var),
+                    count=b.counts.get(var, 0) if src != self.configs[new] else 0,
                 )
             )
         return out
@@ -492,6 +534,7 @@ class _Builder:
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
                     gap_expiry=self._gap_expiry(conf),
+                    repeat=tuple((self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed),
                 )
             )
         return out
@@ -500,8 +543,8 @@ class _Builder:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""
         final = []
         for ci, c in enumerate(self.conds):
-            if c.neg or conf.vacuous(c) or ci in self.group_iteration:
-                continue
+            if c.neg or conf.vacuous(c) or ci in self.group_iteration or c.vars & conf.absent:
+                continue  # (an optional step a match here leaves unbound: as a dead variable)
             if c.iter_var is None:
                 if not conf.ready(c, False):
                     final.append(ci)

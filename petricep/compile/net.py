@@ -101,6 +101,10 @@ class Place:
     # (issue 42: it leaves at the gap's end, not the window's). () in a merged place whose
     # patterns disagree: their tokens live to the window, the gap guard still decides.
     gap_expiry: tuple[tuple[int, float | int], ...] = ()
+    # Kleene lists still growing here marked GREEDY or RELUCTANT (issue 42): (slot, mode).
+    # When one event both extends such a list and starts a step after it, a greedy list keeps
+    # only the extension, a reluctant one only the step (skip-till-next-match)
+    repeat: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,10 @@ class Transition:
     # guard is among ``guards`` (``lo <= e.ts - slot.ts <= hi``), this says it for diagrams,
     # merge keys and the place expiry
     gap: tuple[int, float | int, float | int] | None = None
+    # a bounded Kleene list (``T{n,m} v[]``, issue 42) counts its events in its places: the
+    # list's length after this firing, 0 where nothing is counted (an unbounded list's loop);
+    # for the diagrams (which place a firing moves to says it for the engines)
+    count: int = 0
 
 
 @dataclass(frozen=True)

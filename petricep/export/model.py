@@ -646,6 +646,8 @@ def _add_transitions(
         group = unit.group_of(t, users)
         if group is not None:  # a repeated group's step: its first iteration, or the loop
             op = f"{etype} {group}[1].{var}" if kleene == "first" else f"{etype} {group}[i].{var}"
+        elif t.count:  # a bounded list's counted step (T{n,m} v[]): the element it adds
+            op = f"{etype} {var}[{t.count}]"
         lines = [op]
         gap = unit.gap_conditions(t)
         if t.gap is not None:

@@ -414,6 +414,10 @@ def _refusal(net: Net, tie: str) -> str | None:
         name = next(v.group for v in grouped.vars if v.group)
         return f"pattern {grouped.name!r}: a repeated group ({name}[]) is not covered yet"
     for p in net.patterns:
+        moded = next((r for r in A.events_of(p.source.structure) if r.mode), None)
+        if moded is not None:
+            # the choice between two firings of one token is made on the Python engine only
+            return f"pattern {p.name!r}: a {moded.mode.upper()} repetition ({moded.var}[]) is not covered yet"
         what = (
             "LIMIT beside negation under the tie rule 'either'" if p.limit and p.negations and tie == "either"
             else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"

@@ -160,9 +160,17 @@ def _num(v: int | float) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else repr(v)
 
 
+#: the largest bound of ``T{n,m}``: each count up to it is a state place of the net
+MAX_REPEAT = 64
+
+
 @dataclass(frozen=True)
 class EventRef:
-    """``T v`` / ``T+ v[]`` (kleene) / ``!(T v)`` (negated); ``gap``: a per-step gap."""
+    """``T v`` / ``T+ v[]`` (kleene) / ``!(T v)`` (negated); ``gap``: a per-step gap.
+
+    ``T{n,m} v[]`` / ``T{n,} v[]`` (issue 42) are Kleene variables whose lists hold at least
+    ``least`` and at most ``most`` events (``T+``: 1 and None, unbounded); ``T? v`` is an
+    optional step (``optional``): a match may leave it unbound."""
 
     type: str
     var: str
@@ -172,6 +180,30 @@ class EventRef:
     # ``ARCHIVED T v``: bound from the event archive (history), not the live stream
     archived: bool = False
     gap: Gap | None = None
+    least: int = 1  # a Kleene list's fewest events
+    most: int | None = None  # its most events; None: unbounded
+    optional: bool = False  # ``T? v``: the step may be absent
+    # a Kleene list under skip-till-next-match where an event may both extend it and start
+    # the step after it: "greedy" (the list takes it), "reluctant" (the next step does), ""
+    # (both: two partial matches)
+    mode: str = ""
+
+    @property
+    def bounded(self) -> bool:
+        """A Kleene variable with bounds other than ``+``'s (one or more, unbounded)."""
+        return self.kleene and (self.least != 1 or self.most is not None)
+
+    def quantifier(self) -> str:
+        """The repetition as written: ``+``, ``{2,4}``, ``{2,}``, ``{3}``; ``?``; ``""``."""
+        if self.optional:
+            return "?"
+        if not self.kleene:
+            return ""
+        if not self.bounded:
+            return "+"
+        if self.most == self.least:
+            return f"{{{self.least}}}"
+        return f"{{{self.least},{'' if self.most is None else self.most}}}"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from lark import Token, v_args
@@ -76,8 +77,49 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def kleene(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on a Kleene step)
-        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap)
+        mode, gap = _mode_gap(c[3:])  # a gap is refused by check (not yet on a Kleene step)
+        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, mode=mode)
+
+    @v_args(meta=True)
+    def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
+        point at them: at least one event, the upper bound not below the lower)."""
+        least, most = c[1]
+        mode, gap = _mode_gap(c[3:])
+        ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
+        return replace(ref, mode=mode)
+
+    def bounds_exact(self, c: list[Token]) -> tuple[int, int | None]:
+        return self._bounds(c[0], c[0])
+
+    def bounds_range(self, c: list[Token]) -> tuple[int, int | None]:
+        return self._bounds(c[0], c[1] if len(c) > 1 else None)
+
+    def _bounds(self, low: Token, high: Token | None) -> tuple[int, int | None]:
+        least = int(str(low))
+        if least > A.MAX_REPEAT:
+            raise BuildError(f"a repetition's lower bound is at most {A.MAX_REPEAT} (each count is a place of the net)", low)
+        if least < 1:
+            raise BuildError(
+                f"a repetition takes at least one event ({{{least},...}}): make the step optional with ? or leave it out", low
+            )
+        if high is None:
+            return least, None
+        most = int(str(high))
+        if most > A.MAX_REPEAT:
+            raise BuildError(
+                f"a repetition's upper bound is at most {A.MAX_REPEAT} (each count is a place of the net): "
+                f"write {{{least},}} and bound count(v[]) in WHERE",
+                high,
+            )
+        if most < least:
+            raise BuildError(f"a repetition's upper bound {most} is below its lower bound {least}", high)
+        return least, most
+
+    @v_args(meta=True)
+    def optional(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on an optional step)
+        return A.EventRef(str(c[0]), str(c[2]), span=self._span(c[0]), gap=gap, optional=True)
 
     @v_args(meta=True)
     def archived_ref(self, meta: Meta, c: list[Token]) -> A.EventRef:
@@ -299,6 +341,14 @@ class _Builder(SpanTransformer):
 _WORDS = terminal_words(TOKEN_NAMES)
 # what the grammar ignores or quotes: comments and strings (skipped by the limit scan)
 _SKIP = re.compile(r"#[^\n]*|//[^\n]*|'[^'\n]*'|\"[^\"\n]*\"")
+def _mode_gap(rest: list[Any]) -> tuple[str, A.Gap | None]:
+    """What follows a Kleene variable: GREEDY or RELUCTANT (lower case, "" for neither), a gap."""
+    mode = ""
+    if rest and isinstance(rest[0], Token) and rest[0].type == "REPEAT_MODE":
+        mode, rest = str(rest[0]).lower(), rest[1:]
+    return mode, (rest[0] if rest else None)
+
+
 _HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+-?")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _STRUCTURE = ("SEQ", "AND", "OR", "NOT")

@@ -124,7 +124,7 @@ def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
     """A pattern structure: ``SEQ(A a, !(C c), B+ b[])``."""
     if isinstance(node, A.EventRef):
         var = (names or {}).get(node.var, node.var)
-        body = f"{node.type}+ {var}[]" if node.kleene else f"{node.type} {var}"
+        body = f"{node.type}{node.quantifier()} {var}{'[]' if node.kleene else ''}{' ' + node.mode.upper() if node.mode else ''}"
         if node.archived:
             return f"ARCHIVED {body}"
         if node.gap is not None:

@@ -9,7 +9,7 @@ from: their own window, final conditions and negations checked at emission.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
@@ -66,6 +66,8 @@ class GroupRuntime:
         # per place: the per-step gaps ahead of its tokens (issue 42), None where there are none
         self.gap_expiry: list[tuple[tuple[int, Any], ...] | None] = [p.gap_expiry or None for p in net.places]
         self.has_gaps = any(self.gap_expiry)
+        # per place: its GREEDY / RELUCTANT lists (issue 42), None where there are none
+        self.repeat: list[tuple[tuple[int, str], ...] | None] = [p.repeat or None for p in net.places]
         self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
         self._compile_conditions(net)
         self._index_transitions(net)
@@ -313,6 +315,7 @@ class GroupRuntime:
         w = self.w
         count_window = self.count_window
         gap_expiry = self.gap_expiry if self.has_gaps else None
+        repeat = self.repeat
         for src, trs in groups:
             # no list built per event when no transition here has input-arc guards
             enabled = [tr for tr in trs if all(f((e,), None) for f in arc[tr.id])] if self.guarded[src, e.type] else trs
@@ -341,8 +344,14 @@ class GroupRuntime:
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue
                 moved = 0
-                for tr in enabled:
-                    nt = self.fire(tr, t, e, contiguity_floor, composite)
+                rule = repeat[src]
+                if rule is None:
+                    fired: Iterable[Token | None] = (self.fire(tr, t, e, contiguity_floor, composite) for tr in enabled)
+                else:
+                    chosen = [self.fire(tr, t, e, contiguity_floor, composite) for tr in enabled]
+                    _prefer(rule, enabled, chosen)
+                    fired = chosen
+                for nt in fired:
                     if nt is not None:
                         created.append(nt)
                         moved |= nt.users
@@ -563,6 +572,29 @@ class GroupRuntime:
                     part.buffers[j] = [x for x in buf if x.ts >= now.ts - w]
         if part.pending:
             part.pending = [(t, role) for t, role in part.pending if t.alive]
+
+
+def _prefer(repeat: tuple[tuple[int, str], ...], trs: list[Transition], fired: list[Token | None]) -> None:
+    """GREEDY / RELUCTANT lists growing at a token's place: where one event both extends such
+    a list (its take) and starts a step after it (any other transition here), a greedy list
+    keeps only the extension and a reluctant one only the step, for the patterns both fired
+    for (a token's ``users``); ``fired`` is edited in place (None: dropped). Under
+    skip-till-next-match the token is consumed either way, as it is by any firing."""
+    for slot, mode in repeat:
+        takes = [i for i, tr in enumerate(trs) if fired[i] is not None and tr.take and tr.slot == slot]
+        others = [i for i, tr in enumerate(trs) if fired[i] is not None and not (tr.take and tr.slot == slot)]
+        if not takes or not others:
+            continue
+        keep, drop = (takes, others) if mode == "greedy" else (others, takes)
+        users = 0
+        for i in keep:
+            users |= fired[i].users  # type: ignore[union-attr]
+        for i in drop:
+            nt = fired[i]
+            assert nt is not None
+            nt.users &= ~users
+            if not nt.users:
+                fired[i] = None
 
 
 def _after_seq(x: Event, ev: Event) -> bool:
