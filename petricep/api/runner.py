@@ -32,7 +32,7 @@ from petricep.export.views import stats_section
 from petricep.io import EventSource, InputSpec, infer_format, open_events
 from petricep.io.prefetch import ReadAhead
 from petricep.io.spec import rule_map
-from petricep.kernel.choice import EVENTS, Budget, Options, choose, matcher, plan_of
+from petricep.kernel.choice import EVENTS, Budget, Options, choose, matcher
 from petricep.kernel.engine import Chunk, KernelEngine
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
@@ -40,13 +40,12 @@ from petricep.lang.check import check_fields
 from petricep.lang.fields import field_requirements
 from petricep.lang.sql import check_sql_columns
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Match
-from petricep.runtime.matcher import Matcher, Reordered
+from petricep.runtime.matcher import Matcher
 from petricep.runtime.memory import out_of_memory
 from petricep.runtime.ordering import LateHandler
 from petricep.runtime.prefilter import Prefilter
 
 from .report import history_report
-from .split import SplitEngine
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
     from petricep.archive.join import HistoryRunner
@@ -218,10 +217,9 @@ class Run:
     (see :class:`Engine`, :mod:`petricep.runtime.memory`; a history runner has its own, set when
     it is built); a ``MemoryError`` while iterating is raised as the typed
     :class:`~petricep.errors.StateLimitError` (:func:`~petricep.runtime.memory.out_of_memory`). ``engine``: ``"kernel"`` (the default) for the
-    compiled kernel where it covers the run, else the kernel for the parts it covers and
-    the Python engine for the rest where their matches merge exactly, else the Python engine,
-    saying which and why in the report's ``"engine"`` (:func:`~petricep.kernel.choice.choose`,
-    :mod:`petricep.kernel.parts`); ``"python"`` for the reference engine.
+    compiled kernel where it covers the whole run, else the Python engine for all of it,
+    saying which and why in the report's ``"engine"`` (:func:`~petricep.kernel.choice.choose`);
+    ``"python"`` for the reference engine.
     ``bindings``: the caller will ask matches for their bound events (``Match.bindings()``):
     the kernel's matches carry them where it runs the whole net without composite events or
     SQL queries, else the run stays on the Python engine. ``source``:
@@ -255,12 +253,11 @@ class Run:
         if engine not in ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
         self.history: HistoryRunner | None = None
-        self._pusher: Matcher | SplitEngine | HistoryRunner
-        self.engine: Matcher | SplitEngine
-        # which engine fires which part of the net, and why (engine="kernel": the kernel where it covers it)
-        options = Options(tie, engine, slack=slack, stdin=spec.path == "-", bindings=EVENTS if bindings else None, split=True)
+        self._pusher: Matcher | HistoryRunner
+        self.engine: Matcher
+        # which engine fires the whole net, and why (engine="kernel": the kernel where it covers it)
+        options = Options(tie, engine, slack=slack, stdin=spec.path == "-", bindings=EVENTS if bindings else None)
         self.choice = choose(program, options) if isinstance(program, Net) else program.engine_choice
-        self.plan = plan_of(self.choice)
         # the kernel takes batches the reader checked whole as columns, without an Event per row
         self._columns: Callable[[EventColumns], Iterable[Match]] | None = None
         # the kernel alone reads a batch's types and times from their columns, and only the
@@ -295,16 +292,9 @@ class Run:
         self._last_pos = -1
         self._current: Event | None = None  # the event being pushed (an error's location)
 
-    def _matcher(self, net: Net, options: Options, budget: Budget) -> Matcher | SplitEngine:
-        """The chooser's matcher for the run (:func:`~petricep.kernel.choice.matcher`), or the
-        split run's pair of engines; what the run feeds it (columns, or an event per row)."""
-        if self.plan.kernel_net is not None:  # the kernel for some parts, the Python engine for the rest
-            with_events = options.bindings is not None
-            split = SplitEngine(net, self.plan, options.tie, budget.max_partial_matches, budget.max_memory, with_events)
-            if options.slack is not None:  # (behind the reorder stage: an event at a time)
-                return Reordered(split, options.slack, budget.on_late, budget.max_memory)  # type: ignore[arg-type]
-            self._columns = split.push_columns
-            return split
+    def _matcher(self, net: Net, options: Options, budget: Budget) -> Matcher:
+        """The chooser's matcher for the run (:func:`~petricep.kernel.choice.matcher`), and
+        what the run feeds it (columns for the kernel, else an event per row)."""
         found = matcher(self.choice, net, options, budget)
         if isinstance(found, KernelEngine):  # (standard input: a batch is what one read gave, each line as it comes)
             self._columns = found.push_columns_iter
@@ -324,16 +314,14 @@ class Run:
         (:mod:`petricep.kernel.batches`: no :class:`Match` is made) where the kernel runs the
         net and a batch holds its matches exactly, else a list of :class:`Match` objects (the
         Python engine: an event's matches; the kernel: a call's matches where ids or times
-        mix kinds, or in a net that binds composite events; a run split between the kernel and
-        the Python engine: a batch's matches of both, merged). In the engine's order, with the
+        mix kinds, or in a net that binds composite events). In the engine's order, with the
         errors, accounting and :attr:`after_event` calls of iterating the run."""
         engine = self._pusher
         if isinstance(engine, KernelEngine):
             # (a batch's matches a slice at a time: an explosive pattern's reach the writer as found)
             stream = engine.push_columns_stream if self._columns is not None else None
             return self._timed(_Feed(engine.push_chunks, stream, engine.drain_chunks, engine.flush_chunks))
-        columns = _chunked(engine.push_columns) if isinstance(engine, SplitEngine) and self._columns is not None else None
-        return self._timed(_Feed(_chunked(engine.push), columns, _chunked(self._drain), _chunked(engine.flush)))
+        return self._timed(_Feed(_chunked(engine.push), None, _chunked(self._drain), _chunked(engine.flush)))
 
     def _timed(self, feed: _Feed[T]) -> Iterator[T]:
         started = time.perf_counter()

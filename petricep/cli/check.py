@@ -9,8 +9,7 @@ from petricep.api import net_of, sharing_lines, warnings_for
 from petricep.compile.net import Net, state_places
 from petricep.compile.rows import RowNet
 from petricep.errors import PatternError, raise_errors
-from petricep.kernel.choice import NOT_BUILT, SWITCHED_OFF, Options, choose, plan_of
-from petricep.kernel.parts import check_lines
+from petricep.kernel.choice import NOT_BUILT, SWITCHED_OFF, check_lines, choose
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file
 
@@ -42,16 +41,15 @@ def row_net_line(rn: RowNet) -> str:
 
 
 def kernel_lines(net: Net) -> list[str]:
-    """Whether ``run`` fires this net on the compiled kernel (its default engine): all of it,
-    which parts (the others on the Python engine, each with why), or none and why (decided per
-    net, under the default tie rule; a run may still fall back for its options: a slack,
-    --with-events, standard input)."""
-    choice = choose(net, Options(split=True))
+    """Whether ``run`` fires this net on the compiled kernel (its default engine), or the
+    Python engine and why (decided per net, under the default tie rule; a run may still fall
+    back for its options)."""
+    choice = choose(net)
     if choice.why == SWITCHED_OFF:
         return ["kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"]
     if choice.why == NOT_BUILT:
         return ["kernel: not built (the Python engine runs every net)"]
-    return check_lines(plan_of(choice))
+    return check_lines(choice)
 
 
 def read_all(paths: list[str], lang: str | None) -> list[A.PatternFile]:

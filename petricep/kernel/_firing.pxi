@@ -625,6 +625,8 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
             a = g.ncreated
             step(k, g, k.grp_type[j], key, ev, k.store.ts[ev], k.store.pos[ev])
             creators(&cr, &cr_cap, a, g.ncreated, ev)
+        if g.nnegs:
+            key_now(k, g, gi, key)
         if nmine > 1:
             en_trs = <int32_t*>malloc((g.ent_trs.shape[0] * k.grp_n + 1) * sizeof(int32_t))
             en_start[0] = 0
@@ -680,6 +682,23 @@ cdef int fixpoint(Kernel k, Group g, Py_ssize_t gi, int64_t key) except -1 nogil
         free(en_trs)
         free(cr)
     return 0
+
+
+cdef inline void key_now(Kernel k, Group g, Py_ssize_t gi, int64_t key) noexcept nogil:
+    """LIMIT's now for a key's fixpoint: the key's last event of the group that ``g`` reads,
+    its negative events' types included (ties._fixpoint watches at ``evs[-1]``, every event
+    of the net's input types), so that ages and FAIL's event are the engine's."""
+    cdef Py_ssize_t j, ng = k.ngroups
+    cdef int etype
+    for j in range(k.grp_n - 1, -1, -1):
+        if k.grp_keys[j * ng + gi] != key or k.grp_from[j] > gi:
+            continue
+        etype = k.grp_type[j]
+        if g.type_start[etype + 1] > g.type_start[etype] or g.type_neg_start[etype + 1] > g.type_neg_start[etype]:
+            k.now_ts = k.store.ts[k.grp_ev[j]]
+            k.now_pos = k.store.pos[k.grp_ev[j]]
+            k.now_ev = k.grp_ev[j]
+            return
 
 
 cdef int creators(int64_t** cr, Py_ssize_t* cap, Py_ssize_t a, Py_ssize_t b, int64_t ev) except -1 nogil:

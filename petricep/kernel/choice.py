@@ -4,10 +4,10 @@ Every runner asks here -- ``Run`` (``petricep run``, the library), the history r
 net, a Spark group's key engines (batch and streaming), ``petricep check`` -- and reports the
 :class:`Choice` it gets: the engine's name and why. The compiled kernel runs wherever it
 covers the net exactly (:func:`~petricep.kernel.lowering.supports`) and the run's options
-let it; a run may split a net between the kernel and the Python engine where the merged
-matches are provably the single engine's (:mod:`petricep.kernel.parts`, ``Options.split``);
-else the Python engine, the reference, runs the whole net. Deciding here once, from the net
-and the options alone, keeps every runner's answer (and its wording) the same.
+let it; else the Python engine, the reference, runs the whole net -- never a mix: a run
+fires wholly on one engine, and its report says which and why (the kernel's reason once).
+Deciding here once, from the net and the options alone, keeps every runner's answer (and
+its wording) the same.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from petricep.runtime.ordering import LateHandler
 
 from . import available, supports, switched_off
 from .engine import BATCH, KernelEngine
-from .parts import KERNEL, PYTHON, EnginePlan, plan_engines
 from .rowengine import RowKernelEngine
 
+KERNEL, PYTHON = "kernel", "python"  # the engines a run fires on (Choice.engine)
 # events the kernel collects at a time from standard input where they come one by one (rows
 # checked one by one, a history runner's live net): each line's matches leave as it is read.
 # Batches the reader checks whole come as columns, what one read gave (Run: push_columns)
@@ -51,8 +51,7 @@ class Options:
     fires what each read of the input gave, :data:`STDIN_BATCH`). ``bindings``: who needs the matches' bound events (None: nobody;
     :data:`EVENTS`, :data:`ARCHIVE`, :data:`GROUP_ARCHIVE`). ``archive_order``: a history
     runner's live net, and its history order. ``rows_why``: why SQL queries keep the net off
-    the kernel for this runner (None: the kernel's row matcher may run them). ``split``: the
-    runner can run a net split between both engines (``Run``). ``anywhere``: decide from
+    the kernel for this runner (None: the kernel's row matcher may run them). ``anywhere``: decide from
     the net alone, not from whether this process has the kernel (a distributed run's stages
     agree on the net's layout wherever they run)."""
 
@@ -64,18 +63,16 @@ class Options:
     bindings: str | None = None
     archive_order: str | None = None
     rows_why: str | None = None
-    split: bool = False
     anywhere: bool = False
 
 
 @dataclass(frozen=True)
 class Choice:
-    """The engine that fires a net (``kernel``, ``python``, or ``kernel+python`` for a split
-    run whose parts ``plan`` holds) and why (``covered`` on the kernel)."""
+    """The engine that fires a whole net (``kernel`` or ``python``) and why (``covered`` on
+    the kernel)."""
 
     engine: str
     why: str
-    plan: EnginePlan | None = None
 
     @property
     def kernel(self) -> bool:
@@ -83,8 +80,8 @@ class Choice:
         return self.engine == KERNEL
 
     def report(self) -> dict[str, Any]:
-        """The run report's ``"engine"`` entry (a split run's with its ``parts``)."""
-        return self.plan.report() if self.plan is not None else {"name": self.engine, "why": self.why}
+        """The run report's ``"engine"`` entry."""
+        return {"name": self.engine, "why": self.why}
 
 
 def choose(net: Net, options: Options = Options()) -> Choice:
@@ -93,18 +90,16 @@ def choose(net: Net, options: Options = Options()) -> Choice:
     refusal = _refusal(net, options)
     if refusal is not None:
         return Choice(PYTHON, refusal)
-    if not options.split:
-        ok, why = supports(net, options.tie)
-        return Choice(KERNEL, "covered") if ok else Choice(PYTHON, why)
-    plan = plan_engines(net, options.tie)
-    if options.stdin and plan.kernel_net is not None:
-        return Choice(PYTHON, "standard input: a run split between engines fires the kernel's part in batches")
-    return Choice(plan.name, plan.why, plan)
+    ok, why = supports(net, options.tie)
+    return Choice(KERNEL, "covered") if ok else Choice(PYTHON, why)
 
 
-def plan_of(choice: Choice) -> EnginePlan:
-    """The parts of a chosen run: the split's plan, or one engine for the whole net."""
-    return choice.plan if choice.plan is not None else EnginePlan(choice.engine, choice.why)
+def check_lines(choice: Choice) -> list[str]:
+    """``petricep check``'s line on the kernel for the chooser's ``choice`` of a net: whether
+    ``run`` fires it there (a run may still fall back whole for its options)."""
+    if choice.kernel:
+        return ["kernel: covers this net (run fires it on the kernel)"]
+    return [f"kernel: not used, the Python engine runs ({choice.why})"]
 
 
 @dataclass(frozen=True)
@@ -122,8 +117,7 @@ class Budget:
 def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget()) -> Matcher:
     """The matcher ``choice`` names for ``net`` (:mod:`petricep.runtime.matcher`): the kernel
     (its row matcher for a net of SQL queries alone; beside patterns, inside the one
-    :class:`KernelEngine`), or the Python engine. A split run's engines are the runner's to
-    build (``petricep.api.split``)."""
+    :class:`KernelEngine`), or the Python engine."""
     mpm, memory = budget.max_partial_matches, budget.max_memory
     if choice.engine == KERNEL and net.rows and not net.patterns:
         return RowKernelEngine(
@@ -139,7 +133,7 @@ def matcher(choice: Choice, net: Net, options: Options, budget: Budget = Budget(
             return kernel
         return Reordered(kernel, options.slack, budget.on_late, memory, kernel.kernel.memory)
     if choice.engine != PYTHON:
-        raise ValueError(f"a {choice.engine} run is split between engines: its runner builds them")
+        raise ValueError(f"no engine named {choice.engine!r}: the kernel or the Python engine")
     return Engine(
         net, tie=options.tie, slack=options.slack, on_late=budget.on_late, max_partial_matches=mpm,
         max_memory=memory, count_marking=budget.count_marking,
@@ -165,6 +159,6 @@ def _refusal(net: Net, o: Options) -> str | None:
 
 
 __all__ = [
-    "ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "NOT_BUILT", "SWITCHED_OFF",
-    "Budget", "Choice", "Options", "choose", "matcher", "plan_of",
+    "ARCHIVE", "EVENTS", "GROUP_ARCHIVE", "KERNEL", "NOT_BUILT", "PYTHON", "SWITCHED_OFF",
+    "Budget", "Choice", "Options", "check_lines", "choose", "matcher",
 ]

@@ -71,8 +71,8 @@ KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or a
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
-MAX_ORDERED_SLOTS = 64
-LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1, "fail": 2}  # the kernel's codes  # slots the kernel compares when it orders matches by their events (RETURN)
+MAX_ORDERED_SLOTS = 64  # (once the widest shared net with RETURN; matches are now ordered by every position)
+LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1, "fail": 2}  # the kernel's codes
 
 
 def _frozen(values: Any, dtype: Any) -> np.ndarray:
@@ -419,8 +419,7 @@ def _refusal(net: Net, tie: str) -> str | None:
             # the choice between two firings of one token is made on the Python engine only
             return f"pattern {p.name!r}: a {moded.mode.upper()} repetition ({moded.var}[]) is not covered yet"
         what = (
-            "LIMIT beside negation under the tie rule 'either'" if p.limit and p.negations and tie == "either"
-            else "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
+            "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
             if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
             else None
         )
@@ -438,8 +437,6 @@ def _refusal(net: Net, tie: str) -> str | None:
                     )
         if len(g.negations) > MAX_USERS:
             return f"more than {MAX_USERS} negations in one shared net"
-        if g.nslots > MAX_ORDERED_SLOTS and any(net.patterns[pi].returns for pi in g.patterns):
-            return f"more than {MAX_ORDERED_SLOTS} variables in a shared net with RETURN"
     return None
 
 

@@ -117,8 +117,8 @@ class KernelRowRuntime(RowRuntime):
 
 class RowKernelEngine(Engine):
     """The embedded engine with its SQL queries on the kernel's row matcher (and its
-    patterns, if any, on the Python engine: a run puts patterns on the pattern kernel
-    beside it, :class:`~petricep.api.split.SplitEngine`).
+    patterns, if any, on the Python engine; a run whose net the kernel covers fires its
+    patterns and queries in one :class:`~petricep.kernel.engine.KernelEngine` instead).
 
     One query alone (no patterns, no alias, arrival order, no slack, no spilling) takes the
     short way per event (:meth:`_push`): what the engine's ``step_in_order`` and

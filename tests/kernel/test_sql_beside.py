@@ -137,9 +137,8 @@ def same_as_python(net: Net, events: list[Event], tie: str, cuts: list[int], bat
     """The whole net on one KernelEngine, the chooser's: the Python engine's matches (and
     error, if one stops the run) and counts, by event, by columns (slices of 3 matches), as
     chunks and as pairs. Returns the matches."""
-    choice = choose(net, Options(tie, split=True))
-    assert choice == Choice("kernel", "covered", choice.plan) and choice.plan is not None and not choice.plan.parts
-    assert choice.plan.kernel_net is None and choice.plan.rows_on_kernel
+    choice = choose(net, Options(tie))
+    assert choice == Choice("kernel", "covered")
     single = Engine(net, tie=tie)
     want = outcome(by_event, single, events)
     engine = matcher(choice, net, Options(tie))
@@ -389,15 +388,13 @@ def test_the_run_says_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_end_negations_and_timeouts_beside_queries_under_either_are_refused() -> None:
     """Under ``either`` the matches a timestamp group's first event closes leave with the next
     group, while the kernel names that first event: such a net runs whole on the Python
-    engine, saying why (no split); under arrival and strict on the kernel."""
+    engine, saying why; under arrival and strict on the kernel."""
     for text in ("PATTERN p1: SEQ(A a, B b, !(C c)) WITHIN 5\n", "PATTERN p1: SEQ(A a, B b) WITHIN 3 ON TIMEOUT RETURN L(x = a.x)\n"):
         net = net_of([parse_text(text, "<p>"), parse_sql(RISE, "<q>")])
-        assert choose(net, Options("either", split=True)).why == (
+        assert choose(net, Options("either")) == Choice("python", (
             "SQL MATCH_RECOGNIZE queries beside pattern 'p1' (an end negation or ON TIMEOUT) under the tie rule "
-            "'either': the matches a timestamp group's first event closes leave with the next group; not split: "
-            "the tie rule 'either' matches timestamp groups as a whole"
-        )
-        assert choose(net, Options("either", split=True)).engine == "python"
+            "'either': the matches a timestamp group's first event closes leave with the next group"
+        ))
         for tie in ("arrival", "strict"):
             same_as_python(net, hand_events(), tie, [2])
 
