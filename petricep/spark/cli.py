@@ -243,7 +243,7 @@ def add_stream_parser(sub: Any) -> None:
         "--partitions",
         type=int,
         metavar="N",
-        help="state partitions (default: twice the cores; fixed by the first run of a checkpoint)",
+        help="state partitions (default: one per core; fixed by the first run of a checkpoint)",
     )
     st.add_argument(
         "--key-buckets",
@@ -456,7 +456,11 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
     spark, owned = _session(args.master, args.verbose)
     shuffle_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
-        partitions = args.partitions or 2 * int(spark.sparkContext.defaultParallelism)
+        # one state partition per core: each is a task and a RocksDB instance per micro-batch,
+        # and a second wave of tasks on the same cores only added their fixed costs (a
+        # micro-batch of 1,000 events: ~2x, bench/HISTORY.md, stream-cost); the key buckets
+        # (4 per core) spread over them
+        partitions = args.partitions or stream_partitions(spark)
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
         account = StreamAccount([p.name for p in net.patterns])
         elapsed = _stream_query(args, spark, net, spec, account, err)
@@ -472,6 +476,11 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
         else:
             spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
     return EXIT_INCOMPLETE if account.late else 0
+
+
+def stream_partitions(spark: Any) -> int:
+    """The default number of a new streaming query's state partitions: the session's cores."""
+    return max(1, int(spark.sparkContext.defaultParallelism))
 
 
 def _stream_query(

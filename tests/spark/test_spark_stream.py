@@ -256,3 +256,23 @@ def test_a_dataframe_stream_needs_its_position_column(spark: Any) -> None:
         run.events_from_dataframe(rate.select(F.lit("A").alias("type"), F.col("value").alias("ts")), spec, "seq")
     with pytest.raises(ConfigError, match="needs a streaming DataFrame"):
         run.events_from_dataframe(spark.range(3).withColumnRenamed("id", "seq"), spec, "seq")
+
+
+def test_streams_commit_changelogs_on_one_partition_per_core(spark: Any) -> None:
+    """The state store's commits are changelog files (bench/HISTORY.md, stream-cost) in
+    petricep's sessions, and in a session of one's own unless it says otherwise; a new
+    `petricep stream` query makes one state partition per core."""
+    from petricep.spark.cli import stream_partitions
+    from petricep.spark.session import STREAM_CHANGELOG, configure
+
+    assert spark.conf.get(STREAM_CHANGELOG) == "true"
+    spark.conf.set(STREAM_CHANGELOG, "false")
+    try:
+        configure(spark)
+        assert spark.conf.get(STREAM_CHANGELOG) == "false"  # the session's own setting kept
+        spark.conf.unset(STREAM_CHANGELOG)
+        configure(spark)
+        assert spark.conf.get(STREAM_CHANGELOG) == "true"
+    finally:
+        spark.conf.set(STREAM_CHANGELOG, "true")
+    assert stream_partitions(spark) == spark.sparkContext.defaultParallelism == 2
