@@ -129,6 +129,8 @@ def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = 
                 most = draw(st.sampled_from([None, least, least + 1, least + 2]))
                 return replace(node, least=least, most=most)
             return node
+        if isinstance(node, A.Group):
+            return node  # (a repeated group's steps: not drawn here)
         kids = [visit(c) for c in node.children]
         if optional and isinstance(node, A.Seq):
             near = _negation_neighbours(node)
@@ -158,6 +160,8 @@ def _retyped(node: A.Node, var: str, least: int, most: int | None) -> A.Node:
     """``node`` with the step of ``var`` made a Kleene list of those bounds."""
     if isinstance(node, A.EventRef):
         return replace(node, kleene=True, least=least, most=most) if node.var == var else node
+    if isinstance(node, A.Group):
+        return node
     return type(node)(tuple(_retyped(c, var, least, most) for c in node.children), span=node.span)
 
 
