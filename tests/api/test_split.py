@@ -5,7 +5,6 @@ does not, event by event and as checked batches of columns."""
 
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import replace
 from typing import Any
@@ -26,12 +25,13 @@ from petricep.lang.parser import parse_text
 from petricep.lang.sql import parse_sql
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -25,6 +25,7 @@ from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.engines import fresh, run_embedded
 from tests.features.scenario import NEXT, SEQ, STRICT, arith, cmp, f, ids, neg, pat, ref, stream, want, within
 from tests.reference import reference_run
@@ -216,7 +217,7 @@ def _tie(draw: Any, patterns: list[Pattern]) -> str:
     return str(draw(st.sampled_from(ties)))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns(), streams(types=TYPES, max_size=9))
 def test_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
@@ -225,7 +226,7 @@ def test_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, event
     assert _sorted(run_embedded([p], events, tie)) == _sorted(reference_run([p], events, tie))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns("p"), streams(types=TYPES, max_size=8))
 def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     """The same pattern with its gaps changed (front combination shares the prefix), and a
@@ -245,7 +246,7 @@ def test_merged_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern
     assert _sorted(run_embedded(pats, events, tie)) == _sorted(reference_run(pats, events, tie))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(gapped_patterns(), streams(types=TYPES, max_size=9))
 def test_gapped_tokens_never_outlive_the_where_form(p: Pattern, events: list[Event]) -> None:
     """With the gap as a WHERE condition the engine finds the same matches and never fewer
