@@ -8,6 +8,9 @@ import pytest
 
 from petricep.cli.main import main
 from petricep.export import dot_available
+from tests.budget import load_profile
+
+load_profile()  # HYPOTHESIS_PROFILE: the default share of examples, or deep (tests/budget.py)
 
 DOT_MISSING = (
     "Graphviz's dot is not installed, so the SVG/PNG tests skip (DOT and PNML tests still run): "

@@ -10,7 +10,6 @@ what the brute-force reference gives).
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, note, settings
@@ -20,11 +19,12 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.reference import reference_run
 from tests.strategies import pattern_text, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -143,7 +143,7 @@ def test_merged_equals_each_pattern_alone(patterns: list[A.Pattern], events: lis
         assert merged[p.name] == run([p], events)[p.name]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(overlapping_sets(max_patterns=5), streams(types=TYPES, max_size=8))
 def test_merged_equals_reference(patterns: list[A.Pattern], events: list[Event]) -> None:
     show(patterns, events)
@@ -154,7 +154,7 @@ def test_merged_equals_reference(patterns: list[A.Pattern], events: list[Event])
     assert merged == {k: sorted(v) for k, v in want.items()}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(overlapping_sets(max_patterns=8), streams(types=TYPES, max_size=10), st.sampled_from(["strict", "either"]))
 def test_merged_equals_separate_under_other_tie_rules(patterns: list[A.Pattern], events: list[Event], tie: str) -> None:
     if tie == "either" and patterns[0].strategy != "skip-till-any-match":

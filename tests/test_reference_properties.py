@@ -27,6 +27,7 @@ from petricep.lang.ast import (
     Window,
     vars_of,
 )
+from tests.budget import examples
 from tests.features.scenario import (
     NEXT,
     PART,
@@ -59,7 +60,7 @@ def _has_negation(p: Pattern) -> bool:
     return "!(" in pattern_text(p)
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -90,7 +91,7 @@ def test_windows_and_conditions_only_remove_matches_without_negation(p, evs):
     assert _set(reference_run([dataclasses.replace(p, window=None)], evs)) <= base
 
 
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=examples(100))
 @given(negation_seqs(types=("A", "B", "C")), tied_streams(types=("A", "B", "C", "X")), st.sampled_from(TIES))
 def test_negations_only_remove_matches(p, evs, tie):
     kept = tuple(c for c in p.structure.children if not c.negated)
@@ -100,7 +101,7 @@ def test_negations_only_remove_matches(p, evs, tie):
     assert _set(reference_run([p], evs, tie)) <= _set(reference_run([bare], evs, tie))
 
 
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=examples(100))
 @given(
     negation_seqs(windows=(WIN_TIME, "none")), tied_streams(types=("A", "B", "X")), st.sampled_from(TIES)
 )
@@ -217,7 +218,7 @@ def _unpruned_bindings(pattern: Pattern, events: list[Event], tie: str) -> set[s
     return out
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(max_vars=4), streams(max_size=7), st.sampled_from(("arrival", "strict", "either")))
 def test_pruned_search_equals_plain_cross_product(p, evs, tie):
     if tie == "either":

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import tempfile
 from typing import Any, cast
 
@@ -22,11 +21,12 @@ from petricep.lang import ast as A
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.reference import reference_run
 from tests.strategies import pattern_text
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")) // 2,
+    max_examples=examples(300, "PETRICEP_EXAMPLES") // 2,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

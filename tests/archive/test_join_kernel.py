@@ -4,7 +4,6 @@ its errors after the same matches, and the reason wherever it stays on the Pytho
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,14 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file, parse_text
 from tests.archive.test_join import SPEED, archive_of, ev, history_patterns, two_streams
+from tests.budget import examples
 from tests.strategies import pattern_text
 
 NETS = Path(__file__).resolve().parents[2] / "nets"
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")) // 3,
+    max_examples=examples(300, "PETRICEP_EXAMPLES") // 3,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

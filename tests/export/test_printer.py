@@ -12,6 +12,7 @@ from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_file, parse_text
 from petricep.lang.printer import conditions_text, expr_text, node_text, pattern_text, window_text
+from tests.budget import examples
 from tests.strategies import patterns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def test_shipped_patterns_print_and_parse_back() -> None:
             assert again == p, pattern_text(p)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(patterns(min_window=1))
 def test_random_patterns_print_and_parse_back(p: A.Pattern) -> None:
     (again,) = parse_text(pattern_text(p)).patterns

@@ -10,7 +10,6 @@ rule.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from petricep.lang.check import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.features.repetition import (
     ENGINES,
     has_forms,
@@ -50,7 +50,7 @@ def matcher(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every engine, in place of conftest.py's two (``repetition.use_engine``)."""
     yield from use_engine(request)
 
-EXAMPLES = int(os.environ.get("PETRICEP_EXAMPLES", "120"))
+EXAMPLES = examples(120, "PETRICEP_EXAMPLES")
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )

@@ -28,6 +28,7 @@ from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.engines import fresh, matcher_run
 from tests.features import scenario
 from tests.features.scenario import NEXT, SEQ, STRICT, arith, cmp, f, ids, neg, pat, ref, stream, want, within
@@ -281,7 +282,7 @@ def three_agree(pats: list[Pattern], events: list[Event], tie: str) -> None:
     assert _sorted(python[0]) == _sorted(reference_run(pats, events, tie))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns(), streams(types=TYPES, max_size=9))
 def test_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
@@ -289,7 +290,7 @@ def test_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: 
     three_agree([p], events, _tie(data.draw, [p]))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), gapped_patterns("p"), streams(types=TYPES, max_size=8))
 def test_merged_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     """The same pattern with its gaps changed (front combination shares the prefix), and a
@@ -308,7 +309,7 @@ def test_merged_kernel_equals_engine_equals_reference_on_gapped_patterns(data: A
     three_agree(pats, events, _tie(data.draw, pats))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(gapped_patterns(), streams(types=TYPES, max_size=9))
 def test_gapped_tokens_never_outlive_the_where_form(p: Pattern, events: list[Event]) -> None:
     """With the gap as a WHERE condition the engine finds the same matches and never fewer

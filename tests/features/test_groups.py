@@ -38,6 +38,7 @@ from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.engines import fresh, run_embedded
 from tests.features.scenario import (
     NEXT,
@@ -351,7 +352,7 @@ def _types(*patterns: Pattern) -> tuple[str, ...]:
     return (*sorted(used), "X")
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), grouped_patterns())
 def test_engine_equals_reference_on_grouped_patterns(data: Any, p: Pattern) -> None:
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
@@ -361,7 +362,7 @@ def test_engine_equals_reference_on_grouped_patterns(data: Any, p: Pattern) -> N
     assert _sorted(run_embedded([p], events, tie)) == _sorted(reference_run([p], events, tie))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), grouped_patterns("p"))
 def test_merged_engine_equals_reference_on_grouped_patterns(data: Any, p: Pattern) -> None:
     """The same pattern with another window (front combination shares what precedes the
@@ -449,7 +450,7 @@ def test_a_snapshot_in_the_middle_of_an_iteration_restores() -> None:
     assert _sorted(out) == _sorted(whole) and len(whole) == 4
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), grouped_patterns())
 def test_key_partitions_equal_the_reference_on_grouped_patterns(data: Any, p: Pattern) -> None:
     """Spark's per-partition runner (spark/partition.py, without a session) over keyed

@@ -11,7 +11,6 @@ rule.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from petricep.kernel.lowering import supports
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.features.repetition import (
     ENGINES,
     has_forms,
@@ -42,7 +42,7 @@ from tests.features.repetition import (
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
 
-EXAMPLES = int(os.environ.get("PETRICEP_EXAMPLES", "120"))
+EXAMPLES = examples(120, "PETRICEP_EXAMPLES")
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )

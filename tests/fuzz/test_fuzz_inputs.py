@@ -17,7 +17,6 @@ of the input can tell (``run_case``). A case failing the way of a known, open is
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
 from tests.fuzz import harness
 from tests.fuzz.harness import (
     NOT_UTF8,
@@ -56,7 +56,7 @@ from tests.fuzz.strategies import (
 
 def fuzz(default: int) -> settings:
     return settings(
-        max_examples=int(os.environ.get("PETRICEP_FUZZ", str(default))),
+        max_examples=examples(default, "PETRICEP_FUZZ"),
         deadline=None,  # the harness's own deadline (SIGALRM) catches hangs
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
     )

@@ -24,9 +24,10 @@ from petricep.events import Event
 from petricep.io import InputSpec, csvstream, open_events
 from petricep.io import textfiles as textfiles_mod
 from petricep.runtime.prefilter import Prefilter
+from tests.budget import examples
 
 EXAMPLES = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")),
+    max_examples=examples(300, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petricep.io.csvline import split_line
+from tests.budget import examples
 
 LINE = st.text(st.sampled_from(list('ab,"\x00é \t')), max_size=30)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(LINE)
 def test_the_csv_modules_fields_where_it_reads_the_line(text: str) -> None:
     """Without a ``\\r`` and below the field limit: exactly what the csv module reads."""
@@ -27,7 +28,7 @@ def test_the_csv_modules_fields_where_it_reads_the_line(text: str) -> None:
     assert split_line(text, ",") == want
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(LINE)
 def test_a_lone_cr_is_text_wherever_it_stands(text: str) -> None:
     """A ``\\r`` reads as the text it is: the fields of the line with ``\\r`` for some ``b``."""

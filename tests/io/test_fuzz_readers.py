@@ -2,7 +2,8 @@
 ending in events or a typed petricep error (never another exception); in skip mode every
 row is either an event or a counted rejection, so nothing is lost.
 
-``PETRICEP_FUZZ`` sets the number of examples per test (default 1000).
+``PETRICEP_FUZZ`` sets the number of examples per test (default 1000 under
+``HYPOTHESIS_PROFILE=deep``, a quarter of it otherwise: tests/budget.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import math
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from petricep.errors import EventError, PetricepError
 from petricep.io import InputSpec, events_from_table, open_events
 from petricep.io.values import is_number
+from tests.budget import examples
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("PETRICEP_FUZZ", "1000")),
+    max_examples=examples(1000, "PETRICEP_FUZZ"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )

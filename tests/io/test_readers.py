@@ -24,6 +24,7 @@ from petricep.io import InputSpec, infer_format, open_events
 from petricep.io import textfiles as textfiles_mod
 from petricep.io.timestamps import TimeParser
 from petricep.io.values import type_text_column
+from tests.budget import examples
 from tests.io.reading import DATA, E, cell, error_of, read, skip_read, write
 
 OPENCEP_COLUMNS = ("ticker", "ts", "open", "peak", "low", "close", "volume")
@@ -469,7 +470,7 @@ def test_fast_and_slow_paths_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(cell, cell, st.integers(0, 3)), min_size=1, max_size=40))
 def test_fast_slow_property(tmp_path: Path, rows: list[tuple[str, str, int]]) -> None:
     text = "type,a,b,ts\n" + "".join(f"T,{a},{b},{t}\n" for a, b, t in sorted(rows, key=lambda r: r[2]))
@@ -542,7 +543,7 @@ def test_time_kind_before_iteration(tmp_path: Path) -> None:
 # fuzz: garbage in, only PetricepError out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=st.one_of(
         st.binary(max_size=300),
@@ -576,7 +577,7 @@ def test_fuzz_readers(tmp_path: Path, data: bytes, fmt: str, mode: str, header: 
     assert src.rows_read == len(events) + src.rows_rejected
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
 def test_fuzz_truncated_gzip(tmp_path: Path, data: bytes) -> None:
     p = tmp_path / "t.csv.gz"

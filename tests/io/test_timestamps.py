@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from petricep.io.timestamps import TimeParser, fixed_digit_seconds, format_has_date
 from petricep.io.values import plain_ints, text_value, type_text_array
+from tests.budget import examples
 from tests.io.reading import cell
 
 # --------------------------------------------------------------------------------------
@@ -42,7 +43,7 @@ def test_timestamp_parser() -> None:
     assert format_has_date("%Y%m%d") and not format_has_date("%H:%M:%S.%f") and not format_has_date("%%d %H")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(cell, st.none()), min_size=1, max_size=30))
 def test_type_text_array_matches_text_value(values: list[str | None]) -> None:
     arr = pa.array([None if v == "" else v for v in values], pa.string())
@@ -52,7 +53,7 @@ def test_type_text_array_matches_text_value(values: list[str | None]) -> None:
     assert all_numbers == all(isinstance(w, (int, float)) for w in want)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.one_of(cell, st.sampled_from(["2014-08-01T00:00:00", "2014-08-01T00:00:00.5+01:00"])),
@@ -79,7 +80,7 @@ def test_parse_array_matches_parse(values: list[str]) -> None:
 DIGIT_FORMATS = ["%Y%m%d%H%M", "%Y-%m-%d %H:%M:%S", "%d/%m/%Y", "%Y%m%d", "%H%M%Y%m%d%S", "%Y.%m.%dT%H"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(fmt=st.sampled_from(DIGIT_FORMATS),
        moments=st.lists(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)), min_size=1, max_size=20),
        edits=st.lists(st.tuples(st.integers(0, 19), st.integers(0, 18), st.sampled_from("0123456789x-: /")), max_size=3))
@@ -130,7 +131,7 @@ INT_TEXTS = st.one_of(st.integers(-2**63, 2**63 - 1).map(str), st.integers(-2**6
                       st.sampled_from(["", "-", "+5", " 5", "5 ", "007", "-0", "--1", "1e3", "0x1f", "١٢", "9" * 19, "-" + "9" * 19]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts=st.lists(INT_TEXTS, min_size=1, max_size=12), start=st.integers(0, 3), large=st.booleans())
 def test_plain_ints_reads_what_arrow_reads(texts: list[str], start: int, large: bool) -> None:
     # the kernel's one-pass reader of decimal text gives Arrow's ints, or None where it does
@@ -139,7 +140,7 @@ def test_plain_ints_reads_what_arrow_reads(texts: list[str], start: int, large: 
     assert (None if got is None else got.to_pylist()) == arrow_plain_ints(arr)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(fmt=st.sampled_from(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]),
        moments=st.lists(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31)), min_size=1, max_size=10),
        edits=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 19), st.sampled_from("09xTZ :-")), max_size=2))

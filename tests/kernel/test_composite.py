@@ -5,7 +5,6 @@ order), their ids built from their matches, keyed by their emitter's partition."
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -20,13 +19,14 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import check
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -6,7 +6,6 @@ matches taken in emission order, a match holding an event its domain already con
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import pytest
@@ -19,11 +18,12 @@ from petricep.kernel import supports
 from petricep.kernel.lowering import lower
 from petricep.lang import ast as A
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.kernel.compare import both
 from tests.strategies import patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

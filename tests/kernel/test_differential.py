@@ -4,7 +4,6 @@ same live partial matches mid-stream. Patterns the kernel refuses must say why."
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -15,11 +14,12 @@ from petricep.events import Event
 from petricep.kernel import supports
 from petricep.lang import ast as A
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.kernel.compare import both, check
 from tests.strategies import patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -113,7 +113,7 @@ def test_same_query_registered_many_times(data: st.DataObject) -> None:
     check(pats, events, _tie(data.draw, pats), data.draw(st.integers(0, len(events))))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.data())
 def test_return_under_either_is_covered(data: st.DataObject) -> None:
     """RETURN under the tie rule ``either`` (skip-till-any-match, set rather than filtered

@@ -6,7 +6,6 @@ timeouts and LIMIT drops as the Python engine (tests/kernel/compare.py)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
@@ -22,11 +21,12 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import both, check, fresh, same, table
 from tests.strategies import negation_seqs, pattern_text, patterns, streams, tied_streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "100")),
+    max_examples=examples(100, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import io
 import json
-import os
 import random
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.cli.rise import EVENTS as RISE_EVENTS
 from tests.cli.rise import RISE
 from tests.strategies import pattern_text, patterns, streams
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled ker
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

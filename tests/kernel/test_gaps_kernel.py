@@ -16,6 +16,7 @@ from petricep.api import compile_text
 from petricep.cli import main
 from petricep.events import Event
 from petricep.lang import ast as A
+from tests.budget import examples
 from tests.features.test_gaps import gapped_patterns, lives
 from tests.kernel.test_snapshot import SETTINGS, same
 from tests.strategies import streams
@@ -46,7 +47,7 @@ PATTERN again: SEQ(Late l, A a AFTER 0 TO 2) WHERE [k]
 """
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(streams(types=TYPES, max_size=14), st.sampled_from(("arrival", "strict")))
 def test_gaps_beside_limit_and_timeouts_in_one_net(events: list[Event], tie: str) -> None:
     """A gapped pattern shares its prefix with a LIMIT pattern and an ON TIMEOUT one (their
@@ -56,7 +57,7 @@ def test_gaps_beside_limit_and_timeouts_in_one_net(events: list[Event], tie: str
     assert lives("kernel", net, events, tie) == lives("python", net, events, tie)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(st.sampled_from(TYPES), st.sampled_from((0.0, 0.1, 0.2, 0.3, 0.7))), min_size=1, max_size=10),
     st.sampled_from((0.1, 0.2, 0.3, 0.6)),

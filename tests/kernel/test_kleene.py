@@ -8,7 +8,6 @@ of the whole list and of ``v[..i-1]``), alone and merged into shared nets."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -23,12 +22,13 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import check, ev, fresh, same, table
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

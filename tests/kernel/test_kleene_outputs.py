@@ -11,7 +11,6 @@ window kind and attach the features."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import pyarrow as pa
@@ -26,13 +25,14 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import both, check, ev, same, table
 from tests.kernel.test_composite import drive
 from tests.spark.test_partition import keyed_streams, same_pairs
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import petricep.kernel.remembered as R
 from petricep.kernel.remembered import EventsOf, Remembered
+from tests.budget import examples
 
 
 def _column(kind: str, values: list[int]) -> Any:
@@ -37,7 +38,7 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps)
 def test_lookups_equal_a_list_of_every_event_kept(script: list[tuple[str, int, str, str]]) -> None:
     store = Remembered()
@@ -92,7 +93,7 @@ def test_restore_takes_a_snapshots_lists() -> None:
 
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "keep"]), st.integers(1, 6), st.integers(0, 2**20), st.booleans()), max_size=12))
 def test_keeping_the_stored_positions_equals_a_filtered_list(script: list[tuple[str, int, int, bool]]) -> None:
     # keep(stored): the events at the store's positions (and, while they are few, every one

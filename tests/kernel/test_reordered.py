@@ -5,7 +5,6 @@ late events (each with its watermark) and the same accounting."""
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,14 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.matcher import Reordered
+from tests.budget import examples
 from tests.kernel.compare import fresh
 from tests.strategies import pattern_text, patterns, streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -24,6 +24,7 @@ from petricep.lang.parser import parse_text
 from petricep.lang.sql import parse_sql
 from petricep.merge import extend_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.sql import row_reference as R
 from tests.sql.test_row_reference import canon, multi_of, patterns, query_text, vars_of
 
@@ -172,7 +173,7 @@ def _reference_measures(v: str) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     pattern=patterns,
     defs=defines,

@@ -18,6 +18,7 @@ from petricep.api import compile_text
 from petricep.errors import ConfigError, EvaluationError, EventOrderError
 from petricep.events import Event
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import both, table
 
 
@@ -99,7 +100,7 @@ KEYS = st.one_of(st.integers(-4, 4), st.integers(-2**63, 2**63 - 1), st.integers
                  st.sampled_from([-2**63, 2**63 - 1]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(rows=st.lists(st.tuples(st.sampled_from("ABC"), KEYS), min_size=1, max_size=40), cut=st.integers(0, 40))
 def test_integer_keys_coded_as_read_match_the_engine(rows: list[tuple[str, int]], cut: int) -> None:
     # IntKeys widens its table toward the values read (both ends of int64 included) and
@@ -157,7 +158,7 @@ def test_type_column_kinds_give_the_same_codes(kind: str) -> None:
 _NAME = st.text(alphabet="ABab\u00e9_", min_size=0, max_size=19)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(names=st.lists(_NAME, min_size=1, max_size=12, unique=True), rows=st.lists(_NAME, max_size=60),
        start=st.integers(0, 3), nulls=st.booleans())
 def test_type_codes_are_a_lookup_of_the_rows_text(names: list[str], rows: list[str], start: int, nulls: bool) -> None:

@@ -7,7 +7,6 @@ slices of a few (``max_out``), which must not change them either."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.kernel.snapshot import dumps
 from petricep.lang import ast as A
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.kernel.compare import ev, fresh
 from tests.kernel.test_composite import producer_and_consumer
 from tests.kernel.test_kleene_outputs import beside
@@ -33,7 +33,7 @@ from tests.strategies import pattern_text, patterns, streams
 loads = KernelEngine.restored  # (the matcher contract's restore, into a fresh engine)
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_SNAPSHOT_EXAMPLES", "25")),
+    max_examples=examples(25, "PETRICEP_SNAPSHOT_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

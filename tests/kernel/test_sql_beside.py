@@ -8,7 +8,6 @@ chooser picks the kernel for the whole net (no split), and ``petricep run`` says
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from petricep.lang.sql import parse_sql
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
+from tests.budget import examples
 from tests.sql.test_row_reference import patterns as row_patterns
 from tests.sql.test_row_reference import sql_of, vars_of
 from tests.strategies import pattern_text, patterns, streams, tied_streams
@@ -37,7 +37,7 @@ from tests.strategies import pattern_text, patterns, streams, tied_streams
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "100")),
+    max_examples=examples(100, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -9,7 +9,6 @@ with its reason."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, note, settings
@@ -19,6 +18,7 @@ from petricep.events import Event
 from petricep.kernel import supports
 from petricep.lang import ast as A
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.kernel.compare import both, same
 from tests.reference import reference_run
 from tests.runtime.test_ties import timeout_pattern, unextended_prefixes
@@ -26,7 +26,7 @@ from tests.runtime.test_timeouts import seq_refs
 from tests.strategies import negation_seqs, pattern_text, streams, tied_streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "100")),
+    max_examples=examples(100, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

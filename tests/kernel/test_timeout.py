@@ -8,7 +8,6 @@ window kind with a timeout and sometimes a limit, alone, merged, and read by a s
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from petricep.kernel.engine import KernelEngine
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.kernel.compare import check, ev, fresh, same
 from tests.runtime.test_timeouts import CART
 from tests.spark.test_partition import keyed_streams, same_pairs
@@ -33,7 +33,7 @@ from tests.strategies import patterns, streams
 
 NETS = Path(__file__).resolve().parents[2] / "nets"
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -1,13 +1,13 @@
 """Fuzzing the pattern front end: thousands of malformed pattern files, and every one ends in
 a pattern (which then compiles and merges) or a typed petricep error — never another exception.
 
-``PETRICEP_FUZZ`` sets the number of examples per test (default 1000).
+``PETRICEP_FUZZ`` sets the number of examples per test (default 1000 under
+``HYPOTHESIS_PROFILE=deep``, a quarter of it otherwise: tests/budget.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from petricep.errors import PatternError, PetricepError
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
+from tests.budget import examples
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("PETRICEP_FUZZ", "1000")),
+    max_examples=examples(1000, "PETRICEP_FUZZ"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

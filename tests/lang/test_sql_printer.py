@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from petricep.lang import sql_ast as S
 from petricep.lang.sql import parse_sql
+from tests.budget import examples
 from tests.sql.test_row_reference import VARS, _template, patterns, sql_of
 
 
@@ -18,14 +19,14 @@ def _query(pattern: str, define: str = "", measures: str = "") -> S.MatchRecogni
     return q
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(pattern=patterns)
 def test_pattern_round_trip(pattern: tuple[Any, ...]) -> None:
     q = _query(sql_of(pattern))
     assert _query(S.pattern_sql(q.pattern)).pattern == q.pattern
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(kind=st.integers(0, 8), k=st.integers(0, 4), other=st.sampled_from(VARS))
 def test_define_round_trip(kind: int, k: int, other: str) -> None:
     sql, _ = _template(kind, "A", k, other)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from petricep.output.jsonl import match_json, match_json_parts
 from petricep.runtime.match import Match
+from tests.budget import examples
 
 scalars = st.one_of(
     st.integers(-(2**70), 2**70),
@@ -23,7 +24,7 @@ scalars = st.one_of(
 names = st.text(min_size=1, max_size=3)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.text(max_size=4),
     st.dictionaries(names, st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=3),

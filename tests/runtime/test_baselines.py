@@ -4,7 +4,6 @@ checked after construction (``build_net(push_negations=False)``, paper 000's bas
 from __future__ import annotations
 
 import json
-import os
 
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -13,11 +12,12 @@ from petricep.events import Event
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.runtime.test_differential import fresh
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

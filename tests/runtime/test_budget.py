@@ -5,7 +5,6 @@ machine runs out; below the budget, the check changes nothing."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -16,11 +15,12 @@ from petricep.errors import ConfigError, StateLimitError
 from petricep.events import Event
 from petricep.merge import build_net
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine
+from tests.budget import examples
 from tests.runtime.test_differential import fresh
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 EXPLOSIVE = "PATTERN burst: SEQ(A+ a[], B b) WHERE [k] WITHIN 100000"
 

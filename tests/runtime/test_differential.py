@@ -8,7 +8,6 @@ replayed by hand.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, note, settings
@@ -18,10 +17,11 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.reference import reference_run
 from tests.strategies import pattern_text, patterns, streams
 
-SETTINGS = settings(max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def fresh(events: list[Event]) -> list[Event]:

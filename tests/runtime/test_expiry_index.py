@@ -7,7 +7,6 @@ event the same partial matches and negative events held."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
@@ -19,11 +18,12 @@ from petricep.events import Event
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.state import Partition
+from tests.budget import examples
 from tests.runtime.test_differential import fresh
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

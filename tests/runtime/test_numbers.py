@@ -5,7 +5,6 @@ evaluator, on random values including ±inf, NaN, 1e308, huge ints and zero divi
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import replace
 from typing import Any
 
@@ -24,10 +23,11 @@ from petricep.runtime.engine import Engine
 from petricep.runtime.expr import as_condition, compile_expr
 from petricep.runtime.prefilter import column_array, vectorize
 from petricep.runtime.rowexpr import MatchView, compile_sexpr
+from tests.budget import examples
 from tests.runtime.test_differential import fresh
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 INF, NAN = math.inf, math.nan
 HUGE = 10**400

@@ -8,7 +8,6 @@ events, and reports exactly the events whose timestamp is below ``max(earlier ar
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
@@ -21,11 +20,12 @@ from petricep.events import Event
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.ordering import EventTimeOrder
+from tests.budget import examples
 from tests.reference import reference_run
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")),
+    max_examples=examples(300, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -4,7 +4,6 @@ never changes a run's matches, nor their order; rows it can judge are really dro
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pyarrow as pa
@@ -17,10 +16,11 @@ from petricep.io.readers import InputSpec, events_from_table
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.prefilter import Prefilter
+from tests.budget import examples
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(300, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 SPEC = InputSpec(path="<test>", type_field="type", time_field="ts", id_field="id")
 

@@ -21,12 +21,13 @@ from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime import snapshot
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.runtime.test_differential import fresh
 from tests.runtime.test_timeouts import pattern_sets
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(150, "PETRICEP_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
@@ -231,7 +232,7 @@ SELECT * FROM Ticker MATCH_RECOGNIZE (
 """
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(prices=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 6)), max_size=40), cut=st.integers(0, 40))
 def test_sql_queries_open_searches_are_kept(prices: list[tuple[str, int]], cut: int) -> None:
     # a SQL query's open searches (rows back as far as PREV reads, attempts in a deque) are

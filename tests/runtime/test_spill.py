@@ -4,7 +4,6 @@ those of a run without spilling; misses and spills are counted."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -16,10 +15,11 @@ from petricep.events import Event
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.spill import Spiller
+from tests.budget import examples
 from tests.strategies import pattern_text, patterns, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")),
+    max_examples=examples(300, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

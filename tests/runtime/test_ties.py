@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from typing import Any
 
 import pytest
@@ -25,13 +24,14 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.reference import TIES, reference_run
 from tests.runtime.test_differential import check
 from tests.runtime.test_timeouts import prefix, seq_refs
 from tests.strategies import negation_seqs, pattern_text, streams, tied_streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "200")),
+    max_examples=examples(200, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from typing import Any, cast
 
 from hypothesis import HealthCheck, given, note, settings
@@ -24,11 +23,12 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.reference import reference_run
 from tests.strategies import pattern_text, streams
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")),
+    max_examples=examples(300, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

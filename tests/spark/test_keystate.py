@@ -6,7 +6,6 @@ matches; without Spark (:mod:`tests.spark.streamsim`), so on random nets and str
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -23,13 +22,14 @@ from petricep.spark import keystate
 from petricep.spark.partition import engine_line, engine_report, group_choice
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
+from tests.budget import examples
 from tests.spark.streamsim import simulate
 from tests.spark.test_partition import fresh, random_case
 from tests.spark.test_spark_batch import RICH, random_stream
 from tests.strategies import pattern_text
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import pkgutil
 import random
 from collections.abc import Callable
@@ -34,11 +33,12 @@ from petricep.output.times import input_times
 from petricep.runtime.engine import Engine
 from petricep.spark.partition import END, OrderViolation, StreamClock, run_partitioned, runs_of, with_ticks
 from petricep.spark.records import MATCH_SCHEMA
+from tests.budget import examples
 from tests.features import scenario
 from tests.spark.engines import run_partitioned as partitioned_matcher
 from tests.strategies import _always_bound, pattern_text, patterns
 
-EXAMPLES = int(os.environ.get("PETRICEP_EXAMPLES", "300"))
+EXAMPLES = examples(300, "PETRICEP_EXAMPLES")
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 

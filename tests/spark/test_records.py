@@ -17,10 +17,11 @@ from petricep.events import Event
 from petricep.output.jsonl import match_json
 from petricep.runtime.match import Match
 from petricep.spark.records import decode, decode_columns, encode, encode_fields, match_row
+from tests.budget import examples
 from tests.output.test_jsonl import names, scalars
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.dictionaries(names, st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=3),
     st.dictionaries(names, scalars, max_size=3),
@@ -68,7 +69,7 @@ _VALUE = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(names, _VALUE, max_size=4), st.booleans())
 def test_an_events_values_travel_exactly_without_pickle(attrs: dict[str, Any], fields: bool) -> None:
     """Values ``marshal`` does not know (date-times, decimals, tuples among them) travel as

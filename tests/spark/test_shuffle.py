@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from petricep.events import Event
 from petricep.spark.records import EVENT, encode
 from petricep.spark.shuffle import Layout, Rows, columns, handed_over
+from tests.budget import examples
 
 FIELDS = ("x", "y", "s")
 LAYOUT = Layout.of([("x", "s"), None, ("y", "x")])
@@ -54,7 +55,7 @@ def expected(evs: list[Event], names: tuple[str, ...]) -> list[tuple[Any, ...]]:
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events(), st.sampled_from([0, 2]))
 def test_a_kernel_groups_events_arrive_with_their_values_and_kinds(evs: list[Event], g: int) -> None:
     names = LAYOUT.names_of(g)
@@ -62,7 +63,7 @@ def test_a_kernel_groups_events_arrive_with_their_values_and_kinds(evs: list[Eve
     assert rows_of(handed_over(evs, g, LAYOUT)) == expected(evs, names)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(events(), st.lists(st.integers(0, 2), min_size=1, max_size=12))
 def test_typed_rows_among_blob_and_side_rows(evs: list[Event], groups: list[int]) -> None:
     """A batch mixing the groups' rows (typed and blobs) and a side row: each typed
@@ -144,7 +145,7 @@ def as_columns(evs: list[Event]) -> Any:
     return EventColumns(types, column([e.ts for e in evs]), [e.pos for e in evs], column([e.id for e in evs]), attrs)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(events())
 def test_packs_of_a_typed_batch_hold_what_rows_hold(evs: list[Event]) -> None:
     """A checked batch packed a column at a time (numpy columns whole) holds exactly the
@@ -167,7 +168,7 @@ def test_packs_of_a_typed_batch_hold_what_rows_hold(evs: list[Event]) -> None:
     assert got.drop_columns(["t"]).equals(want.drop_columns(["t"]))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events(), st.data())
 def test_packs_and_rows_of_a_group_unpack_in_order(evs: list[Event], data: st.DataObject) -> None:
     """The parse stage's packs (by key bucket, per checked batch) and single typed rows,
@@ -215,7 +216,7 @@ def test_packs_and_rows_of_a_group_unpack_in_order(evs: list[Event], data: st.Da
         assert read == expected(mine_evs, names)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.one_of(st.integers(1, 8), st.integers(64, 200)), st.integers(1, 4), st.integers(1, 900), st.data())
 def test_packs_of_spread_chunks_unpack_in_order(chunk: int, tasks: int, n: int, data: st.DataObject) -> None:
     """An input spread over parse tasks in chunks of consecutive rows (task ``t`` gets

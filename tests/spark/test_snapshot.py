@@ -3,7 +3,6 @@ and loaded at any point of a stream goes on exactly as if it had never stopped."
 
 from __future__ import annotations
 
-import os
 import pickle
 from typing import Any
 
@@ -15,6 +14,7 @@ from petricep.api import compile_text
 from petricep.events import Event
 from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.spark.test_partition import fresh, random_case
 from tests.strategies import pattern_text
 
@@ -26,7 +26,7 @@ def copied(engine: Engine, net: Any, tie: str) -> Engine:
     return copy
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "300")),
+    max_examples=examples(300, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from petricep.merge import build_net
 from petricep.output.jsonl import match_json
 from petricep.runtime.engine import Engine
 from petricep.spark.batch import BatchRun, FiringError, match_events, match_file, ordered_json
+from tests.budget import examples
 from tests.features import scenario
 from tests.spark.engines import run_spark_batch
 from tests.spark.test_partition import fresh, random_case
@@ -121,7 +121,7 @@ def test_spark_partition_is_sparks_own_hash_partitioning(spark: Any) -> None:
 
 
 @settings(
-    max_examples=int(os.environ.get("PETRICEP_SPARK_EXAMPLES", "4")),
+    max_examples=examples(4, "PETRICEP_SPARK_EXAMPLES"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -16,7 +16,7 @@ import pytest
 
 from tests.spark.aarhus import PATTERNS, STREAM_ARGS, canonical, embedded, write_all
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # a master, two workers and a driver: the slow tier
 
 N = 12_000
 DRIVER = '''

@@ -16,6 +16,7 @@ from petricep.cli import main
 from petricep.events import Event
 from petricep.lang import ast as A
 from tests.archive.test_join import history_patterns, two_streams
+from tests.budget import examples
 from tests.strategies import pattern_text
 
 pytestmark = pytest.mark.spark
@@ -38,7 +39,7 @@ def run(capsys: pytest.CaptureFixture[str], pf: Path, events: str, archive: Path
 SPARK = ("--engine", "spark", "--master", "local[2]")
 
 
-@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(6), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(history_patterns(), two_streams())
 def test_two_runs_on_spark_equal_two_embedded_runs(
     spark: Any, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str],

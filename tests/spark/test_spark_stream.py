@@ -105,6 +105,7 @@ def _commits(checkpoint: Path) -> int:
     return len([p for p in d.iterdir() if p.name.isdigit()]) if d.is_dir() else 0
 
 
+@pytest.mark.slow  # three JVMs, two of them killed: the slow tier
 def test_a_killed_query_resumes_from_its_checkpoint(spark: Any, tmp_path: Path) -> None:
     events = random_stream(900, seed=31, keys=5)
     pats = [p.source for p in compile_text(FAULT_NET).patterns]

@@ -31,7 +31,7 @@ from tests.spark.aarhus import (
     write_parts,
 )
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # four JVMs, started and killed: the slow tier
 
 N, SIZE = 9_000, 1_000
 ARRIVAL = [2, 1, 4, 3, 6, 5, 8, 7, 9]

@@ -8,7 +8,6 @@ the checkpoint keeps the number of buckets and refuses one written per key."""
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from petricep.merge import build_net
 from petricep.output.jsonl import match_json
 from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
 from petricep.spark.partition import run_partitioned
+from tests.budget import examples
 from tests.spark.streamsim import simulate
 from tests.spark.test_keystate import canonical
 from tests.spark.test_partition import random_case
@@ -31,7 +31,7 @@ from tests.spark.test_stream_reorder import back_in_time, slack_run
 from tests.strategies import pattern_text
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")) // 3,
+    max_examples=examples(150, "PETRICEP_EXAMPLES") // 3,
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

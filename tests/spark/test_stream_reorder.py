@@ -9,8 +9,6 @@ and restarts."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -22,13 +20,14 @@ from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import renumber, streaming_plan
+from tests.budget import examples
 from tests.spark.streamsim import simulate
 from tests.spark.test_keystate import canonical
 from tests.spark.test_partition import fresh, random_case
 from tests.strategies import pattern_text
 
 SETTINGS = settings(
-    max_examples=int(os.environ.get("PETRICEP_EXAMPLES", "150")),
+    max_examples=examples(150, "PETRICEP_EXAMPLES"),
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )

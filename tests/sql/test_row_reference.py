@@ -18,6 +18,7 @@ from petricep.api import compile_sql
 from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.sql import row_reference as R
 
 VARS = ("A", "B", "C")
@@ -205,7 +206,7 @@ def query_text(pattern: tuple[Any, ...], defines: dict[str, str], skip: tuple[st
     )
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(
     pattern=patterns,
     defs=defines,
