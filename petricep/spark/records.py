@@ -345,6 +345,9 @@ class MatchRows:
     def add(self, found: Iterable[Found]) -> None:
         for item in found:
             if isinstance(item, pa.RecordBatch):
+                if self.rows:  # (the rows made one by one before it stay before it)
+                    self.batches.append(rows_batch(self.rows))
+                    self.rows = []
                 self._add_batch(item)
                 continue
             m, at = item
@@ -357,7 +360,8 @@ class MatchRows:
         self.pending += 1
 
     def take(self) -> list[pa.RecordBatch]:
-        """The rows made so far, as record batches."""
+        """The rows made so far, as record batches, in the order found (as ``seq`` numbers
+        them: a reader that does not sort by it still reads a task's matches in order)."""
         out, self.batches, self.pending = self.batches, [], 0
         if self.rows:
             out.append(rows_batch(self.rows))
