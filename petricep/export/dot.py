@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from petricep.compile.net import Net
 from petricep.errors import EXIT_ERROR, ConfigError
+from petricep.export.colors import text_color
 from petricep.export.model import (
     ARC_COMPOSITE,
     ARC_EVENT,
@@ -31,7 +32,6 @@ from petricep.export.model import (
     LegendEntry,
     Node,
     build_diagram,
-    text_color,
 )
 from petricep.export.views import ZERO_FILL, Heat, Marking, count_lines, heat, pattern_view, scale
 

@@ -6,7 +6,7 @@ matches (what ``petricep run -o`` writes), a pandas DataFrame of matches (column
 :class:`~petricep.runtime.Match` objects or their dicts:
 
 * on top, per pattern, how many matches completed in each time bin (a step line in the
-  pattern's colour: :func:`~petricep.export.model.pattern_swatches` of the patterns, the
+  pattern's colour: :func:`~petricep.export.colors.pattern_swatches` of the patterns, the
   diagrams' colours — the same as ``draw``'s when every pattern of the net matched, or
   always with ``patterns=`` naming the net's patterns — listed in the order patterns first
   appear or as ``patterns=`` gives them);
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from petricep.errors import EXIT_ERROR, ConfigError, DataError, OutputError
-from petricep.export.model import pattern_swatches
+from petricep.export.colors import pattern_swatches
 
 if TYPE_CHECKING:  # pandas is loaded by whoever hands in a DataFrame, not by petricep's start-up
     import pandas as pd

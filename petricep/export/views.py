@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.errors import ConfigError
-from petricep.export.model import EMIT, INPUT, STATE, TRANSITION, Diagram, Node, text_color
+from petricep.export.colors import text_color
+from petricep.export.model import EMIT, INPUT, STATE, TRANSITION, Diagram, Node
 
 # Counts (partial matches, firings) use Tol's sequential YlOrBr scale — light for few, dark
 # for many, readable in grey and by colour-blind readers — on a logarithmic scale, since

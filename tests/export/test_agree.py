@@ -12,8 +12,9 @@ import pytest
 
 from petricep.api import compile_files, compile_text
 from petricep.cli import main
+from petricep.export.colors import PATTERN_COLORS, pattern_swatches
 from petricep.export.dot import to_dot
-from petricep.export.model import PATTERN_COLORS, build_diagram, pattern_swatches
+from petricep.export.model import build_diagram
 
 from .dotparse import parse, text_of
 

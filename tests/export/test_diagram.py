@@ -7,6 +7,7 @@ import pytest
 
 from petricep.api import compile_files, compile_text
 from petricep.export import build_diagram, to_dot
+from petricep.export.colors import PATTERN_COLORS
 from petricep.export.dot import MANY_FILL, MAX_SPLIT, SHARED_PENWIDTH
 from petricep.export.model import (
     ARC_COMPOSITE,
@@ -17,7 +18,6 @@ from petricep.export.model import (
     EMIT,
     INPUT,
     OUTPUT,
-    PATTERN_COLORS,
     STATE,
     TRANSITION,
     Diagram,

@@ -9,7 +9,8 @@ import math
 
 from petricep.api import compile_files, compile_text
 from petricep.export import build_diagram, to_dot
-from petricep.export.model import BORDER_STYLES, EMIT, PATTERN_COLORS, STATE, TRANSITION, swatch, text_color
+from petricep.export.colors import BORDER_STYLES, PATTERN_COLORS, swatch, text_color
+from petricep.export.model import EMIT, STATE, TRANSITION
 from tests.export.dotparse import parse, text_of
 from tests.export.helpers import NETS, overlapping_seq_patterns
 

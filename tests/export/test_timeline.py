@@ -15,7 +15,7 @@ import pytest
 from petricep.api import compile_text
 from petricep.errors import ConfigError, DataError, PetricepError
 from petricep.events import Event
-from petricep.export.model import PATTERN_COLORS
+from petricep.export.colors import PATTERN_COLORS
 from petricep.export.timeline import PlotUnavailable, Timeline, bin_text, choose_bin, load, timeline
 from petricep.runtime import Engine
 
