@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from petricep.events import Event
@@ -20,11 +21,18 @@ from petricep.kernel import run as kernel_run
 from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
+from tests.budget import examples
 from tests.engines import run_embedded
 from tests.features import scenario
 from tests.reference import reference_run
 
 ENGINES = ("reference", "python", "kernel")
+# the properties of test_bounded and test_optional (the default profile's share of 120 examples)
+SETTINGS = settings(
+    max_examples=examples(120, "PETRICEP_EXAMPLES"),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 def kernel_built() -> bool:

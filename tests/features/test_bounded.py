@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
@@ -27,9 +27,9 @@ from petricep.lang.check import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
-from tests.budget import examples
 from tests.features.repetition import (
     ENGINES,
+    SETTINGS,
     has_forms,
     ids_on,
     kernel_built,
@@ -50,10 +50,6 @@ def matcher(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every engine, in place of conftest.py's two (``repetition.use_engine``)."""
     yield from use_engine(request)
 
-EXAMPLES = examples(120, "PETRICEP_EXAMPLES")
-SETTINGS = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
-)
 
 A3B = "A@0 A@1 A@2 B@3"
 A4B = "A@0 A@1 A@2 A@3 B@4"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
@@ -26,9 +26,9 @@ from petricep.kernel.lowering import supports
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
-from tests.budget import examples
 from tests.features.repetition import (
     ENGINES,
+    SETTINGS,
     has_forms,
     ids_on,
     kernel_built,
@@ -41,11 +41,6 @@ from tests.features.repetition import (
 )
 from tests.features.scenario import stream
 from tests.strategies import patterns, streams
-
-EXAMPLES = examples(120, "PETRICEP_EXAMPLES")
-SETTINGS = settings(
-    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
-)
 
 ABC = "PATTERN p: SEQ(A a, B? b, C c)"
 
