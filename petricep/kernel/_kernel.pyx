@@ -32,8 +32,8 @@ take the Kernel as ``k`` (Cython allows no ``include`` inside a class body, so o
 Python-facing methods stay in its class):
 ``_store.pxi`` (the event store, the per-net token arenas, compaction), ``_kernel_api.pxi``
 (the Kernel class: run, sweep, match output), ``_rowloop.pxi`` (run's loop over a batch's
-rows), ``_interp.pxi`` (the guard bytecode interpreter), ``_firing.pxi`` (stepping and firing a shared net, the tie rules' timestamp
-groups), ``_plainnet.pxi`` (the same step for a net without negation, Kleene lists, contiguity,
+rows), ``_interp.pxi`` (the guard bytecode interpreter), ``_firing.pxi`` (stepping and firing a shared net by one event), ``_ties.pxi``
+(tie rule ``either``'s timestamp groups run to a fixpoint), ``_plainnet.pxi`` (the same step for a net without negation, Kleene lists, contiguity,
 LIMIT, timeouts), ``_negation.pxi`` (negative events, pending matches), ``_emission.pxi`` (match
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
@@ -120,6 +120,7 @@ include "_kernel_api.pxi"
 include "_rowloop.pxi"
 include "_interp.pxi"
 include "_firing.pxi"
+include "_ties.pxi"
 include "_plainnet.pxi"
 include "_negation.pxi"
 include "_emission.pxi"

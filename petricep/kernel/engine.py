@@ -28,7 +28,6 @@ run reports the same matches and the same located error as with the Python engin
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -36,20 +35,34 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import snapshot as state_bytes
 from petricep.kernel.batches import MatchBatches
+from petricep.kernel.columns import (
+    NUMPY_KINDS,
+    VALUE_KINDS,
+    codes,
+    hashable,
+    hashable_numbers,
+    int_column,
+    last_event,
+    new_code,
+    not_single,
+    number_codes,
+    numbers_at_once,
+    type_named,
+    value_kind,
+    values_of,
+)
 from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import TICK_CODE, KernelRun
 from petricep.kernel.sqlside import SqlBeside, SqlSide
-from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
-from petricep.runtime.arrow import bool_array, number_array, number_view
+from petricep.kernel.tableplan import TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.match import Match
 from petricep.runtime.memory import check_size
 
@@ -186,9 +199,9 @@ class KernelEngine(SqlBeside):
         and times remembered for the matches."""
         n = len(cols)
         types = self._type_codes(cols.types, n)
-        pos = _int_column(cols.pos)
+        pos = int_column(cols.pos)
         self._known.add(pos, cols.ids, cols.ts, EventsOf(cols.event, 0, n) if self._with_events else None)
-        last = _last_event(types, n)
+        last = last_event(types, n)
         if last >= 0:
             self._out.last_input = (int(pos[last]), value_at(cols.ts, last))
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n, types, cols.event)
@@ -205,7 +218,7 @@ class KernelEngine(SqlBeside):
         if isinstance(types, TypeColumn):
             lookup = np.array([code.get(t, -1) for t in types.names] or [-1], dtype=np.int32)
             return lookup[types.codes]
-        return _codes(_values_of(types), lambda t: code.get(t, -1), n).astype(np.int32)
+        return codes(values_of(types), lambda t: code.get(t, -1), n).astype(np.int32)
 
     def push_columns_pairs(self, cols: EventColumns) -> list[tuple[Match, int]]:
         """:meth:`push_columns` with emitting positions, as :meth:`push_pairs` (rows of type
@@ -501,7 +514,7 @@ class KernelEngine(SqlBeside):
         positions, ids, stamps = state["engine.known_pos"], state["engine.known_id"], state["engine.known_ts"]
         if not len(positions) == len(ids) == len(stamps):
             raise ValueError("remembered events' columns differ in length")
-        ts_types = {_type_named(name) for name in state["engine.ts_types"]}
+        ts_types = {type_named(name) for name in state["engine.ts_types"]}
         if len(ts_types) != int(state["engine.ts_type_count"]):
             raise ValueError("the remembered timestamps' types do not match their count")
         self._known.restore(np.asarray(positions, dtype=np.int64), ids, stamps, ts_types)
@@ -557,16 +570,16 @@ class KernelEngine(SqlBeside):
                 vals[:, a] = col
                 tags[:, a] = NUMPY_KINDS[col.dtype.kind]
                 continue
-            if _numbers_at_once(col, vals[:, a], tags[:, a]):
+            if numbers_at_once(col, vals[:, a], tags[:, a]):
                 continue
             readers = self.kernel.readers[name]
             for r, v in enumerate(col):
                 kind = VALUE_KINDS.get(type(v))
                 if kind is None:
-                    kind = _value_kind(v)
+                    kind = value_kind(v)
                 if kind is None:
                     if int(types[r]) in readers:
-                        raise _not_single(name, v, event(r))
+                        raise not_single(name, v, event(r))
                     kind = TAG_NULL
                 tags[r, a] = kind
                 if kind == TAG_STR:
@@ -597,15 +610,15 @@ class KernelEngine(SqlBeside):
                 continue
             same = (id(seen), names)
             if same not in done:
-                code_of = partial(_new_code, seen)
-                if isinstance(numbers, np.ndarray) and _hashable_numbers(numbers):
-                    done[same] = _number_codes(numbers, code_of)
+                code_of = partial(new_code, seen)
+                if isinstance(numbers, np.ndarray) and hashable_numbers(numbers):
+                    done[same] = number_codes(numbers, code_of)
                     keys[gi] = done[same]
                     continue
-                cols = [_values_of(attrs[a]) if a in attrs else [None] * n for a in names]
+                cols = [values_of(attrs[a]) if a in attrs else [None] * n for a in names]
                 values = cols[0] if len(cols) == 1 else list(zip(*cols))
                 try:
-                    done[same] = _codes(values, code_of, n)
+                    done[same] = codes(values, code_of, n)
                 except TypeError:  # an unhashable value: which rows read it is the group's own
                     keys[gi] = self._unhashable_keys(values, code_of, gi, names, types, event)
                     continue
@@ -630,8 +643,8 @@ class KernelEngine(SqlBeside):
                 out[r] = code_of(v)
             except TypeError:
                 if int(types[r]) in reads:
-                    at = 0 if len(names) == 1 else next(i for i, x in enumerate(v) if not _hashable(x))
-                    raise _not_single(names[at], v if len(names) == 1 else v[at], event(r)) from None
+                    at = 0 if len(names) == 1 else next(i for i, x in enumerate(v) if not hashable(x))
+                    raise not_single(names[at], v if len(names) == 1 else v[at], event(r)) from None
                 out[r] = code_of(None)
         return out
 
@@ -694,115 +707,6 @@ class KernelEngine(SqlBeside):
         engine = cls(net, tie=tie, max_partial_matches=max_partial_matches)
         engine.restore(data)
         return engine
-
-
-NUMPY_KINDS = {"i": TAG_INT, "u": TAG_INT, "f": TAG_NUM, "b": TAG_BOOL}
-VALUE_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, str: TAG_STR, bool: TAG_BOOL, type(None): TAG_NULL}
-NUMBER_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, bool: TAG_BOOL}
-
-
-def _numbers_at_once(col: Any, vals: np.ndarray, tags: np.ndarray) -> bool:
-    """A list of Python ints, floats and bools: values and kinds filled at C speed (False,
-    nothing filled: it holds something else, or an int no float holds)."""
-    try:
-        kinds = np.fromiter(map(NUMBER_KINDS.__getitem__, map(type, col)), dtype=np.int8, count=len(col))
-        values = np.array(col, dtype=np.float64)
-    except (KeyError, OverflowError):
-        return False
-    vals[:] = values
-    tags[:] = kinds
-    return True
-
-
-def _last_event(types: np.ndarray, n: int) -> int:
-    """The last row of a batch that is an event, not a clock tick (-1: none)."""
-    if types[n - 1] != TICK_CODE:
-        return n - 1
-    events = np.flatnonzero(types != TICK_CODE)
-    return int(events[-1]) if len(events) else -1
-
-
-def _value_kind(v: Any) -> int | None:
-    """The kernel's kind of a value of another type (numpy scalars, subclasses); None for a
-    value it holds no kind of (a list, an object)."""
-    if isinstance(v, (bool, np.bool_)):
-        return TAG_BOOL
-    if isinstance(v, (int, np.integer)):
-        return TAG_INT
-    if isinstance(v, (float, np.floating)):
-        return TAG_NUM
-    if isinstance(v, str):
-        return TAG_STR
-    return None
-
-
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True
-
-
-def _not_single(name: str, v: Any, e: Event) -> EvaluationError:
-    """A value a condition or key of its event's type reads that is no single value (a list,
-    an object): the event's error, as the readers word it where they check the field."""
-    what = "a list" if isinstance(v, (list, tuple)) else "an object" if isinstance(v, dict) else f"a {type(v).__name__}"
-    err = EvaluationError(f"field {name!r}: expected a single value, got {what}")
-    err.event = e  # type: ignore[attr-defined]
-    return err
-
-
-def _codes(values: list[Any], code_of: Callable[[Any], int], n: int) -> np.ndarray:
-    """``code_of(v)`` for every row's value, called once per distinct value (by Python
-    equality, as dict keys: 1 and 1.0 are one value); the rows are mapped at C speed."""
-    distinct = dict.fromkeys(values)
-    for v in distinct:
-        distinct[v] = code_of(v)
-    return np.fromiter(map(distinct.__getitem__, values), dtype=np.int64, count=n)
-
-
-def _hashable_numbers(col: np.ndarray) -> bool:
-    """Whether a key column holds numbers whose equal values are equal keys (not NaN: as dict
-    keys, NaNs are each their own)."""
-    return col.dtype.kind in "iub" or (col.dtype.kind == "f" and not np.isnan(col).any())
-
-
-def _number_codes(col: np.ndarray, code_of: Callable[[Any], int]) -> np.ndarray:
-    """:func:`_codes` of a numeric column, hashed by Arrow: ``code_of`` is called once per
-    distinct value (as a Python value: values Arrow tells apart but Python equates, such as
-    ``0.0`` and ``-0.0``, get one code)."""
-    arr = bool_array(col) if col.dtype.kind == "b" else number_array(col, pa.from_numpy_dtype(col.dtype))
-    enc = pc.dictionary_encode(arr)
-    lookup = np.array([code_of(v) for v in enc.dictionary.to_pylist()] or [0], dtype=np.int64)
-    return lookup[number_view(enc.indices)]  # type: ignore[no-any-return]
-
-
-def _new_code(seen: dict[Any, int], v: Any) -> int:
-    """The code of key ``v`` in ``seen`` (the next one for a new key)."""
-    return seen.setdefault(v, len(seen))
-
-
-def _int_column(col: Any) -> np.ndarray:
-    """Positions as an int64 array (a range without a Python int per row)."""
-    if isinstance(col, range):
-        return np.arange(col.start, col.stop, col.step, dtype=np.int64)
-    return np.asarray(col, dtype=np.int64)
-
-
-def _values_of(col: Any) -> list[Any]:
-    """A column's values as Python values (a numpy column's ``tolist``)."""
-    return col.tolist() if isinstance(col, np.ndarray) else list(col)
-
-
-def _type_named(name: str) -> type:
-    """A timestamp type by its qualified name, from a module already imported (a snapshot
-    names types; it never makes petricep import a module)."""
-    module, _, qualname = name.rpartition(".")
-    found = getattr(sys.modules.get(module), qualname, None)
-    if not isinstance(found, type):
-        raise ValueError(f"timestamp type {name!r} is not loaded")
-    return found
 
 
 __all__ = ["BATCH", "KernelEngine"]
