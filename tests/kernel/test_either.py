@@ -285,7 +285,10 @@ def test_composite_events_in_a_timestamp_group(data: st.DataObject) -> None:
     assert (ok, reason) == (True, "covered")
     for p in pats:
         note(pattern_text(p))
-    events = data.draw(st.one_of(tied_streams(types=("A", "B", "X"), max_size=12), streams(types=("A", "B", "X"))))
+    # a Kleene list under skip-till-any-match keeps every subset of its events alive: over
+    # 36 tied events (12 groups of 3) the Python engine's fixpoint grew past 11 GB once
+    groups = 5 if any(v.kleene for p in net.patterns for v in p.vars) else 12
+    events = data.draw(st.one_of(tied_streams(types=("A", "B", "X"), max_size=groups), streams(types=("A", "B", "X"))))
     out = both(net, events, "either", _cut(data, events), sweep_every=data.draw(st.sampled_from((1, 1000))))
     assert out["kernel"] == out["python"]
 
