@@ -206,3 +206,12 @@ def test_a_bucket_stores_only_the_keys_that_hold_something(kernel: bool) -> None
     assert len(restarted) == 2
     stored = [len(v[0]) for (_, name), v in handle.store.items() if name == "engine"]
     assert len(stored) == 3 and max(stored) <= 10_000
+
+
+def test_the_state_bytes_bench_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/spark_state_bytes.py on a small stream (its figures are sizes: exact)."""
+    from bench.spark_state_bytes import main
+
+    assert main(["--events", "400", "--file-rows", "200", "--keys", "10", "--engines", "python", "--buckets", "2"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("python, 10 keys: ") and "engine snapshots (2.0 a micro-batch)" in line
