@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
+from petricep.kernel.keycodes import compact_codes
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
 from petricep.kernel.tableplan import (
@@ -453,7 +454,7 @@ class KernelRun:
         kernel's arrays (``kernel.*``, its store compacted first) and the Python side
         (``run.*``): the string dictionary, the partition-key dictionaries (one per key class),
         the composite events still bindable, the counts. NumPy arrays, scalars, and lists of
-        Python values (strings, keys, ids)."""
+        Python values (strings, keys, ids). Only keys and strings that hold something (keycodes.py)."""
         state = {f"kernel.{name}": value for name, value in self.kernel.get_state().items()}
         self.composites.forget(self.kernel.oldest_pos())  # (what the compaction let go)
         names = [p.name for p in self.lowered.patterns]
@@ -473,6 +474,7 @@ class KernelRun:
                 seen.add(id(keys))
                 state[f"run.keys{gi}"] = list(keys)
         state.update({f"run.composites.{name}": value for name, value in self.composites.state().items()})
+        compact_codes(state, self.lowered, self.key_dicts)
         return state
 
     def restore_state(self, state: dict[str, Any]) -> None:

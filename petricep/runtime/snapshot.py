@@ -29,6 +29,7 @@ spilling, or with patterns removed while it ran.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import fields, is_dataclass
@@ -40,6 +41,7 @@ from petricep.compile.net import Net
 from petricep.errors import SnapshotError
 from petricep.events import Event
 from petricep.runtime.compiled import Compiled
+from petricep.runtime.housekeeping import sweep
 from petricep.runtime.limits import Quota
 from petricep.runtime.rows import Attempt, RowPartition, RowRuntime
 from petricep.runtime.state import Partition, RunState, RunStats, Token
@@ -90,6 +92,7 @@ def dumps(engine: _Holder) -> bytes:
     puts it back. The same state always gives the same bytes."""
     c = engine.compiled
     _check_supported(c)
+    compact(engine)
     writer = _Writer(c)
     columns = writer.encode(engine.state)
     batch = pa.record_batch([pa.array([col], SCHEMA.field(i).type) for i, col in enumerate(columns)], schema=SCHEMA)
@@ -106,6 +109,33 @@ def dumps(engine: _Holder) -> bytes:
     with pa.ipc.new_stream(sink, batch.schema) as out:
         out.write_batch(batch)
     return sink.getvalue().to_pybytes()
+
+
+def compact(engine: _Holder) -> None:
+    """Drop what no later event can use, as a sweep at the last event would (issue 39): a
+    streaming bucket's snapshot held every key whose window had closed since the last sweep
+    (one every ``sweep_every`` events), and on an indexed net (its sweeps follow the expiry
+    index) every partition left empty, with its stale index entries: a snapshot grew with
+    the keys ever seen, not with the partial matches. A sweep may come after any event
+    without changing a later match; the counts of the sweeps and the sampled peak are kept
+    as they were, so that the run goes on exactly as if no snapshot had been taken. Not
+    while a timestamp group is open (tie rules strict, either) or marking counters run."""
+    c, st = engine.compiled, engine.state
+    now = st.last_input
+    if now is None or st.group_events or st.group_kills or st.group_emitted or st.group_clocks or st.counters is not None:
+        return
+    kept = (st.since_sweep, st.sampled_at, st.stats.peak_partial)
+    sweep(c, st, now)
+    st.since_sweep, st.sampled_at, st.stats.peak_partial = kept
+    for parts, heap in zip(st.parts, st.expiry):
+        if heap is None:
+            continue  # (such a sweep visits every partition and drops the empty ones)
+        for key in [k for k, part in parts.items() if part.empty()]:
+            del parts[key]
+        live = [x for x in heap if x[2].due == x[0] and parts.get(x[2].key) is x[2]]
+        if len(live) < len(heap):
+            heapq.heapify(live)  # (heap entries are unique by their counter: pops in the same order)
+            heap[:] = live
 
 
 def restore(engine: _Holder, data: bytes) -> None:

@@ -20,7 +20,10 @@ waiting events) and a *token* naming the engine snapshot last stored: a worker t
 stored it keeps the live engine and uses it while the token matches, so the snapshot (the
 engine's own Arrow IPC snapshot, :mod:`petricep.spark.keystate`)
 is written once per micro-batch a bucket's engine ran, and read only after a restart, a
-replay or a task that ran elsewhere.
+replay or a task that ran elsewhere. It holds only the keys (and strings) that hold
+something: a key whose windows closed costs nothing in it (:mod:`petricep.kernel.keycodes`,
+:func:`petricep.runtime.snapshot.compact`), so its size follows the bucket's live partial
+matches, not the keys it ever saw (issue 39).
 """
 
 from __future__ import annotations

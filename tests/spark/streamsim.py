@@ -108,6 +108,7 @@ def simulate(
     counts: dict[str, list[int]] | None = None,
     restarts: Sequence[int] = (),
     buckets: int = 3,
+    handle: FakeHandle | None = None,
 ) -> list[tuple[Any, ...]]:
     """The match rows (``json, emitted_at, g, seq``) of a stream split into micro-batches
     at ``cuts``, then of the end of input; ``kernel``: the groups the kernel covers run
@@ -115,13 +116,13 @@ def simulate(
     counts and the positions of its ``late`` rows, in order. At the cuts in ``restarts``
     the query restarts: a new processor, no engine left alive in the worker (each key's
     engine is rebuilt from its snapshot in the store). ``buckets``: of keys, per group (one
-    engine each)."""
+    engine each). ``handle``: the state store to run on (to look at it afterwards)."""
     from petricep.spark.keystate import EngineCache, engine_choices, kernel_groups
 
     plan, _ = streaming_plan(make_plan(net), reorders=delay_ms > 0)
     chosen = kernel_groups(engine_choices(net, plan, tie)) if kernel else frozenset()
     proc = EngineProcessor(net, plan, tie, chosen)
-    handle = FakeHandle()
+    handle = FakeHandle() if handle is None else handle
     proc.init(handle)
     router = Router(plan)
     bounds = [0, *sorted(set(cuts)), len(events)]

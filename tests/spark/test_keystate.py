@@ -23,7 +23,7 @@ from petricep.spark.partition import engine_line, engine_report, group_choice
 from petricep.spark.plan import make_plan
 from petricep.spark.streaming import streaming_plan
 from tests.budget import examples
-from tests.spark.streamsim import simulate
+from tests.spark.streamsim import FakeHandle, simulate
 from tests.spark.test_partition import fresh, random_case
 from tests.spark.test_spark_batch import RICH, random_stream
 from tests.strategies import pattern_text
@@ -184,3 +184,34 @@ def test_the_state_store_loads_no_pickle() -> None:
     for name in ("keystate.py", "keygroups.py", "streaming.py", "partition.py"):
         text = (root / name).read_text()
         assert "import pickle" not in text and "pickle." not in text, name
+
+
+@pytest.mark.parametrize("kernel", [pytest.param(True, marks=needs_kernel), False])
+def test_a_bucket_stores_only_the_keys_that_hold_something(kernel: bool) -> None:
+    """2,000 keys, each with a string of its own, whose windows close, then keys old and
+    new again (issue 39): each bucket's stored engine holds only what is live (it held
+    every key and string ever seen: ~20-90 KB a bucket here), and the stream restarted on
+    its store between micro-batches gives the uninterrupted stream's rows, which are the
+    embedded engine's matches."""
+    from tests.kernel.test_snapshot import KEYED, keyed_stream
+
+    net = compile_text(KEYED)
+    keys = 2_000
+    events = keyed_stream(keys)
+    cuts = [keys, 2 * keys, 2 * keys + 1, 2 * keys + 6]
+    handle = FakeHandle()
+    restarted = simulate(net, events, "arrival", cuts, kernel=kernel, restarts=cuts[1:3], handle=handle)
+    assert restarted == simulate(net, events, "arrival", cuts, kernel=kernel)
+    assert canonical([row[0] for row in restarted]) == embedded(net, events, "arrival")
+    assert len(restarted) == 2
+    stored = [len(v[0]) for (_, name), v in handle.store.items() if name == "engine"]
+    assert len(stored) == 3 and max(stored) <= 10_000
+
+
+def test_the_state_bytes_bench_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/spark_state_bytes.py on a small stream (its figures are sizes: exact)."""
+    from bench.spark_state_bytes import main
+
+    assert main(["--events", "400", "--file-rows", "200", "--keys", "10", "--engines", "python", "--buckets", "2"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("python, 10 keys: ") and "engine snapshots (2.0 a micro-batch)" in line
