@@ -5,6 +5,7 @@ tables, Spark) shares one match type without importing the engine."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from petricep.events import Event
@@ -102,6 +103,12 @@ def group_ids(vars_: Any, ids: dict[str, Any]) -> dict[str, Any]:
     for v in vars_:
         if v.group is not None:
             steps.setdefault(v.group, []).append(v.name)
+    return group_bindings(steps, ids)
+
+
+def group_bindings(steps: Mapping[str, Sequence[str]], ids: dict[str, Any]) -> dict[str, Any]:
+    """:func:`group_ids` given each group's steps (group -> step names, in order), as the
+    kernel knows them (its lowered patterns' ``groups``)."""
     out: dict[str, Any] = {}
     for name, value in ids.items():
         group = next((g for g, members in steps.items() if name in members), None)
