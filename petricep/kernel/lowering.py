@@ -30,6 +30,7 @@ from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, Pa
 from petricep.kernel.rowlowering import rows_refusal
 from petricep.lang import ast as A
 from petricep.merge import rename
+from petricep.runtime.match import group_steps
 
 # bytecode (int32 words): an opcode, then its operands
 OP_CONST = 1  # c: push constant c
@@ -526,16 +527,8 @@ def _lower_pattern(
         tuple(v.name for v in p.vars if v.kleene),
         domains.index(p.conflict) if p.conflict is not None else -1,
         p.consume,
-        _groups_of(p),
+        tuple((g, tuple(m)) for g, m in group_steps(p.vars).items()),
     )
-
-
-def _groups_of(p: PatternNet) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    steps: dict[str, list[str]] = {}
-    for v in p.vars:
-        if v.group is not None:
-            steps.setdefault(v.group, []).append(v.name)
-    return tuple((g, tuple(m)) for g, m in steps.items())
 
 
 def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int]) -> _Bytecode:

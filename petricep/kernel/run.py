@@ -23,7 +23,6 @@ from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
-from petricep.kernel.texts import composite_texts
 from petricep.kernel.tableplan import (
     TAG_BOOL,
     TAG_INT,
@@ -32,16 +31,17 @@ from petricep.kernel.tableplan import (
     TAG_NUM,
     TAG_STR,
     deadline_type,
-    id_column,
     group_columns,
+    id_column,
     list_column,
     mixed_column,
     outputs_of,
     python_value,
     table_plan,
 )
+from petricep.kernel.texts import composite_texts
 from petricep.lang.fields import field_requirements
-from petricep.runtime.arrow import number_array, number_view, scalar, string_array
+from petricep.runtime.arrow import number_array, number_view
 from petricep.runtime.memory import memory_error
 
 try:

@@ -216,9 +216,8 @@ def group_columns(cols: dict[str, Any], lowered: Lowered) -> dict[str, Any]:
         if name in first:
             g = first[name]
             out[g] = group_column([(m, cols[m]) for m in members[g]])
-        if name in first or any(name in m for m in members.values()):
-            if name not in single:
-                continue
+        if any(name in m for m in members.values()) and name not in single:
+            continue
         out[name] = col
     return out
 

@@ -99,11 +99,16 @@ def group_ids(vars_: Any, ids: dict[str, Any]) -> dict[str, Any]:
     ``{"b": [3, 5], "c": [4, 6]}`` -> ``{"g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}]}``, at the
     place of its first step; a partial last iteration (a timed-out partial match) keeps the
     steps it bound."""
+    return group_bindings(group_steps(vars_), ids)
+
+
+def group_steps(vars_: Any) -> dict[str, list[str]]:
+    """Each repeated group's steps (variable names, in order) among a pattern's variables."""
     steps: dict[str, list[str]] = {}
     for v in vars_:
         if v.group is not None:
             steps.setdefault(v.group, []).append(v.name)
-    return group_bindings(steps, ids)
+    return steps
 
 
 def group_bindings(steps: Mapping[str, Sequence[str]], ids: dict[str, Any]) -> dict[str, Any]:

@@ -61,7 +61,7 @@ from tests.features.scenario import (
     within,
 )
 from tests.kernel.compare import both
-from tests.kernel.test_snapshot import drive
+from tests.kernel.cuts import drive
 from tests.reference import reference_run
 from tests.strategies import streams
 
