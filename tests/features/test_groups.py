@@ -566,3 +566,29 @@ def test_kernel_snapshot_cuts_on_grouped_patterns(data: Any, p: Pattern) -> None
     net = build_net([p])
     assert supports(net, tie) == (True, "covered")
     assert drive(net, events, tie, plan, True) == drive(net, events, tie, plan, False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[]) WHERE count(g[]) = 2 RETURN R(x = count(g[]))\nPATTERN q: SEQ(R r) RETURN S(m = r.x)",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 10 LIMIT 2 PARTIAL MATCHES DROP OLDEST",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 10 LIMIT 3 PARTIAL MATCHES REJECT NEW",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 4 ON TIMEOUT RETURN T(n = count(g[]), last = g[last].c.x)",
+    ],
+)
+def test_kernel_tables_composite_ids_limits_and_timeouts(text: str) -> None:
+    """The kernel's match tables (a group's column of bindings read back), composite events
+    naming iterations ``b;c``, LIMIT and ON TIMEOUT: the Python engine's, with its counts."""
+    net = build_net(list(parse_text(text).patterns))
+    assert supports(net) == (True, "covered")
+    out = both(net, stream("A@0:x=0 B@1:x=1 C@2:x=2 B@3:x=3 C@4:x=4 B@5:x=5 C@6:x=6 D@7:x=7"), "arrival", 4, sweep_every=1)
+    assert out["kernel"] == out["python"] and out["kernel"][0]
+    if "RETURN S" in text:  # q reads p's composite events: their ids name the iterations
+        ids = {m["pattern"]: [] for m in out["kernel"][0]}
+        for m in out["kernel"][0]:
+            ids[m["pattern"]].append(m["ids"]["r"] if m["pattern"] == "q" else m["ids"])
+        # two iterations b < c < b' < c' of b1 b3 b5, c2 c4 c6: the first one's at c4
+        assert ids["q"][0] == "p[0,1;2+3;4]"
+        assert sorted(ids["q"]) == ["p[0,1;2+3;4]", "p[0,1;2+3;6]", "p[0,1;2+5;6]", "p[0,1;4+5;6]", "p[0,3;4+5;6]"]
+        assert ids["p"][0] == {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}]}
