@@ -585,7 +585,7 @@ def test_kernel_tables_composite_ids_limits_and_timeouts(text: str) -> None:
     out = both(net, stream("A@0:x=0 B@1:x=1 C@2:x=2 B@3:x=3 C@4:x=4 B@5:x=5 C@6:x=6 D@7:x=7"), "arrival", 4, sweep_every=1)
     assert out["kernel"] == out["python"] and out["kernel"][0]
     if "RETURN S" in text:  # q reads p's composite events: their ids name the iterations
-        ids = {m["pattern"]: [] for m in out["kernel"][0]}
+        ids: dict[str, list[Any]] = {m["pattern"]: [] for m in out["kernel"][0]}
         for m in out["kernel"][0]:
             ids[m["pattern"]].append(m["ids"]["r"] if m["pattern"] == "q" else m["ids"])
         # two iterations b < c < b' < c' of b1 b3 b5, c2 c4 c6: the first one's at c4
