@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from petricep.events import Event
 from petricep.kernel.run import KernelRun
+from petricep.kernel.tableplan import to_matches
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
@@ -65,8 +66,6 @@ def run_kernel(text: str, events: list[Event]) -> tuple[float, list[tuple[str, d
     start = time.perf_counter()
     tables = [run.push(table), run.flush()]
     seconds = time.perf_counter() - start
-    from petricep.kernel.tableplan import to_matches
-
     return seconds, [(m.id, m.attrs) for t in tables for m in to_matches(t, net)]
 
 
