@@ -15,6 +15,7 @@ from pyarrow import csv
 
 import petricep
 from petricep.api import compile_files
+from petricep.cli.main import main
 from petricep.kernel import supports
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +58,10 @@ def morning() -> tuple[pa.Table, list[tuple[Any, ...]]]:
     return events, _scan(events)
 
 
-def test_the_kernel_covers_the_net() -> None:
+def test_the_kernel_covers_the_net(capsys: pytest.CaptureFixture[str]) -> None:
     assert supports(compile_files([str(NET)])) == (True, "covered")
+    assert main(["check", str(NET)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "kernel: covers this net (run fires it on the kernel)"
 
 
 @pytest.mark.skipif(not AARHUS.exists(), reason="../shared/data is not here")
