@@ -21,6 +21,7 @@ WORKLOADS = {
     "engines": "bench.engines",
     "rows": "bench.rows",
     "gaps": "bench.gaps",
+    "groups": "bench.groups",
 }
 
 

@@ -53,9 +53,30 @@ def run_kernel(patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str 
         raise ValueError(str(e)) from e
 
 
+def run_kernel_engine(patterns: Sequence[A.Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    """The kernel as a run drives it (:class:`KernelEngine`, event by event, its matches as
+    Match objects): events may lack fields no condition reads of their type."""
+    from petricep.kernel import supports
+    from petricep.kernel.engine import KernelEngine
+
+    try:
+        net = build_net(list(patterns))
+        ok, reason = supports(net, tie)
+        assert ok, reason
+        engine = KernelEngine(net, tie=tie)
+        out = [m for e in fresh(events) for m in engine.push(e)]
+        return [m.to_dict() for m in out + engine.flush()]
+    except EvaluationError as e:
+        raise TypeError(str(e)) from e
+    except PetricepError as e:
+        raise ValueError(str(e)) from e
+
+
 def matcher_run(name: str) -> Callable[..., list[dict[str, Any]]]:
     if name == "embedded":
         return run_embedded
     if name == "kernel":
         return run_kernel
+    if name == "kernel-engine":
+        return run_kernel_engine
     raise ValueError(f"unknown engine {name!r}")

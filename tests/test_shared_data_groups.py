@@ -1,6 +1,7 @@
 """nets/stop_and_go.pcep (a repeated group, issue 42) over a morning of the real Aarhus traffic
-data (../shared/data; skipped when it is absent): its matches, exactly, and the same waves
-found by a plain scan of each sensor's consecutive readings (no petricep code)."""
+data (../shared/data; skipped when it is absent): its matches, exactly, on the kernel (which
+covers the net) and on the Python engine, and the same waves found by a plain scan of each
+sensor's consecutive readings (no petricep code)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pytest
 from pyarrow import csv
 
 import petricep
+from petricep.api import compile_files
+from petricep.cli.main import main
+from petricep.kernel import supports
 
 ROOT = Path(__file__).resolve().parents[1]
 AARHUS = ROOT.parent / "shared" / "data" / "aarhus_traffic" / "aarhus_traffic_2014-08-01_to_14.csv.gz"
@@ -47,10 +51,25 @@ def _minutes(r: dict[str, Any]) -> int:
     return int(hh) * 60 + int(mm)
 
 
-@pytest.mark.skipif(not AARHUS.exists(), reason="../shared/data is not here")
-def test_stop_and_go_waves_on_a_morning_of_aarhus_traffic() -> None:
+@pytest.fixture(scope="module")
+def morning() -> tuple[pa.Table, list[tuple[Any, ...]]]:
+    """The morning's readings and their scan, once for both engines (the scan is the slow part)."""
     events = _morning()
-    got = petricep.match(events, str(NET), type="traffic", time_field="TIMESTAMP", id_field="_id").to_pylist()
+    return events, _scan(events)
+
+
+def test_the_kernel_covers_the_net(capsys: pytest.CaptureFixture[str]) -> None:
+    assert supports(compile_files([str(NET)])) == (True, "covered")
+    assert main(["check", str(NET)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "kernel: covers this net (run fires it on the kernel)"
+
+
+@pytest.mark.skipif(not AARHUS.exists(), reason="../shared/data is not here")
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+@pytest.mark.xdist_group("stop_and_go")  # (one worker: the morning and its scan once)
+def test_stop_and_go_waves_on_a_morning_of_aarhus_traffic(engine: str, morning: tuple[pa.Table, list[tuple[Any, ...]]]) -> None:
+    events, scan = morning
+    got = petricep.match(events, str(NET), type="traffic", time_field="TIMESTAMP", id_field="_id", engine=engine).to_pylist()
     rows = [(m["g"], m["e"], str(m["start"]), str(m["end"]), m["REPORT_ID"], m["waves"], m["slowest"]) for m in got]
     # four sensors, two waves each (20 minutes of readings), the slowest crawl 15 to 29 km/h
     assert rows == [
@@ -60,4 +79,4 @@ def test_stop_and_go_waves_on_a_morning_of_aarhus_traffic() -> None:
         ([{"s": 21118426, "m": 21118875}, {"s": 21119324, "m": 21119773}], 21120222, "2014-08-04 07:50:00", "2014-08-04 08:10:00", 179202, 2, 26),
     ]
     scanned = [(tuple((w["s"], w["m"]) for w in m["g"]), m["e"], m["REPORT_ID"]) for m in got]
-    assert sorted(scanned) == _scan(events)
+    assert sorted(scanned) == scan

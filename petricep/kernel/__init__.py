@@ -66,9 +66,7 @@ MEASURES per match by the Python runtime's code; beside patterns inside the one
 tie rule. A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself, a repeated group (``SEQ(...)+ g[]``: its order checks
-across step lists, iteration conditions over several lists and ids as bindings are not built),
-SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
+net with ARCHIVED variables itself, SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
 a number, a GREEDY or RELUCTANT repetition, the FAIL case above and a list sharing a slot. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
@@ -76,6 +74,12 @@ refused net runs wholly on the Python engine, the reason said once
 bound in a token's expiry (``Group.expired``), so a partial match leaves when its next step's
 gap ends, as in the Python engine; a net without gaps pays nothing for them (its expiry kind
 is fixed at binding).
+Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42) run here as the net the compiler makes
+of them (compile/groups.py): each step a Kleene list in the element arena, the iteration
+conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last
+element, vacuous while it is empty), the strict tie rule's order slots the step before; the
+group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
+``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ match. In a net some pattern of which binds composite events, the caller first r
 composite events of the call's matches (their ids are ``pattern[ids]`` texts, made for the
 matches that emit one); a variable binding them is a text column of those ids
 (:class:`BoundEvents` ranks input and composite events in stream order, for start and end).
-Only a Kleene list in such a net is never made into batches (:attr:`MatchBatches.covered`).
+Only a Kleene list in such a net, and a net with repeated groups (their bindings are their
+steps' lists zipped), are never made into batches (:attr:`MatchBatches.covered`).
 Where the remembered ids and times are numbers (int64 or float64 arrays, as a file's reader
 hands them over), a batch's id and time columns are taken from those arrays
 (:meth:`BoundEvents.arrays`); else from their Python values (:meth:`BoundEvents.values`).
@@ -94,7 +95,8 @@ class MatchBatches:
         self.lists = frozenset(v for p in self.patterns for v in p.kleene)
         # a variable name that is a list in one pattern and an event in another: Match objects
         singles = {name for p in self.patterns for name, _ in p.vars if name not in p.kleene}
-        self.covered = self.covered and not (self.lists & singles)
+        # (a repeated group's bindings are the steps' lists zipped: Match objects)
+        self.covered = self.covered and not (self.lists & singles) and not any(p.groups for p in self.patterns)
         self.outputs = [p.returns for p in self.patterns] + [p.timeouts for p in self.patterns]
         self.fields = list(dict.fromkeys(f for names in self.outputs for f in names))
         self.timeouts = any(p.timeout_type for p in self.patterns)

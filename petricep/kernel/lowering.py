@@ -30,6 +30,7 @@ from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, Pa
 from petricep.kernel.rowlowering import rows_refusal
 from petricep.lang import ast as A
 from petricep.merge import rename
+from petricep.runtime.match import group_steps
 
 # bytecode (int32 words): an opcode, then its operands
 OP_CONST = 1  # c: push constant c
@@ -377,6 +378,9 @@ class LoweredPattern:
     kleene: tuple[str, ...] = ()  # its Kleene variables (their ids: lists)
     domain: int = -1  # its consumption domain (Lowered.domains), -1: it consumes nothing
     consume: tuple[int, ...] = ()  # the slots whose events its matches consume
+    # repeated groups (issue 42): (group name, its steps) -- the steps' lists, zipped, are
+    # the group's bindings in its ids (runtime.match.group_ids)
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -407,12 +411,6 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "SQL MATCH_RECOGNIZE queries"
     if net.history:
         return "ARCHIVED variables"
-    grouped = next((p for p in net.patterns if any(v.group for v in p.vars)), None)
-    if grouped is not None:
-        # the net is Kleene lists and a loop, but the kernel's order checks, iteration
-        # conditions over several lists and ids as the group's bindings are not built (issue 42)
-        name = next(v.group for v in grouped.vars if v.group)
-        return f"pattern {grouped.name!r}: a repeated group ({name}[]) is not covered yet"
     for p in net.patterns:
         moded = next((r for r in A.events_of(p.source.structure) if r.mode), None)
         if moded is not None:
@@ -529,6 +527,7 @@ def _lower_pattern(
         tuple(v.name for v in p.vars if v.kleene),
         domains.index(p.conflict) if p.conflict is not None else -1,
         p.consume,
+        tuple((g, tuple(m)) for g, m in group_steps(p.vars).items()),
     )
 
 

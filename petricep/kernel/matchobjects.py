@@ -26,7 +26,7 @@ from petricep.kernel.remembered import Remembered
 from petricep.kernel.run import KernelRun
 from petricep.kernel.tableplan import python_value
 from petricep.runtime.arrow import number_array, scalar
-from petricep.runtime.match import Match, composite_id
+from petricep.runtime.match import Match, composite_id, group_bindings
 
 
 class MatchObjects:
@@ -47,6 +47,8 @@ class MatchObjects:
         # composite events (RETURN, ON TIMEOUT): matches converted one by one
         self._returns = any(p.has_return or p.timeout_type for p in lowered.patterns)
         self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
+        # repeated groups: their steps' lists zipped into the group's bindings (group_bindings)
+        self._groups = {p.name: dict(p.groups) for p in lowered.patterns if p.groups}
         # per pattern: its variables' names distinct (a composite id is then its ids joined in order)
         self._plain = [len({v for v, _ in p.vars}) == len(p.vars) for p in lowered.patterns]
         # the match arrays' slots some variable occupies (register_composites reads no other),
@@ -136,7 +138,7 @@ class MatchObjects:
                     got[v] = ids[k_row[sl]]
                     at.append(k_row[sl])
             start, end = span_of(stamps, sorted(at))
-            out.append(Match(name, got, start, end, {}))
+            out.append(Match(name, self._grouped(name, got), start, end, {}))
         return out
 
     def _event_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
@@ -174,7 +176,7 @@ class MatchObjects:
                 else:
                     ids[v] = ev.id
             start, end = span_of([ev.ts for _, ev in chain], list(range(len(chain))))
-            out.append(Match(name, ids, start, end, {}, vars_=self._net_vars[name], chain=chain))
+            out.append(Match(name, self._grouped(name, ids), start, end, {}, vars_=self._net_vars[name], chain=chain))
         return out
 
     def _list_binding(
@@ -246,6 +248,7 @@ class MatchObjects:
             ordered = sorted(((*e, v) for e, v in zip(bound_events, variables)), key=lambda x: x[0])
             start, end = span_of([e[1] for e in ordered], list(range(len(ordered))))
             attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
+            ids = self._grouped(p.name, ids)
             if timeout:
                 first_pos = min(e[0][0] for e in ordered)  # (count windows)
                 deadline = (first_pos if p.count_window else start) + p.window
@@ -367,7 +370,12 @@ class MatchObjects:
             else composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]
             for v, sl, c in self._vars_at[vp % npatterns] if b[c]
         }
-        return composite_id(names[vp], ids)
+        return composite_id(names[vp], self._grouped(self.kernel.lowered.patterns[vp % npatterns].name, ids))
+
+    def _grouped(self, name: str, ids: dict[str, Any]) -> dict[str, Any]:
+        """A match's ids with each repeated group's steps as the group's bindings."""
+        steps = self._groups.get(name)
+        return group_bindings(steps, ids) if steps else ids
 
 def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: list[Any]) -> list[str]:
     """Composite ids (:func:`composite_id`) of rows binding single input events: ``head``,

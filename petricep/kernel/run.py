@@ -32,6 +32,7 @@ from petricep.kernel.tableplan import (
     TAG_NUM,
     TAG_STR,
     deadline_type,
+    group_columns,
     id_column,
     list_column,
     mixed_column,
@@ -39,8 +40,9 @@ from petricep.kernel.tableplan import (
     python_value,
     table_plan,
 )
+from petricep.kernel.texts import composite_texts
 from petricep.lang.fields import field_requirements
-from petricep.runtime.arrow import number_array, number_view, scalar, string_array
+from petricep.runtime.arrow import number_array, number_view
 from petricep.runtime.memory import memory_error
 
 try:
@@ -121,6 +123,7 @@ class KernelRun:
         self._int_time: bool | None = None
         self._last: tuple[float, int] | None = None
         self._plan = table_plan(self.lowered)
+        self._grouped = any(p.groups for p in self.lowered.patterns)  # repeated groups: one column each
         self.matches = {p.name: 0 for p in self.lowered.patterns}
         self.timeouts = {p.name: 0 for p in self.lowered.patterns}
         self._outputs = outputs_of(self.lowered)
@@ -592,6 +595,8 @@ class KernelRun:
                     self._id_column(base, ids, bound, single),
                     np.isin(base, [p for p, _ in listed]),
                 )
+        if self._grouped:
+            cols = group_columns(cols, self.lowered)
         if plan.outputs:
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if plan.timeouts:
@@ -640,20 +645,7 @@ class KernelRun:
             if (p.ret_type if vp < n else p.to_type) < 0 or not len(rows):
                 continue
             name = p.name if vp < n else f"{p.name}@timeout"
-            parts = [
-                self._list_texts(ids[rows, s], lists[0][rows, s], lists[1]) if v in p.kleene
-                else self._id_texts(ids[rows, s], bound[rows, s])
-                for v, s in p.vars
-            ]
-            empty = scalar("", pa.string())  # (Arrow scalars: a Python str makes pyarrow import pandas)
-            if not parts:
-                joined = string_array([""] * len(rows))
-            elif len(parts) == 1:
-                joined = parts[0].fill_null(empty)
-            else:
-                joined = pc.binary_join_element_wise(*parts, scalar(",", pa.string()), null_handling="skip")
-            ends = scalar(f"{name}[", pa.string()), scalar("]", pa.string())
-            texts = pc.binary_join_element_wise(ends[0], joined, ends[1], empty).to_pylist()
+            texts = composite_texts(name, p, ids[rows], bound[rows], (lists[0][rows], lists[1]), self.composites)
             numbers = (first + rows).tolist()
             positions = at[rows].tolist()
             found.extend(zip(numbers, positions))
@@ -661,24 +653,6 @@ class KernelRun:
                 self.composites.put(number, pos, text, None)
         for number, pos in sorted(found):
             self.composites.track(number, pos)
-
-    def _id_texts(self, refs: np.ndarray, bound: np.ndarray) -> pa.Array:
-        """Ids as text (a composite event's its own), null where unbound."""
-        mask = bound == 0
-        if not (refs[~mask] < 0).any():
-            return pc.cast(pa.array(refs, pa.int64(), mask=mask), pa.string())
-        id_of = self.composites.id_of
-        return pa.array([None if m else id_of(r) if r < 0 else str(r) for r, m in zip(refs.tolist(), mask.tolist())], pa.string())
-
-    def _list_texts(self, offsets: np.ndarray, lengths: np.ndarray, flat: np.ndarray) -> pa.Array:
-        """Kleene lists' ids as text joined by ``+`` (a composite element's its own), null
-        where unbound (length -1)."""
-        id_of = self.composites.id_of
-        elems = flat.tolist()
-        return string_array([
-            None if n < 0 else "+".join(id_of(i) if i < 0 else str(i) for i in elems[at : at + n])
-            for at, n in zip(offsets.tolist(), lengths.tolist())
-        ])
 
     def _timeout_column(self, pattern: np.ndarray, deadline: np.ndarray) -> pa.Array:
         """Per row: a timeout's type and deadline (an int where the pattern's time and window

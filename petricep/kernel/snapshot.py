@@ -40,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from petricep.errors import SnapshotError
-from petricep.kernel.lowering import Lowered, LoweredGroup
+from petricep.kernel.lowering import Lowered, LoweredGroup, LoweredPattern
 
 FORMAT = "1"
 MAGIC = b"petricep.kernel.snapshot"
@@ -134,6 +134,7 @@ _fingerprints: dict[tuple[int, str], tuple[Lowered, str]] = {}
 # what they lay out: left out of such a net's digest, so that its older snapshots still restore
 # (per-step gaps, issue 42: a gapped net's digest has them)
 _GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi"))
+# (repeated groups, issue 42: a pattern's ``groups``, likewise only in a grouped pattern's digest)
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -141,8 +142,9 @@ def _feed(h: Any, obj: Any) -> None:
     if is_dataclass(obj) and not isinstance(obj, type):
         h.update(f"<{type(obj).__name__}".encode())
         gapless = isinstance(obj, LoweredGroup) and not len(obj.gap_slot)
+        groupless = isinstance(obj, LoweredPattern) and not obj.groups
         for f in fields(obj):
-            if gapless and f.name in _GAP_FIELDS:
+            if gapless and f.name in _GAP_FIELDS or groupless and f.name == "groups":
                 continue
             h.update(f"{f.name}=".encode())
             _feed(h, getattr(obj, f.name))

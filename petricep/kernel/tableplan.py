@@ -165,12 +165,60 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
     out = []
     for row in rows:
         p = net.pattern(row["pattern"])
-        ids = {v.name: _own(row[v.name], v.kleene) for v in p.vars if row.get(v.name) is not None}
+        ids: dict[str, Any] = {}
+        for v in p.vars:
+            name = v.group or v.name  # a repeated group: one column of its bindings
+            if name not in ids and row.get(name) is not None:
+                ids[name] = _bindings(row[name]) if v.group else _own(row[name], v.kleene)
         timeout = row.get("timeout")
         fields = p.timeout if timeout is not None else p.returns
         attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
         when = (timeout["type"], timeout["deadline"]) if timeout is not None else None
         out.append(Match(p.name, ids, row["start"], row["end"], attrs, timeout=when))
+    return out
+
+
+def _bindings(iterations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A group's bindings as the engine's ids hold them: a step an iteration did not bind (a
+    timed-out partial match's last iteration) is absent, not None."""
+    return [{m: i for m, i in it.items() if i is not None} for it in iterations]
+
+
+def group_column(steps: list[tuple[str, pa.Array]]) -> pa.Array:
+    """A repeated group's bindings over the matches from its steps' list columns (each
+    ``list<id>``, null where the match has no such step): ``list<struct<step: id, ...>>``,
+    one struct per iteration, a step an iteration did not bind null."""
+    lists = [col.to_pylist() for _, col in steps]
+    rows: list[Any] = []
+    for parts in zip(*lists):
+        if all(x is None for x in parts):
+            rows.append(None)
+            continue
+        n = max(len(x) for x in parts if x is not None)
+        rows.append([{m: x[i] if x is not None and i < len(x) else None for (m, _), x in zip(steps, parts)} for i in range(n)])
+    return pa.array(rows, pa.list_(pa.struct([pa.field(m, col.type.value_type) for m, col in steps])))
+
+
+def group_columns(cols: dict[str, Any], lowered: Lowered) -> dict[str, Any]:
+    """A match table's columns with each repeated group's steps (list columns) replaced by
+    one column of the group's bindings, at its first step's place, as the engine's table
+    has it (:func:`petricep.output.table.layout_of`); a step name some pattern binds outside
+    a group keeps its column too."""
+    members: dict[str, list[str]] = {}
+    for p in lowered.patterns:
+        for g, steps in p.groups:
+            members.setdefault(g, [])
+            members[g] += [m for m in steps if m not in members[g]]
+    single = {name for p in lowered.patterns for name, _ in p.vars if not any(name in m for _, m in p.groups)}
+    first = {m[0]: g for g, m in members.items()}
+    out: dict[str, Any] = {}
+    for name, col in cols.items():
+        if name in first:
+            g = first[name]
+            out[g] = group_column([(m, cols[m]) for m in members[g]])
+        if any(name in m for m in members.values()) and name not in single:
+            continue
+        out[name] = col
     return out
 
 

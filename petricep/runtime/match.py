@@ -5,6 +5,7 @@ tables, Spark) shares one match type without importing the engine."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from petricep.events import Event
@@ -98,10 +99,21 @@ def group_ids(vars_: Any, ids: dict[str, Any]) -> dict[str, Any]:
     ``{"b": [3, 5], "c": [4, 6]}`` -> ``{"g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}]}``, at the
     place of its first step; a partial last iteration (a timed-out partial match) keeps the
     steps it bound."""
+    return group_bindings(group_steps(vars_), ids)
+
+
+def group_steps(vars_: Any) -> dict[str, list[str]]:
+    """Each repeated group's steps (variable names, in order) among a pattern's variables."""
     steps: dict[str, list[str]] = {}
     for v in vars_:
         if v.group is not None:
             steps.setdefault(v.group, []).append(v.name)
+    return steps
+
+
+def group_bindings(steps: Mapping[str, Sequence[str]], ids: dict[str, Any]) -> dict[str, Any]:
+    """:func:`group_ids` given each group's steps (group -> step names, in order), as the
+    kernel knows them (its lowered patterns' ``groups``)."""
     out: dict[str, Any] = {}
     for name, value in ids.items():
         group = next((g for g, members in steps.items() if name in members), None)

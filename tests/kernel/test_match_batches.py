@@ -103,7 +103,7 @@ def _case(name: str, tmp: Path) -> tuple[Path, tuple[str, ...]]:
     if name == "sase_kleene_min":
         fields = {"symbol": ("S1", "S2"), "price": (500, 1000, 501.5, 600, 700, 900), "volume": (100, 200, 300)}
         return NETS / "sase_kleene_min.pcep", _typed(ev, ("stock",), fields, (0, 1, 2))
-    if name in ("aarhus_speed_collapse", "aarhus_congestion", "timed_stall_recovery"):
+    if name in ("aarhus_speed_collapse", "aarhus_congestion", "timed_stall_recovery", "stop_and_go"):
         return NETS / f"{name}.pcep", _traffic(ev)
     if name == "nasdaq_rising_peaks":
         return NETS / f"{name}.pcep", _typed(ev, ("MSFT", "DRIV", "CBRL"), {"peak": (1, 2.5, 3, 4.25)}, (0, 30, 60))
@@ -122,7 +122,7 @@ def _case(name: str, tmp: Path) -> tuple[Path, tuple[str, ...]]:
 
 CASES = [
     "sase_equal_price", "sase_kleene_min", "aarhus_speed_collapse", "aarhus_congestion", "nasdaq_rising_peaks",
-    "shoplifting", "abandoned_carts", "trades_rising", "timed_stall_recovery", "returns_text", "returns_float", "kleene_text", "kleene_float",
+    "shoplifting", "abandoned_carts", "trades_rising", "timed_stall_recovery", "stop_and_go", "returns_text", "returns_float", "kleene_text", "kleene_float",
 ]  # fmt: skip
 
 

@@ -18,19 +18,18 @@ from hypothesis import strategies as st
 from petricep.api import compile_text
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, PetricepError, SnapshotError, StateLimitError
-from petricep.events import Event, EventColumns
+from petricep.events import Event
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.snapshot import dumps
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from tests.budget import examples
-from tests.kernel.compare import ev, fresh
+from tests.kernel.compare import ev
+from tests.kernel.cuts import drive, loads
 from tests.kernel.test_composite import producer_and_consumer
 from tests.kernel.test_kleene_outputs import beside
 from tests.strategies import pattern_text, patterns, streams
-
-loads = KernelEngine.restored  # (the matcher contract's restore, into a fresh engine)
 
 SETTINGS = settings(
     max_examples=examples(25, "PETRICEP_SNAPSHOT_EXAMPLES"),
@@ -38,65 +37,6 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 WINDOWED = (A.WIN_TIME, A.WIN_COUNT, A.WIN_DURATION)
-
-
-def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: bool) -> tuple[list[Any], list[int]]:
-    """The run's pairs and the live partial matches at each cut; with ``snap`` the engine is
-    replaced at each cut by its snapshot's restoration (checking the bytes are stable)."""
-    engine = KernelEngine(net, tie=tie, batch=plan["batch"])
-    if snap:  # (and the matches leave the kernel in slices of max_out: the same pairs)
-        engine.max_out = plan["max_out"]
-    if plan["sweep"]:  # (sweeps and compactions inside the run too)
-        engine.kernel.kernel.sweep_every = plan["sweep"]
-        engine.kernel.kernel.compact_slack = 0
-    out: list[Any] = []
-    lives = []
-    chunk: list[Event] = []
-    for i, e in enumerate(fresh(events)):
-        if i in plan["ticks"]:
-            out += feed(engine, chunk, plan["columns"]) + engine.tick(e.ts, e.pos)
-        else:
-            chunk.append(e)
-        if i in plan["cuts"]:
-            out += feed(engine, chunk, plan["columns"]) + engine.drain_pairs()
-            assert engine.collected == 0
-            lives.append(engine.live_partial_matches())
-            if snap:
-                data = dumps(engine)
-                assert dumps(engine) == data  # deterministic
-                engine = loads(data, net, tie)
-                engine.max_out = plan["max_out"]
-                assert dumps(engine) == data  # restored, the same state
-                lives.append(engine.live_partial_matches())
-            else:
-                lives.append(lives[-1])
-    out += feed(engine, chunk, plan["columns"]) + engine.flush_pairs()
-    return [(repr(m.to_dict()), at) for m, at in out], lives
-
-
-def feed(engine: KernelEngine, chunk: list[Event], columns: bool) -> list[Any]:
-    """Push the events collected since the last cut or tick (emptied): one by one, or as one
-    batch of columns (push_columns_pairs)."""
-    events = list(chunk)
-    chunk.clear()
-    if not columns:
-        return [pair for e in events for pair in engine.push_pairs(e)]
-    if not events:
-        return []
-    names = sorted({name for e in events for name in e.attrs})
-    cols = EventColumns(
-        [e.type for e in events], [e.ts for e in events], [e.pos for e in events], [e.id for e in events],
-        {name: _column([e.attrs.get(name) for e in events]) for name in names},
-    )
-    return engine.push_columns_pairs(cols)
-
-
-def _column(values: list[Any]) -> Any:
-    """A column as a reader gives it: ints as an int64 array (a key column the kernel codes
-    itself: KernelRun.int_keys), anything else as the values."""
-    if values and all(type(v) is int and -(2**63) <= v < 2**63 for v in values):
-        return np.array(values, dtype=np.int64)
-    return values
 
 
 def same(data: st.DataObject, pats: list[A.Pattern], events: list[Event], tie: str, conflicts: tuple[Any, ...] = ()) -> None:
