@@ -25,7 +25,7 @@ from petricep.kernel.snapshot import dumps
 from petricep.lang import ast as A
 from petricep.merge import build_net
 from tests.budget import examples
-from tests.kernel.compare import ev
+from tests.kernel.compare import ev, fresh
 from tests.kernel.cuts import drive, loads
 from tests.kernel.test_composite import producer_and_consumer
 from tests.kernel.test_kleene_outputs import beside
