@@ -394,6 +394,12 @@ def stops_of(node: Node) -> list[tuple[EventRef, EventRef]]:
     return [(r, r.until) for r in events_of(node) if r.until is not None]
 
 
+def read_refs(node: Node) -> list[EventRef]:
+    """Every event a pattern reads, by variable: its steps and negations (:func:`events_of`),
+    then its stop events (:func:`stops_of`): what a variable of a condition may name."""
+    return [*events_of(node), *(u for _, u in stops_of(node))]
+
+
 def expr_children(expr: Expr) -> tuple[Expr, ...]:
     if isinstance(expr, (BinOp, Compare)):
         return (expr.left, expr.right)

@@ -586,7 +586,7 @@ def check_fields(
         text = read_source(pattern_file.path)
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
-        refs = {r.var: r for r in A.events_of(p.structure)} | stop_vars(p.structure)
+        refs = {r.var: r for r in A.read_refs(p.structure)}
         missing: set[tuple[str, str]] = set()  # (type, field) once per pattern
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
@@ -694,7 +694,7 @@ def _visit(
 
 def _read_refs(p: A.Pattern) -> list[A.EventRef]:
     """The events a pattern reads: its steps, negations and stop events (UNTIL)."""
-    return [*A.events_of(p.structure), *stop_vars(p.structure).values()]
+    return A.read_refs(p.structure)
 
 
 def _check_composite_keys(p: A.Pattern, producers: Mapping[str, list[A.Pattern]]) -> None:
