@@ -25,7 +25,6 @@ from petricep.lang import ast as A
 from petricep.lang import groups as G
 from petricep.lang import raw as R
 from petricep.lang import sql_ast as S
-from petricep.lang.until import check_until, stop_vars
 from petricep.lang.front import (
     MAX_EXPRESSION_DEPTH,
     MAX_VARIABLES,
@@ -33,6 +32,7 @@ from petricep.lang.front import (
     expression_depth_error,
     read_source,
 )
+from petricep.lang.until import check_until, stop_vars
 
 T = TypeVar("T")
 

@@ -48,7 +48,7 @@ def _list_name(r: A.EventRef) -> str:
 def _stopped(r: A.EventRef) -> str:
     """What a warning adds for a list with a stop event: that it stops only when one comes."""
     u = r.until
-    return "" if u is None else f" until a {u.type} event stops it (UNTIL {u.type} {u.var})"
+    return "" if u is None else f" until a {u.type} event stops the list (UNTIL {u.type} {u.var})"
 
 
 def _windowless(p: A.Pattern) -> list[str]:
