@@ -293,3 +293,19 @@ def test_greedy_and_reluctant_with_a_stop_event(data: Any, events: list[Event]) 
     assume(has_until(p))
     tie = str(data.draw(st.sampled_from(["arrival", "strict"])))
     assert sorted_matches(run_on("python", [p], events, tie)) == sorted_matches(run_on("reference", [p], events, tie))
+
+
+def test_the_documented_examples_parse_run_on_the_kernel_and_match() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "LANGUAGE.md").read_text()
+    block = doc.split("### Stop conditions (`UNTIL`)", 1)[1].split("```", 2)[1]
+    parsed = parse_text(block, "LANGUAGE.md")
+    assert [p.name for p in parsed.patterns] == ["rise_until_halt", "until_spike"]
+    assert supports(build_net(list(parsed.patterns))) == (True, "covered")
+    # from s = 0 (limit 5) the reading of 9 stops [1] (and is no element of it) and starts
+    # [2] (a list's first event is not tested); from s = 1 (limit 0) only [2] is left
+    spike = "PATTERN until_spike" + block.split("PATTERN until_spike", 1)[1]
+    row = "sensor=1,value={},limit={}"
+    s = " ".join(f"{t}@{i}:{row.format(v, lim)}" for i, (t, v, lim) in enumerate([("reading", 0, 5), ("reading", 1, 0), ("reading", 9, 0), ("alarm", 0, 0)]))
+    assert ids_on(spike, stream(s)) == want({"s": 0, "r": [1], "a": 3}, {"s": 0, "r": [2], "a": 3}, {"s": 1, "r": [2], "a": 3})
