@@ -19,15 +19,14 @@ from tests.features.scenario import stream
 from tests.reference import reference_run
 from tests.spark.engines import run_spark_batch, run_spark_stream
 
-pytestmark = pytest.mark.spark
 
 EVENTS = stream(
     "A@0:k=1,x=0 A@1:k=2,x=0 B@2:k=1,x=1 B@3:k=2,x=2 B@3:k=1,x=3 C@4:k=1,x=9 B@5:k=1,x=4 B@5:k=2,x=5 D@6:k=1,x=0 D@7:k=2,x=0"
 )
 FORMS = (
     "PATTERN bounded: SEQ(A a, B{2,3} b[], D d) WHERE [k] AND b[i].x > b[i-1].x WITHIN 10",
-    "PATTERN optional: SEQ(A a, B{1,2} b[], C? c, D d) WHERE [k] WITHIN 10 RETURN R(c = c.x)",
-    "PATTERN until: SEQ(A a, B+ b[] UNTIL C s, D d) WHERE [k] AND s.x > a.x WITHIN 10 RETURN S(n = count(b[]))",
+    "PATTERN optional: SEQ(A a, B{1,2} b[], C? c, D d) WHERE [k] WITHIN 10",
+    "PATTERN until: SEQ(A a, B+ b[] UNTIL C s, D d) WHERE [k] AND s.x > a.x WITHIN 10",
 )
 PATTERNS = list(parse_text("\n".join(FORMS)).patterns)
 
