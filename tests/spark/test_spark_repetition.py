@@ -19,7 +19,6 @@ from tests.features.scenario import stream
 from tests.reference import reference_run
 from tests.spark.engines import run_spark_batch, run_spark_stream
 
-
 EVENTS = stream(
     "A@0:k=1,x=0 A@1:k=2,x=0 B@2:k=1,x=1 B@3:k=2,x=2 B@3:k=1,x=3 C@4:k=1,x=9 B@5:k=1,x=4 B@5:k=2,x=5 D@6:k=1,x=0 D@7:k=2,x=0"
 )
