@@ -719,7 +719,8 @@ def _node_items(node: Node | None, binding: Binding) -> list[Item]:
 
 def _consumed_types(pattern: Pattern) -> set[str]:
     leaves = _refs(pattern.structure)
-    return {r.type for r in leaves if isinstance(r, EventRef)} | {s.type for g in leaves if isinstance(g, Group) for s in RG.steps(g)}
+    steps = {s.type for g in leaves if isinstance(g, Group) for s in RG.steps(g)}
+    return {r.type for r in leaves if isinstance(r, EventRef)} | steps | {u.type for u in RU.stops(pattern.structure).values()}
 
 
 def _dependency_order(patterns: Sequence[Pattern]) -> tuple[list[int], dict[int, set[int]]]:

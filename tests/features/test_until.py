@@ -156,6 +156,13 @@ def test_return_and_window() -> None:
     assert got == {((1,), 5, 1, 1), ((2,), 5, 1, 2), ((1, 2), 5, 2, 1), ((4,), 5, 1, 4)}
 
 
+def test_a_composite_event_as_the_stop_event() -> None:
+    # p's match of E2 enters the stream right after E2 as a C: it stops [1] before B3
+    text = f"PATTERN e: E y RETURN C(v = y.x)\n{ABCD}"
+    got = ids_on(text, stream("A@0:x=0 B@1:x=1 E@1:x=1 B@2:x=2 D@3:x=0"))
+    assert got == want({"y": 2}) | lists([1], [3], d=4)
+
+
 def test_merged_with_the_same_list_without_a_stop() -> None:
     # one net: each pattern exactly its own matches (the loop place is not shared)
     text = f"{ABCD}\nPATTERN q: SEQ(A a, B+ b[], D d)"
