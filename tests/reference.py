@@ -76,6 +76,7 @@ from tests.reference_conditions import (
     holds,
     return_attrs,
 )
+from tests.reference_order import dependency_order
 
 __all__ = ["TIES", "reference_run", "window_size"]
 
@@ -717,42 +718,6 @@ def _node_items(node: Node | None, binding: Binding) -> list[Item]:
 # ============================================================================ the run
 
 
-def _consumed_types(pattern: Pattern) -> set[str]:
-    leaves = _refs(pattern.structure)
-    steps = {s.type for g in leaves if isinstance(g, Group) for s in RG.steps(g)}
-    return {r.type for r in leaves if isinstance(r, EventRef)} | steps | {u.type for u in RU.stops(pattern.structure).values()}
-
-
-def _dependency_order(patterns: Sequence[Pattern]) -> tuple[list[int], dict[int, set[int]]]:
-    """Producers before consumers; also every pattern's transitive producers."""
-    direct: dict[int, set[int]] = {}
-    for i, p in enumerate(patterns):
-        types = _consumed_types(p)
-        direct[i] = {j for j, q in enumerate(patterns) if q.returns is not None and q.returns.type in types}
-    order: list[int] = []
-    state: dict[int, str] = {}
-
-    def visit(i: int) -> None:
-        if state.get(i) == "done":
-            return
-        if state.get(i) == "active":
-            raise ValueError(f"patterns form a cycle through RETURN types (at {patterns[i].name!r})")
-        state[i] = "active"
-        for j in sorted(direct[i]):
-            visit(j)
-        state[i] = "done"
-        order.append(i)
-
-    for i in range(len(patterns)):
-        visit(i)
-    closure: dict[int, set[int]] = {}
-    for i in order:
-        closure[i] = set(direct[i])
-        for j in direct[i]:
-            closure[i] |= closure[j]
-    return order, closure
-
-
 def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict]:
     """Every match of every pattern over ``events`` (already in stream order).
 
@@ -774,7 +739,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         last = events[-1]
         end = Item(last, ((last.pos, 1),))  # end of stream: after everything at the last event
 
-    order, producers = _dependency_order(patterns)
+    order, producers = dependency_order(patterns)
     composites: dict[int, list[Item]] = {}
     results: dict[int, list[dict]] = {}
     for pi in order:

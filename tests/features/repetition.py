@@ -1,7 +1,8 @@
-"""Shared by test_bounded.py and test_optional.py (issue 42): hand cases run on every engine
-(the brute-force reference, the Python engine, the compiled kernel when it is built), and
-the hypothesis strategy that turns a random pattern's steps into bounded Kleene lists
-(``T{n,m} v[]``, ``T{n,} v[]``) and optional steps (``T? v``) where the language allows them.
+"""Shared by test_bounded.py, test_optional.py and test_until.py (issue 42): hand cases run on
+every engine (the brute-force reference, the Python engine, the compiled kernel when it is
+built), and the hypothesis strategies that turn a random pattern's steps into bounded Kleene
+lists (``T{n,m} v[]``, ``T{n,} v[]``) and optional steps (``T? v``), and give its lists stop
+events (``UNTIL U u``), where the language allows them.
 """
 
 from __future__ import annotations
