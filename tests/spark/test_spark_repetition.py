@@ -1,6 +1,7 @@
 """Bounded lists, optional steps and stop conditions (issue 42) on Spark batch and streaming:
 each form, keyed, fired by the chooser's matcher (the kernel: it covers all three) over key
-buckets (batch) or micro-batches (stream), gives the brute-force reference's matches.
+buckets (batch) or micro-batches (stream), gives the embedded engine's matches, which are the
+brute-force reference's.
 
 One parametrized test, a case per mode, each one small run on the session's Spark of the
 three forms at once (one merged net)."""
@@ -15,6 +16,7 @@ import pytest
 from petricep.kernel import supports
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
+from tests.engines import run_embedded
 from tests.features.scenario import stream
 from tests.reference import reference_run
 from tests.spark.engines import run_spark_batch, run_spark_stream
@@ -40,4 +42,5 @@ def test_repetition_forms_on_spark(spark: Any, runner: Any) -> None:
     assert supports(build_net(PATTERNS)) == (True, "covered")
     want = reference_run(PATTERNS, EVENTS)
     assert {m["pattern"] for m in want} == {"bounded", "optional", "until"}  # the stream matches every form
+    assert _sorted(run_embedded(PATTERNS, EVENTS)) == _sorted(want)
     assert _sorted(runner(PATTERNS, EVENTS)) == _sorted(want)
