@@ -76,6 +76,7 @@ class _Normal:
             n.prev_slots,
             n.next_slots,
             n.pushed,
+            n.stops,
         )
 
     def bits(self, mask: int) -> frozenset[Hashable]:
@@ -314,6 +315,7 @@ class _Ids:
                     n.prev_slots,
                     n.next_slots,
                     n.pushed,
+                    stops=n.stops,
                 )
             )
         return self.neg_ids[key]

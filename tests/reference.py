@@ -65,7 +65,18 @@ from petricep.lang.ast import (
     Window,
 )
 from tests import reference_groups as RG
-from tests.reference_conditions import MISSING, Conjunct, Env, Pending, Unbound, conjunct, evaluate, holds
+from tests import reference_until as RU
+from tests.reference_conditions import (
+    MISSING,
+    Conjunct,
+    Env,
+    Pending,
+    composite_id,
+    conjunct,
+    holds,
+    return_attrs,
+)
+from tests.reference_order import dependency_order
 
 __all__ = ["TIES", "reference_run", "window_size"]
 
@@ -312,8 +323,13 @@ class Matcher:
 
         self.positive_conj: list[Conjunct] = []
         self.negation_conj: dict[str, list[Conjunct]] = {n: [] for n in self.negated}
+        self.stops = RU.stops(tree)  # list -> stop event (UNTIL): tests/reference_until.py
+        self.stop_conj: dict[str, list[Conjunct]] = {u.var: [] for u in self.stops.values()}
         for expr in pattern.conditions:
             conj = conjunct(expr, self.kleene)
+            if conj.vars & self.stop_conj.keys():
+                self.stop_conj[next(iter(conj.vars & self.stop_conj.keys()))].append(conj)
+                continue
             unknown = conj.vars - set(names)
             if unknown:
                 raise ValueError(f"condition mentions unknown variables {sorted(unknown)}")
@@ -369,7 +385,7 @@ class Matcher:
         found: list[tuple[_Shape, Binding]] = []
         for shape in self.shapes:
             for binding in self.bindings(shape):
-                if self.negations_ok(shape, binding) and self.strategy_ok(binding):
+                if self.negations_ok(shape, binding) and self.until_ok(binding) and self.strategy_ok(binding):
                     found.append((shape, binding))
         return found
 
@@ -465,6 +481,10 @@ class Matcher:
         return out
 
     # ------------------------------------------------------------------ negation
+
+    def until_ok(self, binding: Binding) -> bool:
+        """No stop event (UNTIL) stops a list of ``binding``: tests/reference_until.py."""
+        return not self.stops or RU.until_ok(self, binding, self.stop_conj, env_of(binding).values)
 
     def negations_ok(self, shape: _Shape, binding: Binding) -> bool:
         bound = all_items(binding)
@@ -651,7 +671,7 @@ class Matcher:
             elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
         items = all_items(partial)
-        if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial):
+        if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial) or not self.until_ok(partial):
             return False
         closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
         env = env_of(partial)
@@ -698,41 +718,6 @@ def _node_items(node: Node | None, binding: Binding) -> list[Item]:
 # ============================================================================ the run
 
 
-def _consumed_types(pattern: Pattern) -> set[str]:
-    leaves = _refs(pattern.structure)
-    return {r.type for r in leaves if isinstance(r, EventRef)} | {s.type for g in leaves if isinstance(g, Group) for s in RG.steps(g)}
-
-
-def _dependency_order(patterns: Sequence[Pattern]) -> tuple[list[int], dict[int, set[int]]]:
-    """Producers before consumers; also every pattern's transitive producers."""
-    direct: dict[int, set[int]] = {}
-    for i, p in enumerate(patterns):
-        types = _consumed_types(p)
-        direct[i] = {j for j, q in enumerate(patterns) if q.returns is not None and q.returns.type in types}
-    order: list[int] = []
-    state: dict[int, str] = {}
-
-    def visit(i: int) -> None:
-        if state.get(i) == "done":
-            return
-        if state.get(i) == "active":
-            raise ValueError(f"patterns form a cycle through RETURN types (at {patterns[i].name!r})")
-        state[i] = "active"
-        for j in sorted(direct[i]):
-            visit(j)
-        state[i] = "done"
-        order.append(i)
-
-    for i in range(len(patterns)):
-        visit(i)
-    closure: dict[int, set[int]] = {}
-    for i in order:
-        closure[i] = set(direct[i])
-        for j in direct[i]:
-            closure[i] |= closure[j]
-    return order, closure
-
-
 def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str = "arrival") -> list[dict]:
     """Every match of every pattern over ``events`` (already in stream order).
 
@@ -754,7 +739,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         last = events[-1]
         end = Item(last, ((last.pos, 1),))  # end of stream: after everything at the last event
 
-    order, producers = _dependency_order(patterns)
+    order, producers = dependency_order(patterns)
     composites: dict[int, list[Item]] = {}
     results: dict[int, list[dict]] = {}
     for pi in order:
@@ -776,7 +761,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         rows: list[dict] = []
         composites[pi] = []
         for ckey, _, at, binding in emitted:
-            attrs = _return_attrs(pattern, binding)
+            attrs = return_attrs(pattern, env_of(binding))
             bound = all_items(binding)
             rows.append(
                 {
@@ -788,28 +773,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
                 }
             )
             if pattern.returns is not None:
-                event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, _composite_id(pattern.name, rows[-1]["ids"], written), dict(attrs))
+                event = Event(pattern.returns.type, at.ev.ts, at.ev.pos, composite_id(pattern.name, rows[-1]["ids"], written), dict(attrs))
                 composites[pi].append(Item(event, ckey))
         results[pi] = rows
     return [row for pi in range(len(patterns)) for row in results[pi]]
-
-
-def _composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
-    """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
-    values = [ids[v] for v in order if v in ids]
-    parts = ["+".join(";".join(map(str, i.values())) if isinstance(i, dict) else str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
-    return f"{name}[{','.join(parts)}]"
-
-
-def _return_attrs(pattern: Pattern, binding: Binding) -> dict[str, Any]:
-    if pattern.returns is None:
-        return {}
-    env = env_of(binding)
-    attrs: dict[str, Any] = {}
-    for f in pattern.returns.fields:
-        try:
-            value = evaluate(f.expr, env)
-        except Unbound:
-            value = None
-        attrs[f.name] = None if value is MISSING else value
-    return attrs

@@ -31,7 +31,7 @@ from petricep.lang.ast import (
     Str,
 )
 
-__all__ = ["MISSING", "Conjunct", "Env", "Pending", "Unbound", "conjunct", "evaluate", "holds"]
+__all__ = ["MISSING", "Conjunct", "Env", "Pending", "Unbound", "composite_id", "conjunct", "evaluate", "holds", "return_attrs"]
 
 
 class _MissingType:
@@ -294,3 +294,24 @@ def holds(conj: Conjunct, env: Env) -> bool:
         except Pending:
             continue  # a partial iteration: checked once its step is bound
     return True
+
+
+def composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
+    """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
+    values = [ids[v] for v in order if v in ids]
+    parts = ["+".join(";".join(map(str, i.values())) if isinstance(i, dict) else str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
+    return f"{name}[{','.join(parts)}]"
+
+
+def return_attrs(pattern: Any, env: Env) -> dict[str, Any]:
+    """A match's RETURN attributes (None for a field reading an unbound variable)."""
+    if pattern.returns is None:
+        return {}
+    attrs: dict[str, Any] = {}
+    for f in pattern.returns.fields:
+        try:
+            value = evaluate(f.expr, env)
+        except Unbound:
+            value = None
+        attrs[f.name] = None if value is MISSING else value
+    return attrs

@@ -152,6 +152,19 @@ def test_check_prints_net_and_warnings(tmp_path: Path, capsys: pytest.CaptureFix
     ]
 
 
+def test_check_prints_a_stop_event(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = write(tmp_path, "u.pcep", "PATTERN u: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > a.x AND skip-till-next-match WITHIN 5\n")
+    rc, out, _ = run(capsys, "check", p)
+    assert rc == 0
+    assert out.splitlines() == [
+        f"{p}: 1 pattern",
+        "  u: 3 state places, 4 transitions; inputs A, B, C, D; window 5; partition none; skip-till-next-match; b[] until C c",
+        "net before merging: 1 patterns, 4 input places, 3 state places, 4 transitions",
+        "net after merging: 1 shared net, 4 input places, 3 state places, 4 transitions",
+        kernel_line(None),
+    ]
+
+
 def test_check_shows_what_merging_shares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = write(
         tmp_path,

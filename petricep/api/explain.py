@@ -4,8 +4,8 @@ compiled kernel and one on the Python engine say the same words.
 
 A pattern without matches is run again by the Python engine over the first
 :data:`EXPLAIN_EVENTS` events of the input, once per constraint loosened: without its
-window, under a weaker strategy, without its keys, without its negations, without each of
-its conditions. Each loosening that finds a match names a cause ("the closest match spans
+window, under a weaker strategy, without its keys, without its negations, without its stop
+events (UNTIL), without each of its conditions. Each loosening that finds a match names a cause ("the closest match spans
 1 day, more than WITHIN 3"). This costs a few runs over a bounded prefix, and only runs at
 the end of a run that found nothing for a pattern: nothing of it is on the run's path.
 """
@@ -201,6 +201,10 @@ def _loosened(p: A.Pattern, events: Sequence[Event], seconds: bool) -> list[str]
         if bare is not None and _matches(bare, events):
             shown = ", ".join(f"!({r.type} {r.var})" for r in negated)
             out.append(f"an event its negation {shown} forbids comes in every candidate: without it, it would match")
+    stops = A.stops_of(p.structure)
+    if stops and _matches(_without_stops(p), events):
+        shown = ", ".join(f"UNTIL {u.type} {u.var}" for _, u in stops)
+        out.append(f"a stop event ({shown}) ends every candidate's list too early: without it, it would match")
     out.extend(_condition_lines(p, events))
     if out:
         return out
@@ -247,8 +251,23 @@ def _without_negations(p: A.Pattern) -> A.Pattern | None:
     return replace(p, structure=structure, conditions=conditions)
 
 
+def _without_stops(p: A.Pattern) -> A.Pattern:
+    """``p`` without its stop events (``UNTIL U u``) and the conditions that read them."""
+    stops = {u.var for _, u in A.stops_of(p.structure)}
+
+    def strip(n: A.Node) -> A.Node:
+        if isinstance(n, A.EventRef):
+            return replace(n, until=None)
+        if isinstance(n, A.Group):  # no list inside a group (checked)
+            return n
+        return type(n)(tuple(strip(c) for c in n.children), span=n.span)
+
+    conditions = tuple(c for c in p.conditions if not A.vars_of(c) & stops)
+    return replace(p, structure=strip(p.structure), conditions=conditions)
+
+
 def _loosest(p: A.Pattern) -> A.Pattern:
-    bare = _without_negations(p) or p
+    bare = _without_negations(_without_stops(p)) or _without_stops(p)
     return replace(bare, window=None, strategy=A.Strategy.ANY, partition=(), conditions=())
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from petricep.compile.net import Net
 from petricep.lang import ast as A
-from petricep.lang.check import growth_warnings
+from petricep.lang.growth import state_warnings
 from petricep.lang.printer import conditions_text
 
 if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that use it
@@ -21,33 +21,9 @@ if TYPE_CHECKING:  # the archive (pyarrow.dataset) is loaded only by runs that u
 
 
 def warnings_for(patterns: Sequence[A.Pattern], queries: Sequence[Any] = ()) -> list[str]:
-    """Patterns whose state can grow without bound: no window and no LIMIT (partial matches
-    and negation buffers pile up), or a Kleene variable without a window (one partial match
-    may grow without bound even when a LIMIT caps how many there are)."""
-    out = []
-    for p in patterns:
-        refs = [r for r in A.events_of(p.structure) if not r.archived]  # history is read, not held
-        if len(refs) == 1 and not refs[0].kleene:
-            continue  # one event: no partial match, no state
-        if p.window is None and p.limit is None:
-            out.append(
-                f"warning: pattern {p.name!r} has no WITHIN window: its partial matches may grow without bound "
-                "(add WITHIN, or LIMIT n PARTIAL MATCHES)"
-            )
-        if p.window is None:
-            kleene = [r.var for r in A.events_of(p.structure) if r.kleene]
-            if kleene:
-                out.append(
-                    f"warning: pattern {p.name!r}: Kleene variable {kleene[0]}[] has no WITHIN window: "
-                    "one partial match may grow without bound"
-                )
-            groups = A.groups_of(p.structure)
-            if groups:
-                out.append(
-                    f"warning: pattern {p.name!r}: repeated group {groups[0].var}[] has no WITHIN window: "
-                    "one partial match may grow without bound"
-                )
-    out.extend(growth_warnings(patterns))
+    """Patterns whose state can grow without bound or combinatorially
+    (:func:`petricep.lang.growth.state_warnings`), then SQL queries without a window."""
+    out = state_warnings(patterns)
     for q in queries:
         if q.window is None:
             out.append(

@@ -137,7 +137,7 @@ def _unread_fields(f: A.PatternFile, columns: Sequence[str], composite: set[str]
     (as the pattern check reports them), then the queries' columns."""
     cols = set(columns) | {"ts", "id"}
     for p in f.patterns:
-        refs = {r.var: r for r in A.events_of(p.structure)}
+        refs = {r.var: r for r in A.read_refs(p.structure)}
         for attr in p.partition:
             if attr not in cols and any(r.type not in composite for r in refs.values()):
                 yield attr

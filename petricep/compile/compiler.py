@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.compile import groups as G
+from petricep.compile import until as U
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -329,12 +330,22 @@ class _Builder:
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
         self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
-        negated = {r.var for r in self.negs}
+        # stop events (UNTIL, compile/until.py): negations that block a list's takes; their
+        # conditions are classified as a negation's, the element guards are the lists' own
+        self.stops = A.stops_of(pattern.structure)
+        negated = {r.var for r in self.negs} | {u.var for _, u in self.stops}
         # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
         # conjuncts after WHERE's) and an expiry on the places that wait for the step
         self.gaps = _gaps(pattern, set(self.member_of))  # a group's gaps: conditions (compile/groups.py)
         gap_conds = [c for v, (u, lo, hi) in self.gaps.items() for c in _gap_conditions(v, u, lo, hi)]
         self.conds = [_classify(e, self.kleene, negated) for e in (*pattern.conditions, *gap_conds)]
+        self.stop_guards: dict[str, int] = {}  # list -> the condition its takes check
+        self.stopped = {lst.var: len(self.negs) + k for k, (lst, _) in enumerate(self.stops)}  # list -> negation
+        for lst, stop in self.stops:
+            guard = U.element_guard(lst, stop, pattern.conditions)
+            if guard is not None:
+                self.stop_guards[lst.var] = len(self.conds)
+                self.conds.append(_classify(guard, self.kleene, negated))
         self.prec = _precedence(pattern.structure)
         self.types = frozenset(r.type for r in positives)
         self.init = _init(pattern.structure)
@@ -377,7 +388,7 @@ class _Builder:
         """Each negation, pushed into the scan where its conditions are decidable while the
         partial match waits (between two positive SEQ elements), else checked at emission."""
         conds = self.conds
-        neg_conds: dict[str, list[int]] = {r.var: [] for r in self.negs}
+        neg_conds: dict[str, list[int]] = {r.var: [] for r in [*self.negs, *(u for _, u in self.stops)]}
         for ci, c in enumerate(conds):
             if c.neg:
                 neg_conds[c.neg].append(ci)
@@ -403,6 +414,10 @@ class _Builder:
                     pushed,
                 )
             )
+        for lst, stop in self.stops:  # pushed always: they read what is bound while the list grows
+            mine = tuple(neg_conds[stop.var])
+            only = tuple(ci for ci in mine if conds[ci].vars == {stop.var})
+            out.append(Negation(len(out), stop.var, stop.type, mine, only, (self.slot[lst.var],), (), True, stops=True))
         return out
 
     def transitions(self, negations: Sequence[Negation]) -> list[Transition]:
@@ -422,6 +437,10 @@ class _Builder:
                     blocked |= 1 << neg.index
                 if var in before:
                     cleared |= 1 << neg.index
+            if take and var in self.stopped:  # a stop event blocks the list's takes
+                blocked |= 1 << self.stopped[var]
+                if var in self.stop_guards:
+                    guards.append(self.stop_guards[var])
             out.append(
                 Transition(
                     len(out),
@@ -455,6 +474,8 @@ class _Builder:
         deferred: list[tuple[int, int]] = []
         arc: list[int] = []
         for ci, c in enumerate(self.conds):
+            if ci in self.stop_guards.values():
+                continue  # (on the list's takes: Builder.transitions)
             if ci in self.group_iteration:  # a group's: on its step, every iteration
                 if self.group_iteration[ci] == var:
                     iteration.append(ci)
@@ -506,6 +527,7 @@ class _Builder:
         """One place per configuration: at an accepting one, the conditions still to check at
         emission and the negations checked there or pending until the window ends."""
         out = []
+        self.stop_at = {lst.var: U.stop_places(self.edges, lst.var) for lst, _ in self.stops}
         for pid, conf in enumerate(self.cinfo):
             accepting = _complete(self.pattern.structure, conf.cfg)
             final: list[int] = []
@@ -521,6 +543,12 @@ class _Builder:
                         pending.append(neg.index)
             active = [negations[self.neg_index[n.var]] for n, _ in conf.active]
             growable = [negations[self.neg_index[n.var]] for n, g in conf.active if g]
+            for lst, _stop in self.stops:  # a stop event is open where its list grows
+                stop_neg = negations[self.stopped[lst.var]]
+                if pid in self.stop_at[lst.var]:
+                    active.append(stop_neg)
+                    if self.stop_at[lst.var][pid]:
+                        growable.append(stop_neg)
             out.append(
                 Place(
                     pid,
@@ -543,7 +571,7 @@ class _Builder:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""
         final = []
         for ci, c in enumerate(self.conds):
-            if c.neg or conf.vacuous(c) or ci in self.group_iteration or c.vars & conf.absent:
+            if c.neg or conf.vacuous(c) or ci in self.group_iteration or c.vars & conf.absent or ci in self.stop_guards.values():
                 continue  # (an optional step a match here leaves unbound: as a dead variable)
             if c.iter_var is None:
                 if not conf.ready(c, False):

@@ -69,6 +69,9 @@ class Negation:
     prev_slots: tuple[int, ...]  # slots of P's variables ("after last(P)"); () = start of window
     next_slots: tuple[int, ...]  # slots of Q's variables ("before first(Q)"); () = end of window
     pushed: bool  # evaluated in the scan: a violating event cancels tokens at once
+    # a stop event (``T+ v[] UNTIL U u``, issue 42: compile/until.py): it blocks the list's
+    # take transitions (``prev_slots``: the list) instead of forbidding a match
+    stops: bool = False
 
 
 @dataclass(frozen=True)

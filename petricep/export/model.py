@@ -542,8 +542,12 @@ def _add_state_places(
             ends = ", ".join(f"{unit.slot_name(sl, users)} + {_amount(hi)}" for sl, hi in place.gap_expiry)
             tip += f"; a token leaves when its step's gap ends ({ends})"
         if place.active_negations:
-            negs = [part.negations[j].type for j in place.active_negations]
-            tip += f"; a {' or '.join(negs)} event here cancels or blocks its tokens"
+            negs = [part.negations[j].type for j in place.active_negations if not part.negations[j].stops]
+            stops = [part.negations[j].type for j in place.active_negations if part.negations[j].stops]
+            if negs:
+                tip += f"; a {' or '.join(negs)} event here cancels or blocks its tokens"
+            if stops:
+                tip += f"; a {' or '.join(stops)} event here stops its list (UNTIL)"
         nodes[_pid(unit, place.id)] = Node(
             _pid(unit, place.id),
             STATE,
@@ -656,7 +660,7 @@ def _inhibitor(unit: _Unit, j: int, target: str, users: Sequence[int], until_win
     py = [unit.cond_text(ci, users, neg.type, python=True) for ci in neg.conditions]
     names = unit.names(users, neg.type)
     var = names.get(NEG_VAR, neg.var) if unit.group else neg.var
-    text = f"no {neg.type} {var}"
+    text = f"until {neg.type} {var}" if neg.stops else f"no {neg.type} {var}"  # a stop event blocks the list's takes
     if conds:
         text += ": " + " AND ".join(conds)
     if until_window_end:

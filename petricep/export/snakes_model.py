@@ -128,7 +128,7 @@ def _part(part: GroupNet | PatternNet) -> _Part:
         masks = {t.id: 1 for t in part.transitions}
         by_w = {t.id: [(1, part.window_value)] for t in part.transitions}
     if part.negations:
-        raise _unsupported("negation")
+        raise _unsupported("negation" if any(not n.stops for n in part.negations) else "a stop event (UNTIL)")
     if part.strategy != A.Strategy.ANY:
         raise _unsupported(f"strategy {part.strategy}")
     if kind == A.WIN_COUNT:

@@ -187,6 +187,10 @@ class EventRef:
     # the step after it: "greedy" (the list takes it), "reluctant" (the next step does), ""
     # (both: two partial matches)
     mode: str = ""
+    # ``T+ v[] UNTIL U u`` (issue 42, FlinkCEP's until): the stop event of a Kleene list. An
+    # event of type U with the conjuncts of WHERE naming ``u`` arriving between two of the
+    # list's events ends it: the list takes no more (the step after it still may come)
+    until: EventRef | None = None
 
     @property
     def bounded(self) -> bool:
@@ -382,6 +386,18 @@ def events_of(node: Node) -> list[EventRef]:
     for child in node.children:
         out.extend(events_of(child))
     return out
+
+
+def stops_of(node: Node) -> list[tuple[EventRef, EventRef]]:
+    """Every (Kleene list, its stop event) under ``node`` (``T+ v[] UNTIL U u``), left to
+    right. A stop event is no step of the pattern: :func:`events_of` does not list it."""
+    return [(r, r.until) for r in events_of(node) if r.until is not None]
+
+
+def read_refs(node: Node) -> list[EventRef]:
+    """Every event a pattern reads, by variable: its steps and negations (:func:`events_of`),
+    then its stop events (:func:`stops_of`): what a variable of a condition may name."""
+    return [*events_of(node), *(u for _, u in stops_of(node))]
 
 
 def expr_children(expr: Expr) -> tuple[Expr, ...]:

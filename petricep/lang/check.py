@@ -32,6 +32,7 @@ from petricep.lang.front import (
     expression_depth_error,
     read_source,
 )
+from petricep.lang.until import check_until, stop_vars
 
 T = TypeVar("T")
 
@@ -260,7 +261,7 @@ def _window(value: R.WithinText, ctx: _Ctx) -> A.Window:
 def _refs(structure: A.Node, ctx: _Ctx) -> dict[str, A.EventRef]:
     """The pattern's variables (each bound once, at most :data:`MAX_VARIABLES`)."""
     refs: dict[str, A.EventRef] = {}
-    for ref in [*A.events_of(structure), *G.group_refs(structure).values()]:
+    for ref in [*A.events_of(structure), *G.group_refs(structure).values(), *stop_vars(structure).values()]:
         if ref.var in refs:
             raise ctx.error(f"variable {ref.var!r} is bound twice", ref.span)
         refs[ref.var] = ref
@@ -325,8 +326,12 @@ def _consume(raw: R.RawPattern, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> tu
             names.extend(m for m in ctx.groups[var.name].members if m not in names)
             continue
         target = refs.get(var.name)
-        if target is None or target.negated:
-            what = "unknown variable" if target is None else "a negated variable consumes nothing:"
+        if target is None or target.negated or var.name in stop_vars(ctx.structure):
+            what = (
+                "unknown variable" if target is None
+                else "a negated variable consumes nothing:" if target.negated
+                else "a stop event (UNTIL) is no event of the match:"
+            )
             raise ctx.error(f"CONSUME: {what} {var.name!r}", var.span)
         if var.name not in names:
             names.append(var.name)
@@ -360,6 +365,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
     ctx.attempt(lambda: _check_archived_optional(structure, ctx))
     ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
+    ctx.attempt(lambda: check_until(structure, conditions, raw.timeout is not None, ctx.error, ctx.unsupported))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
         mine = ctx.errors[before:]
         del ctx.errors[before:]
@@ -503,6 +509,8 @@ def _output(
         for v in A.vars_of(f.expr):
             if refs[v].negated:
                 raise ctx.error(f"{label} cannot read the negated variable {v!r}", A.leftmost_span(f.expr))
+            if v in stop_vars(ctx.structure):
+                raise ctx.error(f"{label} cannot read the stop event {v!r} (UNTIL binds no event of the match)", A.leftmost_span(f.expr))
     if ret.type in {r.type for r in refs.values()}:
         raise ctx.error(f"pattern {name!r} cannot consume its own {label} type {ret.type!r}", ret.span)
     return ret
@@ -578,7 +586,7 @@ def check_fields(
         text = read_source(pattern_file.path)
     ctx = _Ctx(text, pattern_file.path)
     for p in pattern_file.patterns:
-        refs = {r.var: r for r in A.events_of(p.structure)}
+        refs = {r.var: r for r in A.read_refs(p.structure)}
         missing: set[tuple[str, str]] = set()  # (type, field) once per pattern
         for expr in A.pattern_exprs(p):
             for e in A.walk_expr(expr):
@@ -645,7 +653,7 @@ def order_patterns(patterns: Sequence[A.Pattern]) -> list[A.Pattern]:
         for made in A.outputs(p):
             producers.setdefault(made.type, []).append(p)
     deps = {
-        p.name: sorted({q.name for r in A.events_of(p.structure) for q in producers.get(r.type, ())}, key=position.__getitem__)
+        p.name: sorted({q.name for r in _read_refs(p) for q in producers.get(r.type, ())}, key=position.__getitem__)
         for p in patterns
     }
     ordered: list[A.Pattern] = []
@@ -684,8 +692,13 @@ def _visit(
             stack.append(iter(deps[nxt]))
 
 
+def _read_refs(p: A.Pattern) -> list[A.EventRef]:
+    """The events a pattern reads: its steps, negations and stop events (UNTIL)."""
+    return A.read_refs(p.structure)
+
+
 def _check_composite_keys(p: A.Pattern, producers: Mapping[str, list[A.Pattern]]) -> None:
-    for r in A.events_of(p.structure):
+    for r in _read_refs(p):
         for q in producers.get(r.type, ()):
             out = next(o for o in A.outputs(q) if o.type == r.type)
             fields = {f.name for f in out.fields}
@@ -731,70 +744,3 @@ def consumption(patterns: Sequence[A.Pattern], conflicts: Sequence[A.Conflict]) 
         domain = f"conflict:{group_of[p.name]}" if p.name in group_of else f"pattern:{p.name}"
         out[p.name] = Consumption(domain, names)
     return out
-
-
-# ----------------------------------------------------------------------------- warnings
-
-#: a count window up to this many events keeps a Kleene variable's subsets few enough
-_SMALL_COUNT_WINDOW = 16
-#: an AND of this many variables of one type binds them in every order
-_MANY_SAME_TYPE = 3
-
-
-def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
-    """Patterns whose live partial matches can grow combinatorially within their window, so
-    that a run may exhaust memory long before the window closes: a Kleene variable under
-    skip-till-any-match (every subset of its events is a partial match: they double with each
-    event) and an AND of several variables of one type (each event binds any of them). Each
-    warning names LIMIT, which bounds them. Patterns without a window are warned about
-    elsewhere (their state grows without bound whatever its shape)."""
-    out = []
-    for p in patterns:
-        if p.limit is not None or p.window is None:
-            continue
-        if p.strategy == A.Strategy.ANY and not (
-            p.window.kind == A.WIN_COUNT and p.window.value <= _SMALL_COUNT_WINDOW
-        ):
-            # (a list with an upper bound, T{n,m}, keeps at most the subsets of m: no doubling)
-            kleene = next((r for r in A.events_of(p.structure) if r.kleene and r.most is None), None)
-            if kleene is not None:
-                out.append(
-                    f"warning: pattern {p.name!r}: Kleene variable {kleene.var}[] under skip-till-any-match keeps "
-                    f"every subset of its {kleene.type} events in the window: partial matches can double with each "
-                    "one (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
-                )
-            group = next(iter(A.groups_of(p.structure)), None)
-            if group is not None:
-                out.append(
-                    f"warning: pattern {p.name!r}: repeated group {group.var}[] under skip-till-any-match keeps every "
-                    "sequence of its iterations in the window: partial matches can double with each iteration "
-                    "(add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
-                )
-        same = _same_type_and(p.structure)
-        if same is not None:
-            out.append(
-                f"warning: pattern {p.name!r}: AND of {same[1]} variables of type {same[0]} binds them in every "
-                "order: partial matches can grow combinatorially (add LIMIT n PARTIAL MATCHES)"
-            )
-    return out
-
-
-def _same_type_and(node: A.Node) -> tuple[str, int] | None:
-    """The first AND (anywhere in the structure) with :data:`_MANY_SAME_TYPE` or more
-    positive variables of one type: (type, how many)."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, A.EventRef):
-            continue
-        if isinstance(n, A.And):
-            counts: dict[str, int] = {}
-            for c in n.children:
-                for r in A.events_of(c):
-                    if not r.negated:
-                        counts[r.type] = counts.get(r.type, 0) + 1
-            many = [(t, k) for t, k in counts.items() if k >= _MANY_SAME_TYPE]
-            if many:
-                return many[0]
-        todo.extend(reversed(n.children))
-    return None

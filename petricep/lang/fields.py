@@ -42,7 +42,7 @@ def field_requirements(
     required: dict[str, set[str]] = {}
     numeric: dict[str, set[str]] = {}
     for p in patterns:
-        refs = {r.var: r for r in A.events_of(p.structure)}
+        refs = {r.var: r for r in A.read_refs(p.structure)}
         for r in refs.values():
             required.setdefault(r.type, set()).update(p.partition)
         for expr in A.pattern_exprs(p):

@@ -82,6 +82,7 @@ TOKEN_NAMES: Mapping[str, str] = {
     "_LIMIT": "LIMIT",
     "REPEAT_MODE": "GREEDY or RELUCTANT",
     "_AFTER": "AFTER",
+    "_UNTIL": "UNTIL",
     "_TO": "TO",
     "FROM_KW": "FROM",
     "_PARTIAL": "PARTIAL",

@@ -77,17 +77,22 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def kleene(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        mode, gap = _mode_gap(c[3:])  # a gap is refused by check (not yet on a Kleene step)
-        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, mode=mode)
+        mode, until, gap = _mode_gap(c[3:])  # a gap is refused by check (not yet on a Kleene step)
+        return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, mode=mode, until=until)
 
     @v_args(meta=True)
     def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
         """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
         point at them: at least one event, the upper bound not below the lower)."""
         least, most = c[1]
-        mode, gap = _mode_gap(c[3:])
+        mode, until, gap = _mode_gap(c[3:])
         ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
-        return replace(ref, mode=mode)
+        return replace(ref, mode=mode, until=until)
+
+    @v_args(meta=True)
+    def until(self, meta: Meta, c: list[Token]) -> A.EventRef:
+        """``UNTIL U u``: a Kleene list's stop event (its span: the type, where the caret goes)."""
+        return A.EventRef(str(c[0]), str(c[1]), span=self._span(c[0]))
 
     def bounds_exact(self, c: list[Token]) -> tuple[int, int | None]:
         return self._bounds(c[0], c[0])
@@ -341,12 +346,16 @@ class _Builder(SpanTransformer):
 _WORDS = terminal_words(TOKEN_NAMES)
 # what the grammar ignores or quotes: comments and strings (skipped by the limit scan)
 _SKIP = re.compile(r"#[^\n]*|//[^\n]*|'[^'\n]*'|\"[^\"\n]*\"")
-def _mode_gap(rest: list[Any]) -> tuple[str, A.Gap | None]:
-    """What follows a Kleene variable: GREEDY or RELUCTANT (lower case, "" for neither), a gap."""
+def _mode_gap(rest: list[Any]) -> tuple[str, A.EventRef | None, A.Gap | None]:
+    """What follows a Kleene variable: GREEDY or RELUCTANT (lower case, "" for neither), a
+    stop event (``UNTIL U u``), a gap."""
     mode = ""
     if rest and isinstance(rest[0], Token) and rest[0].type == "REPEAT_MODE":
         mode, rest = str(rest[0]).lower(), rest[1:]
-    return mode, (rest[0] if rest else None)
+    until = None
+    if rest and isinstance(rest[0], A.EventRef):
+        until, rest = rest[0], rest[1:]
+    return mode, until, (rest[0] if rest else None)
 
 
 _HYPHENATED = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+-?")

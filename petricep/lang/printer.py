@@ -121,10 +121,12 @@ def conditions_text(conditions: Sequence[A.Expr], names: Mapping[str, str] | Non
 
 
 def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
-    """A pattern structure: ``SEQ(A a, !(C c), B+ b[])``."""
+    """A pattern structure: ``SEQ(A a, !(C c), B+ b[] UNTIL D d)``."""
     if isinstance(node, A.EventRef):
         var = (names or {}).get(node.var, node.var)
         body = f"{node.type}{node.quantifier()} {var}{'[]' if node.kleene else ''}{' ' + node.mode.upper() if node.mode else ''}"
+        if node.until is not None:
+            body += f" UNTIL {node.until.type} {(names or {}).get(node.until.var, node.until.var)}"
         if node.archived:
             return f"ARCHIVED {body}"
         if node.gap is not None:

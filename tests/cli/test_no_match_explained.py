@@ -95,6 +95,11 @@ def test_keys_negations_and_order_are_named(
         "  n: 0 matches",
         "    pattern 'n': an event its negation !(C c) forbids comes in every candidate: without it, it would match",
     ]
+    # a list of two Bs at least: the C between them stops it (UNTIL C c)
+    twice = "type,ts\nA,1\nB,2\nC,3\nB,4\nD,5\n"
+    rc, err = run(tmp_path, capsys, "PATTERN u: SEQ(A a, B{2,} b[] UNTIL C c, D d)\nWITHIN 10\n", twice, engine)
+    at = err.index("  u: 0 matches")  # (after the warning about the list's subsets)
+    assert err[at + 1] == "    pattern 'u': a stop event (UNTIL C c) ends every candidate's list too early: without it, it would match"
     rc, err = run(tmp_path, capsys, "PATTERN o: SEQ(B b, A a)\nWITHIN 10\n", events, engine)
     assert err[1:3] == [
         "  o: 0 matches",

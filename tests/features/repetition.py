@@ -1,7 +1,8 @@
-"""Shared by test_bounded.py and test_optional.py (issue 42): hand cases run on every engine
-(the brute-force reference, the Python engine, the compiled kernel when it is built), and
-the hypothesis strategy that turns a random pattern's steps into bounded Kleene lists
-(``T{n,m} v[]``, ``T{n,} v[]``) and optional steps (``T? v``) where the language allows them.
+"""Shared by test_bounded.py, test_optional.py and test_until.py (issue 42): hand cases run on
+every engine (the brute-force reference, the Python engine, the compiled kernel when it is
+built), and the hypothesis strategies that turn a random pattern's steps into bounded Kleene
+lists (``T{n,m} v[]``, ``T{n,} v[]``) and optional steps (``T? v``), and give its lists stop
+events (``UNTIL U u``), where the language allows them.
 """
 
 from __future__ import annotations
@@ -190,3 +191,30 @@ def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
         if isinstance(c, A.EventRef) and c.kleene and after:
             kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
     return replace(p, structure=A.Seq(tuple(kids), span=s.span))
+
+
+def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "D")) -> A.Pattern:
+    """``p`` with stop events (``UNTIL U u``) on some Kleene steps of its top-level SEQ (or
+    on the pattern's one list), each with no condition, one on the stop event alone
+    (``u.x > c``) or one comparing it with a required single step before the list."""
+    s = p.structure
+    kids = list(s.children) if isinstance(s, A.Seq) else [s]
+    conditions = list(p.conditions)
+    for i, c in enumerate(kids):
+        if not (isinstance(c, A.EventRef) and c.kleene and not c.negated) or draw(st.integers(0, 2)) == 0:
+            continue
+        stop = A.EventRef(draw(st.sampled_from(tuple(types))), f"s{i}")
+        before = [k.var for k in kids[:i] if isinstance(k, A.EventRef) and not (k.negated or k.optional or k.kleene)]
+        kind = draw(st.sampled_from(["none", "const", "before"] if before else ["none", "const"]))
+        op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
+        if kind == "const":
+            conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Num(draw(st.integers(0, 5)))))
+        elif kind == "before":
+            conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Attr(draw(st.sampled_from(before)), "x")))
+        kids[i] = replace(c, until=stop)
+    structure = A.Seq(tuple(kids), span=s.span) if isinstance(s, A.Seq) else kids[0]
+    return replace(p, structure=structure, conditions=tuple(conditions))
+
+
+def has_until(p: A.Pattern) -> bool:
+    return bool(A.stops_of(p.structure))

@@ -23,7 +23,7 @@ from petricep.events import Event
 from petricep.export.model import build_diagram
 from petricep.kernel.lowering import supports
 from petricep.lang import ast as A
-from petricep.lang.check import growth_warnings
+from petricep.lang.growth import growth_warnings
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net

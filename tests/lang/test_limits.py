@@ -10,8 +10,8 @@ import pytest
 
 from petricep.api import compile_text
 from petricep.errors import PatternError, PatternLimitError, PatternSyntaxError
-from petricep.lang.check import growth_warnings
 from petricep.lang.front import MAX_EXPRESSION_DEPTH, MAX_NESTING, MAX_NUMBER_LENGTH, MAX_VARIABLES
+from petricep.lang.growth import growth_warnings
 from petricep.lang.parser import parse_file, parse_sql, parse_text
 
 

@@ -1,0 +1,67 @@
+"""Stop conditions, ``T+ v[] UNTIL U u`` (issue 42, FlinkCEP's ``until``), as net structure.
+
+A stop event is a *pushed negation that stops a list instead of cancelling a match*: it
+is listed among the net's negations (:class:`~petricep.compile.net.Negation` with ``stops``
+set), open at the places where the list grows (the sources of its take transitions), and it
+*blocks* the list's take transitions for the tokens it hits (``blocked_by``; nothing clears
+the bit), as a negation after a growing list blocks the step after the list. The other
+transitions of such a place (the step after the list) stay enabled: the partial match may
+go on. Where a place has no other way on (a ``T{n,}`` list below ``n``) the stop event
+cancels the token instead: it has no future.
+
+The interval is the negation's: after the list's last event so far (``prev_slots``: the
+list's slot; by arrival, or by timestamp under the tie rules ``strict``/``either``), with no
+upper bound (the token is in the place, so its next element has not come). A stop event of
+the list's own type must not become an element either: every take transition of the list
+also gets the guard ``NOT (stop conditions)`` read on the new element (``v[last]``), so an
+event that would stop the list is not taken into it (FlinkCEP's take condition is
+``NOT until AND ...`` alike; the list's first element is exempt there and here).
+
+So both engines run it with the machinery they have (tokens' blocked bits, pushed
+negations, guards): the compiled kernel with no change of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from petricep.lang import ast as A
+
+#: the guard of a take when the stop event has no condition: every event of its type stops
+_FALSE = A.Compare("<", A.Num(1), A.Num(0))
+
+
+def on_element(expr: A.Expr, stop: str, lst: str) -> A.Expr:
+    """``expr`` with the stop event ``stop`` read as the list's new element (``lst[last]``)."""
+    if isinstance(expr, A.Attr):
+        return replace(expr, var=lst, index=A.Index(A.IDX_LAST)) if expr.var == stop else expr
+    if isinstance(expr, (A.BinOp, A.Compare)):
+        return replace(expr, left=on_element(expr.left, stop, lst), right=on_element(expr.right, stop, lst))
+    if isinstance(expr, A.BoolOp):
+        return replace(expr, operands=tuple(on_element(o, stop, lst) for o in expr.operands))
+    if isinstance(expr, (A.Not, A.Neg)):
+        return replace(expr, operand=on_element(expr.operand, stop, lst))
+    return expr
+
+
+def element_guard(lst: A.EventRef, stop: A.EventRef, conditions: Sequence[A.Expr]) -> A.Expr | None:
+    """The guard of ``lst``'s take transitions that keeps a stop event out of the list: None
+    where the stop event has another type (it can never be an element)."""
+    if stop.type != lst.type:
+        return None
+    mine = [on_element(c, stop.var, lst.var) for c in conditions if stop.var in A.vars_of(c)]
+    if not mine:
+        return _FALSE
+    return A.Not(mine[0] if len(mine) == 1 else A.BoolOp("and", tuple(mine)))
+
+
+def stop_places(edges: Sequence[tuple[int, str, str, object, bool]], var: str) -> dict[int, bool]:
+    """The places where list ``var`` grows (a take transition of it leaves them), each with
+    whether a token there has another way on (then a stop event blocks its takes; else it
+    cancels the token)."""
+    grows = {src for src, _t, v, _new, take in edges if take and v == var}
+    return {
+        pid: any(src == pid and not (take and v == var) for src, _t, v, _new, take in edges)
+        for pid in sorted(grows)
+    }

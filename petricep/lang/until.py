@@ -1,0 +1,99 @@
+"""Checks of stop conditions, ``T+ v[] UNTIL U u`` (issue 42, FlinkCEP's ``until``): where a
+stop event may stand and what its conditions (the WHERE conjuncts naming ``u``) may read.
+
+A stop event binds no event of the match: it is a condition on the events *between* the
+list's events (docs/SEMANTICS.md, "Stop conditions"). What it may read is what is bound when
+it is tested: the stop event itself and the steps before the list (not the list, whose
+elements so far would be the context, nor later steps). Every rule is decided from the text
+and reported with a caret; what the language means but the engines do not run yet is a
+:class:`~petricep.errors.PatternUnsupportedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from petricep.errors import PatternError
+from petricep.lang import ast as A
+
+ErrorAt = Callable[[str, A.Span | None], PatternError]
+
+
+def stop_vars(structure: A.Node) -> dict[str, A.EventRef]:
+    """The stop events of a pattern by variable name."""
+    return {u.var: u for _, u in A.stops_of(structure)}
+
+
+def check_until(
+    structure: A.Node,
+    conditions: Sequence[A.Expr],
+    has_timeout: bool,
+    error: ErrorAt,
+    unsupported: ErrorAt,
+) -> None:
+    """Every stop event of ``structure`` (flattened) and the conditions naming it."""
+    stops = A.stops_of(structure)
+    if not stops:
+        return
+    steps = structure.children if isinstance(structure, A.Seq) else (structure,)
+    for lst, stop in stops:
+        if not any(c is lst for c in steps):
+            raise unsupported(
+                f"UNTIL on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ ({lst.var}[])",
+                stop.span,
+            )
+        if has_timeout:
+            raise unsupported(
+                f"UNTIL with ON TIMEOUT is not supported yet (a partial match its stop event {stop.type} {stop.var} "
+                "has stopped does not time out)",
+                stop.span,
+            )
+        if any(r.archived for r in A.events_of(structure)):
+            raise unsupported("UNTIL in a pattern with ARCHIVED variables is not supported yet", stop.span)
+    owner = {stop.var: lst for lst, stop in stops}
+    for c in conditions:
+        _check_condition(c, steps, owner, error, unsupported)
+
+
+def _before(steps: Sequence[A.Node], lst: A.EventRef) -> set[str]:
+    """The variables a stop condition of ``lst`` may read besides its stop event: the required
+    single events and lists before ``lst`` in its SEQ (bound whenever the list grows)."""
+    out: set[str] = set()
+    for c in steps:
+        if c is lst:
+            break
+        if isinstance(c, A.EventRef) and not (c.negated or c.optional):
+            out.add(c.var)
+    return out
+
+
+def _check_condition(
+    c: A.Expr, steps: Sequence[A.Node], owner: dict[str, A.EventRef], error: ErrorAt, unsupported: ErrorAt
+) -> None:
+    """One WHERE conjunct: if it names a stop event, it names one and reads only what is bound
+    before the list that event stops."""
+    named = sorted(A.vars_of(c) & owner.keys())
+    if not named:
+        return
+    span = A.leftmost_span(c)
+    if len(named) > 1:
+        raise error(f"a condition may mention one stop event (UNTIL), this one mentions {', '.join(named)}", span)
+    (u,) = named
+    lst = owner[u]
+    it = A.iteration_var(c)
+    if it is not None:
+        raise error(f"a stop condition cannot iterate over {it}[i]: it is tested once per event that comes", span)
+    allowed = _before(steps, lst)
+    for v in sorted(A.vars_of(c) - {u}):
+        if v == lst.var:
+            raise unsupported(
+                f"a stop condition reading the list it stops ({lst.var}[]) is not supported yet: "
+                f"it may read the stop event {u} and the steps before the list",
+                span,
+            )
+        if v not in allowed:
+            raise error(
+                f"a stop condition (UNTIL ... {u}) may read only the stop event and the required steps before "
+                f"{lst.var}[], not {v!r}",
+                span,
+            )

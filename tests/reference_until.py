@@ -1,0 +1,63 @@
+"""Stop conditions (``T+ v[] UNTIL U u``, issue 42) for the brute-force reference matcher
+(:mod:`tests.reference`), written from docs/SEMANTICS.md ("Stop conditions") alone.
+
+A match binding list ``v = [e1, ..., ek]`` stopped by ``U u`` exists only if
+
+* no element after the first is of type U and satisfies the stop conditions (read with
+  ``u`` := the element),
+* and no event ``x`` of type U, not bound in the match, with the match's partition key and
+  satisfying the stop conditions (``u`` := x) lies between two consecutive elements: after
+  ``e_j`` and before ``e_(j+1)``, by stream order under the tie rule ``arrival`` and by
+  timestamp (strictly) under ``strict`` and ``either``, as a negation's interval is.
+
+Both are prefix-closed, so the same test decides a partial match (skip-till-next-match asks
+whether an event extends one: a stopped list extends no more).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from petricep.lang.ast import EventRef, Node, stops_of
+from tests.reference_conditions import Conjunct, Env, holds
+
+if TYPE_CHECKING:
+    from tests.reference import Item, Matcher
+
+
+def stops(tree: Node) -> dict[str, EventRef]:
+    """List variable -> its stop event."""
+    return {lst.var: stop for lst, stop in stops_of(tree)}
+
+
+def _after(tie: str, x: Item, y: Item) -> bool:
+    if tie == "arrival":
+        return (x.ev.ts, x.key) > (y.ev.ts, y.key)
+    return bool(x.ev.ts > y.ev.ts)
+
+
+def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]], values: dict[str, Any]) -> bool:
+    """Whether no stop event stops a list of ``binding`` (a match or a partial match);
+    ``conj``: each stop variable's conjuncts; ``values``: the binding's values (its Env)."""
+    used = None
+    for var, stop in m.stops.items():
+        lst = binding.get(var)
+        if not lst:
+            continue
+        mine = conj[stop.var]
+
+        def stopped(ev: Any, mine: list[Conjunct] = mine, u: str = stop.var) -> bool:
+            env = Env({**values, u: ev})
+            return all(holds(c, env) for c in mine)
+
+        if any(el.ev.type == stop.type and stopped(el.ev) for el in lst[1:]):
+            return False
+        if used is None:
+            used = {i.idx for value in binding.values() for i in (value if isinstance(value, tuple) else (value,))}
+        key = m.pkey(lst[0])
+        for x in m.by_type.get(stop.type, []):
+            if x.idx in used or (m.partition and m.pkey(x) != key):
+                continue
+            if any(_after(m.tie, x, a) and _after(m.tie, b, x) for a, b in zip(lst, lst[1:])) and stopped(x.ev):
+                return False
+    return True
