@@ -338,6 +338,12 @@ class KernelRun:
         self._count(arrays[0])
         return tuple(arrays)
 
+    def take_dropped(self) -> tuple[np.ndarray, ...]:
+        """The matches of the row an error stopped (the kernel's ``take_dropped``), after
+        :meth:`take_matches` took those before it; not counted (the engine returns none)."""
+        self.first_taken = self.kernel.taken
+        return tuple(self.kernel.take_dropped())
+
     def strings(self) -> list[str]:
         """The run's string dictionary by code."""
         out = [""] * len(self._strings)
@@ -438,6 +444,9 @@ class KernelRun:
         except _kernel.KernelEvaluationError as e:
             self.kernel.drop_row()
             raise EvaluationError(self._evaluation_message(*e.args)) from None
+        except _kernel.KernelLimitError as e:  # (a composite event the end emitted, or tie rule either's last group)
+            self.kernel.drop_row()
+            raise self.limit_error(*e.args) from None
         except _kernel.KernelMemoryError as e:  # (the end's matches buffered)
             parts, more, budget = e.args
             raise self.memory_error(parts, more, budget, None) from None
