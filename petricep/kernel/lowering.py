@@ -421,7 +421,7 @@ def _refusal(net: Net, tie: str) -> str | None:
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        for pi in g.patterns:
+        for pi in g.patterns:  # (merge._placed never builds this; a net built otherwise)
             for v in net.patterns[pi].vars:
                 if g.slot_kleene[v.slot] is not None and not v.kleene:
                     return (
