@@ -449,12 +449,14 @@ class KernelEngine(SqlBeside):
 
     def _held_id(self, held: int, event_id: Any) -> Any:
         """The id of the event the kernel holds as ``held``: a composite event (``-1 - n``,
-        match ``n``, emitted by the failing row: :meth:`KernelRun.take_dropped`) by its
-        match's id (``pattern[ids...]``, as the engine names it); an input event by its
+        match ``n``, emitted by the failing row: the kernel's ``take_dropped``, not counted)
+        by its match's id (``pattern[ids...]``, as the engine names it); an input event by its
         position (tie rule either fires a group at the row after it), else ``event_id``."""
         if held < 0:
-            self._out.register_composites(self.kernel.take_dropped())
-            return self.kernel.composites.id_of(held)
+            run = self.kernel
+            run.first_taken = run.kernel.taken
+            self._out.register_composites(tuple(run.kernel.take_dropped()))
+            return run.composites.id_of(held)
         known = self._known
         at = int(known.index_of(np.array([held], dtype=np.int64))[0])
         if at < len(known) and int(known.positions[at]) == held:

@@ -325,8 +325,8 @@ def test_fail_at_composite_events_on_random_patterns(data: st.DataObject) -> Non
     event and the same error, a composite event named by its match's id."""
     p = data.draw(patterns(kleene=False, returns=False, windows=WINDOWED, max_depth=1, types=("A", "B"), name="p"))
     fields = tuple(A.ReturnField(f, A.Attr(v, f)) for v in [next(r.var for r in A.events_of(p.structure) if not r.negated)] for f in ("k", "x"))
-    which = data.draw(st.sampled_from(("returns", "timeout")))
-    p = dataclasses.replace(p, **{which: A.Return("T", fields)})
+    made = A.Return("T", fields)
+    p = dataclasses.replace(p, returns=made) if data.draw(st.booleans()) else dataclasses.replace(p, timeout=made)
     if data.draw(st.booleans()):
         p = dataclasses.replace(p, limit=A.Limit(data.draw(st.integers(1, 3)), "fail"))
     q = data.draw(patterns(kleene=False, negation=False, returns=False, max_depth=1, types=("T", "C"), name="q",
