@@ -21,7 +21,7 @@ checked at emission) in a :class:`Role` on the places it emits from.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 
 from petricep.compile.net import (
@@ -206,34 +206,54 @@ class _Union:
 def shifted(net: PatternNet, k: int) -> PatternNet:
     """The same net with every slot moved by ``k``, so that a sub-sequence it shares with
     another pattern sits in the same slots there (middle combination)."""
-    if k == 0:
-        return net
+    return net if k == 0 else moved(net, lambda s: s + k)
+
+
+def moved(net: PatternNet, to: Callable[[int], int]) -> PatternNet:
+    """The same net with each slot ``s`` moved to ``to(s)`` (increasing: the variables keep
+    their written order, which orders the matches of one point: emission.chain_order)."""
     return replace(
         net,
-        vars=tuple(replace(v, slot=v.slot + k) for v in net.vars),
-        kleene=tuple(replace(ki, slot=ki.slot + k) for ki in net.kleene),
+        vars=tuple(replace(v, slot=to(v.slot)) for v in net.vars),
+        kleene=tuple(replace(ki, slot=to(ki.slot)) for ki in net.kleene),
         transitions=tuple(
             replace(
                 t,
-                slot=t.slot + k,
-                order_slots=tuple(s + k for s in t.order_slots),
-                deferred_iteration=tuple((c, s + k) for c, s in t.deferred_iteration),
-                gap=None if t.gap is None else (t.gap[0] + k, t.gap[1], t.gap[2]),
+                slot=to(t.slot),
+                order_slots=tuple(to(s) for s in t.order_slots),
+                deferred_iteration=tuple((c, to(s)) for c, s in t.deferred_iteration),
+                gap=None if t.gap is None else (to(t.gap[0]), t.gap[1], t.gap[2]),
             )
             for t in net.transitions
         ),
-        places=tuple(replace(p, gap_expiry=tuple((s + k, hi) for s, hi in p.gap_expiry)) for p in net.places),
+        places=tuple(replace(p, gap_expiry=tuple((to(s), hi) for s, hi in p.gap_expiry)) for p in net.places),
         negations=tuple(
-            replace(n, prev_slots=tuple(s + k for s in n.prev_slots), next_slots=tuple(s + k for s in n.next_slots))
+            replace(n, prev_slots=tuple(to(s) for s in n.prev_slots), next_slots=tuple(to(s) for s in n.next_slots))
             for n in net.negations
         ),
-        consume=tuple(s + k for s in net.consume),
+        consume=tuple(to(s) for s in net.consume),
     )
+
+
+def _placed(net: PatternNet, k: int, kinds: dict[int, bool], width: int) -> PatternNet:
+    """``net`` shifted by ``k``, except that from its first slot where a Kleene list would meet
+    a pattern before's event, or an event its list (``kinds``: slot -> holds a list), its
+    slots go past the ``width`` slots used before: a slot of a shared net holds one kind (the
+    kernel reads a list's slot as its element arena's node). The slots stay increasing."""
+    lists = {ki.slot for ki in net.kleene}
+    clash = next(
+        (s for s in sorted({v.slot for v in net.vars}) if kinds.get(s + k, s in lists) != (s in lists)), None
+    )
+    if clash is None:
+        return shifted(net, k)
+    off = max(width, clash + k) - clash
+    return moved(net, lambda s: s + k if s < clash else s + off)
 
 
 def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
     """Choose each pattern's slot shift so that as many of its transitions as possible equal
-    transitions of the patterns before it (a shared middle or suffix then lines up).
+    transitions of the patterns before it (a shared middle or suffix then lines up), its
+    slots placed so that no list and event meet in one (:func:`_placed`).
 
     A shift is only tried when enough of its transitions land on an (event type, slot) some
     earlier transition has: a transition's key holds both, so the others cannot be equal. This
@@ -241,22 +261,25 @@ def _align(nets: Sequence[PatternNet]) -> list[PatternNet]:
     out: list[PatternNet] = []
     seen: set[Hashable] = set()
     seen_steps: set[tuple[str, int]] = set()
+    kinds: dict[int, bool] = {}  # slot -> holds a Kleene list (as the patterns before use it)
     width = 0  # slots used by the patterns before (kept as they go)
     for net in nets:
-        norm = _Normal(net, {})
-        best, best_norm = net, norm
-        best_score = sum(1 for t in net.transitions if norm.tkey(t) in seen)
+        best = _placed(net, 0, kinds, width)
+        best_norm = norm = _Normal(best, {})
+        best_score = sum(1 for t in best.transitions if norm.tkey(t) in seen)
         for k in range(1, width + 1):
             bound = sum(1 for t in net.transitions if (t.event_type, t.slot + k) in seen_steps)
             if bound <= best_score:
                 continue
-            cand = shifted(net, k)
+            cand = _placed(net, k, kinds, width)
             norm = _Normal(cand, {})
             score = sum(1 for t in cand.transitions if norm.tkey(t) in seen)
             if score > best_score:
                 best, best_norm, best_score = cand, norm, score
         out.append(best)
         width = max(width, max(v.slot for v in best.vars) + 1)
+        lists = {ki.slot for ki in best.kleene}
+        kinds.update((v.slot, v.slot in lists) for v in best.vars)
         seen.update(best_norm.tkey(t) for t in best.transitions)
         seen_steps.update((t.event_type, t.slot) for t in best.transitions)
     return out

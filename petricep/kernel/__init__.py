@@ -44,8 +44,8 @@ ties.run_group; a reading pattern's partition must copy the producer's), ON TIME
 ``timeout`` struct column, re-entering as events of their type; under ``either`` a count
 window that events of a timestamp group close times out between its negative events) and
 LIMIT with DROP OLDEST / REJECT NEW / FAIL (under ``either`` a key's fixpoint admitted before
-its matches emit, at the key's last event of the group, negative events included; FAIL not in
-a net with composite events; its StateLimitError worded as the engine's), Kleene closure (``T+ v[]``) with
+its matches emit, at the key's last event of the group, negative events included; FAIL's
+StateLimitError worded as the engine's, a composite event named by its match's id), Kleene closure (``T+ v[]``) with
 iteration conditions (``v[i]``, ``v[i-1]``, ``v[k]``, ``v[last]``, ``count|sum|avg|min|max`` of
 the whole list or of ``v[..i-1]``; its ids a ``list<int64>`` column, text ids for a list of
 composite events; lists share prefixes in an element arena, see ``_kleene.pxi``; with negation,
@@ -53,7 +53,7 @@ RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; under ``either``
 in arrival order inside a timestamp group, each event once; a name
 that is a list in one pattern and an event in another is a list column of the match table (an
 event's id a one-element list);
-a list may not share a slot of a shared net with another pattern's event; aggregating text
+merging never puts a list and another pattern's event in one slot (merge._placed); aggregating text
 values stops with an error), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
 under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
@@ -67,7 +67,7 @@ tie rule. A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself, SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number, a GREEDY or RELUCTANT repetition, the FAIL case above and a list sharing a slot. A
+a number and a GREEDY or RELUCTANT repetition. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper

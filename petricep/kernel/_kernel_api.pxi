@@ -111,6 +111,7 @@ cdef class Kernel:
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
     cdef Py_ssize_t out_n, out_cap, row_out
+    cdef Py_ssize_t drop_lo, drop_hi, drop_kl  # the matches drop_row dropped (take_dropped), and their lists' elements
     cdef public int maxfields
     # RETURN: per pattern whether it has one, the type code of its composite events (-1: none
     # reads them), the attribute column each field fills
@@ -193,6 +194,7 @@ cdef class Kernel:
         self.emit_at = -1
         self.emit_cr = -1
         self.row_out = 0
+        self.drop_lo = self.drop_hi = self.drop_kl = 0
         self.maxfields = max(lowered.maxfields, 1)
         # a pattern's timeouts are emitted as pattern npatterns + its index: a composite event
         # of the timeout type
@@ -348,7 +350,28 @@ cdef class Kernel:
         for the matches of patterns whose RETURN / ON TIMEOUT type is made into events). A
         bound id below 0 is a composite event: -1 - the number of the match it is, counting
         every match taken in this run."""
-        cdef Py_ssize_t n = self.out_n, m = self.maxslots, f = self.maxfields
+        cdef Py_ssize_t n = self.out_n
+        out = self._copy_matches(0, n, self.kl_n)
+        self.kl_n = 0
+        self.out_n = 0
+        self.row_out = 0
+        self.taken += n
+        return out
+
+    def take_dropped(self):
+        """The matches :meth:`drop_row` dropped, as :meth:`take_matches` gives them, once the
+        matches before them are taken (numbered after those): the composite event an error
+        names (LIMIT ... FAIL at a composite event) is one of them. Nothing after: none."""
+        cdef Py_ssize_t n = self.drop_hi - self.drop_lo
+        out = self._copy_matches(self.drop_lo, n, self.drop_kl)
+        self.drop_lo = self.drop_hi = self.drop_kl = 0
+        self.taken += n
+        return out
+
+    cdef tuple _copy_matches(self, Py_ssize_t lo, Py_ssize_t n, Py_ssize_t nkl):
+        """Buffered matches ``lo`` .. ``lo + n - 1`` and the first ``nkl`` list elements (a
+        list's id is its offset there) as take_matches' arrays."""
+        cdef Py_ssize_t m = self.maxslots, f = self.maxfields
         at = np.empty(n, dtype=np.int64)
         pattern = np.empty(n, dtype=np.int32)
         start = np.empty(n, dtype=np.float64)
@@ -359,7 +382,7 @@ cdef class Kernel:
         kinds = np.empty((n, f), dtype=np.int8)
         deadline = np.empty(n, dtype=np.float64)
         klen = np.empty((n, m), dtype=np.int64)
-        klist = np.empty(self.kl_n, dtype=np.int64)
+        klist = np.empty(nkl, dtype=np.int64)
         placed = np.empty(n, dtype=np.int64)
         cdef int64_t[:] cv = placed
         cdef double[:] dv = deadline
@@ -373,23 +396,19 @@ cdef class Kernel:
         cdef double[:, :] vv = values
         cdef int8_t[:, :] kv = kinds
         if n:
-            memcpy(&pv[0], self.out_pattern, n * sizeof(int32_t))
-            memcpy(&sv[0], self.out_start, n * sizeof(double))
-            memcpy(&ev[0], self.out_end, n * sizeof(double))
-            memcpy(&iv[0, 0], self.out_ids, n * m * sizeof(int64_t))
-            memcpy(&bv[0, 0], self.out_bound, n * m)
-            memcpy(&av[0], self.out_at, n * sizeof(int64_t))
-            memcpy(&vv[0, 0], self.out_rv, n * f * sizeof(double))
-            memcpy(&kv[0, 0], self.out_rt, n * f)
-            memcpy(&dv[0], self.out_deadline, n * sizeof(double))
-            memcpy(&lv[0, 0], self.out_klen, n * m * sizeof(int64_t))
-            memcpy(&cv[0], self.out_cr, n * sizeof(int64_t))
-        if self.kl_n:
-            memcpy(&flat[0], self.kl_ids, self.kl_n * sizeof(int64_t))
-        self.kl_n = 0
-        self.out_n = 0
-        self.row_out = 0
-        self.taken += n
+            memcpy(&pv[0], self.out_pattern + lo, n * sizeof(int32_t))
+            memcpy(&sv[0], self.out_start + lo, n * sizeof(double))
+            memcpy(&ev[0], self.out_end + lo, n * sizeof(double))
+            memcpy(&iv[0, 0], self.out_ids + lo * m, n * m * sizeof(int64_t))
+            memcpy(&bv[0, 0], self.out_bound + lo * m, n * m)
+            memcpy(&av[0], self.out_at + lo, n * sizeof(int64_t))
+            memcpy(&vv[0, 0], self.out_rv + lo * f, n * f * sizeof(double))
+            memcpy(&kv[0, 0], self.out_rt + lo * f, n * f)
+            memcpy(&dv[0], self.out_deadline + lo, n * sizeof(double))
+            memcpy(&lv[0, 0], self.out_klen + lo * m, n * m * sizeof(int64_t))
+            memcpy(&cv[0], self.out_cr + lo, n * sizeof(int64_t))
+        if nkl:
+            memcpy(&flat[0], self.kl_ids, nkl * sizeof(int64_t))
         return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist, placed
 
     def take_columns(self, const int32_t[:, :] var_slot, bint int_time):
@@ -475,7 +494,8 @@ cdef class Kernel:
 
     def drop_row(self):
         """An error stopped the row being fired: forget the matches it emitted (the engine
-        returns none of them)."""
+        returns none of them); :meth:`take_dropped` takes them where an error names one."""
+        self.drop_lo, self.drop_hi, self.drop_kl = self.row_out, self.out_n, self.kl_n
         self.out_n = self.row_out
 
     @property

@@ -250,7 +250,7 @@ class KernelEngine(SqlBeside):
             self._out.last_input = (last[1], last[0])
             integral = isinstance(last[0], (int, np.integer)) and not isinstance(last[0], bool)
             self.kernel.kernel.set_last_input(float(last[0]), last[1], TAG_INT if integral else TAG_NUM)
-        self._finish()
+        self._end()
         pairs = self._as_pairs(self._taken)
         self._sample_end()
         return out + pairs
@@ -305,7 +305,7 @@ class KernelEngine(SqlBeside):
         out = self.drain()
         if self._error is not None:
             raise self._error
-        self._finish()
+        self._end()
         out += self._taken()
         self._sample_end()
         return out
@@ -389,12 +389,14 @@ class KernelEngine(SqlBeside):
             except (EvaluationError, StateLimitError) as exc:
                 row = self.kernel.kernel.cur_row
                 failed = event(row) if 0 <= row < n else None
-                if isinstance(exc, StateLimitError):  # named with the input's own id
-                    exc = self._renamed(exc, failed.id if failed is not None else None)
                 exc.event = failed  # type: ignore[union-attr]
                 self._error = exc
                 self.events += self._queries(event, start, max(row, 0))
-                yield self._taken()  # the matches of the rows before the failing one
+                before = self._taken()  # the matches of the rows before the failing one
+                if self._error is exc and isinstance(exc, StateLimitError):  # named with the input's own id
+                    self._error = self._renamed(exc, failed.id if failed is not None else None)
+                    self._error.event = failed  # type: ignore[attr-defined]
+                yield before
                 return
             failed_at = self._queries(event, start, done)
             if failed_at < done:  # a SQL query failed at a row the kernel fired
@@ -431,11 +433,12 @@ class KernelEngine(SqlBeside):
 
 
     def _renamed(self, exc: StateLimitError, event_id: Any) -> StateLimitError:
-        """A LIMIT ... FAIL or budget error of the kernel, named with the input's own id."""
+        """A LIMIT ... FAIL or budget error of the kernel, named with the input's own id
+        (``event_id``: the failing row's), once the matches before the failing row are taken."""
         run = self.kernel
         if hasattr(exc, "kernel_args"):
-            pattern, group, key, _ = exc.kernel_args
-            return run.limit_error(pattern, group, key, event_id)
+            pattern, group, key, held = exc.kernel_args
+            return run.limit_error(pattern, group, key, self._held_id(held, event_id))
         if hasattr(exc, "budget_args"):
             pattern, group, key, key_live, live, budget = exc.budget_args
             return run.budget_error(pattern, group, key, key_live, live, budget, event_id)
@@ -443,6 +446,33 @@ class KernelEngine(SqlBeside):
             parts, more, size = exc.memory_args
             return run.memory_error(parts, more, size, event_id)
         return exc
+
+    def _held_id(self, held: int, event_id: Any) -> Any:
+        """The id of the event the kernel holds as ``held``: a composite event (``-1 - n``,
+        match ``n``, emitted by the failing row: the kernel's ``take_dropped``, not counted)
+        by its match's id (``pattern[ids...]``, as the engine names it); an input event by its
+        position (tie rule either fires a group at the row after it), else ``event_id``."""
+        if held < 0:
+            run = self.kernel
+            run.first_taken = run.kernel.taken
+            self._out.register_composites(tuple(run.kernel.take_dropped()))
+            return run.composites.id_of(held)
+        known = self._known
+        at = int(known.index_of(np.array([held], dtype=np.int64))[0])
+        if at < len(known) and int(known.positions[at]) == held:
+            return known.ids_at([at])[0]
+        return event_id
+
+    def _end(self) -> None:
+        """End of stream for the kernel and the SQL queries; a LIMIT ... FAIL there (a
+        composite event the end emits, tie rule either's last group) named as the engine
+        names it, the end's matches dropped (the engine's flush returns none of them)."""
+        try:
+            self._finish()
+        except StateLimitError as exc:
+            self._taken()
+            self._error = self._renamed(exc, None)
+            raise self._error from None
 
     def _sample(self, last_id: Any) -> None:
         """The peak of live partial matches, sampled after a batch once :attr:`sweep_every`

@@ -416,17 +416,10 @@ def _refusal(net: Net, tie: str) -> str | None:
         if moded is not None:
             # the choice between two firings of one token is made on the Python engine only
             return f"pattern {p.name!r}: a {moded.mode.upper()} repetition ({moded.var}[]) is not covered yet"
-        what = (
-            "LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT)"
-            if p.limit and p.limit.policy == "fail" and any(q.produces for q in net.patterns)
-            else None
-        )
-        if what:
-            return f"pattern {p.name!r}: {what} is not covered yet"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
-        for pi in g.patterns:
+        for pi in g.patterns:  # (merge._placed never builds this; a net built otherwise)
             for v in net.patterns[pi].vars:
                 if g.slot_kleene[v.slot] is not None and not v.kleene:
                     return (

@@ -312,15 +312,9 @@ class KernelRun:
                 "(input must be in time order)",
                 row=_position(pos, row - start),
             ) from None
-        except _kernel.KernelEvaluationError as e:
+        except (_kernel.KernelEvaluationError, _kernel.KernelLimitError, _kernel.KernelBudgetError) as e:
             self.kernel.drop_row()  # the engine returns nothing of the failing event
-            raise EvaluationError(self._evaluation_message(*e.args)) from None
-        except _kernel.KernelLimitError as e:
-            self.kernel.drop_row()
-            raise self.limit_error(*e.args) from None
-        except _kernel.KernelBudgetError as e:
-            self.kernel.drop_row()
-            raise self.budget_error(*e.args) from None
+            raise self._worded(e) from None
         except _kernel.KernelMemoryError as e:
             self.kernel.drop_row()
             parts, more, budget = e.args
@@ -341,6 +335,12 @@ class KernelRun:
         arrays = self.kernel.take_matches()
         self._count(arrays[0])
         return tuple(arrays)
+
+    def _worded(self, e: Exception) -> Exception:
+        """A kernel error (evaluation, LIMIT ... FAIL, budget) as the engine words it."""
+        if isinstance(e, _kernel.KernelEvaluationError):
+            return EvaluationError(self._evaluation_message(*e.args))
+        return self.limit_error(*e.args) if isinstance(e, _kernel.KernelLimitError) else self.budget_error(*e.args)
 
     def strings(self) -> list[str]:
         """The run's string dictionary by code."""
@@ -439,9 +439,9 @@ class KernelRun:
         """End of stream for the kernel: its last matches are buffered (:meth:`take_matches`)."""
         try:
             self.kernel.finish()
-        except _kernel.KernelEvaluationError as e:
-            self.kernel.drop_row()
-            raise EvaluationError(self._evaluation_message(*e.args)) from None
+        except (_kernel.KernelEvaluationError, _kernel.KernelLimitError) as e:  # (LIMIT: a composite event
+            self.kernel.drop_row()  # the end emitted, or tie rule either's last group)
+            raise self._worded(e) from None
         except _kernel.KernelMemoryError as e:  # (the end's matches buffered)
             parts, more, budget = e.args
             raise self.memory_error(parts, more, budget, None) from None

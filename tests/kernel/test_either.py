@@ -184,7 +184,7 @@ def test_limits_beside_negation_in_merged_sets(data: st.DataObject) -> None:
             p = dataclasses.replace(p, limit=_limit(data))
         pats.append(p)
     assume(any(p.limit for p in pats))
-    assume(supports(build_net(pats), "either")[0])  # (a Kleene list sharing a slot: refused)
+    assume(supports(build_net(pats), "either")[0])
     events = data.draw(TIED)
     _limit_or_error(pats, events, _cut(data, events))
 

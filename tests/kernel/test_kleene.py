@@ -148,6 +148,61 @@ def test_merged_sets_with_kleene(data: st.DataObject) -> None:
     check(pats, events, data.draw(st.sampled_from(("arrival", "strict"))), data.draw(st.integers(0, len(events))))
 
 
+def _matches(net: Any, events: list[Event], tie: str) -> list[dict[str, Any]]:
+    engine = Engine(net, tie=tie)
+    return [m.to_dict() for e in fresh(events) for m in [*engine.push(e)]] + [m.to_dict() for m in engine.flush()]
+
+
+def _mixed_slots(net: Any) -> list[int]:
+    """Slots of a shared net where one pattern keeps a Kleene list and another an event."""
+    return [
+        v.slot for g in net.groups for pi in g.patterns for v in net.patterns[pi].vars
+        if g.slot_kleene[v.slot] is not None and not v.kleene
+    ]
+
+
+def test_a_list_and_an_event_never_share_a_slot() -> None:
+    """Merging moves a pattern's slots from the first where its event would sit in another's
+    list slot (the kernel reads a list slot as its element arena's node) past the slots used
+    before, the shared prefix kept: the merged net runs on the kernel, each pattern's matches
+    as alone."""
+    text = "PATTERN p: SEQ(C c, A+ a[], B b) WITHIN 10\nPATTERN q: SEQ(C c, A a, B b) WITHIN 10\n"
+    net = compile_text(text)
+    assert _mixed_slots(net) == [] and [v.slot for v in net.patterns[1].vars] == [0, 3, 4]
+    assert [(t.event_type, t.slot) for t in net.groups[0].transitions if len(t.users) == 2] == [("C", 0)]
+    events = [ev(t, i, i, x=i) for i, t in enumerate("CAABAB")]
+    out = same(text, events)
+    assert [(m["pattern"], m["ids"]) for m in out][:5] == [
+        ("p", {"c": 0, "a": [1], "b": 3}), ("p", {"c": 0, "a": [2], "b": 3}), ("p", {"c": 0, "a": [1, 2], "b": 3}),
+        ("q", {"c": 0, "a": 1, "b": 3}), ("q", {"c": 0, "a": 2, "b": 3}),
+    ]
+    assert len(out) == 15
+
+
+@SETTINGS
+@given(st.data())
+def test_lists_beside_events_merged_equal_unmerged(data: st.DataObject) -> None:
+    """Sets where a pattern with Kleene lists shares a net with patterns without (a list and
+    an event would meet in one slot): the kernel covers the merged net, equal to the Python
+    engine's (matches in order, counts), whose matches are those of the patterns unmerged."""
+    strategy = data.draw(st.sampled_from(A.STRATEGIES))
+    part = data.draw(st.booleans())
+    kw: dict[str, Any] = {"max_depth": 1, "strategies": (strategy,), "partition": part, "types": ("A", "B", "C")}
+    pats = [data.draw(_kleene(name="p0", **kw))] + [
+        data.draw(patterns(kleene=False, returns=False, name=f"p{i}", **kw)) for i in range(1, data.draw(st.integers(2, 3)))
+    ]
+    assume(_has_kleene(pats))
+    tie = data.draw(st.sampled_from(("arrival", "strict")))
+    net = build_net(pats)
+    assert _mixed_slots(net) == []
+    events = data.draw(streams(types=("A", "B", "C"), max_size=14))
+    check(pats, events, tie, data.draw(st.integers(0, len(events))))
+    # the same matches as unmerged; in the merged net the matches of one point follow
+    # emission.chain_order (an unbound variable first: OR(A a, A b) gives b's before a's, as
+    # on main before this layout), so they are compared as sets here, exactly above
+    assert sorted(map(repr, _matches(net, events, tie))) == sorted(map(repr, _matches(build_net(pats, share=False), events, tie)))
+
+
 OPS = ("=", "!=", "<", "<=", ">", ">=")
 
 

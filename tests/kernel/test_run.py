@@ -229,8 +229,8 @@ def test_missing_column_and_bad_ids() -> None:
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3", "either", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[], !(C c), D d) WITHIN 3", "arrival", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3 RETURN T(n = count(b[]))", "arrival", "covered"),
-        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A x, C y) WITHIN 3", "arrival",
-         "pattern 'q': variable 'y' shares its slot with another pattern's Kleene list in one shared net"),
+        # (merging puts y past p's list slot: merge._placed)
+        ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A x, C y) WITHIN 3", "arrival", "covered"),
         ("PATTERN p: SEQ(A a, B+ b[]) WITHIN 3\nPATTERN q: SEQ(A b, C c)", "arrival", "covered"),
         ("PATTERN p: SEQ(A a, !(C c), B b)", "either", "covered"),
         ("PATTERN p: SEQ(A a, B b) WHERE skip-till-next-match", "either", "tie rule 'either' needs skip-till-any-match"),

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.cli import main
-from petricep.errors import StateLimitError
+from petricep.errors import EvaluationError, StateLimitError
 from petricep.events import Event
 from petricep.kernel import KernelRun, supports
 from petricep.kernel.engine import KernelEngine
@@ -251,9 +251,54 @@ def test_fail_stops_the_run_as_the_engine_words_it() -> None:
     assert str(got.value) == str(want.value) == (
         "pattern 'p': more than 2 live partial matches for key 1 at event 'A3' (LIMIT 2 PARTIAL MATCHES FAIL)"
     )
-    assert supports(compile_text(FAIL + " RETURN T()")) == (
-        False, "pattern 'p': LIMIT ... FAIL in a net with composite events (RETURN, ON TIMEOUT) is not covered yet",
-    )
+    assert supports(compile_text(FAIL + " RETURN T()")) == (True, "covered")
+
+
+def _limit_outputs(engine: Any, events: list[Event]) -> tuple[list[dict[str, Any]], str | None]:
+    """The matches a run returns (the kernel's last batch before an error drained, as Run
+    drains it), then the error that stopped it (None: it finished)."""
+    out: list[dict[str, Any]] = []
+    try:
+        for e in fresh(events):
+            out += [m.to_dict() for m in engine.push(e)]
+        if isinstance(engine, KernelEngine):
+            out += [m.to_dict() for m in engine.drain()]
+        out += [m.to_dict() for m in engine.flush()]
+    except (StateLimitError, EvaluationError) as err:  # (the kernel returned the matches before it first)
+        return out, f"{type(err).__name__}: {err}"
+    return out, None
+
+
+COMPOSITE_FAIL = (
+    "PATTERN p: SEQ(A a, B b) WITHIN 100 RETURN T(x = a.x)\n"
+    "PATTERN q: SEQ(T t, C c) WITHIN 100 LIMIT 1 PARTIAL MATCHES FAIL\n"
+)
+
+
+@pytest.mark.parametrize(("text", "types", "stamps", "tie", "want"), [
+    # the second composite event (p's match at B3 binding A0) is one too many for q
+    (COMPOSITE_FAIL, "ABABC", "01234", "arrival", "at event 'p[A0,B3]'"),
+    (COMPOSITE_FAIL, "ABABC", "01224", "strict", "at event 'p[A0,B3]'"),
+    # a timeout re-entering (ON TIMEOUT) is the event that fails
+    ("PATTERN p: SEQ(A a, B b) WITHIN 2 ON TIMEOUT RETURN T(x = a.x)\n"
+     "PATTERN q: SEQ(T t, C c) WITHIN 100 LIMIT 1 PARTIAL MATCHES FAIL\n", "AAAAC", "01234", "arrival",
+     "at event 'p@timeout[A1]'"),
+    # tie rule either: a timestamp group fires at the next timestamp's row, the last one at
+    # the end of the stream -- the failing event is the group's, not that row's
+    (FAIL, "AAAA", "0011", "either", "at event 'A3'"),
+    (FAIL, "AAAB", "0012", "either", "at event 'A2'"),
+])
+def test_fail_at_a_composite_event_names_its_match(text: str, types: str, stamps: str, tie: str, want: str) -> None:
+    """LIMIT ... FAIL at a composite event names it by its match's id (``pattern[ids...]``),
+    as the engine does, in every batch size; the matches before the failing event are the
+    engine's, those of its row none."""
+    events = [Event(t, int(ts), i, f"{t}{i}", {"x": i, "k": 1}) for i, (t, ts) in enumerate(zip(types, stamps))]
+    net = compile_text(text)
+    assert supports(net, tie) == (True, "covered")
+    py = _limit_outputs(Engine(net, tie=tie), events)
+    assert py[1] is not None and want in py[1]
+    for batch in (1, 2, 5):
+        assert _limit_outputs(KernelEngine(net, tie=tie, batch=batch), events) == py
 
 
 @SETTINGS
@@ -264,20 +309,32 @@ def test_fail_on_random_patterns(data: st.DataObject) -> None:
     p = data.draw(patterns(kleene=False, returns=False, windows=WINDOWED, name="p", types=("A", "B", "C")))
     p = dataclasses.replace(p, limit=A.Limit(data.draw(st.integers(1, 3)), "fail"))
     events = [Event(e.type, e.ts, e.pos, f"e{e.pos}", e.attrs) for e in data.draw(streams(types=("A", "B", "C"), max_size=14))]
-    tie = _tie(data)
+    tie = data.draw(st.sampled_from(("arrival", "strict", "either")))
     net = build_net([p])
     assume(supports(net, tie)[0])
+    kernel = KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5)))
+    assert _limit_outputs(kernel, events) == _limit_outputs(Engine(net, tie=tie), events)
 
-    def outputs(engine: Any) -> tuple[list[dict[str, Any]], str | None]:
-        out: list[dict[str, Any]] = []
-        try:
-            for e in fresh(events):
-                out += [m.to_dict() for m in engine.push(e)]
-            if isinstance(engine, KernelEngine):  # the matches of its last batch before an error (as Run drains)
-                out += [m.to_dict() for m in engine.drain()]
-            out += [m.to_dict() for m in engine.flush()]
-        except StateLimitError as err:  # (the kernel returned the matches before it first)
-            return out, str(err)
-        return out, None
 
-    assert outputs(KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5)))) == outputs(Engine(net, tie=tie))
+@SETTINGS
+@given(st.data())
+def test_fail_at_composite_events_on_random_patterns(data: st.DataObject) -> None:
+    """LIMIT ... FAIL in a net with composite events: ``p``'s matches (RETURN) or timeouts
+    (ON TIMEOUT) re-enter as T events that ``q`` reads under a limit of its own (``p``
+    maybe limited too); every tie rule, merged or not. The same matches up to the failing
+    event and the same error, a composite event named by its match's id."""
+    p = data.draw(patterns(kleene=False, returns=False, windows=WINDOWED, max_depth=1, types=("A", "B"), name="p"))
+    fields = tuple(A.ReturnField(f, A.Attr(v, f)) for v in [next(r.var for r in A.events_of(p.structure) if not r.negated)] for f in ("k", "x"))
+    made = A.Return("T", fields)
+    p = dataclasses.replace(p, returns=made) if data.draw(st.booleans()) else dataclasses.replace(p, timeout=made)
+    if data.draw(st.booleans()):
+        p = dataclasses.replace(p, limit=A.Limit(data.draw(st.integers(1, 3)), "fail"))
+    q = data.draw(patterns(kleene=False, negation=False, returns=False, max_depth=1, types=("T", "C"), name="q",
+                           partition=False))
+    q = dataclasses.replace(q, limit=A.Limit(data.draw(st.integers(1, 2)), "fail"))
+    tie = data.draw(st.sampled_from(("arrival", "strict", "either")))
+    net = build_net([p, q], share=data.draw(st.booleans()))
+    assume(supports(net, tie)[0])
+    events = [Event(e.type, e.ts, e.pos, f"e{e.pos}", e.attrs) for e in data.draw(streams(types=("A", "B", "C"), max_size=14))]
+    kernel = KernelEngine(net, tie=tie, batch=data.draw(st.integers(1, 5)))
+    assert _limit_outputs(kernel, events) == _limit_outputs(Engine(net, tie=tie), events)
