@@ -25,7 +25,10 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
     k.now_pos = k.store.pos[ev]
     k.now_ev = ev
     if g.type_start[etype + 1] > g.type_start[etype]:  # (else it is only a negative event here)
-        step(k, g, etype, key, ev, k.now_ts, k.now_pos)
+        if g.has_repeat:
+            step_moded(k, g, etype, key, ev, k.now_ts, k.now_pos)
+        else:
+            step(k, g, etype, key, ev, k.now_ts, k.now_pos)
     if g.ncreated:
         kept = True
         store_created(k, g, key)
@@ -41,7 +44,57 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
     cdef int32_t t, nxt, prev, nt
     cdef int64_t moved, floor = NO_KEY
     cdef int32_t enabled[256]
-    cdef int32_t fired_by[256]  # the transition of each token fired from one token (GREEDY / RELUCTANT)
+    cdef const int32_t* en
+    if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+        floor = g.floors[key]
+    elif g.strategy >= STRICT_CONTIGUITY:
+        floor = k.last_key
+    base = <int>(key * g.nplaces)
+    for e in range(g.type_start[etype], g.type_start[etype + 1]):
+        src = g.ent_src[e]
+        en = enabled_at(k, g, e, ev, enabled, &nen)
+        if src == g.start:
+            for ki in range(nen):
+                nt = fire(k, g, en[ki], -1, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+        t = g.heads[base + src]
+        prev = -1
+        while t >= 0:
+            nxt = g.tk_next[t]
+            if g.expired(t, ts, pos) or (g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor):
+                unlink(k, g, base + src, prev, t)
+                t = nxt
+                continue
+            moved = 0
+            for ki in range(nen):
+                nt = fire(k, g, en[ki], t, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+                    moved |= g.tk_users[nt]
+            if moved and g.strategy == STNM:
+                if g.timed and g.tk_counted[t] & moved:
+                    with gil:  # (LIMIT: the quotas)
+                        uncount(g, key, t, moved)
+                g.tk_users[t] &= ~moved
+                if g.tk_users[t] == 0:
+                    unlink(k, g, base + src, prev, t)
+                    t = nxt
+                    continue
+            prev = t
+            t = nxt
+    return 0
+
+
+cdef int step_moded(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
+    """:func:`step` for a net with GREEDY / RELUCTANT lists (enter picks it): each token's
+    firings by the event are chosen among (:func:`prefer`) before they count as moving it. A
+    copy of step's loop, so that the other nets' loop stays as it was (instructions per row)."""
+    cdef int e, ki, src, base, nen
+    cdef int32_t t, nxt, prev, nt
+    cdef int64_t moved, floor = NO_KEY
+    cdef int32_t enabled[256]
+    cdef int32_t fired_by[256]  # the transition of each token fired from one token
     cdef Py_ssize_t c0
     cdef const int32_t* en
     if g.strategy == PARTITION_CONTIGUITY and g.partitioned:

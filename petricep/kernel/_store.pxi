@@ -231,6 +231,7 @@ cdef class Group:
     cdef const int32_t[::1] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
     cdef const uint8_t[::1] slot_kleene
     cdef const int32_t[::1] pl_repeat_start, pl_repeat  # GREEDY / RELUCTANT rules per place (lowering)
+    cdef bint has_repeat
     cdef public int has_kleene
     cdef Py_ssize_t naggs
     cdef int64_t* nd_ev
@@ -414,6 +415,7 @@ cdef class Group:
         self.slot_kleene = lg.slot_kleene
         self.pl_repeat_start = lg.pl_repeat_start
         self.pl_repeat = lg.pl_repeat
+        self.has_repeat = len(lg.pl_repeat) > 0
         self.slot_agg_start = lg.slot_agg_start
         self.agg_func = lg.agg_func
         self.agg_attr = lg.agg_attr
