@@ -54,7 +54,8 @@ in arrival order inside a timestamp group, each event once; a name
 that is a list in one pattern and an event in another is a list column of the match table (an
 event's id a one-element list);
 merging never puts a list and another pattern's event in one slot (merge._placed); aggregating text
-values stops with an error), consumption
+values stops with an error; GREEDY / RELUCTANT lists choose between a take and the step after
+it as runtime firing._prefer, ``_firing.pxi`` prefer), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
 under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher
 (``_rowmatch.pyx``, a module of its own, :mod:`~petricep.kernel.rowlowering`,
@@ -67,7 +68,7 @@ tie rule. A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
 net with ARCHIVED variables itself, SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number and a GREEDY or RELUCTANT repetition. A
+a number. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper

@@ -25,7 +25,10 @@ cdef bint enter(Kernel k, Group g, int etype, int64_t key, int64_t ev) except -1
     k.now_pos = k.store.pos[ev]
     k.now_ev = ev
     if g.type_start[etype + 1] > g.type_start[etype]:  # (else it is only a negative event here)
-        step(k, g, etype, key, ev, k.now_ts, k.now_pos)
+        if g.has_repeat:
+            step_moded(k, g, etype, key, ev, k.now_ts, k.now_pos)
+        else:
+            step(k, g, etype, key, ev, k.now_ts, k.now_pos)
     if g.ncreated:
         kept = True
         store_created(k, g, key)
@@ -81,6 +84,110 @@ cdef int step(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, 
             prev = t
             t = nxt
     return 0
+
+
+cdef int step_moded(Kernel k, Group g, int etype, int64_t key, int64_t ev, double ts, int64_t pos) except -1 nogil:
+    """:func:`step` for a net with GREEDY / RELUCTANT lists (enter picks it): each token's
+    firings by the event are chosen among (:func:`prefer`) before they count as moving it. A
+    copy of step's loop, so that the other nets' loop stays as it was (instructions per row)."""
+    cdef int e, ki, src, base, nen
+    cdef int32_t t, nxt, prev, nt
+    cdef int64_t moved, floor = NO_KEY
+    cdef int32_t enabled[256]
+    cdef int32_t fired_by[256]  # the transition of each token fired from one token
+    cdef Py_ssize_t c0
+    cdef const int32_t* en
+    if g.strategy == PARTITION_CONTIGUITY and g.partitioned:
+        floor = g.floors[key]
+    elif g.strategy >= STRICT_CONTIGUITY:
+        floor = k.last_key
+    base = <int>(key * g.nplaces)
+    for e in range(g.type_start[etype], g.type_start[etype + 1]):
+        src = g.ent_src[e]
+        en = enabled_at(k, g, e, ev, enabled, &nen)
+        if src == g.start:
+            for ki in range(nen):
+                nt = fire(k, g, en[ki], -1, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+        t = g.heads[base + src]
+        prev = -1
+        while t >= 0:
+            nxt = g.tk_next[t]
+            if g.expired(t, ts, pos) or (g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor):
+                unlink(k, g, base + src, prev, t)
+                t = nxt
+                continue
+            moved = 0
+            c0 = g.ncreated
+            for ki in range(nen):
+                nt = fire(k, g, en[ki], t, ev, ts, pos, floor)
+                if nt >= 0:
+                    g.add_created(nt)
+                    fired_by[g.ncreated - 1 - c0] = en[ki]
+            if g.pl_repeat_start[src + 1] > g.pl_repeat_start[src] and g.ncreated - c0 > 1:
+                prefer(g, src, c0, fired_by)
+            for ki in range(<int>c0, <int>g.ncreated):
+                moved |= g.tk_users[g.created[ki]]
+            if moved and g.strategy == STNM:
+                if g.timed and g.tk_counted[t] & moved:
+                    with gil:  # (LIMIT: the quotas)
+                        uncount(g, key, t, moved)
+                g.tk_users[t] &= ~moved
+                if g.tk_users[t] == 0:
+                    unlink(k, g, base + src, prev, t)
+                    t = nxt
+                    continue
+            prev = t
+            t = nxt
+    return 0
+
+
+cdef void prefer(Group g, int src, Py_ssize_t c0, const int32_t* fired_by) noexcept nogil:
+    """GREEDY / RELUCTANT lists growing at ``src`` (runtime firing._prefer): where one event
+    both extends such a list (its take) and fires another transition from the same token, a
+    greedy list keeps only the extension and a reluctant one only the other, for the patterns
+    both fired for; a token left with no pattern is released and leaves ``g.created`` (from
+    ``c0``: this token's firings, ``fired_by`` their transitions)."""
+    cdef int r, slot, j, tr
+    cdef int n = <int>(g.ncreated - c0), m
+    cdef int64_t keep
+    cdef bint greedy, take, any_take, any_other
+    cdef int32_t nt
+    for r in range(g.pl_repeat_start[src], g.pl_repeat_start[src + 1]):
+        slot = g.pl_repeat[r] >> 1
+        greedy = g.pl_repeat[r] & 1
+        any_take = any_other = False
+        keep = 0
+        for j in range(n):
+            if g.created[c0 + j] < 0:
+                continue
+            tr = fired_by[j]
+            take = g.tr_kleene[tr] == KLEENE_TAKE and g.tr_slot[tr] == slot
+            if take:
+                any_take = True
+            else:
+                any_other = True
+            if take == greedy:
+                keep |= g.tk_users[g.created[c0 + j]]
+        if not (any_take and any_other):
+            continue
+        for j in range(n):
+            nt = g.created[c0 + j]
+            if nt < 0:
+                continue
+            tr = fired_by[j]
+            if (g.tr_kleene[tr] == KLEENE_TAKE and g.tr_slot[tr] == slot) != greedy:
+                g.tk_users[nt] &= ~keep
+                if g.tk_users[nt] == 0:
+                    g.release(nt)
+                    g.created[c0 + j] = -1
+    m = 0
+    for j in range(n):  # (the kept ones in firing order, with their transitions)
+        if g.created[c0 + j] >= 0:
+            g.created[c0 + m] = g.created[c0 + j]
+            m += 1
+    g.ncreated = c0 + m
 
 
 cdef inline const int32_t* enabled_at(Kernel k, Group g, int e, int64_t ev, int32_t* scratch, int* n) except NULL nogil:

@@ -230,6 +230,8 @@ cdef class Group:
     cdef const int8_t[::1] tr_kleene, agg_func
     cdef const int32_t[::1] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
     cdef const uint8_t[::1] slot_kleene
+    cdef const int32_t[::1] pl_repeat_start, pl_repeat  # GREEDY / RELUCTANT rules per place (lowering)
+    cdef bint has_repeat
     cdef public int has_kleene
     cdef Py_ssize_t naggs
     cdef int64_t* nd_ev
@@ -411,6 +413,9 @@ cdef class Group:
         self.tr_defer_start = lg.tr_defer_start
         self.tr_defer = lg.tr_defer
         self.slot_kleene = lg.slot_kleene
+        self.pl_repeat_start = lg.pl_repeat_start
+        self.pl_repeat = lg.pl_repeat
+        self.has_repeat = len(lg.pl_repeat) > 0
         self.slot_agg_start = lg.slot_agg_start
         self.agg_func = lg.agg_func
         self.agg_attr = lg.agg_attr

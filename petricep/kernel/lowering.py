@@ -343,6 +343,10 @@ class LoweredGroup:
     agg_func: np.ndarray
     agg_attr: np.ndarray
     cond_iter_slot: np.ndarray
+    # GREEDY / RELUCTANT (runtime firing._prefer): per place its lists' rules [start, end),
+    # each ``2 * slot + 1`` for greedy, ``2 * slot`` for reluctant
+    pl_repeat_start: np.ndarray
+    pl_repeat: np.ndarray
     place_exit_bits: np.ndarray
     place_emit_bits: np.ndarray
     timeout_mask: int
@@ -411,11 +415,6 @@ def _refusal(net: Net, tie: str) -> str | None:
         return "SQL MATCH_RECOGNIZE queries"
     if net.history:
         return "ARCHIVED variables"
-    for p in net.patterns:
-        moded = next((r for r in A.events_of(p.source.structure) if r.mode), None)
-        if moded is not None:
-            # the choice between two firings of one token is made on the Python engine only
-            return f"pattern {p.name!r}: a {moded.mode.upper()} repetition ({moded.var}[]) is not covered yet"
     for g in net.groups:
         if len(g.patterns) > MAX_USERS:
             return f"more than {MAX_USERS} patterns share one net"
@@ -622,6 +621,9 @@ def _lower_kleene(g: GroupNet, bc: _Bytecode) -> dict[str, Any]:
         "agg_func": _frozen([f for a in aggs for f, _ in a], np.int8),
         "agg_attr": _frozen([c for a in aggs for _, c in a], np.int32),
         "cond_iter_slot": _frozen(iter_slot, np.int32),
+        **dict(zip(("pl_repeat_start", "pl_repeat"), _csr([
+            [2 * slot + (mode == "greedy") for slot, mode in place.repeat] for place in g.places
+        ]))),
     }
 
 
