@@ -134,7 +134,9 @@ _fingerprints: dict[tuple[int, str], tuple[Lowered, str]] = {}
 # what they lay out: left out of such a net's digest, so that its older snapshots still restore
 # (per-step gaps, issue 42: a gapped net's digest has them)
 _GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi"))
-# (repeated groups, issue 42: a pattern's ``groups``, likewise only in a grouped pattern's digest)
+# (repeated groups, issue 42: a pattern's ``groups``, likewise only in a grouped pattern's digest;
+# GREEDY / RELUCTANT's per-place rules only in the digest of a net that has one)
+_REPEAT_FIELDS = frozenset(("pl_repeat_start", "pl_repeat"))
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -142,9 +144,12 @@ def _feed(h: Any, obj: Any) -> None:
     if is_dataclass(obj) and not isinstance(obj, type):
         h.update(f"<{type(obj).__name__}".encode())
         gapless = isinstance(obj, LoweredGroup) and not len(obj.gap_slot)
+        plain = isinstance(obj, LoweredGroup) and not len(obj.pl_repeat)
         groupless = isinstance(obj, LoweredPattern) and not obj.groups
         for f in fields(obj):
-            if gapless and f.name in _GAP_FIELDS or groupless and f.name == "groups":
+            if gapless and f.name in _GAP_FIELDS or plain and f.name in _REPEAT_FIELDS:
+                continue
+            if groupless and f.name == "groups":
                 continue
             h.update(f"{f.name}=".encode())
             _feed(h, getattr(obj, f.name))
