@@ -207,8 +207,19 @@ def decode_columns(
     """:func:`decode` of a batch of rows as columns (no :class:`Event` per row): the type,
     time, id and attribute values of each row, as its event would hold them. A field some
     rows lack is ``None`` there (what the kernel reads for a missing field)."""
+    return columns_of(unpacked_rows(blobs), positions, id_is_pos, names)
+
+
+def unpacked_rows(blobs: Iterable[bytes]) -> list[tuple[Any, Any, Any, Any]]:
+    """Encoded events as their ``(type, ts, id, attributes)`` tuples (:func:`columns_of`)."""
     loads = marshal.loads
-    rows = [loads(b[1:]) if b[0] in _MARSHAL else _unpacked(b) for b in blobs]
+    return [loads(b[1:]) if b[0] in _MARSHAL else _unpacked(b) for b in blobs]
+
+
+def columns_of(
+    rows: Sequence[tuple[Any, Any, Any, Any]], positions: list[int], id_is_pos: bool, names: tuple[str, ...] | None = None
+) -> EventColumns:
+    """:func:`unpacked_rows` as columns, the events at ``positions`` (see :func:`decode_columns`)."""
     if not rows:
         return EventColumns([], [], [], [], {})
     types, stamps, ids, values = zip(*rows)

@@ -83,14 +83,23 @@ from .arrivals import LOG_DIR, local_path, source_class
 from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
-from .keygroups import STATE_FIELDS, BucketState, bucket_of, checkpoint_buckets, default_buckets, new_token
+from .keygroups import (
+    STATE_FIELDS,
+    BucketState,
+    Waiting,
+    bucket_of,
+    checkpoint_buckets,
+    default_buckets,
+    new_token,
+)
 from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .lineage import Change, Lineage, bind
 from .migrate import LineageCache, LineageEngine
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
-from .records import MATCHES_DDL, decode, encode, match_row, rows_batch
+from .records import MATCHES_DDL, Found, MatchRows, decode, encode, match_row, rows_batch
+from .release import match_frame, released_columns, renumbered, with_origin
 from .session import configure, require_spark
 from .typed import typed
 
@@ -160,11 +169,9 @@ def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
     falls behind it (what only count windows could notice, and they run on the whole
     stream where the stream re-orders: :func:`streaming_plan`). In time order, nothing
     changes: positions are the stream's own."""
-    origin = {}
-    for e in events:
-        n = last + 1 if whole else max(e.pos, last + 1)
-        origin[n] = e.pos
-        e.pos = last = n
+    positions, origin = renumbered([e.pos for e in events], last, whole)
+    for e, n in zip(events, positions):
+        e.pos = n
     return origin
 
 
@@ -270,7 +277,11 @@ class StreamParser:
     def _rows(self, batch: pa.RecordBatch, out: list[tuple[Any, ...]]) -> None:
         spec = self.parse.spec
         try:
-            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)), spec.path, out)
+            self._emit(
+                iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)),
+                spec.path,
+                out,
+            )
         except EventError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 
@@ -330,7 +341,12 @@ class EngineProcessor:
     route) and comes out as a ``late`` row."""
 
     def __init__(
-        self, net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset(), lineage: Lineage | None = None
+        self,
+        net: Net,
+        plan: Plan,
+        tie: str,
+        kernel: frozenset[int] = frozenset(),
+        lineage: Lineage | None = None,
     ) -> None:
         self.net = net
         self.plan = plan
@@ -384,7 +400,9 @@ class EngineProcessor:
         if st.token is not None:
             got = self.engine_state.get()
             stored = None if got is None else bytes(got[0])
-        if isinstance(self.engines, LineageCache):  # a bucket without engine: its events came before the change
+        if isinstance(
+            self.engines, LineageCache
+        ):  # a bucket without engine: its events came before the change
             return self.engines.build(key[0], stored, old=True)
         return self.engines.build(key[0], stored)
 
@@ -416,7 +434,10 @@ class EngineProcessor:
         read = 0
         for pdf in rows:
             for pos, et, ev, first, reads in zip(
-                pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
+                pdf["pos"].tolist(),
+                pdf["evtime"].tolist(),
+                pdf["ev"].tolist(),
+                pdf["first"].tolist(),
                 pdf["reads"].tolist(),
             ):
                 if ev is None:  # a parse batch's count row (count_row)
@@ -438,7 +459,6 @@ class EngineProcessor:
             yield pd.DataFrame(out, columns=OUTPUT_COLUMNS)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
-        import pandas as pd
 
         wm = timerValues.getCurrentWatermarkInMs()
         st = self._load()
@@ -454,45 +474,42 @@ class EngineProcessor:
             self._save(st)
             return
         with quiet_gc():
-            rows = self._release(st, group, wm, (int(key[0]), int(key[1])))
+            batches = self._release(st, group, wm, (int(key[0]), int(key[1])))
         self._save(st)
-        if rows:
-            yield pd.DataFrame([(*r, MATCH, None) for r in rows], columns=OUTPUT_COLUMNS)
+        if batches:
+            yield match_frame(batches, MATCH, OUTPUT_COLUMNS)
 
-    def _release(self, st: BucketState, group: Group, wm: int, key: tuple[int, int]) -> list[tuple[Any, ...]]:
+    def _release(self, st: BucketState, group: Group, wm: int, key: tuple[int, int]) -> list[pa.RecordBatch]:
         """Push the bucket's events the watermark passed, advance its engine to the
-        watermark; the match rows. The engine's snapshot is stored where it took events or
-        gave matches (an advance that closed nothing changes no later match: the stored
-        engine, advanced later, gives what this one gives)."""
+        watermark; the match rows, as record batches (:mod:`petricep.spark.release`). The
+        engine's snapshot is stored where it took events or gave matches (an advance that
+        closed nothing changes no later match: the stored engine, advanced later, gives
+        what this one gives)."""
         ready = [x for x in st.buffer if x[0] < wm]
         st.buffer = [x for x in st.buffer if x[0] >= wm]
         st.wakeups = [w for w in st.wakeups if w > wm]
-        events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
-        if not events and group.clock_sensitive:
+        if not ready and group.clock_sensitive:
             return []
         engine = self._engine(st, key)
-        origin = renumber(events, engine.last_pos, whole_stream(group))
-        if isinstance(engine, LineageEngine):
-            engine.arrived = origin  # its generations take the events from their births on
         advancing = not group.clock_sensitive
+        found, stamps, origin = self._fire(engine, ready, group)
         try:
-            found = engine.push_all(events)
             if advancing:  # at the last position pushed: a tick never goes back (the kernel
                 # remembers events by position, in order: a tick at -1 confused a restored one)
                 found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos)]
         except EvaluationError as err:
-            failed = getattr(err, "event", None)
-            where = failed.pos if failed is not None else (events[-1].pos if events else -1)
-            raise RuntimeError(TASK_ERROR + f"event at position {origin.get(where, where)}: {err}") from None
+            raise RuntimeError(TASK_ERROR + f"event at position {_failed_at(err, origin)}: {err}") from None
         wakeups = set(st.wakeups)
-        for e in events if advancing else ():
+        for ts in stamps if advancing else ():
             if group.waits:  # a watermark past the window's end: advance then
-                wakeups.update(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
+                wakeups.update(event_time_ms(ts + w) + 2 for w in group.time_windows)
             if self.tie != "arrival":  # ... and past this timestamp's group
-                wakeups.add(event_time_ms(e.ts) + 2)
-        rows = [match_row(m, origin.get(at, at), group.index, seq) for seq, (m, at) in enumerate(found)]
+                wakeups.add(event_time_ms(ts) + 2)
+        out = MatchRows(self.net, group.index, CLOCK)  # (CLOCK: what no event emitted)
+        out.add(with_origin(found, origin))
+        rows = out.take()
         st.wakeups = sorted(w for w in wakeups if w > wm)
-        if events or found or st.token is None:
+        if ready or found or st.token is None:
             st.token = new_token()
             self.engine_state.update((engine.snapshot(),))
         if isinstance(self.engines, LineageCache):
@@ -503,8 +520,41 @@ class EngineProcessor:
             self.engines.put(key, st.token, engine)
         return rows
 
+    def _fire(
+        self, engine: KeyRunner | LineageEngine, ready: list[Waiting], group: Group
+    ) -> tuple[list[Found], list[Any], dict[int, int]]:
+        """The released events pushed into the bucket's engine, in stream order: what it
+        found (emitting positions the engine's), the events' timestamps, and engine
+        position -> the event's own. A kernel runner takes them as one batch of columns
+        (its matches as record batches), other engines event by event."""
+        whole = whole_stream(group)
+        if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+            cols, origin = released_columns(ready, engine.last_pos, whole)
+            stamps = list(cols.ts)
+        else:
+            events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
+            origin = renumber(events, engine.last_pos, whole)
+            stamps = [e.ts for e in events]
+            if isinstance(engine, LineageEngine):
+                engine.arrived = origin  # its generations take the events from their births on
+        try:
+            if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+                found = engine.push_columns_found(cols) if len(cols) else []
+                return found + list(engine.drain()), stamps, origin
+            return list(engine.push_all(events)), stamps, origin
+        except EvaluationError as err:
+            raise RuntimeError(TASK_ERROR + f"event at position {_failed_at(err, origin)}: {err}") from None
+
     def close(self) -> None:
         pass
+
+
+def _failed_at(err: EvaluationError, origin: dict[int, int]) -> int:
+    """The stream position an evaluation error names: its event's, else the last released
+    event's (-1: none), engine positions mapped back to the events' own."""
+    failed = getattr(err, "event", None)
+    where = failed.pos if failed is not None else (max(origin) if origin else -1)
+    return origin.get(where, where)
 
 
 def processor(
@@ -595,7 +645,11 @@ class StreamRun:
         local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
         if local is not None and log is not None and arrivals_supported():
             self.spark.dataSource.register(source_class())
-            reader = self.spark.readStream.format(ARRIVALS).option("path", local).option("log", os.path.join(log, LOG_DIR))
+            reader = (
+                self.spark.readStream.format(ARRIVALS)
+                .option("path", local)
+                .option("log", os.path.join(log, LOG_DIR))
+            )
             reader = reader.option("partitions", self.spark.sparkContext.defaultParallelism)
             for name, value in (("glob", glob), ("max_files", max_files)):
                 if value is not None:
@@ -636,7 +690,9 @@ class StreamRun:
         if pos not in df.columns:
             raise EventError(f"missing column {pos!r}", spec.path, None, pos)
         if not df.isStreaming:
-            raise ConfigError("events_from_dataframe needs a streaming DataFrame (spark.readStream...): for a batch one, use match_events")
+            raise ConfigError(
+                "events_from_dataframe needs a streaming DataFrame (spark.readStream...): for a batch one, use match_events"
+            )
         return df.mapInArrow(StreamParser(StreamParse(spec, pos, False), Router(self.plan)), STREAM_DDL)
 
     def output(self, events: Any) -> Any:
@@ -658,7 +714,10 @@ class StreamRun:
             timed.select("g", "b", "pos", "evtime", "ev", "first", "reads")
             .groupBy("g", "b")
             .transformWithStateInPandas(
-                processor(self.net, self.plan, self.tie, self.kernel, self.lineage), OUTPUT_DDL, "Append", "EventTime"
+                processor(self.net, self.plan, self.tie, self.kernel, self.lineage),
+                OUTPUT_DDL,
+                "Append",
+                "EventTime",
             )
         )
 
@@ -699,7 +758,9 @@ class StreamRun:
             F.col("key.g").alias("g"), F.col("key.b").alias("b"), F.col("value.buffer").alias("buffer")
         )
         both = left.join(right, ["g", "b"], "full_outer")
-        return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel, self.lineage), MATCHES_DDL)
+        return both.mapInArrow(
+            StateFlush(self.net, self.plan, self.tie, self.kernel, self.lineage), MATCHES_DDL
+        )
 
 
 class StateFlush:
@@ -738,7 +799,11 @@ class StateFlush:
         if not self.plan.groups[g].patterns:  # a retired state index (spark/lineage.py)
             return []
         try:  # (a bucket without engine under a changed pattern set: its events came before the change)
-            engine = self.engines.build(g, eng, old=True) if isinstance(self.engines, LineageCache) else self.engines.build(g, eng)
+            engine = (
+                self.engines.build(g, eng, old=True)
+                if isinstance(self.engines, LineageCache)
+                else self.engines.build(g, eng)
+            )
             origin = renumber(events, engine.last_pos, whole_stream(self.plan.groups[g]))
             if isinstance(engine, LineageEngine):
                 engine.arrived = origin
