@@ -98,7 +98,18 @@ from .migrate import LineageCache, LineageEngine
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
-from .records import MATCHES_DDL, Found, MatchRows, decode, encode, match_row, rows_batch
+from .records import (
+    MATCHES_DDL,
+    Found,
+    MatchRows,
+    decode,
+    encode,
+    is_pack,
+    match_row,
+    pack_events,
+    rows_batch,
+    unpack_events,
+)
 from .release import match_frame, released_columns, renumbered, with_origin
 from .session import configure, require_spark
 from .typed import typed
@@ -229,7 +240,7 @@ class StreamParser:
                 else:
                     self._rows(batch, out)
                 if out:
-                    out.append(count_row(out))
+                    out = packed_rows(out) + [count_row(out)]
                     cols = list(zip(*out))
                     yield pa.RecordBatch.from_arrays(
                         [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)],
@@ -297,6 +308,19 @@ def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, .
     return [(g, bucket_of(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
 
 
+def packed_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A parse batch's event rows (:func:`routed_rows`) as one row per (group, bucket): its
+    events packed in ``ev`` (:func:`~petricep.spark.records.pack_events`), in their order;
+    ``pos`` the first one's, ``evtime`` the latest (what moves the watermark: its maximum
+    over the rows is the events'). pyspark hands a stateful handler its rows one pandas
+    row at a time (``itertuples``, a frame of them per key): a row per event cost ~0.1 ms,
+    more than the engine's work on it; a pack is one row however many events it holds."""
+    by: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+    for r in rows:
+        by.setdefault((r[0], r[1]), []).append(r)
+    return [(g, b, rs[0][2], max(r[3] for r in rs), pack_events(rs), False, 0) for (g, b), rs in by.items()]
+
+
 def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     """The count row of a parse batch's event ``rows`` (:func:`routed_rows`): no event, the
     number of events read in ``reads``, for the unrouted events' key. Its event time is
@@ -326,6 +350,26 @@ def late_row(e: Event, watermark_ms: int) -> tuple[Any, ...]:
 def read_row(n: int) -> tuple[Any, ...]:
     """A count of events read (on time or late) by one key in one micro-batch."""
     return (*_NO_MATCH, READ, n)
+
+
+def _input_events(frames: Iterator[Any]) -> Iterator[tuple[int, int, bytes | None, bool, int]]:
+    """A key's input rows (pandas frames of STREAM_DDL but its key) as ``(pos, evtime, ev,
+    first, reads)`` per event, a pack's events (:func:`packed_rows`) one by one; a count
+    row as itself (``ev`` None)."""
+    for pdf in frames:
+        for pos, et, ev, first, reads in zip(
+            pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
+            pdf["reads"].tolist(),
+        ):  # fmt: skip
+            if ev is None:
+                yield pos, et, None, first, reads
+                continue
+            data = bytes(ev)
+            if is_pack(data):
+                for p, t, e, f in unpack_events(data):
+                    yield p, t, e, f, 0
+            else:
+                yield pos, et, data, first, reads
 
 
 class EngineProcessor:
@@ -432,21 +476,14 @@ class EngineProcessor:
         waiting: list[tuple[int, int, bytes]] = []
         out: list[tuple[Any, ...]] = []
         read = 0
-        for pdf in rows:
-            for pos, et, ev, first, reads in zip(
-                pdf["pos"].tolist(),
-                pdf["evtime"].tolist(),
-                pdf["ev"].tolist(),
-                pdf["first"].tolist(),
-                pdf["reads"].tolist(),
-            ):
-                if ev is None:  # a parse batch's count row (count_row)
-                    read += reads
-                elif et < wm:
-                    if first:
-                        out.append(late_row(decode(bytes(ev), pos, False), wm))
-                elif not unrouted:
-                    waiting.append((et, pos, bytes(ev)))
+        for pos, et, data, first, reads in _input_events(rows):
+            if data is None:  # a parse batch's count row (count_row)
+                read += reads
+            elif et < wm:
+                if first:
+                    out.append(late_row(decode(data, pos, False), wm))
+            elif not unrouted:
+                waiting.append((et, pos, data))
         if waiting:
             st = self._load()
             if self.lineage is not None and key[0] != UNROUTED:
