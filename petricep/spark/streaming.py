@@ -60,6 +60,7 @@ union of the query's output equals a batch run over the same events.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
@@ -192,6 +193,9 @@ def event_time_ms(ts: Any) -> int:
     stream starting at time 0."""
     if isinstance(ts, int):
         return ts * 1000 + 1
+    if type(ts) is float and math.isfinite(ts):  # (the same floor, exactly: the float's own ratio)
+        num, den = ts.as_integer_ratio()
+        return num * 1000 // den + 1
     return math.floor(Fraction(ts) * 1000) + 1
 
 
@@ -259,9 +263,10 @@ class StreamParser:
                         EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
                     )
                 )
-            out += routed_rows(
-                self.router, Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs), self.parse.buckets
-            )
+            e.pos = pos  # (the reader's event, ours now: no copy per row)
+            if id_is_pos:
+                e.id = pos
+            out += routed_rows(self.router, e, self.parse.buckets)
 
     def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
         label = path[5:] if path.startswith("file:") else path
@@ -305,7 +310,10 @@ def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, .
     data, et = encode(e), event_time_ms(e.ts)
     if not routes:
         return [(UNROUTED, 0, e.pos, et, data, True, 0)]
-    return [(g, bucket_of(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+    return [(g, _bucket(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+
+
+_bucket = functools.lru_cache(maxsize=1 << 16)(bucket_of)  # (a key's crc32 once per worker, not per event)
 
 
 def packed_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

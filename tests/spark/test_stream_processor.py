@@ -8,8 +8,13 @@ server in Spark): one read per state variable it needs, a write only where it ch
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pandas as pd
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
@@ -29,6 +34,7 @@ from petricep.spark.streaming import (
     routed_rows,
     streaming_plan,
 )
+from tests.budget import examples
 from tests.spark.streamsim import Clock, FakeHandle, simulate
 from tests.spark.test_keystate import canonical, embedded
 
@@ -121,3 +127,12 @@ def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> No
     assert list(proc.handleExpiredTimer(key, Clock(9000), Clock(9000, 8000))) == []
     assert handle.calls == [("bucket", "get"), ("bucket", "update")]
     assert handle.store[(key, "bucket")][0] == token
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.floats(min_value=0, max_value=1e12, allow_nan=False) | st.integers(0, 10**15).map(lambda n: n / 1000))
+def test_a_float_times_event_time_is_the_exact_floor(ts: float) -> None:
+    """event_time_ms of a float through its own ratio, as the Fraction it is exactly: the
+    floor of ts * 1000 (which ts * 1000 computed as a float can miss: it rounds)."""
+    assert event_time_ms(ts) == math.floor(Fraction(ts) * 1000) + 1
+    assert event_time_ms(Fraction(ts)) == event_time_ms(ts)
