@@ -231,8 +231,12 @@ def columns_of(
         attrs = dict(zip(names, map(list, zip(*values)))) if names else {}
     else:
         dicts = [dict(zip(names, v)) if type(v) is tuple else v for v in values]  # type: ignore[arg-type]
-        fields = dict.fromkeys(f for d in dicts for f in d)
-        attrs = {f: [d.get(f) for d in dicts] for f in fields}
+        first = tuple(dicts[0])
+        if all(tuple(d) == first for d in dicts):  # (one reader's events: the same fields in one order)
+            attrs = dict(zip(first, map(list, zip(*[d.values() for d in dicts])))) if first else {}
+        else:
+            fields = dict.fromkeys(f for d in dicts for f in d)
+            attrs = {f: [d.get(f) for d in dicts] for f in fields}
     return EventColumns(list(types), list(stamps), positions, positions if id_is_pos else list(ids), attrs)
 
 

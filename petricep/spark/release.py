@@ -45,8 +45,9 @@ def released_columns(ready: Sequence[Waiting], last: int, whole: bool) -> tuple[
     ``(ts, pos)`` -- as the events :func:`~petricep.spark.records.decode` gives, sorted --
     at their engine positions (:func:`renumbered`); and engine position -> own position."""
     rows = unpacked_rows([ev for _, _, ev in ready])
-    order = sorted(range(len(rows)), key=lambda i: (rows[i][1], ready[i][1]))
-    positions, origin = renumbered([ready[i][1] for i in order], last, whole)
+    own = [x[1] for x in ready]
+    order = [i for _, _, i in sorted(zip([r[1] for r in rows], own, range(len(rows))))]  # (ties: as buffered)
+    positions, origin = renumbered([own[i] for i in order], last, whole)
     return columns_of([rows[i] for i in order], positions, False), origin
 
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import operator
 import os
 import tempfile
 from collections.abc import Iterator
@@ -313,6 +314,7 @@ def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, .
     return [(g, _bucket(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
 
 
+_TIME_POS = operator.itemgetter(0, 1)  # a buffer's order: (event time ms, position)
 _bucket = functools.lru_cache(maxsize=1 << 16)(bucket_of)  # (a key's crc32 once per worker, not per event)
 
 
@@ -496,7 +498,7 @@ class EngineProcessor:
             st = self._load()
             if self.lineage is not None and key[0] != UNROUTED:
                 self._bear(st, (int(key[0]), int(key[1])), waiting)
-            st.buffer = sorted(st.buffer + waiting, key=lambda x: (x[0], x[1]))
+            st.buffer = sorted(st.buffer + waiting, key=_TIME_POS)
             self._save(st)
         if read:
             out.append(read_row(read))

@@ -66,3 +66,15 @@ def test_the_frame_of_record_batches_is_the_frame_of_rows() -> None:
         assert list(new.columns) == OUTPUT_COLUMNS
         assert _as_spark_reads(new).equals(_as_spark_reads(old))
         assert _as_spark_reads(new).column("start").to_pylist() == [1.0, None, float(2**60)]
+
+
+def test_columns_of_events_with_one_field_order_and_with_several() -> None:
+    """One reader's events (the same fields in one order: a column per field at once), and
+    the same fields in two orders (columns by name): the columns the events hold."""
+    same = [Event("A", i, i, i, {"k": i, "x": -i}) for i in range(3)]
+    mixed = [*same[:2], Event("A", 2, 2, 2, {"x": -2, "k": 2})]
+    for events in (same, mixed):
+        ready = [(event_time_ms(e.ts), e.pos, encode(e)) for e in events]
+        cols, _ = released_columns(ready, -1, False)
+        assert cols.attrs == {"k": [0, 1, 2], "x": [0, -1, -2]}
+        assert list(cols.attrs) == ["k", "x"]
