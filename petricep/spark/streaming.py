@@ -116,6 +116,8 @@ from .release import match_frame, released_columns, renumbered, with_origin
 from .session import configure, require_spark
 from .typed import typed
 
+# the stateful operator's input: per parse batch one row per (group, bucket), its events packed in
+# ``ev`` (packed_rows), and one count row; a row of one event (``ev`` an encoded event) reads the same
 STREAM_DDL = "g int, b int, pos long, evtime long, ev binary, first boolean, reads long"
 # the query's output: matches, late events and counts of the events read (one per parse task)
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
