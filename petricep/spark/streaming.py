@@ -88,7 +88,6 @@ from .batch import TASK_ERROR
 from .keygroups import (
     STATE_FIELDS,
     BucketState,
-    Waiting,
     bucket_of,
     checkpoint_buckets,
     default_buckets,
@@ -102,17 +101,14 @@ from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
 from .records import (
     MATCHES_DDL,
-    Found,
     MatchRows,
     decode,
     encode,
-    is_pack,
     match_row,
     pack_events,
     rows_batch,
-    unpack_events,
 )
-from .release import match_frame, released_columns, renumbered, with_origin
+from .release import failed_at, fire, input_events, match_frame, renumber, with_origin
 from .session import configure, require_spark
 from .typed import typed
 
@@ -168,26 +164,6 @@ def streaming_plan(plan: Plan, reorders: bool = False) -> tuple[Plan, list[str]]
 def whole_stream(group: Group) -> bool:
     """Whether the group's one engine sees every event of the stream (see :func:`renumber`)."""
     return group.all_types and not group.keyed
-
-
-def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
-    """Give a key's released events (in stream order, ``(ts, pos)``) the positions its
-    engine fires them at, after ``last`` (the engine's last position); returns engine
-    position -> the event's own position (the stream's, for messages and the output).
-
-    The engines bind and order events by position and need it to grow with every event
-    pushed, but a file that goes back in time (within the watermark) releases an event
-    after others that arrived later: its own position is smaller. As ``run --slack``
-    renumbers the events it re-orders, the engine sees the position in the re-ordered
-    stream: where its engine sees ``whole`` the stream, exactly that (one more than the last
-    event before it); elsewhere the event's own position, moved after the last one where it
-    falls behind it (what only count windows could notice, and they run on the whole
-    stream where the stream re-orders: :func:`streaming_plan`). In time order, nothing
-    changes: positions are the stream's own."""
-    positions, origin = renumbered([e.pos for e in events], last, whole)
-    for e, n in zip(events, positions):
-        e.pos = n
-    return origin
 
 
 def event_time_ms(ts: Any) -> int:
@@ -296,11 +272,7 @@ class StreamParser:
     def _rows(self, batch: pa.RecordBatch, out: list[tuple[Any, ...]]) -> None:
         spec = self.parse.spec
         try:
-            self._emit(
-                iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)),
-                spec.path,
-                out,
-            )
+            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)), spec.path, out)
         except EventError as err:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 
@@ -364,26 +336,6 @@ def read_row(n: int) -> tuple[Any, ...]:
     return (*_NO_MATCH, READ, n)
 
 
-def _input_events(frames: Iterator[Any]) -> Iterator[tuple[int, int, bytes | None, bool, int]]:
-    """A key's input rows (pandas frames of STREAM_DDL but its key) as ``(pos, evtime, ev,
-    first, reads)`` per event, a pack's events (:func:`packed_rows`) one by one; a count
-    row as itself (``ev`` None)."""
-    for pdf in frames:
-        for pos, et, ev, first, reads in zip(
-            pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
-            pdf["reads"].tolist(),
-        ):  # fmt: skip
-            if ev is None:
-                yield pos, et, None, first, reads
-                continue
-            data = bytes(ev)
-            if is_pack(data):
-                for p, t, e, f in unpack_events(data):
-                    yield p, t, e, f, 0
-            else:
-                yield pos, et, data, first, reads
-
-
 class EngineProcessor:
     """The stateful processor (built lazily as a pyspark ``StatefulProcessor``).
 
@@ -397,12 +349,7 @@ class EngineProcessor:
     route) and comes out as a ``late`` row."""
 
     def __init__(
-        self,
-        net: Net,
-        plan: Plan,
-        tie: str,
-        kernel: frozenset[int] = frozenset(),
-        lineage: Lineage | None = None,
+        self, net: Net, plan: Plan, tie: str, kernel: frozenset[int] = frozenset(), lineage: Lineage | None = None
     ) -> None:
         self.net = net
         self.plan = plan
@@ -456,9 +403,7 @@ class EngineProcessor:
         if st.token is not None:
             got = self.engine_state.get()
             stored = None if got is None else bytes(got[0])
-        if isinstance(
-            self.engines, LineageCache
-        ):  # a bucket without engine: its events came before the change
+        if isinstance(self.engines, LineageCache):  # a bucket without engine: its events came before the change
             return self.engines.build(key[0], stored, old=True)
         return self.engines.build(key[0], stored)
 
@@ -488,7 +433,7 @@ class EngineProcessor:
         waiting: list[tuple[int, int, bytes]] = []
         out: list[tuple[Any, ...]] = []
         read = 0
-        for pos, et, data, first, reads in _input_events(rows):
+        for pos, et, data, first, reads in input_events(rows):
             if data is None:  # a parse batch's count row (count_row)
                 read += reads
             elif et < wm:
@@ -541,13 +486,13 @@ class EngineProcessor:
             return []
         engine = self._engine(st, key)
         advancing = not group.clock_sensitive
-        found, stamps, origin = self._fire(engine, ready, group)
+        found, stamps, origin = fire(engine, ready, whole_stream(group))
         try:
             if advancing:  # at the last position pushed: a tick never goes back (the kernel
                 # remembers events by position, in order: a tick at -1 confused a restored one)
                 found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos)]
         except EvaluationError as err:
-            raise RuntimeError(TASK_ERROR + f"event at position {_failed_at(err, origin)}: {err}") from None
+            raise RuntimeError(TASK_ERROR + f"event at position {failed_at(err, origin)}: {err}") from None
         wakeups = set(st.wakeups)
         for ts in stamps if advancing else ():
             if group.waits:  # a watermark past the window's end: advance then
@@ -569,41 +514,8 @@ class EngineProcessor:
             self.engines.put(key, st.token, engine)
         return rows
 
-    def _fire(
-        self, engine: KeyRunner | LineageEngine, ready: list[Waiting], group: Group
-    ) -> tuple[list[Found], list[Any], dict[int, int]]:
-        """The released events pushed into the bucket's engine, in stream order: what it
-        found (emitting positions the engine's), the events' timestamps, and engine
-        position -> the event's own. A kernel runner takes them as one batch of columns
-        (its matches as record batches), other engines event by event."""
-        whole = whole_stream(group)
-        if isinstance(engine, KeyRunner) and engine.kind == "kernel":
-            cols, origin = released_columns(ready, engine.last_pos, whole)
-            stamps = list(cols.ts)
-        else:
-            events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
-            origin = renumber(events, engine.last_pos, whole)
-            stamps = [e.ts for e in events]
-            if isinstance(engine, LineageEngine):
-                engine.arrived = origin  # its generations take the events from their births on
-        try:
-            if isinstance(engine, KeyRunner) and engine.kind == "kernel":
-                found = engine.push_columns_found(cols) if len(cols) else []
-                return found + list(engine.drain()), stamps, origin
-            return list(engine.push_all(events)), stamps, origin
-        except EvaluationError as err:
-            raise RuntimeError(TASK_ERROR + f"event at position {_failed_at(err, origin)}: {err}") from None
-
     def close(self) -> None:
         pass
-
-
-def _failed_at(err: EvaluationError, origin: dict[int, int]) -> int:
-    """The stream position an evaluation error names: its event's, else the last released
-    event's (-1: none), engine positions mapped back to the events' own."""
-    failed = getattr(err, "event", None)
-    where = failed.pos if failed is not None else (max(origin) if origin else -1)
-    return origin.get(where, where)
 
 
 def processor(
@@ -694,11 +606,7 @@ class StreamRun:
         local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
         if local is not None and log is not None and arrivals_supported():
             self.spark.dataSource.register(source_class())
-            reader = (
-                self.spark.readStream.format(ARRIVALS)
-                .option("path", local)
-                .option("log", os.path.join(log, LOG_DIR))
-            )
+            reader = self.spark.readStream.format(ARRIVALS).option("path", local).option("log", os.path.join(log, LOG_DIR))
             reader = reader.option("partitions", self.spark.sparkContext.defaultParallelism)
             for name, value in (("glob", glob), ("max_files", max_files)):
                 if value is not None:
@@ -739,9 +647,7 @@ class StreamRun:
         if pos not in df.columns:
             raise EventError(f"missing column {pos!r}", spec.path, None, pos)
         if not df.isStreaming:
-            raise ConfigError(
-                "events_from_dataframe needs a streaming DataFrame (spark.readStream...): for a batch one, use match_events"
-            )
+            raise ConfigError("events_from_dataframe needs a streaming DataFrame (spark.readStream...): for a batch one, use match_events")
         return df.mapInArrow(StreamParser(StreamParse(spec, pos, False), Router(self.plan)), STREAM_DDL)
 
     def output(self, events: Any) -> Any:
@@ -763,10 +669,7 @@ class StreamRun:
             timed.select("g", "b", "pos", "evtime", "ev", "first", "reads")
             .groupBy("g", "b")
             .transformWithStateInPandas(
-                processor(self.net, self.plan, self.tie, self.kernel, self.lineage),
-                OUTPUT_DDL,
-                "Append",
-                "EventTime",
+                processor(self.net, self.plan, self.tie, self.kernel, self.lineage), OUTPUT_DDL, "Append", "EventTime"
             )
         )
 
@@ -807,9 +710,7 @@ class StreamRun:
             F.col("key.g").alias("g"), F.col("key.b").alias("b"), F.col("value.buffer").alias("buffer")
         )
         both = left.join(right, ["g", "b"], "full_outer")
-        return both.mapInArrow(
-            StateFlush(self.net, self.plan, self.tie, self.kernel, self.lineage), MATCHES_DDL
-        )
+        return both.mapInArrow(StateFlush(self.net, self.plan, self.tie, self.kernel, self.lineage), MATCHES_DDL)
 
 
 class StateFlush:
@@ -848,11 +749,7 @@ class StateFlush:
         if not self.plan.groups[g].patterns:  # a retired state index (spark/lineage.py)
             return []
         try:  # (a bucket without engine under a changed pattern set: its events came before the change)
-            engine = (
-                self.engines.build(g, eng, old=True)
-                if isinstance(self.engines, LineageCache)
-                else self.engines.build(g, eng)
-            )
+            engine = self.engines.build(g, eng, old=True) if isinstance(self.engines, LineageCache) else self.engines.build(g, eng)
             origin = renumber(events, engine.last_pos, whole_stream(self.plan.groups[g]))
             if isinstance(engine, LineageEngine):
                 engine.arrived = origin
