@@ -14,7 +14,9 @@ first compilation). Per variant: each micro-batch's ``durationMs`` (``triggerExe
 ``addBatch``, ``queryPlanning``, ``walCommit``, ``commitOffsets``, ``getBatch``,
 ``latestOffset``), the stateful operator's tasks and commit time, the handler's own
 seconds (a processor subclass that times ``handleInputRows`` / ``handleExpiredTimer`` in
-the Python workers) and the matches, which must be the same for every variant.
+the Python workers) and the matches, which must be the same for every variant; and the events per second of the
+micro-batches after the first (:func:`sustained`: ``--events 300000 --file-rows 100000`` for
+micro-batches of 100,000 events).
 
 A variant is a name in :data:`VARIANTS`: SQL settings set before its query starts (a
 fresh checkpoint each time, so the state store's partitions follow them); "before" is
@@ -200,6 +202,17 @@ def describe(name: str, r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def sustained(r: dict[str, Any], events: int, file_rows: int) -> float:
+    """Events per second of the micro-batches after the first (which starts the query):
+    the events of the files after the first over their seconds. Each micro-batch reads a
+    file and releases the one before it (the watermark its events moved), the last no-data
+    micro-batch the last file: those micro-batches carry every file's release but only
+    the later files' reading, so this counts a file fewer than they did."""
+    files = -(-events // file_rows)
+    seconds = sum(p["durationMs"]["triggerExecution"] for p in r["progress"][1:]) / 1000
+    return (events - min(events, file_rows)) / seconds if seconds and files > 1 else float("nan")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.spark_microbatch", description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=2_000)
@@ -239,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, rs in results.items():
             later = [p["durationMs"]["triggerExecution"] for r in rs for p in r["progress"][1:]]
             totals = ", ".join(f"{r['elapsed']:.1f}" for r in rs)
+            rates = ", ".join(f"{sustained(r, args.events, args.file_rows):,.0f}" for r in rs)
             print(f"{name}: median micro-batch after the first {statistics.median(later) / 1000:.2f} s "
-                  f"({len(later)} micro-batches), totals {totals} s")  # fmt: skip
+                  f"({len(later)} micro-batches), totals {totals} s; sustained {rates} events/s")  # fmt: skip
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
         if args.json:
             args.json.write_text(json.dumps({k: [r["progress"] for r in v] for k, v in results.items()}, indent=1))

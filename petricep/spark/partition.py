@@ -419,6 +419,8 @@ class KeyRunner:
     def _ticked(self, cols: EventColumns) -> tuple[EventColumns, int]:
         """A batch with its tick rows (the stream's points among its events), scheduled
         as :meth:`push` schedules, and its last event's position."""
+        if not self.clock.ts and not self._points:  # no timeline (a streaming bucket): no point ever
+            return cols, int(cols.pos[-1])
         if self.group.count_windows:
             ticks = self._ticks_between(listed(cols.ts), listed(cols.pos))
         else:

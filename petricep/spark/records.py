@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import marshal
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from decimal import Decimal
@@ -207,8 +207,22 @@ def decode_columns(
     """:func:`decode` of a batch of rows as columns (no :class:`Event` per row): the type,
     time, id and attribute values of each row, as its event would hold them. A field some
     rows lack is ``None`` there (what the kernel reads for a missing field)."""
+    return columns_of(unpacked_rows(blobs), positions, id_is_pos, names)
+
+
+def unpacked_rows(blobs: Iterable[bytes]) -> list[tuple[Any, Any, Any, Any]]:
+    """Encoded events as their ``(type, ts, id, attributes)`` tuples (:func:`columns_of`)."""
     loads = marshal.loads
-    rows = [loads(b[1:]) if b[0] in _MARSHAL else _unpacked(b) for b in blobs]
+    return [loads(b[1:]) if b[0] in _MARSHAL else _unpacked(b) for b in blobs]
+
+
+def columns_of(
+    rows: Sequence[tuple[Any, Any, Any, Any]],
+    positions: list[int],
+    id_is_pos: bool,
+    names: tuple[str, ...] | None = None,
+) -> EventColumns:
+    """:func:`unpacked_rows` as columns, the events at ``positions`` (see :func:`decode_columns`)."""
     if not rows:
         return EventColumns([], [], [], [], {})
     types, stamps, ids, values = zip(*rows)
@@ -217,9 +231,34 @@ def decode_columns(
         attrs = dict(zip(names, map(list, zip(*values)))) if names else {}
     else:
         dicts = [dict(zip(names, v)) if type(v) is tuple else v for v in values]  # type: ignore[arg-type]
-        fields = dict.fromkeys(f for d in dicts for f in d)
-        attrs = {f: [d.get(f) for d in dicts] for f in fields}
+        first = tuple(dicts[0])
+        if all(tuple(d) == first for d in dicts):  # (one reader's events: the same fields in one order)
+            attrs = dict(zip(first, map(list, zip(*[d.values() for d in dicts])))) if first else {}
+        else:
+            fields = dict.fromkeys(f for d in dicts for f in d)
+            attrs = {f: [d.get(f) for d in dicts] for f in fields}
     return EventColumns(list(types), list(stamps), positions, positions if id_is_pos else list(ids), attrs)
+
+
+EVENTS_TAG = b"P"  # the first byte of a pack of events (:func:`pack_events`): no event's encoding starts with it
+
+
+def pack_events(rows: Sequence[tuple[Any, ...]]) -> bytes:
+    """A streaming parse batch's rows of one (group, bucket) -- ``(g, b, pos, evtime, ev,
+    first, ...)`` -- as one value: their positions, event times, encoded events and
+    ``first`` flags (``marshal``: plain values only, never pickle)."""
+    cols = ([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], [bool(r[5]) for r in rows])
+    return EVENTS_TAG + marshal.dumps(cols, _SAME_BYTES)
+
+
+def is_pack(data: bytes) -> bool:
+    return data[:1] == EVENTS_TAG
+
+
+def unpack_events(data: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
+    """:func:`pack_events` undone: ``(pos, evtime, ev, first)`` per event, in order."""
+    pos, evtime, ev, first = marshal.loads(data[1:])
+    return zip(pos, evtime, ev, first)
 
 
 _MARSHAL = frozenset(b"VD")

@@ -60,8 +60,10 @@ union of the query's output equals a batch run over the same events.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
+import operator
 import os
 import tempfile
 from collections.abc import Iterator
@@ -83,17 +85,35 @@ from .arrivals import LOG_DIR, local_path, source_class
 from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
-from .keygroups import STATE_FIELDS, BucketState, bucket_of, checkpoint_buckets, default_buckets, new_token
+from .keygroups import (
+    STATE_FIELDS,
+    BucketState,
+    bucket_of,
+    checkpoint_buckets,
+    default_buckets,
+    new_token,
+)
 from .keystate import CLOCK, EngineCache, engine_choices, kernel_groups
 from .lineage import Change, Lineage, bind
 from .migrate import LineageCache, LineageEngine
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
-from .records import MATCHES_DDL, decode, encode, match_row, rows_batch
+from .records import (
+    MATCHES_DDL,
+    MatchRows,
+    decode,
+    encode,
+    match_row,
+    pack_events,
+    rows_batch,
+)
+from .release import failed_at, fire, input_events, match_frame, renumber, with_origin
 from .session import configure, require_spark
 from .typed import typed
 
+# the stateful operator's input: per parse batch one row per (group, bucket), its events packed in
+# ``ev`` (packed_rows), and one count row; a row of one event (``ev`` an encoded event) reads the same
 STREAM_DDL = "g int, b int, pos long, evtime long, ev binary, first boolean, reads long"
 # the query's output: matches, late events and counts of the events read (one per parse task)
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
@@ -146,34 +166,15 @@ def whole_stream(group: Group) -> bool:
     return group.all_types and not group.keyed
 
 
-def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
-    """Give a key's released events (in stream order, ``(ts, pos)``) the positions its
-    engine fires them at, after ``last`` (the engine's last position); returns engine
-    position -> the event's own position (the stream's, for messages and the output).
-
-    The engines bind and order events by position and need it to grow with every event
-    pushed, but a file that goes back in time (within the watermark) releases an event
-    after others that arrived later: its own position is smaller. As ``run --slack``
-    renumbers the events it re-orders, the engine sees the position in the re-ordered
-    stream: where its engine sees ``whole`` the stream, exactly that (one more than the last
-    event before it); elsewhere the event's own position, moved after the last one where it
-    falls behind it (what only count windows could notice, and they run on the whole
-    stream where the stream re-orders: :func:`streaming_plan`). In time order, nothing
-    changes: positions are the stream's own."""
-    origin = {}
-    for e in events:
-        n = last + 1 if whole else max(e.pos, last + 1)
-        origin[n] = e.pos
-        e.pos = last = n
-    return origin
-
-
 def event_time_ms(ts: Any) -> int:
     """Spark event time (ms) of a timestamp in seconds: the floor, exactly, plus 1 ms —
     so that it is positive, after the first micro-batch's watermark (0) even for a
     stream starting at time 0."""
     if isinstance(ts, int):
         return ts * 1000 + 1
+    if type(ts) is float and math.isfinite(ts):  # (the same floor, exactly: the float's own ratio)
+        num, den = ts.as_integer_ratio()
+        return num * 1000 // den + 1
     return math.floor(Fraction(ts) * 1000) + 1
 
 
@@ -222,7 +223,7 @@ class StreamParser:
                 else:
                     self._rows(batch, out)
                 if out:
-                    out.append(count_row(out))
+                    out = packed_rows(out) + [count_row(out)]
                     cols = list(zip(*out))
                     yield pa.RecordBatch.from_arrays(
                         [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)],
@@ -241,9 +242,10 @@ class StreamParser:
                         EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
                     )
                 )
-            out += routed_rows(
-                self.router, Event(e.type, e.ts, pos, pos if id_is_pos else e.id, e.attrs), self.parse.buckets
-            )
+            e.pos = pos  # (the reader's event, ours now: no copy per row)
+            if id_is_pos:
+                e.id = pos
+            out += routed_rows(self.router, e, self.parse.buckets)
 
     def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
         label = path[5:] if path.startswith("file:") else path
@@ -283,7 +285,24 @@ def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, .
     data, et = encode(e), event_time_ms(e.ts)
     if not routes:
         return [(UNROUTED, 0, e.pos, et, data, True, 0)]
-    return [(g, bucket_of(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+    return [(g, _bucket(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
+
+
+_TIME_POS = operator.itemgetter(0, 1)  # a buffer's order: (event time ms, position)
+_bucket = functools.lru_cache(maxsize=1 << 16)(bucket_of)  # (a key's crc32 once per worker, not per event)
+
+
+def packed_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A parse batch's event rows (:func:`routed_rows`) as one row per (group, bucket): its
+    events packed in ``ev`` (:func:`~petricep.spark.records.pack_events`), in their order;
+    ``pos`` the first one's, ``evtime`` the latest (what moves the watermark: its maximum
+    over the rows is the events'). pyspark hands a stateful handler its rows one pandas
+    row at a time (``itertuples``, a frame of them per key): a row per event cost ~0.1 ms,
+    more than the engine's work on it; a pack is one row however many events it holds."""
+    by: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+    for r in rows:
+        by.setdefault((r[0], r[1]), []).append(r)
+    return [(g, b, rs[0][2], max(r[3] for r in rs), pack_events(rs), False, 0) for (g, b), rs in by.items()]
 
 
 def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -414,23 +433,19 @@ class EngineProcessor:
         waiting: list[tuple[int, int, bytes]] = []
         out: list[tuple[Any, ...]] = []
         read = 0
-        for pdf in rows:
-            for pos, et, ev, first, reads in zip(
-                pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
-                pdf["reads"].tolist(),
-            ):
-                if ev is None:  # a parse batch's count row (count_row)
-                    read += reads
-                elif et < wm:
-                    if first:
-                        out.append(late_row(decode(bytes(ev), pos, False), wm))
-                elif not unrouted:
-                    waiting.append((et, pos, bytes(ev)))
+        for pos, et, data, first, reads in input_events(rows):
+            if data is None:  # a parse batch's count row (count_row)
+                read += reads
+            elif et < wm:
+                if first:
+                    out.append(late_row(decode(data, pos, False), wm))
+            elif not unrouted:
+                waiting.append((et, pos, data))
         if waiting:
             st = self._load()
             if self.lineage is not None and key[0] != UNROUTED:
                 self._bear(st, (int(key[0]), int(key[1])), waiting)
-            st.buffer = sorted(st.buffer + waiting, key=lambda x: (x[0], x[1]))
+            st.buffer = sorted(st.buffer + waiting, key=_TIME_POS)
             self._save(st)
         if read:
             out.append(read_row(read))
@@ -438,7 +453,6 @@ class EngineProcessor:
             yield pd.DataFrame(out, columns=OUTPUT_COLUMNS)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator[Any]:
-        import pandas as pd
 
         wm = timerValues.getCurrentWatermarkInMs()
         st = self._load()
@@ -454,45 +468,42 @@ class EngineProcessor:
             self._save(st)
             return
         with quiet_gc():
-            rows = self._release(st, group, wm, (int(key[0]), int(key[1])))
+            batches = self._release(st, group, wm, (int(key[0]), int(key[1])))
         self._save(st)
-        if rows:
-            yield pd.DataFrame([(*r, MATCH, None) for r in rows], columns=OUTPUT_COLUMNS)
+        if batches:
+            yield match_frame(batches, MATCH, OUTPUT_COLUMNS)
 
-    def _release(self, st: BucketState, group: Group, wm: int, key: tuple[int, int]) -> list[tuple[Any, ...]]:
+    def _release(self, st: BucketState, group: Group, wm: int, key: tuple[int, int]) -> list[pa.RecordBatch]:
         """Push the bucket's events the watermark passed, advance its engine to the
-        watermark; the match rows. The engine's snapshot is stored where it took events or
-        gave matches (an advance that closed nothing changes no later match: the stored
-        engine, advanced later, gives what this one gives)."""
+        watermark; the match rows, as record batches (:mod:`petricep.spark.release`). The
+        engine's snapshot is stored where it took events or gave matches (an advance that
+        closed nothing changes no later match: the stored engine, advanced later, gives
+        what this one gives)."""
         ready = [x for x in st.buffer if x[0] < wm]
         st.buffer = [x for x in st.buffer if x[0] >= wm]
         st.wakeups = [w for w in st.wakeups if w > wm]
-        events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
-        if not events and group.clock_sensitive:
+        if not ready and group.clock_sensitive:
             return []
         engine = self._engine(st, key)
-        origin = renumber(events, engine.last_pos, whole_stream(group))
-        if isinstance(engine, LineageEngine):
-            engine.arrived = origin  # its generations take the events from their births on
         advancing = not group.clock_sensitive
+        found, stamps, origin = fire(engine, ready, whole_stream(group))
         try:
-            found = engine.push_all(events)
             if advancing:  # at the last position pushed: a tick never goes back (the kernel
                 # remembers events by position, in order: a tick at -1 confused a restored one)
                 found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos)]
         except EvaluationError as err:
-            failed = getattr(err, "event", None)
-            where = failed.pos if failed is not None else (events[-1].pos if events else -1)
-            raise RuntimeError(TASK_ERROR + f"event at position {origin.get(where, where)}: {err}") from None
+            raise RuntimeError(TASK_ERROR + f"event at position {failed_at(err, origin)}: {err}") from None
         wakeups = set(st.wakeups)
-        for e in events if advancing else ():
+        for ts in stamps if advancing else ():
             if group.waits:  # a watermark past the window's end: advance then
-                wakeups.update(event_time_ms(e.ts + w) + 2 for w in group.time_windows)
+                wakeups.update(event_time_ms(ts + w) + 2 for w in group.time_windows)
             if self.tie != "arrival":  # ... and past this timestamp's group
-                wakeups.add(event_time_ms(e.ts) + 2)
-        rows = [match_row(m, origin.get(at, at), group.index, seq) for seq, (m, at) in enumerate(found)]
+                wakeups.add(event_time_ms(ts) + 2)
+        out = MatchRows(self.net, group.index, CLOCK)  # (CLOCK: what no event emitted)
+        out.add(with_origin(found, origin))
+        rows = out.take()
         st.wakeups = sorted(w for w in wakeups if w > wm)
-        if events or found or st.token is None:
+        if ready or found or st.token is None:
             st.token = new_token()
             self.engine_state.update((engine.snapshot(),))
         if isinstance(self.engines, LineageCache):

@@ -23,6 +23,7 @@ from petricep.spark.streaming import (
     StateFlush,
     count_row,
     event_time_ms,
+    packed_rows,
     routed_rows,
     streaming_plan,
 )
@@ -90,10 +91,10 @@ class Clock:
 
 def _routed(router: Router, batch: Sequence[Event], buckets: int) -> dict[Key, list[tuple[Any, ...]]]:
     """A micro-batch's rows per (group, bucket), as the parse stage routes them (one parse
-    batch: its count row last)."""
+    batch: a pack of events per (group, bucket), its count row last)."""
     parsed = [row for e in batch for row in routed_rows(router, e, buckets)]
     rows: dict[Key, list[tuple[Any, ...]]] = {}
-    for g, k, *rest in parsed + [count_row(parsed)] if parsed else []:
+    for g, k, *rest in packed_rows(parsed) + [count_row(parsed)] if parsed else []:
         rows.setdefault((g, k), []).append(tuple(rest))
     return rows
 

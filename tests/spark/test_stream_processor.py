@@ -8,8 +8,13 @@ server in Spark): one read per state variable it needs, a write only where it ch
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import pandas as pd
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
@@ -17,6 +22,7 @@ from petricep.io.spec import InputSpec
 from petricep.merge import build_net
 from petricep.spark.keystate import engine_choices, kernel_groups
 from petricep.spark.plan import Router, make_plan
+from petricep.spark.records import decode, is_pack, unpack_events
 from petricep.spark.streaming import (
     MATCH,
     UNROUTED,
@@ -28,6 +34,7 @@ from petricep.spark.streaming import (
     routed_rows,
     streaming_plan,
 )
+from tests.budget import examples
 from tests.spark.streamsim import Clock, FakeHandle, simulate
 from tests.spark.test_keystate import canonical, embedded
 
@@ -57,20 +64,26 @@ def test_a_parse_batch_ends_with_the_count_of_its_events() -> None:
     assert count_row(rows) == (UNROUTED, 0, -1, event_time_ms(10), None, False, 4)
 
 
-def test_the_parse_stage_ends_each_batch_with_its_count_row() -> None:
-    """A file of the binaryFile source, through the parse stage's mapInArrow function."""
+def test_the_parse_stage_packs_each_buckets_events_and_ends_with_its_count_row() -> None:
+    """A file of the binaryFile source, through the parse stage's mapInArrow function: one
+    row per (group, bucket) with its events packed in order (``pos`` the first one's,
+    ``evtime`` the latest: the watermark moves as with a row per event), then the count."""
     net = build_net([p.source for p in compile_text(NET).patterns])
     spec = InputSpec("-", format="csv", type_field="type", time_field="ts")
     parser = StreamParser(StreamParse(spec, "seq", True), Router(streaming_plan(make_plan(net))[0]))
     content = b"type,ts,k,j,seq\nA,10,1,1,0\nB,12,1,,1\nD,13,,,2\n"
     files = pa.RecordBatch.from_pydict({"path": ["file:/in/a.csv"], "content": [content]})
     (out,) = parser(iter([files]))
-    got = [(r["pos"], r["g"] == UNROUTED, r["first"], r["reads"], r["ev"] is None) for r in out.to_pylist()]
-    assert got == [
-        (0, False, True, 0, False), (0, False, False, 0, False), (1, False, True, 0, False),
-        (2, True, True, 0, False), (-1, True, False, 3, True),
-    ]  # fmt: skip
-    assert out.column("evtime")[4].as_py() == event_time_ms(10)
+    rows = out.to_pylist()
+    got = [(r["g"], r["b"], r["pos"], r["evtime"], r["first"], r["reads"]) for r in rows]
+    t = event_time_ms
+    assert got == [(0, 0, 0, t(12), False, 0), (1, 0, 0, t(10), False, 0), (UNROUTED, 0, 2, t(13), False, 0),
+                   (UNROUTED, 0, -1, t(10), False, 3)]  # fmt: skip
+    assert rows[3]["ev"] is None and all(is_pack(r["ev"]) for r in rows[:3])
+    packs = [[(p, et, f) for p, et, _, f in unpack_events(r["ev"])] for r in rows[:3]]
+    assert packs == [[(0, t(10), True), (1, t(12), True)], [(0, t(10), False)], [(2, t(13), True)]]
+    (_, _, ev, _) = next(iter(unpack_events(rows[0]["ev"])))
+    assert decode(ev, 0, False) == Event("A", 10, 0, 0, {"type": "A", "ts": 10, "k": 1, "j": 1, "seq": 0})
 
 
 def test_every_event_is_read_once_and_a_late_one_counted_once() -> None:
@@ -114,3 +127,12 @@ def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> No
     assert list(proc.handleExpiredTimer(key, Clock(9000), Clock(9000, 8000))) == []
     assert handle.calls == [("bucket", "get"), ("bucket", "update")]
     assert handle.store[(key, "bucket")][0] == token
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.floats(min_value=0, max_value=1e12, allow_nan=False) | st.integers(0, 10**15).map(lambda n: n / 1000))
+def test_a_float_times_event_time_is_the_exact_floor(ts: float) -> None:
+    """event_time_ms of a float through its own ratio, as the Fraction it is exactly: the
+    floor of ts * 1000 (which ts * 1000 computed as a float can miss: it rounds)."""
+    assert event_time_ms(ts) == math.floor(Fraction(ts) * 1000) + 1
+    assert event_time_ms(Fraction(ts)) == event_time_ms(ts)

@@ -1,0 +1,163 @@
+"""A streaming bucket's released events fired as columns, its matches out as Arrow.
+
+A micro-batch's handler (:class:`~petricep.spark.streaming.EngineProcessor`) spent most of
+its time making each match a Python row (its JSON text by ``json.dumps``, then a pandas
+frame of tuples: ~0.4 ms a match, ~0.65 s of a 1,000-event micro-batch of the
+``spark_keys`` stream, bench/HISTORY.md). Here a kernel bucket's released events go in
+as one batch of columns (:meth:`KeyRunner.push_columns_found
+<petricep.spark.partition.KeyRunner.push_columns_found>`), the kernel's matches come out
+as record batches, and :class:`~petricep.spark.records.MatchRows` makes their output
+columns a column at a time, each row exactly what ``match_row`` makes of its match (the
+batch run's firing task does the same). The Python engine, and a lineage engine of a
+changed pattern set, keep the event-by-event path: the rows are the same either way.
+Here too: the positions released events are fired at (:func:`renumber`), and the handler's
+input read a pack of events at a time (:func:`input_events`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from petricep.errors import EvaluationError
+from petricep.events import Event, EventColumns
+
+from .batch import TASK_ERROR
+from .keygroups import Waiting
+from .migrate import LineageEngine
+from .partition import KeyRunner
+from .records import Found, columns_of, decode, is_pack, unpack_events, unpacked_rows
+
+
+def renumbered(own: Sequence[int], last: int, whole: bool) -> tuple[list[int], dict[int, int]]:
+    """The positions an engine fires released events at (in stream order, their ``own``
+    positions given), after ``last``; and engine position -> own position. See
+    :func:`renumber`, which applies it to events."""
+    positions: list[int] = []
+    origin: dict[int, int] = {}
+    for p in own:
+        n = last + 1 if whole else max(p, last + 1)
+        origin[n] = p
+        positions.append(n)
+        last = n
+    return positions, origin
+
+
+def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
+    """Give a key's released events (in stream order, ``(ts, pos)``) the positions its
+    engine fires them at, after ``last`` (the engine's last position); returns engine
+    position -> the event's own position (the stream's, for messages and the output).
+
+    The engines bind and order events by position and need it to grow with every event
+    pushed, but a file that goes back in time (within the watermark) releases an event
+    after others that arrived later: its own position is smaller. As ``run --slack``
+    renumbers the events it re-orders, the engine sees the position in the re-ordered
+    stream: where its engine sees ``whole`` the stream, exactly that (one more than the last
+    event before it); elsewhere the event's own position, moved after the last one where it
+    falls behind it (what only count windows could notice, and they run on the whole
+    stream where the stream re-orders: :func:`~petricep.spark.streaming.streaming_plan`). In time order, nothing
+    changes: positions are the stream's own."""
+    positions, origin = renumbered([e.pos for e in events], last, whole)
+    for e, n in zip(events, positions):
+        e.pos = n
+    return origin
+
+
+def released_columns(ready: Sequence[Waiting], last: int, whole: bool) -> tuple[EventColumns, dict[int, int]]:
+    """A bucket's released events (its buffer's ready entries) as columns in stream order,
+    ``(ts, pos)`` -- as the events :func:`~petricep.spark.records.decode` gives, sorted --
+    at their engine positions (:func:`renumbered`); and engine position -> own position."""
+    rows = unpacked_rows([ev for _, _, ev in ready])
+    own = [x[1] for x in ready]
+    order = [i for _, _, i in sorted(zip([r[1] for r in rows], own, range(len(rows))))]  # (ties: as buffered)
+    positions, origin = renumbered([own[i] for i in order], last, whole)
+    return columns_of([rows[i] for i in order], positions, False), origin
+
+
+def with_origin(found: list[Found], origin: dict[int, int]) -> list[Found]:
+    """``found`` (pairs and the kernel's record batches with an ``emitted_at`` column) with
+    each emitting position that is an engine position mapped to the event's own; others
+    (the clock's, -1) as they are."""
+    if not origin:
+        return found
+    keys = np.fromiter(origin.keys(), dtype=np.int64, count=len(origin))  # ascending (renumbered)
+    vals = np.fromiter(origin.values(), dtype=np.int64, count=len(origin))
+    out: list[Found] = []
+    for item in found:
+        if not isinstance(item, pa.RecordBatch):
+            m, at = item
+            out.append((m, origin.get(at, at)))
+            continue
+        at_col = item.column("emitted_at").to_numpy()
+        idx = np.minimum(np.searchsorted(keys, at_col), len(keys) - 1)
+        mapped = np.where(keys[idx] == at_col, vals[idx], at_col)
+        i = item.schema.get_field_index("emitted_at")
+        out.append(item.set_column(i, "emitted_at", pa.array(mapped, pa.int64())))
+    return out
+
+
+def match_frame(batches: list[pa.RecordBatch], kind: str, columns: list[str]) -> Any:
+    """Match rows (:data:`~petricep.spark.records.MATCH_SCHEMA` batches) as the output
+    frame of ``columns``: ``kind`` on every row, ``n`` empty -- the frame the handler
+    made of its rows (``(*row, kind, None)``), column for column."""
+    df = pa.Table.from_batches(batches).to_pandas()
+    df["kind"] = kind
+    df["n"] = None
+    return df[columns]
+
+
+def fire(
+    engine: KeyRunner | LineageEngine, ready: list[Waiting], whole: bool
+) -> tuple[list[Found], list[Any], dict[int, int]]:
+    """The released events pushed into the bucket's engine, in stream order: what it
+    found (emitting positions the engine's), the events' timestamps, and engine
+    position -> the event's own. A kernel runner takes them as one batch of columns
+    (its matches as record batches), other engines event by event; ``whole``: the engine
+    sees the whole stream (:func:`renumber`)."""
+    if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+        cols, origin = released_columns(ready, engine.last_pos, whole)
+        stamps = list(cols.ts)
+    else:
+        events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
+        origin = renumber(events, engine.last_pos, whole)
+        stamps = [e.ts for e in events]
+        if isinstance(engine, LineageEngine):
+            engine.arrived = origin  # its generations take the events from their births on
+    try:
+        if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+            found = engine.push_columns_found(cols) if len(cols) else []
+            return found + list(engine.drain()), stamps, origin
+        return list(engine.push_all(events)), stamps, origin
+    except EvaluationError as err:
+        raise RuntimeError(TASK_ERROR + f"event at position {failed_at(err, origin)}: {err}") from None
+
+
+def failed_at(err: EvaluationError, origin: dict[int, int]) -> int:
+    """The stream position an evaluation error names: its event's, else the last released
+    event's (-1: none), engine positions mapped back to the events' own."""
+    failed = getattr(err, "event", None)
+    where = failed.pos if failed is not None else (max(origin) if origin else -1)
+    return origin.get(where, where)
+
+
+def input_events(frames: Iterator[Any]) -> Iterator[tuple[int, int, bytes | None, bool, int]]:
+    """A key's input rows (pandas frames of STREAM_DDL but its key) as ``(pos, evtime, ev,
+    first, reads)`` per event, a pack's events (:func:`~petricep.spark.streaming.packed_rows`)
+    one by one; a count row as itself (``ev`` None)."""
+    for pdf in frames:
+        for pos, et, ev, first, reads in zip(
+            pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
+            pdf["reads"].tolist(),
+        ):  # fmt: skip
+            if ev is None:
+                yield pos, et, None, first, reads
+                continue
+            data = bytes(ev)
+            if is_pack(data):
+                for p, t, e, f in unpack_events(data):
+                    yield p, t, e, f, 0
+            else:
+                yield pos, et, data, first, reads
