@@ -39,9 +39,9 @@ def test_one_patterns_view_keeps_its_nodes_and_says_what_is_shared() -> None:
         "g0.t0": "shared with p1, p3, p5",
         "g0.p1": "shared with p1, p3, p5",
         "g0.t1": "shared with p1",
-        "g0.p2": "shared with p1, p5",
-        "g0.t3": "shared with p5",
-        "g0.p4": "shared with p5",
+        "g0.p2": "shared with p1",
+        "g0.t3": "within 20",
+        "g0.p4": "a:A b:B d:D",
         "emit.p2": "within 20",
         "out.p2": "p2",
     }
