@@ -53,22 +53,13 @@ def pytest_runtest_makereport(
     return report
 
 
-SPARK_GROUPS = 2  # the Spark tests' xdist groups: a SparkSession each (one JVM per worker that runs one)
-
-
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the group marks into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests that use the shared SparkSession (the ``spark`` fixture) in
-    :data:`SPARK_GROUPS` xdist groups, dealt out in turn: under ``-n`` a worker that takes a
-    group starts one JVM for it and runs it whole. A Spark test mostly waits (for its
-    JVM's scheduler, a stream's micro-batches), so two such workers run beside the others
-    on two cores; one group made the suite as long as all Spark tests in a row. And the
-    Spark tests first (the others keep their order), so that their long ones start early."""
-    workers = getattr(config.option, "numprocesses", None)
-    groups = max(1, min(SPARK_GROUPS, workers if isinstance(workers, int) else 1))
-    dealt = 0
+    """The tests that use the shared SparkSession (the ``spark`` fixture) in one xdist
+    group, so that under ``-n`` one worker starts the JVM and runs them all; and the
+    Spark tests first (the others keep their order), so that their long ones (a JVM
+    each, started and killed) start early beside that group rather than last."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(f"spark{dealt % groups}"))
-            dealt += 1
+            item.add_marker(pytest.mark.xdist_group("spark"))
     items.sort(key=lambda item: item.get_closest_marker("spark") is None)
