@@ -107,6 +107,10 @@ QUICK_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # driver-side worker prints at every query start
 _JVM_NOISE = (b"WARNING: Using incubator modules", b"Starting Streaming TransformWithState", b"Streaming TransformWithState")
 _CDS_NOISE = b"][cds"
+# The JVM's own log (unified logging) on stderr, warnings and above: by default it writes
+# them to stdout, where they would land among the matches (``-o -``); recording the class
+# archive writes hundreds of ``[cds]`` warnings at exit. A user's -Xlog (after ours) wins.
+_JVM_LOG = "-Xlog:disable -Xlog:all=warning:stderr"
 _LOG4J = """# petricep's log4j2 configuration: Spark's own lines at {level} and above, on stderr.
 # The root logger at WARN at least: below it, Spark's shell set-up says it sets WARN
 rootLogger.level = {root}
@@ -181,7 +185,7 @@ def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> None:
 
     archive, record = _class_archive()
     cds = f"-XX:SharedArchiveFile={archive}" if not record else f"-XX:ArchiveClassesAtExit={record}"
-    ours = f"-Dlog4j2.configurationFile=file:{_log4j_file(level)} {cds if archive else ''} {java_options}".strip()
+    ours = f"-Dlog4j2.configurationFile=file:{_log4j_file(level)} {_JVM_LOG} {cds if archive else ''} {java_options}".strip()
     theirs = settings.get("spark.driver.extraJavaOptions", "")
     settings["spark.driver.extraJavaOptions"] = f"{ours} {theirs}".strip()
     conf = SparkConf()

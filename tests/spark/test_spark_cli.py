@@ -190,3 +190,28 @@ def test_a_small_run_says_petricep_s_lines_only_spark_s_with_verbose(spark: Any,
     verbose = subprocess.run([*args, "--verbose"], capture_output=True, text=True, env=env, timeout=600)
     assert verbose.returncode == 0 and verbose.stdout == quiet.stdout
     assert "WARNING: Using incubator modules: jdk.incubator.vector" in verbose.stderr
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # a JVM that records the ~170 MB class archive at exit (~20 s)
+def test_the_first_spark_run_of_an_installation_writes_only_matches_to_stdout(tmp_path: Path) -> None:
+    """The first run records the JVM's class archive (an empty cache here), and the JVM
+    warned about hundreds of classes it cannot archive on *stdout*, among the matches:
+    its log goes to stderr now, where the quiet run drops it; the archive is still kept."""
+    import os
+    import subprocess
+
+    events = tmp_path / "two.csv"
+    events.write_text("id,type,ts,k,x\n1,A,1,1,1\n2,B,2,1,2\n")
+    pattern = tmp_path / "p.pcep"
+    pattern.write_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 500\n")
+    args = [sys.executable, "-m", "petricep", "run", str(pattern), "--events", str(events), "--type-field", "type",
+            "--time-field", "ts", "--id-field", "id", "--engine", "spark", "--master", "local[1]"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k not in ("PETRICEP_SPARK_LOG", "PETRICEP_SPARK_CDS")}
+    env["PYTHONPATH"] = str(ROOT)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == '{"pattern": "p", "ids": {"a": 1, "b": 2}, "start": 1, "end": 2, "attrs": {}}\n'
+    assert "[cds]" not in first.stderr and len(first.stderr.splitlines()) == 3
+    assert [p.suffix for p in (tmp_path / "cache" / "petricep").glob("spark-classes-*")] == [".jsa"]
