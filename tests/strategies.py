@@ -54,7 +54,7 @@ from petricep.lang.ast import (
     Window,
 )
 
-__all__ = ["TYPES", "negation_seqs", "pattern_text", "patterns", "streams", "tied_streams"]
+__all__ = ["TYPES", "negation_seqs", "pattern_text", "patterns", "streams", "tie_rules", "tied_streams"]
 
 TYPES = ("A", "B", "C", "D")
 OPS = ("=", "!=", "<", "<=", ">", ">=")
@@ -116,6 +116,13 @@ def tied_streams(draw: Any, types: Sequence[str] = ("A", "B", "X"), max_size: in
             pos = len(events)
             events.append(Event(etype, ts, pos, pos, {"x": draw(st.integers(0, 5)), "k": draw(st.integers(0, 2))}))
     return events
+
+
+def tie_rules(draw: Any, patterns: Sequence[Pattern]) -> str:
+    """A tie rule the patterns may run under: ``either`` only where every one is under
+    skip-till-any-match (the engines refuse it with the others)."""
+    ties = ["arrival", "strict"] + (["either"] if all(p.strategy == Strategy.ANY for p in patterns) else [])
+    return str(draw(st.sampled_from(ties)))
 
 
 # ============================================================================ patterns

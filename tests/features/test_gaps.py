@@ -34,7 +34,7 @@ from tests.features import scenario
 from tests.features.scenario import NEXT, SEQ, STRICT, arith, cmp, f, ids, neg, pat, ref, stream, want, within
 from tests.kernel.compare import table
 from tests.reference import reference_run
-from tests.strategies import streams
+from tests.strategies import streams, tie_rules
 
 
 @pytest.fixture(autouse=True, params=["reference", "embedded", "kernel"])
@@ -260,11 +260,6 @@ def _sorted(matches: list[dict]) -> list[str]:
     return sorted(json.dumps(m, sort_keys=True) for m in matches)
 
 
-def _tie(draw: Any, patterns: list[Pattern]) -> str:
-    ties = ["arrival", "strict"] + (["either"] if all(p.strategy == Strategy.ANY for p in patterns) else [])
-    return str(draw(st.sampled_from(ties)))
-
-
 def three_agree(pats: list[Pattern], events: list[Event], tie: str) -> None:
     """The kernel and the Python engine: the same matches in the same order, the same partial
     matches alive after every event, the same tokens created and matches completed; and the
@@ -288,7 +283,7 @@ def three_agree(pats: list[Pattern], events: list[Event], tie: str) -> None:
 def test_kernel_equals_engine_equals_reference_on_gapped_patterns(data: Any, p: Pattern, events: list[Event]) -> None:
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
     assert checked.structure == p.structure
-    three_agree([p], events, _tie(data.draw, [p]))
+    three_agree([p], events, tie_rules(data.draw, [p]))
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -307,7 +302,7 @@ def test_merged_kernel_equals_engine_equals_reference_on_gapped_patterns(data: A
     q = replace(p, name="q", structure=SEQ(*(regap(c) for c in p.structure.children)))
     r = data.draw(gapped_patterns("r"))
     pats = [p, q, r]
-    three_agree(pats, events, _tie(data.draw, pats))
+    three_agree(pats, events, tie_rules(data.draw, pats))
 
 
 @settings(max_examples=examples(60), deadline=None)

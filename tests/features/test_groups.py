@@ -63,7 +63,7 @@ from tests.features.scenario import (
 from tests.kernel.compare import both
 from tests.kernel.cuts import drive
 from tests.reference import reference_run
-from tests.strategies import streams
+from tests.strategies import streams, tie_rules
 
 
 @pytest.fixture(autouse=True, params=["reference", "embedded", "kernel-engine"])
@@ -357,11 +357,6 @@ def _sorted(matches: list[dict]) -> list[str]:
     return sorted(json.dumps(m, sort_keys=True) for m in matches)
 
 
-def _tie(draw: Any, patterns: list[Pattern]) -> str:
-    ties = ["arrival", "strict"] + (["either"] if all(p.strategy == Strategy.ANY for p in patterns) else [])
-    return str(draw(st.sampled_from(ties)))
-
-
 def _types(*patterns: Pattern) -> tuple[str, ...]:
     """The event types the patterns read: a stream of these (and one type no pattern reads,
     for the contiguity strategies) meets them often."""
@@ -375,7 +370,7 @@ def test_engine_equals_reference_on_grouped_patterns(data: Any, p: Pattern) -> N
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
     assert checked.structure == flatten_seq(p.structure)
     events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = _tie(data.draw, [p])
+    tie = tie_rules(data.draw, [p])
     engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run([p], events, tie))
 
@@ -390,7 +385,7 @@ def test_merged_engine_equals_reference_on_grouped_patterns(data: Any, p: Patter
     s = data.draw(grouped_patterns("s"))
     pats = [p, q, r, s]
     events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
-    tie = _tie(data.draw, pats)
+    tie = tie_rules(data.draw, pats)
     engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
 
@@ -503,7 +498,7 @@ def test_key_partitions_equal_the_reference_on_grouped_patterns(data: Any, p: Pa
 
     p = replace(p, partition=("k",))
     events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = _tie(data.draw, [p])
+    tie = tie_rules(data.draw, [p])
     assert _sorted(run_partitioned([p], events, tie)) == _sorted(reference_run([p], events, tie))
 
 
@@ -553,7 +548,7 @@ def test_kernel_snapshot_cuts_on_grouped_patterns(data: Any, p: Pattern) -> None
     """Kernel runs cut at random points (the engine replaced by its snapshot's restoration,
     clock ticks, batch sizes, sweeps, matches in slices) equal the uncut run."""
     events = data.draw(streams(types=_types(p), max_size=12, min_size=4))
-    tie = _tie(data.draw, [p])
+    tie = tie_rules(data.draw, [p])
     n = len(events)
     plan = {
         "cuts": data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)),
