@@ -4,6 +4,8 @@ PySpark is one message saying what to install."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -166,28 +168,33 @@ def test_stream_stops_at_a_bad_row_with_one_message(
     assert sorted(m["ids"]["a"] for m in lines) == [0, 0, 2]
 
 
-@pytest.mark.spark
-def test_a_small_run_says_petricep_s_lines_only_spark_s_with_verbose(spark: Any, tmp_path: Path) -> None:
-    """A fresh process (its own JVM): stderr is the summary, no JVM or log4j line;
-    ``--verbose`` adds Spark's (the JVM's module warning, which Spark 4 always causes)."""
-    import os
-    import subprocess
+TWO_EVENTS_MATCH = '{"pattern": "p", "ids": {"a": 1, "b": 2}, "start": 1, "end": 2, "attrs": {}}\n'
 
+
+def _two_event_process(tmp_path: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``petricep run --engine spark`` over a 2-event file in a fresh process (its own JVM),
+    with ``env`` set beside this process's (less PETRICEP_SPARK_LOG, PETRICEP_SPARK_CDS)."""
     events = tmp_path / "two.csv"
     events.write_text("id,type,ts,k,x\n1,A,1,1,1\n2,B,2,1,2\n")
     pattern = tmp_path / "p.pcep"
     pattern.write_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 500\n")
     args = [sys.executable, "-m", "petricep", "run", str(pattern), "--events", str(events), "--type-field", "type",
-            "--time-field", "ts", "--id-field", "id", "--engine", "spark", "--master", "local[1]"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k != "PETRICEP_SPARK_LOG"}
-    env["PYTHONPATH"] = str(ROOT)
-    quiet = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+            "--time-field", "ts", "--id-field", "id", "--engine", "spark", "--master", "local[1]", *extra]  # fmt: skip
+    ours = {k: v for k, v in os.environ.items() if k not in ("PETRICEP_SPARK_LOG", "PETRICEP_SPARK_CDS")}
+    return subprocess.run(args, capture_output=True, text=True, env={**ours, "PYTHONPATH": str(ROOT), **env}, timeout=600)
+
+
+@pytest.mark.spark
+def test_a_small_run_says_petricep_s_lines_only_spark_s_with_verbose(spark: Any, tmp_path: Path) -> None:
+    """A fresh process (its own JVM): stderr is the summary, no JVM or log4j line;
+    ``--verbose`` adds Spark's (the JVM's module warning, which Spark 4 always causes)."""
+    quiet = _two_event_process(tmp_path)
     assert quiet.returncode == 0, quiet.stderr
-    assert quiet.stdout == '{"pattern": "p", "ids": {"a": 1, "b": 2}, "start": 1, "end": 2, "attrs": {}}\n'
+    assert quiet.stdout == TWO_EVENTS_MATCH
     lines = quiet.stderr.splitlines()
     assert lines[0].startswith("summary: 2 events read = 2 processed + 0 rejected + 0 late; 1 matches in ")
     assert lines[1:] == ["  p: 1 matches", "  engine: kernel" if available() else "  engine: python (the compiled kernel is not built)"]
-    verbose = subprocess.run([*args, "--verbose"], capture_output=True, text=True, env=env, timeout=600)
+    verbose = _two_event_process(tmp_path, "--verbose")
     assert verbose.returncode == 0 and verbose.stdout == quiet.stdout
     assert "WARNING: Using incubator modules: jdk.incubator.vector" in verbose.stderr
 
@@ -198,20 +205,8 @@ def test_the_first_spark_run_of_an_installation_writes_only_matches_to_stdout(tm
     """The first run records the JVM's class archive (an empty cache here), and the JVM
     warned about hundreds of classes it cannot archive on *stdout*, among the matches:
     its log goes to stderr now, where the quiet run drops it; the archive is still kept."""
-    import os
-    import subprocess
-
-    events = tmp_path / "two.csv"
-    events.write_text("id,type,ts,k,x\n1,A,1,1,1\n2,B,2,1,2\n")
-    pattern = tmp_path / "p.pcep"
-    pattern.write_text("PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 500\n")
-    args = [sys.executable, "-m", "petricep", "run", str(pattern), "--events", str(events), "--type-field", "type",
-            "--time-field", "ts", "--id-field", "id", "--engine", "spark", "--master", "local[1]"]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k not in ("PETRICEP_SPARK_LOG", "PETRICEP_SPARK_CDS")}
-    env["PYTHONPATH"] = str(ROOT)
-    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    first = _two_event_process(tmp_path, XDG_CACHE_HOME=str(tmp_path / "cache"))
     assert first.returncode == 0, first.stderr
-    assert first.stdout == '{"pattern": "p", "ids": {"a": 1, "b": 2}, "start": 1, "end": 2, "attrs": {}}\n'
+    assert first.stdout == TWO_EVENTS_MATCH
     assert "[cds]" not in first.stderr and len(first.stderr.splitlines()) == 3
     assert [p.suffix for p in (tmp_path / "cache" / "petricep").glob("spark-classes-*")] == [".jsa"]
