@@ -45,15 +45,7 @@ from petricep.lang.sql_ast import MatchRecognize
 
 def rename(expr: A.Expr, names: dict[str, str]) -> A.Expr:
     """The expression with variables renamed (spans dropped: they do not compare)."""
-    if isinstance(expr, (A.Attr, A.Agg)):
-        return replace(expr, var=names[expr.var])
-    if isinstance(expr, (A.BinOp, A.Compare)):
-        return replace(expr, left=rename(expr.left, names), right=rename(expr.right, names))
-    if isinstance(expr, A.BoolOp):
-        return replace(expr, operands=tuple(rename(o, names) for o in expr.operands))
-    if isinstance(expr, (A.Not, A.Neg)):
-        return replace(expr, operand=rename(expr.operand, names))
-    return expr
+    return A.map_leaves(expr, lambda e: replace(e, var=names[e.var]) if isinstance(e, (A.Attr, A.Agg)) else e)
 
 
 class _Normal:

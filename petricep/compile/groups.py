@@ -134,6 +134,11 @@ def _iteration_step(expr: A.Expr, groups: dict[str, A.Group]) -> str | None:
 def _rewrite(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr:
     """``expr`` with every group read replaced by its step's Kleene read (``at``: the position
     of the step an iteration condition is checked on)."""
+    return A.map_leaves(expr, lambda e: _step_read(e, groups, at))
+
+
+def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr:
+    """A leaf of :func:`_rewrite`: a group read as its step's Kleene read, else as it is."""
     if isinstance(expr, A.Attr) and expr.var in groups:
         g = groups[expr.var]
         assert expr.member is not None and expr.index is not None  # checked
@@ -150,14 +155,6 @@ def _rewrite(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr
         g = groups[expr.var]
         var = expr.member if expr.member is not None else g.members[-1]  # count(g[]): iterations
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
-    if isinstance(expr, A.BinOp):
-        return replace(expr, left=_rewrite(expr.left, groups, at), right=_rewrite(expr.right, groups, at))
-    if isinstance(expr, A.Compare):
-        return replace(expr, left=_rewrite(expr.left, groups, at), right=_rewrite(expr.right, groups, at))
-    if isinstance(expr, A.BoolOp):
-        return replace(expr, operands=tuple(_rewrite(o, groups, at) for o in expr.operands))
-    if isinstance(expr, (A.Not, A.Neg)):
-        return replace(expr, operand=_rewrite(expr.operand, groups, at))
     return expr
 
 

@@ -34,15 +34,8 @@ _FALSE = A.Compare("<", A.Num(1), A.Num(0))
 
 def on_element(expr: A.Expr, stop: str, lst: str) -> A.Expr:
     """``expr`` with the stop event ``stop`` read as the list's new element (``lst[last]``)."""
-    if isinstance(expr, A.Attr):
-        return replace(expr, var=lst, index=A.Index(A.IDX_LAST)) if expr.var == stop else expr
-    if isinstance(expr, (A.BinOp, A.Compare)):
-        return replace(expr, left=on_element(expr.left, stop, lst), right=on_element(expr.right, stop, lst))
-    if isinstance(expr, A.BoolOp):
-        return replace(expr, operands=tuple(on_element(o, stop, lst) for o in expr.operands))
-    if isinstance(expr, (A.Not, A.Neg)):
-        return replace(expr, operand=on_element(expr.operand, stop, lst))
-    return expr
+    last = A.Index(A.IDX_LAST)
+    return A.map_leaves(expr, lambda e: replace(e, var=lst, index=last) if isinstance(e, A.Attr) and e.var == stop else e)
 
 
 def element_guard(lst: A.EventRef, stop: A.EventRef, conditions: Sequence[A.Expr]) -> A.Expr | None:

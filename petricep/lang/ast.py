@@ -7,8 +7,8 @@ and shipped to executors; they are never ``eval``-ed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from enum import StrEnum
 
@@ -408,6 +408,18 @@ def expr_children(expr: Expr) -> tuple[Expr, ...]:
     if isinstance(expr, (Not, Neg)):
         return (expr.operand,)
     return ()
+
+
+def map_leaves(expr: Expr, leaf: Callable[[Expr], Expr]) -> Expr:
+    """``expr`` rebuilt with ``leaf`` applied to each leaf (a read, an aggregate, a constant):
+    the one recursion the rewrites of reads share (renaming, a group's or a stop event's reads)."""
+    if isinstance(expr, (BinOp, Compare)):
+        return replace(expr, left=map_leaves(expr.left, leaf), right=map_leaves(expr.right, leaf))
+    if isinstance(expr, BoolOp):
+        return replace(expr, operands=tuple(map_leaves(o, leaf) for o in expr.operands))
+    if isinstance(expr, (Not, Neg)):
+        return replace(expr, operand=map_leaves(expr.operand, leaf))
+    return leaf(expr)
 
 
 def walk_expr(expr: Expr) -> Iterator[Expr]:
