@@ -41,7 +41,7 @@ def run(patterns: list[A.Pattern], events: list[Event], share: bool = True, tie:
     out: dict[str, list[str]] = {p.name: [] for p in patterns}
     for m in engine.run(fresh(events)):
         out[m.pattern].append(json.dumps(m.to_dict(), sort_keys=True))
-    return {k: sorted(v) for k, v in out.items()}
+    return out
 
 
 # ----------------------------------------------------------------------------- overlapping pattern sets
@@ -151,7 +151,7 @@ def test_merged_equals_reference(patterns: list[A.Pattern], events: list[Event])
     want: dict[str, list[str]] = {p.name: [] for p in patterns}
     for m in reference_run(patterns, fresh(events)):
         want[m["pattern"]].append(json.dumps(m, sort_keys=True))
-    assert merged == {k: sorted(v) for k, v in want.items()}
+    assert {k: sorted(v) for k, v in merged.items()} == {k: sorted(v) for k, v in want.items()}
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,3 +206,23 @@ def test_overlapping_patterns_share_places() -> None:
         ("front+middle", "a;b;c", ("p1", "p2", "p4", "p5")),
         ("front+rear", "a;b;c;d", ("p1", "p4", "p5")),
     ]
+
+
+def test_a_pattern_keeps_its_order_beside_a_returning_pattern() -> None:
+    """Matches of one point: a pattern that feeds nothing keeps emission order, merged or alone,
+    on both engines (p2's RETURN used to sort p1's matches by their events, b's before a's)."""
+    from petricep import kernel
+    from petricep.api import compile_text
+    from petricep.kernel.engine import KernelEngine
+
+    p1 = "PATTERN p1: OR(A a, A b) WITHIN 10\n"
+    p2 = "PATTERN p2: SEQ(B x, A y) WITHIN 10 RETURN R(v = x.v)\n"
+    engines: list[Any] = [Engine] + ([KernelEngine] if kernel.available() else [])
+    for make in engines:
+        for text in (p1, p1 + p2):
+            engine = make(compile_text(text))
+            evs = [Event("B", 1, 0, 1, {"v": 1}), Event("A", 2, 1, 2, {"v": 1})]
+            got = [(m.pattern, m.to_dict()["ids"]) for e in evs for m in engine.push(e)] + [
+                (m.pattern, m.to_dict()["ids"]) for m in engine.flush()
+            ]
+            assert [ids for name, ids in got if name == "p1"] == [{"a": 2}, {"b": 2}], (make, text)

@@ -406,8 +406,8 @@ cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bi
         if pa % np_ != pb % np_:
             return pa % np_ < pb % np_
         return (pa >= np_) < (pb >= np_)
-    if not chains:
-        return False
+    if not chains or not (k.pat_has_ret[pa] or (pa < np_ and k.pat_domain[pa] >= 0)):
+        return False  # a pattern that feeds nothing keeps emission order (emission._ordered)
     i = a - keys.first
     j = b - keys.first
     c = cmp_seqs(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i],

@@ -189,9 +189,13 @@ def _ordered(
     # one token may be emitted by many patterns sharing its place: walk its chain once.
     # The order (pattern, then positions) decides composite events' stream order and
     # who wins a conflict; without those it only needs to be deterministic.
-    ordered = not plain and any(
-        patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry for r in emitted
-    )
+    # Only a pattern whose matches feed something (RETURN, a conflict, a timeout re-entering)
+    # is ordered by its events; the others keep emission order, as they have alone: the
+    # order of a pattern's matches does not depend on what it is merged with.
+    def feeds(r: Emitted) -> bool:
+        return bool(patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry)
+
+    ordered = not plain and any(feeds(r) for r in emitted)
     chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
     for rt, _role, t, _e in emitted:
         if id(t) not in chains:
@@ -202,7 +206,9 @@ def _ordered(
     elif len(chains) == 1 or not ordered:
         batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry))
     else:
-        batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
+        batch = sorted(
+            emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1] if feeds(r) else ())
+        )
     return batch, chains
 
 
