@@ -33,7 +33,8 @@ Public API (for the CLI, the library API and Spark to wire in):
   bytes, collected events not fired or a pending error: :class:`~petricep.errors.SnapshotError`
   (``KernelEngine.snapshot()`` / ``restore(data)`` / ``KernelEngine.restored(data, net, tie)``).
 
-Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
+Covered this far: SEQ / AND / OR over single variables with guards (numbers and text; ints
+beyond 2**53 exact, ``_bigint.pxi``; an int time beyond 2**53 is the row's error),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
 per-pattern roles and windows, negation at start, middle and end (under ``either`` applied

@@ -93,6 +93,10 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
             ta = tg[sp - 1]
             if ta == TAG_STR or ta == TAG_NULL:
                 raise KernelEvaluationError("negate", 0, v[sp - 1], ta, 0.0, TAG_NUM)
+            if ta == TAG_BIG:
+                big_negate(k, &v[sp - 1], &tg[sp - 1])
+                pc += 1
+                continue
             v[sp - 1] = -v[sp - 1]
             if ta == TAG_BOOL:
                 tg[sp - 1] = TAG_INT
@@ -109,7 +113,7 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
             sp += 1
             pc += 4
         elif op == OP_AGG:
-            if kleene_agg(g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+            if kleene_agg(k, g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
                           code[pc + 3], &v[sp], &tg[sp]):
                 return 1
             sp += 1
@@ -170,23 +174,13 @@ cdef inline int load(Kernel k, Group g, const int64_t* slots, int cur_slot, int6
 cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0 nogil:
     """Python's comparison of two values: numbers (float, int, bool) by value, text by
     code (=, !=) or rank, None equal only to None; other mixes are unequal, and ordering
-    them is an error."""
-    cdef int8_t ca = ta, cb = tb
-    if ta == TAG_MISSING or tb == TAG_MISSING:
-        return 0.0  # reads a value that does not exist (division by zero): false
-    if ca == TAG_INT or ca == TAG_BOOL:
-        ca = TAG_NUM
-    if cb == TAG_INT or cb == TAG_BOOL:
-        cb = TAG_NUM
-    if ca != cb or ca == TAG_NULL:
-        if op == 0:
-            return 1.0 if ca == cb else 0.0
-        if op == 1:
-            return 0.0 if ca == cb else 1.0
-        raise KernelEvaluationError("compare", op, a, ta, b, tb)
-    if ca == TAG_STR and op >= 2:
-        a = k.store.ranks[<Py_ssize_t>a]
-        b = k.store.ranks[<Py_ssize_t>b]
+    them is an error. Two floats or two ints (nearly every guard) are compared at once."""
+    if ta == tb and (ta == TAG_NUM or ta == TAG_INT):
+        return ordered(op, a, b)
+    return compare_kinds(k, op, a, ta, b, tb)
+
+
+cdef inline double ordered(int op, double a, double b) noexcept nogil:
     if op == 0:
         return 1.0 if a == b else 0.0
     if op == 1:
@@ -200,16 +194,42 @@ cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8
     return 1.0 if a >= b else 0.0
 
 
+cdef double compare_kinds(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0 nogil:
+    """:func:`compare` of values of other kinds, or of two kinds."""
+    cdef int8_t ca = ta, cb = tb
+    if ta == TAG_MISSING or tb == TAG_MISSING:
+        return 0.0  # reads a value that does not exist (division by zero): false
+    if ca == TAG_INT or ca == TAG_BOOL or ca == TAG_BIG:
+        ca = TAG_NUM
+    if cb == TAG_INT or cb == TAG_BOOL or cb == TAG_BIG:
+        cb = TAG_NUM
+    if ca != cb or ca == TAG_NULL:
+        if op == 0:
+            return 1.0 if ca == cb else 0.0
+        if op == 1:
+            return 0.0 if ca == cb else 1.0
+        raise KernelEvaluationError("compare", op, a, ta, b, tb)
+    if ta == TAG_BIG or tb == TAG_BIG:
+        return big_compare(k, op, a, ta, b, tb)
+    if ca == TAG_STR and op >= 2:
+        a = k.store.ranks[<Py_ssize_t>a]
+        b = k.store.ranks[<Py_ssize_t>b]
+    return ordered(op, a, b)
+
+
 cdef inline int arith(Kernel k, int op, double* a, int8_t* ta, double b, int8_t tb) except -1 nogil:
     """Python's arithmetic on numbers: int op int is an int (but for /), else a float;
-    division by zero gives a value that does not exist."""
-    cdef double r
+    division by zero gives a value that does not exist. An int beyond 2**53, or an int
+    result that would be, is computed exactly (:func:`big_arith`)."""
+    cdef double r, a0 = a[0]
     cdef int8_t ka = ta[0]
     if ka == TAG_MISSING or tb == TAG_MISSING:
         ta[0] = TAG_MISSING
         return 0
     if ka == TAG_STR or ka == TAG_NULL or tb == TAG_STR or tb == TAG_NULL:
         raise KernelEvaluationError("compute", op, a[0], ka, b, tb)
+    if ka == TAG_BIG or tb == TAG_BIG:
+        return big_arith(k, op, a, ta, b, tb)
     if (ka == TAG_INT or ka == TAG_BOOL) and (tb == TAG_INT or tb == TAG_BOOL) and op != 3:
         ta[0] = TAG_INT
     else:
@@ -229,5 +249,9 @@ cdef inline int arith(Kernel k, int op, double* a, int8_t* ta, double b, int8_t 
         if r != 0.0 and ((r < 0.0) != (b < 0.0)):
             r += b
         a[0] = r
+    if ta[0] == TAG_INT and fabs(a[0]) >= EXACT_INT:  # (the float may have rounded it)
+        a[0] = a0
+        ta[0] = ka
+        return big_arith(k, op, a, ta, b, tb)
     return 0
 

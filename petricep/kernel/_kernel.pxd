@@ -25,13 +25,15 @@ cdef enum:
 cdef enum:
     # a value's kind: Python's float, str, a value that does not exist (division by zero: a
     # comparison with it is false), bool, int (exact while |v| <= 2**53), None (a RETURN value
-    # of an unbound variable or a division by zero, carried by a composite event)
+    # of an unbound variable or a division by zero, carried by a composite event), an int
+    # beyond 2**53 (its value the code of the Python int in Kernel.bigs: _bigint.pxi)
     TAG_NUM = 0
     TAG_STR = 1
     TAG_MISSING = 2
     TAG_BOOL = 3
     TAG_INT = 4
     TAG_NULL = 5
+    TAG_BIG = 6
 
 cdef enum:
     STAM = 0

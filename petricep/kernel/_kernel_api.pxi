@@ -133,6 +133,8 @@ cdef class Kernel:
     cdef int64_t in_pos
     cdef int8_t in_tag
     cdef public int ts_attr, id_attr
+    cdef public list bigs  # ints beyond 2**53 by code (TAG_BIG values: _bigint.pxi) ...
+    cdef public dict big_codes  # ... and each one's code
     cdef object group_of_type  # per type code: groups consuming it (indices)
     cdef int64_t* floor_cache
     cdef Budget budget  # the bytes its arenas hold, and the limit (charge)
@@ -141,6 +143,8 @@ cdef class Kernel:
 
     def __cinit__(self, lowered, str tie="arrival", Py_ssize_t sweep_every=2048, Py_ssize_t compact_slack=1024):
         self.budget.limit = -1  # (none until set_budget; adopt_budget counts what is held by then)
+        self.bigs = list(lowered.bigs)  # (the literals first: their codes are in the bytecode)
+        self.big_codes = {v: i for i, v in enumerate(self.bigs)}
         self.groups = [Group(g) for g in lowered.groups]
         self.ngroups = len(self.groups)
         self.gptr = <void**>grow(NULL, max(self.ngroups, 1), sizeof(void*))
@@ -530,6 +534,19 @@ cdef class Kernel:
         """Restore :meth:`get_state`'s dict (of a kernel of the same lowered net) into this
         fresh kernel; ValueError where it is inconsistent."""
         set_kernel_state(self, state)
+
+    def big_code(self, value):
+        """The code of an int beyond 2**53 (a new one gets the next code)."""
+        code = self.big_codes.get(value)
+        if code is None:
+            code = self.big_codes[value] = len(self.bigs)
+            self.bigs.append(value)
+        return code
+
+    def set_bigs(self, values):
+        """The ints beyond 2**53 a restored state's values refer to, by code."""
+        self.bigs = [int(v) for v in values]
+        self.big_codes = {v: i for i, v in enumerate(self.bigs)}
 
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))

@@ -99,6 +99,10 @@ cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, 
         arith(k, 0, acc, tag, v, tv)
     elif isnan(a):
         pass
+    elif (tv == TAG_BIG or tag[0] == TAG_BIG) and not isnan(v):  # (Python's comparison, exact)
+        if big_compare(k, 2 if func == AGG_MIN else 4, v, tv, a, tag[0]) != 0.0:
+            acc[0] = v
+            tag[0] = tv
     elif isnan(v) or (v < a if func == AGG_MIN else v > a):
         acc[0] = v
         tag[0] = tv
@@ -135,7 +139,7 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
     return 0
 
 
-cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:
+cdef int kleene_agg(Kernel k, Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:
     """Aggregate ``a`` of the slot's list ending at ``node`` (``upto_prev``: before its last
     element; 1 = the conjunct does not apply at the first element); TAG_MISSING where the
     engine's agg_value has no value (no number seen, an average of nothing)."""
@@ -149,6 +153,8 @@ cdef int kleene_agg(Group g, int slot, int64_t node, int a, int upto_prev, doubl
     if g.agg_func[g.slot_agg_start[slot] + a] == AGG_AVG:
         if g.nd_acc_n[node * na + j] == 0:
             tag[0] = TAG_MISSING
+        elif g.nd_acc_t[node * na + j] == TAG_BIG:
+            big_average(k, g.nd_acc_v[node * na + j], TAG_BIG, g.nd_acc_n[node * na + j], out, tag)
         else:
             out[0] = g.nd_acc_v[node * na + j] / <double>g.nd_acc_n[node * na + j]
             tag[0] = TAG_NUM

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from petricep.errors import EvaluationError
 from petricep.events import Event
 from petricep.kernel.run import TICK_CODE
-from petricep.kernel.tableplan import TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
+from petricep.kernel.tableplan import EXACT, TAG_BIG, TAG_BOOL, TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
 from petricep.runtime.arrow import bool_array, number_array, number_view
 
 NUMPY_KINDS = {"i": TAG_INT, "u": TAG_INT, "f": TAG_NUM, "b": TAG_BOOL}
@@ -30,15 +30,44 @@ NUMBER_KINDS: dict[type, int] = {int: TAG_INT, float: TAG_NUM, bool: TAG_BOOL}
 
 def numbers_at_once(col: Any, vals: np.ndarray, tags: np.ndarray) -> bool:
     """A list of Python ints, floats and bools: values and kinds filled at C speed (False,
-    nothing filled: it holds something else, or an int no float holds)."""
+    nothing filled: it holds something else, or an int beyond 2**53, which a float64 would
+    round)."""
     try:
         kinds = np.fromiter(map(NUMBER_KINDS.__getitem__, map(type, col)), dtype=np.int8, count=len(col))
         values = np.array(col, dtype=np.float64)
     except (KeyError, OverflowError):
         return False
+    if len(values) and np.abs(values).max() >= EXACT and (np.abs(values[kinds == TAG_INT]) >= EXACT).any():
+        return False
     vals[:] = values
     tags[:] = kinds
     return True
+
+
+def hold_value(v: Any, kind: int, code: Callable[[int], int]) -> tuple[float, int]:
+    """One number as the kernel holds it: an int beyond 2**53 by its code (TAG_BIG)."""
+    if kind == TAG_INT and not -EXACT <= v <= EXACT:
+        return float(code(int(v))), TAG_BIG
+    return v, kind
+
+
+def kernel_times(ts: Any, n: int, event: Callable[[int], Event]) -> np.ndarray:
+    """A batch's times as the kernel's float64 column. An int time beyond 2**53 (nanoseconds
+    since 1970 are 1.7e18) would round to its neighbour there, merging distinct times into
+    ties and moving window edges, so it is refused with the row's error rather than matched
+    inexactly (the Python engine holds it exactly)."""
+    out = ts.astype(np.float64, copy=False) if isinstance(ts, np.ndarray) else np.fromiter(ts, dtype=np.float64, count=n)
+    if n and np.abs(out).max() >= EXACT:
+        for r in np.flatnonzero(np.abs(out) >= EXACT).tolist():
+            v = ts[r]
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and not -EXACT <= int(v) <= EXACT:
+                err = EvaluationError(
+                    f"time {int(v)} is beyond 2**53, which the compiled kernel cannot hold exactly "
+                    "(give times in coarser units, or run with --engine python)"
+                )
+                err.event = event(r)  # type: ignore[attr-defined]
+                raise err
+    return out
 
 
 def last_event(types: np.ndarray, n: int) -> int:

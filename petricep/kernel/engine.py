@@ -47,7 +47,9 @@ from petricep.kernel.columns import (
     codes,
     hashable,
     hashable_numbers,
+    hold_value,
     int_column,
+    kernel_times,
     last_event,
     new_code,
     not_single,
@@ -62,7 +64,7 @@ from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import TICK_CODE, KernelRun
 from petricep.kernel.sqlside import SqlBeside, SqlSide
-from petricep.kernel.tableplan import TAG_INT, TAG_NULL, TAG_NUM, TAG_STR
+from petricep.kernel.tableplan import TAG_INT, TAG_NULL, TAG_NUM, TAG_STR, exact_ints
 from petricep.runtime.match import Match
 from petricep.runtime.memory import check_size
 
@@ -205,9 +207,9 @@ class KernelEngine(SqlBeside):
         if last >= 0:
             self._out.last_input = (int(pos[last]), value_at(cols.ts, last))
         vals, tags = self._column_values({**cols.attrs, TS_ATTR: cols.ts, ID_ATTR: cols.ids}, n, types, cols.event)
-        ts = cols.ts if isinstance(cols.ts, np.ndarray) else np.fromiter(cols.ts, dtype=np.float64, count=n)
+        ts = kernel_times(cols.ts, n, cols.event)
         keys = self._column_keys(cols.attrs, n, types, cols.event)
-        columns = (types, ts.astype(np.float64, copy=False), pos, pos, vals, tags, keys)
+        columns = (types, ts, pos, pos, vals, tags, keys)
         event = cols.event if self._sql is None else list(cols.events()).__getitem__  # (the queries read events)
         return columns, n, event, value_at(cols.ids, n - 1)
 
@@ -560,7 +562,7 @@ class KernelEngine(SqlBeside):
         code = self._type_code
         types = np.fromiter((code.get(e.type, -1) for e in evs), dtype=np.int32, count=n)
         pos = np.fromiter((e.pos for e in evs), dtype=np.int64, count=n)
-        ts = np.fromiter((e.ts for e in evs), dtype=np.float64, count=n)
+        ts = kernel_times([e.ts for e in evs], n, evs.__getitem__)
         self._known.add(pos, [e.id for e in evs], [e.ts for e in evs], list(evs) if self._with_events else None)
         for e in reversed(evs):
             if e.type != TICK:
@@ -592,6 +594,7 @@ class KernelEngine(SqlBeside):
         vals = np.zeros((n, na), dtype=np.float64)
         tags = np.zeros((n, na), dtype=np.int8)
         string = self.kernel.string_code
+        big = self.kernel.kernel.big_code
         for a, name in enumerate(self._attrs):
             col = attrs.get(name)
             if col is None:
@@ -599,6 +602,8 @@ class KernelEngine(SqlBeside):
             if isinstance(col, np.ndarray) and col.dtype.kind in "iufb":
                 vals[:, a] = col
                 tags[:, a] = NUMPY_KINDS[col.dtype.kind]
+                if col.dtype.kind in "iu":
+                    exact_ints(col, vals[:, a], tags[:, a], big)
                 continue
             if numbers_at_once(col, vals[:, a], tags[:, a]):
                 continue
@@ -611,11 +616,11 @@ class KernelEngine(SqlBeside):
                     if int(types[r]) in readers:
                         raise not_single(name, v, event(r))
                     kind = TAG_NULL
-                tags[r, a] = kind
                 if kind == TAG_STR:
                     vals[r, a] = string(v)
                 elif kind != TAG_NULL:
-                    vals[r, a] = v
+                    vals[r, a], kind = hold_value(v, kind, big)
+                tags[r, a] = kind
         return vals, tags
 
     def _column_keys(

@@ -66,7 +66,7 @@ STRATEGY_CODES = {
     A.Strategy.PARTITION: 3,
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
-TAG_NUM, TAG_STR, TAG_INT = 0, 1, 4  # value kinds (the kernel's TAG_*) of constants
+TAG_NUM, TAG_STR, TAG_INT, TAG_BIG = 0, 1, 4, 6  # value kinds (the kernel's TAG_*) of constants
 AGG_CODES = {"count": 0, "sum": 1, "avg": 2, "min": 3, "max": 4}  # the kernel's aggregate functions
 KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or appends to it
 MAX_STACK = 32
@@ -118,12 +118,14 @@ class _Bytecode:
         strings: dict[str, int],
         textual_ids: frozenset[int] = frozenset(),
         kleene: tuple[KleeneInfo | None, ...] = (),
+        bigs: dict[int, int] | None = None,
     ) -> None:
         """``textual_ids``: slots (NEG_SLOT for a negated event) whose events may be composite:
         their id is a text the kernel does not hold. ``kleene``: per slot its Kleene layout."""
         self.kleene = kleene
         self.attrs = attrs
         self.strings = strings
+        self.bigs = {} if bigs is None else bigs  # integer literals beyond 2**53, by code
         self.textual_ids = textual_ids
         self.code: list[int] = []
         self.consts: list[float] = []
@@ -149,10 +151,12 @@ class _Bytecode:
         else:
             if isinstance(e.value, bool) or not isinstance(e.value, (int, float)):
                 raise Unsupported(f"constant {e.value!r}")
-            if isinstance(e.value, int) and abs(e.value) > 2**53:
-                raise Unsupported(f"integer constant {e.value} beyond float64 precision")
-            self.consts.append(float(e.value))
-            self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
+            if isinstance(e.value, int) and abs(e.value) > 2**53:  # (a float64 would round it)
+                self.consts.append(float(self.bigs.setdefault(e.value, len(self.bigs))))
+                self.const_tags.append(TAG_BIG)
+            else:
+                self.consts.append(float(e.value))
+                self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
         return len(self.consts) - 1
 
     def _slot_of(self, var: str) -> int:
@@ -404,6 +408,8 @@ class Lowered:
     # consumption: per domain (a CONFLICT group, or a pattern consuming alone) how far back a
     # consumed event can still be in a match (Engine.sweep forgets older ones; NaN: never)
     domains: tuple[float, ...] = ()
+    # integer literals beyond 2**53: codes 0..n-1 of the kernel's ints held exactly (TAG_BIG)
+    bigs: tuple[int, ...] = ()
 
 
 def _refusal(net: Net, tie: str) -> str | None:
@@ -471,8 +477,9 @@ def _lower(net: Net) -> Lowered:
     key_class = _key_classes(net)
     attrs: dict[str, int] = {}
     strings: dict[str, int] = {}
+    bigs: dict[int, int] = {}
     composite = frozenset(t for p in net.patterns for t in p.produces)
-    codes = [_bytecode(net, g, composite, attrs, strings) for g in net.groups]
+    codes = [_bytecode(net, g, composite, attrs, strings, bigs) for g in net.groups]
     rets = [_lower_returns(net, g, bc) for g, bc in zip(net.groups, codes)]  # after every condition: attrs complete
     groups = tuple(_lower_group(g, types, bc, ret, net.patterns) for g, bc, ret in zip(net.groups, codes, rets))
     domains = tuple(dict.fromkeys(p.conflict for p in net.patterns if p.conflict is not None))
@@ -481,7 +488,7 @@ def _lower(net: Net) -> Lowered:
     maxfields = max((max(len(p.returns), len(p.timeouts)) for p in patterns), default=0)
     return Lowered(
         types, tuple(attrs), tuple(strings), patterns, groups, max(maxslots, 1), maxfields, key_class,
-        tuple(_horizon(net, d) for d in domains),
+        tuple(_horizon(net, d) for d in domains), tuple(bigs),
     )
 
 
@@ -523,12 +530,14 @@ def _lower_pattern(
     )
 
 
-def _bytecode(net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int]) -> _Bytecode:
+def _bytecode(
+    net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int], bigs: dict[int, int]
+) -> _Bytecode:
     """The group's conditions as bytecode (program id = condition id)."""
     textual = {tr.slot for tr in g.transitions if tr.event_type in composite}
     if any(n.type in composite for n in g.negations):
         textual.add(NEG_SLOT)
-    bc = _Bytecode(attrs, strings, frozenset(textual), g.slot_kleene)
+    bc = _Bytecode(attrs, strings, frozenset(textual), g.slot_kleene, bigs)
     for c in g.conditions:
         bc.add(c)
     return bc

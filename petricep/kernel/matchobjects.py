@@ -218,6 +218,7 @@ class MatchObjects:
         where = where_arr.tolist()
         remembered = (known_id, known_ts, in_arr.tolist())
         strings = self.kernel.strings()
+        bigs = self.kernel.kernel.bigs
         composites = self.kernel.composites
         out = []
         chains: list[tuple[Match, list[tuple[tuple[int, int, int], Any, int, str]]]] = []
@@ -247,7 +248,7 @@ class MatchObjects:
                 variables.extend([v] * (len(bound_events) - len(variables)))
             ordered = sorted(((*e, v) for e, v in zip(bound_events, variables)), key=lambda x: x[0])
             start, end = span_of([e[1] for e in ordered], list(range(len(ordered))))
-            attrs = {f: python_value(v, k, strings) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
+            attrs = {f: python_value(v, k, strings, bigs) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
             ids = self._grouped(p.name, ids)
             if timeout:
                 first_pos = min(e[0][0] for e in ordered)  # (count windows)

@@ -25,6 +25,7 @@ from petricep.kernel.keycodes import compact_codes
 from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
 from petricep.kernel.remembered import Composites
 from petricep.kernel.tableplan import (
+    EXACT,
     TAG_BOOL,
     TAG_INT,
     TAG_MISSING,
@@ -32,6 +33,7 @@ from petricep.kernel.tableplan import (
     TAG_NUM,
     TAG_STR,
     deadline_type,
+    exact_ints,
     group_columns,
     id_column,
     list_column,
@@ -43,6 +45,7 @@ from petricep.kernel.tableplan import (
 from petricep.kernel.texts import composite_texts
 from petricep.lang.fields import field_requirements
 from petricep.runtime.arrow import number_array, number_view
+from petricep.runtime.expr import number_text
 from petricep.runtime.memory import memory_error
 
 try:
@@ -157,6 +160,9 @@ class KernelRun:
         if self._int_time is None:
             self._int_time = pa.types.is_integer(col.type)
         view = number_view(col)
+        if view.dtype == np.int64 and len(view) and (int(view.max()) > EXACT or int(view.min()) < -EXACT):
+            row = int(np.flatnonzero((view > EXACT) | (view < -EXACT))[0])  # (columns.kernel_times)
+            raise EventError(f"time {int(view[row])} is beyond 2**53, which the compiled kernel cannot hold exactly", None, row, self.time_field)
         return view if view.dtype == np.int64 else view.astype(np.float64)  # (the kernel reads int64 times as they are)
 
     def _ids(self, batch: Batch) -> np.ndarray | None:
@@ -193,9 +199,14 @@ class KernelRun:
             if pa.types.is_dictionary(col.type):
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
-            elif pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+            elif pa.types.is_integer(col.type):
+                ints = col.to_numpy(zero_copy_only=False)
+                vals[:, a] = ints
+                tags[:, a] = TAG_INT
+                exact_ints(ints, vals[:, a], tags[:, a], self.kernel.big_code)
+            elif pa.types.is_floating(col.type):
                 vals[:, a] = number_view(col)
-                tags[:, a] = TAG_INT if pa.types.is_integer(col.type) else TAG_NUM
+                tags[:, a] = TAG_NUM
             elif pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
@@ -421,10 +432,12 @@ class KernelRun:
         def value(v: float, tag: int) -> str:
             if tag == TAG_STR:
                 return repr(text[int(v)])
-            return repr(python_value(v, tag, []))
+            return number_text(python_value(v, tag, [], self.kernel.bigs))
 
         if what == "negate":
             return f"cannot negate {value(a, ta)}"
+        if what == "overflow":  # (an int beyond a float's range mixed with a float)
+            return f"number too large for a float: {value(a, ta)} {ARITH_OPS[op]} {value(b, tb)}"
         ops = CMP_OPS if what == "compare" else ARITH_OPS
         return f"cannot {what} {value(a, ta)} {ops[op]} {value(b, tb)}"
 
@@ -463,6 +476,7 @@ class KernelRun:
         names = [p.name for p in self.lowered.patterns]
         state.update({
             "run.strings": self.strings(),
+            "run.bigs": list(self.kernel.bigs),
             "run.ranked": self._ranked,
             "run.first_taken": self.first_taken,
             "run.pos": self._pos,
@@ -485,6 +499,7 @@ class KernelRun:
         (ValueError, KeyError or TypeError where the state is inconsistent)."""
         self.kernel.set_state({name[7:]: value for name, value in state.items() if name.startswith("kernel.")})
         self._strings = {text: code for code, text in enumerate(state["run.strings"])}
+        self.kernel.set_bigs(state.get("run.bigs", ()))
         self._ranked = int(state["run.ranked"])
         self.first_taken = int(state["run.first_taken"])
         self._pos = int(state["run.pos"])
@@ -696,7 +711,7 @@ class KernelRun:
         if seen == {TAG_BOOL}:
             return pa.array(val != 0.0, pa.bool_(), mask=~present)
         strings = self.strings()
-        return pa.array([python_value(v, k, strings) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
+        return pa.array([python_value(v, k, strings, self.kernel.bigs) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
 
 
 def reading_types(net: Net, lowered: Lowered, codes: dict[str, int]) -> dict[str, frozenset[int]]:
@@ -769,6 +784,5 @@ def _times(values: np.ndarray, integer: bool | None) -> pa.Array:
 
 def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
-
 
 __all__ = ["TICK_CODE", "KernelRun"]

@@ -137,6 +137,7 @@ _GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi"))
 # (repeated groups, issue 42: a pattern's ``groups``, likewise only in a grouped pattern's digest;
 # GREEDY / RELUCTANT's per-place rules only in the digest of a net that has one)
 _REPEAT_FIELDS = frozenset(("pl_repeat_start", "pl_repeat"))
+# (integer literals beyond 2**53, ``Lowered.bigs``: only in the digest of a net that has one)
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -146,10 +147,11 @@ def _feed(h: Any, obj: Any) -> None:
         gapless = isinstance(obj, LoweredGroup) and not len(obj.gap_slot)
         plain = isinstance(obj, LoweredGroup) and not len(obj.pl_repeat)
         groupless = isinstance(obj, LoweredPattern) and not obj.groups
+        bigless = isinstance(obj, Lowered) and not obj.bigs
         for f in fields(obj):
             if gapless and f.name in _GAP_FIELDS or plain and f.name in _REPEAT_FIELDS:
                 continue
-            if groupless and f.name == "groups":
+            if groupless and f.name == "groups" or bigless and f.name == "bigs":
                 continue
             h.update(f"{f.name}=".encode())
             _feed(h, getattr(obj, f.name))

@@ -9,6 +9,7 @@ input and composite events side by side), the kernel's values as Python values, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -22,11 +23,15 @@ from petricep.runtime.arrow import string_array
 from petricep.runtime.match import Match
 
 # a value's kind in the kernel (_kernel.pyx): float, str, (a value that does not exist), bool, int, None
-TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL = range(6)
+TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL, TAG_BIG = range(7)
+EXACT = 2**53  # every int up to it is a float64; the kernel holds the ones beyond as TAG_BIG
 
 
-def python_value(v: float, kind: int, strings: list[str]) -> Any:
-    """A kernel value as the Python engine holds it: an int, a float, text, a bool, None."""
+def python_value(v: float, kind: int, strings: list[str], bigs: Sequence[int] = ()) -> Any:
+    """A kernel value as the Python engine holds it: an int, a float, text, a bool, None
+    (``bigs``: the kernel's ints beyond 2**53 by code, ``Kernel.bigs``)."""
+    if kind == TAG_BIG:
+        return bigs[int(v)]
     if kind == TAG_INT:
         return int(v) if math.isfinite(v) else v
     if kind == TAG_NUM:
@@ -36,6 +41,17 @@ def python_value(v: float, kind: int, strings: list[str]) -> Any:
     if kind == TAG_BOOL:
         return v != 0.0
     return None
+
+
+def exact_ints(col: np.ndarray, vals: np.ndarray, tags: np.ndarray, code: Callable[[int], int]) -> None:
+    """The rows of an integer column (already in ``vals`` / ``tags`` as floats and ints)
+    whose value is beyond 2**53 held as TAG_BIG by ``code`` (``Kernel.big_code``): a float64
+    would round 9007199254740993 to its neighbour. Two reductions where none is."""
+    if not len(col) or (int(col.max()) <= EXACT and int(col.min()) >= -EXACT):
+        return
+    rows = np.flatnonzero((col > EXACT) | (col < -EXACT)) if col.dtype.kind == "i" else np.flatnonzero(col > EXACT)
+    vals[rows] = [code(int(v)) for v in col[rows].tolist()]
+    tags[rows] = TAG_BIG
 
 
 def outputs_of(lowered: Lowered) -> list[tuple[str, ...]]:
@@ -250,6 +266,6 @@ def id_column(ids: list[Any]) -> pa.Array:
 
 
 __all__ = [
-    "TAG_BOOL", "TAG_INT", "TAG_MISSING", "TAG_NULL", "TAG_NUM", "TAG_STR", "TablePlan", "deadline_type",
+    "EXACT", "TAG_BIG", "TAG_BOOL", "TAG_INT", "TAG_MISSING", "TAG_NULL", "TAG_NUM", "TAG_STR", "TablePlan", "deadline_type",
     "id_column", "list_column", "mixed_column", "outputs_of", "python_value", "table_plan", "to_matches",
 ]
