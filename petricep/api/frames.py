@@ -440,15 +440,21 @@ def run_matches(
         max_memory=parse_size(max_memory) if isinstance(max_memory, str) else max_memory,
     )
     runner.events_by_id = lookup
+    _collect(run, runner, inp, spec.time_field)
+    return run
+
+
+def _collect(run: FrameRun, runner: Run, inp: Any, time_field: str | None) -> None:
+    """Fire the run: its matches, its report, and the first row's time (whose form the
+    table's start and end columns take)."""
     try:
         run.matches = list(runner)
     except EventError as err:
         raise _relabel(err, inp.kind, inp.label, inp.index) from None
-    if spec.time_field is not None:
+    if time_field is not None:
         first = inp.source.first_row()
-        run.sample = first.get(spec.time_field) if first else None
+        run.sample = first.get(time_field) if first else None
     run.report = runner.report()
-    return run
 
 
 def as_kind(table: pa.Table, kind: str) -> Any:

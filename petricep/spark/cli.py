@@ -204,6 +204,12 @@ def add_stream_parser(sub: Any) -> None:
     st.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="checkpoint directory (a restart resumes from it)"
     )
+    _add_stream_events(st)
+    _add_stream_run(st)
+
+
+def _add_stream_events(st: Any) -> None:
+    """``petricep stream``'s options that say how to read the event files."""
     g = st.add_argument_group("events")
     g.add_argument(
         "--format", choices=("csv", "jsonl", "parquet"), help="default: from each file's extension"
@@ -227,6 +233,10 @@ def add_stream_parser(sub: Any) -> None:
         choices=("s", "ms", "us", "ns"),
         help="unit of numeric timestamps (converted to seconds)",
     )
+
+
+def _add_stream_run(st: Any) -> None:
+    """``petricep stream``'s options for the query: lateness, ties, Spark, triggers, outputs."""
     st.add_argument(
         "--watermark",
         type=float,
