@@ -64,11 +64,11 @@ current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exac
 DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
 MEASURES per match by the Python runtime's code; beside patterns inside the one
 :class:`~petricep.kernel.engine.KernelEngine` (:mod:`~petricep.kernel.sqlside`), under every
-tie rule. A history runner
+tie rule (under ``either`` beside end negations and ON TIMEOUT too: what a timestamp group
+closes carries the position that emits it, as ``ties._join`` emits it). A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself, SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number. A
+net with ARCHIVED variables itself, a WITHIN amount that is not a number. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper

@@ -442,7 +442,7 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
         except Unsupported as e:
             reason = str(e)
     if reason is None:
-        reason = rows_refusal(net, tie)
+        reason = rows_refusal(net)
     return (reason is None, reason or "covered")
 
 

@@ -97,22 +97,14 @@ class LoweredRows:
     memoryless: bool  # RowNet.memoryless: a search keeps one thread per place
 
 
-def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
-    """Why the kernel does not run every SQL query of ``net`` under ``tie`` (None: it does):
-    a query reads its table's rows in arrival order whatever the tie rule (``runtime/rows.py``),
-    beside the patterns in one engine (:mod:`petricep.kernel.sqlside`), which merges both by
-    the kernel's emitting positions. Under ``either`` the matches a timestamp group's first
-    event closes (end negations, ON TIMEOUT) leave with the next group's (``ties._join``),
-    while the kernel names that first event: refused there, not merged wrong."""
-    waits = next((p.name for p in net.patterns if p.timeout is not None or any(pl.pending_negations for pl in p.places)), None)
-    if net.rows and tie == "either" and waits is not None:
-        return (
-            f"SQL MATCH_RECOGNIZE queries beside pattern {waits!r} (an end negation or ON TIMEOUT) under the tie "
-            "rule 'either': the matches a timestamp group's first event closes leave with the next group"
-        )
+def rows_refusal(net: Net) -> str | None:
+    """Why the kernel does not run every SQL query of ``net`` (None: it does): a query reads
+    its table's rows in arrival order whatever the tie rule (``runtime/rows.py``), beside the
+    patterns in one engine (:mod:`petricep.kernel.sqlside`), which merges both by the kernel's
+    emitting positions, under every tie rule (under ``either`` the matches a timestamp group's
+    first event closes -- end negations, ON TIMEOUT -- carry the position that emits them, the
+    next group's first event, as ``ties._join`` emits them)."""
     for rn in net.rows:
-
-
         reason = row_refusal(rn)
         if reason is not None:
             return reason

@@ -305,18 +305,16 @@ def test_long_partitions_trim_rows() -> None:
 
 def test_what_is_covered_and_refused() -> None:
     """Every query runs on the row matcher (a DEFINE reading the rows mapped so far through its
-    Python closure), beside patterns under every tie rule; under 'either' not beside an end
-    negation or ON TIMEOUT (the run is then Python's, saying why)."""
+    Python closure), beside patterns under every tie rule (under 'either' beside an end
+    negation or ON TIMEOUT too)."""
     memory = "SELECT * FROM T MATCH_RECOGNIZE (MEASURES COUNT(*) AS n PATTERN (A B+) DEFINE B AS B.x > A.x) AS q"
     assert kernel.supports(compile_sql(memory)) == (True, "covered")
     mixed = compile_files_text("PATTERN ab: SEQ(A a, B b) WITHIN 3\n", memory)
     assert kernel.supports(mixed, "either") == (True, "covered")
     waiting = compile_files_text("PATTERN ab: SEQ(A a, B b, !(C c)) WITHIN 3\n", memory)
-    assert kernel.supports(waiting, "either") == (
-        False,
-        "SQL MATCH_RECOGNIZE queries beside pattern 'ab' (an end negation or ON TIMEOUT) under the tie rule "
-        "'either': the matches a timestamp group's first event closes leave with the next group",
-    )
+    assert kernel.supports(waiting, "either") == (True, "covered")
+    timing = compile_files_text("PATTERN ab: SEQ(A a, B b) WITHIN 3 ON TIMEOUT RETURN L()\n", memory)
+    assert kernel.supports(timing, "either") == (True, "covered")
     assert kernel.supports(compile_sql(memory), "either") == (True, "covered")
 
 
