@@ -68,7 +68,7 @@ tie rule (under ``either`` beside end negations and ON TIMEOUT too: what a times
 closes carries the position that emits it, as ``ties._join`` emits it). A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself, a WITHIN amount that is not a number. A
+net with ARCHIVED variables itself. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
-from petricep.kernel.rowlowering import rows_refusal
 from petricep.lang import ast as A
 from petricep.merge import rename
 from petricep.runtime.match import group_steps
@@ -441,8 +440,6 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
             lower(patterns)
         except Unsupported as e:
             reason = str(e)
-    if reason is None:
-        reason = rows_refusal(net)
     return (reason is None, reason or "covered")
 
 
