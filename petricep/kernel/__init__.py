@@ -36,7 +36,9 @@ Public API (for the CLI, the library API and Spark to wire in):
 Covered this far: SEQ / AND / OR over single variables with guards (numbers and text),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows, negation at start, middle and end (under ``either`` applied
+per-pattern roles and windows (any number of patterns: merge cuts a class of compatible
+patterns into shared nets of at most ``merge.MAX_SHARED`` = 62 patterns and negations, the
+bits of the kernel's int64 masks), negation at start, middle and end (under ``either`` applied
 once the group's keys reach their fixpoints, count windows closing between them),
 RETURN with composite events re-entering the net (under ``either`` they join their timestamp
 group at their creator event's position, seen by the shared nets after their own, as
@@ -68,7 +70,7 @@ tie rule (under ``either`` beside end negations and ON TIMEOUT too: what a times
 closes carries the position that emits it, as ``ties._join`` emits it). A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself. A
+net with ARCHIVED variables itself, one pattern with more than 62 negations. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper
