@@ -40,6 +40,10 @@ from petricep.compile.program import Program, compile_program, extend_program
 from petricep.lang import ast as A
 from petricep.lang.sql_ast import MatchRecognize
 
+# patterns, and negations, one shared net holds at most: the compiled kernel keeps them as bits
+# of int64 masks (two bits spare); a wider class of compatible patterns is several nets (_chunks)
+MAX_SHARED = 62
+
 # ----------------------------------------------------------------------------- normal forms
 
 
@@ -585,14 +589,39 @@ def _combination(fronts: set[Hashable], futures: set[Hashable], users: int) -> s
     return kind if len(fronts) == users else f"front+{kind}"
 
 
+def _chunks(nets: Sequence[PatternNet]) -> list[list[PatternNet]]:
+    """A class of compatible patterns as shared nets of at most :data:`MAX_SHARED` patterns
+    and negations each (the compiled kernel keeps a shared net's patterns and negations as
+    bits of int64 masks). A class within the limit is one net, as before; a wider one is cut,
+    in pattern order, into nets of about equal size. Cutting loses only sharing between the
+    nets: every pattern's matches, and their order, are those it has alone (docs/SEMANTICS.md),
+    whichever net holds it."""
+    negations = sum(len(n.negations) for n in nets)
+    if len(nets) <= MAX_SHARED and negations <= MAX_SHARED:
+        return [list(nets)]
+    parts = max(-(-len(nets) // MAX_SHARED), -(-negations // MAX_SHARED))
+    size = -(-len(nets) // parts)  # patterns per net, the nets about equal
+    out: list[list[PatternNet]] = [[]]
+    held = 0  # negations of the net being filled
+    for n in nets:
+        if out[-1] and (len(out[-1]) >= size or held + len(n.negations) > MAX_SHARED):
+            out.append([])
+            held = 0
+        out[-1].append(n)
+        held += len(n.negations)
+    return out
+
+
 def merge_nets(nets: Sequence[PatternNet], share: bool = True) -> tuple[tuple[PatternNet, ...], tuple[GroupNet, ...]]:
     """Group compatible patterns and merge each group (``share=False``: one group per
-    pattern). Returns the patterns as the shared nets see them — slots possibly shifted so
-    that shared middles line up — and the shared nets."""
+    pattern), a class wider than :data:`MAX_SHARED` in several (:func:`_chunks`). Returns the
+    patterns as the shared nets see them — slots possibly shifted so that shared middles line
+    up — and the shared nets."""
     classes: dict[Hashable, list[PatternNet]] = {}
     for n in nets:
         classes.setdefault(_class_key(n) if share else n.index, []).append(n)
-    aligned = [_align(g) if share and len(g) > 1 else list(g) for g in classes.values()]
+    groups = [chunk for g in classes.values() for chunk in _chunks(g)]
+    aligned = [_align(g) if share and len(g) > 1 else list(g) for g in groups]
     by_index = {n.index: n for g in aligned for n in g}
     patterns = tuple(by_index[n.index] for n in nets)
     return patterns, tuple(merge_group(i, g, share) for i, g in enumerate(aligned))

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.events import Event
 from petricep.lang import ast as A
-from petricep.merge import build_net
+from petricep.merge import MAX_SHARED, build_net
 from petricep.runtime.engine import Engine
 from tests.budget import examples
 from tests.reference import reference_run
@@ -85,7 +86,7 @@ def make(name: str, comps: list[Comp], conds: list[tuple[int, str, int]], window
 
 
 @st.composite
-def overlapping_sets(draw: Any, max_patterns: int = 20) -> list[A.Pattern]:
+def overlapping_sets(draw: Any, max_patterns: int = 20, min_patterns: int = 2) -> list[A.Pattern]:
     strategy = draw(st.sampled_from(["skip-till-any-match"] * 3 + ["skip-till-next-match", "partition-contiguity"]))
     partition = draw(st.booleans())
     base = draw(components(2, 4))
@@ -96,7 +97,7 @@ def overlapping_sets(draw: Any, max_patterns: int = 20) -> list[A.Pattern]:
     def window(w: int) -> A.Window:
         return A.Window(A.WIN_COUNT, w + 1, "EVENTS") if count else A.Window(A.WIN_TIME, w)
 
-    n = draw(st.integers(2, max_patterns))
+    n = draw(st.integers(min_patterns, max_patterns))
     out = []
     for k in range(n):
         how = draw(st.sampled_from(["equal", "prefix", "extend", "tail", "window", "threshold", "suffix", "middle", "fresh"]))
@@ -226,3 +227,56 @@ def test_a_pattern_keeps_its_order_beside_a_returning_pattern() -> None:
                 (m.pattern, m.to_dict()["ids"]) for m in engine.flush()
             ]
             assert [ids for name, ids in got if name == "p1"] == [{"a": 2}, {"b": 2}], (make, text)
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(overlapping_sets(min_patterns=MAX_SHARED + 1, max_patterns=2 * MAX_SHARED + 5), streams(types=TYPES, max_size=10))
+def test_a_wide_class_is_cut_into_shared_nets(patterns: list[A.Pattern], events: list[Event]) -> None:
+    """More compatible patterns than one shared net holds (merge._chunks): nets of at most
+    MAX_SHARED patterns and negations, of equal size but the last, in pattern order; each pattern's matches
+    those of the unmerged net (in order; a list pattern's as a set, the known gap below)."""
+    show(patterns[:3], events)
+    net = build_net(patterns)
+    sizes = [len(g.patterns) for g in net.groups]
+    parts = -(-len(patterns) // MAX_SHARED)
+    if sum(len(n.negations) for n in net.patterns) <= MAX_SHARED * parts:
+        assert len(sizes) == parts and sizes[:-1] == [-(-len(patterns) // parts)] * (parts - 1)
+    assert max(sizes) <= MAX_SHARED
+    assert [pi for g in net.groups for pi in g.patterns] == list(range(len(patterns)))
+    assert all(len(g.negations) <= MAX_SHARED for g in net.groups)
+    lists = {p.name for p in patterns if any(r.kleene for r in A.events_of(p.structure))}
+    merged, alone = run(patterns, events), run(patterns, events, share=False)
+    assert {k: sorted(v) if k in lists else v for k, v in merged.items()} == {
+        k: sorted(v) if k in lists else v for k, v in alone.items()
+    }
+
+
+# a known gap (found by tests/kernel/test_wide_nets.py, not of cutting wide classes): a
+# pattern with a Kleene list merged with patterns its steps line up with emits the matches
+# of one point in the shared net's firing order, which is not always its order alone (the
+# same matches). Strict xfail: the day merged keeps the order alone, these pass and say so.
+LIST_ORDER_CASES = [
+    (
+        "arrival",
+        "PATTERN p32: SEQ(D v0, C v1, D+ v2[], C+ v3[], D+ v4[], C v5) WITHIN 6\n"
+        "PATTERN p68: SEQ(C+ v0[], C v1) WITHIN 6\nPATTERN p72: SEQ(C+ v0[], D v1, A+ v2[]) WITHIN 6\n",
+        [("C", 0), ("A", 2), ("C", 2), ("A", 4), ("A", 6), ("D", 6), ("A", 6), ("D", 6)],
+    ),
+    (
+        "either",
+        "PATTERN p0: SEQ(A v0, A v1, A v2, A v3, B+ v4[]) WITHIN 1\nPATTERN p30: SEQ(C v0, B v2, B+ v3[]) WITHIN 1\n",
+        [("C", 0), ("B", 0), ("B", 1), ("B", 1), ("B", 1)],
+    ),
+]
+
+
+@pytest.mark.xfail(strict=True, reason="a merged list pattern emits one point's matches in the shared net's order")
+@pytest.mark.parametrize(("tie", "text", "rows"), LIST_ORDER_CASES)
+def test_a_list_pattern_keeps_its_order_merged(tie: str, text: str, rows: list[tuple[str, int]]) -> None:
+    from petricep.lang.parser import parse_text
+
+    patterns = list(parse_text(text, "<p>").patterns)
+    events = [Event(t, ts, i, i, {"x": 1, "k": 0}) for i, (t, ts) in enumerate(rows)]
+    merged, alone = run(patterns, events, tie=tie), run(patterns, events, share=False, tie=tie)
+    assert {k: sorted(v) for k, v in merged.items()} == {k: sorted(v) for k, v in alone.items()}
+    assert merged == alone

@@ -37,7 +37,9 @@ Covered this far: SEQ / AND / OR over single variables with guards (numbers and 
 beyond 2**53 exact, ``_bigint.pxi``; an int time beyond 2**53 is the row's error),
 ``[attr]`` partitions, time, duration and count windows, the four strategies, the three tie
 rules (``either`` closes each timestamp group with the engine's fixpoint), merged nets with
-per-pattern roles and windows, negation at start, middle and end (under ``either`` applied
+per-pattern roles and windows (any number of patterns: merge cuts a class of compatible
+patterns into shared nets of at most ``merge.MAX_SHARED`` = 62 patterns and negations, the
+bits of the kernel's int64 masks), negation at start, middle and end (under ``either`` applied
 once the group's keys reach their fixpoints, count windows closing between them),
 RETURN with composite events re-entering the net (under ``either`` they join their timestamp
 group at their creator event's position, seen by the shared nets after their own, as
@@ -65,11 +67,11 @@ current row and ``PREV`` rows as bytecode (a value the bytecode cannot hold exac
 DEFINE reading the rows matched so far, evaluated by the Python runtime's compiled condition),
 MEASURES per match by the Python runtime's code; beside patterns inside the one
 :class:`~petricep.kernel.engine.KernelEngine` (:mod:`~petricep.kernel.sqlside`), under every
-tie rule. A history runner
+tie rule (under ``either`` beside end negations and ON TIMEOUT too: what a timestamp group
+closes carries the position that emits it, as ``ties._join`` emits it). A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself, SQL queries beside an end negation or ON TIMEOUT under ``either``, a WITHIN amount that is not
-a number. A
+net with ARCHIVED variables itself, one pattern with more than 62 negations. A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper

@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 
 from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
-from petricep.kernel.rowlowering import rows_refusal
 from petricep.lang import ast as A
-from petricep.merge import rename
+from petricep.merge import MAX_SHARED, rename
 from petricep.runtime.match import group_steps
 
 # bytecode (int32 words): an opcode, then its operands
@@ -71,7 +70,7 @@ AGG_CODES = {"count": 0, "sum": 1, "avg": 2, "min": 3, "max": 4}  # the kernel's
 KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or appends to it
 MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
-MAX_USERS = 62  # patterns per shared net: bits of an int64 users mask
+MAX_USERS = MAX_SHARED  # patterns (negations) per shared net: bits of an int64 mask (merge cuts wider classes)
 MAX_ORDERED_SLOTS = 64  # (once the widest shared net with RETURN; matches are now ordered by every position)
 LIMIT_POLICIES = {"drop-oldest": 0, "reject-new": 1, "fail": 2}  # the kernel's codes
 
@@ -447,8 +446,6 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
             lower(patterns)
         except Unsupported as e:
             reason = str(e)
-    if reason is None:
-        reason = rows_refusal(net, tie)
     return (reason is None, reason or "covered")
 
 

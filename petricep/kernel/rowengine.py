@@ -27,7 +27,7 @@ from petricep.compile.net import Net
 from petricep.compile.rows import RowNet
 from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
-from petricep.kernel.rowlowering import LoweredRows, lower_rows, row_refusal
+from petricep.kernel.rowlowering import LoweredRows, lower_rows
 from petricep.runtime.engine import Engine
 from petricep.runtime.expr import OVERFLOW_FLAG, with_pattern
 from petricep.runtime.housekeeping import check_budget, sweep
@@ -48,9 +48,6 @@ class KernelRowRuntime(RowRuntime):
         super().__init__(net)
         if _rowmatch is None:
             raise ConfigError("the compiled row matcher is not built (petricep.kernel.available() is False)")
-        reason = row_refusal(net)
-        if reason is not None:
-            raise ConfigError(f"the kernel does not run this query: {reason}")
         self.lowered: LoweredRows = lower_rows(net)
         by_var = {t.var: t.id for t in reversed(net.transitions)}  # a variable's DEFINE: one closure
         self.var_guards = [self.guards[by_var[v]] if v in by_var else None for v in self.lowered.vars]

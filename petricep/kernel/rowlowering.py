@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import Net
 from petricep.compile.rows import ACCEPT, RowNet
 from petricep.lang import ast as A
 from petricep.lang import sql_ast as S
@@ -92,38 +91,9 @@ class LoweredRows:
     skip: int  # SKIP_CODES
     skip_members: np.ndarray  # uint8 [nvars]: the variables SKIP TO FIRST/LAST targets (a subset: its members)
     window: int  # WINDOW_*
-    window_value: Any  # the WITHIN amount as written (int or float), None without one
+    window_value: Any  # the WITHIN amount as checked (a number, compared as the Python object), None without one
     history: int  # rows before a search that PREV may read
     memoryless: bool  # RowNet.memoryless: a search keeps one thread per place
-
-
-def rows_refusal(net: Net, tie: str = "arrival") -> str | None:
-    """Why the kernel does not run every SQL query of ``net`` under ``tie`` (None: it does):
-    a query reads its table's rows in arrival order whatever the tie rule (``runtime/rows.py``),
-    beside the patterns in one engine (:mod:`petricep.kernel.sqlside`), which merges both by
-    the kernel's emitting positions. Under ``either`` the matches a timestamp group's first
-    event closes (end negations, ON TIMEOUT) leave with the next group's (``ties._join``),
-    while the kernel names that first event: refused there, not merged wrong."""
-    waits = next((p.name for p in net.patterns if p.timeout is not None or any(pl.pending_negations for pl in p.places)), None)
-    if net.rows and tie == "either" and waits is not None:
-        return (
-            f"SQL MATCH_RECOGNIZE queries beside pattern {waits!r} (an end negation or ON TIMEOUT) under the tie "
-            "rule 'either': the matches a timestamp group's first event closes leave with the next group"
-        )
-    for rn in net.rows:
-
-
-        reason = row_refusal(rn)
-        if reason is not None:
-            return reason
-    return None
-
-
-def row_refusal(rn: RowNet) -> str | None:
-    """Why the kernel's row matcher does not run query ``rn`` (None: it does)."""
-    if rn.window_value is not None and not isinstance(rn.window_value, (int, float)):
-        return f"SQL query {rn.name!r}: a WITHIN amount that is not a number"
-    return None
 
 
 def _reads_the_match(d: S.Define) -> bool:
@@ -264,7 +234,7 @@ def _depth(words: list[list[int]]) -> int:
 
 
 def lower_rows(rn: RowNet) -> LoweredRows:
-    """The row matcher's arrays for ``rn`` (check :func:`row_refusal` first)."""
+    """The row matcher's arrays for ``rn`` (every query has them)."""
     vars_ = rn.vars
     var_index = {v: i for i, v in enumerate(vars_)}
     kinds, codes, columns, consts = _guards(rn, vars_)
@@ -307,4 +277,4 @@ def lower_rows(rn: RowNet) -> LoweredRows:
     )
 
 
-__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PATH", "GUARD_PYTHON", "LoweredRows", "lower_rows", "row_refusal", "rows_refusal"]
+__all__ = ["GUARD_CODE", "GUARD_NONE", "GUARD_PATH", "GUARD_PYTHON", "LoweredRows", "lower_rows"]

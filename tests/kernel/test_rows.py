@@ -6,9 +6,13 @@ and the shipped query on both engines."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -305,19 +309,42 @@ def test_long_partitions_trim_rows() -> None:
 
 def test_what_is_covered_and_refused() -> None:
     """Every query runs on the row matcher (a DEFINE reading the rows mapped so far through its
-    Python closure), beside patterns under every tie rule; under 'either' not beside an end
-    negation or ON TIMEOUT (the run is then Python's, saying why)."""
+    Python closure), beside patterns under every tie rule (under 'either' beside an end
+    negation or ON TIMEOUT too)."""
     memory = "SELECT * FROM T MATCH_RECOGNIZE (MEASURES COUNT(*) AS n PATTERN (A B+) DEFINE B AS B.x > A.x) AS q"
     assert kernel.supports(compile_sql(memory)) == (True, "covered")
     mixed = compile_files_text("PATTERN ab: SEQ(A a, B b) WITHIN 3\n", memory)
     assert kernel.supports(mixed, "either") == (True, "covered")
     waiting = compile_files_text("PATTERN ab: SEQ(A a, B b, !(C c)) WITHIN 3\n", memory)
-    assert kernel.supports(waiting, "either") == (
-        False,
-        "SQL MATCH_RECOGNIZE queries beside pattern 'ab' (an end negation or ON TIMEOUT) under the tie rule "
-        "'either': the matches a timestamp group's first event closes leave with the next group",
-    )
+    assert kernel.supports(waiting, "either") == (True, "covered")
+    timing = compile_files_text("PATTERN ab: SEQ(A a, B b) WITHIN 3 ON TIMEOUT RETURN L()\n", memory)
+    assert kernel.supports(timing, "either") == (True, "covered")
     assert kernel.supports(compile_sql(memory), "either") == (True, "covered")
+
+
+@pytest.mark.parametrize(
+    ("within", "amount", "want"),
+    [
+        ("WITHIN 3", np.int64(3), [(0, 4), (11, 15)]),
+        ("WITHIN 3", Fraction(9, 2), [(0, 4), (5, 10), (6, 11), (11, 15)]),
+        ("WITHIN 3 EVENTS", Fraction(7, 2), [(0, 3), (12, 15)]),
+        ("WITHIN 3 EVENTS", np.int64(5), [(0, 4), (5, 10), (6, 11), (11, 15)]),
+        ("WITHIN INTERVAL '2' SECOND", Decimal("2.5"), [(0, 3), (12, 15)]),
+    ],
+)
+def test_a_within_amount_of_any_number_type(within: str, amount: Any, want: list[tuple[int, int]]) -> None:
+    """A WITHIN amount that is not a Python int or float (a net built by a program: numpy's
+    int64, a Fraction, a Decimal over int timestamps) runs on the row matcher, compared as the
+    Python object, as the Python runtime compares it (it was refused once): the same matches
+    in the same order, the window cutting them where the Python engine does (the query
+    without a window finds 4)."""
+    net = compile_sql(TICKER.format(rows="ONE ROW PER MATCH", skip="PAST LAST ROW", within=within))
+    net = replace(net, rows=(replace(net.rows[0], window_value=amount),))
+    assert kernel.supports(net) == (True, "covered")
+    events = ticker([5, 4, 6, 9, 5, 3, 8, 7, 2, 6, 9, 9, 8, 1, 4], symbols="SSSSSSTTSSTTTTT")
+    found, error = outcome(RowKernelEngine(net), events)
+    assert (found, error) == outcome(Engine(net), events)
+    assert error is None and [(m["ids"]["STRT"], m["end"]) for m in found] == want
 
 
 def compile_files_text(pattern: str, query: str) -> Net:

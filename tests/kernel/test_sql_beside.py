@@ -7,6 +7,7 @@ chooser picks the kernel for the whole net (no split), and ``petricep run`` says
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from petricep.runtime.match import Match
 from tests.budget import examples
 from tests.sql.test_row_reference import patterns as row_patterns
 from tests.sql.test_row_reference import sql_of, vars_of
-from tests.strategies import pattern_text, patterns, streams, tied_streams
+from tests.strategies import negation_seqs, pattern_text, patterns, streams, tied_streams
 
 pytestmark = pytest.mark.skipif(not kernel.available(), reason="the compiled kernel is not built")
 
@@ -385,35 +386,107 @@ def test_the_run_says_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "kernel: covers this net (run fires it on the kernel)" in capsys.readouterr().out
 
 
-def test_end_negations_and_timeouts_beside_queries_under_either_are_refused() -> None:
-    """Under ``either`` the matches a timestamp group's first event closes leave with the next
-    group, while the kernel names that first event: such a net runs whole on the Python
-    engine, saying why; under arrival and strict on the kernel."""
-    for text in ("PATTERN p1: SEQ(A a, B b, !(C c)) WITHIN 5\n", "PATTERN p1: SEQ(A a, B b) WITHIN 3 ON TIMEOUT RETURN L(x = a.x)\n"):
-        net = net_of([parse_text(text, "<p>"), parse_sql(RISE, "<q>")])
-        assert choose(net, Options("either")) == Choice("python", (
-            "SQL MATCH_RECOGNIZE queries beside pattern 'p1' (an end negation or ON TIMEOUT) under the tie rule "
-            "'either': the matches a timestamp group's first event closes leave with the next group"
-        ))
-        for tie in ("arrival", "strict"):
-            same_as_python(net, hand_events(), tie, [2])
+# a query matching every C row at once (its matches at the row itself), beside a pattern whose
+# matches wait: for its end negation's window to close, or to time out
+EVERY_C = (
+    "SELECT * FROM C MATCH_RECOGNIZE (MEASURES LAST(X.x) AS cx ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW "
+    "PATTERN (X) DEFINE X AS X.x >= 0) AS every;"
+)
+WAITING = (
+    "PATTERN p1: SEQ(A a, B b, !(C c)) WITHIN 5\n",
+    "PATTERN p1: SEQ(A a, B b) WITHIN 3 ON TIMEOUT RETURN L(x = a.x)\n",
+    "PATTERN p1: SEQ(A a, !(C c)) WITHIN 2 EVENTS\n",
+    "PATTERN p1: SEQ(A a, B b) WITHIN 2 EVENTS ON TIMEOUT RETURN L(x = a.x)\n",
+)
 
 
-def test_archived_variables_beside_queries() -> None:
-    """A history runner's live net with a SQL query beside it: on the kernel (the queries on
-    its row matcher), the Python engine's output in its order."""
-    from petricep.archive.join import HistoryRunner
-    from petricep.archive.store import Archive
-    from tests.archive.test_join import SPEED, archive_of
+def waiting_events() -> list[Event]:
+    """Timestamp groups whose first event closes windows (C2 at 10, C6 at 20), ties of C with
+    B and A, a C where a window closes, count windows closing inside a group."""
+    rows = [("A", 0, 1), ("B", 0, 1), ("A", 1, 2), ("C", 10, 3), ("A", 10, 4), ("B", 10, 5), ("A", 11, 1),
+            ("B", 11, 2), ("C", 11, 0), ("C", 20, 1), ("B", 21, 3), ("A", 21, 2), ("C", 22, 0)]
+    return [Event(t, ts, i, i, {"x": x}) for i, (t, ts, x) in enumerate(rows)]
 
-    speed = RISE.replace("FROM A", "FROM S").replace("UP.x", "UP.speed")
-    history = [Event("S", i * 10, i, f"h{i}", {"sensor": i % 2, "speed": 50 + i % 7}) for i in range(30)]
-    live = [Event("S", 300 + i * 10, i, f"l{i}", {"sensor": i % 2, "speed": (i * 7) % 30}) for i in range(40)]
-    outs = {}
-    for engine in ("python", "kernel"):
-        runner = HistoryRunner(parse_text(SPEED).patterns, Archive(archive_of(history)), engine=engine,
-                               queries=parse_sql(speed, "<q>").queries)
-        outs[engine] = [repr(m.to_dict()) for m in runner.run([copy(e) for e in live])]
-        assert runner.engine_choice.engine == engine
-    assert outs["kernel"] == outs["python"]
-    assert any("'rise'" in m for m in outs["python"]) and any("'slower'" in m for m in outs["python"])
+
+@pytest.mark.parametrize("text", WAITING)
+@pytest.mark.parametrize("tie", TIES)
+def test_end_negations_and_timeouts_beside_queries(text: str, tie: str) -> None:
+    """An end negation or ON TIMEOUT beside a query, under every tie rule (``either``
+    included): the whole net on the kernel, the Python engine's matches in its order, each
+    emitted at the same position (the queries' matches of an event after the patterns')."""
+    net = net_of([parse_text(text, "<p>"), parse_sql(EVERY_C, "<q>")])
+    events = waiting_events()
+    for cuts, batch in (([], 4096), ([3], 2), ([1, 4, 9], 1), ([9], 3)):
+        found = same_as_python(net, events, tie, cuts, batch=batch)
+    assert sum("'every'" in m for m in found) == 4
+    assert any("'p1'" in m for m in found)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # A6's window (2 events) closes at C8, inside time 11's group: emitted when the group
+        # closes, at C9 (time 20), after the query's match of C8 and before C9's
+        (WAITING[2], [("p1", (0,), 2), ("every", (3,), 3), ("p1", (4,), 6), ("every", (8,), 8), ("p1", (6,), 9),
+                      ("every", (9,), 9), ("every", (12,), 12)]),
+        # A2 times out at A4 (its count window), inside time 10's group: emitted at A6 (time
+        # 11) after A4's match; B10 completes A11 at time 21 when C12 (time 22) comes
+        (WAITING[3], [("p1", (0, 1), 2), ("every", (3,), 3), ("p1", (4, 5), 6), ("p1", (2,), 6), ("every", (8,), 8),
+                      ("p1", (6, 7), 9), ("every", (9,), 9), ("p1", (11, 10), 12), ("every", (12,), 12)]),
+        # A2 times out at C3 (time 10 > its deadline 4), the first event of its group, emitted
+        # there, before the query's match of C3
+        (WAITING[1], [("p1", (0, 1), 2), ("p1", (2,), 3), ("every", (3,), 3), ("p1", (4, 5), 6), ("every", (8,), 8),
+                      ("p1", (4, 7), 9), ("p1", (6, 7), 9), ("every", (9,), 9), ("p1", (11, 10), 12), ("every", (12,), 12)]),
+    ],
+)
+def test_either_emits_what_a_group_closes_where_the_python_engine_does(
+    text: str, want: list[tuple[str, tuple[int, ...], int]]
+) -> None:
+    """Under ``either`` the matches a timestamp group closes (an end negation's window, a
+    timeout) beside a query: at the emitting positions the Python engine gives them."""
+    net = net_of([parse_text(text, "<p>"), parse_sql(EVERY_C, "<q>")])
+    for batch in (1, 2, 4096):
+        paired: list[tuple[Match, int]] = []
+        by_pairs(KernelEngine(net, tie="either", batch=batch), waiting_events(), paired)
+        got = [(m.pattern, tuple(v for v in m.ids.values()), at) for m, at in paired]
+        assert got == want
+
+
+def _waiting_pattern(data: st.DataObject, name: str) -> A.Pattern:
+    """A pattern whose matches wait: a SEQ with an end negation (or negations anywhere), or
+    a random pattern with ON TIMEOUT (fields over its variables, maybe a LIMIT)."""
+    if data.draw(st.booleans()):
+        return data.draw(negation_seqs(types=TYPES, end=True, kleene=data.draw(st.booleans()), name=name))
+    windows = (A.WIN_TIME, A.WIN_COUNT, A.WIN_DURATION)
+    p = data.draw(patterns(types=TYPES, strategies=("skip-till-any-match",), kleene=False, windows=windows, name=name, max_depth=1))
+    positives = [r.var for r in A.events_of(p.structure) if not r.negated]
+    fields = tuple(
+        A.ReturnField(f"{field}_{v}", A.Attr(v, field))
+        for v in data.draw(st.lists(st.sampled_from(positives), max_size=2, unique=True))
+        for field in [data.draw(st.sampled_from(("x", "ts", "k")))]
+    )
+    limit = None
+    if data.draw(st.booleans()):
+        limit = A.Limit(data.draw(st.integers(1, 3)), data.draw(st.sampled_from(("drop-oldest", "reject-new"))))
+    return dataclasses.replace(p, timeout=A.Return(f"T{name}", fields), limit=limit)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_waiting_patterns_beside_queries_under_either(data: st.DataObject) -> None:
+    """Random end negations and ON TIMEOUT patterns (alone or merged with a random pattern)
+    beside random queries under ``either``, on tied streams: the Python engine's output."""
+    pats = [_waiting_pattern(data, "p0")]
+    if data.draw(st.booleans()):
+        pats.append(data.draw(patterns(types=TYPES, strategies=("skip-till-any-match",), kleene=False, returns=False, name="p1", max_depth=1)))
+    texts = [data.draw(queries(name=f"q{i}")) for i in range(data.draw(st.integers(1, 2)))]
+    for p in pats:
+        note(pattern_text(p))
+    for text in texts:
+        note(text)
+    net = mixed_net(pats, texts)
+    assume(kernel.supports(net, "either")[0])
+    events = data.draw(tied_streams(types=TYPES, max_size=14))
+    note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
+    cuts = data.draw(st.lists(st.integers(0, len(events)), max_size=3))
+    same_as_python(net, events, "either", cuts, batch=data.draw(st.sampled_from((1, 3, 4096))))
