@@ -82,6 +82,12 @@ conditions guards reading several lists (``g[i-1].c`` of a later step is that li
 element, vacuous while it is empty), the strict tie rule's order slots the step before; the
 group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
 ``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py).
+Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
+(compile/until.py): pushed negations that block the list's takes for the tokens they hit;
+such a token still goes on and, with ON TIMEOUT, times out at its window's end
+(``Group.stop_mask``: expire and killed_in_group pass its bits over). Refused with a caret
+by the language, for both engines alike (lang/until.py): UNTIL inside AND/OR, beside ARCHIVED
+variables, and a stop condition reading the list it stops.
 """
 
 from __future__ import annotations

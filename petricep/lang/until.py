@@ -27,7 +27,6 @@ def stop_vars(structure: A.Node) -> dict[str, A.EventRef]:
 def check_until(
     structure: A.Node,
     conditions: Sequence[A.Expr],
-    has_timeout: bool,
     error: ErrorAt,
     unsupported: ErrorAt,
 ) -> None:
@@ -40,12 +39,6 @@ def check_until(
         if not any(c is lst for c in steps):
             raise unsupported(
                 f"UNTIL on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ ({lst.var}[])",
-                stop.span,
-            )
-        if has_timeout:
-            raise unsupported(
-                f"UNTIL with ON TIMEOUT is not supported yet (a partial match its stop event {stop.type} {stop.var} "
-                "has stopped does not time out)",
                 stop.span,
             )
         if any(r.archived for r in A.events_of(structure)):
