@@ -150,6 +150,32 @@ def test_negation_after_the_list() -> None:
     assert ids_on(text, stream("A@0 B@1 B@2 C@3 E@4 B@5 D@6")) == lists([5], d=6)
 
 
+def test_a_list_inside_and() -> None:
+    # C2 stops [0], [1], [0,1] whether A has come or not; B3 starts [3]; A4 completes each
+    assert ids_on("PATTERN p: AND(A a, B+ b[] UNTIL C c)", stream("B@0 B@1 C@2 B@3 A@4")) == want(
+        *({"a": 4, "b": lst} for lst in ([0], [1], [0, 1], [3]))
+    )
+
+
+def test_an_and_sibling_of_the_stop_type_bound_in_the_match_stops_nothing() -> None:
+    # with a = C1 the list [0,2] has no stop event between its events (C1 is the match's);
+    # with a = C3, C1 stops [0] before B2
+    got = ids_on("PATTERN p: AND(C a, B+ b[] UNTIL C c)", stream("B@0 C@1 B@2 C@3"))
+    assert got == want({"a": 1, "b": [0]}, {"a": 1, "b": [2]}, {"a": 1, "b": [0, 2]}, {"a": 3, "b": [0]}, {"a": 3, "b": [2]})
+
+
+def test_a_list_inside_or() -> None:
+    got = ids_on("PATTERN p: OR(B+ b[] UNTIL C c, D d)", stream("B@0 B@1 C@2 B@3 D@4"))
+    assert got == want({"b": [0]}, {"b": [1]}, {"b": [0, 1]}, {"b": [3]}, {"d": 4})
+
+
+def test_a_list_inside_and_inside_seq_reads_the_step_before_the_and() -> None:
+    # C3 (x = 5 > a.x) stops [1] before B4: no [1,4]; D2 comes between, the AND takes it
+    text = "PATTERN p: SEQ(A a, AND(B+ b[] UNTIL C c, D d), E e) WHERE c.x > a.x"
+    got = ids_on(text, stream("A@0:x=1 B@1:x=0 D@2:x=0 C@3:x=5 B@4:x=0 E@5:x=0"))
+    assert got == want({"a": 0, "b": [1], "d": 2, "e": 5}, {"a": 0, "b": [4], "d": 2, "e": 5})
+
+
 def test_return_and_window() -> None:
     text = ABCD + " WITHIN 4 RETURN T(n = count(b[]), first = b[1].x)"
     events = stream("A@0:x=0 B@1:x=1 B@2:x=2 C@3:x=0 B@4:x=4 D@4:x=0 D@5:x=0")
@@ -226,8 +252,8 @@ def test_state_warnings(text: str, expected: list[str]) -> None:
     ("text", "kind", "message", "column"),
     [
         ("PATTERN p: SEQ(A a UNTIL C c, D d)", PatternError, "unexpected 'UNTIL'", 20),
-        ("PATTERN p: AND(A a, B+ b[] UNTIL C c)", PatternUnsupportedError,
-         "UNTIL on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ (b[])", 34),
+        ("PATTERN p: SEQ(A a, AND(D d, B+ b[] UNTIL C c)) WHERE c.x > d.x", PatternSemanticError,
+         "a stop condition (UNTIL ... c) may read only the stop event and the required steps before b[], not 'd'", 55),
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C a)", PatternSemanticError, "variable 'a' is bound twice", 34),
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > d.x", PatternSemanticError,
          "a stop condition (UNTIL ... c) may read only the stop event and the required steps before b[], not 'd'", 50),

@@ -100,6 +100,12 @@ def test_a_negation_after_the_stopped_list_still_cancels_it() -> None:
     assert outputs(text, stream("A@0 B@1 C@2 E@3 B@4 X@20")) == [("timeout", {"a": 0, "b": [4]}, 10)]
 
 
+def test_a_stopped_list_inside_and_times_out() -> None:
+    # C1 stops [0] (A may still come): it times out, and B2 starts [2] (no [0,2])
+    text = "PATTERN p: AND(A a, B+ b[] UNTIL C c) WITHIN 10 ON TIMEOUT RETURN T(n = count(b[]))"
+    assert outputs(text, stream("B@0 C@1 B@2 X@20")) == [("timeout", {"b": [0]}, 10), ("timeout", {"b": [2]}, 12)]
+
+
 # ----------------------------------------------------------------------------- property
 
 NAMES = "abcd"
