@@ -36,12 +36,13 @@ def check_until(
     stops = A.stops_of(structure)
     if not stops:
         return
-    if any(r.archived for r in A.events_of(structure)):
-        raise unsupported("UNTIL in a pattern with ARCHIVED variables is not supported yet", stops[0][1].span)
+    # ARCHIVED variables (a single-event SEQ prefix, compile/archived.py) are joined after the
+    # live part has matched: a stop event, tested while a live list grows, cannot read them
+    archived = {r.var for r in A.events_of(structure) if r.archived}
     owner = {stop.var: lst for lst, stop in stops}
     allowed = {lst.var: _before(structure, lst) for lst, _ in stops}
     for c in conditions:
-        _check_condition(c, allowed, owner, error, unsupported)
+        _check_condition(c, allowed, owner, archived, error, unsupported)
 
 
 def _before(node: A.Node, lst: A.EventRef) -> set[str]:
@@ -66,7 +67,12 @@ def _path(node: A.Node, lst: A.EventRef, out: set[str]) -> bool:
 
 
 def _check_condition(
-    c: A.Expr, allowed_by_list: dict[str, set[str]], owner: dict[str, A.EventRef], error: ErrorAt, unsupported: ErrorAt
+    c: A.Expr,
+    allowed_by_list: dict[str, set[str]],
+    owner: dict[str, A.EventRef],
+    archived: set[str],
+    error: ErrorAt,
+    unsupported: ErrorAt,
 ) -> None:
     """One WHERE conjunct: if it names a stop event, it names one and reads only what is bound
     before the list that event stops."""
@@ -87,6 +93,12 @@ def _check_condition(
             raise unsupported(
                 f"a stop condition reading the list it stops ({lst.var}[]) is not supported yet: "
                 f"it may read the stop event {u} and the steps before the list",
+                span,
+            )
+        if v in archived:
+            raise unsupported(
+                f"a stop condition (UNTIL ... {u}) reading the ARCHIVED variable {v!r} is not supported yet: "
+                "the history is joined after the live part matched",
                 span,
             )
         if v not in allowed:
