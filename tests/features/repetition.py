@@ -196,8 +196,9 @@ def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
 def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "D")) -> A.Pattern:
     """``p`` with stop events (``UNTIL U u``) on some of its Kleene lists, wherever they stand
     (a SEQ's step, the whole pattern, inside AND / OR), each with no condition, one on the
-    stop event alone (``u.x > c``) or one comparing it with a required single step before the
-    list in a SEQ on the way down to it (always bound while the list grows)."""
+    stop event alone (``u.x > c``), one comparing it with a required single step before the
+    list in a SEQ on the way down to it (always bound while the list grows) or one reading
+    the list so far (``v[1]``, ``v[last]``, ``count(v[])``, an aggregate over ``v[].x``)."""
     conditions = list(p.conditions)
 
     def visit(node: A.Node, before: tuple[str, ...]) -> A.Node:
@@ -207,12 +208,14 @@ def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "
             if not (node.kleene and not node.negated) or draw(st.integers(0, 2)) == 0:
                 return node
             stop = A.EventRef(draw(st.sampled_from(tuple(types))), f"s{node.var}")
-            kind = draw(st.sampled_from(["none", "const", "before"] if before else ["none", "const"]))
+            kind = draw(st.sampled_from(["none", "const", "list", "list"] + (["before"] if before else [])))
             op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
             if kind == "const":
                 conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Num(draw(st.integers(0, 5)))))
             elif kind == "before":
                 conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Attr(draw(st.sampled_from(before)), "x")))
+            elif kind == "list":
+                conditions.append(A.Compare(op, A.Attr(stop.var, "x"), _list_read(draw, node.var)))
             return replace(node, until=stop)
         kids: list[A.Node] = []
         for i, c in enumerate(node.children):
@@ -226,6 +229,17 @@ def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "
 
     structure = visit(p.structure, ())
     return replace(p, structure=structure, conditions=tuple(conditions))
+
+
+def _list_read(draw: Any, var: str) -> A.Expr:
+    """A read of the list so far a stop condition may make: its first or last element's x,
+    its count, an aggregate of its x (the count plus one: ``count(v[]) + 1`` vs ``u.x``)."""
+    kind = draw(st.sampled_from(["first", "last", "count", "sum", "avg", "min", "max"]))
+    if kind in ("first", "last"):
+        return A.Attr(var, "x", A.Index(A.IDX_CONST, 1) if kind == "first" else A.Index(A.IDX_LAST))
+    if kind == "count":
+        return A.BinOp("+", A.Agg("count", var, None), A.Num(draw(st.integers(0, 2))))
+    return A.Agg(kind, var, "x")
 
 
 def has_until(p: A.Pattern) -> bool:

@@ -84,6 +84,30 @@ def test_a_stop_condition_may_read_a_step_before_the_list() -> None:
     assert got == lists([1], [2], [4], [1, 2], [1, 4], [2, 4], [1, 2, 4], [6], d=7)
 
 
+def test_a_stop_condition_reads_the_list_so_far() -> None:
+    # C3 (x = 3) stops the lists whose last event so far is below it: [1] (x = 1), not [2] or
+    # [1,2] (x = 5), so B4 extends [2] and [1,2] but not [1]
+    text = "PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > b[last].x"
+    got = ids_on(text, stream("A@0:x=0 B@1:x=1 B@2:x=5 C@3:x=3 B@4:x=0 D@5:x=0"))
+    assert got == lists([1], [2], [1, 2], [4], [2, 4], [1, 2, 4], d=5)
+
+
+def test_a_drop_below_the_lists_last_event_stops_it_and_is_no_element() -> None:
+    # a B below the last element so far stops the list: B3 (x = 2) after B2 (x = 3) is no
+    # element of [2] or [1,2] and stops them ([2,4], [1,2,4] too); after B1 (x = 1) it is
+    text = "PATTERN p: SEQ(A a, B+ b[] UNTIL B s, D d) WHERE s.x < b[last].x"
+    got = ids_on(text, stream("A@0:x=0 B@1:x=1 B@2:x=3 B@3:x=2 B@4:x=4 D@5:x=0"))
+    assert got == lists([1], [2], [3], [4], [1, 2], [1, 3], [1, 4], [3, 4], [1, 3, 4], d=5)
+
+
+def test_a_stop_condition_reads_an_aggregate_of_the_list_so_far() -> None:
+    # B3 (x = 3) is above the sum so far of [1], [2] (1) and [1,2] (2): it is no element of
+    # them; B2 (x = 1) is not above [1]'s sum (1), so [1,2] is a list
+    text = "PATTERN p: SEQ(A a, B+ b[] UNTIL B s, D d) WHERE s.x > sum(b[].x) AND count(b[]) >= 1"
+    got = ids_on(text, stream("A@0:x=0 B@1:x=1 B@2:x=1 B@3:x=3 D@5:x=0"))
+    assert got == lists([1], [2], [3], [1, 2], d=4)
+
+
 def test_the_stop_event_may_be_the_next_step() -> None:
     # D3 stops the lists and is the d of their matches; they stay (stopped) for D5 too
     text = "PATTERN p: SEQ(A a, B+ b[] UNTIL D s, D d)"
@@ -257,8 +281,9 @@ def test_state_warnings(text: str, expected: list[str]) -> None:
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C a)", PatternSemanticError, "variable 'a' is bound twice", 34),
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > d.x", PatternSemanticError,
          "a stop condition (UNTIL ... c) may read only the stop event and the required steps before b[], not 'd'", 50),
-        ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > b[last].x", PatternUnsupportedError,
-         "a stop condition reading the list it stops (b[]) is not supported yet: it may read the stop event c and the steps before the list", 50),
+        ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) WHERE c.x > b[2].x", PatternUnsupportedError,
+         "a stop condition reading b[2] is not supported yet: it may read its list as b[1], b[last], count(b[]) and "
+         "sum|avg|min|max(b[].f)", 56),
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) RETURN T(x = c.x)", PatternSemanticError,
          "RETURN cannot read the stop event 'c' (UNTIL binds no event of the match)", 57),
         ("PATTERN p: SEQ(A a, B+ b[] UNTIL C c, D d) CONSUME c", PatternSemanticError,
