@@ -115,7 +115,8 @@ NAMES = "abcd"
 def until_seqs(draw: Any) -> A.Pattern:
     """SEQ of 2-4 steps, each a single event or a ``+`` list (a list maybe with a stop event:
     no condition, one on the stop event alone, or one reading a single step before it), at
-    most one negation between two steps, comparisons of singles' x, maybe [k], a time window."""
+    most one negation between two steps, comparisons of singles' x, maybe [k], a time or
+    count window."""
     n = draw(st.integers(2, 4))
     kids: list[A.EventRef] = []
     conds: list[A.Expr] = []
@@ -140,7 +141,7 @@ def until_seqs(draw: Any) -> A.Pattern:
     if draw(st.booleans()):
         kids.insert(draw(st.integers(1, n - 1)), A.EventRef(draw(st.sampled_from("ABCD")), "n", negated=True))
     partition = ("k",) if draw(st.booleans()) else ()
-    window = A.Window(A.WIN_TIME, draw(st.integers(1, 6)))
+    window = A.Window(draw(st.sampled_from([A.WIN_TIME, A.WIN_COUNT])), draw(st.integers(1, 6)))
     return A.Pattern("p", A.Seq(tuple(kids)), tuple(conds), partition, window=window, timeout=A.Return("T", ()))
 
 
@@ -171,31 +172,35 @@ def _key(ids: dict[str, Any], names: list[str]) -> str:
     return json.dumps({v: ids[v] for v in names if v in ids}, sort_keys=True)
 
 
-def reference_timeouts(p: A.Pattern, events: list[Event]) -> list[str]:
+def reference_timeouts(p: A.Pattern, events: list[Event], tie: str) -> list[str]:
     positives = [c for c in steps(p) if not c.negated]
     assert p.window is not None
     w = p.window.value
+    count = p.window.kind == A.WIN_COUNT  # (streams: an event's id is its position)
     out = []
     for k in range(1, len(positives)):
         names = [c.var for c in positives[:k]]
         last = positives[k - 1]
-        grown = [m["ids"] for m in reference_run([prefix(p, k, False)], events)]
-        extended = {_key(m["ids"], names) for m in reference_run([prefix(p, k + 1, False)], events)}
+        grown = [m["ids"] for m in reference_run([prefix(p, k, False)], events, tie)]
+        extended = {_key(m["ids"], names) for m in reference_run([prefix(p, k + 1, False)], events, tie)}
         if last.kleene:  # a longer list with the same earlier steps extends it
             for ids in grown:
                 for cut in range(1, len(ids[last.var])):
                     extended.add(_key({**ids, last.var: ids[last.var][:cut]}, names))
-        for m in reference_run([prefix(p, k, True)], events):
+        for m in reference_run([prefix(p, k, True)], events, tie):
             if _key(m["ids"], names) not in extended:
-                out.append(json.dumps([m["ids"], m["start"], m["end"], m["start"] + w], sort_keys=True))
+                first = min(i for v in m["ids"].values() for i in (v if isinstance(v, list) else [v])) if count else m["start"]
+                out.append(json.dumps([m["ids"], m["start"], m["end"], first + w], sort_keys=True))
     return sorted(out)
 
 
 @SETTINGS
-@given(until_seqs(), streams(max_size=9))
-def test_timeouts_equal_unextended_prefixes_of_the_reference(p: A.Pattern, events: list[Event]) -> None:
+@given(until_seqs(), streams(max_size=9), st.sampled_from(["arrival", "strict", "either"]))
+def test_timeouts_equal_unextended_prefixes_of_the_reference(p: A.Pattern, events: list[Event], tie: str) -> None:
+    """Every tie rule: under strict and either the stop events of the timestamp group that
+    closes a window are applied before its timeouts are decided."""
     (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
     note(pattern_text(checked))
-    out = run_on("python", [checked], events)
+    out = run_on("python", [checked], events, tie)
     got = sorted(json.dumps([m["ids"], m["start"], m["end"], m["timeout"]["deadline"]], sort_keys=True) for m in out if "timeout" in m)
-    assert got == reference_timeouts(p, events)
+    assert got == reference_timeouts(p, events, tie)
