@@ -40,7 +40,9 @@ def on_element(expr: A.Expr, stop: str, lst: str, iterate: bool = False) -> A.Ex
     ``iterate`` (a stop condition reading the list too: it reads the list *so far*, the
     elements before the new one): as an iteration condition of the list, the stop event
     ``lst[i]``, ``lst[last]`` the element before it (``lst[i-1]``), an aggregate over the
-    list one over ``lst[..i-1]``; ``lst[1]`` stays (a take adds the second element or later)."""
+    list one over ``lst[..i-1]``; ``lst[1]`` stays (a take adds the second element or later),
+    and ``lst[k]`` (k >= 2) stays in a comparison that also asks ``count(lst[..i-1]) >= k``:
+    the list so far may not have it yet, and a comparison reading a missing element is false."""
     if not iterate:
         last = A.Index(A.IDX_LAST)
         return A.map_leaves(expr, lambda e: replace(e, var=lst, index=last) if isinstance(e, A.Attr) and e.var == stop else e)
@@ -55,7 +57,24 @@ def on_element(expr: A.Expr, stop: str, lst: str, iterate: bool = False) -> A.Ex
             return replace(e, upto_prev=True)
         return e
 
-    return A.map_leaves(expr, leaf)
+    return _so_far(A.map_leaves(expr, leaf), lst)
+
+
+def _so_far(expr: A.Expr, lst: str) -> A.Expr:
+    """Each comparison of ``expr`` reading ``lst[k]`` (k >= 2) false unless the elements
+    before the new one include the k-th (otherwise it would read the new element)."""
+    if isinstance(expr, A.Compare):
+        ks = [e.index.const for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var == lst and e.index is not None
+              and e.index.kind == A.IDX_CONST and e.index.const > 1]
+        if not ks:
+            return expr
+        has = A.Compare(">=", A.Agg("count", lst, None, upto_prev=True), A.Num(max(ks)))
+        return A.BoolOp("and", (has, expr))
+    if isinstance(expr, A.BoolOp):
+        return replace(expr, operands=tuple(_so_far(o, lst) for o in expr.operands))
+    if isinstance(expr, A.Not):
+        return replace(expr, operand=_so_far(expr.operand, lst))
+    return expr
 
 
 def element_guard(lst: A.EventRef, stop: A.EventRef, conditions: Sequence[A.Expr]) -> A.Expr | None:

@@ -4,9 +4,9 @@ stop event may stand and what its conditions (the WHERE conjuncts naming ``u``) 
 A stop event binds no event of the match: it is a condition on the events *between* the
 list's events (docs/SEMANTICS.md, "Stop conditions"). What it may read is what is bound when
 it is tested: the stop event itself, the steps before the list in each SEQ on the way down
-to it, and the list as it is then (its elements so far: ``v[1]``, ``v[last]``, aggregates;
-not ``v[k]`` for k >= 2 yet), never later steps nor the other children of an AND or OR
-around it, which may come after the list. A list may
+to it, and the list as it is then (its elements so far: ``v[k]``, ``v[last]``, aggregates),
+never later steps nor the other children of an AND or OR around it, which may come after the
+list. A list may
 stand anywhere a list may (inside AND / OR too: its stop negation is open wherever it grows). Every rule is decided from the text
 and reported with a caret; what the language means but the engines do not run yet is a
 :class:`~petricep.errors.PatternUnsupportedError`.
@@ -67,20 +67,6 @@ def _path(node: A.Node, lst: A.EventRef, out: set[str]) -> bool:
     return False
 
 
-def _check_list_reads(c: A.Expr, lst: str, unsupported: ErrorAt) -> None:
-    """A stop condition reading its own list reads the elements before the stop event (the
-    list so far): its first and last, its count and aggregates over it. ``lst[k]`` (k >= 2)
-    would read an element the list may not have yet: refused for now."""
-    for e in A.walk_expr(c):
-        idx = e.index if isinstance(e, A.Attr) and e.var == lst else None
-        if idx is not None and idx.kind == A.IDX_CONST and idx.const > 1:
-            raise unsupported(
-                f"a stop condition reading {lst}[{idx.const}] is not supported yet: it may read its list "
-                f"as {lst}[1], {lst}[last], count({lst}[]) and sum|avg|min|max({lst}[].f)",
-                e.span if isinstance(e, A.Attr) and e.span.line else A.leftmost_span(c),
-            )
-
-
 def _check_condition(
     c: A.Expr,
     allowed_by_list: dict[str, set[str]],
@@ -105,8 +91,7 @@ def _check_condition(
     allowed = allowed_by_list[lst.var]
     for v in sorted(A.vars_of(c) - {u}):
         if v == lst.var:
-            _check_list_reads(c, lst.var, unsupported)
-            continue
+            continue  # the list so far (compile/until.py on_element)
         if v in archived:
             raise unsupported(
                 f"a stop condition (UNTIL ... {u}) reading the ARCHIVED variable {v!r} is not supported yet: "

@@ -198,7 +198,7 @@ def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "
     (a SEQ's step, the whole pattern, inside AND / OR), each with no condition, one on the
     stop event alone (``u.x > c``), one comparing it with a required single step before the
     list in a SEQ on the way down to it (always bound while the list grows) or one reading
-    the list so far (``v[1]``, ``v[last]``, ``count(v[])``, an aggregate over ``v[].x``)."""
+    the list so far (``v[k]``, ``v[last]``, ``count(v[])``, an aggregate over ``v[].x``)."""
     conditions = list(p.conditions)
 
     def visit(node: A.Node, before: tuple[str, ...]) -> A.Node:
@@ -232,11 +232,11 @@ def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "
 
 
 def _list_read(draw: Any, var: str) -> A.Expr:
-    """A read of the list so far a stop condition may make: its first or last element's x,
-    its count, an aggregate of its x (the count plus one: ``count(v[]) + 1`` vs ``u.x``)."""
-    kind = draw(st.sampled_from(["first", "last", "count", "sum", "avg", "min", "max"]))
-    if kind in ("first", "last"):
-        return A.Attr(var, "x", A.Index(A.IDX_CONST, 1) if kind == "first" else A.Index(A.IDX_LAST))
+    """A read of the list so far a stop condition may make: its k-th (1-3) or last element's
+    x, its count (plus 0-2), an aggregate of its x."""
+    kind = draw(st.sampled_from(["k", "last", "count", "sum", "avg", "min", "max"]))
+    if kind in ("k", "last"):
+        return A.Attr(var, "x", A.Index(A.IDX_CONST, draw(st.integers(1, 3))) if kind == "k" else A.Index(A.IDX_LAST))
     if kind == "count":
         return A.BinOp("+", A.Agg("count", var, None), A.Num(draw(st.integers(0, 2))))
     return A.Agg(kind, var, "x")
