@@ -3,12 +3,13 @@
 
 A match binding list ``v = [e1, ..., ek]`` stopped by ``U u`` exists only if
 
-* no element after the first is of type U and satisfies the stop conditions (read with
-  ``u`` := the element),
+* no element ``e_i`` after the first is of type U and satisfies the stop conditions (read with
+  ``u`` := the element and ``v`` := the list so far, ``[e_1, ..., e_(i-1)]``),
 * and no event ``x`` of type U, not bound in the match, with the match's partition key and
-  satisfying the stop conditions (``u`` := x) lies between two consecutive elements: after
-  ``e_j`` and before ``e_(j+1)``, by stream order under the tie rule ``arrival`` and by
-  timestamp (strictly) under ``strict`` and ``either``, as a negation's interval is.
+  satisfying the stop conditions (``u`` := x, ``v`` := ``[e_1, ..., e_j]``) lies between two
+  consecutive elements: after ``e_j`` and before ``e_(j+1)``, by stream order under the tie
+  rule ``arrival`` and by timestamp (strictly) under ``strict`` and ``either``, as a
+  negation's interval is.
 
 Both are prefix-closed, so the same test decides a partial match (skip-till-next-match asks
 whether an event extends one: a stopped list extends no more).
@@ -46,11 +47,12 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
             continue
         mine = conj[stop.var]
 
-        def stopped(ev: Any, mine: list[Conjunct] = mine, u: str = stop.var) -> bool:
-            env = Env({**values, u: ev})
+        def stopped(ev: Any, j: int, mine: list[Conjunct] = mine, u: str = stop.var, v: str = var) -> bool:
+            """The stop conditions on ``ev`` with the list so far its first ``j`` elements."""
+            env = Env({**values, v: values[v][:j], u: ev})
             return all(holds(c, env) for c in mine)
 
-        if any(el.ev.type == stop.type and stopped(el.ev) for el in lst[1:]):
+        if any(el.ev.type == stop.type and stopped(el.ev, j) for j, el in enumerate(lst[1:], 1)):
             return False
         if used is None:
             used = {i.idx for value in binding.values() for i in (value if isinstance(value, tuple) else (value,))}
@@ -58,6 +60,6 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
         for x in m.by_type.get(stop.type, []):
             if x.idx in used or (m.partition and m.pkey(x) != key):
                 continue
-            if any(_after(m.tie, x, a) and _after(m.tie, b, x) for a, b in zip(lst, lst[1:])) and stopped(x.ev):
+            if any(_after(m.tie, x, a) and _after(m.tie, b, x) and stopped(x.ev, j) for j, (a, b) in enumerate(zip(lst, lst[1:]), 1)):
                 return False
     return True

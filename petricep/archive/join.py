@@ -66,8 +66,11 @@ class _Joiner:
         self.partition = spec.source.partition
         self.lo, self.hi = spec.reach()
         self.live_types = {r.type for r in _refs(spec.live)}
-        # negated live types: their events only cancel, so the gate always lets them through
-        self.negated_types = {r.type for r in A.events_of(spec.live.structure) if r.negated}
+        # negated live types and stop events' (UNTIL): their events only cancel or stop a
+        # list, so the gate always lets them through
+        self.negated_types = {r.type for r in A.events_of(spec.live.structure) if r.negated} | {
+            u.type for _, u in A.stops_of(spec.live.structure)
+        }
         w = spec.live.window
         single = len(spec.live_vars) == 1 and not any(r.kleene for r in _refs(spec.live))
         # how far apart a live match's events can be: none for one event, else the window

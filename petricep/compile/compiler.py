@@ -287,7 +287,7 @@ def compile_pattern(pattern: A.Pattern, index: int = 0, push_negations: bool = T
     negations = b.negations(push_negations)
     transitions = b.transitions(negations)
     places = b.places(negations, {tr.src for tr in transitions})
-    kinfo = tuple(_kleene_info(v, pattern) for v in b.vars if v.kleene)
+    kinfo = tuple(_kleene_info(v, pattern, [c.expr for c in b.conds]) for v in b.vars if v.kleene)
     return PatternNet(
         name=pattern.name,
         index=index,
@@ -615,10 +615,12 @@ def _gap_conditions(var: str, base: str, lo: float | int, hi: float | int) -> tu
     return A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))
 
 
-def _kleene_info(v: Var, pattern: A.Pattern) -> KleeneInfo:
+def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> KleeneInfo:
+    """The registers a list keeps: its aggregates and leading elements, as the pattern's
+    expressions and the compiled conditions (a stop event's element guard) read them."""
     aggs: list[AggSpec] = []
     head = 1
-    for expr in A.pattern_exprs(pattern):
+    for expr in (*A.pattern_exprs(pattern), *conds):
         for e in A.walk_expr(expr):
             if isinstance(e, A.Agg) and e.var == v.name:
                 spec = AggSpec(e.func, e.field)

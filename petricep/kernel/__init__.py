@@ -84,6 +84,16 @@ conditions guards reading several lists (``g[i-1].c`` of a later step is that li
 element, vacuous while it is empty), the strict tie rule's order slots the step before; the
 group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
 ``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py).
+Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
+(compile/until.py): pushed negations that block the list's takes for the tokens they hit;
+such a token still goes on and, with ON TIMEOUT, times out at its window's end
+(``Group.stop_mask``: expire and killed_in_group pass its bits over). Refused with a caret
+by the language, for both engines alike (lang/until.py): a stop condition reading an ARCHIVED
+variable (a live list's stop event runs here in the history runner's live net). A stop
+condition reading the list so far (``v[k]``, ``v[last]``, aggregates) is a negation condition
+on the token's list, and on the list's takes an iteration condition (``v[i]``, ``v[i-1]``,
+``v[..i-1]``) in the guard bytecode. A list inside AND / OR stops as a SEQ's step does
+(its stop negation open at every place where the list grows).
 """
 
 from __future__ import annotations

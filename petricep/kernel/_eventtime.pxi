@@ -133,7 +133,7 @@ cdef int close_group_deadlines(Kernel k, Group g, int64_t upto) except -1:
 cdef int expire(Kernel k, Group g, int64_t key, int32_t t, int b, double deadline) except -1:
     cdef int64_t bit = (<int64_t>1) << b
     cdef int pi
-    if not (g.tk_users[t] & bit) or (g.tk_ext[t] & bit) or (g.blocking and g.tk_blocked[t]):
+    if not (g.tk_users[t] & bit) or (g.tk_ext[t] & bit) or (g.blocking and g.tk_blocked[t] & ~g.stop_mask):
         return 0
     if g.strategy >= STRICT_CONTIGUITY and g.tk_last_key[t] < floor_of(k, g, key):
         return 0
@@ -158,6 +158,8 @@ cdef int killed_in_group(Kernel k, Group g, int64_t key, int32_t t) except -1:
             continue
         j = entry[2]
         x = entry[3]
+        if (g.stop_mask >> j) & 1 and (g.place_growable[place] >> j) & 1:
+            continue  # a stop event that only stops the list: the partial match goes on
         for ki in range(g.neg_place_start[j], g.neg_place_start[j + 1]):
             if g.neg_place[ki] == place:
                 if violates(k, g, j, &g.tk_slots[<Py_ssize_t>t * g.nslots], g.tk_first_ts[t], g.tk_last_ts[t],

@@ -218,6 +218,7 @@ cdef class Group:
     cdef const double[::1] bit_window
     cdef const int8_t[::1] bit_policy
     cdef public int64_t timeout_mask, limit_mask, watch_mask
+    cdef int64_t stop_mask  # the stop events' negations (UNTIL): blocked tokens still time out
     cdef public int nbits
     cdef public tuple patterns  # net pattern index of each user bit
     cdef public int index  # the shared net's index (its partition-key dictionary)
@@ -395,6 +396,7 @@ cdef class Group:
         self.bit_window = lg.bit_window
         self.bit_policy = lg.bit_policy
         self.timeout_mask = lg.timeout_mask
+        self.stop_mask = lg.stop_mask
         self.limit_mask = lg.limit_mask
         self.watch_mask = lg.timeout_mask | lg.limit_mask
         self.timed = self.watch_mask != 0

@@ -354,6 +354,9 @@ class LoweredGroup:
     place_emit_bits: np.ndarray
     timeout_mask: int
     limit_mask: int
+    # the stop events' negations (UNTIL, issue 42): a token they block still goes on, and
+    # times out (runtime GroupRuntime.stop_mask)
+    stop_mask: int
     bit_window: np.ndarray
     bit_limit: np.ndarray
     bit_policy: np.ndarray
@@ -783,6 +786,7 @@ def _lower_group(
         place_exit_bits=_frozen(exit_bits, np.int64),
         place_emit_bits=_frozen([sum({bit[r.pattern] for r in p.roles}) for p in g.places], np.int64),
         timeout_mask=sum(bit[p.index] for p in pats if p.timeout is not None),
+        stop_mask=sum(1 << n.index for n in negs if n.stops),
         limit_mask=sum(bit[p.index] for p in pats if p.limit is not None),
         bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
         bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),

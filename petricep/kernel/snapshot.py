@@ -138,6 +138,7 @@ _GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi"))
 # GREEDY / RELUCTANT's per-place rules only in the digest of a net that has one)
 _REPEAT_FIELDS = frozenset(("pl_repeat_start", "pl_repeat"))
 # (integer literals beyond 2**53, ``Lowered.bigs``: only in the digest of a net that has one)
+# (stop events, issue 42: ``stop_mask`` only in the digest of a net with an UNTIL)
 
 
 def _feed(h: Any, obj: Any) -> None:
@@ -148,8 +149,11 @@ def _feed(h: Any, obj: Any) -> None:
         plain = isinstance(obj, LoweredGroup) and not len(obj.pl_repeat)
         groupless = isinstance(obj, LoweredPattern) and not obj.groups
         bigless = isinstance(obj, Lowered) and not obj.bigs
+        stopless = isinstance(obj, LoweredGroup) and not obj.stop_mask
         for f in fields(obj):
             if gapless and f.name in _GAP_FIELDS or plain and f.name in _REPEAT_FIELDS:
+                continue
+            if stopless and f.name == "stop_mask":
                 continue
             if groupless and f.name == "groups" or bigless and f.name == "bigs":
                 continue

@@ -365,7 +365,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
     ctx.attempt(lambda: _check_archived_optional(structure, ctx))
     ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
-    ctx.attempt(lambda: check_until(structure, conditions, raw.timeout is not None, ctx.error, ctx.unsupported))
+    ctx.attempt(lambda: check_until(structure, conditions, ctx.error, ctx.unsupported))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
         mine = ctx.errors[before:]
         del ctx.errors[before:]

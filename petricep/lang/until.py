@@ -3,8 +3,11 @@ stop event may stand and what its conditions (the WHERE conjuncts naming ``u``) 
 
 A stop event binds no event of the match: it is a condition on the events *between* the
 list's events (docs/SEMANTICS.md, "Stop conditions"). What it may read is what is bound when
-it is tested: the stop event itself and the steps before the list (not the list, whose
-elements so far would be the context, nor later steps). Every rule is decided from the text
+it is tested: the stop event itself, the steps before the list in each SEQ on the way down
+to it, and the list as it is then (its elements so far: ``v[k]``, ``v[last]``, aggregates),
+never later steps nor the other children of an AND or OR around it, which may come after the
+list. A list may
+stand anywhere a list may (inside AND / OR too: its stop negation is open wherever it grows). Every rule is decided from the text
 and reported with a caret; what the language means but the engines do not run yet is a
 :class:`~petricep.errors.PatternUnsupportedError`.
 """
@@ -27,7 +30,6 @@ def stop_vars(structure: A.Node) -> dict[str, A.EventRef]:
 def check_until(
     structure: A.Node,
     conditions: Sequence[A.Expr],
-    has_timeout: bool,
     error: ErrorAt,
     unsupported: ErrorAt,
 ) -> None:
@@ -35,40 +37,43 @@ def check_until(
     stops = A.stops_of(structure)
     if not stops:
         return
-    steps = structure.children if isinstance(structure, A.Seq) else (structure,)
-    for lst, stop in stops:
-        if not any(c is lst for c in steps):
-            raise unsupported(
-                f"UNTIL on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ ({lst.var}[])",
-                stop.span,
-            )
-        if has_timeout:
-            raise unsupported(
-                f"UNTIL with ON TIMEOUT is not supported yet (a partial match its stop event {stop.type} {stop.var} "
-                "has stopped does not time out)",
-                stop.span,
-            )
-        if any(r.archived for r in A.events_of(structure)):
-            raise unsupported("UNTIL in a pattern with ARCHIVED variables is not supported yet", stop.span)
+    # ARCHIVED variables (a single-event SEQ prefix, compile/archived.py) are joined after the
+    # live part has matched: a stop event, tested while a live list grows, cannot read them
+    archived = {r.var for r in A.events_of(structure) if r.archived}
     owner = {stop.var: lst for lst, stop in stops}
+    allowed = {lst.var: _before(structure, lst) for lst, _ in stops}
     for c in conditions:
-        _check_condition(c, steps, owner, error, unsupported)
+        _check_condition(c, allowed, owner, archived, error, unsupported)
 
 
-def _before(steps: Sequence[A.Node], lst: A.EventRef) -> set[str]:
+def _before(node: A.Node, lst: A.EventRef) -> set[str]:
     """The variables a stop condition of ``lst`` may read besides its stop event: the required
-    single events and lists before ``lst`` in its SEQ (bound whenever the list grows)."""
+    single events and lists before ``lst`` in each SEQ on the way down to it (bound whenever
+    the list grows; inside an AND or OR the other children may or may not be bound yet)."""
     out: set[str] = set()
-    for c in steps:
-        if c is lst:
-            break
-        if isinstance(c, A.EventRef) and not (c.negated or c.optional):
-            out.add(c.var)
+    _path(node, lst, out)
     return out
 
 
+def _path(node: A.Node, lst: A.EventRef, out: set[str]) -> bool:
+    """Whether ``lst`` is under ``node``; if so, ``out`` gets what is bound before it there."""
+    if isinstance(node, A.EventRef):
+        return node is lst
+    for i, c in enumerate(node.children):
+        if _path(c, lst, out):
+            if isinstance(node, A.Seq):
+                out.update(k.var for k in node.children[:i] if isinstance(k, A.EventRef) and not (k.negated or k.optional))
+            return True
+    return False
+
+
 def _check_condition(
-    c: A.Expr, steps: Sequence[A.Node], owner: dict[str, A.EventRef], error: ErrorAt, unsupported: ErrorAt
+    c: A.Expr,
+    allowed_by_list: dict[str, set[str]],
+    owner: dict[str, A.EventRef],
+    archived: set[str],
+    error: ErrorAt,
+    unsupported: ErrorAt,
 ) -> None:
     """One WHERE conjunct: if it names a stop event, it names one and reads only what is bound
     before the list that event stops."""
@@ -83,12 +88,14 @@ def _check_condition(
     it = A.iteration_var(c)
     if it is not None:
         raise error(f"a stop condition cannot iterate over {it}[i]: it is tested once per event that comes", span)
-    allowed = _before(steps, lst)
+    allowed = allowed_by_list[lst.var]
     for v in sorted(A.vars_of(c) - {u}):
         if v == lst.var:
+            continue  # the list so far (compile/until.py on_element)
+        if v in archived:
             raise unsupported(
-                f"a stop condition reading the list it stops ({lst.var}[]) is not supported yet: "
-                f"it may read the stop event {u} and the steps before the list",
+                f"a stop condition (UNTIL ... {u}) reading the ARCHIVED variable {v!r} is not supported yet: "
+                "the history is joined after the live part matched",
                 span,
             )
         if v not in allowed:

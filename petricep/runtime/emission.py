@@ -109,10 +109,12 @@ def expire(
     c: Compiled, st: RunState, rt: GroupRuntime, entry: tuple[Any, int, Partition, Token, int], emitter: Event, emitted: list[Emitted]
 ) -> None:
     """A partial match's window closed: a timeout if it is still alive for the pattern,
-    never extended, not blocked by a negation, and (contiguity) not interrupted."""
+    never extended, not blocked by a negation, and (contiguity) not interrupted. A stop event
+    (UNTIL) blocks only a list's takes: the partial match it stopped may still go on, so it
+    times out as any other (docs/SEMANTICS.md, "Stop conditions")."""
     deadline, _, part, t, pi = entry
     bit = rt.bit[pi]
-    if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked or pi in c.removed:
+    if not t.alive or not t.users & bit or getattr(t, "extended", 0) & bit or t.blocked & ~rt.stop_mask or pi in c.removed:
         return
     if rt.contiguity and t.last_key < rt.floor(part, st.last_input_key):
         return
@@ -132,6 +134,8 @@ def _killed_in_group(c: Compiled, st: RunState, rt: GroupRuntime, part: Partitio
     ``t`` from the marking before (an event of the group lies past its window)."""
     for krt, kpart, j, x in st.group_kills:
         if krt is rt and kpart is part and t.place in rt.active_places.get(j, ()) and rt.violates(j, t, x):
+            if rt.stop_mask >> j & 1 and j in rt.places[t.place].growable_negations:
+                continue  # a stop event that only stops the list: the partial match goes on
             return True
     return False
 

@@ -124,6 +124,8 @@ class GroupRuntime:
         self.negs_by_type: dict[str, list[int]] = {}
         for n in net.negations:
             self.negs_by_type.setdefault(n.type, []).append(n.index)
+        # the stop events' negations (UNTIL): a token they block still goes on (and times out)
+        self.stop_mask = sum(1 << n.index for n in net.negations if n.stops)
         self.active_places: dict[int, list[int]] = {}
         for p in net.places:
             for j in p.active_negations:

@@ -103,6 +103,14 @@ def test_the_archive_net_of_nets_runs_its_live_part_on_the_kernel() -> None:
     assert name == "kernel" and got == want and len(want) == 189
 
 
+def test_a_stop_event_in_the_live_part_on_the_kernel() -> None:
+    from tests.archive.test_join import UNTIL, UNTIL_LIVE
+
+    got, name = outputs(list(parse_text(UNTIL).patterns), archive_of([ev("A", 0, 0, "h0")]), UNTIL_LIVE, "kernel")
+    assert name == "kernel"
+    assert [m["ids"]["b"] for m in got] == [["x1"], ["x3"]]  # the stop event x2: no [x1, x3]
+
+
 def test_an_unknown_engine_is_refused() -> None:
     with pytest.raises(ConfigError, match="engine must be 'python' or 'kernel', not 'spark'"):
         HistoryRunner(parse_text(SPEED).patterns, Archive(archive_of([])), engine="spark")

@@ -194,26 +194,52 @@ def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
 
 
 def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "D")) -> A.Pattern:
-    """``p`` with stop events (``UNTIL U u``) on some Kleene steps of its top-level SEQ (or
-    on the pattern's one list), each with no condition, one on the stop event alone
-    (``u.x > c``) or one comparing it with a required single step before the list."""
-    s = p.structure
-    kids = list(s.children) if isinstance(s, A.Seq) else [s]
+    """``p`` with stop events (``UNTIL U u``) on some of its Kleene lists, wherever they stand
+    (a SEQ's step, the whole pattern, inside AND / OR), each with no condition, one on the
+    stop event alone (``u.x > c``), one comparing it with a required single step before the
+    list in a SEQ on the way down to it (always bound while the list grows) or one reading
+    the list so far (``v[k]``, ``v[last]``, ``count(v[])``, an aggregate over ``v[].x``)."""
     conditions = list(p.conditions)
-    for i, c in enumerate(kids):
-        if not (isinstance(c, A.EventRef) and c.kleene and not c.negated) or draw(st.integers(0, 2)) == 0:
-            continue
-        stop = A.EventRef(draw(st.sampled_from(tuple(types))), f"s{i}")
-        before = [k.var for k in kids[:i] if isinstance(k, A.EventRef) and not (k.negated or k.optional or k.kleene)]
-        kind = draw(st.sampled_from(["none", "const", "before"] if before else ["none", "const"]))
-        op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
-        if kind == "const":
-            conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Num(draw(st.integers(0, 5)))))
-        elif kind == "before":
-            conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Attr(draw(st.sampled_from(before)), "x")))
-        kids[i] = replace(c, until=stop)
-    structure = A.Seq(tuple(kids), span=s.span) if isinstance(s, A.Seq) else kids[0]
+
+    def visit(node: A.Node, before: tuple[str, ...]) -> A.Node:
+        if isinstance(node, A.Group):
+            return node
+        if isinstance(node, A.EventRef):
+            if not (node.kleene and not node.negated) or draw(st.integers(0, 2)) == 0:
+                return node
+            stop = A.EventRef(draw(st.sampled_from(tuple(types))), f"s{node.var}")
+            kind = draw(st.sampled_from(["none", "const", "list", "list"] + (["before"] if before else [])))
+            op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
+            if kind == "const":
+                conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Num(draw(st.integers(0, 5)))))
+            elif kind == "before":
+                conditions.append(A.Compare(op, A.Attr(stop.var, "x"), A.Attr(draw(st.sampled_from(before)), "x")))
+            elif kind == "list":
+                conditions.append(A.Compare(op, A.Attr(stop.var, "x"), _list_read(draw, node.var)))
+            return replace(node, until=stop)
+        kids: list[A.Node] = []
+        for i, c in enumerate(node.children):
+            mine = before
+            if isinstance(node, A.Seq):
+                mine += tuple(
+                    k.var for k in node.children[:i] if isinstance(k, A.EventRef) and not (k.negated or k.optional or k.kleene)
+                )
+            kids.append(visit(c, mine))
+        return type(node)(tuple(kids), span=node.span)
+
+    structure = visit(p.structure, ())
     return replace(p, structure=structure, conditions=tuple(conditions))
+
+
+def _list_read(draw: Any, var: str) -> A.Expr:
+    """A read of the list so far a stop condition may make: its k-th (1-3) or last element's
+    x, its count (plus 0-2), an aggregate of its x."""
+    kind = draw(st.sampled_from(["k", "last", "count", "sum", "avg", "min", "max"]))
+    if kind in ("k", "last"):
+        return A.Attr(var, "x", A.Index(A.IDX_CONST, draw(st.integers(1, 3))) if kind == "k" else A.Index(A.IDX_LAST))
+    if kind == "count":
+        return A.BinOp("+", A.Agg("count", var, None), A.Num(draw(st.integers(0, 2))))
+    return A.Agg(kind, var, "x")
 
 
 def has_until(p: A.Pattern) -> bool:
