@@ -234,7 +234,7 @@ def test_a_pattern_keeps_its_order_beside_a_returning_pattern() -> None:
 def test_a_wide_class_is_cut_into_shared_nets(patterns: list[A.Pattern], events: list[Event]) -> None:
     """More compatible patterns than one shared net holds (merge._chunks): nets of at most
     MAX_SHARED patterns and negations, of equal size but the last, in pattern order; each pattern's matches
-    those of the unmerged net (in order; a list pattern's as a set, the known gap below)."""
+    those of the unmerged net, in order."""
     show(patterns[:3], events)
     net = build_net(patterns)
     sizes = [len(g.patterns) for g in net.groups]
@@ -244,17 +244,14 @@ def test_a_wide_class_is_cut_into_shared_nets(patterns: list[A.Pattern], events:
     assert max(sizes) <= MAX_SHARED
     assert [pi for g in net.groups for pi in g.patterns] == list(range(len(patterns)))
     assert all(len(g.negations) <= MAX_SHARED for g in net.groups)
-    lists = {p.name for p in patterns if any(r.kleene for r in A.events_of(p.structure))}
     merged, alone = run(patterns, events), run(patterns, events, share=False)
-    assert {k: sorted(v) if k in lists else v for k, v in merged.items()} == {
-        k: sorted(v) if k in lists else v for k, v in alone.items()
-    }
+    assert merged == alone
 
 
-# a known gap (found by tests/kernel/test_wide_nets.py, not of cutting wide classes): a
-# pattern with a Kleene list merged with patterns its steps line up with emits the matches
-# of one point in the shared net's firing order, which is not always its order alone (the
-# same matches). Strict xfail: the day merged keeps the order alone, these pass and say so.
+# found by tests/kernel/test_wide_nets.py: a pattern with a Kleene list merged with patterns
+# its steps line up with emitted the matches of one point in the shared net's firing order,
+# not its order alone (the same matches); now every pattern's matches of one point are
+# sorted by their events (emission.chain_order), which no layout changes
 LIST_ORDER_CASES = [
     (
         "arrival",
@@ -270,7 +267,6 @@ LIST_ORDER_CASES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="a merged list pattern emits one point's matches in the shared net's order")
 @pytest.mark.parametrize(("tie", "text", "rows"), LIST_ORDER_CASES)
 def test_a_list_pattern_keeps_its_order_merged(tie: str, text: str, rows: list[tuple[str, int]]) -> None:
     from petricep.lang.parser import parse_text

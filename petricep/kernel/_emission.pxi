@@ -135,21 +135,14 @@ cdef int settle(Kernel k, Py_ssize_t first) except -1 nogil:
     with RETURN, each round's composite events enter in that order, and the matches they
     complete form the next round."""
     cdef Py_ssize_t end, o
-    cdef bint chains
     if not k.ordered:
-        if k.out_n - first > 1 and k.npatterns > 1:
-            order_emitted(k, first, 0)
+        if k.out_n - first > 1:
+            order_emitted(k, first)
         return 0
     while k.out_n > first:
         end = k.out_n
-        chains = False
-        for o in range(first, end):
-            if k.pat_has_ret[k.out_pattern[o]] or (
-                    k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0):
-                chains = True
-                break
         if end - first > 1:
-            order_emitted(k, first, chains)
+            order_emitted(k, first)
         if k.has_conflict:
             with gil:  # (the consumed events: a dict per domain)
                 end = consume(k, first, end)
@@ -297,12 +290,13 @@ cdef int cmp_i64(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
-cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1 nogil:
-    """Matches emitted at one point, stably by pattern (emission.emit / _ordered's order); with
-    ``chains`` (some pattern has RETURN) then by their events' stream order: the sorted
-    positions of every bound event (Kleene lists' elements included), then each variable's
-    (unbound first). A merge sort over precomputed keys: a Kleene closure under skip-till-any-
-    match can complete thousands of matches at one point."""
+cdef int order_emitted(Kernel k, Py_ssize_t first) except -1 nogil:
+    """Matches emitted at one point, stably by pattern (emission.emit / _ordered's order),
+    then by their events' stream order: the sorted positions of every bound event (Kleene
+    lists' elements included), then each variable's (bound before unbound) -- every
+    pattern's, so that its order does not follow the shared net's places. A merge sort over
+    precomputed keys: a Kleene closure under skip-till-any-match can complete thousands of
+    matches at one point."""
     cdef Py_ssize_t n = k.out_n - first, i
     cdef OrderKeys keys
     cdef Py_ssize_t* perm
@@ -315,11 +309,10 @@ cdef int order_emitted(Kernel k, Py_ssize_t first, bint chains) except -1 nogil:
     keys.start = NULL
     keys.flat = NULL
     try:
-        if chains:
-            order_keys(k, &keys, n)
+        order_keys(k, &keys, n)
         for i in range(n):
             perm[i] = first + i
-        merge_sort(k, &keys, perm, tmp, n, chains)
+        merge_sort(k, &keys, perm, tmp, n)
         permute(k, first, n, perm)
     finally:
         free(perm)
@@ -359,8 +352,7 @@ cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1 nogil:
     return 0
 
 
-cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp, Py_ssize_t n,
-                    bint chains) except -1 nogil:
+cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp, Py_ssize_t n) except -1 nogil:
     """Stable bottom-up merge sort of ``perm`` by match_before."""
     cdef Py_ssize_t width = 1, lo, mid, hi, i, j, o
     cdef Py_ssize_t* src = perm
@@ -373,7 +365,7 @@ cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp
             hi = min(lo + 2 * width, n)
             i, j, o = lo, mid, lo
             while i < mid and j < hi:
-                if match_before(k, keys, src[j], src[i], chains):
+                if match_before(k, keys, src[j], src[i]):
                     dst[o] = src[j]
                     j += 1
                 else:
@@ -398,7 +390,7 @@ cdef int merge_sort(Kernel k, OrderKeys* keys, Py_ssize_t* perm, Py_ssize_t* tmp
     return 0
 
 
-cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bint chains) nogil:
+cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b) nogil:
     """Whether match ``a`` goes strictly before match ``b``."""
     cdef Py_ssize_t m = k.maxslots, ki, i, j
     cdef int np_ = k.npatterns, pa = k.out_pattern[a], pb = k.out_pattern[b], c
@@ -406,8 +398,6 @@ cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b, bi
         if pa % np_ != pb % np_:
             return pa % np_ < pb % np_
         return (pa >= np_) < (pb >= np_)
-    if not chains or not (k.pat_has_ret[pa] or (pa < np_ and k.pat_domain[pa] >= 0)):
-        return False  # a pattern that feeds nothing keeps emission order (emission._ordered)
     i = a - keys.first
     j = b - keys.first
     c = cmp_seqs(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i],
@@ -447,6 +437,8 @@ cdef int cmp_var(Kernel k, Py_ssize_t a, Py_ssize_t b, Py_ssize_t ki) noexcept n
     else:
         y = &k.out_ev[b * m + ki]
         nb = 1 if y[0] >= 0 else 0
+    if na == 0 or nb == 0:  # a bound variable before an unbound one (emission.chain_order)
+        return (na == 0) - (nb == 0)
     return cmp_seqs(x, na, y, nb)
 
 

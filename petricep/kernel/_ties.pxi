@@ -225,18 +225,12 @@ cdef int settle_group(Kernel k, Py_ssize_t first) except -1 nogil:
     consumed in that order; with RETURN their composite events join the group in that
     order (join_group: the nets after this one see them)."""
     cdef Py_ssize_t o, end
-    cdef bint chains = False
     if not k.ordered:
-        if k.out_n - first > 1 and k.npatterns > 1:
-            order_emitted(k, first, 0)
+        if k.out_n - first > 1:
+            order_emitted(k, first)
         return 0
-    for o in range(first, k.out_n):
-        if k.pat_has_ret[k.out_pattern[o]] or (
-                k.out_pattern[o] < k.npatterns and k.pat_domain[k.out_pattern[o]] >= 0):
-            chains = True
-            break
     if k.out_n - first > 1:
-        order_emitted(k, first, chains)
+        order_emitted(k, first)
     end = k.out_n
     if k.has_conflict:
         with gil:  # (the consumed events: a dict per domain)

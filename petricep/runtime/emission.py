@@ -187,32 +187,22 @@ def _ordered(
     c: Compiled, emitted: list[Emitted]
 ) -> tuple[list[Emitted], dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]]]:
     """The emissions of one round in emission order, and each token's chain (with its order
-    key where the order matters)."""
-    patterns = c.net.patterns
-    plain = c.plain
+    key where there are several)."""
     # one token may be emitted by many patterns sharing its place: walk its chain once.
-    # The order (pattern, then positions) decides composite events' stream order and
-    # who wins a conflict; without those it only needs to be deterministic.
-    # Only a pattern whose matches feed something (RETURN, a conflict, a timeout re-entering)
-    # is ordered by its events; the others keep emission order, as they have alone: the
-    # order of a pattern's matches does not depend on what it is merged with.
-    def feeds(r: Emitted) -> bool:
-        return bool(patterns[r[1].pattern].returns or patterns[r[1].pattern].conflict or type(r[1]) is Expiry)
-
-    ordered = not plain and any(feeds(r) for r in emitted)
+    # The order (pattern, then the bound events: chain_order) decides composite events'
+    # stream order and who wins a conflict, and it is every pattern's, fed or not: the
+    # firing order inside one event follows the shared net's places, which merging
+    # renumbers, so a pattern's matches of one point are sorted by what they bind, never
+    # left in firing order -- then they do not depend on what the pattern is merged with.
+    several = len(emitted) > 1
     chains: dict[int, tuple[list[tuple[int, Event]], tuple[Any, ...]]] = {}
     for rt, _role, t, _e in emitted:
         if id(t) not in chains:
             chain = t.chain()
-            chains[id(t)] = (chain, chain_order(rt, chain) if ordered and len(emitted) > 1 else ())
-    if plain and len(patterns) == 1:
-        batch = emitted  # one pattern, nothing derived from its matches: emission order
-    elif len(chains) == 1 or not ordered:
-        batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry))
-    else:
-        batch = sorted(
-            emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1] if feeds(r) else ())
-        )
+            chains[id(t)] = (chain, chain_order(rt, chain) if several else ())
+    if not several:
+        return emitted, chains
+    batch = sorted(emitted, key=lambda r: (r[1].pattern, type(r[1]) is Expiry, chains[id(r[2])][1]))
     return batch, chains
 
 
@@ -232,11 +222,13 @@ def consume(consumed: dict[int, Any], net: PatternNet, chain: list[tuple[int, Ev
 
 def chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any, ...]:
     """Matches emitted at one point are ordered by pattern, then by this: the events'
-    stream positions, then each variable's positions in written order (SEMANTICS.md)."""
+    stream positions, then each variable's positions in written order, a bound variable
+    before an unbound one (``OR(A a, A b)``: ``a``'s match first; SEMANTICS.md). Slots
+    keep the variables' written order in a shared net (merge.moved)."""
     per_var: list[list[int]] = [[] for _ in range(rt.nslots)]
     for sl, ev in chain:
         per_var[sl].append(ev.seq)
-    return (tuple(sorted(ev.seq for _, ev in chain)), tuple(tuple(v) for v in per_var))
+    return (tuple(sorted(ev.seq for _, ev in chain)), tuple((0, tuple(v)) if v else (1,) for v in per_var))
 
 
 def fields(name: str, fns: list[tuple[str, Any]], slots: tuple[Any, ...]) -> dict[str, Any]:

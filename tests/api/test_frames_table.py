@@ -91,8 +91,8 @@ def test_jsonl_with_events_and_input_times(tmp_path: Path) -> None:
         '"end": "2014-08-01 07:50:30.25Z", "attrs": {}, "events": {"a": {"type": "A", '
         '"ts": "2014-08-01 07:50:00Z", "x": 1}, "b": [{"type": "B", "ts": "2014-08-01 07:50:30.25Z", "x": 2}]}}'
     )
-    assert [json.loads(x)["ids"]["b"] for x in lines] == [[1], [2], [1, 2]]
-    assert json.loads(lines[2])["end"] == "2014-08-01 07:50:40Z"  # as the first row: no fraction
+    assert [json.loads(x)["ids"]["b"] for x in lines] == [[1], [1, 2], [2]]
+    assert json.loads(lines[1])["end"] == "2014-08-01 07:50:40Z"  # as the first row: no fraction
     # without events and formatter: the CLI's line
     assert match_line(run.matches[0]) == '{"pattern": "ab", "ids": {"a": 0, "b": [1]}, "start": 1406879400, ' \
         '"end": 1406879430.25, "attrs": {}}'

@@ -538,7 +538,7 @@ def test_a_kernel_snapshot_in_the_middle_of_an_iteration_restores() -> None:
     out += [m.to_dict() for e in fresh(ev)[4:] for m in again.push(e)] + [m.to_dict() for m in again.flush()]
     assert out == [m.to_dict() for m in Engine(net).run(fresh(ev))]
     assert [m["ids"]["g"] for m in out] == [
-        [{"b": 1, "c": 2}], [{"b": 1, "c": 4}], [{"b": 3, "c": 4}], [{"b": 1, "c": 2}, {"b": 3, "c": 4}]
+        [{"b": 1, "c": 2}, {"b": 3, "c": 4}], [{"b": 1, "c": 2}], [{"b": 1, "c": 4}], [{"b": 3, "c": 4}]
     ]
 
 
