@@ -283,6 +283,7 @@ cdef struct OrderKeys:
     Py_ssize_t first
     Py_ssize_t* start
     int64_t* flat
+    bint heap  # start and flat were allocated (else they are the caller's stack buffers)
 
 
 cdef int cmp_i64(const void* a, const void* b) noexcept nogil:
@@ -301,15 +302,25 @@ cdef int order_emitted(Kernel k, Py_ssize_t first) except -1 nogil:
     cdef OrderKeys keys
     cdef Py_ssize_t* perm
     cdef Py_ssize_t* tmp
+    cdef Py_ssize_t start_buf[33]
+    cdef int64_t flat_buf[256]
     if n < 2:
         return 0
-    perm = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    tmp = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    perm = NULL
+    tmp = NULL
     keys.first = first
-    keys.start = NULL
-    keys.flat = NULL
+    keys.start = start_buf
+    keys.flat = flat_buf
+    keys.heap = False
     try:
         order_keys(k, &keys, n)
+        for i in range(1, n):  # (the firing order is often the order already: nothing to move)
+            if match_before(k, &keys, first + i, first + i - 1):
+                break
+        else:
+            return 0
+        perm = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+        tmp = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
         for i in range(n):
             perm[i] = first + i
         merge_sort(k, &keys, perm, tmp, n)
@@ -317,15 +328,43 @@ cdef int order_emitted(Kernel k, Py_ssize_t first) except -1 nogil:
     finally:
         free(perm)
         free(tmp)
-        free(keys.start)
-        free(keys.flat)
+        if keys.heap:
+            free(keys.start)
+            free(keys.flat)
     return 0
+
+
+cdef inline void sort_small(int64_t* x, Py_ssize_t n) noexcept nogil:
+    """An insertion sort (a match binds a few events; qsort's calls cost more there)."""
+    cdef Py_ssize_t i, j
+    cdef int64_t v
+    if n > 16:
+        qsort(x, n, sizeof(int64_t), cmp_i64)
+        return
+    for i in range(1, n):
+        v = x[i]
+        j = i - 1
+        while j >= 0 and x[j] > v:
+            x[j + 1] = x[j]
+            j -= 1
+        x[j + 1] = v
 
 
 cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1 nogil:
     """Each match's bound events' store indices, sorted (runtime/emission.py chain_order)."""
     cdef Py_ssize_t m = k.maxslots, i, ki, o, total = 0, at, j, length
-    keys.start = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    for i in range(n):
+        o = keys.first + i
+        for ki in range(m):
+            if k.out_klen[o * m + ki] >= 0:
+                total += k.out_klen[o * m + ki]
+            elif k.out_ev[o * m + ki] >= 0:
+                total += 1
+    if n + 1 > 33 or total > 256:  # (else the caller's stack buffers hold them: no malloc a point)
+        keys.start = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        keys.flat = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
+        keys.heap = True
+    total = 0
     for i in range(n):
         o = keys.first + i
         keys.start[i] = total
@@ -335,7 +374,6 @@ cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1 nogil:
             elif k.out_ev[o * m + ki] >= 0:
                 total += 1
     keys.start[n] = total
-    keys.flat = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
     for i in range(n):
         o = keys.first + i
         at = keys.start[i]
@@ -348,7 +386,7 @@ cdef int order_keys(Kernel k, OrderKeys* keys, Py_ssize_t n) except -1 nogil:
             elif k.out_ev[o * m + ki] >= 0:
                 keys.flat[at] = k.out_ev[o * m + ki]
                 at += 1
-        qsort(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i], sizeof(int64_t), cmp_i64)
+        sort_small(&keys.flat[keys.start[i]], keys.start[i + 1] - keys.start[i])
     return 0
 
 

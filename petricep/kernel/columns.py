@@ -56,7 +56,13 @@ def kernel_times(ts: Any, n: int, event: Callable[[int], Event]) -> np.ndarray:
     since 1970 are 1.7e18) would round to its neighbour there, merging distinct times into
     ties and moving window edges, so it is refused with the row's error rather than matched
     inexactly (the Python engine holds it exactly)."""
-    out = ts.astype(np.float64, copy=False) if isinstance(ts, np.ndarray) else np.fromiter(ts, dtype=np.float64, count=n)
+    if isinstance(ts, np.ndarray):
+        out = ts.astype(np.float64, copy=False)
+        # (a batch's times go forward -- the runners check it before the kernel -- so its ends bound it)
+        if not n or ts.dtype.kind not in "iu" or (-EXACT <= int(ts[0]) <= EXACT and int(ts[-1]) <= EXACT):
+            return out
+    else:
+        out = np.fromiter(ts, dtype=np.float64, count=n)
     if n and np.abs(out).max() >= EXACT:
         for r in np.flatnonzero(np.abs(out) >= EXACT).tolist():
             v = ts[r]

@@ -160,7 +160,8 @@ class KernelRun:
         if self._int_time is None:
             self._int_time = pa.types.is_integer(col.type)
         view = number_view(col)
-        if view.dtype == np.int64 and len(view) and (int(view.max()) > EXACT or int(view.min()) < -EXACT):
+        # (times go forward here -- the kernel refuses a batch that goes back -- so its ends bound it)
+        if view.dtype == np.int64 and len(view) and (not -EXACT <= int(view[0]) <= EXACT or int(view[-1]) > EXACT):
             row = int(np.flatnonzero((view > EXACT) | (view < -EXACT))[0])  # (columns.kernel_times)
             raise EventError(f"time {int(view[row])} is beyond 2**53, which the compiled kernel cannot hold exactly", None, row, self.time_field)
         return view if view.dtype == np.int64 else view.astype(np.float64)  # (the kernel reads int64 times as they are)
