@@ -88,6 +88,7 @@ class StreamParser:
     def __init__(self, parse: StreamParse, router: Router) -> None:
         self.parse = parse
         self.router = router
+        self._memo: _Memo = {}  # the buckets of key values seen (per worker: each unpickles its own)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with quiet_gc():
@@ -139,7 +140,7 @@ class StreamParser:
             return not len(cols)
         if self.parse.spec.id_field is None:
             cols = EventColumns(cols.types, cols.ts, cols.pos, pos, cols.attrs)
-        rows, least = column_rows(self.router, cols, pos, self.parse.buckets)
+        rows, least = column_rows(self.router, cols, pos, self.parse.buckets, self._memo)
         out.packs += rows
         out.read += len(cols)
         out.earliest = least if out.earliest is None else min(out.earliest, least)
@@ -176,7 +177,9 @@ class StreamParser:
             raise RuntimeError(TASK_ERROR + str(err)) from None
 
 
-def column_rows(router: Router, cols: EventColumns, pos: np.ndarray, buckets: int) -> tuple[list[tuple[Any, ...]], int]:
+def column_rows(
+    router: Router, cols: EventColumns, pos: np.ndarray, buckets: int, memo: _Memo | None = None
+) -> tuple[list[tuple[Any, ...]], int]:
     """A checked batch's rows for the stateful operator (STREAM_DDL), its events at
     positions ``pos``: one Arrow piece per (group, bucket) (``first`` a column of it; the
     row's ``pos`` its first event's, ``evtime`` its latest), and the batch's earliest
@@ -184,7 +187,7 @@ def column_rows(router: Router, cols: EventColumns, pos: np.ndarray, buckets: in
     evtime = event_times(cols.ts)
     piece = event_piece(cols, pos, evtime)
     out = []
-    for g, b, rows, first in routed_columns(router, cols, buckets):
+    for g, b, rows, first in routed_columns(router, cols, buckets, memo):
         part = piece.take(pa.array(rows)).append_column("first", pa.array(first, pa.bool_()))
         out.append((g, b, int(pos[rows[0]]), int(evtime[rows].max()), ARROW_TAG + piece_bytes(part), False, 0))
     return out, int(evtime.min())
@@ -216,11 +219,14 @@ def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, .
 _bucket = functools.lru_cache(maxsize=1 << 16)(bucket_of)  # (a key's crc32 once per worker, not per event)
 
 
-def routed_columns(router: Router, cols: EventColumns, buckets: int) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+def routed_columns(
+    router: Router, cols: EventColumns, buckets: int, memo: _Memo | None = None
+) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
     """:func:`routed_rows` of a checked batch, a column at a time: per (group, bucket) its
     rows (ascending) and their ``first`` flags (the event's first route, or the unrouted
     bucket's row). A batch holds every attribute on every row, so a key is missing for
     all of a type's rows or for none."""
+    memo = {} if memo is None else memo
     types = cols.types
     if isinstance(types, TypeColumn):
         codes, names = np.asarray(types.codes), list(types.names)
@@ -237,7 +243,7 @@ def routed_columns(router: Router, cols: EventColumns, buckets: int) -> list[tup
         specs = [(g, attrs, False) for g, attrs in router.routes.get(t, ())]
         specs += [(g, attrs, True) for g, attrs, types_ in router.contiguous if t not in types_]
         for g, attrs, contiguous in specs:
-            b = _row_buckets(router, cols, attrs, rows, buckets)
+            b = _row_buckets(router, cols, attrs, rows, buckets, memo)
             if b is None:
                 if contiguous:
                     continue
@@ -262,10 +268,13 @@ def routed_columns(router: Router, cols: EventColumns, buckets: int) -> list[tup
     return out
 
 
-def _row_buckets(router: Router, cols: EventColumns, attrs: tuple[str, ...], rows: np.ndarray, buckets: int) -> np.ndarray | None:
+def _row_buckets(
+    router: Router, cols: EventColumns, attrs: tuple[str, ...], rows: np.ndarray, buckets: int, memo: _Memo
+) -> np.ndarray | None:
     """The bucket of each of ``rows`` by its routing key on ``attrs`` (:meth:`Router.key`),
-    one key per distinct value; None where the batch lacks an attribute (every row's key
-    is :data:`~petricep.spark.plan.MISSING_KEY`)."""
+    one key per distinct value (``memo``: the buckets of the values seen before, per
+    attributes and number of buckets); None where the batch lacks an attribute (every
+    row's key is :data:`~petricep.spark.plan.MISSING_KEY`)."""
     if not attrs:
         return np.full(len(rows), _bucket(SINGLE, buckets), dtype=np.int64)
     if any(a not in cols.attrs for a in attrs):
@@ -278,11 +287,18 @@ def _row_buckets(router: Router, cols: EventColumns, attrs: tuple[str, ...], row
         e = Event("", 0, 0, None, row)
         return router.key(e, attrs) if len(attrs) == 1 else key_text(e, attrs)
 
+    seen = memo.setdefault((attrs, buckets), {})
+    if len(seen) > 1_000_000:
+        seen.clear()
     try:
-        of = {v: _bucket(key(v), buckets) for v in dict.fromkeys(values)}
+        for v in dict.fromkeys(values).keys() - seen.keys() if seen else dict.fromkeys(values):
+            seen[v] = _bucket(key(v), buckets)
     except TypeError:  # an unhashable value: row by row (its engine reports it)
         return np.fromiter((_bucket(key(v), buckets) for v in values), np.int64, len(values))
-    return np.fromiter(map(of.__getitem__, values), np.int64, len(values))
+    return np.fromiter(map(seen.__getitem__, values), np.int64, len(values))
+
+
+_Memo = dict[tuple[tuple[str, ...], int], dict[Any, int]]  # (attributes, buckets) -> value -> bucket
 
 
 def _taken(col: Any, rows: np.ndarray) -> list[Any]:
