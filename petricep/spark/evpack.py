@@ -23,8 +23,9 @@ from __future__ import annotations
 import marshal
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -117,20 +118,75 @@ def event_piece(cols: EventColumns, pos: np.ndarray, evtime: np.ndarray) -> pa.R
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def _codec() -> str | None:
+    for name in ("zstd", "lz4"):
+        if pa.Codec.is_available(name):
+            return name
+    return None
+
+
+# a piece's buffers compressed (zstd: ~15 bytes an event of the spark_keys stream, 73
+# uncompressed): each event goes through the state store two or three times (the buffer
+# is rewritten whole by the micro-batch it arrives in and by the one that releases what is
+# before it), and each byte costs in pyspark's protobuf, the socket, the JVM and RocksDB
+# far more than zstd's ~0.25 us an event each way (bench/HISTORY.md); a reader
+# decompresses what the stream says it is
+_OPTIONS = pa.ipc.IpcWriteOptions(compression=_codec())
+
+
 def piece_bytes(batch: pa.RecordBatch) -> bytes:
-    """A piece as an Arrow IPC stream of one record batch."""
+    """A piece as an Arrow IPC stream of one record batch, compressed; its schema's
+    metadata says its rows and earliest and latest event times (:func:`stored`)."""
+    evtime = batch.column("evtime").to_numpy()
+    meta = {_ROWS: str(batch.num_rows), _LO: str(int(evtime.min())), _HI: str(int(evtime.max()))} if batch.num_rows else {}
+    batch = batch.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, batch.schema) as writer:
+    with pa.ipc.new_stream(sink, batch.schema, options=_OPTIONS) as writer:
         writer.write_batch(batch)
     return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
 
+_ROWS, _LO, _HI = b"petricep.rows", b"petricep.lo", b"petricep.hi"
+
+
 def read_piece(data: bytes | memoryview) -> pa.RecordBatch:
-    """:func:`piece_bytes` undone (one record batch, or an empty one of its schema)."""
-    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+    """:func:`piece_bytes` undone (one record batch, or an empty one of its schema), its
+    schema without metadata."""
+    table = pa.ipc.open_stream(pa.py_buffer(data)).read_all().replace_schema_metadata(None)
     if table.num_rows == 0:
         return pa.RecordBatch.from_pylist([], schema=table.schema)
     return table.combine_chunks().to_batches()[0]
+
+
+def first_flags(piece: pa.RecordBatch) -> tuple[pa.RecordBatch, np.ndarray | None]:
+    """A parse stage's piece without its ``first`` column, and the column (None: none)."""
+    if "first" not in piece.schema.names:
+        return piece, None
+    flags = piece.column("first").to_numpy(zero_copy_only=False).astype(bool)
+    return piece.drop_columns(["first"]), flags
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A piece as bytes, not decoded (what it holds is read only where it is needed): its
+    rows and its earliest and latest event times (ms)."""
+
+    data: bytes
+    rows: int
+    lo: int
+    hi: int
+
+    def piece(self) -> pa.RecordBatch:
+        return first_flags(read_piece(self.data))[0]
+
+
+def stored(data: bytes) -> Stored | None:
+    """A piece's bytes with what its schema's metadata says (only the schema is read);
+    None where it says nothing (an earlier petricep's buffer)."""
+    meta = pa.ipc.open_stream(pa.py_buffer(data)).schema.metadata or {}
+    if _ROWS not in meta:
+        return None
+    return Stored(data, int(meta[_ROWS]), int(meta[_LO]), int(meta[_HI]))
 
 
 def blob_piece(evtime: Sequence[int], pos: Sequence[int], ev: Sequence[bytes]) -> pa.RecordBatch:
@@ -167,22 +223,37 @@ def piece_events(piece: pa.RecordBatch) -> list[Event]:
     return [Event(t, ts, p, i, a) for (t, ts, i, a), p in zip(piece_rows(piece), positions)]
 
 
-class Pieces:
-    """A bucket's buffered events: pieces, in no particular order (the release sorts)."""
+Entry: TypeAlias = "pa.RecordBatch | Stored"  # a piece decoded, or as bytes
 
-    def __init__(self, pieces: Sequence[pa.RecordBatch] = ()) -> None:
-        self.pieces = [p for p in pieces if p.num_rows]
+
+class Pieces:
+    """A bucket's buffered events: pieces, in no particular order (the release sorts),
+    each decoded or as the bytes it came in (:class:`Stored`): a piece the watermark has not
+    reached goes back to the state store as it came, neither decoded nor written again."""
+
+    def __init__(self, pieces: Sequence[Entry] = ()) -> None:
+        self.entries: list[Entry] = []
+        for p in pieces:
+            self.add(p)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
 
     def __len__(self) -> int:
-        return sum(p.num_rows for p in self.pieces)
+        return sum(e.rows if isinstance(e, Stored) else e.num_rows for e in self.entries)
 
-    def add(self, piece: pa.RecordBatch) -> None:
-        if piece.num_rows:
-            self.pieces.append(piece)
+    def add(self, piece: Entry) -> None:
+        if (piece.rows if isinstance(piece, Stored) else piece.num_rows) > 0:
+            self.entries.append(piece)
+
+    @property
+    def pieces(self) -> list[pa.RecordBatch]:
+        """Every piece, decoded."""
+        return [e.piece() if isinstance(e, Stored) else e for e in self.entries]
 
     def earliest(self) -> int | None:
         """The earliest event time buffered (None: nothing is)."""
-        got = [int(np.min(p.column("evtime").to_numpy())) for p in self.pieces]
+        got = [e.lo if isinstance(e, Stored) else int(np.min(e.column("evtime").to_numpy())) for e in self.entries]
         return min(got) if got else None
 
     def first_pos(self) -> int:
@@ -190,43 +261,47 @@ class Pieces:
 
     def split(self, wm: int) -> Pieces:
         """Take the events before ``wm`` (ms) out: they are returned, the rest stay."""
-        ready, rest = [], []
-        for p in self.pieces:
+        ready, rest = Pieces(), Pieces()
+        for e in self.entries:
+            if isinstance(e, Stored) and (e.hi < wm or e.lo >= wm):
+                (ready if e.hi < wm else rest).add(e)
+                continue
+            p = e.piece() if isinstance(e, Stored) else e
             before = p.column("evtime").to_numpy() < wm
-            if before.all():
-                ready.append(p)
-            elif not before.any():
-                rest.append(p)
+            if before.all() or not before.any():
+                (ready if before.all() else rest).add(p)
             else:
                 mask = pa.array(before)
-                ready.append(p.filter(mask))
-                rest.append(p.filter(pc.invert(mask)))
-        self.pieces = rest
-        return Pieces(ready)
+                ready.add(p.filter(mask))
+                rest.add(p.filter(pc.invert(mask)))
+        self.entries = rest.entries
+        return ready
 
     def merged(self) -> list[pa.RecordBatch]:
-        """The pieces, those of one schema joined."""
-        by: dict[pa.Schema, list[pa.RecordBatch]] = {}
-        for p in self.pieces:
-            by.setdefault(p.schema, []).append(p)
-        return [ps[0] if len(ps) == 1 else pa.Table.from_batches(ps).combine_chunks().to_batches()[0] for ps in by.values()]
+        """The pieces decoded, those of one schema joined."""
+        return _joined(self.pieces)
 
     def to_bytes(self) -> bytes:
-        """The state store's bytes: one piece's IPC stream, or several tagged."""
-        pieces = self.merged()
-        if not pieces:
+        """The state store's bytes: one piece's IPC stream, or several tagged; a stored
+        piece's bytes as they came, decoded ones of one schema joined."""
+        datas = [e.data for e in self.entries if isinstance(e, Stored)]
+        datas += [piece_bytes(p) for p in _joined([e for e in self.entries if not isinstance(e, Stored)])]
+        if not datas:
             return b""
-        if len(pieces) == 1:
-            return piece_bytes(pieces[0])
-        return _LIST_TAG + marshal.dumps([piece_bytes(p) for p in pieces], _SAME_BYTES)
+        if len(datas) == 1:
+            return datas[0]
+        return _LIST_TAG + marshal.dumps(datas, _SAME_BYTES)
 
     @classmethod
     def of_bytes(cls, data: bytes | None) -> Pieces:
         if not data:
             return cls()
-        if data[:1] == _LIST_TAG:
-            return cls([read_piece(d) for d in marshal.loads(data[1:])])
-        return cls([read_piece(data)])
+        datas = marshal.loads(data[1:]) if data[:1] == _LIST_TAG else [data]
+        out = cls()
+        for d in datas:
+            got = stored(d)
+            out.add(got if got is not None else read_piece(d))
+        return out
 
     def events(self) -> list[Event]:
         """The events at their own positions, in stream order ``(ts, pos)``."""
@@ -253,6 +328,14 @@ class Pieces:
         by = [i for _, _, i in sorted(zip([r[1] for r in rows], own_list, range(len(rows))))]
         own_sorted = [own_list[i] for i in by]
         return columns_of([rows[i] for i in by], own_sorted, False), np.asarray(own_sorted, dtype=np.int64)
+
+
+def _joined(pieces: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """Pieces, those of one schema joined."""
+    by: dict[pa.Schema, list[pa.RecordBatch]] = {}
+    for p in pieces:
+        by.setdefault(p.schema, []).append(p)
+    return [ps[0] if len(ps) == 1 else pa.Table.from_batches(ps).combine_chunks().to_batches()[0] for ps in by.values()]
 
 
 def renumbered_array(own: np.ndarray, last: int, whole: bool) -> np.ndarray:

@@ -122,7 +122,7 @@ class BucketState:
         return min(nxt) if nxt else None
 
     def empty(self) -> bool:
-        return self.token is None and not self.buffer.pieces and not self.wakeups and self.timer is None
+        return self.token is None and not self.buffer and not self.wakeups and self.timer is None
 
     def row(self) -> tuple[int | None, int | None, bytes, bytes]:
         """The state as the value state's row (:data:`STATE_FIELDS`)."""

@@ -26,7 +26,17 @@ from petricep.errors import EvaluationError
 from petricep.events import Event, EventColumns
 
 from .batch import TASK_ERROR
-from .evpack import ARROW_TAG, Pieces, blob_piece, event_time_ms, read_piece, renumbered_array
+from .evpack import (
+    ARROW_TAG,
+    Pieces,
+    Stored,
+    blob_piece,
+    event_time_ms,
+    first_flags,
+    read_piece,
+    renumbered_array,
+    stored,
+)
 from .migrate import LineageEngine
 from .partition import KeyRunner
 from .records import Found, is_pack, unpack_events
@@ -162,12 +172,13 @@ def failed_at(err: EvaluationError, origin: dict[int, int]) -> int:
     return origin.get(where, where)
 
 
-def input_pieces(frames: Iterator[Any]) -> tuple[list[tuple[pa.RecordBatch, np.ndarray]], int]:
+def input_pieces(frames: Iterator[Any]) -> tuple[list[Stored | tuple[pa.RecordBatch, np.ndarray]], int]:
     """A key's input rows (pandas frames of STREAM_DDL but its key) as pieces of events
-    (:mod:`petricep.spark.evpack`) with their ``first`` flags -- an Arrow piece as it came,
-    a ``marshal`` pack of encoded events or one encoded event as a blob piece -- and the
-    events the count rows say were read."""
-    pieces: list[tuple[pa.RecordBatch, np.ndarray]] = []
+    (:mod:`petricep.spark.evpack`) -- an Arrow piece as it came (:class:`Stored`: its
+    ``first`` flags are read where some of its events are late), a ``marshal`` pack of
+    encoded events or one encoded event as a blob piece with its ``first`` flags -- and
+    the events the count rows say were read."""
+    pieces: list[Stored | tuple[pa.RecordBatch, np.ndarray]] = []
     read = 0
     for pdf in frames:
         for pos, et, ev, first, reads in zip(
@@ -179,12 +190,23 @@ def input_pieces(frames: Iterator[Any]) -> tuple[list[tuple[pa.RecordBatch, np.n
                 continue
             data = bytes(ev)
             if data[:1] == ARROW_TAG:
-                piece = read_piece(memoryview(data)[1:])
-                flags = piece.column("first").to_numpy(zero_copy_only=False).astype(bool)
-                pieces.append((piece.drop_columns(["first"]), flags))
+                got = stored(data[1:])
+                if got is None:
+                    raise ValueError("an Arrow piece without its rows and times")
+                pieces.append(got)
             elif is_pack(data):
                 ps, ets, evs, fs = zip(*unpack_events(data))
                 pieces.append((blob_piece(ets, ps, evs), np.asarray(fs, dtype=bool)))
             else:
                 pieces.append((blob_piece([et], [pos], [data]), np.asarray([first], dtype=bool)))
     return pieces, read
+
+
+def with_flags(entry: Stored | tuple[pa.RecordBatch, np.ndarray]) -> tuple[pa.RecordBatch, np.ndarray]:
+    """An input piece decoded, with its ``first`` flags."""
+    if not isinstance(entry, Stored):
+        return entry
+    piece, flags = first_flags(read_piece(entry.data))
+    if flags is None:
+        raise ValueError("an Arrow piece of the parse stage without its first flags")
+    return piece, flags

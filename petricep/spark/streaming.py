@@ -83,7 +83,7 @@ from .arrivals import LOG_DIR, local_path, source_class
 from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
-from .evpack import Pieces, event_time_ms, piece_events
+from .evpack import Pieces, Stored, event_time_ms, piece_events
 from .keygroups import (
     STATE_FIELDS,
     BucketState,
@@ -98,7 +98,7 @@ from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
 from .records import MATCHES_DDL, MatchRows, match_row, rows_batch
-from .release import failed_at, fire, input_pieces, match_frame, renumber, wake_times, with_origin
+from .release import failed_at, fire, input_pieces, match_frame, renumber, wake_times, with_flags, with_origin
 from .session import configure, require_spark
 from .streamparse import UNROUTED, StreamParse, StreamParser, count_row, packed_rows, routed_rows
 from .typed import typed
@@ -280,7 +280,12 @@ class EngineProcessor:
         waiting = Pieces()
         out: list[tuple[Any, ...]] = []
         pieces, read = input_pieces(rows)
-        for piece, first in pieces:
+        for entry in pieces:
+            if isinstance(entry, Stored) and entry.lo >= wm:  # (none late: kept as it came)
+                if not unrouted:
+                    waiting.add(entry)
+                continue
+            piece, first = with_flags(entry)
             late = piece.column("evtime").to_numpy() < wm
             if late.any():
                 counted = np.flatnonzero(late & first)
@@ -289,11 +294,11 @@ class EngineProcessor:
                 piece = piece.filter(pa.array(~late))
             if not unrouted:
                 waiting.add(piece)
-        if waiting.pieces:
+        if waiting:
             st = self._load()
             if self.lineage is not None:
                 self._bear(st, (int(key[0]), int(key[1])), waiting)
-            for piece in waiting.pieces:
+            for piece in waiting.entries:
                 st.buffer.add(piece)
             self._save(st)
         if read:
@@ -330,7 +335,7 @@ class EngineProcessor:
         what this one gives)."""
         ready = st.buffer.split(wm)
         st.wakeups = [w for w in st.wakeups if w > wm]
-        if not ready.pieces and group.clock_sensitive:
+        if not ready and group.clock_sensitive:
             return []
         engine = self._engine(st, key)
         advancing = not group.clock_sensitive
@@ -349,7 +354,7 @@ class EngineProcessor:
         if wake is not None and len(wake):
             merged = np.union1d(np.asarray(st.wakeups, dtype=np.int64), wake)
             st.wakeups = merged[merged > wm].tolist()
-        if ready.pieces or found or st.token is None:
+        if ready or found or st.token is None:
             st.token = new_token()
             self.engine_state.update((engine.snapshot(),))
         if isinstance(self.engines, LineageCache):

@@ -20,11 +20,11 @@ from petricep.api import compile_text
 from petricep.events import Event
 from petricep.io.spec import InputSpec
 from petricep.merge import build_net
-from petricep.spark.evpack import ARROW_TAG, piece_events
+from petricep.spark.evpack import ARROW_TAG, Stored, piece_events
 from petricep.spark.keystate import engine_choices, kernel_groups
 from petricep.spark.plan import Router, make_plan
 from petricep.spark.records import is_pack
-from petricep.spark.release import input_pieces
+from petricep.spark.release import input_pieces, with_flags
 from petricep.spark.streaming import (
     MATCH,
     UNROUTED,
@@ -83,7 +83,9 @@ def test_the_parse_stage_packs_each_buckets_events_and_ends_with_its_count_row()
     assert got == [(0, 0, 0, t(12), False, 0), (1, 0, 0, t(10), False, 0), (UNROUTED, 0, 2, t(13), False, 0),
                    (UNROUTED, 0, -1, t(10), False, 3)]  # fmt: skip
     assert rows[3]["ev"] is None and all(r["ev"][:1] == ARROW_TAG for r in rows[:3])  # (a checked batch: Arrow pieces)
-    pieces, read = input_pieces(iter([pd.DataFrame(rows)]))
+    entries, read = input_pieces(iter([pd.DataFrame(rows)]))
+    assert all(isinstance(e, Stored) and e.lo == min(e.piece().column("evtime").to_pylist()) for e in entries)
+    pieces = [with_flags(e) for e in entries]
     packs = [list(zip(p.column("pos").to_pylist(), p.column("evtime").to_pylist(), f.tolist())) for p, f in pieces]
     assert read == 3 and packs == [[(0, t(10), True), (1, t(12), True)], [(0, t(10), False)], [(2, t(13), True)]]
     first = piece_events(pieces[0][0])[0]
