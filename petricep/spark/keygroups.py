@@ -13,8 +13,9 @@ layout's name): a key must stay in its bucket across restarts, since its partial
 live in that bucket's engine. A checkpoint an earlier petricep wrote with state per key
 has no such file and is refused with one message (its state cannot be read as buckets).
 
-A bucket's state (:class:`BucketState`): the events waiting for the watermark (an Arrow
-IPC stream of their event time, position and encoded event), the event times at which
+A bucket's state (:class:`BucketState`): the events waiting for the watermark (Arrow
+pieces, :mod:`petricep.spark.evpack`: one IPC stream, or several tagged; a buffer an
+earlier petricep wrote, of encoded events, reads as a piece of them), the event times at which
 its engine is to be advanced again, its one timer (the earliest of those and of the
 waiting events) and a *token* naming the engine snapshot last stored: a worker that
 stored it keeps the live engine and uses it while the token matches, so the snapshot (the

@@ -10,8 +10,10 @@ as record batches, and :class:`~petricep.spark.records.MatchRows` makes their ou
 columns a column at a time, each row exactly what ``match_row`` makes of its match (the
 batch run's firing task does the same). The Python engine, and a lineage engine of a
 changed pattern set, keep the event-by-event path: the rows are the same either way.
-Here too: the positions released events are fired at (:func:`renumber`), and the handler's
-input read a pack of events at a time (:func:`input_events`).
+Here too: the positions released events are fired at (:func:`renumber`; a column's at
+once, :func:`~petricep.spark.evpack.renumbered_array`), the event times its engine is
+advanced at again (:func:`wake_times`), and the handler's input read a piece or pack of
+events at a time (:func:`input_pieces`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ previous micro-batch's watermark, dropped uncounted) never sees the event-time c
 The output also counts the events read (``read`` rows), so a caller can account for
 every event: read = processed + late. The parse stage counts them: each of its batches
 ends with one *count row* (no event; ``reads``: the events of the batch) for the key of
-the unrouted events, whose processor outputs the sum -- one output row per micro-batch
+the unrouted events, whose processor outputs the sum (:mod:`petricep.spark.streamparse`;
+the events themselves travel as Arrow columns, :mod:`petricep.spark.evpack`) -- one output row per micro-batch
 and parse task, not one per key (each output frame costs ~4 ms to convert to Arrow:
 half of a micro-batch's time with hundreds of keys, bench/HISTORY.md).
 
