@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
@@ -190,5 +191,10 @@ def test_a_buckets_state_round_trips_without_pickle() -> None:
     back = BucketState.of_row(two)
     assert two[2][:1] == b"L" and [p.num_rows for p in back.buffer.pieces] == [3, 2]
     assert [p.schema for p in back.buffer.pieces] == [typed.schema, blobs.schema]
+    sink = pa.BufferOutputStream()  # an earlier petricep's buffer: encoded events, uncompressed, no metadata
+    with pa.ipc.new_stream(sink, blobs.schema) as writer:
+        writer.write_batch(blobs)
+    earlier = BucketState.of_row((5, 1002, sink.getvalue().to_pybytes(), row[3]))
+    assert [p.equals(blobs) for p in earlier.buffer.pieces] == [True] and earlier.buffer.earliest() == 1001
     empty = BucketState.of_row(BucketState().row())
     assert (empty.buffer.pieces, empty.wakeups, empty.token) == ([], [], None)
