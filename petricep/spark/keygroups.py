@@ -13,8 +13,9 @@ layout's name): a key must stay in its bucket across restarts, since its partial
 live in that bucket's engine. A checkpoint an earlier petricep wrote with state per key
 has no such file and is refused with one message (its state cannot be read as buckets).
 
-A bucket's state (:class:`BucketState`): the events waiting for the watermark (an Arrow
-IPC stream of their event time, position and encoded event), the event times at which
+A bucket's state (:class:`BucketState`): the events waiting for the watermark (Arrow
+pieces, :mod:`petricep.spark.evpack`: one IPC stream, or several tagged; a buffer an
+earlier petricep wrote, of encoded events, reads as a piece of them), the event times at which
 its engine is to be advanced again, its one timer (the earliest of those and of the
 waiting events) and a *token* naming the engine snapshot last stored: a worker that
 stored it keeps the live engine and uses it while the token matches, so the snapshot (the
@@ -38,10 +39,11 @@ import pyarrow as pa
 
 from petricep.errors import ConfigError
 
+from .evpack import Pieces
+
 LAYOUT = "key-groups/1"
 LAYOUT_FILE = "petricep-layout.json"
 BUCKETS_PER_CORE = 4  # the default number of buckets per core of the session
-_BUFFER_SCHEMA = pa.schema([("evtime", pa.int64()), ("pos", pa.int64()), ("ev", pa.binary())])
 _WAKEUP_SCHEMA = pa.schema([("ms", pa.int64())])
 PER_KEY_CHECKPOINT = (
     "{path}: this checkpoint was written by an earlier petricep, which kept a streaming query's state "
@@ -102,23 +104,21 @@ def checkpoint_buckets(checkpoint: str | None, requested: int | None, default: i
     return buckets
 
 
-Waiting = tuple[int, int, bytes]  # (event time ms, position, encoded event)
-
-
 @dataclass
 class BucketState:
     """What the state store holds of one (group, bucket) besides its engine snapshot."""
 
     token: int | None = None  # names the stored engine snapshot (None: no engine yet)
     timer: int | None = None  # the timer set (ms)
-    buffer: list[Waiting] = field(default_factory=list)  # in (event time, position) order
+    buffer: Pieces = field(default_factory=Pieces)  # the events waiting, as Arrow pieces (evpack)
     wakeups: list[int] = field(default_factory=list)  # ms, ascending: advance the engine then
     stored: bool = False  # the store holds this state
 
     def next_timer(self) -> int | None:
         """The timer the bucket needs: once the watermark passes its earliest waiting event
         (its event time + 1) or reaches its earliest wake-up."""
-        nxt = [self.buffer[0][0] + 1] if self.buffer else []
+        earliest = self.buffer.earliest()
+        nxt = [] if earliest is None else [earliest + 1]
         nxt += self.wakeups[:1]
         return min(nxt) if nxt else None
 
@@ -127,14 +127,8 @@ class BucketState:
 
     def row(self) -> tuple[int | None, int | None, bytes, bytes]:
         """The state as the value state's row (:data:`STATE_FIELDS`)."""
-        buf = self.buffer
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array([x[0] for x in buf], pa.int64()), pa.array([x[1] for x in buf], pa.int64()),
-             pa.array([x[2] for x in buf], pa.binary())],
-            schema=_BUFFER_SCHEMA,
-        )  # fmt: skip
         wake = pa.RecordBatch.from_arrays([pa.array(self.wakeups, pa.int64())], schema=_WAKEUP_SCHEMA)
-        return (self.token, self.timer, _ipc(batch), _ipc(wake))
+        return (self.token, self.timer, self.buffer.to_bytes(), _ipc(wake))
 
     @classmethod
     def of_row(cls, row: tuple[int | None, int | None, bytes | None, bytes | None] | None) -> BucketState:
@@ -142,9 +136,7 @@ class BucketState:
             return cls()
         token, timer, buf, wake = row
         st = cls(token=token, timer=timer, stored=True)
-        if buf:
-            b = _read(buf)
-            st.buffer = list(zip(b.column(0).to_pylist(), b.column(1).to_pylist(), b.column(2).to_pylist()))
+        st.buffer = Pieces.of_bytes(buf)
         if wake:
             st.wakeups = _read(wake).column(0).to_pylist()
         return st

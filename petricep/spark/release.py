@@ -10,8 +10,10 @@ as record batches, and :class:`~petricep.spark.records.MatchRows` makes their ou
 columns a column at a time, each row exactly what ``match_row`` makes of its match (the
 batch run's firing task does the same). The Python engine, and a lineage engine of a
 changed pattern set, keep the event-by-event path: the rows are the same either way.
-Here too: the positions released events are fired at (:func:`renumber`), and the handler's
-input read a pack of events at a time (:func:`input_events`).
+Here too: the positions released events are fired at (:func:`renumber`; a column's at
+once, :func:`~petricep.spark.evpack.renumbered_array`), the event times its engine is
+advanced at again (:func:`wake_times`), and the handler's input read a piece or pack of
+events at a time (:func:`input_pieces`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,20 @@ from petricep.errors import EvaluationError
 from petricep.events import Event, EventColumns
 
 from .batch import TASK_ERROR
-from .keygroups import Waiting
+from .evpack import (
+    ARROW_TAG,
+    Pieces,
+    Stored,
+    blob_piece,
+    event_time_ms,
+    first_flags,
+    read_piece,
+    renumbered_array,
+    stored,
+)
 from .migrate import LineageEngine
 from .partition import KeyRunner
-from .records import Found, columns_of, decode, is_pack, unpack_events, unpacked_rows
+from .records import Found, is_pack, unpack_events
 
 
 def renumbered(own: Sequence[int], last: int, whole: bool) -> tuple[list[int], dict[int, int]]:
@@ -66,15 +78,35 @@ def renumber(events: list[Event], last: int, whole: bool) -> dict[int, int]:
     return origin
 
 
-def released_columns(ready: Sequence[Waiting], last: int, whole: bool) -> tuple[EventColumns, dict[int, int]]:
-    """A bucket's released events (its buffer's ready entries) as columns in stream order,
+def released_columns(ready: Pieces, last: int, whole: bool) -> tuple[EventColumns, dict[int, int]]:
+    """A bucket's released events (its buffer's ready pieces) as columns in stream order,
     ``(ts, pos)`` -- as the events :func:`~petricep.spark.records.decode` gives, sorted --
     at their engine positions (:func:`renumbered`); and engine position -> own position."""
-    rows = unpacked_rows([ev for _, _, ev in ready])
-    own = [x[1] for x in ready]
-    order = [i for _, _, i in sorted(zip([r[1] for r in rows], own, range(len(rows))))]  # (ties: as buffered)
-    positions, origin = renumbered([own[i] for i in order], last, whole)
-    return columns_of([rows[i] for i in order], positions, False), origin
+    cols, own = ready.columns()
+    positions = renumbered_array(own, last, whole)
+    origin = dict(zip(positions.tolist(), own.tolist()))
+    return EventColumns(cols.types, cols.ts, positions, cols.ids, cols.attrs), origin
+
+
+def wake_times(stamps: Any, windows: Sequence[Any], at_stamps: bool) -> np.ndarray:
+    """The event times (ms) a bucket's engine is advanced at for released events at
+    ``stamps``: past each window's end (``ts + w``) and (``at_stamps``) past each
+    timestamp's group; once per distinct timestamp, a column at a time where the stamps
+    and windows are ints."""
+    if isinstance(stamps, np.ndarray) and stamps.dtype.kind == "i" and all(type(w) is int and abs(w) < _EXACT for w in windows):
+        distinct = np.unique(stamps)
+        if not len(distinct) or (distinct[0] > -_EXACT and distinct[-1] < _EXACT):
+            parts = [(distinct + w) * 1000 + 3 for w in windows] + ([distinct * 1000 + 3] if at_stamps else [])
+            return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    values = stamps.tolist() if hasattr(stamps, "tolist") else list(stamps)
+    once = [ts for _, ts in dict.fromkeys(zip(map(type, values), values))]
+    out = {event_time_ms(ts + w) + 2 for ts in once for w in windows}
+    if at_stamps:
+        out.update(event_time_ms(ts) + 2 for ts in once)
+    return np.asarray(sorted(out), dtype=np.int64)
+
+
+_EXACT = 2**52 // 1000  # |ts + w| * 1000 stays an exact int64
 
 
 def with_origin(found: list[Found], origin: dict[int, int]) -> list[Found]:
@@ -109,25 +141,24 @@ def match_frame(batches: list[pa.RecordBatch], kind: str, columns: list[str]) ->
     return df[columns]
 
 
-def fire(
-    engine: KeyRunner | LineageEngine, ready: list[Waiting], whole: bool
-) -> tuple[list[Found], list[Any], dict[int, int]]:
+def fire(engine: KeyRunner | LineageEngine, ready: Pieces, whole: bool) -> tuple[list[Found], Any, dict[int, int]]:
     """The released events pushed into the bucket's engine, in stream order: what it
-    found (emitting positions the engine's), the events' timestamps, and engine
-    position -> the event's own. A kernel runner takes them as one batch of columns
-    (its matches as record batches), other engines event by event; ``whole``: the engine
-    sees the whole stream (:func:`renumber`)."""
-    if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+    found (emitting positions the engine's), the events' timestamps (a column), and
+    engine position -> the event's own. A kernel runner takes them as one batch of
+    columns (its matches as record batches), other engines event by event; ``whole``:
+    the engine sees the whole stream (:func:`renumber`)."""
+    kernel = isinstance(engine, KeyRunner) and engine.kind == "kernel"
+    if kernel:
         cols, origin = released_columns(ready, engine.last_pos, whole)
-        stamps = list(cols.ts)
+        stamps: Any = cols.ts
     else:
-        events = sorted((decode(ev, pos, False) for _, pos, ev in ready), key=lambda e: (e.ts, e.pos))
+        events = ready.events()
         origin = renumber(events, engine.last_pos, whole)
         stamps = [e.ts for e in events]
         if isinstance(engine, LineageEngine):
             engine.arrived = origin  # its generations take the events from their births on
     try:
-        if isinstance(engine, KeyRunner) and engine.kind == "kernel":
+        if isinstance(engine, KeyRunner) and kernel:
             found = engine.push_columns_found(cols) if len(cols) else []
             return found + list(engine.drain()), stamps, origin
         return list(engine.push_all(events)), stamps, origin
@@ -143,21 +174,41 @@ def failed_at(err: EvaluationError, origin: dict[int, int]) -> int:
     return origin.get(where, where)
 
 
-def input_events(frames: Iterator[Any]) -> Iterator[tuple[int, int, bytes | None, bool, int]]:
-    """A key's input rows (pandas frames of STREAM_DDL but its key) as ``(pos, evtime, ev,
-    first, reads)`` per event, a pack's events (:func:`~petricep.spark.streaming.packed_rows`)
-    one by one; a count row as itself (``ev`` None)."""
+def input_pieces(frames: Iterator[Any]) -> tuple[list[Stored | tuple[pa.RecordBatch, np.ndarray]], int]:
+    """A key's input rows (pandas frames of STREAM_DDL but its key) as pieces of events
+    (:mod:`petricep.spark.evpack`) -- an Arrow piece as it came (:class:`Stored`: its
+    ``first`` flags are read where some of its events are late), a ``marshal`` pack of
+    encoded events or one encoded event as a blob piece with its ``first`` flags -- and
+    the events the count rows say were read."""
+    pieces: list[Stored | tuple[pa.RecordBatch, np.ndarray]] = []
+    read = 0
     for pdf in frames:
         for pos, et, ev, first, reads in zip(
             pdf["pos"].tolist(), pdf["evtime"].tolist(), pdf["ev"].tolist(), pdf["first"].tolist(),
             pdf["reads"].tolist(),
         ):  # fmt: skip
             if ev is None:
-                yield pos, et, None, first, reads
+                read += reads
                 continue
             data = bytes(ev)
-            if is_pack(data):
-                for p, t, e, f in unpack_events(data):
-                    yield p, t, e, f, 0
+            if data[:1] == ARROW_TAG:
+                got = stored(data[1:])
+                if got is None:
+                    raise ValueError("an Arrow piece without its rows and times")
+                pieces.append(got)
+            elif is_pack(data):
+                ps, ets, evs, fs = zip(*unpack_events(data))
+                pieces.append((blob_piece(ets, ps, evs), np.asarray(fs, dtype=bool)))
             else:
-                yield pos, et, data, first, reads
+                pieces.append((blob_piece([et], [pos], [data]), np.asarray([first], dtype=bool)))
+    return pieces, read
+
+
+def with_flags(entry: Stored | tuple[pa.RecordBatch, np.ndarray]) -> tuple[pa.RecordBatch, np.ndarray]:
+    """An input piece decoded, with its ``first`` flags."""
+    if not isinstance(entry, Stored):
+        return entry
+    piece, flags = first_flags(read_piece(entry.data))
+    if flags is None:
+        raise ValueError("an Arrow piece of the parse stage without its first flags")
+    return piece, flags

@@ -28,7 +28,8 @@ previous micro-batch's watermark, dropped uncounted) never sees the event-time c
 The output also counts the events read (``read`` rows), so a caller can account for
 every event: read = processed + late. The parse stage counts them: each of its batches
 ends with one *count row* (no event; ``reads``: the events of the batch) for the key of
-the unrouted events, whose processor outputs the sum -- one output row per micro-batch
+the unrouted events, whose processor outputs the sum (:mod:`petricep.spark.streamparse`;
+the events themselves travel as Arrow columns, :mod:`petricep.spark.evpack`) -- one output row per micro-batch
 and parse task, not one per key (each output frame costs ~4 ms to convert to Arrow:
 half of a micro-batch's time with hundreds of keys, bench/HISTORY.md).
 
@@ -60,23 +61,21 @@ union of the query's output equals a batch run over the same events.
 
 from __future__ import annotations
 
-import functools
 import io
 import math
-import operator
 import os
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EvaluationError, EventError, PetricepError
+from petricep.errors import ConfigError, EvaluationError, EventError
 from petricep.events import Event
-from petricep.io.readers import InputSpec, events_from_table, infer_format, open_events
+from petricep.io.readers import InputSpec
 from petricep.io.timestamps import format_has_date
 from petricep.output.jsonl import LateWriter
 from petricep.runtime.engine import TIE_RULES, Engine
@@ -85,10 +84,10 @@ from .arrivals import LOG_DIR, local_path, source_class
 from .arrivals import NAME as ARRIVALS
 from .arrivals import supported as arrivals_supported
 from .batch import TASK_ERROR
+from .evpack import Pieces, Stored, event_time_ms, piece_events
 from .keygroups import (
     STATE_FIELDS,
     BucketState,
-    bucket_of,
     checkpoint_buckets,
     default_buckets,
     new_token,
@@ -99,18 +98,13 @@ from .migrate import LineageCache, LineageEngine
 from .parse import quiet_gc
 from .partition import KeyRunner, engine_report
 from .plan import Group, Plan, Router, make_plan
-from .records import (
-    MATCHES_DDL,
-    MatchRows,
-    decode,
-    encode,
-    match_row,
-    pack_events,
-    rows_batch,
-)
-from .release import failed_at, fire, input_events, match_frame, renumber, with_origin
+from .records import MATCHES_DDL, MatchRows, match_row, rows_batch
+from .release import failed_at, fire, input_pieces, match_frame, renumber, wake_times, with_flags, with_origin
 from .session import configure, require_spark
+from .streamparse import UNROUTED, StreamParse, StreamParser, count_row, packed_rows, routed_rows
 from .typed import typed
+
+__all__ = ["UNROUTED", "StreamParse", "StreamParser", "count_row", "event_time_ms", "packed_rows", "routed_rows"]
 
 # the stateful operator's input: per parse batch one row per (group, bucket), its events packed in
 # ``ev`` (packed_rows), and one count row; a row of one event (``ev`` an encoded event) reads the same
@@ -119,19 +113,7 @@ STREAM_DDL = "g int, b int, pos long, evtime long, ev binary, first boolean, rea
 OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
 POS_COLUMN = "__petricep_pos"  # the position a Column computes (events_from_dataframe)
-UNROUTED = -1  # the group of events no pattern reads: counted (read or late), nothing else
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
-_STREAM_SCHEMA = pa.schema(
-    [
-        ("g", pa.int32()),
-        ("b", pa.int32()),
-        ("pos", pa.int64()),
-        ("evtime", pa.int64()),
-        ("ev", pa.binary()),
-        ("first", pa.bool_()),
-        ("reads", pa.int64()),
-    ]
-)
 
 
 def streaming_plan(plan: Plan, reorders: bool = False) -> tuple[Plan, list[str]]:
@@ -166,18 +148,6 @@ def whole_stream(group: Group) -> bool:
     return group.all_types and not group.keyed
 
 
-def event_time_ms(ts: Any) -> int:
-    """Spark event time (ms) of a timestamp in seconds: the floor, exactly, plus 1 ms —
-    so that it is positive, after the first micro-batch's watermark (0) even for a
-    stream starting at time 0."""
-    if isinstance(ts, int):
-        return ts * 1000 + 1
-    if type(ts) is float and math.isfinite(ts):  # (the same floor, exactly: the float's own ratio)
-        num, den = ts.as_integer_ratio()
-        return num * 1000 // den + 1
-    return math.floor(Fraction(ts) * 1000) + 1
-
-
 def clock_ts(watermark_ms: int) -> Any:
     """The largest timestamp every released event is at or before: events with
     ``event_time_ms(ts) < watermark`` have been released, later ones are still to come,
@@ -189,128 +159,6 @@ def clock_ts(watermark_ms: int) -> Any:
     if Fraction(x) > Fraction(ms, 1000):
         x = math.nextafter(x, -math.inf)
     return x
-
-
-# ----------------------------------------------------------------------------- parse
-
-
-@dataclass(frozen=True)
-class StreamParse:
-    """How the rows of a streaming input become routed events."""
-
-    spec: InputSpec
-    pos_field: str
-    files: bool  # rows are whole files (binaryFile source), else typed rows
-    buckets: int = 1  # per group (:mod:`petricep.spark.keygroups`)
-
-
-class StreamParser:
-    """``mapInArrow`` function: input rows -> (g, k, pos, evtime, ev) rows."""
-
-    def __init__(self, parse: StreamParse, router: Router) -> None:
-        self.parse = parse
-        self.router = router
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with quiet_gc():
-            for batch in batches:
-                out: list[tuple[Any, ...]] = []
-                if self.parse.files:
-                    for path, content in zip(
-                        batch.column("path").to_pylist(), batch.column("content").to_pylist()
-                    ):
-                        self._file(path, content, out)
-                else:
-                    self._rows(batch, out)
-                if out:
-                    out = packed_rows(out) + [count_row(out)]
-                    cols = list(zip(*out))
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)],
-                        schema=_STREAM_SCHEMA,
-                    )
-
-    def _emit(self, events: Iterator[Event], label: str, out: list[tuple[Any, ...]]) -> None:
-        pf = self.parse.pos_field
-        id_is_pos = self.parse.spec.id_field is None
-        for e in events:
-            pos = e.attrs.get(pf)
-            if not isinstance(pos, int) or isinstance(pos, bool):
-                raise RuntimeError(
-                    TASK_ERROR
-                    + str(
-                        EventError(f"the position field must hold an integer, got {pos!r}", label, e.pos, pf)
-                    )
-                )
-            e.pos = pos  # (the reader's event, ours now: no copy per row)
-            if id_is_pos:
-                e.id = pos
-            out += routed_rows(self.router, e, self.parse.buckets)
-
-    def _file(self, path: str, content: bytes, out: list[tuple[Any, ...]]) -> None:
-        label = path[5:] if path.startswith("file:") else path
-        name = os.path.basename(label)
-        spec = self.parse.spec
-        try:
-            fmt = spec.format or infer_format(name)
-        except PetricepError as err:
-            raise RuntimeError(TASK_ERROR + f"{label}: {err}") from None
-        fd, tmp = tempfile.mkstemp(prefix="petricep-", suffix="-" + name)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(content)
-            source = open_events(replace(spec, path=tmp, format=fmt, rejects_path=None))
-            try:
-                self._emit(iter(source), label, out)
-            except EventError as err:
-                raise RuntimeError(
-                    TASK_ERROR + str(EventError(err.message, label, err.row, err.field))
-                ) from None
-        finally:
-            os.unlink(tmp)
-
-    def _rows(self, batch: pa.RecordBatch, out: list[tuple[Any, ...]]) -> None:
-        spec = self.parse.spec
-        try:
-            self._emit(iter(events_from_table(pa.Table.from_batches([batch]), spec, sort_by_time=False)), spec.path, out)
-        except EventError as err:
-            raise RuntimeError(TASK_ERROR + str(err)) from None
-
-
-def routed_rows(router: Router, e: Event, buckets: int = 1) -> list[tuple[Any, ...]]:
-    """An event's rows for the stateful operator (STREAM_DDL): one per (group, key) it is
-    routed to, in the key's bucket of ``buckets``, or one for the unrouted events' bucket
-    (0), which counts it late or not; ``first`` marks the row a late event is counted on."""
-    routes = router.route(e)
-    data, et = encode(e), event_time_ms(e.ts)
-    if not routes:
-        return [(UNROUTED, 0, e.pos, et, data, True, 0)]
-    return [(g, _bucket(key, buckets), e.pos, et, data, i == 0, 0) for i, (g, key) in enumerate(routes)]
-
-
-_TIME_POS = operator.itemgetter(0, 1)  # a buffer's order: (event time ms, position)
-_bucket = functools.lru_cache(maxsize=1 << 16)(bucket_of)  # (a key's crc32 once per worker, not per event)
-
-
-def packed_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """A parse batch's event rows (:func:`routed_rows`) as one row per (group, bucket): its
-    events packed in ``ev`` (:func:`~petricep.spark.records.pack_events`), in their order;
-    ``pos`` the first one's, ``evtime`` the latest (what moves the watermark: its maximum
-    over the rows is the events'). pyspark hands a stateful handler its rows one pandas
-    row at a time (``itertuples``, a frame of them per key): a row per event cost ~0.1 ms,
-    more than the engine's work on it; a pack is one row however many events it holds."""
-    by: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
-    for r in rows:
-        by.setdefault((r[0], r[1]), []).append(r)
-    return [(g, b, rs[0][2], max(r[3] for r in rs), pack_events(rs), False, 0) for (g, b), rs in by.items()]
-
-
-def count_row(rows: list[tuple[Any, ...]]) -> tuple[Any, ...]:
-    """The count row of a parse batch's event ``rows`` (:func:`routed_rows`): no event, the
-    number of events read in ``reads``, for the unrouted events' key. Its event time is
-    the batch's earliest, so that it never moves the watermark (the latest)."""
-    firsts = [r for r in rows if r[5]]
-    return (UNROUTED, 0, -1, min(r[3] for r in firsts), None, False, len(firsts))
 
 
 # ----------------------------------------------------------------------------- state
@@ -407,7 +255,7 @@ class EngineProcessor:
             return self.engines.build(key[0], stored, old=True)
         return self.engines.build(key[0], stored)
 
-    def _bear(self, st: BucketState, key: tuple[int, int], waiting: list[tuple[int, int, bytes]]) -> None:
+    def _bear(self, st: BucketState, key: tuple[int, int], waiting: Pieces) -> None:
         """The bucket receives its first events since generations were added: they start at
         the first of them (every event before it was read before the restart); a bucket the
         store has no state of starts every generation."""
@@ -418,7 +266,7 @@ class EngineProcessor:
         else:
             engine = self._engine(st, key)
             assert isinstance(engine, LineageEngine)
-            if not engine.bear(min(pos for _, pos, _ in waiting)) and st.token is not None:
+            if not engine.bear(waiting.first_pos()) and st.token is not None:
                 self.engines.put(key, st.token, engine)  # nothing was unborn: it stays as stored
                 return
         st.token = new_token()
@@ -430,22 +278,29 @@ class EngineProcessor:
 
         wm = timerValues.getCurrentWatermarkInMs()
         unrouted = int(key[0]) == UNROUTED
-        waiting: list[tuple[int, int, bytes]] = []
+        waiting = Pieces()
         out: list[tuple[Any, ...]] = []
-        read = 0
-        for pos, et, data, first, reads in input_events(rows):
-            if data is None:  # a parse batch's count row (count_row)
-                read += reads
-            elif et < wm:
-                if first:
-                    out.append(late_row(decode(data, pos, False), wm))
-            elif not unrouted:
-                waiting.append((et, pos, data))
+        pieces, read = input_pieces(rows)
+        for entry in pieces:
+            if isinstance(entry, Stored) and entry.lo >= wm:  # (none late: kept as it came)
+                if not unrouted:
+                    waiting.add(entry)
+                continue
+            piece, first = with_flags(entry)
+            late = piece.column("evtime").to_numpy() < wm
+            if late.any():
+                counted = np.flatnonzero(late & first)
+                if len(counted):  # (counted once: on the event's first route)
+                    out += [late_row(e, wm) for e in piece_events(piece.take(pa.array(counted)))]
+                piece = piece.filter(pa.array(~late))
+            if not unrouted:
+                waiting.add(piece)
         if waiting:
             st = self._load()
-            if self.lineage is not None and key[0] != UNROUTED:
+            if self.lineage is not None:
                 self._bear(st, (int(key[0]), int(key[1])), waiting)
-            st.buffer = sorted(st.buffer + waiting, key=_TIME_POS)
+            for piece in waiting.entries:
+                st.buffer.add(piece)
             self._save(st)
         if read:
             out.append(read_row(read))
@@ -464,7 +319,7 @@ class EngineProcessor:
         if not group.patterns:  # a retired state index (spark/lineage.py): its patterns are gone
             if st.token is not None:
                 self.engine_state.clear()
-            st.buffer, st.wakeups, st.token = [], [], None
+            st.buffer, st.wakeups, st.token = Pieces(), [], None
             self._save(st)
             return
         with quiet_gc():
@@ -479,8 +334,7 @@ class EngineProcessor:
         engine's snapshot is stored where it took events or gave matches (an advance that
         closed nothing changes no later match: the stored engine, advanced later, gives
         what this one gives)."""
-        ready = [x for x in st.buffer if x[0] < wm]
-        st.buffer = [x for x in st.buffer if x[0] >= wm]
+        ready = st.buffer.split(wm)
         st.wakeups = [w for w in st.wakeups if w > wm]
         if not ready and group.clock_sensitive:
             return []
@@ -493,16 +347,14 @@ class EngineProcessor:
                 found += [(m, CLOCK) for m in engine.advance(clock_ts(wm), engine.last_pos)]
         except EvaluationError as err:
             raise RuntimeError(TASK_ERROR + f"event at position {failed_at(err, origin)}: {err}") from None
-        wakeups = set(st.wakeups)
-        for ts in stamps if advancing else ():
-            if group.waits:  # a watermark past the window's end: advance then
-                wakeups.update(event_time_ms(ts + w) + 2 for w in group.time_windows)
-            if self.tie != "arrival":  # ... and past this timestamp's group
-                wakeups.add(event_time_ms(ts) + 2)
+        # advance again once the watermark passes a window's end, and (ties) a timestamp's group
+        wake = wake_times(stamps, group.time_windows if group.waits else (), self.tie != "arrival") if advancing else None
         out = MatchRows(self.net, group.index, CLOCK)  # (CLOCK: what no event emitted)
         out.add(with_origin(found, origin))
         rows = out.take()
-        st.wakeups = sorted(w for w in wakeups if w > wm)
+        if wake is not None and len(wake):
+            merged = np.union1d(np.asarray(st.wakeups, dtype=np.int64), wake)
+            st.wakeups = merged[merged > wm].tolist()
         if ready or found or st.token is None:
             st.token = new_token()
             self.engine_state.update((engine.snapshot(),))
@@ -744,8 +596,7 @@ class StateFlush:
     def rows(self, g: int, eng: bytes | None, buf: bytes | None) -> list[tuple[Any, ...]]:
         """What the end of the input releases for one bucket: its buffered events (``buf``:
         the buffer of its :class:`BucketState`), then the windows still open."""
-        buffered = BucketState.of_row((None, None, buf, None)).buffer
-        events = sorted((decode(ev, pos, False) for _, pos, ev in buffered), key=lambda e: (e.ts, e.pos))
+        events = Pieces.of_bytes(buf).events()
         if not self.plan.groups[g].patterns:  # a retired state index (spark/lineage.py)
             return []
         try:  # (a bucket without engine under a changed pattern set: its events came before the change)

@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from petricep.compile.net import Net
-from petricep.events import Event
+from petricep.events import Event, EventColumns
 from petricep.spark.plan import Router, make_plan
 from petricep.spark.streaming import (
     LATE,
     MATCH,
     OUTPUT_COLUMNS,
     READ,
+    UNROUTED,
     EngineProcessor,
     StateFlush,
     count_row,
@@ -27,6 +29,7 @@ from petricep.spark.streaming import (
     routed_rows,
     streaming_plan,
 )
+from petricep.spark.streamparse import column_rows
 
 Key = tuple[int, int]  # (group, bucket)
 
@@ -91,12 +94,41 @@ class Clock:
 
 def _routed(router: Router, batch: Sequence[Event], buckets: int) -> dict[Key, list[tuple[Any, ...]]]:
     """A micro-batch's rows per (group, bucket), as the parse stage routes them (one parse
-    batch: a pack of events per (group, bucket), its count row last)."""
-    parsed = [row for e in batch for row in routed_rows(router, e, buckets)]
-    rows: dict[Key, list[tuple[Any, ...]]] = {}
-    for g, k, *rest in packed_rows(parsed) + [count_row(parsed)] if parsed else []:
-        rows.setdefault((g, k), []).append(tuple(rest))
-    return rows
+    batch: its count row last): each run of two or more events with the same fields in one
+    order as a reader's checked batch would go (Arrow pieces: ``column_rows``), the other
+    events one by one (``marshal`` packs), so that a stream exercises both."""
+    parsed: list[tuple[Any, ...]] = []
+    packs: list[tuple[Any, ...]] = []
+    earliest: list[int] = []
+    for run in _runs(batch):
+        if len(run) < 2:
+            parsed += [row for e in run for row in routed_rows(router, e, buckets)]
+            continue
+        names = list(run[0].attrs)
+        cols = EventColumns([e.type for e in run], [e.ts for e in run], list(range(len(run))), [e.id for e in run],
+                            {n: [e.attrs[n] for e in run] for n in names})  # fmt: skip
+        rows, least = column_rows(router, cols, np.asarray([e.pos for e in run], dtype=np.int64), buckets)
+        packs += rows
+        earliest.append(least)
+    out: dict[Key, list[tuple[Any, ...]]] = {}
+    if not batch:
+        return out
+    count = count_row(parsed) if parsed else (UNROUTED, 0, -1, min(earliest), None, False, 0)
+    count = (*count[:3], min([count[3], *earliest]), None, False, len(batch))
+    for g, k, *rest in (packed_rows(parsed) if parsed else []) + packs + [count]:
+        out.setdefault((g, k), []).append(tuple(rest))
+    return out
+
+
+def _runs(batch: Sequence[Event]) -> list[list[Event]]:
+    """The batch cut where an event's fields (names in order) differ from the one before."""
+    runs: list[list[Event]] = []
+    for e in batch:
+        if runs and tuple(runs[-1][-1].attrs) == tuple(e.attrs):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
 
 
 def simulate(

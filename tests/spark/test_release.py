@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from petricep.events import Event
 from petricep.runtime.match import Match
+from petricep.spark.evpack import Pieces, blob_piece
 from petricep.spark.records import MATCH_SCHEMA, encode, match_row, rows_batch
 from petricep.spark.release import match_frame, released_columns, renumbered, with_origin
 from petricep.spark.streaming import MATCH, OUTPUT_COLUMNS, OUTPUT_DDL, event_time_ms, renumber
@@ -22,17 +23,22 @@ def _as_spark_reads(df: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pandas(df, schema=OUTPUT_SCHEMA, preserve_index=False)
 
 
+def _blobs(events: list[Event]) -> Pieces:
+    """Events as the buffer holds those a reader gave one by one: one blob piece."""
+    return Pieces([blob_piece([event_time_ms(e.ts) for e in events], [e.pos for e in events], [encode(e) for e in events])])
+
+
 def test_released_columns_are_the_decoded_events_sorted_and_renumbered() -> None:
     """Buffer order is (event time ms, pos); stream order is (ts, pos): two events in one
     millisecond come out by their timestamps, and a file that went back in time is
     numbered after the engine's last position, as ``renumber`` numbers the events."""
     events = [Event("A", 1.0004, 7, 70, {"k": 1}), Event("B", 1.0001, 9, 90, {"k": 1, "x": 2}), Event("A", 0.5, 3, 30, {})]
-    ready = sorted(((event_time_ms(e.ts), e.pos, encode(e)) for e in events), key=lambda x: (x[0], x[1]))
+    ready = _blobs(events)
     for whole in (False, True):
         cols, origin = released_columns(ready, 5, whole)
         want = sorted((Event(e.type, e.ts, e.pos, e.id, dict(e.attrs)) for e in events), key=lambda e: (e.ts, e.pos))
         assert origin == renumber(want, 5, whole)
-        assert (cols.types, cols.ts, cols.pos, cols.ids) == (
+        assert (cols.types, cols.ts, cols.pos.tolist(), cols.ids) == (
             [e.type for e in want], [e.ts for e in want], [e.pos for e in want], [e.id for e in want]
         )  # fmt: skip
         assert cols.attrs == {"k": [None, 1, 1], "x": [None, 2, None]}  # (a missing field: None)
@@ -74,7 +80,6 @@ def test_columns_of_events_with_one_field_order_and_with_several() -> None:
     same = [Event("A", i, i, i, {"k": i, "x": -i}) for i in range(3)]
     mixed = [*same[:2], Event("A", 2, 2, 2, {"x": -2, "k": 2})]
     for events in (same, mixed):
-        ready = [(event_time_ms(e.ts), e.pos, encode(e)) for e in events]
-        cols, _ = released_columns(ready, -1, False)
+        cols, _ = released_columns(_blobs(events), -1, False)
         assert cols.attrs == {"k": [0, 1, 2], "x": [0, -1, -2]}
         assert list(cols.attrs) == ["k", "x"]

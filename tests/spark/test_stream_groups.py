@@ -11,16 +11,19 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.errors import ConfigError
-from petricep.events import Event
+from petricep.events import Event, EventColumns, TypeColumn
 from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.output.jsonl import match_json
+from petricep.spark.evpack import Pieces, blob_piece, event_piece
 from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
 from petricep.spark.partition import run_partitioned
 from tests.budget import examples
@@ -175,10 +178,23 @@ def test_a_checkpoint_written_per_key_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_buckets_state_round_trips_without_pickle() -> None:
-    st0 = BucketState(token=5, timer=1002, buffer=[(1001, 0, b"Vx"), (1001, 3, b"Dy")], wakeups=[3002, 7002])
+    blobs = blob_piece([1001, 1001], [0, 3], [b"Vx", b"Dy"])  # (what an earlier petricep's buffer held)
+    st0 = BucketState(token=5, timer=1002, buffer=Pieces([blobs]), wakeups=[3002, 7002])
     row = st0.row()
     assert row[0] == 5 and row[1] == 1002 and all(r[:4] == b"\xff\xff\xff\xff" for r in row[2:])  # Arrow IPC
     back = BucketState.of_row(row)
-    assert (back.token, back.timer, back.buffer, back.wakeups, back.stored) == (5, 1002, st0.buffer, [3002, 7002], True)
+    assert (back.token, back.timer, back.wakeups, back.stored) == (5, 1002, [3002, 7002], True)
+    assert [p.equals(blobs) for p in back.buffer.pieces] == [True]
+    cols = EventColumns(TypeColumn.constant("A", 2), np.array([1, 2]), [0, 1], [7, 8], {"k": ["x", None], "v": [1.5, 2.5]})
+    typed = event_piece(cols, np.array([4, 5]), np.array([1001, 2001]))
+    two = BucketState(buffer=Pieces([typed, blobs, typed.slice(1)])).row()  # two schemas: tagged, one piece each
+    back = BucketState.of_row(two)
+    assert two[2][:1] == b"L" and [p.num_rows for p in back.buffer.pieces] == [3, 2]
+    assert [p.schema for p in back.buffer.pieces] == [typed.schema, blobs.schema]
+    sink = pa.BufferOutputStream()  # an earlier petricep's buffer: encoded events, uncompressed, no metadata
+    with pa.ipc.new_stream(sink, blobs.schema) as writer:
+        writer.write_batch(blobs)
+    earlier = BucketState.of_row((5, 1002, sink.getvalue().to_pybytes(), row[3]))
+    assert [p.equals(blobs) for p in earlier.buffer.pieces] == [True] and earlier.buffer.earliest() == 1001
     empty = BucketState.of_row(BucketState().row())
-    assert (empty.buffer, empty.wakeups, empty.token) == ([], [], None)
+    assert (empty.buffer.pieces, empty.wakeups, empty.token) == ([], [], None)

@@ -20,9 +20,11 @@ from petricep.api import compile_text
 from petricep.events import Event
 from petricep.io.spec import InputSpec
 from petricep.merge import build_net
+from petricep.spark.evpack import ARROW_TAG, Stored, piece_events
 from petricep.spark.keystate import engine_choices, kernel_groups
 from petricep.spark.plan import Router, make_plan
-from petricep.spark.records import decode, is_pack, unpack_events
+from petricep.spark.records import is_pack
+from petricep.spark.release import input_pieces, with_flags
 from petricep.spark.streaming import (
     MATCH,
     UNROUTED,
@@ -31,6 +33,7 @@ from petricep.spark.streaming import (
     StreamParser,
     count_row,
     event_time_ms,
+    packed_rows,
     routed_rows,
     streaming_plan,
 )
@@ -79,11 +82,20 @@ def test_the_parse_stage_packs_each_buckets_events_and_ends_with_its_count_row()
     t = event_time_ms
     assert got == [(0, 0, 0, t(12), False, 0), (1, 0, 0, t(10), False, 0), (UNROUTED, 0, 2, t(13), False, 0),
                    (UNROUTED, 0, -1, t(10), False, 3)]  # fmt: skip
-    assert rows[3]["ev"] is None and all(is_pack(r["ev"]) for r in rows[:3])
-    packs = [[(p, et, f) for p, et, _, f in unpack_events(r["ev"])] for r in rows[:3]]
-    assert packs == [[(0, t(10), True), (1, t(12), True)], [(0, t(10), False)], [(2, t(13), True)]]
-    (_, _, ev, _) = next(iter(unpack_events(rows[0]["ev"])))
-    assert decode(ev, 0, False) == Event("A", 10, 0, 0, {"type": "A", "ts": 10, "k": 1, "j": 1, "seq": 0})
+    assert rows[3]["ev"] is None and all(r["ev"][:1] == ARROW_TAG for r in rows[:3])  # (a checked batch: Arrow pieces)
+    entries, read = input_pieces(iter([pd.DataFrame(rows)]))
+    assert all(isinstance(e, Stored) and e.lo == min(e.piece().column("evtime").to_pylist()) for e in entries)
+    pieces = [with_flags(e) for e in entries]
+    packs = [list(zip(p.column("pos").to_pylist(), p.column("evtime").to_pylist(), f.tolist())) for p, f in pieces]
+    assert read == 3 and packs == [[(0, t(10), True), (1, t(12), True)], [(0, t(10), False)], [(2, t(13), True)]]
+    first = piece_events(pieces[0][0])[0]
+    assert first == Event("A", 10, 0, 0, {"type": "A", "ts": 10, "k": 1, "j": 1, "seq": 0})
+    assert [type(v) for v in first.attrs.values()] == [str, int, int, int, int]
+    # the same file's events one by one (routed_rows, packed_rows): the same rows, marshal packs
+    events = [Event(e.type, e.ts, e.attrs["seq"], e.attrs["seq"], e.attrs) for p, _ in pieces for e in piece_events(p)]
+    blobs = [r for e in events[:2] + events[3:] for r in routed_rows(parser.router, e)]
+    assert [r[:4] for r in packed_rows(blobs)] == [(g, b, p, et) for g, b, p, et, *_ in got[:3]]
+    assert all(is_pack(r[4]) for r in packed_rows(blobs))
 
 
 def test_every_event_is_read_once_and_a_late_one_counted_once() -> None:
