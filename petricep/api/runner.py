@@ -339,8 +339,12 @@ class Run:
             raise out_of_memory() from None
         except EventError:
             # a row the reader fails on ends the run: the matches of the events before it
-            # first (the kernel fires in batches: those still collected)
-            yield from feed.drain()
+            # first (the kernel fires in batches: those still collected; an event among them
+            # can fail too, and that error, located, is the run's)
+            try:
+                yield from feed.drain()
+            except EvaluationError as exc:
+                raise self._located(exc, self._current) from None
             raise
 
     def _events(self, feed: _Feed[T]) -> Iterator[T]:
