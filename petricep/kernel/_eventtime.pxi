@@ -52,6 +52,21 @@ cdef tuple age(Kernel k, Group g, int32_t t):
     return (g.tk_first_ts[t], g.tk_first_pos[t], tuple(seqs))
 
 
+cdef double gap_deadline(Group g, int32_t t, int b, double deadline) noexcept nogil:
+    """An ON TIMEOUT partial match of pattern bit ``b`` times out at its window's close or,
+    before, at the end of a gap of its pattern ahead of it (housekeeping.gap_deadline)."""
+    cdef int i, p = g.tk_place[t]
+    cdef int64_t ev
+    cdef double end
+    for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
+        if g.tgap_bit[i] == b:
+            ev = g.tk_slots[<Py_ssize_t>t * g.nslots + g.tgap_slot[i]]
+            end = g.store.ts[ev] + g.tgap_hi[i]
+            if end < deadline:
+                deadline = end
+    return deadline
+
+
 cdef int watch(Kernel k, Group g, int64_t key) except -1:
     """The tokens one step created were just stored (housekeeping.watch): those that are partial
     matches of patterns with ON TIMEOUT (and not complete where they are) get a deadline per
@@ -80,6 +95,10 @@ cdef int watch(Kernel k, Group g, int64_t key) except -1:
                         deadline = <double>g.tk_first_pos[t] + g.bit_window[b]
                     else:
                         deadline = g.tk_first_ts[t] + g.bit_window[b]
+                        if g.place_tgap_start[place] < g.place_tgap_start[place + 1]:
+                            deadline = gap_deadline(g, t, b, deadline)
+                            if k.now_ts > deadline:  # born past its own gap: its parent timed out
+                                continue
                     g.dl_counter += 1
                     heapq.heappush(g.deadlines, (deadline, g.dl_counter, key, t, b))
                     pin(g, t)
