@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
+from petricep.kernel.lowering_gaps import gap_arrays
 from petricep.lang import ast as A
 from petricep.merge import MAX_SHARED, rename
 from petricep.runtime.match import group_steps
@@ -360,12 +361,14 @@ class LoweredGroup:
     bit_window: np.ndarray
     bit_limit: np.ndarray
     bit_policy: np.ndarray
-    # per-step gaps (issue 42): per place the gaps still ahead of a token there, (slot of the
-    # step they follow, upper bound) pairs [start, end); a token past one has no future (the
-    # kernel's Group.expired). No pairs: the net pays nothing for them
+    # per-step gaps (issue 42): lowering_gaps.gap_arrays (none: the net pays nothing for them)
     place_gap_start: np.ndarray
     gap_slot: np.ndarray
     gap_hi: np.ndarray
+    place_tgap_start: np.ndarray
+    tgap_bit: np.ndarray
+    tgap_slot: np.ndarray
+    tgap_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -730,7 +733,6 @@ def _lower_group(
         exit_bits[tr.src] |= m
     pats = [net_patterns[pi] for pi in g.patterns]
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
-    gap_start, gap_slot = _csr([[sl for sl, _ in p.gap_expiry] for p in g.places])
     return LoweredGroup(
         index=g.index,
         nslots=g.nslots,
@@ -791,9 +793,7 @@ def _lower_group(
         bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
         bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),
         bit_policy=_frozen([LIMIT_POLICIES[p.limit.policy] if p.limit else 0 for p in pats], np.int8),
-        place_gap_start=gap_start,
-        gap_slot=gap_slot,
-        gap_hi=_frozen([float(hi) for p in g.places for _, hi in p.gap_expiry], np.float64),
+        **gap_arrays(g),
     )
 
 
