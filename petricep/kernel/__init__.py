@@ -103,7 +103,8 @@ from __future__ import annotations
 import os
 import warnings
 
-from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
+from petricep.kernel.bytecode import Unsupported
+from petricep.kernel.lowering import Lowered, lower, supports
 from petricep.kernel.run import KernelRun, _kernel
 from petricep.kernel.tableplan import to_matches
 
