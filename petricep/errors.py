@@ -117,8 +117,8 @@ class PatternSemanticError(PatternError):
 
 
 class PatternUnsupportedError(PatternSemanticError):
-    """The text means something petricep does not run yet (a per-step gap inside AND/OR, with
-    LIMIT or ON TIMEOUT...): refused with a caret rather than run with another meaning."""
+    """The text means something petricep does not run yet (a per-step gap inside AND/OR, on a
+    Kleene step...): refused with a caret rather than run with another meaning."""
 
 
 class PatternLimitError(PatternSemanticError):

@@ -361,6 +361,7 @@ class _PlaceDraft:
     fronts: set[Hashable] = field(default_factory=set)
     futures: set[Hashable] = field(default_factory=set)
     gap_expiries: set[tuple[tuple[int, float | int], ...]] = field(default_factory=set)
+    gap_ends: dict[int, tuple[tuple[int, float | int], ...]] = field(default_factory=dict)
     repeat: tuple[tuple[int, str], ...] = ()
 
 
@@ -461,6 +462,8 @@ class _Drafts:
             draft.futures.add(uk)
             draft.users.add(net.index)
             draft.gap_expiries.add(place.gap_expiry)
+            if place.gap_expiry:
+                draft.gap_ends[net.index] = place.gap_expiry
             draft.repeat = place.repeat  # (part of both keys: alike in every pattern here)
             draft.active = tuple((ids.neg(norm, j), j in place.growable_negations) for j in place.active_negations)
             if place.accepting:
@@ -523,6 +526,7 @@ class _Drafts:
                     users=tuple(sorted(d.users)),
                     # a token may leave early only where every pattern it serves says so
                     gap_expiry=next(iter(d.gap_expiries)) if len(d.gap_expiries) == 1 else (),
+                    gap_ends=tuple(sorted(d.gap_ends.items())),
                     repeat=d.repeat,
                 )
             )

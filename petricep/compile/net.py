@@ -104,6 +104,10 @@ class Place:
     # (issue 42: it leaves at the gap's end, not the window's). () in a merged place whose
     # patterns disagree: their tokens live to the window, the gap guard still decides.
     gap_expiry: tuple[tuple[int, float | int], ...] = ()
+    # the same per pattern (merged index, its gaps ahead here), for the patterns with any: an
+    # ON TIMEOUT partial match times out at the first of its own gaps' ends (issue 42), even
+    # where the merged place keeps its tokens to the window
+    gap_ends: tuple[tuple[int, tuple[tuple[int, float | int], ...]], ...] = ()
     # Kleene lists still growing here marked GREEDY or RELUCTANT (issue 42): (slot, mode).
     # When one event both extends such a list and starts a step after it, a greedy list keeps
     # only the extension, a reluctant one only the step (skip-till-next-match)

@@ -76,8 +76,10 @@ refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper
 bound in a token's expiry (``Group.expired``), so a partial match leaves when its next step's
-gap ends, as in the Python engine; a net without gaps pays nothing for them (its expiry kind
-is fixed at binding).
+gap ends, as in the Python engine, and an ON TIMEOUT partial match times out then (its
+deadline the first of its pattern's gap ends ahead, ``gap_deadline``) and stops counting
+against a LIMIT (``settle_quota``); a net without
+gaps pays nothing for them (its expiry kind is fixed at binding).
 Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42) run here as the net the compiler makes
 of them (compile/groups.py): each step a Kleene list in the element arena, the iteration
 conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last
@@ -101,7 +103,8 @@ from __future__ import annotations
 import os
 import warnings
 
-from petricep.kernel.lowering import Lowered, Unsupported, lower, supports
+from petricep.kernel.bytecode import Unsupported
+from petricep.kernel.lowering import Lowered, lower, supports
 from petricep.kernel.run import KernelRun, _kernel
 from petricep.kernel.tableplan import to_matches
 

@@ -52,6 +52,32 @@ cdef tuple age(Kernel k, Group g, int32_t t):
     return (g.tk_first_ts[t], g.tk_first_pos[t], tuple(seqs))
 
 
+cdef double gap_deadline(Group g, int32_t t, int b, double deadline) noexcept nogil:
+    """An ON TIMEOUT partial match of pattern bit ``b`` times out at its window's close or,
+    before, at the end of a gap of its pattern ahead of it (housekeeping.gap_deadline)."""
+    cdef int i, p = g.tk_place[t]
+    cdef int64_t ev
+    cdef double end
+    for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
+        if g.tgap_bit[i] == b:
+            ev = g.tk_slots[<Py_ssize_t>t * g.nslots + g.tgap_slot[i]]
+            end = g.store.ts[ev] + g.tgap_hi[i]
+            if end < deadline:
+                deadline = end
+    return deadline
+
+
+cdef bint own_gap_passed(Group g, int32_t t, int b, double ts) noexcept nogil:
+    """A gap of pattern bit ``b`` ahead of ``t`` has ended before ``ts`` (LimitSpec.gap_passed:
+    ``ts - a > hi``, as Group.gap_passed): ``t`` no longer counts against the LIMIT."""
+    cdef int i, p = g.tk_place[t]
+    for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
+        if g.tgap_bit[i] == b:
+            if ts - g.store.ts[g.tk_slots[<Py_ssize_t>t * g.nslots + g.tgap_slot[i]]] > g.tgap_hi[i]:
+                return True
+    return False
+
+
 cdef int watch(Kernel k, Group g, int64_t key) except -1:
     """The tokens one step created were just stored (housekeeping.watch): those that are partial
     matches of patterns with ON TIMEOUT (and not complete where they are) get a deadline per
@@ -80,6 +106,10 @@ cdef int watch(Kernel k, Group g, int64_t key) except -1:
                         deadline = <double>g.tk_first_pos[t] + g.bit_window[b]
                     else:
                         deadline = g.tk_first_ts[t] + g.bit_window[b]
+                        if g.place_tgap_start[place] < g.place_tgap_start[place + 1]:
+                            deadline = gap_deadline(g, t, b, deadline)
+                            if k.now_ts > deadline:  # born past its own gap: its parent timed out
+                                continue
                     g.dl_counter += 1
                     heapq.heappush(g.deadlines, (deadline, g.dl_counter, key, t, b))
                     pin(g, t)
@@ -227,7 +257,8 @@ cdef int drop(Group g, int64_t key, int32_t t, int64_t bit) except -1:
 
 cdef int settle_quota(Kernel k, Group g, int64_t key, int b, list quota) except -1:
     """Make the quota's live count exact now and leave a live partial match on top
-    (limits._settle): interrupted ones (contiguity) and expired ones stop counting."""
+    (limits._settle): interrupted ones (contiguity), those past a per-step gap of the pattern
+    and expired ones stop counting."""
     cdef int64_t bit = (<int64_t>1) << b, floor
     cdef int32_t t
     if g.strategy >= STRICT_CONTIGUITY:
@@ -235,6 +266,11 @@ cdef int settle_quota(Kernel k, Group g, int64_t key, int b, list quota) except 
         for entry in quota[0]:
             t = entry[4]
             if g.tk_counted[t] & bit and g.tk_last_key[t] < floor:
+                uncount(g, key, t, bit)
+    if g.tgap_bit.shape[0]:
+        for entry in quota[0]:
+            t = entry[4]
+            if g.tk_counted[t] & bit and own_gap_passed(g, t, b, k.now_ts):
                 uncount(g, key, t, bit)
     return pop_dead(g, key, b, quota, k.now_ts, k.now_pos)
 

@@ -56,7 +56,7 @@ from petricep.kernel._alloc cimport grow
 
 import numpy as np
 
-from petricep.kernel.lowering import ID_ATTR, TS_ATTR
+from petricep.kernel.bytecode import ID_ATTR, TS_ATTR
 
 DEF MAX_STACK = 40
 DEF TICK = -2  # a row's type code: no event, stream time reached it (tick, _kernel_api.pxi)

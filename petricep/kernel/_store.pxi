@@ -250,6 +250,9 @@ cdef class Group:
     # gaps tests its window alone, as before; a gapped net is never plain_net)
     cdef const int32_t[::1] place_gap_start, gap_slot
     cdef const double[::1] gap_hi
+    # per place and pattern (bit) the gaps ahead, for ON TIMEOUT deadlines (Place.gap_ends)
+    cdef const int32_t[::1] place_tgap_start, tgap_bit, tgap_slot
+    cdef const double[::1] tgap_hi
     cdef public bint gapped
     cdef int expiry
     cdef EventStore store  # the kernel's (set when it makes its groups)
@@ -320,6 +323,10 @@ cdef class Group:
         self.place_gap_start = lg.place_gap_start
         self.gap_slot = lg.gap_slot
         self.gap_hi = lg.gap_hi
+        self.place_tgap_start = lg.place_tgap_start
+        self.tgap_bit = lg.tgap_bit
+        self.tgap_slot = lg.tgap_slot
+        self.tgap_hi = lg.tgap_hi
         self.gapped = lg.gap_slot.shape[0] > 0
         self.expiry = EXPIRE_GAPS if self.gapped else EXPIRE_COUNT if self.count_window else EXPIRE_TIME
         self.store = None

@@ -41,6 +41,7 @@ from petricep.errors import EvaluationError, SnapshotError, StateLimitError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import snapshot as state_bytes
 from petricep.kernel.batches import MatchBatches
+from petricep.kernel.bytecode import ID_ATTR, TS_ATTR
 from petricep.kernel.columns import (
     NUMPY_KINDS,
     VALUE_KINDS,
@@ -59,7 +60,6 @@ from petricep.kernel.columns import (
     value_kind,
     values_of,
 )
-from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.kernel.matchobjects import MatchObjects
 from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import TICK_CODE, KernelRun

@@ -7,9 +7,8 @@ So everything it needs is laid out here once, as numpy arrays in frozen dataclas
   bitmask, guard and order-slot lists), the transitions each event type can fire, grouped by
   source place in the Python engine's order (so the kernel creates tokens in the same order),
   per place whether tokens stay there and which pattern roles emit from it;
-* conditions as a small stack bytecode compiled from the expression AST (never from text),
-  with ``attr op attr`` and ``attr op const`` superinstructions for the common guards, and
-  Kleene element / aggregate loads (``OP_KATTR``, ``OP_AGG``);
+* conditions as the guard bytecode (:mod:`.bytecode`, compiled from the expression AST,
+  never from text);
 * event time and outputs: per place the patterns a token there is a partial match of and
   those emitting from it (ON TIMEOUT deadlines, LIMIT quotas), per pattern its ON TIMEOUT
   fields (programs numbered as pattern ``npatterns + index``) and consumption domain.
@@ -26,37 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from petricep.compile.net import NEG_VAR, AggSpec, GroupNet, KleeneInfo, Net, PatternNet
+from petricep.compile.net import GroupNet, Net, PatternNet
+from petricep.kernel.bytecode import AGG_CODES, ID_ATTR, NEG_SLOT, TS_ATTR, Bytecode, Unsupported
 from petricep.lang import ast as A
 from petricep.merge import MAX_SHARED, rename
 from petricep.runtime.match import group_steps
-
-# bytecode (int32 words): an opcode, then its operands
-OP_CONST = 1  # c: push constant c
-OP_ATTR = 2  # slot, attr: push the attribute of the event bound in slot (unbound: conjunct holds)
-OP_ARITH = 3  # op: pop b, a; push a op b
-OP_NEG = 4
-OP_CMP = 5  # op: pop b, a; push a op b
-OP_NOT = 6
-OP_JF = 7  # n: top false -> jump n words ahead keeping it, else pop (AND)
-OP_JT = 8  # n: top true -> jump n words ahead keeping it, else pop (OR)
-OP_CMP_AA = 9  # op, slot, attr, slot, attr
-OP_CMP_AC = 10  # op, slot, attr, c
-OP_BOOL = 11  # the top as a bool (Python's all() / any() of an AND / OR in a RETURN value)
-OP_KATTR = 12  # slot, attr, which: a Kleene element's attribute (0: v[i] / v[last], -1: v[i-1], k: v[k])
-OP_AGG = 13  # slot, aggregate, upto_prev: a Kleene aggregate (the whole list, or v[..i-1])
-OP_END = 0
-
-# an event's own timestamp and id read as values (``v.ts``, ``v.id``): attribute columns the
-# caller fills, so that they keep their kinds (an int ts stays an int in a RETURN value, a text
-# id compares as text) -- names no pattern field can have
-TS_ATTR = "\x00ts"
-ID_ATTR = "\x00id"
-NEG_SLOT = 1000  # slot operand naming the negated event (the candidate violating event)
-
-ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4}
-CMP_CODES = {"=": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
-FLIPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 STRATEGY_CODES = {
     A.Strategy.ANY: 0,
@@ -65,10 +38,7 @@ STRATEGY_CODES = {
     A.Strategy.PARTITION: 3,
 }
 TIE_CODES = {"arrival": 0, "strict": 1, "either": 2}
-TAG_NUM, TAG_STR, TAG_INT, TAG_BIG = 0, 1, 4, 6  # value kinds (the kernel's TAG_*) of constants
-AGG_CODES = {"count": 0, "sum": 1, "avg": 2, "min": 3, "max": 4}  # the kernel's aggregate functions
 KLEENE_START, KLEENE_TAKE = 1, 2  # a transition that starts a Kleene list, or appends to it
-MAX_STACK = 32
 MAX_FANOUT = 256  # transitions of one event type leaving one place (the kernel's scratch array)
 MAX_USERS = MAX_SHARED  # patterns (negations) per shared net: bits of an int64 mask (merge cuts wider classes)
 MAX_ORDERED_SLOTS = 64  # (once the widest shared net with RETURN; matches are now ordered by every position)
@@ -102,163 +72,6 @@ def _bits(indices: tuple[int, ...]) -> int:
 
 def _win(value: float | int | None) -> float:
     return math.nan if value is None else float(value)
-
-
-class Unsupported(Exception):
-    """Raised while lowering a construct the kernel does not cover; the message is the reason."""
-
-
-class _Bytecode:
-    """Compiles condition ASTs into one shared code array (with constants and string literals)."""
-
-    def __init__(
-        self,
-        attrs: dict[str, int],
-        strings: dict[str, int],
-        textual_ids: frozenset[int] = frozenset(),
-        kleene: tuple[KleeneInfo | None, ...] = (),
-        bigs: dict[int, int] | None = None,
-    ) -> None:
-        """``textual_ids``: slots (NEG_SLOT for a negated event) whose events may be composite:
-        their id is a text the kernel does not hold. ``kleene``: per slot its Kleene layout."""
-        self.kleene = kleene
-        self.attrs = attrs
-        self.strings = strings
-        self.bigs = {} if bigs is None else bigs  # integer literals beyond 2**53, by code
-        self.textual_ids = textual_ids
-        self.code: list[int] = []
-        self.consts: list[float] = []
-        self.const_tags: list[int] = []
-        self.starts: list[int] = []
-        self._value = False
-
-    def add(self, expr: A.Expr, value: bool = False) -> int:
-        """Compile a condition (or with ``value`` a RETURN value: an AND / OR gives a bool, as
-        Python's all() / any()); returns its program id."""
-        self.starts.append(len(self.code))
-        self._value = value
-        depth = self._emit(expr)
-        if depth > MAX_STACK:
-            raise Unsupported(f"condition nests deeper than {MAX_STACK} values")
-        self.code.append(OP_END)
-        return len(self.starts) - 1
-
-    def _const(self, e: A.Num | A.Str) -> int:
-        if isinstance(e, A.Str):
-            self.consts.append(float(self.strings.setdefault(e.value, len(self.strings))))
-            self.const_tags.append(TAG_STR)
-        else:
-            if isinstance(e.value, bool) or not isinstance(e.value, (int, float)):
-                raise Unsupported(f"constant {e.value!r}")
-            if isinstance(e.value, int) and abs(e.value) > 2**53:  # (a float64 would round it)
-                self.consts.append(float(self.bigs.setdefault(e.value, len(self.bigs))))
-                self.const_tags.append(TAG_BIG)
-            else:
-                self.consts.append(float(e.value))
-                self.const_tags.append(TAG_INT if isinstance(e.value, int) else TAG_NUM)
-        return len(self.consts) - 1
-
-    def _slot_of(self, var: str) -> int:
-        if var.startswith("#") and var[1:].isdigit():
-            return int(var[1:])
-        raise Unsupported(f"variable {var!r}")
-
-    def _is_kleene(self, slot: int) -> bool:
-        return 0 <= slot < len(self.kleene) and self.kleene[slot] is not None
-
-    def _kleene_attr(self, e: A.Attr) -> list[int]:
-        """``v[i].f``, ``v[i-1].f``, ``v[last].f``, ``v[k].f`` of a Kleene variable."""
-        assert e.index is not None
-        slot = self._slot_of(e.var)
-        if not self._is_kleene(slot):
-            raise Unsupported(f"indexed access to {e.var!r}, which is not a Kleene variable")
-        field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
-        kind = e.index.kind
-        which = -1 if kind == A.IDX_PREV else e.index.const if kind == A.IDX_CONST else 0
-        if kind == A.IDX_CONST and which < 1:
-            raise Unsupported(f"Kleene element {which}")
-        return [OP_KATTR, slot, self.attrs.setdefault(field, len(self.attrs)), which]
-
-    def _agg(self, e: A.Agg) -> list[int]:
-        slot = self._slot_of(e.var)
-        info = self.kleene[slot] if self._is_kleene(slot) else None
-        if info is None:
-            raise Unsupported(f"aggregate over {e.var!r}, which is not a Kleene variable")
-        return [OP_AGG, slot, info.aggs.index(AggSpec(e.func, e.field)), 1 if e.upto_prev else 0]
-
-    def _attr(self, e: A.Attr) -> tuple[int, int]:
-        if e.index is not None:
-            raise Unsupported("Kleene element access")
-        if e.var == NEG_VAR:
-            slot = NEG_SLOT
-        elif e.var.startswith("#") and e.var[1:].isdigit():
-            slot = int(e.var[1:])
-        else:
-            raise Unsupported(f"variable {e.var!r}")
-        if self._is_kleene(slot):
-            raise Unsupported(f"Kleene variable {e.var!r} read without an index")
-        field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
-        if field == ID_ATTR and slot in self.textual_ids:
-            raise Unsupported("the id of a composite event (a text built from its match) read in a condition")
-        return slot, self.attrs.setdefault(field, len(self.attrs))
-
-    def _emit(self, e: A.Expr) -> int:
-        """Appends code for ``e``; returns the stack depth it needs."""
-        code = self.code
-        if isinstance(e, (A.Num, A.Str)):
-            code += [OP_CONST, self._const(e)]
-            return 1
-        if isinstance(e, A.Attr) and e.index is not None:
-            code += self._kleene_attr(e)
-            return 1
-        if isinstance(e, A.Attr):
-            code += [OP_ATTR, *self._attr(e)]
-            return 1
-        if isinstance(e, A.Agg):
-            code += self._agg(e)
-            return 1
-        if isinstance(e, A.Compare):
-            left, right, op = e.left, e.right, e.op
-            if isinstance(left, (A.Num, A.Str)) and isinstance(right, A.Attr):
-                left, right, op = right, left, FLIPPED[op]
-            if isinstance(left, A.Attr) and isinstance(right, A.Attr) and left.index is None and right.index is None:
-                code += [OP_CMP_AA, CMP_CODES[op], *self._attr(left), *self._attr(right)]
-                return 1
-            if isinstance(left, A.Attr) and isinstance(right, (A.Num, A.Str)) and left.index is None:
-                code += [OP_CMP_AC, CMP_CODES[op], *self._attr(left), self._const(right)]
-                return 1
-            d1 = self._emit(left)
-            d2 = self._emit(right)
-            code += [OP_CMP, CMP_CODES[op]]
-            return max(d1, d2 + 1)
-        if isinstance(e, A.BinOp):
-            d1 = self._emit(e.left)
-            d2 = self._emit(e.right)
-            code += [OP_ARITH, ARITH_CODES[e.op]]
-            return max(d1, d2 + 1)
-        if isinstance(e, A.Neg):
-            d = self._emit(e.operand)
-            code.append(OP_NEG)
-            return d
-        if isinstance(e, A.Not):
-            d = self._emit(e.operand)
-            code.append(OP_NOT)
-            return d
-        if isinstance(e, A.BoolOp):
-            jump = OP_JF if e.op == "and" else OP_JT
-            depth = 0
-            holes = []
-            for k, operand in enumerate(e.operands):
-                depth = max(depth, self._emit(operand))
-                if k < len(e.operands) - 1:
-                    code += [jump, 0]
-                    holes.append(len(code) - 1)
-            for h in holes:  # jump to the end of the whole BoolOp
-                code[h] = len(code) - (h + 1)
-            if self._value:
-                code.append(OP_BOOL)
-            return depth
-        raise Unsupported(f"expression {type(e).__name__}")
 
 
 @dataclass(frozen=True)
@@ -360,12 +173,14 @@ class LoweredGroup:
     bit_window: np.ndarray
     bit_limit: np.ndarray
     bit_policy: np.ndarray
-    # per-step gaps (issue 42): per place the gaps still ahead of a token there, (slot of the
-    # step they follow, upper bound) pairs [start, end); a token past one has no future (the
-    # kernel's Group.expired). No pairs: the net pays nothing for them
+    # per-step gaps (issue 42): gap_arrays (none: the net pays nothing for them)
     place_gap_start: np.ndarray
     gap_slot: np.ndarray
     gap_hi: np.ndarray
+    place_tgap_start: np.ndarray
+    tgap_bit: np.ndarray
+    tgap_slot: np.ndarray
+    tgap_hi: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -532,18 +347,18 @@ def _lower_pattern(
 
 def _bytecode(
     net: Net, g: GroupNet, composite: frozenset[str], attrs: dict[str, int], strings: dict[str, int], bigs: dict[int, int]
-) -> _Bytecode:
+) -> Bytecode:
     """The group's conditions as bytecode (program id = condition id)."""
     textual = {tr.slot for tr in g.transitions if tr.event_type in composite}
     if any(n.type in composite for n in g.negations):
         textual.add(NEG_SLOT)
-    bc = _Bytecode(attrs, strings, frozenset(textual), g.slot_kleene, bigs)
+    bc = Bytecode(attrs, strings, frozenset(textual), g.slot_kleene, bigs)
     for c in g.conditions:
         bc.add(c)
     return bc
 
 
-def _lower_returns(net: Net, g: GroupNet, bc: _Bytecode) -> list[list[int]]:
+def _lower_returns(net: Net, g: GroupNet, bc: Bytecode) -> list[list[int]]:
     """Per net pattern: the program ids of its RETURN values, compiled against the group's
     slots (empty for patterns of other groups and patterns without RETURN); then per net
     pattern (index ``npatterns + pi``) those of its ON TIMEOUT fields."""
@@ -608,7 +423,7 @@ def _outputs(net: Net) -> list[tuple[PatternNet, A.Return, set[str]]]:
     return out
 
 
-def _lower_kleene(g: GroupNet, bc: _Bytecode) -> dict[str, Any]:
+def _lower_kleene(g: GroupNet, bc: Bytecode) -> dict[str, Any]:
     """Per slot whether it holds a Kleene list and its running aggregates (function code,
     attribute column; -1 for count), and per condition the Kleene slot it iterates over
     (-1: none), for the emission checks that walk every element (GroupRuntime.final_ok)."""
@@ -672,7 +487,7 @@ def _lower_roles(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
 
 
 def _lower_group(
-    g: GroupNet, types: tuple[str, ...], bc: _Bytecode, rets: list[list[int]], net_patterns: tuple[PatternNet, ...]
+    g: GroupNet, types: tuple[str, ...], bc: Bytecode, rets: list[list[int]], net_patterns: tuple[PatternNet, ...]
 ) -> LoweredGroup:
     bit = {pi: 1 << k for k, pi in enumerate(g.patterns)}
     all_users = (1 << len(g.patterns)) - 1
@@ -680,47 +495,7 @@ def _lower_group(
         if tr.var != f"#{tr.slot}":
             raise Unsupported(f"transition {tr.id}: variable {tr.var!r} is not its slot")
     ret_start, ret_prog = _csr(rets)
-    windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
-    pw: list[list[tuple[int, float]]] = []
-    for tr in g.transitions:
-        by_w: dict[Any, int] = {}
-        for u in set(tr.users):
-            w = windows.get(u, tr.window)
-            by_w[w] = by_w.get(w, 0) | bit[u]
-        pw.append([(mask, _win(w)) for w, mask in by_w.items()] if len(by_w) > 1 else [])
-    pw_start = [0]
-    for pairs in pw:
-        pw_start.append(pw_start[-1] + len(pairs))
-    # transitions by event type, grouped by source place: the engine's GroupRuntime.by_type order
-    by_type: dict[str, dict[int, list[int]]] = {}
-    for tr in g.transitions:
-        by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr.id)
-    type_start, ent_src, ent_tr_start, ent_trs = [0], [], [0], []
-    ent_arcs: list[bool] = []
-    for t in types:
-        for src, trs in by_type.get(t, {}).items():
-            if len(trs) > MAX_FANOUT:
-                raise Unsupported(f"more than {MAX_FANOUT} transitions of type {t!r} leave one place")
-            ent_src.append(src)
-            ent_trs.extend(trs)
-            ent_tr_start.append(len(ent_trs))
-            ent_arcs.append(any(g.transitions[tr].arc_conditions for tr in trs))
-        type_start.append(len(ent_src))
     order_start, order = _csr([tr.order_slots for tr in g.transitions])
-    type_neg_start, type_neg = _csr([[n.index for n in g.negations if n.type == t] for t in types])
-    active: list[list[int]] = [[] for _ in g.negations]
-    for p in g.places:
-        for j in p.active_negations:
-            active[j].append(p.id)
-    negs = g.negations
-    csr = {
-        "neg_prev": _csr([n.prev_slots for n in negs]),
-        "neg_next": _csr([n.next_slots for n in negs]),
-        "neg_cond": _csr([n.conditions for n in negs]),
-        "neg_event": _csr([n.event_conditions for n in negs]),
-        "neg_place": _csr(active),
-    }
-    neg_arrays = {f"{name}_start": pair[0] for name, pair in csr.items()} | {name: pair[1] for name, pair in csr.items()}
     # a Kleene element's iteration conditions are checked right after the guards (GroupRuntime.fire)
     guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
     defer_start, defer = _csr([[x for pair in tr.deferred_iteration for x in pair] for tr in g.transitions])
@@ -730,7 +505,6 @@ def _lower_group(
         exit_bits[tr.src] |= m
     pats = [net_patterns[pi] for pi in g.patterns]
     arc_start, arc = _csr([tr.arc_conditions for tr in g.transitions])
-    gap_start, gap_slot = _csr([[sl for sl, _ in p.gap_expiry] for p in g.places])
     return LoweredGroup(
         index=g.index,
         nslots=g.nslots,
@@ -745,11 +519,7 @@ def _lower_group(
         place_exits=_frozen([p.has_exits for p in g.places], np.uint8),
         place_accepting=_frozen([p.accepting for p in g.places], np.uint8),
         place_growable=_frozen([_bits(p.growable_negations) for p in g.places], np.int64),
-        neg_type=_frozen([types.index(n.type) for n in negs], np.int32),
-        neg_pushed=_frozen([n.pushed for n in negs], np.uint8),
-        **neg_arrays,
-        type_neg_start=type_neg_start,
-        type_neg=type_neg,
+        **_lower_negations(g, types),
         tr_blocked_by=_frozen([tr.blocked_by for tr in g.transitions], np.int64),
         tr_clears=_frozen([tr.clears for tr in g.transitions], np.int64),
         **_lower_roles(g, bit),
@@ -765,14 +535,8 @@ def _lower_group(
         tr_guard=guard,
         tr_arc_start=arc_start,
         tr_arc=arc,
-        tr_pw_start=_frozen(pw_start, np.int32),
-        pw_mask=_frozen([m for pairs in pw for m, _ in pairs], np.int64),
-        pw_window=_frozen([w for pairs in pw for _, w in pairs], np.float64),
-        type_start=_frozen(type_start, np.int32),
-        ent_src=_frozen(ent_src, np.int32),
-        ent_tr_start=_frozen(ent_tr_start, np.int32),
-        ent_trs=_frozen(ent_trs, np.int32),
-        ent_arcs=_frozen(ent_arcs, np.uint8),
+        **_lower_windows(g, bit),
+        **_lower_entries(g, types),
         ret_start=ret_start,
         ret_prog=ret_prog,
         cond_start=_frozen(bc.starts + [len(bc.code)], np.int32),
@@ -786,15 +550,107 @@ def _lower_group(
         place_exit_bits=_frozen(exit_bits, np.int64),
         place_emit_bits=_frozen([sum({bit[r.pattern] for r in p.roles}) for p in g.places], np.int64),
         timeout_mask=sum(bit[p.index] for p in pats if p.timeout is not None),
-        stop_mask=sum(1 << n.index for n in negs if n.stops),
+        stop_mask=sum(1 << n.index for n in g.negations if n.stops),
         limit_mask=sum(bit[p.index] for p in pats if p.limit is not None),
         bit_window=_frozen([_win(p.window_value) for p in pats], np.float64),
         bit_limit=_frozen([p.limit.count if p.limit else 0 for p in pats], np.int64),
         bit_policy=_frozen([LIMIT_POLICIES[p.limit.policy] if p.limit else 0 for p in pats], np.int8),
-        place_gap_start=gap_start,
-        gap_slot=gap_slot,
-        gap_hi=_frozen([float(hi) for p in g.places for _, hi in p.gap_expiry], np.float64),
+        **gap_arrays(g),
     )
+
+
+
+def _lower_windows(g: GroupNet, bit: dict[int, int]) -> dict[str, Any]:
+    """Per transition the windows of its users where they differ (merged patterns with
+    their own windows): (user mask, window) pairs, none where one window holds for all."""
+    windows = dict(zip(g.patterns, g.windows)) if g.windows else {}
+    pw: list[list[tuple[int, float]]] = []
+    for tr in g.transitions:
+        by_w: dict[Any, int] = {}
+        for u in set(tr.users):
+            w = windows.get(u, tr.window)
+            by_w[w] = by_w.get(w, 0) | bit[u]
+        pw.append([(mask, _win(w)) for w, mask in by_w.items()] if len(by_w) > 1 else [])
+    pw_start = [0]
+    for pairs in pw:
+        pw_start.append(pw_start[-1] + len(pairs))
+    return {
+        "tr_pw_start": _frozen(pw_start, np.int32),
+        "pw_mask": _frozen([m for pairs in pw for m, _ in pairs], np.int64),
+        "pw_window": _frozen([w for pairs in pw for _, w in pairs], np.float64),
+    }
+
+
+def _lower_entries(g: GroupNet, types: tuple[str, ...]) -> dict[str, Any]:
+    """The transitions each event type can fire, grouped by source place in the Python
+    engine's GroupRuntime.by_type order (so the kernel creates tokens in the same order)."""
+    by_type: dict[str, dict[int, list[int]]] = {}
+    for tr in g.transitions:
+        by_type.setdefault(tr.event_type, {}).setdefault(tr.src, []).append(tr.id)
+    type_start, ent_src, ent_tr_start, ent_trs = [0], [], [0], []
+    ent_arcs: list[bool] = []
+    for t in types:
+        for src, trs in by_type.get(t, {}).items():
+            if len(trs) > MAX_FANOUT:
+                raise Unsupported(f"more than {MAX_FANOUT} transitions of type {t!r} leave one place")
+            ent_src.append(src)
+            ent_trs.extend(trs)
+            ent_tr_start.append(len(ent_trs))
+            ent_arcs.append(any(g.transitions[tr].arc_conditions for tr in trs))
+        type_start.append(len(ent_src))
+    return {
+        "type_start": _frozen(type_start, np.int32),
+        "ent_src": _frozen(ent_src, np.int32),
+        "ent_tr_start": _frozen(ent_tr_start, np.int32),
+        "ent_trs": _frozen(ent_trs, np.int32),
+        "ent_arcs": _frozen(ent_arcs, np.uint8),
+    }
+
+
+def _lower_negations(g: GroupNet, types: tuple[str, ...]) -> dict[str, Any]:
+    """The negations' slots, conditions and the places where each is open, per event type
+    the negations it can violate."""
+    type_neg_start, type_neg = _csr([[n.index for n in g.negations if n.type == t] for t in types])
+    active: list[list[int]] = [[] for _ in g.negations]
+    for p in g.places:
+        for j in p.active_negations:
+            active[j].append(p.id)
+    negs = g.negations
+    csr = {
+        "neg_prev": _csr([n.prev_slots for n in negs]),
+        "neg_next": _csr([n.next_slots for n in negs]),
+        "neg_cond": _csr([n.conditions for n in negs]),
+        "neg_event": _csr([n.event_conditions for n in negs]),
+        "neg_place": _csr(active),
+    }
+    return {
+        "neg_type": _frozen([types.index(n.type) for n in negs], np.int32),
+        "neg_pushed": _frozen([n.pushed for n in negs], np.uint8),
+        "type_neg_start": type_neg_start,
+        "type_neg": type_neg,
+        **{f"{name}_start": pair[0] for name, pair in csr.items()},
+        **{name: pair[1] for name, pair in csr.items()},
+    }
+
+
+def gap_arrays(g: GroupNet) -> dict[str, np.ndarray]:
+    """The gaps every pattern of a place agrees on (a token's expiry, ``Group.expired``:
+    ``place_gap_start``, ``gap_slot``, ``gap_hi``) and each pattern's own (its ON TIMEOUT
+    deadline, ``gap_deadline``: ``place_tgap_start``, ``tgap_bit`` -- the pattern's bit in
+    the group --, ``tgap_slot``, ``tgap_hi``), per place [start, end)."""
+    start, slot = _csr([[sl for sl, _ in p.gap_expiry] for p in g.places])
+    bit_index = {pi: k for k, pi in enumerate(g.patterns)}
+    own = [[(bit_index[pi], sl, hi) for pi, gaps in p.gap_ends for sl, hi in gaps] for p in g.places]
+    own_start, own_bit = _csr([[b for b, _, _ in x] for x in own])
+    return {
+        "place_gap_start": start,
+        "gap_slot": slot,
+        "gap_hi": _frozen([float(hi) for p in g.places for _, hi in p.gap_expiry], np.float64),
+        "place_tgap_start": own_start,
+        "tgap_bit": own_bit,
+        "tgap_slot": _frozen([sl for x in own for _, sl, _ in x], np.int32),
+        "tgap_hi": _frozen([float(hi) for x in own for _, _, hi in x], np.float64),
+    }
 
 
 __all__ = ["Lowered", "LoweredGroup", "LoweredPattern", "Unsupported", "lower", "supports"]

@@ -21,8 +21,9 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
+from petricep.kernel.bytecode import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR
 from petricep.kernel.keycodes import compact_codes
-from petricep.kernel.lowering import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR, Lowered, lower, supports
+from petricep.kernel.lowering import Lowered, lower, supports
 from petricep.kernel.remembered import Composites
 from petricep.kernel.tableplan import (
     EXACT,

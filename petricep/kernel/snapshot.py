@@ -133,7 +133,7 @@ _fingerprints: dict[tuple[int, str], tuple[Lowered, str]] = {}
 # fields a lowered group gained after snapshots were written, saying nothing for a net without
 # what they lay out: left out of such a net's digest, so that its older snapshots still restore
 # (per-step gaps, issue 42: a gapped net's digest has them)
-_GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi"))
+_GAP_FIELDS = frozenset(("place_gap_start", "gap_slot", "gap_hi", "place_tgap_start", "tgap_bit", "tgap_slot", "tgap_hi"))
 # (repeated groups, issue 42: a pattern's ``groups``, likewise only in a grouped pattern's digest;
 # GREEDY / RELUCTANT's per-place rules only in the digest of a net that has one)
 _REPEAT_FIELDS = frozenset(("pl_repeat_start", "pl_repeat"))
@@ -145,7 +145,7 @@ def _feed(h: Any, obj: Any) -> None:
     """Feed ``obj`` to ``h`` unambiguously (type, shape, contents)."""
     if is_dataclass(obj) and not isinstance(obj, type):
         h.update(f"<{type(obj).__name__}".encode())
-        gapless = isinstance(obj, LoweredGroup) and not len(obj.gap_slot)
+        gapless = isinstance(obj, LoweredGroup) and not len(obj.gap_slot) and not len(obj.tgap_slot)
         plain = isinstance(obj, LoweredGroup) and not len(obj.pl_repeat)
         groupless = isinstance(obj, LoweredPattern) and not obj.groups
         bigless = isinstance(obj, Lowered) and not obj.bigs

@@ -445,8 +445,8 @@ def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
 
 def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ctx: _Ctx) -> None:
     """Per-step gaps: where they are run (steps of a SEQ of single events, after an earlier
-    non-Kleene step) and what they are not combined with yet (count windows, LIMIT, ON
-    TIMEOUT: a gap ends partial matches early, which those would see), each refused with
+    non-Kleene step) and what they are not combined with yet (count windows, ARCHIVED), each
+    refused with
     :class:`PatternUnsupportedError` at the gap rather than run with another meaning."""
     # a repeated group's steps: checked as a group's (lang/groups.py), run as conditions
     gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in ctx.members]
@@ -465,9 +465,6 @@ def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ct
         raise unsupported("a per-step gap in a pattern with ARCHIVED variables is not supported yet", first.span)
     if window is not None and window.kind == A.WIN_COUNT:
         raise unsupported("a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units", first.span)
-    for clause, label in ((raw.limit, "LIMIT"), (raw.timeout, "ON TIMEOUT")):
-        if clause is not None:
-            raise unsupported(f"a per-step gap with {label} is not supported yet (a gap ends partial matches before the window does)", first.span)
     order = [c.var for c in steps if not c.negated]
     kinds = {c.var: c for c in steps}
     for ref in gapped:

@@ -78,7 +78,8 @@ def build_runtime(
         if p.timeout is not None:
             timeout_mask |= bits[pi]
         if p.limit is not None:
-            limits.append(LimitSpec(pi, p.name, bits[pi], p.limit.count, p.limit.policy, p.window_value, count_window))
+            gaps = {i: g for i, pl in enumerate(group.places) for q, g in pl.gap_ends if q == pi}
+            limits.append(LimitSpec(pi, p.name, bits[pi], p.limit.count, p.limit.policy, p.window_value, count_window, gaps))
     place_stats = PlaceStats(len(group.places)) if spill else None
     return GroupRuntime(group, tie, limits, timeout_mask, place_stats)
 

@@ -121,6 +121,19 @@ def _sweep_due(
         due(st, rt.net.index, part, rt.due(part))
 
 
+def gap_deadline(ends: tuple[tuple[int, tuple[tuple[int, Any], ...]], ...], pi: int, t: Token, deadline: Any) -> Any:
+    """An ON TIMEOUT partial match of pattern ``pi`` times out when its window closes or, before
+    that, when a per-step gap of the pattern ahead of it ends (issue 42: no event can bind that
+    step after it, as FlinkCEP's per-step ``within``)."""
+    for p, gaps in ends:
+        if p == pi:
+            for sl, hi in gaps:
+                end = t.slots[sl].ts + hi
+                if end < deadline:
+                    deadline = end
+    return deadline
+
+
 def watch(c: Compiled, st: RunState, i: int, rt: GroupRuntime, part: Partition, created: list[Token], now: Event, key: Any) -> None:
     """New partial matches just stored: watch their windows (ON TIMEOUT) and count them
     against their patterns' limits."""
@@ -139,6 +152,11 @@ def watch(c: Compiled, st: RunState, i: int, rt: GroupRuntime, part: Partition, 
                     w = c.net.patterns[pi].window_value
                     assert w is not None  # ON TIMEOUT needs a window (checked)
                     deadline = nt.first_pos + w if rt.count_window else nt.first_ts + w
+                    ends = places[nt.place].gap_ends
+                    if ends:
+                        deadline = gap_deadline(ends, pi, nt, deadline)
+                        if now.ts > deadline:  # born past its own gap: its parent timed out
+                            continue
                     st.counter += 1
                     heapq.heappush(st.deadlines[i], (deadline, st.counter, part, nt, pi))
     if limited:

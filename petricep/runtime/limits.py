@@ -6,7 +6,7 @@ negation cancelled it, skip-till-next-match consumed it, contiguity broke, or a 
 it. Each key keeps, per limited pattern, a :class:`Quota`: a heap of its partial matches,
 oldest first (by first event), and the live count. The firing loop reports the deaths it
 causes (``uncount``); expired ones are found at the top of the heap, since expiry follows
-the first event's order. Contiguity breaks on every event of the key, so those quotas are
+the first event's order (those past a per-step gap, issue 42, anywhere: a full quota walks). Contiguity breaks on every event of the key, so those quotas are
 re-validated (they only ever hold the partial matches of the latest event).
 
 When a new partial match would be one too many, the pattern's policy decides: *drop oldest*
@@ -44,9 +44,12 @@ class Quota:
 class LimitSpec:
     """What the engine needs of one limited pattern of a shared net."""
 
-    __slots__ = ("pattern", "name", "bit", "count", "policy", "window", "count_window")
+    __slots__ = ("pattern", "name", "bit", "count", "policy", "window", "count_window", "gaps")
 
-    def __init__(self, pattern: int, name: str, bit: int, count: int, policy: str, window: Any, count_window: bool):
+    def __init__(
+        self, pattern: int, name: str, bit: int, count: int, policy: str, window: Any, count_window: bool,
+        gaps: dict[int, tuple[tuple[int, Any], ...]] | None = None,
+    ):
         self.pattern = pattern
         self.name = name
         self.bit = bit
@@ -54,6 +57,13 @@ class LimitSpec:
         self.policy = policy
         self.window = window
         self.count_window = count_window
+        # per place the pattern's own per-step gaps ahead (Place.gap_ends): a partial match
+        # past one stops counting (issue 42), wherever it is in the quota's heap
+        self.gaps = gaps or {}
+
+    def gap_passed(self, t: Token, now: Event) -> bool:
+        gaps = self.gaps.get(t.place)
+        return gaps is not None and any(now.ts - t.slots[sl].ts > hi for sl, hi in gaps)
 
     def expired(self, t: Token, now: Event) -> bool:
         w = self.window
@@ -138,11 +148,12 @@ def _settle(
     broken: Callable[[Token], bool] | None,
     limits: list[LimitSpec],
 ) -> None:
-    """Make ``quota.live`` exact at ``now`` and leave a live partial match on top."""
-    if broken is not None:
+    """Make ``quota.live`` exact at ``now`` and leave a live partial match on top: contiguity
+    and per-step gaps end partial matches in any order of age, so those quotas are walked."""
+    if broken is not None or spec.gaps:
         for entry in quota.heap:
             t = entry[4]
-            if counted(t) & spec.bit and broken(t):
+            if counted(t) & spec.bit and (broken is not None and broken(t) or spec.gap_passed(t, now)):
                 uncount(part, t, spec.bit, limits)
     _pop_dead(part, quota, spec, now, limits)
 

@@ -45,9 +45,9 @@ from petricep.compile.net import Net
 from petricep.errors import EvaluationError, EventOrderError
 from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.kernel import lower as kernel_lower
+from petricep.kernel.bytecode import ID_ATTR, TS_ATTR
 from petricep.kernel.choice import GROUP_ARCHIVE, Budget, Choice, Options, choose, matcher
 from petricep.kernel.engine import TICK, KernelEngine, Placed
-from petricep.kernel.lowering import ID_ATTR, TS_ATTR
 from petricep.merge import sub_net
 from petricep.runtime.arrow import number_array
 from petricep.runtime.engine import MAX_PARTIAL_MATCHES, Engine, Match

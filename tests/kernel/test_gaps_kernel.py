@@ -1,12 +1,14 @@
 """Per-step gaps on the compiled kernel (issue 42): what tests/features/test_gaps.py does not
 reach there. Snapshots (Arrow IPC) of gapped nets cut at random points give the uninterrupted
-run; gapped patterns beside LIMIT and ON TIMEOUT patterns in one net, and gaps over float
+run; gapped patterns beside LIMIT and ON TIMEOUT patterns in one net, and with a LIMIT and
+ON TIMEOUT of their own (small quotas full of partial matches past their gap), and gaps over float
 timestamps (where ``ts - a > hi`` rounds), agree with the Python engine, partial matches
 alive after every event included; ``petricep check`` says a gapped net runs on the kernel."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.cli import main
+from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.lang import ast as A
 from tests.budget import examples
@@ -55,6 +58,35 @@ def test_gaps_beside_limit_and_timeouts_in_one_net(events: list[Event], tie: str
     gapped reader of the timeouts: the kernel as the engine, event by event."""
     net = compile_text(BESIDE)
     assert lives("kernel", net, events, tie) == lives("python", net, events, tie)
+
+
+def _lives_or_error(engine: str, net: Any, events: list[Event]) -> Any:
+    try:
+        return lives(engine, net, events)
+    except StateLimitError as exc:  # (LIMIT ... FAIL: the kernel words it as the engine)
+        return str(exc)
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    streams(types=("A", "A", "A", "B", "C"), max_size=12),
+    st.integers(0, 2),
+    st.integers(1, 3),
+    st.sampled_from(("DROP OLDEST", "REJECT NEW", "FAIL")),
+    st.sampled_from(("skip-till-any-match", "skip-till-next-match")),
+    st.booleans(),
+)
+def test_gapped_limits_and_timeouts_on_both_engines(
+    events: list[Event], hi: int, n: int, policy: str, strategy: str, timeout: bool
+) -> None:
+    """A small LIMIT beside short gaps (many A's: full quotas of partial matches past their
+    gap), with ON TIMEOUT or not: the engines drop, refuse, fail and time out alike."""
+    text = (
+        f"PATTERN p: SEQ(A a, B b AFTER 0 TO {hi}, C c AFTER 0 TO {hi + 2} FROM a) WHERE {strategy} WITHIN 6 "
+        f"LIMIT {n} PARTIAL MATCHES {policy}" + (" ON TIMEOUT RETURN Late(x = a.x)" if timeout else "")
+    )
+    net = compile_text(text)
+    assert _lives_or_error("kernel", net, events) == _lives_or_error("python", net, events)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])

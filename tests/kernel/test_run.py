@@ -248,7 +248,7 @@ def test_supports_says_why(text: str, tie: str, reason: str) -> None:
 
 
 def test_lowering_uses_superinstructions_and_frozen_arrays() -> None:
-    from petricep.kernel import lowering as L
+    from petricep.kernel import bytecode as L
 
     low = K.lower(compile_text("PATTERN p: SEQ(A a, B b) WHERE a.x < b.x AND 3 > b.y"))
     g = low.groups[0]
