@@ -71,7 +71,9 @@ tie rule (under ``either`` beside end negations and ON TIMEOUT too: what a times
 closes carries the position that emits it, as ``ties._join`` emits it). A history runner
 (:class:`~petricep.archive.join.HistoryRunner`) fires its live net here, the matches
 carrying their bound events (``KernelEngine(with_events=True)``). Refused with a reason: a
-net with ARCHIVED variables itself, one pattern with more than 62 negations. A
+net with ARCHIVED variables itself, one pattern with more than 62 negations, and two limits
+of the layout (a condition deeper than 32 values, more than 256 transitions of one type from
+one place). A
 refused net runs wholly on the Python engine, the reason said once
 (:func:`~petricep.kernel.choice.choose`): a run never mixes the two engines. Per-step gaps
 (``T v AFTER lo TO hi``, issue 42) run here: the lower bound in the step's guard, the upper
