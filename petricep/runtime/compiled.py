@@ -93,7 +93,7 @@ class Compiled:
         self.counted: dict[int, str] = {}
         if not collect:
             self.counted = {p.index: p.name for p in net.patterns if not p.returns and not p.conflict}
-        self.has_timeouts = self.plain = self.timed = False
+        self.has_timeouts = self.timed = False
 
     def add_net(self, g: GroupNet, st: RunState) -> None:
         """Build a shared net's runtime and index it: by the event types it reads, and in the
@@ -122,8 +122,6 @@ class Compiled:
     def settle_flags(self) -> None:
         """What the run's event-time duties are, decided once per net (and per extension)."""
         self.has_timeouts = any(r.timeout_mask for r in self.runtimes)
-        # matches are only output: nothing derived from them, no consumption, no timeouts
-        self.plain = not any(p.returns or p.conflict or p.timeout for p in self.net.patterns)
         # matches can wait for their window to close (end negations): stream time closes them
         waits = any(role.pending_negations for r in self.runtimes for roles in r.roles for role in roles)
         self.timed = self.has_timeouts or waits  # stream time closes something

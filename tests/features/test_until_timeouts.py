@@ -35,6 +35,7 @@ from tests.features import scenario
 from tests.features.repetition import SETTINGS, matcher_of, run_on
 from tests.features.scenario import stream
 from tests.reference import reference_run
+from tests.runtime.test_timeouts import prefix, seq_refs
 from tests.strategies import streams
 
 
@@ -145,35 +146,12 @@ def until_seqs(draw: Any) -> A.Pattern:
     return A.Pattern("p", A.Seq(tuple(kids)), tuple(conds), partition, window=window, timeout=A.Return("T", ()))
 
 
-def steps(p: A.Pattern) -> list[A.EventRef]:
-    assert isinstance(p.structure, A.Seq)
-    return [c for c in p.structure.children if isinstance(c, A.EventRef)]
-
-
-def prefix(p: A.Pattern, k: int, trailing_negation: bool) -> A.Pattern:
-    """SEQ of the first k positive steps (with the negations between them, and the one after
-    the k-th if asked), with the conditions that read only those and their stop events."""
-    kids: list[A.EventRef] = []
-    positives = 0
-    for c in steps(p):
-        if not c.negated:
-            if positives == k:
-                break
-            positives += 1
-        elif positives == k and not trailing_negation:
-            break
-        kids.append(c)
-    names = {c.var for c in kids} | {c.until.var for c in kids if c.until is not None}
-    conds = tuple(c for c in p.conditions if A.vars_of(c) <= names)
-    return dataclasses.replace(p, structure=A.Seq(tuple(kids)), conditions=conds, timeout=None)
-
-
 def _key(ids: dict[str, Any], names: list[str]) -> str:
     return json.dumps({v: ids[v] for v in names if v in ids}, sort_keys=True)
 
 
 def reference_timeouts(p: A.Pattern, events: list[Event], tie: str) -> list[str]:
-    positives = [c for c in steps(p) if not c.negated]
+    positives = [c for c in seq_refs(p) if not c.negated]
     assert p.window is not None
     w = p.window.value
     count = p.window.kind == A.WIN_COUNT  # (streams: an event's id is its position)

@@ -213,6 +213,18 @@ def mixed_net(pats: list[A.Pattern], texts: list[str]) -> Net:
         raise
 
 
+def beside_queries(data: st.DataObject, pats: list[A.Pattern], tie: str) -> Net:
+    """The patterns beside one or two random queries, as one net the kernel covers under ``tie``."""
+    texts = [data.draw(queries(name=f"q{i}")) for i in range(data.draw(st.integers(1, 2)))]
+    for p in pats:
+        note(pattern_text(p))
+    for text in texts:
+        note(text)
+    net = mixed_net(pats, texts)
+    assume(kernel.supports(net, tie)[0])
+    return net
+
+
 def draw_case(data: st.DataObject, tie: str, merged: bool) -> tuple[Net, list[Event], list[int]]:
     """One or (``merged``) two or three random patterns the kernel covers under ``tie`` beside
     one or two random queries, and a stream (with ties; in timestamp groups for ``either``)."""
@@ -223,14 +235,7 @@ def draw_case(data: st.DataObject, tie: str, merged: bool) -> tuple[Net, list[Ev
         data.draw(patterns(types=TYPES, strategies=stam, kleene=kleene, returns=False, name=f"p{i}", max_depth=1 + (not merged)))
         for i in range(npat)
     ]
-    texts = [data.draw(queries(name=f"q{i}")) for i in range(data.draw(st.integers(1, 2)))]
-    for p in pats:
-        note(pattern_text(p))
-    for text in texts:
-        note(text)
-    net = mixed_net(pats, texts)
-    ok, why = kernel.supports(net, tie)
-    assume(ok)
+    net = beside_queries(data, pats, tie)
     events = data.draw(tied_streams(types=TYPES, max_size=14) if tie == "either" and data.draw(st.booleans()) else streams(types=TYPES, max_size=14))
     note(f"tie={tie}\n" + "\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
     return net, events, data.draw(st.lists(st.integers(0, len(events)), max_size=3))
@@ -479,13 +484,7 @@ def test_waiting_patterns_beside_queries_under_either(data: st.DataObject) -> No
     pats = [_waiting_pattern(data, "p0")]
     if data.draw(st.booleans()):
         pats.append(data.draw(patterns(types=TYPES, strategies=("skip-till-any-match",), kleene=False, returns=False, name="p1", max_depth=1)))
-    texts = [data.draw(queries(name=f"q{i}")) for i in range(data.draw(st.integers(1, 2)))]
-    for p in pats:
-        note(pattern_text(p))
-    for text in texts:
-        note(text)
-    net = mixed_net(pats, texts)
-    assume(kernel.supports(net, "either")[0])
+    net = beside_queries(data, pats, "either")
     events = data.draw(tied_streams(types=TYPES, max_size=14))
     note("\n".join(f"  {e.pos}: {e.type} ts={e.ts} {e.attrs}" for e in events))
     cuts = data.draw(st.lists(st.integers(0, len(events)), max_size=3))

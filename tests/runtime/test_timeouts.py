@@ -164,7 +164,8 @@ def seq_refs(p: A.Pattern) -> list[A.EventRef]:
 
 def prefix(p: A.Pattern, k: int, trailing_negation: bool) -> A.Pattern:
     """SEQ of the first k positive variables (with the negations between them, and the one
-    after the k-th if asked), with the conditions that read only those."""
+    after the k-th if asked), with the conditions that read only those and their stop events
+    (UNTIL: tests/features/test_until_timeouts.py)."""
     kids: list[A.EventRef] = []
     positives = 0
     for c in seq_refs(p):
@@ -175,7 +176,7 @@ def prefix(p: A.Pattern, k: int, trailing_negation: bool) -> A.Pattern:
         elif positives == k and not trailing_negation:
             break
         kids.append(c)
-    names = {c.var for c in kids}
+    names = {c.var for c in kids} | {c.until.var for c in kids if c.until is not None}
     conds = tuple(c for c in p.conditions if A.vars_of(c) <= names)
     return dataclasses.replace(p, structure=A.Seq(tuple(kids)), conditions=conds, timeout=None)
 
