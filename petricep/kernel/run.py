@@ -202,7 +202,7 @@ class KernelRun:
                 vals[:, a] = self._codes(col)
                 tags[:, a] = TAG_STR
             elif pa.types.is_integer(col.type):
-                ints = col.to_numpy(zero_copy_only=False)
+                ints = number_view(col)
                 vals[:, a] = ints
                 tags[:, a] = TAG_INT
                 exact_ints(ints, vals[:, a], tags[:, a], self.kernel.big_code)
@@ -786,5 +786,6 @@ def _times(values: np.ndarray, integer: bool | None) -> pa.Array:
 
 def _num(value: float, integer: bool | None) -> Any:
     return int(value) if integer else value
+
 
 __all__ = ["TICK_CODE", "KernelRun"]
