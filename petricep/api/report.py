@@ -167,18 +167,38 @@ def history_report(runner: HistoryRunner) -> dict[str, Any]:
 
 def type_hints(net: Net, report: dict[str, Any], seen: set[str]) -> dict[str, list[str]]:
     """Per pattern without matches: a line for each event type it reads that no input row
-    had (composite types, made by other patterns, aside), with the types the input had."""
+    had (composite types, made by other patterns, aside), with the types the input had. Type
+    names match exactly, so a seen name that differs only in case or in spaces around it
+    (`` A`` from ``id, A,1``) is named as the likely mistake, quoted so its spaces show."""
     made = {pn.output_type for pn in net.patterns if pn.output_type}
-    shown = ", ".join(sorted(seen)[:10]) + (f" and {len(seen) - 10} more" if len(seen) > 10 else "")
+    names = sorted(seen)
+    shown = ", ".join(_shown(n) for n in names[:10]) + (f" and {len(seen) - 10} more" if len(seen) > 10 else "")
     hints: dict[str, list[str]] = {}
     for pn in net.patterns:
         if report["patterns"].get(pn.name, {}).get("matches", 0):
             continue
         for t in sorted(set(pn.input_types) - made - seen):
             hints.setdefault(pn.name, []).append(
-                f"pattern {pn.name!r}: no event of type {t!r} was read (types seen: {shown or 'none'})"
+                f"pattern {pn.name!r}: no event of type {t!r} was read (types seen: {shown or 'none'}){_near_type(t, names)}"
             )
     return hints
+
+
+def _shown(name: str) -> str:
+    """A type name as the hint lists it: bare, or quoted where spaces around it (or none at
+    all) would not show."""
+    return name if name and name == name.strip() else repr(name)
+
+
+def _near_type(t: str, names: Sequence[str]) -> str:
+    """``; the input has ' A' ...`` where a seen name differs from ``t`` only in case or in
+    spaces around it, else empty."""
+    for n in names:
+        if n.strip().casefold() != t.casefold():
+            continue
+        what = [w for w, differs in (("spaces around it", n != n.strip()), ("case", n.strip() != t)) if differs]
+        return f"; the input has {n!r}, which differs only in {' and '.join(what)} (type names match exactly)"
+    return ""
 
 
 def summary_lines(

@@ -72,7 +72,8 @@ def test_a_pattern_type_never_read_is_named_with_the_types_seen(tmp_path: Path, 
     assert (rc, out) == (0, "")
     assert err.splitlines()[1:] == [
         "  p: 0 matches",
-        "    pattern 'p': no event of type 'Traffic' was read (types seen: traffic)",
+        "    pattern 'p': no event of type 'Traffic' was read (types seen: traffic); the input has 'traffic', "
+        "which differs only in case (type names match exactly)",
         SMALL_PEAK,
         "  engine: python (asked for)",
     ]
@@ -85,7 +86,10 @@ def test_types_seen_include_rows_the_prefilter_dropped(
     pattern, events = write(tmp_path, TRAFFIC, "type,ts,x\ntraffic,1,1\ncar,2,3\n")
     rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", *extra)
     assert rc == 0
-    assert "    pattern 'p': no event of type 'Traffic' was read (types seen: car, traffic)" in err.splitlines()
+    assert (
+        "    pattern 'p': no event of type 'Traffic' was read (types seen: car, traffic); the input has 'traffic', "
+        "which differs only in case (type names match exactly)"
+    ) in err.splitlines()
 
 
 @pytest.mark.parametrize(("engine", "last"), [("python", "python (asked for)"), ("local", "kernel")])
@@ -193,3 +197,29 @@ def test_a_condition_no_event_satisfies_is_named_from_standard_input(tmp_path: P
     assert err[2] == (
         "    pattern 'big': events of type 'A' were read, but none could start a match as a (its conditions: a.x > 1000)"
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "hint"),
+    [
+        (
+            "type,ts,x\n Traffic,1,1\n",
+            "    pattern 'p': no event of type 'Traffic' was read (types seen: ' Traffic'); the input has ' Traffic', "
+            "which differs only in spaces around it (type names match exactly)",
+        ),
+        (
+            "type,ts,x\nTRAFFIC ,1,1\ncar,2,1\n",
+            "    pattern 'p': no event of type 'Traffic' was read (types seen: 'TRAFFIC ', car); the input has 'TRAFFIC ', "
+            "which differs only in spaces around it and case (type names match exactly)",
+        ),
+        ("type,ts,x\ntraffik,1,1\n", "    pattern 'p': no event of type 'Traffic' was read (types seen: traffik)"),
+    ],
+)
+def test_a_type_differing_only_in_case_or_spaces_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: str, hint: str
+) -> None:
+    """The likely mistake named: a type column whose names carry spaces (``id, A,1``) or
+    another case; the seen names quoted where their spaces would not show."""
+    pattern, events = write(tmp_path, TRAFFIC, rows)
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    assert rc == 0 and err.splitlines()[2] == hint
