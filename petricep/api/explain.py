@@ -223,10 +223,30 @@ def _condition_lines(p: A.Pattern, events: Sequence[Event]) -> list[str]:
     conditions = p.conditions[:MAX_CONDITIONS]
     for i, c in enumerate(conditions):
         if _matches(replace(p, conditions=p.conditions[:i] + p.conditions[i + 1 :]), events):
-            out.append(f"no events satisfy its condition {expr_text(c)}: without it, it would match")
+            out.append(f"no events satisfy its condition {expr_text(c)}: without it, it would match{_kind_clash(c, p, events)}")
     if not out and len(p.conditions) > 1 and _matches(replace(p, conditions=()), events):
         out.append(f"no events satisfy its conditions together ({conditions_text(p.conditions)}): without them, it would match")
     return out
+
+
+def _kind_clash(c: A.Expr, p: A.Pattern, events: Sequence[Event]) -> str:
+    """``; b.sym holds text ('x'), 1 is a number`` where ``c`` compares a field with a
+    literal of the other kind (text against number: ``=`` is then never true) and every
+    event of the variable's type read has text (or numbers) in that field, else empty."""
+    types = {r.var: r.type for r in A.events_of(p.structure)}
+    for e in A.walk_expr(c):
+        if not isinstance(e, A.Compare):
+            continue
+        for side, lit in ((e.left, e.right), (e.right, e.left)):
+            if not (isinstance(side, A.Attr) and side.member is None and isinstance(lit, (A.Num, A.Str))):
+                continue
+            values = [ev.attrs.get(side.field) for ev in events if ev.type == types.get(side.var)]
+            values = [v for v in values if v is not None]
+            text = isinstance(lit, A.Str)
+            if values and all(isinstance(v, str) != text and not isinstance(v, bool) for v in values):
+                held = "numbers" if text else "text"
+                return f"; {side.var}.{side.field} holds {held} ({values[0]!r}), {expr_text(lit)} is {'text' if text else 'a number'}"
+    return ""
 
 
 def _without_negations(p: A.Pattern) -> A.Pattern | None:

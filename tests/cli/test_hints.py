@@ -223,3 +223,37 @@ def test_a_type_differing_only_in_case_or_spaces_is_named(
     pattern, events = write(tmp_path, TRAFFIC, rows)
     rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
     assert rc == 0 and err.splitlines()[2] == hint
+
+
+@pytest.mark.parametrize(
+    ("where", "rows", "hint"),
+    [
+        (
+            "b.sym = 1",
+            "type,ts,sym\nTraffic,1,x\nTraffic,2,y\n",
+            "    pattern 'p': no events satisfy its condition b.sym = 1: without it, it would match; "
+            "b.sym holds text ('x'), 1 is a number",
+        ),
+        (
+            "'20' = b.x",
+            "type,ts,x\nTraffic,1,20\nTraffic,2,20\n",
+            "    pattern 'p': no events satisfy its condition '20' = b.x: without it, it would match; "
+            "b.x holds numbers (20), '20' is text",
+        ),
+        (  # one event has a number there: no clash to name
+            "b.sym = 1",
+            "type,ts,sym\nTraffic,1,x\nTraffic,2,2\n",
+            "    pattern 'p': no events satisfy its condition b.sym = 1: without it, it would match",
+        ),
+    ],
+)
+@pytest.mark.parametrize("engine", ["python", "local"])
+def test_a_field_compared_with_a_literal_of_the_other_kind_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, rows: str, hint: str, engine: str
+) -> None:
+    """``b.sym = 1`` over text: never true, which the hint says along with the field's kind."""
+    if engine == "local" and not kernel.available():
+        pytest.skip("the compiled kernel is not built or switched off")
+    pattern, events = write(tmp_path, f"PATTERN p: SEQ(Traffic a, Traffic b)\nWHERE {where}\nWITHIN 10\n", rows)
+    rc, _, err = run(capsys, pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--engine", engine)
+    assert rc == 0 and err.splitlines()[2] == hint
