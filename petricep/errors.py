@@ -191,3 +191,11 @@ class StateLimitError(PetricepError):
     or the budget allows, so it exits as a data error."""
 
     exit_code = EXIT_DATA
+
+
+class PetricepWarning(UserWarning):
+    """What a run says beside its matches where the user likely made a mistake (patterns
+    that found nothing and why, epoch milliseconds read as seconds): ``petricep.match``
+    raises one per line the command line writes to stderr; filter them with
+    ``warnings.filterwarnings("ignore", category=PetricepWarning)``."""
+

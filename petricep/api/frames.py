@@ -39,16 +39,18 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from petricep.api.notes import no_match_notes, time_unit_note
 from petricep.api.runner import Run, check_read_columns
 from petricep.compile.net import Net
-from petricep.errors import ConfigError, EventError, PatternError
+from petricep.errors import ConfigError, EventError, PatternError, PetricepWarning
 from petricep.events import Event
 from petricep.io import (
     EventSource,
@@ -345,6 +347,7 @@ class FrameRun:
     report: dict[str, Any]
     lookup: dict[Any, Event] | None = None  # event id -> event, for SQL matches' events
     sample: Any = None  # the time column's value in the first event read
+    notes: list[str] = field(default_factory=list)  # what the run says beside its matches (petricep.api.notes)
 
     def events_of(self, m: Match) -> dict[str, Any]:
         """A match's bound events (see :func:`petricep.output.table.bound_events`)."""
@@ -441,6 +444,11 @@ def run_matches(
     )
     runner.events_by_id = lookup
     _collect(run, runner, inp, spec.time_field)
+    queries = [q for f, _ in files for q in f.queries] if files else [r.source for r in net.rows]
+    unit = time_unit_note(runner, pats, queries, "time_unit='{}'")
+    warned, hints = no_match_notes(runner, run.report, tie)
+    run.notes = [w.removeprefix("warning: ") for w in [*([unit] if unit else []), *warned]]
+    run.notes += [h for lines in hints.values() for h in lines]
     return run
 
 
@@ -510,6 +518,8 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
     if unknown:
         raise ConfigError(f"unknown option {unknown[0]!r} (options: as_objects, {', '.join(known)})")
     run = run_matches(events, patterns, bindings=as_objects, **options)
+    for note in run.notes:
+        warnings.warn(note, PetricepWarning, stacklevel=2)
     if as_objects:
         return run.matches
     table = to_table(run.matches, run.layout, bool(options.get("with_events")), run.events_of, run.input.id_type)

@@ -38,12 +38,13 @@ EPOCH_UNITS = (("ns", 1e17, "nanoseconds"), ("us", 1e14, "microseconds"), ("ms",
 
 
 def time_unit_warning(
-    patterns: Sequence[A.Pattern], queries: Sequence[Any], time_field: str, first: Any
+    patterns: Sequence[A.Pattern], queries: Sequence[Any], time_field: str, first: Any, option: str = "--time-unit {}"
 ) -> str | None:
     """A warning when numeric timestamps read as seconds look like epoch milli-, micro- or
     nanoseconds (``first``: the first row's time value) while a pattern's window is a
     duration (``WITHIN 30 min``, seconds): the window would silently be 1000 times too
-    short. None when the value is no such number or no window is a duration."""
+    short. None when the value is no such number or no window is a duration. ``option``:
+    how the fix is spelled (the command line's flag, the library's keyword)."""
     try:
         value = abs(float(first))
     except (TypeError, ValueError):
@@ -57,7 +58,7 @@ def time_unit_warning(
             return (
                 f"warning: timestamps in {time_field!r} look like epoch {unit[1]} ({first}) while "
                 f"{'pattern' if isinstance(p, A.Pattern) else 'query'} {p.name!r} has a window of "
-                f"{w.value} {w.unit} (in seconds): give --time-unit {unit[0]}"
+                f"{w.value} {w.unit} (in seconds): give {option.format(unit[0])}"
             )
     return None
 

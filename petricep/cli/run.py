@@ -23,15 +23,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import IO, Any
 
-from petricep.api import load_patterns, net_of, summary_lines, time_unit_warning, type_hints, warnings_for
-from petricep.api.explain import (
-    EXPLAIN_EVENTS,
-    SPACING_EVENTS,
-    explain_no_matches,
-    input_events,
-    unitless_window_warnings,
-)
-from petricep.api.report import condition_hints, rerun_hints
+from petricep.api import load_patterns, net_of, summary_lines, warnings_for
+from petricep.api.notes import no_match_notes, time_unit_note
 from petricep.api.runner import Run
 from petricep.archive.join import HistoryRunner
 from petricep.archive.store import Archive
@@ -355,40 +348,9 @@ def _input_times(run: Run) -> TimeFormatter:
 
 def _time_unit(run: Run, files: list[A.PatternFile], err: IO[str]) -> None:
     """Epoch milliseconds read as seconds under a duration window: say so before the run."""
-    spec = run.spec
-    if spec.time_field is None or spec.time_unit is not None or run.source.time_kind != "number":
-        return
-    first = run.source.first_row()
-    value = first.get(spec.time_field) if first else None
-    patterns = [p for f in files for p in f.patterns]
-    w = time_unit_warning(patterns, [q for f in files for q in f.queries], spec.time_field, value)
+    w = time_unit_note(run, [p for f in files for p in f.patterns], [q for f in files for q in f.queries])
     if w is not None:
         err.write(w + "\n")
-
-
-def _explained(run: Run, report: dict[str, Any], seen: set[str], err: IO[str], tie: str) -> dict[str, list[str]]:
-    """Why patterns found nothing, from the input read again (the first events: the same
-    words on either engine), and a warning for a window without a unit over date-times.
-    Where the input cannot be read again (standard input), the Python engine's marking
-    names the step nothing took; the kernel's run says where to learn it."""
-    net = run.engine.net
-    sources: list[Any] = [pn.source for pn in net.patterns] + [rn.source for rn in net.rows]
-    datetimes = run.source.time_kind == "datetime"
-    unitless = [x for x in sources if datetimes and x.window is not None and x.window.kind == A.WIN_TIME]
-    found = report["patterns"]
-    explain = run.history is None and not run.stopped and any(not found.get(pn.name, {}).get("matches", 0) for pn in net.patterns)
-    got = input_events(run.source, EXPLAIN_EVENTS if explain else SPACING_EVENTS) if explain or unitless else None
-    events, more = got if got is not None else ([], False)
-    for w in unitless_window_warnings(unitless, [e.ts for e in events[:SPACING_EVENTS]] if got else None):
-        err.write(w + "\n")
-    if not explain:
-        return {}
-    if got is not None:
-        return explain_no_matches(net, report, seen, events, more, run.source.ts_in_seconds, tie)
-    marking = run.engine.marking()
-    if marking is not None:
-        return condition_hints(net, marking, report, seen)
-    return rerun_hints(net, report, seen) if report["engine"]["name"] != "python" else {}
 
 
 def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stopped_by: int | None, err: IO[str]) -> int:
@@ -400,11 +362,9 @@ def _finish(args: argparse.Namespace, run: Run, stats: OutputFile | None, stoppe
             f"interrupted by {SIGNALS[stopped_by]} after {ev['read']} events read: "
             "the output holds the matches found so far\n"
         )
-    seen = run.types_seen()
-    hints = type_hints(run.engine.net, report, seen)
-    more = _explained(run, report, seen, err, args.tie)
-    for name, lines in more.items():
-        hints.setdefault(name, []).extend(lines)
+    warnings, hints = no_match_notes(run, report, args.tie)
+    for w in warnings:
+        err.write(w + "\n")
     for line in summary_lines(report, run.elapsed, hints, run.engine.sweep_every):
         err.write(line + "\n")
     name, why = report["engine"]["name"], report["engine"]["why"]

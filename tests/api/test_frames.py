@@ -14,7 +14,7 @@ import pytest
 
 import petricep
 from petricep.api.frames import match, run_matches
-from petricep.errors import ConfigError, EventError, PatternError
+from petricep.errors import ConfigError, EventError, PatternError, PetricepWarning
 from petricep.runtime.engine import Match
 
 from .helpers import ROOT, STOCKS, cli_run, flat_rows
@@ -216,7 +216,8 @@ def test_texts_in_a_list_are_named_by_position() -> None:
 
 def test_no_match_still_has_the_columns() -> None:
     df = pd.DataFrame({"type": ["A"], "ts": [0]})
-    got = match(pa.Table.from_pandas(df), "PATTERN p: SEQ(A a, B+ b[]) WITHIN 5", type_field="type", time_field="ts")
+    with pytest.warns(PetricepWarning, match=r"^pattern 'p': no event of type 'B' was read \(types seen: A\)$"):
+        got = match(pa.Table.from_pandas(df), "PATTERN p: SEQ(A a, B+ b[]) WITHIN 5", type_field="type", time_field="ts")
     assert got.num_rows == 0
     assert got.schema.names == ["pattern", "a", "b", "start", "end"]
     assert got.schema.field("b").type == pa.list_(pa.int64())
@@ -294,7 +295,9 @@ def test_records_and_empty_inputs() -> None:
         match([{"type": "A", "ts": 1}, {"type": "B"}], pattern, type_field="type", time_field="ts")
     assert str(e.value) == "records row 1, column 'ts': error: missing field 'ts'"
     empty = pd.DataFrame({"type": pd.Series([], dtype=str), "ts": pd.Series([], dtype="int64")})
-    none = match(empty, pattern, type_field="type", time_field="ts")
+    with pytest.warns(PetricepWarning) as said:
+        none = match(empty, pattern, type_field="type", time_field="ts")
+    assert [str(w.message) for w in said] == [f"pattern 'p': no event of type {t!r} was read (types seen: none)" for t in "AB"]
     assert list(none.columns) == ["pattern", "a", "b", "start", "end"] and len(none) == 0
 
 
@@ -310,7 +313,8 @@ def test_id_columns_keep_the_id_columns_type() -> None:
     named = match(t.set_column(0, "id", pa.array(["u", "v", "w"])), pats[0], type_field="type", time_field="ts",
                   id_field="id")
     assert named.column("b").to_pylist() == [["v"], ["v", "w"], ["w"]]
-    empty = match(t.slice(0, 1), pats[0], type_field="type", time_field="ts", id_field="id")
+    with pytest.warns(PetricepWarning, match=r"^pattern 'p': no event of type 'B' was read \(types seen: A\)$"):
+        empty = match(t.slice(0, 1), pats[0], type_field="type", time_field="ts", id_field="id")
     assert empty.num_rows == 0 and empty.schema.field("a").type == pa.int32()
 
 
