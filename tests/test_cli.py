@@ -84,6 +84,11 @@ def test_bad_pattern_file_exit_2_with_location(
     [
         ("type,ts,k,x\nA,1,1,5\nB,2,1,abc\n", "ev.csv:3: field 'x': error: expected a number, got 'abc'"),
         ("type,ts,k,x\nA,1,1,5\nB,2014-13-45,1,6\n", "ev.csv:3: field 'ts': error: cannot parse timestamp '2014-13-45'"),
+        (
+            "type,ts,k,x\nA,03/12/2026 10:00,1,5\n",
+            "ev.csv:2: field 'ts': error: cannot parse timestamp '03/12/2026 10:00'; give --time-format '%d/%m/%Y %H:%M' "
+            "(or '%m/%d/%Y %H:%M', month first)",
+        ),
         ("type,ts,k,x\nA,5,1,5\nB,3,1,6\n", "ev.csv:3: field 'ts': error: timestamp 3 is before the previous event's 5 (use --slack D to accept events up to D late)"),
     ],
 )
@@ -95,6 +100,19 @@ def test_bad_event_file_exit_3_naming_row_and_field(
     assert rc == 3
     assert err.strip().endswith(message), err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_header_with_another_separator_names_the_delimiter(
+    tmp_path: Path, pattern: str, capsys: pytest.CaptureFixture[str], sep: str
+) -> None:
+    events = write(tmp_path, "ev.csv", sep.join(["type", "ts", "k", "x"]) + "\n" + sep.join("A151") + "\n")
+    rc, out, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts")
+    header = sep.join(["type", "ts", "k", "x"])
+    assert (rc, out) == (3, "")
+    assert err == f"{events}:1: field 'type': error: missing column 'type' (the columns: {header}; the header holds {sep!r}: give --delimiter {sep!r})\n"
+    rc, out, err = run(capsys, "run", pattern, "--events", events, "--type-field", "type", "--time-field", "ts", "--delimiter", sep)
+    assert rc == 0, err
 
 
 def test_pattern_reading_a_missing_column_is_the_events_error_naming_the_pattern(

@@ -118,7 +118,7 @@ def _missing_text(err: PatternError, missing: list[str], columns: Sequence[str])
     patterns read them (the first place inline, then every other error of the check, each
     with its caret and nearest column)."""
     names = ", ".join(repr(m) for m in missing)
-    head = f"missing column{'s' if len(missing) > 1 else ''} {names} (the columns: {', '.join(columns)}), read at"
+    head = f"missing column{'s' if len(missing) > 1 else ''} {names} (the columns: {', '.join(columns)}{delimiter_hint(columns)}), read at"
     where = err.format().split("\n", 1)
     return f"{head} {where[0].replace(': error: ', ': ', 1)}" + ("\n" + where[1] if len(where) > 1 else "")
 
@@ -201,7 +201,17 @@ def _with_columns(err: EventError, spec: InputSpec) -> EventError:
         return err
     if not columns:
         return err
-    return type(err)(f"{err.message} (the columns: {', '.join(columns)})", err.file, err.row, err.field)
+    return type(err)(f"{err.message} (the columns: {', '.join(columns)}{delimiter_hint(columns)})", err.file, err.row, err.field)
+
+
+def delimiter_hint(columns: Sequence[str]) -> str:
+    """``; the header holds ';': give --delimiter ';'`` where the input read as one column
+    whose name holds another common separator (a file written with ``;`` or tabs read as
+    comma-separated), else empty."""
+    if len(columns) != 1:
+        return ""
+    found = next((d for d in (";", "\t", "|") if d in columns[0]), None)
+    return "" if found is None else f"; the header holds {found!r}: give --delimiter {found!r}"
 
 
 class Run:

@@ -42,7 +42,7 @@ from ..errors import EventError, EventOrderError, OutputError
 from ..events import Event, EventColumns, TypeColumn
 from ..runtime.arrow import number_array, number_view
 from .spec import InputSpec, rule_map
-from .timestamps import TimeParser
+from .timestamps import TimeParser, format_hint
 from .values import FLOAT_RE, MAX_NUMBER_CHARS, is_number, shared_pylist, text_value
 
 if TYPE_CHECKING:  # the filter is built by the runtime (petricep.runtime.prefilter)
@@ -362,7 +362,8 @@ class RowChecker:
         try:
             ts, kind = self.parser.parse(v)
         except ValueError:
-            raise RowError(f"cannot parse timestamp {show_value(v)}", tmf) from None
+            hint = format_hint(v) if self.parser.format is None else ""
+            raise RowError(f"cannot parse timestamp {show_value(v)}{hint}", tmf) from None
         if self.kind is not None and kind != self.kind:
             raise RowError(f"cannot parse timestamp {show_value(v)}", tmf)
         return ts, kind

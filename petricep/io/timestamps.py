@@ -20,6 +20,7 @@ import contextlib
 import functools
 import math
 import numbers
+import re
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -66,6 +67,39 @@ def format_has_date(time_format: str) -> bool:
         else:
             i += 1
     return False
+
+
+_DAY_MONTH = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(\d{4}|\d{2})")
+_CLOCK = re.compile(r"([ T])\d{1,2}:\d{2}(:\d{2}(\.\d{1,6})?)?( ?[AaPp][Mm])?")
+
+
+def format_hint(value: Any) -> str:
+    """For a date-time petricep does not read by itself (``03/12/2026 10:00``: not ISO
+    8601), the ``--time-format`` that reads it, day or month first as the digits allow
+    (``; give --time-format '%d/%m/%Y %H:%M' (or '%m/%d/%Y %H:%M')``); empty for a value of
+    no such shape, which is then just not a timestamp."""
+    if not isinstance(value, str):
+        return ""
+    m = _DAY_MONTH.fullmatch(value) or _DAY_MONTH.match(value)
+    if m is None:
+        return ""
+    rest = value[m.end() :]
+    clock = _CLOCK.fullmatch(rest) if rest else None
+    if rest and clock is None:
+        return ""
+    sep, year = m.group(2), "%Y" if len(m.group(4)) == 4 else "%y"
+    tail = ""
+    if clock is not None:
+        hour = "%I" if clock.group(4) else "%H"
+        tail = f"{clock.group(1)}{hour}:%M" + (":%S" if clock.group(2) else "") + (".%f" if clock.group(3) else "")
+        tail += (" %p" if clock.group(4).startswith(" ") else "%p") if clock.group(4) else ""
+    first, second = int(m.group(1)), int(m.group(3))
+    day_first, month_first = f"%d{sep}%m{sep}{year}{tail}", f"%m{sep}%d{sep}{year}{tail}"
+    if first > 12 >= second:
+        return f"; give --time-format '{day_first}'"
+    if second > 12 >= first:
+        return f"; give --time-format '{month_first}'"
+    return f"; give --time-format '{day_first}' (or '{month_first}', month first)"
 
 
 def _whole(seconds: int, microseconds: int) -> Number:
@@ -395,5 +429,6 @@ __all__ = [
     "datetime_seconds",
     "fixed_digit_seconds",
     "format_has_date",
+    "format_hint",
     "time_of_day_seconds",
 ]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petricep.io.timestamps import TimeParser, fixed_digit_seconds, format_has_date
+from petricep.io.timestamps import TimeParser, fixed_digit_seconds, format_has_date, format_hint
 from petricep.io.values import plain_ints, text_value, type_text_array
 from tests.budget import examples
 from tests.io.reading import cell
@@ -205,3 +205,26 @@ def test_reading_text_columns_loads_the_compiled_readers_not_the_firing_kernel()
         pytest.skip("the compiled readers are not built")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "([1372692600], [-4]) []"
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        ("03/12/2026 10:00", "; give --time-format '%d/%m/%Y %H:%M' (or '%m/%d/%Y %H:%M', month first)"),
+        ("25/12/2026", "; give --time-format '%d/%m/%Y'"),
+        ("12/25/2026 10:00:05", "; give --time-format '%m/%d/%Y %H:%M:%S'"),
+        ("1.2.26", "; give --time-format '%d.%m.%y' (or '%m.%d.%y', month first)"),
+        ("3/4/2026 1:05 PM", "; give --time-format '%d/%m/%Y %I:%M %p' (or '%m/%d/%Y %I:%M %p', month first)"),
+        ("25-12-2026T10:00:00.5", "; give --time-format '%d-%m-%YT%H:%M:%S.%f'"),
+        ("2014-13-45", ""),
+        ("zz", ""),
+        ("03/12/2026 x", ""),
+        (5, ""),
+    ],
+)
+def test_a_day_month_date_gets_the_format_that_reads_it(value: object, hint: str) -> None:
+    """The hint's format reads the value (checked with strptime): a user pastes it as is."""
+    assert format_hint(value) == hint
+    if hint:
+        fmt = hint.split("'")[1]
+        datetime.strptime(str(value), fmt)
