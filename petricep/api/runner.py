@@ -389,8 +389,8 @@ class Run:
                 continue
             self._current = current
             seen(current.type)
-            if keep is not None:
-                keep[current.id] = current
+            if keep is not None and keep.setdefault(current.id, current) is not current:
+                raise self._repeated_id(keep[current.id], current)
             out = push(current)
             if out:
                 yield from out
@@ -418,6 +418,16 @@ class Run:
         file and counts of a stopped run end at its last event)."""
         spec = self.spec
         return spec.path != "-" and spec.on_error != "skip"
+
+    def _repeated_id(self, first: Event, again: Event) -> EventError:
+        """A SQL match names its events by id, and ``--with-events`` looks them up by it: an id
+        two events have would give one event's fields for the other's, so it stops the run."""
+        where = self._locate or (lambda e: f"the event at position {e.pos}")
+        return EventError(
+            f"id {again.id!r} of {where(again)} repeats ({where(first)} has it too): a SQL match's events are found by id "
+            "to give their fields, so each id must name one event (give an id column of unique ids, or none: the positions)",
+            str(self.spec.path), None, self.spec.id_field,
+        )
 
     def _located(self, exc: EvaluationError, current: Event | None) -> EvaluationError:
         """The engine's error, named by the input and the event that failed (with a slack:

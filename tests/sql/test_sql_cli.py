@@ -103,3 +103,25 @@ def test_summary_says_when_no_row_of_the_table_was_read(files: tuple[str, str], 
     err = capsys.readouterr().err
     assert "  MR: 0 matches (no event of type 'Ticker' was read: check --type / --type-field)" in err.splitlines()
 
+
+
+def test_with_events_refuses_an_id_two_events_have(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A SQL match carries ids only; ``--with-events`` finds its events by them, so an id two
+    events share would give one event's fields for the other's: the run stops, naming both
+    (before: STRT written with the last event's price). Without ``--with-events`` ids are
+    only printed, so the run goes on."""
+    sql = tmp_path / "vshape.sql"
+    sql.write_text(V_SHAPE)
+    csv = tmp_path / "ticker.csv"
+    csv.write_text("symbol,tstamp,price,id\n" + "".join(f"ACME,{i + 1},{p},7\n" for i, p in enumerate(PRICES)))
+    args = ["run", str(sql), "--events", str(csv), "--type", "Ticker", "--time-field", "tstamp", "--id-field", "id"]
+    assert main([*args, "--with-events"]) == 3
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines(keepends=True)[-1]) == (
+        "",
+        f"{csv}: field 'id': error: id 7 of the event at position 1 repeats (the event at position 0 has it too): "
+        "a SQL match's events are found by id to give their fields, so each id must name one event "
+        "(give an id column of unique ids, or none: the positions)\n",
+    )
+    assert main(args) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
