@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from petricep.compile.net import Net
+from petricep.io.source import EventSource
 from petricep.lang import ast as A
 
 from .explain import (
@@ -54,6 +56,25 @@ def no_match_notes(run: Run, report: dict[str, Any], tie: str) -> tuple[list[str
     return warnings, hints
 
 
+def prefix_notes(net: Net, report: dict[str, Any], source: EventSource, tie: str) -> dict[str, list[str]]:
+    """Per pattern without matches, why, from the first events of ``source`` read here (a
+    run elsewhere -- on Spark -- whose input is a local file): the types those events have
+    and what kept each pattern from matching them, each line saying it read a prefix where
+    the input has more."""
+    if not any(not report["patterns"].get(pn.name, {}).get("matches", 0) for pn in net.patterns):
+        return {}
+    got = input_events(source, EXPLAIN_EVENTS)
+    if got is None:
+        return {}
+    events, more = got
+    seen = {e.type for e in events}
+    where = f" (in the first {len(events):,} events)" if more else ""
+    hints = {name: [line + where for line in lines] for name, lines in type_hints(net, report, seen).items()}
+    for name, lines in explain_no_matches(net, report, seen, events, more, source.ts_in_seconds, tie).items():
+        hints.setdefault(name, []).extend(lines)
+    return hints
+
+
 def _explained(run: Run, report: dict[str, Any], seen: set[str], tie: str) -> tuple[list[str], dict[str, list[str]]]:
     net = run.engine.net
     sources: list[Any] = [pn.source for pn in net.patterns] + [rn.source for rn in net.rows]
@@ -74,4 +95,4 @@ def _explained(run: Run, report: dict[str, Any], seen: set[str], tie: str) -> tu
     return warnings, (rerun_hints(net, report, seen) if report["engine"]["name"] != "python" else {})
 
 
-__all__ = ["no_match_notes", "time_unit_note"]
+__all__ = ["no_match_notes", "prefix_notes", "time_unit_note"]

@@ -8,13 +8,15 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from petricep.api import load_patterns, net_of, warnings_for
+from petricep.api.notes import prefix_notes
 from petricep.api.runner import check_columns
 from petricep.cli.inputs import add_progress_options, input_spec
 from petricep.errors import EXIT_DATA, ConfigError, DataError, EvaluationError, EventError, PetricepError
+from petricep.io import open_events
 from petricep.io.readers import InputSpec
 from petricep.output.jsonl import json_line
 from petricep.output.times import TimeFormatter, input_times
@@ -139,7 +141,7 @@ def run_batch(
             "spark": {"master": spark.sparkContext.master, "seconds": round(elapsed, 3)},
             "engine": run.engine,
         }
-        _summary(report, elapsed, spark.sparkContext.master, err)
+        _summary(report, elapsed, spark.sparkContext.master, err, _hints(net, report, spec, args.tie))
         if getattr(args, "stats", None):
             with open(args.stats, "w", encoding="utf-8") as fh:
                 json.dump(report, fh, indent=2)
@@ -150,7 +152,23 @@ def run_batch(
     return 0
 
 
-def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) -> None:
+def _hints(net: Any, report: dict[str, Any], spec: InputSpec, tie: str) -> dict[str, list[str]]:
+    """Why a pattern found nothing, as ``--engine local`` says it, from the input's first
+    events read here: only where the input is one local file (a directory or a remote path
+    is Spark's to read)."""
+    local = _local_dir(spec.path)
+    if local is None or not os.path.isfile(local):
+        return {}
+    try:
+        source = open_events(replace(spec, path=local))
+    except PetricepError:
+        return {}
+    return prefix_notes(net, report, source, tie)
+
+
+def _summary(
+    report: dict[str, Any], elapsed: float, master: str, err: IO[str], hints: dict[str, list[str]] | None = None
+) -> None:
     ev = report["events"]
     total = sum(p["matches"] for p in report["patterns"].values())
     rate = ev["read"] / elapsed if elapsed > 0 else 0.0
@@ -160,6 +178,8 @@ def _summary(report: dict[str, Any], elapsed: float, master: str, err: IO[str]) 
     )
     for name, p in report["patterns"].items():
         err.write(f"  {name}: {p['matches']} matches\n")
+        for line in (hints or {}).get(name, ()):
+            err.write(f"    {line}\n")
     err.write(f"  {engine_line(report['engine'])}\n")
 
 

@@ -210,3 +210,25 @@ def test_the_first_spark_run_of_an_installation_writes_only_matches_to_stdout(tm
     assert first.stdout == TWO_EVENTS_MATCH
     assert "[cds]" not in first.stderr and len(first.stderr.splitlines()) == 3
     assert [p.suffix for p in (tmp_path / "cache" / "petricep").glob("spark-classes-*")] == [".jsa"]
+
+
+@pytest.mark.spark
+def test_run_on_spark_says_why_a_pattern_found_nothing(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hints ``--engine local`` gives (a type in another case, a condition no event
+    meets), from the local file's first events read on the driver."""
+    events = tmp_path / "ev.csv"
+    events.write_text("type,ts,x\na,1,1\nB,2,0\n")
+    pattern = tmp_path / "p.pcep"
+    pattern.write_text("PATTERN ab: SEQ(A a, B b) WITHIN 5\nPATTERN bb: SEQ(B a, B b) WITHIN 5\n")
+    argv = ["run", str(pattern), "--events", str(events), "--type-field", "type", "--time-field", "ts"]
+    assert main([*argv, "--engine", "spark", "--master", "local[2]"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[err.index("  ab: 0 matches") + 1] == (
+        "    pattern 'ab': no event of type 'A' was read (types seen: B, a); the input has 'a', "
+        "which differs only in case (type names match exactly)"
+    )
+    assert err[err.index("  bb: 0 matches") + 1] == (
+        "    pattern 'bb': its events never come in its order, whatever its window, strategy, keys and conditions"
+    )
