@@ -135,11 +135,12 @@ def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool
 
 
 def before_group(children: Sequence[Any], group: Group) -> str | None:
-    """The single positive event right before ``group`` in its SEQ (negations skipped)."""
+    """The single positive event right before ``group`` in its SEQ (negations skipped); None
+    where there is none, or the group is no step of this SEQ (inside AND or OR)."""
     prev = None
     for child in children:
         if child is group:
-            break
+            return prev.var if isinstance(prev, EventRef) else None
         if not (isinstance(child, EventRef) and child.negated):
             prev = child
-    return prev.var if isinstance(prev, EventRef) else None
+    return None

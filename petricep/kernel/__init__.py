@@ -87,7 +87,8 @@ of them (compile/groups.py): each step a Kleene list in the element arena, the i
 conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last
 element, vacuous while it is empty), the strict tie rule's order slots the step before; the
 group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
-``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py).
+``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py);
+a group inside AND or OR is the same places in the AND's / OR's configurations.
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

@@ -19,15 +19,12 @@ Unsupported = Callable[[str, A.Span | None], PatternError]
 
 
 def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None) -> None:
-    """A group is a step of a SEQ (or the whole pattern); its steps are single positive
-    events (the first cut: no negation, Kleene, nested group, ARCHIVED or gap inside yet)."""
+    """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
+    pattern); its steps are single positive events (no negation, Kleene, nested group,
+    ARCHIVED or gap FROM a named step inside yet)."""
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
-        if parent is not None and not isinstance(parent, A.Seq):
-            raise unsupported(
-                f"a repeated group ({node.var}[]) is supported as a step of a SEQ, not yet inside AND or OR", node.span
-            )
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
@@ -161,19 +158,23 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
 
 
 def _before(structure: A.Node, group: A.Group) -> set[str]:
-    """The variables of the SEQ steps before ``group`` (its enclosing SEQ's, checked flat)."""
-    if not isinstance(structure, A.Seq):
-        return set()
+    """The variables bound before any event of ``group``: those of the steps before it in
+    every SEQ that encloses it (inside AND or OR, the SEQs above it; its AND siblings may
+    come after it, its OR siblings are not bound with it)."""
     out: set[str] = set()
-    for child in structure.children:
-        if child is group:
-            return out
-        if isinstance(child, A.Group):
-            out.add(child.var)
-        elif isinstance(child, A.EventRef):
-            if not child.negated:
-                out.add(child.var)
-        else:
-            out.update(r.var for r in A.events_of(child) if not r.negated)
-            out.update(x.var for x in A.groups_of(child))
+    node: A.Node = structure
+    while node is not group:
+        assert not isinstance(node, A.EventRef)  # the group is under it
+        child = next(c for c in node.children if any(x is group for x in A.groups_of(c)))
+        if isinstance(node, A.Seq):
+            for earlier in node.children[: node.children.index(child)]:
+                out.update(_bound_by(earlier))
+        node = child
     return out
+
+
+def _bound_by(node: A.Node) -> set[str]:
+    """The variables a structure element binds (a group by its own name, as it is read)."""
+    if isinstance(node, A.Group):
+        return {node.var}
+    return {r.var for r in A.events_of(node) if not r.negated} | {x.var for x in A.groups_of(node)}

@@ -1,0 +1,124 @@
+"""Repeated groups beyond a SEQ's flat steps (issue 42, "the rest of the event algebra"): a
+group inside AND or OR. Hand cases with exact ids on every matcher (the reference, the Python
+engine, the compiled kernel as a run drives it: test_groups.py's ``matcher`` fixture), a merged
+net against the reference, and the refusals that stay; the hypothesis properties of
+test_groups.py draw these forms too (``grouped_patterns``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from petricep.errors import PatternUnsupportedError
+from petricep.kernel.lowering import supports
+from petricep.lang.parser import parse_text
+from petricep.merge import build_net
+from tests.engines import run_embedded
+from tests.features.scenario import AND, NEXT, OR, SEQ, cmp, f, ids, pat, ref, stream, want
+from tests.features.test_groups import BC, g, gagg, matcher  # noqa: F401 (the fixture: every matcher)
+from tests.reference import reference_run
+
+
+def _sorted(matches: list[dict]) -> list[str]:
+    return sorted(json.dumps(m, sort_keys=True) for m in matches)
+
+
+# ----------------------------------------------------------------------------- AND / OR
+
+
+def test_group_inside_and_takes_its_sibling_anywhere() -> None:
+    # d1 between the group's events: every sequence of iterations of (b0|b3, c2|c4), d beside
+    p = pat(AND(BC, ref("D", "d")))
+    assert ids(p, stream("B@1 D@2 C@3 B@4 C@5")) == want(
+        {"g": [{"b": 0, "c": 2}], "d": 1},
+        {"g": [{"b": 0, "c": 4}], "d": 1},
+        {"g": [{"b": 3, "c": 4}], "d": 1},
+        {"g": [{"b": 0, "c": 2}, {"b": 3, "c": 4}], "d": 1},
+    )
+
+
+def test_group_inside_and_inside_a_seq_reads_what_precedes() -> None:
+    # a0 before, e6 after the AND; every iteration's c above a.x (1): c3 (2) yes, c5 (0) no
+    p = pat(SEQ(ref("A", "a"), AND(BC, ref("D", "d")), ref("E", "e")), cmp(g("g", "c", "i"), ">", f("a")))
+    assert ids(p, stream("A@0:x=1 B@1 D@2 C@3:x=2 B@4 C@5:x=0 E@6")) == want({"a": 0, "g": [{"b": 1, "c": 3}], "d": 2, "e": 6})
+
+
+def test_whole_group_reads_inside_and_wait_for_the_match() -> None:
+    # count(g[]) = 2 and d after the group's last c: decided once the AND is complete
+    p = pat(AND(BC, ref("D", "d")), cmp(gagg("count", "g"), "=", 2), cmp(f("d", "ts"), ">", g("g", "c", "last", "ts")))
+    assert ids(p, stream("D@0 B@0 C@1 B@2 C@3 D@4")) == want({"g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}], "d": 5})
+
+
+def test_tie_rule_strict_inside_and_orders_the_group_only() -> None:
+    # strict: c1 ties b0 (refused), c3 does not; d2 ties both and may (AND has no order)
+    p = pat(AND(BC, ref("D", "d")))
+    ev = stream("B@1 C@1 D@1 C@2")
+    assert ids(p, ev, "strict") == want({"g": [{"b": 0, "c": 3}], "d": 2})
+    assert ids(p, ev) == want({"g": [{"b": 0, "c": 1}], "d": 2}, {"g": [{"b": 0, "c": 3}], "d": 2})
+
+
+def test_group_as_a_branch_of_or() -> None:
+    # the D branch alone, or any sequence of iterations (g absent from the D match's ids)
+    p = pat(OR(BC, ref("D", "d")))
+    assert ids(p, stream("B@1 D@2 C@3 B@4 C@5")) == want(
+        {"d": 1},
+        {"g": [{"b": 0, "c": 2}]},
+        {"g": [{"b": 0, "c": 4}]},
+        {"g": [{"b": 3, "c": 4}]},
+        {"g": [{"b": 0, "c": 2}, {"b": 3, "c": 4}]},
+    )
+
+
+def test_or_branch_conditions_hold_vacuously_on_the_other() -> None:
+    # sum(g[].b.x) > 3 only binds the group's branch: d's match stays, (b0 x=1) does not
+    p = pat(OR(BC, ref("D", "d")), cmp(gagg("sum", "g", "b"), ">", 3))
+    assert ids(p, stream("B@1:x=1 C@2 D@3 B@4:x=5 C@5")) == want(
+        {"d": 2}, {"g": [{"b": 3, "c": 4}]}, {"g": [{"b": 0, "c": 1}, {"b": 3, "c": 4}]}
+    )
+
+
+def test_skip_till_next_match_through_an_or_group() -> None:
+    # a0 takes b1 (the group's branch: d2, which only the other branch takes, is skipped),
+    # then c3, b4, c5, and e6 closes it; the D branch skipped b1, which extended {a}
+    p = pat(SEQ(ref("A", "a"), OR(BC, ref("D", "d")), ref("E", "e")), strategy=NEXT)
+    assert ids(p, stream("A@0 B@1 D@2 C@3 B@4 C@5 E@6")) == want({"a": 0, "g": [{"b": 1, "c": 3}, {"b": 4, "c": 5}], "e": 6})
+
+
+def test_a_merged_net_with_groups_inside_and_or() -> None:
+    # the group alone, inside AND and inside OR after one shared a: one net, the reference's
+    pats = [
+        pat(SEQ(ref("A", "a"), BC), name="p"),
+        pat(SEQ(ref("A", "a"), AND(BC, ref("D", "d"))), name="q"),
+        pat(SEQ(ref("A", "a"), OR(BC, ref("D", "d"))), cmp(gagg("count", "g"), ">=", 2), name="r"),
+    ]
+    net = build_net(pats)
+    assert len(net.groups) == 1 and supports(net) == (True, "covered")
+    ev = stream("A@0 B@1 D@2 C@3 B@4 C@5")
+    out = run_embedded(pats, ev)
+    assert _sorted(out) == _sorted(reference_run(pats, ev))
+    # by emission point (d2, c3, c5), then pattern, then the events' positions
+    assert [(m["pattern"], m["ids"]) for m in out if m["pattern"] != "p"] == [
+        ("r", {"a": 0, "d": 2}),
+        ("q", {"a": 0, "g": [{"b": 1, "c": 3}], "d": 2}),
+        ("q", {"a": 0, "g": [{"b": 1, "c": 3}, {"b": 4, "c": 5}], "d": 2}),
+        ("q", {"a": 0, "g": [{"b": 1, "c": 5}], "d": 2}),
+        ("q", {"a": 0, "g": [{"b": 4, "c": 5}], "d": 2}),
+        ("r", {"a": 0, "g": [{"b": 1, "c": 3}, {"b": 4, "c": 5}]}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # an AND sibling may come after the group's events: an iteration condition cannot wait for it
+        ("SEQ(A a, AND(SEQ(B b, C c)+ g[], D d)) WHERE g[i].b.x > d.x", "not yet 'd'"),
+        # no single event before a group inside AND / OR: its first step's gap has no base
+        ("SEQ(A a, AND(SEQ(B b AFTER 1 TO 2, C c)+ g[], D d))", "on the first iteration the single event before the group"),
+    ],
+)
+def test_what_stays_refused_inside_and_or(text: str, message: str) -> None:
+    with pytest.raises(PatternUnsupportedError) as err:
+        parse_text(f"PATTERN p: {text}", "t.pcep")
+    assert message in str(err.value) and "^" in str(err.value)
