@@ -7,7 +7,9 @@ are each ``before`` the next, every step's events are in stream order, no event 
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
 step bounds the time from the event before it in the chain (the first one's: from the single
-event before the group in its SEQ): ``lo <= ts - ts_before <= hi``.
+event before the group in its SEQ): ``lo <= ts - ts_before <= hi``. A negation between two
+steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
+iteration (:func:`iteration_intervals`; the interval's bounds as any negation's).
 """
 
 from __future__ import annotations
@@ -21,7 +23,27 @@ Iteration = dict[str, Any]  # step variable -> Item
 
 
 def steps(group: Group) -> list[EventRef]:
-    return [c for c in group.children if isinstance(c, EventRef)]
+    return [c for c in group.children if isinstance(c, EventRef) and not c.negated]
+
+
+def negations(group: Group) -> list[tuple[EventRef, str, str]]:
+    """Each negation inside ``group`` with the steps around it: (negation, the step before it,
+    the step after it); it forbids an event between those two in every iteration."""
+    out = []
+    kids = group.children
+    for i, c in enumerate(kids):
+        if isinstance(c, EventRef) and c.negated:
+            before = [k for k in kids[:i] if isinstance(k, EventRef) and not k.negated]
+            after = [k for k in kids[i + 1 :] if isinstance(k, EventRef) and not k.negated]
+            out.append((c, before[-1].var, after[0].var))
+    return out
+
+
+def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any]]:
+    """For each iteration and each negation inside ``group``: (negation, the event of the
+    step before it, the event of the step after it) -- the intervals no violating event may
+    lie in."""
+    return [(n, it[p], it[q]) for it in value for n, p, q in negations(group)]
 
 
 def chain(value: Sequence[Iteration]) -> list[Any]:

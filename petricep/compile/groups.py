@@ -50,7 +50,7 @@ def complete(cfg: Cfg) -> bool:
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     """(step variable bound, new configuration, appends to its list) for an ``etype`` event."""
     started, k = cfg
-    steps = [r for r in node.children if isinstance(r, A.EventRef)]
+    steps = [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
     step = steps[k]
     if step.type != etype:
         return []
@@ -58,15 +58,25 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     return [(step.var, new, started)]
 
 
-def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str]) -> str:
+def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]]) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
-    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one."""
+    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one. ``active``
+    gets the negations open in ``cfg``: those right after the iteration's last bound step
+    (``k`` steps bound, the negation before step ``k + 1``); none can grow there (only the
+    next step moves), so a violating event ends the partial match."""
     started, k = cfg
     members = node.members
     if not live:
         dead.update(members)
         return ""
     bound.update(members if started else members[:k])
+    seen = 0
+    for child in node.children:
+        if isinstance(child, A.EventRef) and child.negated:
+            if k and seen == k:
+                active.append((child, False))
+        else:
+            seen += 1
     if not started and k == 0:
         return ""
     head = f"{node.var}+" if started else node.var

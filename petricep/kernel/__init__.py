@@ -88,7 +88,10 @@ conditions guards reading several lists (``g[i-1].c`` of a later step is that li
 element, vacuous while it is empty), the strict tie rule's order slots the step before; the
 group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
 ``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py);
-a group inside AND or OR is the same places in the AND's / OR's configurations.
+a group inside AND or OR is the same places in the AND's / OR's configurations; a negation
+between two of its steps a pushed negation with no Q slot (Q's list holds the earlier
+iterations'), open at the places where an iteration waits for Q, so it ends the partial
+matches there that its event violates.
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

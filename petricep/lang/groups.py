@@ -25,11 +25,18 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
-        for step in node.children:
+        for at, step in enumerate(node.children):
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
+            if step.negated and not _between_steps(node, at):
+                raise unsupported(
+                    f"a negation inside a repeated group ({node.var}[]) stands between two of its steps (none of its "
+                    "events between them in each iteration); at the group's start or end it would lie between "
+                    "iterations: not supported yet",
+                    step.span,
+                )
             what = (
-                "a negation" if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
+                None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
                 else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
             )
             if what is not None:
@@ -45,6 +52,19 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
         return
     for child in node.children:
         check_structure(child, error, unsupported, node)
+
+
+def _between_steps(group: A.Group, at: int) -> bool:
+    """Whether the group's child at ``at`` has a positive step on either side of it."""
+    def positive(c: A.Node) -> bool:
+        return not (isinstance(c, A.EventRef) and c.negated)
+
+    return any(positive(c) for c in group.children[:at]) and any(positive(c) for c in group.children[at + 1 :])
+
+
+def negations_of(group: A.Group) -> list[A.EventRef]:
+    """The negations inside ``group`` (each between two of its steps, checked)."""
+    return [c for c in group.children if isinstance(c, A.EventRef) and c.negated]
 
 
 def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
@@ -68,7 +88,7 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
     previous iteration's last (``g[i-1]``, vacuous on the first iteration) and, on the first
     iteration, after the single event before the group (``g[1]``)."""
     out: list[A.Expr] = []
-    steps = [c for c in group.children if isinstance(c, A.EventRef)]
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     for k, step in enumerate(steps):
         if step.gap is None:
             continue
@@ -138,6 +158,7 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
     """An iteration condition over a group (``g[i]``, ``g[i-1]``) holds for every iteration;
     it reads ``g[i]`` (the iteration it checks) and, besides the group, only variables bound
     before the group (so it is decided on the step that completes what it reads)."""
+    _check_group_negation(expr, structure, groups, unsupported)
     iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
     if not iters:
         return
@@ -153,6 +174,24 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
         if e.var not in before:
             raise unsupported(
                 f"an iteration condition over {g}[i] reads only {g}[] and variables bound before the group, not yet {e.var!r}",
+                e.span,
+            )
+
+
+def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], unsupported: Unsupported) -> None:
+    """A condition of a negation inside a group is decided while the iteration waits for the
+    step after the negation: it reads the negated event and variables bound before the group."""
+    inside = {n.var: g for g in groups.values() for n in negations_of(g)}
+    mine = [e for e in A.walk_expr(expr) if isinstance(e, (A.Attr, A.Agg)) and e.var in inside]
+    if not mine:
+        return
+    group = inside[mine[0].var]
+    before = _before(structure, group) - set(groups)
+    for e in A.walk_expr(expr):
+        if isinstance(e, (A.Attr, A.Agg)) and e.var not in inside and e.var not in before:
+            raise unsupported(
+                f"a condition of the negation {mine[0].var!r} inside the repeated group {group.var}[] reads the negated "
+                f"event and variables bound before the group, not yet {e.var!r}",
                 e.span,
             )
 

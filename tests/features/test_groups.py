@@ -282,7 +282,6 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i-1].b.x > 1", PatternSemanticError, "reads the iteration it checks: g[i]"),
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i].b.x > count(g[])", PatternSemanticError, "cannot also read the whole group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], D d) WHERE g[i].b.x > d.x", PatternUnsupportedError, "not yet 'd'"),
-        ("SEQ(A a, SEQ(B b, !(E e), C c)+ g[])", PatternUnsupportedError, "a negation inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C c AFTER 1 TO 2 FROM a)+ g[])", PatternUnsupportedError, "a per-step gap FROM a named step inside"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
@@ -317,8 +316,8 @@ TYPES = ("A", "B", "C")
 @st.composite
 def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap), 0-1 steps (one may be a negation between
-    them), the group alone or inside an AND or OR beside one event ``w``; random iteration and whole-group
-    conditions, strategy, window, partition."""
+    them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` between two of its
+    steps; random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
     steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3])))]
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
@@ -327,7 +326,10 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
             lo = draw(st.integers(0, 2))
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
-    grp: Any = Group(Seq(tuple(steps)), "g")
+    inner: list[Any] = list(steps)
+    if len(steps) > 1 and draw(st.integers(0, 2)) == 0:  # a negation between two steps
+        inner.insert(draw(st.integers(1, len(steps) - 1)), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
+    grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
         side = [grp, EventRef(draw(st.sampled_from(TYPES)), "w")]
         grp = wrap(tuple(side if draw(st.booleans()) else side[::-1]))
@@ -351,6 +353,8 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
     if after:
         pool.append(cmp(f(after[0].var), ">=", g("g", names[0], "last")))
+    if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group
+        pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
     if wrap is not None:
         pool += [cmp(f("w"), ">", g("g", names[-1], "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
     conds = tuple(draw(st.lists(st.sampled_from(pool), max_size=2, unique_by=repr)))

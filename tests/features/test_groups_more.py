@@ -1,5 +1,5 @@
 """Repeated groups beyond a SEQ's flat steps (issue 42, "the rest of the event algebra"): a
-group inside AND or OR. Hand cases with exact ids on every matcher (the reference, the Python
+group inside AND or OR; a negation between two of a group's steps. Hand cases with exact ids on every matcher (the reference, the Python
 engine, the compiled kernel as a run drives it: test_groups.py's ``matcher`` fixture), a merged
 net against the reference, and the refusals that stay; the hypothesis properties of
 test_groups.py draw these forms too (``grouped_patterns``).
@@ -8,11 +8,13 @@ test_groups.py draw these forms too (``grouped_patterns``).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from petricep.errors import PatternUnsupportedError
 from petricep.kernel.lowering import supports
+from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from tests.engines import run_embedded
@@ -109,9 +111,77 @@ def test_a_merged_net_with_groups_inside_and_or() -> None:
     ]
 
 
+# ----------------------------------------------------------------------------- negation inside
+
+
+def _p(text: str) -> Pattern:
+    (p,) = parse_text(f"PATTERN p: {text}").patterns
+    return p
+
+
+NEG = "SEQ(A a, SEQ(B b, !(X x), C c)+ g[])"
+
+
+def test_negation_inside_a_group_forbids_its_event_within_an_iteration() -> None:
+    # x2 lies between b1 and c3 (and c5): only b4 c5 holds
+    assert ids(_p(NEG), stream("A@0 B@1 X@2 C@3 B@4 C@5")) == want({"a": 0, "g": [{"b": 4, "c": 5}]})
+
+
+def test_negation_inside_a_group_checks_every_iteration() -> None:
+    # x4 inside b3..c5 (and b1..c5): the second iteration breaks, (b1, c2) alone holds
+    assert ids(_p(NEG), stream("A@0 B@1 C@2 B@3 X@4 C@5")) == want({"a": 0, "g": [{"b": 1, "c": 2}]})
+
+
+def test_negation_inside_a_group_leaves_the_gap_between_iterations_free() -> None:
+    # x3 between c2 and b4 breaks no iteration; b1..c5 holds it, so (b1, c5) does not match
+    assert ids(_p(NEG), stream("A@0 B@1 C@2 X@3 B@4 C@5")) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}]}, {"a": 0, "g": [{"b": 4, "c": 5}]}, {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 4, "c": 5}]}
+    )
+
+
+def test_negation_inside_a_group_with_its_conditions() -> None:
+    # x.x = a.x (1): x2 (2) violates nothing, x5 (1) breaks every iteration around it
+    p = _p("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x = a.x")
+    assert ids(p, stream("A@0:x=1 B@1 X@2:x=2 C@3 B@4 X@5:x=1 C@6")) == want({"a": 0, "g": [{"b": 1, "c": 3}]})
+
+
+def test_negation_inside_a_group_under_the_tie_rules() -> None:
+    # x1 ties b1: after it in arrival order (a violation), not after it in time (strict)
+    ev = stream("A@0 B@1 X@1 C@2")
+    assert ids(_p(NEG), ev) == want()
+    assert ids(_p(NEG), ev, "strict") == want({"a": 0, "g": [{"b": 1, "c": 3}]})
+
+
+def test_negation_inside_a_group_under_skip_till_next_match() -> None:
+    # a0 takes b1 (the next B), which x2 then breaks; b3 c4 would skip b1: no match
+    assert ids(_p(NEG + " WHERE skip-till-next-match"), stream("A@0 B@1 X@2 B@3 C@4")) == want()
+
+
+def test_negation_inside_a_group_inside_and() -> None:
+    # d1 beside; x2 breaks b0..c3 and b0..c5: (b4, c5) only
+    p = _p("AND(SEQ(B b, !(X x), C c)+ g[], D d)")
+    assert ids(p, stream("B@0 D@1 X@2 C@3 B@4 C@5")) == want({"g": [{"b": 4, "c": 5}], "d": 1})
+
+
+def test_a_merged_net_with_a_negation_inside_a_group() -> None:
+    # p and q share a;g:b (front combination); only p's iterations are broken by x
+    pats = [replace(_p(NEG), name="p"), replace(_p("SEQ(A a, SEQ(B b, C c)+ g[])"), name="q")]
+    net = build_net(pats)
+    assert len(net.groups) == 1 and supports(net) == (True, "covered")
+    ev = stream("A@0 B@1 X@2 C@3 B@4 C@5")
+    out = run_embedded(pats, ev)
+    assert _sorted(out) == _sorted(reference_run(pats, ev))
+    assert [m["ids"]["g"] for m in out if m["pattern"] == "p"] == [[{"b": 4, "c": 5}]]
+    assert len([m for m in out if m["pattern"] == "q"]) == 4
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
+        ("SEQ(A a, SEQ(!(X x), B b, C c)+ g[])", "at the group's start or end it would lie between iterations"),
+        ("SEQ(A a, SEQ(B b, C c, !(X x))+ g[])", "at the group's start or end it would lie between iterations"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].b.x", "reads the negated event and variables bound before the group, not yet 'g'"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.x > d.x", "not yet 'd'"),
         # an AND sibling may come after the group's events: an iteration condition cannot wait for it
         ("SEQ(A a, AND(SEQ(B b, C c)+ g[], D d)) WHERE g[i].b.x > d.x", "not yet 'd'"),
         # no single event before a group inside AND / OR: its first step's gap has no base

@@ -1,6 +1,6 @@
 """Repeated groups (issue 42) on Spark batch: the keyed runner over two firing partitions
 gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
-and inside AND."""
+and inside AND, and with a negation between its steps."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ CASES = [
         "PATTERN p: SEQ(A a, AND(SEQ(B b, C c)+ g[], D d)) WHERE [k] AND count(g[]) <= 2 WITHIN 10",
         "A@0:k=1 B@1:k=1 A@1:k=2 D@2:k=2 C@2:k=1 B@2:k=2 D@3:k=1 C@3:k=2 C@4:k=1",
         [{"a": 0, "g": [{"b": 1, "c": 4}], "d": 6}, {"a": 2, "g": [{"b": 5, "c": 7}], "d": 3}, {"a": 0, "g": [{"b": 1, "c": 8}], "d": 6}],
+    ),
+    (  # a negation inside: key 1's x4 x5 break its b2..c6; key 2's b3..c7 sees no X of its key
+        "PATTERN p: SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE [k] WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 X@3:k=1 X@4:k=1 C@5:k=1 C@5:k=2",
+        [{"a": 1, "g": [{"b": 3, "c": 7}]}],
     ),
 ]
 
