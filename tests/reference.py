@@ -514,9 +514,9 @@ class Matcher:
         return self.group_negations_ok(shape, binding, used, key)
 
     def group_negations_ok(self, shape: _Shape, binding: Binding, used: set[int], key: Any) -> bool:
-        """No negation inside a group is violated in any iteration: an unbound event of its
-        type, in the partition, strictly between the steps around it (as P and Q), its
-        conditions holding."""
+        """No negation inside a group is violated in any interval of it (a partial binding:
+        those with both ends bound): an unbound event of its type, in the partition, strictly
+        between the events around it (as P and Q), its conditions holding."""
         for gvar, value in binding.items():
             if gvar not in self.groups:
                 continue
@@ -695,6 +695,8 @@ class Matcher:
         items = all_items(partial)
         if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial) or not self.until_ok(partial):
             return False
+        if self.group_negs and not self.group_negations_ok(shape, partial, {i.idx for i in items}, self.pkey(items[0])):
+            return False  # (an iteration broken by a negation inside its group extends nothing)
         closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
         env = env_of(partial)
         for conj in self.positive_conj:

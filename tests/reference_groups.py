@@ -9,7 +9,9 @@ follows (the pattern's precedence treats the group as one variable). A per-step 
 step bounds the time from the event before it in the chain (the first one's: from the single
 event before the group in its SEQ): ``lo <= ts - ts_before <= hi``. A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
-iteration (:func:`iteration_intervals`; the interval's bounds as any negation's).
+iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
+iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
+negation's). A partial binding with such an interval violated extends nothing.
 """
 
 from __future__ import annotations
@@ -28,22 +30,32 @@ def steps(group: Group) -> list[EventRef]:
 
 def negations(group: Group) -> list[tuple[EventRef, str, str]]:
     """Each negation inside ``group`` with the steps around it: (negation, the step before it,
-    the step after it); it forbids an event between those two in every iteration."""
+    the step after it). Between two steps it forbids an event between those two in every
+    iteration; at the group's start or end (none before, or none after it) between one
+    iteration's last step and the next one's first."""
     out = []
     kids = group.children
+    ss = steps(group)
     for i, c in enumerate(kids):
         if isinstance(c, EventRef) and c.negated:
             before = [k for k in kids[:i] if isinstance(k, EventRef) and not k.negated]
             after = [k for k in kids[i + 1 :] if isinstance(k, EventRef) and not k.negated]
-            out.append((c, before[-1].var, after[0].var))
+            out.append((c, before[-1].var, after[0].var) if before and after else (c, ss[-1].var, ss[0].var))
     return out
 
 
 def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any]]:
-    """For each iteration and each negation inside ``group``: (negation, the event of the
-    step before it, the event of the step after it) -- the intervals no violating event may
-    lie in."""
-    return [(n, it[p], it[q]) for it in value for n, p, q in negations(group)]
+    """For each negation inside ``group``: (negation, the event before, the event after) for
+    every interval of ``value`` (a binding, or a partial one) no violating event may lie in,
+    both of its ends bound: within each iteration, or between consecutive ones."""
+    last = steps(group)[-1].var
+    out = []
+    for n, p, q in negations(group):
+        if p == last:  # between iterations
+            out += [(n, a[p], b[q]) for a, b in zip(value, value[1:]) if p in a and q in b]
+        else:
+            out += [(n, it[p], it[q]) for it in value if p in it and q in it]
+    return out
 
 
 def chain(value: Sequence[Iteration]) -> list[Any]:

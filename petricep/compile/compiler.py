@@ -353,7 +353,8 @@ class _Builder:
         self.cinfo: list[_Config] = []
         self.edges: list[tuple[int, str, str, Cfg, bool]] = []
         self.neg_index = {r.var: j for j, r in enumerate(self.negs)}
-        self.group_negs = {n.var for grp in A.groups_of(pattern.structure) for n in grp.children if isinstance(n, A.EventRef) and n.negated}
+        self.group_negs = {n for grp in A.groups_of(pattern.structure) for n in G.neighbours(grp)}
+        self.group_stops = {n for grp in A.groups_of(pattern.structure) for n in G.between_iterations(grp)}
         self.seq_of: dict[str, tuple[list[str], list[str]]] = {}
         _neighbours(pattern.structure, self.seq_of)
 
@@ -399,7 +400,8 @@ class _Builder:
             # a negation inside a repeated group is pushed always (its interval is the
             # iteration's, which only the scan sees: its conditions read what is bound before
             # it, checked) and has no Q slot (Q's list holds the earlier iterations' events):
-            # it is open only where the iteration waits for Q (compile/groups.py analyze)
+            # it is open only where the iteration waits for Q (compile/groups.py analyze);
+            # one between iterations stops the group's next iteration as a stop event does
             inside = r.var in self.group_negs
             pushed = inside or (push and bool(before and after))
             for conf in self.cinfo:
@@ -419,6 +421,7 @@ class _Builder:
                     tuple(self.slot[v] for v in before),
                     () if inside else tuple(self.slot[v] for v in after),
                     pushed,
+                    stops=r.var in self.group_stops,
                 )
             )
         for lst, stop in self.stops:  # pushed always: they read what is bound while the list grows
@@ -592,7 +595,10 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
     """For each negated variable: variables of the previous and next positive SEQ element."""
     if isinstance(node, A.EventRef):
         return
-    if isinstance(node, (A.Seq, A.Group)):  # a group's negations: between two of its steps
+    if isinstance(node, A.Group):  # a group's negations: the steps around them (compile/groups.py)
+        out.update({n: ([b], [a]) for n, (b, a) in G.neighbours(node).items()})
+        return
+    if isinstance(node, A.Seq):
         kids = node.children
         for i, c in enumerate(kids):
             if isinstance(c, A.EventRef) and c.negated:

@@ -91,7 +91,8 @@ group's ids, its steps' lists zipped into one binding per iteration (Match objec
 a group inside AND or OR is the same places in the AND's / OR's configurations; a negation
 between two of its steps a pushed negation with no Q slot (Q's list holds the earlier
 iterations'), open at the places where an iteration waits for Q, so it ends the partial
-matches there that its event violates.
+matches there that its event violates; one at the group's start or end (between iterations)
+a stop negation open where an iteration is complete, blocking the loop back to the first step.
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

@@ -20,21 +20,14 @@ Unsupported = Callable[[str, A.Span | None], PatternError]
 
 def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None) -> None:
     """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
-    pattern); its steps are single positive events (no negation, Kleene, nested group,
+    pattern); its steps are single events, positive or negated (no Kleene, nested group,
     ARCHIVED or gap FROM a named step inside yet)."""
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
-        for at, step in enumerate(node.children):
+        for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
-            if step.negated and not _between_steps(node, at):
-                raise unsupported(
-                    f"a negation inside a repeated group ({node.var}[]) stands between two of its steps (none of its "
-                    "events between them in each iteration); at the group's start or end it would lie between "
-                    "iterations: not supported yet",
-                    step.span,
-                )
             what = (
                 None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
                 else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
@@ -54,16 +47,9 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
         check_structure(child, error, unsupported, node)
 
 
-def _between_steps(group: A.Group, at: int) -> bool:
-    """Whether the group's child at ``at`` has a positive step on either side of it."""
-    def positive(c: A.Node) -> bool:
-        return not (isinstance(c, A.EventRef) and c.negated)
-
-    return any(positive(c) for c in group.children[:at]) and any(positive(c) for c in group.children[at + 1 :])
-
-
 def negations_of(group: A.Group) -> list[A.EventRef]:
-    """The negations inside ``group`` (each between two of its steps, checked)."""
+    """The negations inside ``group``: between two of its steps, or at its start or end
+    (between one iteration's last step and the next one's first)."""
     return [c for c in group.children if isinstance(c, A.EventRef) and c.negated]
 
 

@@ -316,8 +316,8 @@ TYPES = ("A", "B", "C")
 @st.composite
 def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap), 0-1 steps (one may be a negation between
-    them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` between two of its
-    steps; random iteration, whole-group and negation conditions, strategy, window, partition."""
+    them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
+    two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
     steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3])))]
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
@@ -327,8 +327,8 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
     inner: list[Any] = list(steps)
-    if len(steps) > 1 and draw(st.integers(0, 2)) == 0:  # a negation between two steps
-        inner.insert(draw(st.integers(1, len(steps) - 1)), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
+    if draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
+        inner.insert(draw(st.integers(0, len(steps))), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
     grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
         side = [grp, EventRef(draw(st.sampled_from(TYPES)), "w")]
