@@ -427,6 +427,7 @@ class Matcher:
                     self.before,
                     lambda evs: self.in_window([*bound_items, *evs]) and self.same_partition([*bound_items, *evs]),
                     binding.get(self.group_before.get(ref.var) or ""),
+                    binding,
                 )
             else:
                 fits = fitting(ref)
@@ -688,7 +689,7 @@ class Matcher:
                 group = self.groups[var]
                 if not RG.chain_ok(group, value, self.before):
                     return False
-                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or "")):
+                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or ""), partial):
                     return False
             elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False

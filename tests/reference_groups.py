@@ -7,7 +7,8 @@ are each ``before`` the next, every step's events are in stream order, no event 
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
 step bounds the time from the event before it in the chain (the first one's: from the single
-event before the group in its SEQ): ``lo <= ts - ts_before <= hi``. A negation between two
+event before the group in its SEQ), or with ``FROM u`` from the iteration's step ``u`` or the
+event of ``u`` bound before the group: ``lo <= ts - ts_base <= hi``. A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
@@ -16,7 +17,7 @@ negation's). A partial binding with such an interval violated extends nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from petricep.lang.ast import DURATION_UNITS, EventRef, Group
@@ -83,6 +84,7 @@ def group_values(
     before: Callable[[Any, Any], bool],
     admissible: Callable[[list[Any]], bool],
     first_before: Any = None,
+    bound: Mapping[str, Any] | None = None,
 ) -> list[tuple[Iteration, ...]]:
     """Every binding of ``group``: each sequence of complete iterations whose chain keeps the
     order rules; ``candidates(step)``: the events a step may take (type, order against the
@@ -103,7 +105,7 @@ def group_values(
             if not admissible(events):
                 continue
             now = {**current, ss[k].var: item}
-            if not gaps_ok(group, (*done, now), first_before):
+            if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
             if k + 1 == len(ss):
                 value = (*done, now)
@@ -150,9 +152,11 @@ def member_of(group: Group, var: str) -> bool:
     return any(s.var == var for s in steps(group))
 
 
-def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool:
-    """Every per-step gap between consecutive chain events holds (``first_before``: the event
-    before the group, for the first step of the first iteration; None: not bound yet)."""
+def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any, bound: Mapping[str, Any] | None = None) -> bool:
+    """Every per-step gap holds: between consecutive chain events (``first_before``: the event
+    before the group, for the first step of the first iteration; None: not bound yet), or
+    with ``FROM u`` from the same iteration's step ``u`` or from ``u`` bound before the group
+    (``bound``: the other variables' events; unbound: not checked yet)."""
     gaps = {s.var: s.gap for s in steps(group) if s.gap is not None}
     if not gaps:
         return True
@@ -160,9 +164,10 @@ def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool
     for it in value:
         for var, item in it.items():
             gap = gaps.get(var)
-            if gap is not None and previous is not None:
+            base = previous if gap is None or gap.after is None else it.get(gap.after, (bound or {}).get(gap.after))
+            if gap is not None and base is not None:
                 scale = DURATION_UNITS[gap.unit] if gap.unit else 1
-                if not gap.low * scale <= item.ev.ts - previous.ev.ts <= gap.high * scale:
+                if not gap.low * scale <= item.ev.ts - base.ev.ts <= gap.high * scale:
                     return False
             previous = item
     return True

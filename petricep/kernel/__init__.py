@@ -92,7 +92,9 @@ a group inside AND or OR is the same places in the AND's / OR's configurations; 
 between two of its steps a pushed negation with no Q slot (Q's list holds the earlier
 iterations'), open at the places where an iteration waits for Q, so it ends the partial
 matches there that its event violates; one at the group's start or end (between iterations)
-a stop negation open where an iteration is complete, blocking the loop back to the first step.
+a stop negation open where an iteration is complete, blocking the loop back to the first step;
+a per-step gap inside a group (``FROM`` an earlier step of the iteration or a variable before
+the group too) an iteration condition in the guard bytecode.
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

@@ -18,25 +18,27 @@ ErrorAt = Callable[[str, A.Span | None], PatternError]
 Unsupported = Callable[[str, A.Span | None], PatternError]
 
 
-def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None) -> None:
+def check_structure(
+    node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None, root: A.Node | None = None
+) -> None:
     """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
-    pattern); its steps are single events, positive or negated (no Kleene, nested group,
-    ARCHIVED or gap FROM a named step inside yet)."""
+    pattern); its steps are single events, positive or negated (no Kleene, nested group or
+    ARCHIVED step inside yet); a gap FROM a named step measures from an earlier step of the
+    group or a variable bound before it (``root``: the whole structure)."""
+    root = node if root is None else root
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
-            what = (
-                None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
-                else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
-            )
+            what = None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived else None
             if what is not None:
-                span = step.gap.span if step.gap is not None and not step.negated else step.span
-                raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", span)
+                raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", step.span)
+            if not step.negated and step.gap is not None and step.gap.after is not None:
+                _check_from(root, node, step, error, unsupported)
         first = node.children[0]
-        if isinstance(first, A.EventRef) and first.gap is not None and _single_before(parent, node) is None:
+        if isinstance(first, A.EventRef) and first.gap is not None and first.gap.after is None and _single_before(parent, node) is None:
             raise unsupported(
                 f"a per-step gap on a repeated group's first step ({first.type} {first.var}) follows the previous "
                 "iteration's last step, and on the first iteration the single event before the group: there is none",
@@ -44,7 +46,32 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
             )
         return
     for child in node.children:
-        check_structure(child, error, unsupported, node)
+        check_structure(child, error, unsupported, node, root)
+
+
+def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, unsupported: Unsupported) -> None:
+    """``T v AFTER lo TO hi FROM u`` on a step of ``group``: ``u`` an earlier step of the group
+    (the same iteration's) or a variable bound before the group (every iteration's step is
+    measured from it)."""
+    assert step.gap is not None and step.gap.after is not None
+    u, members = step.gap.after, group.members
+    if u in members:
+        if members.index(u) >= members.index(step.var):
+            raise error(
+                f"a per-step gap FROM {u} on {step.var} inside the repeated group {group.var}[] measures from an "
+                f"earlier step of the iteration: {u} is not before {step.var}",
+                step.gap.span,
+            )
+        return
+    known = {r.var: r for r in A.events_of(root)}
+    if u not in known or known[u].negated:
+        raise error(f"gap FROM: {'unknown variable' if u not in known else 'a negated variable binds no time:'} {u!r}", step.gap.span)
+    if u not in _before(root, group) or known[u].kleene:
+        raise unsupported(
+            f"a per-step gap FROM {u} inside the repeated group {group.var}[] measures from an earlier step of the "
+            f"group or a single event bound before it, not yet {u!r}",
+            step.gap.span,
+        )
 
 
 def negations_of(group: A.Group) -> list[A.EventRef]:
@@ -80,8 +107,12 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
             continue
         lo, hi = A.gap_amount(step.gap)
         here = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=step.var)
-        if k:
-            bases: list[tuple[A.Expr, A.Expr]] = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
+        u = step.gap.after
+        if u is not None:  # FROM: an earlier step of the iteration, or a variable before the group
+            base = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=u) if u in group.members else A.Attr(u, "ts")
+            bases: list[tuple[A.Expr, A.Expr]] = [(here, base)]
+        elif k:
+            bases = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
         else:
             prev = _single_before(structure, group)
             assert prev is not None  # checked

@@ -1,6 +1,6 @@
 """Repeated groups beyond a SEQ's flat steps (issue 42, "the rest of the event algebra"): a
 group inside AND or OR; a negation inside a group (between two of its steps, or between
-iterations). Hand cases with exact ids on every matcher (the reference, the Python
+iterations); a per-step gap FROM a named step inside a group. Hand cases with exact ids on every matcher (the reference, the Python
 engine, the compiled kernel as a run drives it: test_groups.py's ``matcher`` fixture), a merged
 net against the reference, and the refusals that stay; the hypothesis properties of
 test_groups.py draw these forms too (``grouped_patterns``).
@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from petricep.errors import PatternUnsupportedError
+from petricep.errors import PatternSemanticError, PatternUnsupportedError
 from petricep.kernel.lowering import supports
 from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
@@ -205,6 +205,66 @@ def test_negation_between_iterations_and_timeouts_on_both_engines() -> None:
         ({"a": 0, "g": [{"b": 1, "c": 2}]}, {"n": 1}),
         ({"a": 0, "g": [{"b": 4}]}, {"n": None}),
     ]
+
+
+# ----------------------------------------------------------------------------- gaps FROM a step
+
+
+def test_gap_from_an_earlier_step_of_the_iteration() -> None:
+    # d 0..2 after its own iteration's b (not after c): b1 c2 d3 (2) holds, b4 c5 d7 (3) not
+    p = _p("SEQ(A a, SEQ(B b, C c, D d AFTER 0 TO 2 FROM b)+ g[])")
+    assert ids(p, stream("A@0 B@1 C@2 D@3 B@4 C@5 D@7")) == want({"a": 0, "g": [{"b": 1, "c": 2, "d": 3}]})
+
+
+def test_gap_from_a_variable_before_the_group_bounds_every_iteration() -> None:
+    # every b 0..3 after a0: b1 and b3, not b5; c after its b as ever
+    p = _p("SEQ(A a, SEQ(B b AFTER 0 TO 3 FROM a, C c)+ g[])")
+    assert ids(p, stream("A@0 B@1 C@2 B@3 C@4 B@5 C@6")) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}]},
+        {"a": 0, "g": [{"b": 1, "c": 4}]},
+        {"a": 0, "g": [{"b": 1, "c": 6}]},
+        {"a": 0, "g": [{"b": 3, "c": 4}]},
+        {"a": 0, "g": [{"b": 3, "c": 6}]},
+        {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}]},
+        {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 6}]},
+    )
+
+
+def test_gap_from_a_step_inside_and_needs_no_event_before_the_group() -> None:
+    # inside AND the first step has no event before it, FROM does not need one: c 1..1
+    # after its b ((b0, c1) and (b3, c4); b0 c4 is 3 apart), d anywhere
+    p = _p("AND(SEQ(B b, C c AFTER 1 TO 1 FROM b)+ g[], D d)")
+    assert ids(p, stream("B@0 C@1 D@1 B@2 C@3")) == want(
+        {"g": [{"b": 0, "c": 1}], "d": 2}, {"g": [{"b": 3, "c": 4}], "d": 2}, {"g": [{"b": 0, "c": 1}, {"b": 3, "c": 4}], "d": 2}
+    )
+
+
+def test_gap_from_a_step_under_skip_till_next_match_and_strict_ties() -> None:
+    # next match: a0 takes b1 (the next B); c2 and c4 come too late for it (0..1 after b1's
+    # ts 0), and b3 c4 would skip b1: no match
+    p = _p("SEQ(A a, SEQ(B b, C c AFTER 0 TO 1 FROM b)+ g[]) WHERE skip-till-next-match")
+    assert ids(p, stream("A@0 B@0 C@2 B@3 C@4")) == want()
+    # strict: c at b's time is refused (no tie in a SEQ), lo = 0 admits it under arrival
+    q = _p("SEQ(A a, SEQ(B b, C c AFTER 0 TO 1 FROM b)+ g[])")
+    assert ids(q, stream("A@0 B@1 C@1 C@2"), "strict") == want({"a": 0, "g": [{"b": 1, "c": 3}]})
+    assert ids(q, stream("A@0 B@1 C@1 C@2")) == want({"a": 0, "g": [{"b": 1, "c": 2}]}, {"a": 0, "g": [{"b": 1, "c": 3}]})
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "message"),
+    [
+        ("SEQ(A a, SEQ(B b AFTER 0 TO 1 FROM c, C c)+ g[])", PatternSemanticError, "c is not before b"),
+        ("SEQ(A a, SEQ(B b, C c AFTER 0 TO 1 FROM c)+ g[])", PatternSemanticError, "c is not before c"),
+        ("SEQ(A a, SEQ(B b, C c AFTER 0 TO 1 FROM e)+ g[])", PatternSemanticError, "gap FROM: unknown variable 'e'"),
+        ("SEQ(A a, SEQ(B b, C c AFTER 0 TO 1 FROM d)+ g[], D d)", PatternUnsupportedError, "not yet 'd'"),
+        ("SEQ(A+ a[], SEQ(B b, C c AFTER 0 TO 1 FROM a)+ g[])", PatternUnsupportedError, "not yet 'a'"),
+        ("AND(SEQ(B b, C c AFTER 0 TO 1 FROM d)+ g[], D d)", PatternUnsupportedError, "not yet 'd'"),
+    ],
+)
+def test_gaps_from_that_stay_refused(text: str, kind: type[Exception], message: str) -> None:
+    with pytest.raises(kind) as err:
+        parse_text(f"PATTERN p: {text}", "t.pcep")
+    assert message in str(err.value) and "^" in str(err.value)
 
 
 @pytest.mark.parametrize(

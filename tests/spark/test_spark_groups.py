@@ -1,6 +1,6 @@
 """Repeated groups (issue 42) on Spark batch: the keyed runner over two firing partitions
 gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
-and inside AND, and with a negation between its steps."""
+inside AND, with a negation between its steps, with a gap FROM a step."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ CASES = [
         "PATTERN p: SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE [k] WITHIN 10",
         "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 X@3:k=1 X@4:k=1 C@5:k=1 C@5:k=2",
         [{"a": 1, "g": [{"b": 3, "c": 7}]}],
+    ),
+    (  # a gap FROM the iteration's b: key 1's c4 (2 after b2) holds, c6 (4) not; key 2's c5 (3) not
+        "PATTERN p: SEQ(A a, SEQ(B b, C c AFTER 0 TO 2 FROM b)+ g[]) WHERE [k] WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 C@3:k=1 C@5:k=2 C@5:k=1",
+        [{"a": 0, "g": [{"b": 2, "c": 4}]}],
     ),
 ]
 
