@@ -165,6 +165,25 @@ def test_negation_inside_a_group_inside_and() -> None:
     assert ids(p, stream("B@0 D@1 X@2 C@3 B@4 C@5")) == want({"g": [{"b": 4, "c": 5}], "d": 1})
 
 
+def test_negation_inside_a_group_reading_an_or_branch_not_taken() -> None:
+    # x.v = a.v holds vacuously where e was taken (a unbound): then any x breaks the
+    # iteration around it; with a0 (v 1) x3 (v 2) breaks nothing
+    p = _p("SEQ(OR(A a, E e), SEQ(B b, !(X x), C c)+ g[]) WHERE x.v = a.v")
+    assert ids(p, stream("A@0:v=1 E@1 B@2 X@3:v=2 C@4")) == want({"a": 0, "g": [{"b": 2, "c": 4}]})
+
+
+def test_negations_inside_a_group_are_pushed_without_pushdown_too() -> None:
+    """``push_negations=False`` (SASE's check after the match is built) keeps a group's
+    negations in the scan, where their intervals are: the same matches."""
+    from petricep.runtime.engine import Engine
+    from tests.engines import fresh
+
+    pats = [_p("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], !(Y y), D d)"), replace(_p("SEQ(A a, SEQ(B b, C c, !(X x))+ g[], D d)"), name="q")]
+    ev = stream("A@0 B@1 C@2 X@3 B@4 X@5 C@6 Y@7 D@8 B@9 C@10 D@11")
+    pushed, after = ([m.to_dict() for m in Engine(build_net(pats, push_negations=flag)).run(fresh(ev))] for flag in (True, False))
+    assert pushed == after and _sorted(after) == _sorted(reference_run(pats, ev))
+
+
 def test_a_merged_net_with_a_negation_inside_a_group() -> None:
     # p and q share a;g:b (front combination); only p's iterations are broken by x
     pats = [replace(_p(NEG), name="p"), replace(_p("SEQ(A a, SEQ(B b, C c)+ g[])"), name="q")]
@@ -237,6 +256,12 @@ def test_gap_from_a_step_inside_and_needs_no_event_before_the_group() -> None:
     assert ids(p, stream("B@0 C@1 D@1 B@2 C@3")) == want(
         {"g": [{"b": 0, "c": 1}], "d": 2}, {"g": [{"b": 3, "c": 4}], "d": 2}, {"g": [{"b": 0, "c": 1}, {"b": 3, "c": 4}], "d": 2}
     )
+
+
+def test_gap_from_an_or_branch_not_taken_holds_vacuously() -> None:
+    # FROM a where e was taken: no bound; from a0, c2 is 2 after it (0..1 refused)
+    p = _p("SEQ(OR(A a, E e), SEQ(B b, C c AFTER 0 TO 1 FROM a)+ g[])")
+    assert ids(p, stream("A@0 E@1 B@1 C@2")) == want({"e": 1, "g": [{"b": 2, "c": 3}]})
 
 
 def test_gap_from_a_step_under_skip_till_next_match_and_strict_ties() -> None:
