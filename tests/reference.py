@@ -515,22 +515,17 @@ class Matcher:
         return self.group_negations_ok(shape, binding, used, key)
 
     def group_negations_ok(self, shape: _Shape, binding: Binding, used: set[int], key: Any) -> bool:
-        """No negation inside a group is violated in any interval of it (a partial binding:
-        those with both ends bound): an unbound event of its type, in the partition, strictly
-        between the events around it (as P and Q), its conditions holding."""
-        for gvar, value in binding.items():
-            if gvar not in self.groups:
-                continue
-            for n, p, q in RG.iteration_intervals(self.groups[gvar], value):
-                conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
-                for x in self.by_type.get(n.type, []):
-                    if x.idx in used or (self.partition and self.pkey(x) != key):
-                        continue
-                    if self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(
-                        holds(c, env_of({**binding, n.var: x})) for c in conds
-                    ):
-                        return False
-        return True
+        """No negation inside a group is violated in an interval of it with both ends bound:
+        :func:`tests.reference_groups.violated`, the bounds and conditions as any negation's."""
+
+        def violates(n: EventRef, x: Item, p: Item, q: Item) -> bool:
+            conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
+            env = env_of({**binding, n.var: x})
+            if x.idx in used or (self.partition and self.pkey(x) != key):
+                return False
+            return self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(holds(c, env) for c in conds)
+
+        return not any(RG.violated(self.groups[v], value, self.by_type, violates) for v, value in binding.items() if v in self.groups)
 
     def above_lower(self, x: Item, prev_items: list[Item], last: Item) -> bool:
         if prev_items:

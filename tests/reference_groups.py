@@ -59,6 +59,12 @@ def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[
     return out
 
 
+def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, list[Any]], violates: Callable[..., bool]) -> bool:
+    """Whether an event of a negation's type breaks one of ``value``'s intervals
+    (``violates(negation, event, before, after)``: the matcher's rule for one interval)."""
+    return any(violates(n, x, p, q) for n, p, q in iteration_intervals(group, value) for x in by_type.get(n.type, []))
+
+
 def chain(value: Sequence[Iteration]) -> list[Any]:
     """The group's events iteration by iteration, step by step."""
     return [item for it in value for item in it.values()]

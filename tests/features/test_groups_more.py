@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from petricep.errors import PatternSemanticError, PatternUnsupportedError
 from petricep.kernel.lowering import supports
-from petricep.lang.ast import Pattern
+from petricep.lang.ast import Pattern, Return, ReturnField
 from petricep.lang.parser import parse_text
+from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.engines import run_embedded
-from tests.features.scenario import AND, NEXT, OR, SEQ, cmp, f, ids, pat, ref, stream, want
-from tests.features.test_groups import BC, g, gagg, matcher  # noqa: F401 (the fixture: every matcher)
+from tests.features.scenario import AND, NEXT, OR, SEQ, cmp, f, ids, pat, ref, stream, want, within
+from tests.features.test_groups import BC, _types, g, gagg, grouped_patterns, matcher  # noqa: F401 (the fixture: every matcher)
 from tests.kernel.compare import both
 from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
 
 
 def _sorted(matches: list[dict]) -> list[str]:
@@ -307,3 +313,23 @@ def test_what_stays_refused_inside_and_or(text: str, message: str) -> None:
     with pytest.raises(PatternUnsupportedError) as err:
         parse_text(f"PATTERN p: {text}", "t.pcep")
     assert message in str(err.value) and "^" in str(err.value)
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), grouped_patterns())
+def test_kernel_equals_engine_on_grouped_timeouts(data: Any, p: Pattern) -> None:
+    """ON TIMEOUT over the grouped patterns test_groups.py draws (groups inside AND / OR,
+    negations inside, gaps FROM a step): the kernel's matches and timeouts, tokens and live
+    partial matches are the Python engine's (a partial match a negation between iterations
+    stopped still times out). The reference has no timeouts."""
+    p = replace(p, window=p.window or within(4), timeout=Return("T", (ReturnField("n", gagg("count", "g")),)))
+    note(pattern_text(p))
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    net = build_net([p])
+    assert supports(net, tie) == (True, "covered")
+    out = both(net, events, tie, data.draw(st.integers(0, len(events))), sweep_every=1)
+    assert out["kernel"] == out["python"]
