@@ -17,7 +17,8 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
   ``NOT (v[3].x > 1)`` is true on a two-element list); arithmetic on it stays missing;
   a RETURN field reading it is ``None``.
 * A RETURN field that reads a variable left unbound by an ``OR`` is ``None``.
-* Negation inside a nested ``SEQ`` (e.g. under an ``AND`` or ``OR``): P and Q are the
+* Negation inside a nested ``SEQ`` (e.g. under an ``AND`` or ``OR``; inside a repeated group:
+  :mod:`tests.reference_groups`, per iteration): P and Q are the
   siblings inside that inner ``SEQ``; with no sibling on a side the window rule applies,
   measured from the whole match's first / last event.
 * A match is delayed to its window's close (for its composite event) only when one of the
@@ -124,8 +125,8 @@ def _refs(node: Node) -> list[Any]:
 
 def _validate(node: Node, in_seq: bool = False) -> None:
     if isinstance(node, Group):
-        if not all(isinstance(c, EventRef) and not c.negated and not c.kleene for c in node.children):
-            raise ValueError(f"repeated group {node.var!r}: a SEQ step of single positive events")
+        if not all(isinstance(c, EventRef) and not c.kleene for c in node.children):
+            raise ValueError(f"repeated group {node.var!r}: a SEQ step of single events")
         return
     if isinstance(node, EventRef):
         if node.negated and not in_seq:
@@ -318,7 +319,10 @@ class Matcher:
         # a group is a list variable too: whole-list reads wait for it to close
         self.kleene = frozenset(r.var for r in refs if isinstance(r, Group) or r.kleene)
         self.least = {r.var: r.least for r in refs if not isinstance(r, Group) and r.kleene}
-        self.negated = {r.var: r for r in refs if _is_negation(r)}
+        # negations inside a group are the pattern's too (checked per iteration: negations_ok)
+        self.group_negs = {n.var: (g, n) for g in self.groups.values() for n, _, _ in RG.negations(g)}
+        names.extend(self.group_negs)
+        self.negated = {r.var: r for r in refs if _is_negation(r)} | {v: n for v, (_, n) in self.group_negs.items()}
         self.shapes = [_shape(t) for t in _resolutions(tree)]
 
         self.positive_conj: list[Conjunct] = []
@@ -423,6 +427,7 @@ class Matcher:
                     self.before,
                     lambda evs: self.in_window([*bound_items, *evs]) and self.same_partition([*bound_items, *evs]),
                     binding.get(self.group_before.get(ref.var) or ""),
+                    binding,
                 )
             else:
                 fits = fitting(ref)
@@ -507,7 +512,20 @@ class Matcher:
                 env = env_of({**binding, n.var: x})
                 if all(holds(c, env) for c in conds):
                     return False
-        return True
+        return self.group_negations_ok(shape, binding, used, key)
+
+    def group_negations_ok(self, shape: _Shape, binding: Binding, used: set[int], key: Any) -> bool:
+        """No negation inside a group is violated in an interval of it with both ends bound:
+        :func:`tests.reference_groups.violated`, the bounds and conditions as any negation's."""
+
+        def violates(n: EventRef, x: Item, p: Item, q: Item) -> bool:
+            conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
+            env = env_of({**binding, n.var: x})
+            if x.idx in used or (self.partition and self.pkey(x) != key):
+                return False
+            return self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(holds(c, env) for c in conds)
+
+        return not any(RG.violated(self.groups[v], value, self.by_type, violates) for v, value in binding.items() if v in self.groups)
 
     def above_lower(self, x: Item, prev_items: list[Item], last: Item) -> bool:
         if prev_items:
@@ -666,13 +684,15 @@ class Matcher:
                 group = self.groups[var]
                 if not RG.chain_ok(group, value, self.before):
                     return False
-                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or "")):
+                if not RG.gaps_ok(group, value, partial.get(self.group_before.get(var) or ""), partial):
                     return False
             elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
         items = all_items(partial)
         if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial) or not self.until_ok(partial):
             return False
+        if self.group_negs and not self.group_negations_ok(shape, partial, {i.idx for i in items}, self.pkey(items[0])):
+            return False  # (an iteration broken by a negation inside its group extends nothing)
         closed = {k for k in self.kleene if k in partial and any((k, w) in shape.prec for w in partial)}
         env = env_of(partial)
         for conj in self.positive_conj:

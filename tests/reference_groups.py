@@ -7,12 +7,17 @@ are each ``before`` the next, every step's events are in stream order, no event 
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
 step bounds the time from the event before it in the chain (the first one's: from the single
-event before the group in its SEQ): ``lo <= ts - ts_before <= hi``.
+event before the group in its SEQ), or with ``FROM u`` from the iteration's step ``u`` or the
+event of ``u`` bound before the group: ``lo <= ts - ts_base <= hi``. A negation between two
+steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
+iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
+iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
+negation's). A partial binding with such an interval violated extends nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from petricep.lang.ast import DURATION_UNITS, EventRef, Group
@@ -21,7 +26,43 @@ Iteration = dict[str, Any]  # step variable -> Item
 
 
 def steps(group: Group) -> list[EventRef]:
-    return [c for c in group.children if isinstance(c, EventRef)]
+    return [c for c in group.children if isinstance(c, EventRef) and not c.negated]
+
+
+def negations(group: Group) -> list[tuple[EventRef, str, str]]:
+    """Each negation inside ``group`` with the steps around it: (negation, the step before it,
+    the step after it). Between two steps it forbids an event between those two in every
+    iteration; at the group's start or end (none before, or none after it) between one
+    iteration's last step and the next one's first."""
+    out = []
+    kids = group.children
+    ss = steps(group)
+    for i, c in enumerate(kids):
+        if isinstance(c, EventRef) and c.negated:
+            before = [k for k in kids[:i] if isinstance(k, EventRef) and not k.negated]
+            after = [k for k in kids[i + 1 :] if isinstance(k, EventRef) and not k.negated]
+            out.append((c, before[-1].var, after[0].var) if before and after else (c, ss[-1].var, ss[0].var))
+    return out
+
+
+def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any]]:
+    """For each negation inside ``group``: (negation, the event before, the event after) for
+    every interval of ``value`` (a binding, or a partial one) no violating event may lie in,
+    both of its ends bound: within each iteration, or between consecutive ones."""
+    last = steps(group)[-1].var
+    out = []
+    for n, p, q in negations(group):
+        if p == last:  # between iterations
+            out += [(n, a[p], b[q]) for a, b in zip(value, value[1:]) if p in a and q in b]
+        else:
+            out += [(n, it[p], it[q]) for it in value if p in it and q in it]
+    return out
+
+
+def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, list[Any]], violates: Callable[..., bool]) -> bool:
+    """Whether an event of a negation's type breaks one of ``value``'s intervals
+    (``violates(negation, event, before, after)``: the matcher's rule for one interval)."""
+    return any(violates(n, x, p, q) for n, p, q in iteration_intervals(group, value) for x in by_type.get(n.type, []))
 
 
 def chain(value: Sequence[Iteration]) -> list[Any]:
@@ -49,6 +90,7 @@ def group_values(
     before: Callable[[Any, Any], bool],
     admissible: Callable[[list[Any]], bool],
     first_before: Any = None,
+    bound: Mapping[str, Any] | None = None,
 ) -> list[tuple[Iteration, ...]]:
     """Every binding of ``group``: each sequence of complete iterations whose chain keeps the
     order rules; ``candidates(step)``: the events a step may take (type, order against the
@@ -69,7 +111,7 @@ def group_values(
             if not admissible(events):
                 continue
             now = {**current, ss[k].var: item}
-            if not gaps_ok(group, (*done, now), first_before):
+            if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
             if k + 1 == len(ss):
                 value = (*done, now)
@@ -116,9 +158,11 @@ def member_of(group: Group, var: str) -> bool:
     return any(s.var == var for s in steps(group))
 
 
-def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool:
-    """Every per-step gap between consecutive chain events holds (``first_before``: the event
-    before the group, for the first step of the first iteration; None: not bound yet)."""
+def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any, bound: Mapping[str, Any] | None = None) -> bool:
+    """Every per-step gap holds: between consecutive chain events (``first_before``: the event
+    before the group, for the first step of the first iteration; None: not bound yet), or
+    with ``FROM u`` from the same iteration's step ``u`` or from ``u`` bound before the group
+    (``bound``: the other variables' events; unbound: not checked yet)."""
     gaps = {s.var: s.gap for s in steps(group) if s.gap is not None}
     if not gaps:
         return True
@@ -126,20 +170,22 @@ def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any) -> bool
     for it in value:
         for var, item in it.items():
             gap = gaps.get(var)
-            if gap is not None and previous is not None:
+            base = previous if gap is None or gap.after is None else it.get(gap.after, (bound or {}).get(gap.after))
+            if gap is not None and base is not None:
                 scale = DURATION_UNITS[gap.unit] if gap.unit else 1
-                if not gap.low * scale <= item.ev.ts - previous.ev.ts <= gap.high * scale:
+                if not gap.low * scale <= item.ev.ts - base.ev.ts <= gap.high * scale:
                     return False
             previous = item
     return True
 
 
 def before_group(children: Sequence[Any], group: Group) -> str | None:
-    """The single positive event right before ``group`` in its SEQ (negations skipped)."""
+    """The single positive event right before ``group`` in its SEQ (negations skipped); None
+    where there is none, or the group is no step of this SEQ (inside AND or OR)."""
     prev = None
     for child in children:
         if child is group:
-            break
+            return prev.var if isinstance(prev, EventRef) else None
         if not (isinstance(child, EventRef) and child.negated):
             prev = child
-    return prev.var if isinstance(prev, EventRef) else None
+    return None

@@ -151,7 +151,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -353,6 +353,8 @@ class _Builder:
         self.cinfo: list[_Config] = []
         self.edges: list[tuple[int, str, str, Cfg, bool]] = []
         self.neg_index = {r.var: j for j, r in enumerate(self.negs)}
+        self.group_negs = {n for grp in A.groups_of(pattern.structure) for n in G.neighbours(grp)}
+        self.group_stops = {n for grp in A.groups_of(pattern.structure) for n in G.between_iterations(grp)}
         self.seq_of: dict[str, tuple[list[str], list[str]]] = {}
         _neighbours(pattern.structure, self.seq_of)
 
@@ -395,11 +397,18 @@ class _Builder:
         out = []
         for j, r in enumerate(self.negs):
             before, after = self.seq_of[r.var]
-            pushed = push and bool(before and after)
+            # a negation inside a repeated group is pushed always (its interval is the
+            # iteration's, which only the scan sees: its conditions read what is bound before
+            # it, checked) and has no Q slot (Q's list holds the earlier iterations' events):
+            # it is open only where the iteration waits for Q (compile/groups.py analyze);
+            # one between iterations stops the group's next iteration as a stop event does
+            inside = r.var in self.group_negs
+            pushed = inside or (push and bool(before and after))
             for conf in self.cinfo:
                 if any(n is r for n, _ in conf.active):
                     for ci in neg_conds[r.var]:
                         if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
+                            assert not inside  # checked (lang/groups.py)
                             pushed = False
             event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})
             out.append(
@@ -410,8 +419,9 @@ class _Builder:
                     tuple(neg_conds[r.var]),
                     event_only,
                     tuple(self.slot[v] for v in before),
-                    tuple(self.slot[v] for v in after),
+                    () if inside else tuple(self.slot[v] for v in after),
                     pushed,
+                    stops=r.var in self.group_stops,
                 )
             )
         for lst, stop in self.stops:  # pushed always: they read what is bound while the list grows
@@ -584,6 +594,9 @@ class _Builder:
 def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> None:
     """For each negated variable: variables of the previous and next positive SEQ element."""
     if isinstance(node, A.EventRef):
+        return
+    if isinstance(node, A.Group):  # a group's negations: the steps around them (compile/groups.py)
+        out.update({n: ([b], [a]) for n, (b, a) in G.neighbours(node).items()})
         return
     if isinstance(node, A.Seq):
         kids = node.children

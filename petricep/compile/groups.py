@@ -50,7 +50,7 @@ def complete(cfg: Cfg) -> bool:
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     """(step variable bound, new configuration, appends to its list) for an ``etype`` event."""
     started, k = cfg
-    steps = [r for r in node.children if isinstance(r, A.EventRef)]
+    steps = [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
     step = steps[k]
     if step.type != etype:
         return []
@@ -58,19 +58,51 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     return [(step.var, new, started)]
 
 
-def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str]) -> str:
+def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]]) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
-    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one."""
+    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one. ``active``
+    gets the negations open in ``cfg`` (negation, blocks rather than ends): one between two
+    steps right after the iteration's last bound step, where a violating event ends the
+    partial match (only the next step moves there); one at the group's start or end once an
+    iteration is complete, where it blocks the next iteration's first step (a stop, as
+    ``UNTIL``'s: the group may still close and the match go on)."""
     started, k = cfg
     members = node.members
     if not live:
         dead.update(members)
         return ""
     bound.update(members if started else members[:k])
+    for neg, (before, _after) in neighbours(node).items():
+        ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
+        if before != members[-1]:  # between two steps: open while the iteration waits
+            if k and members[k - 1] == before:
+                active.append((ref, False))
+        elif started and k == 0:  # between iterations: it blocks the next one only
+            active.append((ref, True))
     if not started and k == 0:
         return ""
     head = f"{node.var}+" if started else node.var
     return head if k == 0 else f"{head}:{members[k - 1]}"
+
+
+def neighbours(node: A.Group) -> dict[str, tuple[str, str]]:
+    """Each negation inside the group -> (the step before it, the step after it): the
+    iteration's steps around it, or for one at the group's start or end the last step of an
+    iteration and the first of the next."""
+    kids = node.children
+    out: dict[str, tuple[str, str]] = {}
+    members = node.members
+    for i, c in enumerate(kids):
+        if isinstance(c, A.EventRef) and c.negated:
+            before = [k.var for k in kids[:i] if isinstance(k, A.EventRef) and not k.negated]
+            after = [k.var for k in kids[i + 1 :] if isinstance(k, A.EventRef) and not k.negated]
+            out[c.var] = (before[-1], after[0]) if before and after else (members[-1], members[0])
+    return out
+
+
+def between_iterations(node: A.Group) -> set[str]:
+    """The negations at the group's start or end (between iterations)."""
+    return {n for n, (before, _) in neighbours(node).items() if before == node.members[-1]}
 
 
 # ----------------------------------------------------------------------------- conditions

@@ -87,7 +87,14 @@ of them (compile/groups.py): each step a Kleene list in the element arena, the i
 conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last
 element, vacuous while it is empty), the strict tie rule's order slots the step before; the
 group's ids, its steps' lists zipped into one binding per iteration (Match objects, a
-``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py).
+``list<struct>`` column of the match table, ``b;c`` iterations in composite ids: texts.py);
+a group inside AND or OR is the same places in the AND's / OR's configurations; a negation
+between two of its steps a pushed negation with no Q slot (Q's list holds the earlier
+iterations'), open at the places where an iteration waits for Q, so it ends the partial
+matches there that its event violates; one at the group's start or end (between iterations)
+a stop negation open where an iteration is complete, blocking the loop back to the first step;
+a per-step gap inside a group (``FROM`` an earlier step of the iteration or a variable before
+the group too) an iteration condition in the guard bytecode.
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

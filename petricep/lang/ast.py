@@ -244,8 +244,9 @@ class Group:
 
     @property
     def members(self) -> tuple[str, ...]:
-        """The steps' variables, in the order of one iteration."""
-        return tuple(r.var for r in events_of(self.seq))
+        """The steps' variables, in the order of one iteration (its negations are none: a
+        negation inside a group is the pattern's, checked in each iteration)."""
+        return tuple(r.var for r in events_of(self.seq) if not r.negated)
 
 
 Node = EventRef | Seq | And | Or | Group

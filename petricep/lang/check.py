@@ -119,7 +119,7 @@ def flatten_seq(node: A.Node) -> A.Node:
 
 def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
     if isinstance(node, A.Group):
-        G.check_structure(node, ctx.error, ctx.unsupported, parent)
+        G.check_structure(node, ctx.error, ctx.unsupported, parent, ctx.structure)
         return
     if isinstance(node, A.EventRef):
         if node.negated and not isinstance(parent, A.Seq):

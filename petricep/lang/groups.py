@@ -18,28 +18,27 @@ ErrorAt = Callable[[str, A.Span | None], PatternError]
 Unsupported = Callable[[str, A.Span | None], PatternError]
 
 
-def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None) -> None:
-    """A group is a step of a SEQ (or the whole pattern); its steps are single positive
-    events (the first cut: no negation, Kleene, nested group, ARCHIVED or gap inside yet)."""
+def check_structure(
+    node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None, root: A.Node | None = None
+) -> None:
+    """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
+    pattern); its steps are single events, positive or negated (no Kleene, nested group or
+    ARCHIVED step inside yet); a gap FROM a named step measures from an earlier step of the
+    group or a variable bound before it (``root``: the whole structure)."""
+    root = node if root is None else root
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
-        if parent is not None and not isinstance(parent, A.Seq):
-            raise unsupported(
-                f"a repeated group ({node.var}[]) is supported as a step of a SEQ, not yet inside AND or OR", node.span
-            )
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
-            what = (
-                "a negation" if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived
-                else "a per-step gap FROM a named step" if step.gap is not None and step.gap.after is not None else None
-            )
+            what = None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived else None
             if what is not None:
-                span = step.gap.span if step.gap is not None and not step.negated else step.span
-                raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", span)
+                raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", step.span)
+            if not step.negated and step.gap is not None and step.gap.after is not None:
+                _check_from(root, node, step, error, unsupported)
         first = node.children[0]
-        if isinstance(first, A.EventRef) and first.gap is not None and _single_before(parent, node) is None:
+        if isinstance(first, A.EventRef) and first.gap is not None and first.gap.after is None and _single_before(parent, node) is None:
             raise unsupported(
                 f"a per-step gap on a repeated group's first step ({first.type} {first.var}) follows the previous "
                 "iteration's last step, and on the first iteration the single event before the group: there is none",
@@ -47,7 +46,38 @@ def check_structure(node: A.Node, error: ErrorAt, unsupported: Unsupported, pare
             )
         return
     for child in node.children:
-        check_structure(child, error, unsupported, node)
+        check_structure(child, error, unsupported, node, root)
+
+
+def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, unsupported: Unsupported) -> None:
+    """``T v AFTER lo TO hi FROM u`` on a step of ``group``: ``u`` an earlier step of the group
+    (the same iteration's) or a variable bound before the group (every iteration's step is
+    measured from it)."""
+    assert step.gap is not None and step.gap.after is not None
+    u, members = step.gap.after, group.members
+    if u in members:
+        if members.index(u) >= members.index(step.var):
+            raise error(
+                f"a per-step gap FROM {u} on {step.var} inside the repeated group {group.var}[] measures from an "
+                f"earlier step of the iteration: {u} is not before {step.var}",
+                step.gap.span,
+            )
+        return
+    known = {r.var: r for r in A.events_of(root)}
+    if u not in known or known[u].negated:
+        raise error(f"gap FROM: {'unknown variable' if u not in known else 'a negated variable binds no time:'} {u!r}", step.gap.span)
+    if u not in _before(root, group) or known[u].kleene:
+        raise unsupported(
+            f"a per-step gap FROM {u} inside the repeated group {group.var}[] measures from an earlier step of the "
+            f"group or a single event bound before it, not yet {u!r}",
+            step.gap.span,
+        )
+
+
+def negations_of(group: A.Group) -> list[A.EventRef]:
+    """The negations inside ``group``: between two of its steps, or at its start or end
+    (between one iteration's last step and the next one's first)."""
+    return [c for c in group.children if isinstance(c, A.EventRef) and c.negated]
 
 
 def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
@@ -71,14 +101,18 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
     previous iteration's last (``g[i-1]``, vacuous on the first iteration) and, on the first
     iteration, after the single event before the group (``g[1]``)."""
     out: list[A.Expr] = []
-    steps = [c for c in group.children if isinstance(c, A.EventRef)]
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     for k, step in enumerate(steps):
         if step.gap is None:
             continue
         lo, hi = A.gap_amount(step.gap)
         here = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=step.var)
-        if k:
-            bases: list[tuple[A.Expr, A.Expr]] = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
+        u = step.gap.after
+        if u is not None:  # FROM: an earlier step of the iteration, or a variable before the group
+            base = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=u) if u in group.members else A.Attr(u, "ts")
+            bases: list[tuple[A.Expr, A.Expr]] = [(here, base)]
+        elif k:
+            bases = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
         else:
             prev = _single_before(structure, group)
             assert prev is not None  # checked
@@ -141,6 +175,7 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
     """An iteration condition over a group (``g[i]``, ``g[i-1]``) holds for every iteration;
     it reads ``g[i]`` (the iteration it checks) and, besides the group, only variables bound
     before the group (so it is decided on the step that completes what it reads)."""
+    _check_group_negation(expr, structure, groups, unsupported)
     iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
     if not iters:
         return
@@ -160,20 +195,42 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
             )
 
 
+def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], unsupported: Unsupported) -> None:
+    """A condition of a negation inside a group is decided while the iteration waits for the
+    step after the negation: it reads the negated event and variables bound before the group."""
+    inside = {n.var: g for g in groups.values() for n in negations_of(g)}
+    mine = [e for e in A.walk_expr(expr) if isinstance(e, (A.Attr, A.Agg)) and e.var in inside]
+    if not mine:
+        return
+    group = inside[mine[0].var]
+    before = _before(structure, group) - set(groups)
+    for e in A.walk_expr(expr):
+        if isinstance(e, (A.Attr, A.Agg)) and e.var not in inside and e.var not in before:
+            raise unsupported(
+                f"a condition of the negation {mine[0].var!r} inside the repeated group {group.var}[] reads the negated "
+                f"event and variables bound before the group, not yet {e.var!r}",
+                e.span,
+            )
+
+
 def _before(structure: A.Node, group: A.Group) -> set[str]:
-    """The variables of the SEQ steps before ``group`` (its enclosing SEQ's, checked flat)."""
-    if not isinstance(structure, A.Seq):
-        return set()
+    """The variables bound before any event of ``group``: those of the steps before it in
+    every SEQ that encloses it (inside AND or OR, the SEQs above it; its AND siblings may
+    come after it, its OR siblings are not bound with it)."""
     out: set[str] = set()
-    for child in structure.children:
-        if child is group:
-            return out
-        if isinstance(child, A.Group):
-            out.add(child.var)
-        elif isinstance(child, A.EventRef):
-            if not child.negated:
-                out.add(child.var)
-        else:
-            out.update(r.var for r in A.events_of(child) if not r.negated)
-            out.update(x.var for x in A.groups_of(child))
+    node: A.Node = structure
+    while node is not group:
+        assert not isinstance(node, A.EventRef)  # the group is under it
+        child = next(c for c in node.children if any(x is group for x in A.groups_of(c)))
+        if isinstance(node, A.Seq):
+            for earlier in node.children[: node.children.index(child)]:
+                out.update(_bound_by(earlier))
+        node = child
     return out
+
+
+def _bound_by(node: A.Node) -> set[str]:
+    """The variables a structure element binds (a group by its own name, as it is read)."""
+    if isinstance(node, A.Group):
+        return {node.var}
+    return {r.var for r in A.events_of(node) if not r.negated} | {x.var for x in A.groups_of(node)}

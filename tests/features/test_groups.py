@@ -26,11 +26,13 @@ from petricep.lang.ast import (
     IDX_LAST,
     IDX_PREV,
     Agg,
+    And,
     Attr,
     EventRef,
     Gap,
     Group,
     Index,
+    Or,
     Pattern,
     Seq,
     Strategy,
@@ -280,12 +282,9 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i-1].b.x > 1", PatternSemanticError, "reads the iteration it checks: g[i]"),
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i].b.x > count(g[])", PatternSemanticError, "cannot also read the whole group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], D d) WHERE g[i].b.x > d.x", PatternUnsupportedError, "not yet 'd'"),
-        ("SEQ(A a, SEQ(B b, !(E e), C c)+ g[])", PatternUnsupportedError, "a negation inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step inside a repeated group"),
-        ("SEQ(A a, SEQ(B b, C c AFTER 1 TO 2 FROM a)+ g[])", PatternUnsupportedError, "a per-step gap FROM a named step inside"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap goes on a step"),
-        ("OR(A a, SEQ(B b, C c)+ g[])", PatternUnsupportedError, "not yet inside AND or OR"),
         ("SEQ(A g, SEQ(B b, C c)+ g[])", PatternSemanticError, "variable 'g' is bound twice"),
         ("SEQ(A a, SEQ(B b, C c)+ g) ", PatternSyntaxError, ""),
         ("SEQ(A a, SEQ(B b, C c)+ g[]) RETURN R(v = g[i].b.x)", PatternSemanticError, "g[i] is only meaningful in WHERE"),
@@ -315,16 +314,27 @@ TYPES = ("A", "B", "C")
 
 @st.composite
 def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
-    """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap), 0-1 steps (one may be a negation between
-    them); random iteration and whole-group conditions, strategy, window, partition."""
+    """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step), 0-1 steps (one may be a negation between
+    them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
+    two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
     steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3])))]
-    for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group)
-        if (i or before) and draw(st.integers(0, 2)) == 0:
+    wrap = draw(st.sampled_from([None, None, None, And, Or]))
+    for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group), FROM
+        # an earlier step of the iteration or a variable before the group
+        bases: list[str | None] = [None] if i or (before and wrap is None) else []
+        bases += [s.var for s in steps[:i]] + [r.var for r in before]
+        if bases and draw(st.integers(0, 2)) == 0:
             lo = draw(st.integers(0, 2))
-            steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3))))
+            steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3)), after=draw(st.sampled_from(bases))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
-    grp = Group(Seq(tuple(steps)), "g")
+    inner: list[Any] = list(steps)
+    if draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
+        inner.insert(draw(st.integers(0, len(steps))), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
+    grp: Any = Group(Seq(tuple(inner)), "g")
+    if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
+        side = [grp, EventRef(draw(st.sampled_from(TYPES)), "w")]
+        grp = wrap(tuple(side if draw(st.booleans()) else side[::-1]))
     children: list[Any] = [*before, grp, *after]
     if draw(st.integers(0, 3)) == 0:
         at = draw(st.integers(1 if not before else 0, len(children)))
@@ -345,6 +355,10 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
     if after:
         pool.append(cmp(f(after[0].var), ">=", g("g", names[0], "last")))
+    if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group
+        pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
+    if wrap is not None:
+        pool += [cmp(f("w"), ">", g("g", names[-1], "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
     conds = tuple(draw(st.lists(st.sampled_from(pool), max_size=2, unique_by=repr)))
     strategy = draw(st.sampled_from(list(Strategy)))
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 3)) == 0 else ()

@@ -1,5 +1,6 @@
 """Repeated groups (issue 42) on Spark batch: the keyed runner over two firing partitions
-gives the reference's matches, the group's ids a list of {step: id}."""
+gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
+inside AND, with a negation between its steps, with a gap FROM a step."""
 
 from __future__ import annotations
 
@@ -15,22 +16,36 @@ from tests.spark.engines import run_spark_batch
 
 pytestmark = pytest.mark.spark
 
-TEXT = "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WHERE [k] AND g[i].b.x < g[i].c.x WITHIN 10 RETURN R(n = count(g[]))"
-EVENTS = "A@0:k=1 B@1:k=1,x=1 A@1:k=2 C@2:k=1,x=2 B@2:k=2,x=0 B@3:k=1,x=5 C@3:k=2,x=1 C@4:k=1,x=3 D@5:k=1 D@5:k=2"
+CASES = [
+    (
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WHERE [k] AND g[i].b.x < g[i].c.x WITHIN 10 RETURN R(n = count(g[]))",
+        "A@0:k=1 B@1:k=1,x=1 A@1:k=2 C@2:k=1,x=2 B@2:k=2,x=0 B@3:k=1,x=5 C@3:k=2,x=1 C@4:k=1,x=3 D@5:k=1 D@5:k=2",
+        [{"a": 0, "g": [{"b": 1, "c": 3}], "d": 8}, {"a": 0, "g": [{"b": 1, "c": 7}], "d": 8}, {"a": 2, "g": [{"b": 4, "c": 6}], "d": 9}],
+    ),
+    (  # inside AND: key 2's d3 before its group, key 1's d6 between b1 c4 and c8
+        "PATTERN p: SEQ(A a, AND(SEQ(B b, C c)+ g[], D d)) WHERE [k] AND count(g[]) <= 2 WITHIN 10",
+        "A@0:k=1 B@1:k=1 A@1:k=2 D@2:k=2 C@2:k=1 B@2:k=2 D@3:k=1 C@3:k=2 C@4:k=1",
+        [{"a": 0, "g": [{"b": 1, "c": 4}], "d": 6}, {"a": 2, "g": [{"b": 5, "c": 7}], "d": 3}, {"a": 0, "g": [{"b": 1, "c": 8}], "d": 6}],
+    ),
+    (  # a negation inside: key 1's x4 x5 break its b2..c6; key 2's b3..c7 sees no X of its key
+        "PATTERN p: SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE [k] WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 X@3:k=1 X@4:k=1 C@5:k=1 C@5:k=2",
+        [{"a": 1, "g": [{"b": 3, "c": 7}]}],
+    ),
+    (  # a gap FROM the iteration's b: key 1's c4 (2 after b2) holds, c6 (4) not; key 2's c5 (3) not
+        "PATTERN p: SEQ(A a, SEQ(B b, C c AFTER 0 TO 2 FROM b)+ g[]) WHERE [k] WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 C@3:k=1 C@5:k=2 C@5:k=1",
+        [{"a": 0, "g": [{"b": 2, "c": 4}]}],
+    ),
+]
 
 
-def test_grouped_pattern_on_spark_batch(spark: Any) -> None:
-    patterns = parse_text(TEXT).patterns
-    events = stream(EVENTS)
+@pytest.mark.parametrize(("text", "spec", "expected"), CASES)
+def test_grouped_pattern_on_spark_batch(spark: Any, text: str, spec: str, expected: list[dict[str, Any]]) -> None:
+    patterns = parse_text(text).patterns
+    events = stream(spec)
     got = run_spark_batch(patterns, events)
     assert sorted(json.dumps(m, sort_keys=True) for m in got) == sorted(
         json.dumps(m, sort_keys=True) for m in reference_run(patterns, events)
     )
-    assert sorted(json.dumps(m["ids"], sort_keys=True) for m in got) == sorted(
-        json.dumps(ids, sort_keys=True)
-        for ids in (
-            {"a": 0, "g": [{"b": 1, "c": 3}], "d": 8},
-            {"a": 0, "g": [{"b": 1, "c": 7}], "d": 8},
-            {"a": 2, "g": [{"b": 4, "c": 6}], "d": 9},
-        )
-    )
+    assert sorted(json.dumps(m["ids"], sort_keys=True) for m in got) == sorted(json.dumps(ids, sort_keys=True) for ids in expected)
