@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,7 @@ from petricep.output.times import TimeFormatter, input_times
 from .history import SparkHistory, prepare
 from .partition import engine_line
 from .progress import Progress
+from .session import stop_session
 
 DEFAULT_MASTER = "local[*]"
 
@@ -42,6 +44,47 @@ def _session(master: str | None, verbose: bool = False, small: bool = False) -> 
     # (--verbose or PETRICEP_SPARK_LOG=WARN shows it)
     java = QUICK_JAVA_OPTIONS if small else ""
     return get_session(master or DEFAULT_MASTER, log_level="WARN" if verbose else "OFF", java_options=java), owned
+
+
+class _EarlySession:
+    """The session of ``run --engine spark``, started in a thread as the command begins: the
+    JVM (~1-2 s) boots while the patterns are parsed, compiled and checked against the
+    input's header. :meth:`get` joins it (its error raised there, as :func:`_session`'s)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from .batch import small_file
+
+        self._found: tuple[Any, bool] | None = None
+        self._error: BaseException | None = None
+        self._how = (args.master, getattr(args, "verbose", False), small_file(args.events))
+        self._thread: threading.Thread | None = None
+        if _launches_jvm():  # (a running session is this thread's to find: no thread then)
+            self._thread = threading.Thread(target=self._start, args=self._how, name="petricep-spark-start", daemon=True)
+            self._thread.start()
+
+    def _start(self, master: str | None, verbose: bool, small: bool) -> None:
+        try:
+            self._found = _session(master, verbose, small)
+        except BaseException as e:  # raised in the command's thread by get()
+            self._error = e
+
+    def get(self) -> tuple[Any, bool]:
+        if self._thread is None:
+            return _session(*self._how)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._found is not None
+        return self._found
+
+
+def _launches_jvm() -> bool:
+    """Whether this process has no Spark JVM yet (PySpark importable)."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return False
+    return SparkContext._gateway is None and SparkContext._active_spark_context is None
 
 
 class TaskError(DataError):
@@ -71,6 +114,7 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         )
     if args.slack or args.late:
         raise ConfigError("--slack and --late are not supported with --engine spark yet: run embedded")
+    early = _EarlySession(args)
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     history: SparkHistory | None = None
@@ -92,17 +136,26 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         check_columns(files, spec, path=local)
     elif local is not None and not os.path.exists(local):
         raise EventError("cannot open file: no such file", args.events)
-    return run_batch(args, net, spec, out, err, history)
+    return run_batch(args, net, spec, out, err, history, early)
 
 
 def run_batch(
-    args: argparse.Namespace, net: Any, spec: InputSpec, out: IO[str], err: IO[str], history: SparkHistory | None = None
+    args: argparse.Namespace,
+    net: Any,
+    spec: InputSpec,
+    out: IO[str],
+    err: IO[str],
+    history: SparkHistory | None = None,
+    early: _EarlySession | None = None,
 ) -> int:
     """Run on Spark and write the same JSON Lines as ``--engine local``."""
     from .batch import BatchRun, FiringError, ordered_json, small_file
 
     started = time.perf_counter()
-    spark, owned = _session(args.master, getattr(args, "verbose", False), small_file(args.events))
+    if early is not None:
+        spark, owned = early.get()
+    else:
+        spark, owned = _session(args.master, getattr(args, "verbose", False), small_file(args.events))
     show = err.isatty() if getattr(args, "progress", None) is None else args.progress
     try:
         run = BatchRun(spark, net, tie=args.tie, history=history)
@@ -148,7 +201,7 @@ def run_batch(
                 fh.write("\n")
     finally:
         if owned:
-            spark.stop()
+            stop_session(spark)
     return 0
 
 
@@ -502,7 +555,7 @@ def cmd_stream(args: argparse.Namespace, err: IO[str]) -> int:
                 fh.write("\n")
     finally:
         if owned:
-            spark.stop()
+            stop_session(spark)
         else:
             spark.conf.set("spark.sql.shuffle.partitions", shuffle_partitions)
     return EXIT_INCOMPLETE if account.late else 0

@@ -287,6 +287,19 @@ def configure(spark: Any) -> None:
             spark.conf.set(STREAM_CHANGELOG, BASE_CONF[STREAM_CHANGELOG])
 
 
+def stop_session(spark: Any) -> None:
+    """Stop a session this process started, for a command about to exit. PySpark's stop
+    waits for its accumulator server's loop to see the request (it polls every 0.5 s):
+    0.84 of a 2-event run's 0.95 s of stop here. The loop is told to end and not waited
+    for (a daemon thread; the process exits next)."""
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.server_shutdown = True
+        server._BaseServer__shutdown_request = True  # serve_forever's flag: ends at its next poll
+        spark.sparkContext._accumulatorServer = None
+    spark.stop()
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__

@@ -238,6 +238,33 @@ def test_csv_files_read_as_the_local_reader_reads_them(
     assert spark_lines(spark, spec, NET_K) == want
 
 
+@pytest.mark.parametrize("trailing", [True, False])
+@pytest.mark.parametrize("fmt", ["csv", "dos.csv", "jsonl"])
+def test_a_small_file_parsed_on_the_driver_as_spark_reads_it(
+    spark: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, fmt: str, trailing: bool
+) -> None:
+    """A small local file is read and parsed on the driver (no parse job): the same
+    matches, positions and ids as the parse stage's task reading it through Spark."""
+    import petricep.spark.batch as batch
+
+    data = rows(400, seed=5)
+    path = str(tmp_path / f"small.{fmt}")
+    if fmt == "jsonl":
+        text = "".join(json.dumps(r) + ("\n\n" if i % 40 == 3 else "\n") for i, r in enumerate(data))
+        Path(path).write_bytes(text.encode())
+    else:
+        write_csv(path, data, crlf=fmt == "dos.csv", bom=fmt == "dos.csv", blanks=True)
+    if not trailing:
+        Path(path).write_bytes(Path(path).read_bytes().rstrip(b"\r\n"))
+    spec = InputSpec(path=path, type_field="type", time_field="ts", id_field="id" if trailing else None)
+    assert batch.small_file(path) and batch._driver_lines(path) is not None
+    here = spark_lines(spark, spec, NET_K)
+    monkeypatch.setattr(batch, "_driver_lines", lambda _path: None)
+    assert len(here) > 20
+    assert spark_lines(spark, spec, NET_K) == here
+    assert here == [match_json(m) for m in Engine(compile_text(NET_K)).run(open_events(spec))]
+
+
 def test_a_file_split_in_many_partitions(spark: Any, tmp_path: Any) -> None:
     data = rows(3000, seed=3)
     path = str(tmp_path / "big.csv")
