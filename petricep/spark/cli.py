@@ -47,9 +47,10 @@ def _session(master: str | None, verbose: bool = False, small: bool = False) -> 
 
 
 class _EarlySession:
-    """The session of ``run --engine spark``, started in a thread as the command begins: the
-    JVM (~1-2 s) boots while the patterns are parsed, compiled and checked against the
-    input's header. :meth:`get` joins it (its error raised there, as :func:`_session`'s)."""
+    """The session of ``run --engine spark``, started in a thread once the patterns and the
+    input's columns are checked: the JVM (~1-2 s) boots while the Spark side of petricep is
+    imported and the run set up.
+    :meth:`get` joins it (its error raised there, as :func:`_session`'s)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         from .batch import small_file
@@ -114,7 +115,6 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         )
     if args.slack or args.late:
         raise ConfigError("--slack and --late are not supported with --engine spark yet: run embedded")
-    early = _EarlySession(args)
     files = load_patterns(args.patterns, args.lang)
     patterns = [p for f in files for p in f.patterns]
     history: SparkHistory | None = None
@@ -136,7 +136,8 @@ def cmd_run(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         check_columns(files, spec, path=local)
     elif local is not None and not os.path.exists(local):
         raise EventError("cannot open file: no such file", args.events)
-    return run_batch(args, net, spec, out, err, history, early)
+    # the patterns and the input's columns checked: a mistake is said at once, no JVM started
+    return run_batch(args, net, spec, out, err, history, _EarlySession(args))
 
 
 def run_batch(
