@@ -1,0 +1,200 @@
+"""The kernel's value dictionaries (text codes, ints beyond 2**53) compacted in the live run.
+
+A run over many distinct texts or big ints kept every value it ever read; now a dictionary
+that outgrew twice its live entries plus a slack is re-coded to what the state holds
+(petricep/kernel/valuecodes.py, _valuecodes.pxi). Every case runs the kernel compacting after
+every batch (``value_slack=0``) and never (a huge slack) and must equal the Python engine:
+equality and ordering of texts (ranks recomputed), partial matches holding values across a
+compaction, Kleene lists reading texts and summing big ints, snapshots carrying only live
+values and restoring to the same matches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from petricep.api import compile_text
+from petricep.events import Event
+from petricep.kernel import KernelRun, supports, to_matches
+from petricep.kernel.engine import KernelEngine
+from petricep.kernel.snapshot import dumps
+from petricep.runtime.engine import Engine
+from tests.budget import examples
+from tests.kernel.compare import ev, fresh, table
+from tests.kernel.cuts import drive, loads
+
+E = 2**53
+NEVER = 10**12  # a value slack no run reaches: no compaction
+
+
+def _python(text: str, events: list[Event]) -> list[dict[str, Any]]:
+    return [m.to_dict() for m in Engine(compile_text(text)).run(iter(fresh(events)))]
+
+
+def _kernel(text: str, events: list[Event], batch: int, slack: int) -> tuple[list[dict[str, Any]], KernelRun]:
+    """The kernel's matches over ``events`` pushed ``batch`` rows at a time, and the run."""
+    net = compile_text(text)
+    assert supports(net, "arrival") == (True, "covered")
+    run = KernelRun(net, id_field="id", sweep_every=1, compact_slack=0, value_slack=slack)
+    t = table(events)
+    tables = [run.push(t.slice(i, batch)) for i in range(0, len(events), batch)] + [run.flush()]
+    return [m.to_dict() for got in tables for m in to_matches(got, net)], run
+
+
+def _agree(text: str, events: list[Event], batch: int = 3) -> list[dict[str, Any]]:
+    """The Python engine's matches, equal to the kernel's compacting at every batch and never."""
+    want = _python(text, events)
+    got, run = _kernel(text, events, batch, 0)
+    assert got == want
+    assert _kernel(text, events, batch, NEVER)[0] == want
+    return want
+
+
+TEXTS = (
+    "PATTERN p: SEQ(A a, B b) WHERE a.s = b.s WITHIN 4\n"
+    "PATTERN q: SEQ(A a, B b) WHERE a.s < b.s AND b.s != \"m\" WITHIN 3\n"
+    "PATTERN r: SEQ(B a, A b) WHERE a.s >= b.s AND b.s > \"c\" WITHIN 2 RETURN R(s = a.s, t = b.s)"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("AB"), st.text("abcmz", min_size=1, max_size=3)), max_size=40), st.integers(1, 5))
+def test_many_distinct_texts_match_as_the_python_engine(rows: list[tuple[str, str]], batch: int) -> None:
+    events = [ev(t, i, i, s=s) for i, (t, s) in enumerate(rows)]
+    _agree(TEXTS, events, batch)
+
+
+BIGS = (
+    "PATTERN p: SEQ(A a, B b) WHERE a.x = b.x WITHIN 4 RETURN R(d = b.x - a.x)\n"
+    "PATTERN q: SEQ(A a, B b) WHERE b.x > a.x WITHIN 3 RETURN Q(s = a.x + b.x)"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("AB"), st.integers(-5, 5)), max_size=40), st.integers(1, 5))
+def test_many_distinct_big_ints_match_as_the_python_engine(rows: list[tuple[str, int]], batch: int) -> None:
+    events = [ev(t, i, i, x=E + 7 * x) for i, (t, x) in enumerate(rows)]
+    _agree(BIGS, events, batch)
+
+
+def _cards(n: int, start: int = 0, ts: int = 0) -> list[Event]:
+    """``n`` C events, each with a card number and a text of its own (no pattern reads a C, but
+    their columns are coded: the dictionaries grow with them)."""
+    return [ev("C", ts + i, start + i, s=f"card{start + i:07d}", x=E + start + i) for i in range(n)]
+
+
+HELD = (
+    "PATTERN p: SEQ(A a, B b) WHERE a.s = b.s AND a.x = b.x WITHIN 10000\n"
+    "PATTERN q: SEQ(A a, B b) WHERE a.s < b.s AND b.x > a.x WITHIN 10000 RETURN Q(s = b.s, x = b.x)"
+)
+
+
+def test_a_partial_match_holds_its_values_across_compactions() -> None:
+    """An A waits while 3,000 distinct texts and big ints pass and are dropped; its own text and
+    int survive every compaction, re-coded, and the Bs after them (ordering across the old
+    and new codes: "card..." < "m" < "zz") match as on the Python engine."""
+    events = [ev("A", 0, 0, s="m", x=E + 10**6)] + _cards(3000, 1, 1)
+    events += [ev("B", 5000, 3001, s="m", x=E + 10**6), ev("B", 5001, 3002, s="zz", x=E + 10**7),
+               ev("B", 5002, 3003, s="card0000005", x=E + 10**7)]  # fmt: skip
+    want = _python(HELD, events)
+    assert [(m["pattern"], m["ids"]) for m in want] == [
+        ("p", {"a": 0, "b": 3001}), ("q", {"a": 0, "b": 3002})]  # fmt: skip
+    got, run = _kernel(HELD, events, 100, 0)
+    assert got == want
+    stats = run.stats["values"]
+    assert stats["value_compactions"] >= 10
+    assert stats["dict_size"] < 120 and stats["bigs_size"] < 120  # (a batch's values at most)
+    never, full = _kernel(HELD, events, 100, NEVER)
+    assert never == want
+    assert full.stats["values"]["dict_size"] == 3002 and full.stats["values"]["value_compactions"] == 0
+
+
+def test_compact_values_by_hand_keeps_only_the_live_values() -> None:
+    net = compile_text(HELD)
+    run = KernelRun(net, id_field="id", value_slack=NEVER)
+    run.push(table([ev("A", 0, 0, s="m", x=E + 5)] + _cards(500, 1, 1)))
+    assert run.stats["values"]["dict_size"] == 501 and run.stats["values"]["bigs_size"] == 500
+    assert run.compact_values() is True
+    assert run.strings() == ["m"] and run.kernel.bigs == [E + 5]
+    assert run.stats["values"]["dict_slack"] == 0 and run.stats["values"]["value_compactions"] == 1
+    got = run.push(table([ev("B", 600, 501, s="m", x=E + 5)]))
+    assert [m.ids for m in to_matches(got, net)] == [{"a": 0, "b": 501}]
+
+
+def test_the_net_s_constants_keep_their_codes() -> None:
+    """Texts and big ints the conditions name are coded by the lowering (in the bytecode):
+    never dropped, whatever the stream."""
+    text = 'PATTERN p: SEQ(A a, B b) WHERE a.s = "card0000003" AND b.x != 9007199254740999 AND a.s < b.s WITHIN 2'
+    cards = [Event("A", e.ts, e.pos, e.id, e.attrs) for e in _cards(45)]
+    events = [*cards[:4], ev("B", 4, 4, s="card0000004", x=E + 8), *cards[5:]]
+    events += [ev("A", 60, 45, s="card0000003", x=1), ev("B", 61, 46, s="card0000009", x=E + 6)]
+    want = _agree(text, events, 4)
+    assert [m["ids"] for m in want] == [{"a": 3, "b": 4}, {"a": 45, "b": 46}]
+
+
+KLEENE = (
+    "PATTERN p: SEQ(A a, B+ b[], C c) WHERE skip-till-next-match AND b[i].s > b[i-1].s AND c.s = b[1].s WITHIN 50 "
+    "RETURN R(first = b[1].s, last = b[last].s, n = count(b[]), t = sum(b[].x), hi = max(b[].x))"
+)
+
+
+def test_kleene_lists_read_texts_and_sum_big_ints_across_compactions() -> None:
+    """A list's elements' texts (conditions, RETURN) and its running aggregates over ints
+    beyond 2**53 (sum, max: held as big-int codes in the element arena) survive compactions
+    while distinct values of unrelated events pass."""
+    events = [ev("A", 0, 0, s="a", x=1)]
+    for i in range(1, 40):
+        events.append(ev("B", i, 2 * i - 1, s=f"b{i:03d}", x=E + i))
+        events.append(ev("D", i, 2 * i, s=f"noise{i}", x=E + 1000 + i))
+    events.append(ev("C", 45, 79, s="b001", x=0))
+    want = _agree(KLEENE, events, 7)
+    assert len(want) == 1
+    assert want[0]["attrs"] == {"first": "b001", "last": "b039", "n": 39, "t": 39 * E + 780, "hi": E + 39}
+
+
+def test_snapshots_carry_only_the_live_values_and_restore_to_the_same_matches() -> None:
+    text = "PATTERN p: SEQ(A a, B b) WHERE a.s = b.s AND a.x < b.x WITHIN 3000"
+    net = compile_text(text)
+    events = [ev("A", 0, 0, s="keep", x=E + 1)] + _cards(2000, 1, 1) + [ev("B", 2500, 2001, s="keep", x=E + 2)]
+    engine = KernelEngine(net, batch=64)
+    for e in fresh(events[:2001]):
+        engine.push_pairs(e)
+    engine.drain_pairs()
+    state = engine.snapshot_state()
+    assert state["run.strings"] == ["keep"] and state["run.bigs"] == [E + 1]
+    assert b"card" not in dumps(engine)
+    restored = loads(dumps(engine), net)
+    assert restored.kernel.strings() == ["keep"]
+    out = restored.push_pairs(events[2001]) + restored.flush_pairs()
+    assert [(m.ids, at) for m, at in out] == [({"a": 0, "b": 2001}, 2001)]
+    plan = {"cuts": {100, 1500, 2000}, "ticks": set(), "batch": 64, "sweep": 1, "columns": True, "max_out": 65_536}
+    assert drive(net, events, "arrival", plan, True) == drive(net, events, "arrival", plan, False)
+
+
+def test_the_engine_compacts_after_its_batches() -> None:
+    """KernelEngine (checked events, value by value) compacts by itself too."""
+    net = compile_text(HELD)
+    engine = KernelEngine(net, batch=256)
+    engine.kernel.values.slack = 16
+    for e in fresh([ev("A", 0, 0, s="m", x=E)] + _cards(5000, 1, 1)):
+        engine.push(e)
+    engine.drain()
+    assert engine.kernel.stats["values"]["dict_size"] < 600 and engine.kernel.stats["values"]["value_compactions"] > 5
+    got = engine.push(Event("B", 9000, 5001, 5001, {"s": "zz", "x": E + 1})) + engine.flush()
+    assert [(m.pattern, m.ids) for m in got] == [("q", {"a": 0, "b": 5001})]
+
+
+def test_a_dictionary_column_is_coded_after_a_compaction() -> None:
+    """A text column that comes dictionary-encoded is coded through the compacted dictionary."""
+    text = "PATTERN p: SEQ(A a, B b) WHERE a.s = b.s WITHIN 5"
+    net = compile_text(text)
+    run = KernelRun(net, id_field="id", value_slack=0)
+    for start in range(0, 300, 30):
+        col = pa.array([f"v{i // 2}" for i in range(start, start + 30)]).dictionary_encode()
+        batch = pa.table({"type": ["A", "B"] * 15, "ts": list(range(start, start + 30)), "id": list(range(start, start + 30)), "s": col})
+        got = run.push(batch)
+        assert len(got) == 15
+    assert run.stats["values"]["dict_size"] <= 30
