@@ -198,3 +198,32 @@ def test_a_dictionary_column_is_coded_after_a_compaction() -> None:
         got = run.push(batch)
         assert len(got) == 15
     assert run.stats["values"]["dict_size"] <= 30
+
+
+TEXT_AGGS = (
+    "PATTERN p: SEQ(A a, B+ b[], C c) WHERE min(b[].s) > a.s AND max(b[].s) <= c.s WITHIN 6 "
+    "RETURN R(lo = min(b[].s), hi = max(b[].s), n = count(b[]))"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ABBCD"), st.text("bdmxz", min_size=1, max_size=3)), max_size=30), st.integers(1, 4))
+def test_kleene_min_and_max_of_texts_across_compactions(rows: list[tuple[str, str]], batch: int) -> None:
+    """A list's running min / max of texts are codes in the element arena: re-coded by every
+    compaction, compared by the ranks of the kept strings (D: distinct texts no one reads)."""
+    events = [ev(t, i, i, s=f"{s}{i}" if t == "D" else s) for i, (t, s) in enumerate(rows)]
+    _agree(TEXT_AGGS, events, batch)
+
+
+def test_a_list_s_text_minimum_survives_compactions() -> None:
+    """An A and its list of Bs wait while distinct texts pass (compacted at every batch): the
+    list's min and max, codes in the element arena, stay the right texts."""
+    text = TEXT_AGGS.replace("WHERE", "WHERE skip-till-next-match AND").replace("WITHIN 6", "WITHIN 50")
+    events = [ev("A", 0, 0, s="b")]
+    for i in range(1, 20):
+        events += [ev("B", i, 2 * i - 1, s=f"m{i % 5}"), ev("D", i, 2 * i, s=f"noise{i}")]
+    events.append(ev("C", 21, 39, s="n"))
+    want = _agree(text, events, 3)
+    assert [m["attrs"] for m in want] == [{"lo": "m0", "hi": "m4", "n": 19}]
+    got, run = _kernel(text, events, 3, 0)
+    assert run.stats["values"]["value_compactions"] >= 5
