@@ -1,11 +1,12 @@
 """The kernel's value dictionaries over a stream of distinct values (card numbers as text and
 as ints beyond 2**53): their size at the end, a snapshot's bytes, the push time.
 
-    python -m bench values [--events 1000000] [--batch 65536] [--kinds text,big] [--slack 4096,never]
+    python -m bench values [--events 1000000] [--batch 65536] [--kinds text,big,int] [--slack 4096,never]
 
 ``SEQ(A a, B b) WHERE a.card = b.card WITHIN 5`` over A, B pairs that share a card, every
 pair a card of its own (``card`` a text column, or an int64 column of 16-digit numbers
-beyond 2**53), pushed to a :class:`~petricep.kernel.run.KernelRun` ``--batch`` rows at a time.
+beyond 2**53; ``int``: small ints, which need no dictionary), pushed to a
+:class:`~petricep.kernel.run.KernelRun` ``--batch`` rows at a time.
 Per kind and value slack (``never``: no compaction but before a snapshot, as a run without
 compaction kept them): the dictionary's entries (strings, or big ints) after the last batch,
 the bytes of the run's snapshot (``petricep.kernel.snapshot.dumps``) there, the push time.
@@ -46,7 +47,10 @@ def batches(events: int, batch: int, kind: str) -> list[pa.Table]:
     for start in range(0, events, batch):
         pos = np.arange(start, min(start + batch, events), dtype=np.int64)
         cards = BASE + pos // 2
-        card = pa.array(cards) if kind == "big" else pa.array([f"card{c}" for c in cards.tolist()])
+        if kind == "text":
+            card = pa.array([f"card{c}" for c in cards.tolist()])
+        else:  # (int: numbers a float64 holds, no dictionary: the cost of the rest alone)
+            card = pa.array(cards if kind == "big" else pos // 2)
         types = pa.DictionaryArray.from_arrays(pa.array((pos % 2).astype(np.int32)), pa.array(["A", "B"]))
         out.append(pa.table({"type": types, "ts": pos, "id": pos, "card": card}))
     return out
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench values", description=__doc__)
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--batch", type=int, default=65_536)
-    ap.add_argument("--kinds", default="text,big")
+    ap.add_argument("--kinds", default="text,big,int")
     ap.add_argument("--slack", default="4096,never")
     args = ap.parse_args(argv)
     print("kind | value slack | strings | big ints | snapshot bytes | push s | events/s | matches")
