@@ -30,26 +30,28 @@ E = 2**53
 NEVER = 10**12  # a value slack no run reaches: no compaction
 
 
-def _python(text: str, events: list[Event]) -> list[dict[str, Any]]:
-    return [m.to_dict() for m in Engine(compile_text(text)).run(iter(fresh(events)))]
+def _python(text: str, events: list[Event], tie: str = "arrival") -> list[dict[str, Any]]:
+    return [m.to_dict() for m in Engine(compile_text(text), tie=tie).run(iter(fresh(events)))]
 
 
-def _kernel(text: str, events: list[Event], batch: int, slack: int) -> tuple[list[dict[str, Any]], KernelRun]:
+def _kernel(
+    text: str, events: list[Event], batch: int, slack: int, tie: str = "arrival"
+) -> tuple[list[dict[str, Any]], KernelRun]:
     """The kernel's matches over ``events`` pushed ``batch`` rows at a time, and the run."""
     net = compile_text(text)
-    assert supports(net, "arrival") == (True, "covered")
-    run = KernelRun(net, id_field="id", sweep_every=1, compact_slack=0, value_slack=slack)
+    assert supports(net, tie) == (True, "covered")
+    run = KernelRun(net, tie=tie, id_field="id", sweep_every=1, compact_slack=0, value_slack=slack)
     t = table(events)
     tables = [run.push(t.slice(i, batch)) for i in range(0, len(events), batch)] + [run.flush()]
     return [m.to_dict() for got in tables for m in to_matches(got, net)], run
 
 
-def _agree(text: str, events: list[Event], batch: int = 3) -> list[dict[str, Any]]:
+def _agree(text: str, events: list[Event], batch: int = 3, tie: str = "arrival") -> list[dict[str, Any]]:
     """The Python engine's matches, equal to the kernel's compacting at every batch and never."""
-    want = _python(text, events)
-    got, run = _kernel(text, events, batch, 0)
+    want = _python(text, events, tie)
+    got, run = _kernel(text, events, batch, 0, tie)
     assert got == want
-    assert _kernel(text, events, batch, NEVER)[0] == want
+    assert _kernel(text, events, batch, NEVER, tie)[0] == want
     return want
 
 
@@ -227,3 +229,29 @@ def test_a_list_s_text_minimum_survives_compactions() -> None:
     assert [m["attrs"] for m in want] == [{"lo": "m0", "hi": "m4", "n": 19}]
     got, run = _kernel(text, events, 3, 0)
     assert run.stats["values"]["value_compactions"] >= 5
+
+
+CONSTRUCTS = (
+    "PATTERN p: SEQ(A a, !(C c), B b) WHERE [k] AND a.s <= b.s AND c.s = a.s WITHIN 4 RETURN T(s = b.s, u = a.s)\n"
+    "PATTERN q: SEQ(T t, B b) WHERE t.s < b.s AND t.u != b.s WITHIN 3\n"
+    "PATTERN r: SEQ(A a, B b) WHERE a.s > b.s WITHIN 2\nON TIMEOUT RETURN O(s = a.s)\n"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ABCD"), st.sampled_from((0, 1, 1, 2)), st.text("bmx", min_size=1, max_size=2),
+                       st.integers(0, 1)), max_size=30),
+    st.integers(1, 4),
+    st.sampled_from(("arrival", "strict", "either")),
+)
+def test_texts_in_negations_composite_events_and_timeouts(rows: list[tuple[str, int, str, int]], batch: int, tie: str) -> None:
+    """Texts held by buffered negative events, composite events' RETURN values (re-entering:
+    stored events too) and ON TIMEOUT values, under every tie rule, with distinct texts
+    passing (D, read by nothing) between them."""
+    events, ts = [], 0
+    for i, (t, step, s, k) in enumerate(rows):
+        ts += step
+        text = f"{s}{i}" if t == "D" else s
+        events.append(ev(t, ts, i, s=text, u=text, k=k))  # (u: the table has every field a column)
+    _agree(CONSTRUCTS, events, batch, tie)
