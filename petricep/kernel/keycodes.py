@@ -23,9 +23,11 @@ same way with every value ever read (a user's name, a card number): the live run
 those itself before a snapshot (``KernelRun.compact_values``, valuecodes.py), so a snapshot
 carries only the values its state holds.
 
-Only the snapshot's keys are re-coded: the live engine keeps its key codes. A restored engine
-codes keys it has not kept anew, after the kept ones, as it codes any new one -- which
-is what the Python engine does with a key whose partition it dropped.
+Only the snapshot's keys are re-coded; the live run compacts its own by a snapshot's round
+trip into a fresh kernel when its key dictionaries outgrow the live keys
+(``KernelRun.compact_keys``, valuecodes.py). A restored engine codes keys it has not kept
+anew, after the kept ones, as it codes any new one -- which is what the Python engine does
+with a key whose partition it dropped.
 """
 
 from __future__ import annotations

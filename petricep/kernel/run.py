@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
+from petricep.kernel import valuecodes as vc
 from petricep.kernel.bytecode import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR
 from petricep.kernel.keycodes import compact_codes
 from petricep.kernel.lowering import Lowered, lower, reading_types, supports
@@ -44,7 +45,6 @@ from petricep.kernel.tableplan import (
     table_plan,
 )
 from petricep.kernel.texts import composite_texts
-from petricep.kernel.valuecodes import VALUE_SLACK, ValueCodes, string_ranks
 from petricep.runtime.arrow import number_array, number_view
 from petricep.runtime.expr import number_text
 from petricep.runtime.memory import memory_error
@@ -86,14 +86,15 @@ class KernelRun:
         event_type: str | None = None,
         sweep_every: int = 2048,
         compact_slack: int = 1024,
-        value_slack: int = VALUE_SLACK,
+        value_slack: int = vc.VALUE_SLACK,
+        key_slack: int = vc.KEY_SLACK,
     ) -> None:
         """``sweep_every``: drop dead partial matches every so many events (of the types the
         patterns read: the others leave no state to drop, where no tie rule or construct makes
         every event count); the event store is
         compacted at a sweep when it holds more than 4 events per live slot plus
-        ``compact_slack``, the value dictionaries after a batch when one holds more than twice
-        its live entries plus ``value_slack`` (small values: for tests of the housekeeping)."""
+        ``compact_slack``, the value (key) dictionaries after a batch when one holds more than
+        twice its live entries plus ``value_slack`` (``key_slack``; small values: for tests)."""
         if _kernel is None:
             raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
         ok, reason = supports(net, tie)
@@ -117,7 +118,8 @@ class KernelRun:
         self.group_types = [frozenset(self._type_codes[t] for t in g.input_types if t in self._type_codes) for g in net.groups]
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
-        self.values = ValueCodes(len(self.lowered.strings), len(self.lowered.bigs), value_slack)
+        self.values = vc.ValueCodes(len(self.lowered.strings), len(self.lowered.bigs), value_slack, key_slack)
+        self.budget: tuple[int | None, int | None] = (None, None)  # (set_budget's: a rebuilt kernel gets it again)
         # partition-key dictionaries, one per key class (groups reading composite events share
         # their producers': a composite event keeps its emitter's key code)
         classes = self.lowered.key_class or tuple(range(len(self.lowered.groups)))
@@ -292,7 +294,7 @@ class KernelRun:
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
         out = self._matches_table()
-        self.compact_values_due()
+        self.compact_due()
         return out
 
     def fire(
@@ -375,31 +377,29 @@ class KernelRun:
         """Give the kernel each string's rank in the sorted dictionary when it has grown."""
         if len(self._strings) == self._ranked:
             return
-        self.kernel.set_ranks(string_ranks(self._strings))
+        self.kernel.set_ranks(vc.string_ranks(self._strings))
         self._ranked = len(self._strings)
 
     def compact_values(self) -> bool:
         """Drop the strings and ints beyond 2**53 the state no longer holds, re-coding the rest
-        (valuecodes.py; between batches only: no coded column may be in flight); False where
-        matches are buffered (nothing done then). Runs by itself after a batch when a
-        dictionary outgrew its live entries (:meth:`compact_values_due`) and before a snapshot."""
-        strings = self.values.compact(self.kernel, self._strings)
-        if strings is None:
-            return False
-        if strings is not self._strings:
-            self._strings = strings
-            self._ranked = -1
-            self.update_ranks()
-        return True
+        (:func:`~petricep.kernel.valuecodes.compact_values`; between batches only); False where
+        matches are buffered. Runs by itself after a batch (:meth:`compact_due`) and before a snapshot."""
+        return vc.compact_values(self)
 
-    def compact_values_due(self) -> None:
-        """:meth:`compact_values` where a value dictionary has outgrown its limit (a batch's end)."""
-        if self.values.due(len(self._strings), len(self.kernel.bigs)):
-            self.compact_values()
+    def compact_keys(self) -> bool:
+        """Drop the partition keys nothing holds, re-coding the rest (the kernel rebuilt from its
+        own snapshot state: :func:`~petricep.kernel.valuecodes.compact_keys`); False where matches
+        are buffered."""
+        return vc.compact_keys(self)
+
+    def compact_due(self) -> None:
+        """After a batch: the compactions whose dictionaries outgrew their limits (valuecodes.py)."""
+        vc.compact_due(self)
 
     def set_budget(self, max_partial_matches: int | None, max_memory: int | None) -> None:
         """The run's budgets, checked within a batch where the kernel's arenas grow: live
         partial matches per shared net, and bytes (None: no budget)."""
+        self.budget = (max_partial_matches, max_memory)
         self.kernel.set_budget(max_partial_matches, max_memory)
 
     def memory(self) -> dict[str, int]:
@@ -524,7 +524,6 @@ class KernelRun:
         self._strings = {text: code for code, text in enumerate(state["run.strings"])}
         self.kernel.set_bigs(state.get("run.bigs", ()))
         self._ranked = int(state["run.ranked"])
-        self.values.restored(len(self._strings), len(self.kernel.bigs))
         self.first_taken = int(state["run.first_taken"])
         self._pos = int(state["run.pos"])
         self._int_time = state["run.int_time"]
@@ -543,6 +542,7 @@ class KernelRun:
                 keys.update((v, code) for code, v in enumerate(values))
         prefix = "run.composites."
         self.composites.restore({name[len(prefix):]: v for name, v in state.items() if name.startswith(prefix)})
+        self.values.restored(len(self._strings), len(self.kernel.bigs), self.key_dicts)
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -555,7 +555,7 @@ class KernelRun:
             "matches": dict(self.matches),
             "timeouts": dict(self.timeouts),
             "dropped": {p.name: n for p, n in zip(self.lowered.patterns, k.dropped_by_pattern())},
-            "values": self.values.stats(len(self._strings), len(k.bigs)),
+            "values": self.values.stats(len(self._strings), len(k.bigs), self.key_dicts),
         }
 
     # ------------------------------------------------------------------ output

@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
+from petricep.errors import StateLimitError
 from petricep.events import Event
 from petricep.kernel import KernelRun, supports, to_matches
 from petricep.kernel.engine import KernelEngine
@@ -37,10 +39,11 @@ def _python(text: str, events: list[Event], tie: str = "arrival") -> list[dict[s
 def _kernel(
     text: str, events: list[Event], batch: int, slack: int, tie: str = "arrival"
 ) -> tuple[list[dict[str, Any]], KernelRun]:
-    """The kernel's matches over ``events`` pushed ``batch`` rows at a time, and the run."""
+    """The kernel's matches over ``events`` pushed ``batch`` rows at a time, and the run
+    (``slack``: its value and key dictionaries')."""
     net = compile_text(text)
     assert supports(net, tie) == (True, "covered")
-    run = KernelRun(net, tie=tie, id_field="id", sweep_every=1, compact_slack=0, value_slack=slack)
+    run = KernelRun(net, tie=tie, id_field="id", sweep_every=1, compact_slack=0, value_slack=slack, key_slack=slack)
     t = table(events)
     tables = [run.push(t.slice(i, batch)) for i in range(0, len(events), batch)] + [run.flush()]
     return [m.to_dict() for got in tables for m in to_matches(got, net)], run
@@ -255,3 +258,73 @@ def test_texts_in_negations_composite_events_and_timeouts(rows: list[tuple[str, 
         text = f"{s}{i}" if t == "D" else s
         events.append(ev(t, ts, i, s=text, u=text, k=k))  # (u: the table has every field a column)
     _agree(CONSTRUCTS, events, batch, tie)
+
+
+# ------------------------------------------------------------------ partition keys
+
+KEYED = (
+    "PATTERN p: SEQ(A a, !(C c), B b) WHERE [k] AND a.x <= b.x WITHIN 4 RETURN T(x = b.x, k = b.k)\n"
+    "PATTERN q: SEQ(T t, B b) WHERE [k] AND t.x < b.x WITHIN 3\n"
+    "PATTERN r: SEQ(A a, B+ b[]) WHERE [k] AND b[i].x >= a.x WITHIN 3 LIMIT 2 PARTIAL MATCHES DROP OLDEST\n"
+    "PATTERN s: SEQ(A a, B b) WHERE [k] AND a.x > b.x WITHIN 2\nON TIMEOUT RETURN O(x = a.x)\n"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ABC"), st.sampled_from((0, 1, 1, 2)), st.integers(0, 3),
+                       st.sampled_from((0, 1, None, None))), max_size=30),
+    st.integers(1, 4),
+    st.sampled_from(("arrival", "strict", "either")),
+    st.booleans(),
+)
+def test_many_distinct_keys_as_the_python_engine(
+    rows: list[tuple[str, int, int, int | None]], batch: int, tie: str, text_keys: bool
+) -> None:
+    """Keys whose windows close (None: a key of its own) dropped by key compactions after
+    every batch: negations, composite events keyed as their producers, LIMIT quotas, ON
+    TIMEOUT deadlines, Kleene lists keep theirs; integer keys (the kernel codes them) and text."""
+    events, ts = [], 0
+    for i, (t, step, x, k) in enumerate(rows):
+        ts += step
+        key = i + 10 if k is None else k
+        events.append(ev(t, ts, i, x=x, k=f"u{key}" if text_keys else key))
+    _agree(KEYED, events, batch, tie)
+
+
+def test_a_key_waiting_survives_key_compactions() -> None:
+    """An A of key "u7" waits while 3,000 keys of their own pass (C: no pattern reads them,
+    but a text key column is coded whole); the compactions drop them, key "u7"'s partial
+    match is re-coded and completes, under the run's budget still."""
+    text = "PATTERN p: SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN 5000"
+    net = compile_text(text)
+    events = [ev("A", 0, 0, k="u7", x=1)] + [ev("C", i, i, k=f"c{i}", x=0) for i in range(1, 3001)]
+    events += [ev("B", 4000, 3001, k="u7", x=2), ev("A", 4001, 3002, k="c5", x=0), ev("B", 4002, 3003, k="c5", x=5)]
+    run = KernelRun(net, id_field="id", key_slack=64)
+    run.set_budget(10, None)
+    t = table(events)
+    got = [m.ids for i in range(0, len(events), 200) for m in to_matches(run.push(t.slice(i, 200)), net)]
+    assert got == [{"a": 0, "b": 3001}, {"a": 3002, "b": 3003}]
+    stats = run.stats["values"]
+    assert stats["key_compactions"] >= 5 and stats["keys_size"] < 300
+    assert run.budget == (10, None)
+
+
+def test_the_budget_holds_after_a_key_compaction() -> None:
+    """A rebuilt kernel gets the run's budget again: 200 keys' partial matches at one time,
+    after compactions, stop the run where the Python engine stops (budget 100)."""
+    net = compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 10")
+    events = [ev("A", 20 * i, i, k=1000 + i) for i in range(200)] + [ev("A", 5000, 200 + i, k=i) for i in range(200)]
+    texts = []
+    for engine in (Engine(net, max_partial_matches=100), KernelEngine(net, batch=50, max_partial_matches=100)):
+        if isinstance(engine, KernelEngine):
+            engine.kernel.values.key_slack = 0
+        with pytest.raises(StateLimitError) as info:
+            for e in fresh(events):
+                engine.push(e)
+            engine.flush()
+        texts.append(str(info.value))
+        if isinstance(engine, KernelEngine):
+            assert engine.kernel.stats["values"]["key_compactions"] >= 3
+    assert texts[0] == texts[1]
+    assert texts[1].startswith("pattern 'p': 101 live partial matches, over the run's budget of 100")
