@@ -10,7 +10,8 @@ the partition key instead, ``SEQ(A a, B b) WHERE [card] WITHIN 5``), pushed to a
 :class:`~petricep.kernel.run.KernelRun` ``--batch`` rows at a time.
 Per kind and slack (values' and keys'; ``never``: no compaction but before a snapshot, as a run
 without compaction kept them): the dictionaries' entries (strings, big ints, keys) after the last batch,
-the bytes of the run's snapshot (``petricep.kernel.snapshot.dumps``) there, the push time.
+the kernel's per-key arrays (bytes), the run's snapshot (``petricep.kernel.snapshot.dumps``)
+there, the push time.
 Runs as a script too (``python bench/values.py``) against another tree's petricep: one
 without ``value_slack`` is the run before compaction.
 """
@@ -71,8 +72,9 @@ def measure(tables: list[pa.Table], slack: int, keyed: bool) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     strings, bigs = len(run.strings()), len(run.kernel.bigs)
     keys = sum(len(d) for d in {id(d): d for d in run.key_dicts}.values())
+    key_bytes = run.memory()["per-key lists"]
     size = len(dumps(_Snapshotting(run)))
-    return {"strings": strings, "bigs": bigs, "keys": keys, "snapshot": size, "seconds": seconds,
+    return {"strings": strings, "bigs": bigs, "keys": keys, "key_bytes": key_bytes, "snapshot": size, "seconds": seconds,
             "matches": matches, "compacting": compacting}
 
 
@@ -83,13 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kinds", default="text,big,int,key")
     ap.add_argument("--slack", default="4096,never")
     args = ap.parse_args(argv)
-    print("kind | slack | strings | big ints | keys | snapshot bytes | push s | events/s | matches")
+    print("kind | slack | strings | big ints | keys | per-key bytes | snapshot bytes | push s | events/s | matches")
     for kind in args.kinds.split(","):
         tables = batches(args.events, args.batch, kind)
         for name in args.slack.split(","):
             got = measure(tables, NEVER if name == "never" else int(name), kind == "key")
             label = name if got["compacting"] else "(no compaction)"
-            print(f"{kind} | {label} | {got['strings']:,} | {got['bigs']:,} | {got['keys']:,} | {got['snapshot']:,} | "
+            print(f"{kind} | {label} | {got['strings']:,} | {got['bigs']:,} | {got['keys']:,} | {got['key_bytes']:,} | {got['snapshot']:,} | "
                   f"{got['seconds']:.2f} | {args.events / got['seconds']:,.0f} | {got['matches']:,}")
     return 0
 
