@@ -328,3 +328,26 @@ def test_the_budget_holds_after_a_key_compaction() -> None:
             assert engine.kernel.stats["values"]["key_compactions"] >= 3
     assert texts[0] == texts[1]
     assert texts[1].startswith("pattern 'p': 101 live partial matches, over the run's budget of 100")
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data())
+def test_snapshots_between_compactions_go_on_as_the_uninterrupted_run(data: st.DataObject) -> None:
+    """Texts and keys of their own, compacted after every batch (sweep 1: value and key
+    slack 0), the run cut and restored at random points: the uncut run's pairs, and those
+    the Python engine finds."""
+    rows = data.draw(st.lists(st.tuples(st.sampled_from("ABCD"), st.sampled_from((0, 1, 2)), st.text("bmx", min_size=1, max_size=2),
+                                        st.sampled_from((0, 1, None))), min_size=1, max_size=30))  # fmt: skip
+    events, ts = [], 0
+    for i, (t, step, s, k) in enumerate(rows):
+        ts += step
+        text = f"{s}{i}" if t == "D" else s
+        events.append(ev(t, ts, i, s=text, u=text, k=f"k{i}" if k is None else k))
+    net = compile_text(CONSTRUCTS)
+    n = len(events)
+    plan = {"cuts": data.draw(st.sets(st.integers(0, n - 1), max_size=n)), "ticks": set(),
+            "batch": data.draw(st.sampled_from((1, 3, 64))), "sweep": 1, "columns": False, "max_out": 65_536}
+    cut, whole = drive(net, events, "arrival", plan, True), drive(net, events, "arrival", plan, False)
+    assert cut == whole
+    want = [repr(m.to_dict()) for m in Engine(net).run(iter(fresh(events)))]
+    assert [m for m, _ in whole[0]] == want
