@@ -22,6 +22,7 @@ WORKLOADS = {
     "rows": "bench.rows",
     "gaps": "bench.gaps",
     "groups": "bench.groups",
+    "values": "bench.values",
 }
 
 

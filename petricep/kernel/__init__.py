@@ -56,8 +56,9 @@ RETURN and ON TIMEOUT fields over lists, LIMIT and consumption; under ``either``
 in arrival order inside a timestamp group, each event once; a name
 that is a list in one pattern and an event in another is a list column of the match table (an
 event's id a one-element list);
-merging never puts a list and another pattern's event in one slot (merge._placed); aggregating text
-values stops with an error; GREEDY / RELUCTANT lists choose between a take and the step after
+merging never puts a list and another pattern's event in one slot (merge._placed); ``min`` / ``max``
+of texts compare their ranks, as the engine compares strings, while ``sum`` / ``avg`` of texts
+(the engine concatenates them) and a text beside a number stop with the kernel's own error; GREEDY / RELUCTANT lists choose between a take and the step after
 it as runtime firing._prefer, ``_firing.pxi`` prefer), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
 under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher

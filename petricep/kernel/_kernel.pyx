@@ -38,7 +38,7 @@ LIMIT, timeouts), ``_negation.pxi`` (negative events, pending matches), ``_emiss
 buffers, emission order, consumption, composite re-entry), ``_eventtime.pxi`` (ON TIMEOUT
 deadlines, LIMIT quotas, pinned tokens) and ``_kleene.pxi`` (Kleene lists: the element arena,
 aggregates, iteration conditions), ``_snapshot.pxi`` (the state as arrays and back, for
-petricep.kernel.snapshot), ``_codes.pxi`` (input columns as codes: integer partition keys; the readers' text
+petricep.kernel.snapshot), ``_valuecodes.pxi`` (the text and big-int codes the state still holds, renumbered), ``_codes.pxi`` (input columns as codes: integer partition keys; the readers' text
 parsers are petricep.io._textparse, so reading a file loads no firing kernel),
 ``_typecodes.pxi`` (a text type column's rows as type codes). Their shared types (opcodes,
 value kinds, strategies, memory parts, the budget) are declared in ``_kernel.pxd``; growing an
@@ -128,4 +128,5 @@ include "_emission.pxi"
 include "_eventtime.pxi"
 include "_kleene.pxi"
 include "_snapshot.pxi"
+include "_valuecodes.pxi"
 include "_typecodes.pxi"

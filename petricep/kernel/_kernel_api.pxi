@@ -551,6 +551,24 @@ cdef class Kernel:
     def set_ranks(self, ranks):
         self.store.set_ranks(np.ascontiguousarray(ranks, dtype=np.float64))
 
+    def value_codes(self, Py_ssize_t nstrings, Py_ssize_t nbigs):
+        """Per string code and per big-int code whether the state holds it (_valuecodes.pxi),
+        the state canonicalized first (dead partial matches and events dropped, as get_state
+        does); None while matches are buffered (their values are not looked at)."""
+        if self.out_n or self.kl_n:
+            return None
+        canonicalize(self)
+        strs = np.zeros(max(nstrings, 0), dtype=np.uint8)
+        bigs = np.zeros(max(nbigs, 0), dtype=np.uint8)
+        mark_values(self, strs, bigs)
+        return strs, bigs
+
+    def recode_value_codes(self, strs, bigs, list kept_bigs):
+        """Old code -> new (-1: dropped) for the strings and big ints the state holds (what
+        value_codes marked), and the big ints kept by their new codes."""
+        recode_values(self, np.ascontiguousarray(strs, dtype=np.int64), np.ascontiguousarray(bigs, dtype=np.int64))
+        self.set_bigs(kept_bigs)
+
 
 cdef int adopt_budget(Kernel k) except -1:
     """Point the groups and the store at the kernel's Budget, counting what they hold already."""

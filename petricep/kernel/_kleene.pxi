@@ -65,7 +65,7 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
             continue
         v = k.store.val[ev * k.store.nattrs + attr]
         tv = k.store.tag[ev * k.store.nattrs + attr]
-        if tv == TAG_STR:
+        if tv == TAG_STR and func != AGG_MIN and func != AGG_MAX:  # (min / max of texts: by rank)
             raise KernelEvaluationError("aggregate", func, v, tv, 0.0, TAG_NUM)
         if old < 0:  # agg_init
             if func == AGG_AVG:
@@ -87,7 +87,8 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
 
 cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1 nogil:
     """One element into a running aggregate (runtime/expr.py agg_step): Python's + for sums,
-    min / max where a NaN wins and ties keep the accumulator."""
+    min / max where a NaN wins and ties keep the accumulator (texts compared by their ranks in
+    the sorted dictionary; a text beside a number: the engine's TypeError)."""
     cdef double a = acc[0]
     if func == AGG_AVG:
         arith(k, 0, acc, tag, v, tv)
@@ -99,6 +100,16 @@ cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, 
         arith(k, 0, acc, tag, v, tv)
     elif isnan(a):
         pass
+    elif tv == TAG_STR or tag[0] == TAG_STR:  # (texts by their ranks; a NaN beside one wins, as in nan_min)
+        if tv == TAG_STR and tag[0] == TAG_STR:
+            if (k.store.ranks[<Py_ssize_t>v] < k.store.ranks[<Py_ssize_t>a] if func == AGG_MIN
+                    else k.store.ranks[<Py_ssize_t>v] > k.store.ranks[<Py_ssize_t>a]):
+                acc[0] = v
+        elif tv == TAG_NUM and isnan(v):
+            acc[0] = v
+            tag[0] = tv
+        else:
+            raise KernelEvaluationError("aggregate", func, v, tv, a, tag[0])
     elif (tv == TAG_BIG or tag[0] == TAG_BIG) and not isnan(v):  # (Python's comparison, exact)
         if big_compare(k, 2 if func == AGG_MIN else 4, v, tv, a, tag[0]) != 0.0:
             acc[0] = v

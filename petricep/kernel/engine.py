@@ -411,6 +411,7 @@ class KernelEngine(SqlBeside):
         self.events += n
         out = self._taken()
         self._forget()
+        self.kernel.compact_due()  # (no coded column in flight: the batch is fired)
         self._sample(last_id)
         yield out
 

@@ -1,4 +1,4 @@
-"""A kernel snapshot's partition keys and strings, only those that hold something (issue 39).
+"""A kernel snapshot's partition keys, only those that hold something (issue 39).
 
 The kernel codes each partition key the first time it sees it (``KernelRun.key_dicts``: one
 dictionary per key class) and never forgets a code: a streaming bucket that met 100,000 keys
@@ -18,15 +18,16 @@ with nothing else drops its floor too. While a timestamp group is open or strict
 cancellations are pending (``grp.keys``, ``kills.key``) the codes are left as they are: a
 snapshot there is rare (mid-group, tie rules strict and either) and those hold codes too.
 
-The string dictionary (``run.strings``) grew the same way with every string value ever read
-(a user's name, a device id): :func:`compact_strings` keeps the lowering's constants (codes
-fixed by the net) and the strings the stored events hold (``store.val`` where ``store.tag``
-says string), re-coded after the constants in the order of their old codes, with their ranks
-in the sorted dictionary computed anew (the same order among them: the same comparisons).
+The string dictionary (``run.strings``) and the ints beyond 2**53 (``run.bigs``) grew the
+same way with every value ever read (a user's name, a card number): the live run compacts
+those itself before a snapshot (``KernelRun.compact_values``, valuecodes.py), so a snapshot
+carries only the values its state holds.
 
-Only the snapshot is re-coded: the live engine keeps its codes. A restored engine codes
-keys (strings) it has not kept anew, after the kept ones, as it codes any new one -- which
-is what the Python engine does with a key whose partition it dropped.
+Only the snapshot's keys are re-coded; the live run compacts its own by a snapshot's round
+trip into a fresh kernel when its key dictionaries outgrow the live keys
+(``KernelRun.compact_keys``, valuecodes.py). A restored engine codes keys it has not kept
+anew, after the kept ones, as it codes any new one -- which is what the Python engine does
+with a key whose partition it dropped.
 """
 
 from __future__ import annotations
@@ -36,16 +37,14 @@ from typing import Any
 import numpy as np
 
 from petricep.kernel.lowering import Lowered
-from petricep.kernel.tableplan import TAG_STR
 
 NO_KEY = -(1 << 62)  # a key without a contiguity floor (_kernel.pyx)
 
 
 def compact_codes(state: dict[str, Any], lowered: Lowered, key_dicts: list[dict[Any, int]]) -> None:
-    """``KernelRun.snapshot_state``'s state re-coded in place to the keys and strings that
-    hold something (:func:`compact_keys`, :func:`compact_strings`)."""
+    """``KernelRun.snapshot_state``'s state re-coded in place to the keys that hold something
+    (:func:`compact_keys`; its values the run compacted before: valuecodes.py)."""
     compact_keys(state, lowered, key_dicts)
-    compact_strings(state, lowered)
 
 
 def compact_keys(state: dict[str, Any], lowered: Lowered, key_dicts: list[dict[Any, int]]) -> None:
@@ -113,29 +112,3 @@ def _recode(state: dict[str, Any], lowered: Lowered, gi: int, remap: np.ndarray)
     new = np.full(n, NO_KEY, dtype=np.int64)
     new[remap[kept]] = floors[kept]
     state[p + "floors"] = new
-
-
-def compact_strings(state: dict[str, Any], lowered: Lowered) -> None:
-    """Re-code ``state``'s strings in place to the lowering's constants and the strings its
-    stored events hold (see the module docstring)."""
-    strings = state["run.strings"]
-    fixed = len(lowered.strings)
-    val, tag = state["kernel.store.val"], state["kernel.store.tag"]
-    held = tag == TAG_STR
-    codes = val[held].astype(np.int64)
-    used = np.unique(codes[codes >= fixed])
-    if len(strings) < fixed or fixed + len(used) == len(strings):
-        return
-    remap = np.full(len(strings), -1, dtype=np.int64)
-    remap[:fixed] = np.arange(fixed)
-    remap[used] = np.arange(fixed, fixed + len(used))
-    val = val.copy()
-    val[held] = remap[codes]
-    state["kernel.store.val"] = val
-    kept = strings[:fixed] + [strings[i] for i in used.tolist()]
-    state["run.strings"] = kept
-    ranks = np.zeros(max(len(kept), 1), dtype=np.float64)  # (as KernelRun.update_ranks ranks them)
-    for rank, code in enumerate(sorted(range(len(kept)), key=kept.__getitem__)):
-        ranks[code] = rank
-    state["kernel.store.ranks"] = ranks
-    state["run.ranked"] = len(kept)

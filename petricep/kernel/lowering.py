@@ -28,6 +28,7 @@ import numpy as np
 from petricep.compile.net import GroupNet, Net, PatternNet
 from petricep.kernel.bytecode import AGG_CODES, ID_ATTR, NEG_SLOT, TS_ATTR, Bytecode, Unsupported
 from petricep.lang import ast as A
+from petricep.lang.fields import field_requirements
 from petricep.merge import MAX_SHARED, rename
 from petricep.runtime.match import group_steps
 
@@ -653,4 +654,20 @@ def gap_arrays(g: GroupNet) -> dict[str, np.ndarray]:
     }
 
 
-__all__ = ["Lowered", "LoweredGroup", "LoweredPattern", "Unsupported", "lower", "supports"]
+def reading_types(net: Net, lowered: Lowered, codes: dict[str, int]) -> dict[str, frozenset[int]]:
+    """Per field the kernel reads (``lowered.attrs``), the codes of the event types it is read
+    of: by the patterns' conditions, keys and RETURN values (:func:`field_requirements`, the
+    fields the readers check), of every type for the time and id, and of the composite
+    types (RETURN types) for every field, as their events are the net's own."""
+    required, _ = field_requirements([p.source for p in net.patterns])
+    composite = {codes[t] for p in net.patterns for t in p.produces if t in codes}
+    out: dict[str, frozenset[int]] = {}
+    for name in lowered.attrs:
+        if name in (TS_ATTR, ID_ATTR):
+            out[name] = frozenset(codes.values())
+            continue
+        out[name] = frozenset(composite | {codes[t] for t, fields in required.items() if name in fields and t in codes})
+    return out
+
+
+__all__ = ["Lowered", "LoweredGroup", "LoweredPattern", "Unsupported", "lower", "reading_types", "supports"]

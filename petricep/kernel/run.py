@@ -21,9 +21,10 @@ import pyarrow.compute as pc
 
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
+from petricep.kernel import valuecodes as vc
 from petricep.kernel.bytecode import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR
 from petricep.kernel.keycodes import compact_codes
-from petricep.kernel.lowering import Lowered, lower, supports
+from petricep.kernel.lowering import Lowered, lower, reading_types, supports
 from petricep.kernel.remembered import Composites
 from petricep.kernel.tableplan import (
     EXACT,
@@ -44,7 +45,6 @@ from petricep.kernel.tableplan import (
     table_plan,
 )
 from petricep.kernel.texts import composite_texts
-from petricep.lang.fields import field_requirements
 from petricep.runtime.arrow import number_array, number_view
 from petricep.runtime.expr import number_text
 from petricep.runtime.memory import memory_error
@@ -86,12 +86,15 @@ class KernelRun:
         event_type: str | None = None,
         sweep_every: int = 2048,
         compact_slack: int = 1024,
+        value_slack: int = vc.VALUE_SLACK,
+        key_slack: int = vc.KEY_SLACK,
     ) -> None:
         """``sweep_every``: drop dead partial matches every so many events (of the types the
         patterns read: the others leave no state to drop, where no tie rule or construct makes
         every event count); the event store is
         compacted at a sweep when it holds more than 4 events per live slot plus
-        ``compact_slack`` (small values: for tests of the housekeeping)."""
+        ``compact_slack``, the value (key) dictionaries after a batch when one holds more than
+        twice its live entries plus ``value_slack`` (``key_slack``; small values: for tests)."""
         if _kernel is None:
             raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
         ok, reason = supports(net, tie)
@@ -115,6 +118,8 @@ class KernelRun:
         self.group_types = [frozenset(self._type_codes[t] for t in g.input_types if t in self._type_codes) for g in net.groups]
         self._strings: dict[str, int] = {s: i for i, s in enumerate(self.lowered.strings)}
         self._ranked = -1  # dictionary size the kernel's ranks were computed for
+        self.values = vc.ValueCodes(len(self.lowered.strings), len(self.lowered.bigs), value_slack, key_slack)
+        self.budget: tuple[int | None, int | None] = (None, None)  # (set_budget's: a rebuilt kernel gets it again)
         # partition-key dictionaries, one per key class (groups reading composite events share
         # their producers': a composite event keeps its emitter's key code)
         classes = self.lowered.key_class or tuple(range(len(self.lowered.groups)))
@@ -288,7 +293,9 @@ class KernelRun:
         vals, tags = self._attributes(batch, n, _column(batch, self.time_field), positions, types)
         keys = self._key_codes(batch, n)
         self.fire(types, ts, pos, ids, vals, tags, keys)
-        return self._matches_table()
+        out = self._matches_table()
+        self.compact_due()
+        return out
 
     def fire(
         self,
@@ -370,16 +377,29 @@ class KernelRun:
         """Give the kernel each string's rank in the sorted dictionary when it has grown."""
         if len(self._strings) == self._ranked:
             return
-        order = sorted(self._strings, key=self._strings.__getitem__)
-        ranks = np.empty(len(order), dtype=np.float64)
-        for rank, s in enumerate(sorted(order)):
-            ranks[self._strings[s]] = rank
-        self.kernel.set_ranks(ranks if len(ranks) else np.zeros(1))
+        self.kernel.set_ranks(vc.string_ranks(self._strings))
         self._ranked = len(self._strings)
+
+    def compact_values(self) -> bool:
+        """Drop the strings and ints beyond 2**53 the state no longer holds, re-coding the rest
+        (:func:`~petricep.kernel.valuecodes.compact_values`; between batches only); False where
+        matches are buffered. Runs by itself after a batch (:meth:`compact_due`) and before a snapshot."""
+        return vc.compact_values(self)
+
+    def compact_keys(self) -> bool:
+        """Drop the partition keys nothing holds, re-coding the rest (the kernel rebuilt from its
+        own snapshot state: :func:`~petricep.kernel.valuecodes.compact_keys`); False where matches
+        are buffered."""
+        return vc.compact_keys(self)
+
+    def compact_due(self) -> None:
+        """After a batch: the compactions whose dictionaries outgrew their limits (valuecodes.py)."""
+        vc.compact_due(self)
 
     def set_budget(self, max_partial_matches: int | None, max_memory: int | None) -> None:
         """The run's budgets, checked within a batch where the kernel's arenas grow: live
         partial matches per shared net, and bytes (None: no budget)."""
+        self.budget = (max_partial_matches, max_memory)
         self.kernel.set_budget(max_partial_matches, max_memory)
 
     def memory(self) -> dict[str, int]:
@@ -473,6 +493,7 @@ class KernelRun:
         (``run.*``): the string dictionary, the partition-key dictionaries (one per key class),
         the composite events still bindable, the counts. NumPy arrays, scalars, and lists of
         Python values (strings, keys, ids). Only keys and strings that hold something (keycodes.py)."""
+        self.compact_values()  # (only the values the state holds; a buffered match: get_state refuses)
         state = {f"kernel.{name}": value for name, value in self.kernel.get_state().items()}
         self.composites.forget(self.kernel.oldest_pos())  # (what the compaction let go)
         names = [p.name for p in self.lowered.patterns]
@@ -521,6 +542,7 @@ class KernelRun:
                 keys.update((v, code) for code, v in enumerate(values))
         prefix = "run.composites."
         self.composites.restore({name[len(prefix):]: v for name, v in state.items() if name.startswith(prefix)})
+        self.values.restored(len(self._strings), len(self.kernel.bigs), self.key_dicts)
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -533,6 +555,7 @@ class KernelRun:
             "matches": dict(self.matches),
             "timeouts": dict(self.timeouts),
             "dropped": {p.name: n for p, n in zip(self.lowered.patterns, k.dropped_by_pattern())},
+            "values": self.values.stats(len(self._strings), len(k.bigs), self.key_dicts),
         }
 
     # ------------------------------------------------------------------ output
@@ -714,22 +737,6 @@ class KernelRun:
             return pa.array(val != 0.0, pa.bool_(), mask=~present)
         strings = self.strings()
         return pa.array([python_value(v, k, strings, self.kernel.bigs) if ok else None for v, k, ok in zip(val.tolist(), kind.tolist(), present.tolist())])
-
-
-def reading_types(net: Net, lowered: Lowered, codes: dict[str, int]) -> dict[str, frozenset[int]]:
-    """Per field the kernel reads (``lowered.attrs``), the codes of the event types it is read
-    of: by the patterns' conditions, keys and RETURN values (:func:`field_requirements`, the
-    fields the readers check), of every type for the time and id, and of the composite
-    types (RETURN types) for every field, as their events are the net's own."""
-    required, _ = field_requirements([p.source for p in net.patterns])
-    composite = {codes[t] for p in net.patterns for t in p.produces if t in codes}
-    out: dict[str, frozenset[int]] = {}
-    for name in lowered.attrs:
-        if name in (TS_ATTR, ID_ATTR):
-            out[name] = frozenset(codes.values())
-            continue
-        out[name] = frozenset(composite | {codes[t] for t, fields in required.items() if name in fields and t in codes})
-    return out
 
 
 def _kernel_type(t: pa.DataType) -> bool:

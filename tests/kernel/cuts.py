@@ -23,9 +23,10 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
     engine = KernelEngine(net, tie=tie, batch=plan["batch"])
     if snap:  # (and the matches leave the kernel in slices of max_out: the same pairs)
         engine.max_out = plan["max_out"]
-    if plan["sweep"]:  # (sweeps and compactions inside the run too)
+    if plan["sweep"]:  # (sweeps and compactions inside the run too; the value and key dictionaries' after every batch)
         engine.kernel.kernel.sweep_every = plan["sweep"]
         engine.kernel.kernel.compact_slack = 0
+        engine.kernel.values.slack = engine.kernel.values.key_slack = 0
     out: list[Any] = []
     lives = []
     chunk: list[Event] = []
@@ -43,6 +44,8 @@ def drive(net: Net, events: list[Event], tie: str, plan: dict[str, Any], snap: b
                 assert dumps(engine) == data  # deterministic
                 engine = loads(data, net, tie)
                 engine.max_out = plan["max_out"]
+                if plan["sweep"]:
+                    engine.kernel.values.slack = engine.kernel.values.key_slack = 0
                 assert dumps(engine) == data  # restored, the same state
                 lives.append(engine.live_partial_matches())
             else:

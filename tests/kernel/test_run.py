@@ -187,6 +187,8 @@ def test_match_table_columns_and_unbound_or_variables() -> None:
     assert [m.ids for m in K.to_matches(out, net)] == [{"a": 0, "c": 1}, {"a": 0, "b": 2}]
     assert run.stats == {
         "events": 3, "created": 3, "completed": 2, "composite": 0, "matches": {"p": 2}, "timeouts": {"p": 0}, "dropped": {"p": 0},
+        "values": {"dict_size": 0, "dict_slack": 0, "dict_limit": 4096, "bigs_size": 0, "bigs_slack": 0, "value_compactions": 0,
+                   "keys_size": 0, "keys_slack": 0, "key_compactions": 0},
     }
 
 
