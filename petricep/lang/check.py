@@ -131,30 +131,8 @@ def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
         raise ctx.error("a SEQ needs at least one positive (non-negated) event", node.span)
     if isinstance(node, A.Seq) and all(isinstance(c, A.EventRef) and (c.negated or c.optional) for c in node.children):
         raise ctx.error("a SEQ needs at least one step that is not optional", node.span)
-    if isinstance(node, A.Seq):
-        _check_optional_neighbours(node, ctx)
     for child in node.children:
         _check_structure(child, ctx, node)
-
-
-def _check_optional_neighbours(seq: A.Seq, ctx: _Ctx) -> None:
-    """A negation measures its interval from the steps beside it; beside an optional step
-    that may be absent the interval would need another bound, which is not built yet: refused
-    (:class:`PatternUnsupportedError`) rather than run with a guessed meaning."""
-    kids = seq.children
-    for i, child in enumerate(kids):
-        if not (isinstance(child, A.EventRef) and child.negated):
-            continue
-        prev = next((k for k in reversed(kids[:i]) if not (isinstance(k, A.EventRef) and k.negated)), None)
-        nxt = next((k for k in kids[i + 1 :] if not (isinstance(k, A.EventRef) and k.negated)), None)
-        for side in (prev, nxt):
-            if isinstance(side, A.EventRef) and side.optional:
-                raise error_at(
-                    f"a negation next to an optional step ({side.type}? {side.var}) is not supported yet: "
-                    f"put a required step between them",
-                    A.Span(ctx.file, child.span.line, child.span.column, child.span.source or ctx.text),
-                    PatternUnsupportedError,
-                )
 
 
 def _conjuncts(expr: A.Expr) -> list[A.Expr]:
@@ -210,14 +188,6 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
     negs = sorted(v for v in A.vars_of(expr) if refs[v].negated)
     if len(negs) > 1:
         raise ctx.error(f"a condition may mention one negated variable, this one mentions {', '.join(negs)}", A.leftmost_span(expr))
-    optional = sorted(v for v in A.vars_of(expr) if refs[v].optional)
-    if negs and optional:
-        span = A.leftmost_span(expr) or A.NOWHERE
-        raise error_at(
-            f"a negation condition reading an optional step ({optional[0]}) is not supported yet",
-            A.Span(ctx.file, span.line, span.column, span.source or ctx.text),
-            PatternUnsupportedError,
-        )
     iter_vars = set()
     for e in A.walk_expr(expr):
         if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV):
