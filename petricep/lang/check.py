@@ -333,7 +333,6 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
             ctx.errors.append(ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span))
     consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
     ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
-    ctx.attempt(lambda: _check_archived_optional(structure, ctx))
     ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
     ctx.attempt(lambda: check_until(structure, conditions, ctx.error, ctx.unsupported))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
@@ -353,20 +352,6 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         timeout=timeout,
         limit=raw.limit,
     )
-
-
-def _check_archived_optional(structure: A.Node, ctx: _Ctx) -> None:
-    """An optional step in a pattern with ARCHIVED variables: the history join reads every
-    live variable, so it is refused (:class:`PatternUnsupportedError`) until it can read a
-    missing one."""
-    refs = A.events_of(structure)
-    optional = next((r for r in refs if r.optional), None)
-    if optional is not None and any(r.archived for r in refs):
-        raise error_at(
-            f"an optional step ({optional.type}? {optional.var}) in a pattern with ARCHIVED variables is not supported yet",
-            A.Span(ctx.file, optional.span.line, optional.span.column, optional.span.source or ctx.text),
-            PatternUnsupportedError,
-        )
 
 
 def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
