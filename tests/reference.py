@@ -66,6 +66,7 @@ from petricep.lang.ast import (
     Window,
 )
 from tests import reference_groups as RG
+from tests import reference_negation as RN
 from tests import reference_until as RU
 from tests.reference_conditions import (
     MISSING,
@@ -310,6 +311,7 @@ class Matcher:
         self.negated = {r.var: r for r in refs if _is_negation(r)} | {v: n for v, (_, n) in self.group_negs.items()}
         self.shapes = [_shape(t) for t in resolutions(tree)]
         self.optional_sibs = optional_siblings(tree)
+        self.beside_optional = RN.beside_optional(tree)
 
         self.positive_conj: list[Conjunct] = []
         self.negation_conj: dict[str, list[Conjunct]] = {n: [] for n in self.negated}
@@ -610,8 +612,8 @@ class Matcher:
                     new = {**prefix, v: (x,) if ref.kleene else x}
                 if any((u, v) in shape.prec and not self.complete(u, prefix) for u in shape.vars):
                     continue
-                if self.partial_ok(shape, new):
-                    return True
+                if self.partial_ok(shape, new) and not RN.blocked(self, shape, prefix, v, x, env_of):
+                    return True  # (a pushed negation forbids x to Q: tests/reference_negation.py)
         return False
 
     def _group_takes(self, shape: _Shape, prefix: Binding, group: Group, x: Item) -> bool:
@@ -627,9 +629,10 @@ class Matcher:
         return new is not None and self.partial_ok(shape, {**prefix, v: new})
 
     def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
-        """GREEDY / RELUCTANT lists (skip-till-next-match): a greedy list's next event in the
-        match (the step after it) could not have extended the list instead; no element after a
-        reluctant list's first could have started another step instead."""
+        """GREEDY / RELUCTANT lists (skip-till-next-match): no event of the match bound to
+        another variable while a greedy list is open (its first event bound, no step after it
+        yet: the step after it, an AND sibling) could have extended the list instead; no
+        element after a reluctant list's first could have bound another variable instead."""
         pairs = sorted(((i, var) for var, value in binding.items() for i in _items(value)), key=lambda p: p[0].idx)
 
         def before(item: Item) -> Binding:
@@ -645,9 +648,16 @@ class Matcher:
                 continue
             v, lst = ref.var, binding[ref.var]
             if ref.mode == "greedy":
-                nxt = next((it for it, var in pairs if var != v and it.idx > lst[-1].idx), None)
-                if nxt is not None and self.extends(before(nxt), nxt, only=lambda u, v=v: u == v):
-                    return False
+                # every event of another variable while the list is open (started, no step after
+                # it bound): in a SEQ the step after it; inside AND an AND sibling's too
+                for it, var in pairs:
+                    prefix = before(it)
+                    if var == v or v not in prefix:
+                        continue
+                    if any((v, w) in shape.prec for w in prefix):
+                        break  # closed
+                    if self.extends(prefix, it, only=lambda u, v=v: u == v):
+                        return False
             elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in lst[1:]):
                 return False
         return True

@@ -357,8 +357,9 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
 def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
     """GREEDY / RELUCTANT say which of two partial matches skip-till-next-match keeps when one
     event both extends a list and starts the step after it: only under that strategy (under
-    the others both are matches or neither), on a list of the pattern's SEQ with a step after
-    it (inside AND or OR: not supported yet)."""
+    the others both are matches or neither), on a list with a step after it in its SEQ (the
+    pattern's, or one inside AND or OR: the list's choice is then among the moves of the
+    partial match where it grows, its AND siblings' included)."""
     for ref in A.events_of(structure):
         if not ref.mode:
             continue
@@ -369,16 +370,24 @@ def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
                 f"add it to WHERE (under {strategy} it changes nothing)",
                 ref.span,
             )
-        steps = structure.children if isinstance(structure, A.Seq) else ()
-        if not any(c is ref for c in steps):
-            raise error_at(
-                f"{word} on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ",
-                A.Span(ctx.file, ref.span.line, ref.span.column, ref.span.source or ctx.text),
-                PatternUnsupportedError,
-            )
-        after = steps[[id(c) for c in steps].index(id(ref)) + 1 :]
-        if not any(isinstance(c, A.EventRef) and not c.negated for c in after):
+        steps = _seq_of(structure, ref)
+        after = steps[[id(c) for c in steps].index(id(ref)) + 1 :] if steps else ()
+        if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
             raise ctx.error(f"{word} on {ref.var}[] needs a step after the list (its choice is between the two)", ref.span)
+
+
+def _seq_of(node: A.Node, ref: A.EventRef) -> tuple[A.Node, ...]:
+    """The steps of the SEQ ``ref`` is a step of (() where it is none's: a whole pattern, a
+    child of AND or OR)."""
+    if isinstance(node, (A.EventRef, A.Group)):
+        return ()
+    if isinstance(node, A.Seq) and any(c is ref for c in node.children):
+        return node.children
+    for child in node.children:
+        found = _seq_of(child, ref)
+        if found:
+            return found
+    return ()
 
 
 def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:

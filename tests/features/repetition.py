@@ -154,17 +154,24 @@ def has_forms(p: A.Pattern) -> bool:
 
 
 def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
-    """``p`` with GREEDY or RELUCTANT on the Kleene steps of its top-level SEQ that have a step
-    after them (where the language takes them: under skip-till-next-match)."""
-    s = p.structure
-    if not isinstance(s, A.Seq) or p.strategy != A.Strategy.NEXT:
+    """``p`` with GREEDY or RELUCTANT on the Kleene steps of its SEQs (the pattern's, or one
+    inside AND or OR) that have a step after them (where the language takes them: under
+    skip-till-next-match)."""
+    if p.strategy != A.Strategy.NEXT:
         return p
-    kids = list(s.children)
-    for i, c in enumerate(kids):
-        after = any(isinstance(k, A.EventRef) and not k.negated for k in kids[i + 1 :])
-        if isinstance(c, A.EventRef) and c.kleene and after:
-            kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
-    return replace(p, structure=A.Seq(tuple(kids), span=s.span))
+
+    def visit(node: A.Node) -> A.Node:
+        if isinstance(node, (A.EventRef, A.Group)):
+            return node
+        kids = [visit(c) for c in node.children]
+        if isinstance(node, A.Seq):
+            for i, c in enumerate(kids):
+                after = any(not (isinstance(k, A.EventRef) and k.negated) for k in kids[i + 1 :])
+                if isinstance(c, A.EventRef) and c.kleene and after:
+                    kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
+        return type(node)(tuple(kids), span=node.span)
+
+    return replace(p, structure=visit(p.structure))
 
 
 def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "D")) -> A.Pattern:
