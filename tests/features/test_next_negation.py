@@ -26,7 +26,17 @@ from petricep.lang import ast as A
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
-from tests.features.repetition import ENGINES, SETTINGS, ids_on, kernel_built, run_on, sorted_matches, use_engine, want, with_modes
+from tests.features.repetition import (
+    ENGINES,
+    SETTINGS,
+    ids_on,
+    kernel_built,
+    run_on,
+    sorted_matches,
+    use_engine,
+    want,
+    with_modes,
+)
 from tests.features.scenario import stream
 from tests.strategies import OPS, streams
 
