@@ -183,6 +183,25 @@ def test_merged_with_a_pattern_sharing_the_prefix() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("text", "spec", "expected"),
+    [
+        # checked at emission, such a negation cancels no partial match: {a3}, N4 after it, may
+        # still take a b, so it times out; {a0} did not (B2 extended it), {a0,b2} did
+        (f"{AFTER} WITHIN 3 ON TIMEOUT RETURN T(x = a.x)", "A@0:x=1 N@1:x=0 B@2:x=0 A@3:x=2 N@4:x=0 D@9:x=0",
+         [({"a": 0, "b": 2}, True), ({"a": 3}, True)]),
+        # {a0} without b: N1 refuses it at its window's end; {a0,b2}: N1 between; {a3} matches
+        # when its window closes (D9), and a prefix that matched does not time out
+        ("PATTERN p: SEQ(A a, !(N n), B? b) WITHIN 3 ON TIMEOUT RETURN T(x = a.x)", "A@0:x=1 N@1:x=0 B@2:x=0 A@3:x=2 D@9:x=0",
+         [({"a": 3}, False)]),
+    ],
+)
+def test_timeouts(request: pytest.FixtureRequest, text: str, spec: str, expected: list[tuple[dict[str, int], bool]]) -> None:
+    if request.node.callspec.params["matcher"] == "reference":
+        pytest.skip("the reference has no timeouts")
+    assert [(m["ids"], "timeout" in m) for m in matches(text, stream(spec))] == expected
+
+
 def test_such_a_negation_is_checked_at_emission_and_the_kernel_runs_it() -> None:
     """Beside an optional step the interval depends on whether the match binds it, which only
     the complete match says: the negation is not pushed into the scan."""
