@@ -33,6 +33,7 @@ from tests.features.repetition import (
     SETTINGS,
     ids_on,
     kernel_built,
+    matches,
     run_on,
     sorted_matches,
     use_engine,
@@ -88,6 +89,16 @@ def test_in_an_or() -> None:
     assert ids_on(text, stream(EVENTS)) == want(
         {"a": [0, 2, 3], "b": 4}, {"a": [2, 3], "b": 4}, {"a": [3], "b": 4}, {"c": 1, "d": 2}
     )
+
+
+def test_merged_with_the_list_in_another_slot() -> None:
+    """Merged, q's list sits in another slot than p's, and p's list place would meet q's plain
+    ``c`` list: a GREEDY place is shared only with one alike, its slot moved with the net's."""
+    p = "PATTERN p: OR(SEQ(A+ a[] GREEDY, A? b), A+ c[]) WHERE skip-till-next-match"
+    q = "PATTERN q: OR(A+ c[], SEQ(A+ a[] GREEDY, A? b)) WHERE skip-till-next-match"
+    got = sorted((m["pattern"], str(m["ids"])) for m in matches(f"{p}\n{q}", stream("A@0 A@0")))
+    alone = [str(i) for i in ({"a": [0, 1]}, {"a": [0]}, {"a": [1]}, {"c": [0, 1]}, {"c": [0]}, {"c": [1]})]
+    assert got == sorted((name, i) for name in ("p", "q") for i in alone)
 
 
 def test_the_kernel_covers_them() -> None:
