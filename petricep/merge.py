@@ -222,7 +222,10 @@ def moved(net: PatternNet, to: Callable[[int], int]) -> PatternNet:
             )
             for t in net.transitions
         ),
-        places=tuple(replace(p, gap_expiry=tuple((to(s), hi) for s, hi in p.gap_expiry)) for p in net.places),
+        places=tuple(
+            replace(p, gap_expiry=tuple((to(s), hi) for s, hi in p.gap_expiry), repeat=tuple((to(s), m) for s, m in p.repeat))
+            for p in net.places
+        ),
         negations=tuple(
             replace(n, prev_slots=tuple(to(s) for s in n.prev_slots), next_slots=tuple(to(s) for s in n.next_slots))
             for n in net.negations
@@ -396,10 +399,9 @@ def _unite_front_and_rear(norms: Sequence[_Normal], share: bool) -> tuple[_Union
             front = [k if k == ("start",) else (net.index, k) for k in front]
             future = [(net.index, k) for k in future]
         keys_of[net.index] = (front, future)
-        for place in net.places:
-            union.compat[(net.index, place.id)] = frozenset(
-                (norm.neg_keys[j], j in place.growable_negations) for j in place.active_negations
-            )
+        for place in net.places:  # (a place of a GREEDY / RELUCTANT list is one only with one alike)
+            negs = frozenset((norm.neg_keys[j], j in place.growable_negations) for j in place.active_negations)
+            union.compat[(net.index, place.id)] = (negs, place.repeat)
         for place, fk in zip(net.places, front):
             node = (net.index, place.id)
             union.union(front_of.setdefault(fk, node), node)

@@ -38,13 +38,13 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
   iterations (step -> event), its ids a list of ``{step: id}``.
 * Bounded lists ``T{n,m} v[]`` (issue 42): only lists of n..m events; under skip-till-next-match
   a full list takes no more and a step after a list starts only once it has n events. An
-  optional step ``T? v`` is resolved like an OR of the step and no step. GREEDY / RELUCTANT:
+  optional step ``T? v`` is resolved like an OR of the step and no step; a negation condition
+  reading one left out forbids nothing (:mod:`tests.reference_optional`). GREEDY / RELUCTANT:
   :meth:`Matcher.modes_ok`.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +66,7 @@ from petricep.lang.ast import (
     Window,
 )
 from tests import reference_groups as RG
+from tests import reference_negation as RN
 from tests import reference_until as RU
 from tests.reference_conditions import (
     MISSING,
@@ -77,6 +78,7 @@ from tests.reference_conditions import (
     holds,
     return_attrs,
 )
+from tests.reference_optional import optional_siblings, resolutions
 from tests.reference_order import dependency_order
 
 __all__ = ["TIES", "reference_run", "window_size"]
@@ -140,22 +142,6 @@ def _validate(node: Node, in_seq: bool = False) -> None:
         raise ValueError("a SEQ needs a positive child")
     for child in node.children:
         _validate(child, isinstance(node, Seq))
-
-
-def _resolutions(node: Node) -> list[Node]:
-    """Every tree obtained by replacing each OR by one of its children, and each optional
-    step ``T? v`` by itself or by nothing (an OR of the step and of no step)."""
-    if isinstance(node, (EventRef, Group)):
-        return [node]
-    if isinstance(node, Or):
-        return [tree for child in node.children for tree in _resolutions(child)]
-    options: list[list[Node | None]] = []
-    for child in node.children:
-        if isinstance(child, EventRef) and child.optional:
-            options.append([child, None])
-        else:
-            options.append(list(_resolutions(child)))
-    return [type(node)(tuple(c for c in combo if c is not None), node.span) for combo in itertools.product(*options)]
 
 
 def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
@@ -323,7 +309,9 @@ class Matcher:
         self.group_negs = {n.var: (g, n) for g in self.groups.values() for n, _, _ in RG.negations(g)}
         names.extend(self.group_negs)
         self.negated = {r.var: r for r in refs if _is_negation(r)} | {v: n for v, (_, n) in self.group_negs.items()}
-        self.shapes = [_shape(t) for t in _resolutions(tree)]
+        self.shapes = [_shape(t) for t in resolutions(tree)]
+        self.optional_sibs = optional_siblings(tree)
+        self.beside_optional = RN.beside_optional(tree)
 
         self.positive_conj: list[Conjunct] = []
         self.negation_conj: dict[str, list[Conjunct]] = {n: [] for n in self.negated}
@@ -497,8 +485,11 @@ class Matcher:
         first = min(bound, key=lambda i: i.idx)
         last = max(bound, key=lambda i: i.idx)
         key = self.pkey(first)
+        absent = {o for o, sibs in self.optional_sibs.items() if o not in shape.vars and sibs & shape.vars}
         for spec in shape.negs:
             n = spec.ref
+            if any(c.vars & absent for c in self.negation_conj[n.var]):
+                continue  # reads an optional step the match leaves out: unknown, forbids nothing
             conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
             prev_items = _node_items(spec.prev, binding)
             next_items = _node_items(spec.next, binding)
@@ -621,8 +612,8 @@ class Matcher:
                     new = {**prefix, v: (x,) if ref.kleene else x}
                 if any((u, v) in shape.prec and not self.complete(u, prefix) for u in shape.vars):
                     continue
-                if self.partial_ok(shape, new):
-                    return True
+                if self.partial_ok(shape, new) and not RN.blocked(self, shape, prefix, v, x, env_of):
+                    return True  # (a pushed negation forbids x to Q: tests/reference_negation.py)
         return False
 
     def _group_takes(self, shape: _Shape, prefix: Binding, group: Group, x: Item) -> bool:
@@ -638,9 +629,10 @@ class Matcher:
         return new is not None and self.partial_ok(shape, {**prefix, v: new})
 
     def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
-        """GREEDY / RELUCTANT lists (skip-till-next-match): a greedy list's next event in the
-        match (the step after it) could not have extended the list instead; no element after a
-        reluctant list's first could have started another step instead."""
+        """GREEDY / RELUCTANT lists (skip-till-next-match): no event of the match bound to
+        another variable while a greedy list is open (its first event bound, no step after it
+        yet: the step after it, an AND sibling) could have extended the list instead; no
+        element after a reluctant list's first could have bound another variable instead."""
         pairs = sorted(((i, var) for var, value in binding.items() for i in _items(value)), key=lambda p: p[0].idx)
 
         def before(item: Item) -> Binding:
@@ -656,9 +648,16 @@ class Matcher:
                 continue
             v, lst = ref.var, binding[ref.var]
             if ref.mode == "greedy":
-                nxt = next((it for it, var in pairs if var != v and it.idx > lst[-1].idx), None)
-                if nxt is not None and self.extends(before(nxt), nxt, only=lambda u, v=v: u == v):
-                    return False
+                # every event of another variable while the list is open (started, no step after
+                # it bound): in a SEQ the step after it; inside AND an AND sibling's too
+                for it, var in pairs:
+                    prefix = before(it)
+                    if var == v or v not in prefix:
+                        continue
+                    if any((v, w) in shape.prec for w in prefix):
+                        break  # closed
+                    if self.extends(prefix, it, only=lambda u, v=v: u == v):
+                        return False
             elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in lst[1:]):
                 return False
         return True

@@ -62,6 +62,9 @@ class _Joiner:
         self.net = build_net([spec.archived])
         names = {v: i for i, v in enumerate(spec.archived_vars + spec.live_vars)}
         self.cross = [as_condition(compile_expr(c, names, {}, None)) for c in spec.cross]
+        # the live variables each joining condition reads: one reading a step the live match
+        # leaves out (an optional step) holds, as any conjunct reading it
+        self.cross_live = [A.vars_of(c) & set(spec.live_vars) for c in spec.cross]
         self.types = sorted({r.type for r in _refs(spec.archived)})
         self.partition = spec.source.partition
         self.lo, self.hi = spec.reach()
@@ -77,7 +80,7 @@ class _Joiner:
         self.span = 0.0 if single else float("inf") if w is None else float(w.value) * (_unit(w.unit) if w.unit else 1.0)
 
     def key(self, bound: dict[str, Any]) -> dict[str, Any]:
-        first = _first_event(bound[self.spec.live_vars[0]])
+        first = _first_event(bound[next(v for v in self.spec.live_vars if v in bound)])  # (an optional one may be unbound)
         return {a: first.attrs.get(a) for a in self.partition}
 
     def range(self, bound: dict[str, Any]) -> tuple[float, float]:
@@ -107,7 +110,7 @@ class _Joiner:
             if not last_order < limit:  # SEQ: the history precedes the live part
                 continue
             slots = tuple(abound[v] for v in self.spec.archived_vars) + tuple(bound.get(v) for v in self.spec.live_vars)
-            if all(c(slots, None) for c in self.cross):
+            if all(c(slots, None) for c, vs in zip(self.cross, self.cross_live) if vs <= bound.keys()):
                 ids = {**am.ids, **live.ids}
                 ids = {v: ids[v] for v in self.spec.archived_vars + self.spec.live_vars if v in ids}
                 start = min(am.start, live.start)

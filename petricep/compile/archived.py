@@ -139,6 +139,13 @@ def _parts(p: A.Pattern) -> tuple[list[A.EventRef], list[A.Node]]:
     live_kids = kids[first_live:]
     if isinstance(live_kids[0], A.EventRef) and live_kids[0].negated:
         raise _error(p, "a negation may not follow the ARCHIVED variables directly", live_kids[0].span)
+    if all(isinstance(k, A.EventRef) and (k.optional or k.negated) for k in live_kids):
+        raise _error(p, "the live part needs a required step (one that is not optional)", live_kids[0].span)
+    for k in live_kids:  # where the optional steps before it are left out, it follows them
+        if not (isinstance(k, A.EventRef) and (k.optional or k.negated)):
+            break
+        if k.negated:
+            raise _error(p, "a negation may not follow the ARCHIVED variables with only optional steps between them", k.span)
     if p.strategy != A.Strategy.ANY:
         raise _error(p, f"a pattern with ARCHIVED variables runs under skip-till-any-match, not {p.strategy}")
     if p.returns is not None or p.timeout is not None or p.consume is not None:
@@ -176,6 +183,9 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
     """How far back each archived variable reaches from a live one, from the joining
     conditions ``live.ts - arch.ts OP n``; a variable without an upper bound is an error."""
     archived_vars = {r.var for r in archived}
+    # an optional live step may be absent: its conditions then hold, so it bounds nothing
+    optional = {r.var for r in A.events_of(p.structure) if r.optional}
+    live_vars = tuple(v for v in live_vars if v not in optional)
     lows: dict[str, tuple[float, str]] = {}
     highs: dict[str, tuple[float, str]] = {}
     for c in cross:
@@ -200,7 +210,7 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
             raise _error(
                 p,
                 f"archived variable {r.var!r} needs a bound on how far back it reaches: add a condition like "
-                f"{live_vars[0]}.ts - {r.var}.ts <= 86400",
+                f"{live_vars[0]}.ts - {r.var}.ts <= 86400" + (" (from a required step: an optional one may be absent)" if optional else ""),
                 r.span,
             )
         hi, anchor = highs[r.var]

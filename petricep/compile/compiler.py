@@ -11,7 +11,7 @@ conditions allow it (paper 000).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -123,6 +123,7 @@ class _Info:
     live_negs: list[A.EventRef] = field(default_factory=list)
     # optional steps still ahead of a complete SEQ: a match emitted here has them unbound
     absent: set[str] = field(default_factory=set)
+    skipped: set[str] = field(default_factory=set)  # optional steps a live SEQ passed over unbound
     counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
 
 
@@ -159,6 +160,8 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
         # branch not taken is: conditions reading it hold vacuously
         skipped = [j < k and _optional(c) and s == 0 for j, (c, s) in enumerate(zip(pos, cs))]
         labels = [_analyze(c, s, live and not sk, info, types) for c, s, sk in zip(pos, cs, skipped)]
+        if live:
+            info.skipped.update(c.var for c, sk in zip(pos, skipped) if sk and isinstance(c, A.EventRef))
         if live and _complete(node, cfg):
             info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if isinstance(c, A.EventRef) and c.optional and s == 0)
         if live:
@@ -239,6 +242,7 @@ class _Config:
         self.active = info.active
         self.live_negs = info.live_negs
         self.absent = frozenset(info.absent)
+        self.missing = self.absent | info.skipped  # optional steps a match emitted here leaves out
         self.counts = dict(info.counts)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
@@ -357,6 +361,13 @@ class _Builder:
         self.group_stops = {n for grp in A.groups_of(pattern.structure) for n in G.between_iterations(grp)}
         self.seq_of: dict[str, tuple[list[str], list[str]]] = {}
         _neighbours(pattern.structure, self.seq_of)
+        # negations beside an optional step or reading one: checked at emission, where the
+        # match says which steps it has (an absent step's fields are unknown: a negation
+        # whose condition reads one forbids nothing there)
+        optional = {r.var for r in positives if r.optional}
+        self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & optional} for r in self.negs}
+        self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}
+        self.opt_negs |= {n for n, vs in self.neg_reads.items() if vs}
 
     def explore(self) -> None:
         """Every configuration reachable from the initial one, breadth first, with its moves."""
@@ -403,7 +414,7 @@ class _Builder:
             # it is open only where the iteration waits for Q (compile/groups.py analyze);
             # one between iterations stops the group's next iteration as a stop event does
             inside = r.var in self.group_negs
-            pushed = inside or (push and bool(before and after))
+            pushed = inside or (push and bool(before and after) and r.var not in self.opt_negs)
             for conf in self.cinfo:
                 if any(n is r for n, _ in conf.active):
                     for ci in neg_conds[r.var]:
@@ -547,10 +558,13 @@ class _Builder:
                 final = self._final(conf)
                 for n in conf.live_negs:
                     neg = negations[self.neg_index[n.var]]
+                    if self.neg_reads[n.var] & conf.missing:
+                        continue  # reads a step the match leaves out: forbids nothing here
                     if not neg.pushed:
                         emit_negs.append(neg.index)
-                    if not neg.next_slots:
-                        pending.append(neg.index)
+                    after = self.seq_of[n.var][1]
+                    if not neg.next_slots or (n.var in self.opt_negs and not set(after) & conf.bound):
+                        pending.append(neg.index)  # no step after it bound: up to the window's end
             active = [negations[self.neg_index[n.var]] for n, _ in conf.active]
             growable = [negations[self.neg_index[n.var]] for n, g in conf.active if g]
             for lst, _stop in self.stops:  # a stop event is open where its list grows
@@ -592,7 +606,11 @@ class _Builder:
 
 
 def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> None:
-    """For each negated variable: variables of the previous and next positive SEQ element."""
+    """For each negated variable: variables of the previous and next positive SEQ element and,
+    where that element is an optional step (which a match may leave out), of the ones beyond
+    it up to a required one: the interval runs from the last event of the nearest one bound
+    (the latest of those events: a SEQ orders its steps) to the first of the nearest one bound
+    after it, and with none bound on a side, the window's (docs/SEMANTICS.md, "Negation")."""
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):  # a group's negations: the steps around them (compile/groups.py)
@@ -602,11 +620,24 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
         kids = node.children
         for i, c in enumerate(kids):
             if isinstance(c, A.EventRef) and c.negated:
-                prev = next((k for k in reversed(kids[:i]) if not (isinstance(k, A.EventRef) and k.negated)), None)
-                nxt = next((k for k in kids[i + 1 :] if not (isinstance(k, A.EventRef) and k.negated)), None)
-                out[c.var] = (_vars(prev) if prev is not None else [], _vars(nxt) if nxt is not None else [])
+                prev = _chain(reversed(kids[:i]))
+                nxt = _chain(kids[i + 1 :])
+                out[c.var] = ([v for k in prev for v in _vars(k)], [v for k in nxt for v in _vars(k)])
     for c in node.children:
         _neighbours(c, out)
+
+
+def _chain(steps: Iterable[A.Node]) -> list[A.Node]:
+    """The positive steps on one side of a negation, nearest first: the nearest and, while it
+    is optional, the next one too (up to a required step or the SEQ's end)."""
+    out: list[A.Node] = []
+    for k in steps:
+        if isinstance(k, A.EventRef) and k.negated:
+            continue
+        out.append(k)
+        if not _optional(k):
+            break
+    return out
 
 
 def _gaps(pattern: A.Pattern, skip: set[str]) -> dict[str, tuple[str, float | int, float | int]]:

@@ -57,12 +57,14 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
     bounds a negation at the start or end of its SEQ (GroupRuntime.violates)."""
     cdef int ki
     cdef int64_t ev, best = -1
-    if g.neg_prev_start[j + 1] > g.neg_prev_start[j]:
-        for ki in range(g.neg_prev_start[j], g.neg_prev_start[j + 1]):
-            ev = list_last(g, g.neg_prev[ki], slots[g.neg_prev[ki]])
-            if ev > best:  # the latest in arrival order: the store keeps it (composite events too)
-                best = ev
-        if best < 0 or not after(k, x, best):
+    # P, Q: the nearest steps bound on each side (beside an optional step, the slots up to a
+    # required one); none bound on a side: the window's bound (GroupRuntime.violates)
+    for ki in range(g.neg_prev_start[j], g.neg_prev_start[j + 1]):
+        ev = list_last(g, g.neg_prev[ki], slots[g.neg_prev[ki]])
+        if ev > best:  # the latest in arrival order: the store keeps it (composite events too)
+            best = ev
+    if best >= 0:
+        if not after(k, x, best):
             return 0
     elif not isnan(w):
         if g.count_window:
@@ -71,12 +73,12 @@ cdef int violates(Kernel k, Group g, int j, int64_t* slots, double first_ts, dou
         elif k.store.ts[x] < last_ts - w:
             return 0
     best = -1
-    if g.neg_next_start[j + 1] > g.neg_next_start[j]:
-        for ki in range(g.neg_next_start[j], g.neg_next_start[j + 1]):
-            ev = list_first(g, g.neg_next[ki], slots[g.neg_next[ki]])
-            if ev >= 0 and (best < 0 or ev < best):
-                best = ev
-        if best >= 0 and not after(k, best, x):
+    for ki in range(g.neg_next_start[j], g.neg_next_start[j + 1]):
+        ev = list_first(g, g.neg_next[ki], slots[g.neg_next[ki]])
+        if ev >= 0 and (best < 0 or ev < best):
+            best = ev
+    if best >= 0:
+        if not after(k, best, x):
             return 0
     elif not isnan(w):
         if g.count_window:

@@ -131,30 +131,8 @@ def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
         raise ctx.error("a SEQ needs at least one positive (non-negated) event", node.span)
     if isinstance(node, A.Seq) and all(isinstance(c, A.EventRef) and (c.negated or c.optional) for c in node.children):
         raise ctx.error("a SEQ needs at least one step that is not optional", node.span)
-    if isinstance(node, A.Seq):
-        _check_optional_neighbours(node, ctx)
     for child in node.children:
         _check_structure(child, ctx, node)
-
-
-def _check_optional_neighbours(seq: A.Seq, ctx: _Ctx) -> None:
-    """A negation measures its interval from the steps beside it; beside an optional step
-    that may be absent the interval would need another bound, which is not built yet: refused
-    (:class:`PatternUnsupportedError`) rather than run with a guessed meaning."""
-    kids = seq.children
-    for i, child in enumerate(kids):
-        if not (isinstance(child, A.EventRef) and child.negated):
-            continue
-        prev = next((k for k in reversed(kids[:i]) if not (isinstance(k, A.EventRef) and k.negated)), None)
-        nxt = next((k for k in kids[i + 1 :] if not (isinstance(k, A.EventRef) and k.negated)), None)
-        for side in (prev, nxt):
-            if isinstance(side, A.EventRef) and side.optional:
-                raise error_at(
-                    f"a negation next to an optional step ({side.type}? {side.var}) is not supported yet: "
-                    f"put a required step between them",
-                    A.Span(ctx.file, child.span.line, child.span.column, child.span.source or ctx.text),
-                    PatternUnsupportedError,
-                )
 
 
 def _conjuncts(expr: A.Expr) -> list[A.Expr]:
@@ -210,14 +188,6 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
     negs = sorted(v for v in A.vars_of(expr) if refs[v].negated)
     if len(negs) > 1:
         raise ctx.error(f"a condition may mention one negated variable, this one mentions {', '.join(negs)}", A.leftmost_span(expr))
-    optional = sorted(v for v in A.vars_of(expr) if refs[v].optional)
-    if negs and optional:
-        span = A.leftmost_span(expr) or A.NOWHERE
-        raise error_at(
-            f"a negation condition reading an optional step ({optional[0]}) is not supported yet",
-            A.Span(ctx.file, span.line, span.column, span.source or ctx.text),
-            PatternUnsupportedError,
-        )
     iter_vars = set()
     for e in A.walk_expr(expr):
         if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV):
@@ -363,7 +333,6 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
             ctx.errors.append(ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span))
     consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
     ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
-    ctx.attempt(lambda: _check_archived_optional(structure, ctx))
     ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
     ctx.attempt(lambda: check_until(structure, conditions, ctx.error, ctx.unsupported))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
@@ -385,25 +354,12 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
     )
 
 
-def _check_archived_optional(structure: A.Node, ctx: _Ctx) -> None:
-    """An optional step in a pattern with ARCHIVED variables: the history join reads every
-    live variable, so it is refused (:class:`PatternUnsupportedError`) until it can read a
-    missing one."""
-    refs = A.events_of(structure)
-    optional = next((r for r in refs if r.optional), None)
-    if optional is not None and any(r.archived for r in refs):
-        raise error_at(
-            f"an optional step ({optional.type}? {optional.var}) in a pattern with ARCHIVED variables is not supported yet",
-            A.Span(ctx.file, optional.span.line, optional.span.column, optional.span.source or ctx.text),
-            PatternUnsupportedError,
-        )
-
-
 def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
     """GREEDY / RELUCTANT say which of two partial matches skip-till-next-match keeps when one
     event both extends a list and starts the step after it: only under that strategy (under
-    the others both are matches or neither), on a list of the pattern's SEQ with a step after
-    it (inside AND or OR: not supported yet)."""
+    the others both are matches or neither), on a list with a step after it in its SEQ (the
+    pattern's, or one inside AND or OR: the list's choice is then among the moves of the
+    partial match where it grows, its AND siblings' included)."""
     for ref in A.events_of(structure):
         if not ref.mode:
             continue
@@ -414,16 +370,24 @@ def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
                 f"add it to WHERE (under {strategy} it changes nothing)",
                 ref.span,
             )
-        steps = structure.children if isinstance(structure, A.Seq) else ()
-        if not any(c is ref for c in steps):
-            raise error_at(
-                f"{word} on a list inside AND or OR is not supported yet: only on a step of the pattern's SEQ",
-                A.Span(ctx.file, ref.span.line, ref.span.column, ref.span.source or ctx.text),
-                PatternUnsupportedError,
-            )
-        after = steps[[id(c) for c in steps].index(id(ref)) + 1 :]
-        if not any(isinstance(c, A.EventRef) and not c.negated for c in after):
+        steps = _seq_of(structure, ref)
+        after = steps[[id(c) for c in steps].index(id(ref)) + 1 :] if steps else ()
+        if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
             raise ctx.error(f"{word} on {ref.var}[] needs a step after the list (its choice is between the two)", ref.span)
+
+
+def _seq_of(node: A.Node, ref: A.EventRef) -> tuple[A.Node, ...]:
+    """The steps of the SEQ ``ref`` is a step of (() where it is none's: a whole pattern, a
+    child of AND or OR)."""
+    if isinstance(node, (A.EventRef, A.Group)):
+        return ()
+    if isinstance(node, A.Seq) and any(c is ref for c in node.children):
+        return node.children
+    for child in node.children:
+        found = _seq_of(child, ref)
+        if found:
+            return found
+    return ()
 
 
 def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:

@@ -470,9 +470,12 @@ class GroupRuntime:
         (``w``: the window that bounds a negation at the start or end of its SEQ)."""
         neg = self.net.negations[j]
         slots = t.slots
-        if neg.prev_slots:
-            last_p = self._last_of(slots, neg.prev_slots)
-            if last_p is None or not self.after(x, last_p):
+        # P, Q: the nearest steps bound on each side (beside optional steps a match may leave
+        # out, the slots of the steps up to a required one: compiler._neighbours); none bound
+        # on a side (optional steps only, all left out): the window's bound
+        last_p = self._last_of(slots, neg.prev_slots) if neg.prev_slots else None
+        if last_p is not None:
+            if not self.after(x, last_p):
                 return False
         elif w is not None:
             if self.count_window:
@@ -480,9 +483,9 @@ class GroupRuntime:
                     return False
             elif x.ts < t.last_ts - w:
                 return False
-        if neg.next_slots:
-            first_q = self._first_of(slots, neg.next_slots)
-            if first_q is not None and not self.after(first_q, x):
+        first_q = self._first_of(slots, neg.next_slots) if neg.next_slots else None
+        if first_q is not None:
+            if not self.after(first_q, x):
                 return False
         elif w is not None:
             if self.count_window:

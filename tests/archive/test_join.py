@@ -97,11 +97,36 @@ ERRORS = [
      "a pattern with ARCHIVED variables runs under skip-till-any-match, not skip-till-next-match"),
     ("PATTERN p: SEQ(ARCHIVED S a, S b) WHERE b.ts - a.ts <= 5 RETURN T(x = a.x)",
      "a pattern with ARCHIVED variables cannot have RETURN, ON TIMEOUT or CONSUME (yet)"),
+    ("PATTERN p: SEQ(ARCHIVED S a, S? o, S b) WHERE o.ts - a.ts <= 5",
+     "archived variable 'a' needs a bound on how far back it reaches: add a condition like b.ts - a.ts <= 86400 "
+     "(from a required step: an optional one may be absent)"),
+    ("PATTERN p: SEQ(ARCHIVED S a, S? o, !(C c), S b) WHERE b.ts - a.ts <= 5",
+     "a negation may not follow the ARCHIVED variables with only optional steps between them"),
+    ("PATTERN p: SEQ(ARCHIVED S a, S? o) WHERE o.ts - a.ts <= 5",
+     "the live part needs a required step (one that is not optional)"),
     ("PATTERN p: SEQ(ARCHIVED S a, !(C c), S b) WHERE b.ts - a.ts <= 5",
      "a negation may not follow the ARCHIVED variables directly"),
     ("PATTERN p: SEQ(ARCHIVED S a, S+ b[]) WHERE b[1].ts - a.ts <= 5 AND b[1].x > a.x",
      "a condition joining ARCHIVED and live variables cannot read a Kleene variable"),
 ]
+
+
+OPTIONAL = "PATTERN p: SEQ(ARCHIVED A h, A l, B? b, !(N n), C c) WHERE l.ts - h.ts <= 5 AND b.x = h.x"
+OPTIONAL_LIVE = [ev("A", 1, 0, "x0", x=0), ev("B", 2, 1, "x1", x=2), ev("C", 3, 2, "x2", x=0), ev("B", 4, 3, "x3", x=1),
+                 ev("C", 5, 4, "x4", x=0), ev("N", 6, 5, "x5", x=0), ev("C", 7, 6, "x6", x=0)]
+
+
+@pytest.mark.parametrize("order", ["live-first", "archive-first", "auto"])
+def test_an_optional_live_step(order: str) -> None:
+    """A live match leaving ``b`` out joins with its history as any (``b.x = h.x`` holds, as
+    any conjunct reading a step left out); with ``b``, the condition joins. x1 (x = 2) is no
+    ``b`` of h0; N at 6 stands between ``b`` / ``l`` and c6 (the negation beside ``b``)."""
+    got = run_history(OPTIONAL, archive_of([ev("A", 0, 0, "h0", x=1)]), OPTIONAL_LIVE, order=order)
+    assert [m["ids"] for m in got] == [
+        {"h": "h0", "l": "x0", "c": "x2"},
+        {"h": "h0", "l": "x0", "b": "x3", "c": "x4"},
+        {"h": "h0", "l": "x0", "c": "x4"},
+    ]
 
 
 @pytest.mark.parametrize(("text", "message"), ERRORS, ids=[m[:40] for _, m in ERRORS])
@@ -151,7 +176,7 @@ def test_a_history_pattern_needs_an_archive() -> None:
 @st.composite
 def history_patterns(draw: Any) -> A.Pattern:
     n_arch = draw(st.integers(1, 2))
-    n_live = draw(st.integers(1, 2))
+    n_live = draw(st.integers(1, 3))
     arch = [A.EventRef(draw(st.sampled_from("AB")), f"h{i}", archived=True) for i in range(n_arch)]
     live: list[A.EventRef] = [A.EventRef(draw(st.sampled_from("ABC")), f"l{i}") for i in range(n_live)]
     conds: list[A.Expr] = []
@@ -163,7 +188,9 @@ def history_patterns(draw: Any) -> A.Pattern:
             other = A.Num(draw(st.integers(0, 3))) if kind == "const" else A.Attr("l0", "x")
             if kind != "none":
                 conds.append(A.Compare(draw(st.sampled_from(["<", "=", ">"])), A.Attr("s", "x"), other))
-    if n_live == 2 and draw(st.booleans()):
+    if n_live == 3 and draw(st.integers(0, 3)) > 0:  # an optional live step (not the anchor, not the last)
+        live[1] = dataclasses.replace(live[1], optional=True)
+    if n_live >= 2 and draw(st.booleans()):
         live.insert(1, A.EventRef(draw(st.sampled_from("BC")), "n", negated=True))
     anchor = A.Attr("l0", "ts")
     for r in arch:

@@ -19,7 +19,15 @@ from petricep.errors import ConfigError, EvaluationError
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file, parse_text
-from tests.archive.test_join import SPEED, archive_of, ev, history_patterns, two_streams
+from tests.archive.test_join import (
+    OPTIONAL,
+    OPTIONAL_LIVE,
+    SPEED,
+    archive_of,
+    ev,
+    history_patterns,
+    two_streams,
+)
 from tests.budget import examples
 from tests.strategies import pattern_text
 
@@ -101,6 +109,14 @@ def test_the_archive_net_of_nets_runs_its_live_part_on_the_kernel() -> None:
     want, _ = outputs(list(pats), archive_of([]), live, "python", mode="sllaa")
     got, name = outputs(list(pats), archive_of([]), live, "kernel", mode="sllaa")
     assert name == "kernel" and got == want and len(want) == 189
+
+
+def test_an_optional_live_step_on_the_kernel() -> None:
+    pats = list(parse_text(OPTIONAL).patterns)
+    want, _ = outputs(pats, archive_of([ev("A", 0, 0, "h0", x=1)]), OPTIONAL_LIVE, "python")
+    got, name = outputs(pats, archive_of([ev("A", 0, 0, "h0", x=1)]), OPTIONAL_LIVE, "kernel")
+    assert (name, got) == ("kernel", want)
+    assert len(got) == 3
 
 
 def test_a_stop_event_in_the_live_part_on_the_kernel() -> None:

@@ -100,35 +100,10 @@ def sorted_matches(matches: list[dict[str, Any]]) -> list[str]:
 # ----------------------------------------------------------------------------- random forms
 
 
-def _negation_neighbours(seq: A.Seq) -> set[str]:
-    """Variables of the positive steps right before and after each negation of ``seq``."""
-    out: set[str] = set()
-    kids = seq.children
-    for i, c in enumerate(kids):
-        if isinstance(c, A.EventRef) and c.negated:
-            for side in (reversed(kids[:i]), iter(kids[i + 1 :])):
-                k = next((k for k in side if not (isinstance(k, A.EventRef) and k.negated)), None)
-                if isinstance(k, A.EventRef):
-                    out.add(k.var)
-    return out
-
-
-def _negation_readers(p: A.Pattern) -> set[str]:
-    """Variables some negation condition reads (an optional step may not be one)."""
-    negs = {r.var for r in A.events_of(p.structure) if r.negated}
-    out: set[str] = set()
-    for c in p.conditions:
-        vs = A.vars_of(c)
-        if vs & negs:
-            out |= vs
-    return out
-
-
 def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = True) -> A.Pattern:
     """``p`` with some Kleene lists given bounds (1-3 at least, at most unbounded or up to two
-    more) and some single steps of a SEQ made optional, where the language allows it: not
-    beside a negation, not read by a negation condition, every SEQ keeping a required step."""
-    avoid = _negation_readers(p)
+    more) and some single steps of a SEQ made optional, where the language allows it: beside
+    a negation or read by a negation condition too, every SEQ keeping a required step."""
     p = replace(p, structure=flatten_seq(p.structure))  # as the language reads it
 
     def visit(node: A.Node) -> A.Node:
@@ -142,13 +117,12 @@ def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = 
             return node  # (a repeated group's steps: not drawn here)
         kids = [visit(c) for c in node.children]
         if optional and isinstance(node, A.Seq):
-            near = _negation_neighbours(node)
             for i, c in enumerate(kids):
                 required = [k for k in kids if not (isinstance(k, A.EventRef) and (k.negated or k.optional))]
                 plain = isinstance(c, A.EventRef) and not (c.negated or c.kleene)
                 if not (isinstance(c, A.EventRef) and plain):
                     continue
-                if c.var not in near | avoid and len(required) > 1 and draw(st.integers(0, 2)) == 0:
+                if len(required) > 1 and draw(st.integers(0, 2)) == 0:
                     kids[i] = replace(c, optional=True)
         return type(node)(tuple(kids), span=node.span)
 
@@ -180,17 +154,24 @@ def has_forms(p: A.Pattern) -> bool:
 
 
 def with_modes(draw: Any, p: A.Pattern) -> A.Pattern:
-    """``p`` with GREEDY or RELUCTANT on the Kleene steps of its top-level SEQ that have a step
-    after them (where the language takes them: under skip-till-next-match)."""
-    s = p.structure
-    if not isinstance(s, A.Seq) or p.strategy != A.Strategy.NEXT:
+    """``p`` with GREEDY or RELUCTANT on the Kleene steps of its SEQs (the pattern's, or one
+    inside AND or OR) that have a step after them (where the language takes them: under
+    skip-till-next-match)."""
+    if p.strategy != A.Strategy.NEXT:
         return p
-    kids = list(s.children)
-    for i, c in enumerate(kids):
-        after = any(isinstance(k, A.EventRef) and not k.negated for k in kids[i + 1 :])
-        if isinstance(c, A.EventRef) and c.kleene and after:
-            kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
-    return replace(p, structure=A.Seq(tuple(kids), span=s.span))
+
+    def visit(node: A.Node) -> A.Node:
+        if isinstance(node, (A.EventRef, A.Group)):
+            return node
+        kids = [visit(c) for c in node.children]
+        if isinstance(node, A.Seq):
+            for i, c in enumerate(kids):
+                after = any(not (isinstance(k, A.EventRef) and k.negated) for k in kids[i + 1 :])
+                if isinstance(c, A.EventRef) and c.kleene and after:
+                    kids[i] = replace(c, mode=draw(st.sampled_from(["", "greedy", "reluctant"])))
+        return type(node)(tuple(kids), span=node.span)
+
+    return replace(p, structure=visit(p.structure))
 
 
 def with_until(draw: Any, p: A.Pattern, types: Sequence[str] = ("A", "B", "C", "D")) -> A.Pattern:

@@ -270,7 +270,8 @@ def test_kernel_equals_python_engine(data: Any, p: Any, q: Any, events: list[Eve
 
 @st.composite
 def moded_patterns(draw: Any, name: str = "p") -> Any:
-    p = draw(patterns(types=("A", "B"), max_vars=4, max_depth=1, max_kleene=2, strategies=["skip-till-next-match"], name=name, min_window=1))
+    # depth 2: lists in SEQs inside AND or OR too
+    p = draw(patterns(types=("A", "B"), max_vars=4, max_depth=2, max_kleene=2, strategies=["skip-till-next-match"], name=name, min_window=1))
     return with_modes(draw, repetitions(draw, p, optional=draw(st.booleans())))
 
 

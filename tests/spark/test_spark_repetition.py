@@ -1,7 +1,7 @@
-"""Bounded lists, optional steps and stop conditions (issue 42) on Spark batch and streaming:
-each form, keyed, fired by the chooser's matcher (the kernel: it covers them all) over key
-buckets (batch) or micro-batches (stream), gives the embedded engine's matches, which are the
-brute-force reference's.
+"""Bounded lists, optional steps (a negation beside one too) and stop conditions (issue 42)
+on Spark batch and streaming: each form, keyed, fired by the chooser's matcher (the kernel: it
+covers them all) over key buckets (batch) or micro-batches (stream), gives the embedded
+engine's matches, which are the brute-force reference's.
 
 One parametrized test, a case per mode, each one small run on the session's Spark of the
 forms at once (one merged net); the embedded engine's timeouts, which the reference has none
@@ -29,6 +29,8 @@ FORMS = (
     "PATTERN bounded: SEQ(A a, B{2,3} b[], D d) WHERE [k] AND b[i].x > b[i-1].x WITHIN 10",
     "PATTERN optional: SEQ(A a, B{1,2} b[], C? c, D d) WHERE [k] WITHIN 10",
     "PATTERN until: SEQ(A a, B+ b[] UNTIL C s, D d) WHERE [k] AND s.x > a.x WITHIN 10",
+    # a negation beside an optional step: between c and d, or a and d where c is left out
+    "PATTERN optneg: SEQ(A a, C? c, !(B n), D d) WHERE [k] AND n.x > 4 WITHIN 10",
     # a list inside AND, its stop condition reading the list so far, its stopped partial
     # matches timing out (C@4 stops [2,4] and [4] of key 1)
     "PATTERN until_and: AND(A a, B+ b[] UNTIL C s) WHERE [k] AND s.x > b[last].x WITHIN 3 "
@@ -46,7 +48,7 @@ def test_repetition_forms_on_spark(spark: Any, runner: Any) -> None:
     """The forms in one run (one merged net, the kernel's), each pattern with matches."""
     assert supports(build_net(PATTERNS)) == (True, "covered")
     want = reference_run(PATTERNS, EVENTS)
-    assert {m["pattern"] for m in want} == {"bounded", "optional", "until", "until_and"}  # the stream matches every form
+    assert {m["pattern"] for m in want} == {"bounded", "optional", "until", "until_and", "optneg"}  # the stream matches every form
     embedded = run_embedded(PATTERNS, EVENTS)
     timeouts = [m for m in embedded if "timeout" in m]  # (the reference has none)
     assert {json.dumps(m["ids"]["b"]) for m in timeouts if m["ids"].get("a") is None} >= {"[2, 4]", "[4]"}
