@@ -1,0 +1,159 @@
+"""Checks of per-step gaps (issue 42, Eagle's timed sequence ``E1 ;<lo,hi> E2``):
+``T v AFTER lo TO hi [unit] [FROM u]`` on a step of the pattern's SEQ.
+
+Where a gap may stand and what it is measured from, decided from the text and reported with
+a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
+
+* on a single event, a Kleene list (the *chain*: each element ``lo..hi`` after the one before
+  it, the first after the step before the list) or an optional step (it binds only when the
+  step is present);
+* measured from the variable named with ``FROM`` (any earlier positive variable of the SEQ: a
+  single event, a list's last element, a variable inside an earlier ``AND``/``OR``; an absent
+  one, an ``OR`` branch not taken or an optional step left out, binds nothing, as a WHERE
+  conjunct reading it holds), else from the positive step before it in the SEQ: a list's last
+  element; past an optional step left out, the step before that one. A step right after an
+  ``AND``/``OR``/group has no one event before it: ``FROM`` names it;
+* under a time or a count window (the gap in time units, the window in events: both hold), in
+  a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
+  :mod:`petricep.compile.archived`).
+
+Still refused (:class:`~petricep.errors.PatternUnsupportedError`): a gap on a step inside
+``AND``/``OR``, ``FROM`` a repeated group or its step, ON TIMEOUT with a gap under a count
+window, a gap on a GREEDY/RELUCTANT list, a gap on a list measured from an ARCHIVED variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from petricep.errors import PatternError
+from petricep.lang import ast as A
+
+ErrorAt = Callable[[str, A.Span | None], PatternError]
+
+
+def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
+    """The variables a gapped step without ``FROM`` may follow, nearest first: the positive
+    step before it in the SEQ and, while that is an optional step (left out in some matches),
+    the one before it too. Empty: nothing before it, or the element before it is no single
+    step (an AND, an OR, a group)."""
+    if not isinstance(structure, A.Seq):
+        return ()
+    before: list[A.Node] = []
+    for child in structure.children:
+        if child is ref:
+            break
+        if not (isinstance(child, A.EventRef) and child.negated):
+            before.append(child)
+    out: list[str] = []
+    for node in reversed(before):
+        if not isinstance(node, A.EventRef):
+            return ()
+        out.append(node.var)
+        if not node.optional:
+            return tuple(out)
+    return ()  # (only optional steps before it: none when all are left out)
+
+
+def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
+    """The variable a gapped step's time is measured from when every step before it is bound:
+    the one named with FROM, else the positive step before it; None where there is none."""
+    assert ref.gap is not None
+    if ref.gap.after is not None:
+        return ref.gap.after
+    bases = default_bases(structure, ref)
+    return bases[0] if bases else None
+
+
+def check_gaps(
+    structure: A.Node,
+    window: A.Window | None,
+    has_timeout: bool,
+    members: Mapping[str, str],
+    stops: Mapping[str, A.EventRef],
+    error: ErrorAt,
+    unsupported: ErrorAt,
+) -> None:
+    """Every per-step gap (``members``: a repeated group's steps, checked as a group's; ``stops``:
+    UNTIL's stop events, which bind no time)."""
+    gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in members]
+    if not gapped:
+        return
+    first = gapped[0].gap
+    assert first is not None
+    if window is not None and window.kind == A.WIN_COUNT and has_timeout:
+        raise unsupported(
+            "a per-step gap under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: "
+            "a timeout's deadline is then in events, a gap's end in time",
+            first.span,
+        )
+    steps = structure.children if isinstance(structure, A.Seq) else ()
+    top = {r.var: i for i, c in enumerate(steps) for r in A.events_of(c)}
+    refs = {r.var: r for r in A.events_of(structure)}
+    groups = {g.var for g in A.groups_of(structure)}
+    for ref in gapped:
+        gap = ref.gap
+        assert gap is not None
+        if ref.negated:
+            raise error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
+        if not any(c is ref for c in steps):
+            raise unsupported(
+                "a per-step gap on a step inside AND or OR is not supported yet: only on a step of the pattern's SEQ "
+                "(measure a step after the AND/OR from one inside it with FROM)",
+                gap.span,
+            )
+        if ref.kleene and ref.mode:
+            raise unsupported(f"a per-step gap on a {ref.mode.upper()} list ({ref.var}[]) is not supported yet", gap.span)
+        if gap.after is None:
+            _check_default(structure, ref, error, unsupported)
+            continue
+        base = gap.after
+        if base in members or base in groups:
+            raise unsupported(f"gap FROM {base}: a repeated group or its step is not supported yet: name a single event or a list", gap.span)
+        target = refs.get(base)
+        if base in stops or target is None or target.negated:
+            what = "unknown variable" if target is None and base not in stops else "a negated variable binds no time:"
+            if base in stops:
+                what = "a stop event (UNTIL) binds no time:"
+            raise error(f"gap FROM: {what} {base!r}", gap.span)
+        if top[base] >= top[ref.var]:
+            raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
+        if ref.kleene and target.archived:
+            raise unsupported(
+                f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) from an ARCHIVED variable is not supported yet",
+                gap.span,
+            )
+
+
+def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupported: ErrorAt) -> None:
+    """A gap without FROM: the step before it must be one event (or a list), and, where it is
+    an optional step, something before that one too."""
+    assert ref.gap is not None
+    if default_bases(structure, ref):
+        before = default_bases(structure, ref)[0]
+        node = next(r for r in A.events_of(structure) if r.var == before)
+        if ref.kleene and node.archived:
+            raise unsupported(
+                f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) from an ARCHIVED variable is not supported yet",
+                ref.gap.span,
+            )
+        return
+    steps = list(structure.children) if isinstance(structure, A.Seq) else []
+    prev = [c for c in steps[: next(i for i, c in enumerate(steps) if c is ref)] if not (isinstance(c, A.EventRef) and c.negated)]
+    if not prev:
+        raise error(f"the first step {ref.type} {ref.var} has no step before it to follow: name one with FROM", ref.gap.span)
+    last = prev[-1]
+    if isinstance(last, A.EventRef):  # optional steps only before it
+        raise error(
+            f"the steps before {ref.type} {ref.var} are optional ({last.type}? {last.var}): when they are left out it has "
+            "nothing to follow: name one with FROM",
+            ref.gap.span,
+        )
+    kind = "a repeated group" if isinstance(last, A.Group) else "an AND" if isinstance(last, A.And) else "an OR"
+    raise error(
+        f"the step before {ref.type} {ref.var} is {kind} (no one event to follow): name the step the gap follows with FROM",
+        ref.gap.span,
+    )
+
+
+__all__ = ["check_gaps", "default_bases", "gap_reference"]
