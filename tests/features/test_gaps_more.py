@@ -27,6 +27,7 @@ from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from tests.budget import examples
+from tests.features import scenario
 from tests.features.scenario import ids, stream, want
 from tests.features.test_gaps import _sorted, lives, matcher  # noqa: F401  (every hand case on every matcher)
 from tests.reference import reference_run
@@ -262,3 +263,36 @@ def test_merged_kernel_equals_engine_equals_reference_on_the_new_gap_forms(data:
     q = replace(p, name="q", structure=Seq(tuple(regap(c) for c in p.structure.children)))
     pats = [p, q, data.draw(timed_patterns("r"))]
     agree(pats, events, tie_rules(data.draw, pats))
+
+
+# ----------------------------------------------------------------------------- strategies, ties, the net
+
+
+def test_a_chain_gap_with_a_zero_lower_bound_under_each_tie_rule() -> None:
+    # b[2] may share b[1]'s time under arrival; strict refuses a tie in a list as in a SEQ
+    p = P("SEQ(A a, B+ b[] AFTER 0 TO 1) WITHIN 9")
+    ev = stream("A@0 B@1 B@1")
+    assert ids(p, ev, tie="arrival") == want({"a": 0, "b": [1]}, {"a": 0, "b": [2]}, {"a": 0, "b": [1, 2]})
+    assert ids(p, ev, tie="strict") == want({"a": 0, "b": [1]}, {"a": 0, "b": [2]})
+
+
+def test_strict_contiguity_with_an_optional_gapped_step() -> None:
+    # A B C contiguous: B@1 too soon for b, so the match has no b and the B breaks it
+    p = P("SEQ(A a, B? b AFTER 2 TO 3, C c) WHERE strict-contiguity WITHIN 9")
+    assert ids(p, stream("A@0 B@1 C@2")) == set()
+    assert ids(p, stream("A@0 B@2 C@3 A@4 C@5")) == want({"a": 0, "b": 1, "c": 2}, {"a": 3, "c": 4})
+
+
+def test_merged_patterns_that_disagree_on_a_chain_keep_the_shared_place_to_the_window() -> None:
+    short = P("SEQ(A a, B+ b[] AFTER 0 TO 2, C c AFTER 0 TO 1) WITHIN 50")
+    long = replace(P("SEQ(A a, B+ b[] AFTER 0 TO 3, C c AFTER 0 TO 1) WITHIN 50"), name="q")
+    (alone,) = build_net([short]).groups
+    assert [(p.label, p.gap_expiry) for p in alone.places] == [("start", ()), ("a", ((0, 2),)), ("a;b+", ((1, 2),)), ("a;b+;c", ())]
+    (group,) = build_net([short, long]).groups
+    assert [p.gap_expiry for p in group.places if p.label == "a"] == [()]
+    for tie in ("arrival", "strict", "either"):
+        assert supports(build_net([short, long]), tie) == (True, "covered")
+    ev = stream("A@0 B@1 B@4 C@4 C@5")
+    # B@4 is 3 after B@1: q's chain only; c within 1 of the list's last element
+    got = sorted((m["pattern"], str(m["ids"])) for m in scenario.MATCH([short, long], ev))
+    assert got == [("q", "{'a': 0, 'b': [1, 2], 'c': 3}"), ("q", "{'a': 0, 'b': [1, 2], 'c': 4}")]
