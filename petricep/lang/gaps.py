@@ -6,19 +6,21 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
 
 * on a single event, a Kleene list (the *chain*: each element ``lo..hi`` after the one before
   it, the first after the step before the list) or an optional step (it binds only when the
-  step is present);
-* measured from the variable named with ``FROM`` (any earlier positive variable of the SEQ: a
+  step is present), a step of the pattern's SEQ or of a SEQ nested in ``AND``/``OR``, or a
+  child of an ``AND``/``OR`` (with ``FROM``);
+* measured from the variable named with ``FROM`` (any positive variable that precedes it: a
   single event, a list's last element, a variable inside an earlier ``AND``/``OR``; an absent
   one, an ``OR`` branch not taken or an optional step left out, binds nothing, as a WHERE
-  conjunct reading it holds), else from the positive step before it in the SEQ: a list's last
+  conjunct reading it holds), else from the positive step before it in its SEQ: a list's last
   element; past an optional step left out, the step before that one. A step right after an
-  ``AND``/``OR``/group has no one event before it: ``FROM`` names it;
+  ``AND``/``OR``/group, the first step of a nested SEQ and a child of an ``AND``/``OR`` have
+  no one event before them: ``FROM`` names it;
 * under a time or a count window (the gap in time units, the window in events: both hold), in
   a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
   :mod:`petricep.compile.archived`).
 
-Still refused (:class:`~petricep.errors.PatternUnsupportedError`): a gap on a step inside
-``AND``/``OR``, ``FROM`` a repeated group or its step, ON TIMEOUT with a gap under a count
+Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated group
+or its step, ON TIMEOUT with a gap under a count
 window, a gap on a GREEDY/RELUCTANT list, a gap on a list measured from an ARCHIVED variable.
 """
 
@@ -32,15 +34,41 @@ from petricep.lang import ast as A
 ErrorAt = Callable[[str, A.Span | None], PatternError]
 
 
+def parent_of(structure: A.Node, ref: A.EventRef) -> A.Node | None:
+    """The node whose child ``ref`` is (None: ``ref`` is the whole pattern)."""
+    if isinstance(structure, A.EventRef):
+        return None
+    for child in structure.children:
+        if child is ref:
+            return structure
+        found = parent_of(child, ref)
+        if found is not None:
+            return found
+    return None
+
+
+def precedes(structure: A.Node, u: str, v: str) -> bool:
+    """Every event of ``u`` comes before every event of ``v``: some SEQ holds them in two of
+    its children, ``u``'s first (an AND's children have no order)."""
+    if isinstance(structure, A.EventRef):
+        return False
+    if isinstance(structure, A.Seq):
+        where = {r.var: i for i, c in enumerate(structure.children) for r in A.events_of(c)}
+        if u in where and v in where and where[u] != where[v]:
+            return where[u] < where[v]
+    return any(precedes(c, u, v) for c in structure.children)
+
+
 def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
     """The variables a gapped step without ``FROM`` may follow, nearest first: the positive
-    step before it in the SEQ and, while that is an optional step (left out in some matches),
-    the one before it too. Empty: nothing before it, or the element before it is no single
-    step (an AND, an OR, a group)."""
-    if not isinstance(structure, A.Seq):
+    step before it in its SEQ and, while that is an optional step (left out in some matches),
+    the one before it too. Empty: nothing before it, it is no step of a SEQ (a child of an
+    AND or OR), or the element before it is no single step (an AND, an OR, a group)."""
+    seq = parent_of(structure, ref)
+    if not isinstance(seq, A.Seq):
         return ()
     before: list[A.Node] = []
-    for child in structure.children:
+    for child in seq.children:
         if child is ref:
             break
         if not (isinstance(child, A.EventRef) and child.negated):
@@ -87,8 +115,6 @@ def check_gaps(
             "a timeout's deadline is then in events, a gap's end in time",
             first.span,
         )
-    steps = structure.children if isinstance(structure, A.Seq) else ()
-    top = {r.var: i for i, c in enumerate(steps) for r in A.events_of(c)}
     refs = {r.var: r for r in A.events_of(structure)}
     groups = {g.var for g in A.groups_of(structure)}
     for ref in gapped:
@@ -96,12 +122,6 @@ def check_gaps(
         assert gap is not None
         if ref.negated:
             raise error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
-        if not any(c is ref for c in steps):
-            raise unsupported(
-                "a per-step gap on a step inside AND or OR is not supported yet: only on a step of the pattern's SEQ "
-                "(measure a step after the AND/OR from one inside it with FROM)",
-                gap.span,
-            )
         if ref.kleene and ref.mode:
             raise unsupported(f"a per-step gap on a {ref.mode.upper()} list ({ref.var}[]) is not supported yet", gap.span)
         if gap.after is None:
@@ -116,7 +136,7 @@ def check_gaps(
             if base in stops:
                 what = "a stop event (UNTIL) binds no time:"
             raise error(f"gap FROM: {what} {base!r}", gap.span)
-        if top[base] >= top[ref.var]:
+        if not precedes(structure, base, ref.var):
             raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
         if ref.kleene and target.archived:
             raise unsupported(
@@ -138,10 +158,20 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
                 ref.gap.span,
             )
         return
-    steps = list(structure.children) if isinstance(structure, A.Seq) else []
+    seq = parent_of(structure, ref)
+    if seq is None:
+        raise error(f"the first step {ref.type} {ref.var} has no step before it to follow: name one with FROM", ref.gap.span)
+    if not isinstance(seq, A.Seq):
+        raise error(
+            f"{ref.type} {ref.var} is a child of an {'AND' if isinstance(seq, A.And) else 'OR'} (no step before it): "
+            "name the step the gap follows with FROM",
+            ref.gap.span,
+        )
+    steps = list(seq.children)
     prev = [c for c in steps[: next(i for i, c in enumerate(steps) if c is ref)] if not (isinstance(c, A.EventRef) and c.negated)]
     if not prev:
-        raise error(f"the first step {ref.type} {ref.var} has no step before it to follow: name one with FROM", ref.gap.span)
+        where = "" if seq is structure else " of a SEQ inside AND/OR"
+        raise error(f"the first step {ref.type} {ref.var}{where} has no step before it to follow: name one with FROM", ref.gap.span)
     last = prev[-1]
     if isinstance(last, A.EventRef):  # optional steps only before it
         raise error(
@@ -156,4 +186,4 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
     )
 
 
-__all__ = ["check_gaps", "default_bases", "gap_reference"]
+__all__ = ["check_gaps", "default_bases", "gap_reference", "parent_of", "precedes"]

@@ -178,6 +178,30 @@ def test_a_gap_after_an_and_ends_partial_matches_once_its_step_is_bound() -> Non
         assert lives(engine, net, stream("A@0 D@1 B@2 X@4 X@5"))[1] == [1, 2, 4, 4, 2], engine
 
 
+def test_a_gap_in_a_seq_inside_an_or() -> None:
+    # the branch's b 1..2 after its a; the other branch has no gap
+    p = P("SEQ(X x, OR(SEQ(A a, B b AFTER 1 TO 2), C c)) WITHIN 20")
+    ev = stream("X@0 A@1 B@2 B@4 C@9")
+    assert ids(p, ev) == want({"x": 0, "a": 1, "b": 2}, {"x": 0, "c": 4})
+
+
+def test_a_gap_in_a_seq_inside_an_and_ends_partial_matches() -> None:
+    p = P("AND(SEQ(A a, B b AFTER 0 TO 2), C c) WITHIN 20")
+    ev = stream("A@0 C@1 B@2 A@3 B@6")
+    assert ids(p, ev) == want({"a": 0, "b": 2, "c": 1})
+    # a0 and a0 c1 leave past 0 + 2 (every way on binds b), a3 and c1 a3 past 3 + 2; c1 and
+    # a0 b2 (waiting for c, no gap) stay
+    net = compile_text("PATTERN p: AND(SEQ(A a, B b AFTER 0 TO 2), C c) WITHIN 20")
+    for engine in ("python", "kernel"):
+        assert lives(engine, net, ev)[1] == [1, 3, 4, 4, 2], engine
+
+
+def test_a_gap_on_an_and_child_from_a_step_before_the_and() -> None:
+    p = P("SEQ(A a, AND(B b AFTER 0 TO 2 FROM a, C c)) WITHIN 20")
+    ev = stream("A@0 C@1 B@2 B@3 C@4")
+    assert ids(p, ev) == want({"a": 0, "b": 2, "c": 1}, {"a": 0, "b": 2, "c": 4})
+
+
 # ----------------------------------------------------------------------------- properties
 
 TYPES = ("A", "B", "C")
@@ -196,9 +220,9 @@ def timed_patterns(draw: Any, name: str = "p") -> Pattern:
         kind = draw(st.sampled_from(["one", "one", "kleene", "optional", "and", "or"] if i else ["one", "one", "kleene", "and"]))
         v = f"v{i}"
         if kind in ("and", "or"):
-            kids = (EventRef(draw(st.sampled_from(TYPES)), v + "a"), EventRef(draw(st.sampled_from(TYPES)), v + "b"))
+            kids, inner = _children(draw, v, names)
             elems.append(And(kids) if kind == "and" else Or(kids))
-            names += [k.var for k in kids]
+            names += inner
             continue
         gap = None
         if names and draw(st.booleans()):
@@ -221,6 +245,31 @@ def timed_patterns(draw: Any, name: str = "p") -> Pattern:
     timeout = Return("Late", (ReturnField("x", Num(1)),)) if window and window[0] == "t" and draw(st.booleans()) else None
     limit = Limit(draw(st.integers(1, 3)), draw(st.sampled_from(["drop-oldest", "reject-new"]))) if draw(st.integers(0, 3)) == 0 else None
     return Pattern(name, Seq(tuple(elems)), (), partition, strategy, win, timeout=timeout, limit=limit)
+
+
+def _gap(draw: Any, after: Any) -> Gap:
+    lo = draw(st.integers(0, 2))
+    return Gap(lo, lo + draw(st.integers(0, 3)), None, after)
+
+
+def _children(draw: Any, v: str, names: list[str]) -> tuple[tuple[Any, ...], list[str]]:
+    """An AND's or OR's two children: events (a gap FROM an earlier variable) or, the first, a
+    SEQ of two events (the second's gap after the first or FROM an earlier variable)."""
+    kids: list[Any] = []
+    inner: list[str] = []
+    for j in "ab":
+        t = draw(st.sampled_from(TYPES))
+        if j == "a" and draw(st.integers(0, 2)) == 0:
+            one = EventRef(t, f"{v}a1", gap=_gap(draw, draw(st.sampled_from(names))) if names and draw(st.booleans()) else None)
+            after = draw(st.sampled_from([None, one.var, *names]))
+            two = EventRef(draw(st.sampled_from(TYPES)), f"{v}a2", gap=_gap(draw, after) if draw(st.booleans()) else None)
+            kids.append(Seq((one, two)))
+            inner += [one.var, two.var]
+            continue
+        gap = _gap(draw, draw(st.sampled_from(names))) if names and draw(st.integers(0, 2)) == 0 else None
+        kids.append(EventRef(t, v + j, gap=gap))
+        inner.append(v + j)
+    return tuple(kids), inner
 
 
 def agree(pats: list[Pattern], events: list[Event], tie: str) -> None:
@@ -296,3 +345,15 @@ def test_merged_patterns_that_disagree_on_a_chain_keep_the_shared_place_to_the_w
     # B@4 is 3 after B@1: q's chain only; c within 1 of the list's last element
     got = sorted((m["pattern"], str(m["ids"])) for m in scenario.MATCH([short, long], ev))
     assert got == [("q", "{'a': 0, 'b': [1, 2], 'c': 3}"), ("q", "{'a': 0, 'b': [1, 2], 'c': 4}")]
+
+
+def test_diagram_draws_a_chain_and_a_gap_after_a_list_as_gap_lines() -> None:
+    from petricep.export.model import build_diagram
+
+    net = compile_text("PATTERN p: SEQ(A a, B+ b[] AFTER 1 TO 2, C c AFTER 0 TO 3) WHERE b[i].x > 1 WITHIN 20")
+    labels = [n.label for n in build_diagram(net, merged=False).nodes if n.label[0] in ("B b[1]", "B+ b[i]", "C c")]
+    assert labels == [
+        ("B b[1]", "1 to 2 after a", "b[i].x > 1", "within 20"),
+        ("B+ b[i]", "1 to 2 after b", "b[i].x > 1", "within 20"),
+        ("C c", "0 to 3 after b", "within 20"),
+    ]
