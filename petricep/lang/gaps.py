@@ -20,8 +20,8 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   :mod:`petricep.compile.archived`).
 
 Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated group
-or its step, ON TIMEOUT with a gap under a count
-window, a gap on a GREEDY/RELUCTANT list, a gap on a list measured from an ARCHIVED variable.
+or its step, ON TIMEOUT with a gap under a count window, a gap on a list measured from an
+ARCHIVED variable (the history join reads no list), a gap in EVENTS (lang/pcep.py).
 """
 
 from __future__ import annotations
@@ -122,8 +122,6 @@ def check_gaps(
         assert gap is not None
         if ref.negated:
             raise error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
-        if ref.kleene and ref.mode:
-            raise unsupported(f"a per-step gap on a {ref.mode.upper()} list ({ref.var}[]) is not supported yet", gap.span)
         if gap.after is None:
             _check_default(structure, ref, error, unsupported)
             continue

@@ -39,6 +39,19 @@ def P(text: str) -> Pattern:
     return p
 
 
+# ----------------------------------------------------------------------------- GREEDY / RELUCTANT
+
+
+def test_a_greedy_list_takes_what_its_chain_admits() -> None:
+    # the list takes B@2 (1 after B@1), not B@5 (3 after B@2): c takes B@5; RELUCTANT: c
+    # takes the first B it can, the list stays at B@1
+    ev = stream("A@0 B@1 B@2 B@5")
+    greedy = P("SEQ(A a, B+ b[] GREEDY AFTER 0 TO 1, B c) WHERE skip-till-next-match WITHIN 9")
+    assert ids(greedy, ev) == want({"a": 0, "b": [1, 2], "c": 3})
+    reluctant = P("SEQ(A a, B+ b[] RELUCTANT AFTER 0 TO 1, B c) WHERE skip-till-next-match WITHIN 9")
+    assert ids(reluctant, ev) == want({"a": 0, "b": [1], "c": 2})
+
+
 # ----------------------------------------------------------------------------- a count window
 
 
@@ -208,11 +221,14 @@ TYPES = ("A", "B", "C")
 
 
 @st.composite
-def timed_patterns(draw: Any, name: str = "p") -> Pattern:
-    """A SEQ of 2-4 elements: single events, Kleene lists, optional steps (not first), AND or
-    OR of two events; gaps on the SEQ's steps after the step before (where that is one event)
-    or FROM an earlier variable, a negation not beside an optional step; any strategy, a time
-    or a count window, ON TIMEOUT (time windows), LIMIT."""
+def timed_patterns(draw: Any, name: str = "p", modes: bool = True) -> Pattern:
+    """A SEQ of 2-4 elements: single events, Kleene lists (GREEDY / RELUCTANT under
+    skip-till-next-match), optional steps (not first), AND or OR of two children (an event, a
+    SEQ of two); gaps after the step before (where that is one event) or FROM an earlier
+    variable, a negation not beside an optional step; any strategy, a time or a count
+    window, ON TIMEOUT (time windows), LIMIT. (``modes``: not in merged nets, where a GREEDY
+    list sharing a prefix with another pattern's steps finds a match it does not alone,
+    gaps or not: a bug apart, on main too.)"""
     n = draw(st.integers(2, 4))
     elems: list[Any] = []
     names: list[str] = []
@@ -239,6 +255,11 @@ def timed_patterns(draw: Any, name: str = "p") -> Pattern:
         if not any(isinstance(e, EventRef) and e.optional for e in beside):
             elems.insert(at, EventRef(draw(st.sampled_from(TYPES)), "n", negated=True))
     strategy = draw(st.sampled_from(list(Strategy)))
+    if modes and strategy == Strategy.NEXT:  # GREEDY / RELUCTANT on a list with a step after it
+        for i, e in enumerate(elems):
+            after = [x for x in elems[i + 1 :] if isinstance(x, EventRef) and not x.negated]
+            if isinstance(e, EventRef) and e.kleene and after and draw(st.booleans()):
+                elems[i] = replace(e, mode=draw(st.sampled_from(["greedy", "reluctant"])))
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 2)) == 0 else ()
     window = draw(st.sampled_from([None, "t3", "t6", "e4"]))
     win = None if window is None else parse_text(f"PATTERN w: SEQ(A a, B b) WITHIN {window[1:]}{' EVENTS' if window[0] == 'e' else ''}").patterns[0].window
@@ -298,7 +319,7 @@ def test_kernel_equals_engine_equals_reference_on_the_new_gap_forms(data: Any, p
 
 
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data(), timed_patterns("p"), streams(types=TYPES, max_size=8))
+@given(st.data(), timed_patterns("p", modes=False), streams(types=TYPES, max_size=8))
 def test_merged_kernel_equals_engine_equals_reference_on_the_new_gap_forms(data: Any, p: Pattern, events: list[Event]) -> None:
     """The pattern with its gaps widened (front combination shares the prefix) and a third
     drawn apart, in one net."""
@@ -310,7 +331,7 @@ def test_merged_kernel_equals_engine_equals_reference_on_the_new_gap_forms(data:
 
     assert isinstance(p.structure, Seq)
     q = replace(p, name="q", structure=Seq(tuple(regap(c) for c in p.structure.children)))
-    pats = [p, q, data.draw(timed_patterns("r"))]
+    pats = [p, q, data.draw(timed_patterns("r", modes=False))]
     agree(pats, events, tie_rules(data.draw, pats))
 
 
