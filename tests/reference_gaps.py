@@ -33,17 +33,20 @@ def gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
             scale = DURATION_UNITS[g.unit] if g.unit else 1
             out[child.var] = (base, g.low * scale, g.high * scale)
         if isinstance(node, Seq) and not _is_negation(child):
-            previous = child.var if isinstance(child, EventRef) else None
+            previous = child.var if isinstance(child, (EventRef, Group)) else None
     return out
 
 
 def gap_holds(value: Any, base: Any, lo: float, hi: float) -> bool:
     """A gap between a step's value and the event it follows: a single event's time, or a
     list's chain (its first element after ``base``, each later one after the element before
-    it); ``base`` a list: its last element. ``base`` None (not bound): the chain alone."""
+    it); ``base`` a list: its last element, a group: its last iteration's last step. ``base``
+    None (not bound): the chain alone."""
     items = value if isinstance(value, tuple) else (value,)
     if base is not None:
         before = base[-1] if isinstance(base, tuple) else base
+        if isinstance(before, dict):  # a repeated group's last iteration: its last step
+            before = list(before.values())[-1]
         if not lo <= items[0].ev.ts - before.ev.ts <= hi:
             return False
     return all(lo <= y.ev.ts - x.ev.ts <= hi for x, y in zip(items, items[1:]))

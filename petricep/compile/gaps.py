@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from petricep.lang import ast as A
-from petricep.lang.gaps import default_bases
+from petricep.lang.gaps import default_bases, group_last
 
 Number = float | int
 INF = float("inf")
@@ -49,7 +49,8 @@ class GapPlan:
         ref = self.specs[var][0]
         assert ref.gap is not None and self.structure is not None
         if ref.gap.after is not None:
-            return ref.gap.after if ref.gap.after in bound else None
+            after = group_last(self.structure, ref.gap.after)
+            return after if after in bound else None
         return next((b for b in default_bases(self.structure, ref) if b in bound), None)
 
 
@@ -57,17 +58,17 @@ def plan(pattern: A.Pattern, skip: set[str], kleene: set[str]) -> GapPlan:
     """The gaps of ``pattern`` (``skip``: a repeated group's steps, whose gaps are conditions,
     compile/groups.py); ``kleene``: the list variables (read as ``v[1]`` / ``u[last]``)."""
     out = GapPlan(structure=pattern.structure)
-    refs = {r.var: r for r in A.events_of(pattern.structure)}
     for ref in A.events_of(pattern.structure):
         if ref.gap is None or ref.var in skip:
             continue
         lo, hi = A.gap_amount(ref.gap)
         out.specs[ref.var] = (ref, lo, hi)
         after = ref.gap.after
-        bases = (after,) if after is not None else default_bases(pattern.structure, ref)
+        bases = (group_last(pattern.structure, after),) if after is not None else default_bases(pattern.structure, ref)
         mine = A.Attr(ref.var, "ts", A.Index(A.IDX_CONST, 1) if ref.var in kleene else None)
         for b in bases:
-            theirs = A.Attr(b, "ts", A.Index(A.IDX_LAST) if b in kleene and refs[b].kleene else None)
+            # (a list, or a group's step: its last element, the last iteration's)
+            theirs = A.Attr(b, "ts", A.Index(A.IDX_LAST) if b in kleene else None)
             out.pairs[(ref.var, b)] = _between(mine, theirs, lo, hi)
         if ref.var in kleene:
             out.chains += _between(A.Attr(ref.var, "ts", A.Index(A.IDX_CUR)), A.Attr(ref.var, "ts", A.Index(A.IDX_PREV)), lo, hi)

@@ -12,16 +12,18 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   single event, a list's last element, a variable inside an earlier ``AND``/``OR``; an absent
   one, an ``OR`` branch not taken or an optional step left out, binds nothing, as a WHERE
   conjunct reading it holds), else from the positive step before it in its SEQ: a list's last
-  element; past an optional step left out, the step before that one. A step right after an
-  ``AND``/``OR``/group, the first step of a nested SEQ and a child of an ``AND``/``OR`` have
-  no one event before them: ``FROM`` names it;
+  element; past an optional step left out, the step before that one; after a repeated group
+  (or ``FROM g``), its last iteration's last step. A step right after an ``AND``/``OR``, the
+  first step of a nested SEQ and a child of an ``AND``/``OR`` have no one event before them:
+  ``FROM`` names it;
 * under a time or a count window (the gap in time units, the window in events: both hold), in
   a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
   :mod:`petricep.compile.archived`).
 
-Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated group
-or its step, ON TIMEOUT with a gap under a count window, a gap on a list measured from an
-ARCHIVED variable (the history join reads no list), a gap in EVENTS (lang/pcep.py).
+Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated
+group's step (which iteration's?), ON TIMEOUT with a gap under a count window, a gap on a
+list measured from an ARCHIVED variable (the history join reads no list), a gap in EVENTS
+(lang/pcep.py).
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
             before.append(child)
     out: list[str] = []
     for node in reversed(before):
+        if isinstance(node, A.Group):  # its last event: the last iteration's last step
+            return (*out, node.members[-1])
         if not isinstance(node, A.EventRef):
             return ()
         out.append(node.var)
@@ -83,12 +87,21 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
     return ()  # (only optional steps before it: none when all are left out)
 
 
+def group_last(structure: A.Node, name: str) -> str:
+    """A variable a gap follows: a repeated group (``FROM g``) is its last step's variable
+    (the last iteration's last event); any other, itself."""
+    for g in A.groups_of(structure):
+        if g.var == name:
+            return g.members[-1]
+    return name
+
+
 def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
     """The variable a gapped step's time is measured from when every step before it is bound:
     the one named with FROM, else the positive step before it; None where there is none."""
     assert ref.gap is not None
     if ref.gap.after is not None:
-        return ref.gap.after
+        return group_last(structure, ref.gap.after)
     bases = default_bases(structure, ref)
     return bases[0] if bases else None
 
@@ -126,8 +139,16 @@ def check_gaps(
             _check_default(structure, ref, error, unsupported)
             continue
         base = gap.after
-        if base in members or base in groups:
-            raise unsupported(f"gap FROM {base}: a repeated group or its step is not supported yet: name a single event or a list", gap.span)
+        if base in members:
+            raise unsupported(
+                f"gap FROM {base}: a repeated group's step is not supported yet (which iteration's?): "
+                f"name the group ({members[base]}: its last event) or a single event or a list",
+                gap.span,
+            )
+        if base in groups:
+            if not precedes(structure, group_last(structure, base), ref.var):
+                raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
+            continue
         target = refs.get(base)
         if base in stops or target is None or target.negated:
             what = "unknown variable" if target is None and base not in stops else "a negated variable binds no time:"
@@ -184,4 +205,4 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
     )
 
 
-__all__ = ["check_gaps", "default_bases", "gap_reference", "parent_of", "precedes"]
+__all__ = ["check_gaps", "default_bases", "gap_reference", "group_last", "parent_of", "precedes"]
