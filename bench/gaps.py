@@ -8,7 +8,12 @@ mean of the partial matches alive (sampled every ``--every`` events) and their r
 The kernel runs both forms too (its partial matches sampled after each batch of ``--every``
 events, the Python engine's after every ``--every``-th event: the same points).
 
-    python -m bench gaps [--events 200000] [--keys 20] [--gap 300] [--window 3600] [--repeat 3]
+``--form list``: a Kleene list's chain and a step after it, ``SEQ(A a, B{1,3} b[] AFTER 0 TO
+G, A c AFTER 0 TO G)`` (each element at most G after the one before it, c at most G after the
+list's last), against its WHERE form (``b[1].ts - a.ts``, ``b[i].ts - b[i-1].ts``,
+``c.ts - b[last].ts``).
+
+    python -m bench gaps [--events 200000] [--keys 20] [--gap 300] [--window 3600] [--repeat 3] [--form step|list]
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ from petricep.runtime.engine import Engine
 
 GAPPED = "PATTERN gap: SEQ(A a, B b AFTER 0 TO {g}) WHERE [k] AND b.x = 0 WITHIN {w}\n"
 WHERE = "PATTERN gap: SEQ(A a, B b) WHERE [k] AND b.x = 0 AND b.ts - a.ts >= 0 AND b.ts - a.ts <= {g} WITHIN {w}\n"
+LIST_GAPPED = (
+    "PATTERN gap: SEQ(A a, B{{1,3}} b[] AFTER 0 TO {g}, A c AFTER 0 TO {g}) "
+    "WHERE [k] AND a.x < 5 AND b[i].x < 25 AND c.x = 0 WITHIN {w}\n"
+)
+LIST_WHERE = (
+    "PATTERN gap: SEQ(A a, B{{1,3}} b[], A c) WHERE [k] AND a.x < 5 AND b[i].x < 25 AND c.x = 0 "
+    "AND b[1].ts - a.ts >= 0 AND b[1].ts - a.ts <= {g} AND b[i].ts - b[i-1].ts >= 0 AND b[i].ts - b[i-1].ts <= {g} "
+    "AND c.ts - b[last].ts >= 0 AND c.ts - b[last].ts <= {g} WITHIN {w}\n"
+)
+FORMS = {"step": (GAPPED, WHERE), "list": (LIST_GAPPED, LIST_WHERE)}
 
 
 @dataclass
@@ -91,18 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=1000, help="sample the partial matches alive every N events")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
+    ap.add_argument("--form", choices=sorted(FORMS), default="step", help="a gap on a step, or a list's chain (default step)")
     args = ap.parse_args(argv)
     events = stream(args.events, args.keys, args.seed)
     g, w = args.gap, args.window
-    print(f"# per-step gap G={g} s vs WHERE, window W={w} s, {args.events:,} events, {args.keys} keys")
+    gapped, where_form = FORMS[args.form]
+    print(f"# per-step gap ({args.form}) G={g} s vs WHERE, window W={w} s, {args.events:,} events, {args.keys} keys")
     print("| form | engine | matches | best s | events/s | peak alive | mean alive |")
     print("|---|---|---|---|---|---|---|")
     rows = []
     for label, engine, text, fn in (
-        ("AFTER 0 TO G (gap)", "python", GAPPED, run_python),
-        ("WHERE b.ts - a.ts <= G", "python", WHERE, run_python),
-        ("AFTER 0 TO G (gap)", "kernel", GAPPED, run_kernel),
-        ("WHERE b.ts - a.ts <= G", "kernel", WHERE, run_kernel),
+        ("AFTER 0 TO G (gap)", "python", gapped, run_python),
+        ("WHERE b.ts - a.ts <= G", "python", where_form, run_python),
+        ("AFTER 0 TO G (gap)", "kernel", gapped, run_kernel),
+        ("WHERE b.ts - a.ts <= G", "kernel", where_form, run_kernel),
     ):
         runs = [fn(text.format(g=g, w=w), events, args.every) for _ in range(args.repeat)]
         best = min(runs, key=lambda r: r.seconds)

@@ -45,7 +45,8 @@ Readings chosen where ``SEMANTICS.md`` leaves room (see also the module's tests)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,7 @@ from tests.reference_conditions import (
     holds,
     return_attrs,
 )
+from tests.reference_gaps import gap_holds, gap_pairs
 from tests.reference_optional import optional_siblings, resolutions
 from tests.reference_order import dependency_order
 
@@ -144,24 +146,6 @@ def _validate(node: Node, in_seq: bool = False) -> None:
         _validate(child, isinstance(node, Seq))
 
 
-def _gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
-    """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
-    out: dict[str, tuple[str, float, float]] = {}
-    if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
-        return out
-    previous: str | None = None
-    for child in node.children:
-        out.update(_gap_pairs(child))
-        if isinstance(child, EventRef) and child.gap is not None:
-            g = child.gap
-            base = g.after if g.after is not None else previous
-            if base is None:
-                raise ValueError(f"gap on {child.var!r} follows nothing")
-            scale = DURATION_UNITS[g.unit] if g.unit else 1
-            out[child.var] = (base, g.low * scale, g.high * scale)
-        if isinstance(node, Seq) and not _is_negation(child):
-            previous = child.var if isinstance(child, EventRef) else None
-    return out
 
 
 def _positive_vars(node: Node) -> list[str]:
@@ -183,6 +167,9 @@ class _Shape:
     vars: frozenset[str]
     prec: frozenset[tuple[str, str]]  # (u, v): every event of u is before every event of v
     negs: tuple[_NegSpec, ...]
+    # per-step gaps of this resolution: an optional step left out is not in it, so the step
+    # after it follows the one before it (tests/reference_gaps.py)
+    gaps: Mapping[str, tuple[str, float, float]] = dataclasses.field(default_factory=dict)
 
 
 def _shape(tree: Node) -> _Shape:
@@ -212,7 +199,7 @@ def _shape(tree: Node) -> _Shape:
 
     visit(tree)
     refs = tuple(r for r in _refs(tree) if not _is_negation(r))
-    return _Shape(refs, frozenset(r.var for r in refs), frozenset(prec), tuple(negs))
+    return _Shape(refs, frozenset(r.var for r in refs), frozenset(prec), tuple(negs), gap_pairs(tree))
 
 
 # ============================================================================ stream
@@ -333,7 +320,6 @@ class Matcher:
             else:
                 self.positive_conj.append(conj)
 
-        self.gaps = _gap_pairs(tree)
         # a group's first step's gap on its first iteration: from the event before the group
         self.group_before = {
             g: RG.before_group(tree.children, grp) if isinstance(tree, Seq) else None for g, grp in self.groups.items()
@@ -424,6 +410,8 @@ class Matcher:
                 new = _items(value)
                 if not self.in_window([*bound_items, *new]) or not self.same_partition([*bound_items, *new]):
                     continue
+                if ref.var in self.kleene and not self.gaps_ok(shape, {**binding, ref.var: value}):
+                    continue
                 binding[ref.var] = value
                 env = env_of(binding)
                 if all(holds(c, env) for c in ready[k]):
@@ -441,15 +429,15 @@ class Matcher:
                     return False
                 if (var, other) in shape.prec and not self.before(item, e):
                     return False
-        return self.in_window([*bound, item]) and self.same_partition([*bound, item]) and self.gaps_ok({**binding, var: item})
+        # (a list's gap is a chain, decided on the whole list: Matcher.matches)
+        in_gaps = var in self.kleene or self.gaps_ok(shape, {**binding, var: item})
+        return self.in_window([*bound, item]) and self.same_partition([*bound, item]) and in_gaps
 
-    def gaps_ok(self, partial: Binding) -> bool:
-        """Every per-step gap whose two variables are bound holds."""
-        for var, (base, lo, hi) in self.gaps.items():
-            if var in partial and base in partial:
-                d = partial[var].ev.ts - partial[base].ev.ts
-                if not lo <= d <= hi:
-                    return False
+    def gaps_ok(self, shape: _Shape, partial: Binding) -> bool:
+        """Every per-step gap of the resolution whose step is bound holds (_gap_holds)."""
+        for var, (base, lo, hi) in shape.gaps.items():
+            if var in partial and not gap_holds(partial[var], partial.get(base), lo, hi):
+                return False
         return True
 
     def kleene_lists(self, items: list[Item], ref: EventRef) -> list[tuple[Item, ...]]:
@@ -688,7 +676,7 @@ class Matcher:
             elif var in self.kleene and not all(self.before(a, b) for a, b in zip(value, value[1:])):
                 return False
         items = all_items(partial)
-        if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(partial) or not self.until_ok(partial):
+        if not self.in_window(items) or not self.same_partition(items) or not self.gaps_ok(shape, partial) or not self.until_ok(partial):
             return False
         if self.group_negs and not self.group_negations_ok(shape, partial, {i.idx for i in items}, self.pkey(items[0])):
             return False  # (an iteration broken by a negation inside its group extends nothing)

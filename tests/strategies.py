@@ -39,6 +39,7 @@ from petricep.lang.ast import (
     Compare,
     EventRef,
     Expr,
+    Group,
     Index,
     Neg,
     Node,
@@ -449,6 +450,8 @@ def structure_text(node: Node) -> str:
     if isinstance(node, EventRef):
         body = f"{node.type}{node.quantifier()} {node.var}{'[]' if node.kleene else ''}{' ' + node.mode.upper() if node.mode else ''}"
         return f"!({body})" if node.negated else body
+    if isinstance(node, Group):
+        return f"SEQ({', '.join(structure_text(c) for c in node.children)})+ {node.var}[]"
     word = {Seq: "SEQ", And: "AND", Or: "OR"}[type(node)]
     return f"{word}({', '.join(structure_text(c) for c in node.children)})"
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from petricep.errors import PatternError
 from petricep.lang import ast as A
 from petricep.lang.front import error_at
+from petricep.lang.gaps import gap_reference
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ def split(p: A.Pattern) -> HistorySpec:
     """Validate a history-aware pattern and split it (errors point at the pattern): the
     archived SEQ prefix, the live rest, the conditions joining them and, from those, how far
     back each archived variable reaches."""
+    source, p = p, _join_gaps(p)
     archived, live_kids = _parts(p)
     archived_vars = tuple(r.var for r in archived)
     live_vars = tuple(r.var for k in live_kids for r in A.events_of(k) if not r.negated)
@@ -117,7 +119,30 @@ def split(p: A.Pattern) -> HistorySpec:
         window=None,
         limit=None,
     )
-    return HistorySpec(p.name, p, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
+    return HistorySpec(p.name, source, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
+
+
+def _join_gaps(p: A.Pattern) -> A.Pattern:
+    """A per-step gap that reaches into the archive (on an ARCHIVED step, on the first live
+    step, or FROM an ARCHIVED variable) is a condition between its two events, written as the
+    WHERE pair ``lo <= v.ts - u.ts <= hi`` so that it joins the parts (and bounds the range
+    read) as any; a gap between live steps stays on its step (lang/gaps.py checked them)."""
+    s = p.structure
+    if not isinstance(s, A.Seq):
+        return p
+    archived = {k.var for k in s.children if isinstance(k, A.EventRef) and k.archived}
+    kids: list[A.Node] = []
+    conds = list(p.conditions)
+    for k in s.children:
+        if isinstance(k, A.EventRef) and k.gap is not None and gap_reference(s, k) in archived:
+            base = gap_reference(s, k)
+            assert base is not None
+            lo, hi = A.gap_amount(k.gap)
+            diff = A.BinOp("-", A.Attr(k.var, "ts"), A.Attr(base, "ts"), span=k.gap.span)
+            conds += [A.Compare(">=", diff, A.Num(lo), span=k.gap.span), A.Compare("<=", diff, A.Num(hi), span=k.gap.span)]
+            k = replace(k, gap=None)
+        kids.append(k)
+    return replace(p, structure=A.Seq(tuple(kids), span=s.span), conditions=tuple(conds))
 
 
 def _parts(p: A.Pattern) -> tuple[list[A.EventRef], list[A.Node]]:

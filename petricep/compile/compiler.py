@@ -15,12 +15,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from petricep.compile import gaps as GP
 from petricep.compile import groups as G
 from petricep.compile import until as U
 from petricep.compile.net import AggSpec, KleeneInfo, Negation, PatternNet, Place, Transition, Var
 from petricep.errors import PatternError
 from petricep.lang import ast as A
-from petricep.lang.check import flatten_seq, gap_reference
+from petricep.lang.check import flatten_seq
 from petricep.lang.front import error_at
 
 Cfg = Any  # nested tuples / ints / None, hashable
@@ -338,11 +339,15 @@ class _Builder:
         # conditions are classified as a negation's, the element guards are the lists' own
         self.stops = A.stops_of(pattern.structure)
         negated = {r.var for r in self.negs} | {u.var for _, u in self.stops}
-        # per-step gaps: {variable: (variable it follows, low, high)}; each a guard (two
-        # conjuncts after WHERE's) and an expiry on the places that wait for the step
-        self.gaps = _gaps(pattern, set(self.member_of))  # a group's gaps: conditions (compile/groups.py)
-        gap_conds = [c for v, (u, lo, hi) in self.gaps.items() for c in _gap_conditions(v, u, lo, hi)]
-        self.conds = [_classify(e, self.kleene, negated) for e in (*pattern.conditions, *gap_conds)]
+        # per-step gaps (compile/gaps.py): a list's chain as iteration conditions after
+        # WHERE's, then a pair of guards per (step, event it follows), each put on the
+        # transitions whose source binds that event; and an expiry on the places
+        self.gaps = GP.plan(pattern, set(self.member_of), self.kleene)  # a group's: conditions (compile/groups.py)
+        exprs = (*pattern.conditions, *self.gaps.chains)
+        self.gap_guards = {key: (len(exprs) + 2 * k, len(exprs) + 2 * k + 1) for k, key in enumerate(self.gaps.pairs)}
+        pairs = [c for pair in self.gaps.pairs.values() for c in pair]
+        self.conds = [_classify(e, self.kleene, negated) for e in (*exprs, *pairs)]
+        self.gap_conds = {ci for pair in self.gap_guards.values() for ci in pair}
         self.stop_guards: dict[str, int] = {}  # list -> the condition its takes check
         self.stopped = {lst.var: len(self.negs) + k for k, (lst, _) in enumerate(self.stops)}  # list -> negation
         for lst, stop in self.stops:
@@ -462,6 +467,9 @@ class _Builder:
                 blocked |= 1 << self.stopped[var]
                 if var in self.stop_guards:
                     guards.append(self.stop_guards[var])
+            gap = self._gap(a, var, take)
+            if gap is not None and not take:
+                guards.extend(self.gap_guards[(var, gap[1])])
             out.append(
                 Transition(
                     len(out),
@@ -479,7 +487,7 @@ class _Builder:
                     blocked,
                     cleared,
                     kleene=var in self.kleene,
-                    gap=self._gap(var),
+                    gap=None if gap is None else (self.slot[gap[1]], *self.gaps.specs[var][1:]),
                     count=b.counts.get(var, 0) if src != self.configs[new] else 0,
                 )
             )
@@ -495,8 +503,8 @@ class _Builder:
         deferred: list[tuple[int, int]] = []
         arc: list[int] = []
         for ci, c in enumerate(self.conds):
-            if ci in self.stop_guards.values():
-                continue  # (on the list's takes: Builder.transitions)
+            if ci in self.stop_guards.values() or ci in self.gap_conds:
+                continue  # (on the list's takes / the gapped step's moves: Builder.transitions)
             if ci in self.group_iteration:  # a group's: on its step, every iteration
                 if self.group_iteration[ci] == var:
                     iteration.append(ci)
@@ -515,19 +523,27 @@ class _Builder:
                 deferred.append((ci, self.slot[c.iter_var]))
         return arc, guards, iteration, deferred
 
-    def _gap(self, var: str) -> tuple[int, float | int, float | int] | None:
-        if var not in self.gaps:
+    def _gap(self, a: _Config, var: str, take: bool) -> tuple[float | int, str] | None:
+        """A move binding ``var`` from ``a``: (its gap's high bound, the variable its event
+        follows: the list itself for a list's next element), None where no gap binds it."""
+        if var not in self.gaps.specs:
             return None
-        u, lo, hi = self.gaps[var]
-        return self.slot[u], lo, hi
+        base = var if take else self.gaps.base(var, a.bound)
+        return None if base is None else (self.gaps.specs[var][2], base)
 
-    def _gap_expiry(self, conf: _Config) -> tuple[tuple[int, float | int], ...]:
-        """The gaps still ahead of a partial match in ``conf`` (step not bound, the step it
-        follows bound): past any of them, no event can complete it (gaps are steps of a flat
-        SEQ, checked, so every way on binds the gapped step)."""
-        return tuple(
-            sorted((self.slot[u], hi) for v, (u, _lo, hi) in self.gaps.items() if u in conf.bound and v not in conf.bound)
-        )
+    def gap_expiries(self) -> list[tuple[tuple[int, float | int], ...]]:
+        """Each place's early exits (compile/gaps.py gap_expiry): the gaps every way on
+        from it must meet."""
+        if not self.gaps.specs:
+            return [()] * len(self.cinfo)
+        edges = []
+        for src, _t, var, new, take in self.edges:
+            gap = self._gap(self.cinfo[src], var, take)
+            req = None if gap is None else (self.slot[gap[1]], gap[0])
+            edges.append((src, self.configs[new], self.slot[var], req))
+        accepting = [_complete(self.pattern.structure, c.cfg) for c in self.cinfo]
+        bound = [frozenset(self.slot[v] for v in c.bound) for c in self.cinfo]
+        return GP.gap_expiry(len(self.cinfo), edges, accepting, bound)
 
     def _order(self, a: _Config, var: str, take: bool) -> tuple[int, ...]:
         """Strict tie rule: the new event must come strictly after the events of the variables
@@ -549,6 +565,7 @@ class _Builder:
         emission and the negations checked there or pending until the window ends."""
         out = []
         self.stop_at = {lst.var: U.stop_places(self.edges, lst.var) for lst, _ in self.stops}
+        expiries = self.gap_expiries()
         for pid, conf in enumerate(self.cinfo):
             accepting = _complete(self.pattern.structure, conf.cfg)
             final: list[int] = []
@@ -585,7 +602,7 @@ class _Builder:
                     tuple(n.index for n in active if n.pushed),
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
-                    gap_expiry=self._gap_expiry(conf),
+                    gap_expiry=expiries[pid],
                     repeat=tuple((self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed),
                 )
             )
@@ -595,7 +612,7 @@ class _Builder:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""
         final = []
         for ci, c in enumerate(self.conds):
-            if c.neg or conf.vacuous(c) or ci in self.group_iteration or c.vars & conf.absent or ci in self.stop_guards.values():
+            if c.neg or conf.vacuous(c) or ci in self.group_iteration or c.vars & conf.absent or ci in self.stop_guards.values() or ci in self.gap_conds:
                 continue  # (an optional step a match here leaves unbound: as a dead variable)
             if c.iter_var is None:
                 if not conf.ready(c, False):
@@ -638,25 +655,6 @@ def _chain(steps: Iterable[A.Node]) -> list[A.Node]:
         if not _optional(k):
             break
     return out
-
-
-def _gaps(pattern: A.Pattern, skip: set[str]) -> dict[str, tuple[str, float | int, float | int]]:
-    """Each gapped step's variable -> (the variable it follows, low, high in runtime units);
-    ``skip``: a repeated group's steps."""
-    out: dict[str, tuple[str, float | int, float | int]] = {}
-    for ref in A.events_of(pattern.structure):
-        if ref.gap is not None and ref.var not in skip:
-            base = gap_reference(pattern.structure, ref)
-            assert base is not None  # checked (lang/check.py check_gaps)
-            lo, hi = A.gap_amount(ref.gap)
-            out[ref.var] = (base, lo, hi)
-    return out
-
-
-def _gap_conditions(var: str, base: str, lo: float | int, hi: float | int) -> tuple[A.Expr, A.Expr]:
-    """The gap as the guard a WHERE would say: ``var.ts - base.ts >= lo``, ``... <= hi``."""
-    diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
-    return A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))
 
 
 def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> KleeneInfo:

@@ -337,7 +337,11 @@ class _Unit:
             var, base = f"#{t.slot}", f"#{sl}"
         diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
         wanted = {A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))}
-        return {ci for ci in t.guards if part.conditions[ci] in wanted}
+        if t.kleene:  # a list's first element: its chain's conditions too (vacuous there)
+            chain = A.BinOp("-", A.Attr(var, "ts"), A.Attr(var, "ts"))
+            wanted |= {A.Compare(">=", chain, A.Num(lo)), A.Compare("<=", chain, A.Num(hi))}
+        # (a list's: ``b[1].ts - a.ts``, its chain ``b[i].ts - b[i-1].ts``, ``c.ts - b[last].ts``)
+        return {ci for ci in (*t.guards, *t.iteration) if _unindexed(part.conditions[ci]) in wanted}
 
     def gap_text(self, t: Transition, users: Sequence[int]) -> str:
         """A gapped step's bound, drawn on its transition: ``60 to 300 after a``."""
@@ -778,3 +782,14 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
         )
         arcs.append(Arc(f"{pre}.p{pid}", eid, ARC_STATE, read=False))
         arcs.append(Arc(eid, out, ARC_PRODUCE))
+
+
+def _unindexed(e: A.Expr) -> A.Expr:
+    """A gap's guard with its list indices dropped (``b[i].ts - b[i-1].ts`` -> ``b.ts -
+    b.ts``), to compare with the gap it says."""
+    if isinstance(e, A.Compare) and isinstance(e.left, A.BinOp) and e.left.op == "-":
+        left, right = e.left.left, e.left.right
+        if isinstance(left, A.Attr) and isinstance(right, A.Attr):
+            bare = A.BinOp("-", A.Attr(left.var, left.field), A.Attr(right.var, right.field))
+            return A.Compare(e.op, bare, e.right)
+    return e

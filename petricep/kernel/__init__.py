@@ -82,7 +82,9 @@ bound in a token's expiry (``Group.expired``), so a partial match leaves when it
 gap ends, as in the Python engine, and an ON TIMEOUT partial match times out then (its
 deadline the first of its pattern's gap ends ahead, ``gap_deadline``) and stops counting
 against a LIMIT (``settle_quota``); a net without
-gaps pays nothing for them (its expiry kind is fixed at binding).
+gaps pays nothing for them (its expiry kind is fixed at binding). A gap measured from a Kleene
+list (a list's chain, the step after a list) reads the list's last element: its slot holds the
+list's node, whose event is that element (``gap_base``).
 Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42) run here as the net the compiler makes
 of them (compile/groups.py): each step a Kleene list in the element arena, the iteration
 conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last

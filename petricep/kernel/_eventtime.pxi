@@ -60,7 +60,7 @@ cdef double gap_deadline(Group g, int32_t t, int b, double deadline) noexcept no
     cdef double end
     for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
         if g.tgap_bit[i] == b:
-            ev = g.tk_slots[<Py_ssize_t>t * g.nslots + g.tgap_slot[i]]
+            ev = gap_base(g, t, g.tgap_slot[i])
             end = g.store.ts[ev] + g.tgap_hi[i]
             if end < deadline:
                 deadline = end
@@ -73,7 +73,7 @@ cdef bint own_gap_passed(Group g, int32_t t, int b, double ts) noexcept nogil:
     cdef int i, p = g.tk_place[t]
     for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
         if g.tgap_bit[i] == b:
-            if ts - g.store.ts[g.tk_slots[<Py_ssize_t>t * g.nslots + g.tgap_slot[i]]] > g.tgap_hi[i]:
+            if ts - g.store.ts[gap_base(g, t, g.tgap_slot[i])] > g.tgap_hi[i]:
                 return True
     return False
 

@@ -664,10 +664,20 @@ cdef class Group:
         cdef int i, p = self.tk_place[t]
         cdef int64_t ev
         for i in range(self.place_gap_start[p], self.place_gap_start[p + 1]):
-            ev = self.tk_slots[<Py_ssize_t>t * self.nslots + self.gap_slot[i]]
+            ev = gap_base(self, t, self.gap_slot[i])
             if ev >= 0 and ts - self.store.ts[ev] > self.gap_hi[i]:  # (bound: the gap is ahead)
                 return True
         return False
+
+
+cdef inline int64_t gap_base(Group g, int32_t t, int slot) noexcept nogil:
+    """The event a gap ahead of token ``t`` is measured from, in ``slot``: the event bound
+    there, or a Kleene list's last element (its slot holds the list's node: a gap on a list's
+    element, or on the step after a list, follows the list's last element); -1: unbound."""
+    cdef int64_t ev = g.tk_slots[<Py_ssize_t>t * g.nslots + slot]
+    if ev >= 0 and g.slot_kleene[slot]:
+        return g.nd_ev[ev]
+    return ev
 
 
 cdef int sweep_lists(Kernel k, Group g, double ts, int64_t pos) except -1 nogil:

@@ -32,6 +32,7 @@ from petricep.lang.front import (
     expression_depth_error,
     read_source,
 )
+from petricep.lang.gaps import check_gaps
 from petricep.lang.until import check_until, stop_vars
 
 T = TypeVar("T")
@@ -332,7 +333,7 @@ def _pattern(raw: R.RawPattern, name: str, ctx: _Ctx) -> A.Pattern:
         if returns is not None and returns.type == timeout.type:
             ctx.errors.append(ctx.error(f"the timeout type {timeout.type!r} must differ from the RETURN type", timeout.span))
     consume = ctx.attempt(lambda: _consume(raw, refs, ctx))
-    ctx.attempt(lambda: check_gaps(structure, window, raw, ctx))
+    ctx.attempt(lambda: check_gaps(structure, window, raw.timeout is not None, ctx.members, stop_vars(structure), ctx.error, ctx.unsupported))
     ctx.attempt(lambda: _check_modes(structure, A.Strategy(strategy.name) if strategy is not None else A.Strategy.ANY, ctx))
     ctx.attempt(lambda: check_until(structure, conditions, ctx.error, ctx.unsupported))
     if len(ctx.errors) > before:  # the pattern's errors are reported, not the pattern
@@ -388,70 +389,6 @@ def _seq_of(node: A.Node, ref: A.EventRef) -> tuple[A.Node, ...]:
         if found:
             return found
     return ()
-
-
-def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
-    """The variable a gapped step's time is measured from: the one named with FROM, else the
-    positive step before it in the (flat) SEQ; None where there is none."""
-    assert ref.gap is not None
-    if ref.gap.after is not None:
-        return ref.gap.after
-    if not isinstance(structure, A.Seq):
-        return None
-    before = None
-    for child in structure.children:
-        if child is ref:
-            return before
-        if isinstance(child, A.EventRef) and not child.negated:
-            before = child.var
-    return None
-
-
-def check_gaps(structure: A.Node, window: A.Window | None, raw: R.RawPattern, ctx: _Ctx) -> None:
-    """Per-step gaps: where they are run (steps of a SEQ of single events, after an earlier
-    non-Kleene step) and what they are not combined with yet (count windows, ARCHIVED), each
-    refused with
-    :class:`PatternUnsupportedError` at the gap rather than run with another meaning."""
-    # a repeated group's steps: checked as a group's (lang/groups.py), run as conditions
-    gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in ctx.members]
-    if not gapped:
-        return
-    first = gapped[0].gap
-    assert first is not None
-
-    def unsupported(message: str, span: A.Span) -> PatternError:
-        return error_at(message, A.Span(ctx.file, span.line, span.column, span.source or ctx.text), PatternUnsupportedError)
-
-    steps = [c for c in structure.children if isinstance(c, A.EventRef)] if isinstance(structure, A.Seq) else []
-    if not isinstance(structure, A.Seq) or len(steps) != len(structure.children):
-        raise unsupported("a per-step gap is supported in a SEQ of single events only, not yet inside AND or OR", first.span)
-    if any(r.archived for r in steps):
-        raise unsupported("a per-step gap in a pattern with ARCHIVED variables is not supported yet", first.span)
-    if window is not None and window.kind == A.WIN_COUNT:
-        raise unsupported("a per-step gap under a count window (WITHIN n EVENTS) is not supported yet: the gap is in time units", first.span)
-    order = [c.var for c in steps if not c.negated]
-    kinds = {c.var: c for c in steps}
-    for ref in gapped:
-        gap = ref.gap
-        assert gap is not None
-        if ref.negated:
-            raise ctx.error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
-        if ref.kleene:
-            raise unsupported(f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) is not supported yet", gap.span)
-        if ref.optional:
-            raise unsupported(f"a per-step gap on an optional step ({ref.type}? {ref.var}) is not supported yet", gap.span)
-        base = gap_reference(structure, ref)
-        if base is None:
-            raise ctx.error(f"the first step {ref.type} {ref.var} has no step before it to follow: name one with FROM", gap.span)
-        target = kinds.get(base)
-        if target is None or target.negated:
-            what = "unknown variable" if target is None else "a negated variable binds no time:"
-            raise ctx.error(f"gap FROM: {what} {base!r}", gap.span)
-        if order.index(base) >= order.index(ref.var):
-            raise ctx.error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
-        if target.kleene or target.optional:
-            what = f"a Kleene step ({target.type}{target.quantifier()} {base}[])" if target.kleene else f"an optional step ({target.type}? {base})"
-            raise unsupported(f"a per-step gap after {what} is not supported yet: name a single event with FROM", gap.span)
 
 
 def _output(

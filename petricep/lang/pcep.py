@@ -77,7 +77,7 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def kleene(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        mode, until, gap = _mode_gap(c[3:])  # a gap is refused by check (not yet on a Kleene step)
+        mode, until, gap = _mode_gap(c[3:])  # a gap on a list: the chain (lang/gaps.py)
         return A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, mode=mode, until=until)
 
     @v_args(meta=True)
@@ -123,7 +123,7 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def optional(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        gap = c[3] if len(c) > 3 else None  # refused by check (not yet on an optional step)
+        gap = c[3] if len(c) > 3 else None  # binds where the step is present (lang/gaps.py)
         return A.EventRef(str(c[0]), str(c[2]), span=self._span(c[0]), gap=gap, optional=True)
 
     @v_args(meta=True)

@@ -58,7 +58,7 @@ def process(c: Compiled, st: RunState, d: Event, composite: bool, emitted: list[
             first = rt.store(part, created)
             if first is not None and st.expiry[i] is not None:
                 due(st, i, part, first + rt.w)  # type: ignore[operator]  # indexed: windowed
-                if rt.has_gaps:  # a per-step gap may end a partial match before its window
+                if rt.has_gaps and not rt.count_window:  # a gap may end a partial match before its window (in time: a count window's index is in events)
                     due(st, i, part, min(rt.gap_due(nt) for nt in created))
             if rt.watch_mask:
                 watch(c, st, i, rt, part, created, d, key)

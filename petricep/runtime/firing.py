@@ -17,7 +17,7 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
 from petricep.runtime.limits import LimitSpec, prune, uncount
-from petricep.runtime.state import INF, Partition, Token, root_token
+from petricep.runtime.state import INF, Partition, Token, gap_time, root_token
 
 Cond = Callable[[Any, Any], bool]
 
@@ -201,14 +201,14 @@ class GroupRuntime:
         if gaps is None:
             return False
         slots = t.slots
-        return any(ts - slots[sl].ts > hi for sl, hi in gaps)
+        return any(ts - gap_time(slots[sl]) > hi for sl, hi in gaps)
 
     def gap_due(self, t: Token) -> Any:
         """When the earliest gap ahead of ``t`` ends (INF: none)."""
         gaps = self.gap_expiry[t.place]
         if gaps is None:
             return INF
-        return min(t.slots[sl].ts + hi for sl, hi in gaps)
+        return min(gap_time(t.slots[sl]) + hi for sl, hi in gaps)
 
     # ------------------------------------------------------------------ firing
 
@@ -403,7 +403,7 @@ class GroupRuntime:
         w: Any = self.w
         count = self.count_window
         due: Any = INF
-        gaps = self.has_gaps
+        gaps = self.has_gaps and not count  # (a count window's points are positions: a gap's end, a time, is not one)
         for tokens in part.marking:
             for t in tokens:
                 d = (t.first_pos if count else t.first_ts) + w

@@ -26,7 +26,7 @@ from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.limits import admit, age
 from petricep.runtime.memory import TOKEN_BYTES, memory_error
 from petricep.runtime.spill import expiry
-from petricep.runtime.state import INF, Partition, RunState, Token
+from petricep.runtime.state import INF, Partition, RunState, Token, gap_time
 
 _MARKING = attrgetter("marking")
 
@@ -128,7 +128,7 @@ def gap_deadline(ends: tuple[tuple[int, tuple[tuple[int, Any], ...]], ...], pi: 
     for p, gaps in ends:
         if p == pi:
             for sl, hi in gaps:
-                end = t.slots[sl].ts + hi
+                end = gap_time(t.slots[sl]) + hi
                 if end < deadline:
                     deadline = end
     return deadline

@@ -113,6 +113,12 @@ class Token:
         return False
 
 
+def gap_time(v: Any) -> Any:
+    """The time a per-step gap is measured from, in a slot: its event's, or a Kleene list's
+    last element's (a list's slot holds its state tuple, the last element at index 1)."""
+    return v[1].ts if type(v) is tuple else v.ts
+
+
 def root_token(nslots: int, start: int, users: int) -> Token:
     return Token((None,) * nslots, None, None, -1, start, None, None, -1, -1, INF, 0, users)
 

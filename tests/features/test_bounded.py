@@ -18,7 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from petricep.api import compile_text
-from petricep.errors import PatternError, PatternSyntaxError, PatternUnsupportedError
+from petricep.errors import PatternError, PatternSyntaxError
 from petricep.events import Event
 from petricep.export.model import build_diagram
 from petricep.kernel.lowering import supports
@@ -168,7 +168,6 @@ def test_round_trip_and_growth_warning() -> None:
         ("PATTERN p: SEQ(A{3,2} a[], B b)", PatternSyntaxError, "a repetition's upper bound 2 is below its lower bound 3", 20),
         ("PATTERN p: SEQ(A{2,65} a[], B b)", PatternSyntaxError, "a repetition's upper bound is at most 64 (each count is a place of the net): write {2,} and bound count(v[]) in WHERE", 20),
         ("PATTERN p: SEQ(A{2,3} a, B b)", PatternSyntaxError, "unexpected ','; expected '['", 24),
-        ("PATTERN p: SEQ(A a, B{2,} b[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap on a Kleene step (B{2,} b[]) is not supported yet", 31),
     ],
 )
 def test_errors_with_carets(text: str, kind: type[Exception], message: str, column: int) -> None:

@@ -129,3 +129,43 @@ def test_check_says_the_gapped_net_runs_on_the_kernel(capsys: pytest.CaptureFixt
         "net after merging: 1 shared net, 1 input places, 3 state places, 3 transitions\n"
         "kernel: covers this net (run fires it on the kernel)\n"
     )
+
+
+@SETTINGS
+@given(st.data())
+def test_snapshots_of_nets_with_the_later_gap_forms(data: st.DataObject) -> None:
+    """The later forms (tests/features/test_gaps_more.py: a list's chain, a gap after a list,
+    an optional step, an AND/OR, a group; count windows): cut and restored at random points,
+    the same (match, position) pairs and partial matches alive (a list's gap reads its node's
+    last element, restored with the element arena)."""
+    from tests.features.test_gaps_more import timed_patterns
+
+    pats = [data.draw(timed_patterns("p", modes=False))]
+    if data.draw(st.booleans()):
+        pats.append(data.draw(timed_patterns("q", modes=False)))
+    either = all(p.strategy == A.Strategy.ANY for p in pats)
+    tie = data.draw(st.sampled_from(("arrival", "strict", "either") if either else ("arrival", "strict")))
+    same(data, pats, data.draw(streams(types=TYPES, max_size=14)), tie)
+
+
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    streams(types=("A", "B", "B", "B", "C"), max_size=12),
+    st.integers(0, 2),
+    st.integers(1, 3),
+    st.sampled_from(("DROP OLDEST", "REJECT NEW", "FAIL")),
+    st.sampled_from(("skip-till-any-match", "skip-till-next-match")),
+    st.booleans(),
+)
+def test_chain_gaps_with_limits_and_timeouts_on_both_engines(
+    events: list[Event], hi: int, n: int, policy: str, strategy: str, timeout: bool
+) -> None:
+    """Lists with a chain gap and an optional gapped step after them, a small LIMIT (full
+    quotas of partial matches past their gap, read from the list's last element), ON TIMEOUT
+    or not: the engines drop, refuse, fail and time out alike."""
+    text = (
+        f"PATTERN p: SEQ(A a, B+ b[] AFTER 0 TO {hi}, C? c AFTER 0 TO {hi + 1}, A d AFTER 0 TO 3) WHERE {strategy} "
+        f"WITHIN 6 LIMIT {n} PARTIAL MATCHES {policy}" + (" ON TIMEOUT RETURN Late(x = a.x)" if timeout else "")
+    )
+    net = compile_text(text)
+    assert _lives_or_error("kernel", net, events) == _lives_or_error("python", net, events)

@@ -39,3 +39,26 @@ def test_gapped_patterns_on_spark(spark: Any, runner: Any) -> None:
     want = reference_run([SHORT, LONG], EVENTS)
     assert want  # the stream is made to match
     assert _sorted(runner([SHORT, LONG], EVENTS)) == _sorted(want)
+
+
+# the later forms (tests/features/test_gaps_more.py): a list's chain, a gap after a list and
+# after an optional step, a gap after an AND FROM a step inside it; keyed, over micro-batches
+MORE = [
+    ("chain", "SEQ(A a, B+ b[] AFTER 1 TO 2, C c AFTER 0 TO 3) WHERE [k] AND skip-till-next-match WITHIN 9"),
+    ("optional", "SEQ(A a, B? b AFTER 1 TO 2, C c AFTER 0 TO 3) WHERE [k] WITHIN 9"),
+    ("after_and", "SEQ(A a, AND(B b, D d), C c AFTER 0 TO 2 FROM b) WHERE [k] WITHIN 9"),
+]
+MORE_EVENTS = stream(
+    "A@0:k=1 A@1:k=2 B@2:k=1 B@3:k=2 D@3:k=1 C@4:k=1 B@4:k=1 C@5:k=2 C@6:k=1 A@7:k=2 B@8:k=2 D@9:k=2 C@10:k=2"
+)
+
+
+@pytest.mark.parametrize("runner", [run_spark_batch, run_spark_stream], ids=["batch", "stream"])
+def test_the_later_gap_forms_on_spark(spark: Any, runner: Any) -> None:
+    from petricep.lang.parser import parse_text
+
+    pats = [parse_text(f"PATTERN {name}: {text}").patterns[0] for name, text in MORE]
+    assert supports(build_net(pats)) == (True, "covered")
+    want = reference_run(pats, MORE_EVENTS)
+    assert {m["pattern"] for m in want} == {"chain", "optional", "after_and"}  # the stream is made to match
+    assert _sorted(runner(pats, MORE_EVENTS)) == _sorted(want)
