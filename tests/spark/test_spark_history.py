@@ -15,9 +15,9 @@ from petricep.archive.store import Archive
 from petricep.cli import main
 from petricep.events import Event
 from petricep.lang import ast as A
+from petricep.lang.printer import pattern_text
 from tests.archive.test_join import history_patterns, two_streams
 from tests.budget import examples
-from tests.strategies import pattern_text
 
 pytestmark = pytest.mark.spark
 
