@@ -211,7 +211,9 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
     # an optional live step may be absent: its conditions then hold, so it bounds nothing
     optional = {r.var for r in A.events_of(p.structure) if r.optional}
     live_vars = tuple(v for v in live_vars if v not in optional)
-    lows: dict[str, tuple[float, str]] = {}
+    # the range read is from the anchor with the nearest upper bound, its lower bound from
+    # conditions on that same anchor (another anchor's lower bound says nothing about it)
+    lows: dict[tuple[str, str], float] = {}
     highs: dict[str, tuple[float, str]] = {}
     for c in cross:
         b = _bound(c)
@@ -227,8 +229,8 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
         n *= sign
         if op in ("<", "<=", "=") and (var not in highs or n < highs[var][0]):
             highs[var] = (n, anchor)
-        if op in (">", ">=", "=") and (var not in lows or n > lows[var][0]):
-            lows[var] = (n, anchor)
+        if op in (">", ">=", "=") and ((var, anchor) not in lows or n > lows[var, anchor]):
+            lows[var, anchor] = n
     ranges = []
     for r in archived:
         if r.var not in highs:
@@ -239,7 +241,7 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
                 r.span,
             )
         hi, anchor = highs[r.var]
-        lo = lows.get(r.var, (0.0, anchor))[0]
+        lo = lows.get((r.var, anchor), 0.0)
         if lo < 0:
             raise _error(p, f"archived variable {r.var!r} must lie before the live match: its lower bound is {lo:g}", r.span)
         if hi < lo:

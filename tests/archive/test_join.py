@@ -187,6 +187,26 @@ def test_a_stop_condition_cannot_read_an_archived_variable() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PATTERN h: SEQ(ARCHIVED A h0, A l0, A l1 AFTER 2 TO 2 FROM h0) WHERE l0.ts - h0.ts <= 2 AND l0.ts - h0.ts >= 1",
+        "PATTERN h: SEQ(ARCHIVED A h0, A l0, A l1) WHERE l0.ts - h0.ts <= 2 AND l0.ts - h0.ts >= 1 "
+        "AND l1.ts - h0.ts >= 2 AND l1.ts - h0.ts <= 2",
+    ],
+)
+def test_the_range_read_takes_its_bounds_from_one_anchor(text: str) -> None:
+    """Bounds from two live variables: the range read is the nearest upper bound's anchor's
+    (l0: 1 to 2 back), not l1's lower bound (2) put on l0 (which missed h0 = l0.ts - 1)."""
+    (p,) = parse_text(text).patterns
+    (r,) = split(p).ranges
+    assert (r.var, r.anchor, r.lo, r.hi) == ("h0", "l0", 1.0, 2.0)
+    live = [Event("A", t, t, f"x{t}", {"x": 0, "k": 0}) for t in range(3)]
+    for mode in ("llaa", "sllaa"):
+        got = run_history([p], archive_of([]), live, mode=mode, order="live-first", tolerance=0)
+        assert [m["ids"] for m in got] == [{"h0": "x0", "l0": "x1", "l1": "x2"}]
+
+
 def test_a_history_pattern_needs_an_archive() -> None:
     net = build_net(list(parse_text("PATTERN p: SEQ(ARCHIVED S a, S b) WHERE b.ts - a.ts <= 5").patterns))
     assert [p.name for p in net.patterns] == ["p"] and net.history[0].archived_vars == ("a",)  # draws, checks
