@@ -94,6 +94,12 @@ BASE_CONF: dict[str, str] = {
     # a Python worker connecting back to a busy JVM: Spark's 15 s fails streaming queries
     # on a loaded machine ("Python worker failed to connect back")
     "spark.python.authenticate.socketTimeout": "120s",
+    # PySpark's DataFrame call-site capture: every column function and DataFrame method
+    # asked the JVM for a setting and set and cleared an origin there (py4j round trips),
+    # and its first call imported IPython (~0.26 s of a 2-event run's driver here) only
+    # to filter a notebook's frames out of the call site. Error texts petricep shows are
+    # its own (the task's message), not Spark's DataFrame context.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 
@@ -142,6 +148,7 @@ def get_session(
     require_spark()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    _set_spark_home()
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -167,6 +174,21 @@ def get_session(
         ) from None
     spark.sparkContext.setLogLevel(level)
     return spark
+
+
+def _set_spark_home() -> None:
+    """``SPARK_HOME`` to the pyspark package when unset and it holds Spark (a pip
+    install): PySpark's own search for it, and spark-submit's ``find-spark-home`` (which
+    starts another Python to look), then have nothing to find. A SPARK_HOME of the
+    user's is kept."""
+    if "SPARK_HOME" in os.environ:
+        return
+    with suppress(ImportError, OSError):
+        import pyspark
+
+        home = os.path.dirname(pyspark.__file__)
+        if os.path.isfile(os.path.join(home, "bin", "spark-submit")) and os.path.isdir(os.path.join(home, "jars")):
+            os.environ["SPARK_HOME"] = home
 
 
 def _starts_jvm() -> bool:
