@@ -508,6 +508,8 @@ class BatchRun:
 
 
 _COMPRESSED = {".gz": "gzip", ".bz2": "bz2"}
+# every suffix Spark's text reader decompresses: such a file is not read here as its lines
+_CODEC_SUFFIXES = (*_COMPRESSED, ".zst", ".xz", ".deflate", ".lz4", ".snappy")
 
 
 def _local_path(path: str) -> str | None:
@@ -531,7 +533,7 @@ def _first_line(path: str) -> list[bytes] | None:
     """A local uncompressed file's first line as Spark's text reader gives it (``[]``: an
     empty file), read here rather than by a Spark job; None: not such a file."""
     local = _local_path(path)
-    if local is None or path.lower().endswith((*_COMPRESSED, ".zst", ".xz", ".deflate", ".lz4", ".snappy")):
+    if local is None or path.lower().endswith(_CODEC_SUFFIXES):
         return None
     try:
         if not os.path.isfile(local):
@@ -551,7 +553,7 @@ def _driver_lines(path: str) -> pa.RecordBatch | None:
     last newline; the positions ``monotonically_increasing_id`` gives one partition);
     None: not such a file (Spark reads it)."""
     local = _local_path(path)
-    if local is None or path.lower().endswith((*_COMPRESSED, ".zst", ".xz", ".deflate", ".lz4", ".snappy")):
+    if local is None or path.lower().endswith(_CODEC_SUFFIXES):
         return None
     try:
         with open(local, "rb") as fh:
