@@ -58,7 +58,7 @@ that is a list in one pattern and an event in another is a list column of the ma
 event's id a one-element list);
 merging never puts a list and another pattern's event in one slot (merge._placed); ``min`` / ``max``
 of texts compare their ranks, as the engine compares strings, while ``sum`` / ``avg`` of texts
-(the engine concatenates them) and a text beside a number stop with the kernel's own error; GREEDY / RELUCTANT lists choose between a take and the step after
+and a text beside a number stop both engines with one error (runtime/expr.py ``aggregate_message``); GREEDY / RELUCTANT lists choose between a take and the step after
 it as runtime firing._prefer, ``_firing.pxi`` prefer), consumption
 (``CONSUME``, ``CONFLICT`` groups: matches of one emission point taken in the engine's order;
 under ``either`` a shared net's matches of a timestamp group), SQL ``MATCH_RECOGNIZE`` queries: the kernel's row matcher

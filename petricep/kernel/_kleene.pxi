@@ -66,7 +66,7 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
         v = k.store.val[ev * k.store.nattrs + attr]
         tv = k.store.tag[ev * k.store.nattrs + attr]
         if tv == TAG_STR and func != AGG_MIN and func != AGG_MAX:  # (min / max of texts: by rank)
-            raise KernelEvaluationError("aggregate", func, v, tv, 0.0, TAG_NUM)
+            raise KernelEvaluationError("aggregate", func, v, tv, 0.0, TAG_NUM, attr)
         if old < 0:  # agg_init
             if func == AGG_AVG:
                 g.nd_acc_v[n * na + j] = v if tv != TAG_NULL else 0.0
@@ -81,11 +81,11 @@ cdef int32_t kleene_node(Kernel k, Group g, int slot, int32_t old, int64_t ev) e
         g.nd_acc_n[n * na + j] = g.nd_acc_n[old * na + j]
         if tv == TAG_NULL:  # agg_step: a missing value leaves the accumulator
             continue
-        agg_step(k, func, &g.nd_acc_v[n * na + j], &g.nd_acc_t[n * na + j], &g.nd_acc_n[n * na + j], v, tv)
+        agg_step(k, func, attr, &g.nd_acc_v[n * na + j], &g.nd_acc_t[n * na + j], &g.nd_acc_n[n * na + j], v, tv)
     return n
 
 
-cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1 nogil:
+cdef int agg_step(Kernel k, int func, int attr, double* acc, int8_t* tag, int64_t* count, double v, int8_t tv) except -1 nogil:
     """One element into a running aggregate (runtime/expr.py agg_step): Python's + for sums,
     min / max where a NaN wins and ties keep the accumulator (texts compared by their ranks in
     the sorted dictionary; a text beside a number: the engine's TypeError)."""
@@ -109,7 +109,7 @@ cdef int agg_step(Kernel k, int func, double* acc, int8_t* tag, int64_t* count, 
             acc[0] = v
             tag[0] = tv
         else:
-            raise KernelEvaluationError("aggregate", func, v, tv, a, tag[0])
+            raise KernelEvaluationError("aggregate", func, v, tv, a, tag[0], attr)
     elif (tv == TAG_BIG or tag[0] == TAG_BIG) and not isnan(v):  # (Python's comparison, exact)
         if big_compare(k, 2 if func == AGG_MIN else 4, v, tv, a, tag[0]) != 0.0:
             acc[0] = v

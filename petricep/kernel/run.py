@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from petricep.compile.net import Net
 from petricep.errors import ConfigError, EvaluationError, EventError, EventOrderError, StateLimitError
 from petricep.kernel import valuecodes as vc
-from petricep.kernel.bytecode import ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR
+from petricep.kernel.bytecode import AGG_CODES, ARITH_CODES, CMP_CODES, ID_ATTR, TS_ATTR
 from petricep.kernel.keycodes import compact_codes
 from petricep.kernel.lowering import Lowered, lower, reading_types, supports
 from petricep.kernel.remembered import Composites
@@ -46,7 +46,7 @@ from petricep.kernel.tableplan import (
 )
 from petricep.kernel.texts import composite_texts
 from petricep.runtime.arrow import number_array, number_view
-from petricep.runtime.expr import number_text
+from petricep.runtime.expr import aggregate_message, number_text
 from petricep.runtime.memory import memory_error
 
 try:
@@ -447,15 +447,20 @@ class KernelRun:
         err.kernel_args = (pattern, group, key, event_id)  # type: ignore[attr-defined]
         return err
 
-    def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int) -> str:
-        """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``."""
+    def _evaluation_message(self, what: str, op: int, a: float, ta: int, b: float, tb: int, attr: int = -1) -> str:
+        """The engine's wording (runtime/expr.py): ``cannot compare 'u' < 3``; an aggregate's
+        (``attr``: the field it reads) as ``aggregate_message`` words it."""
         text = {code: s for s, code in self._strings.items()}
 
-        def value(v: float, tag: int) -> str:
-            if tag == TAG_STR:
-                return repr(text[int(v)])
-            return number_text(python_value(v, tag, [], self.kernel.bigs))
+        def py(v: float, tag: int) -> Any:
+            return text[int(v)] if tag == TAG_STR else python_value(v, tag, [], self.kernel.bigs)
 
+        def value(v: float, tag: int) -> str:
+            return number_text(py(v, tag))
+
+        if what == "aggregate":
+            func = next(name for name, code in AGG_CODES.items() if code == op)
+            return aggregate_message(func, self.lowered.attrs[attr], py(a, ta), py(b, tb))
         if what == "negate":
             return f"cannot negate {value(a, ta)}"
         if what == "overflow":  # (an int beyond a float's range mixed with a float)

@@ -116,6 +116,8 @@ def agg_init(spec: AggSpec, e: Event) -> Any:
     if spec.func == "count":
         return 1
     v = e.attrs.get(spec.field) if spec.field not in ("ts", "id") else e.get(spec.field or "")  # type: ignore[arg-type]
+    if isinstance(v, str) and spec.func in ("sum", "avg"):
+        raise EvaluationError(aggregate_message(spec.func, spec.field or "", v))
     if spec.func == "avg":
         return (v, 1) if v is not None else (0, 0)
     return v
@@ -127,6 +129,8 @@ def agg_step(spec: AggSpec, acc: Any, e: Event) -> Any:
     v = e.attrs.get(spec.field) if spec.field not in ("ts", "id") else e.get(spec.field or "")  # type: ignore[arg-type]
     if v is None:
         return acc
+    if isinstance(v, str) and spec.func in ("sum", "avg"):  # (not Python's concatenation: SQL's type error)
+        raise EvaluationError(aggregate_message(spec.func, spec.field or "", v))
     try:
         if spec.func == "sum":
             return v if acc is None else acc + v
@@ -138,9 +142,15 @@ def agg_step(spec: AggSpec, acc: Any, e: Event) -> Any:
     except OverflowError:
         raise overflow_error(f"{spec.func}(...[].{spec.field}) adding {number_text(v)}", f" (event {e.id!r})") from None
     except TypeError:
-        raise EvaluationError(
-            f"{spec.func}() over field {spec.field!r}: {v!r} of event {e.id!r} is not a number like the others"
-        ) from None
+        raise EvaluationError(aggregate_message(spec.func, spec.field or "", v, acc)) from None
+
+
+def aggregate_message(func: str, field: str, v: Any, acc: Any = None) -> str:
+    """The wording both engines give an aggregate that cannot take ``v`` (the kernel's through
+    kernel/run.py): a text in a sum or an average, or a text beside a number in min / max."""
+    if func in ("sum", "avg"):
+        return f"{func}() over field {field!r}: {number_text(v)} is a text, not a number"
+    return f"{func}() over field {field!r}: cannot compare {number_text(v)} with {number_text(acc)}"
 
 
 def agg_value(spec: AggSpec, acc: Any) -> Any:
