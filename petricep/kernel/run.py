@@ -455,18 +455,15 @@ class KernelRun:
         def py(v: float, tag: int) -> Any:
             return text[int(v)] if tag == TAG_STR else python_value(v, tag, [], self.kernel.bigs)
 
-        def value(v: float, tag: int) -> str:
-            return number_text(py(v, tag))
-
         if what == "aggregate":
             func = next(name for name, code in AGG_CODES.items() if code == op)
             return aggregate_message(func, self.lowered.attrs[attr], py(a, ta), py(b, tb))
         if what == "negate":
-            return f"cannot negate {value(a, ta)}"
+            return f"cannot negate {number_text(py(a, ta))}"
         if what == "overflow":  # (an int beyond a float's range mixed with a float)
-            return f"number too large for a float: {value(a, ta)} {ARITH_OPS[op]} {value(b, tb)}"
+            return f"number too large for a float: {number_text(py(a, ta))} {ARITH_OPS[op]} {number_text(py(b, tb))}"
         ops = CMP_OPS if what == "compare" else ARITH_OPS
-        return f"cannot {what} {value(a, ta)} {ops[op]} {value(b, tb)}"
+        return f"cannot {what} {number_text(py(a, ta))} {ops[op]} {number_text(py(b, tb))}"
 
     def flush(self) -> pa.Table:
         """End of stream: every window closes (nothing waits on one in the covered nets)."""
