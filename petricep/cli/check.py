@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import IO, Any
 
 from petricep.api import net_of, sharing_lines, warnings_for
 from petricep.compile.net import Net, state_places
 from petricep.compile.rows import RowNet
 from petricep.errors import PatternError, raise_errors
-from petricep.kernel.choice import NOT_BUILT, SWITCHED_OFF, check_lines, choose
+from petricep.kernel.choice import ARCHIVE, NOT_BUILT, SWITCHED_OFF, Options, check_lines, choose
 from petricep.lang import ast as A
 from petricep.lang.parser import parse_file
 
@@ -44,11 +45,16 @@ def kernel_lines(net: Net) -> list[str]:
     """Whether ``run`` fires this net on the compiled kernel (its default engine), or the
     Python engine and why (decided per net, under the default tie rule; a run may still fall
     back for its options)."""
-    choice = choose(net)
+    if net.history:  # (run --archive: the live part fires alone, the archive join after it)
+        choice = choose(replace(net, history=()), Options(bindings=ARCHIVE, archive_order="live-first"))
+    else:
+        choice = choose(net)
     if choice.why == SWITCHED_OFF:
         return ["kernel: switched off by PETRICEP_NO_KERNEL=1 (the Python engine runs every net)"]
     if choice.why == NOT_BUILT:
         return ["kernel: not built (the Python engine runs every net)"]
+    if net.history and choice.kernel:
+        return ["kernel: covers the live part of this net (run --archive fires it on the kernel, then joins the archive)"]
     return check_lines(choice)
 
 

@@ -166,3 +166,25 @@ def test_with_events_runs_a_net_with_sql_queries_on_the_kernel(
     assert (rc, out) == (rc_py, out_py) and rc == 0 and '"events": {' in out
     assert [line for line in err.splitlines() if line.startswith("  engine: ")] == ["  engine: kernel"]
 
+
+
+def test_check_of_an_archived_net_says_its_live_part_fires_on_the_kernel(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A pattern with ARCHIVED variables runs as its live part on the kernel, joined with the
+    archive after it: ``check`` says so, and a ``run --archive`` fires there."""
+    pattern = tmp_path / "p.pcep"
+    pattern.write_text("PATTERN p: SEQ(ARCHIVED A old, B now) WHERE [k] AND now.ts - old.ts <= 10 AND now.x > old.x\n")
+    events = tmp_path / "e.csv"
+    events.write_text("type,ts,id,k,x\nA,0,1,7,1\nB,5,2,7,2\nB,20,3,7,3\n")
+    rc, out, _ = run_cli(capsys, "check", str(pattern))
+    assert rc == 0
+    assert [x for x in out.splitlines() if x.startswith("kernel: ")] == [
+        "kernel: covers the live part of this net (run --archive fires it on the kernel, then joins the archive)"
+    ]
+    o = tmp_path / "m.jsonl"
+    opts = ("--type-field", "type", "--time-field", "ts", "--id-field", "id", "--archive", str(tmp_path / "arch"))
+    rc, _, err = run_cli(capsys, "run", str(pattern), "--events", str(events), *opts, "-o", str(o))
+    assert rc == 0, err
+    assert "engine: kernel" in err
+    assert [json.loads(x)["ids"] for x in o.read_text().splitlines()] == [{"old": 1, "now": 2}]
