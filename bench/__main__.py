@@ -23,6 +23,7 @@ WORKLOADS = {
     "gaps": "bench.gaps",
     "groups": "bench.groups",
     "values": "bench.values",
+    "library": "bench.library",
 }
 
 

@@ -61,12 +61,13 @@ from petricep.io import (
     open_events,
 )
 from petricep.io.timestamps import format_has_date
+from petricep.kernel.engine import Chunk
 from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.lang.parser import parse_file, parse_text
 from petricep.lang.sql import parse_sql
 from petricep.merge import build_net
-from petricep.output.table import Layout, bound_events, layout_of, to_table
+from petricep.output.table import Layout, batch_matches, batches_table, bound_events, layout_of, to_table
 from petricep.output.times import time_formatter
 from petricep.runtime.engine import Match
 from petricep.runtime.memory import parse_size
@@ -340,7 +341,7 @@ class FrameRun:
     """One :func:`match` run's result before it becomes a table: the matches in emission
     order, the net, the input (for its kind and time format) and the run's accounting."""
 
-    matches: list[Match]
+    chunks: list[Chunk]  # the run's match chunks (Run.match_batches): record batches, Match lists
     net: Net
     input: EventInput
     layout: Layout
@@ -348,6 +349,25 @@ class FrameRun:
     lookup: dict[Any, Event] | None = None  # event id -> event, for SQL matches' events
     sample: Any = None  # the time column's value in the first event read
     notes: list[str] = field(default_factory=list)  # what the run says beside its matches (petricep.api.notes)
+    _objects: list[Match] | None = None
+
+    @property
+    def matches(self) -> list[Match]:
+        """The matches as :class:`Match` objects (made from the kernel's batches on first use)."""
+        if self._objects is None:
+            self._objects = [m for c in self.chunks for m in (c if isinstance(c, list) else batch_matches(c, self.net))]
+        return self._objects
+
+    def table(self, with_events: bool = False) -> pa.Table:
+        """The match table: straight from the kernel's record batches where they give it
+        exactly (:func:`~petricep.output.table.batches_table`; no object per match), else
+        from the matches."""
+        batches = [c for c in self.chunks if not isinstance(c, list)]
+        if not with_events and len(batches) == len(self.chunks):
+            table = batches_table(batches, self.layout, self.input.id_type) if batches else None
+            if table is not None:
+                return table
+        return to_table(self.matches, self.layout, with_events, self.events_of, self.input.id_type)
 
     def events_of(self, m: Match) -> dict[str, Any]:
         """A match's bound events (see :func:`petricep.output.table.bound_events`)."""
@@ -456,7 +476,7 @@ def _collect(run: FrameRun, runner: Run, inp: Any, time_field: str | None) -> No
     """Fire the run: its matches, its report, and the first row's time (whose form the
     table's start and end columns take)."""
     try:
-        run.matches = list(runner)
+        run.chunks = list(runner.match_batches())
     except EventError as err:
         raise _relabel(err, inp.kind, inp.label, inp.index) from None
     if time_field is not None:
@@ -522,8 +542,7 @@ def match(events: Any, patterns: PatternsArg, *, as_objects: bool = False, **opt
         warnings.warn(note, PetricepWarning, stacklevel=2)
     if as_objects:
         return run.matches
-    table = to_table(run.matches, run.layout, bool(options.get("with_events")), run.events_of, run.input.id_type)
-    return as_kind(table, run.input.kind)
+    return as_kind(run.table(bool(options.get("with_events"))), run.input.kind)
 
 
 __all__ = ["FrameRun", "as_kind", "duration", "load", "match", "open_input", "run_matches", "to_pandas"]

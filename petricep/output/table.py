@@ -512,12 +512,12 @@ def batch_matches(batch: pa.RecordBatch, net: Net) -> list[Match]:
     return to_matches(pa.Table.from_batches([batch]), net)
 
 
-def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table | None:
+def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout, id_type: pa.DataType | None = None) -> pa.Table | None:
     """The match table of the batches' matches, as :func:`petricep.output.table.to_table`
-    makes it for ``layout``; None where the batches cannot give exactly that (see the
-    module docstring)."""
+    makes it for ``layout`` and ``id_type``; None where the batches cannot give exactly that
+    (see the module docstring)."""
     shared = len({c for c, _, _ in layout.fields}) < len(layout.fields)  # a column of several queries
-    if not batches or layout.time_type is not None or layout.rows or shared:
+    if not batches or layout.rows or shared:
         return None
     tables = [_layout_columns(b, layout) for b in batches]
     try:
@@ -529,10 +529,52 @@ def batches_table(batches: Sequence[pa.RecordBatch], layout: Layout) -> pa.Table
     cols = []
     for name in table.column_names:
         col = table.column(name).combine_chunks()
-        if pa.types.is_null(col.type) and name in defaults:
+        if name in layout.variables:
+            col = _typed_ids(col, id_type, name in layout.lists)
+        elif pa.types.is_null(col.type) and name in defaults:
             col = pa.nulls(len(col), defaults[name])
+        if name in ("start", "end", "deadline") and layout.time_type is not None:
+            col = _timestamps(col, layout.time_type)
         cols.append(col)
     return pa.table(cols, names=table.column_names)
+
+
+def _typed_ids(col: pa.Array, id_type: pa.DataType | None, is_list: bool) -> pa.Array:
+    """A batch's id column as ``_ids_column`` types the same ids: the input id column's type
+    where every id fits it, else as inferred (int64 where the column holds no id)."""
+    if id_type is not None and not pa.types.is_null(id_type):
+        want = pa.list_(id_type) if is_list else id_type
+        if col.type == want:
+            return col
+        ok = pa.types.is_null(col.type) or (pa.types.is_integer(id_type) and _ints(col.type, is_list))
+        if ok:
+            try:
+                return col.cast(want)  # (a safe cast: an id that does not fit raises)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+                pass
+    if pa.types.is_null(col.type):
+        return pa.nulls(len(col), pa.list_(pa.int64()) if is_list else pa.int64())
+    return col
+
+
+def _ints(t: pa.DataType, is_list: bool) -> bool:
+    return pa.types.is_integer(t.value_type if is_list and pa.types.is_list(t) else t)
+
+
+def _timestamps(col: pa.Array, time_type: pa.DataType) -> pa.Array:
+    """Epoch-second times as ``_times`` makes them: whole microseconds (a float rounded half
+    to even, as Python's ``round``), then the input's timestamp type."""
+    tz = getattr(time_type, "tz", None)
+    if pa.types.is_null(col.type):
+        return pa.nulls(len(col), time_type)
+    if pa.types.is_integer(col.type):
+        us = pc.multiply_checked(col.cast(pa.int64()), pa.scalar(1_000_000, pa.int64()))
+    else:
+        scaled = pc.multiply(col.cast(pa.float64()), pa.scalar(1_000_000.0))
+        finite = pc.is_finite(scaled)
+        us = pc.if_else(finite, pc.round(scaled, round_mode="half_to_even"), None).cast(pa.int64())
+    arr = us.cast(pa.timestamp("us", tz=tz))
+    return arr.cast(time_type) if arr.type != time_type else arr
 
 
 def _layout_columns(batch: pa.RecordBatch, layout: Layout) -> pa.Table:
