@@ -272,7 +272,7 @@ class TimeParser:
                 return None
             if self.factor != 1:
                 vals = vals / self.factor
-            return vals.tolist(), "number"
+            return vals, "number"
         if pa.types.is_timestamp(t):
             ints = number_view(arr.cast(pa.int64()))
             factor = _ARROW_UNIT_FACTORS[t.unit]
@@ -290,15 +290,18 @@ class TimeParser:
         return None
 
     @staticmethod
-    def _scale_ints(ints: np.ndarray, factor: int) -> list[Number]:
-        if factor == 1:
-            return ints.tolist()  # type: ignore[no-any-return]
+    def _scale_ints(ints: np.ndarray, factor: int) -> list[Number] | np.ndarray:
+        """Integer times over ``factor``: an int64 array where every one divides (the kernel
+        and a row filter read it as it is: no Python int per row), else Python values (an
+        int where it divides, a float where not; uint64 beyond int64 as ints)."""
         if ints.dtype == np.uint64 and len(ints) and ints.max() > np.iinfo(np.int64).max:
             return [v // factor if v % factor == 0 else v / factor for v in ints.tolist()]
-        ints = ints.astype(np.int64)
+        ints = ints.astype(np.int64, copy=False)
+        if factor == 1:
+            return ints
         q, r = np.divmod(ints, factor)
         if not r.any():
-            return q.tolist()  # type: ignore[no-any-return]
+            return q
         return [v // factor if v % factor == 0 else v / factor for v in ints.tolist()]
 
     def _parse_text_array(self, arr: pa.Array) -> tuple[list[Number] | np.ndarray, str | None] | None:
