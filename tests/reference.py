@@ -169,7 +169,7 @@ class _Shape:
     negs: tuple[_NegSpec, ...]
     # per-step gaps of this resolution: an optional step left out is not in it, so the step
     # after it follows the one before it (tests/reference_gaps.py)
-    gaps: Mapping[str, tuple[str, float, float]] = dataclasses.field(default_factory=dict)
+    gaps: Mapping[str, tuple[str, float, float, bool]] = dataclasses.field(default_factory=dict)
 
 
 def _shape(tree: Node) -> _Shape:
@@ -435,8 +435,8 @@ class Matcher:
 
     def gaps_ok(self, shape: _Shape, partial: Binding) -> bool:
         """Every per-step gap of the resolution whose step is bound holds (_gap_holds)."""
-        for var, (base, lo, hi) in shape.gaps.items():
-            if var in partial and not gap_holds(partial[var], partial.get(base), lo, hi):
+        for var, (base, lo, hi, events) in shape.gaps.items():
+            if var in partial and not gap_holds(partial[var], partial.get(base), lo, hi, events):
                 return False
         return True
 

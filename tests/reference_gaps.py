@@ -4,7 +4,8 @@ factor), ``u`` the variable named, else the positive element before ``v`` in its
 and optional-step resolution (a step after an optional step left out follows the one before
 it). On a Kleene list it is the chain: the first element after ``u``, each later element
 after the one before it; from a list, its last element. A ``u`` not bound (an OR branch not
-taken, an optional step left out) constrains nothing but the chain."""
+taken, an optional step left out) constrains nothing but the chain. A gap in ``EVENTS`` is the
+same on the events' input positions (``pos``, as ``WITHIN n EVENTS`` counts them)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ def _is_negation(node: Node) -> bool:
     return isinstance(node, EventRef) and node.negated
 
 
-def gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
-    """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
-    out: dict[str, tuple[str, float, float]] = {}
+def gap_pairs(node: Node) -> dict[str, tuple[str, float, float, bool]]:
+    """var -> (the variable it follows, low, high, in EVENTS) for every gapped element of a SEQ."""
+    out: dict[str, tuple[str, float, float, bool]] = {}
     if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
         return out
     previous: str | None = None
@@ -30,23 +31,27 @@ def gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
             base = g.after if g.after is not None else previous
             if base is None:
                 raise ValueError(f"gap on {child.var!r} follows nothing")
-            scale = DURATION_UNITS[g.unit] if g.unit else 1
-            out[child.var] = (base, g.low * scale, g.high * scale)
+            scale = DURATION_UNITS[g.unit] if g.unit and not g.in_events else 1
+            out[child.var] = (base, g.low * scale, g.high * scale, g.in_events)
         if isinstance(node, Seq) and not _is_negation(child):
             previous = child.var if isinstance(child, (EventRef, Group)) else None
     return out
 
 
-def gap_holds(value: Any, base: Any, lo: float, hi: float) -> bool:
+def gap_holds(value: Any, base: Any, lo: float, hi: float, events: bool = False) -> bool:
     """A gap between a step's value and the event it follows: a single event's time, or a
     list's chain (its first element after ``base``, each later one after the element before
     it); ``base`` a list: its last element, a group: its last iteration's last step. ``base``
     None (not bound): the chain alone."""
     items = value if isinstance(value, tuple) else (value,)
+
+    def at(x: Any) -> Any:
+        return x.ev.pos if events else x.ev.ts
+
     if base is not None:
         before = base[-1] if isinstance(base, tuple) else base
         if isinstance(before, dict):  # a repeated group's last iteration: its last step
             before = list(before.values())[-1]
-        if not lo <= items[0].ev.ts - before.ev.ts <= hi:
+        if not lo <= at(items[0]) - at(before) <= hi:
             return False
-    return all(lo <= y.ev.ts - x.ev.ts <= hi for x, y in zip(items, items[1:]))
+    return all(lo <= at(y) - at(x) <= hi for x, y in zip(items, items[1:]))

@@ -487,7 +487,7 @@ class _Builder:
                     blocked,
                     cleared,
                     kleene=var in self.kleene,
-                    gap=None if gap is None else (self.slot[gap[1]], *self.gaps.specs[var][1:]),
+                    gap=None if gap is None else (self._gap_slot(var, gap[1]), *self.gaps.specs[var][1:]),
                     count=b.counts.get(var, 0) if src != self.configs[new] else 0,
                 )
             )
@@ -536,14 +536,28 @@ class _Builder:
         from it must meet."""
         if not self.gaps.specs:
             return [()] * len(self.cinfo)
-        edges = []
-        for src, _t, var, new, take in self.edges:
-            gap = self._gap(self.cinfo[src], var, take)
-            req = None if gap is None else (self.slot[gap[1]], gap[0])
-            edges.append((src, self.configs[new], self.slot[var], req))
         accepting = [_complete(self.pattern.structure, c.cfg) for c in self.cinfo]
         bound = [frozenset(self.slot[v] for v in c.bound) for c in self.cinfo]
-        return GP.gap_expiry(len(self.cinfo), edges, accepting, bound)
+        out: list[tuple[tuple[int, float | int], ...]] = [()] * len(self.cinfo)
+        for events in (False, True):  # time and EVENTS gaps apart: their ends are not comparable
+            edges = []
+            for src, _t, var, new, take in self.edges:
+                gap = self._gap(self.cinfo[src], var, take)
+                if gap is not None and self._in_events(var) != events:
+                    gap = None
+                req = None if gap is None else (self.slot[gap[1]], gap[0])
+                edges.append((src, self.configs[new], self.slot[var], req))
+            ends = GP.gap_expiry(len(self.cinfo), edges, accepting, bound)
+            out = [(*o, *(((~s if events else s), hi) for s, hi in e)) for o, e in zip(out, ends)]
+        return out
+
+    def _in_events(self, var: str) -> bool:
+        gap = self.gaps.specs[var][0].gap if var in self.gaps.specs else None
+        return gap is not None and gap.in_events
+
+    def _gap_slot(self, var: str, base: str) -> int:
+        """Transition.gap's slot: the base's, ``~slot`` for a gap in EVENTS (compile/net.py gap_slot)."""
+        return ~self.slot[base] if self._in_events(var) else self.slot[base]
 
     def _order(self, a: _Config, var: str, take: bool) -> tuple[int, ...]:
         """Strict tie rule: the new event must come strictly after the events of the variables

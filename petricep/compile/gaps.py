@@ -65,13 +65,14 @@ def plan(pattern: A.Pattern, skip: set[str], kleene: set[str]) -> GapPlan:
         out.specs[ref.var] = (ref, lo, hi)
         after = ref.gap.after
         bases = (group_last(pattern.structure, after),) if after is not None else default_bases(pattern.structure, ref)
-        mine = A.Attr(ref.var, "ts", A.Index(A.IDX_CONST, 1) if ref.var in kleene else None)
+        f = A.POS_FIELD if ref.gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
+        mine = A.Attr(ref.var, f, A.Index(A.IDX_CONST, 1) if ref.var in kleene else None)
         for b in bases:
             # (a list, or a group's step: its last element, the last iteration's)
-            theirs = A.Attr(b, "ts", A.Index(A.IDX_LAST) if b in kleene else None)
+            theirs = A.Attr(b, f, A.Index(A.IDX_LAST) if b in kleene else None)
             out.pairs[(ref.var, b)] = _between(mine, theirs, lo, hi)
         if ref.var in kleene:
-            out.chains += _between(A.Attr(ref.var, "ts", A.Index(A.IDX_CUR)), A.Attr(ref.var, "ts", A.Index(A.IDX_PREV)), lo, hi)
+            out.chains += _between(A.Attr(ref.var, f, A.Index(A.IDX_CUR)), A.Attr(ref.var, f, A.Index(A.IDX_PREV)), lo, hi)
     return out
 
 

@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition
+from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition, gap_slot
 from petricep.compile.rows import ACCEPT, RowNet
 from petricep.export.colors import Swatch, pattern_swatches
 from petricep.lang import ast as A
@@ -329,16 +329,18 @@ class _Unit:
         """The guards a per-step gap compiled to (drawn as the gap's own line instead)."""
         if t.gap is None:
             return set()
-        sl, lo, hi = t.gap
+        encoded, lo, hi = t.gap
+        sl, events = gap_slot(encoded)
+        f = A.POS_FIELD if events else "ts"
         part = self.part
         if isinstance(part, PatternNet):
             var, base = t.var, self.slot_name(sl, ())
         else:
             var, base = f"#{t.slot}", f"#{sl}"
-        diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
+        diff = A.BinOp("-", A.Attr(var, f), A.Attr(base, f))
         wanted = {A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))}
         if t.kleene:  # a list's first element: its chain's conditions too (vacuous there)
-            chain = A.BinOp("-", A.Attr(var, "ts"), A.Attr(var, "ts"))
+            chain = A.BinOp("-", A.Attr(var, f), A.Attr(var, f))
             wanted |= {A.Compare(">=", chain, A.Num(lo)), A.Compare("<=", chain, A.Num(hi))}
         # (a list's: ``b[1].ts - a.ts``, its chain ``b[i].ts - b[i-1].ts``, ``c.ts - b[last].ts``)
         return {ci for ci in (*t.guards, *t.iteration) if _unindexed(part.conditions[ci]) in wanted}
@@ -347,8 +349,9 @@ class _Unit:
         """A gapped step's bound, drawn on its transition: ``60 to 300 after a``."""
         if t.gap is None:
             return ""
-        sl, lo, hi = t.gap
-        return f"{_amount(lo)} to {_amount(hi)} after {self.slot_name(sl, users)}"
+        encoded, lo, hi = t.gap
+        sl, events = gap_slot(encoded)
+        return f"{_amount(lo)} to {_amount(hi)}{' events' if events else ''} after {self.slot_name(sl, users)}"
 
     def window_of(self, value: float | int | None, users: Sequence[int]) -> str:
         """A window value as its pattern wrote it (``12 h``)."""
@@ -543,7 +546,9 @@ def _add_state_places(
         who = [pname[u] for u in users]
         tip = f"state place {place.label}: partial matches binding {detail or 'nothing'}; used by {', '.join(who)}"
         if place.gap_expiry:
-            ends = ", ".join(f"{unit.slot_name(sl, users)} + {_amount(hi)}" for sl, hi in place.gap_expiry)
+            ends = ", ".join(
+                f"{unit.slot_name(gap_slot(sl)[0], users)} + {_amount(hi)}{' events' if sl < 0 else ''}" for sl, hi in place.gap_expiry
+            )
             tip += f"; a token leaves when its step's gap ends ({ends})"
         if place.active_negations:
             negs = [part.negations[j].type for j in place.active_negations if not part.negations[j].stops]

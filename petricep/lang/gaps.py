@@ -18,12 +18,15 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   ``FROM`` names it;
 * under a time or a count window (the gap in time units, the window in events: both hold), in
   a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
-  :mod:`petricep.compile.archived`).
+  :mod:`petricep.compile.archived`);
+* in EVENTS (``AFTER 1 TO 3 EVENTS``: input positions, as ``WITHIN n EVENTS`` counts) under a
+  count window only (:func:`_check_events`), and then with ON TIMEOUT too.
 
 Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated
-group's step (which iteration's?), ON TIMEOUT with a gap under a count window, a gap on a
-list measured from an ARCHIVED variable (the history join reads no list), a gap in EVENTS
-(lang/pcep.py).
+group's step (which iteration's?), ON TIMEOUT with a gap in time under a count window (the
+deadline in events, the gap's end in time), a gap on a list measured from an ARCHIVED variable
+(the history join reads no list), a gap in EVENTS under a time window, on a group's step or
+beside ARCHIVED variables.
 """
 
 from __future__ import annotations
@@ -117,16 +120,16 @@ def check_gaps(
 ) -> None:
     """Every per-step gap (``members``: a repeated group's steps, checked as a group's; ``stops``:
     UNTIL's stop events, which bind no time)."""
+    _check_events(structure, window, members, unsupported)
     gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in members]
     if not gapped:
         return
-    first = gapped[0].gap
-    assert first is not None
-    if window is not None and window.kind == A.WIN_COUNT and has_timeout:
+    timed = [r.gap for r in gapped if r.gap is not None and not r.gap.in_events]
+    if window is not None and window.kind == A.WIN_COUNT and has_timeout and timed:
         raise unsupported(
-            "a per-step gap under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: "
-            "a timeout's deadline is then in events, a gap's end in time",
-            first.span,
+            "a per-step gap in time under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: "
+            "a timeout's deadline is then in events, this gap's end in time: count the gap in EVENTS",
+            timed[0].span,
         )
     refs = {r.var: r for r in A.events_of(structure)}
     groups = {g.var for g in A.groups_of(structure)}
@@ -162,6 +165,32 @@ def check_gaps(
                 f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) from an ARCHIVED variable is not supported yet",
                 gap.span,
             )
+
+
+def _check_events(structure: A.Node, window: A.Window | None, members: Mapping[str, str], unsupported: ErrorAt) -> None:
+    """A gap in EVENTS counts input positions as ``WITHIN n EVENTS`` does: only under a count
+    window (under a time window the partial match's clock is time, and an ON TIMEOUT deadline
+    or an early exit would mix the two: write the gap in time units there), on a step outside
+    a repeated group and in a pattern without ARCHIVED variables (not supported yet)."""
+    archived = any(r.archived for r in A.events_of(structure))
+    for ref in A.events_of(structure):
+        gap = ref.gap
+        if gap is None or not gap.in_events:
+            continue
+        if window is None or window.kind != A.WIN_COUNT:
+            raise unsupported(
+                "a per-step gap in EVENTS needs a count window (WITHIN n EVENTS): under a time window, or none, "
+                "the partial match's clock is time: write the gap in time units",
+                gap.span,
+            )
+        if ref.var in members:
+            raise unsupported(
+                f"a per-step gap in EVENTS on a repeated group's step ({ref.type} {ref.var}) is not supported yet: "
+                "write it in time units",
+                gap.span,
+            )
+        if archived:
+            raise unsupported("a per-step gap in EVENTS in a pattern with ARCHIVED variables is not supported yet", gap.span)
 
 
 def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupported: ErrorAt) -> None:

@@ -279,8 +279,8 @@ def test_gap_syntax_round_trips() -> None:
     [
         ("SEQ(A a AFTER 1 TO 2, B b)", PatternSemanticError, "the first step A a has no step before it to follow: name one with FROM"),
         ("SEQ(A a, B b AFTER 3 TO 2)", PatternSyntaxError, "a gap's upper bound 2 is below its lower bound 3"),
-        ("SEQ(A a, B b AFTER 1 TO 2 EVENTS)", PatternUnsupportedError, "a per-step gap in EVENTS is not supported yet: write it in time units"),
-        ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 5 EVENTS ON TIMEOUT RETURN L(x = a.x)", PatternUnsupportedError, "a per-step gap under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: a timeout's deadline is then in events, a gap's end in time"),
+        ("SEQ(A a, B b AFTER 1 TO 2 EVENTS)", PatternUnsupportedError, "a per-step gap in EVENTS needs a count window (WITHIN n EVENTS)"),
+        ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 5 EVENTS ON TIMEOUT RETURN L(x = a.x)", PatternUnsupportedError, "a per-step gap in time under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet"),
         ("SEQ(A a, AND(B b AFTER 1 TO 2, C c))", PatternSemanticError, "B b is a child of an AND (no step before it): name the step the gap follows with FROM"),
         ("SEQ(A a, OR(B b AFTER 1 TO 2, C c))", PatternSemanticError, "B b is a child of an OR (no step before it): name the step the gap follows with FROM"),
         ("AND(SEQ(A a AFTER 1 TO 2, B b), C c)", PatternSemanticError, "the first step A a of a SEQ inside AND/OR has no step before it to follow: name one with FROM"),
