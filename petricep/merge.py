@@ -101,6 +101,7 @@ class _Normal:
             self.bits(t.blocked_by),
             self.bits(t.clears),
             t.gap,
+            t.gap_from,
         )
 
     def place_keys(self) -> list[Hashable]:
@@ -224,6 +225,7 @@ def moved(net: PatternNet, to: Callable[[int], int]) -> PatternNet:
                 order_slots=tuple(to(s) for s in t.order_slots),
                 deferred_iteration=tuple((c, to(s)) for c, s in t.deferred_iteration),
                 gap=None if t.gap is None else (_to_gap(to, t.gap[0]), t.gap[1], t.gap[2]),
+                gap_from=tuple(to(s) for s in t.gap_from),
             )
             for t in net.transitions
         ),
@@ -512,6 +514,7 @@ class _Drafts:
             clears=ids.bits(norm, t.clears),
             kleene=t.kleene,
             gap=t.gap,
+            gap_from=t.gap_from,
             count=t.count,
         )
         self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))

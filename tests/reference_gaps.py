@@ -11,19 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from petricep.lang.ast import DURATION_UNITS, EventRef, Group, Node, Seq
+from petricep.lang.ast import DURATION_UNITS, EventRef, Group, Node, Seq, events_of
 
 
 def _is_negation(node: Node) -> bool:
     return isinstance(node, EventRef) and node.negated
 
 
-def gap_pairs(node: Node) -> dict[str, tuple[str, float, float, bool]]:
+Base = str | frozenset[str]  # a variable, or an AND/OR's (the gap follows the latest bound)
+
+
+def gap_pairs(node: Node) -> dict[str, tuple[Base, float, float, bool]]:
     """var -> (the variable it follows, low, high, in EVENTS) for every gapped element of a SEQ."""
-    out: dict[str, tuple[str, float, float, bool]] = {}
+    out: dict[str, tuple[Base, float, float, bool]] = {}
     if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
         return out
-    previous: str | None = None
+    previous: Base | None = None
     for child in node.children:
         out.update(gap_pairs(child))
         if isinstance(child, EventRef) and child.gap is not None:
@@ -34,8 +37,21 @@ def gap_pairs(node: Node) -> dict[str, tuple[str, float, float, bool]]:
             scale = DURATION_UNITS[g.unit] if g.unit and not g.in_events else 1
             out[child.var] = (base, g.low * scale, g.high * scale, g.in_events)
         if isinstance(node, Seq) and not _is_negation(child):
-            previous = child.var if isinstance(child, (EventRef, Group)) else None
+            positive = frozenset(r.var for r in events_of(child) if not r.negated)
+            previous = child.var if isinstance(child, (EventRef, Group)) else positive
     return out
+
+
+def gap_base(partial: dict[str, Any], base: Base, groups: dict[str, str]) -> Any:
+    """The bound value a gap follows: ``base``'s (a step of a repeated group, ``groups``
+    naming its group: the last iteration's); an AND/OR's: the latest event among the bound
+    variables (None: none bound)."""
+    if isinstance(base, str):
+        if base in groups and groups[base] in partial:  # the last iteration's step
+            return partial[groups[base]][-1][base]
+        return partial.get(base)
+    bound = [v[-1] if isinstance(v, tuple) else v for v in (partial.get(u) for u in base) if v is not None]
+    return max(bound, key=lambda i: i.key, default=None)
 
 
 def gap_holds(value: Any, base: Any, lo: float, hi: float, events: bool = False) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from petricep.lang import ast as A
-from petricep.lang.gaps import default_bases, group_last
+from petricep.lang.gaps import completions, default_bases, group_last
 
 Number = float | int
 INF = float("inf")
@@ -39,19 +39,30 @@ class GapPlan:
     conditions per (variable, the event it follows) and the chains' iteration conditions."""
 
     specs: dict[str, tuple[A.EventRef, Number, Number]] = field(default_factory=dict)
-    pairs: dict[tuple[str, str], tuple[A.Expr, A.Expr]] = field(default_factory=dict)
+    # (the event it follows: a variable, or the variables an AND/OR before it bound, whose
+    # latest event it follows)
+    pairs: dict[tuple[str, str | frozenset[str]], tuple[A.Expr, A.Expr]] = field(default_factory=dict)
     chains: list[A.Expr] = field(default_factory=list)
     structure: A.Node | None = None
 
-    def base(self, var: str, bound: frozenset[str]) -> str | None:
+    def base(self, var: str, bound: frozenset[str]) -> str | frozenset[str] | None:
         """The variable a binding of ``var`` follows in a configuration binding ``bound``
-        (None: nothing, a FROM variable left unbound: the gap binds nothing there)."""
+        (None: nothing, a FROM variable left unbound: the gap binds nothing there); after an
+        AND/OR, the variables of it bound there (the gap follows their latest event)."""
         ref = self.specs[var][0]
         assert ref.gap is not None and self.structure is not None
         if ref.gap.after is not None:
             after = group_last(self.structure, ref.gap.after)
             return after if after in bound else None
-        return next((b for b in default_bases(self.structure, ref) if b in bound), None)
+        for b in default_bases(self.structure, ref):
+            if isinstance(b, str):
+                if b in bound:
+                    return b
+                continue
+            got = frozenset(r.var for r in A.events_of(b)) & bound
+            assert (var, got) in self.pairs, (var, got)  # (a completion of the AND/OR: plan)
+            return got
+        return None
 
 
 def plan(pattern: A.Pattern, skip: set[str], kleene: set[str]) -> GapPlan:
@@ -68,12 +79,29 @@ def plan(pattern: A.Pattern, skip: set[str], kleene: set[str]) -> GapPlan:
         f = A.POS_FIELD if ref.gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
         mine = A.Attr(ref.var, f, A.Index(A.IDX_CONST, 1) if ref.var in kleene else None)
         for b in bases:
+            if not isinstance(b, str):  # an AND/OR: after the latest event of what it bound
+                for done in completions(b):
+                    out.pairs[(ref.var, done)] = after_latest(mine, [_at(u, f, kleene) for u in sorted(done)], lo, hi)
+                continue
             # (a list, or a group's step: its last element, the last iteration's)
-            theirs = A.Attr(b, f, A.Index(A.IDX_LAST) if b in kleene else None)
-            out.pairs[(ref.var, b)] = _between(mine, theirs, lo, hi)
+            out.pairs[(ref.var, b)] = _between(mine, _at(b, f, kleene), lo, hi)
         if ref.var in kleene:
             out.chains += _between(A.Attr(ref.var, f, A.Index(A.IDX_CUR)), A.Attr(ref.var, f, A.Index(A.IDX_PREV)), lo, hi)
     return out
+
+
+def _at(var: str, f: str, kleene: set[str]) -> A.Attr:
+    """The time (or position) of the event a gap follows in ``var``: a list's last element."""
+    return A.Attr(var, f, A.Index(A.IDX_LAST) if var in kleene else None)
+
+
+def after_latest(later: A.Attr, earlier: list[A.Attr], lo: Number, hi: Number) -> tuple[A.Expr, A.Expr]:
+    """``lo <= later - max(earlier) <= hi``: at least ``lo`` after each, at most ``hi`` after
+    one of them (the latest)."""
+    pairs = [_between(later, e, lo, hi) for e in earlier]
+    if len(pairs) == 1:
+        return pairs[0]
+    return A.BoolOp("and", tuple(p[0] for p in pairs)), A.BoolOp("or", tuple(p[1] for p in pairs))
 
 
 def _between(later: A.Attr, earlier: A.Attr, lo: Number, hi: Number) -> tuple[A.Expr, A.Expr]:
@@ -120,4 +148,4 @@ def _number(v: float) -> Number:
     return int(v) if v.is_integer() else v
 
 
-__all__ = ["GapPlan", "gap_expiry", "plan"]
+__all__ = ["GapPlan", "after_latest", "gap_expiry", "plan"]

@@ -139,6 +139,9 @@ class Transition:
     # guard is among ``guards`` (``lo <= e.ts - slot.ts <= hi``), this says it for diagrams,
     # merge keys and the place expiry (``~slot``: a gap in EVENTS, on positions: gap_slot)
     gap: tuple[int, float | int, float | int] | None = None
+    # a gap right after an AND/OR follows the latest event of the variables it bound: their
+    # slots (``gap``'s slot: the last of them), for the diagrams; () for one event
+    gap_from: tuple[int, ...] = ()
     # a bounded Kleene list (``T{n,m} v[]``, issue 42) counts its events in its places: the
     # list's length after this firing, 0 where nothing is counted (an unbounded list's loop);
     # for the diagrams (which place a firing moves to says it for the engines)
