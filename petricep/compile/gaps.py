@@ -9,7 +9,10 @@ transition binding the step gets the pair its source configuration says
 (:meth:`GapPlan.guard`). On a Kleene list (the *chain*) the first element follows that event
 (``v[1].ts - u.ts``) and each later one the element before it: an iteration condition
 ``lo <= v[i].ts - v[i-1].ts <= hi``, classified and placed as any. A gap measured from a list
-reads its last element (``u[last].ts``; at the step after the list the list is closed).
+reads its last element (``u[last].ts``; at the step after the list the list is closed). A
+step right after an AND/OR follows the latest event of what it bound: one pair per set it
+may bind (:func:`~petricep.lang.gaps.completions`), ``lo`` after each and ``hi`` after one
+(:func:`after_latest`). A gap in EVENTS says the same of positions (``A.POS_FIELD``).
 
 Expiry (:func:`gap_expiry`): a token leaves when the stream passes ``a.ts + hi`` for an event
 ``a`` bound in it only where every way on to a match must bind some event at most ``hi`` after
@@ -18,7 +21,10 @@ latest such end over the ways on (each way's earliest), a fixpoint over the conf
 graph; a way that rebinds the slot (a list's next element) ends the reading of it. Where the
 ways on disagree on the event (the step after an optional step: that step, or the one before
 it; an unbounded step after a list) the place has no early exit from it: the guards still
-decide. The engines read a slot's event as the bound event or a list's last element.
+decide. The engines read a slot's event as the bound event or a list's last element. Time
+and EVENTS gaps are solved apart (their ends do not compare); an EVENTS one's entries name
+``~slot`` (compile/net.py gap_slot). After an AND/OR the latest event is no one slot: no
+early exit from it.
 """
 
 from __future__ import annotations
