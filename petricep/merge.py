@@ -101,6 +101,7 @@ class _Normal:
             self.bits(t.blocked_by),
             self.bits(t.clears),
             t.gap,
+            t.gap_from,
         )
 
     def place_keys(self) -> list[Hashable]:
@@ -205,6 +206,11 @@ def shifted(net: PatternNet, k: int) -> PatternNet:
     return net if k == 0 else moved(net, lambda s: s + k)
 
 
+def _to_gap(to: Callable[[int], int], encoded: int) -> int:
+    """A gap entry's slot renumbered, an EVENTS gap's ``~slot`` kept so (compile/net.py gap_slot)."""
+    return ~to(~encoded) if encoded < 0 else to(encoded)
+
+
 def moved(net: PatternNet, to: Callable[[int], int]) -> PatternNet:
     """The same net with each slot ``s`` moved to ``to(s)`` (increasing: the variables keep
     their written order, which orders the matches of one point: emission.chain_order)."""
@@ -218,12 +224,13 @@ def moved(net: PatternNet, to: Callable[[int], int]) -> PatternNet:
                 slot=to(t.slot),
                 order_slots=tuple(to(s) for s in t.order_slots),
                 deferred_iteration=tuple((c, to(s)) for c, s in t.deferred_iteration),
-                gap=None if t.gap is None else (to(t.gap[0]), t.gap[1], t.gap[2]),
+                gap=None if t.gap is None else (_to_gap(to, t.gap[0]), t.gap[1], t.gap[2]),
+                gap_from=tuple(to(s) for s in t.gap_from),
             )
             for t in net.transitions
         ),
         places=tuple(
-            replace(p, gap_expiry=tuple((to(s), hi) for s, hi in p.gap_expiry), repeat=tuple((to(s), m) for s, m in p.repeat))
+            replace(p, gap_expiry=tuple((_to_gap(to, s), hi) for s, hi in p.gap_expiry), repeat=tuple((to(s), m) for s, m in p.repeat))
             for p in net.places
         ),
         negations=tuple(
@@ -507,6 +514,7 @@ class _Drafts:
             clears=ids.bits(norm, t.clears),
             kleene=t.kleene,
             gap=t.gap,
+            gap_from=t.gap_from,
             count=t.count,
         )
         self.transitions.append(_TransitionDraft(template, [net.window_value], [net.index]))

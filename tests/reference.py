@@ -79,7 +79,7 @@ from tests.reference_conditions import (
     holds,
     return_attrs,
 )
-from tests.reference_gaps import gap_holds, gap_pairs
+from tests.reference_gaps import gap_base, gap_holds, gap_pairs
 from tests.reference_optional import optional_siblings, resolutions
 from tests.reference_order import dependency_order
 
@@ -169,7 +169,7 @@ class _Shape:
     negs: tuple[_NegSpec, ...]
     # per-step gaps of this resolution: an optional step left out is not in it, so the step
     # after it follows the one before it (tests/reference_gaps.py)
-    gaps: Mapping[str, tuple[str, float, float]] = dataclasses.field(default_factory=dict)
+    gaps: Mapping[str, tuple[str | frozenset[str], float, float, bool]] = dataclasses.field(default_factory=dict)
 
 
 def _shape(tree: Node) -> _Shape:
@@ -285,6 +285,7 @@ class Matcher:
         if len(set(names)) != len(names):
             raise ValueError(f"variable names are not distinct: {names}")
         self.groups = {r.var: r for r in refs if isinstance(r, Group)}
+        self.group_of = {s.var: g for g, grp in self.groups.items() for s in RG.steps(grp)}  # (a gap FROM a group's step)
         for g in self.groups.values():
             names.extend(s.var for s in RG.steps(g))
         if len(set(names)) != len(names):
@@ -435,8 +436,8 @@ class Matcher:
 
     def gaps_ok(self, shape: _Shape, partial: Binding) -> bool:
         """Every per-step gap of the resolution whose step is bound holds (_gap_holds)."""
-        for var, (base, lo, hi) in shape.gaps.items():
-            if var in partial and not gap_holds(partial[var], partial.get(base), lo, hi):
+        for var, (base, lo, hi, events) in shape.gaps.items():
+            if var in partial and not gap_holds(partial[var], gap_base(partial, base, self.group_of), lo, hi, events):
                 return False
         return True
 

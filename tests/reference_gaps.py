@@ -4,25 +4,29 @@ factor), ``u`` the variable named, else the positive element before ``v`` in its
 and optional-step resolution (a step after an optional step left out follows the one before
 it). On a Kleene list it is the chain: the first element after ``u``, each later element
 after the one before it; from a list, its last element. A ``u`` not bound (an OR branch not
-taken, an optional step left out) constrains nothing but the chain."""
+taken, an optional step left out) constrains nothing but the chain. A gap in ``EVENTS`` is the
+same on the events' input positions (``pos``, as ``WITHIN n EVENTS`` counts them)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from petricep.lang.ast import DURATION_UNITS, EventRef, Group, Node, Seq
+from petricep.lang.ast import DURATION_UNITS, EventRef, Group, Node, Seq, events_of
 
 
 def _is_negation(node: Node) -> bool:
     return isinstance(node, EventRef) and node.negated
 
 
-def gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
-    """var -> (the variable it follows, low, high) for every gapped element of a SEQ."""
-    out: dict[str, tuple[str, float, float]] = {}
+Base = str | frozenset[str]  # a variable, or an AND/OR's (the gap follows the latest bound)
+
+
+def gap_pairs(node: Node) -> dict[str, tuple[Base, float, float, bool]]:
+    """var -> (the variable it follows, low, high, in EVENTS) for every gapped element of a SEQ."""
+    out: dict[str, tuple[Base, float, float, bool]] = {}
     if isinstance(node, (EventRef, Group)):  # a group's gaps: tests/reference_groups.py
         return out
-    previous: str | None = None
+    previous: Base | None = None
     for child in node.children:
         out.update(gap_pairs(child))
         if isinstance(child, EventRef) and child.gap is not None:
@@ -30,23 +34,40 @@ def gap_pairs(node: Node) -> dict[str, tuple[str, float, float]]:
             base = g.after if g.after is not None else previous
             if base is None:
                 raise ValueError(f"gap on {child.var!r} follows nothing")
-            scale = DURATION_UNITS[g.unit] if g.unit else 1
-            out[child.var] = (base, g.low * scale, g.high * scale)
+            scale = DURATION_UNITS[g.unit] if g.unit and not g.in_events else 1
+            out[child.var] = (base, g.low * scale, g.high * scale, g.in_events)
         if isinstance(node, Seq) and not _is_negation(child):
-            previous = child.var if isinstance(child, (EventRef, Group)) else None
+            positive = frozenset(r.var for r in events_of(child) if not r.negated)
+            previous = child.var if isinstance(child, (EventRef, Group)) else positive
     return out
 
 
-def gap_holds(value: Any, base: Any, lo: float, hi: float) -> bool:
+def gap_base(partial: dict[str, Any], base: Base, groups: dict[str, str]) -> Any:
+    """The bound value a gap follows: ``base``'s (a step of a repeated group, ``groups``
+    naming its group: the last iteration's); an AND/OR's: the latest event among the bound
+    variables (None: none bound)."""
+    if isinstance(base, str):
+        if base in groups and groups[base] in partial:  # the last iteration's step
+            return partial[groups[base]][-1][base]
+        return partial.get(base)
+    bound = [v[-1] if isinstance(v, tuple) else v for v in (partial.get(u) for u in base) if v is not None]
+    return max(bound, key=lambda i: i.key, default=None)
+
+
+def gap_holds(value: Any, base: Any, lo: float, hi: float, events: bool = False) -> bool:
     """A gap between a step's value and the event it follows: a single event's time, or a
     list's chain (its first element after ``base``, each later one after the element before
     it); ``base`` a list: its last element, a group: its last iteration's last step. ``base``
     None (not bound): the chain alone."""
     items = value if isinstance(value, tuple) else (value,)
+
+    def at(x: Any) -> Any:
+        return x.ev.pos if events else x.ev.ts
+
     if base is not None:
         before = base[-1] if isinstance(base, tuple) else base
         if isinstance(before, dict):  # a repeated group's last iteration: its last step
             before = list(before.values())[-1]
-        if not lo <= items[0].ev.ts - before.ev.ts <= hi:
+        if not lo <= at(items[0]) - at(before) <= hi:
             return False
-    return all(lo <= y.ev.ts - x.ev.ts <= hi for x, y in zip(items, items[1:]))
+    return all(lo <= at(y) - at(x) <= hi for x, y in zip(items, items[1:]))

@@ -487,7 +487,8 @@ class _Builder:
                     blocked,
                     cleared,
                     kleene=var in self.kleene,
-                    gap=None if gap is None else (self.slot[gap[1]], *self.gaps.specs[var][1:]),
+                    gap=None if gap is None else (self._gap_slot(var, gap[1]), *self.gaps.specs[var][1:]),
+                    gap_from=tuple(sorted(self.slot[u] for u in gap[1])) if gap is not None and not isinstance(gap[1], str) else (),
                     count=b.counts.get(var, 0) if src != self.configs[new] else 0,
                 )
             )
@@ -523,7 +524,7 @@ class _Builder:
                 deferred.append((ci, self.slot[c.iter_var]))
         return arc, guards, iteration, deferred
 
-    def _gap(self, a: _Config, var: str, take: bool) -> tuple[float | int, str] | None:
+    def _gap(self, a: _Config, var: str, take: bool) -> tuple[float | int, str | frozenset[str]] | None:
         """A move binding ``var`` from ``a``: (its gap's high bound, the variable its event
         follows: the list itself for a list's next element), None where no gap binds it."""
         if var not in self.gaps.specs:
@@ -536,14 +537,31 @@ class _Builder:
         from it must meet."""
         if not self.gaps.specs:
             return [()] * len(self.cinfo)
-        edges = []
-        for src, _t, var, new, take in self.edges:
-            gap = self._gap(self.cinfo[src], var, take)
-            req = None if gap is None else (self.slot[gap[1]], gap[0])
-            edges.append((src, self.configs[new], self.slot[var], req))
         accepting = [_complete(self.pattern.structure, c.cfg) for c in self.cinfo]
         bound = [frozenset(self.slot[v] for v in c.bound) for c in self.cinfo]
-        return GP.gap_expiry(len(self.cinfo), edges, accepting, bound)
+        out: list[tuple[tuple[int, float | int], ...]] = [()] * len(self.cinfo)
+        for events in (False, True):  # time and EVENTS gaps apart: their ends are not comparable
+            edges = []
+            for src, _t, var, new, take in self.edges:
+                gap = self._gap(self.cinfo[src], var, take)
+                if gap is not None and self._in_events(var) != events:
+                    gap = None
+                # (after an AND/OR, the latest of its events: no one slot, the guards decide)
+                req = None if gap is None or not isinstance(gap[1], str) else (self.slot[gap[1]], gap[0])
+                edges.append((src, self.configs[new], self.slot[var], req))
+            ends = GP.gap_expiry(len(self.cinfo), edges, accepting, bound)
+            out = [(*o, *(((~s if events else s), hi) for s, hi in e)) for o, e in zip(out, ends)]
+        return out
+
+    def _in_events(self, var: str) -> bool:
+        gap = self.gaps.specs[var][0].gap if var in self.gaps.specs else None
+        return gap is not None and gap.in_events
+
+    def _gap_slot(self, var: str, base: str | frozenset[str]) -> int:
+        """Transition.gap's slot: the base's (an AND/OR's: its last variable's), ``~slot`` for a
+        gap in EVENTS (compile/net.py gap_slot)."""
+        slot = self.slot[base] if isinstance(base, str) else max(self.slot[u] for u in base)
+        return ~slot if self._in_events(var) else slot
 
     def _order(self, a: _Config, var: str, take: bool) -> tuple[int, ...]:
         """Strict tie rule: the new event must come strictly after the events of the variables

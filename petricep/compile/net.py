@@ -103,6 +103,8 @@ class Place:
     # a token whose slot's event is more than the bound before the stream has no future
     # (issue 42: it leaves at the gap's end, not the window's). () in a merged place whose
     # patterns disagree: their tokens live to the window, the gap guard still decides.
+    # A gap in EVENTS (issue 42, under a count window) is ``(~slot, bound)``: the bound is on
+    # the input positions (:func:`gap_slot`).
     gap_expiry: tuple[tuple[int, float | int], ...] = ()
     # the same per pattern (merged index, its gaps ahead here), for the patterns with any: an
     # ON TIMEOUT partial match times out at the first of its own gaps' ends (issue 42), even
@@ -135,8 +137,11 @@ class Transition:
     kleene: bool = False  # binds a Kleene variable (its slot holds a list state, not an event)
     # a per-step gap on this step: (slot it follows, low, high) in the runtime's units; its
     # guard is among ``guards`` (``lo <= e.ts - slot.ts <= hi``), this says it for diagrams,
-    # merge keys and the place expiry
+    # merge keys and the place expiry (``~slot``: a gap in EVENTS, on positions: gap_slot)
     gap: tuple[int, float | int, float | int] | None = None
+    # a gap right after an AND/OR follows the latest event of the variables it bound: their
+    # slots (``gap``'s slot: the last of them), for the diagrams; () for one event
+    gap_from: tuple[int, ...] = ()
     # a bounded Kleene list (``T{n,m} v[]``, issue 42) counts its events in its places: the
     # list's length after this firing, 0 where nothing is counted (an unbounded list's loop);
     # for the diagrams (which place a firing moves to says it for the engines)
@@ -277,3 +282,9 @@ def state_places(part: _HasPlaces) -> int:
     holds the empty one, which is no partial match, so the diagrams leave it out and
     ``check`` does not count it — one definition, so both give the same numbers."""
     return sum(1 for place in part.places if place.id != part.start)
+
+
+def gap_slot(encoded: int) -> tuple[int, bool]:
+    """A gap entry's slot and whether it counts events (encoded ``~slot``, negative) rather
+    than time: Place.gap_expiry, Place.gap_ends, Transition.gap."""
+    return (~encoded, True) if encoded < 0 else (encoded, False)

@@ -43,7 +43,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition
+from petricep.compile.gaps import after_latest
+from petricep.compile.net import NEG_VAR, GroupNet, Net, PatternNet, Role, Transition, gap_slot
 from petricep.compile.rows import ACCEPT, RowNet
 from petricep.export.colors import Swatch, pattern_swatches
 from petricep.lang import ast as A
@@ -329,26 +330,25 @@ class _Unit:
         """The guards a per-step gap compiled to (drawn as the gap's own line instead)."""
         if t.gap is None:
             return set()
-        sl, lo, hi = t.gap
-        part = self.part
-        if isinstance(part, PatternNet):
-            var, base = t.var, self.slot_name(sl, ())
-        else:
-            var, base = f"#{t.slot}", f"#{sl}"
-        diff = A.BinOp("-", A.Attr(var, "ts"), A.Attr(base, "ts"))
-        wanted = {A.Compare(">=", diff, A.Num(lo)), A.Compare("<=", diff, A.Num(hi))}
+        encoded, lo, hi = t.gap
+        sl, events = gap_slot(encoded)
+        f, named = A.POS_FIELD if events else "ts", isinstance(self.part, PatternNet)
+        var = t.var if named else f"#{t.slot}"
+        bases = [self.slot_name(s, ()) if named else f"#{s}" for s in (t.gap_from or (sl,))]
+        wanted = {_unindexed(e) for e in after_latest(A.Attr(var, f), [A.Attr(b, f) for b in bases], lo, hi)}
         if t.kleene:  # a list's first element: its chain's conditions too (vacuous there)
-            chain = A.BinOp("-", A.Attr(var, "ts"), A.Attr(var, "ts"))
-            wanted |= {A.Compare(">=", chain, A.Num(lo)), A.Compare("<=", chain, A.Num(hi))}
+            wanted |= {_unindexed(e) for e in after_latest(A.Attr(var, f), [A.Attr(var, f)], lo, hi)}
         # (a list's: ``b[1].ts - a.ts``, its chain ``b[i].ts - b[i-1].ts``, ``c.ts - b[last].ts``)
-        return {ci for ci in (*t.guards, *t.iteration) if _unindexed(part.conditions[ci]) in wanted}
+        return {ci for ci in (*t.guards, *t.iteration) if _unindexed(self.part.conditions[ci]) in wanted}
 
     def gap_text(self, t: Transition, users: Sequence[int]) -> str:
         """A gapped step's bound, drawn on its transition: ``60 to 300 after a``."""
         if t.gap is None:
             return ""
-        sl, lo, hi = t.gap
-        return f"{_amount(lo)} to {_amount(hi)} after {self.slot_name(sl, users)}"
+        encoded, lo, hi = t.gap
+        sl, events = gap_slot(encoded)
+        after = self.slot_name(sl, users) if not t.gap_from else "the latest of " + ", ".join(self.slot_name(s, users) for s in t.gap_from)
+        return f"{_amount(lo)} to {_amount(hi)}{' events' if events else ''} after {after}"
 
     def window_of(self, value: float | int | None, users: Sequence[int]) -> str:
         """A window value as its pattern wrote it (``12 h``)."""
@@ -543,7 +543,9 @@ def _add_state_places(
         who = [pname[u] for u in users]
         tip = f"state place {place.label}: partial matches binding {detail or 'nothing'}; used by {', '.join(who)}"
         if place.gap_expiry:
-            ends = ", ".join(f"{unit.slot_name(sl, users)} + {_amount(hi)}" for sl, hi in place.gap_expiry)
+            ends = ", ".join(
+                f"{unit.slot_name(gap_slot(sl)[0], users)} + {_amount(hi)}{' events' if sl < 0 else ''}" for sl, hi in place.gap_expiry
+            )
             tip += f"; a token leaves when its step's gap ends ({ends})"
         if place.active_negations:
             negs = [part.negations[j].type for j in place.active_negations if not part.negations[j].stops]
@@ -784,12 +786,13 @@ def _add_query(rn: RowNet, src: str, nodes: dict[str, Node], arcs: list[Arc], cl
         arcs.append(Arc(eid, out, ARC_PRODUCE))
 
 
-def _unindexed(e: A.Expr) -> A.Expr:
+def _unindexed(e: A.Expr) -> object:
     """A gap's guard with its list indices dropped (``b[i].ts - b[i-1].ts`` -> ``b.ts -
-    b.ts``), to compare with the gap it says."""
+    b.ts``) and an AND/OR of them unordered, to compare with the gap it says."""
+    if isinstance(e, A.BoolOp):
+        return e.op, frozenset(_unindexed(o) for o in e.operands)
     if isinstance(e, A.Compare) and isinstance(e.left, A.BinOp) and e.left.op == "-":
         left, right = e.left.left, e.left.right
         if isinstance(left, A.Attr) and isinstance(right, A.Attr):
-            bare = A.BinOp("-", A.Attr(left.var, left.field), A.Attr(right.var, right.field))
-            return A.Compare(e.op, bare, e.right)
+            return A.Compare(e.op, A.BinOp("-", A.Attr(left.var, left.field), A.Attr(right.var, right.field)), e.right)
     return e

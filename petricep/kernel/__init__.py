@@ -84,7 +84,10 @@ deadline the first of its pattern's gap ends ahead, ``gap_deadline``) and stops 
 against a LIMIT (``settle_quota``); a net without
 gaps pays nothing for them (its expiry kind is fixed at binding). A gap measured from a Kleene
 list (a list's chain, the step after a list) reads the list's last element: its slot holds the
-list's node, whose event is that element (``gap_base``).
+list's node, whose event is that element (``gap_base``). A gap in EVENTS (under a count window)
+compares the store's input positions: its guard's attribute operand ``POS_CODE`` (bytecode.py)
+loads an event's position, its expiry entry's slot is ``~slot`` (compile/net.py gap_slot) and
+its ON TIMEOUT deadline the first position it refuses.
 Repeated groups (``SEQ(B b, C c)+ g[]``, issue 42) run here as the net the compiler makes
 of them (compile/groups.py): each step a Kleene list in the element arena, the iteration
 conditions guards reading several lists (``g[i-1].c`` of a later step is that list's last

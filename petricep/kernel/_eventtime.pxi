@@ -54,26 +54,35 @@ cdef tuple age(Kernel k, Group g, int32_t t):
 
 cdef double gap_deadline(Group g, int32_t t, int b, double deadline) noexcept nogil:
     """An ON TIMEOUT partial match of pattern bit ``b`` times out at its window's close or,
-    before, at the end of a gap of its pattern ahead of it (housekeeping.gap_deadline)."""
-    cdef int i, p = g.tk_place[t]
+    before, at the end of a gap of its pattern ahead of it (housekeeping.gap_deadline): in
+    time, or under a count window for a gap in EVENTS (slot ``~slot``) the first position
+    it refuses (a count window's deadline is the first position outside it)."""
+    cdef int i, sl, p = g.tk_place[t]
     cdef int64_t ev
     cdef double end
     for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
         if g.tgap_bit[i] == b:
-            ev = gap_base(g, t, g.tgap_slot[i])
-            end = g.store.ts[ev] + g.tgap_hi[i]
+            sl = g.tgap_slot[i]
+            if sl >= 0:
+                end = g.store.ts[gap_base(g, t, sl)] + g.tgap_hi[i]
+            else:
+                end = <double>g.store.pos[gap_base(g, t, ~sl)] + g.tgap_hi[i] + 1.0
             if end < deadline:
                 deadline = end
     return deadline
 
 
-cdef bint own_gap_passed(Group g, int32_t t, int b, double ts) noexcept nogil:
-    """A gap of pattern bit ``b`` ahead of ``t`` has ended before ``ts`` (LimitSpec.gap_passed:
-    ``ts - a > hi``, as Group.gap_passed): ``t`` no longer counts against the LIMIT."""
-    cdef int i, p = g.tk_place[t]
+cdef bint own_gap_passed(Group g, int32_t t, int b, double ts, int64_t pos) noexcept nogil:
+    """A gap of pattern bit ``b`` ahead of ``t`` has ended before ``(ts, pos)``
+    (LimitSpec.gap_passed, as Group.gap_passed): ``t`` no longer counts against the LIMIT."""
+    cdef int i, sl, p = g.tk_place[t]
     for i in range(g.place_tgap_start[p], g.place_tgap_start[p + 1]):
         if g.tgap_bit[i] == b:
-            if ts - g.store.ts[gap_base(g, t, g.tgap_slot[i])] > g.tgap_hi[i]:
+            sl = g.tgap_slot[i]
+            if sl >= 0:
+                if ts - g.store.ts[gap_base(g, t, sl)] > g.tgap_hi[i]:
+                    return True
+            elif <double>(pos - g.store.pos[gap_base(g, t, ~sl)]) > g.tgap_hi[i]:
                 return True
     return False
 
@@ -104,6 +113,10 @@ cdef int watch(Kernel k, Group g, int64_t key) except -1:
                 if (waiting >> b) & 1:
                     if g.count_window:
                         deadline = <double>g.tk_first_pos[t] + g.bit_window[b]
+                        if g.place_tgap_start[place] < g.place_tgap_start[place + 1]:
+                            deadline = gap_deadline(g, t, b, deadline)  # (EVENTS gaps: positions)
+                            if <double>k.now_pos >= deadline:  # born past its own gap: its parent timed out
+                                continue
                     else:
                         deadline = g.tk_first_ts[t] + g.bit_window[b]
                         if g.place_tgap_start[place] < g.place_tgap_start[place + 1]:
@@ -270,7 +283,7 @@ cdef int settle_quota(Kernel k, Group g, int64_t key, int b, list quota) except 
     if g.tgap_bit.shape[0]:
         for entry in quota[0]:
             t = entry[4]
-            if g.tk_counted[t] & bit and own_gap_passed(g, t, b, k.now_ts):
+            if g.tk_counted[t] & bit and own_gap_passed(g, t, b, k.now_ts, k.now_pos):
                 uncount(g, key, t, bit)
     return pop_dead(g, key, b, quota, k.now_ts, k.now_pos)
 

@@ -166,6 +166,10 @@ cdef inline int load(Kernel k, Group g, const int64_t* slots, int cur_slot, int6
     cdef int64_t ev = cur if slot == cur_slot else slots[slot]
     if ev < 0:
         return 1
+    if attr < 0:  # POS_CODE: the input position (an EVENTS gap's guard)
+        out[0] = <double>k.store.pos[ev]
+        tag[0] = TAG_INT
+        return 0
     out[0] = k.store.val[ev * k.store.nattrs + attr]
     tag[0] = k.store.tag[ev * k.store.nattrs + attr]
     return 0

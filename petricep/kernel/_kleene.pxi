@@ -145,6 +145,10 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
             n = g.nd_prev[n]
             steps -= 1
         ev = g.nd_ev[n]
+    if attr < 0:  # POS_CODE: the input position (an EVENTS gap's chain)
+        out[0] = <double>k.store.pos[ev]
+        tag[0] = TAG_INT
+        return 0
     out[0] = k.store.val[ev * k.store.nattrs + attr]
     tag[0] = k.store.tag[ev * k.store.nattrs + attr]
     return 0

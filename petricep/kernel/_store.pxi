@@ -655,17 +655,24 @@ cdef class Group:
                 return True
         elif ts - self.tk_first_ts[t] > self.window:
             return True
-        return self.expiry == EXPIRE_GAPS and self.gap_passed(t, ts)
+        return self.expiry == EXPIRE_GAPS and self.gap_passed(t, ts, pos)
 
-    cdef bint gap_passed(self, int32_t t, double ts) noexcept nogil:
-        """A per-step gap ahead of token ``t`` has ended before ``ts`` (GroupRuntime.gap_passed:
-        ``ts - a > hi`` for the time ``a`` of the event it follows): no event from ``ts`` on
-        can bind that step, so the partial match leaves before its window closes."""
-        cdef int i, p = self.tk_place[t]
+    cdef bint gap_passed(self, int32_t t, double ts, int64_t pos) noexcept nogil:
+        """A per-step gap ahead of token ``t`` has ended before ``(ts, pos)`` (GroupRuntime.gap_passed:
+        ``ts - a > hi`` for the time ``a`` of the event it follows; a gap in EVENTS, its slot
+        ``~slot``: ``pos - a > hi`` on positions): no event from then on can bind that step, so
+        the partial match leaves before its window closes."""
+        cdef int i, sl, p = self.tk_place[t]
         cdef int64_t ev
         for i in range(self.place_gap_start[p], self.place_gap_start[p + 1]):
-            ev = gap_base(self, t, self.gap_slot[i])
-            if ev >= 0 and ts - self.store.ts[ev] > self.gap_hi[i]:  # (bound: the gap is ahead)
+            sl = self.gap_slot[i]
+            ev = gap_base(self, t, sl if sl >= 0 else ~sl)
+            if ev < 0:  # (bound: the gap is ahead)
+                continue
+            if sl >= 0:
+                if ts - self.store.ts[ev] > self.gap_hi[i]:
+                    return True
+            elif <double>(pos - self.store.pos[ev]) > self.gap_hi[i]:
                 return True
         return False
 

@@ -35,6 +35,9 @@ OP_END = 0
 # id compares as text) -- names no pattern field can have
 TS_ATTR = "\x00ts"
 ID_ATTR = "\x00id"
+# an event's input position (``A.POS_FIELD``, an EVENTS gap's guard): no column, the attribute
+# operand POS_CODE reads the store's position (the kernel's load / kleene_load)
+POS_CODE = -1
 NEG_SLOT = 1000  # slot operand naming the negated event (the candidate violating event)
 
 ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4}
@@ -118,7 +121,10 @@ class Bytecode:
         which = -1 if kind == A.IDX_PREV else e.index.const if kind == A.IDX_CONST else 0
         if kind == A.IDX_CONST and which < 1:
             raise Unsupported(f"Kleene element {which}")
-        return [OP_KATTR, slot, self.attrs.setdefault(field, len(self.attrs)), which]
+        return [OP_KATTR, slot, self._attr_code(field), which]
+
+    def _attr_code(self, field: str) -> int:
+        return POS_CODE if field == A.POS_FIELD else self.attrs.setdefault(field, len(self.attrs))
 
     def _agg(self, e: A.Agg) -> list[int]:
         slot = self._slot_of(e.var)
@@ -141,7 +147,7 @@ class Bytecode:
         field = {"ts": TS_ATTR, "id": ID_ATTR}.get(e.field, e.field)
         if field == ID_ATTR and slot in self.textual_ids:
             raise Unsupported("the id of a composite event (a text built from its match) read in a condition")
-        return slot, self.attrs.setdefault(field, len(self.attrs))
+        return slot, self._attr_code(field)
 
     def _emit(self, e: A.Expr) -> int:
         """Appends code for ``e``; returns the stack depth it needs."""

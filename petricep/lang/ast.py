@@ -135,20 +135,30 @@ class Gap:
 
     low: int | float
     high: int | float
-    unit: str | None = None  # a duration unit as written (seconds...), None: timestamp units
+    unit: str | None = None  # a duration unit as written (seconds...), "events", None: timestamp units
     after: str | None = None  # FROM u; None: the previous positive step of the SEQ
     span: Span = dc_field(default=NOWHERE, compare=False)
 
     def text(self) -> str:
         """The gap as written: ``AFTER 60 TO 300 s FROM a``."""
-        unit = f" {self.unit}" if self.unit else ""
+        unit = f" {self.unit.upper() if self.in_events else self.unit}" if self.unit else ""
         after = f" FROM {self.after}" if self.after else ""
         return f"AFTER {_num(self.low)} TO {_num(self.high)}{unit}{after}"
 
+    @property
+    def in_events(self) -> bool:
+        """``AFTER lo TO hi EVENTS``: counted in input positions, as ``WITHIN n EVENTS`` counts."""
+        return self.unit == GAP_EVENTS
+
+
+GAP_EVENTS = "events"  # Gap.unit of a gap in events
+POS_FIELD = "\x00pos"  # ``v.pos``, an event's input position: what an EVENTS gap compares (no field can be named so)
+
 
 def gap_amount(g: Gap) -> tuple[int | float, int | float]:
-    """(low, high) in timestamp units, or seconds for a duration unit (ints when whole)."""
-    scale = DURATION_UNITS[g.unit] if g.unit else 1
+    """(low, high) in timestamp units, seconds for a duration unit (ints when whole), or
+    events (positions)."""
+    scale = DURATION_UNITS[g.unit] if g.unit and not g.in_events else 1
     out = []
     for v in (g.low, g.high):
         x = v * scale

@@ -13,17 +13,21 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   one, an ``OR`` branch not taken or an optional step left out, binds nothing, as a WHERE
   conjunct reading it holds), else from the positive step before it in its SEQ: a list's last
   element; past an optional step left out, the step before that one; after a repeated group
-  (or ``FROM g``), its last iteration's last step. A step right after an ``AND``/``OR``, the
-  first step of a nested SEQ and a child of an ``AND``/``OR`` have no one event before them:
-  ``FROM`` names it;
+  (or ``FROM g``), its last iteration's last step (``FROM`` one of its steps: that step of the
+  last iteration); right after an ``AND``/``OR``, its latest event (:func:`completions`: the
+  variables it bound, compile/gaps.py takes their latest). The first step of a nested SEQ and
+  a child of an ``AND``/``OR`` have no event before them: ``FROM`` names it;
 * under a time or a count window (the gap in time units, the window in events: both hold), in
   a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
-  :mod:`petricep.compile.archived`).
+  :mod:`petricep.compile.archived`);
+* in EVENTS (``AFTER 1 TO 3 EVENTS``: input positions, as ``WITHIN n EVENTS`` counts) under a
+  count window only (:func:`_check_events`), and then with ON TIMEOUT too.
 
-Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ``FROM`` a repeated
-group's step (which iteration's?), ON TIMEOUT with a gap under a count window, a gap on a
-list measured from an ARCHIVED variable (the history join reads no list), a gap in EVENTS
-(lang/pcep.py).
+Still refused (:class:`~petricep.errors.PatternUnsupportedError`): a step right after an
+``AND``/``OR`` holding a repeated group without ``FROM``, ON TIMEOUT with a gap in time under a count window (the
+deadline in events, the gap's end in time), a gap on a list measured from an ARCHIVED variable
+(the history join reads no list), a gap in EVENTS under a time window, on a group's step or
+beside ARCHIVED variables.
 """
 
 from __future__ import annotations
@@ -61,11 +65,15 @@ def precedes(structure: A.Node, u: str, v: str) -> bool:
     return any(precedes(c, u, v) for c in structure.children)
 
 
-def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
+Base = str | A.And | A.Or  # a variable, or an AND/OR whose latest event a gap follows
+
+
+def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[Base, ...]:
     """The variables a gapped step without ``FROM`` may follow, nearest first: the positive
     step before it in its SEQ and, while that is an optional step (left out in some matches),
-    the one before it too. Empty: nothing before it, it is no step of a SEQ (a child of an
-    AND or OR), or the element before it is no single step (an AND, an OR, a group)."""
+    the one before it too; a repeated group there: its last step; an AND/OR there: the node
+    itself (the step follows its completion, its latest event: :func:`completions`). Empty:
+    nothing before it, or it is no step of a SEQ (a child of an AND or OR)."""
     seq = parent_of(structure, ref)
     if not isinstance(seq, A.Seq):
         return ()
@@ -75,16 +83,34 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
             break
         if not (isinstance(child, A.EventRef) and child.negated):
             before.append(child)
-    out: list[str] = []
+    out: list[Base] = []
     for node in reversed(before):
         if isinstance(node, A.Group):  # its last event: the last iteration's last step
             return (*out, node.members[-1])
-        if not isinstance(node, A.EventRef):
-            return ()
+        if isinstance(node, (A.And, A.Or)):
+            return (*out, node)
+        assert isinstance(node, A.EventRef)
         out.append(node.var)
         if not node.optional:
             return tuple(out)
     return ()  # (only optional steps before it: none when all are left out)
+
+
+def completions(node: A.Node) -> set[frozenset[str]]:
+    """The sets of variables ``node`` binds once complete (an OR: one per branch; an optional
+    step: with or without it): a step after an AND/OR follows the latest event of the set its
+    match bound (a list: its last element)."""
+    if isinstance(node, A.EventRef):
+        if node.negated:
+            return {frozenset()}
+        one = frozenset((node.var,))
+        return {one, frozenset()} if node.optional else {one}
+    if isinstance(node, A.Or):
+        return {s for c in node.children for s in completions(c)}
+    out = {frozenset[str]()}
+    for c in node.children:
+        out = {a | b for a in out for b in completions(c)}
+    return out
 
 
 def group_last(structure: A.Node, name: str) -> str:
@@ -103,7 +129,7 @@ def gap_reference(structure: A.Node, ref: A.EventRef) -> str | None:
     if ref.gap.after is not None:
         return group_last(structure, ref.gap.after)
     bases = default_bases(structure, ref)
-    return bases[0] if bases else None
+    return bases[0] if bases and isinstance(bases[0], str) else None  # (an AND/OR: no one variable)
 
 
 def check_gaps(
@@ -117,16 +143,16 @@ def check_gaps(
 ) -> None:
     """Every per-step gap (``members``: a repeated group's steps, checked as a group's; ``stops``:
     UNTIL's stop events, which bind no time)."""
+    _check_events(structure, window, members, unsupported)
     gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in members]
     if not gapped:
         return
-    first = gapped[0].gap
-    assert first is not None
-    if window is not None and window.kind == A.WIN_COUNT and has_timeout:
+    timed = [r.gap for r in gapped if r.gap is not None and not r.gap.in_events]
+    if window is not None and window.kind == A.WIN_COUNT and has_timeout and timed:
         raise unsupported(
-            "a per-step gap under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: "
-            "a timeout's deadline is then in events, a gap's end in time",
-            first.span,
+            "a per-step gap in time under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: "
+            "a timeout's deadline is then in events, this gap's end in time: count the gap in EVENTS",
+            timed[0].span,
         )
     refs = {r.var: r for r in A.events_of(structure)}
     groups = {g.var for g in A.groups_of(structure)}
@@ -139,13 +165,7 @@ def check_gaps(
             _check_default(structure, ref, error, unsupported)
             continue
         base = gap.after
-        if base in members:
-            raise unsupported(
-                f"gap FROM {base}: a repeated group's step is not supported yet (which iteration's?): "
-                f"name the group ({members[base]}: its last event) or a single event or a list",
-                gap.span,
-            )
-        if base in groups:
+        if base in groups or base in members:  # (a group's step: the last iteration's)
             if not precedes(structure, group_last(structure, base), ref.var):
                 raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
             continue
@@ -164,12 +184,41 @@ def check_gaps(
             )
 
 
+def _check_events(structure: A.Node, window: A.Window | None, members: Mapping[str, str], unsupported: ErrorAt) -> None:
+    """A gap in EVENTS counts input positions as ``WITHIN n EVENTS`` does: only under a count
+    window (under a time window the partial match's clock is time, and an ON TIMEOUT deadline
+    or an early exit would mix the two: write the gap in time units there), on a step outside
+    a repeated group and in a pattern without ARCHIVED variables (not supported yet)."""
+    archived = any(r.archived for r in A.events_of(structure))
+    for ref in A.events_of(structure):
+        gap = ref.gap
+        if gap is None or not gap.in_events:
+            continue
+        if window is None or window.kind != A.WIN_COUNT:
+            raise unsupported(
+                "a per-step gap in EVENTS needs a count window (WITHIN n EVENTS): under a time window, or none, "
+                "the partial match's clock is time: write the gap in time units",
+                gap.span,
+            )
+        if ref.var in members:
+            raise unsupported(
+                f"a per-step gap in EVENTS on a repeated group's step ({ref.type} {ref.var}) is not supported yet: "
+                "write it in time units",
+                gap.span,
+            )
+        if archived:
+            raise unsupported("a per-step gap in EVENTS in a pattern with ARCHIVED variables is not supported yet", gap.span)
+
+
 def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupported: ErrorAt) -> None:
     """A gap without FROM: the step before it must be one event (or a list), and, where it is
     an optional step, something before that one too."""
     assert ref.gap is not None
     if default_bases(structure, ref):
         before = default_bases(structure, ref)[0]
+        if not isinstance(before, str):
+            _check_composite(before, ref, unsupported)
+            return
         node = next(r for r in A.events_of(structure) if r.var == before)
         if ref.kleene and node.archived:
             raise unsupported(
@@ -192,17 +241,25 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
         where = "" if seq is structure else " of a SEQ inside AND/OR"
         raise error(f"the first step {ref.type} {ref.var}{where} has no step before it to follow: name one with FROM", ref.gap.span)
     last = prev[-1]
-    if isinstance(last, A.EventRef):  # optional steps only before it
-        raise error(
-            f"the steps before {ref.type} {ref.var} are optional ({last.type}? {last.var}): when they are left out it has "
-            "nothing to follow: name one with FROM",
-            ref.gap.span,
-        )
-    kind = "a repeated group" if isinstance(last, A.Group) else "an AND" if isinstance(last, A.And) else "an OR"
+    assert isinstance(last, A.EventRef)  # optional steps only before it
     raise error(
-        f"the step before {ref.type} {ref.var} is {kind} (no one event to follow): name the step the gap follows with FROM",
+        f"the steps before {ref.type} {ref.var} are optional ({last.type}? {last.var}): when they are left out it has "
+        "nothing to follow: name one with FROM",
         ref.gap.span,
     )
 
 
-__all__ = ["check_gaps", "default_bases", "gap_reference", "group_last", "parent_of", "precedes"]
+def _check_composite(node: A.And | A.Or, ref: A.EventRef, unsupported: ErrorAt) -> None:
+    """A gap right after an AND/OR follows its latest event (one it always binds), none of a
+    repeated group's (not supported yet)."""
+    assert ref.gap is not None
+    kind = "an AND" if isinstance(node, A.And) else "an OR"
+    if A.groups_of(node):
+        raise unsupported(
+            f"a gap right after {kind} holding a repeated group is not supported yet: name the step it follows with FROM",
+            ref.gap.span,
+        )
+    assert frozenset() not in completions(node)  # (every SEQ has a step that is not optional: checked)
+
+
+__all__ = ["Base", "check_gaps", "completions", "default_bases", "gap_reference", "group_last", "parent_of", "precedes"]

@@ -63,13 +63,12 @@ class _Builder(SpanTransformer):
         unit: str | None = None
         if rest:
             unit = str(rest[0]).lower()
-            if unit in ("events", "event"):
-                raise error_at(
-                    "a per-step gap in EVENTS is not supported yet: write it in time units",
-                    self._span(rest[0]),
-                    PatternUnsupportedError,
-                )
-            if unit not in A.DURATION_UNITS:
+            if unit in ("events", "event"):  # positions, as WITHIN n EVENTS (lang/gaps.py: a count window)
+                unit = A.GAP_EVENTS
+                if not (float(low).is_integer() and float(high).is_integer()):
+                    raise BuildError(f"a gap in EVENTS counts events: its bounds are whole numbers, not {c[0]} and {c[1]}", c[0])
+                low, high = int(low), int(high)
+            elif unit not in A.DURATION_UNITS:
                 raise BuildError(f"unknown gap unit {str(rest[0])!r} (use ms, s, min, h, d, or none for timestamp units)", rest[0])
         if high < low:
             raise BuildError(f"a gap's upper bound {c[1]} is below its lower bound {c[0]}", c[1])

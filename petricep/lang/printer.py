@@ -73,7 +73,8 @@ class _Printer:
             v = self.var(e.var)
             if e.member is not None and e.index is not None:  # g[i].b.x
                 return self.field(self.field(self.index(v, e.index), e.member), e.field)
-            return self.field(v if e.index is None else self.index(v, e.index), e.field)
+            field = "pos" if e.field == A.POS_FIELD else e.field  # (an EVENTS gap's guard, in diagrams)
+            return self.field(v if e.index is None else self.index(v, e.index), field)
         if isinstance(e, A.Agg):
             return self.agg(e)
         if isinstance(e, A.BinOp):

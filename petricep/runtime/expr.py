@@ -102,6 +102,8 @@ def _field_getter(name: str) -> Callable[[Event], Any]:
         return lambda e: e.ts
     if name == "id":
         return lambda e: e.id
+    if name == A.POS_FIELD:  # an EVENTS gap's guard (compile/gaps.py): the input position
+        return lambda e: e.pos
 
     def get(e: Event) -> Any:
         try:

@@ -17,7 +17,7 @@ from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
 from petricep.runtime.limits import LimitSpec, prune, uncount
-from petricep.runtime.state import INF, Partition, Token, gap_time, root_token
+from petricep.runtime.state import INF, Partition, Token, gap_over, gap_time, root_token
 
 Cond = Callable[[Any, Any], bool]
 
@@ -185,7 +185,7 @@ class GroupRuntime:
 
     def expired(self, t: Token, e: Event) -> bool:
         """The token can never again be extended: its window has passed ``e``."""
-        if self.has_gaps and self.gap_passed(t, e.ts):
+        if self.has_gaps and self.gap_passed(t, e):
             return True
         w = self.w
         if w is None:
@@ -194,21 +194,20 @@ class GroupRuntime:
             return bool(e.pos - t.first_pos >= w)
         return bool(e.ts - t.first_ts > w)
 
-    def gap_passed(self, t: Token, ts: Any) -> bool:
-        """A per-step gap ahead of ``t`` has ended before ``ts``: no event from ``ts`` on can
-        bind that step, so the partial match has no future (it leaves before its window)."""
+    def gap_passed(self, t: Token, e: Event) -> bool:
+        """A per-step gap ahead of ``t`` has ended before ``e`` (in time, or in positions for
+        a gap in EVENTS): no event from ``e`` on can bind that step, so the partial match has
+        no future (it leaves before its window)."""
         gaps = self.gap_expiry[t.place]
-        if gaps is None:
-            return False
-        slots = t.slots
-        return any(ts - gap_time(slots[sl]) > hi for sl, hi in gaps)
+        return gaps is not None and gap_over(t.slots, gaps, e.ts, e.pos)
 
     def gap_due(self, t: Token) -> Any:
-        """When the earliest gap ahead of ``t`` ends (INF: none)."""
+        """When the earliest gap in time ahead of ``t`` ends (INF: none; a gap in EVENTS,
+        under a count window, has no time, and this index is not kept there)."""
         gaps = self.gap_expiry[t.place]
         if gaps is None:
             return INF
-        return min(gap_time(t.slots[sl]) + hi for sl, hi in gaps)
+        return min((gap_time(t.slots[sl]) + hi for sl, hi in gaps if sl >= 0), default=INF)
 
     # ------------------------------------------------------------------ firing
 
@@ -341,7 +340,7 @@ class GroupRuntime:
                             continue
                     elif e.ts - t.first_ts > w:
                         continue
-                if gap_expiry is not None and gap_expiry[src] is not None and self.gap_passed(t, e.ts):
+                if gap_expiry is not None and gap_expiry[src] is not None and self.gap_passed(t, e):
                     continue
                 if self.contiguity and t.last_key < contiguity_floor:
                     continue

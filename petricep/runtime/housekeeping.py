@@ -26,7 +26,7 @@ from petricep.runtime.firing import GroupRuntime
 from petricep.runtime.limits import admit, age
 from petricep.runtime.memory import TOKEN_BYTES, memory_error
 from petricep.runtime.spill import expiry
-from petricep.runtime.state import INF, Partition, RunState, Token, gap_time
+from petricep.runtime.state import INF, Partition, RunState, Token, gap_time, gap_value
 
 _MARKING = attrgetter("marking")
 
@@ -128,7 +128,9 @@ def gap_deadline(ends: tuple[tuple[int, tuple[tuple[int, Any], ...]], ...], pi: 
     for p, gaps in ends:
         if p == pi:
             for sl, hi in gaps:
-                end = gap_time(t.slots[sl]) + hi
+                # (a gap in EVENTS, under a count window: the first position it refuses, as a
+                # count window's deadline is the first position outside it)
+                end = gap_time(t.slots[sl]) + hi if sl >= 0 else gap_value(t.slots[~sl], True) + hi + 1
                 if end < deadline:
                     deadline = end
     return deadline
@@ -155,7 +157,7 @@ def watch(c: Compiled, st: RunState, i: int, rt: GroupRuntime, part: Partition, 
                     ends = places[nt.place].gap_ends
                     if ends:
                         deadline = gap_deadline(ends, pi, nt, deadline)
-                        if now.ts > deadline:  # born past its own gap: its parent timed out
+                        if (now.pos >= deadline if rt.count_window else now.ts > deadline):  # born past its own gap: its parent timed out
                             continue
                     st.counter += 1
                     heapq.heappush(st.deadlines[i], (deadline, st.counter, part, nt, pi))

@@ -24,7 +24,7 @@ from typing import Any
 
 from petricep.errors import StateLimitError
 from petricep.events import Event
-from petricep.runtime.state import Partition, Token, gap_time
+from petricep.runtime.state import Partition, Token, gap_over
 
 
 class Quota:
@@ -63,7 +63,7 @@ class LimitSpec:
 
     def gap_passed(self, t: Token, now: Event) -> bool:
         gaps = self.gaps.get(t.place)
-        return gaps is not None and any(now.ts - gap_time(t.slots[sl]) > hi for sl, hi in gaps)
+        return gaps is not None and gap_over(t.slots, gaps, now.ts, now.pos)
 
     def expired(self, t: Token, now: Event) -> bool:
         w = self.window

@@ -119,6 +119,25 @@ def gap_time(v: Any) -> Any:
     return v[1].ts if type(v) is tuple else v.ts
 
 
+def gap_value(v: Any, events: bool) -> Any:
+    """:func:`gap_time`, or its event's input position for a gap in EVENTS."""
+    e = v[1] if type(v) is tuple else v
+    return e.pos if events else e.ts
+
+
+def gap_over(slots: tuple[Any, ...], gaps: tuple[tuple[int, Any], ...], ts: Any, pos: int) -> bool:
+    """Some gap ``(slot, hi)`` of ``gaps`` has ended before the stream's ``(ts, pos)``: ``ts -
+    slot.ts > hi``, or for a gap in EVENTS (``~slot``, compile/net.py gap_slot) ``pos - slot.pos
+    > hi``."""
+    for sl, hi in gaps:
+        if sl >= 0:
+            if ts - gap_time(slots[sl]) > hi:
+                return True
+        elif pos - gap_value(slots[~sl], True) > hi:
+            return True
+    return False
+
+
 def root_token(nslots: int, start: int, users: int) -> Token:
     return Token((None,) * nslots, None, None, -1, start, None, None, -1, -1, INF, 0, users)
 

@@ -169,3 +169,39 @@ def test_chain_gaps_with_limits_and_timeouts_on_both_engines(
     )
     net = compile_text(text)
     assert _lives_or_error("kernel", net, events) == _lives_or_error("python", net, events)
+
+
+@SETTINGS
+@given(st.data())
+def test_snapshots_of_nets_with_the_last_gap_forms(data: st.DataObject) -> None:
+    """The last forms (tests/features/test_gaps_rest.py: gaps in EVENTS under a count window,
+    with ON TIMEOUT; a step right after an AND/OR, FROM a group's step): cut and restored at
+    random points, the same (match, position) pairs and partial matches alive."""
+    from tests.features.test_gaps_rest import after_patterns, counted_patterns
+
+    draw = data.draw(st.sampled_from([after_patterns, counted_patterns]))
+    pats = [data.draw(draw("p"))]
+    if data.draw(st.booleans()):
+        pats.append(data.draw(draw("q")))
+    either = all(p.strategy == A.Strategy.ANY for p in pats)
+    tie = data.draw(st.sampled_from(("arrival", "strict", "either") if either else ("arrival", "strict")))
+    same(data, pats, data.draw(streams(types=TYPES, max_size=14)), tie)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    streams(types=("A", "B", "B", "C"), max_size=12),
+    st.integers(0, 2),
+    st.integers(1, 3),
+    st.sampled_from(("DROP OLDEST", "REJECT NEW", "FAIL")),
+    st.sampled_from(("skip-till-any-match", "skip-till-next-match")),
+)
+def test_events_gaps_with_limits_and_timeouts_on_both_engines(events: list[Event], lo: int, quota: int, policy: str, strategy: str) -> None:
+    """A gap in EVENTS with a small LIMIT and ON TIMEOUT under a count window (a quota full of
+    partial matches past their gap, deadlines at the first position refused): the kernel as
+    the engine, event by event, the error included."""
+    net = compile_text(
+        f"PATTERN p: SEQ(A a, B b AFTER {lo} TO {lo + 1} EVENTS, C c AFTER 0 TO 2 EVENTS) WHERE {strategy} WITHIN 7 EVENTS "
+        f"LIMIT {quota} PARTIAL MATCHES {policy} ON TIMEOUT RETURN Late(x = a.x)"
+    )
+    assert _lives_or_error("kernel", net, events) == _lives_or_error("python", net, events)

@@ -62,3 +62,22 @@ def test_the_later_gap_forms_on_spark(spark: Any, runner: Any) -> None:
     want = reference_run(pats, MORE_EVENTS)
     assert {m["pattern"] for m in want} == {"chain", "optional", "after_and"}  # the stream is made to match
     assert _sorted(runner(pats, MORE_EVENTS)) == _sorted(want)
+
+
+# the last forms (tests/features/test_gaps_rest.py): a gap in EVENTS under a count window, a
+# step right after an AND without FROM, FROM a repeated group's step; keyed, one batch job
+LAST = [
+    ("counted", "SEQ(A a, B b AFTER 1 TO 3 EVENTS) WHERE [k] WITHIN 8 EVENTS"),
+    ("after_and", "SEQ(A a, AND(B b, D d), C c AFTER 0 TO 2) WHERE [k] WITHIN 9"),
+    ("from_step", "SEQ(A a, SEQ(B b, D d)+ g[], C c AFTER 0 TO 3 FROM b) WHERE [k] WITHIN 9"),
+]
+
+
+def test_the_last_gap_forms_on_spark_batch(spark: Any) -> None:
+    from petricep.lang.parser import parse_text
+
+    pats = [parse_text(f"PATTERN {name}: {text}").patterns[0] for name, text in LAST]
+    assert supports(build_net(pats)) == (True, "covered")
+    want = reference_run(pats, MORE_EVENTS)
+    assert {m["pattern"] for m in want} == {"counted", "after_and", "from_step"}  # the stream is made to match
+    assert _sorted(run_spark_batch(pats, MORE_EVENTS)) == _sorted(want)
