@@ -49,8 +49,9 @@ def _positives(seq: A.Seq) -> list[A.Node]:
 
 
 def _optional(node: A.Node) -> bool:
-    """An optional step (``T? v``): a SEQ may pass over it while it is unbound."""
-    return isinstance(node, A.EventRef) and node.optional
+    """An optional step (``T? v``) or a group that may bind no iteration: a SEQ may pass over
+    it while it is unbound."""
+    return A.skippable(node)
 
 
 def _complete(node: A.Node, cfg: Cfg) -> bool:
@@ -59,7 +60,7 @@ def _complete(node: A.Node, cfg: Cfg) -> bool:
     if isinstance(node, A.EventRef):
         return bool(cfg >= node.least)
     if isinstance(node, A.Group):
-        return G.complete(cfg)
+        return G.complete(node, cfg)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -159,12 +160,12 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
         pos = _positives(node)
         # an optional step the SEQ has passed over unbound is out of the match, as an OR
         # branch not taken is: conditions reading it hold vacuously
-        skipped = [j < k and _optional(c) and s == 0 for j, (c, s) in enumerate(zip(pos, cs))]
+        skipped = [j < k and _optional(c) and s == _init(c) for j, (c, s) in enumerate(zip(pos, cs))]
         labels = [_analyze(c, s, live and not sk, info, types) for c, s, sk in zip(pos, cs, skipped)]
-        if live:
-            info.skipped.update(c.var for c, sk in zip(pos, skipped) if sk and isinstance(c, A.EventRef))
+        if live:  # (a group left out: its steps)
+            info.skipped.update(v for c, sk in zip(pos, skipped) if sk for v in _vars(c))
         if live and _complete(node, cfg):
-            info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if isinstance(c, A.EventRef) and c.optional and s == 0)
+            info.absent.update(v for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if _optional(c) and s == _init(c) for v in _vars(c))
         if live:
             idx = {id(c): j for j, c in enumerate(pos)}
             last_pos = -1
@@ -370,6 +371,7 @@ class _Builder:
         # match says which steps it has (an absent step's fields are unknown: a negation
         # whose condition reads one forbids nothing there)
         optional = {r.var for r in positives if r.optional}
+        optional |= {m for grp in A.groups_of(pattern.structure) if grp.least == 0 for m in grp.members}
         self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & optional} for r in self.negs}
         self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}
         self.opt_negs |= {n for n, vs in self.neg_reads.items() if vs}

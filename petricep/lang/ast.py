@@ -237,10 +237,29 @@ class Group:
     seq: Seq
     var: str
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # ``SEQ(...){n,m} g[]`` / ``{n,}`` / ``{n}`` / ``*`` / ``?`` (issue 42): the fewest and most
+    # iterations, as a bounded Kleene list's ``least`` / ``most`` (``+``: 1, unbounded); a
+    # group of ``least`` 0 may bind no iteration (``g`` then the empty list)
+    least: int = 1
+    most: int | None = None
 
     @property
     def children(self) -> tuple[Node, ...]:
         return self.seq.children
+
+    @property
+    def bounded(self) -> bool:
+        """Bounds other than ``+``'s (one or more, unbounded)."""
+        return self.least != 1 or self.most is not None
+
+    def quantifier(self) -> str:
+        """The repetition as written: ``+``, ``*``, ``?``, ``{2,4}``, ``{2,}``, ``{3}``."""
+        named = {(1, None): "+", (0, None): "*", (0, 1): "?"}.get((self.least, self.most))
+        if named is not None:
+            return named
+        if self.most == self.least:
+            return f"{{{self.least}}}"
+        return f"{{{self.least},{'' if self.most is None else self.most}}}"
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -250,6 +269,14 @@ class Group:
 
 
 Node = EventRef | Seq | And | Or | Group
+
+
+def skippable(node: Node) -> bool:
+    """A step of a SEQ a match may leave out: an optional step ``T? v``, or a repeated group
+    that may bind no iteration (``SEQ(...)* g[]``, ``?``, ``{0,m}``)."""
+    if isinstance(node, Group):
+        return node.least == 0
+    return isinstance(node, EventRef) and node.optional
 
 
 def groups_of(node: Node) -> list[Group]:

@@ -78,7 +78,10 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[str, ...]:
     out: list[str] = []
     for node in reversed(before):
         if isinstance(node, A.Group):  # its last event: the last iteration's last step
-            return (*out, node.members[-1])
+            out.append(node.members[-1])
+            if node.least:
+                return tuple(out)
+            continue  # (one that may bind no iteration: as an optional step)
         if not isinstance(node, A.EventRef):
             return ()
         out.append(node.var)

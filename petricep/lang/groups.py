@@ -29,6 +29,12 @@ def check_structure(
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
+        if node.least == 0 and not isinstance(parent, A.Seq):
+            raise error(
+                f"a repeated group that may bind no iteration ({node.var}[] {node.quantifier()}) must be an element of a SEQ, "
+                "as an optional step",
+                node.span,
+            )
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
