@@ -127,6 +127,7 @@ class _Info:
     absent: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)  # optional steps a live SEQ passed over unbound
     counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
+    growing: set[str] = field(default_factory=set)  # groups complete here that may start an iteration
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -154,7 +155,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -246,6 +247,7 @@ class _Config:
         self.absent = frozenset(info.absent)
         self.missing = self.absent | info.skipped  # optional steps a match emitted here leaves out
         self.counts = dict(info.counts)
+        self.growing = frozenset(info.growing)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -336,6 +338,8 @@ class _Builder:
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
         self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
+        # a group's: on its first step's slot, where it is complete and may start an iteration
+        self.group_modes = {grp.var: (grp.members[0], grp.mode) for grp in A.groups_of(pattern.structure) if grp.mode}
         # stop events (UNTIL, compile/until.py): negations that block a list's takes; their
         # conditions are classified as a negation's, the element guards are the lists' own
         self.stops = A.stops_of(pattern.structure)
@@ -605,10 +609,18 @@ class _Builder:
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
                     gap_expiry=expiries[pid],
-                    repeat=tuple((self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed),
+                    repeat=self._repeat(conf),
                 )
             )
         return out
+
+    def _repeat(self, conf: _Config) -> tuple[tuple[int, str], ...]:
+        """A place's GREEDY / RELUCTANT rules (slot, mode): a list's where it is bound and not
+        closed; a group's where it is complete and may start another iteration (its next
+        iteration's first step is a take on that step's list, as a list's next element)."""
+        out = [(self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed]
+        out += [(self.slot[first], m) for g, (first, m) in self.group_modes.items() if g in conf.growing and first not in conf.closed]
+        return tuple(out)
 
     def _final(self, conf: _Config) -> list[int]:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""

@@ -65,7 +65,9 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     return [(step.var, new, count > 0)]
 
 
-def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]]) -> str:
+def analyze(
+    node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]], growing: set[str]
+) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
     ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
     group's: ``g{2}`` two iterations, ``g{2,}`` two or more, ``g{2}:b``). ``active`` gets
@@ -73,7 +75,9 @@ def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str]
     steps right after the iteration's last bound step, where a violating event ends the
     partial match (only the next step moves there); one at the group's start or end once an
     iteration is complete and another may start, where it blocks the next iteration's first
-    step (a stop, as ``UNTIL``'s: the group may still close and the match go on)."""
+    step (a stop, as ``UNTIL``'s: the group may still close and the match go on).
+    ``growing`` gets the group where it is complete and may start another iteration (where
+    GREEDY / RELUCTANT choose between that and the step after it)."""
     count, k = cfg
     members = node.members
     if not live:
@@ -81,6 +85,8 @@ def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str]
         return ""
     bound.update(members if count else members[:k])
     more = node.most is None or count < node.most
+    if count >= max(node.least, 1) and k == 0 and more:  # GREEDY / RELUCTANT choose here
+        growing.add(node.var)
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits

@@ -242,6 +242,9 @@ class Group:
     # group of ``least`` 0 may bind no iteration (``g`` then the empty list)
     least: int = 1
     most: int | None = None
+    # GREEDY / RELUCTANT after it (skip-till-next-match): where one event both starts its next
+    # iteration and binds the step after it, "greedy" keeps the iteration, "reluctant" the step
+    mode: str = ""
 
     @property
     def children(self) -> tuple[Node, ...]:

@@ -361,6 +361,9 @@ def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
     the others both are matches or neither), on a list with a step after it in its SEQ (the
     pattern's, or one inside AND or OR: the list's choice is then among the moves of the
     partial match where it grows, its AND siblings' included)."""
+    for grp in A.groups_of(structure):
+        if grp.mode:
+            G.check_mode(structure, grp, strategy, ctx.error, ctx.unsupported)
     for ref in A.events_of(structure):
         if not ref.mode:
             continue

@@ -55,6 +55,25 @@ def check_structure(
         check_structure(child, error, unsupported, node, root)
 
 
+def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: ErrorAt, unsupported: Unsupported) -> None:
+    """GREEDY / RELUCTANT after a group choose, under skip-till-next-match, between its next
+    iteration and the step after it in the pattern's SEQ where one event could start either
+    (the place where the group is complete and may grow: inside an iteration the SEQ cannot
+    go on). Inside AND the choice would be among its siblings' moves too: not yet."""
+    word = group.mode.upper()
+    if strategy != A.Strategy.NEXT:
+        raise error(
+            f"{word} on {group.var}[] chooses between the group's next iteration and the step after it under "
+            f"skip-till-next-match: add it to WHERE (under {strategy} it changes nothing)",
+            group.span,
+        )
+    if not isinstance(structure, A.Seq) or not any(c is group for c in structure.children):
+        raise unsupported(f"{word} on a repeated group ({group.var}[]) is supported on a step of the pattern's SEQ, not yet inside AND or OR", group.span)
+    after = structure.children[[id(c) for c in structure.children].index(id(group)) + 1 :]
+    if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
+        raise error(f"{word} on {group.var}[] needs a step after the group (its choice is between the two)", group.span)
+
+
 def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, unsupported: Unsupported) -> None:
     """``T v AFTER lo TO hi FROM u`` on a step of ``group``: ``u`` an earlier step of the group
     (the same iteration's) or a variable bound before the group (every iteration's step is

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternSyntaxError
-from petricep.lang.ast import EventRef, Group, Node, Pattern, Seq
+from petricep.lang.ast import EventRef, Group, Node, Pattern, Seq, Strategy
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
@@ -195,13 +195,13 @@ def test_check_warns_only_about_open_groups() -> None:
 BOUNDS = [(1, 1), (1, 2), (2, 2), (2, 3), (2, None), (3, None), (1, None)]
 
 
-def _rebound(node: Node, least: int, most: int | None) -> Node:
-    """``node`` with its repeated group given these bounds."""
+def _rebound(node: Node, least: int, most: int | None, mode: str = "") -> Node:
+    """``node`` with its repeated group given these bounds (and GREEDY / RELUCTANT)."""
     if isinstance(node, Group):
-        return replace(node, least=least, most=most)
+        return replace(node, least=least, most=most, mode=mode)
     if isinstance(node, EventRef):
         return node
-    return replace(node, children=tuple(_rebound(c, least, most) for c in node.children))
+    return replace(node, children=tuple(_rebound(c, least, most, mode) for c in node.children))
 
 
 # a group that may bind no iteration (test_groups_optional.py): a step of a SEQ beside another
@@ -221,7 +221,19 @@ def bounded_patterns(draw: Any, name: str = "p") -> Pattern:
     """test_groups.py's grouped patterns with bounds on the group (some of no iteration)."""
     p = draw(grouped_patterns(name))
     least, most = draw(st.sampled_from(BOUNDS + ZERO if _may_be_left_out(flatten_seq(p.structure)) else BOUNDS))
-    return replace(p, structure=_rebound(p.structure, least, most))
+    structure = _rebound(p.structure, least, most)
+    if p.strategy == Strategy.NEXT and _step_after(flatten_seq(structure)):  # GREEDY / RELUCTANT (test_groups_modes.py)
+        structure = _rebound(structure, least, most, draw(st.sampled_from(["", "greedy", "reluctant"])))
+    return replace(p, structure=structure)
+
+
+def _step_after(structure: Node) -> bool:
+    """Whether the pattern's group is a step of its SEQ with a positive step after it."""
+    if not isinstance(structure, Seq):
+        return False
+    kids = structure.children
+    at = next((i for i, c in enumerate(kids) if isinstance(c, Group)), None)
+    return at is not None and any(isinstance(c, EventRef) and not c.negated for c in kids[at + 1 :])
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
