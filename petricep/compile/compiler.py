@@ -343,7 +343,10 @@ class _Builder:
         # stop events (UNTIL, compile/until.py): negations that block a list's takes; their
         # conditions are classified as a negation's, the element guards are the lists' own
         self.stops = A.stops_of(pattern.structure)
-        negated = {r.var for r in self.negs} | {u.var for _, u in self.stops}
+        # a group's stop event (compile/groups.py): open where the group has begun and may grow,
+        # blocking every move of its steps (a stop of the group's step type is no step either)
+        self.gstops = A.group_stops_of(pattern.structure)
+        negated = {r.var for r in self.negs} | {u.var for _, u in [*self.stops, *self.gstops]}
         # per-step gaps (compile/gaps.py): a list's chain as iteration conditions after
         # WHERE's, then a pair of guards per (step, event it follows), each put on the
         # transitions whose source binds that event; and an expiry on the places
@@ -355,7 +358,9 @@ class _Builder:
         self.gap_conds = {ci for pair in self.gap_guards.values() for ci in pair}
         self.stop_guards: dict[str, int] = {}  # list -> the condition its takes check
         self.stopped = {lst.var: len(self.negs) + k for k, (lst, _) in enumerate(self.stops)}  # list -> negation
-        for lst, stop in self.stops:
+        self.gstopped = {grp.var: len(self.negs) + len(self.stops) + k for k, (grp, _) in enumerate(self.gstops)}
+        steps = [(step, stop) for grp, stop in self.gstops for step in A.events_of(grp.seq) if not step.negated]
+        for lst, stop in [*self.stops, *steps]:  # (a group's step: its guard reads no list, checked)
             guard = U.element_guard(lst, stop, pattern.conditions)
             if guard is not None:
                 self.stop_guards[lst.var] = len(self.conds)
@@ -412,7 +417,7 @@ class _Builder:
         """Each negation, pushed into the scan where its conditions are decidable while the
         partial match waits (between two positive SEQ elements), else checked at emission."""
         conds = self.conds
-        neg_conds: dict[str, list[int]] = {r.var: [] for r in [*self.negs, *(u for _, u in self.stops)]}
+        neg_conds: dict[str, list[int]] = {r.var: [] for r in [*self.negs, *(u for _, u in [*self.stops, *self.gstops])]}
         for ci, c in enumerate(conds):
             if c.neg:
                 neg_conds[c.neg].append(ci)
@@ -450,6 +455,11 @@ class _Builder:
             mine = tuple(neg_conds[stop.var])
             only = tuple(ci for ci in mine if conds[ci].vars == {stop.var})
             out.append(Negation(len(out), stop.var, stop.type, mine, only, (self.slot[lst.var],), (), True, stops=True))
+        for grp, stop in self.gstops:  # after the group's latest event (every step's list)
+            mine = tuple(neg_conds[stop.var])
+            only = tuple(ci for ci in mine if conds[ci].vars == {stop.var})
+            slots = tuple(self.slot[m] for m in grp.members)
+            out.append(Negation(len(out), stop.var, stop.type, mine, only, slots, (), True, stops=True))
         return out
 
     def transitions(self, negations: Sequence[Negation]) -> list[Transition]:
@@ -471,6 +481,11 @@ class _Builder:
                     cleared |= 1 << neg.index
             if take and var in self.stopped:  # a stop event blocks the list's takes
                 blocked |= 1 << self.stopped[var]
+                if var in self.stop_guards:
+                    guards.append(self.stop_guards[var])
+            grp = self.member_of[var][0].var if var in self.member_of else None
+            if grp in self.gstopped and G.begun(self.member_of[var][0], a.bound):  # every later move of the group
+                blocked |= 1 << self.gstopped[grp]
                 if var in self.stop_guards:
                     guards.append(self.stop_guards[var])
             gap = self._gap(a, var, take)
@@ -571,6 +586,9 @@ class _Builder:
         emission and the negations checked there or pending until the window ends."""
         out = []
         self.stop_at = {lst.var: U.stop_places(self.edges, lst.var) for lst, _ in self.stops}
+        for grp, _ in self.gstops:
+            begun = {pid for pid, c in enumerate(self.cinfo) if G.begun(grp, c.bound)}
+            self.stop_at[grp.var] = G.stop_places(self.edges, set(grp.members), begun)
         expiries = self.gap_expiries()
         for pid, conf in enumerate(self.cinfo):
             accepting = _complete(self.pattern.structure, conf.cfg)
@@ -590,8 +608,9 @@ class _Builder:
                         pending.append(neg.index)  # no step after it bound: up to the window's end
             active = [negations[self.neg_index[n.var]] for n, _ in conf.active]
             growable = [negations[self.neg_index[n.var]] for n, g in conf.active if g]
-            for lst, _stop in self.stops:  # a stop event is open where its list grows
-                stop_neg = negations[self.stopped[lst.var]]
+            stopping: list[A.EventRef | A.Group] = [lst for lst, _ in self.stops] + [grp for grp, _ in self.gstops]
+            for lst in stopping:  # a stop event is open where its list (or group) grows
+                stop_neg = negations[self.stopped[lst.var] if lst.var in self.stopped else self.gstopped[lst.var]]
                 if pid in self.stop_at[lst.var]:
                     active.append(stop_neg)
                     if self.stop_at[lst.var][pid]:

@@ -223,6 +223,20 @@ def step_order(member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], 
     return None
 
 
+def begun(group: A.Group, bound: frozenset[str] | set[str]) -> bool:
+    """Whether ``group`` has bound an event (its stop event is open from then on)."""
+    return any(m in bound for m in group.members)
+
+
+def stop_places(edges: Any, members: set[str], begun_at: set[int]) -> dict[int, bool]:
+    """The places where a group with a stop event (``SEQ(...)+ g[] UNTIL U u``) may grow (it
+    has begun, and a move of one of its steps leaves them), each with whether a token there
+    has another way on (the step after the group: a stop event then blocks the group's moves;
+    else, inside an iteration or below the fewest iterations, it cancels the token)."""
+    grows = {src for src, _t, v, _new, _take in edges if v in members and src in begun_at}
+    return {pid: any(src == pid and v not in members for src, _t, v, _new, _take in edges) for pid in sorted(grows)}
+
+
 def has_groups(pattern: A.Pattern) -> bool:
     return bool(A.groups_of(pattern.structure))
 

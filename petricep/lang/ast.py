@@ -245,6 +245,9 @@ class Group:
     # GREEDY / RELUCTANT after it (skip-till-next-match): where one event both starts its next
     # iteration and binds the step after it, "greedy" keeps the iteration, "reluctant" the step
     mode: str = ""
+    # ``SEQ(...)+ g[] UNTIL U u``: a stop event, as a list's: one arriving between two of the
+    # group's events ends the group (it takes no more events; the step after it may come)
+    until: EventRef | None = None
 
     @property
     def children(self) -> tuple[Node, ...]:
@@ -425,10 +428,20 @@ def stops_of(node: Node) -> list[tuple[EventRef, EventRef]]:
     return [(r, r.until) for r in events_of(node) if r.until is not None]
 
 
+def group_stops_of(node: Node) -> list[tuple[Group, EventRef]]:
+    """Every (repeated group, its stop event) under ``node`` (``SEQ(...)+ g[] UNTIL U u``)."""
+    return [(g, g.until) for g in groups_of(node) if g.until is not None]
+
+
+def all_stops_of(node: Node) -> list[tuple[EventRef | Group, EventRef]]:
+    """The stop events of lists and of groups, with what each stops."""
+    return [*stops_of(node), *group_stops_of(node)]
+
+
 def read_refs(node: Node) -> list[EventRef]:
     """Every event a pattern reads, by variable: its steps and negations (:func:`events_of`),
     then its stop events (:func:`stops_of`): what a variable of a condition may name."""
-    return [*events_of(node), *(u for _, u in stops_of(node))]
+    return [*events_of(node), *(u for _, u in all_stops_of(node))]
 
 
 def expr_children(expr: Expr) -> tuple[Expr, ...]:

@@ -164,16 +164,9 @@ class _Builder(SpanTransformer):
         at = next(i for i, x in enumerate(c) if isinstance(x, _Times))
         least, most = c[at].bounds
         seq = A.Seq(tuple(c[1:at]), span=self._span(c[0]))
-        stop = next((x for x in c[at + 2 :] if isinstance(x, A.EventRef)), None)
-        if stop is not None:
-            raise error_at(
-                f"UNTIL after a repeated group ({c[at + 1]}[] UNTIL {stop.type} {stop.var}) is not supported yet: "
-                "a stop event ends a list (T+ v[] UNTIL U u)",
-                stop.span,
-                PatternUnsupportedError,
-            )
-        mode = str(c[at + 2]).lower() if len(c) > at + 2 else ""  # GREEDY / RELUCTANT
-        return A.Group(seq, str(c[at + 1]), span=self._span(c[at + 1]), least=least, most=most, mode=mode)
+        stop = next((x for x in c[at + 2 :] if isinstance(x, A.EventRef)), None)  # UNTIL U u
+        mode = str(c[at + 2]).lower() if len(c) > at + 2 and isinstance(c[at + 2], Token) else ""  # GREEDY / RELUCTANT
+        return A.Group(seq, str(c[at + 1]), span=self._span(c[at + 1]), least=least, most=most, mode=mode, until=stop)
 
     def group_times(self, c: list[Any]) -> _Times:
         """A group's repetition: ``+``, ``*``, ``?`` or bounds (a group, unlike a single step,

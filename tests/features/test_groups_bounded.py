@@ -14,17 +14,18 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternSyntaxError
+from petricep.kernel.lowering import supports
 from petricep.lang.ast import EventRef, Group, Node, Pattern, Seq, Strategy
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from tests.budget import examples
-from tests.features.scenario import NEXT, SEQ, STRICT, cmp, ids, pat, ref, stream, want, within
+from tests.features.scenario import NEXT, SEQ, STRICT, cmp, f, ids, pat, ref, stream, want, within
 from tests.features.test_groups import (  # noqa: F401 (the fixture: every matcher)
     BC,
     _kernel_equals_engine,
@@ -34,6 +35,7 @@ from tests.features.test_groups import (  # noqa: F401 (the fixture: every match
     grouped_patterns,
     matcher,
 )
+from tests.kernel.cuts import drive
 from tests.reference import reference_run
 from tests.strategies import streams, tie_rules
 
@@ -195,13 +197,14 @@ def test_check_warns_only_about_open_groups() -> None:
 BOUNDS = [(1, 1), (1, 2), (2, 2), (2, 3), (2, None), (3, None), (1, None)]
 
 
-def _rebound(node: Node, least: int, most: int | None, mode: str = "") -> Node:
-    """``node`` with its repeated group given these bounds (and GREEDY / RELUCTANT)."""
+def _rebound(node: Node, least: int, most: int | None, **more: Any) -> Node:
+    """``node`` with its repeated group given these bounds (and ``more``: GREEDY / RELUCTANT
+    as ``mode``, UNTIL as ``until``)."""
     if isinstance(node, Group):
-        return replace(node, least=least, most=most, mode=mode)
+        return replace(node, least=least, most=most, **more)
     if isinstance(node, EventRef):
         return node
-    return replace(node, children=tuple(_rebound(c, least, most, mode) for c in node.children))
+    return replace(node, children=tuple(_rebound(c, least, most, **more) for c in node.children))
 
 
 # a group that may bind no iteration (test_groups_optional.py): a step of a SEQ beside another
@@ -222,9 +225,19 @@ def bounded_patterns(draw: Any, name: str = "p") -> Pattern:
     p = draw(grouped_patterns(name))
     least, most = draw(st.sampled_from(BOUNDS + ZERO if _may_be_left_out(flatten_seq(p.structure)) else BOUNDS))
     structure = _rebound(p.structure, least, most)
+    mode = ""
     if p.strategy == Strategy.NEXT and _step_after(flatten_seq(structure)):  # GREEDY / RELUCTANT (test_groups_modes.py)
-        structure = _rebound(structure, least, most, draw(st.sampled_from(["", "greedy", "reluctant"])))
-    return replace(p, structure=structure)
+        mode = draw(st.sampled_from(["", "greedy", "reluctant"]))
+    stop = None
+    conditions = p.conditions
+    if draw(st.integers(0, 2)) == 0:  # UNTIL (test_groups_until.py): a stop of any type, its condition
+        stop = EventRef(draw(st.sampled_from(("A", "B", "C"))), "u")
+        flat = flatten_seq(structure)
+        before = [r.var for r in flat.children if isinstance(r, EventRef) and not r.negated][:1] if isinstance(flat, Seq) else []
+        pool = [cmp(f("u"), ">", 1)] + ([cmp(f("u"), "<", f(before[0]))] if before and before[0].startswith("a") else [])
+        conditions = (*conditions, *draw(st.lists(st.sampled_from(pool), max_size=1)))
+    structure = _rebound(structure, least, most, mode=mode, until=stop)
+    return replace(p, structure=structure, conditions=conditions)
 
 
 def _step_after(structure: Node) -> bool:
@@ -260,3 +273,38 @@ def test_merged_engine_equals_reference_on_bounded_groups(data: Any, p: Pattern)
     tie = tie_rules(data.draw, pats)
     engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), bounded_patterns())
+def test_kernel_snapshot_cuts_on_bounded_groups(data: Any, p: Pattern) -> None:
+    """Kernel runs cut at random points (test_groups.py's plan: snapshots restored, ticks,
+    batch sizes, sweeps, matches in slices) equal the uncut run, with bounds, modes and stops."""
+    events = data.draw(streams(types=_types(p), max_size=12, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    n = len(events)
+    plan = {
+        "cuts": data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)),
+        "ticks": data.draw(st.sets(st.integers(0, n - 1), max_size=2)),
+        "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
+        "sweep": data.draw(st.sampled_from((0, 1, 2))),
+        "columns": data.draw(st.booleans()),
+        "max_out": data.draw(st.sampled_from((1, 2, 5, 65_536))),
+    }
+    note(pattern_text(p))
+    note(f"tie={tie} plan={plan}")
+    net = build_net([p])
+    assert supports(net, tie) == (True, "covered")
+    assert drive(net, events, tie, plan, True) == drive(net, events, tie, plan, False)
+
+
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), bounded_patterns())
+def test_key_partitions_equal_the_reference_on_bounded_groups(data: Any, p: Pattern) -> None:
+    """Spark's per-partition runner (without a session) over keyed bounded groups."""
+    from tests.spark.engines import run_partitioned
+
+    p = replace(p, partition=("k",))
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    assert _sorted(run_partitioned([p], events, tie)) == _sorted(reference_run([p], events, tie))

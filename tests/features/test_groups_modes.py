@@ -99,16 +99,3 @@ def test_refusals(text: str, error: type, message: str) -> None:
     assert lines[0].split(": error: ")[1] == message
     assert lines[2].strip() == "^" and lines[1][lines[2].index("^")] == "g"
 
-
-def test_until_after_a_group_stays_refused() -> None:
-    """A stop event ends a list; after a group it is not supported yet (the caret at its type)."""
-    line = "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[] GREEDY UNTIL U u, D d) WHERE skip-till-next-match"
-    with pytest.raises(PatternUnsupportedError) as err:
-        parse_text(line, "t.pcep")
-    column = line.index("U u") + 1
-    assert str(err.value).splitlines() == [
-        f"t.pcep:1:{column}: error: UNTIL after a repeated group (g[] UNTIL U u) is not supported yet: "
-        "a stop event ends a list (T+ v[] UNTIL U u)",
-        f"    {line}",
-        " " * (3 + column) + "^",
-    ]
