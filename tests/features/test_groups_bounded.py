@@ -35,6 +35,7 @@ from tests.features.test_groups import (  # noqa: F401 (the fixture: every match
     grouped_patterns,
     matcher,
 )
+from tests.kernel.compare import both
 from tests.kernel.cuts import drive
 from tests.reference import reference_run
 from tests.strategies import streams, tie_rules
@@ -308,3 +309,23 @@ def test_key_partitions_equal_the_reference_on_bounded_groups(data: Any, p: Patt
     events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
     tie = tie_rules(data.draw, [p])
     assert _sorted(run_partitioned([p], events, tie)) == _sorted(reference_run([p], events, tie))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PATTERN p: SEQ(A a, SEQ(B b, C c){2,3} g[]) WHERE count(g[]) >= 2 RETURN R(x = count(g[]))\nPATTERN q: SEQ(R r) RETURN S(m = r.x)",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)* g[], D d) WITHIN 10 LIMIT 2 PARTIAL MATCHES DROP OLDEST",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c){2,} g[], D d) WITHIN 4 ON TIMEOUT RETURN T(n = count(g[]), last = g[last].c.x)",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WITHIN 5 ON TIMEOUT RETURN T(n = count(g[]))",
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)? g[] RELUCTANT, B d) WHERE skip-till-next-match WITHIN 10 RETURN R(n = count(g[]))",
+    ],
+)
+def test_kernel_tables_timeouts_and_limits_on_bounded_groups(text: str) -> None:
+    """The kernel's match tables, composite events, LIMIT and ON TIMEOUT on bounded groups,
+    groups of no iteration, stops and modes: the Python engine's, with its counts."""
+    net = build_net(list(parse_text(text).patterns))
+    assert supports(net) == (True, "covered")
+    spec = "A@0:x=0 B@1:x=1 C@2:x=2 U@3:x=3 B@4:x=4 C@5:x=5 B@6:x=6 C@7:x=7 D@8:x=8 X@20:x=9"
+    out = both(net, stream(spec), "arrival", 4, sweep_every=1)
+    assert out["kernel"] == out["python"] and out["kernel"][0]
