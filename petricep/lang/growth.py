@@ -52,10 +52,12 @@ def _group_name(g: A.Group) -> str:
     return f"{g.var}[] ({g.quantifier()})" if g.bounded else f"{g.var}[]"
 
 
-def _stopped(r: A.EventRef) -> str:
-    """What a warning adds for a list with a stop event: that it stops only when one comes."""
+def _stopped(r: A.EventRef | A.Group) -> str:
+    """What a warning adds for a list (or a group) with a stop event: that it stops only
+    when one comes."""
     u = r.until
-    return "" if u is None else f" until a {u.type} event stops the list (UNTIL {u.type} {u.var})"
+    what = "group" if isinstance(r, A.Group) else "list"
+    return "" if u is None else f" until a {u.type} event stops the {what} (UNTIL {u.type} {u.var})"
 
 
 def _windowless(p: A.Pattern) -> list[str]:
@@ -82,7 +84,7 @@ def _windowless(p: A.Pattern) -> list[str]:
         if groups:
             out.append(
                 f"warning: pattern {p.name!r}: repeated group {_group_name(groups[0])} has no WITHIN window: "
-                "one partial match may grow without bound"
+                f"one partial match may grow without bound{_stopped(groups[0])}"
             )
     return out
 
@@ -113,8 +115,8 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
             if group is not None:
                 out.append(
                     f"warning: pattern {p.name!r}: repeated group {_group_name(group)} under skip-till-any-match keeps every "
-                    "sequence of its iterations in the window: partial matches can double with each iteration "
-                    "(add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+                    "sequence of its iterations in the window: partial matches can double with each iteration"
+                    f"{_stopped(group)} (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
                 )
         same = _same_type_and(p.structure)
         if same is not None:

@@ -86,3 +86,19 @@ def test_a_stop_condition_reading_the_group_is_refused(read: str) -> None:
         "before the group, not yet the group itself ('g')"
     )
     assert lines[1][lines[2].index("^") :].startswith("u.x")
+
+
+def test_check_says_a_stopped_group_still_grows() -> None:
+    from petricep.api.report import warnings_for
+
+    (p,) = parse_text("PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d)").patterns
+    assert (
+        "warning: pattern 'p': repeated group g[] has no WITHIN window: one partial match may grow without bound "
+        "until a U event stops the group (UNTIL U u)"
+    ) in warnings_for([p])
+    (q,) = parse_text("PATTERN q: SEQ(A a, SEQ(B b, C c){2,} g[] UNTIL U u, D d) WITHIN 10").patterns
+    assert [w for w in warnings_for([q]) if "repeated group" in w] == [
+        "warning: pattern 'q': repeated group g[] ({2,}) under skip-till-any-match keeps every sequence of its "
+        "iterations in the window: partial matches can double with each iteration until a U event stops the group "
+        "(UNTIL U u) (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+    ]
