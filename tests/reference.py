@@ -629,7 +629,10 @@ class Matcher:
             for it, var in pairs:
                 if it.idx >= item.idx:
                     break
-                prefix[var] = (*prefix.get(var, ()), it) if var in self.kleene else it
+                if var in self.groups:  # a group's events iteration by iteration
+                    prefix[var] = RG.prefix_add(self.groups[var], prefix.get(var), self._step_of(var, it, binding), it)
+                else:
+                    prefix[var] = (*prefix.get(var, ()), it) if var in self.kleene else it
             return prefix
 
         for ref in shape.refs:
@@ -647,7 +650,7 @@ class Matcher:
                         break  # closed
                     if self.extends(prefix, it, only=lambda u, v=v: u == v):
                         return False
-            elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in lst[1:]):
+            elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in _items(lst)[1:]):
                 return False
         return True
 

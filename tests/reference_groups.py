@@ -1,7 +1,8 @@
 """Repeated groups (``SEQ(B b, C c)+ g[]``) for the brute-force reference (:mod:`tests.reference`),
 written from docs/SEMANTICS.md "Repeated groups" alone (no engine code).
 
-A group binds a non-empty sequence of iterations, each one event per step (a dict step ->
+A group binds a non-empty sequence of iterations (a bounded one, ``SEQ(...){n,m} g[]``,
+``n`` to ``m`` of them), each one event per step (a dict step ->
 Item): the events of the group, read iteration by iteration and step by step (the *chain*),
 are each ``before`` the next, every step's events are in stream order, no event is bound
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
@@ -115,8 +116,10 @@ def group_values(
                 continue
             if k + 1 == len(ss):
                 value = (*done, now)
-                out.append(value)
-                grow(value, {}, item, used | {item.idx})
+                if len(value) >= group.least:
+                    out.append(value)
+                if group.most is None or len(value) < group.most:
+                    grow(value, {}, item, used | {item.idx})
             else:
                 grow(done, now, item, used | {item.idx})
 
@@ -133,23 +136,26 @@ def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item
     return (*value[:-1], {**value[-1], var: item})
 
 
-def next_step(group: Group, value: tuple[Iteration, ...] | None) -> EventRef:
-    """The step a partial group binding takes next."""
+def next_step(group: Group, value: tuple[Iteration, ...] | None) -> EventRef | None:
+    """The step a partial group binding takes next; None once it has its most iterations."""
     ss = steps(group)
     if not value or len(value[-1]) == len(ss):
+        if value and group.most is not None and len(value) >= group.most:
+            return None
         return ss[0]
     return ss[len(value[-1])]
 
 
 def complete(group: Group, value: tuple[Iteration, ...]) -> bool:
-    return bool(value) and len(value[-1]) == len(steps(group))
+    """At least its fewest iterations, the last one complete."""
+    return bool(value) and len(value[-1]) == len(steps(group)) and len(value) >= group.least
 
 
 def extend_value(group: Group, value: tuple[Iteration, ...] | None, item: Any) -> tuple[Iteration, ...] | None:
     """``value`` extended by ``item`` as its next step, or None when ``item`` is not that
     step's type."""
     step = next_step(group, value)
-    if step.type != item.ev.type:
+    if step is None or step.type != item.ev.type:
         return None
     return prefix_add(group, value, step.var, item)
 

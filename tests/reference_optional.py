@@ -11,6 +11,7 @@ reading a variable of an OR branch not taken, which is left out (holds vacuously
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from petricep.lang.ast import EventRef, Group, Node, Or, Seq
 
@@ -25,6 +26,11 @@ def _positive_vars(node: Node) -> list[str]:
     return [v for child in node.children for v in _positive_vars(child)]
 
 
+def _skippable(node: Node) -> bool:
+    """An optional step, or a repeated group that may bind no iteration (``*``, ``?``)."""
+    return (isinstance(node, EventRef) and node.optional) or (isinstance(node, Group) and node.least == 0)
+
+
 def resolutions(node: Node) -> list[Node]:
     """Every tree obtained by replacing each OR by one of its children, and each optional
     step ``T? v`` by itself or by nothing (an OR of the step and of no step)."""
@@ -36,6 +42,8 @@ def resolutions(node: Node) -> list[Node]:
     for child in node.children:
         if isinstance(child, EventRef) and child.optional:
             options.append([child, None])
+        elif isinstance(child, Group) and child.least == 0:  # no iteration, or one or more
+            options.append([replace(child, least=1), None])
         else:
             options.append(list(resolutions(child)))
     return [type(node)(tuple(c for c in combo if c is not None), node.span) for combo in itertools.product(*options)]
@@ -49,8 +57,8 @@ def optional_siblings(node: Node) -> dict[str, set[str]]:
     if isinstance(node, (EventRef, Group)):
         return out
     if isinstance(node, Seq):
-        required = {v for c in node.children if not (_is_negation(c) or (isinstance(c, EventRef) and c.optional)) for v in _positive_vars(c)}
-        out.update({c.var: required for c in node.children if isinstance(c, EventRef) and c.optional})
+        required = {v for c in node.children if not (_is_negation(c) or _skippable(c)) for v in _positive_vars(c)}
+        out.update({c.var: required for c in node.children if isinstance(c, (EventRef, Group)) and _skippable(c)})
     for child in node.children:
         out.update(optional_siblings(child))
     return out

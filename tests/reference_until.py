@@ -1,7 +1,8 @@
 """Stop conditions (``T+ v[] UNTIL U u``, issue 42) for the brute-force reference matcher
 (:mod:`tests.reference`), written from docs/SEMANTICS.md ("Stop conditions") alone.
 
-A match binding list ``v = [e1, ..., ek]`` stopped by ``U u`` exists only if
+A match binding list ``v = [e1, ..., ek]`` stopped by ``U u`` (or a repeated group, its events
+in stream order ``e1, ..., ek``: ``SEQ(...)+ g[] UNTIL U u``) exists only if
 
 * no element ``e_i`` after the first is of type U and satisfies the stop conditions (read with
   ``u`` := the element and ``v`` := the list so far, ``[e_1, ..., e_(i-1)]``),
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from petricep.lang.ast import EventRef, Node, stops_of
+from petricep.lang.ast import EventRef, Node, all_stops_of
 from tests.reference_conditions import Conjunct, Env, holds
 
 if TYPE_CHECKING:
@@ -27,8 +28,15 @@ if TYPE_CHECKING:
 
 
 def stops(tree: Node) -> dict[str, EventRef]:
-    """List variable -> its stop event."""
-    return {lst.var: stop for lst, stop in stops_of(tree)}
+    """List variable (or repeated group) -> its stop event."""
+    return {lst.var: stop for lst, stop in all_stops_of(tree)}
+
+
+def _events(value: Any) -> tuple[Any, ...]:
+    """A value's events: one, a list's, a group's (its iterations' steps)."""
+    if not isinstance(value, tuple):
+        return (value,)
+    return tuple(x for v in value for x in (v.values() if isinstance(v, dict) else (v,)))
 
 
 def _after(tie: str, x: Item, y: Item) -> bool:
@@ -46,16 +54,20 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
         if not lst:
             continue
         mine = conj[stop.var]
+        group = var in m.groups
+        if group:  # a group's events in stream order, iteration by iteration (its chain)
+            lst = tuple(item for it in lst for item in it.values())
 
-        def stopped(ev: Any, j: int, mine: list[Conjunct] = mine, u: str = stop.var, v: str = var) -> bool:
-            """The stop conditions on ``ev`` with the list so far its first ``j`` elements."""
-            env = Env({**values, v: values[v][:j], u: ev})
+        def stopped(ev: Any, j: int, mine: list[Conjunct] = mine, u: str = stop.var, v: str = var, group: bool = group) -> bool:
+            """The stop conditions on ``ev`` with the list so far its first ``j`` elements (a
+            group's conditions read no group: only the stop event and what precedes it)."""
+            env = Env({**values, u: ev} if group else {**values, v: values[v][:j], u: ev})
             return all(holds(c, env) for c in mine)
 
         if any(el.ev.type == stop.type and stopped(el.ev, j) for j, el in enumerate(lst[1:], 1)):
             return False
         if used is None:
-            used = {i.idx for value in binding.values() for i in (value if isinstance(value, tuple) else (value,))}
+            used = {i.idx for value in binding.values() for i in _events(value)}
         key = m.pkey(lst[0])
         for x in m.by_type.get(stop.type, []):
             if x.idx in used or (m.partition and m.pkey(x) != key):

@@ -201,7 +201,7 @@ def _loosened(p: A.Pattern, events: Sequence[Event], seconds: bool) -> list[str]
         if bare is not None and _matches(bare, events):
             shown = ", ".join(f"!({r.type} {r.var})" for r in negated)
             out.append(f"an event its negation {shown} forbids comes in every candidate: without it, it would match")
-    stops = A.stops_of(p.structure)
+    stops = A.all_stops_of(p.structure)
     if stops and _matches(_without_stops(p), events):
         shown = ", ".join(f"UNTIL {u.type} {u.var}" for _, u in stops)
         out.append(f"a stop event ({shown}) ends every candidate's list too early: without it, it would match")
@@ -273,13 +273,13 @@ def _without_negations(p: A.Pattern) -> A.Pattern | None:
 
 def _without_stops(p: A.Pattern) -> A.Pattern:
     """``p`` without its stop events (``UNTIL U u``) and the conditions that read them."""
-    stops = {u.var for _, u in A.stops_of(p.structure)}
+    stops = {u.var for _, u in A.all_stops_of(p.structure)}
 
     def strip(n: A.Node) -> A.Node:
         if isinstance(n, A.EventRef):
             return replace(n, until=None)
-        if isinstance(n, A.Group):  # no list inside a group (checked)
-            return n
+        if isinstance(n, A.Group):  # no list inside a group (checked); its own stop
+            return replace(n, until=None)
         return type(n)(tuple(strip(c) for c in n.children), span=n.span)
 
     conditions = tuple(c for c in p.conditions if not A.vars_of(c) & stops)

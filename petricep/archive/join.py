@@ -72,7 +72,7 @@ class _Joiner:
         # negated live types and stop events' (UNTIL): their events only cancel or stop a
         # list, so the gate always lets them through
         self.negated_types = {r.type for r in A.events_of(spec.live.structure) if r.negated} | {
-            u.type for _, u in A.stops_of(spec.live.structure)
+            u.type for _, u in A.all_stops_of(spec.live.structure)
         }
         w = spec.live.window
         single = len(spec.live_vars) == 1 and not any(r.kleene for r in _refs(spec.live))

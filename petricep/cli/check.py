@@ -89,7 +89,7 @@ def cmd_check(args: argparse.Namespace, out: IO[str]) -> int:
             + (f"; returns {pn.output_type}" if pn.output_type else "")
             + (f"; timeouts return {pn.timeout.type}" if pn.timeout else "")
             + (f"; at most {pn.limit.count} partial matches per key ({pn.limit.policy})" if pn.limit else "")
-            + "".join(f"; {lst.var}[] until {u.type} {u.var}" for lst, u in A.stops_of(p.structure))
+            + "".join(f"; {lst.var}[] until {u.type} {u.var}" for lst, u in A.all_stops_of(p.structure))
             + "\n"
         )
     for rn in net.rows:

@@ -49,8 +49,9 @@ def _positives(seq: A.Seq) -> list[A.Node]:
 
 
 def _optional(node: A.Node) -> bool:
-    """An optional step (``T? v``): a SEQ may pass over it while it is unbound."""
-    return isinstance(node, A.EventRef) and node.optional
+    """An optional step (``T? v``) or a group that may bind no iteration: a SEQ may pass over
+    it while it is unbound."""
+    return A.skippable(node)
 
 
 def _complete(node: A.Node, cfg: Cfg) -> bool:
@@ -59,7 +60,7 @@ def _complete(node: A.Node, cfg: Cfg) -> bool:
     if isinstance(node, A.EventRef):
         return bool(cfg >= node.least)
     if isinstance(node, A.Group):
-        return G.complete(cfg)
+        return G.complete(node, cfg)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -126,6 +127,7 @@ class _Info:
     absent: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)  # optional steps a live SEQ passed over unbound
     counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
+    growing: set[str] = field(default_factory=set)  # groups complete here that may start an iteration
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -153,18 +155,18 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
         # an optional step the SEQ has passed over unbound is out of the match, as an OR
         # branch not taken is: conditions reading it hold vacuously
-        skipped = [j < k and _optional(c) and s == 0 for j, (c, s) in enumerate(zip(pos, cs))]
+        skipped = [j < k and _optional(c) and s == _init(c) for j, (c, s) in enumerate(zip(pos, cs))]
         labels = [_analyze(c, s, live and not sk, info, types) for c, s, sk in zip(pos, cs, skipped)]
-        if live:
-            info.skipped.update(c.var for c, sk in zip(pos, skipped) if sk and isinstance(c, A.EventRef))
+        if live:  # (a group left out: its steps)
+            info.skipped.update(v for c, sk in zip(pos, skipped) if sk for v in _vars(c))
         if live and _complete(node, cfg):
-            info.absent.update(c.var for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if isinstance(c, A.EventRef) and c.optional and s == 0)
+            info.absent.update(v for c, s in zip(pos[k + 1 :], cs[k + 1 :]) if _optional(c) and s == _init(c) for v in _vars(c))
         if live:
             idx = {id(c): j for j, c in enumerate(pos)}
             last_pos = -1
@@ -245,6 +247,7 @@ class _Config:
         self.absent = frozenset(info.absent)
         self.missing = self.absent | info.skipped  # optional steps a match emitted here leaves out
         self.counts = dict(info.counts)
+        self.growing = frozenset(info.growing)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -335,10 +338,15 @@ class _Builder:
         self.slot = {v.name: v.slot for v in self.vars}
         self.kleene = {v.name for v in self.vars if v.kleene}
         self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
+        # a group's: on its first step's slot, where it is complete and may start an iteration
+        self.group_modes = {grp.var: (grp.members[0], grp.mode) for grp in A.groups_of(pattern.structure) if grp.mode}
         # stop events (UNTIL, compile/until.py): negations that block a list's takes; their
         # conditions are classified as a negation's, the element guards are the lists' own
         self.stops = A.stops_of(pattern.structure)
-        negated = {r.var for r in self.negs} | {u.var for _, u in self.stops}
+        # a group's stop event (compile/groups.py): open where the group has begun and may grow,
+        # blocking every move of its steps (a stop of the group's step type is no step either)
+        self.gstops = A.group_stops_of(pattern.structure)
+        negated = {r.var for r in self.negs} | {u.var for _, u in [*self.stops, *self.gstops]}
         # per-step gaps (compile/gaps.py): a list's chain as iteration conditions after
         # WHERE's, then a pair of guards per (step, event it follows), each put on the
         # transitions whose source binds that event; and an expiry on the places
@@ -350,7 +358,9 @@ class _Builder:
         self.gap_conds = {ci for pair in self.gap_guards.values() for ci in pair}
         self.stop_guards: dict[str, int] = {}  # list -> the condition its takes check
         self.stopped = {lst.var: len(self.negs) + k for k, (lst, _) in enumerate(self.stops)}  # list -> negation
-        for lst, stop in self.stops:
+        self.gstopped = {grp.var: len(self.negs) + len(self.stops) + k for k, (grp, _) in enumerate(self.gstops)}
+        steps = [(step, stop) for grp, stop in self.gstops for step in A.events_of(grp.seq) if not step.negated]
+        for lst, stop in [*self.stops, *steps]:  # (a group's step: its guard reads no list, checked)
             guard = U.element_guard(lst, stop, pattern.conditions)
             if guard is not None:
                 self.stop_guards[lst.var] = len(self.conds)
@@ -370,6 +380,7 @@ class _Builder:
         # match says which steps it has (an absent step's fields are unknown: a negation
         # whose condition reads one forbids nothing there)
         optional = {r.var for r in positives if r.optional}
+        optional |= {m for grp in A.groups_of(pattern.structure) if grp.least == 0 for m in grp.members}
         self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & optional} for r in self.negs}
         self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}
         self.opt_negs |= {n for n, vs in self.neg_reads.items() if vs}
@@ -406,7 +417,7 @@ class _Builder:
         """Each negation, pushed into the scan where its conditions are decidable while the
         partial match waits (between two positive SEQ elements), else checked at emission."""
         conds = self.conds
-        neg_conds: dict[str, list[int]] = {r.var: [] for r in [*self.negs, *(u for _, u in self.stops)]}
+        neg_conds: dict[str, list[int]] = {r.var: [] for r in [*self.negs, *(u for _, u in [*self.stops, *self.gstops])]}
         for ci, c in enumerate(conds):
             if c.neg:
                 neg_conds[c.neg].append(ci)
@@ -444,6 +455,11 @@ class _Builder:
             mine = tuple(neg_conds[stop.var])
             only = tuple(ci for ci in mine if conds[ci].vars == {stop.var})
             out.append(Negation(len(out), stop.var, stop.type, mine, only, (self.slot[lst.var],), (), True, stops=True))
+        for grp, stop in self.gstops:  # after the group's latest event (every step's list)
+            mine = tuple(neg_conds[stop.var])
+            only = tuple(ci for ci in mine if conds[ci].vars == {stop.var})
+            slots = tuple(self.slot[m] for m in grp.members)
+            out.append(Negation(len(out), stop.var, stop.type, mine, only, slots, (), True, stops=True))
         return out
 
     def transitions(self, negations: Sequence[Negation]) -> list[Transition]:
@@ -465,6 +481,11 @@ class _Builder:
                     cleared |= 1 << neg.index
             if take and var in self.stopped:  # a stop event blocks the list's takes
                 blocked |= 1 << self.stopped[var]
+                if var in self.stop_guards:
+                    guards.append(self.stop_guards[var])
+            grp = self.member_of[var][0].var if var in self.member_of else None
+            if grp in self.gstopped and G.begun(self.member_of[var][0], a.bound):  # every later move of the group
+                blocked |= 1 << self.gstopped[grp]
                 if var in self.stop_guards:
                     guards.append(self.stop_guards[var])
             gap = self._gap(a, var, take)
@@ -583,6 +604,9 @@ class _Builder:
         emission and the negations checked there or pending until the window ends."""
         out = []
         self.stop_at = {lst.var: U.stop_places(self.edges, lst.var) for lst, _ in self.stops}
+        for grp, _ in self.gstops:
+            begun = {pid for pid, c in enumerate(self.cinfo) if G.begun(grp, c.bound)}
+            self.stop_at[grp.var] = G.stop_places(self.edges, set(grp.members), begun)
         expiries = self.gap_expiries()
         for pid, conf in enumerate(self.cinfo):
             accepting = _complete(self.pattern.structure, conf.cfg)
@@ -602,8 +626,9 @@ class _Builder:
                         pending.append(neg.index)  # no step after it bound: up to the window's end
             active = [negations[self.neg_index[n.var]] for n, _ in conf.active]
             growable = [negations[self.neg_index[n.var]] for n, g in conf.active if g]
-            for lst, _stop in self.stops:  # a stop event is open where its list grows
-                stop_neg = negations[self.stopped[lst.var]]
+            stopping: list[A.EventRef | A.Group] = [lst for lst, _ in self.stops] + [grp for grp, _ in self.gstops]
+            for lst in stopping:  # a stop event is open where its list (or group) grows
+                stop_neg = negations[self.stopped[lst.var] if lst.var in self.stopped else self.gstopped[lst.var]]
                 if pid in self.stop_at[lst.var]:
                     active.append(stop_neg)
                     if self.stop_at[lst.var][pid]:
@@ -621,10 +646,18 @@ class _Builder:
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
                     gap_expiry=expiries[pid],
-                    repeat=tuple((self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed),
+                    repeat=self._repeat(conf),
                 )
             )
         return out
+
+    def _repeat(self, conf: _Config) -> tuple[tuple[int, str], ...]:
+        """A place's GREEDY / RELUCTANT rules (slot, mode): a list's where it is bound and not
+        closed; a group's where it is complete and may start another iteration (its next
+        iteration's first step is a take on that step's list, as a list's next element)."""
+        out = [(self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed]
+        out += [(self.slot[first], m) for g, (first, m) in self.group_modes.items() if g in conf.growing and first not in conf.closed]
+        return tuple(out)
 
     def _final(self, conf: _Config) -> list[int]:
         """Conditions not yet decided when a match is complete in ``conf``: checked at emission."""

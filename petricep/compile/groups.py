@@ -39,50 +39,71 @@ Cfg = Any
 
 
 def init() -> Cfg:
-    return (False, 0)
+    return (0, 0)
 
 
-def complete(cfg: Cfg) -> bool:
-    started, k = cfg
-    return bool(started and k == 0)
+def _cap(node: A.Group) -> int:
+    """The iterations a configuration counts: up to the upper bound, else up to the lower
+    bound (where an open group loops; ``+``: 1, the ``(started, k)`` of an unbounded group)."""
+    return node.most if node.most is not None else max(node.least, 1)
+
+
+def complete(node: A.Group, cfg: Cfg) -> bool:
+    count, k = cfg
+    return bool(k == 0 and count >= node.least)
 
 
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
-    """(step variable bound, new configuration, appends to its list) for an ``etype`` event."""
-    started, k = cfg
+    """(step variable bound, new configuration, appends to its list) for an ``etype`` event:
+    the iterations completed count up to :func:`_cap`; none starts past the upper bound."""
+    count, k = cfg
     steps = [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
     step = steps[k]
-    if step.type != etype:
+    if step.type != etype or (k == 0 and node.most is not None and count >= node.most):
         return []
-    new = (True, 0) if k + 1 == len(steps) else (started, k + 1)
-    return [(step.var, new, started)]
+    new = (min(count + 1, _cap(node)), 0) if k + 1 == len(steps) else (count, k + 1)
+    return [(step.var, new, count > 0)]
 
 
-def analyze(node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]]) -> str:
+def analyze(
+    node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]], growing: set[str]
+) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
-    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one. ``active``
-    gets the negations open in ``cfg`` (negation, blocks rather than ends): one between two
+    ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
+    group's: ``g{2}`` two iterations, ``g{2,}`` two or more, ``g{2}:b``). ``active`` gets
+    the negations open in ``cfg`` (negation, blocks rather than ends): one between two
     steps right after the iteration's last bound step, where a violating event ends the
     partial match (only the next step moves there); one at the group's start or end once an
-    iteration is complete, where it blocks the next iteration's first step (a stop, as
-    ``UNTIL``'s: the group may still close and the match go on)."""
-    started, k = cfg
+    iteration is complete and another may start, where it blocks the next iteration's first
+    step (a stop, as ``UNTIL``'s: the group may still close and the match go on).
+    ``growing`` gets the group where it is complete and may start another iteration (where
+    GREEDY / RELUCTANT choose between that and the step after it)."""
+    count, k = cfg
     members = node.members
     if not live:
         dead.update(members)
         return ""
-    bound.update(members if started else members[:k])
+    bound.update(members if count else members[:k])
+    more = node.most is None or count < node.most
+    if count >= max(node.least, 1) and k == 0 and more:  # GREEDY / RELUCTANT choose here
+        growing.add(node.var)
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
             if k and members[k - 1] == before:
                 active.append((ref, False))
-        elif started and k == 0:  # between iterations: it blocks the next one only
+        elif count and k == 0 and more:  # between iterations: it blocks the next one only
             active.append((ref, True))
-    if not started and k == 0:
+    if not count and k == 0:
         return ""
-    head = f"{node.var}+" if started else node.var
+    head = node.var if not count else f"{node.var}+" if not node.bounded else _counted(node, count)
     return head if k == 0 else f"{head}:{members[k - 1]}"
+
+
+def _counted(node: A.Group, count: int) -> str:
+    """A bounded group's head in a label: ``g{2}``, ``g{2,}`` where an open one loops."""
+    more = "," if node.most is None and count == _cap(node) else ""
+    return f"{node.var}{{{count}{more}}}"
 
 
 def neighbours(node: A.Group) -> dict[str, tuple[str, str]]:
@@ -200,6 +221,20 @@ def step_order(member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], 
     if take:
         return (slot[group.members[-1]],)
     return None
+
+
+def begun(group: A.Group, bound: frozenset[str] | set[str]) -> bool:
+    """Whether ``group`` has bound an event (its stop event is open from then on)."""
+    return any(m in bound for m in group.members)
+
+
+def stop_places(edges: Any, members: set[str], begun_at: set[int]) -> dict[int, bool]:
+    """The places where a group with a stop event (``SEQ(...)+ g[] UNTIL U u``) may grow (it
+    has begun, and a move of one of its steps leaves them), each with whether a token there
+    has another way on (the step after the group: a stop event then blocks the group's moves;
+    else, inside an iteration or below the fewest iterations, it cancels the token)."""
+    grows = {src for src, _t, v, _new, _take in edges if v in members and src in begun_at}
+    return {pid: any(src == pid and v not in members for src, _t, v, _new, _take in edges) for pid in sorted(grows)}
 
 
 def has_groups(pattern: A.Pattern) -> bool:

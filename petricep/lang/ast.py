@@ -247,10 +247,35 @@ class Group:
     seq: Seq
     var: str
     span: Span = dc_field(default=NOWHERE, compare=False)
+    # ``SEQ(...){n,m} g[]`` / ``{n,}`` / ``{n}`` / ``*`` / ``?`` (issue 42): the fewest and most
+    # iterations, as a bounded Kleene list's ``least`` / ``most`` (``+``: 1, unbounded); a
+    # group of ``least`` 0 may bind no iteration (``g`` then the empty list)
+    least: int = 1
+    most: int | None = None
+    # GREEDY / RELUCTANT after it (skip-till-next-match): where one event both starts its next
+    # iteration and binds the step after it, "greedy" keeps the iteration, "reluctant" the step
+    mode: str = ""
+    # ``SEQ(...)+ g[] UNTIL U u``: a stop event, as a list's: one arriving between two of the
+    # group's events ends the group (it takes no more events; the step after it may come)
+    until: EventRef | None = None
 
     @property
     def children(self) -> tuple[Node, ...]:
         return self.seq.children
+
+    @property
+    def bounded(self) -> bool:
+        """Bounds other than ``+``'s (one or more, unbounded)."""
+        return self.least != 1 or self.most is not None
+
+    def quantifier(self) -> str:
+        """The repetition as written: ``+``, ``*``, ``?``, ``{2,4}``, ``{2,}``, ``{3}``."""
+        named = {(1, None): "+", (0, None): "*", (0, 1): "?"}.get((self.least, self.most))
+        if named is not None:
+            return named
+        if self.most == self.least:
+            return f"{{{self.least}}}"
+        return f"{{{self.least},{'' if self.most is None else self.most}}}"
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -260,6 +285,14 @@ class Group:
 
 
 Node = EventRef | Seq | And | Or | Group
+
+
+def skippable(node: Node) -> bool:
+    """A step of a SEQ a match may leave out: an optional step ``T? v``, or a repeated group
+    that may bind no iteration (``SEQ(...)* g[]``, ``?``, ``{0,m}``)."""
+    if isinstance(node, Group):
+        return node.least == 0
+    return isinstance(node, EventRef) and node.optional
 
 
 def groups_of(node: Node) -> list[Group]:
@@ -405,10 +438,20 @@ def stops_of(node: Node) -> list[tuple[EventRef, EventRef]]:
     return [(r, r.until) for r in events_of(node) if r.until is not None]
 
 
+def group_stops_of(node: Node) -> list[tuple[Group, EventRef]]:
+    """Every (repeated group, its stop event) under ``node`` (``SEQ(...)+ g[] UNTIL U u``)."""
+    return [(g, g.until) for g in groups_of(node) if g.until is not None]
+
+
+def all_stops_of(node: Node) -> list[tuple[EventRef | Group, EventRef]]:
+    """The stop events of lists and of groups, with what each stops."""
+    return [*stops_of(node), *group_stops_of(node)]
+
+
 def read_refs(node: Node) -> list[EventRef]:
     """Every event a pattern reads, by variable: its steps and negations (:func:`events_of`),
     then its stop events (:func:`stops_of`): what a variable of a condition may name."""
-    return [*events_of(node), *(u for _, u in stops_of(node))]
+    return [*events_of(node), *(u for _, u in all_stops_of(node))]
 
 
 def expr_children(expr: Expr) -> tuple[Expr, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import lark
@@ -106,7 +106,7 @@ def flatten_seq(node: A.Node) -> A.Node:
     if isinstance(node, A.Group):  # its steps stay one SEQ: the unit that repeats
         inner = flatten_seq(node.seq)
         seq = inner if isinstance(inner, A.Seq) else A.Seq((inner,), span=node.seq.span)
-        return A.Group(seq, node.var, span=node.span)
+        return replace(node, seq=seq)
     children = tuple(flatten_seq(c) for c in node.children)
     if isinstance(node, A.Seq):
         flat: list[A.Node] = []
@@ -130,7 +130,7 @@ def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
         return
     if isinstance(node, A.Seq) and all(isinstance(c, A.EventRef) and c.negated for c in node.children):
         raise ctx.error("a SEQ needs at least one positive (non-negated) event", node.span)
-    if isinstance(node, A.Seq) and all(isinstance(c, A.EventRef) and (c.negated or c.optional) for c in node.children):
+    if isinstance(node, A.Seq) and all((isinstance(c, A.EventRef) and c.negated) or A.skippable(c) for c in node.children):
         raise ctx.error("a SEQ needs at least one step that is not optional", node.span)
     for child in node.children:
         _check_structure(child, ctx, node)
@@ -361,6 +361,9 @@ def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
     the others both are matches or neither), on a list with a step after it in its SEQ (the
     pattern's, or one inside AND or OR: the list's choice is then among the moves of the
     partial match where it grows, its AND siblings' included)."""
+    for grp in A.groups_of(structure):
+        if grp.mode:
+            G.check_mode(structure, grp, strategy, ctx.error, ctx.unsupported)
     for ref in A.events_of(structure):
         if not ref.mode:
             continue

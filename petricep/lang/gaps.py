@@ -86,7 +86,10 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[Base, ...]:
     out: list[Base] = []
     for node in reversed(before):
         if isinstance(node, A.Group):  # its last event: the last iteration's last step
-            return (*out, node.members[-1])
+            out.append(node.members[-1])
+            if node.least:
+                return tuple(out)
+            continue  # (one that may bind no iteration: as an optional step)
         if isinstance(node, (A.And, A.Or)):
             return (*out, node)
         assert isinstance(node, A.EventRef)

@@ -29,6 +29,12 @@ def check_structure(
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):
+        if node.least == 0 and not isinstance(parent, A.Seq):
+            raise error(
+                f"a repeated group that may bind no iteration ({node.var}[] {node.quantifier()}) must be an element of a SEQ, "
+                "as an optional step",
+                node.span,
+            )
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
@@ -47,6 +53,25 @@ def check_structure(
         return
     for child in node.children:
         check_structure(child, error, unsupported, node, root)
+
+
+def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: ErrorAt, unsupported: Unsupported) -> None:
+    """GREEDY / RELUCTANT after a group choose, under skip-till-next-match, between its next
+    iteration and the step after it in the pattern's SEQ where one event could start either
+    (the place where the group is complete and may grow: inside an iteration the SEQ cannot
+    go on). Inside AND the choice would be among its siblings' moves too: not yet."""
+    word = group.mode.upper()
+    if strategy != A.Strategy.NEXT:
+        raise error(
+            f"{word} on {group.var}[] chooses between the group's next iteration and the step after it under "
+            f"skip-till-next-match: add it to WHERE (under {strategy} it changes nothing)",
+            group.span,
+        )
+    if not isinstance(structure, A.Seq) or not any(c is group for c in structure.children):
+        raise unsupported(f"{word} on a repeated group ({group.var}[]) is supported on a step of the pattern's SEQ, not yet inside AND or OR", group.span)
+    after = structure.children[[id(c) for c in structure.children].index(id(group)) + 1 :]
+    if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
+        raise error(f"{word} on {group.var}[] needs a step after the group (its choice is between the two)", group.span)
 
 
 def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, unsupported: Unsupported) -> None:

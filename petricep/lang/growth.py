@@ -45,10 +45,19 @@ def _list_name(r: A.EventRef) -> str:
     return f"{r.var}[] ({r.type}{r.quantifier()})" if r.bounded else f"{r.var}[]"
 
 
-def _stopped(r: A.EventRef) -> str:
-    """What a warning adds for a list with a stop event: that it stops only when one comes."""
+def _group_name(g: A.Group) -> str:
+    """How a warning names a group: ``g[]``; a bounded one with its bounds (``g[] ({2,})``).
+    Only a group without an upper bound is warned about (one with ``m`` keeps at most the
+    sequences of ``m`` iterations, as a bounded list its subsets of ``m``)."""
+    return f"{g.var}[] ({g.quantifier()})" if g.bounded else f"{g.var}[]"
+
+
+def _stopped(r: A.EventRef | A.Group) -> str:
+    """What a warning adds for a list (or a group) with a stop event: that it stops only
+    when one comes."""
     u = r.until
-    return "" if u is None else f" until a {u.type} event stops the list (UNTIL {u.type} {u.var})"
+    what = "group" if isinstance(r, A.Group) else "list"
+    return "" if u is None else f" until a {u.type} event stops the {what} (UNTIL {u.type} {u.var})"
 
 
 def _windowless(p: A.Pattern) -> list[str]:
@@ -71,11 +80,11 @@ def _windowless(p: A.Pattern) -> list[str]:
                 f"warning: pattern {p.name!r}: Kleene variable {_list_name(kleene)} has no WITHIN window: "
                 f"one partial match may grow without bound{_stopped(kleene)}"
             )
-        groups = A.groups_of(p.structure)
+        groups = [g for g in A.groups_of(p.structure) if g.most is None]
         if groups:
             out.append(
-                f"warning: pattern {p.name!r}: repeated group {groups[0].var}[] has no WITHIN window: "
-                "one partial match may grow without bound"
+                f"warning: pattern {p.name!r}: repeated group {_group_name(groups[0])} has no WITHIN window: "
+                f"one partial match may grow without bound{_stopped(groups[0])}"
             )
     return out
 
@@ -102,12 +111,12 @@ def growth_warnings(patterns: Sequence[A.Pattern]) -> list[str]:
                     f"every subset of its {kleene.type} events in the window: partial matches can double with each "
                     f"one{_stopped(kleene)} (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
                 )
-            group = next(iter(A.groups_of(p.structure)), None)
+            group = next((g for g in A.groups_of(p.structure) if g.most is None), None)
             if group is not None:
                 out.append(
-                    f"warning: pattern {p.name!r}: repeated group {group.var}[] under skip-till-any-match keeps every "
-                    "sequence of its iterations in the window: partial matches can double with each iteration "
-                    "(add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
+                    f"warning: pattern {p.name!r}: repeated group {_group_name(group)} under skip-till-any-match keeps every "
+                    "sequence of its iterations in the window: partial matches can double with each iteration"
+                    f"{_stopped(group)} (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
                 )
         same = _same_type_and(p.structure)
         if same is not None:

@@ -42,6 +42,12 @@ class _Clause(NamedTuple):
     span: A.Span
 
 
+class _Times(NamedTuple):
+    """A repeated group's repetition while its rule is assembled: (least, most)."""
+
+    bounds: tuple[int, int | None]
+
+
 class _Builder(SpanTransformer):
     """lark tree -> AST. Partition/strategy items stay in WHERE as markers for check."""
 
@@ -83,7 +89,11 @@ class _Builder(SpanTransformer):
     def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
         """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
         point at them: at least one event, the upper bound not below the lower)."""
-        least, most = c[1]
+        least, most, low = c[1]
+        if least < 1:
+            raise BuildError(
+                f"a repetition takes at least one event ({{{least},...}}): make the step optional with ? or leave it out", low
+            )
         mode, until, gap = _mode_gap(c[3:])
         ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
         return replace(ref, mode=mode, until=until)
@@ -93,22 +103,22 @@ class _Builder(SpanTransformer):
         """``UNTIL U u``: a Kleene list's stop event (its span: the type, where the caret goes)."""
         return A.EventRef(str(c[0]), str(c[1]), span=self._span(c[0]))
 
-    def bounds_exact(self, c: list[Token]) -> tuple[int, int | None]:
+    def bounds_exact(self, c: list[Token]) -> tuple[int, int | None, Token]:
+        if int(str(c[0])) == 0:
+            raise BuildError("a repetition {0} binds nothing: leave the step out", c[0])
         return self._bounds(c[0], c[0])
 
-    def bounds_range(self, c: list[Token]) -> tuple[int, int | None]:
+    def bounds_range(self, c: list[Token]) -> tuple[int, int | None, Token]:
         return self._bounds(c[0], c[1] if len(c) > 1 else None)
 
-    def _bounds(self, low: Token, high: Token | None) -> tuple[int, int | None]:
+    def _bounds(self, low: Token, high: Token | None) -> tuple[int, int | None, Token]:
+        """(least, most, the lower bound's token): a lower bound 0 is a group's only (a
+        single step's is refused by :meth:`bounded`, with the caret there)."""
         least = int(str(low))
         if least > A.MAX_REPEAT:
             raise BuildError(f"a repetition's lower bound is at most {A.MAX_REPEAT} (each count is a place of the net)", low)
-        if least < 1:
-            raise BuildError(
-                f"a repetition takes at least one event ({{{least},...}}): make the step optional with ? or leave it out", low
-            )
         if high is None:
-            return least, None
+            return least, None, low
         most = int(str(high))
         if most > A.MAX_REPEAT:
             raise BuildError(
@@ -118,7 +128,9 @@ class _Builder(SpanTransformer):
             )
         if most < least:
             raise BuildError(f"a repetition's upper bound {most} is below its lower bound {least}", high)
-        return least, most
+        if most == 0:
+            raise BuildError("a repetition {0,0} binds nothing: leave the step out", high)
+        return least, most, low
 
     @v_args(meta=True)
     def optional(self, meta: Meta, c: list[Any]) -> A.EventRef:
@@ -148,8 +160,22 @@ class _Builder(SpanTransformer):
                 c[-1].span,
                 PatternUnsupportedError,
             )
-        plus = next(i for i, x in enumerate(c) if isinstance(x, Token) and x.type == "PLUS")
-        return A.Group(A.Seq(tuple(c[1:plus]), span=self._span(c[0])), str(c[plus + 1]), span=self._span(c[plus + 1]))
+        at = next(i for i, x in enumerate(c) if isinstance(x, _Times))
+        least, most = c[at].bounds
+        seq = A.Seq(tuple(c[1:at]), span=self._span(c[0]))
+        stop = next((x for x in c[at + 2 :] if isinstance(x, A.EventRef)), None)  # UNTIL U u
+        mode = str(c[at + 2]).lower() if len(c) > at + 2 and isinstance(c[at + 2], Token) else ""  # GREEDY / RELUCTANT
+        return A.Group(seq, str(c[at + 1]), span=self._span(c[at + 1]), least=least, most=most, mode=mode, until=stop)
+
+    def group_times(self, c: list[Any]) -> _Times:
+        """A group's repetition: ``+``, ``*``, ``?`` or bounds (a group, unlike a single step,
+        may have none: ``*`` / ``?`` / ``{0,m}``, the empty list)."""
+        x = c[0]
+        if isinstance(x, tuple):
+            return _Times(x[:2])
+        if x.type == "MULOP" and str(x) != "*":
+            raise BuildError(f"a repeated group's repetition is +, *, ? or {{n,m}}, not {str(x)!r}", x)
+        return _Times({"PLUS": (1, None), "MULOP": (0, None), "QMARK": (0, 1)}[x.type])
 
     @v_args(meta=True)
     def and_(self, meta: Meta, c: list[Any]) -> A.And:

@@ -137,7 +137,10 @@ def node_text(node: A.Node, names: Mapping[str, str] | None = None) -> str:
             body = f"{body} {gap}"
         return f"!({body})" if node.negated else body
     if isinstance(node, A.Group):
-        return f"{node_text(node.seq, names)}+ {(names or {}).get(node.var, node.var)}[]"
+        mode = f" {node.mode.upper()}" if node.mode else ""
+        if node.until is not None:
+            mode += f" UNTIL {node.until.type} {(names or {}).get(node.until.var, node.until.var)}"
+        return f"{node_text(node.seq, names)}{node.quantifier()} {(names or {}).get(node.var, node.var)}[]{mode}"
     word = "SEQ" if isinstance(node, A.Seq) else "AND" if isinstance(node, A.And) else "OR"
     return f"{word}({', '.join(node_text(c, names) for c in node.children)})"
 

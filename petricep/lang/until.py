@@ -24,7 +24,7 @@ ErrorAt = Callable[[str, A.Span | None], PatternError]
 
 def stop_vars(structure: A.Node) -> dict[str, A.EventRef]:
     """The stop events of a pattern by variable name."""
-    return {u.var: u for _, u in A.stops_of(structure)}
+    return {u.var: u for _, u in A.all_stops_of(structure)}
 
 
 def check_until(
@@ -34,7 +34,7 @@ def check_until(
     unsupported: ErrorAt,
 ) -> None:
     """Every stop event of ``structure`` (flattened) and the conditions naming it."""
-    stops = A.stops_of(structure)
+    stops = A.all_stops_of(structure)
     if not stops:
         return
     # ARCHIVED variables (a single-event SEQ prefix, compile/archived.py) are joined after the
@@ -46,7 +46,7 @@ def check_until(
         _check_condition(c, allowed, owner, archived, error, unsupported)
 
 
-def _before(node: A.Node, lst: A.EventRef) -> set[str]:
+def _before(node: A.Node, lst: A.EventRef | A.Group) -> set[str]:
     """The variables a stop condition of ``lst`` may read besides its stop event: the required
     single events and lists before ``lst`` in each SEQ on the way down to it (bound whenever
     the list grows; inside an AND or OR the other children may or may not be bound yet)."""
@@ -55,10 +55,13 @@ def _before(node: A.Node, lst: A.EventRef) -> set[str]:
     return out
 
 
-def _path(node: A.Node, lst: A.EventRef, out: set[str]) -> bool:
-    """Whether ``lst`` is under ``node``; if so, ``out`` gets what is bound before it there."""
+def _path(node: A.Node, lst: A.EventRef | A.Group, out: set[str]) -> bool:
+    """Whether ``lst`` (a list, or a group) is under ``node``; if so, ``out`` gets what is
+    bound before it there."""
+    if node is lst:
+        return True
     if isinstance(node, A.EventRef):
-        return node is lst
+        return False
     for i, c in enumerate(node.children):
         if _path(c, lst, out):
             if isinstance(node, A.Seq):
@@ -70,7 +73,7 @@ def _path(node: A.Node, lst: A.EventRef, out: set[str]) -> bool:
 def _check_condition(
     c: A.Expr,
     allowed_by_list: dict[str, set[str]],
-    owner: dict[str, A.EventRef],
+    owner: dict[str, A.EventRef | A.Group],
     archived: set[str],
     error: ErrorAt,
     unsupported: ErrorAt,
@@ -90,6 +93,12 @@ def _check_condition(
         raise error(f"a stop condition cannot iterate over {it}[i]: it is tested once per event that comes", span)
     allowed = allowed_by_list[lst.var]
     for v in sorted(A.vars_of(c) - {u}):
+        if isinstance(lst, A.Group) and (v == lst.var or v in lst.members):
+            raise unsupported(
+                f"a stop condition (UNTIL ... {u}) of the repeated group {lst.var}[] reads the stop event and the "
+                f"required steps before the group, not yet the group itself ({v!r})",
+                span,
+            )
         if v == lst.var:
             continue  # the list so far (compile/until.py on_element)
         if v in archived:

@@ -1,6 +1,7 @@
 """Repeated groups (issue 42) on Spark batch: the keyed runner over two firing partitions
 gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
-inside AND, with a negation between its steps, with a gap FROM a step."""
+inside AND, with a negation between its steps, with a gap FROM a step; bounded, and of no
+iteration, stopped by UNTIL."""
 
 from __future__ import annotations
 
@@ -31,6 +32,17 @@ CASES = [
         "PATTERN p: SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE [k] WITHIN 10",
         "A@0:k=1 A@0:k=2 B@1:k=1 B@2:k=2 X@3:k=1 X@4:k=1 C@5:k=1 C@5:k=2",
         [{"a": 1, "g": [{"b": 3, "c": 7}]}],
+    ),
+    (  # bounds (two or three iterations) on key 1; none on key 2 of a group of no iteration
+        "PATTERN p: SEQ(A a, SEQ(B b, C c){2,3} g[], D d) WHERE [k] AND skip-till-next-match WITHIN 10\n"
+        "PATTERN q: SEQ(A a, SEQ(B b, C c)? g[], D d) WHERE [k] AND skip-till-next-match WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 D@1:k=2 C@2:k=1 B@3:k=1 C@4:k=1 B@5:k=1 C@6:k=1 D@7:k=1",
+        [{"a": 0, "g": [{"b": 2, "c": 4}, {"b": 5, "c": 6}, {"b": 7, "c": 8}], "d": 9}, {"a": 1, "d": 3}, {"a": 0, "g": [{"b": 2, "c": 4}], "d": 9}],
+    ),
+    (  # a stop event of key 1 ends its group after (b, c); key 2's group goes on past it
+        "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE [k] AND count(g[]) = 2 WITHIN 10",
+        "A@0:k=1 A@0:k=2 B@1:k=1 B@1:k=2 C@2:k=1 C@2:k=2 U@3:k=1 B@4:k=1 B@4:k=2 C@5:k=1 C@5:k=2 D@6:k=1 D@6:k=2",
+        [{"a": 1, "g": [{"b": 3, "c": 5}, {"b": 8, "c": 10}], "d": 12}],
     ),
     (  # a gap FROM the iteration's b: key 1's c4 (2 after b2) holds, c6 (4) not; key 2's c5 (3) not
         "PATTERN p: SEQ(A a, SEQ(B b, C c AFTER 0 TO 2 FROM b)+ g[]) WHERE [k] WITHIN 10",
