@@ -48,7 +48,7 @@ def _session(
     # (--verbose or PETRICEP_SPARK_LOG=WARN shows it)
     java = QUICK_JAVA_OPTIONS if small else ""
     level = "WARN" if verbose else "OFF"
-    conf = QUICK_CONF if small else None
+    conf = QUICK_CONF if small and owned else None  # (not into a session of the caller's)
     return get_session(master or DEFAULT_MASTER, log_level=level, java_options=java, on_context=on_context, conf=conf), owned
 
 
