@@ -52,8 +52,19 @@ def _session(
     return get_session(master or DEFAULT_MASTER, log_level=level, java_options=java, on_context=on_context, conf=conf), owned
 
 
-# PETRICEP_SPARK_PRESTART=0: no early Python worker (see _EarlySession)
-_PRESTART = os.environ.get("PETRICEP_SPARK_PRESTART", "1") != "0"
+def _prestart() -> bool:
+    """Whether a small run starts its first Python worker early (:class:`_EarlySession`).
+    It saves wall time only where a core is free for it (a 2-event run, load ~1 on 2 cores:
+    7.10 -> 6.55 s) and costs ~0.5-1 CPU s (its job): on a busy machine (load 6 on 2 cores)
+    the run took 1-2 s longer. So by default only while the load average leaves a core
+    free; ``PETRICEP_SPARK_PRESTART=1``: always, ``0``: never (bench/HISTORY.md, spark-costs)."""
+    how = os.environ.get("PETRICEP_SPARK_PRESTART", "auto")
+    if how in ("0", "1"):
+        return how == "1"
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
 
 
 class _EarlySession:
@@ -79,7 +90,7 @@ class _EarlySession:
 
     def _start(self, master: str | None, verbose: bool, small: bool) -> None:
         try:
-            self._found = _session(master, verbose, small, self._start_worker if small and _PRESTART else None)
+            self._found = _session(master, verbose, small, self._start_worker if small and _prestart() else None)
         except BaseException as e:  # raised in the command's thread by get()
             self._error = e
 
