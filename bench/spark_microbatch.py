@@ -56,6 +56,22 @@ VARIANTS: dict[str, dict[str, str]] = {
     # no micro-batch without data only to advance the watermark (not a default: a quiet
     # stream's matches would wait for the next data)
     "nodata-off": {"spark.sql.streaming.noDataMicroBatches.enabled": "false"},
+    # each of spark-costs' candidates alone, then together (bench/HISTORY.md, spark-costs)
+    "rows-untracked": {"spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false"},
+    "checksums-off": {"spark.sql.streaming.checkpoint.fileChecksum.enabled": "false"},
+    "validation-off": {"spark.sql.streaming.stateStore.commitValidation.enabled": "false"},
+    "partitions-1": {"spark.sql.shuffle.partitions": "1"},
+    "lean-1": {
+        "spark.sql.shuffle.partitions": "1",
+        "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
+        "spark.sql.streaming.checkpoint.fileChecksum.enabled": "false",
+        "spark.sql.streaming.stateStore.commitValidation.enabled": "false",
+    },
+    "lean": {
+        "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
+        "spark.sql.streaming.checkpoint.fileChecksum.enabled": "false",
+        "spark.sql.streaming.stateStore.commitValidation.enabled": "false",
+    },
 }
 DURATIONS = ("triggerExecution", "addBatch", "queryPlanning", "walCommit", "commitOffsets", "getBatch", "latestOffset")
 

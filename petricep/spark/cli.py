@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
@@ -30,11 +30,15 @@ from .session import stop_session
 DEFAULT_MASTER = "local[*]"
 
 
-def _session(master: str | None, verbose: bool = False, small: bool = False) -> tuple[Any, bool]:
+def _session(
+    master: str | None, verbose: bool = False, small: bool = False, on_context: Callable[[Any], None] | None = None
+) -> tuple[Any, bool]:
     """The SparkSession, and whether this command started it (and so stops it).
     ``small``: the input is small (:data:`~petricep.spark.batch.SMALL_INPUT`): the JVM
-    starts for a short run (:data:`~petricep.spark.session.QUICK_JAVA_OPTIONS`)."""
-    from .session import QUICK_JAVA_OPTIONS, get_session, require_spark
+    starts for a short run (:data:`~petricep.spark.session.QUICK_JAVA_OPTIONS`,
+    :data:`~petricep.spark.session.QUICK_CONF`);
+    ``on_context``: see :func:`~petricep.spark.session.get_session`."""
+    from .session import QUICK_CONF, QUICK_JAVA_OPTIONS, get_session, require_spark
 
     require_spark()
     from pyspark.sql import SparkSession
@@ -43,14 +47,34 @@ def _session(master: str | None, verbose: bool = False, small: bool = False) -> 
     # errors reach the user as one petricep message: Spark's own log stays quiet
     # (--verbose or PETRICEP_SPARK_LOG=WARN shows it)
     java = QUICK_JAVA_OPTIONS if small else ""
-    return get_session(master or DEFAULT_MASTER, log_level="WARN" if verbose else "OFF", java_options=java), owned
+    level = "WARN" if verbose else "OFF"
+    conf = QUICK_CONF if small and owned else None  # (not into a session of the caller's)
+    return get_session(master or DEFAULT_MASTER, log_level=level, java_options=java, on_context=on_context, conf=conf), owned
+
+
+def _prestart() -> bool:
+    """Whether a small run starts its first Python worker early (:class:`_EarlySession`).
+    It saves wall time only where a core is free for it (a 2-event run, load ~1 on 2 cores:
+    7.10 -> 6.55 s) and costs ~0.5-1 CPU s (its job): on a busy machine (load 6 on 2 cores)
+    the run took 1-2 s longer. So by default only while the load average leaves a core
+    free; ``PETRICEP_SPARK_PRESTART=1``: always, ``0``: never (bench/HISTORY.md, spark-costs)."""
+    how = os.environ.get("PETRICEP_SPARK_PRESTART", "auto")
+    if how in ("0", "1"):
+        return how == "1"
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 0.5
+    except OSError:
+        return False
 
 
 class _EarlySession:
     """The session of ``run --engine spark``, started in a thread once the patterns and the
     input's columns are checked: the JVM (~1-2 s) boots while the Spark side of petricep is
-    imported and the run set up.
-    :meth:`get` joins it (its error raised there, as :func:`_session`'s)."""
+    imported and the run set up. On a small input the first Python worker starts as soon
+    as the SparkContext exists (:class:`~petricep.spark.launch.WorkerStart`), while the
+    driver creates the SparkSession, parses the file and plans the firing.
+    :meth:`get` joins it (its error raised there, as :func:`_session`'s); :meth:`warmed`
+    waits for the worker before the firing job."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         from .batch import small_file
@@ -59,15 +83,26 @@ class _EarlySession:
         self._error: BaseException | None = None
         self._how = (args.master, getattr(args, "verbose", False), small_file(args.events))
         self._thread: threading.Thread | None = None
+        self._worker: Any = None
         if _launches_jvm():  # (a running session is this thread's to find: no thread then)
             self._thread = threading.Thread(target=self._start, args=self._how, name="petricep-spark-start", daemon=True)
             self._thread.start()
 
     def _start(self, master: str | None, verbose: bool, small: bool) -> None:
         try:
-            self._found = _session(master, verbose, small)
+            self._found = _session(master, verbose, small, self._start_worker if small and _prestart() else None)
         except BaseException as e:  # raised in the command's thread by get()
             self._error = e
+
+    def _start_worker(self, sc: Any) -> None:
+        from .launch import WorkerStart
+
+        self._worker = WorkerStart(sc)
+
+    def warmed(self) -> None:
+        """Wait for the first Python worker started early (if one was)."""
+        if self._worker is not None:
+            self._worker.wait()
 
     def get(self) -> tuple[Any, bool]:
         if self._thread is None:
@@ -167,8 +202,11 @@ def run_batch(
             with Progress(spark, err, show) as progress:
                 parsed = run.parse_file(spec)
                 progress.note(f"{parsed.clock.events} events parsed")
+                matches = run.fire(parsed, raise_errors=False)
+                if early is not None:
+                    early.warmed()
                 lines = retimed(
-                    ordered_json(run.fire(parsed, raise_errors=False), partitions=parsed.partitions),
+                    ordered_json(matches, partitions=parsed.partitions),
                     input_times(spec, _local_dir(spec.path)),
                 )
                 sink = out if not args.output else open(args.output, "w", encoding="utf-8")  # noqa: SIM115

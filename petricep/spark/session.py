@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
@@ -107,6 +108,10 @@ BASE_CONF: dict[str, str] = {
 # compiler only, one GC thread. The C2 compiler spent ~14 of the ~33 CPU seconds of a
 # 2-event run (bench/HISTORY.md, issue 39 item 5); on a large input its code pays back.
 QUICK_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# and Spark's expressions interpreted: whole-stage code generation (Janino compiling each
+# query's Java source) was ~0.5-0.8 of the one task's seconds of a 2-event run here, and
+# ~0.7 CPU s of the run (bench/HISTORY.md, issue 39 item 5, spark-costs)
+QUICK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # lines the JVM writes before any log configuration is read (``--verbose`` shows them):
 # its module warning, and a class archive it cannot use (another JDK; it runs without);
 # and the lines (each one followed by a blank line) PySpark's transformWithStateInPandas
@@ -137,6 +142,7 @@ def get_session(
     conf: dict[str, str] | None = None,
     log_level: str = "ERROR",
     java_options: str = "",
+    on_context: Callable[[Any], None] | None = None,
 ) -> Any:
     """A SparkSession for petricep (the active one if there is one and no master is given).
 
@@ -144,7 +150,9 @@ def get_session(
     import petricep. Spark's log level: ``log_level``, or ``PETRICEP_SPARK_LOG`` when set;
     where this call starts the JVM, the level holds from its first line (a log4j2 file:
     Spark's start-up banner and warnings are not printed below WARN), and
-    ``java_options`` go to the driver's JVM (e.g. :data:`QUICK_JAVA_OPTIONS`)."""
+    ``java_options`` go to the driver's JVM (e.g. :data:`QUICK_JAVA_OPTIONS`) and
+    ``on_context`` is called with the SparkContext as soon as it exists (before the
+    SparkSession: e.g. :class:`~petricep.spark.launch.WorkerStart`)."""
     require_spark()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -161,7 +169,9 @@ def get_session(
     settings["spark.app.name"] = app_name
     try:
         if _starts_jvm():
-            _start_jvm(settings, level, java_options)
+            sc = _start_jvm(settings, level, java_options)
+            if on_context is not None:
+                on_context(sc)
         builder = SparkSession.builder
         for k, v in settings.items():
             builder = builder.config(k, v)
@@ -198,12 +208,13 @@ def _starts_jvm() -> bool:
     return SparkContext._gateway is None and SparkContext._active_spark_context is None
 
 
-def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> None:
+def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> Any:
     """Launch Spark's JVM with petricep's log configuration and the JVM's stderr read
     through :func:`_forward` (which drops the JVM's own start-up warnings below WARN),
     and create the SparkContext on it (``getOrCreate`` then finds it)."""
     from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
+
+    from .launch import launch_gateway
 
     archive, record = _class_archive()
     cds = f"-XX:SharedArchiveFile={archive}" if not record else f"-XX:ArchiveClassesAtExit={record}"
@@ -220,9 +231,10 @@ def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> None:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": write})
     finally:
         os.close(write)
-    SparkContext(conf=conf, gateway=gateway)
+    sc = SparkContext(conf=conf, gateway=gateway)
     if record and archive:
         atexit.register(_keep_archive, gateway.proc, record, archive)
+    return sc
 
 
 # The JVM's classes, archived (AppCDS): the JVM maps them rather than loading and
