@@ -213,8 +213,7 @@ def _start_jvm(settings: dict[str, str], level: str, java_options: str) -> Any:
     through :func:`_forward` (which drops the JVM's own start-up warnings below WARN),
     and create the SparkContext on it (``getOrCreate`` then finds it)."""
     from pyspark import SparkConf, SparkContext
-
-    from .launch import launch_gateway
+    from pyspark.java_gateway import launch_gateway
 
     archive, record = _class_archive()
     cds = f"-XX:SharedArchiveFile={archive}" if not record else f"-XX:ArchiveClassesAtExit={record}"

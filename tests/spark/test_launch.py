@@ -1,6 +1,5 @@
-"""Spark's JVM started by its command line directly, and the first Python worker started
-early (petricep/spark/launch.py): the same JVM command spark-submit runs, the same worker
-pool the firing's SQL tasks use."""
+"""The first Python worker started early (petricep/spark/launch.py): the same worker pool
+the firing's SQL tasks use, and a caller's own session left as it was."""
 
 from __future__ import annotations
 
@@ -12,49 +11,9 @@ from typing import Any
 import pytest
 
 from petricep.spark import launch
-from petricep.spark.session import _set_spark_home, spark_available
+from petricep.spark.session import spark_available
 
 pytestmark = pytest.mark.skipif(not spark_available(), reason="PySpark or Java missing")
-
-ARGS = ["--conf", "spark.master=local[1]", "--conf", "spark.driver.extraJavaOptions=-Da=1 -Db=2", "pyspark-shell"]
-
-
-def _submit(env: dict[str, str]) -> list[str]:
-    return [os.path.join(env["SPARK_HOME"], "bin", "spark-submit"), *ARGS]
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    _set_spark_home()
-    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-
-def test_the_jvm_command_is_the_launchers_then_read_from_the_cache(env: dict[str, str], tmp_path: Path) -> None:
-    found = launch._direct_command(_submit(env), env, None)
-    assert found is not None
-    command, exported = found
-    assert exported["PYTHONHASHSEED"] == "0" and exported["SPARK_ENV_LOADED"] == "1"
-    main = command.index("org.apache.spark.deploy.SparkSubmit")
-    assert command[1:3] == ["-cp", command[2]] and "-Da=1" in command[:main] and "-Db=2" in command[:main]
-    assert sorted(command[main + 1 :]) == sorted(ARGS)
-    (cached,) = (tmp_path / "cache" / "petricep").glob("spark-launch-*.json")
-    assert json.loads(cached.read_text()) == command
-    cached.write_text(json.dumps(["java", "-version"]))  # read, not computed again
-    assert launch._direct_command(_submit(env), env, None) == (["java", "-version"], exported)
-    other = [*_submit(env)[:-1], "--conf", "spark.app.name=x", "pyspark-shell"]
-    again = launch._direct_command(other, env, None)
-    assert again is not None and "spark.app.name=x" in again[0]
-
-
-def test_a_spark_env_script_or_another_script_keeps_spark_submit(env: dict[str, str], tmp_path: Path) -> None:
-    conf = tmp_path / "conf"
-    conf.mkdir()
-    (conf / "spark-env.sh").write_text("export SPARK_LOCAL_IP=127.0.0.1\n")
-    assert launch._direct_command(_submit(env), {**env, "SPARK_CONF_DIR": str(conf)}, None) is None
-    assert launch._direct_command(["/bin/spark-submit", *ARGS], env, None) is None
-    assert launch._direct_command(_submit(env), {**env, "SPARK_TESTING": "1"}, None) is None
-    assert not list((tmp_path / "cache").rglob("spark-launch-*"))
-
 
 def _environ(rows: Any) -> Any:
     yield dict(os.environ)
