@@ -658,21 +658,14 @@ cdef class Group:
         return self.expiry == EXPIRE_GAPS and self.gap_passed(t, ts, pos)
 
     cdef bint gap_passed(self, int32_t t, double ts, int64_t pos) noexcept nogil:
-        """A per-step gap ahead of token ``t`` has ended before ``(ts, pos)`` (GroupRuntime.gap_passed:
-        ``ts - a > hi`` for the time ``a`` of the event it follows; a gap in EVENTS, its slot
-        ``~slot``: ``pos - a > hi`` on positions): no event from then on can bind that step, so
-        the partial match leaves before its window closes."""
+        """A gap ahead of token ``t`` ended before ``(ts, pos)`` (GroupRuntime.gap_passed: ``ts - a > hi``, ``a``
+        the time it follows; EVENTS, slot ``~slot``: ``pos - a > hi``): no later event binds it, it leaves now."""
         cdef int i, sl, p = self.tk_place[t]
         cdef int64_t ev
         for i in range(self.place_gap_start[p], self.place_gap_start[p + 1]):
             sl = self.gap_slot[i]
-            ev = gap_base(self, t, sl if sl >= 0 else ~sl)
-            if ev < 0:  # (bound: the gap is ahead)
-                continue
-            if sl >= 0:
-                if ts - self.store.ts[ev] > self.gap_hi[i]:
-                    return True
-            elif <double>(pos - self.store.pos[ev]) > self.gap_hi[i]:
+            ev = gap_base(self, t, sl if sl >= 0 else ~sl)  # (bound: the gap is ahead)
+            if ev >= 0 and (ts - self.store.ts[ev] if sl >= 0 else <double>(pos - self.store.pos[ev])) > self.gap_hi[i]:
                 return True
         return False
 
