@@ -40,7 +40,9 @@ def beside_optional(tree: Node) -> set[str]:
                 sides: list[Iterable[Node]] = [reversed(kids[:i]), kids[i + 1 :]]
                 for side in sides:
                     k = next((k for k in side if not (isinstance(k, EventRef) and k.negated)), None)
-                    if (isinstance(k, EventRef) and k.optional) or (isinstance(k, Group) and k.least == 0):
+                    if (isinstance(k, EventRef) and (k.optional or (k.kleene and k.least == 0))) or (
+                        isinstance(k, Group) and k.least == 0
+                    ):
                         out.add(c.var)
     for child in tree.children:
         out |= beside_optional(child)

@@ -28,7 +28,9 @@ def _positive_vars(node: Node) -> list[str]:
 
 def _skippable(node: Node) -> bool:
     """An optional step, or a repeated group that may bind no iteration (``*``, ``?``)."""
-    return (isinstance(node, EventRef) and node.optional) or (isinstance(node, Group) and node.least == 0)
+    return (isinstance(node, EventRef) and (node.optional or (node.kleene and node.least == 0))) or (
+        isinstance(node, Group) and node.least == 0
+    )
 
 
 def resolutions(node: Node) -> list[Node]:
@@ -42,6 +44,8 @@ def resolutions(node: Node) -> list[Node]:
     for child in node.children:
         if isinstance(child, EventRef) and child.optional:
             options.append([child, None])
+        elif isinstance(child, EventRef) and child.kleene and child.least == 0:  # no event, or one or more
+            options.append([replace(child, least=1), None])
         elif isinstance(child, Group) and child.least == 0:  # no iteration, or one or more
             options.append([replace(child, least=1), None])
         else:

@@ -84,7 +84,7 @@ def _moves(node: A.Node, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
             return []
         # a bounded list counts its events up to its upper bound (one place per count), an
         # unbounded one up to its lower bound, where it loops (``T+``: on its first place)
-        cap = node.most if node.most is not None else node.least
+        cap = node.most if node.most is not None else max(node.least, 1)
         return [(node.var, min(cfg + 1, cap), True)]
     if isinstance(node, A.Group):
         return G.moves(node, cfg, etype)
@@ -379,7 +379,7 @@ class _Builder:
         # negations beside an optional step or reading one: checked at emission, where the
         # match says which steps it has (an absent step's fields are unknown: a negation
         # whose condition reads one forbids nothing there)
-        optional = {r.var for r in positives if r.optional}
+        optional = {r.var for r in positives if A.skippable(r)}
         optional |= {m for grp in A.groups_of(pattern.structure) if grp.least == 0 for m in grp.members}
         self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & optional} for r in self.negs}
         self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}

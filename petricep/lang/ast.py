@@ -215,6 +215,8 @@ class EventRef:
             return ""
         if not self.bounded:
             return "+"
+        if self.least == 0 and self.most is None:
+            return "*"
         if self.most == self.least:
             return f"{{{self.least}}}"
         return f"{{{self.least},{'' if self.most is None else self.most}}}"
@@ -292,7 +294,7 @@ def skippable(node: Node) -> bool:
     that may bind no iteration (``SEQ(...)* g[]``, ``?``, ``{0,m}``)."""
     if isinstance(node, Group):
         return node.least == 0
-    return isinstance(node, EventRef) and node.optional
+    return isinstance(node, EventRef) and (node.optional or (node.kleene and node.least == 0))
 
 
 def groups_of(node: Node) -> list[Group]:

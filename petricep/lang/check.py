@@ -127,6 +127,8 @@ def _check_structure(node: A.Node, ctx: _Ctx, parent: A.Node | None) -> None:
             raise ctx.error(f"negation !({node.type} {node.var}) must be an element of a SEQ", node.span)
         if node.optional and not isinstance(parent, A.Seq):
             raise ctx.error(f"an optional step {node.type}? {node.var} must be an element of a SEQ", node.span)
+        if node.kleene and node.least == 0 and not isinstance(parent, A.Seq):
+            raise ctx.error(f"a list of no event or more, {node.type}{node.quantifier()} {node.var}[], must be an element of a SEQ", node.span)
         return
     if isinstance(node, A.Seq) and all(isinstance(c, A.EventRef) and c.negated for c in node.children):
         raise ctx.error("a SEQ needs at least one positive (non-negated) event", node.span)

@@ -87,15 +87,22 @@ class _Builder(SpanTransformer):
 
     @v_args(meta=True)
     def bounded(self, meta: Meta, c: list[Any]) -> A.EventRef:
-        """``T{n,m} v[]``: a Kleene variable with bounds (checked here, where the caret can
-        point at them: at least one event, the upper bound not below the lower)."""
+        """``T{n,m} v[]``: a Kleene variable with bounds (checked in ``_bounds``, where the
+        caret can point at them: the upper bound not below the lower; ``{0,m}``: no event or
+        up to m, the variable left out where there is none)."""
         least, most, low = c[1]
-        if least < 1:
-            raise BuildError(
-                f"a repetition takes at least one event ({{{least},...}}): make the step optional with ? or leave it out", low
-            )
         mode, until, gap = _mode_gap(c[3:])
         ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=least, most=most)
+        return replace(ref, mode=mode, until=until)
+
+    @v_args(meta=True)
+    def star(self, meta: Meta, c: list[Any]) -> A.EventRef:
+        """``T* v[]``: a list of no event or more (``T{0,} v[]``; with none, ``v`` is left out
+        of the match, as a skipped optional step)."""
+        if str(c[1]) != "*":
+            raise BuildError(f"a list's repetition is +, * or {{n,m}}, not {str(c[1])!r}", c[1])
+        mode, until, gap = _mode_gap(c[3:])
+        ref = A.EventRef(str(c[0]), str(c[2]), kleene=True, span=self._span(c[0]), gap=gap, least=0)
         return replace(ref, mode=mode, until=until)
 
     @v_args(meta=True)
