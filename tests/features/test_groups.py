@@ -556,6 +556,19 @@ def test_a_kernel_snapshot_in_the_middle_of_an_iteration_restores() -> None:
     ]
 
 
+def cut_plan(data: Any, n: int) -> dict[str, Any]:
+    """Where a kernel run over ``n`` events is cut (snapshots restored), ticked, batched,
+    swept and its matches sliced: drawn for :func:`drive`."""
+    return {
+        "cuts": data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)),
+        "ticks": data.draw(st.sets(st.integers(0, n - 1), max_size=2)),
+        "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
+        "sweep": data.draw(st.sampled_from((0, 1, 2))),
+        "columns": data.draw(st.booleans()),
+        "max_out": data.draw(st.sampled_from((1, 2, 5, 65_536))),
+    }
+
+
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), grouped_patterns())
 def test_kernel_snapshot_cuts_on_grouped_patterns(data: Any, p: Pattern) -> None:
@@ -564,14 +577,7 @@ def test_kernel_snapshot_cuts_on_grouped_patterns(data: Any, p: Pattern) -> None
     events = data.draw(streams(types=_types(p), max_size=12, min_size=4))
     tie = tie_rules(data.draw, [p])
     n = len(events)
-    plan = {
-        "cuts": data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)),
-        "ticks": data.draw(st.sets(st.integers(0, n - 1), max_size=2)),
-        "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
-        "sweep": data.draw(st.sampled_from((0, 1, 2))),
-        "columns": data.draw(st.booleans()),
-        "max_out": data.draw(st.sampled_from((1, 2, 5, 65_536))),
-    }
+    plan = cut_plan(data, n)
     note(pattern_text(p))
     note(f"tie={tie} plan={plan}")
     net = build_net([p])

@@ -30,6 +30,7 @@ from tests.features.test_groups import (  # noqa: F401 (the fixture: every match
     BC,
     _kernel_equals_engine,
     _types,
+    cut_plan,
     g,
     gagg,
     grouped_patterns,
@@ -284,14 +285,7 @@ def test_kernel_snapshot_cuts_on_bounded_groups(data: Any, p: Pattern) -> None:
     events = data.draw(streams(types=_types(p), max_size=12, min_size=4))
     tie = tie_rules(data.draw, [p])
     n = len(events)
-    plan = {
-        "cuts": data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=n)),
-        "ticks": data.draw(st.sets(st.integers(0, n - 1), max_size=2)),
-        "batch": data.draw(st.sampled_from((1, 2, 3, 64))),
-        "sweep": data.draw(st.sampled_from((0, 1, 2))),
-        "columns": data.draw(st.booleans()),
-        "max_out": data.draw(st.sampled_from((1, 2, 5, 65_536))),
-    }
+    plan = cut_plan(data, n)
     note(pattern_text(p))
     note(f"tie={tie} plan={plan}")
     net = build_net([p])
