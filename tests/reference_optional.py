@@ -44,9 +44,7 @@ def resolutions(node: Node) -> list[Node]:
     for child in node.children:
         if isinstance(child, EventRef) and child.optional:
             options.append([child, None])
-        elif isinstance(child, EventRef) and child.kleene and child.least == 0:  # no event, or one or more
-            options.append([replace(child, least=1), None])
-        elif isinstance(child, Group) and child.least == 0:  # no iteration, or one or more
+        elif _skippable(child):  # a list of no event or more, a group of no iteration or more: none, or one or more
             options.append([replace(child, least=1), None])
         else:
             options.append(list(resolutions(child)))

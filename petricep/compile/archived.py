@@ -164,10 +164,10 @@ def _parts(p: A.Pattern) -> tuple[list[A.EventRef], list[A.Node]]:
     live_kids = kids[first_live:]
     if isinstance(live_kids[0], A.EventRef) and live_kids[0].negated:
         raise _error(p, "a negation may not follow the ARCHIVED variables directly", live_kids[0].span)
-    if all(isinstance(k, A.EventRef) and (k.optional or k.negated) for k in live_kids):
+    if all(isinstance(k, A.EventRef) and (A.skippable(k) or k.negated) for k in live_kids):
         raise _error(p, "the live part needs a required step (one that is not optional)", live_kids[0].span)
     for k in live_kids:  # where the optional steps before it are left out, it follows them
-        if not (isinstance(k, A.EventRef) and (k.optional or k.negated)):
+        if not (isinstance(k, A.EventRef) and (A.skippable(k) or k.negated)):
             break
         if k.negated:
             raise _error(p, "a negation may not follow the ARCHIVED variables with only optional steps between them", k.span)
@@ -209,7 +209,7 @@ def _ranges(p: A.Pattern, archived: list[A.EventRef], live_vars: tuple[str, ...]
     conditions ``live.ts - arch.ts OP n``; a variable without an upper bound is an error."""
     archived_vars = {r.var for r in archived}
     # an optional live step may be absent: its conditions then hold, so it bounds nothing
-    optional = {r.var for r in A.events_of(p.structure) if r.optional}
+    optional = {r.var for r in A.events_of(p.structure) if A.skippable(r)}
     live_vars = tuple(v for v in live_vars if v not in optional)
     # the range read is from the anchor with the nearest upper bound, its lower bound from
     # conditions on that same anchor (another anchor's lower bound says nothing about it)

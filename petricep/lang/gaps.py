@@ -94,7 +94,7 @@ def default_bases(structure: A.Node, ref: A.EventRef) -> tuple[Base, ...]:
             return (*out, node)
         assert isinstance(node, A.EventRef)
         out.append(node.var)
-        if not node.optional:
+        if not A.skippable(node):  # (a list of no event or more: as an optional step)
             return tuple(out)
     return ()  # (only optional steps before it: none when all are left out)
 
@@ -107,7 +107,7 @@ def completions(node: A.Node) -> set[frozenset[str]]:
         if node.negated:
             return {frozenset()}
         one = frozenset((node.var,))
-        return {one, frozenset()} if node.optional else {one}
+        return {one, frozenset()} if A.skippable(node) else {one}
     if isinstance(node, A.Or):
         return {s for c in node.children for s in completions(c)}
     out = {frozenset[str]()}
@@ -246,8 +246,8 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
     last = prev[-1]
     assert isinstance(last, A.EventRef)  # optional steps only before it
     raise error(
-        f"the steps before {ref.type} {ref.var} are optional ({last.type}? {last.var}): when they are left out it has "
-        "nothing to follow: name one with FROM",
+        f"the steps before {ref.type} {ref.var} are optional ({last.type}{last.quantifier()} {last.var}{'[]' if last.kleene else ''}): "
+        "when they are left out it has nothing to follow: name one with FROM",
         ref.gap.span,
     )
 

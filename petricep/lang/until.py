@@ -65,7 +65,7 @@ def _path(node: A.Node, lst: A.EventRef | A.Group, out: set[str]) -> bool:
     for i, c in enumerate(node.children):
         if _path(c, lst, out):
             if isinstance(node, A.Seq):
-                out.update(k.var for k in node.children[:i] if isinstance(k, A.EventRef) and not (k.negated or k.optional))
+                out.update(k.var for k in node.children[:i] if isinstance(k, A.EventRef) and not (k.negated or A.skippable(k)))
             return True
     return False
 

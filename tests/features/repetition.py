@@ -102,8 +102,9 @@ def sorted_matches(matches: list[dict[str, Any]]) -> list[str]:
 
 def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = True) -> A.Pattern:
     """``p`` with some Kleene lists given bounds (1-3 at least, at most unbounded or up to two
-    more) and some single steps of a SEQ made optional, where the language allows it: beside
-    a negation or read by a negation condition too, every SEQ keeping a required step."""
+    more; a list that is a step of a SEQ may also take least 0: ``T* v[]``, ``T{0,m} v[]``)
+    and some single steps of a SEQ made optional, where the language allows it: beside a
+    negation or read by a negation condition too, every SEQ keeping a required step."""
     p = replace(p, structure=flatten_seq(p.structure))  # as the language reads it
 
     def visit(node: A.Node) -> A.Node:
@@ -116,14 +117,15 @@ def repetitions(draw: Any, p: A.Pattern, optional: bool = True, bounded: bool = 
         if isinstance(node, A.Group):
             return node  # (a repeated group's steps: not drawn here)
         kids = [visit(c) for c in node.children]
-        if optional and isinstance(node, A.Seq):
+        if isinstance(node, A.Seq):
             for i, c in enumerate(kids):
-                required = [k for k in kids if not (isinstance(k, A.EventRef) and (k.negated or k.optional))]
-                plain = isinstance(c, A.EventRef) and not (c.negated or c.kleene)
-                if not (isinstance(c, A.EventRef) and plain):
+                required = [k for k in kids if not ((isinstance(k, A.EventRef) and k.negated) or A.skippable(k))]
+                if not (isinstance(c, A.EventRef) and not c.negated and len(required) > 1):
                     continue
-                if len(required) > 1 and draw(st.integers(0, 2)) == 0:
+                if optional and not c.kleene and draw(st.integers(0, 2)) == 0:
                     kids[i] = replace(c, optional=True)
+                elif bounded and c.kleene and draw(st.integers(0, 2)) == 0:  # no event or more
+                    kids[i] = replace(c, least=0, most=None if c.most is None else max(c.most, 1))
         return type(node)(tuple(kids), span=node.span)
 
     out = replace(p, structure=visit(p.structure))

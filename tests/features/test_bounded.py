@@ -164,7 +164,7 @@ def test_round_trip_and_growth_warning() -> None:
 @pytest.mark.parametrize(
     ("text", "kind", "message", "column"),
     [
-        ("PATTERN p: SEQ(A{0,2} a[], B b)", PatternSyntaxError, "a repetition takes at least one event ({0,...}): make the step optional with ? or leave it out", 18),
+        ("PATTERN p: SEQ(A{0} a[], B b)", PatternSyntaxError, "a repetition {0} binds nothing: leave the step out", 18),
         ("PATTERN p: SEQ(A{3,2} a[], B b)", PatternSyntaxError, "a repetition's upper bound 2 is below its lower bound 3", 20),
         ("PATTERN p: SEQ(A{2,65} a[], B b)", PatternSyntaxError, "a repetition's upper bound is at most 64 (each count is a place of the net): write {2,} and bound count(v[]) in WHERE", 20),
         ("PATTERN p: SEQ(A{2,3} a, B b)", PatternSyntaxError, "unexpected ','; expected '['", 24),
