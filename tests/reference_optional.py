@@ -44,7 +44,9 @@ def resolutions(node: Node) -> list[Node]:
     for child in node.children:
         if isinstance(child, EventRef) and child.optional:
             options.append([child, None])
-        elif _skippable(child):  # a list of no event or more, a group of no iteration or more: none, or one or more
+        elif isinstance(child, EventRef) and _skippable(child):  # noqa: SIM114 (a list of no event or more: none, or 1+)
+            options.append([replace(child, least=1), None])
+        elif isinstance(child, Group) and child.least == 0:  # no iteration, or one or more
             options.append([replace(child, least=1), None])
         else:
             options.append(list(resolutions(child)))

@@ -132,12 +132,13 @@ class _Info:
 
 def _label(ref: A.EventRef, count: int) -> str:
     """A bound variable in a place's label: ``a``, ``a+``; a bounded list with its count so
-    far (``a{2}``; ``a{3,}`` where an unbounded one loops), so the diagrams show the bounds."""
+    far (``a{2}``; ``a{3,}`` where an unbounded one loops, ``a{1,}`` for ``A* a[]``), so the
+    diagrams show the bounds."""
     if not ref.kleene:
         return ref.var
     if not ref.bounded:
         return ref.var + "+"
-    more = "," if ref.most is None and count == ref.least else ""
+    more = "," if ref.most is None and count == max(ref.least, 1) else ""
     return f"{ref.var}{{{count}{more}}}"
 
 
