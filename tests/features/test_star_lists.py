@@ -156,3 +156,28 @@ def test_errors_with_carets(text: str, kind: type[Exception], message: str, colu
         parse_text(text)
     assert message in str(err.value)
     assert f"<pattern>:1:{column}:" in str(err.value)
+
+
+def test_the_documented_examples_parse_and_run_on_the_kernel() -> None:
+    from pathlib import Path
+
+    from petricep.merge import build_net
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "LANGUAGE.md").read_text()
+    block = doc.split("### Bounded and optional steps", 1)[1].split("```", 2)[1]
+    parsed = parse_text(block, "LANGUAGE.md")
+    assert [p.name for p in parsed.patterns] == ["rise_then_drop", "chased", "retried", "run"]
+    assert supports(build_net(list(parsed.patterns))) == (True, "covered")
+    chased = "PATTERN chased" + block.split("PATTERN chased", 1)[1].split("PATTERN retried", 1)[0]
+    row = "customer=1,ts={}"
+    s = " ".join(f"{t}@{i}:{row.format(i)}" for i, t in enumerate(["order", "payment", "order", "reminder", "payment"]))
+    out = matches(chased, stream(s))
+    assert sorted((str(m["ids"]), m["attrs"]["reminders"]) for m in out) == sorted(
+        [
+            (str({"o": 0, "p": 1}), None),
+            (str({"o": 0, "p": 4}), None),
+            (str({"o": 2, "p": 4}), None),
+            (str({"o": 0, "r": [3], "p": 4}), 1),
+            (str({"o": 2, "r": [3], "p": 4}), 1),
+        ]
+    )

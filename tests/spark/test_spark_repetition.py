@@ -1,4 +1,4 @@
-"""Bounded lists, optional steps (a negation beside one too) and stop conditions (issue 42)
+"""Bounded lists (``T{0,m} v[]`` too), optional steps (a negation beside one too) and stop conditions (issue 42)
 on Spark batch and streaming: each form, keyed, fired by the chooser's matcher (the kernel: it
 covers them all) over key buckets (batch) or micro-batches (stream), gives the embedded
 engine's matches, which are the brute-force reference's.
@@ -35,6 +35,8 @@ FORMS = (
     # matches timing out (C@4 stops [2,4] and [4] of key 1)
     "PATTERN until_and: AND(A a, B+ b[] UNTIL C s) WHERE [k] AND s.x > b[last].x WITHIN 3 "
     "ON TIMEOUT RETURN Stopped(n = count(b[]))",
+    # a list of no event or more: key 1's matches without b read null for it
+    "PATTERN star: SEQ(A a, B{0,2} b[], C c) WHERE [k] WITHIN 10 RETURN Star(n = count(b[]), f = b[1].x)",
 )
 PATTERNS = list(parse_text("\n".join(FORMS)).patterns)
 
@@ -48,7 +50,7 @@ def test_repetition_forms_on_spark(spark: Any, runner: Any) -> None:
     """The forms in one run (one merged net, the kernel's), each pattern with matches."""
     assert supports(build_net(PATTERNS)) == (True, "covered")
     want = reference_run(PATTERNS, EVENTS)
-    assert {m["pattern"] for m in want} == {"bounded", "optional", "until", "until_and", "optneg"}  # the stream matches every form
+    assert {m["pattern"] for m in want} == {"bounded", "optional", "until", "until_and", "optneg", "star"}  # the stream matches every form
     embedded = run_embedded(PATTERNS, EVENTS)
     timeouts = [m for m in embedded if "timeout" in m]  # (the reference has none)
     assert {json.dumps(m["ids"]["b"]) for m in timeouts if m["ids"].get("a") is None} >= {"[2, 4]", "[4]"}
