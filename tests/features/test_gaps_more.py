@@ -35,6 +35,7 @@ from petricep.lang.ast import (
     ReturnField,
     Seq,
     Strategy,
+    skippable,
 )
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
@@ -247,8 +248,8 @@ TYPES = ("A", "B", "C")
 @st.composite
 def timed_patterns(draw: Any, name: str = "p", modes: bool = True) -> Pattern:
     """A SEQ of 2-4 elements: single events, Kleene lists (GREEDY / RELUCTANT under
-    skip-till-next-match), optional steps (not first), AND or OR of two children (an event, a
-    SEQ of two); gaps after the step before (where that is one event) or FROM an earlier
+    skip-till-next-match), optional steps and lists of no event or more (not first), AND or OR
+    of two children (an event, a SEQ of two); gaps after the step before (where that is one event) or FROM an earlier
     variable, a negation not beside an optional step; any strategy, a time or a count
     window, ON TIMEOUT (time windows), LIMIT. (``modes``: not in merged nets, where a GREEDY
     list sharing a prefix with another pattern's steps finds a match it does not alone,
@@ -257,7 +258,7 @@ def timed_patterns(draw: Any, name: str = "p", modes: bool = True) -> Pattern:
     elems: list[Any] = []
     names: list[str] = []
     for i in range(n):
-        kind = draw(st.sampled_from(["one", "one", "kleene", "optional", "and", "or", "group"] if i else ["one", "one", "kleene", "and"]))
+        kind = draw(st.sampled_from(["one", "one", "kleene", "optional", "star", "and", "or", "group"] if i else ["one", "one", "kleene", "and"]))
         v = f"v{i}"
         if kind == "group":  # a gap after it follows its last event; FROM names the group
             # (named apart from the events: the kernel's ids of a merged net whose variable is
@@ -275,15 +276,19 @@ def timed_patterns(draw: Any, name: str = "p", modes: bool = True) -> Pattern:
         if names and draw(st.booleans()):
             lo = draw(st.integers(0, 2))
             hi = lo + draw(st.integers(0, 3))
-            back = next((e for e in reversed(elems) if not (isinstance(e, EventRef) and e.optional)), None)
+            back = next((e for e in reversed(elems) if not (isinstance(e, EventRef) and skippable(e))), None)
             after = None if isinstance(back, EventRef) and draw(st.booleans()) else draw(st.sampled_from(names))
             gap = Gap(lo, hi, None, after)
-        elems.append(EventRef(draw(st.sampled_from(TYPES)), v, kleene=kind == "kleene", optional=kind == "optional", gap=gap))
+        if kind == "star":  # a list of no event or more (T* v[], T{0,m} v[]): as an optional step
+            most = draw(st.sampled_from([None, 1, 2]))
+            elems.append(EventRef(draw(st.sampled_from(TYPES)), v, kleene=True, least=0, most=most, gap=gap))
+        else:
+            elems.append(EventRef(draw(st.sampled_from(TYPES)), v, kleene=kind == "kleene", optional=kind == "optional", gap=gap))
         names.append(v)
     if draw(st.booleans()):
         at = draw(st.integers(0, n))
         beside = elems[max(at - 1, 0) : at + 1]
-        if not any(isinstance(e, EventRef) and e.optional for e in beside):
+        if not any(isinstance(e, EventRef) and skippable(e) for e in beside):
             elems.insert(at, EventRef(draw(st.sampled_from(TYPES)), "n", negated=True))
     strategy = draw(st.sampled_from(list(Strategy)))
     if modes and strategy == Strategy.NEXT:  # GREEDY / RELUCTANT on a list with a step after it
