@@ -86,7 +86,7 @@ class _Joiner:
     def range(self, bound: dict[str, Any]) -> tuple[float, float]:
         t0, t1 = float("inf"), float("-inf")
         for r in self.spec.ranges:
-            ts = bound[r.anchor].ts
+            ts = _first_event(bound[r.anchor]).ts  # (a list's gap into the archive: its first element)
             t0, t1 = min(t0, ts - r.hi), max(t1, ts - r.lo)
         return t0, t1
 
@@ -109,7 +109,9 @@ class _Joiner:
         for abound, last_order, am in archived:
             if not last_order < limit:  # SEQ: the history precedes the live part
                 continue
-            slots = tuple(abound[v] for v in self.spec.archived_vars) + tuple(bound.get(v) for v in self.spec.live_vars)
+            # a list's slot is its first element: only a list's gap into the archive reads it
+            live_slots = tuple(_first_event(bound[v]) if v in bound else None for v in self.spec.live_vars)
+            slots = tuple(abound[v] for v in self.spec.archived_vars) + live_slots
             if all(c(slots, None) for c, vs in zip(self.cross, self.cross_live) if vs <= bound.keys()):
                 ids = {**am.ids, **live.ids}
                 ids = {v: ids[v] for v in self.spec.archived_vars + self.spec.live_vars if v in ids}

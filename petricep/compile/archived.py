@@ -96,11 +96,12 @@ def split(p: A.Pattern) -> HistorySpec:
     """Validate a history-aware pattern and split it (errors point at the pattern): the
     archived SEQ prefix, the live rest, the conditions joining them and, from those, how far
     back each archived variable reaches."""
-    source, p = p, _join_gaps(p)
+    source, (p, list_joins) = p, _join_gaps(p)
     archived, live_kids = _parts(p)
     archived_vars = tuple(r.var for r in archived)
     live_vars = tuple(r.var for k in live_kids for r in A.events_of(k) if not r.negated)
     arch_conds, live_conds, cross = _conditions(p, archived_vars, live_kids)
+    cross += list_joins  # (a list's first element: the join reads a list's slot as its first event)
     ranges = _ranges(p, archived, live_vars, cross)
     s = p.structure
     live = replace(
@@ -122,27 +123,42 @@ def split(p: A.Pattern) -> HistorySpec:
     return HistorySpec(p.name, source, live, arch, tuple(cross), tuple(ranges), archived_vars, live_vars)
 
 
-def _join_gaps(p: A.Pattern) -> A.Pattern:
+def _join_gaps(p: A.Pattern) -> tuple[A.Pattern, list[A.Expr]]:
     """A per-step gap that reaches into the archive (on an ARCHIVED step, on the first live
     step, or FROM an ARCHIVED variable) is a condition between its two events, written as the
     WHERE pair ``lo <= v.ts - u.ts <= hi`` so that it joins the parts (and bounds the range
-    read) as any; a gap between live steps stays on its step (lang/gaps.py checked them)."""
+    read) as any; a gap between live steps stays on its step (lang/gaps.py checked them). On
+    a live list the pair reads its first element (returned apart: the joining conditions
+    the user writes may not read a list) and the rest of the chain stays live, as the
+    iteration condition ``lo <= v[i].ts - v[i-1].ts <= hi`` (vacuous on the first element)."""
     s = p.structure
     if not isinstance(s, A.Seq):
-        return p
+        return p, []
     archived = {k.var for k in s.children if isinstance(k, A.EventRef) and k.archived}
     kids: list[A.Node] = []
     conds = list(p.conditions)
+    list_joins: list[A.Expr] = []
     for k in s.children:
         if isinstance(k, A.EventRef) and k.gap is not None and gap_reference(s, k) in archived:
             base = gap_reference(s, k)
             assert base is not None
-            lo, hi = A.gap_amount(k.gap)
-            diff = A.BinOp("-", A.Attr(k.var, "ts"), A.Attr(base, "ts"), span=k.gap.span)
-            conds += [A.Compare(">=", diff, A.Num(lo), span=k.gap.span), A.Compare("<=", diff, A.Num(hi), span=k.gap.span)]
+            pair = _gap_pair(A.Attr(k.var, "ts"), A.Attr(base, "ts"), k.gap)
+            if k.kleene and not k.archived:
+                list_joins += pair
+                cur, prev = A.Attr(k.var, "ts", A.Index(A.IDX_CUR)), A.Attr(k.var, "ts", A.Index(A.IDX_PREV))
+                conds += _gap_pair(cur, prev, k.gap)
+            else:
+                conds += pair
             k = replace(k, gap=None)
         kids.append(k)
-    return replace(p, structure=A.Seq(tuple(kids), span=s.span), conditions=tuple(conds))
+    return replace(p, structure=A.Seq(tuple(kids), span=s.span), conditions=tuple(conds)), list_joins
+
+
+def _gap_pair(later: A.Expr, earlier: A.Expr, gap: A.Gap) -> list[A.Expr]:
+    """``lo <= later - earlier <= hi``, the gap's two bounds as WHERE conjuncts."""
+    lo, hi = A.gap_amount(gap)
+    diff = A.BinOp("-", later, earlier, span=gap.span)
+    return [A.Compare(">=", diff, A.Num(lo), span=gap.span), A.Compare("<=", diff, A.Num(hi), span=gap.span)]
 
 
 def _parts(p: A.Pattern) -> tuple[list[A.EventRef], list[A.Node]]:

@@ -25,8 +25,7 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
 
 Still refused (:class:`~petricep.errors.PatternUnsupportedError`): a step right after an
 ``AND``/``OR`` holding a repeated group without ``FROM``, ON TIMEOUT with a gap in time under a count window (the
-deadline in events, the gap's end in time), a gap on a list measured from an ARCHIVED variable
-(the history join reads no list), a gap in EVENTS under a time window, on a group's step or
+deadline in events, the gap's end in time), a gap in EVENTS under a time window, on a group's step or
 beside ARCHIVED variables.
 """
 
@@ -180,11 +179,6 @@ def check_gaps(
             raise error(f"gap FROM: {what} {base!r}", gap.span)
         if not precedes(structure, base, ref.var):
             raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
-        if ref.kleene and target.archived:
-            raise unsupported(
-                f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) from an ARCHIVED variable is not supported yet",
-                gap.span,
-            )
 
 
 def _check_events(structure: A.Node, window: A.Window | None, members: Mapping[str, str], unsupported: ErrorAt) -> None:
@@ -222,12 +216,6 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
         if not isinstance(before, str):
             _check_composite(before, ref, unsupported)
             return
-        node = next(r for r in A.events_of(structure) if r.var == before)
-        if ref.kleene and node.archived:
-            raise unsupported(
-                f"a per-step gap on a Kleene step ({ref.type}{ref.quantifier()} {ref.var}[]) from an ARCHIVED variable is not supported yet",
-                ref.gap.span,
-            )
         return
     seq = parent_of(structure, ref)
     if seq is None:

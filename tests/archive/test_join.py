@@ -96,6 +96,30 @@ def test_a_gap_into_the_archive_joins_as_its_condition_says() -> None:
     assert [m["ids"] for m in got] == [{"h": "h2", "a": "l2", "b": "l3"}, {"h": "l0", "a": "l2", "b": "l3"}]
 
 
+@pytest.mark.parametrize("engine", ["python", "kernel"])
+def test_a_lists_gap_into_the_archive_joins_its_first_element(engine: str) -> None:
+    """``B+ b[] AFTER 1 TO 2`` after an archived ``a``: b[1] is 1..2 after a (the join), each
+    later element 1..2 after the one before it (the live chain); ``FROM a`` alike; ``B*``
+    with no b: c follows a, with no gap of its own."""
+    from petricep import kernel
+
+    if engine == "kernel" and not kernel.available():
+        pytest.skip("the compiled kernel is not built")
+    history = [ev("A", 0, 0, "h0", k=1), ev("A", 5, 1, "h1", k=1)]
+    live = [ev("B", 6, 0, "l0", k=1), ev("B", 7, 1, "l1", k=1), ev("B", 10, 2, "l2", k=1), ev("C", 11, 3, "l3", k=1)]
+    lists = [{"a": "h1", "b": ["l0"], "c": "l3"}, {"a": "h1", "b": ["l0", "l1"], "c": "l3"}, {"a": "h1", "b": ["l1"], "c": "l3"}]
+    cases: list[tuple[str, list[dict[str, Any]]]] = [
+        ("SEQ(ARCHIVED A a, B+ b[] AFTER 1 TO 2, C c)", lists),
+        ("SEQ(ARCHIVED A a, D d, B+ b[] AFTER 1 TO 2 FROM a, C c)", []),
+        ("SEQ(ARCHIVED A a, B* b[] AFTER 1 TO 2, C c)", [*lists, {"a": "h0", "c": "l3"}, {"a": "h1", "c": "l3"}]),
+    ]
+    for src, expected in cases:
+        text = f"PATTERN p: {src} WHERE [k] AND c.ts - a.ts <= 20"
+        for mode in ("llaa", "sllaa"):
+            got = run_history(text, archive_of(history), live, mode=mode, engine=engine)
+            assert sorted(str(m["ids"]) for m in got) == sorted(str(m) for m in expected), (src, mode)
+
+
 def test_sllaa_reads_overlapping_ranges_once() -> None:
     history = [ev("S", t, i, f"h{i}", sensor=1, speed=90) for i, t in enumerate(range(0, 20, 2))]
     live = [ev("S", 100 + t, i, f"l{i}", sensor=1, speed=10) for i, t in enumerate(range(0, 10, 2))]
@@ -240,7 +264,7 @@ def history_patterns(draw: Any) -> A.Pattern:
     for i, r in enumerate([*arch, *live]):
         if earlier and draw(st.integers(0, 2)) == 0 and not (r.kleene and i == len(arch)) and not r.optional:
             lo = draw(st.integers(0, 2))
-            after = draw(st.sampled_from([None, *earlier])) if not r.kleene else None
+            after = draw(st.sampled_from([None, *earlier]))  # (a list's FROM an archived one: its first element joins)
             gap = A.Gap(lo, lo + draw(st.integers(0, 4)), None, after)
             if i < len(arch):
                 arch[i] = dataclasses.replace(r, gap=gap)

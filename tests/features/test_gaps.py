@@ -289,8 +289,6 @@ def test_gap_syntax_round_trips() -> None:
         ("SEQ(A? a, B b AFTER 1 TO 2)", PatternSemanticError, "the steps before B b are optional (A? a): when they are left out it has nothing to follow: name one with FROM"),
         ("SEQ(A a, B+ b[] UNTIL S s, C c AFTER 1 TO 2 FROM s)", PatternSemanticError, "gap FROM: a stop event (UNTIL) binds no time: 's'"),
         ("SEQ(A a, B b AFTER 1 TO 2 FROM c, C c)", PatternSemanticError, "gap FROM c: 'c' is not an earlier step than 'b'"),
-        ("SEQ(ARCHIVED A a, B+ b[] AFTER 1 TO 2) WITHIN 9", PatternUnsupportedError, "a per-step gap on a Kleene step (B+ b[]) from an ARCHIVED variable is not supported yet"),
-        ("SEQ(ARCHIVED A a, B b, C+ c[] AFTER 1 TO 2 FROM a) WITHIN 9", PatternUnsupportedError, "a per-step gap on a Kleene step (C+ c[]) from an ARCHIVED variable is not supported yet"),
         ("SEQ(A a, !(C c) AFTER 1 TO 2, B b)", PatternSemanticError, "a negated event takes no gap: bound the step after !(C c) instead"),
         ("SEQ(A a, B b AFTER 1 TO 2 weeks)", PatternSyntaxError, "unknown gap unit 'weeks' (use ms, s, min, h, d, or none for timestamp units)"),
     ],
