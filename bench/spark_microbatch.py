@@ -50,7 +50,7 @@ VARIANTS: dict[str, dict[str, str]] = {
     # petricep's settings before this pass: two state partitions per core, RocksDB commits
     # as checkpoints of the whole instance
     "before": {"spark.sql.shuffle.partitions": "{2cores}", STREAM_CHANGELOG: "false"},
-    "after": {},  # petricep stream's defaults now (one partition per core, changelog commits)
+    "after": {},  # petricep stream's defaults now (one partition per core, changelog commits, rows uncounted)
     "changelog-only": {"spark.sql.shuffle.partitions": "{2cores}"},
     "partitions-only": {STREAM_CHANGELOG: "false"},
     # no micro-batch without data only to advance the watermark (not a default: a quiet
@@ -58,6 +58,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "nodata-off": {"spark.sql.streaming.noDataMicroBatches.enabled": "false"},
     # each of spark-costs' candidates alone, then together (bench/HISTORY.md, spark-costs)
     "rows-untracked": {"spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false"},
+    # the state rows counted again (the default before stream-rate, bench/HISTORY.md)
+    "rows-tracked": {"spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "true"},
     "checksums-off": {"spark.sql.streaming.checkpoint.fileChecksum.enabled": "false"},
     "validation-off": {"spark.sql.streaming.stateStore.commitValidation.enabled": "false"},
     "partitions-1": {"spark.sql.shuffle.partitions": "1"},

@@ -67,6 +67,7 @@ def spark_available() -> bool:
 
 
 STREAM_CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+ROW_TRACKING = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
 # Settings every petricep session needs; the caller's own settings win.
 BASE_CONF: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
@@ -92,6 +93,12 @@ BASE_CONF: dict[str, str] = {
     # checkpoint, file sync), 0.5-1.4 s with it (bench/HISTORY.md, stream-cost). A
     # checkpoint written without it is read as ever (Spark switches either way).
     STREAM_CHANGELOG: "true",
+    # RocksDB's count of the state rows (the progress' ``numRowsTotal``, then 0) costs a
+    # lookup before every write; it is a metric only (SPARK-37224 added the switch for this),
+    # and a checkpoint may flip it between runs. Kept on, because they protect data: the
+    # state files' checksums (a corrupt file is refused, not read) and the commit validation
+    # (a foreachBatch sink that left part of a micro-batch unread fails, not loses state).
+    ROW_TRACKING: "false",
     # a Python worker connecting back to a busy JVM: Spark's 15 s fails streaming queries
     # on a loaded machine ("Python worker failed to connect back")
     "spark.python.authenticate.socketTimeout": "120s",
@@ -310,14 +317,15 @@ _LEVELS = ("ALL", "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
 
 def configure(spark: Any) -> None:
     """Session settings a run relies on (time zone for timestamps, RocksDB state store),
-    and the state store's changelog commits (:data:`BASE_CONF`) unless the session says
-    otherwise."""
+    and the state store's changelog commits and untracked row count (:data:`BASE_CONF`)
+    unless the session says otherwise."""
     for k in ("spark.sql.session.timeZone", "spark.sql.streaming.stateStore.providerClass"):
         with suppress(Exception):  # a static setting in some deployments: keep theirs
             spark.conf.set(k, BASE_CONF[k])
-    with suppress(Exception):
-        if spark.conf.get(STREAM_CHANGELOG, None) is None:
-            spark.conf.set(STREAM_CHANGELOG, BASE_CONF[STREAM_CHANGELOG])
+    for k in (STREAM_CHANGELOG, ROW_TRACKING):
+        with suppress(Exception):
+            if spark.conf.get(k, None) is None:
+                spark.conf.set(k, BASE_CONF[k])
 
 
 def stop_session(spark: Any) -> None:

@@ -277,3 +277,23 @@ def test_streams_commit_changelogs_on_one_partition_per_core(spark: Any) -> None
     finally:
         spark.conf.set(STREAM_CHANGELOG, "true")
     assert stream_partitions(spark) == spark.sparkContext.defaultParallelism == 2
+
+
+def test_streams_count_no_state_rows_and_keep_the_integrity_checks(spark: Any) -> None:
+    """The state store's row count (a metric only) is off in petricep's sessions and in a
+    session of one's own unless it says otherwise; the state files' checksums and the
+    commit validation (they protect data) stay at Spark's default, on."""
+    from petricep.spark.session import ROW_TRACKING, configure
+
+    assert spark.conf.get(ROW_TRACKING) == "false"
+    spark.conf.set(ROW_TRACKING, "true")
+    try:
+        configure(spark)
+        assert spark.conf.get(ROW_TRACKING) == "true"  # the session's own setting kept
+        spark.conf.unset(ROW_TRACKING)
+        configure(spark)
+        assert spark.conf.get(ROW_TRACKING) == "false"
+    finally:
+        spark.conf.set(ROW_TRACKING, "false")
+    assert spark.conf.get("spark.sql.streaming.checkpoint.fileChecksum.enabled") == "true"
+    assert spark.conf.get("spark.sql.streaming.stateStore.commitValidation.enabled") == "true"

@@ -147,3 +147,26 @@ def test_negation_ties_do_not_depend_on_micro_batches(tmp: Path, capsys: pytest.
     got = canonical(output_lines(tmp / "out"))
     assert got == canonical(want)
     assert sum('"pattern": "no_recovery"' in x or '"pattern": "dip"' in x for x in got) == 2803
+
+
+def test_a_restart_keeps_the_checkpoints_partitions_and_buckets(tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new checkpoint's state partitions are the session's cores unless ``--partitions``
+    says otherwise, and its key buckets a few per core: both fixed by its first run. A
+    restart with the defaults (2 partitions, 8 buckets on local[2]) on a checkpoint first
+    run with 3 partitions and 5 buckets keeps 3 and 5, and loses nothing."""
+    from petricep.spark.keygroups import LAYOUT_FILE
+
+    want, _ = embedded(tmp / "p.pcep", write_all(tmp / "all.csv", N), tmp)
+    base = ["stream", str(tmp / "p.pcep"), "--input", str(tmp / "in"), "--output", str(tmp / "out"),
+            "--checkpoint", str(tmp / "ck"), *STREAM_ARGS, "--master", "local[2]", "--available-now"]  # fmt: skip
+    write_parts(tmp / "in", N, SIZE, {1, 2, 3})
+    assert main([*base, "--partitions", "3", "--key-buckets", "5"]) == 0, capsys.readouterr().err
+    write_parts(tmp / "in", N, SIZE, {4, 5, 6})
+    assert main([*base, "--flush"]) == 0, capsys.readouterr().err
+    ck = tmp / "ck"
+    assert json.loads((ck / LAYOUT_FILE).read_text())["buckets"] == 5
+    last = max((p for p in (ck / "offsets").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+    meta = json.loads(last.read_text().splitlines()[1])
+    assert meta["conf"]["spark.sql.shuffle.partitions"] == "3"
+    assert sorted(p.name for p in (ck / "state" / "0").iterdir() if p.name.isdigit()) == ["0", "1", "2"]
+    assert canonical(output_lines(tmp / "out")) == canonical(want)
