@@ -13,14 +13,16 @@ layout's name): a key must stay in its bucket across restarts, since its partial
 live in that bucket's engine. A checkpoint an earlier petricep wrote with state per key
 has no such file and is refused with one message (its state cannot be read as buckets).
 
-A bucket's state (:class:`BucketState`): the events waiting for the watermark (Arrow
+A bucket's state (:class:`BucketState`, one value state: each state variable costs a
+registration per task and a round trip per read or write, ~20 ms each on a loaded 2-core
+machine, bench/HISTORY.md): the events waiting for the watermark (Arrow
 pieces, :mod:`petricep.spark.evpack`: one IPC stream, or several tagged; a buffer an
 earlier petricep wrote, of encoded events, reads as a piece of them), the event times at which
 its engine is to be advanced again, its one timer (the earliest of those and of the
 waiting events) and a *token* naming the engine snapshot last stored: a worker that
 stored it keeps the live engine and uses it while the token matches, so the snapshot (the
-engine's own Arrow IPC snapshot, :mod:`petricep.spark.keystate`)
-is written once per micro-batch a bucket's engine ran, and read only after a restart, a
+engine's own Arrow IPC snapshot, :mod:`petricep.spark.keystate`, in the same row)
+is taken once per micro-batch a bucket's engine ran, and restored only after a restart, a
 replay or a task that ran elsewhere. It holds only the keys (and strings) that hold
 something: a key whose windows closed costs nothing in it (:mod:`petricep.kernel.keycodes`,
 :func:`petricep.runtime.snapshot.compact`), so its size follows the bucket's live partial
@@ -34,6 +36,7 @@ import os
 import secrets
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -41,14 +44,20 @@ from petricep.errors import ConfigError
 
 from .evpack import Pieces
 
-LAYOUT = "key-groups/1"
+LAYOUT = "key-groups/2"  # one value state per bucket ("state": STATE_FIELDS)
 LAYOUT_FILE = "petricep-layout.json"
 BUCKETS_PER_CORE = 4  # the default number of buckets per core of the session
+Row = tuple[Any, ...]  # a value state's row, as pyspark gives it (binary values: bytes or bytearray)
 _WAKEUP_SCHEMA = pa.schema([("ms", pa.int64())])
 PER_KEY_CHECKPOINT = (
     "{path}: this checkpoint was written by an earlier petricep, which kept a streaming query's state "
     "per key; state is now kept per group of keys and cannot be read from it: restart the query from "
     "a new checkpoint (or finish the old query with the petricep that started it)"
+)
+TWO_VARIABLES = (
+    "{path}: this checkpoint was written by an earlier petricep, which kept a bucket's engine and its waiting "
+    "events in two state variables (layout key-groups/1); a bucket's state is now one and cannot be read "
+    "from it: restart the query from a new checkpoint (or finish the old query with the petricep that started it)"
 )
 # what Spark writes into a checkpoint once a query ran (its own files)
 _SPARK_ENTRIES = ("offsets", "commits", "state", "metadata", "sources")
@@ -84,6 +93,8 @@ def checkpoint_buckets(checkpoint: str | None, requested: int | None, default: i
                 name = layout["layout"]
             except (ValueError, KeyError, TypeError):
                 raise ConfigError(f"{path}: not a petricep layout file: restart the query from a new checkpoint") from None
+        if name == "key-groups/1":
+            raise ConfigError(TWO_VARIABLES.format(path=checkpoint))
         if name != LAYOUT:
             raise ConfigError(f"{path}: a state layout this petricep does not know ({name!r}): restart the query from a new checkpoint")
         if requested is not None and requested != kept:
@@ -106,9 +117,10 @@ def checkpoint_buckets(checkpoint: str | None, requested: int | None, default: i
 
 @dataclass
 class BucketState:
-    """What the state store holds of one (group, bucket) besides its engine snapshot."""
+    """What the state store holds of one (group, bucket): one row of :data:`STATE_FIELDS`."""
 
     token: int | None = None  # names the stored engine snapshot (None: no engine yet)
+    engine: bytes | None = None  # the engine's snapshot (None: no engine yet)
     timer: int | None = None  # the timer set (ms)
     buffer: Pieces = field(default_factory=Pieces)  # the events waiting, as Arrow pieces (evpack)
     wakeups: list[int] = field(default_factory=list)  # ms, ascending: advance the engine then
@@ -125,24 +137,27 @@ class BucketState:
     def empty(self) -> bool:
         return self.token is None and not self.buffer and not self.wakeups and self.timer is None
 
-    def row(self) -> tuple[int | None, int | None, bytes, bytes]:
+    def row(self) -> tuple[int | None, int | None, bytes, bytes, bytes | None]:
         """The state as the value state's row (:data:`STATE_FIELDS`)."""
         wake = pa.RecordBatch.from_arrays([pa.array(self.wakeups, pa.int64())], schema=_WAKEUP_SCHEMA)
-        return (self.token, self.timer, self.buffer.to_bytes(), _ipc(wake))
+        return (self.token, self.timer, self.buffer.to_bytes(), _ipc(wake), self.engine)
 
     @classmethod
-    def of_row(cls, row: tuple[int | None, int | None, bytes | None, bytes | None] | None) -> BucketState:
+    def of_row(cls, row: Row | None) -> BucketState:
         if row is None:
             return cls()
-        token, timer, buf, wake = row
-        st = cls(token=token, timer=timer, stored=True)
+        token, timer, buf, wake, engine = row
+        st = cls(token=token, timer=timer, engine=None if engine is None else bytes(engine), stored=True)
         st.buffer = Pieces.of_bytes(buf)
         if wake:
             st.wakeups = _read(wake).column(0).to_pylist()
         return st
 
 
-STATE_FIELDS = (("token", "long"), ("timer", "long"), ("buffer", "binary"), ("wakeups", "binary"))
+STATE_FIELDS = (
+    ("token", "long"), ("timer", "long"), ("buffer", "binary"), ("wakeups", "binary"), ("engine", "binary")
+)  # fmt: skip
+STATE_NAME = "state"  # the value state's name (the state data source's stateVarName)
 
 
 def new_token() -> int:
