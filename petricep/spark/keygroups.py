@@ -71,48 +71,113 @@ def bucket_of(key: str, buckets: int) -> int:
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) % buckets
 
 
+def spark_partition(g: int, b: int, partitions: int) -> int:
+    """The shuffle partition Spark's hash partitioning sends the grouping key ``(g, b)``
+    (two ints) to: ``pmod(hash(g, b), partitions)``, ``hash`` Spark's Murmur3 (x86, 32
+    bits, seed 42) -- tested against Spark's own."""
+    h = _murmur_int(b, _murmur_int(g, 42))
+    return (h - (1 << 32) if h & 0x80000000 else h) % partitions
+
+
+def _murmur_int(value: int, seed: int) -> int:
+    """Spark's ``Murmur3_x86_32.hashInt`` (unsigned 32 bits out)."""
+    mask = 0xFFFFFFFF
+    k = (value & mask) * 0xCC9E2D51 & mask
+    k = ((k << 15) | (k >> 17)) & mask
+    k = k * 0x1B873593 & mask
+    h = (seed & mask) ^ k
+    h = ((h << 13) | (h >> 19)) & mask
+    h = (h * 5 + 0xE6546B64) & mask
+    h ^= 4
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & mask
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & mask
+    return h ^ (h >> 16)
+
+
+def bucket_labels(groups: int, buckets: int, partitions: int | None) -> tuple[tuple[int, ...], ...]:
+    """Per group, the value of the grouping column ``b`` each bucket goes by, chosen so
+    that Spark's hash partitioning spreads the buckets evenly over the ``partitions``
+    state partitions (bucket ``i`` of group ``g`` to partition ``(i + g) mod partitions``):
+    with the bucket numbers themselves, 8 buckets went 5 and 3 to 2 partitions, and the
+    stateful stage waited on the larger task. Fixed by ``(groups, buckets, partitions)``
+    alone, so the same on every run of a checkpoint that keeps its partitions (else, and
+    for one partition: the bucket numbers, ``()``)."""
+    if partitions is None or partitions <= 1:
+        return ()
+    out = []
+    for g in range(groups):
+        used: set[int] = set()
+        labels = []
+        for i in range(buckets):
+            target, c = (i + g) % partitions, 0
+            while c in used or spark_partition(g, c, partitions) != target:
+                c += 1
+            used.add(c)
+            labels.append(c)
+        out.append(tuple(labels))
+    return tuple(out)
+
+
 def default_buckets(cores: int) -> int:
     return BUCKETS_PER_CORE * max(1, cores)
 
 
 def checkpoint_buckets(checkpoint: str | None, requested: int | None, default: int) -> int:
+    """The number of buckets of a query on ``checkpoint`` (:func:`checkpoint_layout`)."""
+    return checkpoint_layout(checkpoint, requested, default)[0]
+
+
+def checkpoint_layout(
+    checkpoint: str | None, requested: int | None, default: int, partitions: int | None = None
+) -> tuple[int, int | None]:
     """The number of buckets of a query on ``checkpoint`` (a local directory; None or
-    not local: ``requested`` or ``default``, not kept). A new checkpoint keeps
-    ``requested`` (else ``default``); one that has it keeps what it has (a different
-    ``requested`` is refused); one a query ran on without it was written per key: refused."""
+    not local: ``requested`` or ``default``, not kept) and the state partitions its
+    buckets are spread over (:func:`bucket_labels`; None: not known). A new checkpoint
+    keeps ``requested`` (else ``default``) and ``partitions``; one that has them keeps what
+    it has (a different ``requested`` is refused; Spark keeps its partitions too); one a
+    query ran on without a layout was written per key, one of layout ``key-groups/1``
+    with two state variables: refused."""
     if requested is not None and requested < 1:
         raise ConfigError("the number of key buckets must be at least 1")
     if checkpoint is None:
-        return requested or default
+        return requested or default, None
     path = os.path.join(checkpoint, LAYOUT_FILE)
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as fh:
-            try:
-                layout = json.load(fh)
-                kept = int(layout["buckets"])
-                name = layout["layout"]
-            except (ValueError, KeyError, TypeError):
-                raise ConfigError(f"{path}: not a petricep layout file: restart the query from a new checkpoint") from None
-        if name == "key-groups/1":
-            raise ConfigError(TWO_VARIABLES.format(path=checkpoint))
-        if name != LAYOUT:
-            raise ConfigError(f"{path}: a state layout this petricep does not know ({name!r}): restart the query from a new checkpoint")
-        if requested is not None and requested != kept:
-            raise ConfigError(
-                f"this checkpoint keeps its keys in {kept} buckets (fixed by its first run), not {requested}: "
-                "restart the query from a new checkpoint to change it"
-            )
-        return kept
+        return _kept(checkpoint, path, requested)
     if os.path.isdir(checkpoint) and any(os.path.exists(os.path.join(checkpoint, e)) for e in _SPARK_ENTRIES):
         raise ConfigError(PER_KEY_CHECKPOINT.format(path=checkpoint))
     buckets = requested or default
     os.makedirs(checkpoint, exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"layout": LAYOUT, "buckets": buckets}, fh)
+        json.dump({"layout": LAYOUT, "buckets": buckets, **({} if partitions is None else {"partitions": partitions})}, fh)
         fh.write("\n")
     os.replace(tmp, path)
-    return buckets
+    return buckets, partitions
+
+
+def _kept(checkpoint: str, path: str, requested: int | None) -> tuple[int, int | None]:
+    """The layout a checkpoint's file keeps."""
+    with open(path, encoding="utf-8") as fh:
+        try:
+            layout = json.load(fh)
+            kept = int(layout["buckets"])
+            name = layout["layout"]
+            partitions = None if layout.get("partitions") is None else int(layout["partitions"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ConfigError(f"{path}: not a petricep layout file: restart the query from a new checkpoint") from None
+    if name == "key-groups/1":
+        raise ConfigError(TWO_VARIABLES.format(path=checkpoint))
+    if name != LAYOUT:
+        raise ConfigError(f"{path}: a state layout this petricep does not know ({name!r}): restart the query from a new checkpoint")
+    if requested is not None and requested != kept:
+        raise ConfigError(
+            f"this checkpoint keeps its keys in {kept} buckets (fixed by its first run), not {requested}: "
+            "restart the query from a new checkpoint to change it"
+        )
+    return kept, partitions
 
 
 @dataclass

@@ -89,7 +89,9 @@ from .keygroups import (
     STATE_FIELDS,
     STATE_NAME,
     BucketState,
+    bucket_labels,
     checkpoint_buckets,
+    checkpoint_layout,
     default_buckets,
     new_token,
 )
@@ -418,6 +420,7 @@ class StreamRun:
         self.warnings = list(self.plan.warnings) + notes
         self.requested_buckets = buckets
         self.buckets = checkpoint_buckets(None, buckets, self._default_buckets())
+        self.labels: tuple[tuple[int, ...], ...] = ()  # each bucket's ``b`` (keygroups.bucket_labels)
         self.lineage: Lineage | None = None  # the checkpoint's pattern history (spark/lineage.py)
         self.change: Change | None = None  # what the restart changed in it
         self._bound: str | None = None
@@ -431,10 +434,12 @@ class StreamRun:
         stage routes each key to its bucket of these. Not kept where the checkpoint is not a
         local directory: then pass the same ``buckets`` to every run."""
         local = None if checkpoint is None else local_path(checkpoint)
-        self.buckets = checkpoint_buckets(local, self.requested_buckets, self._default_buckets())
+        partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions"))  # (a new checkpoint's)
+        self.buckets, kept = checkpoint_layout(local, self.requested_buckets, self._default_buckets(), partitions)
         if local is not None and self._bound != local:
             self.lineage, self.plan, self.change = bind(local, self.net, self.plan)
             self._bound = local
+        self.labels = bucket_labels(len(self.plan.groups), self.buckets, kept)
         return self.buckets
 
     def pattern_notes(self) -> list[str]:
@@ -481,7 +486,7 @@ class StreamRun:
                 reader = reader.option("maxFilesPerTrigger", max_files)
             files = reader.load(directory)
         return files.mapInArrow(
-            StreamParser(StreamParse(spec, pos_field, True, self.buckets), Router(self.plan)), STREAM_DDL
+            StreamParser(StreamParse(spec, pos_field, True, self.buckets, self.labels), Router(self.plan)), STREAM_DDL
         )
 
     def events_from_dataframe(self, df: Any, spec: InputSpec, pos: Any) -> Any:

@@ -25,7 +25,15 @@ from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.output.jsonl import match_json
 from petricep.spark.evpack import Pieces, blob_piece, event_piece
-from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
+from petricep.spark.keygroups import (
+    LAYOUT_FILE,
+    BucketState,
+    bucket_labels,
+    bucket_of,
+    checkpoint_buckets,
+    checkpoint_layout,
+    spark_partition,
+)
 from petricep.spark.keystate import EngineCache
 from petricep.spark.partition import run_partitioned
 from tests.budget import examples
@@ -174,6 +182,25 @@ def test_the_checkpoint_keeps_its_buckets(tmp_path: Path) -> None:
     assert checkpoint_buckets(None, 5, 4) == 5 and checkpoint_buckets(None, None, 4) == 4
     with pytest.raises(ConfigError, match="at least 1"):
         checkpoint_buckets(str(ck), 0, 4)
+
+
+def test_bucket_labels_spread_a_groups_buckets_over_the_partitions(tmp_path: Path) -> None:
+    """Each bucket's ``b`` is chosen so that hash partitioning spreads a group's buckets
+    evenly (the bucket numbers 0..7 went 5 and 3 to 2 partitions); the labels depend on
+    (groups, buckets, partitions) only, and a checkpoint keeps the partitions."""
+    assert [spark_partition(0, b, 2) for b in range(8)] == [0, 1, 0, 1, 1, 0, 0, 0]
+    for groups, buckets, parts in [(1, 8, 2), (3, 8, 2), (2, 5, 3), (4, 2, 4), (2, 16, 16)]:
+        labels = bucket_labels(groups, buckets, parts)
+        assert labels == bucket_labels(groups, buckets, parts) and len(labels) == groups
+        for g, mine in enumerate(labels):
+            assert len(set(mine)) == buckets and min(mine) >= 0
+            assert [spark_partition(g, b, parts) for b in mine] == [(i + g) % parts for i in range(buckets)]
+    assert bucket_labels(2, 8, 1) == bucket_labels(2, 8, None) == ()
+    ck = tmp_path / "ck"
+    assert checkpoint_layout(str(ck), None, 8, 2) == (8, 2)
+    assert json.loads((ck / LAYOUT_FILE).read_text()) == {"layout": "key-groups/2", "buckets": 8, "partitions": 2}
+    assert checkpoint_layout(str(ck), None, 4, 3) == (8, 2)  # (a restart: the first run's)
+    assert checkpoint_layout(None, None, 4, 3) == (4, None)
 
 
 def test_a_checkpoint_written_per_key_is_refused(tmp_path: Path) -> None:
