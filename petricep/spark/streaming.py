@@ -62,6 +62,7 @@ union of the query's output equals a batch run over the same events.
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import os
 from collections.abc import Iterator
@@ -117,6 +118,7 @@ OUTPUT_DDL = MATCHES_DDL + ", kind string, n long"
 MATCH, LATE, READ = "match", "late", "read"
 POS_COLUMN = "__petricep_pos"  # the position a Column computes (events_from_dataframe)
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
+_SOURCES = itertools.count()  # each query's file source its own name: it holds the query's parser
 
 
 def streaming_plan(plan: Plan, reorders: bool = False) -> tuple[Plan, list[str]]:
@@ -470,24 +472,23 @@ class StreamRun:
             self.key_buckets(checkpoint)
         glob = {"csv": "*.csv*", "jsonl": "*.json*", "parquet": "*.parquet"}.get(spec.format or "")
         local, log = local_path(directory), None if checkpoint is None else local_path(checkpoint)
+        parser = StreamParser(StreamParse(spec, pos_field, True, self.buckets, self.labels), Router(self.plan))
         if local is not None and log is not None and arrivals_supported():
-            self.spark.dataSource.register(source_class())
-            reader = self.spark.readStream.format(ARRIVALS).option("path", local).option("log", os.path.join(log, LOG_DIR))
+            # the reading task parses its files (one Python worker a task, not two)
+            name = f"{ARRIVALS}_{next(_SOURCES)}"
+            self.spark.dataSource.register(source_class(parser, STREAM_DDL, name))
+            reader = self.spark.readStream.format(name).option("path", local).option("log", os.path.join(log, LOG_DIR))
             reader = reader.option("partitions", self.spark.sparkContext.defaultParallelism)
-            for name, value in (("glob", glob), ("max_files", max_files)):
+            for opt, value in (("glob", glob), ("max_files", max_files)):
                 if value is not None:
-                    reader = reader.option(name, value)
-            files = reader.load()
-        else:
-            reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
-            if glob is not None:
-                reader = reader.option("pathGlobFilter", glob)
-            if max_files is not None:
-                reader = reader.option("maxFilesPerTrigger", max_files)
-            files = reader.load(directory)
-        return files.mapInArrow(
-            StreamParser(StreamParse(spec, pos_field, True, self.buckets, self.labels), Router(self.plan)), STREAM_DDL
-        )
+                    reader = reader.option(opt, value)
+            return reader.load()
+        reader = self.spark.readStream.format("binaryFile").schema(BINARY_FILE_DDL)
+        if glob is not None:
+            reader = reader.option("pathGlobFilter", glob)
+        if max_files is not None:
+            reader = reader.option("maxFilesPerTrigger", max_files)
+        return reader.load(directory).mapInArrow(parser, STREAM_DDL)
 
     def events_from_dataframe(self, df: Any, spec: InputSpec, pos: Any) -> Any:
         """Routed events of a streaming DataFrame of your own: any ``spark.readStream``
