@@ -19,7 +19,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternUnsupportedError
-from petricep.lang.ast import WIN_COUNT, EventRef, Gap, Group, Node, Pattern, Window, events_of, groups_of
+from petricep.lang.ast import (
+    IDX_CONST,
+    IDX_LAST,
+    WIN_COUNT,
+    Agg,
+    Attr,
+    BinOp,
+    Compare,
+    EventRef,
+    Gap,
+    Group,
+    Index,
+    Node,
+    Num,
+    Pattern,
+    Window,
+    events_of,
+    groups_of,
+)
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
@@ -33,6 +51,7 @@ from tests.features.test_groups import (
     grouped_patterns,
     matcher,  # noqa: F401 (the fixture: every matcher)
 )
+from tests.features.test_groups_bounded import _rebound, bounded_patterns
 from tests.reference import reference_run
 from tests.strategies import streams, tie_rules
 
@@ -254,3 +273,118 @@ def test_merged_kernel_equals_engine_equals_reference_after_an_and_or_holding_a_
 ) -> None:
     pats = [p, q]
     agree(pats, events, tie_rules(data.draw, pats))
+
+
+# ----------------------------------------------------------------------------- UNTIL reading the group so far
+
+
+def test_a_stop_condition_reads_the_iterations_begun() -> None:
+    # count(g[]) at a stop event: the iterations begun so far. U3 (x 0) stops none (each group
+    # spanning it has begun one); U6 (x 2) stops a group across it that has begun 1 or 2
+    text = "SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE u.x >= count(g[]) WITHIN 20"
+    spec = "A@0:x=0 B@1:x=0 C@2:x=0 U@3:x=0 B@4:x=0 C@5:x=0 U@6:x=2 B@7:x=0 C@8:x=0 D@9:x=0"
+    assert _ids(text, spec) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 4, "c": 5}], "d": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2}], "d": 9},
+        {"a": 0, "g": [{"b": 1, "c": 5}], "d": 9},
+        {"a": 0, "g": [{"b": 4, "c": 5}], "d": 9},
+        {"a": 0, "g": [{"b": 7, "c": 8}], "d": 9},
+    )
+
+
+def test_a_stop_condition_reads_the_latest_first_step() -> None:
+    # u.x > g[last].b.x, the latest b so far: U3 (4 > b1's 0) stops what spans it after b1;
+    # U5 (5, not > b4's 5) stops nothing; U7 (6 > 5) stops what spans it after b4
+    text = "SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE u.x > g[last].b.x WITHIN 20"
+    spec = "A@0:x=0 B@1:x=0 C@2:x=5 U@3:x=4 B@4:x=5 U@5:x=5 C@6:x=1 U@7:x=6 B@8:x=0 C@9:x=0 D@10:x=0"
+    assert _ids(text, spec) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}], "d": 10}, {"a": 0, "g": [{"b": 4, "c": 6}], "d": 10}, {"a": 0, "g": [{"b": 8, "c": 9}], "d": 10}
+    )
+
+
+def test_a_stop_of_the_first_steps_type_reads_the_group_before_it() -> None:
+    # a B is a stop when its x exceeds the latest b before it: B3 (3 > 1) is no b after b1 and
+    # stops (b1 c2) from growing; B5 (2 > b3's 3? no) may follow b3; b3 and b5 open groups (the first event is exempt)
+    text = "SEQ(A a, SEQ(B b, C c)+ g[] UNTIL B u, D d) WHERE u.x > g[last].b.x WITHIN 20"
+    spec = "A@0:x=0 B@1:x=1 C@2:x=0 B@3:x=3 C@4:x=4 B@5:x=2 C@6:x=6 D@7:x=0"
+    assert _ids(text, spec) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}], "d": 7},
+        {"a": 0, "g": [{"b": 3, "c": 4}], "d": 7},
+        {"a": 0, "g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}], "d": 7},
+        {"a": 0, "g": [{"b": 3, "c": 6}], "d": 7},
+        {"a": 0, "g": [{"b": 5, "c": 6}], "d": 7},
+    )
+
+
+def test_a_stop_condition_reading_an_iteration_not_begun_is_false() -> None:
+    # g[2].b.x at U5: a group that has begun one iteration has none (no stop); one with b3 has
+    # x 1 < 2 (a stop for what spans U5)
+    text = "SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE u.x > g[2].b.x WITHIN 20"
+    spec = "A@0:x=0 B@1:x=1 C@2:x=1 B@3:x=1 C@4:x=1 U@5:x=2 B@6:x=3 C@7:x=3 D@8:x=0"
+    got = _ids(text, spec)
+    assert want({"a": 0, "g": [{"b": 1, "c": 4}, {"b": 6, "c": 7}], "d": 8}) <= got
+    assert not want({"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}, {"b": 6, "c": 7}], "d": 8}) & got
+    assert len(got) == 10
+
+
+@pytest.mark.parametrize("read", ["g[1].c.x", "g[last].c.x", "sum(g[].c.x)"])
+def test_a_stop_condition_reading_a_later_step_is_refused(read: str) -> None:
+    at = read.split("(")[-1]
+    _refused(
+        f"SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE u.x > {read}",
+        PatternUnsupportedError,
+        "a stop condition (UNTIL ... u) of the repeated group g[] reads the group so far: its first step "
+        "(g[last].b.x, g[1].b.x, sum(g[].b.x)) and count(g[]) (the iterations begun), not 'c': a stop event "
+        "before an iteration's c would find it not bound yet",
+        at if read.startswith("g") else read,
+    )
+
+
+def _group_of(node: Node) -> Group:
+    return next(iter(groups_of(node)))
+
+
+def _stop_read(draw: Any, g: Group) -> Any:
+    """A read of the group so far a stop condition may make (its first step, count(g[]))."""
+    first = g.members[0]
+    kind = draw(st.sampled_from(["k", "last", "count", "sum", "min", "max"]))
+    if kind in ("k", "last"):
+        return Attr(g.var, "x", Index(IDX_CONST, draw(st.integers(1, 3))) if kind == "k" else Index(IDX_LAST), member=first)
+    if kind == "count":
+        return BinOp("+", Agg("count", g.var, None), Num(draw(st.integers(0, 2))))
+    return Agg(kind, g.var, "x", member=first)
+
+
+@st.composite
+def stopped_groups(draw: Any, name: str = "p") -> Pattern:
+    """test_groups_bounded.py's bounded groups with a stop event whose condition reads the
+    group so far (and maybe the stop event alone)."""
+    p = draw(bounded_patterns(name))
+    g = _group_of(p.structure)
+    stop = g.until or EventRef(draw(st.sampled_from(("A", "B", "C"))), "u")
+    op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
+    cond = Compare(op, Attr(stop.var, "x"), _stop_read(draw, g))
+    structure = _rebound(p.structure, g.least, g.most, mode=g.mode, until=stop)
+    return replace(p, structure=structure, conditions=(*p.conditions, cond))
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), stopped_groups())
+def test_kernel_equals_engine_equals_reference_on_stops_reading_the_group(data: Any, p: Pattern) -> None:
+    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
+    assert checked.structure == flatten_seq(p.structure)
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), stopped_groups("p"), stopped_groups("s"))
+def test_merged_kernel_equals_engine_equals_reference_on_stops_reading_the_group(data: Any, p: Pattern, s: Pattern) -> None:
+    """The pattern, a copy without its stop condition, and one drawn apart, in one net."""
+    pats = [p, replace(p, name="q", conditions=p.conditions[:-1]), s]
+    events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
