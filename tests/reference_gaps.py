@@ -45,13 +45,23 @@ def gap_pairs(node: Node) -> dict[str, tuple[Base, float, float, bool]]:
 def gap_base(partial: dict[str, Any], base: Base, groups: dict[str, str]) -> Any:
     """The bound value a gap follows: ``base``'s (a step of a repeated group, ``groups``
     naming its group: the last iteration's); an AND/OR's: the latest event among the bound
-    variables (None: none bound)."""
+    variables, a group's steps among them (None: none bound)."""
     if isinstance(base, str):
         if base in groups and groups[base] in partial:  # the last iteration's step
             return partial[groups[base]][-1][base]
         return partial.get(base)
-    bound = [v[-1] if isinstance(v, tuple) else v for v in (partial.get(u) for u in base) if v is not None]
+    bound = [v for v in (_latest(partial, u, groups) for u in base) if v is not None]
     return max(bound, key=lambda i: i.key, default=None)
+
+
+def _latest(partial: dict[str, Any], var: str, groups: dict[str, str]) -> Any:
+    """The latest event bound to ``var``: a list's last element; a group's step: the last
+    iteration's (None: unbound)."""
+    if var in groups:
+        value = partial.get(groups[var])
+        return value[-1][var] if value else None
+    v = partial.get(var)
+    return v[-1] if isinstance(v, tuple) else v
 
 
 def gap_holds(value: Any, base: Any, lo: float, hi: float, events: bool = False) -> bool:

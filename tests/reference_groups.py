@@ -9,7 +9,8 @@ twice, and the whole group is ordered after what precedes it in its SEQ and befo
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
 step bounds the time from the event before it in the chain (the first one's: from the single
 event before the group in its SEQ), or with ``FROM u`` from the iteration's step ``u`` or the
-event of ``u`` bound before the group: ``lo <= ts - ts_base <= hi``. A negation between two
+event of ``u`` bound before the group: ``lo <= ts - ts_base <= hi`` (in EVENTS: on the input
+positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
@@ -178,8 +179,9 @@ def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any, bound: 
             gap = gaps.get(var)
             base = previous if gap is None or gap.after is None else it.get(gap.after, (bound or {}).get(gap.after))
             if gap is not None and base is not None:
-                scale = DURATION_UNITS[gap.unit] if gap.unit else 1
-                if not gap.low * scale <= item.ev.ts - base.ev.ts <= gap.high * scale:
+                scale = DURATION_UNITS[gap.unit] if gap.unit and not gap.in_events else 1
+                at = (lambda x: x.ev.pos) if gap.in_events else (lambda x: x.ev.ts)
+                if not gap.low * scale <= at(item) - at(base) <= gap.high * scale:
                     return False
             previous = item
     return True

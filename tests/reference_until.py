@@ -7,7 +7,8 @@ in stream order ``e1, ..., ek``: ``SEQ(...)+ g[] UNTIL U u``) exists only if
 * no element ``e_i`` after the first is of type U and satisfies the stop conditions (read with
   ``u`` := the element and ``v`` := the list so far, ``[e_1, ..., e_(i-1)]``),
 * and no event ``x`` of type U, not bound in the match, with the match's partition key and
-  satisfying the stop conditions (``u`` := x, ``v`` := ``[e_1, ..., e_j]``) lies between two
+  satisfying the stop conditions (``u`` := x, ``v`` := ``[e_1, ..., e_j]``; a group's: the
+  iterations those events begun, the last one partial) lies between two
   consecutive elements: after ``e_j`` and before ``e_(j+1)``, by stream order under the tie
   rule ``arrival`` and by timestamp (strictly) under ``strict`` and ``either``, as a
   negation's interval is.
@@ -60,8 +61,8 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
 
         def stopped(ev: Any, j: int, mine: list[Conjunct] = mine, u: str = stop.var, v: str = var, group: bool = group) -> bool:
             """The stop conditions on ``ev`` with the list so far its first ``j`` elements (a
-            group's conditions read no group: only the stop event and what precedes it)."""
-            env = Env({**values, u: ev} if group else {**values, v: values[v][:j], u: ev})
+            group's: the iterations its first ``j`` events begun, the last one maybe partial)."""
+            env = Env({**values, v: _group_prefix(values[v], j) if group else values[v][:j], u: ev})
             return all(holds(c, env) for c in mine)
 
         if any(el.ev.type == stop.type and stopped(el.ev, j) for j, el in enumerate(lst[1:], 1)):
@@ -75,3 +76,16 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
             if any(_after(m.tie, x, a) and _after(m.tie, b, x) and stopped(x.ev, j) for j, (a, b) in enumerate(zip(lst, lst[1:]), 1)):
                 return False
     return True
+
+
+def _group_prefix(value: tuple[dict[str, Any], ...], j: int) -> tuple[dict[str, Any], ...]:
+    """A group's first ``j`` events (iteration by iteration, step by step) as its iterations:
+    the last one holds the steps it has bound so far."""
+    out: list[dict[str, Any]] = []
+    for it in value:
+        if j <= 0:
+            break
+        part = dict(list(it.items())[:j])
+        out.append(part)
+        j -= len(part)
+    return tuple(out)

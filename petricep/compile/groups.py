@@ -149,13 +149,15 @@ def lower(pattern: A.Pattern) -> Lowered:
     iteration: dict[int, str] = {}
     # per-step gaps inside a group: conditions on the step (no early exit of partial matches)
     gaps = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
+    # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
+    stops = {g.until.var for g in groups.values() if g.until is not None}
     for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
         if at is not None:
             iteration[ci] = at
             conditions.append(_rewrite(expr, groups, groups[_group_of(expr, groups)].members.index(at)))
         else:
-            conditions.append(_rewrite(expr, groups, None))
+            conditions.append(_rewrite(expr, groups, None, begun=bool(stops & A.vars_of(expr))))
 
     def output(r: A.Return | None) -> A.Return | None:
         if r is None:
@@ -184,13 +186,14 @@ def _iteration_step(expr: A.Expr, groups: dict[str, A.Group]) -> str | None:
     return None if best is None else best[1]
 
 
-def _rewrite(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr:
+def _rewrite(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: bool = False) -> A.Expr:
     """``expr`` with every group read replaced by its step's Kleene read (``at``: the position
-    of the step an iteration condition is checked on)."""
-    return A.map_leaves(expr, lambda e: _step_read(e, groups, at))
+    of the step an iteration condition is checked on; ``begun``: a stop condition, whose
+    ``count(g[])`` counts the iterations begun, the first step's list)."""
+    return A.map_leaves(expr, lambda e: _step_read(e, groups, at, begun))
 
 
-def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Expr:
+def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: bool = False) -> A.Expr:
     """A leaf of :func:`_rewrite`: a group read as its step's Kleene read, else as it is."""
     if isinstance(expr, A.Attr) and expr.var in groups:
         g = groups[expr.var]
@@ -206,7 +209,8 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None) -> A.Ex
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]
-        var = expr.member if expr.member is not None else g.members[-1]  # count(g[]): iterations
+        # count(g[]): the iterations (complete: the last step's list; begun: the first step's)
+        var = expr.member if expr.member is not None else g.members[0 if begun else -1]
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
     return expr
 

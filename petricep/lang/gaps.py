@@ -15,18 +15,19 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   element; past an optional step left out, the step before that one; after a repeated group
   (or ``FROM g``), its last iteration's last step (``FROM`` one of its steps: that step of the
   last iteration); right after an ``AND``/``OR``, its latest event (:func:`completions`: the
-  variables it bound, compile/gaps.py takes their latest). The first step of a nested SEQ and
+  variables it bound, compile/gaps.py takes their latest; a repeated group's steps among them:
+  their last elements, the latest its last iteration's last step). The first step of a nested SEQ and
   a child of an ``AND``/``OR`` have no event before them: ``FROM`` names it;
 * under a time or a count window (the gap in time units, the window in events: both hold), in
   a pattern with ``ARCHIVED`` variables (a gap reaching into the archive is a join condition,
   :mod:`petricep.compile.archived`);
 * in EVENTS (``AFTER 1 TO 3 EVENTS``: input positions, as ``WITHIN n EVENTS`` counts) under a
-  count window only (:func:`_check_events`), and then with ON TIMEOUT too.
+  count window only (:func:`_check_events`), and then with ON TIMEOUT too, on any step (a
+  repeated group's too: its conditions compare positions, lang/groups.py gap_conditions).
 
-Still refused (:class:`~petricep.errors.PatternUnsupportedError`): a step right after an
-``AND``/``OR`` holding a repeated group without ``FROM``, ON TIMEOUT with a gap in time under a count window (the
-deadline in events, the gap's end in time), a gap in EVENTS under a time window, on a group's step or
-beside ARCHIVED variables.
+Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ON TIMEOUT with a gap in time under a count window (the
+deadline in events, the gap's end in time), a gap in EVENTS under a time window or beside
+ARCHIVED variables.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def check_gaps(
 ) -> None:
     """Every per-step gap (``members``: a repeated group's steps, checked as a group's; ``stops``:
     UNTIL's stop events, which bind no time)."""
-    _check_events(structure, window, members, unsupported)
+    _check_events(structure, window, unsupported)
     gapped = [r for r in A.events_of(structure) if r.gap is not None and r.var not in members]
     if not gapped:
         return
@@ -164,7 +165,7 @@ def check_gaps(
         if ref.negated:
             raise error(f"a negated event takes no gap: bound the step after !({ref.type} {ref.var}) instead", gap.span)
         if gap.after is None:
-            _check_default(structure, ref, error, unsupported)
+            _check_default(structure, ref, error)
             continue
         base = gap.after
         if base in groups or base in members:  # (a group's step: the last iteration's)
@@ -181,11 +182,11 @@ def check_gaps(
             raise error(f"gap FROM {base}: {base!r} is not an earlier step than {ref.var!r}", gap.span)
 
 
-def _check_events(structure: A.Node, window: A.Window | None, members: Mapping[str, str], unsupported: ErrorAt) -> None:
+def _check_events(structure: A.Node, window: A.Window | None, unsupported: ErrorAt) -> None:
     """A gap in EVENTS counts input positions as ``WITHIN n EVENTS`` does: only under a count
     window (under a time window the partial match's clock is time, and an ON TIMEOUT deadline
-    or an early exit would mix the two: write the gap in time units there), on a step outside
-    a repeated group and in a pattern without ARCHIVED variables (not supported yet)."""
+    or an early exit would mix the two: write the gap in time units there), and in a pattern
+    without ARCHIVED variables (not supported yet)."""
     archived = any(r.archived for r in A.events_of(structure))
     for ref in A.events_of(structure):
         gap = ref.gap
@@ -197,24 +198,18 @@ def _check_events(structure: A.Node, window: A.Window | None, members: Mapping[s
                 "the partial match's clock is time: write the gap in time units",
                 gap.span,
             )
-        if ref.var in members:
-            raise unsupported(
-                f"a per-step gap in EVENTS on a repeated group's step ({ref.type} {ref.var}) is not supported yet: "
-                "write it in time units",
-                gap.span,
-            )
         if archived:
             raise unsupported("a per-step gap in EVENTS in a pattern with ARCHIVED variables is not supported yet", gap.span)
 
 
-def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupported: ErrorAt) -> None:
+def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt) -> None:
     """A gap without FROM: the step before it must be one event (or a list), and, where it is
     an optional step, something before that one too."""
     assert ref.gap is not None
     if default_bases(structure, ref):
         before = default_bases(structure, ref)[0]
         if not isinstance(before, str):
-            _check_composite(before, ref, unsupported)
+            _check_composite(before)
             return
         return
     seq = parent_of(structure, ref)
@@ -240,16 +235,9 @@ def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt, unsupport
     )
 
 
-def _check_composite(node: A.And | A.Or, ref: A.EventRef, unsupported: ErrorAt) -> None:
-    """A gap right after an AND/OR follows its latest event (one it always binds), none of a
-    repeated group's (not supported yet)."""
-    assert ref.gap is not None
-    kind = "an AND" if isinstance(node, A.And) else "an OR"
-    if A.groups_of(node):
-        raise unsupported(
-            f"a gap right after {kind} holding a repeated group is not supported yet: name the step it follows with FROM",
-            ref.gap.span,
-        )
+def _check_composite(node: A.And | A.Or) -> None:
+    """A gap right after an AND/OR follows its latest event, one it always binds (a repeated
+    group's: its last iteration's last step, the latest of its steps' last elements)."""
     assert frozenset() not in completions(node)  # (every SEQ has a step that is not optional: checked)
 
 

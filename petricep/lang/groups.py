@@ -131,19 +131,20 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
         if step.gap is None:
             continue
         lo, hi = A.gap_amount(step.gap)
-        here = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=step.var)
+        f = A.POS_FIELD if step.gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
+        here = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=step.var)
         u = step.gap.after
         if u is not None:  # FROM: an earlier step of the iteration, or a variable before the group
-            base = A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=u) if u in group.members else A.Attr(u, "ts")
+            base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=u) if u in group.members else A.Attr(u, f)
             bases: list[tuple[A.Expr, A.Expr]] = [(here, base)]
         elif k:
-            bases = [(here, A.Attr(group.var, "ts", A.Index(A.IDX_CUR), member=steps[k - 1].var))]
+            bases = [(here, A.Attr(group.var, f, A.Index(A.IDX_CUR), member=steps[k - 1].var))]
         else:
             prev = _single_before(structure, group)
             assert prev is not None  # checked
             bases = [
-                (here, A.Attr(group.var, "ts", A.Index(A.IDX_PREV), member=steps[-1].var)),
-                (A.Attr(group.var, "ts", A.Index(A.IDX_CONST, 1), member=step.var), A.Attr(prev, "ts")),
+                (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=steps[-1].var)),
+                (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=step.var), A.Attr(prev, f)),
             ]
         for later, earlier in bases:
             diff = A.BinOp("-", later, earlier, span=step.gap.span)

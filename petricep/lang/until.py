@@ -6,7 +6,8 @@ list's events (docs/SEMANTICS.md, "Stop conditions"). What it may read is what i
 it is tested: the stop event itself, the steps before the list in each SEQ on the way down
 to it, and the list as it is then (its elements so far: ``v[k]``, ``v[last]``, aggregates),
 never later steps nor the other children of an AND or OR around it, which may come after the
-list. A list may
+list. A repeated group's stop condition reads the group so far through its first step and
+``count(g[])`` (the iterations begun: :func:`_check_group_reads`). A list may
 stand anywhere a list may (inside AND / OR too: its stop negation is open wherever it grows). Every rule is decided from the text
 and reported with a caret; what the language means but the engines do not run yet is a
 :class:`~petricep.errors.PatternUnsupportedError`.
@@ -92,13 +93,9 @@ def _check_condition(
     if it is not None:
         raise error(f"a stop condition cannot iterate over {it}[i]: it is tested once per event that comes", span)
     allowed = allowed_by_list[lst.var]
+    if isinstance(lst, A.Group):
+        _check_group_reads(c, u, lst, unsupported)
     for v in sorted(A.vars_of(c) - {u}):
-        if isinstance(lst, A.Group) and (v == lst.var or v in lst.members):
-            raise unsupported(
-                f"a stop condition (UNTIL ... {u}) of the repeated group {lst.var}[] reads the stop event and the "
-                f"required steps before the group, not yet the group itself ({v!r})",
-                span,
-            )
         if v == lst.var:
             continue  # the list so far (compile/until.py on_element)
         if v in archived:
@@ -113,3 +110,23 @@ def _check_condition(
                 f"{lst.var}[], not {v!r}",
                 span,
             )
+
+
+def _check_group_reads(c: A.Expr, u: str, group: A.Group, unsupported: ErrorAt) -> None:
+    """A stop condition of a repeated group reads the group *so far* (its events before the
+    stop event): its first step (``g[1].b.x``, ``g[last].b.x``, ``sum(g[].b.x)``), bound in
+    every iteration begun, and ``count(g[])``, the iterations begun. Its later steps are
+    refused: a stop event between an iteration's first step and the step read would find it
+    not bound yet in that iteration (its ``g[last]`` would be an earlier iteration's, and on
+    the first iteration there would be none)."""
+    first = group.members[0]
+    for e in A.walk_expr(c):
+        if not isinstance(e, (A.Attr, A.Agg)) or e.var != group.var or e.member in (None, first):
+            continue
+        raise unsupported(
+            f"a stop condition (UNTIL ... {u}) of the repeated group {group.var}[] reads the group so far: its first "
+            f"step ({group.var}[last].{first}.x, {group.var}[1].{first}.x, sum({group.var}[].{first}.x)) and "
+            f"count({group.var}[]) (the iterations begun), not {e.member!r}: a stop event before an iteration's "
+            f"{e.member} would find it not bound yet",
+            e.span,
+        )

@@ -9,9 +9,6 @@ cases with exact ids on every matcher; test_groups_bounded.py's properties draw 
 
 from __future__ import annotations
 
-import pytest
-
-from petricep.errors import PatternUnsupportedError
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
@@ -73,19 +70,6 @@ def test_parse_print_and_net() -> None:
     assert (stop.var, stop.prev_slots, stop.next_slots, stop.pushed) == ("u", (1, 2), (), True)
     open_at = [pl.label for pl in net.places if stop.index in pl.active_negations]
     assert open_at == ["a;g:b", "a;g{1}", "a;g{1}:b", "a;g{2}", "a;g{2}:b"]
-
-
-@pytest.mark.parametrize("read", ["g[1].b.x", "count(g[])"])
-def test_a_stop_condition_reading_the_group_is_refused(read: str) -> None:
-    line = f"PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[] UNTIL U u, D d) WHERE u.x > {read}"
-    with pytest.raises(PatternUnsupportedError) as err:
-        parse_text(line, "t.pcep")
-    lines = str(err.value).splitlines()
-    assert lines[0].split(": error: ")[1] == (
-        "a stop condition (UNTIL ... u) of the repeated group g[] reads the stop event and the required steps "
-        "before the group, not yet the group itself ('g')"
-    )
-    assert lines[1][lines[2].index("^") :].startswith("u.x")
 
 
 def test_check_says_a_stopped_group_still_grows() -> None:
