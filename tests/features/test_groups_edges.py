@@ -588,3 +588,24 @@ def test_merged_kernel_equals_engine_equals_reference_on_negations_reading_their
     tie = tie_rules(data.draw, pats)
     engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+# ----------------------------------------------------------------------------- gaps in EVENTS beside ARCHIVED variables
+
+
+def test_a_gap_in_events_beside_archived_variables_contradicts_their_window() -> None:
+    _refused(
+        "SEQ(ARCHIVED A a, B b, C c AFTER 1 TO 2 EVENTS) WITHIN 5 EVENTS",
+        PatternUnsupportedError,
+        "a per-step gap in EVENTS cannot stand in a pattern with ARCHIVED variables: the gap needs a count window "
+        "(WITHIN n EVENTS) and ARCHIVED variables a time window (a count window counts live events only, the "
+        "archive's have no place among them): write the gap in time units",
+        "AFTER 1 TO 2 EVENTS",
+    )
+    from petricep.errors import PatternError
+    from petricep.merge import build_net
+
+    (p,) = parse_text("PATTERN p: SEQ(ARCHIVED A a, B b, C c) WITHIN 5 EVENTS").patterns
+    with pytest.raises(PatternError) as err:  # (the window it would need, refused on its own)
+        build_net([p])
+    assert "a pattern with ARCHIVED variables needs a time window (WITHIN n EVENTS counts live events only)" in str(err.value)
