@@ -45,6 +45,7 @@ from petricep.spark.cli import START_TRIES, TRANSIENT, stream_partitions
 from petricep.spark.session import STREAM_CHANGELOG
 from petricep.spark.streaming import EngineProcessor, StreamRun
 
+BUCKETS = "petricep.buckets"  # a variant's key buckets (StreamRun's ``buckets``), not a Spark setting
 # the settings each variant sets (SQL settings: per query); the stream's defaults where absent
 VARIANTS: dict[str, dict[str, str]] = {
     # petricep's settings before this pass: two state partitions per core, RocksDB commits
@@ -69,6 +70,10 @@ VARIANTS: dict[str, dict[str, str]] = {
         "spark.sql.streaming.checkpoint.fileChecksum.enabled": "false",
         "spark.sql.streaming.stateStore.commitValidation.enabled": "false",
     },
+    # key buckets per group (not a SQL setting: StreamRun's; default 4 per core)
+    "buckets-2": {BUCKETS: "2"},
+    "buckets-4": {BUCKETS: "4"},
+    "buckets-16": {BUCKETS: "16"},
     "lean": {
         "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
         "spark.sql.streaming.checkpoint.fileChecksum.enabled": "false",
@@ -124,12 +129,13 @@ def one_query(spark: Any, net: Any, spec: InputSpec, parts: Path, ck: Path, sett
 
     cores = stream_partitions(spark)
     settings = {k: v.replace("{2cores}", str(2 * cores)) for k, v in settings.items()}
+    buckets = int(settings.pop(BUCKETS)) if BUCKETS in settings else None
     settings.setdefault("spark.sql.shuffle.partitions", str(cores))
     saved = {k: spark.conf.get(k, None) for k in settings}
     for k, v in settings.items():
         spark.conf.set(k, v)
     times = ck.parent / f"{ck.name}-times.jsonl"
-    run = StreamRun(spark, net)
+    run = StreamRun(spark, net, buckets=buckets)
     events = run.events_from_files(str(parts), spec, "seq", 1, str(ck))
     found: list[str] = []
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -179,8 +179,15 @@ def read_files(paths: list[str]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_arrays([pa.array([path]), pa.array([content], pa.binary())], schema=_ARROW_SCHEMA)
 
 
-def source_class() -> type:
-    """The pyspark ``DataSource`` subclass of this source (built here: pyspark is optional)."""
+Parse = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def source_class(parse: Parse | None = None, schema: str = SCHEMA, name: str = NAME) -> type:
+    """The pyspark ``DataSource`` subclass of this source (built here: pyspark is optional),
+    registered as ``name``. With ``parse``, a micro-batch's partition yields what ``parse``
+    makes of its files' batches (``schema``): the reading task parses them itself, rather
+    than a second Python worker after it (``mapInArrow``), with every file's bytes sent
+    through the JVM to it once more."""
     from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
     from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxFiles, SupportsTriggerAvailableNow
 
@@ -212,7 +219,7 @@ def source_class() -> type:
             return [Partition(p) for p in self.arrivals.batch_files(start, end)]
 
         def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
-            return read_files(partition.paths)
+            return read_files(partition.paths) if parse is None else parse(read_files(partition.paths))
 
         def commit(self, end: dict[str, Any]) -> None:
             pass
@@ -220,10 +227,10 @@ def source_class() -> type:
     class Source(DataSource):  # type: ignore[misc]
         @classmethod
         def name(cls) -> str:
-            return NAME
+            return name
 
         def schema(self) -> str:
-            return SCHEMA
+            return schema
 
         def streamReader(self, schema: Any) -> Any:  # noqa: N802
             return Reader(dict(self.options))

@@ -55,6 +55,7 @@ class StreamParse:
     pos_field: str
     files: bool  # rows are whole files (binaryFile source), else typed rows
     buckets: int = 1  # per group (:mod:`petricep.spark.keygroups`)
+    labels: tuple[tuple[int, ...], ...] = ()  # per group, each bucket's ``b`` (keygroups.bucket_labels; () its number)
 
 
 class _Out:
@@ -66,7 +67,8 @@ class _Out:
         self.read = 0  # events in packs
         self.earliest: int | None = None  # their earliest event time
 
-    def batch(self) -> pa.RecordBatch | None:
+    def batch(self, labels: tuple[tuple[int, ...], ...] = ()) -> pa.RecordBatch | None:
+        """The batch's rows, each bucket's ``b`` its label where ``labels``."""
         rows = self.rows
         if not rows and not self.packs:
             return None
@@ -77,6 +79,8 @@ class _Out:
             et = self.earliest if count[3] is None else min(count[3], self.earliest)
             count = (*count[:3], et, None, False, count[6] + self.read)
         cols = list(zip(*(out + [count])))
+        if labels:
+            cols[1] = tuple(b if g < 0 else labels[g][b] for g, b in zip(cols[0], cols[1]))
         return pa.RecordBatch.from_arrays(
             [pa.array(list(c), type=f.type) for c, f in zip(cols, _STREAM_SCHEMA)], schema=_STREAM_SCHEMA
         )
@@ -101,7 +105,7 @@ class StreamParser:
                         self._file(path, content, out)
                 else:
                     self._rows(batch, out)
-                got = out.batch()
+                got = out.batch(self.parse.labels)
                 if got is not None:
                     yield got
 

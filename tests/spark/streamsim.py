@@ -184,8 +184,8 @@ def simulate(
     flush = StateFlush(net, plan, tie, chosen)
     keys = sorted({k for k, _ in handle.store})
     for g, b in keys:
-        engine, bucket = handle.store.get(((g, b), "engine")), handle.store.get(((g, b), "bucket"))
-        rows = flush.rows(g, None if engine is None else engine[0], None if bucket is None else bucket[2])
+        state = handle.store[((g, b), "state")]  # (keygroups.STATE_FIELDS)
+        rows = flush.rows(g, state[4], state[2])
         out += [(r[5], r[6], g, r[8]) for r in rows]
     return out
 

@@ -204,7 +204,7 @@ def test_a_bucket_stores_only_the_keys_that_hold_something(kernel: bool) -> None
     assert restarted == simulate(net, events, "arrival", cuts, kernel=kernel)
     assert canonical([row[0] for row in restarted]) == embedded(net, events, "arrival")
     assert len(restarted) == 2
-    stored = [len(v[0]) for (_, name), v in handle.store.items() if name == "engine"]
+    stored = [len(v[4]) for (_, name), v in handle.store.items() if name == "state" and v[4] is not None]
     assert len(stored) == 3 and max(stored) <= 10_000
 
 

@@ -297,3 +297,31 @@ def test_streams_count_no_state_rows_and_keep_the_integrity_checks(spark: Any) -
         spark.conf.set(ROW_TRACKING, "false")
     assert spark.conf.get("spark.sql.streaming.checkpoint.fileChecksum.enabled") == "true"
     assert spark.conf.get("spark.sql.streaming.stateStore.commitValidation.enabled") == "true"
+
+
+def test_bucket_labels_follow_sparks_hash_partitioning(spark: Any, tmp_path: Path) -> None:
+    """keygroups.spark_partition is Spark's own partition of a (g, b) grouping key
+    (``pmod(hash(g, b), n)``, which HashPartitioning computes), so the labels spread a
+    group's buckets evenly over the state partitions; a query's checkpoint keeps the
+    partitions its labels were chosen for."""
+    from petricep.spark.keygroups import LAYOUT_FILE, bucket_labels, spark_partition
+    from petricep.spark.streaming import StreamRun
+
+    grid = [(g, b, n) for g in (-1, 0, 1, 2, 7) for b in range(0, 300, 7) for n in (1, 2, 3, 8)]
+    rows = spark.createDataFrame(grid, "g int, b int, n int").selectExpr("pmod(hash(g, b), n) AS p").collect()
+    assert [r.p for r in rows] == [spark_partition(g, b, n) for g, b, n in grid]
+    labels = bucket_labels(3, 8, 2)
+    assert [[spark_partition(g, b, 2) for b in labels[g]] for g in range(3)] == [[0, 1] * 4, [1, 0] * 4, [0, 1] * 4]
+    net = build_net([p.source for p in compile_text("PATTERN p: SEQ(A a, B b) WHERE [k] WITHIN 5").patterns])
+    saved = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+        run = StreamRun(spark, net, buckets=8)
+        assert run.key_buckets(str(tmp_path / "ck")) == 8 and run.labels == bucket_labels(1, 8, 2)
+        assert json.loads((tmp_path / "ck" / LAYOUT_FILE).read_text()) == {"layout": "key-groups/2", "buckets": 8, "partitions": 2}
+        spark.conf.set("spark.sql.shuffle.partitions", "3")  # (a restart: Spark keeps the checkpoint's 2)
+        again = StreamRun(spark, net)
+        assert again.key_buckets(str(tmp_path / "ck")) == 8 and again.labels == run.labels
+        assert StreamRun(spark, net, buckets=8).labels == ()  # (no checkpoint: the bucket numbers)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", saved)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +25,16 @@ from petricep.kernel import available
 from petricep.merge import build_net
 from petricep.output.jsonl import match_json
 from petricep.spark.evpack import Pieces, blob_piece, event_piece
-from petricep.spark.keygroups import LAYOUT_FILE, BucketState, bucket_of, checkpoint_buckets
+from petricep.spark.keygroups import (
+    LAYOUT_FILE,
+    BucketState,
+    bucket_labels,
+    bucket_of,
+    checkpoint_buckets,
+    checkpoint_layout,
+    spark_partition,
+)
+from petricep.spark.keystate import EngineCache
 from petricep.spark.partition import run_partitioned
 from tests.budget import examples
 from tests.spark.streamsim import simulate
@@ -124,9 +134,10 @@ def test_random_streams_in_few_buckets_equal_the_slack_run(kernel: bool, data: s
 
 
 def test_state_calls_grow_with_the_buckets_not_the_keys() -> None:
-    """One micro-batch of 2,000 events over 1,000 keys in 4 buckets: per bucket one read
-    of its state and one write (the input), then at the timer one read, one engine
-    snapshot and one write; the engine snapshot is read never (the worker's live engine)."""
+    """Three micro-batches of 1,000 events over 1,000 keys in 4 buckets, then a no-data
+    one: per bucket and micro-batch one read of its state and at most one write (where its
+    timer expired, the input releases its events itself: no timer handler), one timer
+    deleted and one registered; the engine is restored never (the worker's live one)."""
     from tests.spark import streamsim
 
     calls: list[tuple[str, str]] = []
@@ -137,22 +148,33 @@ def test_state_calls_grow_with_the_buckets_not_the_keys() -> None:
         self.calls = calls
 
     rng = random.Random(3)
-    events = [Event(rng.choice("AB"), n, n, n, {"k": rng.randrange(1000), "x": rng.randrange(9)}) for n in range(2000)]
+    events = [Event(rng.choice("AB"), n, n, n, {"k": rng.randrange(1000), "x": rng.randrange(9)}) for n in range(3000)]
     net = build_net([p.source for p in compile_text(PAIR).patterns])
     try:
         streamsim.FakeHandle.__init__ = spy  # type: ignore[method-assign]
-        simulate(net, events, "arrival", [1000], kernel=available(), buckets=4)
+        restored = EngineCache.build
+        built: list[bytes | None] = []
+        def build(self: EngineCache, g: int, stored: bytes | None) -> Any:
+            built.append(stored)
+            return restored(self, g, stored)
+
+        EngineCache.build = build  # type: ignore[method-assign,assignment]
+        simulate(net, events, "arrival", [1000, 2000], kernel=available(), buckets=4)
     finally:
         streamsim.FakeHandle.__init__ = original  # type: ignore[method-assign]
-    assert ("engine", "get") not in calls
-    assert calls.count(("engine", "update")) <= 3 * 4
-    assert calls.count(("bucket", "get")) <= 3 * 2 * 4
+        EngineCache.build = restored  # type: ignore[method-assign]
+    # each bucket's engine built once, restored never -- but by the end of input (StateFlush)
+    assert built[:4] == [None] * 4 and len(built) == 8 and None not in built[4:]
+    assert {s for s, _ in calls} == {"state", "timer"}
+    assert calls.count(("state", "get")) == 4 * 4 and calls.count(("state", "update")) <= 4 * 4
+    assert calls.count(("timer", "delete")) == 2 * 4  # (the micro-batches 2 and 3: the input's release)
+    assert calls.count(("timer", "register")) <= 4 * 4
 
 
 def test_the_checkpoint_keeps_its_buckets(tmp_path: Path) -> None:
     ck = tmp_path / "ck"
     assert checkpoint_buckets(str(ck), None, 8) == 8
-    assert json.loads((ck / LAYOUT_FILE).read_text()) == {"layout": "key-groups/1", "buckets": 8}
+    assert json.loads((ck / LAYOUT_FILE).read_text()) == {"layout": "key-groups/2", "buckets": 8}
     assert checkpoint_buckets(str(ck), None, 4) == 8  # fixed by the first run
     assert checkpoint_buckets(str(ck), 8, 4) == 8
     with pytest.raises(ConfigError, match=r"keeps its keys in 8 buckets \(fixed by its first run\), not 3"):
@@ -160,6 +182,25 @@ def test_the_checkpoint_keeps_its_buckets(tmp_path: Path) -> None:
     assert checkpoint_buckets(None, 5, 4) == 5 and checkpoint_buckets(None, None, 4) == 4
     with pytest.raises(ConfigError, match="at least 1"):
         checkpoint_buckets(str(ck), 0, 4)
+
+
+def test_bucket_labels_spread_a_groups_buckets_over_the_partitions(tmp_path: Path) -> None:
+    """Each bucket's ``b`` is chosen so that hash partitioning spreads a group's buckets
+    evenly (the bucket numbers 0..7 went 5 and 3 to 2 partitions); the labels depend on
+    (groups, buckets, partitions) only, and a checkpoint keeps the partitions."""
+    assert [spark_partition(0, b, 2) for b in range(8)] == [0, 1, 0, 1, 1, 0, 0, 0]
+    for groups, buckets, parts in [(1, 8, 2), (3, 8, 2), (2, 5, 3), (4, 2, 4), (2, 16, 16)]:
+        labels = bucket_labels(groups, buckets, parts)
+        assert labels == bucket_labels(groups, buckets, parts) and len(labels) == groups
+        for g, mine in enumerate(labels):
+            assert len(set(mine)) == buckets and min(mine) >= 0
+            assert [spark_partition(g, b, parts) for b in mine] == [(i + g) % parts for i in range(buckets)]
+    assert bucket_labels(2, 8, 1) == bucket_labels(2, 8, None) == ()
+    ck = tmp_path / "ck"
+    assert checkpoint_layout(str(ck), None, 8, 2) == (8, 2)
+    assert json.loads((ck / LAYOUT_FILE).read_text()) == {"layout": "key-groups/2", "buckets": 8, "partitions": 2}
+    assert checkpoint_layout(str(ck), None, 4, 3) == (8, 2)  # (a restart: the first run's)
+    assert checkpoint_layout(None, None, 4, 3) == (4, None)
 
 
 def test_a_checkpoint_written_per_key_is_refused(tmp_path: Path) -> None:
@@ -177,13 +218,34 @@ def test_a_checkpoint_written_per_key_is_refused(tmp_path: Path) -> None:
     assert not (ck / LAYOUT_FILE).exists()
 
 
+def test_a_checkpoint_of_two_state_variables_is_refused(tmp_path: Path) -> None:
+    """The layout before one value state per bucket (an engine variable and a bucket one):
+    refused with one message before the query starts, the checkpoint left as it was."""
+    ck = tmp_path / "old"
+    (ck / "offsets").mkdir(parents=True)
+    (ck / LAYOUT_FILE).write_text('{"layout": "key-groups/1", "buckets": 8}\n')
+    for requested in (None, 8, 3):
+        with pytest.raises(ConfigError) as err:
+            checkpoint_buckets(str(ck), requested, 8)
+        assert str(err.value) == (
+            f"{ck}: this checkpoint was written by an earlier petricep, which kept a bucket's engine and its "
+            "waiting events in two state variables (layout key-groups/1); a bucket's state is now one and "
+            "cannot be read from it: restart the query from a new checkpoint (or finish the old query with "
+            "the petricep that started it)"
+        )
+    assert (ck / LAYOUT_FILE).read_text() == '{"layout": "key-groups/1", "buckets": 8}\n'
+    (ck / LAYOUT_FILE).write_text('{"layout": "key-groups/9", "buckets": 8}\n')
+    with pytest.raises(ConfigError, match=r"a state layout this petricep does not know \('key-groups/9'\)"):
+        checkpoint_buckets(str(ck), None, 8)
+
+
 def test_a_buckets_state_round_trips_without_pickle() -> None:
     blobs = blob_piece([1001, 1001], [0, 3], [b"Vx", b"Dy"])  # (what an earlier petricep's buffer held)
-    st0 = BucketState(token=5, timer=1002, buffer=Pieces([blobs]), wakeups=[3002, 7002])
+    st0 = BucketState(token=5, timer=1002, buffer=Pieces([blobs]), wakeups=[3002, 7002], engine=b"snap")
     row = st0.row()
-    assert row[0] == 5 and row[1] == 1002 and all(r[:4] == b"\xff\xff\xff\xff" for r in row[2:])  # Arrow IPC
-    back = BucketState.of_row(row)
-    assert (back.token, back.timer, back.wakeups, back.stored) == (5, 1002, [3002, 7002], True)
+    assert row[0] == 5 and row[1] == 1002 and all(r[:4] == b"\xff\xff\xff\xff" for r in row[2:4])  # Arrow IPC
+    back = BucketState.of_row((*row[:4], bytearray(b"snap")))  # (pyspark may give a bytearray)
+    assert (back.token, back.timer, back.wakeups, back.stored, back.engine) == (5, 1002, [3002, 7002], True, b"snap")
     assert [p.equals(blobs) for p in back.buffer.pieces] == [True]
     cols = EventColumns(TypeColumn.constant("A", 2), np.array([1, 2]), [0, 1], [7, 8], {"k": ["x", None], "v": [1.5, 2.5]})
     typed = event_piece(cols, np.array([4, 5]), np.array([1001, 2001]))
@@ -194,7 +256,7 @@ def test_a_buckets_state_round_trips_without_pickle() -> None:
     sink = pa.BufferOutputStream()  # an earlier petricep's buffer: encoded events, uncompressed, no metadata
     with pa.ipc.new_stream(sink, blobs.schema) as writer:
         writer.write_batch(blobs)
-    earlier = BucketState.of_row((5, 1002, sink.getvalue().to_pybytes(), row[3]))
+    earlier = BucketState.of_row((5, 1002, sink.getvalue().to_pybytes(), row[3], None))
     assert [p.equals(blobs) for p in earlier.buffer.pieces] == [True] and earlier.buffer.earliest() == 1001
     empty = BucketState.of_row(BucketState().row())
-    assert (empty.buffer.pieces, empty.wakeups, empty.token) == ([], [], None)
+    assert (empty.buffer.pieces, empty.wakeups, empty.token, empty.engine) == ([], [], None, None)

@@ -95,8 +95,8 @@ def run_phases(
             wm = max(wm, seen)
     flush = StateFlush(net, plan, "arrival", chosen, lineage)
     for g, b in sorted({k for k, _ in handle.store}):
-        engine, bucket = handle.store.get(((g, b), "engine")), handle.store.get(((g, b), "bucket"))
-        rows = flush.rows(g, None if engine is None else engine[0], None if bucket is None else bucket[2])
+        state = handle.store[((g, b), "state")]  # (keygroups.STATE_FIELDS)
+        rows = flush.rows(g, state[4], state[2])
         out += [(r[5], r[6], g, r[8]) for r in rows]
     return canonical([r[0] for r in out]), notes
 

@@ -112,10 +112,10 @@ def test_every_event_is_read_once_and_a_late_one_counted_once() -> None:
 
 
 def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> None:
-    """Input rows read and write the bucket's state only (the engine's snapshot is not
-    touched); the timer reads it, builds the engine (nothing stored yet), writes the engine
-    it fired and the bucket's state; the next timer uses the live engine (no read of its
-    snapshot) and, where it releases nothing and nothing closes, writes no snapshot."""
+    """Input rows read and write the bucket's one state row (no engine is built); the
+    timer reads it, builds the engine (nothing stored yet) and writes the row with the
+    engine's snapshot; the next timer uses the live engine and, where it releases nothing
+    and nothing closes, keeps the snapshot it read (the same token)."""
     net = build_net([p.source for p in compile_text("PATTERN ab: SEQ(A a, B b) WHERE [k] WITHIN 10").patterns])
     plan, _ = streaming_plan(make_plan(net))
     proc = EngineProcessor(net, plan, "arrival", kernel_groups(engine_choices(net, plan, "arrival")))
@@ -126,19 +126,51 @@ def test_input_rows_are_buffered_without_the_engine_and_a_timer_fires_it() -> No
     key = handle.key = rows[0][:2]
     pdf = pd.DataFrame([r[2:] for r in rows], columns=["pos", "evtime", "ev", "first", "reads"])
     assert list(proc.handleInputRows(key, iter([pdf]), Clock(0))) == []
-    assert handle.calls == [("bucket", "get"), ("timer", "register"), ("bucket", "update")]
+    assert handle.calls == [("state", "get"), ("timer", "register"), ("state", "update")]
     assert handle.timers == {key: {event_time_ms(1) + 1}}  # (once the watermark passes the earliest, A)
+    assert handle.store[(key, "state")][4] is None  # (no engine yet)
     handle.calls.clear()
     (frame,) = proc.handleExpiredTimer(key, Clock(5000), Clock(5000, event_time_ms(1) + 1))
-    assert handle.calls == [("bucket", "get"), ("engine", "update"), ("bucket", "update")]
+    assert handle.calls == [("state", "get"), ("state", "update")]
     assert frame["kind"].tolist() == [MATCH] and '"a": 0, "b": 1' in frame["json"][0]
-    assert set(handle.store) == {(key, "engine"), (key, "bucket")}
-    token, timer, _, _ = handle.store[(key, "bucket")]
-    assert token is not None and timer is None and handle.timers == {key: {event_time_ms(1) + 1}}
+    assert set(handle.store) == {(key, "state")}
+    token, timer, _, _, snapshot = handle.store[(key, "state")]
+    assert token is not None and timer is None and snapshot[:4] == b"\xff\xff\xff\xff"  # (Arrow IPC)
     handle.calls.clear()
     assert list(proc.handleExpiredTimer(key, Clock(9000), Clock(9000, 8000))) == []
-    assert handle.calls == [("bucket", "get"), ("bucket", "update")]
-    assert handle.store[(key, "bucket")][0] == token
+    assert handle.calls == [("state", "get"), ("state", "update")]
+    assert handle.store[(key, "state")][0] == token and handle.store[(key, "state")][4] == snapshot
+
+
+def test_input_rows_release_what_the_buckets_expired_timer_would() -> None:
+    """Input rows for a bucket whose timer the watermark passed: the handler releases the
+    bucket's waiting events itself (the timer deleted, so no timer handler runs for it in
+    this micro-batch), then buffers the new ones: one read and one write."""
+    net = build_net([p.source for p in compile_text("PATTERN ab: SEQ(A a, B b) WHERE [k] WITHIN 10").patterns])
+    plan, _ = streaming_plan(make_plan(net))
+    proc = EngineProcessor(net, plan, "arrival", kernel_groups(engine_choices(net, plan, "arrival")))
+    handle = FakeHandle()
+    proc.init(handle)
+    router = Router(plan)
+
+    def rows_of(*events: Event) -> pd.DataFrame:
+        rows = [r for e in events for r in routed_rows(router, e)]
+        handle.key = rows[0][:2]
+        return pd.DataFrame([r[2:] for r in rows], columns=["pos", "evtime", "ev", "first", "reads"])
+
+    first = rows_of(Event("A", 1, 0, 0, {"k": 1}))
+    key = handle.key
+    assert list(proc.handleInputRows(key, iter([first]), Clock(0))) == []
+    handle.calls.clear()
+    assert list(proc.handleInputRows(key, iter([rows_of(Event("B", 3, 1, 1, {"k": 1}))]), Clock(2000))) == []
+    assert handle.calls == [("state", "get"), ("timer", "delete"), ("timer", "register"), ("state", "update")]
+    assert handle.timers == {key: {event_time_ms(3) + 1}}  # (A released into the engine, B waits)
+    token, timer, _, _, snapshot = handle.store[(key, "state")]
+    assert token is not None and timer == event_time_ms(3) + 1 and snapshot is not None
+    handle.calls.clear()
+    (frame,) = proc.handleInputRows(key, iter([rows_of(Event("B", 5, 2, 2, {"k": 1}))]), Clock(4000))
+    assert frame["kind"].tolist() == [MATCH] and '"a": 0, "b": 1' in frame["json"][0]
+    assert handle.calls == [("state", "get"), ("timer", "delete"), ("timer", "register"), ("state", "update")]
 
 
 @settings(max_examples=examples(400), deadline=None)
