@@ -46,6 +46,7 @@ from petricep.spark.session import STREAM_CHANGELOG
 from petricep.spark.streaming import EngineProcessor, StreamRun
 
 BUCKETS = "petricep.buckets"  # a variant's key buckets (StreamRun's ``buckets``), not a Spark setting
+LABELS = "petricep.labels"  # "off": the buckets' numbers as their labels
 # the settings each variant sets (SQL settings: per query); the stream's defaults where absent
 VARIANTS: dict[str, dict[str, str]] = {
     # petricep's settings before this pass: two state partitions per core, RocksDB commits
@@ -74,6 +75,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "buckets-2": {BUCKETS: "2"},
     "buckets-4": {BUCKETS: "4"},
     "buckets-16": {BUCKETS: "16"},
+    # the buckets by their numbers, not labels spread over the state partitions (keygroups.bucket_labels)
+    "unlabeled": {LABELS: "off"},
     "lean": {
         "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
         "spark.sql.streaming.checkpoint.fileChecksum.enabled": "false",
@@ -130,13 +133,20 @@ def one_query(spark: Any, net: Any, spec: InputSpec, parts: Path, ck: Path, sett
     cores = stream_partitions(spark)
     settings = {k: v.replace("{2cores}", str(2 * cores)) for k, v in settings.items()}
     buckets = int(settings.pop(BUCKETS)) if BUCKETS in settings else None
+    labels = settings.pop(LABELS, "on")
     settings.setdefault("spark.sql.shuffle.partitions", str(cores))
     saved = {k: spark.conf.get(k, None) for k in settings}
     for k, v in settings.items():
         spark.conf.set(k, v)
     times = ck.parent / f"{ck.name}-times.jsonl"
     run = StreamRun(spark, net, buckets=buckets)
-    events = run.events_from_files(str(parts), spec, "seq", 1, str(ck))
+    labelled = streaming.bucket_labels
+    if labels == "off":
+        streaming.bucket_labels = lambda *a: ()  # type: ignore[assignment]
+    try:
+        events = run.events_from_files(str(parts), spec, "seq", 1, str(ck))
+    finally:
+        streaming.bucket_labels = labelled  # type: ignore[assignment]
     found: list[str] = []
 
     def sink(df: Any, batch_id: int) -> None:
