@@ -22,10 +22,10 @@ def check_structure(
     node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None, root: A.Node | None = None
 ) -> None:
     """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
-    pattern); its steps are single events, positive or negated (no Kleene, optional, nested group
-    or ARCHIVED step inside yet: the steps' lists align by iteration); a gap FROM a named step
-    measures from an earlier step of the group or a variable bound before it (``root``: the
-    whole structure)."""
+    pattern); its steps are single events, positive or negated (no Kleene, optional, nested
+    group or ARCHIVED step inside yet: the steps' lists are aligned by iteration, which a step
+    an iteration may leave out or repeat would break); a gap FROM a named step measures from
+    an earlier step of the group or a variable bound before it (``root``: the whole structure)."""
     root = node if root is None else root
     if isinstance(node, A.EventRef):
         return
@@ -44,10 +44,10 @@ def check_structure(
                 if step.negated
                 else "a Kleene step"
                 if step.kleene
-                else "an optional step"  # absent per iteration: the steps' lists would not align
-                if step.optional
                 else "an ARCHIVED step"
                 if step.archived
+                else "an optional step"
+                if step.optional
                 else None
             )
             if what is not None:

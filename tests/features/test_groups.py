@@ -310,6 +310,17 @@ def test_error_caret_points_at_the_step() -> None:
     ]
 
 
+def test_an_optional_step_inside_a_group_is_refused_at_the_step() -> None:
+    # the steps' lists are aligned by iteration: a step an iteration may leave out is refused, not run as required
+    with pytest.raises(PatternUnsupportedError) as err:
+        parse_text("PATTERN p: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)", "t.pcep")
+    assert str(err.value).splitlines() == [
+        "t.pcep:1:30: error: an optional step inside a repeated group (g[]) is not supported yet",
+        "    PATTERN p: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)",
+        "                                 ^",
+    ]
+
+
 # ----------------------------------------------------------------------------- properties
 
 TYPES = ("A", "B", "C")
