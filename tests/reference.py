@@ -77,6 +77,7 @@ from tests.reference_conditions import (
     composite_id,
     conjunct,
     holds,
+    holds_at,
     return_attrs,
 )
 from tests.reference_gaps import gap_base, gap_holds, gap_pairs
@@ -260,6 +261,8 @@ def _ids(value: Any) -> Any:
 
 
 # ============================================================================ one pattern
+
+
 
 
 class Matcher:
@@ -498,12 +501,12 @@ class Matcher:
         """No negation inside a group is violated in an interval of it with both ends bound:
         :func:`tests.reference_groups.violated`, the bounds and conditions as any negation's."""
 
-        def violates(n: EventRef, x: Item, p: Item, q: Item) -> bool:
+        def violates(n: EventRef, x: Item, p: Item, q: Item, k: int | None = None) -> bool:
             conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
             env = env_of({**binding, n.var: x})
             if x.idx in used or (self.partition and self.pkey(x) != key):
                 return False
-            return self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(holds(c, env) for c in conds)
+            return self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(holds_at(c, env, k) for c in conds)
 
         return not any(RG.violated(self.groups[v], value, self.by_type, violates) for v, value in binding.items() if v in self.groups)
 

@@ -296,6 +296,14 @@ def holds(conj: Conjunct, env: Env) -> bool:
     return True
 
 
+def holds_at(c: Conjunct, env: Env, k: int | None) -> bool:
+    """A negation's conjunct; one reading its group's ``g[i]`` (a negation between two steps
+    of the group) at the iteration ``k`` the interval lies in."""
+    if c.iter_var is None or k is None:
+        return holds(c, env)
+    return _truth(evaluate(c.expr, Env(env.values, c.iter_var, k)))
+
+
 def composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
     """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
     values = [ids[v] for v in order if v in ids]

@@ -14,7 +14,8 @@ positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
-negation's). A partial binding with such an interval violated extends nothing.
+negation's); a condition of one between two steps may read the iteration it lies in as
+``g[i]``. A partial binding with such an interval violated extends nothing.
 """
 
 from __future__ import annotations
@@ -51,20 +52,27 @@ def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[
     """For each negation inside ``group``: (negation, the event before, the event after) for
     every interval of ``value`` (a binding, or a partial one) no violating event may lie in,
     both of its ends bound: within each iteration, or between consecutive ones."""
+    return [(n, p, q) for n, p, q, _k in _intervals(group, value)]
+
+
+def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any, int | None]]:
+    """:func:`iteration_intervals` with the iteration (1, 2, ...) each interval lies in, None
+    for one between iterations."""
     last = steps(group)[-1].var
-    out = []
+    out: list[tuple[EventRef, Any, Any, int | None]] = []
     for n, p, q in negations(group):
         if p == last:  # between iterations
-            out += [(n, a[p], b[q]) for a, b in zip(value, value[1:]) if p in a and q in b]
+            out += [(n, a[p], b[q], None) for a, b in zip(value, value[1:]) if p in a and q in b]
         else:
-            out += [(n, it[p], it[q]) for it in value if p in it and q in it]
+            out += [(n, it[p], it[q], k) for k, it in enumerate(value, 1) if p in it and q in it]
     return out
 
 
 def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, list[Any]], violates: Callable[..., bool]) -> bool:
     """Whether an event of a negation's type breaks one of ``value``'s intervals
-    (``violates(negation, event, before, after)``: the matcher's rule for one interval)."""
-    return any(violates(n, x, p, q) for n, p, q in iteration_intervals(group, value) for x in by_type.get(n.type, []))
+    (``violates(negation, event, before, after, iteration)``: the matcher's rule for one
+    interval; ``iteration`` the one it lies in, read as ``g[i]`` by its conditions)."""
+    return any(violates(n, x, p, q, k) for n, p, q, k in _intervals(group, value) for x in by_type.get(n.type, []))
 
 
 def chain(value: Sequence[Iteration]) -> list[Any]:

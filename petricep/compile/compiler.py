@@ -435,7 +435,8 @@ class _Builder:
             for conf in self.cinfo:
                 if any(n is r for n, _ in conf.active):
                     for ci in neg_conds[r.var]:
-                        if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
+                        # (inside: its reads of the group are its iteration's newest, decided so far)
+                        if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=inside):
                             assert not inside  # checked (lang/groups.py)
                             pushed = False
             event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.lang import ast as A
-from petricep.lang.groups import gap_conditions
+from petricep.lang.groups import gap_conditions, reads_its_iteration
 
 Cfg = Any
 
@@ -153,7 +153,9 @@ def lower(pattern: A.Pattern) -> Lowered:
     stops = {g.until.var for g in groups.values() if g.until is not None}
     for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
-        if at is not None:
+        if at is not None and reads_its_iteration(expr, groups):  # a negation's: its iteration's newest
+            conditions.append(A.map_leaves(expr, _newest))
+        elif at is not None:
             iteration[ci] = at
             conditions.append(_rewrite(expr, groups, groups[_group_of(expr, groups)].members.index(at)))
         else:
@@ -166,6 +168,15 @@ def lower(pattern: A.Pattern) -> Lowered:
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
     return Lowered(lowered, iteration, member_of)
+
+
+def _newest(expr: A.Expr) -> A.Expr:
+    """A negation's ``g[i].s.x`` (a step before it in the iteration it lies in) as that step's
+    newest element, ``s[last].x``: the negation is open only while that iteration waits for
+    the step after it, when its steps before it are the lists' last elements."""
+    if isinstance(expr, A.Attr) and expr.member is not None and expr.index is not None and expr.index.kind == A.IDX_CUR:
+        return A.Attr(expr.member, expr.field, A.Index(A.IDX_LAST), span=expr.span)
+    return expr
 
 
 def _group_of(expr: A.Expr, groups: dict[str, A.Group]) -> str:

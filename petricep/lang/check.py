@@ -201,7 +201,7 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
         raise ctx.error(f"a condition may iterate over one Kleene variable, this one uses {', '.join(sorted(iter_vars))}", A.leftmost_span(expr))
     if iter_vars:
         (v,) = iter_vars
-        if negs:
+        if negs and not G.reads_its_iteration(expr, ctx.groups):  # (g[i]: the iteration it lies in, lang/groups.py)
             raise ctx.error(f"a negation condition cannot iterate over {v}[i]", A.leftmost_span(expr))
         for e in A.walk_expr(expr):
             whole = (isinstance(e, A.Attr) and e.var == v and e.index is not None and e.index.kind not in (A.IDX_CUR, A.IDX_PREV)) or (

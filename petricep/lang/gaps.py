@@ -26,8 +26,8 @@ a caret at the gap (a repeated group's steps: :mod:`petricep.lang.groups`):
   repeated group's too: its conditions compare positions, lang/groups.py gap_conditions).
 
 Still refused (:class:`~petricep.errors.PatternUnsupportedError`): ON TIMEOUT with a gap in time under a count window (the
-deadline in events, the gap's end in time), a gap in EVENTS under a time window or beside
-ARCHIVED variables.
+deadline in events, the gap's end in time), a gap in EVENTS under a time window, and so
+beside ARCHIVED variables (they need a time window: the two contradict).
 """
 
 from __future__ import annotations
@@ -185,8 +185,8 @@ def check_gaps(
 def _check_events(structure: A.Node, window: A.Window | None, unsupported: ErrorAt) -> None:
     """A gap in EVENTS counts input positions as ``WITHIN n EVENTS`` does: only under a count
     window (under a time window the partial match's clock is time, and an ON TIMEOUT deadline
-    or an early exit would mix the two: write the gap in time units there), and in a pattern
-    without ARCHIVED variables (not supported yet)."""
+    or an early exit would mix the two: write the gap in time units there), so never in a
+    pattern with ARCHIVED variables, which needs a time window (compile/archived.py)."""
     archived = any(r.archived for r in A.events_of(structure))
     for ref in A.events_of(structure):
         gap = ref.gap
@@ -199,7 +199,12 @@ def _check_events(structure: A.Node, window: A.Window | None, unsupported: Error
                 gap.span,
             )
         if archived:
-            raise unsupported("a per-step gap in EVENTS in a pattern with ARCHIVED variables is not supported yet", gap.span)
+            raise unsupported(
+                "a per-step gap in EVENTS cannot stand in a pattern with ARCHIVED variables: the gap needs a count "
+                "window (WITHIN n EVENTS) and ARCHIVED variables a time window (a count window counts live events "
+                "only, the archive's have no place among them): write the gap in time units",
+                gap.span,
+            )
 
 
 def _check_default(structure: A.Node, ref: A.EventRef, error: ErrorAt) -> None:

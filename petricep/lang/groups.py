@@ -22,9 +22,10 @@ def check_structure(
     node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None, root: A.Node | None = None
 ) -> None:
     """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
-    pattern); its steps are single events, positive or negated (no Kleene, nested group or
-    ARCHIVED step inside yet); a gap FROM a named step measures from an earlier step of the
-    group or a variable bound before it (``root``: the whole structure)."""
+    pattern); its steps are single events, positive or negated (no Kleene, optional, nested
+    group or ARCHIVED step inside yet: the steps' lists are aligned by iteration, which a step
+    an iteration may leave out or repeat would break); a gap FROM a named step measures from
+    an earlier step of the group or a variable bound before it (``root``: the whole structure)."""
     root = node if root is None else root
     if isinstance(node, A.EventRef):
         return
@@ -38,7 +39,17 @@ def check_structure(
         for step in node.children:
             if not isinstance(step, A.EventRef):
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
-            what = None if step.negated else "a Kleene step" if step.kleene else "an ARCHIVED step" if step.archived else None
+            what = (
+                None
+                if step.negated
+                else "a Kleene step"
+                if step.kleene
+                else "an ARCHIVED step"
+                if step.archived
+                else "an optional step"
+                if step.optional
+                else None
+            )
             if what is not None:
                 raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", step.span)
             if not step.negated and step.gap is not None and step.gap.after is not None:
@@ -59,7 +70,8 @@ def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: E
     """GREEDY / RELUCTANT after a group choose, under skip-till-next-match, between its next
     iteration and the step after it in the pattern's SEQ where one event could start either
     (the place where the group is complete and may grow: inside an iteration the SEQ cannot
-    go on). Inside AND the choice would be among its siblings' moves too: not yet."""
+    go on): on a step of any SEQ but one under an AND (a sibling there may bind an event in
+    the middle of an iteration, where the group has no choice: not yet)."""
     word = group.mode.upper()
     if strategy != A.Strategy.NEXT:
         raise error(
@@ -67,11 +79,29 @@ def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: E
             f"skip-till-next-match: add it to WHERE (under {strategy} it changes nothing)",
             group.span,
         )
-    if not isinstance(structure, A.Seq) or not any(c is group for c in structure.children):
-        raise unsupported(f"{word} on a repeated group ({group.var}[]) is supported on a step of the pattern's SEQ, not yet inside AND or OR", group.span)
-    after = structure.children[[id(c) for c in structure.children].index(id(group)) + 1 :]
+    seq, under_and = _seq_holding(structure, group, False)
+    if seq is None or under_and:
+        raise unsupported(
+            f"{word} on a repeated group ({group.var}[]) is supported on a step of a SEQ (the pattern's, or one in an "
+            "OR branch), not yet inside AND: an AND sibling may bind an event in the middle of an iteration, where "
+            "the group has no choice to make",
+            group.span,
+        )
+    after = seq.children[[id(c) for c in seq.children].index(id(group)) + 1 :]
     if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
         raise error(f"{word} on {group.var}[] needs a step after the group (its choice is between the two)", group.span)
+
+
+def _seq_holding(node: A.Node, group: A.Group, under_and: bool) -> tuple[A.Seq | None, bool]:
+    """The SEQ ``group`` is a step of (None: it is none's) and whether an AND lies above it."""
+    if isinstance(node, (A.EventRef, A.Group)):
+        return None, under_and
+    if isinstance(node, A.Seq) and any(c is group for c in node.children):
+        return node, under_and
+    for child in node.children:
+        if any(g is group for g in A.groups_of(child)):
+            return _seq_holding(child, group, under_and or isinstance(node, A.And))
+    return None, under_and
 
 
 def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -201,7 +231,8 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
     """An iteration condition over a group (``g[i]``, ``g[i-1]``) holds for every iteration;
     it reads ``g[i]`` (the iteration it checks) and, besides the group, only variables bound
     before the group (so it is decided on the step that completes what it reads)."""
-    _check_group_negation(expr, structure, groups, unsupported)
+    if _check_group_negation(expr, structure, groups, error, unsupported):
+        return  # (a negation's condition reading its iteration: not an iteration condition)
     iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
     if not iters:
         return
@@ -221,22 +252,83 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
             )
 
 
-def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], unsupported: Unsupported) -> None:
+def _check_group_negation(
+    expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported
+) -> bool:
     """A condition of a negation inside a group is decided while the iteration waits for the
-    step after the negation: it reads the negated event and variables bound before the group."""
+    step after the negation: it reads the negated event, variables bound before the group
+    and, for a negation between two steps, the steps of its own iteration before it
+    (``g[i].b.x``: bound then). True: ``expr`` is such a condition reading ``g[i]``."""
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
     mine = [e for e in A.walk_expr(expr) if isinstance(e, (A.Attr, A.Agg)) and e.var in inside]
     if not mine:
-        return
-    group = inside[mine[0].var]
+        return False
+    neg, group = mine[0].var, inside[mine[0].var]
     before = _before(structure, group) - set(groups)
+    prev, _after = neighbours_of(group)[neg]
+    between = prev != group.members[-1]  # (else at the group's start or end: between iterations)
+    pre = list(group.members[: group.members.index(prev) + 1]) if between else []
+    reads = False
     for e in A.walk_expr(expr):
-        if isinstance(e, (A.Attr, A.Agg)) and e.var not in inside and e.var not in before:
+        if not isinstance(e, (A.Attr, A.Agg)) or e.var in inside:
+            continue
+        if e.var == group.var:
+            _check_iteration_read(e, neg, group, pre, error, unsupported)
+            reads = True
+        elif e.var not in before:
             raise unsupported(
-                f"a condition of the negation {mine[0].var!r} inside the repeated group {group.var}[] reads the negated "
-                f"event and variables bound before the group, not yet {e.var!r}",
+                f"a condition of the negation {neg!r} inside the repeated group {group.var}[] reads the negated "
+                f"event, variables bound before the group and its iteration's steps before it, not {e.var!r}: "
+                f"it is decided while the iteration waits for the step after {neg!r}, when {e.var!r} may not be bound",
                 e.span,
             )
+    return reads
+
+
+def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list[str], error: ErrorAt, unsupported: Unsupported) -> None:
+    """A negation's read of its group: ``g[i].s`` for a step ``s`` before it in the
+    iteration (``pre``; none for a negation between iterations, which lies in no one)."""
+    g = group.var
+    if not pre:
+        raise unsupported(
+            f"a condition of the negation {neg!r} at the start or end of {g}[] (between iterations) cannot read the "
+            f"group: it lies between two iterations, in neither (put it between two steps to read g[i])",
+            e.span,
+        )
+    if not (isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CUR):
+        raise unsupported(
+            f"a condition of the negation {neg!r} inside {g}[] reads the iteration it lies in, as {g}[i].{pre[-1]}.x, "
+            "not yet another iteration or the whole group",
+            e.span,
+        )
+    if e.member not in pre:
+        raise unsupported(
+            f"a condition of the negation {neg!r} inside {g}[] reads its iteration's steps before it "
+            f"({', '.join(pre)}), not {e.member!r}: that one is not bound while the iteration waits for it",
+            e.span,
+        )
+
+
+def reads_its_iteration(expr: A.Expr, groups: Mapping[str, A.Group]) -> bool:
+    """Whether ``expr`` is a condition of a negation inside a group reading ``g[i]`` (the
+    iteration the negation lies in: not an iteration condition, checked above)."""
+    inside = {n.var for g in groups.values() for n in negations_of(g)}
+    return bool(inside & A.vars_of(expr)) and any(
+        isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind == A.IDX_CUR for e in A.walk_expr(expr)
+    )
+
+
+def neighbours_of(group: A.Group) -> dict[str, tuple[str, str]]:
+    """Each negation inside ``group`` -> (the step before it, the step after it); one at the
+    group's start or end: (the last step, the first)."""
+    kids, members = group.children, group.members
+    out: dict[str, tuple[str, str]] = {}
+    for i, c in enumerate(kids):
+        if isinstance(c, A.EventRef) and c.negated:
+            before = [k.var for k in kids[:i] if isinstance(k, A.EventRef) and not k.negated]
+            after = [k.var for k in kids[i + 1 :] if isinstance(k, A.EventRef) and not k.negated]
+            out[c.var] = (before[-1], after[0]) if before and after else (members[-1], members[0])
+    return out
 
 
 def _before(structure: A.Node, group: A.Group) -> set[str]:

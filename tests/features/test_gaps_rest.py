@@ -147,7 +147,7 @@ def test_gap_in_events_round_trips_and_draws_on_its_transition() -> None:
     [
         ("SEQ(A a, B b AFTER 1 TO 2 EVENTS) WITHIN 5", "a per-step gap in EVENTS needs a count window (WITHIN n EVENTS): under a time window, or none, the partial match's clock is time: write the gap in time units"),
         ("SEQ(A a, B b AFTER 1 TO 2 EVENTS)", "a per-step gap in EVENTS needs a count window (WITHIN n EVENTS)"),
-        ("SEQ(ARCHIVED A a, B b, C c AFTER 1 TO 2 EVENTS) WITHIN 5 EVENTS", "a per-step gap in EVENTS in a pattern with ARCHIVED variables is not supported yet"),
+        ("SEQ(ARCHIVED A a, B b, C c AFTER 1 TO 2 EVENTS) WITHIN 5 EVENTS", "a per-step gap in EVENTS cannot stand in a pattern with ARCHIVED variables: the gap needs a count window (WITHIN n EVENTS) and ARCHIVED variables a time window"),
         ("SEQ(A a, B b AFTER 1 TO 2) WITHIN 5 EVENTS ON TIMEOUT RETURN L(x = a.x)", "a per-step gap in time under a count window (WITHIN n EVENTS) with ON TIMEOUT is not supported yet: a timeout's deadline is then in events, this gap's end in time: count the gap in EVENTS"),
     ],
 )

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from petricep.errors import PatternUnsupportedError
 from petricep.lang.ast import (
     IDX_CONST,
+    IDX_CUR,
     IDX_LAST,
     WIN_COUNT,
     Agg,
@@ -37,6 +38,7 @@ from petricep.lang.ast import (
     Window,
     events_of,
     groups_of,
+    vars_of,
 )
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
@@ -388,3 +390,222 @@ def test_merged_kernel_equals_engine_equals_reference_on_stops_reading_the_group
     tie = tie_rules(data.draw, pats)
     engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+# ----------------------------------------------------------------------------- GREEDY / RELUCTANT in an OR branch
+
+
+def test_greedy_on_a_group_in_an_or_branch_keeps_the_iteration() -> None:
+    # B3 could start g's next iteration or be d: GREEDY keeps the iteration (then no d comes);
+    # the other branch, e, is blocked by a skipped B (skip-till-next-match) only after an a
+    text = "OR(SEQ(A a, SEQ(B b, C c)+ g[] {mode}, B d), C e) WHERE skip-till-next-match WITHIN 20"
+    spec = "A@0 B@1 C@2 B@3 C@4 B@5"
+    assert _ids(text.format(mode="GREEDY"), spec) == want({"e": 2}, {"e": 4})
+    assert _ids(text.format(mode="RELUCTANT"), spec) == want({"a": 0, "g": [{"b": 1, "c": 2}], "d": 3}, {"e": 2}, {"e": 4})
+
+
+def test_greedy_on_a_group_in_a_seq_inside_an_or() -> None:
+    text = "SEQ(A a, OR(SEQ(SEQ(B b, C c)+ g[] {mode}, B d), C e)) WHERE skip-till-next-match WITHIN 20"
+    spec = "A@0 B@1 C@2 B@3 C@4 B@5"
+    assert _ids(text.format(mode=""), spec) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2}], "d": 3}, {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}], "d": 5}
+    )
+    assert _ids(text.format(mode="GREEDY"), spec) == want()
+    assert _ids(text.format(mode="RELUCTANT"), spec) == want({"a": 0, "g": [{"b": 1, "c": 2}], "d": 3})
+
+
+def test_greedy_on_a_group_under_and_stays_refused() -> None:
+    _refused(
+        "SEQ(A a, AND(SEQ(SEQ(B b, C c)+ g[] GREEDY, E e), D d)) WHERE skip-till-next-match",
+        PatternUnsupportedError,
+        "GREEDY on a repeated group (g[]) is supported on a step of a SEQ (the pattern's, or one in an OR branch), "
+        "not yet inside AND: an AND sibling may bind an event in the middle of an iteration, where the group has no "
+        "choice to make",
+        "g[] GREEDY",
+    )
+
+
+@st.composite
+def or_modes(draw: Any, name: str = "p") -> Pattern:
+    """A group with GREEDY / RELUCTANT (or none) as a step of a SEQ in an OR branch, the OR the
+    whole pattern or a step of the pattern's SEQ; skip-till-next-match, any bounds, window, key."""
+    t = lambda: draw(st.sampled_from(GROUP_TYPES))  # noqa: E731
+    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"]))
+    quant = draw(st.sampled_from(["+", "+", "{1,2}", "{2,}", "*"]))
+    group = f"SEQ({t()} b, {t()} c){quant} g[]{mode}"
+    branch = [group, f"{t()} d"] + ([f"{t()} f"] if draw(st.booleans()) else [])
+    if draw(st.booleans()):
+        branch.insert(0, "A a")
+    other = f"{t()} e"
+    seq = f"SEQ({', '.join(branch)})"
+    kids = [seq, other] if draw(st.booleans()) else [other, seq]
+    alt = f"OR({', '.join(kids)})"
+    text = alt if draw(st.booleans()) or quant == "*" and branch[0] == group else f"SEQ(A z, {alt})"
+    where = ["skip-till-next-match"] + (["[k]"] if draw(st.booleans()) else [])
+    if draw(st.booleans()):
+        where.append(draw(st.sampled_from(["g[i].c.x >= g[i].b.x", "count(g[]) <= 2", "d.x > g[last].c.x"])))
+    window = draw(st.sampled_from(["", " WITHIN 5", " WITHIN 8"]))
+    (p,) = parse_text(f"PATTERN {name}: {text} WHERE {' AND '.join(where)}{window}").patterns
+    return p
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), or_modes())
+def test_kernel_equals_engine_equals_reference_on_modes_in_an_or_branch(data: Any, p: Pattern) -> None:
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), or_modes("p"), or_modes("q"))
+def test_merged_kernel_equals_engine_equals_reference_on_modes_in_an_or_branch(data: Any, p: Pattern, q: Pattern) -> None:
+    pats = [p, q]
+    events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+# ----------------------------------------------------------------------------- a negation inside a group reading its iteration
+
+
+def test_a_negation_reads_the_iteration_it_lies_in() -> None:
+    # no X between b and c with the b's v: X2 (v 2) spares b1's iteration, X5 (v 2) breaks b4's
+    text = "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[i].b.v WITHIN 20"
+    spec = "A@0:v=0 B@1:v=1 X@2:v=2 C@3:v=0 B@4:v=2 X@5:v=2 C@6:v=0 D@7:v=0"
+    assert _ids(text, spec) == want({"a": 0, "g": [{"b": 1, "c": 3}], "d": 7}, {"a": 0, "g": [{"b": 1, "c": 6}], "d": 7})
+
+
+def test_a_negation_reads_every_step_of_its_iteration_before_it() -> None:
+    # X7 (v 2 > b5 0 + c6 1) breaks the iteration (b5 c6 e8); (b1 c6 e8): 2 > 1 + 1 fails, kept
+    text = "SEQ(A a, SEQ(B b, C c, !(X x), E e)+ g[], D d) WHERE x.v > g[i].b.v + g[i].c.v WITHIN 20"
+    spec = "A@0:v=0 B@1:v=1 C@2:v=1 X@3:v=2 E@4:v=0 B@5:v=0 C@6:v=1 X@7:v=2 E@8:v=0 D@9:v=0"
+    assert _ids(text, spec) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2, "e": 4}], "d": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2, "e": 8}], "d": 9},
+        {"a": 0, "g": [{"b": 1, "c": 6, "e": 8}], "d": 9},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[i].c.v",
+            "a condition of the negation 'x' inside g[] reads its iteration's steps before it (b), not 'c': that one is "
+            "not bound while the iteration waits for it",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[1].b.v",
+            "a condition of the negation 'x' inside g[] reads the iteration it lies in, as g[i].b.x, not yet another "
+            "iteration or the whole group",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = d.v",
+            "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound before "
+            "the group and its iteration's steps before it, not 'd': it is decided while the iteration waits for the step "
+            "after 'x', when 'd' may not be bound",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, C c, !(X x))+ g[], D d) WHERE x.v = g[i].b.v",
+            "a condition of the negation 'x' at the start or end of g[] (between iterations) cannot read the group: it "
+            "lies between two iterations, in neither (put it between two steps to read g[i])",
+        ),
+    ],
+)
+def test_what_a_negation_inside_a_group_may_not_read(text: str, message: str) -> None:
+    _refused(text, PatternUnsupportedError, message, text.split("= ")[1])
+
+
+def _between_steps(g: Group) -> tuple[str, list[str]] | None:
+    """A negation between two steps of ``g`` and the steps before it, or None."""
+    seen: list[str] = []
+    for c in g.children:
+        if isinstance(c, EventRef) and c.negated:
+            return (c.var, list(seen)) if seen and len(seen) < len(g.members) else None
+        if isinstance(c, EventRef):
+            seen.append(c.var)
+    return None
+
+
+@st.composite
+def negations_reading_the_iteration(draw: Any, name: str = "p") -> Pattern:
+    """test_groups.py's grouped patterns whose negation between two steps has a condition
+    reading its iteration's steps before it (maybe with the negated event alone)."""
+    p = draw(grouped_patterns(name))
+    g = _group_of(p.structure)
+    found = _between_steps(g)
+    if found is None:
+        steps = [c for c in g.children if isinstance(c, EventRef) and not c.negated]  # (one between iterations: moved)
+        at = draw(st.integers(1, max(1, len(steps) - 1))) if len(steps) > 1 else 1
+        inner = (*steps[:at], EventRef(draw(st.sampled_from(GROUP_TYPES)), "x", negated=True), *steps[at:])
+        if len(steps) == 1:
+            inner = (*inner, EventRef(draw(st.sampled_from(GROUP_TYPES)), "s9"))
+        structure = _regroup(p.structure, replace(g, seq=replace(g.seq, children=inner)))
+        p = replace(p, structure=structure, conditions=tuple(c for c in p.conditions if "x" not in _names(c)))
+        g = _group_of(p.structure)
+        found = _between_steps(g)
+    assert found is not None
+    neg, pre = found
+    op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
+    read: Any = Attr(g.var, "x", Index(IDX_CUR), member=draw(st.sampled_from(pre)))
+    if len(pre) > 1 and draw(st.booleans()):
+        read = BinOp("+", read, Attr(g.var, "x", Index(IDX_CUR), member=pre[0]))
+    return replace(p, conditions=(*p.conditions, Compare(op, Attr(neg, "x"), read)))
+
+
+def _names(expr: Any) -> set[str]:
+    return set(vars_of(expr))
+
+
+def _regroup(node: Node, new: Group) -> Node:
+    """``node`` with its repeated group replaced by ``new``."""
+    if isinstance(node, Group):
+        return new
+    if isinstance(node, EventRef):
+        return node
+    return replace(node, children=tuple(_regroup(c, new) for c in node.children))
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), negations_reading_the_iteration())
+def test_kernel_equals_engine_equals_reference_on_negations_reading_their_iteration(data: Any, p: Pattern) -> None:
+    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
+    assert checked.structure == flatten_seq(p.structure)
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), negations_reading_the_iteration("p"), negations_reading_the_iteration("s"))
+def test_merged_kernel_equals_engine_equals_reference_on_negations_reading_their_iteration(data: Any, p: Pattern, s: Pattern) -> None:
+    pats = [p, replace(p, name="q", conditions=p.conditions[:-1]), s]
+    events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+# ----------------------------------------------------------------------------- gaps in EVENTS beside ARCHIVED variables
+
+
+def test_a_gap_in_events_beside_archived_variables_contradicts_their_window() -> None:
+    _refused(
+        "SEQ(ARCHIVED A a, B b, C c AFTER 1 TO 2 EVENTS) WITHIN 5 EVENTS",
+        PatternUnsupportedError,
+        "a per-step gap in EVENTS cannot stand in a pattern with ARCHIVED variables: the gap needs a count window "
+        "(WITHIN n EVENTS) and ARCHIVED variables a time window (a count window counts live events only, the "
+        "archive's have no place among them): write the gap in time units",
+        "AFTER 1 TO 2 EVENTS",
+    )
+    from petricep.errors import PatternError
+    from petricep.merge import build_net
+
+    (p,) = parse_text("PATTERN p: SEQ(ARCHIVED A a, B b, C c) WITHIN 5 EVENTS").patterns
+    with pytest.raises(PatternError) as err:  # (the window it would need, refused on its own)
+        build_net([p])
+    assert "a pattern with ARCHIVED variables needs a time window (WITHIN n EVENTS counts live events only)" in str(err.value)

@@ -88,7 +88,9 @@ def test_parse_print_and_places() -> None:
         (
             "SEQ(A a, AND(SEQ(SEQ(B b, C c)+ g[] GREEDY, E e), D d)) WHERE skip-till-next-match",
             PatternUnsupportedError,
-            "GREEDY on a repeated group (g[]) is supported on a step of the pattern's SEQ, not yet inside AND or OR",
+            "GREEDY on a repeated group (g[]) is supported on a step of a SEQ (the pattern's, or one in an OR branch), "
+            "not yet inside AND: an AND sibling may bind an event in the middle of an iteration, where the group has no "
+            "choice to make",
         ),
     ],
 )

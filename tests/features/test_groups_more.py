@@ -301,8 +301,8 @@ def test_gaps_from_that_stay_refused(text: str, kind: type[Exception], message: 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].b.x", "reads the negated event and variables bound before the group, not yet 'g'"),
-        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.x > d.x", "not yet 'd'"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].c.x", "reads its iteration's steps before it (b), not 'c'"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.x > d.x", "not 'd': it is decided while the iteration waits"),
         # an AND sibling may come after the group's events: an iteration condition cannot wait for it
         ("SEQ(A a, AND(SEQ(B b, C c)+ g[], D d)) WHERE g[i].b.x > d.x", "not yet 'd'"),
         # no single event before a group inside AND / OR: its first step's gap has no base
