@@ -44,6 +44,7 @@ from .formats import format_named, infer_format
 from .source import EventSource
 from .spec import InputSpec, check_spec
 from .tables import BATCH_ROWS, ArrowSource, RecordSource, time_sorted
+from .textfiles import CsvSource, JsonlSource
 
 
 def open_events(spec: InputSpec) -> EventSource:
@@ -63,6 +64,20 @@ def open_events(spec: InputSpec) -> EventSource:
             )
         parts.append(fmt.open(replace(spec, path=path, more_paths=()), str(path)))
     return ChainSource(spec, parts, same_columns=fmt.name != "jsonl")
+
+
+def events_from_text(data: bytes, spec: InputSpec) -> EventSource:
+    """The events of a CSV or JSON Lines text held in memory (``spec.format``, required;
+    a CSV's header line first, where it has one), read exactly as :func:`open_events` reads
+    a file holding those bytes, without writing one: Spark's parse stage reads each run of
+    a file's lines so. ``spec.path`` only names the text in messages."""
+    if spec.format not in ("csv", "jsonl"):
+        raise ConfigError(f"text in memory is CSV or JSON Lines, not {spec.format!r}")
+    check_spec(spec, spec.format == "csv")
+    label = str(spec.path) if spec.path else "<text>"
+    if spec.format == "csv":
+        return CsvSource(spec, label, data)
+    return JsonlSource(spec, label, data)
 
 
 def _check_library_spec(spec: InputSpec) -> None:
@@ -124,6 +139,7 @@ __all__ = [
     "InputSpec",
     "events_from_records",
     "events_from_table",
+    "events_from_text",
     "infer_format",
     "open_events",
 ]

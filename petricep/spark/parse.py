@@ -7,8 +7,9 @@ exactly as ``petricep run`` does:
 * typed tables (a Spark DataFrame, a Parquet file) go through
   :func:`~petricep.io.readers.events_from_table`, one Arrow batch at a time;
 * text files (CSV, JSON Lines) arrive as raw lines; each run of consecutive lines is
-  written (after the CSV header) to a scratch file and read with
-  :func:`~petricep.io.readers.open_events` — typing, quoting, timestamps, errors and all.
+  read (after the CSV header) from memory with
+  :func:`~petricep.io.readers.events_from_text`, as :func:`~petricep.io.readers.open_events`
+  reads a file of those lines — typing, quoting, timestamps, errors and all.
 
 Every row is known by its order key ``lid`` (see :class:`~petricep.spark.records.PosMap`);
 positions are only known once every task has counted its rows, so events carry the key
@@ -20,10 +21,9 @@ from __future__ import annotations
 import gc
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass, replace
 from typing import Any
 
@@ -33,9 +33,11 @@ import pyarrow.compute as pc
 
 from petricep.errors import EventError, EventOrderError
 from petricep.events import Event, EventColumns, value_at
-from petricep.io.readers import InputSpec, events_from_table, open_events
+from petricep.io.checks import RowRules
+from petricep.io.readers import InputSpec, events_from_table, events_from_text
 from petricep.io.source import EventSource
 from petricep.output.times import input_times
+from petricep.runtime.prefilter import Prefilter
 
 from .partition import Run, first_violation
 from .plan import Router
@@ -94,6 +96,7 @@ class Parser:
         self.router = router
         self.facts: dict[str, set[str]] = {"ids": set(), "time": set()}  # per task: see FACTS
         self._buckets: dict[tuple[int, str], str] = {}  # (group, routing key) -> its bucket's label
+        self._project = projection(config, router)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with quiet_gc(), trace("parse") as rows:
@@ -241,7 +244,7 @@ class Parser:
         out: list[Item] = []
         try:
             source = events_from_table(table, spec, sort_by_time=False)
-            _read(source, lids, out, self._as_columns)
+            _read(source, lids, out, self._as_columns, self._project)
             if out:
                 self.facts["time"].add(source.time_kind)
         except EventError as err:
@@ -306,6 +309,9 @@ class Parser:
         return (first + b"\n" + body if body else first), np.concatenate(([0], lids)).astype(np.int64)
 
     def _run(self, lines: pa.Array, lids: np.ndarray, blanks: list[int]) -> tuple[list[Item], RowError | None]:
+        """A run of consecutive lines, read from memory by petricep's own reader as the
+        file of those lines (after the CSV header) would be (no scratch file: writing and
+        reading one back, on a reader thread, was most of the reading's time)."""
         config = self.config
         text = config.text
         assert text is not None
@@ -313,52 +319,71 @@ class Parser:
         joined, data_lids = self._data(lines, lids, blanks)
         if not len(data_lids):
             return [], None
-        fd, path = tempfile.mkstemp(prefix="petricep-", suffix=".csv" if text == "csv" else ".jsonl")
+        data = (header + b"\n" + joined if header is not None else joined) + b"\n"
+        spec = replace(config.spec, format=text, rejects_path=None, more_paths=())
+        skip = 2 if header is not None else 1  # line number of the first data line
+        out: list[Item] = []
         try:
-            with os.fdopen(fd, "wb") as fh:
-                if header is not None:
-                    fh.write(header + b"\n")
-                fh.write(joined)
-                fh.write(b"\n")
-            spec = replace(config.spec, path=path, format=text, rejects_path=None)
-            skip = 2 if header is not None else 1  # line number of the first data line
-            out: list[Item] = []
-            try:
-                source = open_events(spec)
-                _read(source, data_lids, out, self._as_columns)
-                if out:
-                    self.facts["time"].add(source.time_kind)
-            except EventError as err:
-                row = err.row
-                if row is not None and skip <= row < skip + len(data_lids):
-                    return out, RowError(
-                        int(data_lids[row - skip]), err.message, err.field, isinstance(err, EventOrderError)
-                    )
-                return out, RowError(
-                    int(data_lids[0]), err.message, err.field, isinstance(err, EventOrderError), False
-                )
-            if source.rows_read != len(data_lids):  # pragma: no cover - the blank-line rule drifted
-                raise RuntimeError(
-                    f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lids)} non-blank lines"
-                )
-            return out, None
-        finally:
-            with suppress(OSError):
-                os.unlink(path)
+            source = events_from_text(data, spec)
+            _read(source, data_lids, out, self._as_columns, self._project)
+            if out:
+                self.facts["time"].add(source.time_kind)
+        except EventError as err:
+            row = err.row
+            if row is not None and skip <= row < skip + len(data_lids):
+                return out, RowError(int(data_lids[row - skip]), err.message, err.field, isinstance(err, EventOrderError))
+            return out, RowError(int(data_lids[0]), err.message, err.field, isinstance(err, EventOrderError), False)
+        if source.rows_read != len(data_lids):  # pragma: no cover - the blank-line rule drifted
+            raise RuntimeError(
+                f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lids)} non-blank lines"
+            )
+        return out, None
 
 
 Item = tuple[Any, "Event | EventColumns"]  # (order key, event) or (order keys, a checked batch as columns)
 _ABSENT = object()  # a key attribute the batch has no column for
 
 
-def _read(source: EventSource, lid_of: np.ndarray, out: list[Item], as_columns: bool) -> None:
+def _read(source: EventSource, lid_of: np.ndarray, out: list[Item], as_columns: bool, project: Prefilter | None = None) -> None:
     """A reader's events and (``as_columns``) column batches, each with its order key(s)
-    (``lid_of[pos]``)."""
-    for item in source.items(as_columns=as_columns):
+    (``lid_of[pos]``); ``project``: a checked batch's columns are only those it names
+    (:func:`projection`)."""
+    source.row_filter = project
+    for item in source.items(as_columns=as_columns, fields_only=project is not None):
         if isinstance(item, EventColumns):
             out.append((lid_of[np.asarray(item.pos, dtype=np.intp)], item))
         else:
             out.append((int(lid_of[item.pos]), item))
+
+
+class _Projection(Prefilter):
+    """A reader's row filter that keeps every row (the clock counts each one) and converts
+    only the columns ``fields`` names (with the id), as the embedded kernel's reader does
+    (:meth:`RowChecker.converted <petricep.io.checks.RowChecker.converted>`). Built from
+    the parse stage's config, not from a net: nothing here is ever evaluated."""
+
+    def __init__(self, fields: frozenset[str]) -> None:  # (no Prefilter.__init__: no net, no guards)
+        self.active = False
+        self.whole = False
+        self.types = frozenset()
+        self.guards = {}
+        self.fields = fields
+        self.rows_in = self.rows_kept = 0
+
+
+def projection(config: ParseConfig, router: Router) -> Prefilter | None:
+    """Where every group's events travel typed (the kernel's groups; no archive), the
+    columns a checked batch needs: the typed attributes, the routing keys and the columns
+    the spec's rules check (required, numeric), besides the type, time and id columns the
+    reader reads anyway; the others are never typed (tens of milliseconds a batch for
+    nothing). None: every column (some group gets whole events)."""
+    layout = config.layout
+    if config.archive or not layout.groups or any(idx is None for idx in layout.groups):
+        return None
+    keys = {a for routes in router.routes.values() for _g, attrs in routes for a in attrs}
+    keys.update(a for _g, attrs, _types in router.contiguous for a in attrs)
+    rules = RowRules(config.spec).columns(config.spec)
+    return _Projection(frozenset((*layout.fields, *keys, *rules)))
 
 
 class _Side:
