@@ -30,7 +30,7 @@ def outcome(open_source: Any, as_columns: bool) -> tuple[Any, ...]:
     error it stops at."""
     try:
         source: EventSource = open_source()
-        events = []
+        events: list[str] = []
         for item in source.items(as_columns=as_columns):
             if isinstance(item, EventColumns):
                 events.extend(repr(item.event(k)) for k in range(len(item)))
