@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petricep.errors import EventError, EventOrderError
-from petricep.events import Event, EventColumns, value_at
+from petricep.events import Event, EventColumns, TypeColumn, value_at
 from petricep.io.checks import RowRules
 from petricep.io.readers import InputSpec, events_from_table, events_from_text
 from petricep.io.source import EventSource
@@ -185,29 +185,30 @@ class Parser:
         rows go out typed a column at a time, keyed per distinct value, and the others only
         count in the clock's runs; otherwise event by event."""
         router = self.router
-        types = listed(cols.types)
-        gone = set() if router.contiguous else {t for t in set(types) if not router.routes.get(t)}  # read by no group
-        read = set(types) - gone
+        present = cols.types.distinct() if isinstance(cols.types, TypeColumn) else set(listed(cols.types))
+        gone = set() if router.contiguous else {t for t in present if not router.routes.get(t)}  # read by no group
+        read = present - gone
         routes = {router.fast.get(t) for t in read}
         route = next(iter(routes)) if len(routes) == 1 else None
         typed = self.config.layout.groups
-        keys = None
+        coded = None
         if route is not None and typed and typed[route[0]] is not None and not self.config.archive:
-            rows = [i for i, t in enumerate(types) if t not in gone] if gone else None
+            rows = _kept_rows(cols.types, gone) if gone else None
             read_cols = take(cols, rows) if rows is not None else cols
             read_lids = lids[np.asarray(rows, dtype=np.intp)] if rows is not None else lids
-            keys = self._keys(read_cols, route[1])
-        if keys is None and (read or self.config.archive):
+            coded = self._key_codes(read_cols, route[1])
+        if coded is None and (read or self.config.archive):
             for e, lid in zip(events_of(cols), lids.tolist()):
                 self._event(e, lid, out, side)
             return
         side.extend_columns(cols.ts, lids)
-        if keys is not None and route is not None:
+        if coded is not None and route is not None:
+            codes, keys = coded
             if self.config.buckets:
-                of = {k: self._bucket(route[0], k) for k in dict.fromkeys(keys)}
-                out.add_packs(EVENT, route[0], list(map(of.__getitem__, keys)), read_lids, read_cols)
+                codes, labels = _first_seen(*_recoded(codes, [self._bucket(route[0], k) for k in keys]))
+                out.add_bucket_packs(EVENT, route[0], codes, labels, read_lids, read_cols)
             else:
-                out.add_columns(EVENT, route[0], keys, read_lids.tolist(), read_cols)
+                out.add_columns(EVENT, route[0], list(map(keys.__getitem__, codes.tolist())), read_lids.tolist(), read_cols)
 
     def _bucket(self, g: int, key: str) -> str:
         got = self._buckets.get((g, key))
@@ -215,16 +216,23 @@ class Parser:
             got = self._buckets[g, key] = bucket_of(key, self.config.buckets[g])
         return got
 
-    def _keys(self, cols: EventColumns, attr: str) -> list[str] | None:
-        """Each row's routing key by its key attribute, once per distinct value (None: an
-        unhashable value, which the engine reports event by event)."""
+    def _key_codes(self, cols: EventColumns, attr: str) -> tuple[np.ndarray, list[str]] | None:
+        """Each row's routing key by its key attribute, as a code into the keys of the
+        distinct values, each key made once (None: an unhashable value, which the engine
+        reports event by event). A numpy column of numbers is coded by numpy (values numpy
+        calls equal, such as ``0.0`` and ``-0.0``, or NaNs, have one routing key anyway:
+        :func:`~petricep.spark.plan.key_text`), any other a value at a time."""
         column = cols.attrs.get(attr)
+        if isinstance(column, np.ndarray) and column.dtype.kind in "iuf" and len(column):
+            distinct, codes = np.unique(column, return_inverse=True)
+            return codes.reshape(-1), [self._key_of(v, attr) for v in distinct.tolist()]
         values = listed(column) if column is not None else [_ABSENT] * len(cols)
         try:
-            keys = {v: self._key_of(v, attr) for v in dict.fromkeys(values)}
+            index = {v: i for i, v in enumerate(dict.fromkeys(values))}
         except TypeError:
             return None
-        return list(map(keys.__getitem__, values))
+        codes = np.fromiter(map(index.__getitem__, values), np.intp, len(values))
+        return codes, [self._key_of(v, attr) for v in index]
 
     def _key_of(self, v: Any, attr: str) -> str:
         """The routing key of a value of the key attribute (as :meth:`Router.key` gives it)."""
@@ -338,6 +346,35 @@ class Parser:
                 f"petricep.spark: the reader read {source.rows_read} rows of {len(data_lids)} non-blank lines"
             )
         return out, None
+
+
+def _kept_rows(types: Any, gone: set[str]) -> list[int]:
+    """The rows of a batch whose type is not in ``gone``."""
+    if isinstance(types, TypeColumn):
+        drop = np.asarray([n in gone for n in types.names], dtype=bool)
+        return np.flatnonzero(~drop[types.codes]).tolist()  # type: ignore[no-any-return]
+    return [i for i, t in enumerate(listed(types)) if t not in gone]
+
+
+def _recoded(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes into ``names`` (which may repeat) as codes into its distinct names."""
+    index = {n: i for i, n in enumerate(dict.fromkeys(names))}
+    to = np.fromiter(map(index.__getitem__, names), np.intp, len(names))
+    return to[codes], list(index)
+
+
+def _first_seen(codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """The same codes renumbered in the order the rows first name them (as a pass over the
+    rows would meet them: the packs go out in that order)."""
+    if not len(codes):
+        return codes, []
+    first = np.full(len(names), len(codes), dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.intp))
+    seen = np.flatnonzero(first < len(codes))
+    seen = seen[np.argsort(first[seen], kind="stable")]
+    renumber = np.empty(len(names), dtype=np.intp)
+    renumber[seen] = np.arange(len(seen), dtype=np.intp)
+    return renumber[codes], [names[i] for i in seen.tolist()]
 
 
 Item = tuple[Any, "Event | EventColumns"]  # (order key, event) or (order keys, a checked batch as columns)

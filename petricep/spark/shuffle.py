@@ -216,24 +216,30 @@ class Rows:
         them, as one record batch in the ``ev`` cell. The shuffle then moves a few large
         values instead of a row per event (the JVM's rows, sort and Arrow conversion were
         most of the firing stage); the firing stage unpacks them (:class:`Unpacked`)."""
+        code = {b: i for i, b in enumerate(dict.fromkeys(buckets))}
+        codes = np.fromiter(map(code.__getitem__, buckets), np.intp, len(buckets))
+        self.add_bucket_packs(kind, g, codes, list(code), lids, cols)
+
+    def add_bucket_packs(
+        self, kind: int, g: int, codes: np.ndarray, labels: list[str], lids: Sequence[int] | np.ndarray, cols: EventColumns
+    ) -> None:
+        """:meth:`add_packs` with each row's bucket as a code into ``labels`` (the packs go
+        out in the order of the labels: no Python object per row)."""
         keys = np.asarray(lids, dtype=np.int64)
         typed = typed_batch(cols, keys, self.layout)
         if typed is None:  # some column needs value by value (or a row goes as a blob)
             rows = Rows(self.layout)
-            rows.add_columns(kind, g, buckets, keys.tolist(), cols)
+            rows.add_columns(kind, g, [labels[c] for c in codes.tolist()], keys.tolist(), cols)
             typed = packed_rows(rows.batch(), self.layout)
         # rows by bucket, each bucket's in order key order (a pack is sorted, its first
         # row its least): a table's batch may hold chunks of rows out of order
-        code = {b: i for i, b in enumerate(dict.fromkeys(buckets))}
-        codes = np.fromiter(map(code.__getitem__, buckets), np.int64, len(buckets))
         order = np.lexsort((keys, codes))
         codes = codes[order]
-        names = list(code)
         for a, b in spans(codes[1:] != codes[:-1]):
             rows_of = order[a:b]
             data = pack_bytes(typed.take(pa.array(rows_of)))
             self.packed += len(data)
-            self.add(PACK, g, names[int(codes[a])], int(keys[rows_of[0]]), data)
+            self.add(PACK, g, labels[int(codes[a])], int(keys[rows_of[0]]), data)
 
     def batch(self) -> pa.RecordBatch:
         n = len(self)
