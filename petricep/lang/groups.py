@@ -122,9 +122,15 @@ def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, 
     if u not in known or known[u].negated:
         raise error(f"gap FROM: {'unknown variable' if u not in known else 'a negated variable binds no time:'} {u!r}", step.gap.span)
     if u not in _before(root, group) or known[u].kleene:
+        why = (
+            f"a list's events are many: which one every iteration's {step.var} is measured from is not defined yet"
+            if known[u].kleene
+            else f"{u!r} is not bound before the group (after it, or beside it in an AND or OR): a gap measures "
+            f"from an earlier event, and {u!r} may come after an iteration's {step.var}"
+        )
         raise unsupported(
             f"a per-step gap FROM {u} inside the repeated group {group.var}[] measures from an earlier step of the "
-            f"group or a single event bound before it, not yet {u!r}",
+            f"group or a single event bound before it, not yet {u!r} ({why})",
             step.gap.span,
         )
 
@@ -323,7 +329,8 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     if not (isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CUR):
         raise unsupported(
             f"a condition of the negation {neg!r} inside {g}[] reads the iteration it lies in, as {g}[i].{pre[-1]}.x, "
-            "not yet another iteration or the whole group",
+            "not yet another iteration or the whole group (its check in the scan reads the steps' newest events, "
+            "the iteration it waits in; reads of other iterations are not lowered for it yet)",
             e.span,
         )
     if e.member not in pre:
