@@ -519,19 +519,22 @@ class _Builder:
 
     def _decidable(
         self, a: _Config, b: _Config, var: str
-    ) -> tuple[list[int], list[int], list[int], list[tuple[int, int]]]:
+    ) -> tuple[list[int], list[int], list[int], list[tuple[int, ...]]]:
         """The conditions a move from ``a`` to ``b`` binding ``var`` decides: (on the input
         arc, guards, iteration conditions of the new Kleene element, deferred ones)."""
         guards: list[int] = []
         iteration: list[int] = []
-        deferred: list[tuple[int, int]] = []
+        deferred: list[tuple[int, ...]] = []
         arc: list[int] = []
         for ci, c in enumerate(self.conds):
             if ci in self.stop_guards.values() or ci in self.gap_conds:
                 continue  # (on the list's takes / the gapped step's moves: Builder.transitions)
-            if ci in self.group_iteration:  # a group's: on its step, every iteration
-                if self.group_iteration[ci] == var:
+            if ci in self.group_iteration:  # a group's: on its step, every iteration (compile/groups.py)
+                how = G.iteration_check(self.member_of, self.group_iteration[ci], c.vars, var, a.bound, b.bound, b.dead)
+                if how == "step":
                     iteration.append(ci)
+                elif how == "replay":
+                    deferred.append(G.replay(ci, self.member_of, self.slot, self.group_iteration[ci]))
                 continue
             if c.neg:
                 continue

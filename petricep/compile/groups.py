@@ -21,7 +21,11 @@ A condition reading the group is rewritten onto the steps' lists:
   ``m`` is that step's newest element (``s[i]``), ``g[i-1].s`` is the one before it
   (``s[i-1]``), and ``g[i-1].s`` for a step after ``m`` is that step's newest element (the
   previous iteration's; unbound on the first iteration, so the condition holds vacuously
-  there, as ``v[i-1]`` does on a Kleene list's first element).
+  there, as ``v[i-1]`` does on a Kleene list's first element);
+* one that also reads a single event bound after the group or beside it in an AND
+  (``g[i].c.x < d.x``) is checked so once that event is bound, and on the move binding it
+  for the iterations before it: a deferred check (:func:`replay`) that rebuilds the steps'
+  lists along the partial match's chain and checks every iteration as its step saw them.
 """
 
 from __future__ import annotations
@@ -168,6 +172,32 @@ def lower(pattern: A.Pattern) -> Lowered:
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
     return Lowered(lowered, iteration, member_of)
+
+
+def iteration_check(
+    member_of: dict[str, tuple[A.Group, int]], at: str, cvars: frozenset[str], var: str, before: frozenset[str], after: frozenset[str], dead: frozenset[str]
+) -> str | None:
+    """Where a move binding ``var`` checks an iteration condition on the group step ``at``
+    (its lowered variables ``cvars``): ``"step"``, on the new iteration (a move of ``at`` once
+    every variable it reads beside the group is bound: ``before``, the source's); ``"replay"``,
+    on every iteration so far (the move binding the last of those, read after the group or
+    beside it: :func:`replay`); None: not here (or never: one is in an OR branch not taken)."""
+    others = cvars - set(member_of[at][0].members)
+    if others & dead:
+        return None
+    if others <= before:
+        return "step" if var == at else None
+    return "replay" if others <= after else None
+
+
+def replay(ci: int, member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], at: str) -> tuple[int, ...]:
+    """A deferred check of iteration condition ``ci`` (Transition.deferred_iteration):
+    (condition, the slot of step ``at``, the slots of the group's steps in order). The engines
+    replay the steps' lists: for each iteration so far, the lists as they stood when it bound
+    ``at`` (the steps up to ``at`` that iteration's, those after it the previous one's), as
+    the step's own check would have seen them."""
+    group = member_of[at][0]
+    return (ci, slot[at], *(slot[m] for m in group.members))
 
 
 def _newest(expr: A.Expr) -> A.Expr:

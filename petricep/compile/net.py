@@ -128,7 +128,10 @@ class Transition:
     arc_conditions: tuple[int, ...]  # read only the incoming event: hoisted onto the input arc
     guards: tuple[int, ...]  # become decidable on this firing
     iteration: tuple[int, ...]  # iteration conditions for the new Kleene element
-    deferred_iteration: tuple[tuple[int, int], ...]  # (condition, kleene slot): check every element now
+    # (condition, kleene slot): check every element now; (condition, slot, group step slots...):
+    # a repeated group's iteration condition, every iteration so far replayed on the steps'
+    # lists as they were when it bound the step at ``slot`` (compile/groups.py replay)
+    deferred_iteration: tuple[tuple[int, ...], ...]
     order_slots: tuple[int, ...]  # variables that must be strictly earlier (tie rule strict)
     blocked_by: int  # bitmask of negations whose Q this firing starts
     clears: int  # bitmask of negations whose P this firing grows

@@ -588,7 +588,7 @@ def _add_transitions(
         if t.gap is not None:
             lines += _wrap(unit.gap_text(t, users))
         conds = [unit.cond_text(ci, users) for ci in (*t.arc_conditions, *t.guards, *t.iteration) if ci not in gap]
-        conds += [f"each {var}[i]: {unit.cond_text(ci, users)}" for ci, _ in t.deferred_iteration]
+        conds += [f"each {var}[i]: {unit.cond_text(ci, users)}" for ci, *_ in t.deferred_iteration]
         for c in conds:
             lines += _wrap(c)
         w = unit.trans_windows(t, users)

@@ -266,7 +266,7 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
     """Fire transition ``tr`` with token ``t`` (-1: the empty partial match) and event
     ``ev``: the new token, or -1 (GroupRuntime.fire)."""
     cdef int64_t users, cur
-    cdef int ki, sl, ns = g.nslots
+    cdef int ki, sl, ok, ns = g.nslots
     cdef const int64_t* slots
     cdef int64_t* dst
     cdef int32_t nt
@@ -320,10 +320,16 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
         g.tk_first_pos[nt] = g.tk_first_pos[t] if g.tk_first_pos[t] < pos else pos
         g.tk_last_pos[nt] = g.tk_last_pos[t] if g.tk_last_pos[t] > pos else pos
         g.tk_last_key[nt] = g.tk_last_key[t] if g.tk_last_key[t] > 2 * pos else 2 * pos
-    for ki in range(g.tr_defer_start[tr], g.tr_defer_start[tr + 1], 2):  # every element again
-        if not check_elements(k, g, g.tr_defer[ki], g.tr_defer[ki + 1], &g.tk_slots[<Py_ssize_t>nt * ns]):
+    ki = g.tr_defer_start[tr]
+    while ki < g.tr_defer_start[tr + 1]:  # every element again (a group's: every iteration)
+        if g.tr_defer[ki + 2] == 0:
+            ok = check_elements(k, g, g.tr_defer[ki], g.tr_defer[ki + 1], &g.tk_slots[<Py_ssize_t>nt * ns])
+        else:
+            ok = check_iterations(k, g, &g.tr_defer[ki], &g.tk_slots[<Py_ssize_t>nt * ns])
+        if not ok:
             g.release(nt)
             return -1
+        ki += 3 + g.tr_defer[ki + 2]
     if t >= 0 and g.timeout_mask:
         g.tk_ext[t] |= users
     return nt

@@ -208,6 +208,43 @@ cdef int check_elements(Kernel k, Group g, int ci, int kslot, int64_t* slots) ex
     return ok
 
 
+cdef int check_iterations(Kernel k, Group g, const int32_t* spec, const int64_t* slots) except -1 nogil:
+    """A repeated group's iteration condition for every iteration so far (GroupRuntime.
+    check_iterations; ``spec``: condition, its step's slot, the number of steps, their slots):
+    for iteration i the steps up to that step read their i-th node, the later ones their
+    (i-1)-th (none on the first: unbound), as the step's own check saw the lists."""
+    cdef int ci = spec[0], nm = spec[2], at = 0, j
+    cdef const int32_t* members = spec + 3
+    cdef Py_ssize_t ns = g.nslots, i, want, have, n_at
+    cdef int64_t node
+    cdef int64_t* local
+    cdef int ok = 1
+    for j in range(nm):
+        if members[j] == spec[1]:
+            at = j
+    node = slots[spec[1]]
+    n_at = g.nd_count[node] if node >= 0 else 0
+    local = <int64_t*>malloc(max(ns, 1) * sizeof(int64_t))
+    try:
+        for j in range(ns):
+            local[j] = slots[j]
+        for i in range(1, n_at + 1):
+            for j in range(nm):
+                want = i if j <= at else i - 1
+                node = slots[members[j]]
+                have = g.nd_count[node] if node >= 0 else 0
+                while have > want and node >= 0:
+                    node = g.nd_prev[node]
+                    have -= 1
+                local[members[j]] = node if want > 0 else -1
+            if not eval_cond(k, g, ci, local, -1, -1):
+                ok = 0
+                break
+    finally:
+        free(local)
+    return ok
+
+
 cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) except -1 nogil:
     """A match's Kleene list as ids in stream order at the end of the list buffer (with the
     elements' store indices, for the order of the matches of one point and consumption): the

@@ -499,7 +499,9 @@ def _lower_group(
     order_start, order = _csr([tr.order_slots for tr in g.transitions])
     # a Kleene element's iteration conditions are checked right after the guards (GroupRuntime.fire)
     guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
-    defer_start, defer = _csr([[x for pair in tr.deferred_iteration for x in pair] for tr in g.transitions])
+    # deferred iteration conditions: (condition, list slot, 0), or a group's replay
+    # (condition, its step's slot, the number of steps, their slots: compile/groups.py replay)
+    defer_start, defer = _csr([[x for d in tr.deferred_iteration for x in (d[0], d[1], len(d) - 2, *d[2:])] for tr in g.transitions])
     tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
     exit_bits = [0] * len(g.places)
     for tr, m in zip(g.transitions, tr_mask):

@@ -122,9 +122,15 @@ def _check_from(root: A.Node, group: A.Group, step: A.EventRef, error: ErrorAt, 
     if u not in known or known[u].negated:
         raise error(f"gap FROM: {'unknown variable' if u not in known else 'a negated variable binds no time:'} {u!r}", step.gap.span)
     if u not in _before(root, group) or known[u].kleene:
+        why = (
+            f"a list's events are many: which one every iteration's {step.var} is measured from is not defined yet"
+            if known[u].kleene
+            else f"{u!r} is not bound before the group (after it, or beside it in an AND or OR): a gap measures "
+            f"from an earlier event, and {u!r} may come after an iteration's {step.var}"
+        )
         raise unsupported(
             f"a per-step gap FROM {u} inside the repeated group {group.var}[] measures from an earlier step of the "
-            f"group or a single event bound before it, not yet {u!r}",
+            f"group or a single event bound before it, not yet {u!r} ({why})",
             step.gap.span,
         )
 
@@ -229,8 +235,10 @@ def check_reference(
 
 def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported) -> None:
     """An iteration condition over a group (``g[i]``, ``g[i-1]``) holds for every iteration;
-    it reads ``g[i]`` (the iteration it checks) and, besides the group, only variables bound
-    before the group (so it is decided on the step that completes what it reads)."""
+    it reads ``g[i]`` (the iteration it checks) and, besides the group, variables bound before
+    the group (decided on the step that completes what it reads) or single events bound after
+    it or beside it in an AND (``g[i].c.x < d.x``: decided for the iterations so far when the
+    last of those binds, and on that step for the iterations after)."""
     if _check_group_negation(expr, structure, groups, error, unsupported):
         return  # (a negation's condition reading its iteration: not an iteration condition)
     iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
@@ -246,10 +254,33 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
         if e.var == g:
             raise error(f"an iteration condition over {g}[i] cannot also read the whole group {g}[]", e.span)
         if e.var not in before:
-            raise unsupported(
-                f"an iteration condition over {g}[i] reads only {g}[] and variables bound before the group, not yet {e.var!r}",
-                e.span,
-            )
+            _check_later_read(e, g, structure, unsupported)
+
+
+def _check_later_read(e: A.Attr | A.Agg, g: str, structure: A.Node, unsupported: Unsupported) -> None:
+    """An iteration condition's read of a variable not bound before the group ``g``: a single
+    event (a step after the group, an AND sibling, a step of another OR branch); a list or
+    another group has no one value to compare every iteration with, a stop event or a
+    negated one is no step (their conditions are their own)."""
+    refs = {r.var: r for r in A.events_of(structure)}
+    ref = refs.get(e.var)
+    stops = {u.var for _, u in A.all_stops_of(structure)}
+    if ref is not None and not ref.kleene and not ref.negated and e.var not in stops and isinstance(e, A.Attr):
+        return
+    what = (
+        "a stop event (UNTIL)"
+        if e.var in stops
+        else "another repeated group"
+        if ref is None
+        else "a negated event"
+        if ref.negated
+        else "a Kleene list"
+    )
+    raise unsupported(
+        f"an iteration condition over {g}[i] reads {g}[], variables bound before the group and single events "
+        f"bound after it or beside it, not {what} ({e.var!r}): not yet",
+        e.span,
+    )
 
 
 def _check_group_negation(
@@ -298,7 +329,8 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     if not (isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CUR):
         raise unsupported(
             f"a condition of the negation {neg!r} inside {g}[] reads the iteration it lies in, as {g}[i].{pre[-1]}.x, "
-            "not yet another iteration or the whole group",
+            "not yet another iteration or the whole group (its check in the scan reads the steps' newest events, "
+            "the iteration it waits in; reads of other iterations are not lowered for it yet)",
             e.span,
         )
     if e.member not in pre:

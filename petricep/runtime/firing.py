@@ -279,8 +279,8 @@ class GroupRuntime:
                 t.blocked & ~tr.clears,
                 users,
             )
-        for ci, ksl in tr.deferred_iteration:
-            if not self.check_elements(ci, ksl, nt):
+        for d in tr.deferred_iteration:
+            if not (self.check_elements(d[0], d[1], nt) if len(d) == 2 else self.check_iterations(d, nt)):
                 return None
         if self.timeout_mask:
             t.extended = getattr(t, "extended", 0) | users
@@ -298,6 +298,24 @@ class GroupRuntime:
             base[kslot] = k
             if not cond(tuple(base), None):
                 return False
+        return True
+
+    def check_iterations(self, deferred: tuple[int, ...], t: Token) -> bool:
+        """A repeated group's iteration condition for every iteration so far (compile/groups.py
+        replay): the steps' lists rebuilt along the chain, checked after each event of the
+        step it is checked on, as that step's own check would have seen them."""
+        ci, at, *members = deferred
+        steps = set(members)
+        base = list(t.slots)
+        for sl in members:
+            base[sl] = None
+        cond = self.conds[ci]
+        for sl, ev in t.chain():
+            if sl in steps:
+                k = base[sl]
+                base[sl] = kleene_start(self.kinfo[sl], ev) if k is None else kleene_take(self.kinfo[sl], k, ev)
+                if sl == at and not cond(tuple(base), None):
+                    return False
         return True
 
     def step(

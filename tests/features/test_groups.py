@@ -50,6 +50,7 @@ from tests.features.scenario import (
     PART,
     SEQ,
     STRICT,
+    arith,
     cmp,
     f,
     ids,
@@ -281,7 +282,8 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE a[1].b.x > 1", PatternSemanticError, "'a' is not a repeated group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i-1].b.x > 1", PatternSemanticError, "reads the iteration it checks: g[i]"),
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i].b.x > count(g[])", PatternSemanticError, "cannot also read the whole group"),
-        ("SEQ(A a, SEQ(B b, C c)+ g[], D d) WHERE g[i].b.x > d.x", PatternUnsupportedError, "not yet 'd'"),
+        ("SEQ(A a, SEQ(B b, C c)+ g[], D+ d[]) WHERE g[i].b.x > d[1].x", PatternUnsupportedError, "not a Kleene list ('d')"),
+        ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
         ("SEQ(A a, SEQ(B b, C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)", PatternUnsupportedError, "an optional step inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C* c[])+ g[], D d)", PatternUnsupportedError, "a Kleene step inside a repeated group"),
@@ -367,12 +369,16 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     ]
     if before:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
-    if after:
+    if after:  # (iteration conditions reading a step after the group: decided when it binds)
         pool.append(cmp(f(after[0].var), ">=", g("g", names[0], "last")))
+        pool.append(cmp(g("g", names[0], "i"), "<", f(after[0].var)))
+        pool.append(cmp(g("g", names[0], "i"), ">", arith(g("g", names[-1], "i-1"), "-", f(after[0].var))))
     if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group
         pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
     if wrap is not None:
         pool += [cmp(f("w"), ">", g("g", names[-1], "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
+        # iteration conditions reading the AND sibling: the iterations before it when it binds, the later ones on their step
+        pool += [cmp(g("g", names[-1], "i"), "<=", f("w")), cmp(arith(g("g", names[0], "i"), "+", g("g", names[-1], "i")), ">", f("w"))]
     conds = tuple(draw(st.lists(st.sampled_from(pool), max_size=2, unique_by=repr)))
     strategy = draw(st.sampled_from(list(Strategy)))
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 3)) == 0 else ()

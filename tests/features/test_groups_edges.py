@@ -500,7 +500,8 @@ def test_a_negation_reads_every_step_of_its_iteration_before_it() -> None:
         (
             "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[1].b.v",
             "a condition of the negation 'x' inside g[] reads the iteration it lies in, as g[i].b.x, not yet another "
-            "iteration or the whole group",
+            "iteration or the whole group (its check in the scan reads the steps' newest events, the iteration it waits "
+            "in; reads of other iterations are not lowered for it yet)",
         ),
         (
             "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = d.v",
