@@ -44,6 +44,10 @@ JSON_LINES = ['{"type":"A","ts":1,"x":2}', '{"type":"B","ts":"1","x":"y"}', '{"t
               '{"type":"A","ts":3,"k":null,"x":1}', '{"type":"A","ts":3,"k":1,"x":NaN}', '{"type":"A","ts":3,"k":1,"x":-Infinity}',
               '{"type":"A","ts":3,"k":1,"x":%s}' % ("9" * 4301), '{"type":"A","ts":1e400,"k":1,"x":1e400}',
               '{"type":"A","ts":%s,"k":1,"x":2}' % ("1" * 400), '{"type":"A","ts":4,"k":1,"x":""}']
+# a JSON-lines file's text: lines from the list above and arbitrary ones (surrogates too)
+JSON_LINES_TEXT = st.lists(st.one_of(st.sampled_from(JSON_LINES), st.text(max_size=20)), max_size=10).map(
+    lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass")
+)
 
 
 def check(path: str, fmt: str, skip: bool, **spec: Any) -> None:
@@ -96,10 +100,10 @@ def test_malformed_csv(text: str, skip: bool, with_id: bool, compression: str) -
 
 
 @FUZZ
-@given(st.lists(st.one_of(st.sampled_from(JSON_LINES), st.text(max_size=20)), max_size=10), st.booleans())
-def test_malformed_json_lines(lines: list[str], skip: bool) -> None:
+@given(JSON_LINES_TEXT, st.booleans())
+def test_malformed_json_lines(data: bytes, skip: bool) -> None:
     run(
-        "\n".join(lines).encode("utf-8", "surrogatepass"),
+        data,
         ".jsonl",
         "jsonl",
         skip,
