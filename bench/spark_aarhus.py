@@ -47,16 +47,16 @@ def load() -> float:
 
 
 def embedded(path: str) -> dict[str, Any]:
+    """The embedded run's matches (their digest: what every Spark run must give), on the
+    compiled kernel as ``petricep run`` fires them (the Python engine takes ~25x as long,
+    minutes over the x8 file of :mod:`bench.spark_bundle`)."""
     from petricep.api import compile_files
-    from petricep.io.readers import open_events
+    from petricep.api.runner import Run
     from petricep.output.jsonl import match_json
-    from petricep.runtime.engine import Engine
 
     net = compile_files([str(NET)])
     start = time.perf_counter()
-    engine = Engine(net)
-    lines = [match_json(m) for e in open_events(spec(path)) for m in engine.push(e)]
-    lines += [match_json(m) for m in engine.flush()]
+    lines = [match_json(m) for m in Run(net, spec(path))]
     return {
         "seconds": time.perf_counter() - start,
         "matches": len(lines),
@@ -161,6 +161,8 @@ def worker(master: str, path: str, repeat: int) -> None:
 
     logs = tempfile.mkdtemp(prefix="petricep-eventlog-")
     conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": logs, "spark.eventLog.compress": "false"}
+    if os.environ.get("BENCH_DRIVER_JAVA_OPTIONS"):  # (after petricep's own -Xlog: see bench.spark_bundle.trace)
+        conf["spark.driver.extraJavaOptions"] = os.environ["BENCH_DRIVER_JAVA_OPTIONS"]
     t = time.perf_counter()
     spark = get_session(master, conf=conf)
     session = time.perf_counter() - t

@@ -6,7 +6,7 @@ than this 2-core machine has):
 
 then, on that machine, from the repository root with ``.dev`` carried along:
 
-    bash .dev/run.sh          # results under $OUT: spark_gz.txt, spark_csv.txt
+    bash .dev/run.sh          # results under $OUT: spark_csv.txt, spark_x8.txt, spark_gz.txt
 
 The bundle must fit the machine's 64 MiB transfer with the working tree, so it holds:
 
@@ -18,8 +18,10 @@ The bundle must fit the machine's 64 MiB transfer with the working tree, so it h
   :data:`CLASS_LEVEL`), plus the class-less native jars (Netty's epoll: without it Netty
   falls back to classes the run never loaded); the ICU data Spark never reads is left out;
 * pyspark's Python side, py4j and lark (the machine has pyarrow, pandas and numpy);
-* the compiled kernel built for ``--python`` (the machine's Python is 3.12);
-* the Aarhus file as xz (the script gzips it again where the bench expects it).
+* the compiled extensions built for ``--python`` (the machine's Python is 3.12);
+* the Aarhus file as xz (the script gzips it again where the bench expects it, and writes
+  ``aarhus_x8.csv``: each row eight times, sensor and id made distinct per copy, so that
+  the work per core outgrows Spark's fixed costs at 16 cores).
 
 A jar left out shows up as ``NoClassDefFoundError`` when the session starts: the bench
 prints the failed worker's stderr (:func:`bench.spark_aarhus.spark_runs`), so the trace comes back.
@@ -59,6 +61,7 @@ CLASS_LEVEL = (
     "hadoop-client-api",
     "hadoop-client-runtime",
 )
+EXTENSIONS = ("kernel/_kernel", "kernel/_rowmatch", "io/_textparse")  # under petricep/
 NATIVE_JARS = ("netty-transport-native-epoll-*-linux-x86_64.jar",)
 ICU_UNREAD = re.compile(
     r"com/ibm/icu/impl/data/icudata/(brkitr|translit|rbnf|curr|lang|region|unit|zone)/(?!res_index\.res$|pool\.res$)"
@@ -68,8 +71,11 @@ LIMIT = 63 * 2**20  # the bundle and the working tree: under the machine's 64 Mi
 
 
 def trace(logs: Path, csv: Path) -> None:
-    """Runs the bench's Spark worker on the .gz and on plain CSV with class loading logged."""
-    java = {"JAVA_TOOL_OPTIONS": f"-Xlog:class+load=info:file={logs}/cl.%p.txt"}
+    """Runs the bench's Spark worker on the .gz and on plain CSV with class loading logged:
+    the option goes after petricep's ``-Xlog:disable`` (a ``JAVA_TOOL_OPTIONS`` one comes
+    before it and logs nothing), and without the class archive (classes mapped from it name
+    no jar)."""
+    java = {"BENCH_DRIVER_JAVA_OPTIONS": f"-Xlog:class+load=info:file={logs}/cl.%p.txt", "PETRICEP_SPARK_CDS": "0"}
     for data in (str(DATA), str(csv)):
         spark_runs("local[2]", data, 2, env=java)
 
@@ -119,13 +125,15 @@ def python_side(site: Path) -> None:
 
 
 def kernel(python: str, out: Path) -> None:
-    """The compiled kernel for ``python`` (another minor version than this one, usually)."""
+    """The compiled extensions (the kernel, the row matcher, the text parsers) for ``python``
+    (another minor version than this one, usually), flat under ``out``: ``run.sh`` puts each
+    back in its package by name."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [python, "setup.py", "build_ext", "--build-lib", tmp, "--build-temp", f"{tmp}/t"]
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        built = list(Path(tmp).rglob("_kernel*.so"))
-        if done.returncode or not built:  # (setup.py leaves the kernel out, quietly, without Cython)
-            raise SystemExit(f"no kernel built for {python} (is Cython installed there?):\n{done.stderr[-2000:]}")
+        built = list(Path(tmp).rglob("_*.so"))
+        if done.returncode or len(built) < len(EXTENSIONS):  # (setup.py leaves one out, quietly, without Cython)
+            raise SystemExit(f"extensions not built for {python} (is Cython installed there?):\n{done.stderr[-2000:]}")
         for so in built:
             shutil.copy(so, out / so.name)
             subprocess.run(["strip", str(out / so.name)], check=False)
@@ -195,15 +203,41 @@ with lzma.open(".dev/aarhus.csv.xz") as src, open("/tmp/d/aarhus.csv", "wb") as 
 with open("/tmp/d/aarhus.csv", "rb") as src, gzip.open("../shared/data/aarhus_traffic/aarhus_traffic_2014-08-01_to_14.csv.gz", "wb", 6) as dst:
     shutil.copyfileobj(src, dst, 1 << 22)
 EOF
-cp .dev/_kernel.cpython-*.so petricep/kernel/ 2>/dev/null
+for so in .dev/_kernel.*.so .dev/_rowmatch.*.so; do cp $so petricep/kernel/; done
+cp .dev/_textparse.*.so petricep/io/
 export JAVA_HOME=$D/jre SPARK_HOME=$D/site/pyspark PYTHONPATH=$D/site:$PWD PATH=$D/jre/bin:$PATH
 export PYSPARK_PYTHON=$(command -v $PY) PYTHONUNBUFFERED=1
 echo "setup $(( $(date +%s) - T0 )) s; $(nproc) cores; $($PY -V); $(java -version 2>&1 | head -1); load $(cat /proc/loadavg)"
 $PY -c "import pyarrow, pandas, numpy, petricep.kernel as k; print('pyarrow', pyarrow.__version__, 'pandas', pandas.__version__, 'numpy', numpy.__version__, 'kernel', k.available())"
-$PY -m bench.spark_aarhus --masters "${GZ_MASTERS:-local[1],local[2],local[4],local[8]}" --repeat "${REPEAT:-3}" 2>&1 | tee $OUT/spark_gz.txt
-echo "elapsed $(( $(date +%s) - T0 )) s"
-$PY -m bench.spark_aarhus --data $D/aarhus.csv --masters "${CSV_MASTERS:-local[1],local[2],local[8],local[16]}" --repeat "${REPEAT:-3}" --no-breakdown 2>&1 | tee $OUT/spark_csv.txt
-echo "elapsed $(( $(date +%s) - T0 )) s; load $(cat /proc/loadavg)"
+# three parts, each left out where its variable is set empty: the plain CSV, the x8 file, the .gz
+CSV=${CSV_MASTERS-local[1],local[2],local[4],local[8],local[16]}
+X8=${X8_MASTERS-local[1],local[2],local[16]}
+GZ=${GZ_MASTERS-local[1],local[16]}
+if [ -n "$CSV" ]; then
+  $PY -m bench.spark_aarhus --data $D/aarhus.csv --masters "$CSV" --repeat "${REPEAT:-2}" --no-breakdown 2>&1 | tee $OUT/spark_csv.txt
+  echo "elapsed $(( $(date +%s) - T0 )) s; load $(cat /proc/loadavg)"
+fi
+if [ -n "$X8" ]; then
+$PY - <<'EOF'
+import numpy as np, pyarrow as pa, pyarrow.compute as pc, pyarrow.csv as csv
+text = {name: pa.string() for name in ("REPORT_ID", "_id", "TIMESTAMP")}
+t = csv.read_csv("/tmp/d/aarhus.csv", convert_options=csv.ConvertOptions(column_types=text))
+copies = []
+for k in range(8):
+    tag = pa.scalar(f"{k:02d}")
+    copies.append(t.set_column(t.schema.get_field_index("REPORT_ID"), "REPORT_ID", pc.binary_join_element_wise(t["REPORT_ID"], tag, ""))
+                   .set_column(t.schema.get_field_index("_id"), "_id", pc.binary_join_element_wise(t["_id"], tag, "")))
+x8 = pa.concat_tables(copies).take(np.arange(8 * t.num_rows).reshape(8, t.num_rows).T.ravel())  # row by row: time order kept
+csv.write_csv(x8, "/tmp/d/aarhus_x8.csv", csv.WriteOptions(quoting_style="none"))
+print(f"aarhus_x8.csv: {x8.num_rows:,} rows")
+EOF
+  $PY -m bench.spark_aarhus --data $D/aarhus_x8.csv --masters "$X8" --repeat "${REPEAT:-2}" --no-breakdown 2>&1 | tee $OUT/spark_x8.txt
+  echo "elapsed $(( $(date +%s) - T0 )) s; load $(cat /proc/loadavg)"
+fi
+if [ -n "$GZ" ]; then
+  $PY -m bench.spark_aarhus --masters "$GZ" --repeat "${REPEAT:-2}" 2>&1 | tee $OUT/spark_gz.txt
+  echo "elapsed $(( $(date +%s) - T0 )) s; load $(cat /proc/loadavg)"
+fi
 """
 
 

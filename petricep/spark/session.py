@@ -256,6 +256,8 @@ def _class_archive() -> tuple[str | None, str | None]:
         import pyspark
 
         java = os.path.realpath(java_executable() or "java")
+        if not _base_archive(java):
+            return None, None
         jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
         ident = f"{java}|{os.stat(java).st_mtime_ns}|{pyspark.__version__}|{jars}|{os.stat(jars).st_mtime_ns}"
         cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -267,6 +269,14 @@ def _class_archive() -> tuple[str | None, str | None]:
     if os.path.isfile(path):
         return path, None
     return path, f"{path}.{os.getpid()}.tmp"
+
+
+def _base_archive(java: str) -> bool:
+    """Whether the JRE of ``java`` has its base class archive: an archive of Spark's classes
+    is recorded on top of it, and a JVM asked to record one without it does not start
+    (a ``jlink`` image made without ``--generate-cds-archive``, some distributions' JREs)."""
+    server = os.path.join(os.path.dirname(os.path.dirname(java)), "lib", "server")
+    return any(os.path.isfile(os.path.join(server, name)) for name in ("classes.jsa", "classes_nocoops.jsa"))
 
 
 def _keep_archive(proc: Any, record: str, archive: str) -> None:
