@@ -352,6 +352,7 @@ class _Builder:
         # WHERE's, then a pair of guards per (step, event it follows), each put on the
         # transitions whose source binds that event; and an expiry on the places
         self.gaps = GP.plan(pattern, set(self.member_of), self.kleene)  # a group's: conditions (compile/groups.py)
+        self.step_gaps = G.step_gaps(pattern.structure)  # and its places' early exits (gap_expiries)
         exprs = (*pattern.conditions, *self.gaps.chains)
         self.gap_guards = {key: (len(exprs) + 2 * k, len(exprs) + 2 * k + 1) for k, key in enumerate(self.gaps.pairs)}
         pairs = [c for pair in self.gaps.pairs.values() for c in pair]
@@ -561,7 +562,7 @@ class _Builder:
     def gap_expiries(self) -> list[tuple[tuple[int, float | int], ...]]:
         """Each place's early exits (compile/gaps.py gap_expiry): the gaps every way on
         from it must meet."""
-        if not self.gaps.specs:
+        if not self.gaps.specs and not self.step_gaps:
             return [()] * len(self.cinfo)
         accepting = [_complete(self.pattern.structure, c.cfg) for c in self.cinfo]
         bound = [frozenset(self.slot[v] for v in c.bound) for c in self.cinfo]
@@ -572,6 +573,9 @@ class _Builder:
                 gap = self._gap(self.cinfo[src], var, take)
                 if gap is not None and self._in_events(var) != events:
                     gap = None
+                step = self.step_gaps.get(var)  # (a group's step: G.step_gaps)
+                if step is not None and step.in_events == events and step.base(take) is not None:
+                    gap = (step.hi, step.base(take))
                 # (after an AND/OR, the latest of its events: no one slot, the guards decide)
                 req = None if gap is None or not isinstance(gap[1], str) else (self.slot[gap[1]], gap[0])
                 edges.append((src, self.configs[new], self.slot[var], req))

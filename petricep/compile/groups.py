@@ -14,8 +14,9 @@ A condition reading the group is rewritten onto the steps' lists:
   the Kleene reads of the step (``b[k].x``, ``c[last].x``, ``count(c[])``, ``sum(b[].x)``),
   decided where the lists are closed, as Kleene conditions are;
 * a per-step gap on a step (``SEQ(B b, C c AFTER 0 TO 5)+ g[]``) is the conditions
-  :func:`petricep.lang.groups.gap_conditions` says, checked as any (a partial match whose gap
-  passed leaves at the window, not at the gap, for now);
+  :func:`petricep.lang.groups.gap_conditions` says, checked as any, and an early exit of the
+  places waiting for the step (:func:`step_gaps`, compile/gaps.py ``gap_expiry``): a partial
+  match leaves when the gap ahead has passed, not at its window's end;
 * an iteration condition (``g[i]``, ``g[i-1]``) is checked on the step that binds the last
   step it reads at ``g[i]`` (say ``m``), on every iteration: there ``g[i].s`` for a step up to
   ``m`` is that step's newest element (``s[i]``), ``g[i-1].s`` is the one before it
@@ -34,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.lang import ast as A
-from petricep.lang.groups import gap_conditions, reads_its_iteration
+from petricep.lang.groups import gap_conditions, gap_follows, reads_its_iteration
 
 Cfg = Any
 
@@ -282,8 +283,41 @@ def stop_places(edges: Any, members: set[str], begun_at: set[int]) -> dict[int, 
     return {pid: any(src == pid and v not in members for src, _t, v, _new, _take in edges) for pid in sorted(grows)}
 
 
+@dataclass(frozen=True)
+class StepGap:
+    """A group's step's gap, as the places' early exits read it: its high bound, whether in
+    EVENTS, and the variable whose slot holds the event it follows, on the group's first
+    iteration and on the later ones (None: no one slot's event, no early exit from it)."""
+
+    hi: float | int
+    in_events: bool
+    first: str | None
+    later: str | None
+
+    def base(self, take: bool) -> str | None:
+        """A move binding the step: ``take`` extends its list (a later iteration)."""
+        return self.later if take else self.first
+
+
+def step_gaps(structure: A.Node) -> dict[str, StepGap]:
+    """Every gapped step of a repeated group (:func:`~petricep.lang.groups.gap_follows`). A
+    base whose slot's newest event need not be the one the gap follows gives no early exit
+    (the guards still decide): an optional or Kleene step, whose newest element may be an
+    earlier iteration's, and a list bound before the group."""
+    lists = {r.var for r in A.events_of(structure) if r.kleene or r.optional}
+    out: dict[str, StepGap] = {}
+    for group in A.groups_of(structure):
+        refs = {r.var: r for r in A.events_of(group.seq)}
+        for var, (first, later) in gap_follows(structure, group).items():
+            gap = refs[var].gap
+            assert gap is not None
+            safe = [None if b is None or b in lists else b for b in (first, later)]
+            out[var] = StepGap(A.gap_amount(gap)[1], gap.in_events, safe[0], safe[1])
+    return out
+
+
 def has_groups(pattern: A.Pattern) -> bool:
     return bool(A.groups_of(pattern.structure))
 
 
-__all__ = ["Lowered", "analyze", "complete", "has_groups", "init", "lower", "moves", "step_order"]
+__all__ = ["Lowered", "StepGap", "analyze", "complete", "has_groups", "init", "lower", "moves", "step_gaps", "step_order"]

@@ -188,6 +188,26 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
     return out
 
 
+def gap_follows(structure: A.Node, group: A.Group) -> dict[str, tuple[str | None, str]]:
+    """Each gapped step of ``group`` -> the variables whose events its gap is measured from,
+    as :func:`gap_conditions` reads them: on the group's first iteration (None: none, the gap
+    binds nothing there) and on the later ones. A step of the group stands for its newest
+    element where the gapped step binds (its own iteration's, or for the first step's the
+    previous iteration's last step)."""
+    out: dict[str, tuple[str | None, str]] = {}
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
+    for k, step in enumerate(steps):
+        if step.gap is None:
+            continue
+        u = step.gap.after
+        if u is not None or k:
+            base = u if u is not None else steps[k - 1].var
+            out[step.var] = (base, base)
+        else:
+            out[step.var] = (_single_before(structure, group), steps[-1].var)
+    return out
+
+
 def _kind(node: A.Node) -> str:
     return "repeated group" if isinstance(node, A.Group) else type(node).__name__.upper().rstrip("_")
 
