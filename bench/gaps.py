@@ -13,7 +13,12 @@ G, A c AFTER 0 TO G)`` (each element at most G after the one before it, c at mos
 list's last), against its WHERE form (``b[1].ts - a.ts``, ``b[i].ts - b[i-1].ts``,
 ``c.ts - b[last].ts``).
 
-    python -m bench gaps [--events 200000] [--keys 20] [--gap 300] [--window 3600] [--repeat 3] [--form step|list]
+``--form group``: a repeated group's steps, ``SEQ(A a, SEQ(B b AFTER 0 TO G, A c AFTER 0 TO
+G){1,3} g[], B d AFTER 0 TO G)`` (each step at most G after the event before it: the first
+step after ``a`` or the previous iteration's ``c``), against its WHERE form (``g[1].b.ts -
+a.ts``, ``g[i].c.ts - g[i].b.ts``, ``g[i].b.ts - g[i-1].c.ts``, ``d.ts - g[last].c.ts``).
+
+    python -m bench gaps [--events 200000] [--keys 20] [--gap 300] [--window 3600] [--repeat 3] [--form step|list|group]
 """
 
 from __future__ import annotations
@@ -42,7 +47,17 @@ LIST_WHERE = (
     "AND b[1].ts - a.ts >= 0 AND b[1].ts - a.ts <= {g} AND b[i].ts - b[i-1].ts >= 0 AND b[i].ts - b[i-1].ts <= {g} "
     "AND c.ts - b[last].ts >= 0 AND c.ts - b[last].ts <= {g} WITHIN {w}\n"
 )
-FORMS = {"step": (GAPPED, WHERE), "list": (LIST_GAPPED, LIST_WHERE)}
+GROUP_GAPPED = (
+    "PATTERN gap: SEQ(A a, SEQ(B b AFTER 0 TO {g}, A c AFTER 0 TO {g}){{1,3}} g[], B d AFTER 0 TO {g}) "
+    "WHERE [k] AND a.x < 5 AND g[i].b.x < 25 AND g[i].c.x < 25 AND d.x = 0 WITHIN {w}\n"
+)
+GROUP_WHERE = (
+    "PATTERN gap: SEQ(A a, SEQ(B b, A c){{1,3}} g[], B d) WHERE [k] AND a.x < 5 AND g[i].b.x < 25 AND g[i].c.x < 25 "
+    "AND d.x = 0 AND g[1].b.ts - a.ts >= 0 AND g[1].b.ts - a.ts <= {g} AND g[i].c.ts - g[i].b.ts >= 0 "
+    "AND g[i].c.ts - g[i].b.ts <= {g} AND g[i].b.ts - g[i-1].c.ts >= 0 AND g[i].b.ts - g[i-1].c.ts <= {g} "
+    "AND d.ts - g[last].c.ts >= 0 AND d.ts - g[last].c.ts <= {g} WITHIN {w}\n"
+)
+FORMS = {"step": (GAPPED, WHERE), "list": (LIST_GAPPED, LIST_WHERE), "group": (GROUP_GAPPED, GROUP_WHERE)}
 
 
 @dataclass
@@ -106,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--every", type=int, default=1000, help="sample the partial matches alive every N events")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (default 3)")
-    ap.add_argument("--form", choices=sorted(FORMS), default="step", help="a gap on a step, or a list's chain (default step)")
+    ap.add_argument("--form", choices=sorted(FORMS), default="step", help="a gap on a step, a list's chain, or a group's steps (default step)")
     args = ap.parse_args(argv)
     events = stream(args.events, args.keys, args.seed)
     g, w = args.gap, args.window
