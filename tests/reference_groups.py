@@ -14,8 +14,9 @@ positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
-negation's); a condition of one between two steps may read the iteration it lies in as
-``g[i]``. A partial binding with such an interval violated extends nothing.
+negation's); its conditions read the group *so far* where the interval lies (the iterations
+before it and, for one between two steps, its iteration's steps before the negation), that
+iteration as ``g[i]``. A partial binding with such an interval violated extends nothing.
 """
 
 from __future__ import annotations

@@ -22,6 +22,10 @@ A condition reading the group is rewritten onto the steps' lists:
   (``s[i-1]``), and ``g[i-1].s`` for a step after ``m`` is that step's newest element (the
   previous iteration's; unbound on the first iteration, so the condition holds vacuously
   there, as ``v[i-1]`` does on a Kleene list's first element);
+* a condition of a negation inside the group reads the group so far, the steps' lists as
+  they stand where the negation is open (:func:`on_negation`: ``g[i].b`` the newest ``b``,
+  ``g[i-1].b`` the one before it, ``g[i-1].c`` the newest ``c`` for a step after the
+  negation), checked in the scan as any of its conditions;
 * one that also reads a single event bound after the group or beside it in an AND
   (``g[i].c.x < d.x``) is checked so once that event is bound, and on the move binding it
   for the iterations before it: a deferred check (:func:`replay`) that rebuilds the steps'
