@@ -501,14 +501,16 @@ class Matcher:
         """No negation inside a group is violated in an interval of it with both ends bound:
         :func:`tests.reference_groups.violated`, the bounds and conditions as any negation's."""
 
-        def violates(n: EventRef, x: Item, p: Item, q: Item, k: int | None = None) -> bool:
+        def violates(g: str, n: EventRef, x: Item, p: Item, q: Item, k: int | None, so_far: tuple[Any, ...]) -> bool:
             conds = [c for c in self.negation_conj[n.var] if c.vars - {n.var} <= shape.vars]
-            env = env_of({**binding, n.var: x})
+            env = env_of({**binding, g: so_far, n.var: x})  # (its conditions read the group so far)
             if x.idx in used or (self.partition and self.pkey(x) != key):
                 return False
             return self.above_lower(x, [p], p) and self.below_upper(x, [q], q) and all(holds_at(c, env, k) for c in conds)
 
-        return not any(RG.violated(self.groups[v], value, self.by_type, violates) for v, value in binding.items() if v in self.groups)
+        return not any(
+            RG.violated(self.groups[v], value, self.by_type, lambda *a, v=v: violates(v, *a)) for v, value in binding.items() if v in self.groups
+        )
 
     def above_lower(self, x: Item, prev_items: list[Item], last: Item) -> bool:
         if prev_items:

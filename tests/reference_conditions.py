@@ -143,10 +143,13 @@ def conjunct(expr: Expr, kleene: frozenset[str]) -> Conjunct:
 class Env:
     """Values of variables: an Event, or a tuple of Events for a Kleene variable."""
 
-    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0) -> None:
+    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0, so_far: bool = False) -> None:
         self.values = values
         self.it_var = it_var
         self.it_i = it_i  # 1-based index of the element being checked
+        # a negation's condition inside a group: a group value is the group so far (its last
+        # iteration may lack its later steps: a read of one is MISSING, an aggregate skips it)
+        self.so_far = so_far
 
 
 def _is_number(v: Any) -> bool:
@@ -188,6 +191,8 @@ def evaluate(expr: Expr, env: Env) -> Any:
         element = _element(env, expr)
         if element is not MISSING and expr.member is not None:  # g[k].step: one iteration's event
             if expr.member not in element:
+                if env.so_far:
+                    return MISSING
                 raise Pending(expr.member)
             element = element[expr.member]
         return MISSING if element is MISSING else element.get(expr.field)
@@ -199,6 +204,8 @@ def evaluate(expr: Expr, env: Env) -> Any:
             items = items[: env.it_i - 1]
         if expr.func == "count":
             return len(items)
+        if expr.member is not None and env.so_far:
+            items = [x for x in items if expr.member in x]
         if expr.member is not None and any(expr.member not in x for x in items):
             raise Pending(expr.member)
         values = [(x[expr.member] if expr.member is not None else x).get(expr.field) for x in items]
@@ -297,11 +304,15 @@ def holds(conj: Conjunct, env: Env) -> bool:
 
 
 def holds_at(c: Conjunct, env: Env, k: int | None) -> bool:
-    """A negation's conjunct; one reading its group's ``g[i]`` (a negation between two steps
-    of the group) at the iteration ``k`` the interval lies in."""
+    """A negation's conjunct inside a group, ``env`` holding the group as it stood while the
+    interval was open (the iterations before, and the steps before the negation of the one
+    it lies in); one reading ``g[i]`` / ``g[i-1]`` (a negation between two steps) at the
+    iteration ``k`` the interval lies in, ``g[i-1]`` vacuous on the first."""
     if c.iter_var is None or k is None:
-        return holds(c, env)
-    return _truth(evaluate(c.expr, Env(env.values, c.iter_var, k)))
+        return _truth(evaluate(c.expr, Env(env.values, so_far=True)))
+    if k == 1 and c.skip_first:
+        return True
+    return _truth(evaluate(c.expr, Env(env.values, c.iter_var, k, so_far=True)))
 
 
 def composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:

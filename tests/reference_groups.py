@@ -14,8 +14,9 @@ positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
-negation's); a condition of one between two steps may read the iteration it lies in as
-``g[i]``. A partial binding with such an interval violated extends nothing.
+negation's); its conditions read the group *so far* where the interval lies (the iterations
+before it and, for one between two steps, its iteration's steps before the negation), that
+iteration as ``g[i]``. A partial binding with such an interval violated extends nothing.
 """
 
 from __future__ import annotations
@@ -52,27 +53,35 @@ def iteration_intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[
     """For each negation inside ``group``: (negation, the event before, the event after) for
     every interval of ``value`` (a binding, or a partial one) no violating event may lie in,
     both of its ends bound: within each iteration, or between consecutive ones."""
-    return [(n, p, q) for n, p, q, _k in _intervals(group, value)]
+    return [(n, p, q) for n, p, q, _k, _so_far in _intervals(group, value)]
 
 
-def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any, int | None]]:
-    """:func:`iteration_intervals` with the iteration (1, 2, ...) each interval lies in, None
-    for one between iterations."""
-    last = steps(group)[-1].var
-    out: list[tuple[EventRef, Any, Any, int | None]] = []
+def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef, Any, Any, int | None, tuple[Iteration, ...]]]:
+    """:func:`iteration_intervals` with the iteration (1, 2, ...) each interval lies in (None
+    for one between iterations) and the group *so far* there, what its conditions read: for
+    one in iteration k the iterations before it and k's steps up to the one before the
+    negation; for one between iterations k and k+1 the first k iterations."""
+    ss = [s.var for s in steps(group)]
+    out: list[tuple[EventRef, Any, Any, int | None, tuple[Iteration, ...]]] = []
     for n, p, q in negations(group):
-        if p == last:  # between iterations
-            out += [(n, a[p], b[q], None) for a, b in zip(value, value[1:]) if p in a and q in b]
+        if p == ss[-1]:  # between iterations
+            out += [(n, a[p], b[q], None, tuple(value[:k])) for k, (a, b) in enumerate(zip(value, value[1:]), 1) if p in a and q in b]
         else:
-            out += [(n, it[p], it[q], k) for k, it in enumerate(value, 1) if p in it and q in it]
+            pre = ss[: ss.index(p) + 1]
+            out += [
+                (n, it[p], it[q], k, (*value[: k - 1], {s: it[s] for s in pre}))
+                for k, it in enumerate(value, 1)
+                if p in it and q in it
+            ]
     return out
 
 
 def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, list[Any]], violates: Callable[..., bool]) -> bool:
     """Whether an event of a negation's type breaks one of ``value``'s intervals
-    (``violates(negation, event, before, after, iteration)``: the matcher's rule for one
-    interval; ``iteration`` the one it lies in, read as ``g[i]`` by its conditions)."""
-    return any(violates(n, x, p, q, k) for n, p, q, k in _intervals(group, value) for x in by_type.get(n.type, []))
+    (``violates(negation, event, before, after, iteration, so_far)``: the matcher's rule for
+    one interval; ``iteration`` the one it lies in, read as ``g[i]`` by its conditions,
+    ``so_far`` the group as it stood there, which its conditions read)."""
+    return any(violates(n, x, p, q, k, so_far) for n, p, q, k, so_far in _intervals(group, value) for x in by_type.get(n.type, []))
 
 
 def chain(value: Sequence[Iteration]) -> list[Any]:

@@ -433,12 +433,13 @@ class _Builder:
             # one between iterations stops the group's next iteration as a stop event does
             inside = r.var in self.group_negs
             pushed = inside or (push and bool(before and after) and r.var not in self.opt_negs)
-            for conf in self.cinfo:
+            # (inside: its conditions read variables bound before the group, checked, and the
+            # group so far, its steps' lists as they stand, an unbound one read as
+            # compile/groups.py on_negation says: decided wherever it is open)
+            for conf in self.cinfo if not inside else ():
                 if any(n is r for n, _ in conf.active):
                     for ci in neg_conds[r.var]:
-                        # (inside: its reads of the group are its iteration's newest, decided so far)
-                        if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=inside):
-                            assert not inside  # checked (lang/groups.py)
+                        if not conf.vacuous(conds[ci]) and not conf.ready(conds[ci], final=False):
                             pushed = False
             event_only = tuple(ci for ci in neg_conds[r.var] if conds[ci].vars == {r.var})
             out.append(

@@ -23,6 +23,10 @@ A condition reading the group is rewritten onto the steps' lists:
   (``s[i-1]``), and ``g[i-1].s`` for a step after ``m`` is that step's newest element (the
   previous iteration's; unbound on the first iteration, so the condition holds vacuously
   there, as ``v[i-1]`` does on a Kleene list's first element);
+* a condition of a negation inside the group reads the group so far, the steps' lists as
+  they stand where the negation is open (:func:`on_negation`: ``g[i].b`` the newest ``b``,
+  ``g[i-1].b`` the one before it, ``g[i-1].c`` the newest ``c`` for a step after the
+  negation), checked in the scan as any of its conditions;
 * one that also reads a single event bound after the group or beside it in an AND
   (``g[i].c.x < d.x``) is checked so once that event is bound, and on the move binding it
   for the iterations before it: a deferred check (:func:`replay`) that rebuilds the steps'
@@ -35,7 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petricep.lang import ast as A
-from petricep.lang.groups import gap_conditions, gap_follows, reads_its_iteration
+from petricep.lang.groups import bound_at, gap_conditions, gap_follows, negations_of
 
 Cfg = Any
 
@@ -156,10 +160,12 @@ def lower(pattern: A.Pattern) -> Lowered:
     gaps = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
     # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
     stops = {g.until.var for g in groups.values() if g.until is not None}
+    inside = {n.var: g for g in groups.values() for n in negations_of(g)}
     for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
-        if at is not None and reads_its_iteration(expr, groups):  # a negation's: its iteration's newest
-            conditions.append(A.map_leaves(expr, _newest))
+        neg = next((v for v in sorted(A.vars_of(expr)) if v in inside), None)
+        if neg is not None:  # a negation's inside a group: the group as it stands while it is open
+            conditions.append(on_negation(expr, inside[neg], bound_at(inside[neg], neg)))
         elif at is not None:
             iteration[ci] = at
             conditions.append(_rewrite(expr, groups, groups[_group_of(expr, groups)].members.index(at)))
@@ -201,13 +207,63 @@ def replay(ci: int, member_of: dict[str, tuple[A.Group, int]], slot: dict[str, i
     return (ci, slot[at], *(slot[m] for m in group.members))
 
 
-def _newest(expr: A.Expr) -> A.Expr:
-    """A negation's ``g[i].s.x`` (a step before it in the iteration it lies in) as that step's
-    newest element, ``s[last].x``: the negation is open only while that iteration waits for
-    the step after it, when its steps before it are the lists' last elements."""
-    if isinstance(expr, A.Attr) and expr.member is not None and expr.index is not None and expr.index.kind == A.IDX_CUR:
-        return A.Attr(expr.member, expr.field, A.Index(A.IDX_LAST), span=expr.span)
-    return expr
+def on_negation(expr: A.Expr, group: A.Group, pre: list[str] | None) -> A.Expr:
+    """A condition of a negation inside ``group`` read onto the steps' lists as they stand
+    while it is open (its check in the scan: the lists' newest elements are the steps bound
+    so far). ``pre``: the steps of the iteration it lies in bound then (one between two
+    steps), None for one between iterations (every list holds the complete iterations).
+
+    ``g[i].s`` and ``g[last].s`` are ``s[last]``; ``g[i-1].s`` is ``s[i-1]`` (the element
+    before the newest) for a step of ``pre`` and ``s[last]`` for a later step (whose list
+    holds the complete iterations only), unbound on the first iteration either way: the
+    conjunct holds vacuously, as ``v[i-1]`` there. ``g[k].s`` is ``s[k]`` and an aggregate
+    the step's list (the iterations so far, the current one's bound steps too; ``count(g[])``
+    the iterations begun, the first step's list), as a stop condition reads the group. A read
+    of a later step that the group has not bound yet (``g[k].c`` of the current iteration,
+    an aggregate over ``c`` on the first iteration) is a value that does not exist: each
+    comparison reading it also asks ``count(first[]) > k`` (> 1), so it is false there, as a
+    comparison reading a Kleene element past the list's end."""
+    first = group.members[0]
+    later = set() if pre is None else set(group.members) - set(pre)
+
+    def leaf(e: A.Expr) -> A.Expr:
+        if isinstance(e, A.Attr) and e.var == group.var:
+            assert e.member is not None and e.index is not None  # checked
+            kind = e.index.kind
+            if kind == A.IDX_CONST:
+                index = e.index
+            elif kind == A.IDX_PREV and e.member not in later:
+                index = A.Index(A.IDX_PREV)
+            else:
+                index = A.Index(A.IDX_LAST)
+            return A.Attr(e.member, e.field, index, span=e.span)
+        if isinstance(e, A.Agg) and e.var == group.var:
+            return A.Agg(e.func, e.member if e.member is not None else first, e.field, span=e.span)
+        return e
+
+    def need(e: A.Expr) -> int:
+        """The iterations begun a read of ``e`` needs to exist (0: it always does)."""
+        out = 0
+        for r in A.walk_expr(e):
+            if isinstance(r, A.Attr) and r.var == group.var and r.member in later and r.index is not None and r.index.kind == A.IDX_CONST:
+                out = max(out, r.index.const + 1)
+            elif isinstance(r, A.Agg) and r.var == group.var and r.member in later:
+                out = max(out, 2)
+        return out
+
+    def known(e: A.Expr) -> A.Expr:
+        if isinstance(e, A.BoolOp):
+            return replace(e, operands=tuple(known(o) for o in e.operands))
+        if isinstance(e, A.Not):
+            return replace(e, operand=known(e.operand))
+        k = need(e)
+        rewritten = A.map_leaves(e, leaf)
+        if not k:
+            return rewritten
+        has = A.Compare(">=", A.Agg("count", first, None), A.Num(k))
+        return A.BoolOp("and", (has, rewritten))
+
+    return known(expr)
 
 
 def _group_of(expr: A.Expr, groups: dict[str, A.Group]) -> str:

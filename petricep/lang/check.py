@@ -203,7 +203,7 @@ def _check_conjunct(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx) -> 
         (v,) = iter_vars
         if negs and not G.reads_its_iteration(expr, ctx.groups):  # (g[i]: the iteration it lies in, lang/groups.py)
             raise ctx.error(f"a negation condition cannot iterate over {v}[i]", A.leftmost_span(expr))
-        for e in A.walk_expr(expr):
+        for e in A.walk_expr(expr) if not negs else ():  # (a negation's reads the group so far, any of it)
             whole = (isinstance(e, A.Attr) and e.var == v and e.index is not None and e.index.kind not in (A.IDX_CUR, A.IDX_PREV)) or (
                 isinstance(e, A.Agg) and e.var == v and not e.upto_prev
             )

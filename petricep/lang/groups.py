@@ -259,7 +259,7 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
     the group (decided on the step that completes what it reads) or single events bound after
     it or beside it in an AND (``g[i].c.x < d.x``: decided for the iterations so far when the
     last of those binds, and on that step for the iterations after)."""
-    if _check_group_negation(expr, structure, groups, error, unsupported):
+    if _check_group_negation(expr, structure, groups, unsupported):
         return  # (a negation's condition reading its iteration: not an iteration condition)
     iters = [e for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)]
     if not iters:
@@ -303,70 +303,84 @@ def _check_later_read(e: A.Attr | A.Agg, g: str, structure: A.Node, unsupported:
     )
 
 
-def _check_group_negation(
-    expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported
-) -> bool:
-    """A condition of a negation inside a group is decided while the iteration waits for the
-    step after the negation: it reads the negated event, variables bound before the group
-    and, for a negation between two steps, the steps of its own iteration before it
-    (``g[i].b.x``: bound then). True: ``expr`` is such a condition reading ``g[i]``."""
+def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], unsupported: Unsupported) -> bool:
+    """A condition of a negation inside a group is decided while the partial match waits at
+    the negation (the scan): it reads the negated event, variables bound before the group and
+    the group as it stands there (:func:`_check_iteration_read`). True: ``expr`` is such a
+    condition reading the group (not an iteration condition)."""
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
     mine = [e for e in A.walk_expr(expr) if isinstance(e, (A.Attr, A.Agg)) and e.var in inside]
     if not mine:
         return False
     neg, group = mine[0].var, inside[mine[0].var]
     before = _before(structure, group) - set(groups)
-    prev, _after = neighbours_of(group)[neg]
-    between = prev != group.members[-1]  # (else at the group's start or end: between iterations)
-    pre = list(group.members[: group.members.index(prev) + 1]) if between else []
+    pre = bound_at(group, neg)
     reads = False
     for e in A.walk_expr(expr):
         if not isinstance(e, (A.Attr, A.Agg)) or e.var in inside:
             continue
         if e.var == group.var:
-            _check_iteration_read(e, neg, group, pre, error, unsupported)
+            _check_iteration_read(e, neg, group, pre, unsupported)
             reads = True
         elif e.var not in before:
             raise unsupported(
                 f"a condition of the negation {neg!r} inside the repeated group {group.var}[] reads the negated "
-                f"event, variables bound before the group and its iteration's steps before it, not {e.var!r}: "
-                f"it is decided while the iteration waits for the step after {neg!r}, when {e.var!r} may not be bound",
+                f"event, variables bound before the group and the group so far, not {e.var!r}: "
+                f"it is decided while the partial match waits for the step after {neg!r}, when {e.var!r} is not bound yet",
                 e.span,
             )
     return reads
 
 
-def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list[str], error: ErrorAt, unsupported: Unsupported) -> None:
-    """A negation's read of its group: ``g[i].s`` for a step ``s`` before it in the
-    iteration (``pre``; none for a negation between iterations, which lies in no one)."""
+def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list[str] | None, unsupported: Unsupported) -> None:
+    """A negation's read of its group, the group as it stands while the negation is open:
+    between two steps (``pre``: its iteration's steps before it) ``g[i].s`` and ``g[last].s``
+    for those steps, ``g[i-1].s``, ``g[k].s`` and aggregates for any step (the complete
+    iterations, and the steps of the current one bound so far); between iterations (``pre``
+    None: it lies in no iteration) ``g[last].s``, ``g[k].s`` and aggregates (the iterations
+    complete so far), not ``g[i]`` or ``g[i-1]``."""
     g = group.var
-    if not pre:
-        raise unsupported(
-            f"a condition of the negation {neg!r} at the start or end of {g}[] (between iterations) cannot read the "
-            f"group: it lies between two iterations, in neither (put it between two steps to read g[i])",
-            e.span,
-        )
-    if not (isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CUR):
-        raise unsupported(
-            f"a condition of the negation {neg!r} inside {g}[] reads the iteration it lies in, as {g}[i].{pre[-1]}.x, "
-            "not yet another iteration or the whole group (its check in the scan reads the steps' newest events, "
-            "the iteration it waits in; reads of other iterations are not lowered for it yet)",
-            e.span,
-        )
-    if e.member not in pre:
-        raise unsupported(
-            f"a condition of the negation {neg!r} inside {g}[] reads its iteration's steps before it "
-            f"({', '.join(pre)}), not {e.member!r}: that one is not bound while the iteration waits for it",
-            e.span,
-        )
+    if not isinstance(e, A.Attr) or e.index is None or e.index.kind == A.IDX_CONST:
+        return
+    kind, step = e.index.kind, e.member
+    if pre is None:
+        if kind in (A.IDX_CUR, A.IDX_PREV):
+            raise unsupported(
+                f"a condition of the negation {neg!r} at the start or end of {g}[] lies between two iterations, in "
+                f"neither: read the iteration just completed as {g}[last].{step}.{e.field} ({g}[{kind}] names the "
+                "iteration a condition lies in, or the one before it)",
+                e.span,
+            )
+        return
+    if kind == A.IDX_PREV or step in pre:
+        return
+    which = f"{g}[{kind}]" if kind == A.IDX_CUR else f"{g}[last] (the iteration it lies in)"
+    raise unsupported(
+        f"a condition of the negation {neg!r} inside {g}[] reads its iteration's steps before it "
+        f"({', '.join(pre)}), not {which}.{step}: that one is not bound while the iteration waits for it "
+        f"(the previous iteration's is {g}[i-1].{step}.{e.field})",
+        e.span,
+    )
+
+
+def bound_at(group: A.Group, neg: str) -> list[str] | None:
+    """The steps of its own iteration bound while the negation ``neg`` inside ``group`` is
+    open: those before it for one between two steps; None for one at the group's start or
+    end (between iterations: it lies in no iteration)."""
+    prev, _after = neighbours_of(group)[neg]
+    if prev == group.members[-1]:
+        return None
+    return list(group.members[: group.members.index(prev) + 1])
 
 
 def reads_its_iteration(expr: A.Expr, groups: Mapping[str, A.Group]) -> bool:
-    """Whether ``expr`` is a condition of a negation inside a group reading ``g[i]`` (the
-    iteration the negation lies in: not an iteration condition, checked above)."""
+    """Whether ``expr`` is a condition of a negation inside a group reading ``g[i]`` or
+    ``g[i-1]`` (the iteration the negation lies in and the one before: not an iteration
+    condition, checked above)."""
     inside = {n.var for g in groups.values() for n in negations_of(g)}
     return bool(inside & A.vars_of(expr)) and any(
-        isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind == A.IDX_CUR for e in A.walk_expr(expr)
+        isinstance(e, A.Attr) and e.var in groups and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV)
+        for e in A.walk_expr(expr)
     )
 
 

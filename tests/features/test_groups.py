@@ -373,8 +373,9 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
         pool.append(cmp(f(after[0].var), ">=", g("g", names[0], "last")))
         pool.append(cmp(g("g", names[0], "i"), "<", f(after[0].var)))
         pool.append(cmp(g("g", names[0], "i"), ">", arith(g("g", names[-1], "i-1"), "-", f(after[0].var))))
-    if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group
+    if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group, the group so far
         pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
+        pool += _negation_reads(draw, inner, names)
     if wrap is not None:
         pool += [cmp(f("w"), ">", g("g", names[-1], "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
         # iteration conditions reading the AND sibling: the iterations before it when it binds, the later ones on their step
@@ -385,6 +386,31 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     window = draw(st.sampled_from([None, within(3), within(5)]))
     rets = returns("R", n=gagg("count", "g"), last=g("g", names[-1], "last")) if draw(st.booleans()) else None
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
+
+
+def _negation_reads(draw: Any, inner: list[Any], names: list[str]) -> list[Any]:
+    """Conditions of the negation ``x`` inside the group reading the group as it stands while
+    ``x`` is open: between two steps its iteration's steps before it (``g[i]``, ``g[last]``),
+    the iteration before (``g[i-1]``, any step), ``g[k]`` and aggregates (any step); between
+    iterations the iteration just completed (``g[last]``), ``g[k]`` and aggregates."""
+    at = next(i for i, c in enumerate(inner) if c.negated)
+    pre = names[:at] if 0 < at < len(names) else []
+    some = draw(st.sampled_from(names))
+    out = [
+        cmp(f("x"), "=", gagg("count", "g")),
+        cmp(f("x"), "<", gagg("sum", "g", some)),
+        cmp(f("x"), ">=", gagg("max", "g", some)),
+        cmp(f("x"), "<=", g("g", some, draw(st.sampled_from([1, 2])))),
+    ]
+    if pre:
+        out += [
+            cmp(f("x"), ">", g("g", draw(st.sampled_from(pre)), draw(st.sampled_from(["i", "last"])))),
+            cmp(f("x"), "=", g("g", some, "i-1")),
+            cmp(f("x"), "<", arith(g("g", pre[-1], "i"), "-", g("g", names[-1], "i-1"))),
+        ]
+    else:
+        out += [cmp(f("x"), "=", g("g", some, "last")), cmp(f("x"), ">", arith(g("g", names[0], "last"), "+", g("g", names[-1], 1)))]
+    return out
 
 
 def _sorted(matches: list[dict]) -> list[str]:

@@ -489,35 +489,7 @@ def test_a_negation_reads_every_step_of_its_iteration_before_it() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        (
-            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[i].c.v",
-            "a condition of the negation 'x' inside g[] reads its iteration's steps before it (b), not 'c': that one is "
-            "not bound while the iteration waits for it",
-        ),
-        (
-            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = g[1].b.v",
-            "a condition of the negation 'x' inside g[] reads the iteration it lies in, as g[i].b.x, not yet another "
-            "iteration or the whole group (its check in the scan reads the steps' newest events, the iteration it waits "
-            "in; reads of other iterations are not lowered for it yet)",
-        ),
-        (
-            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.v = d.v",
-            "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound before "
-            "the group and its iteration's steps before it, not 'd': it is decided while the iteration waits for the step "
-            "after 'x', when 'd' may not be bound",
-        ),
-        (
-            "SEQ(A a, SEQ(B b, C c, !(X x))+ g[], D d) WHERE x.v = g[i].b.v",
-            "a condition of the negation 'x' at the start or end of g[] (between iterations) cannot read the group: it "
-            "lies between two iterations, in neither (put it between two steps to read g[i])",
-        ),
-    ],
-)
-def test_what_a_negation_inside_a_group_may_not_read(text: str, message: str) -> None:
-    _refused(text, PatternUnsupportedError, message, text.split("= ")[1])
+# (what a negation inside a group may not read: tests/features/test_groups_negation_reads.py)
 
 
 def _between_steps(g: Group) -> tuple[str, list[str]] | None:

@@ -301,8 +301,8 @@ def test_gaps_from_that_stay_refused(text: str, kind: type[Exception], message: 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].c.x", "reads its iteration's steps before it (b), not 'c'"),
-        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.x > d.x", "not 'd': it is decided while the iteration waits"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].c.x", "reads its iteration's steps before it (b), not g[i].c"),
+        ("SEQ(A a, SEQ(B b, !(X x), C c)+ g[], D d) WHERE x.x > d.x", "not 'd': it is decided while the partial match waits"),
         # no single event before a group inside AND / OR: its first step's gap has no base
         ("SEQ(A a, AND(SEQ(B b AFTER 1 TO 2, C c)+ g[], D d))", "on the first iteration the single event before the group"),
     ],

@@ -132,8 +132,8 @@ def test_the_text_round_trips() -> None:
             "not another repeated group ('h')",
         ),
         (
-            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i-1].b.x",
-            "not yet another iteration or the whole group (its check in the scan reads the steps' newest events",
+            "SEQ(A a, SEQ(B b, !(X x), C c)+ g[]) WHERE x.x > g[i].c.x",
+            "reads its iteration's steps before it (b), not g[i].c: that one is not bound while the iteration waits for it",
         ),
         (
             "SEQ(A a, AND(SEQ(B b, C c)+ g[] GREEDY, D d)) WHERE skip-till-next-match",
@@ -143,7 +143,7 @@ def test_the_text_round_trips() -> None:
 )
 def test_reads_that_stay_refused(text: str, message: str) -> None:
     # (a gap FROM a variable not bound before the group, a stop condition reading a later step,
-    # a negation reading another iteration: tests/features/test_groups_more.py, test_groups_until.py)
+    # a negation reading a later step: tests/features/test_groups_negation_reads.py, test_groups_until.py)
     with pytest.raises(PatternUnsupportedError) as err:
         parse_text(f"PATTERN p: {text}", "t.pcep")
     assert message in str(err.value)
