@@ -575,8 +575,9 @@ class _Builder:
                 if gap is not None and self._in_events(var) != events:
                     gap = None
                 step = self.step_gaps.get(var)  # (a group's step: G.step_gaps)
-                if step is not None and step.in_events == events and step.base(take) is not None:
-                    gap = (step.hi, step.base(take))
+                follows = step.base(take) if step is not None and step.in_events == events else None
+                if step is not None and follows is not None:
+                    gap = (step.hi, follows)
                 # (after an AND/OR, the latest of its events: no one slot, the guards decide)
                 req = None if gap is None or not isinstance(gap[1], str) else (self.slot[gap[1]], gap[0])
                 edges.append((src, self.configs[new], self.slot[var], req))
