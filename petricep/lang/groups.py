@@ -334,10 +334,10 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
         return
     if kind == A.IDX_PREV or step in pre:
         return
-    which = f"{g}[{kind}]" if kind == A.IDX_CUR else f"{g}[last] (the iteration it lies in)"
+    which = f"{g}[{kind}].{step}" + (f" ({g}[last] is the iteration it lies in)" if kind == A.IDX_LAST else "")
     raise unsupported(
         f"a condition of the negation {neg!r} inside {g}[] reads its iteration's steps before it "
-        f"({', '.join(pre)}), not {which}.{step}: that one is not bound while the iteration waits for it "
+        f"({', '.join(pre)}), not {which}: that one is not bound while the iteration waits for it "
         f"(the previous iteration's is {g}[i-1].{step}.{e.field})",
         e.span,
     )
