@@ -306,7 +306,7 @@ def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, 
             raise unsupported(
                 f"a condition of the negation {neg!r} inside the repeated group {group.var}[] reads the negated "
                 f"event, variables bound before the group and the group so far, not {e.var!r}: "
-                f"it is decided while the partial match waits for the step after {neg!r}, when {e.var!r} is not bound yet",
+                f"it is decided while the partial match waits for the step after {neg!r}, when {e.var!r} may not be bound yet",
                 e.span,
             )
     return reads

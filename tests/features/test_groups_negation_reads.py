@@ -182,7 +182,7 @@ def _refused(text: str, message: str, at: str) -> None:
             "x.v = d.v",
             "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound "
             "before the group and the group so far, not 'd': it is decided while the partial match waits for the step "
-            "after 'x', when 'd' is not bound yet",
+            "after 'x', when 'd' may not be bound yet",
         ),
     ],
 )
@@ -209,7 +209,7 @@ def test_what_a_negation_between_two_steps_may_not_read(where: str, message: str
             "x.v = d.v",
             "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound "
             "before the group and the group so far, not 'd': it is decided while the partial match waits for the step "
-            "after 'x', when 'd' is not bound yet",
+            "after 'x', when 'd' may not be bound yet",
         ),
     ],
 )
@@ -236,6 +236,6 @@ def test_an_and_sibling_is_not_bound_before_the_group() -> None:
         "SEQ(A a, AND(SEQ(B b, !(X x), C c)+ g[], E e), D d) WHERE x.v = e.v",
         "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound before "
         "the group and the group so far, not 'e': it is decided while the partial match waits for the step after 'x', "
-        "when 'e' is not bound yet",
+        "when 'e' may not be bound yet",
         "e.v",
     )
