@@ -326,7 +326,7 @@ def _check_group_negation(expr: A.Expr, structure: A.Node, groups: Mapping[str, 
             raise unsupported(
                 f"a condition of the negation {neg!r} inside the repeated group {group.var}[] reads the negated "
                 f"event, variables bound before the group and the group so far, not {e.var!r}: "
-                f"it is decided while the partial match waits for the step after {neg!r}, when {e.var!r} is not bound yet",
+                f"it is decided while the partial match waits for the step after {neg!r}, when {e.var!r} may not be bound yet",
                 e.span,
             )
     return reads
@@ -354,10 +354,10 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
         return
     if kind == A.IDX_PREV or step in pre:
         return
-    which = f"{g}[{kind}]" if kind == A.IDX_CUR else f"{g}[last] (the iteration it lies in)"
+    which = f"{g}[{kind}].{step}" + (f" ({g}[last] is the iteration it lies in)" if kind == A.IDX_LAST else "")
     raise unsupported(
         f"a condition of the negation {neg!r} inside {g}[] reads its iteration's steps before it "
-        f"({', '.join(pre)}), not {which}.{step}: that one is not bound while the iteration waits for it "
+        f"({', '.join(pre)}), not {which}: that one is not bound while the iteration waits for it "
         f"(the previous iteration's is {g}[i-1].{step}.{e.field})",
         e.span,
     )

@@ -174,15 +174,15 @@ def _refused(text: str, message: str, at: str) -> None:
         ),
         (
             "x.v = g[last].c.v",
-            "a condition of the negation 'x' inside g[] reads its iteration's steps before it (b), not g[last] (the "
-            "iteration it lies in).c: that one is not bound while the iteration waits for it (the previous iteration's "
-            "is g[i-1].c.v)",
+            "a condition of the negation 'x' inside g[] reads its iteration's steps before it (b), not g[last].c (g[last] "
+            "is the iteration it lies in): that one is not bound while the iteration waits for it (the previous "
+            "iteration's is g[i-1].c.v)",
         ),
         (
             "x.v = d.v",
             "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound "
             "before the group and the group so far, not 'd': it is decided while the partial match waits for the step "
-            "after 'x', when 'd' is not bound yet",
+            "after 'x', when 'd' may not be bound yet",
         ),
     ],
 )
@@ -209,7 +209,7 @@ def test_what_a_negation_between_two_steps_may_not_read(where: str, message: str
             "x.v = d.v",
             "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound "
             "before the group and the group so far, not 'd': it is decided while the partial match waits for the step "
-            "after 'x', when 'd' is not bound yet",
+            "after 'x', when 'd' may not be bound yet",
         ),
     ],
 )
@@ -228,3 +228,14 @@ def test_a_negation_at_the_groups_start_reads_as_one_at_its_end() -> None:
     spec = "A@0 B@1 C@2:v=5 X@3:v=5 B@4 C@5:v=1 D@6"
     (p,) = parse_text("PATTERN p: SEQ(A a, SEQ(!(X x), B b, C c)+ g[], D d) WHERE x.v = g[last].c.v WITHIN 20").patterns
     assert ids(p, stream(spec)) == want(_m((1, 2), d=6), _m((1, 5), d=6), _m((4, 5), d=6))
+
+
+def test_an_and_sibling_is_not_bound_before_the_group() -> None:
+    # e may come after the iteration's b: not decided while the iteration waits for c
+    _refused(
+        "SEQ(A a, AND(SEQ(B b, !(X x), C c)+ g[], E e), D d) WHERE x.v = e.v",
+        "a condition of the negation 'x' inside the repeated group g[] reads the negated event, variables bound before "
+        "the group and the group so far, not 'e': it is decided while the partial match waits for the step after 'x', "
+        "when 'e' may not be bound yet",
+        "e.v",
+    )
