@@ -30,7 +30,7 @@ from petricep.kernel.bytecode import AGG_CODES, ID_ATTR, NEG_SLOT, TS_ATTR, Byte
 from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.merge import MAX_SHARED, rename
-from petricep.runtime.match import group_steps
+from petricep.runtime.match import group_steps, optional_groups
 
 STRATEGY_CODES = {
     A.Strategy.ANY: 0,
@@ -207,6 +207,8 @@ class LoweredPattern:
     # repeated groups (issue 42): (group name, its steps) -- the steps' lists, zipped, are
     # the group's bindings in its ids (runtime.match.group_ids)
     groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the groups with optional steps: their ids placed into iterations by input position
+    ordered_groups: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -343,6 +345,7 @@ def _lower_pattern(
         domains.index(p.conflict) if p.conflict is not None else -1,
         p.consume,
         tuple((g, tuple(m)) for g, m in group_steps(p.vars).items()),
+        optional_groups(p.vars),
     )
 
 

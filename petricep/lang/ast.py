@@ -285,6 +285,12 @@ class Group:
         negation inside a group is the pattern's, checked in each iteration)."""
         return tuple(r.var for r in events_of(self.seq) if not r.negated)
 
+    @property
+    def optional_steps(self) -> frozenset[str]:
+        """The steps an iteration may leave out (``SEQ(B b, C? c, D d)+ g[]``): their lists
+        hold only the iterations that bound them, so reads by iteration number differ."""
+        return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.optional)
+
 
 Node = EventRef | Seq | And | Or | Group
 
