@@ -199,8 +199,10 @@ def evaluate(expr: Expr, env: Env) -> Any:
             items = items[: env.it_i - 1]
         if expr.func == "count":
             return len(items)
-        if expr.member is not None and any(expr.member not in x for x in items):
-            raise Pending(expr.member)
+        if expr.member is not None:  # (an aggregate over a step skips the iterations without it)
+            items = [x for x in items if expr.member in x]
+            if not items:
+                raise Unbound(f"{expr.var}.{expr.member}")  # no iteration bound it: a step left out
         values = [(x[expr.member] if expr.member is not None else x).get(expr.field) for x in items]
         _need_numbers(expr.func, *values)
         if not values:
@@ -283,7 +285,10 @@ def _truth(value: Any) -> bool:
 def holds(conj: Conjunct, env: Env) -> bool:
     """A conjunct over fully known values; iteration conjuncts hold for every element."""
     if conj.iter_var is None:
-        return _truth(evaluate(conj.expr, env))
+        try:
+            return _truth(evaluate(conj.expr, env))
+        except Unbound:
+            return True  # reads an optional step no iteration of its group bound: it holds
     items = _lookup(env, conj.iter_var)
     for i in range(1, len(items) + 1):
         if i == 1 and conj.skip_first:

@@ -271,7 +271,8 @@ def check_reference(
     if isinstance(e, A.Attr) and e.member in group.optional_steps and e.index is not None and e.index.kind != A.IDX_CUR:
         at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(e.index.kind, str(e.index.const))
         raise (unsupported or error)(
-            f"{e.var}[{at}].{e.member}.{e.field} reads the optional step {e.member} of an iteration by its number: not yet "
+            f"{e.var}[{at}].{e.member}.{e.field} reads the optional step {e.member} of "
+            f"{'the iteration before' if e.index.kind == A.IDX_PREV else 'an iteration by its number'}: not yet "
             f"(its list holds only the iterations that bound it); read it as {e.var}[i].{e.member}.{e.field} in WHERE "
             f"or through an aggregate, sum({e.var}[].{e.member}.{e.field})",
             e.span,

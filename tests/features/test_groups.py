@@ -285,7 +285,7 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[], D+ d[]) WHERE g[i].b.x > d[1].x", PatternUnsupportedError, "not a Kleene list ('d')"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
         ("SEQ(A a, SEQ(B b, C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step inside a repeated group"),
-        ("SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)", PatternUnsupportedError, "an optional step inside a repeated group"),
+        ("SEQ(A a, SEQ(C? c, B b, D d)+ g[], E e)", PatternUnsupportedError, "an optional step inside a repeated group stands between two required steps"),
         ("SEQ(A a, SEQ(B b, C* c[])+ g[], D d)", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C{1,3} c[])+ g[], D d)", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
@@ -312,13 +312,15 @@ def test_error_caret_points_at_the_step() -> None:
     ]
 
 
-def test_an_optional_step_inside_a_group_is_refused_at_the_step() -> None:
-    # the steps' lists are aligned by iteration: a step an iteration may leave out is refused, not run as required
+def test_an_optional_step_last_in_a_group_is_refused_at_the_step() -> None:
+    # optional steps stand between two required ones (tests/features/test_groups_optional_steps.py): the last
+    # step completes an iteration, so one an iteration may leave out is refused, not run as required
     with pytest.raises(PatternUnsupportedError) as err:
-        parse_text("PATTERN p: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)", "t.pcep")
+        parse_text("PATTERN p: SEQ(A a, SEQ(B b, C? c)+ g[], E e)", "t.pcep")
     assert str(err.value).splitlines() == [
-        "t.pcep:1:30: error: an optional step inside a repeated group (g[]) is not supported yet",
-        "    PATTERN p: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)",
+        "t.pcep:1:30: error: an optional step inside a repeated group stands between two required steps, not yet "
+        "first or last (C? c in g[]: an iteration starts at its first step and ends at its last)",
+        "    PATTERN p: SEQ(A a, SEQ(B b, C? c)+ g[], E e)",
         "                                 ^",
     ]
 
@@ -330,23 +332,29 @@ TYPES = ("A", "B", "C")
 
 @st.composite
 def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
-    """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step), 0-1 steps (one may be a negation between
+    """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step; of 3, the middle one may
+    be optional, C? c), 0-1 steps (one may be a negation between
     them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
     two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
-    steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3])))]
+    steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3, 3])))]
+    if len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
+        steps[1] = replace(steps[1], optional=True)
+    optional = {s.var for s in steps if s.optional}
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
     for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group), FROM
-        # an earlier step of the iteration or a variable before the group
-        bases: list[str | None] = [None] if i or (before and wrap is None) else []
-        bases += [s.var for s in steps[:i]] + [r.var for r in before]
+        # an earlier step of the iteration or a variable before the group (not from an optional step)
+        bases: list[str | None] = [None] if (i and steps[i - 1].var not in optional) or (not i and before and wrap is None) else []
+        bases += [s.var for s in steps[:i] if s.var not in optional] + [r.var for r in before]
         if bases and draw(st.integers(0, 2)) == 0:
             lo = draw(st.integers(0, 2))
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3)), after=draw(st.sampled_from(bases))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
     inner: list[Any] = list(steps)
     if draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
-        inner.insert(draw(st.integers(0, len(steps))), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
+        # (not next to an optional step: not yet)
+        at = draw(st.sampled_from([0, len(steps)] if optional else list(range(len(steps) + 1))))
+        inner.insert(at, EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
     grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
         side = [grp, EventRef(draw(st.sampled_from(TYPES)), "w")]
@@ -367,6 +375,13 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
         cmp(g("g", names[0], 1), "<=", 3),
         cmp(g("g", names[0], 2), "<=", 3),
     ]
+    if optional:  # an optional step read: in its iteration (vacuous without it), on a later step, summed
+        pool += [
+            cmp(g("g", "s1", "i"), ">", g("g", "s0", "i")),
+            cmp(g("g", "s1", "i"), "<", g("g", "s2", "i")),
+            cmp(gagg("sum", "g", "s1"), "<", 5),
+            cmp(gagg("max", "g", "s1"), ">=", 1),
+        ]
     if before:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
     if after:  # (iteration conditions reading a step after the group: decided when it binds)
@@ -384,6 +399,8 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 3)) == 0 else ()
     window = draw(st.sampled_from([None, within(3), within(5)]))
     rets = returns("R", n=gagg("count", "g"), last=g("g", names[-1], "last")) if draw(st.booleans()) else None
+    if rets is not None and optional and draw(st.booleans()):  # (null where no iteration bound it)
+        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", "s1"))
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
 
