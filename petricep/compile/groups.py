@@ -88,15 +88,13 @@ def _bind(node: A.Group, cfg: Cfg, j: int, steps: list[A.EventRef]) -> tuple[str
     count, k = cfg[:2]
     done = j + 1 == len(steps)
     if len(cfg) == 2:
-        new = (min(count + 1, _cap(node)), 0) if done else (count, j + 1)
-        return steps[j].var, new, count > 0
+        return steps[j].var, (min(count + 1, _cap(node)), 0) if done else (count, j + 1), count > 0
     mask, seen = cfg[2:]
     take = count > 0
     if steps[j].optional:
         take = bool(seen >> j & 1)
         mask, seen = mask | 1 << j, seen | 1 << j
-    new = (min(count + 1, _cap(node)), 0, 0, seen) if done else (count, j + 1, mask, seen)
-    return steps[j].var, new, take
+    return steps[j].var, (min(count + 1, _cap(node)), 0, 0, seen) if done else (count, j + 1, mask, seen), take
 
 
 def analyze(

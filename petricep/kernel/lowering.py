@@ -30,6 +30,7 @@ from petricep.kernel.bytecode import AGG_CODES, ID_ATTR, NEG_SLOT, TS_ATTR, Byte
 from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.merge import MAX_SHARED, rename
+from petricep.runtime.build import check_group_ties
 from petricep.runtime.match import group_steps, optional_groups
 
 STRATEGY_CODES = {
@@ -259,7 +260,9 @@ def _refusal(net: Net, tie: str) -> str | None:
 def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
     """Whether the kernel runs ``net`` under ``tie`` exactly as the Python engine does, and if
     not, the reason (the caller then runs the Python engine): its patterns on the pattern
-    kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`)."""
+    kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`). What no
+    engine runs is refused with its error (an optional step in a group under ``either``)."""
+    check_group_ties(net, tie)
     patterns = replace(net, rows=()) if net.rows else net
     reason = _refusal(patterns, tie)
     if reason is None and (net.patterns or not net.rows):

@@ -46,7 +46,6 @@ from petricep.kernel.tableplan import (
 )
 from petricep.kernel.texts import composite_texts
 from petricep.runtime.arrow import number_array, number_view
-from petricep.runtime.build import check_group_ties
 from petricep.runtime.expr import aggregate_message, number_text
 from petricep.runtime.memory import memory_error
 
@@ -98,7 +97,6 @@ class KernelRun:
         twice its live entries plus ``value_slack`` (``key_slack``; small values: for tests)."""
         if _kernel is None:
             raise ConfigError("the compiled kernel is not built (petricep.kernel.available() is False)")
-        check_group_ties(net, tie)  # (refused on every engine alike)
         ok, reason = supports(net, tie)
         if not ok:
             raise ConfigError(f"the kernel does not run this net: {reason}")
@@ -597,16 +595,6 @@ class KernelRun:
             plan.empty[self._int_time] = out
         return out
 
-    def _group_keys(self, base: np.ndarray, ids: np.ndarray, klen: np.ndarray, klist: np.ndarray) -> dict[str, Any] | None:
-        """The input positions of the list elements of each group with optional steps (a
-        composite event's where it entered), as list columns: their iterations are placed by
-        position (tableplan.group_column). None: no such group."""
-        steps = {m for p in self.lowered.patterns for g, ms in p.groups if g in p.ordered_groups for m in ms}
-        if not steps:
-            return None
-        at = np.array([self.composites.pos_of(int(x)) if x < 0 else x for x in klist.tolist()], dtype=np.int64)
-        return {var: list_column(base, ids, klen, at, listed, self.composites) for var, _w, listed, _s in self._plan.columns if var in steps and listed}
-
     def _table(
         self,
         pattern: np.ndarray,
@@ -650,7 +638,7 @@ class KernelRun:
                     np.isin(base, [p for p, _ in listed]),
                 )
         if self._grouped:
-            cols = group_columns(cols, self.lowered, self._group_keys(base, ids, klen, klist))
+            cols = group_columns(cols, self.lowered, (plan, (base, ids, klen, klist), self.composites))
         if plan.outputs:
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if plan.timeouts:

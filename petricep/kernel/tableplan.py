@@ -224,12 +224,29 @@ def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | 
     return pa.array(rows, pa.list_(pa.struct([pa.field(m, col.type.value_type) for m, col in steps])))
 
 
-def group_columns(cols: dict[str, Any], lowered: Lowered, keys: dict[str, Any] | None = None) -> dict[str, Any]:
+def group_keys(lowered: Lowered, plan: TablePlan, arrays: tuple[np.ndarray, ...], composites: Composites) -> dict[str, Any] | None:
+    """The input positions of the list elements of each group with optional steps (a
+    composite event's where it entered), as list columns (``arrays``: the match table's
+    patterns, refs, list lengths and elements): their iterations are placed by position
+    (:func:`group_column`). None: no such group."""
+    steps = {m for p in lowered.patterns for g, ms in p.groups if g in p.ordered_groups for m in ms}
+    if not steps:
+        return None
+    base, ids, klen, klist = arrays
+    at = np.array([composites.pos_of(int(x)) if x < 0 else x for x in klist.tolist()], dtype=np.int64)
+    return {var: list_column(base, ids, klen, at, listed, composites) for var, _w, listed, _s in plan.columns if var in steps and listed}
+
+
+def group_columns(
+    cols: dict[str, Any], lowered: Lowered, found: tuple[TablePlan, tuple[np.ndarray, ...], Composites] | None = None
+) -> dict[str, Any]:
     """A match table's columns with each repeated group's steps (list columns) replaced by
     one column of the group's bindings, at its first step's place, as the engine's table
     has it (:func:`petricep.output.table.layout_of`); a step name some pattern binds outside
-    a group keeps its column too. ``keys``: the input positions of the steps' elements of the
-    groups with optional steps (:func:`group_column`)."""
+    a group keeps its column too. ``found``: the table's plan, match arrays and composite
+    events, whose input positions place the iterations of a group with optional steps
+    (:func:`group_keys`)."""
+    keys = group_keys(lowered, *found) if found is not None else None
     members: dict[str, list[str]] = {}
     for p in lowered.patterns:
         for g, steps in p.groups:

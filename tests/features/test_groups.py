@@ -331,21 +331,21 @@ TYPES = ("A", "B", "C")
 
 
 @st.composite
-def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
+def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Pattern:
     """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step; of 3, the middle one may
-    be optional, C? c), 0-1 steps (one may be a negation between
+    be optional, C? c, unless ``optional`` is false), 0-1 steps (one may be a negation between
     them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
     two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
     steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3, 3])))]
-    if len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
+    if optional and len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
         steps[1] = replace(steps[1], optional=True)
-    optional = {s.var for s in steps if s.optional}
+    skippable = {s.var for s in steps if s.optional}
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
     for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group), FROM
         # an earlier step of the iteration or a variable before the group (not from an optional step)
-        bases: list[str | None] = [None] if (i and steps[i - 1].var not in optional) or (not i and before and wrap is None) else []
-        bases += [s.var for s in steps[:i] if s.var not in optional] + [r.var for r in before]
+        bases: list[str | None] = [None] if (i and steps[i - 1].var not in skippable) or (not i and before and wrap is None) else []
+        bases += [s.var for s in steps[:i] if s.var not in skippable] + [r.var for r in before]
         if bases and draw(st.integers(0, 2)) == 0:
             lo = draw(st.integers(0, 2))
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3)), after=draw(st.sampled_from(bases))))
@@ -353,7 +353,7 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     inner: list[Any] = list(steps)
     if draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
         # (not next to an optional step: not yet)
-        at = draw(st.sampled_from([0, len(steps)] if optional else list(range(len(steps) + 1))))
+        at = draw(st.sampled_from([0, len(steps)] if skippable else list(range(len(steps) + 1))))
         inner.insert(at, EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
     grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
@@ -375,7 +375,7 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
         cmp(g("g", names[0], 1), "<=", 3),
         cmp(g("g", names[0], 2), "<=", 3),
     ]
-    if optional:  # an optional step read: in its iteration (vacuous without it), on a later step, summed
+    if skippable:  # an optional step read: in its iteration (vacuous without it), on a later step, summed
         pool += [
             cmp(g("g", "s1", "i"), ">", g("g", "s0", "i")),
             cmp(g("g", "s1", "i"), "<", g("g", "s2", "i")),
@@ -399,7 +399,7 @@ def grouped_patterns(draw: Any, name: str = "p") -> Pattern:
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 3)) == 0 else ()
     window = draw(st.sampled_from([None, within(3), within(5)]))
     rets = returns("R", n=gagg("count", "g"), last=g("g", names[-1], "last")) if draw(st.booleans()) else None
-    if rets is not None and optional and draw(st.booleans()):  # (null where no iteration bound it)
+    if rets is not None and skippable and draw(st.booleans()):  # (null where no iteration bound it)
         rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", "s1"))
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
