@@ -245,3 +245,18 @@ def test_tie_rule_either_is_refused_at_the_optional_step(engine: Any) -> None:
         f"    PATTERN p: {STEPS}",
         "                                 ^",
     ]
+
+
+def test_the_match_table_holds_every_step_in_order() -> None:
+    # a list of structs b, c, d whichever iteration comes first: c null where it was left out
+    from petricep.output.table import to_table
+
+    p = P(STEPS)
+    net = build_net([p])
+    matches = [m for m in Engine(net).run(stream("A@0 B@1 D@2 B@3 C@4 D@5 E@6")) if len(m.ids["g"]) == 2]
+    table = to_table(matches, net)
+    assert str(table.schema.field("g").type) == "list<item: struct<b: int64, c: int64, d: int64>>"
+    assert sorted(table.column("g").to_pylist(), key=repr) == [
+        [{"b": 1, "c": None, "d": 2}, {"b": 3, "c": 4, "d": 5}],
+        [{"b": 1, "c": None, "d": 2}, {"b": 3, "c": None, "d": 5}],
+    ]
