@@ -559,7 +559,7 @@ def test_the_documented_examples_parse_and_compile() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "LANGUAGE.md").read_text()
     block = doc.split("### Repeated groups", 1)[1].split("```", 2)[1]
     parsed = parse_text(block, "LANGUAGE.md")
-    assert [p.name for p in parsed.patterns] == ["stop_and_go", "sawtooth", "waves", "chase"]
+    assert [p.name for p in parsed.patterns] == ["stop_and_go", "sawtooth", "waves", "chase", "attempts"]
     net = build_net(list(parsed.patterns))
     assert supports(net) == (True, "covered")
 
