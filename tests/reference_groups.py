@@ -112,11 +112,15 @@ def group_values(
     out: list[tuple[Iteration, ...]] = []
 
     def grow(done: tuple[Iteration, ...], current: Iteration, k: int, last: Any, used: frozenset[int]) -> None:
-        if ss[k].optional:  # the iteration leaves step k out
-            grow(done, current, k + 1, last, used)
-        var = ss[k].var
+        for j in range(k, len(ss)):  # step j, the optional ones before it left out
+            bind(done, current, j, last, used)
+            if not ss[j].optional:
+                break
+
+    def bind(done: tuple[Iteration, ...], current: Iteration, j: int, last: Any, used: frozenset[int]) -> None:
+        var = ss[j].var
         earlier = [it[var] for it in done if var in it]
-        for item in pools[k]:
+        for item in pools[j]:
             if item.idx in used or (last is not None and not before(last, item)):
                 continue
             if earlier and earlier[-1].idx >= item.idx:
@@ -127,14 +131,14 @@ def group_values(
             now = {**current, var: item}
             if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
-            if k + 1 == len(ss):
+            if all(s.optional for s in ss[j + 1 :]):  # the iteration may end here
                 value = (*done, now)
                 if len(value) >= group.least:
                     out.append(value)
                 if group.most is None or len(value) < group.most:
                     grow(value, {}, 0, item, used | {item.idx})
-            else:
-                grow(done, now, k + 1, item, used | {item.idx})
+            if j + 1 < len(ss):
+                grow(done, now, j + 1, item, used | {item.idx})
 
     grow((), {}, 0, None, frozenset())
     return out
@@ -148,31 +152,31 @@ def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item
     """A match's prefix in stream order: ``item`` joins the group's current iteration, or
     starts the next one once the current is complete (its step not after the current
     iteration's latest: with optional steps an iteration need not bind every step)."""
-    if not value or _done(group, value[-1]) or _position(group, var) <= _position(group, list(value[-1])[-1]):
+    if not value or _position(group, var) <= _position(group, list(value[-1])[-1]):
         return (*(value or ()), {var: item})
     return (*value[:-1], {**value[-1], var: item})
 
 
 def _done(group: Group, it: Iteration) -> bool:
-    """An iteration is complete once it binds the last step (a required one)."""
-    return steps(group)[-1].var in it
+    """An iteration is complete once it binds its last required step (only optional ones,
+    which it may still bind, after it)."""
+    return [s.var for s in steps(group) if not s.optional][-1] in it
 
 
 def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventRef]:
-    """The steps a partial group binding may take next (the next one, or past optional ones
-    the one after them, up to a required one); none once it has its most iterations."""
+    """The steps a partial group binding may take next: in its current iteration the next
+    one, or past optional ones the one after them, up to a required one; once that
+    iteration is complete, the next iteration's first (none past its most iterations)."""
     ss = steps(group)
-    if not value or _done(group, value[-1]):
-        if value and group.most is not None and len(value) >= group.most:
-            return []
-        k = 0
-    else:
-        k = _position(group, list(value[-1])[-1]) + 1
-    out = []
+    out: list[EventRef] = []
+    k = _position(group, list(value[-1])[-1]) + 1 if value else len(ss)
     for s in ss[k:]:
         out.append(s)
         if not s.optional:
             break
+    full = bool(value) and group.most is not None and len(value or ()) >= group.most
+    if (not value or _done(group, value[-1])) and not full:
+        out.append(ss[0])
     return out
 
 

@@ -129,6 +129,7 @@ class _Info:
     counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
     growing: set[str] = field(default_factory=set)  # groups complete here that may start an iteration
     current: set[str] = field(default_factory=set)  # a group's optional steps its current iteration bound
+    tails: set[str] = field(default_factory=set)  # groups in an iteration with only optional steps left
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -157,7 +158,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -251,6 +252,7 @@ class _Config:
         self.counts = dict(info.counts)
         self.growing = frozenset(info.growing)
         self.current = frozenset(info.current)
+        self.tails = frozenset(info.tails)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -608,7 +610,8 @@ class _Builder:
         that precede it; checking the immediate ones suffices (the others precede those)."""
         prec, slot = self.prec, self.slot
         if var in self.member_of:
-            inside = G.step_order(self.member_of, slot, var, take, a.current)
+            grp, pos = self.member_of[var]
+            inside = G.step_order(self.member_of, slot, var, take, a.current, grp.var in a.tails and pos == 0)
             if inside is not None:
                 return inside
             take = False  # the first step's first element: after what precedes the group

@@ -61,8 +61,18 @@ def _cap(node: A.Group) -> int:
 
 
 def complete(node: A.Group, cfg: Cfg) -> bool:
+    """At ``k == 0`` with its fewest iterations, or in an iteration that has bound its
+    required steps and has only optional ones left (:func:`tail`): it may end there."""
     count, k = cfg[:2]
-    return bool(k == 0 and count >= node.least)
+    return bool(k == 0 and count >= node.least) or (tail(node, cfg) and count + 1 >= node.least)
+
+
+def tail(node: A.Group, cfg: Cfg) -> bool:
+    """Whether ``cfg`` is inside an iteration that has bound its required steps, with only
+    optional steps left (``SEQ(B b, C? c)+ g[]`` after ``b``): the iteration is complete, and
+    may still bind them."""
+    k = cfg[1]
+    return bool(k) and all(s.optional for s in _steps(node)[k:])
 
 
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
@@ -71,15 +81,16 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     next step, or past an optional one (the iteration leaves it out: the skip arc of an
     optional step, ``T? v``, per iteration) the one after it, up to a required step."""
     count, k = cfg[:2]
-    if k == 0 and node.most is not None and count >= node.most:
-        return []
     steps = _steps(node)
     out = []
-    for j in range(k, len(steps)):
-        if steps[j].type == etype:
-            out.append(_bind(node, cfg, j, steps))
-        if not steps[j].optional:
-            break
+    if not (k == 0 and node.most is not None and count >= node.most):
+        for j in range(k, len(steps)):
+            if steps[j].type == etype:
+                out.append(_bind(node, cfg, j, steps))
+            if not steps[j].optional:
+                break
+    if tail(node, cfg):  # the iteration may end here, leaving its last steps out: the next one starts
+        out += moves(node, (min(count + 1, _cap(node)), 0, 0, cfg[3]), etype)
     return out
 
 
@@ -107,6 +118,7 @@ def analyze(
     growing: set[str],
     current: set[str] | None = None,
     absent: set[str] | None = None,
+    tails: set[str] | None = None,
 ) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
     ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
@@ -119,7 +131,8 @@ def analyze(
     ``growing`` gets the group where it is complete and may start another iteration (where
     GREEDY / RELUCTANT choose between that and the step after it). A group with optional
     steps: ``current`` gets those its current iteration bound, ``absent`` those no iteration
-    bound (a match emitted here leaves them out: conditions reading them hold)."""
+    bound (a match emitted here leaves them out: conditions reading them hold), ``tails`` the
+    group where its iteration has only optional steps left (:func:`tail`)."""
     count, k = cfg[:2]
     members = node.members
     if not live:
@@ -134,9 +147,12 @@ def analyze(
             current.update(m for j, m in enumerate(members) if mask >> j & 1)
         if absent is not None:
             absent.update(m for j, m in enumerate(members) if m in optional and not seen >> j & 1)
+        if tails is not None and tail(node, cfg):
+            tails.add(node.var)
     more = node.most is None or count < node.most
-    if count >= max(node.least, 1) and k == 0 and more:  # GREEDY / RELUCTANT choose here
-        growing.add(node.var)
+    ends = bool(optional) and tail(node, cfg)  # (an iteration with only optional steps left: complete)
+    if (count >= max(node.least, 1) and k == 0 and more) or (ends and count + 1 >= max(node.least, 1)):
+        growing.add(node.var)  # GREEDY / RELUCTANT choose here
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
@@ -314,26 +330,34 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]
-        # count(g[]): the iterations (complete: the last step's list; begun: the first step's)
-        var = expr.member if expr.member is not None else g.members[0 if begun else -1]
+        # count(g[]): the iterations (complete: the last required step's list; begun: the first step's)
+        required = [m for m in g.members if m not in g.optional_steps]
+        var = expr.member if expr.member is not None else required[0 if begun else -1]
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
     return expr
 
 
 def step_order(
-    member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], var: str, take: bool, current: frozenset[str] = frozenset()
+    member_of: dict[str, tuple[A.Group, int]],
+    slot: dict[str, int],
+    var: str,
+    take: bool,
+    current: frozenset[str] = frozenset(),
+    ending: bool = False,
 ) -> tuple[int, ...] | None:
     """Tie rule strict for a group's step: after the step before it in the iteration (the
     nearest one it bound: a required step, or an optional one in ``current``), or (the first
-    step of a later iteration) after the previous iteration's last step; None: the first step
-    of the first iteration, ordered as any step after what precedes the group."""
+    step of a later iteration) after the previous iteration's last step (``ending``: the move
+    ends an iteration with only optional steps left, its last one bound the nearest); None:
+    the first step of the first iteration, ordered as any step after what precedes the group."""
     group, pos = member_of[var]
-    if pos > 0:
-        optional = group.optional_steps
+    optional = group.optional_steps
+    if pos > 0 and not ending:
         prev = next(m for m in reversed(group.members[:pos]) if m not in optional or m in current)
         return (slot[prev],)
     if take:
-        return (slot[group.members[-1]],)
+        last = next(m for m in reversed(group.members) if m not in optional or m in current) if ending else group.members[-1]
+        return (slot[last],)
     return None
 
 

@@ -68,21 +68,26 @@ def check_structure(
 
 
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
-    """Optional steps inside a group (``SEQ(B b, C? c, D d)+ g[]``): each iteration binds or
-    leaves out each of them; an iteration is still delimited by required steps, so one stands
-    between two required steps (not yet first or last: the group's first step starts an
-    iteration, its last one completes it). A gap or negation next to one would measure from
-    or span a step the iteration may not have: not yet."""
+    """Optional steps inside a group (``SEQ(B b, C? c, D d)+ g[]``, ``SEQ(B b, C? c)+ g[]``):
+    each iteration binds or leaves out each of them; an iteration still starts at a required
+    step (not yet at an optional first one), and ends at its last step or, where only optional
+    steps are left, after its last required one. A gap or negation next to one would measure
+    from or span a step the iteration may not have: not yet."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if all(s.optional for s in steps):
         raise error(f"a repeated group needs at least one step that is not optional ({group.var}[])", group.span)
-    for end in (steps[0], steps[-1]):
-        if end.optional:
-            raise unsupported(
-                f"an optional step inside a repeated group stands between two required steps, not yet first or last "
-                f"({end.type}? {end.var} in {group.var}[]: an iteration starts at its first step and ends at its last)",
-                end.span,
-            )
+    if steps[0].optional:
+        raise unsupported(
+            f"an optional step inside a repeated group stands after a required step, not yet first "
+            f"({steps[0].type}? {steps[0].var} in {group.var}[]: an iteration starts at its first step)",
+            steps[0].span,
+        )
+    if steps[-1].optional and group.mode:
+        raise unsupported(
+            f"{group.mode.upper()} on a repeated group ending in an optional step ({steps[-1].type}? {steps[-1].var} in "
+            f"{group.var}[]) is not supported yet: where its iteration may end, the optional step is a third way on",
+            group.span,
+        )
     optional = group.optional_steps
     for k, step in enumerate(steps):
         gap = step.gap

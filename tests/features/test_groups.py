@@ -285,7 +285,7 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[], D+ d[]) WHERE g[i].b.x > d[1].x", PatternUnsupportedError, "not a Kleene list ('d')"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
         ("SEQ(A a, SEQ(B b, C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step inside a repeated group"),
-        ("SEQ(A a, SEQ(C? c, B b, D d)+ g[], E e)", PatternUnsupportedError, "an optional step inside a repeated group stands between two required steps"),
+        ("SEQ(A a, SEQ(C? c, B b, D d)+ g[], E e)", PatternUnsupportedError, "an optional step inside a repeated group stands after a required step, not yet first"),
         ("SEQ(A a, SEQ(B b, C* c[])+ g[], D d)", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(A a, SEQ(B b, C{1,3} c[])+ g[], D d)", PatternUnsupportedError, "a Kleene step inside a repeated group"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
@@ -312,16 +312,16 @@ def test_error_caret_points_at_the_step() -> None:
     ]
 
 
-def test_an_optional_step_last_in_a_group_is_refused_at_the_step() -> None:
-    # optional steps stand between two required ones (tests/features/test_groups_optional_steps.py): the last
-    # step completes an iteration, so one an iteration may leave out is refused, not run as required
+def test_an_optional_step_first_in_a_group_is_refused_at_the_step() -> None:
+    # optional steps stand after a required one (tests/features/test_groups_optional_steps.py): the first
+    # step starts an iteration, so one an iteration may leave out is refused, not run as required
     with pytest.raises(PatternUnsupportedError) as err:
-        parse_text("PATTERN p: SEQ(A a, SEQ(B b, C? c)+ g[], E e)", "t.pcep")
+        parse_text("PATTERN p: SEQ(A a, SEQ(C? c, B b)+ g[], E e)", "t.pcep")
     assert str(err.value).splitlines() == [
-        "t.pcep:1:30: error: an optional step inside a repeated group stands between two required steps, not yet "
-        "first or last (C? c in g[]: an iteration starts at its first step and ends at its last)",
-        "    PATTERN p: SEQ(A a, SEQ(B b, C? c)+ g[], E e)",
-        "                                 ^",
+        "t.pcep:1:25: error: an optional step inside a repeated group stands after a required step, not yet "
+        "first (C? c in g[]: an iteration starts at its first step)",
+        "    PATTERN p: SEQ(A a, SEQ(C? c, B b)+ g[], E e)",
+        "                            ^",
     ]
 
 
@@ -333,13 +333,15 @@ TYPES = ("A", "B", "C")
 @st.composite
 def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Pattern:
     """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step; of 3, the middle one may
-    be optional, C? c, unless ``optional`` is false), 0-1 steps (one may be a negation between
+    be optional, C? c, and of 2-3 the last one, unless ``optional`` is false), 0-1 steps (one may be a negation between
     them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
     two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
     steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3, 3])))]
     if optional and len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
         steps[1] = replace(steps[1], optional=True)
+    if optional and len(steps) > 1 and draw(st.integers(0, 2)) == 0:  # or last (SEQ(B b, C? c)+ g[])
+        steps[-1] = replace(steps[-1], optional=True)
     skippable = {s.var for s in steps if s.optional}
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
     for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group), FROM
@@ -351,10 +353,11 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3)), after=draw(st.sampled_from(bases))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
     inner: list[Any] = list(steps)
-    if draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
-        # (not next to an optional step: not yet)
-        at = draw(st.sampled_from([0, len(steps)] if skippable else list(range(len(steps) + 1))))
-        inner.insert(at, EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
+    # (not next to an optional step, not yet: between iterations that is the last step and the first)
+    places = [k for k in range(len(steps) + 1) if not (steps[k - 1] if 0 < k < len(steps) else steps[-1]).optional]
+    places = [k for k in places if not (0 < k < len(steps) and steps[k].optional)]
+    if places and draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
+        inner.insert(draw(st.sampled_from(places)), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
     grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
         side = [grp, EventRef(draw(st.sampled_from(TYPES)), "w")]
@@ -365,42 +368,39 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
         if 0 < at < len(children) or draw(st.booleans()):
             children.insert(at, EventRef(draw(st.sampled_from(TYPES)), "n", negated=True))
     names = [s.var for s in steps]
+    last = [s.var for s in steps if not s.optional][-1]  # (an optional step is read by iteration number: not yet)
     pool: list[Any] = [
         cmp(g("g", names[-1], "i"), ">=", g("g", names[0], "i")),
-        cmp(g("g", names[0], "i"), ">", g("g", names[-1], "i-1")),
+        cmp(g("g", names[0], "i"), ">", g("g", last, "i-1")),
         cmp(g("g", draw(st.sampled_from(names)), "i"), "<", 4),
         cmp(gagg("count", "g"), ">=", 2),
         cmp(gagg("sum", "g", names[0]), "<", 7),
-        cmp(g("g", names[-1], "last"), ">", 0),
+        cmp(g("g", last, "last"), ">", 0),
         cmp(g("g", names[0], 1), "<=", 3),
         cmp(g("g", names[0], 2), "<=", 3),
     ]
-    if skippable:  # an optional step read: in its iteration (vacuous without it), on a later step, summed
-        pool += [
-            cmp(g("g", "s1", "i"), ">", g("g", "s0", "i")),
-            cmp(g("g", "s1", "i"), "<", g("g", "s2", "i")),
-            cmp(gagg("sum", "g", "s1"), "<", 5),
-            cmp(gagg("max", "g", "s1"), ">=", 1),
-        ]
+    for opt in sorted(skippable):  # an optional step read: in its iteration (vacuous without it), on a later step, summed
+        pool += [cmp(g("g", opt, "i"), ">", g("g", "s0", "i")), cmp(gagg("sum", "g", opt), "<", 5), cmp(gagg("max", "g", opt), ">=", 1)]
+        pool += [cmp(g("g", opt, "i"), "<", g("g", later, "i")) for later in names[names.index(opt) + 1 :]]
     if before:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
     if after:  # (iteration conditions reading a step after the group: decided when it binds)
         pool.append(cmp(f(after[0].var), ">=", g("g", names[0], "last")))
         pool.append(cmp(g("g", names[0], "i"), "<", f(after[0].var)))
-        pool.append(cmp(g("g", names[0], "i"), ">", arith(g("g", names[-1], "i-1"), "-", f(after[0].var))))
+        pool.append(cmp(g("g", names[0], "i"), ">", arith(g("g", last, "i-1"), "-", f(after[0].var))))
     if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group
         pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
     if wrap is not None:
-        pool += [cmp(f("w"), ">", g("g", names[-1], "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
+        pool += [cmp(f("w"), ">", g("g", last, "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
         # iteration conditions reading the AND sibling: the iterations before it when it binds, the later ones on their step
         pool += [cmp(g("g", names[-1], "i"), "<=", f("w")), cmp(arith(g("g", names[0], "i"), "+", g("g", names[-1], "i")), ">", f("w"))]
     conds = tuple(draw(st.lists(st.sampled_from(pool), max_size=2, unique_by=repr)))
     strategy = draw(st.sampled_from(list(Strategy)))
     partition = ("k",) if strategy == Strategy.PARTITION or draw(st.integers(0, 3)) == 0 else ()
     window = draw(st.sampled_from([None, within(3), within(5)]))
-    rets = returns("R", n=gagg("count", "g"), last=g("g", names[-1], "last")) if draw(st.booleans()) else None
+    rets = returns("R", n=gagg("count", "g"), last=g("g", last, "last")) if draw(st.booleans()) else None
     if rets is not None and skippable and draw(st.booleans()):  # (null where no iteration bound it)
-        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", "s1"))
+        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", sorted(skippable)[0]))
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
 
