@@ -166,7 +166,7 @@ def _done(group: Group, it: Iteration) -> bool:
 def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventRef]:
     """The steps a partial group binding may take next: in its current iteration the next
     one, or past optional ones the one after them, up to a required one; once that
-    iteration is complete, the next iteration's first (none past its most iterations)."""
+    iteration is complete, the next iteration's first ones so (none past its most iterations)."""
     ss = steps(group)
     out: list[EventRef] = []
     k = _position(group, list(value[-1])[-1]) + 1 if value else len(ss)
@@ -176,7 +176,10 @@ def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventR
             break
     full = bool(value) and group.most is not None and len(value or ()) >= group.most
     if (not value or _done(group, value[-1])) and not full:
-        out.append(ss[0])
+        for s in ss:  # the next iteration's first step, or past optional ones the one after them
+            out.append(s)
+            if not s.optional:
+                break
     return out
 
 

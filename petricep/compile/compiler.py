@@ -130,6 +130,7 @@ class _Info:
     growing: set[str] = field(default_factory=set)  # groups complete here that may start an iteration
     current: set[str] = field(default_factory=set)  # a group's optional steps its current iteration bound
     tails: set[str] = field(default_factory=set)  # groups in an iteration with only optional steps left
+    later: set[str] = field(default_factory=set)  # groups with an iteration complete (the next is a later one)
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -158,7 +159,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails, info.later)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -253,6 +254,7 @@ class _Config:
         self.growing = frozenset(info.growing)
         self.current = frozenset(info.current)
         self.tails = frozenset(info.tails)
+        self.later = frozenset(info.later)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -611,7 +613,10 @@ class _Builder:
         prec, slot = self.prec, self.slot
         if var in self.member_of:
             grp, pos = self.member_of[var]
-            inside = G.step_order(self.member_of, slot, var, take, a.current, grp.var in a.tails and pos == 0)
+            # (from an iteration with only optional steps left, a move up to the first required step starts the next)
+            ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in grp.optional_steps)
+            later = grp.var in a.later if grp.optional_steps else take or pos > 0
+            inside = G.step_order(self.member_of, slot, var, later, a.current, ending)
             if inside is not None:
                 return inside
             take = False  # the first step's first element: after what precedes the group

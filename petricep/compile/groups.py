@@ -119,6 +119,7 @@ def analyze(
     current: set[str] | None = None,
     absent: set[str] | None = None,
     tails: set[str] | None = None,
+    later: set[str] | None = None,
 ) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
     ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
@@ -132,7 +133,8 @@ def analyze(
     GREEDY / RELUCTANT choose between that and the step after it). A group with optional
     steps: ``current`` gets those its current iteration bound, ``absent`` those no iteration
     bound (a match emitted here leaves them out: conditions reading them hold), ``tails`` the
-    group where its iteration has only optional steps left (:func:`tail`)."""
+    group where its iteration has only optional steps left (:func:`tail`), ``later`` the group
+    once an iteration is complete (its next one is a later one)."""
     count, k = cfg[:2]
     members = node.members
     if not live:
@@ -149,6 +151,8 @@ def analyze(
             absent.update(m for j, m in enumerate(members) if m in optional and not seen >> j & 1)
         if tails is not None and tail(node, cfg):
             tails.add(node.var)
+    if later is not None and (count or (optional and tail(node, cfg))):
+        later.add(node.var)
     more = node.most is None or count < node.most
     ends = bool(optional) and tail(node, cfg)  # (an iteration with only optional steps left: complete)
     if (count >= max(node.least, 1) and k == 0 and more) or (ends and count + 1 >= max(node.least, 1)):
@@ -341,24 +345,26 @@ def step_order(
     member_of: dict[str, tuple[A.Group, int]],
     slot: dict[str, int],
     var: str,
-    take: bool,
+    later: bool,
     current: frozenset[str] = frozenset(),
     ending: bool = False,
 ) -> tuple[int, ...] | None:
     """Tie rule strict for a group's step: after the step before it in the iteration (the
-    nearest one it bound: a required step, or an optional one in ``current``), or (the first
-    step of a later iteration) after the previous iteration's last step (``ending``: the move
-    ends an iteration with only optional steps left, its last one bound the nearest); None:
-    the first step of the first iteration, ordered as any step after what precedes the group."""
+    nearest one it bound: a required step, or an optional one in ``current``), or where it
+    starts an iteration and one came before (``later``) after that one's last step
+    (``ending``: the move ends an iteration with only optional steps left, leaving them out:
+    its latest bound step); None: it starts the first iteration, ordered as any step after
+    what precedes the group."""
     group, pos = member_of[var]
     optional = group.optional_steps
-    if pos > 0 and not ending:
-        prev = next(m for m in reversed(group.members[:pos]) if m not in optional or m in current)
-        return (slot[prev],)
-    if take:
-        last = next(m for m in reversed(group.members) if m not in optional or m in current) if ending else group.members[-1]
-        return (slot[last],)
-    return None
+    if not ending:
+        prev = [m for m in group.members[:pos] if m not in optional or m in current]
+        if prev:
+            return (slot[prev[-1]],)
+    if not later:
+        return None
+    last = next(m for m in reversed(group.members) if m not in optional or m in current) if ending else group.members[-1]
+    return (slot[last],)
 
 
 def begun(group: A.Group, bound: frozenset[str] | set[str]) -> bool:

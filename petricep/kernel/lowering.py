@@ -507,7 +507,14 @@ def _lower_group(
     guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
     # deferred iteration conditions: (condition, list slot, 0), or a group's replay
     # (condition, its step's slot, the number of steps, their slots: compile/groups.py replay)
-    defer_start, defer = _csr([[x for d in tr.deferred_iteration for x in (d[0], d[1], len(d) - 2, *d[2:])] for tr in g.transitions])
+    # (a negative number of steps: a group with optional steps, its lists replayed in arrival order)
+    ordered = {v.slot for pi in g.patterns for v in net_patterns[pi].vars if v.optional}
+    defer_start, defer = _csr(
+        [
+            [x for d in tr.deferred_iteration for x in (d[0], d[1], -(len(d) - 2) if set(d[2:]) & ordered else len(d) - 2, *d[2:])]
+            for tr in g.transitions
+        ]
+    )
     tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
     exit_bits = [0] * len(g.places)
     for tr, m in zip(g.transitions, tr_mask):

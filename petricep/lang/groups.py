@@ -69,29 +69,34 @@ def check_structure(
 
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
     """Optional steps inside a group (``SEQ(B b, C? c, D d)+ g[]``, ``SEQ(B b, C? c)+ g[]``):
-    each iteration binds or leaves out each of them; an iteration still starts at a required
-    step (not yet at an optional first one), and ends at its last step or, where only optional
-    steps are left, after its last required one. A gap or negation next to one would measure
-    from or span a step the iteration may not have: not yet."""
+    each iteration binds or leaves out each of them; it ends at its last step or, where only
+    optional steps are left, after its last required one. A gap or negation next to one would
+    measure from or span a step the iteration may not have, GREEDY / RELUCTANT choose between
+    two ways on where the optional step is a third, a stop condition reads the first step: not
+    yet."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if all(s.optional for s in steps):
         raise error(f"a repeated group needs at least one step that is not optional ({group.var}[])", group.span)
-    if steps[0].optional:
+    first = steps[0]
+    if first.optional and (group.until is not None or first.gap is not None):
+        what = f"UNTIL {group.until.type} {group.until.var}" if group.until is not None else "a per-step gap on it"
         raise unsupported(
-            f"an optional step inside a repeated group stands after a required step, not yet first "
-            f"({steps[0].type}? {steps[0].var} in {group.var}[]: an iteration starts at its first step)",
-            steps[0].span,
+            f"a repeated group starting with an optional step ({first.type}? {first.var} in {group.var}[]) with {what} "
+            "is not supported yet: an iteration may start at it or after it",
+            first.span if group.until is None else group.span,
         )
-    if steps[-1].optional and group.mode:
-        raise unsupported(
-            f"{group.mode.upper()} on a repeated group ending in an optional step ({steps[-1].type}? {steps[-1].var} in "
-            f"{group.var}[]) is not supported yet: where its iteration may end, the optional step is a third way on",
-            group.span,
-        )
+    for end, where in ((first, "starting"), (steps[-1], "ending")):
+        if end.optional and group.mode:
+            raise unsupported(
+                f"{group.mode.upper()} on a repeated group {where} with an optional step ({end.type}? {end.var} in "
+                f"{group.var}[]) is not supported yet: where an iteration may start or end, the optional step is a "
+                "third way on",
+                group.span,
+            )
     optional = group.optional_steps
     for k, step in enumerate(steps):
-        gap = step.gap
-        if gap is not None and (gap.after in optional or (gap.after is None and k and steps[k - 1].optional)):
+        gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
+        if gap is not None and (gap.after in optional or (gap.after is None and steps[k - 1].optional)):
             base = gap.after if gap.after is not None else steps[k - 1].var
             raise unsupported(
                 f"a per-step gap inside {group.var}[] measuring from the optional step {base} (an iteration may leave it "

@@ -1,5 +1,6 @@
 """Optional steps inside a repeated group (issue 42): ``SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)``,
-``SEQ(A a, SEQ(B b, C? c)+ g[], E e)`` (an iteration may end after its last required step).
+``SEQ(A a, SEQ(B b, C? c)+ g[], E e)`` (an iteration may end after its last required step),
+``SEQ(A a, SEQ(C? c, B b)+ g[], E e)`` (or start at its first required one).
 Each iteration binds ``c`` or leaves it out; its ids list only the steps it bound
 (``"g": [{"b": 1, "d": 2}, {"b": 3, "c": 4, "d": 5}]``), an iteration condition reading
 ``g[i].c`` holds on an iteration without it, an aggregate over ``c`` skips those (and reads
@@ -83,6 +84,19 @@ def test_an_iteration_condition_against_the_step_after_the_group() -> None:
     # every c below e.x (4): c2 (x 6) no; the iterations without c hold
     p = P(f"{STEPS} WHERE g[i].c.x < e.x")
     assert ids(p, stream("A@0 B@1 C@2:x=6 D@3 E@4:x=4")) == want({"a": 0, "g": [{"b": 1, "d": 3}], "e": 4})
+
+
+def test_an_iteration_condition_with_the_step_after_the_group_replays_in_order() -> None:
+    # b + c > d.x (0) on each iteration with a c, decided when d binds: (b1 c3) 0 + 0 no; in
+    # (b1)(b2 c3) c3 is the second iteration's, with b2 (1 + 0): by index it would pair with b1
+    p = P("SEQ(A a, SEQ(B b, C? c)+ g[], D d) WHERE g[i].b.x + g[i].c.x > d.x")
+    assert ids(p, stream("A@0 B@1:x=0 B@2:x=1 C@3:x=0 D@4:x=0")) == want(
+        {"a": 0, "g": [{"b": 1}], "d": 4},
+        {"a": 0, "g": [{"b": 2}], "d": 4},
+        {"a": 0, "g": [{"b": 2, "c": 3}], "d": 4},
+        {"a": 0, "g": [{"b": 1}, {"b": 2}], "d": 4},
+        {"a": 0, "g": [{"b": 1}, {"b": 2, "c": 3}], "d": 4},
+    )
 
 
 def test_return_reads_null_for_a_step_no_iteration_bound() -> None:
@@ -182,6 +196,28 @@ def test_an_optional_last_step_under_skip_till_next_match() -> None:
     assert ids(p, stream("A@0 B@1 B@2 C@3 E@4")) == want({"a": 0, "g": [{"b": 1}, {"b": 2, "c": 3}], "e": 4})
 
 
+def test_an_optional_first_step_the_iteration_may_start_without() -> None:
+    # each iteration (c? b): c1 b2, b2, c3 b4, b4 (c3 left out), and two of them in order
+    p = P("SEQ(A a, SEQ(C? c, B b)+ g[], E e)")
+    assert ids(p, stream("A@0 C@1 B@2 C@3 B@4 E@5")) == want(
+        {"a": 0, "g": [{"c": 1, "b": 2}], "e": 5},
+        {"a": 0, "g": [{"b": 2}], "e": 5},
+        {"a": 0, "g": [{"c": 1, "b": 4}], "e": 5},
+        {"a": 0, "g": [{"c": 3, "b": 4}], "e": 5},
+        {"a": 0, "g": [{"b": 4}], "e": 5},
+        {"a": 0, "g": [{"c": 1, "b": 2}, {"c": 3, "b": 4}], "e": 5},
+        {"a": 0, "g": [{"c": 1, "b": 2}, {"b": 4}], "e": 5},
+        {"a": 0, "g": [{"b": 2}, {"c": 3, "b": 4}], "e": 5},
+        {"a": 0, "g": [{"b": 2}, {"b": 4}], "e": 5},
+    )
+
+
+def test_an_optional_first_step_under_the_tie_rule_strict() -> None:
+    # strict: a later iteration's c after the previous one's b by timestamp (c@2 ties b@2: only the b4 iteration)
+    p = P("SEQ(A a, SEQ(C? c, B b)+ g[], E e) WHERE count(g[]) = 2")
+    assert ids(p, stream("A@0 B@2 C@2 B@4 E@5"), "strict") == want({"a": 0, "g": [{"b": 1}, {"b": 3}], "e": 4})
+
+
 def test_places_of_a_group_with_an_optional_step() -> None:
     # [c]: c's list has an element (its next one is a take); b,c / b,d: the current iteration's steps
     labels = [pl.label for pl in build_net([P("SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e)")]).patterns[0].places]
@@ -220,16 +256,22 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
     [
         ("SEQ(A a, SEQ(C? c, D? d)+ g[], E e)", PatternSemanticError, "a repeated group needs at least one step that is not optional (g[])"),
         (
-            "SEQ(A a, SEQ(C? c, B b, D d)+ g[], E e)",
+            "SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e)",
             PatternUnsupportedError,
-            "an optional step inside a repeated group stands after a required step, not yet first "
-            "(C? c in g[]: an iteration starts at its first step)",
+            "a repeated group starting with an optional step (C? c in g[]) with UNTIL U u is not supported yet: an "
+            "iteration may start at it or after it",
         ),
         (
             "SEQ(A a, SEQ(B b, C? c)+ g[] GREEDY, E e) WHERE skip-till-next-match",
             PatternUnsupportedError,
-            "GREEDY on a repeated group ending in an optional step (C? c in g[]) is not supported yet: where its "
-            "iteration may end, the optional step is a third way on",
+            "GREEDY on a repeated group ending with an optional step (C? c in g[]) is not supported yet: where an "
+            "iteration may start or end, the optional step is a third way on",
+        ),
+        (
+            "SEQ(A a, SEQ(C? c, B b)+ g[] RELUCTANT, E e) WHERE skip-till-next-match",
+            PatternUnsupportedError,
+            "RELUCTANT on a repeated group starting with an optional step (C? c in g[]) is not supported yet: where "
+            "an iteration may start or end, the optional step is a third way on",
         ),
         (
             "SEQ(A a, SEQ(B b, C? c, !(X x))+ g[], E e)",
