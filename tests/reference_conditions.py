@@ -287,8 +287,8 @@ def holds(conj: Conjunct, env: Env) -> bool:
     if conj.iter_var is None:
         try:
             return _truth(evaluate(conj.expr, env))
-        except Unbound:
-            return True  # reads an optional step no iteration of its group bound: it holds
+        except (Unbound, Pending):
+            return True  # reads an optional step no iteration (or not the one read) of its group bound: it holds
     items = _lookup(env, conj.iter_var)
     for i in range(1, len(items) + 1):
         if i == 1 and conj.skip_first:
@@ -324,7 +324,7 @@ def return_attrs(pattern: Any, env: Env) -> dict[str, Any]:
     for f in pattern.returns.fields:
         try:
             value = evaluate(f.expr, env)
-        except Unbound:
+        except (Unbound, Pending):  # (g[last].c: an optional step its iteration left out)
             value = None
         attrs[f.name] = None if value is MISSING else value
     return attrs

@@ -748,4 +748,6 @@ def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> Kl
                     aggs.append(spec)
             if isinstance(e, A.Attr) and e.var == v.name and e.index is not None and e.index.kind == A.IDX_CONST:
                 head = max(head, e.index.const)
+            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name:  # (g[1].c: before the 2nd iteration)
+                head = max(head, 2)
     return KleeneInfo(v.slot, tuple(aggs), head)

@@ -331,6 +331,8 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
                 index = A.Index(A.IDX_CUR)
             else:
                 index = A.Index(A.IDX_PREV) if pos <= at else A.Index(A.IDX_LAST)
+        elif expr.member in g.optional_steps:  # g[last].c, g[1].c: only where that iteration has it
+            index = replace(index, of=next(m for m in g.members if m not in g.optional_steps))
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]

@@ -154,6 +154,25 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
     return 0
 
 
+cdef int kleene_in_iteration(Kernel k, Group g, int64_t node, int64_t of, int which) except -1 nogil:
+    """1 where a group's optional step's last (``which`` 0) or first (1) element lies outside
+    the last or first iteration (runtime/expr.py _in_iteration_fn): before the last element of
+    the list ``of`` (the group's first required step), or after its second; the read is then
+    unbound, as a step the iteration left out."""
+    cdef int64_t n = of, steps
+    if node < 0 or of < 0:
+        return 1
+    if which == 0:
+        return 1 if g.nd_ev[node] < g.nd_ev[of] else 0
+    if g.nd_count[of] < 2:
+        return 0
+    steps = g.nd_count[of] - 2
+    while steps > 0:
+        n = g.nd_prev[n]
+        steps -= 1
+    return 1 if g.nd_first[node] > g.nd_ev[n] else 0
+
+
 cdef int kleene_agg(Kernel k, Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:
     """Aggregate ``a`` of the slot's list ending at ``node`` (``upto_prev``: before its last
     element; 1 = the conjunct does not apply at the first element); TAG_MISSING where the

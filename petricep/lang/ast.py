@@ -49,6 +49,10 @@ IDX_LAST = "last"  # v[last]: the last element of the closed list
 class Index:
     kind: str  # one of IDX_*
     const: int = 0  # for IDX_CONST, 1-based
+    # a group's optional step read by iteration (``g[last].c``, ``g[1].c``, lowered to ``c[last]``
+    # / ``c[1]``): the list of the group's first required step, whose elements delimit the
+    # iterations; the element is read only where it lies in that iteration (else unbound)
+    of: str = ""
 
 
 @dataclass(frozen=True)

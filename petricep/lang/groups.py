@@ -279,15 +279,34 @@ def check_reference(
     if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV) and not iteration_ok:
         raise error(f"{e.var}[{e.index.kind}] is only meaningful in WHERE", e.span)
     if isinstance(e, A.Attr) and e.member in group.optional_steps and e.index is not None and e.index.kind != A.IDX_CUR:
-        at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(e.index.kind, str(e.index.const))
-        raise (unsupported or error)(
-            f"{e.var}[{at}].{e.member}.{e.field} reads the optional step {e.member} of "
-            f"{'the iteration before' if e.index.kind == A.IDX_PREV else 'an iteration by its number'}: not yet "
-            f"(its list holds only the iterations that bound it); read it as {e.var}[i].{e.member}.{e.field} in WHERE "
-            f"or through an aggregate, sum({e.var}[].{e.member}.{e.field})",
+        _check_optional_index(e, group, unsupported or error)
+    return True
+
+
+def _check_optional_index(e: A.Attr, group: A.Group, unsupported: Unsupported) -> None:
+    """``g[last].c`` / ``g[1].c`` of an optional step after the group's first required one:
+    the last / first iteration's (unbound where it has none); not yet another iteration's."""
+    assert e.index is not None and e.member is not None
+    kind, members = e.index.kind, group.members
+    first = next(m for m in members if m not in group.optional_steps)
+    at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(kind, str(e.index.const))
+    read = f"{e.var}[{at}].{e.member}.{e.field}"
+    if kind == A.IDX_LAST or (kind == A.IDX_CONST and e.index.const == 1):
+        if members.index(e.member) > members.index(first):
+            return
+        raise unsupported(
+            f"{read} reads the optional step {e.member} before the group's first required step {first}: not yet (an "
+            f"iteration may start at either); read it as {e.var}[i].{e.member}.{e.field} in WHERE or through an "
+            f"aggregate, sum({e.var}[].{e.member}.{e.field})",
             e.span,
         )
-    return True
+    which = "the iteration before" if kind == A.IDX_PREV else f"iteration {at}"
+    raise unsupported(
+        f"{read} reads the optional step {e.member} of {which}: not yet (its list holds only the iterations that "
+        f"bound it); read it as {e.var}[i].{e.member}.{e.field} in WHERE, {e.var}[1] / {e.var}[last] or through an "
+        f"aggregate, sum({e.var}[].{e.member}.{e.field})",
+        e.span,
+    )
 
 
 def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported) -> None:

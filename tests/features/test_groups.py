@@ -385,6 +385,8 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
     ]
     for opt in sorted(skippable):  # an optional step read: in its iteration (vacuous without it), on a later step, summed
         pool += [cmp(g("g", opt, "i"), ">", g("g", "s0", "i")), cmp(gagg("sum", "g", opt), "<", 5), cmp(gagg("max", "g", opt), ">=", 1)]
+        if names.index(opt) > names.index(first):  # the last / first iteration's (vacuous without it)
+            pool += [cmp(g("g", opt, "last"), ">", 0), cmp(g("g", opt, 1), "<=", 2)]
         pool += [cmp(g("g", opt, "i"), "<", g("g", later, "i")) for later in names[names.index(opt) + 1 :]]
     if before:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
@@ -406,7 +408,9 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
     window = draw(st.sampled_from([None, within(3), within(5)]))
     rets = returns("R", n=gagg("count", "g"), last=g("g", last, "last")) if draw(st.booleans()) else None
     if rets is not None and skippable and draw(st.booleans()):  # (null where no iteration bound it)
-        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", sorted(skippable)[0]))
+        opt = sorted(skippable)[-1]
+        last_opt = g("g", opt, "last") if names.index(opt) > names.index(first) else gagg("min", "g", opt)
+        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", opt), lo=last_opt)
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
 

@@ -118,6 +118,48 @@ def test_return_reads_null_for_a_step_no_iteration_bound() -> None:
     )
 
 
+def test_the_last_and_first_iterations_optional_step_reads_null_without_it() -> None:
+    # g[last].c / g[1].c: that iteration's c, null where it left c out (c2 is the first's, c6 the second's)
+    p = P(f"{STEPS} WHERE count(g[]) = 2 RETURN R(l = g[last].c.x, f = g[1].c.x)")
+    out = run(p, stream("A@0 B@1 C@2:x=5 D@3 B@4 D@5 C@6:x=7 B@7 D@8 E@9"))
+    got = sorted(((m["ids"]["g"], m["attrs"]) for m in out), key=repr)
+    assert got == sorted(
+        [
+            ([{"b": 1, "c": 2, "d": 3}, {"b": 4, "c": 6, "d": 8}], {"l": 7, "f": 5}),
+            ([{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 5}], {"l": None, "f": 5}),
+            ([{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 8}], {"l": None, "f": 5}),
+            ([{"b": 1, "c": 2, "d": 3}, {"b": 7, "d": 8}], {"l": None, "f": 5}),
+            ([{"b": 1, "c": 2, "d": 5}, {"b": 7, "d": 8}], {"l": None, "f": 5}),
+            ([{"b": 1, "d": 3}, {"b": 4, "c": 6, "d": 8}], {"l": 7, "f": None}),
+            ([{"b": 1, "d": 3}, {"b": 4, "d": 5}], {"l": None, "f": None}),
+            ([{"b": 1, "d": 3}, {"b": 4, "d": 8}], {"l": None, "f": None}),
+            ([{"b": 1, "d": 3}, {"b": 7, "d": 8}], {"l": None, "f": None}),
+            ([{"b": 1, "d": 5}, {"b": 7, "d": 8}], {"l": None, "f": None}),
+            ([{"b": 4, "d": 5}, {"b": 7, "d": 8}], {"l": None, "f": None}),
+        ],
+        key=repr,
+    )
+
+
+def test_a_condition_on_the_last_iteration_holds_without_its_optional_step() -> None:
+    # g[last].c.x > 6: (b1 c2 d3)(b4 d5) has no c in its last iteration (c2's 5 is the first's): it holds
+    p = P(f"{STEPS} WHERE count(g[]) = 2 AND g[last].c.x > 6 AND g[1].c.x < 6")
+    out = ids(p, stream("A@0 B@1 C@2:x=5 D@3 B@4 D@5 C@6:x=7 B@7 D@8 E@9"))
+    assert out == want(
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 4, "c": 6, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 5}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 7, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 5}, {"b": 7, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 4, "c": 6, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 4, "d": 5}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 4, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 7, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 1, "d": 5}, {"b": 7, "d": 8}], "e": 9},
+        {"a": 0, "g": [{"b": 4, "d": 5}, {"b": 7, "d": 8}], "e": 9},
+    )
+
+
 def test_a_whole_group_condition_over_the_optional_step() -> None:
     # sum(g[].c.x) < 5: (b1 c2 d3) 6 no; without any c it holds (a step left out)
     p = P(f"{STEPS} WHERE sum(g[].c.x) < 5")
@@ -279,22 +321,23 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
             "a negation inside g[] next to an optional step (c) is not supported yet: put it between two required steps",
         ),
         (
-            f"{STEPS} RETURN R(v = g[last].c.x)",
+            f"{STEPS} RETURN R(v = g[2].c.x)",
             PatternUnsupportedError,
-            "g[last].c.x reads the optional step c of an iteration by its number: not yet (its list holds only the "
-            "iterations that bound it); read it as g[i].c.x in WHERE or through an aggregate, sum(g[].c.x)",
-        ),
-        (
-            f"{STEPS} WHERE g[1].c.x > 0",
-            PatternUnsupportedError,
-            "g[1].c.x reads the optional step c of an iteration by its number: not yet (its list holds only the "
-            "iterations that bound it); read it as g[i].c.x in WHERE or through an aggregate, sum(g[].c.x)",
+            "g[2].c.x reads the optional step c of iteration 2: not yet (its list holds only the iterations that "
+            "bound it); read it as g[i].c.x in WHERE, g[1] / g[last] or through an aggregate, sum(g[].c.x)",
         ),
         (
             f"{STEPS} WHERE g[i].b.x > g[i-1].c.x",
             PatternUnsupportedError,
             "g[i-1].c.x reads the optional step c of the iteration before: not yet (its list holds only the "
-            "iterations that bound it); read it as g[i].c.x in WHERE or through an aggregate, sum(g[].c.x)",
+            "iterations that bound it); read it as g[i].c.x in WHERE, g[1] / g[last] or through an aggregate, "
+            "sum(g[].c.x)",
+        ),
+        (
+            "SEQ(A a, SEQ(C? c, B b)+ g[], E e) RETURN R(v = g[last].c.x)",
+            PatternUnsupportedError,
+            "g[last].c.x reads the optional step c before the group's first required step b: not yet (an iteration "
+            "may start at either); read it as g[i].c.x in WHERE or through an aggregate, sum(g[].c.x)",
         ),
         (
             f"{STEPS} WHERE g[i].c.x < g[i].d.x + e.x",
