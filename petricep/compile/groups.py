@@ -8,6 +8,16 @@ last step of an iteration goes to ``(True, 0)`` (the group complete: the SEQ may
 where the first step appends to its list again: the loop back from the group's last place
 to its first. ``2 n`` places for ``n`` steps, whatever the number of iterations.
 
+An optional step inside a group (``SEQ(B b, C? c, D d)+ g[]``) is an optional step's skip arc
+per iteration: from the place before it the step after it may move too. Its configurations
+add which optional steps the current iteration bound (an iteration condition reading ``g[i].c``
+on a later step is checked only where it did) and which have an element at all (the next one
+is then a take on its list); where only optional steps are left the iteration may end
+(:func:`tail`). The lists are then no longer aligned by iteration: the engines place a match's
+elements into iterations by position (runtime/match.py ``group_bindings``), replay iteration
+conditions in arrival order, and read ``g[last].c`` / ``g[1].c`` only where that iteration
+has a ``c`` (``Index.of``).
+
 A condition reading the group is rewritten onto the steps' lists:
 
 * whole-group reads (``g[k].b.x``, ``g[last].c.x``, ``count(g[])``, ``sum(g[].b.x)``) become
@@ -155,7 +165,8 @@ def analyze(
         later.add(node.var)
     more = node.most is None or count < node.most
     ends = bool(optional) and tail(node, cfg)  # (an iteration with only optional steps left: complete)
-    if (count >= max(node.least, 1) and k == 0 and more) or (ends and count + 1 >= max(node.least, 1)):
+    fits = node.most is None or count + 1 < node.most
+    if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
         growing.add(node.var)  # GREEDY / RELUCTANT choose here
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
