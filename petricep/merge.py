@@ -49,7 +49,12 @@ MAX_SHARED = 62
 
 def rename(expr: A.Expr, names: dict[str, str]) -> A.Expr:
     """The expression with variables renamed (spans dropped: they do not compare)."""
-    return A.map_leaves(expr, lambda e: replace(e, var=names[e.var]) if isinstance(e, (A.Attr, A.Agg)) else e)
+    def leaf(e: A.Expr) -> A.Expr:
+        if isinstance(e, A.Attr) and e.index is not None and e.index.of:  # (a group's optional step by iteration)
+            return replace(e, var=names[e.var], index=replace(e.index, of=names[e.index.of]))
+        return replace(e, var=names[e.var]) if isinstance(e, (A.Attr, A.Agg)) else e
+
+    return A.map_leaves(expr, leaf)
 
 
 class _Normal:

@@ -619,8 +619,7 @@ class Matcher:
             return False  # (a bounded list before the group: once it has its fewest events)
         if any((u, v) in shape.prec and u in self.groups and not RG.complete(self.groups[u], prefix[u]) for u in prefix):
             return False
-        new = RG.extend_value(group, prefix.get(v), x)
-        return new is not None and self.partial_ok(shape, {**prefix, v: new})
+        return any(self.partial_ok(shape, {**prefix, v: new}) for new in RG.extend_values(group, prefix.get(v), x))
 
     def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
         """GREEDY / RELUCTANT lists (skip-till-next-match): no event of the match bound to

@@ -204,10 +204,10 @@ def evaluate(expr: Expr, env: Env) -> Any:
             items = items[: env.it_i - 1]
         if expr.func == "count":
             return len(items)
-        if expr.member is not None and env.so_far:
+        if expr.member is not None:  # (an aggregate over a step skips the iterations without it: left out, or not bound yet in the group so far)
             items = [x for x in items if expr.member in x]
-        if expr.member is not None and any(expr.member not in x for x in items):
-            raise Pending(expr.member)
+            if not items and not env.so_far:
+                raise Unbound(f"{expr.var}.{expr.member}")  # no iteration bound it: a step left out
         values = [(x[expr.member] if expr.member is not None else x).get(expr.field) for x in items]
         _need_numbers(expr.func, *values)
         if not values:
@@ -290,7 +290,10 @@ def _truth(value: Any) -> bool:
 def holds(conj: Conjunct, env: Env) -> bool:
     """A conjunct over fully known values; iteration conjuncts hold for every element."""
     if conj.iter_var is None:
-        return _truth(evaluate(conj.expr, env))
+        try:
+            return _truth(evaluate(conj.expr, env))
+        except (Unbound, Pending):
+            return True  # reads an optional step no iteration (or not the one read) of its group bound: it holds
     items = _lookup(env, conj.iter_var)
     for i in range(1, len(items) + 1):
         if i == 1 and conj.skip_first:
@@ -330,7 +333,7 @@ def return_attrs(pattern: Any, env: Env) -> dict[str, Any]:
     for f in pattern.returns.fields:
         try:
             value = evaluate(f.expr, env)
-        except Unbound:
+        except (Unbound, Pending):  # (g[last].c: an optional step its iteration left out)
             value = None
         attrs[f.name] = None if value is MISSING else value
     return attrs

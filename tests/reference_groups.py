@@ -3,7 +3,8 @@ written from docs/SEMANTICS.md "Repeated groups" alone (no engine code).
 
 A group binds a non-empty sequence of iterations (a bounded one, ``SEQ(...){n,m} g[]``,
 ``n`` to ``m`` of them), each one event per step (a dict step ->
-Item): the events of the group, read iteration by iteration and step by step (the *chain*),
+Item; an optional step ``C? c`` an iteration may leave out: each iteration is enumerated with
+and without it, and lacks the key without it): the events of the group, read iteration by iteration and step by step (the *chain*),
 are each ``before`` the next, every step's events are in stream order, no event is bound
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
@@ -69,7 +70,7 @@ def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef,
         else:
             pre = ss[: ss.index(p) + 1]
             out += [
-                (n, it[p], it[q], k, (*value[: k - 1], {s: it[s] for s in pre}))
+                (n, it[p], it[q], k, (*value[: k - 1], {s: it[s] for s in pre if s in it}))  # (an optional step: where bound)
                 for k, it in enumerate(value, 1)
                 if p in it and q in it
             ]
@@ -119,63 +120,87 @@ def group_values(
     pools = [candidates(s) for s in ss]
     out: list[tuple[Iteration, ...]] = []
 
-    def grow(done: tuple[Iteration, ...], current: Iteration, last: Any, used: frozenset[int]) -> None:
-        k = len(current)
-        for item in pools[k]:
+    def grow(done: tuple[Iteration, ...], current: Iteration, k: int, last: Any, used: frozenset[int]) -> None:
+        for j in range(k, len(ss)):  # step j, the optional ones before it left out
+            bind(done, current, j, last, used)
+            if not ss[j].optional:
+                break
+
+    def bind(done: tuple[Iteration, ...], current: Iteration, j: int, last: Any, used: frozenset[int]) -> None:
+        var = ss[j].var
+        earlier = [it[var] for it in done if var in it]
+        for item in pools[j]:
             if item.idx in used or (last is not None and not before(last, item)):
                 continue
-            if done and done[-1][ss[k].var].idx >= item.idx:
+            if earlier and earlier[-1].idx >= item.idx:
                 continue
             events = [*chain(done), *current.values(), item]
             if not admissible(events):
                 continue
-            now = {**current, ss[k].var: item}
+            now = {**current, var: item}
             if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
-            if k + 1 == len(ss):
+            if all(s.optional for s in ss[j + 1 :]):  # the iteration may end here
                 value = (*done, now)
                 if len(value) >= group.least:
                     out.append(value)
                 if group.most is None or len(value) < group.most:
-                    grow(value, {}, item, used | {item.idx})
-            else:
-                grow(done, now, item, used | {item.idx})
+                    grow(value, {}, 0, item, used | {item.idx})
+            if j + 1 < len(ss):
+                grow(done, now, j + 1, item, used | {item.idx})
 
-    grow((), {}, None, frozenset())
+    grow((), {}, 0, None, frozenset())
     return out
+
+
+def _position(group: Group, var: str) -> int:
+    return [s.var for s in steps(group)].index(var)
 
 
 def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item: Any) -> tuple[Iteration, ...]:
     """A match's prefix in stream order: ``item`` joins the group's current iteration, or
-    starts the next one once the current is complete."""
-    n = len(steps(group))
-    if not value or len(value[-1]) == n:
+    starts the next one once the current is complete (its step not after the current
+    iteration's latest: with optional steps an iteration need not bind every step)."""
+    if not value or _position(group, var) <= _position(group, list(value[-1])[-1]):
         return (*(value or ()), {var: item})
     return (*value[:-1], {**value[-1], var: item})
 
 
-def next_step(group: Group, value: tuple[Iteration, ...] | None) -> EventRef | None:
-    """The step a partial group binding takes next; None once it has its most iterations."""
+def _done(group: Group, it: Iteration) -> bool:
+    """An iteration is complete once it binds its last required step (only optional ones,
+    which it may still bind, after it)."""
+    return [s.var for s in steps(group) if not s.optional][-1] in it
+
+
+def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventRef]:
+    """The steps a partial group binding may take next: in its current iteration the next
+    one, or past optional ones the one after them, up to a required one; once that
+    iteration is complete, the next iteration's first ones so (none past its most iterations)."""
     ss = steps(group)
-    if not value or len(value[-1]) == len(ss):
-        if value and group.most is not None and len(value) >= group.most:
-            return None
-        return ss[0]
-    return ss[len(value[-1])]
+    out: list[EventRef] = []
+    k = _position(group, list(value[-1])[-1]) + 1 if value else len(ss)
+    for s in ss[k:]:
+        out.append(s)
+        if not s.optional:
+            break
+    full = bool(value) and group.most is not None and len(value or ()) >= group.most
+    if (not value or _done(group, value[-1])) and not full:
+        for s in ss:  # the next iteration's first step, or past optional ones the one after them
+            out.append(s)
+            if not s.optional:
+                break
+    return out
 
 
 def complete(group: Group, value: tuple[Iteration, ...]) -> bool:
     """At least its fewest iterations, the last one complete."""
-    return bool(value) and len(value[-1]) == len(steps(group)) and len(value) >= group.least
+    return bool(value) and _done(group, value[-1]) and len(value) >= group.least
 
 
-def extend_value(group: Group, value: tuple[Iteration, ...] | None, item: Any) -> tuple[Iteration, ...] | None:
-    """``value`` extended by ``item`` as its next step, or None when ``item`` is not that
-    step's type."""
-    step = next_step(group, value)
-    if step is None or step.type != item.ev.type:
-        return None
-    return prefix_add(group, value, step.var, item)
+def extend_values(group: Group, value: tuple[Iteration, ...] | None, item: Any) -> list[tuple[Iteration, ...]]:
+    """``value`` extended by ``item`` as one of its next steps (none where ``item`` is no
+    next step's type)."""
+    return [prefix_add(group, value, s.var, item) for s in next_steps(group, value) if s.type == item.ev.type]
 
 
 def member_of(group: Group, var: str) -> bool:

@@ -36,7 +36,7 @@ def _init(node: A.Node) -> Cfg:
     if isinstance(node, A.EventRef):
         return 0
     if isinstance(node, A.Group):
-        return G.init()
+        return G.init(node)
     if isinstance(node, A.Seq):
         return (0, tuple(_init(c) for c in _positives(node)))
     if isinstance(node, A.And):
@@ -128,6 +128,9 @@ class _Info:
     skipped: set[str] = field(default_factory=set)  # optional steps a live SEQ passed over unbound
     counts: dict[str, int] = field(default_factory=dict)  # a bounded list's events so far
     growing: set[str] = field(default_factory=set)  # groups complete here that may start an iteration
+    current: set[str] = field(default_factory=set)  # a group's optional steps its current iteration bound
+    tails: set[str] = field(default_factory=set)  # groups in an iteration with only optional steps left
+    later: set[str] = field(default_factory=set)  # groups with an iteration complete (the next is a later one)
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -156,7 +159,7 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing)
+        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails, info.later)
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -249,6 +252,9 @@ class _Config:
         self.missing = self.absent | info.skipped  # optional steps a match emitted here leaves out
         self.counts = dict(info.counts)
         self.growing = frozenset(info.growing)
+        self.current = frozenset(info.current)
+        self.tails = frozenset(info.tails)
+        self.later = frozenset(info.later)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -332,8 +338,16 @@ class _Builder:
         # conditions are checked on the step each names (condition index -> step)
         self.member_of = lowered.member_of if lowered is not None else {}
         self.group_iteration = lowered.iteration if lowered is not None else {}
+        self.group_optional = lowered.iteration_optional if lowered is not None else {}
         self.vars = tuple(
-            Var(r.var, r.type, i, r.kleene or r.var in self.member_of, self.member_of[r.var][0].var if r.var in self.member_of else None)
+            Var(
+                r.var,
+                r.type,
+                i,
+                r.kleene or r.var in self.member_of,
+                self.member_of[r.var][0].var if r.var in self.member_of else None,
+                r.var in self.member_of and r.optional,
+            )
             for i, r in enumerate(positives)
         )
         self.slot = {v.name: v.slot for v in self.vars}
@@ -383,7 +397,9 @@ class _Builder:
         # whose condition reads one forbids nothing there)
         optional = {r.var for r in positives if A.skippable(r)}
         optional |= {m for grp in A.groups_of(pattern.structure) if grp.least == 0 for m in grp.members}
-        self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & optional} for r in self.negs}
+        # (a group's optional steps: a negation reading one forbids nothing where it is absent)
+        reads = optional | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps}
+        self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & reads} for r in self.negs}
         self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}
         self.opt_negs |= {n for n, vs in self.neg_reads.items() if vs}
 
@@ -533,6 +549,8 @@ class _Builder:
                 continue  # (on the list's takes / the gapped step's moves: Builder.transitions)
             if ci in self.group_iteration:  # a group's: on its step, every iteration (compile/groups.py)
                 how = G.iteration_check(self.member_of, self.group_iteration[ci], c.vars, var, a.bound, b.bound, b.dead)
+                if how == "step" and not self.group_optional.get(ci, frozenset()) <= a.current:
+                    continue  # (reads an optional step this iteration left out: it holds)
                 if how == "step":
                     iteration.append(ci)
                 elif how == "replay":
@@ -600,7 +618,11 @@ class _Builder:
         that precede it; checking the immediate ones suffices (the others precede those)."""
         prec, slot = self.prec, self.slot
         if var in self.member_of:
-            inside = G.step_order(self.member_of, slot, var, take)
+            grp, pos = self.member_of[var]
+            # (from an iteration with only optional steps left, a move up to the first required step starts the next)
+            ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in grp.optional_steps)
+            later = grp.var in a.later if grp.optional_steps else take or pos > 0
+            inside = G.step_order(self.member_of, slot, var, later, a.current, ending)
             if inside is not None:
                 return inside
             take = False  # the first step's first element: after what precedes the group
@@ -732,4 +754,6 @@ def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> Kl
                     aggs.append(spec)
             if isinstance(e, A.Attr) and e.var == v.name and e.index is not None and e.index.kind == A.IDX_CONST:
                 head = max(head, e.index.const)
+            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name:  # (g[1].c: before the 2nd iteration)
+                head = max(head, 2)
     return KleeneInfo(v.slot, tuple(aggs), head)

@@ -8,6 +8,16 @@ last step of an iteration goes to ``(True, 0)`` (the group complete: the SEQ may
 where the first step appends to its list again: the loop back from the group's last place
 to its first. ``2 n`` places for ``n`` steps, whatever the number of iterations.
 
+An optional step inside a group (``SEQ(B b, C? c, D d)+ g[]``) is an optional step's skip arc
+per iteration: from the place before it the step after it may move too. Its configurations
+add which optional steps the current iteration bound (an iteration condition reading ``g[i].c``
+on a later step is checked only where it did) and which have an element at all (the next one
+is then a take on its list); where only optional steps are left the iteration may end
+(:func:`tail`). The lists are then no longer aligned by iteration: the engines place a match's
+elements into iterations by position (runtime/match.py ``group_bindings``), replay iteration
+conditions in arrival order, and read ``g[last].c`` / ``g[1].c`` only where that iteration
+has a ``c`` (``Index.of``).
+
 A condition reading the group is rewritten onto the steps' lists:
 
 * whole-group reads (``g[k].b.x``, ``g[last].c.x``, ``count(g[])``, ``sum(g[].b.x)``) become
@@ -35,7 +45,7 @@ A condition reading the group is rewritten onto the steps' lists:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.lang import ast as A
@@ -47,8 +57,16 @@ Cfg = Any
 # ----------------------------------------------------------------------------- configurations
 
 
-def init() -> Cfg:
-    return (0, 0)
+def init(node: A.Group | None = None) -> Cfg:
+    """``(count, k)``: iterations completed (capped), steps of the current one passed; a group
+    with optional steps adds ``(mask, seen)``: the optional steps the current iteration bound
+    and those any iteration bound (a step's first element starts its list, a later one is a
+    take), as bit masks by step position."""
+    return (0, 0, 0, 0) if node is not None and node.optional_steps else (0, 0)
+
+
+def _steps(node: A.Group) -> list[A.EventRef]:
+    return [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
 
 
 def _cap(node: A.Group) -> int:
@@ -58,24 +76,65 @@ def _cap(node: A.Group) -> int:
 
 
 def complete(node: A.Group, cfg: Cfg) -> bool:
-    count, k = cfg
-    return bool(k == 0 and count >= node.least)
+    """At ``k == 0`` with its fewest iterations, or in an iteration that has bound its
+    required steps and has only optional ones left (:func:`tail`): it may end there."""
+    count, k = cfg[:2]
+    return bool(k == 0 and count >= node.least) or (tail(node, cfg) and count + 1 >= node.least)
+
+
+def tail(node: A.Group, cfg: Cfg) -> bool:
+    """Whether ``cfg`` is inside an iteration that has bound its required steps, with only
+    optional steps left (``SEQ(B b, C? c)+ g[]`` after ``b``): the iteration is complete, and
+    may still bind them."""
+    k = cfg[1]
+    return bool(k) and all(s.optional for s in _steps(node)[k:])
 
 
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
     """(step variable bound, new configuration, appends to its list) for an ``etype`` event:
-    the iterations completed count up to :func:`_cap`; none starts past the upper bound."""
-    count, k = cfg
-    steps = [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
-    step = steps[k]
-    if step.type != etype or (k == 0 and node.most is not None and count >= node.most):
-        return []
-    new = (min(count + 1, _cap(node)), 0) if k + 1 == len(steps) else (count, k + 1)
-    return [(step.var, new, count > 0)]
+    the iterations completed count up to :func:`_cap`; none starts past the upper bound. The
+    next step, or past an optional one (the iteration leaves it out: the skip arc of an
+    optional step, ``T? v``, per iteration) the one after it, up to a required step."""
+    count, k = cfg[:2]
+    steps = _steps(node)
+    out = []
+    if not (k == 0 and node.most is not None and count >= node.most):
+        for j in range(k, len(steps)):
+            if steps[j].type == etype:
+                out.append(_bind(node, cfg, j, steps))
+            if not steps[j].optional:
+                break
+    if tail(node, cfg):  # the iteration may end here, leaving its last steps out: the next one starts
+        out += moves(node, (min(count + 1, _cap(node)), 0, 0, cfg[3]), etype)
+    return out
+
+
+def _bind(node: A.Group, cfg: Cfg, j: int, steps: list[A.EventRef]) -> tuple[str, Cfg, bool]:
+    """:func:`moves` binding step ``j`` (the steps between the current one and it left out)."""
+    count, k = cfg[:2]
+    done = j + 1 == len(steps)
+    if len(cfg) == 2:
+        return steps[j].var, (min(count + 1, _cap(node)), 0) if done else (count, j + 1), count > 0
+    mask, seen = cfg[2:]
+    take = count > 0
+    if steps[j].optional:
+        take = bool(seen >> j & 1)
+        mask, seen = mask | 1 << j, seen | 1 << j
+    return steps[j].var, (min(count + 1, _cap(node)), 0, 0, seen) if done else (count, j + 1, mask, seen), take
 
 
 def analyze(
-    node: A.Group, cfg: Cfg, live: bool, bound: set[str], dead: set[str], active: list[tuple[A.EventRef, bool]], growing: set[str]
+    node: A.Group,
+    cfg: Cfg,
+    live: bool,
+    bound: set[str],
+    dead: set[str],
+    active: list[tuple[A.EventRef, bool]],
+    growing: set[str],
+    current: set[str] | None = None,
+    absent: set[str] | None = None,
+    tails: set[str] | None = None,
+    later: set[str] | None = None,
 ) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
     ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
@@ -86,16 +145,34 @@ def analyze(
     iteration is complete and another may start, where it blocks the next iteration's first
     step (a stop, as ``UNTIL``'s: the group may still close and the match go on).
     ``growing`` gets the group where it is complete and may start another iteration (where
-    GREEDY / RELUCTANT choose between that and the step after it)."""
-    count, k = cfg
+    GREEDY / RELUCTANT choose between that and the step after it). A group with optional
+    steps: ``current`` gets those its current iteration bound, ``absent`` those no iteration
+    bound (a match emitted here leaves them out: conditions reading them hold), ``tails`` the
+    group where its iteration has only optional steps left (:func:`tail`), ``later`` the group
+    once an iteration is complete (its next one is a later one)."""
+    count, k = cfg[:2]
     members = node.members
     if not live:
         dead.update(members)
         return ""
-    bound.update(members if count else members[:k])
+    optional = node.optional_steps
+    bound.update(m for m in (members if count else members[:k]) if m not in optional)
+    if optional:
+        mask, seen = cfg[2:]
+        bound.update(m for j, m in enumerate(members) if seen >> j & 1)
+        if current is not None:
+            current.update(m for j, m in enumerate(members) if mask >> j & 1)
+        if absent is not None:
+            absent.update(m for j, m in enumerate(members) if m in optional and not seen >> j & 1)
+        if tails is not None and tail(node, cfg):
+            tails.add(node.var)
+    if later is not None and (count or (optional and tail(node, cfg))):
+        later.add(node.var)
     more = node.most is None or count < node.most
-    if count >= max(node.least, 1) and k == 0 and more:  # GREEDY / RELUCTANT choose here
-        growing.add(node.var)
+    ends = bool(optional) and tail(node, cfg)  # (an iteration with only optional steps left: complete)
+    fits = node.most is None or count + 1 < node.most
+    if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
+        growing.add(node.var)  # GREEDY / RELUCTANT choose here
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
@@ -106,7 +183,17 @@ def analyze(
     if not count and k == 0:
         return ""
     head = node.var if not count else f"{node.var}+" if not node.bounded else _counted(node, count)
-    return head if k == 0 else f"{head}:{members[k - 1]}"
+    if not optional:
+        return head if k == 0 else f"{head}:{members[k - 1]}"
+    # with optional steps: ``[c]`` once c's list has an element, the current iteration's steps
+    # (``g+[c]:b,d``: its b and d, c left out) where it passed an optional one
+    mask, seen = cfg[2:]
+    head += "".join(f"[{m}]" for j, m in enumerate(members) if seen >> j & 1)
+    if k == 0:
+        return head
+    if not any(m in optional for m in members[:k]):
+        return f"{head}:{members[k - 1]}"
+    return f"{head}:" + ",".join(m for j, m in enumerate(members[:k]) if m not in optional or mask >> j & 1)
 
 
 def _counted(node: A.Group, count: int) -> str:
@@ -147,12 +234,16 @@ class Lowered:
     pattern: A.Pattern
     iteration: dict[int, str]
     member_of: dict[str, tuple[A.Group, int]]  # step variable -> (its group, its position)
+    # an iteration condition's optional steps read at g[i] before the step it is checked on:
+    # checked only on the moves whose iteration bound them (else it holds: the step left out)
+    iteration_optional: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 def lower(pattern: A.Pattern) -> Lowered:
     groups = {g.var: g for g in A.groups_of(pattern.structure)}
     if not groups:
         return Lowered(pattern, {}, {})
+    optional_reads: dict[int, frozenset[str]] = {}
     member_of = {m: (g, i) for g in groups.values() for i, m in enumerate(g.members)}
     conditions: list[A.Expr] = []
     iteration: dict[int, str] = {}
@@ -168,7 +259,11 @@ def lower(pattern: A.Pattern) -> Lowered:
             conditions.append(on_negation(expr, inside[neg], bound_at(inside[neg], neg)))
         elif at is not None:
             iteration[ci] = at
-            conditions.append(_rewrite(expr, groups, groups[_group_of(expr, groups)].members.index(at)))
+            grp = groups[_group_of(expr, groups)]
+            conditions.append(_rewrite(expr, groups, grp.members.index(at)))
+            read = {e.member for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var == grp.var and e.index is not None and e.index.kind == A.IDX_CUR}
+            if (read & grp.optional_steps) - {at}:
+                optional_reads[ci] = frozenset((read & grp.optional_steps) - {at})  # type: ignore[arg-type]
         else:
             conditions.append(_rewrite(expr, groups, None, begun=bool(stops & A.vars_of(expr))))
 
@@ -178,7 +273,7 @@ def lower(pattern: A.Pattern) -> Lowered:
         return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
-    return Lowered(lowered, iteration, member_of)
+    return Lowered(lowered, iteration, member_of, optional_reads)
 
 
 def iteration_check(
@@ -304,25 +399,42 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
                 index = A.Index(A.IDX_CUR)
             else:
                 index = A.Index(A.IDX_PREV) if pos <= at else A.Index(A.IDX_LAST)
+        elif expr.member in g.optional_steps:  # g[last].c, g[1].c: only where that iteration has it
+            index = replace(index, of=next(m for m in g.members if m not in g.optional_steps))
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]
-        # count(g[]): the iterations (complete: the last step's list; begun: the first step's)
-        var = expr.member if expr.member is not None else g.members[0 if begun else -1]
+        # count(g[]): the iterations (complete: the last required step's list; begun: the first step's)
+        required = [m for m in g.members if m not in g.optional_steps]
+        var = expr.member if expr.member is not None else required[0 if begun else -1]
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
     return expr
 
 
-def step_order(member_of: dict[str, tuple[A.Group, int]], slot: dict[str, int], var: str, take: bool) -> tuple[int, ...] | None:
-    """Tie rule strict for a group's step: after the step before it in the iteration, or (the
-    first step of a later iteration) after the previous iteration's last step; None: the
-    first step of the first iteration, ordered as any step after what precedes the group."""
+def step_order(
+    member_of: dict[str, tuple[A.Group, int]],
+    slot: dict[str, int],
+    var: str,
+    later: bool,
+    current: frozenset[str] = frozenset(),
+    ending: bool = False,
+) -> tuple[int, ...] | None:
+    """Tie rule strict for a group's step: after the step before it in the iteration (the
+    nearest one it bound: a required step, or an optional one in ``current``), or where it
+    starts an iteration and one came before (``later``) after that one's last step
+    (``ending``: the move ends an iteration with only optional steps left, leaving them out:
+    its latest bound step); None: it starts the first iteration, ordered as any step after
+    what precedes the group."""
     group, pos = member_of[var]
-    if pos > 0:
-        return (slot[group.members[pos - 1]],)
-    if take:
-        return (slot[group.members[-1]],)
-    return None
+    optional = group.optional_steps
+    if not ending:
+        prev = [m for m in group.members[:pos] if m not in optional or m in current]
+        if prev:
+            return (slot[prev[-1]],)
+    if not later:
+        return None
+    last = next(m for m in reversed(group.members) if m not in optional or m in current) if ending else group.members[-1]
+    return (slot[last],)
 
 
 def begun(group: A.Group, bound: frozenset[str] | set[str]) -> bool:

@@ -40,6 +40,9 @@ class Var:
     # a step of the repeated group of this name (issue 42): its slot holds the step's list
     # over the iterations (``kleene`` is true), ids leave as the group's list of bindings
     group: str | None = None
+    # a step of that group an iteration may leave out (``C? c``): its ids are placed into
+    # iterations by position, not zipped (runtime.match.group_bindings)
+    optional: bool = False
 
 
 @dataclass(frozen=True)

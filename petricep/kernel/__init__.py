@@ -100,7 +100,13 @@ iterations'), open at the places where an iteration waits for Q, so it ends the 
 matches there that its event violates; one at the group's start or end (between iterations)
 a stop negation open where an iteration is complete, blocking the loop back to the first step;
 a per-step gap inside a group (``FROM`` an earlier step of the iteration or a variable before
-the group too) an iteration condition in the guard bytecode.
+the group too) an iteration condition in the guard bytecode. An optional step inside a group
+(``SEQ(B b, C? c, D d)+ g[]``) is the net's skip arc per iteration; its lists are not aligned
+by iteration, so a match's elements are placed into iterations by input position
+(runtime.match.group_bindings: matchobjects.py, tableplan.group_column, texts.py), a deferred
+iteration condition replays the steps' elements in arrival order (a negative step count in
+its spec: _kleene.pxi check_iterations_in_order), and ``g[last].c`` / ``g[1].c`` load the
+element only where it lies in that iteration (``OP_KATTR_IN``, else unbound).
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

@@ -329,7 +329,8 @@ cdef int32_t fire(Kernel k, Group g, int tr, int32_t t, int64_t ev, double ts, i
         if not ok:
             g.release(nt)
             return -1
-        ki += 3 + g.tr_defer[ki + 2]
+        # (a negative number of steps: a group with optional steps, replayed in order)
+        ki += 3 + (g.tr_defer[ki + 2] if g.tr_defer[ki + 2] >= 0 else -g.tr_defer[ki + 2])
     if t >= 0 and g.timeout_mask:
         g.tk_ext[t] |= users
     return nt

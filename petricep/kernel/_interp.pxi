@@ -112,6 +112,15 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
                 return 1
             sp += 1
             pc += 4
+        elif op == OP_KATTR_IN:
+            if kleene_in_iteration(k, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]],
+                                   cur if code[pc + 4] == cur_slot else slots[code[pc + 4]], code[pc + 3]):
+                return 1
+            if kleene_load(k, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
+                           code[pc + 3], &v[sp], &tg[sp]):
+                return 1
+            sp += 1
+            pc += 5
         elif op == OP_AGG:
             if kleene_agg(k, g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
                           code[pc + 3], &v[sp], &tg[sp]):

@@ -21,6 +21,7 @@ cdef enum:
     OP_BOOL = 11
     OP_KATTR = 12
     OP_AGG = 13
+    OP_KATTR_IN = 14
 
 cdef enum:
     # a value's kind: Python's float, str, a value that does not exist (division by zero: a

@@ -154,6 +154,25 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
     return 0
 
 
+cdef int kleene_in_iteration(Kernel k, Group g, int64_t node, int64_t of, int which) except -1 nogil:
+    """1 where a group's optional step's last (``which`` 0) or first (1) element lies outside
+    the last or first iteration (runtime/expr.py _in_iteration_fn): before the last element of
+    the list ``of`` (the group's first required step), or after its second; the read is then
+    unbound, as a step the iteration left out."""
+    cdef int64_t n = of, steps
+    if node < 0 or of < 0:
+        return 1
+    if which == 0:
+        return 1 if g.nd_ev[node] < g.nd_ev[of] else 0
+    if g.nd_count[of] < 2:
+        return 0
+    steps = g.nd_count[of] - 2
+    while steps > 0:
+        n = g.nd_prev[n]
+        steps -= 1
+    return 1 if g.nd_first[node] > g.nd_ev[n] else 0
+
+
 cdef int kleene_agg(Kernel k, Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:
     """Aggregate ``a`` of the slot's list ending at ``node`` (``upto_prev``: before its last
     element; 1 = the conjunct does not apply at the first element); TAG_MISSING where the
@@ -212,7 +231,11 @@ cdef int check_iterations(Kernel k, Group g, const int32_t* spec, const int64_t*
     """A repeated group's iteration condition for every iteration so far (GroupRuntime.
     check_iterations; ``spec``: condition, its step's slot, the number of steps, their slots):
     for iteration i the steps up to that step read their i-th node, the later ones their
-    (i-1)-th (none on the first: unbound), as the step's own check saw the lists."""
+    (i-1)-th (none on the first: unbound), as the step's own check saw the lists. A negative
+    number of steps: a group with optional steps, whose lists are not aligned by iteration:
+    :func:`check_iterations_in_order`."""
+    if spec[2] < 0:
+        return check_iterations_in_order(k, g, spec, slots)
     cdef int ci = spec[0], nm = spec[2], at = 0, j
     cdef const int32_t* members = spec + 3
     cdef Py_ssize_t ns = g.nslots, i, want, have, n_at
@@ -242,6 +265,62 @@ cdef int check_iterations(Kernel k, Group g, const int32_t* spec, const int64_t*
                 break
     finally:
         free(local)
+    return ok
+
+
+cdef int check_iterations_in_order(Kernel k, Group g, const int32_t* spec, const int64_t* slots) except -1 nogil:
+    """:func:`check_iterations` for a group with optional steps (an iteration may leave one
+    out): the steps' elements merged in arrival order (their events' store order: the chain's
+    under the tie rules arrival and strict, the only ones such a group runs under), each
+    step's list state advanced element by element and the condition checked at every element
+    of its step, as GroupRuntime.check_iterations walks the chain."""
+    cdef int ci = spec[0], nm = -spec[2], j, best
+    cdef const int32_t* members = spec + 3
+    cdef Py_ssize_t ns = g.nslots, total = 0, i, c
+    cdef int64_t node
+    cdef int64_t* local
+    cdef int64_t* nodes
+    cdef Py_ssize_t* start
+    cdef Py_ssize_t* pos
+    cdef int ok = 1
+    for j in range(nm):
+        node = slots[members[j]]
+        total += g.nd_count[node] if node >= 0 else 0
+    local = <int64_t*>malloc(max(ns, 1) * sizeof(int64_t))
+    nodes = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
+    start = <Py_ssize_t*>malloc((nm + 1) * sizeof(Py_ssize_t))
+    pos = <Py_ssize_t*>malloc(max(nm, 1) * sizeof(Py_ssize_t))
+    try:
+        for j in range(ns):
+            local[j] = slots[j]
+        c = 0
+        for j in range(nm):  # each step's nodes, oldest first
+            start[j] = c
+            node = slots[members[j]]
+            c += g.nd_count[node] if node >= 0 else 0
+            i = c
+            while node >= 0:
+                i -= 1
+                nodes[i] = node
+                node = g.nd_prev[node]
+            local[members[j]] = -1
+            pos[j] = start[j]
+        start[nm] = c
+        for i in range(total):  # the next element in arrival order, of whichever step
+            best = -1
+            for j in range(nm):
+                if pos[j] < start[j + 1] and (best < 0 or g.nd_ev[nodes[pos[j]]] < g.nd_ev[nodes[pos[best]]]):
+                    best = j
+            local[members[best]] = nodes[pos[best]]
+            pos[best] += 1
+            if members[best] == spec[1] and not eval_cond(k, g, ci, local, -1, -1):
+                ok = 0
+                break
+    finally:
+        free(local)
+        free(nodes)
+        free(start)
+        free(pos)
     return ok
 
 

@@ -30,7 +30,8 @@ from petricep.kernel.bytecode import AGG_CODES, ID_ATTR, NEG_SLOT, TS_ATTR, Byte
 from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.merge import MAX_SHARED, rename
-from petricep.runtime.match import group_steps
+from petricep.runtime.build import check_group_ties
+from petricep.runtime.match import group_steps, optional_groups
 
 STRATEGY_CODES = {
     A.Strategy.ANY: 0,
@@ -207,6 +208,8 @@ class LoweredPattern:
     # repeated groups (issue 42): (group name, its steps) -- the steps' lists, zipped, are
     # the group's bindings in its ids (runtime.match.group_ids)
     groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the groups with optional steps: their ids placed into iterations by input position
+    ordered_groups: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,9 @@ def _refusal(net: Net, tie: str) -> str | None:
 def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
     """Whether the kernel runs ``net`` under ``tie`` exactly as the Python engine does, and if
     not, the reason (the caller then runs the Python engine): its patterns on the pattern
-    kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`)."""
+    kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`). What no
+    engine runs is refused with its error (an optional step in a group under ``either``)."""
+    check_group_ties(net, tie)
     patterns = replace(net, rows=()) if net.rows else net
     reason = _refusal(patterns, tie)
     if reason is None and (net.patterns or not net.rows):
@@ -343,6 +348,7 @@ def _lower_pattern(
         domains.index(p.conflict) if p.conflict is not None else -1,
         p.consume,
         tuple((g, tuple(m)) for g, m in group_steps(p.vars).items()),
+        optional_groups(p.vars),
     )
 
 
@@ -501,7 +507,14 @@ def _lower_group(
     guard_start, guard = _csr([tr.guards + tr.iteration for tr in g.transitions])
     # deferred iteration conditions: (condition, list slot, 0), or a group's replay
     # (condition, its step's slot, the number of steps, their slots: compile/groups.py replay)
-    defer_start, defer = _csr([[x for d in tr.deferred_iteration for x in (d[0], d[1], len(d) - 2, *d[2:])] for tr in g.transitions])
+    # (a negative number of steps: a group with optional steps, its lists replayed in arrival order)
+    ordered = {v.slot for pi in g.patterns for v in net_patterns[pi].vars if v.optional}
+    defer_start, defer = _csr(
+        [
+            [x for d in tr.deferred_iteration for x in (d[0], d[1], -(len(d) - 2) if set(d[2:]) & ordered else len(d) - 2, *d[2:])]
+            for tr in g.transitions
+        ]
+    )
     tr_mask = [sum(bit[u] for u in set(tr.users)) if tr.users else all_users for tr in g.transitions]
     exit_bits = [0] * len(g.places)
     for tr, m in zip(g.transitions, tr_mask):

@@ -49,6 +49,8 @@ class MatchObjects:
         self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
         # repeated groups: their steps' lists zipped into the group's bindings (group_bindings)
         self._groups = {p.name: dict(p.groups) for p in lowered.patterns if p.groups}
+        # (those with optional steps: placed into iterations by input position)
+        self._ordered = {p.name: (p.ordered_groups, dict(p.vars)) for p in lowered.patterns if p.ordered_groups}
         # per pattern: its variables' names distinct (a composite id is then its ids joined in order)
         self._plain = [len({v for v, _ in p.vars}) == len(p.vars) for p in lowered.patterns]
         # the match arrays' slots some variable occupies (register_composites reads no other),
@@ -122,7 +124,7 @@ class MatchObjects:
         ids, stamps = self._bound_values(where_arr, in_arr)
         where, in_lists = where_arr.tolist(), in_arr.tolist()
         out = []
-        for pi, row, b, k_row, lens in zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist()):
+        for r, (pi, row, b, k_row, lens) in enumerate(zip(pattern.tolist(), refs.tolist(), bound.tolist(), where, klen.tolist())):
             name, slots = self._vars[pi]
             lists = self._kleene.get(name, frozenset())
             got: dict[str, Any] = {}
@@ -138,7 +140,7 @@ class MatchObjects:
                     got[v] = ids[k_row[sl]]
                     at.append(k_row[sl])
             start, end = span_of(stamps, sorted(at))
-            out.append(Match(name, self._grouped(name, got), start, end, {}))
+            out.append(Match(name, self._grouped(name, got, arrays, r), start, end, {}))
         return out
 
     def _event_matches(self, arrays: tuple[np.ndarray, ...]) -> list[Match]:
@@ -166,7 +168,7 @@ class MatchObjects:
         index = sorted(need)
         event_at = dict(zip(index, self.known.events_at(index)))
         out = []
-        for name, at, order in rows:
+        for r, (name, at, order) in enumerate(rows):
             by_name = {v.name: v for v in self._net_vars[name]}
             chain = [(by_name[v].slot, event_at[i]) for i, v in at]
             ids: dict[str, Any] = {v: [] if by_name[v].kleene else None for v in order}
@@ -176,7 +178,7 @@ class MatchObjects:
                 else:
                     ids[v] = ev.id
             start, end = span_of([ev.ts for _, ev in chain], list(range(len(chain))))
-            out.append(Match(name, self._grouped(name, ids), start, end, {}, vars_=self._net_vars[name], chain=chain))
+            out.append(Match(name, self._grouped(name, ids, arrays, r), start, end, {}, vars_=self._net_vars[name], chain=chain))
         return out
 
     def _list_binding(
@@ -249,7 +251,7 @@ class MatchObjects:
             ordered = sorted(((*e, v) for e, v in zip(bound_events, variables)), key=lambda x: x[0])
             start, end = span_of([e[1] for e in ordered], list(range(len(ordered))))
             attrs = {f: python_value(v, k, strings, bigs) for f, v, k in zip(p.timeouts if timeout else p.returns, vs, ks)}
-            ids = self._grouped(p.name, ids)
+            ids = self._grouped(p.name, ids, arrays, r)
             if timeout:
                 first_pos = min(e[0][0] for e in ordered)  # (count windows)
                 deadline = (first_pos if p.count_window else start) + p.window
@@ -371,12 +373,25 @@ class MatchObjects:
             else composites.id_of(row[c]) if row[c] < 0 else known_id[k_row[c]]
             for v, sl, c in self._vars_at[vp % npatterns] if b[c]
         }
-        return composite_id(names[vp], self._grouped(self.kernel.lowered.patterns[vp % npatterns].name, ids))
+        return composite_id(names[vp], self._grouped(self.kernel.lowered.patterns[vp % npatterns].name, ids, arrays, int(r)))
 
-    def _grouped(self, name: str, ids: dict[str, Any]) -> dict[str, Any]:
-        """A match's ids with each repeated group's steps as the group's bindings."""
+    def _grouped(self, name: str, ids: dict[str, Any], arrays: tuple[np.ndarray, ...], r: int) -> dict[str, Any]:
+        """A match's ids with each repeated group's steps as the group's bindings (match
+        ``r`` of ``arrays``: a group with optional steps is placed by input position)."""
         steps = self._groups.get(name)
-        return group_bindings(steps, ids) if steps else ids
+        if not steps:
+            return ids
+        if name not in self._ordered:
+            return group_bindings(steps, ids)
+        ordered, slot_of = self._ordered[name]
+        composites = self.kernel.composites
+        keys: dict[str, list[Any]] = {}
+        for g in ordered:
+            for m in steps[g]:
+                at, n = int(arrays[3][r, slot_of[m]]), int(arrays[9][r, slot_of[m]])
+                if n >= 0:  # (each element's input position; a composite event's where it entered)
+                    keys[m] = [composites.pos_of(x) if x < 0 else x for x in arrays[10][at : at + n].tolist()]
+        return group_bindings(steps, ids, keys, ordered)
 
 def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: list[Any]) -> list[str]:
     """Composite ids (:func:`composite_id`) of rows binding single input events: ``head``,

@@ -638,7 +638,7 @@ class KernelRun:
                     np.isin(base, [p for p, _ in listed]),
                 )
         if self._grouped:
-            cols = group_columns(cols, self.lowered)
+            cols = group_columns(cols, self.lowered, (plan, (base, ids, klen, klist), self.composites))
         if plan.outputs:
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if plan.timeouts:

@@ -157,6 +157,8 @@ def _feed(h: Any, obj: Any) -> None:
                 continue
             if groupless and f.name == "groups" or bigless and f.name == "bigs":
                 continue
+            if isinstance(obj, LoweredPattern) and f.name == "ordered_groups" and not obj.ordered_groups:
+                continue  # (optional steps inside a group: only in the digest of a pattern that has them)
             h.update(f"{f.name}=".encode())
             _feed(h, getattr(obj, f.name))
         h.update(b">")

@@ -20,7 +20,7 @@ from petricep.compile.net import Net
 from petricep.kernel.lowering import Lowered
 from petricep.kernel.remembered import Composites
 from petricep.runtime.arrow import string_array
-from petricep.runtime.match import Match
+from petricep.runtime.match import Match, by_position
 
 # a value's kind in the kernel (_kernel.pyx): float, str, (a value that does not exist), bool, int, None
 TAG_NUM, TAG_STR, TAG_MISSING, TAG_BOOL, TAG_INT, TAG_NULL, TAG_BIG = range(7)
@@ -200,26 +200,56 @@ def _bindings(iterations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{m: i for m, i in it.items() if i is not None} for it in iterations]
 
 
-def group_column(steps: list[tuple[str, pa.Array]]) -> pa.Array:
+def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | None = None) -> pa.Array:
     """A repeated group's bindings over the matches from its steps' list columns (each
     ``list<id>``, null where the match has no such step): ``list<struct<step: id, ...>>``,
-    one struct per iteration, a step an iteration did not bind null."""
+    one struct per iteration, a step an iteration did not bind null. ``keys``: a group with
+    optional steps, its steps' elements' input positions (as list columns): its iterations
+    are placed by position (:func:`petricep.runtime.match.by_position`), not zipped."""
     lists = [col.to_pylist() for _, col in steps]
+    names = [m for m, _ in steps]
+    places = [keys[m].to_pylist() for m in names] if keys is not None else None
     rows: list[Any] = []
-    for parts in zip(*lists):
+    for r, parts in enumerate(zip(*lists)):
         if all(x is None for x in parts):
             rows.append(None)
+            continue
+        if places is not None:
+            got = {m: x for m, x in zip(names, parts) if x is not None}
+            at = {m: places[j][r] for j, m in enumerate(names) if parts[j] is not None}
+            rows.append([{m: it.get(m) for m in names} for it in by_position(names, got, at)])
             continue
         n = max(len(x) for x in parts if x is not None)
         rows.append([{m: x[i] if x is not None and i < len(x) else None for (m, _), x in zip(steps, parts)} for i in range(n)])
     return pa.array(rows, pa.list_(pa.struct([pa.field(m, col.type.value_type) for m, col in steps])))
 
 
-def group_columns(cols: dict[str, Any], lowered: Lowered) -> dict[str, Any]:
+def group_keys(lowered: Lowered, plan: TablePlan, arrays: tuple[np.ndarray, ...], composites: Composites) -> dict[str, Any] | None:
+    """The input positions of the list elements of each group with optional steps (a
+    composite event's where it entered), as list columns (``arrays``: the match table's
+    patterns, refs, list lengths and elements): their iterations are placed by position
+    (:func:`group_column`). None: no such group."""
+    # (every pattern's steps of a group name one pattern orders: patterns merged into one net
+    # share the group's column, and it is placed by position for all their rows or none)
+    ordered = {g for p in lowered.patterns for g in p.ordered_groups}
+    steps = {m for p in lowered.patterns for g, ms in p.groups if g in ordered for m in ms}
+    if not steps:
+        return None
+    base, ids, klen, klist = arrays
+    at = np.array([composites.pos_of(int(x)) if x < 0 else x for x in klist.tolist()], dtype=np.int64)
+    return {var: list_column(base, ids, klen, at, listed, composites) for var, _w, listed, _s in plan.columns if var in steps and listed}
+
+
+def group_columns(
+    cols: dict[str, Any], lowered: Lowered, found: tuple[TablePlan, tuple[np.ndarray, ...], Composites] | None = None
+) -> dict[str, Any]:
     """A match table's columns with each repeated group's steps (list columns) replaced by
     one column of the group's bindings, at its first step's place, as the engine's table
     has it (:func:`petricep.output.table.layout_of`); a step name some pattern binds outside
-    a group keeps its column too."""
+    a group keeps its column too. ``found``: the table's plan, match arrays and composite
+    events, whose input positions place the iterations of a group with optional steps
+    (:func:`group_keys`)."""
+    keys = group_keys(lowered, *found) if found is not None else None
     members: dict[str, list[str]] = {}
     for p in lowered.patterns:
         for g, steps in p.groups:
@@ -231,7 +261,8 @@ def group_columns(cols: dict[str, Any], lowered: Lowered) -> dict[str, Any]:
     for name, col in cols.items():
         if name in first:
             g = first[name]
-            out[g] = group_column([(m, cols[m]) for m in members[g]])
+            ordered = keys is not None and all(m in keys for m in members[g])
+            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None)
         if any(name in m for m in members.values()) and name not in single:
             continue
         out[name] = col

@@ -49,6 +49,10 @@ IDX_LAST = "last"  # v[last]: the last element of the closed list
 class Index:
     kind: str  # one of IDX_*
     const: int = 0  # for IDX_CONST, 1-based
+    # a group's optional step read by iteration (``g[last].c``, ``g[1].c``, lowered to ``c[last]``
+    # / ``c[1]``): the list of the group's first required step, whose elements delimit the
+    # iterations; the element is read only where it lies in that iteration (else unbound)
+    of: str = ""
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,12 @@ class Group:
         """The steps' variables, in the order of one iteration (its negations are none: a
         negation inside a group is the pattern's, checked in each iteration)."""
         return tuple(r.var for r in events_of(self.seq) if not r.negated)
+
+    @property
+    def optional_steps(self) -> frozenset[str]:
+        """The steps an iteration may leave out (``SEQ(B b, C? c, D d)+ g[]``): their lists
+        hold only the iterations that bound them, so reads by iteration number differ."""
+        return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.optional)
 
 
 Node = EventRef | Seq | And | Or | Group

@@ -158,7 +158,7 @@ def _markers(expr: A.Expr | R.Marker) -> Iterable[R.Marker]:
 
 def _check_expr(expr: A.Expr, refs: Mapping[str, A.EventRef], ctx: _Ctx, iteration_ok: bool) -> None:
     for e in A.walk_expr(expr):
-        if isinstance(e, (A.Attr, A.Agg)) and G.check_reference(e, ctx.groups, ctx.members, ctx.error, iteration_ok):
+        if isinstance(e, (A.Attr, A.Agg)) and G.check_reference(e, ctx.groups, ctx.members, ctx.error, iteration_ok, ctx.unsupported):
             continue
         if isinstance(e, A.Attr):
             ref = refs.get(e.var)

@@ -22,10 +22,11 @@ def check_structure(
     node: A.Node, error: ErrorAt, unsupported: Unsupported, parent: A.Node | None, root: A.Node | None = None
 ) -> None:
     """A group stands where any element may (a step of a SEQ, a child of AND or OR, the whole
-    pattern); its steps are single events, positive or negated (no Kleene, optional, nested
-    group or ARCHIVED step inside yet: the steps' lists are aligned by iteration, which a step
-    an iteration may leave out or repeat would break); a gap FROM a named step measures from
-    an earlier step of the group or a variable bound before it (``root``: the whole structure)."""
+    pattern); its steps are single events, positive or negated, or optional (``C? c``, between
+    two required steps: :func:`_check_optional`); no Kleene, nested group or ARCHIVED step
+    inside yet (a step an iteration may repeat breaks the steps' lists, one element per
+    iteration); a gap FROM a named step measures from an earlier step of the group or a
+    variable bound before it (``root``: the whole structure)."""
     root = node if root is None else root
     if isinstance(node, A.EventRef):
         return
@@ -46,14 +47,14 @@ def check_structure(
                 if step.kleene
                 else "an ARCHIVED step"
                 if step.archived
-                else "an optional step"
-                if step.optional
                 else None
             )
             if what is not None:
                 raise unsupported(f"{what} inside a repeated group ({node.var}[]) is not supported yet", step.span)
             if not step.negated and step.gap is not None and step.gap.after is not None:
                 _check_from(root, node, step, error, unsupported)
+        if node.optional_steps:
+            _check_optional(node, error, unsupported)
         first = node.children[0]
         if isinstance(first, A.EventRef) and first.gap is not None and first.gap.after is None and _single_before(parent, node) is None:
             raise unsupported(
@@ -64,6 +65,52 @@ def check_structure(
         return
     for child in node.children:
         check_structure(child, error, unsupported, node, root)
+
+
+def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
+    """Optional steps inside a group (``SEQ(B b, C? c, D d)+ g[]``, ``SEQ(B b, C? c)+ g[]``):
+    each iteration binds or leaves out each of them; it ends at its last step or, where only
+    optional steps are left, after its last required one. A gap or negation next to one would
+    measure from or span a step the iteration may not have, GREEDY / RELUCTANT choose between
+    two ways on where the optional step is a third, a stop condition reads the first step: not
+    yet."""
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
+    if all(s.optional for s in steps):
+        raise error(f"a repeated group needs at least one step that is not optional ({group.var}[])", group.span)
+    first = steps[0]
+    if first.optional and (group.until is not None or first.gap is not None):
+        what = f"UNTIL {group.until.type} {group.until.var}" if group.until is not None else "a per-step gap on it"
+        raise unsupported(
+            f"a repeated group starting with an optional step ({first.type}? {first.var} in {group.var}[]) with {what} "
+            "is not supported yet: an iteration may start at it or after it",
+            first.span if group.until is None else group.span,
+        )
+    for end, where in ((first, "starting"), (steps[-1], "ending")):
+        if end.optional and group.mode:
+            raise unsupported(
+                f"{group.mode.upper()} on a repeated group {where} with an optional step ({end.type}? {end.var} in "
+                f"{group.var}[]) is not supported yet: where an iteration may start or end, the optional step is a "
+                "third way on",
+                group.span,
+            )
+    optional = group.optional_steps
+    for k, step in enumerate(steps):
+        gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
+        if gap is not None and (gap.after in optional or (gap.after is None and steps[k - 1].optional)):
+            base = gap.after if gap.after is not None else steps[k - 1].var
+            raise unsupported(
+                f"a per-step gap inside {group.var}[] measuring from the optional step {base} (an iteration may leave it "
+                "out) is not supported yet: measure FROM a required step",
+                gap.span,
+            )
+    for neg, (before, after) in neighbours_of(group).items():
+        if before in optional or after in optional:
+            ref = next(c for c in group.children if isinstance(c, A.EventRef) and c.var == neg)
+            raise unsupported(
+                f"a negation inside {group.var}[] next to an optional step ({before if before in optional else after}) "
+                "is not supported yet: put it between two required steps",
+                ref.span,
+            )
 
 
 def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -224,6 +271,7 @@ def check_reference(
     members: Mapping[str, str],
     error: ErrorAt,
     iteration_ok: bool,
+    unsupported: Unsupported | None = None,
 ) -> bool:
     """Check one reference that concerns a group (its name, one of its steps, or a member
     path): True when it was one (checked here), False to let the caller check it."""
@@ -250,7 +298,35 @@ def check_reference(
         raise error(f"the repeated group {e.var}[] has no step {e.member!r} (its steps: {', '.join(group.members)})", e.span)
     if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV) and not iteration_ok:
         raise error(f"{e.var}[{e.index.kind}] is only meaningful in WHERE", e.span)
+    if isinstance(e, A.Attr) and e.member in group.optional_steps and e.index is not None and e.index.kind != A.IDX_CUR:
+        _check_optional_index(e, group, unsupported or error)
     return True
+
+
+def _check_optional_index(e: A.Attr, group: A.Group, unsupported: Unsupported) -> None:
+    """``g[last].c`` / ``g[1].c`` of an optional step after the group's first required one:
+    the last / first iteration's (unbound where it has none); not yet another iteration's."""
+    assert e.index is not None and e.member is not None
+    kind, members = e.index.kind, group.members
+    first = next(m for m in members if m not in group.optional_steps)
+    at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(kind, str(e.index.const))
+    read = f"{e.var}[{at}].{e.member}.{e.field}"
+    if kind == A.IDX_LAST or (kind == A.IDX_CONST and e.index.const == 1):
+        if members.index(e.member) > members.index(first):
+            return
+        raise unsupported(
+            f"{read} reads the optional step {e.member} before the group's first required step {first}: not yet (an "
+            f"iteration may start at either); read it as {e.var}[i].{e.member}.{e.field} in WHERE or through an "
+            f"aggregate, sum({e.var}[].{e.member}.{e.field})",
+            e.span,
+        )
+    which = "the iteration before" if kind == A.IDX_PREV else f"iteration {at}"
+    raise unsupported(
+        f"{read} reads the optional step {e.member} of {which}: not yet (its list holds only the iterations that "
+        f"bound it); read it as {e.var}[i].{e.member}.{e.field} in WHERE, {e.var}[1] / {e.var}[last] or through an "
+        f"aggregate, sum({e.var}[].{e.member}.{e.field})",
+        e.span,
+    )
 
 
 def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group], error: ErrorAt, unsupported: Unsupported) -> None:
@@ -268,6 +344,7 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
     if not any(e.index is not None and e.index.kind == A.IDX_CUR for e in iters):
         raise error(f"an iteration condition over {g}[] reads the iteration it checks: {g}[i] (besides {g}[i-1])", A.leftmost_span(expr))
     before = _before(structure, groups[g])
+    later = False
     for e in A.walk_expr(expr):
         if not isinstance(e, (A.Attr, A.Agg)) or e.var == g and isinstance(e, A.Attr) and e in iters:
             continue
@@ -275,6 +352,27 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
             raise error(f"an iteration condition over {g}[i] cannot also read the whole group {g}[]", e.span)
         if e.var not in before:
             _check_later_read(e, g, structure, unsupported)
+            later = True
+    _check_optional_read(iters, groups[g], later, unsupported)
+
+
+def _check_optional_read(iters: list[A.Attr], group: A.Group, later: bool, unsupported: Unsupported) -> None:
+    """An iteration condition reading an optional step ``g[i].c`` holds on an iteration
+    without it. Decided on its own step, the net's places say whether the iteration bound it;
+    one that also reads an event bound after the group (decided for the earlier iterations
+    when that event binds, from the steps' lists) must be checked on the optional step: not
+    yet on a required step after it."""
+    members = group.members
+    read = [e for e in iters if e.index is not None and e.index.kind == A.IDX_CUR and e.member is not None]
+    at = max(read, key=lambda e: members.index(e.member or ""), default=None)
+    for e in read:
+        if later and at is not None and e.member in group.optional_steps and e.member != at.member:
+            raise unsupported(
+                f"an iteration condition reading the optional step {group.var}[i].{e.member} and a later step "
+                f"({group.var}[i].{at.member}) and an event bound after the group is not supported yet: "
+                f"split it so that the part reading {e.member} reads no later step",
+                e.span,
+            )
 
 
 def _check_later_read(e: A.Attr | A.Agg, g: str, structure: A.Node, unsupported: Unsupported) -> None:
@@ -340,6 +438,12 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     None: it lies in no iteration) ``g[last].s``, ``g[k].s`` and aggregates (the iterations
     complete so far), not ``g[i]`` or ``g[i-1]``."""
     g = group.var
+    if getattr(e, "member", None) in group.optional_steps:
+        raise unsupported(
+            f"a condition of the negation {neg!r} inside {g}[] reading the optional step {e.member!r} is not "
+            "supported yet (an iteration may leave it out)",
+            e.span,
+        )
     if not isinstance(e, A.Attr) or e.index is None or e.index.kind == A.IDX_CONST:
         return
     kind, step = e.index.kind, e.member

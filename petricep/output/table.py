@@ -85,6 +85,9 @@ class Layout:
     timeouts: bool
     rows: bool
     time_type: pa.DataType | None = None  # start/end as this timestamp type; None: numbers
+    # a repeated group's steps in order: its column's structs hold them so (a step an
+    # iteration left out, C? c, null), whichever iteration comes first
+    steps: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -140,7 +143,12 @@ def layout_of(net: Net, time_type: pa.DataType | None = None, extra: Mapping[str
         for pattern, names in declared.items()
         for n in names
     )
-    return Layout(tuple(variables), frozenset(lists), fields, timeouts, rows, time_type)
+    steps: dict[str, list[str]] = {}
+    for p in net.patterns:
+        for v in p.vars:
+            if v.group is not None and v.name not in steps.setdefault(v.group, []):
+                steps[v.group].append(v.name)
+    return Layout(tuple(variables), frozenset(lists), fields, timeouts, rows, time_type, tuple((g, tuple(m)) for g, m in steps.items()))
 
 
 # ----------------------------------------------------------------------------- values
@@ -268,8 +276,12 @@ def to_table(
     if layout.rows:
         cols["row"] = _ids_column([getattr(m, "row", None) for m in matches], id_type, False)
     ids = [m.ids for m in matches]
+    steps = dict(layout.steps)
     for v in layout.variables:
-        if v in layout.lists:
+        if v in steps:  # a group's iterations, each with its steps in order
+            vals = [None if (x := d.get(v)) is None else [{m: it.get(m) for m in steps[v]} for it in x] for d in ids]
+            cols[v] = _ids_column(vals, id_type, True)
+        elif v in layout.lists:
             vals = [None if (x := d.get(v)) is None else x if isinstance(x, list) else [x] for d in ids]
             cols[v] = _ids_column(vals, id_type, True)
         else:
@@ -303,7 +315,7 @@ def _with_extra(layout: Layout, extra: Mapping[str, Sequence[str]], net: Net | L
         for n in names:
             fields.append((n if n not in taken else f"{pattern}.{n}", pattern, n))
             taken.add(fields[-1][0])
-    return Layout(layout.variables, layout.lists, tuple(fields), layout.timeouts, layout.rows, layout.time_type)
+    return Layout(layout.variables, layout.lists, tuple(fields), layout.timeouts, layout.rows, layout.time_type, layout.steps)
 
 
 # ----------------------------------------------------------------------------- files

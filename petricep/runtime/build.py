@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from petricep.compile.net import GroupNet, Net, PatternNet
-from petricep.errors import ConfigError
+from petricep.errors import ConfigError, PatternUnsupportedError
 from petricep.lang import ast as A
 from petricep.lang.ast import Strategy
+from petricep.lang.front import error_at
 from petricep.runtime.expr import Missing, Skip, compile_expr
 from petricep.runtime.firing import GroupRuntime, pattern_bits
 from petricep.runtime.limits import LimitSpec
@@ -41,11 +42,32 @@ def check_program(net: Net, tie: str) -> None:
                 f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
                 "(the other strategies are defined by a scan in arrival order)"
             )
+    check_group_ties(net, tie)
     if net.history:
         raise ConfigError(
             f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
             "(petricep run --archive DIR, or petricep.archive.join.HistoryRunner)"
         )
+
+
+def check_group_ties(net: Net, tie: str) -> None:
+    """Tie rule ``either`` joins the events of one timestamp in any order, so an iteration's
+    steps need not come in input order; with an optional step inside a group a match's
+    elements are placed into iterations by input position (runtime.match.group_bindings),
+    which is then ambiguous: refused at the step, every engine alike."""
+    if tie != "either":
+        return
+    for p in net.patterns:
+        for grp in A.groups_of(p.source.structure):
+            step = next((r for r in A.events_of(grp.seq) if r.optional and not r.negated), None)
+            if step is not None:
+                raise error_at(
+                    f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so which "
+                    f"iteration of {grp.var}[] the optional step {step.var} belongs to is ambiguous: an optional step "
+                    "inside a repeated group runs under the tie rules arrival and strict",
+                    step.span,
+                    PatternUnsupportedError,
+                )
 
 
 def check_budget(max_partial_matches: int | None) -> int | None:
@@ -122,6 +144,7 @@ __all__ = [
     "as_condition_free",
     "build_runtime",
     "check_budget",
+    "check_group_ties",
     "check_program",
     "return_fns",
     "timeout_fns",

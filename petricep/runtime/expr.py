@@ -262,6 +262,8 @@ def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
 
         return single
     kind = e.index.kind
+    if e.index.of:
+        return _in_iteration_fn(e, i, slots[e.index.of], get)
     if kind == A.IDX_CONST and e.index.const == 1:
         return lambda s, x: get(_state(s, i)[K_FIRST])
     if kind == A.IDX_CONST:
@@ -284,6 +286,30 @@ def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
         return get(p)
 
     return prev
+
+
+def _in_iteration_fn(e: A.Attr, i: int, r: int, get: Callable[[Any], Any]) -> Fn:
+    """A group's optional step read by iteration (``g[last].c`` as ``c[last]``, ``g[1].c`` as
+    ``c[1]``, compile/groups.py): the element only where it lies in that iteration, after the
+    last element of the group's first required step ``r`` (last) or before its second (first);
+    else unbound, as a step the iteration left out (Skip: the conjunct holds, RETURN null)."""
+    if e.index is not None and e.index.kind == A.IDX_LAST:
+
+        def last(s: tuple[Any, ...], x: Any) -> Any:
+            ev, rs = _state(s, i)[K_LAST], _state(s, r)
+            if ev.pos < rs[K_LAST].pos:
+                raise Skip
+            return get(ev)
+
+        return last
+
+    def first(s: tuple[Any, ...], x: Any) -> Any:
+        ev, head = _state(s, i)[K_FIRST], _state(s, r)[K_HEAD]
+        if len(head) > 1 and ev.pos > head[1].pos:
+            raise Skip
+        return get(ev)
+
+    return first
 
 
 def _agg_fn(e: A.Agg, slots: Mapping[str, int], kleene: Mapping[str, KleeneInfo]) -> Fn:

@@ -79,27 +79,35 @@ class Match:
 
 def _ids(vars_: Any, chain: list[tuple[int, Event]]) -> dict[str, Any]:
     ids: dict[str, Any] = {}
+    keys: dict[str, list[int]] = {}  # each list element's place in the chain (binding order)
     present = {sl for sl, _ in chain}
     for v in vars_:
         if v.kleene and v.slot in present:
             ids[v.name] = []
+            keys[v.name] = []
     by_slot = {v.slot: v for v in vars_}
-    for sl, ev in chain:
+    for n, (sl, ev) in enumerate(chain):
         v = by_slot[sl]
         if v.kleene:
             ids[v.name].append(ev.id)
+            keys[v.name].append(n)
         else:
             ids[v.name] = ev.id
     out = {v.name: ids[v.name] for v in vars_ if v.name in ids}
-    return group_ids(vars_, out) if any(getattr(v, "group", None) for v in vars_) else out
+    return group_ids(vars_, out, keys) if any(getattr(v, "group", None) for v in vars_) else out
 
 
-def group_ids(vars_: Any, ids: dict[str, Any]) -> dict[str, Any]:
+def group_ids(vars_: Any, ids: dict[str, Any], keys: Mapping[str, Sequence[Any]] | None = None) -> dict[str, Any]:
     """A repeated group's steps' id lists as the group's list of bindings (issue 42):
     ``{"b": [3, 5], "c": [4, 6]}`` -> ``{"g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}]}``, at the
     place of its first step; a partial last iteration (a timed-out partial match) keeps the
-    steps it bound."""
-    return group_bindings(group_steps(vars_), ids)
+    steps it bound. ``keys``: each list element's order (:func:`group_bindings`)."""
+    return group_bindings(group_steps(vars_), ids, keys, optional_groups(vars_))
+
+
+def optional_groups(vars_: Any) -> frozenset[str]:
+    """The repeated groups with optional steps among a pattern's variables."""
+    return frozenset(v.group for v in vars_ if getattr(v, "group", None) is not None and getattr(v, "optional", False))
 
 
 def group_steps(vars_: Any) -> dict[str, list[str]]:
@@ -111,9 +119,17 @@ def group_steps(vars_: Any) -> dict[str, list[str]]:
     return steps
 
 
-def group_bindings(steps: Mapping[str, Sequence[str]], ids: dict[str, Any]) -> dict[str, Any]:
+def group_bindings(
+    steps: Mapping[str, Sequence[str]],
+    ids: dict[str, Any],
+    keys: Mapping[str, Sequence[Any]] | None = None,
+    ordered: frozenset[str] | set[str] = frozenset(),
+) -> dict[str, Any]:
     """:func:`group_ids` given each group's steps (group -> step names, in order), as the
-    kernel knows them (its lowered patterns' ``groups``)."""
+    kernel knows them (its lowered patterns' ``groups``). A group in ``ordered`` (one with
+    optional steps: an iteration may leave a step out, so its lists are not aligned by
+    iteration) has its elements placed by ``keys`` (per step, each element's binding order:
+    chain place or input position) with :func:`by_position`; the others' lists are zipped."""
     out: dict[str, Any] = {}
     for name, value in ids.items():
         group = next((g for g, members in steps.items() if name in members), None)
@@ -121,9 +137,29 @@ def group_bindings(steps: Mapping[str, Sequence[str]], ids: dict[str, Any]) -> d
             out[name] = value
         elif group not in out:
             members = [m for m in steps[group] if m in ids]
+            if group in ordered and keys is not None:
+                out[group] = by_position(steps[group], {m: ids[m] for m in members}, keys)
+                continue
             n = max(len(ids[m]) for m in members)
             out[group] = [{m: ids[m][i] for m in members if i < len(ids[m])} for i in range(n)]
     return out
+
+
+def by_position(members: Sequence[str], ids: Mapping[str, Sequence[Any]], keys: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """A group's iterations from its steps' lists in binding order: each element joins the
+    iteration of the nearest earlier one unless its step is not after that one's in the
+    group (then it starts the next iteration), so an optional step's element lands in the
+    iteration whose required step before it is the nearest earlier one."""
+    order = {m: i for i, m in enumerate(members)}
+    elements = sorted(((k, order[m], m, i) for m, lst in ids.items() for k, i in zip(keys[m], lst)), key=lambda x: (x[0], x[1]))
+    out: list[dict[str, Any]] = []
+    last = len(members)
+    for _k, pos, m, i in elements:
+        if pos <= last:
+            out.append({})
+        out[-1][m] = i
+        last = pos
+    return [{m: it[m] for m in members if m in it} for it in out]
 
 
 def composite_id(name: str, ids: dict[str, Any]) -> str:

@@ -357,11 +357,19 @@ def _stop_read(draw: Any, g: Group) -> Any:
     return Agg(kind, g.var, "x", member=first)
 
 
+def _first_required(p: Pattern) -> bool:
+    """Whether the pattern's group starts with a required step (a stop event is refused on
+    one starting with an optional step)."""
+    first = _group_of(p.structure).children[0]
+    return not (isinstance(first, EventRef) and first.optional)
+
+
 @st.composite
 def stopped_groups(draw: Any, name: str = "p") -> Pattern:
     """test_groups_bounded.py's bounded groups with a stop event whose condition reads the
-    group so far (and maybe the stop event alone)."""
-    p = draw(bounded_patterns(name))
+    group so far (and maybe the stop event alone); not on a group starting with an optional
+    step (refused: an iteration may start at it or after it)."""
+    p = draw(bounded_patterns(name).filter(_first_required))
     g = _group_of(p.structure)
     stop = g.until or EventRef(draw(st.sampled_from(("A", "B", "C"))), "u")
     op = draw(st.sampled_from(("=", "!=", "<", "<=", ">", ">=")))
@@ -506,8 +514,9 @@ def _between_steps(g: Group) -> tuple[str, list[str]] | None:
 @st.composite
 def negations_reading_the_iteration(draw: Any, name: str = "p") -> Pattern:
     """test_groups.py's grouped patterns whose negation between two steps has a condition
-    reading its iteration's steps before it (maybe with the negated event alone)."""
-    p = draw(grouped_patterns(name))
+    reading its iteration's steps before it (maybe with the negated event alone; no optional
+    step, which a negation may not stand next to or read yet)."""
+    p = draw(grouped_patterns(name, optional=False))
     g = _group_of(p.structure)
     found = _between_steps(g)
     if found is None:
