@@ -351,6 +351,12 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
             "a negation inside g[] next to an optional step (c) is not supported yet: put it between two required steps",
         ),
         (
+            "SEQ(A a, SEQ(B b, C? c, D d, !(X x), F f)+ g[], E e) WHERE x.v = g[i].c.v",
+            PatternUnsupportedError,
+            "a condition of the negation 'x' inside g[] reading the optional step 'c' is not supported yet (an "
+            "iteration may leave it out)",
+        ),
+        (
             "SEQ(A a, SEQ(B b, C? c, D d AFTER 0 TO 2)+ g[], E e)",
             PatternUnsupportedError,
             "a per-step gap inside g[] measuring from the optional step c (an iteration may leave it out) is not "
