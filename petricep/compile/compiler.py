@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from petricep.compile import elements as E
 from petricep.compile import gaps as GP
 from petricep.compile import groups as G
 from petricep.compile import until as U
@@ -381,6 +382,10 @@ class _Builder:
             if guard is not None:
                 self.stop_guards[lst.var] = len(self.conds)
                 self.conds.append(_classify(guard, self.kleene, negated))
+        # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py)
+        skip = frozenset(negated | set(self.member_of))
+        for check in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip):
+            self.conds.append(_classify(check, self.kleene, negated))
         self.prec = _precedence(pattern.structure)
         self.types = frozenset(r.type for r in positives)
         self.init = _init(pattern.structure)

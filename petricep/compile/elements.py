@@ -1,0 +1,53 @@
+"""A condition reading a fixed element of a Kleene list, ``v[k].f`` (k >= 2), checked when
+the list takes its k-th element.
+
+``v[k]`` never changes once the list has k elements, so docs/SEMANTICS.md ("Strategies")
+decides such a condition there, as it decides ``v[1]`` when the list starts: under
+skip-till-next-match an event the condition refuses as ``v[k]`` does not extend a partial
+match whose list has k - 1 elements; it is skipped, and a later event may be ``v[k]``
+(FlinkCEP's iterative condition on a looping pattern refuses that event alike, and a
+relaxed contiguity ignores it). The compiler keeps the conjunct where it was (read on the
+whole match: a list shorter than k fails it, a comparison reading a missing element being
+false) and adds, per list, an *iteration condition* that holds except at the k-th element,
+where it is the conjunct: ``NOT (count(v[..i-1]) = k - 1) OR conjunct``. So both engines and
+the compiled kernel run it with the machinery they have (iteration conditions, and their
+replay where the conjunct reads a variable bound later or beside the list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from petricep.lang import ast as A
+
+
+def kth_element_checks(conditions: Sequence[A.Expr], lists: Iterable[str], skip: frozenset[str]) -> list[A.Expr]:
+    """The iteration conditions that check each conjunct of ``conditions`` reading a fixed
+    element ``v[k]`` (k >= 2) of a list ``v`` in ``lists`` at that element. ``skip``: the
+    variables whose conjuncts are not read so (negated and stop events: theirs are decided
+    as a negation's; a repeated group's steps: compile/groups.py reads theirs)."""
+    out: list[A.Expr] = []
+    names = tuple(lists)
+    for conj in conditions:
+        if A.iteration_var(conj) is not None or A.vars_of(conj) & skip:
+            continue
+        for v in names:
+            k = _last_fixed(conj, v)
+            if k >= 2:
+                at_k = A.Compare("=", A.Agg("count", v, None, upto_prev=True), A.Num(k - 1))
+                out.append(A.BoolOp("or", (A.Not(at_k), conj)))
+    return out
+
+
+def _last_fixed(expr: A.Expr, v: str) -> int:
+    """The highest ``k`` of the ``v[k]`` reads of ``expr``; 0 where it reads none, or reads
+    ``v`` as a whole too (``v[last]``, an aggregate: decided once the list is closed)."""
+    ks: list[int] = []
+    for e in A.walk_expr(expr):
+        if isinstance(e, A.Agg) and e.var == v:
+            return 0
+        if isinstance(e, A.Attr) and e.var == v and e.index is not None:
+            if e.index.kind != A.IDX_CONST or e.index.of:
+                return 0
+            ks.append(e.index.const)
+    return max(ks, default=0)
