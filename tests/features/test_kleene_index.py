@@ -1,0 +1,118 @@
+"""A condition reading a fixed element of a Kleene list, ``v[k].f`` with k >= 2, under
+skip-till-next-match: it counts once the list has its k-th element (docs/SEMANTICS.md,
+"Strategies"), so an event it refuses as ``v[k]`` does not extend the list and is skipped.
+
+Hand cases run on every engine (the brute-force reference, the Python engine, the kernel
+checked against the Python engine: ``repetition.run_on``); the expected ids were worked out
+by hand from docs/SEMANTICS.md. The property compares the Python engine and the kernel with
+the reference on random patterns reading ``v[k]`` under skip-till-next-match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from petricep.kernel.lowering import supports
+from petricep.lang import ast as A
+from petricep.merge import build_net
+from tests.features.repetition import ENGINES, SETTINGS, ids_on, kernel_built, run_on, sorted_matches, use_engine, want
+from tests.features.scenario import stream
+from tests.strategies import patterns, streams, tie_rules
+
+
+@pytest.fixture(autouse=True, params=ENGINES)
+def matcher(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every engine, in place of conftest.py's two (``repetition.use_engine``)."""
+    yield from use_engine(request)
+
+
+NEXT = "skip-till-next-match"
+ANY = "skip-till-any-match"
+
+
+def test_an_event_the_second_element_condition_refuses_is_skipped() -> None:
+    # the report: B2 (x = 4) cannot be b[2], so it does not extend [B1], and B3 is b[2];
+    # [1, 2] and [1, 2, 3] fail b[2].x <= 3, a single B has no b[2]
+    text = f"PATTERN p: SEQ(B+ b[]) WHERE {NEXT} AND b[2].x <= 3"
+    assert ids_on(text, stream("A@0:x=0 B@1:x=1 B@2:x=4 B@3:x=1")) == want({"b": [1, 3]}, {"b": [2, 3]})
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [
+        # any-match: every list of three or more whose third element has x <= 3
+        (ANY, [[0, 1, 3], [0, 2, 3], [1, 2, 3]]),
+        # next-match: B1 extends [B0] (b[3] is not known at two elements), so [0, 2, 3] skips
+        # an event that extends it; B2 (x = 4) is no b[3] of [B0, B1], so [0, 1, 3] stands
+        (NEXT, [[0, 1, 3], [1, 2, 3]]),
+    ],
+)
+def test_the_third_element_is_read_at_the_third_take(strategy: str, expected: list[list[int]]) -> None:
+    text = f"PATTERN p: SEQ(B+ b[], C c) WHERE {strategy} AND b[3].x <= 3"
+    got = ids_on(text, stream("B@0:x=1 B@1:x=1 B@2:x=4 B@3:x=1 C@4:x=0"))
+    assert got == want(*({"b": b, "c": 4} for b in expected))
+
+
+def test_a_negated_element_condition() -> None:
+    # NOT (b[2].x = 4): B1 cannot be b[2] of [B0] (it is skipped), B2 can; [2] has no b[2],
+    # so the comparison is false and NOT makes it hold; [0] and [1] skip B2, which extends them
+    text = f"PATTERN p: SEQ(B+ b[], C c) WHERE {NEXT} AND NOT (b[2].x = 4)"
+    got = ids_on(text, stream("B@0:x=1 B@1:x=4 B@2:x=1 C@3:x=0"))
+    assert got == want({"b": [0, 2], "c": 3}, {"b": [1, 2], "c": 3}, {"b": [2], "c": 3})
+
+
+def test_an_element_condition_reading_a_step_before_the_list() -> None:
+    # b[2].x > a.x = 2: B2 (x = 1) does not extend [B1]; [2, 3] skips B1, which starts b
+    text = f"PATTERN p: SEQ(A a, B+ b[]) WHERE {NEXT} AND b[2].x > a.x"
+    assert ids_on(text, stream("A@0:x=2 B@1:x=5 B@2:x=1 B@3:x=3")) == want({"a": 0, "b": [1, 3]})
+
+
+def test_an_element_condition_reading_an_and_sibling() -> None:
+    # b[2].x < d.x = 3, decided once both are bound: B2 (x = 4) does not extend {b: [B0], d}
+    text = f"PATTERN p: AND(B+ b[], D d) WHERE {NEXT} AND b[2].x < d.x"
+    got = ids_on(text, stream("B@0:x=1 D@1:x=3 B@2:x=4 B@3:x=1"))
+    assert got == want({"b": [0, 3], "d": 1}, {"b": [2, 3], "d": 1})
+
+
+def test_beside_a_whole_list_read_the_condition_waits_for_the_list_to_close() -> None:
+    # b[2].x <= b[last].x reads the whole list: B1 extends [B0] whatever it holds, and B2
+    # extends [B0, B1]; [0, 1, 2] fails (4 <= 1), so only [1, 2] is left
+    text = f"PATTERN p: SEQ(B+ b[], C c) WHERE {NEXT} AND b[2].x <= b[last].x"
+    assert ids_on(text, stream("B@0:x=1 B@1:x=4 B@2:x=1 C@3:x=0")) == want({"b": [1, 2], "c": 3})
+
+
+def test_a_bounded_list_reads_its_second_element_at_its_second_take() -> None:
+    # B{2,3}: the step C may come at two elements; B1 (x = 4) is no b[2] of [B0]
+    text = f"PATTERN p: SEQ(B{{2,3}} b[], C c) WHERE {NEXT} AND b[2].x <= 3"
+    got = ids_on(text, stream("B@0:x=1 B@1:x=4 B@2:x=1 C@3:x=0"))
+    assert got == want({"b": [0, 2], "c": 3}, {"b": [1, 2], "c": 3})
+
+
+# ----------------------------------------------------------------------------- property
+
+
+def _reads_fixed_element(p: A.Pattern) -> bool:
+    """Some conjunct reads ``v[k]``, k >= 2."""
+    return any(
+        isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const >= 2
+        for c in p.conditions
+        for e in A.walk_expr(c)
+    )
+
+
+@SETTINGS
+@given(st.data(), patterns(max_vars=4, max_kleene=2, strategies=(NEXT,), max_conditions=4), streams(max_size=8))
+def test_engines_equal_reference(data: Any, p: A.Pattern, events: list[Any]) -> None:
+    """The Python engine against the reference, and the kernel (where built) against the
+    Python engine, on patterns reading a list's fixed elements under skip-till-next-match."""
+    assume(_reads_fixed_element(p))
+    tie = tie_rules(data.draw, [p])
+    assert sorted_matches(run_on("python", [p], events, tie)) == sorted_matches(run_on("reference", [p], events, tie))
+    if kernel_built():
+        assert supports(build_net([p]), tie) == (True, "covered")
+        run_on("kernel", [p], events, tie)
