@@ -107,11 +107,11 @@ def test_a_bounded_list_reads_its_second_element_at_its_second_take() -> None:
 
 
 @st.composite
-def fixed_read_patterns(draw: Any) -> A.Pattern:
+def fixed_read_patterns(draw: Any, name: str = "p") -> A.Pattern:
     """A random pattern under skip-till-next-match (two types, so that its lists meet events
     of their type often: an element the condition refuses, then one it takes) with one more
     conjunct reading ``v[k].x`` (k = 2, 3) of one of its lists."""
-    p = draw(patterns(types=("A", "B"), max_vars=3, max_kleene=2, strategies=(NEXT,), max_conditions=2))
+    p = draw(patterns(types=("A", "B"), max_vars=3, max_kleene=2, strategies=(NEXT,), max_conditions=2, name=name))
     lists = [r.var for r in A.events_of(p.structure) if r.kleene]
     assume(lists)
     read = A.Attr(draw(st.sampled_from(lists)), "x", A.Index(A.IDX_CONST, draw(st.integers(2, 3))))
@@ -122,12 +122,15 @@ def fixed_read_patterns(draw: Any) -> A.Pattern:
 
 
 @SETTINGS
-@given(st.data(), fixed_read_patterns(), streams(types=("A", "B"), max_size=8))
-def test_engines_equal_reference(data: Any, p: A.Pattern, events: list[Any]) -> None:
+@given(st.data(), fixed_read_patterns("p"), fixed_read_patterns("q"), streams(types=("A", "B"), max_size=8))
+def test_engines_equal_reference(data: Any, p: A.Pattern, q: A.Pattern, events: list[Any]) -> None:
     """The Python engine against the reference, and the kernel (where built) against the
-    Python engine, on patterns reading a list's fixed elements under skip-till-next-match."""
-    tie = tie_rules(data.draw, [p])
-    assert sorted_matches(run_on("python", [p], events, tie)) == sorted_matches(run_on("reference", [p], events, tie))
+    Python engine, on patterns reading a list's fixed elements under skip-till-next-match,
+    alone and beside another in one net (a take checking ``v[k]`` is not shared with one
+    that does not)."""
+    pats = [p] if data.draw(st.booleans()) else [p, q]
+    tie = tie_rules(data.draw, pats)
+    assert sorted_matches(run_on("python", pats, events, tie)) == sorted_matches(run_on("reference", pats, events, tie))
     if kernel_built():
-        assert supports(build_net([p]), tie) == (True, "covered")
-        run_on("kernel", [p], events, tie)
+        assert supports(build_net(pats), tie) == (True, "covered")
+        run_on("kernel", pats, events, tie)
