@@ -382,11 +382,13 @@ class _Builder:
             if guard is not None:
                 self.stop_guards[lst.var] = len(self.conds)
                 self.conds.append(_classify(guard, self.kleene, negated))
-        # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py)
-        skip = frozenset(negated | set(self.member_of))
-        for check in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip):
-            self.conds.append(_classify(check, self.kleene, negated))
         self.prec = _precedence(pattern.structure)
+        # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py);
+        # a group's g[k].s (k >= 2, a required step) is s[k] here
+        skip = frozenset(negated | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps})
+        for check, open_lists in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec):
+            c = _classify(check, self.kleene, negated)
+            self.conds.append(replace(c, needs_closed=c.needs_closed - open_lists))
         self.types = frozenset(r.type for r in positives)
         self.init = _init(pattern.structure)
         self.configs: dict[Cfg, int] = {}

@@ -16,26 +16,33 @@ replay where the conjunct reads a variable bound later or beside the list).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from petricep.lang import ast as A
 
 
-def kth_element_checks(conditions: Sequence[A.Expr], lists: Iterable[str], skip: frozenset[str]) -> list[A.Expr]:
+def kth_element_checks(
+    conditions: Sequence[A.Expr], lists: Iterable[str], skip: frozenset[str], prec: Mapping[str, set[str]]
+) -> list[tuple[A.Expr, frozenset[str]]]:
     """The iteration conditions that check each conjunct of ``conditions`` reading a fixed
-    element ``v[k]`` (k >= 2) of a list ``v`` in ``lists`` at that element. ``skip``: the
-    variables whose conjuncts are not read so (negated and stop events: theirs are decided
-    as a negation's; a repeated group's steps: compile/groups.py reads theirs)."""
-    out: list[A.Expr] = []
+    element ``v[k]`` (k >= 2) of a list ``v`` in ``lists`` at that element, each with the
+    lists it reads open: a list ``w`` it reads ``w[j]`` of (j >= 2) that may grow beside
+    ``v`` (``prec``: not required before it) is read once it has ``j`` elements, so the
+    check holds while it has fewer (the conjunct read whole decides a list that stays
+    shorter). ``skip``: the variables whose conjuncts are not read so (negated and stop
+    events: theirs are decided as a negation's; a repeated group's steps: compile/groups.py
+    reads theirs)."""
+    out: list[tuple[A.Expr, frozenset[str]]] = []
     names = tuple(lists)
     for conj in conditions:
         if A.iteration_var(conj) is not None or A.vars_of(conj) & skip:
             continue
-        for v in names:
-            k = _last_fixed(conj, v)
-            if k >= 2:
-                at_k = A.Compare("=", A.Agg("count", v, None, upto_prev=True), A.Num(k - 1))
-                out.append(A.BoolOp("or", (A.Not(at_k), conj)))
+        fixed = {v: k for v in names if (k := _last_fixed(conj, v)) >= 2}
+        for v, k in fixed.items():
+            beside = {w: j for w, j in fixed.items() if w != v and w not in prec.get(v, set())}
+            at_k = A.Compare("=", A.Agg("count", v, None, upto_prev=True), A.Num(k - 1))
+            short = tuple(A.Compare("<", A.Agg("count", w, None), A.Num(j)) for w, j in beside.items())
+            out.append((A.BoolOp("or", (A.Not(at_k), *short, conj)), frozenset(beside)))
     return out
 
 

@@ -96,6 +96,13 @@ def test_beside_a_whole_list_read_the_condition_waits_for_the_list_to_close() ->
     assert ids_on(text, stream("B@0:x=1 B@1:x=4 B@2:x=1 C@3:x=0")) == want({"b": [1, 2], "c": 3})
 
 
+def test_two_lists_growing_beside_each_other_are_read_once_both_have_the_elements() -> None:
+    # b[2].x < d[2].x: B3 (x = 6) is no b[2] of [B0] once d = [D1, D2] (5); B4 (x = 1) is
+    text = f"PATTERN p: AND(B+ b[], D+ d[]) WHERE {NEXT} AND b[2].x < d[2].x"
+    got = ids_on(text, stream("B@0:x=1 D@1:x=3 D@2:x=5 B@3:x=6 B@4:x=1"))
+    assert got == want({"b": [0, 4], "d": [1, 2]}, {"b": [3, 4], "d": [1, 2]})
+
+
 def test_a_bounded_list_reads_its_second_element_at_its_second_take() -> None:
     # B{2,3}: the step C may come at two elements; B1 (x = 4) is no b[2] of [B0]
     text = f"PATTERN p: SEQ(B{{2,3}} b[], C c) WHERE {NEXT} AND b[2].x <= 3"
@@ -110,12 +117,17 @@ def test_a_bounded_list_reads_its_second_element_at_its_second_take() -> None:
 def fixed_read_patterns(draw: Any, name: str = "p") -> A.Pattern:
     """A random pattern under skip-till-next-match (two types, so that its lists meet events
     of their type often: an element the condition refuses, then one it takes) with one more
-    conjunct reading ``v[k].x`` (k = 2, 3) of one of its lists."""
+    conjunct reading ``v[k].x`` (k = 2, 3) of one of its lists, against a constant or a
+    fixed element of another list."""
     p = draw(patterns(types=("A", "B"), max_vars=3, max_kleene=2, strategies=(NEXT,), max_conditions=2, name=name))
     lists = [r.var for r in A.events_of(p.structure) if r.kleene]
     assume(lists)
-    read = A.Attr(draw(st.sampled_from(lists)), "x", A.Index(A.IDX_CONST, draw(st.integers(2, 3))))
-    conj: A.Expr = A.Compare(draw(st.sampled_from(OPS)), read, A.Num(draw(st.integers(0, 5))))
+    v, w = draw(st.permutations(lists))[:2] if len(lists) > 1 else (lists[0], "")
+    read = A.Attr(v, "x", A.Index(A.IDX_CONST, draw(st.integers(2, 3))))
+    other: A.Expr = A.Num(draw(st.integers(0, 5)))
+    if w and draw(st.booleans()):  # both lists' fixed elements (beside each other: read once both have them)
+        other = A.Attr(w, "x", A.Index(A.IDX_CONST, draw(st.integers(1, 3))))
+    conj: A.Expr = A.Compare(draw(st.sampled_from(OPS)), read, other)
     if draw(st.booleans()):
         conj = A.Not(conj)
     return dataclasses.replace(p, conditions=(*p.conditions, conj))
