@@ -1,6 +1,7 @@
 """A condition reading a fixed element of a Kleene list, ``v[k].f`` with k >= 2, under
 skip-till-next-match: it counts once the list has its k-th element (docs/SEMANTICS.md,
-"Strategies"), so an event it refuses as ``v[k]`` does not extend the list and is skipped.
+"Strategies"), so an event it refuses as ``v[k]`` does not extend the list and is skipped;
+a repeated group's ``g[k].s`` likewise at iteration k ("Repeated groups").
 
 Hand cases run on every engine (the brute-force reference, the Python engine, the kernel
 checked against the Python engine: ``repetition.run_on``); the expected ids were worked out
@@ -108,6 +109,27 @@ def test_a_bounded_list_reads_its_second_element_at_its_second_take() -> None:
     text = f"PATTERN p: SEQ(B{{2,3}} b[], C c) WHERE {NEXT} AND b[2].x <= 3"
     got = ids_on(text, stream("B@0:x=1 B@1:x=4 B@2:x=1 C@3:x=0"))
     assert got == want({"b": [0, 2], "c": 3}, {"b": [1, 2], "c": 3})
+
+
+@pytest.mark.parametrize(
+    ("text", "events", "expected"),
+    [
+        # g[2].s0.x <= 3 on a group of one step: A2 (x = 4) does not start iteration 2 of [A1]
+        (
+            "SEQ(SEQ(A s0){1,2} g[]) WHERE skip-till-next-match AND g[2].s0.x <= 3",
+            "A@0:x=0 A@1:x=0 A@2:x=4 A@3:x=0",
+            [{"g": [{"s0": 0}, {"s0": 1}]}, {"g": [{"s0": 1}, {"s0": 3}]}, {"g": [{"s0": 2}, {"s0": 3}]}],
+        ),
+        # g[2].s1.x <= 3: B3 (x = 4) is no s1 of iteration 2, B4 is; C5 ends the group
+        (
+            "SEQ(SEQ(A s0, B s1)+ g[], C c) WHERE skip-till-next-match AND g[2].s1.x <= 3",
+            "A@0:x=0 B@1:x=0 A@2:x=0 B@3:x=4 B@4:x=0 C@5:x=0",
+            [{"g": [{"s0": 0, "s1": 1}, {"s0": 2, "s1": 4}], "c": 5}],
+        ),
+    ],
+)
+def test_a_groups_fixed_iteration_is_read_at_that_iteration(text: str, events: str, expected: list[dict[str, Any]]) -> None:
+    assert ids_on(f"PATTERN p: {text}", stream(events)) == want(*expected)
 
 
 # ----------------------------------------------------------------------------- property
