@@ -9,9 +9,12 @@ match whose list has k - 1 elements; it is skipped, and a later event may be ``v
 relaxed contiguity ignores it). The compiler keeps the conjunct where it was (read on the
 whole match: a list shorter than k fails it, a comparison reading a missing element being
 false) and adds, per list, an *iteration condition* that holds except at the k-th element,
-where it is the conjunct: ``NOT (count(v[..i-1]) = k - 1) OR conjunct``. So both engines and
-the compiled kernel run it with the machinery they have (iteration conditions, and their
-replay where the conjunct reads a variable bound later or beside the list).
+where it is the conjunct: ``NOT (count(v[..i-1]) = k - 1) OR conjunct`` (and, for each other
+list it reads ``w[j]`` of that may grow beside ``v``, ``OR count(w[]) < j``). So both engines
+and the compiled kernel run it with the machinery they have (iteration conditions, and their
+replay where the conjunct reads a variable bound later or beside the list). A repeated
+group's ``g[k].s`` (a required step) is lowered to the step's list ``s[k]`` (compile/groups.py)
+and is checked so too.
 """
 
 from __future__ import annotations
