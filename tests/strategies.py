@@ -9,8 +9,10 @@
   examples and parser round trips.
 
 The generated patterns stay inside the part of the language whose meaning
-``docs/SEMANTICS.md`` fixes without any reading of ours: constant indices are only ``v[1]``
-(never past the end) and ``v[last]``, no ``/`` or ``%``, no strings, RETURN reads only
+``docs/SEMANTICS.md`` fixes without any reading of ours: constant indices ``v[1]`` (never
+past the end), ``v[2]`` and ``v[3]`` in conjuncts reading no other element (past the end: the
+comparison is false; under skip-till-next-match read once the list has that element), and
+``v[last]``, no ``/`` or ``%``, no strings, RETURN reads only
 variables bound in every match, durations are written in seconds.
 """
 
@@ -234,7 +236,7 @@ def patterns(
     def kleene_conjunct() -> Expr:
         k = draw(st.sampled_from(lists))
         cur = _attr(k, "x", Index(IDX_CUR))
-        choice = draw(st.integers(0, 9 if plain else 8))
+        choice = draw(st.integers(0, 11 if plain else 10))
         if choice == 0:
             return Compare(op(), cur, _attr(k, "x", Index(IDX_PREV)))
         if choice == 1:
@@ -254,6 +256,13 @@ def patterns(
             return Compare(op(), cur, const())
         if choice == 8:
             return Compare(op(), cur, BinOp("+", _attr(k, "x", Index(IDX_PREV)), const(0, 1)))
+        fixed = _attr(k, "x", Index(IDX_CONST, draw(st.integers(2, 3))))  # decided at that element
+        if choice == 9:
+            return Compare(op(), fixed, const())
+        if choice == 10:
+            return Not(Compare("=", fixed, const()))
+        if draw(st.booleans()):
+            return Compare(op(), fixed, _attr(draw(st.sampled_from(plain))))
         return Compare(op(), cur, _attr(draw(st.sampled_from(plain))))
 
     def negation_conjunct(n: str | None = None) -> Expr:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from petricep.compile import elements as E
 from petricep.compile import gaps as GP
 from petricep.compile import groups as G
 from petricep.compile import until as U
@@ -382,6 +383,12 @@ class _Builder:
                 self.stop_guards[lst.var] = len(self.conds)
                 self.conds.append(_classify(guard, self.kleene, negated))
         self.prec = _precedence(pattern.structure)
+        # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py);
+        # a group's g[k].s (k >= 2, a required step) is s[k] here
+        skip = frozenset(negated | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps})
+        for check, open_lists in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec):
+            c = _classify(check, self.kleene, negated)
+            self.conds.append(replace(c, needs_closed=c.needs_closed - open_lists))
         self.types = frozenset(r.type for r in positives)
         self.init = _init(pattern.structure)
         self.configs: dict[Cfg, int] = {}
