@@ -61,6 +61,7 @@ from petricep.kernel.columns import (
     values_of,
 )
 from petricep.kernel.matchobjects import MatchObjects
+from petricep.kernel.missing import missing_field
 from petricep.kernel.remembered import EventsOf, Remembered
 from petricep.kernel.run import TICK_CODE, KernelRun
 from petricep.kernel.sqlside import SqlBeside, SqlSide
@@ -391,6 +392,8 @@ class KernelEngine(SqlBeside):
             except (EvaluationError, StateLimitError) as exc:
                 row = self.kernel.kernel.cur_row
                 failed = event(row) if 0 <= row < n else None
+                if failed is not None and isinstance(exc, EvaluationError):  # (a field an event lacks)
+                    exc = missing_field(exc, map(event, range(row, -1, -1)), self.kernel.readers, self._type_code) or exc
                 exc.event = failed  # type: ignore[union-attr]
                 self._error = exc
                 self.events += self._queries(event, start, max(row, 0))

@@ -358,8 +358,9 @@ class KernelRun:
 
     def _worded(self, e: Exception) -> Exception:
         """A kernel error (evaluation, LIMIT ... FAIL, budget) as the engine words it."""
-        if isinstance(e, _kernel.KernelEvaluationError):
-            return EvaluationError(self._evaluation_message(*e.args))
+        if isinstance(e, _kernel.KernelEvaluationError):  # (kernel_args: a None operand may be a missing field)
+            (err := EvaluationError(self._evaluation_message(*e.args))).kernel_args = e.args  # type: ignore[attr-defined]
+            return err
         return self.limit_error(*e.args) if isinstance(e, _kernel.KernelLimitError) else self.budget_error(*e.args)
 
     def strings(self) -> list[str]:
@@ -430,9 +431,8 @@ class KernelRun:
 
     def _key_value(self, group: int, key: int) -> Any:
         """A partition key's value by its code (None: the net has no partition)."""
-        if not self.lowered.groups[group].partition:
-            return None
-        return next(v for v, code in self.key_dicts[group].items() if code == key)
+        partitioned = self.lowered.groups[group].partition
+        return next(v for v, code in self.key_dicts[group].items() if code == key) if partitioned else None
 
     def limit_error(self, pattern: int, group: int, key: int, event_id: Any) -> StateLimitError:
         """LIMIT ... FAIL as the engine words it (limits.admit): the pattern, the key's value,
