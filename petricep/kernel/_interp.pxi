@@ -82,7 +82,7 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
             pc += 2
         elif op == OP_CMP:
             sp -= 1
-            v[sp - 1] = compare(k, code[pc + 1], v[sp - 1], tg[sp - 1], v[sp], tg[sp])
+            v[sp - 1] = compare(k, code[pc + 1], v[sp - 1], tg[sp - 1], v[sp], tg[sp], -1, 0, -1, 0)
             tg[sp - 1] = TAG_BOOL
             pc += 2
         elif op == OP_ARITH:
@@ -156,7 +156,8 @@ cdef inline int cmp_attrs(Kernel k, Group g, const int64_t* slots, int cur_slot,
         return 2
     if load(k, g, slots, cur_slot, cur, c[4], c[5], &b, &tb):
         return 2
-    return 1 if compare(k, c[1], a, ta, b, tb) != 0.0 else 0
+    return 1 if compare(k, c[1], a, ta, b, tb, cur if c[2] == cur_slot else slots[c[2]], c[3],
+                        cur if c[4] == cur_slot else slots[c[4]], c[5]) != 0.0 else 0
 
 
 cdef inline int cmp_const(Kernel k, Group g, const int64_t* slots, int cur_slot, int64_t cur, const int32_t* c) except -1 nogil:
@@ -165,7 +166,8 @@ cdef inline int cmp_const(Kernel k, Group g, const int64_t* slots, int cur_slot,
     cdef int8_t ta
     if load(k, g, slots, cur_slot, cur, c[2], c[3], &a, &ta):
         return 2
-    return 1 if compare(k, c[1], a, ta, g.consts[c[4]], g.const_tags[c[4]]) != 0.0 else 0
+    return 1 if compare(k, c[1], a, ta, g.consts[c[4]], g.const_tags[c[4]],
+                        cur if c[2] == cur_slot else slots[c[2]], c[3], -1, 0) != 0.0 else 0
 
 
 cdef inline int load(Kernel k, Group g, const int64_t* slots, int cur_slot, int64_t cur, int slot, int attr,
@@ -184,13 +186,17 @@ cdef inline int load(Kernel k, Group g, const int64_t* slots, int cur_slot, int6
     return 0
 
 
-cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0 nogil:
+cdef inline double compare(Kernel k, int op, double a, int8_t ta, double b, int8_t tb,
+                           int64_t ea, int aa, int64_t eb, int ab) except -1.0 nogil:
     """Python's comparison of two values: numbers (float, int, bool) by value, text by
     code (=, !=) or rank, None equal only to None; other mixes are unequal, and ordering
-    them is an error. Two floats or two ints (nearly every guard) are compared at once."""
+    them is an error. Two floats or two ints (nearly every guard) are compared at once.
+    ``ea`` / ``aa``, ``eb`` / ``ab``: the stored event and attribute each operand was read of
+    (-1: not one attribute), only for the error's location (a None may be a field the event
+    lacks: missing.py); the fast path never reads them."""
     if ta == tb and (ta == TAG_NUM or ta == TAG_INT):
         return ordered(op, a, b)
-    return compare_kinds(k, op, a, ta, b, tb)
+    return compare_kinds(k, op, a, ta, b, tb, ea, aa, eb, ab)
 
 
 cdef inline double ordered(int op, double a, double b) noexcept nogil:
@@ -207,7 +213,8 @@ cdef inline double ordered(int op, double a, double b) noexcept nogil:
     return 1.0 if a >= b else 0.0
 
 
-cdef double compare_kinds(Kernel k, int op, double a, int8_t ta, double b, int8_t tb) except -1.0 nogil:
+cdef double compare_kinds(Kernel k, int op, double a, int8_t ta, double b, int8_t tb,
+                          int64_t ea, int aa, int64_t eb, int ab) except -1.0 nogil:
     """:func:`compare` of values of other kinds, or of two kinds."""
     cdef int8_t ca = ta, cb = tb
     if ta == TAG_MISSING or tb == TAG_MISSING:
@@ -221,7 +228,8 @@ cdef double compare_kinds(Kernel k, int op, double a, int8_t ta, double b, int8_
             return 1.0 if ca == cb else 0.0
         if op == 1:
             return 0.0 if ca == cb else 1.0
-        raise KernelEvaluationError("compare", op, a, ta, b, tb)
+        raise KernelEvaluationError("compare", op, a, ta, b, tb, -1, k.store.pos[ea] if ea >= 0 else -1, aa,
+                                    k.store.pos[eb] if eb >= 0 else -1, ab)
     if ta == TAG_BIG or tb == TAG_BIG:
         return big_compare(k, op, a, ta, b, tb)
     if ca == TAG_STR and op >= 2:

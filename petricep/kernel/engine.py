@@ -393,7 +393,9 @@ class KernelEngine(SqlBeside):
                 row = self.kernel.kernel.cur_row
                 failed = event(row) if 0 <= row < n else None
                 if failed is not None and isinstance(exc, EvaluationError):  # (a field an event lacks)
-                    exc = missing_field(exc, map(event, range(row, -1, -1)), self.kernel.readers, self._type_code) or exc
+                    at = partial(self._event_at, row, pos, event)
+                    readable = self._readable(failed, row, pos, event)
+                    exc = missing_field(exc, at, readable, self.kernel.readers, self._type_code) or exc
                 exc.event = failed  # type: ignore[union-attr]
                 self._error = exc
                 self.events += self._queries(event, start, max(row, 0))
@@ -417,6 +419,31 @@ class KernelEngine(SqlBeside):
         self.kernel.compact_due()  # (no coded column in flight: the batch is fired)
         self._sample(last_id)
         yield out
+
+    def _readable(self, failed: Event, row: int, pos: np.ndarray, event: Callable[[int], Event]) -> Iterator[Event]:
+        """The events a condition failing at row ``row`` (``failed``) may have read: it, then
+        the stored ones before it, latest first (of this batch's rows; with ``with_events``,
+        of every batch's). Only after an error (:func:`~petricep.kernel.missing.missing_field`)."""
+        yield failed
+        stored = self.kernel.kernel.stored_positions()
+        if self._with_events:
+            at = self._known.index_of(stored[stored < failed.pos])
+            yield from reversed(self._known.events_at(at))
+            return
+        held = set(stored.tolist())
+        yield from (event(r) for r in range(row - 1, -1, -1) if int(pos[r]) in held)
+
+    def _event_at(self, row: int, pos: np.ndarray, event: Callable[[int], Event], at: int) -> Event | None:
+        """The event at input position ``at``, of this batch's rows up to ``row`` or (with
+        ``with_events``) of the remembered ones; None where not at hand."""
+        r = int(np.searchsorted(pos[: row + 1], at))
+        if r <= row and int(pos[r]) == at:
+            return event(r)
+        if not self._with_events:
+            return None
+        i = int(self._known.index_of(np.array([at], dtype=np.int64))[0])
+        known = i < len(self._known) and int(self._known.positions[i]) == at
+        return self._known.events_at([i])[0] if known else None
 
     def _taken(self) -> list[Match]:
         """The matches the kernel found since the last call; with ``_with_at`` they go to

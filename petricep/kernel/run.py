@@ -359,7 +359,7 @@ class KernelRun:
     def _worded(self, e: Exception) -> Exception:
         """A kernel error (evaluation, LIMIT ... FAIL, budget) as the engine words it."""
         if isinstance(e, _kernel.KernelEvaluationError):  # (kernel_args: a None operand may be a missing field)
-            (err := EvaluationError(self._evaluation_message(*e.args))).kernel_args = e.args  # type: ignore[attr-defined]
+            (err := EvaluationError(self._evaluation_message(*e.args[:7]))).kernel_args = e.args  # type: ignore[attr-defined]
             return err
         return self.limit_error(*e.args) if isinstance(e, _kernel.KernelLimitError) else self.budget_error(*e.args)
 
