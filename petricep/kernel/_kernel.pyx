@@ -88,7 +88,10 @@ class KernelMemoryError(Exception):
 
 class KernelEvaluationError(Exception):
     """A condition could not be evaluated: (what, op code, a, a's kind, b, b's kind); the
-    Python side renders it with the run's string dictionary, as the engine words it."""
+    Python side renders it with the run's string dictionary, as the engine words it. An
+    ordering of a None read by a comparison of attributes adds (-1, a's input position and
+    attribute, b's), -1 where an operand is not one attribute: the event that may lack the
+    field (missing.py)."""
 
 
 cdef int charge(Budget* b, int what, Py_ssize_t old_n, Py_ssize_t new_n, Py_ssize_t row) except -1 nogil:
