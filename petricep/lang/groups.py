@@ -204,40 +204,37 @@ def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
 
 
 def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
-    """A group's per-step gaps as conditions in the group's words (two conjuncts each): a step
-    ``lo`` to ``hi`` after the step before it in its iteration, the first step after the
-    previous iteration's last (``g[i-1]``, vacuous on the first iteration) and, on the first
-    iteration, after the single event before the group (``g[1]``)."""
+    """A group's per-step gaps as conditions in the group's words (two conjuncts each), from
+    what :func:`gap_follows` says each follows: a step ``lo`` to ``hi`` after the step before
+    it in its iteration (or its ``FROM``), the first step after the previous iteration's last
+    (``g[i-1]``, vacuous on the first iteration) and, on the first iteration, after the single
+    event before the group (``g[1]``)."""
     out: list[A.Expr] = []
-    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
-    for k, step in enumerate(steps):
-        if step.gap is None:
-            continue
-        lo, hi = A.gap_amount(step.gap)
-        f = A.POS_FIELD if step.gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
-        here = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=step.var)
-        u = step.gap.after
-        if u is not None:  # FROM: an earlier step of the iteration, or a variable before the group
-            base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=u) if u in group.members else A.Attr(u, f)
+    refs = {c.var: c for c in group.children if isinstance(c, A.EventRef) and not c.negated}
+    for var, (first, later) in gap_follows(structure, group).items():
+        gap = refs[var].gap
+        assert gap is not None
+        lo, hi = A.gap_amount(gap)
+        f = A.POS_FIELD if gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
+        here = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=var)
+        if first == later:  # one event on every iteration: an earlier step of it, or a variable before the group
+            base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=later) if later in group.members else A.Attr(later, f)
             bases: list[tuple[A.Expr, A.Expr]] = [(here, base)]
-        elif k:
-            bases = [(here, A.Attr(group.var, f, A.Index(A.IDX_CUR), member=steps[k - 1].var))]
-        else:
-            prev = _single_before(structure, group)
-            assert prev is not None  # checked
+        else:  # the first step
+            assert first is not None  # checked
             bases = [
-                (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=steps[-1].var)),
-                (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=step.var), A.Attr(prev, f)),
+                (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=later)),
+                (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=var), A.Attr(first, f)),
             ]
-        for later, earlier in bases:
-            diff = A.BinOp("-", later, earlier, span=step.gap.span)
-            out += [A.Compare(">=", diff, A.Num(lo), span=step.gap.span), A.Compare("<=", diff, A.Num(hi), span=step.gap.span)]
+        for after, earlier in bases:
+            diff = A.BinOp("-", after, earlier, span=gap.span)
+            out += [A.Compare(">=", diff, A.Num(lo), span=gap.span), A.Compare("<=", diff, A.Num(hi), span=gap.span)]
     return out
 
 
 def gap_follows(structure: A.Node, group: A.Group) -> dict[str, tuple[str | None, str]]:
-    """Each gapped step of ``group`` -> the variables whose events its gap is measured from,
-    as :func:`gap_conditions` reads them: on the group's first iteration (None: none, the gap
+    """Each gapped step of ``group`` -> the variables whose events its gap is measured from
+    (:func:`gap_conditions`' conditions, compile/groups.py's early exits): on the group's first iteration (None: none, the gap
     binds nothing there) and on the later ones. A step of the group stands for its newest
     element where the gapped step binds (its own iteration's, or for the first step's the
     previous iteration's last step)."""
