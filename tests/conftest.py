@@ -8,6 +8,7 @@ import pytest
 
 from petricep.cli.main import main
 from petricep.export import dot_available
+from tests import watchdog
 from tests.budget import load_profile
 
 load_profile()  # HYPOTHESIS_PROFILE: the default share of examples, or deep (tests/budget.py)
@@ -63,3 +64,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
     items.sort(key=lambda item: item.get_closest_marker("spark") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    watchdog.configure(config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """A test that never returns to the interpreter ends its process with its stacks
+    written (tests/watchdog.py)."""
+    return (yield from watchdog.runtest_protocol(item))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    watchdog.terminal_summary(terminalreporter)
