@@ -2,7 +2,7 @@
 event log and the stateful handler's own time, per micro-batch, for session settings
 side by side in one JVM:
 
-    python -m bench.spark_microbatch [--events 2000] [--file-rows 1000] [--keys 10]
+    python -m bench.spark_microbatch [--events 2000] [--file-rows 1000] [--keys 10 | --aarhus]
         [--variants before,after] [--rounds 2] [--master local[2]]
 
 The stream of :mod:`bench.spark_keys` (``SEQ(A a, B b) WHERE [k] AND a.x < b.x WITHIN
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.spark_keys import PATTERN, write_files
+from bench.spark_stream import write_data
 from petricep.api import net_of
 from petricep.io.readers import InputSpec
 from petricep.lang.fields import field_requirements
@@ -45,6 +46,7 @@ from petricep.spark.cli import START_TRIES, TRANSIENT, stream_partitions
 from petricep.spark.session import STREAM_CHANGELOG
 from petricep.spark.streaming import EngineProcessor, StreamRun
 
+AARHUS = Path(__file__).resolve().parents[1] / "nets" / "aarhus_congestion.pcep"
 BUCKETS = "petricep.buckets"  # a variant's key buckets (StreamRun's ``buckets``), not a Spark setting
 LABELS = "petricep.labels"  # "off": the buckets' numbers as their labels
 # the settings each variant sets (SQL settings: per query); the stream's defaults where absent
@@ -257,22 +259,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--stages", action="store_true", help="each micro-batch's stages, from Spark's event log")
     ap.add_argument("--json", type=Path, help="write every query's progress here")
+    ap.add_argument("--aarhus", action="store_true",
+                    help="the Aarhus congestion pattern over the first --events Aarhus rows (no --keys)")  # fmt: skip
     args = ap.parse_args(argv)
     from petricep.spark.session import get_session
 
     tmp = Path(tempfile.mkdtemp(prefix="petricep-mb-"))
     try:
-        patterns = parse_text(PATTERN, "<bench>")
+        patterns = parse_text(AARHUS.read_text() if args.aarhus else PATTERN, str(AARHUS) if args.aarhus else "<bench>")
         net = net_of([patterns])
         required, numeric = field_requirements(list(patterns.patterns))
-        spec = InputSpec(path=str(tmp / "parts"), type_field="type", time_field="ts", id_field="seq",
-                         required=required, numeric=numeric)  # fmt: skip
-        write_files(tmp / "parts", args.events, args.file_rows, args.keys)
+        fields = {"type_const": "traffic", "time_field": "TIMESTAMP", "id_field": "_id"} if args.aarhus else \
+            {"type_field": "type", "time_field": "ts", "id_field": "seq"}  # fmt: skip
+        spec = InputSpec(path=str(tmp / "parts"), required=required, numeric=numeric, **fields)  # type: ignore[arg-type]
+        if args.aarhus:
+            write_data(tmp, args.events, args.file_rows)
+        else:
+            write_files(tmp / "parts", args.events, args.file_rows, args.keys)
         logs = tmp / "events"
         logs.mkdir()
         spark = get_session(args.master, conf={"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(logs), "spark.eventLog.compress": "false"})
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.events} events, files of "
-              f"{args.file_rows}, {args.keys} keys; master {args.master}")  # fmt: skip
+        what = "Aarhus rows, congestion" if args.aarhus else f"events, {args.keys} keys"
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {args.events} {what}, files of "
+              f"{args.file_rows}; master {args.master}")  # fmt: skip
         one_query(spark, net, spec, tmp / "parts", tmp / "warm-ck", {})
         results: dict[str, list[dict[str, Any]]] = {}
         reference = None
