@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.lang import ast as A
-from petricep.lang.groups import bound_at, gap_conditions, gap_follows, negations_of
+from petricep.lang.groups import bound_at, gap_conditions, gap_follows, negation_sides, negations_of
 
 Cfg = Any
 
@@ -173,11 +173,11 @@ def analyze(
     fits = node.most is None or count + 1 < node.most
     if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
         growing.add(node.var)  # GREEDY / RELUCTANT choose here
+    sides = negation_sides(node)
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
-            if k and members[k - 1] == before:
-                active.append((ref, False))
+            _open_between_steps(ref, sides[neg][0], members[k - 1] if k else None, active)
         elif count and k == 0 and more:  # between iterations: it blocks the next one only
             active.append((ref, True))
     if not count and k == 0:
@@ -194,6 +194,17 @@ def analyze(
     if not any(m in optional for m in members[:k]):
         return f"{head}:{members[k - 1]}"
     return f"{head}:" + ",".join(m for j, m in enumerate(members[:k]) if m not in optional or mask >> j & 1)
+
+
+def _open_between_steps(ref: A.EventRef, before: list[str], last: str | None, active: list[tuple[A.EventRef, bool]]) -> None:
+    """A negation between two steps is open where the iteration's last bound step is one of
+    ``before`` (its P, nearest first: :func:`petricep.lang.groups.negation_sides`). Right
+    after its nearest step a violating event ends the partial match; after a farther one
+    (``b`` in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, ``c`` still ahead) it blocks the moves to
+    its Q only: the iteration may still bind ``c``, which clears the block (the span then
+    runs from ``c``), as a negation after a growing list's."""
+    if last in before:
+        active.append((ref, last != before[0]))
 
 
 def _counted(node: A.Group, count: int) -> str:

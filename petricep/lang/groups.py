@@ -103,14 +103,50 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
                 "out) is not supported yet: measure FROM a required step",
                 gap.span,
             )
-    for neg, (before, after) in neighbours_of(group).items():
-        if before in optional or after in optional:
+    _check_optional_negation(group, unsupported)
+
+
+def _check_optional_negation(group: A.Group, unsupported: Unsupported) -> None:
+    """A negation next to an optional step spans from the iteration's last bound step before
+    it to its next bound one after it (:func:`negation_sides`), as outside a group; not yet
+    one with only optional steps on a side within its iteration (left out, the span would
+    reach into another iteration or past the group) or between iterations."""
+    optional = group.optional_steps
+    for neg, (before, after) in negation_sides(group).items():
+        side = next((s for s in (before, after) if all(v in optional for v in s)), None)
+        if side is not None:
             ref = next(c for c in group.children if isinstance(c, A.EventRef) and c.var == neg)
             raise unsupported(
-                f"a negation inside {group.var}[] next to an optional step ({before if before in optional else after}) "
+                f"a negation inside {group.var}[] next to an optional step ({side[0]}) "
                 "is not supported yet: put it between two required steps",
                 ref.span,
             )
+
+
+def negation_sides(group: A.Group) -> dict[str, tuple[list[str], list[str]]]:
+    """Each negation inside ``group`` -> the steps whose events bound it (P, Q), nearest first:
+    between two steps those before it back to the nearest required one and those after it up
+    to the nearest required one (the span runs from the last of P the iteration bound to the
+    first of Q it bound: with ``C? c`` left out in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, from
+    ``b``); one at the group's start or end: the last step and the first."""
+    members, optional = group.members, group.optional_steps
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for neg, (before, after) in neighbours_of(group).items():
+        if before == members[-1]:
+            out[neg] = ([before], [after])
+            continue
+        out[neg] = (_run(members[members.index(before) :: -1], optional), _run(members[members.index(after) :], optional))
+    return out
+
+
+def _run(steps: list[str], optional: frozenset[str]) -> list[str]:
+    """``steps`` up to and with the first required one."""
+    out: list[str] = []
+    for s in steps:
+        out.append(s)
+        if s not in optional:
+            break
+    return out
 
 
 def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: ErrorAt, unsupported: Unsupported) -> None:
