@@ -14,14 +14,28 @@ with only optional steps on a side within its iteration, or between iterations b
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from petricep.errors import PatternUnsupportedError
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from petricep.lang.ast import Pattern
+from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
+from petricep.lang.printer import pattern_text
+from tests.budget import examples
 from tests.features.scenario import ids, stream, want
-from tests.features.test_groups import _engine
-from tests.features.test_groups import matcher  # noqa: F401 (the fixture: every matcher)
+from tests.features.test_groups import (
+    _engine,
+    _kernel_equals_engine,
+    _sorted,
+    _types,
+    grouped_patterns,
+    matcher,  # noqa: F401 (the fixture: every matcher)
+)
+from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
 
 BEFORE = "SEQ(A a, SEQ(B b, !(X x), C? c, D d)+ g[], E e)"  # the negation before the optional step
 AFTER = "SEQ(A a, SEQ(B b, C? c, !(X x), D d)+ g[], E e)"  # ... after it
@@ -119,3 +133,17 @@ def test_timeouts(text: str, expected: list[tuple[dict, dict]]) -> None:
     # (the reference has no ON TIMEOUT: the Python engine's, by hand, and the kernel's)
     out = _engine(f"PATTERN p: {text} WITHIN 5 ON TIMEOUT RETURN T(n = count(g[]))", "A@0 B@1 X@2 Z@9")
     assert [(m["ids"], m["attrs"]) for m in out] == expected
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), grouped_patterns(beside=True))
+def test_engine_equals_reference_with_a_negation_next_to_an_optional_step(data: Any, p: Pattern) -> None:
+    """Random groups of 3-4 steps with optional middle ones and a negation next to one (its
+    conditions, the strategies, windows, AND / OR around the group: ``grouped_patterns``):
+    the kernel equals the Python engine, which equals the reference."""
+    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
+    assert checked.structure == flatten_seq(p.structure)
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
