@@ -9,7 +9,7 @@ reported with a caret at the part that breaks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -139,7 +139,7 @@ def negation_sides(group: A.Group) -> dict[str, tuple[list[str], list[str]]]:
     return out
 
 
-def _run(steps: list[str], optional: frozenset[str]) -> list[str]:
+def _run(steps: Sequence[str], optional: frozenset[str]) -> list[str]:
     """``steps`` up to and with the first required one."""
     out: list[str] = []
     for s in steps:
