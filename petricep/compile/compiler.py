@@ -341,6 +341,7 @@ class _Builder:
         self.member_of = lowered.member_of if lowered is not None else {}
         self.group_iteration = lowered.iteration if lowered is not None else {}
         self.group_optional = lowered.iteration_optional if lowered is not None else {}
+        self.negation_current = lowered.negation_current if lowered is not None else {}
         self.vars = tuple(
             Var(
                 r.var,
@@ -429,6 +430,8 @@ class _Builder:
                 )
             info = _Info()
             label = _analyze(structure, cfg, True, info, types)
+            if self.negation_current:  # (one reading g[i].c: open only where the iteration bound c)
+                info.active = G.open_where_bound(info.active, self.negation_current, info.current)
             self.configs[cfg] = len(self.cinfo)
             self.cinfo.append(_Config(cfg, info, label, self.prec, self.kleene))
             queue.append(cfg)

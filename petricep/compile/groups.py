@@ -248,6 +248,9 @@ class Lowered:
     # an iteration condition's optional steps read at g[i] before the step it is checked on:
     # checked only on the moves whose iteration bound them (else it holds: the step left out)
     iteration_optional: dict[int, frozenset[str]] = field(default_factory=dict)
+    # a negation's conditions reading optional steps of its own iteration (g[i].c): it is open
+    # only where the iteration bound them (elsewhere the read does not exist: it forbids nothing)
+    negation_current: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def lower(pattern: A.Pattern) -> Lowered:
@@ -263,11 +266,15 @@ def lower(pattern: A.Pattern) -> Lowered:
     # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
     stops = {g.until.var for g in groups.values() if g.until is not None}
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
+    negation_current: dict[str, frozenset[str]] = {}
     for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
         neg = next((v for v in sorted(A.vars_of(expr)) if v in inside), None)
         if neg is not None:  # a negation's inside a group: the group as it stands while it is open
             conditions.append(on_negation(expr, inside[neg], bound_at(inside[neg], neg)))
+            current = _current_optional_reads(expr, inside[neg])
+            if current:
+                negation_current[neg] = negation_current.get(neg, frozenset()) | current
         elif at is not None:
             iteration[ci] = at
             grp = groups[_group_of(expr, groups)]
@@ -284,7 +291,24 @@ def lower(pattern: A.Pattern) -> Lowered:
         return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
-    return Lowered(lowered, iteration, member_of, optional_reads)
+    return Lowered(lowered, iteration, member_of, optional_reads, negation_current)
+
+
+def _current_optional_reads(expr: A.Expr, group: A.Group) -> frozenset[str]:
+    """The optional steps of ``group`` a negation's condition reads in its own iteration
+    (``g[i].c``, ``g[last].c``: checked, before the negation)."""
+    return frozenset(
+        e.member
+        for e in A.walk_expr(expr)
+        if isinstance(e, A.Attr) and e.var == group.var and e.member in group.optional_steps and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_LAST)
+    )
+
+
+def open_where_bound(active: list[tuple[A.EventRef, bool]], needs: dict[str, frozenset[str]], current: set[str]) -> list[tuple[A.EventRef, bool]]:
+    """``active`` less the negations whose conditions read an optional step of their
+    iteration that the iteration has not bound (``current``: those it bound): none of their
+    events can violate there (:attr:`Lowered.negation_current`)."""
+    return [(n, g) for n, g in active if needs.get(n.var, frozenset()) <= current]
 
 
 def iteration_check(

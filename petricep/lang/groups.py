@@ -471,7 +471,7 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     None: it lies in no iteration) ``g[last].s``, ``g[k].s`` and aggregates (the iterations
     complete so far), not ``g[i]`` or ``g[i-1]``."""
     g = group.var
-    if getattr(e, "member", None) in group.optional_steps:
+    if getattr(e, "member", None) in group.optional_steps and not _optional_read_ok(e, pre):
         raise unsupported(
             f"a condition of the negation {neg!r} inside {g}[] reading the optional step {e.member!r} is not "
             "supported yet (an iteration may leave it out)",
@@ -498,6 +498,21 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
         f"(the previous iteration's is {g}[i-1].{step}.{e.field})",
         e.span,
     )
+
+
+def _optional_read_ok(e: A.Attr | A.Agg, pre: list[str] | None) -> bool:
+    """A negation's read of an optional step ``c`` of its group with a clear meaning: between
+    two steps ``g[i].c`` / ``g[last].c`` for ``c`` before it in its iteration (where the
+    iteration left ``c`` out the read does not exist: a comparison reading it is false, the
+    negation forbids nothing there, as one reading a step left out outside a group). Not yet
+    ``g[k].c`` or ``g[i-1].c`` (an iteration's ``c`` by number: its list holds only the
+    iterations that bound it), ``g[last].c`` between iterations (whether the iteration just
+    completed bound ``c`` is not kept), nor an aggregate (where no iteration bound ``c`` yet,
+    the engines read its empty list otherwise than as a value that does not exist)."""
+    if isinstance(e, A.Agg):
+        return False
+    kind = e.index.kind if e.index is not None else None
+    return pre is not None and kind in (A.IDX_CUR, A.IDX_LAST) and e.member in pre
 
 
 def bound_at(group: A.Group, neg: str) -> list[str] | None:

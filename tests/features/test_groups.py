@@ -442,6 +442,8 @@ def _negation_reads(draw: Any, inner: list[Any], names: list[str], skippable: se
         cmp(f("x"), ">=", gagg("max", "g", some)),
         cmp(f("x"), "<=", g("g", some, draw(st.sampled_from([1, 2])))),
     ]
+    own = [v for v in names[:at] if v in skippable] if 0 < at < len(names) else []
+    out += [cmp(f("x"), ">", g("g", v, draw(st.sampled_from(["i", "last"])))) for v in own]  # (unbound there: forbids nothing)
     if pre:
         out += [
             cmp(f("x"), ">", g("g", draw(st.sampled_from(pre)), draw(st.sampled_from(["i", "last"])))),

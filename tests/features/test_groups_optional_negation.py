@@ -114,6 +114,22 @@ def test_a_condition_of_the_negation_reads_its_iteration_so_far() -> None:
     assert ids(p, ev) == want({"a": 0, "g": [{"b": 1, "d": 3}], "e": 7}, {"a": 0, "g": [{"b": 1, "d": 6}], "e": 7})
 
 
+@pytest.mark.parametrize("at", ["i", "last"])
+def test_a_condition_reading_the_optional_step_forbids_nothing_where_it_is_left_out(at: str) -> None:
+    # x.v = g[i].c.v (g[last]: the same, the iteration so far): b1 c2 d3 then b4 d6, X5 of
+    # c2's v in the second iteration, which has no c: it forbids nothing there (c2 is
+    # another iteration's); b4 c5 d7 (c5's v 2): X6 in c5..d7 breaks it
+    p = P(f"{AFTER} WHERE x.v = g[{at}].c.v AND count(g[]) = 2")
+    assert ids(p, stream("A@0 B@1 C@2:v=1 D@3 B@4 X@5:v=1 D@6 E@7")) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 6}], "e": 7},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 4, "d": 6}], "e": 7},
+    )
+    assert ids(p, stream("A@0 B@1 C@2:v=1 D@3 B@4 C@5:v=2 X@6:v=2 D@7 E@8")) == want(
+        {"a": 0, "g": [{"b": 1, "c": 2, "d": 3}, {"b": 4, "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "d": 3}, {"b": 4, "d": 7}], "e": 8},
+    )
+
+
 def test_skip_till_next_match_passes_over_the_step_the_negation_forbids() -> None:
     # X2 forbids d3 after b1 (c left out: b1..d3 holds it); c4 may still come, then d5
     p = P(f"{AFTER} WHERE skip-till-next-match")
