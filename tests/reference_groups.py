@@ -15,7 +15,8 @@ positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
-negation's); its conditions read the group *so far* where the interval lies (the iterations
+negation's; next to an optional step, between the nearest steps on each side that the
+iteration bound, :func:`sides`); its conditions read the group *so far* where the interval lies (the iterations
 before it and, for one between two steps, its iteration's steps before the negation), that
 iteration as ``g[i]``. A partial binding with such an interval violated extends nothing.
 """

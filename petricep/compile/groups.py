@@ -36,7 +36,11 @@ A condition reading the group is rewritten onto the steps' lists:
 * a condition of a negation inside the group reads the group so far, the steps' lists as
   they stand where the negation is open (:func:`on_negation`: ``g[i].b`` the newest ``b``,
   ``g[i-1].b`` the one before it, ``g[i-1].c`` the newest ``c`` for a step after the
-  negation), checked in the scan as any of its conditions;
+  negation), checked in the scan as any of its conditions; next to an optional step it is
+  open from the iteration's last bound step before it, ending a partial match right after
+  the step before it, elsewhere blocking only the moves past the optional steps still ahead
+  (:func:`_open_between_steps`); one reading ``g[i].c`` of an optional step is open only
+  where the iteration bound ``c`` (:func:`open_where_bound`);
 * one that also reads a single event bound after the group or beside it in an AND
   (``g[i].c.x < d.x``) is checked so once that event is bound, and on the move binding it
   for the iterations before it: a deferred check (:func:`replay`) that rebuilds the steps'
