@@ -14,16 +14,19 @@ with only optional steps on a side within its iteration, or between iterations b
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from petricep.kernel.lowering import supports
 from petricep.lang.ast import Pattern
 from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
+from petricep.merge import build_net
 from tests.budget import examples
 from tests.features.scenario import ids, stream, want
 from tests.features.test_groups import (
@@ -31,9 +34,11 @@ from tests.features.test_groups import (
     _kernel_equals_engine,
     _sorted,
     _types,
+    cut_plan,
     grouped_patterns,
     matcher,  # noqa: F401 (the fixture: every matcher)
 )
+from tests.kernel.cuts import drive
 from tests.reference import reference_run
 from tests.strategies import streams, tie_rules
 
@@ -163,3 +168,29 @@ def test_engine_equals_reference_with_a_negation_next_to_an_optional_step(data: 
     tie = tie_rules(data.draw, [p])
     engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), grouped_patterns("p", beside=True))
+def test_merged_engine_equals_reference_with_a_negation_next_to_an_optional_step(data: Any, p: Pattern) -> None:
+    """The pattern, a copy without conditions and one drawn apart, in one net."""
+    pats = [p, replace(p, name="r", conditions=()), data.draw(grouped_patterns("s", beside=True))]
+    events = data.draw(streams(types=_types(*pats), max_size=9, min_size=4))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), grouped_patterns(beside=True))
+def test_kernel_snapshot_cuts_with_a_negation_next_to_an_optional_step(data: Any, p: Pattern) -> None:
+    """Kernel runs cut at random points (snapshots restored, a blocked partial match's mark
+    too) equal the uncut run."""
+    events = data.draw(streams(types=_types(p), max_size=12, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    plan = cut_plan(data, len(events))
+    note(pattern_text(p))
+    note(f"tie={tie} plan={plan}")
+    net = build_net([p])
+    assert supports(net, tie) == (True, "covered")
+    assert drive(net, events, tie, plan, True) == drive(net, events, tie, plan, False)
