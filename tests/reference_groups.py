@@ -15,7 +15,8 @@ positions, ``pos``). A negation between two
 steps, ``SEQ(B b, !(X x), C c)+ g[]``, forbids a violating X between b and c of every
 iteration; one at the group's start or end, ``SEQ(B b, C c, !(X x))+ g[]``, between one
 iteration's c and the next one's b (:func:`iteration_intervals`; the bounds as any
-negation's); its conditions read the group *so far* where the interval lies (the iterations
+negation's; next to an optional step, between the nearest steps on each side that the
+iteration bound, :func:`sides`); its conditions read the group *so far* where the interval lies (the iterations
 before it and, for one between two steps, its iteration's steps before the negation), that
 iteration as ``g[i]``. A partial binding with such an interval violated extends nothing.
 """
@@ -39,6 +40,15 @@ def negations(group: Group) -> list[tuple[EventRef, str, str]]:
     the step after it). Between two steps it forbids an event between those two in every
     iteration; at the group's start or end (none before, or none after it) between one
     iteration's last step and the next one's first."""
+    return [(n, before[0], after[0]) for n, before, after in sides(group)]
+
+
+def sides(group: Group) -> list[tuple[EventRef, list[str], list[str]]]:
+    """Each negation inside ``group`` with the steps that may bound its span, nearest first:
+    between two steps, those before it back to the nearest required one and those after it
+    up to the nearest required one (beside an optional step ``C? c`` the span runs from the
+    nearest step before it the iteration bound to the nearest one after it that it bound,
+    docs/LANGUAGE.md); at the group's start or end, the last step and the first."""
     out = []
     kids = group.children
     ss = steps(group)
@@ -46,7 +56,19 @@ def negations(group: Group) -> list[tuple[EventRef, str, str]]:
         if isinstance(c, EventRef) and c.negated:
             before = [k for k in kids[:i] if isinstance(k, EventRef) and not k.negated]
             after = [k for k in kids[i + 1 :] if isinstance(k, EventRef) and not k.negated]
-            out.append((c, before[-1].var, after[0].var) if before and after else (c, ss[-1].var, ss[0].var))
+            if before and after:
+                out.append((c, _up_to_required(before[::-1]), _up_to_required(after)))
+            else:
+                out.append((c, [ss[-1].var], [ss[0].var]))
+    return out
+
+
+def _up_to_required(refs: Sequence[EventRef]) -> list[str]:
+    out = []
+    for r in refs:
+        out.append(r.var)
+        if not r.optional:
+            break
     return out
 
 
@@ -61,19 +83,21 @@ def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef,
     """:func:`iteration_intervals` with the iteration (1, 2, ...) each interval lies in (None
     for one between iterations) and the group *so far* there, what its conditions read: for
     one in iteration k the iterations before it and k's steps up to the one before the
-    negation; for one between iterations k and k+1 the first k iterations."""
+    negation; for one between iterations k and k+1 the first k iterations. Within an
+    iteration the ends are the nearest steps on each side that it bound."""
     ss = [s.var for s in steps(group)]
     out: list[tuple[EventRef, Any, Any, int | None, tuple[Iteration, ...]]] = []
-    for n, p, q in negations(group):
-        if p == ss[-1]:  # between iterations
+    for n, ps, qs in sides(group):
+        p, q = ps[0], qs[0]
+        if p == ss[-1] and len(ps) == 1 and q == ss[0]:  # between iterations
             out += [(n, a[p], b[q], None, tuple(value[:k])) for k, (a, b) in enumerate(zip(value, value[1:]), 1) if p in a and q in b]
         else:
             pre = ss[: ss.index(p) + 1]
-            out += [
-                (n, it[p], it[q], k, (*value[: k - 1], {s: it[s] for s in pre if s in it}))  # (an optional step: where bound)
-                for k, it in enumerate(value, 1)
-                if p in it and q in it
-            ]
+            for k, it in enumerate(value, 1):
+                pb = next((v for v in ps if v in it), None)
+                qb = next((v for v in qs if v in it), None)
+                if pb is not None and qb is not None:
+                    out.append((n, it[pb], it[qb], k, (*value[: k - 1], {s: it[s] for s in pre if s in it})))  # (an optional step: where bound)
     return out
 
 

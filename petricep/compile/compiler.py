@@ -24,6 +24,7 @@ from petricep.errors import PatternError
 from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.front import error_at
+from petricep.lang.groups import negation_sides
 
 Cfg = Any  # nested tuples / ints / None, hashable
 
@@ -340,6 +341,7 @@ class _Builder:
         self.member_of = lowered.member_of if lowered is not None else {}
         self.group_iteration = lowered.iteration if lowered is not None else {}
         self.group_optional = lowered.iteration_optional if lowered is not None else {}
+        self.negation_current = lowered.negation_current if lowered is not None else {}
         self.vars = tuple(
             Var(
                 r.var,
@@ -397,6 +399,9 @@ class _Builder:
         self.neg_index = {r.var: j for j, r in enumerate(self.negs)}
         self.group_negs = {n for grp in A.groups_of(pattern.structure) for n in G.neighbours(grp)}
         self.group_stops = {n for grp in A.groups_of(pattern.structure) for n in G.between_iterations(grp)}
+        # (and one after an optional step: where the iteration may still bind it, it blocks the
+        # moves past it only, and the partial match still times out, as a stop event's list)
+        self.group_stops |= {n for grp in A.groups_of(pattern.structure) for n, (p, _) in negation_sides(grp).items() if len(p) > 1}
         self.seq_of: dict[str, tuple[list[str], list[str]]] = {}
         _neighbours(pattern.structure, self.seq_of)
         # negations beside an optional step or reading one: checked at emission, where the
@@ -425,6 +430,8 @@ class _Builder:
                 )
             info = _Info()
             label = _analyze(structure, cfg, True, info, types)
+            if self.negation_current:  # (one reading g[i].c: open only where the iteration bound c)
+                info.active = G.open_where_bound(info.active, self.negation_current, info.current)
             self.configs[cfg] = len(self.cinfo)
             self.cinfo.append(_Config(cfg, info, label, self.prec, self.kleene))
             queue.append(cfg)
@@ -722,7 +729,7 @@ def _neighbours(node: A.Node, out: dict[str, tuple[list[str], list[str]]]) -> No
     if isinstance(node, A.EventRef):
         return
     if isinstance(node, A.Group):  # a group's negations: the steps around them (compile/groups.py)
-        out.update({n: ([b], [a]) for n, (b, a) in G.neighbours(node).items()})
+        out.update(negation_sides(node))  # (beside an optional step: up to the nearest required one)
         return
     if isinstance(node, A.Seq):
         kids = node.children

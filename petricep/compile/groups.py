@@ -36,7 +36,11 @@ A condition reading the group is rewritten onto the steps' lists:
 * a condition of a negation inside the group reads the group so far, the steps' lists as
   they stand where the negation is open (:func:`on_negation`: ``g[i].b`` the newest ``b``,
   ``g[i-1].b`` the one before it, ``g[i-1].c`` the newest ``c`` for a step after the
-  negation), checked in the scan as any of its conditions;
+  negation), checked in the scan as any of its conditions; next to an optional step it is
+  open from the iteration's last bound step before it, ending a partial match right after
+  the step before it, elsewhere blocking only the moves past the optional steps still ahead
+  (:func:`_open_between_steps`); one reading ``g[i].c`` of an optional step is open only
+  where the iteration bound ``c`` (:func:`open_where_bound`);
 * one that also reads a single event bound after the group or beside it in an AND
   (``g[i].c.x < d.x``) is checked so once that event is bound, and on the move binding it
   for the iterations before it: a deferred check (:func:`replay`) that rebuilds the steps'
@@ -49,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from petricep.lang import ast as A
-from petricep.lang.groups import bound_at, gap_conditions, gap_follows, negations_of
+from petricep.lang.groups import bound_at, gap_conditions, gap_follows, negation_sides, negations_of
 
 Cfg = Any
 
@@ -173,11 +177,11 @@ def analyze(
     fits = node.most is None or count + 1 < node.most
     if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
         growing.add(node.var)  # GREEDY / RELUCTANT choose here
+    sides = negation_sides(node)
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
-            if k and members[k - 1] == before:
-                active.append((ref, False))
+            _open_between_steps(ref, sides[neg][0], members[k - 1] if k else None, active)
         elif count and k == 0 and more:  # between iterations: it blocks the next one only
             active.append((ref, True))
     if not count and k == 0:
@@ -194,6 +198,17 @@ def analyze(
     if not any(m in optional for m in members[:k]):
         return f"{head}:{members[k - 1]}"
     return f"{head}:" + ",".join(m for j, m in enumerate(members[:k]) if m not in optional or mask >> j & 1)
+
+
+def _open_between_steps(ref: A.EventRef, before: list[str], last: str | None, active: list[tuple[A.EventRef, bool]]) -> None:
+    """A negation between two steps is open where the iteration's last bound step is one of
+    ``before`` (its P, nearest first: :func:`petricep.lang.groups.negation_sides`). Right
+    after its nearest step a violating event ends the partial match; after a farther one
+    (``b`` in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, ``c`` still ahead) it blocks the moves to
+    its Q only: the iteration may still bind ``c``, which clears the block (the span then
+    runs from ``c``), as a negation after a growing list's."""
+    if last in before:
+        active.append((ref, last != before[0]))
 
 
 def _counted(node: A.Group, count: int) -> str:
@@ -237,6 +252,9 @@ class Lowered:
     # an iteration condition's optional steps read at g[i] before the step it is checked on:
     # checked only on the moves whose iteration bound them (else it holds: the step left out)
     iteration_optional: dict[int, frozenset[str]] = field(default_factory=dict)
+    # a negation's conditions reading optional steps of its own iteration (g[i].c): it is open
+    # only where the iteration bound them (elsewhere the read does not exist: it forbids nothing)
+    negation_current: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def lower(pattern: A.Pattern) -> Lowered:
@@ -252,11 +270,15 @@ def lower(pattern: A.Pattern) -> Lowered:
     # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
     stops = {g.until.var for g in groups.values() if g.until is not None}
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
+    negation_current: dict[str, frozenset[str]] = {}
     for ci, expr in enumerate((*pattern.conditions, *gaps)):
         at = _iteration_step(expr, groups)
         neg = next((v for v in sorted(A.vars_of(expr)) if v in inside), None)
         if neg is not None:  # a negation's inside a group: the group as it stands while it is open
             conditions.append(on_negation(expr, inside[neg], bound_at(inside[neg], neg)))
+            current = _current_optional_reads(expr, inside[neg])
+            if current:
+                negation_current[neg] = negation_current.get(neg, frozenset()) | current
         elif at is not None:
             iteration[ci] = at
             grp = groups[_group_of(expr, groups)]
@@ -273,7 +295,24 @@ def lower(pattern: A.Pattern) -> Lowered:
         return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
-    return Lowered(lowered, iteration, member_of, optional_reads)
+    return Lowered(lowered, iteration, member_of, optional_reads, negation_current)
+
+
+def _current_optional_reads(expr: A.Expr, group: A.Group) -> frozenset[str]:
+    """The optional steps of ``group`` a negation's condition reads in its own iteration
+    (``g[i].c``, ``g[last].c``: checked, before the negation)."""
+    return frozenset(
+        e.member
+        for e in A.walk_expr(expr)
+        if isinstance(e, A.Attr) and e.var == group.var and e.member in group.optional_steps and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_LAST)
+    )
+
+
+def open_where_bound(active: list[tuple[A.EventRef, bool]], needs: dict[str, frozenset[str]], current: set[str]) -> list[tuple[A.EventRef, bool]]:
+    """``active`` less the negations whose conditions read an optional step of their
+    iteration that the iteration has not bound (``current``: those it bound): none of their
+    events can violate there (:attr:`Lowered.negation_current`)."""
+    return [(n, g) for n, g in active if needs.get(n.var, frozenset()) <= current]
 
 
 def iteration_check(

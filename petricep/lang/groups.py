@@ -9,7 +9,7 @@ reported with a caret at the part that breaks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -103,14 +103,50 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
                 "out) is not supported yet: measure FROM a required step",
                 gap.span,
             )
-    for neg, (before, after) in neighbours_of(group).items():
-        if before in optional or after in optional:
+    _check_optional_negation(group, unsupported)
+
+
+def _check_optional_negation(group: A.Group, unsupported: Unsupported) -> None:
+    """A negation next to an optional step spans from the iteration's last bound step before
+    it to its next bound one after it (:func:`negation_sides`), as outside a group; not yet
+    one with only optional steps on a side within its iteration (left out, the span would
+    reach into another iteration or past the group) or between iterations."""
+    optional = group.optional_steps
+    for neg, (before, after) in negation_sides(group).items():
+        side = next((s for s in (before, after) if all(v in optional for v in s)), None)
+        if side is not None:
             ref = next(c for c in group.children if isinstance(c, A.EventRef) and c.var == neg)
             raise unsupported(
-                f"a negation inside {group.var}[] next to an optional step ({before if before in optional else after}) "
+                f"a negation inside {group.var}[] next to an optional step ({side[0]}) "
                 "is not supported yet: put it between two required steps",
                 ref.span,
             )
+
+
+def negation_sides(group: A.Group) -> dict[str, tuple[list[str], list[str]]]:
+    """Each negation inside ``group`` -> the steps whose events bound it (P, Q), nearest first:
+    between two steps those before it back to the nearest required one and those after it up
+    to the nearest required one (the span runs from the last of P the iteration bound to the
+    first of Q it bound: with ``C? c`` left out in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, from
+    ``b``); one at the group's start or end: the last step and the first."""
+    members, optional = group.members, group.optional_steps
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for neg, (before, after) in neighbours_of(group).items():
+        if before == members[-1]:
+            out[neg] = ([before], [after])
+            continue
+        out[neg] = (_run(members[members.index(before) :: -1], optional), _run(members[members.index(after) :], optional))
+    return out
+
+
+def _run(steps: Sequence[str], optional: frozenset[str]) -> list[str]:
+    """``steps`` up to and with the first required one."""
+    out: list[str] = []
+    for s in steps:
+        out.append(s)
+        if s not in optional:
+            break
+    return out
 
 
 def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -435,7 +471,7 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     None: it lies in no iteration) ``g[last].s``, ``g[k].s`` and aggregates (the iterations
     complete so far), not ``g[i]`` or ``g[i-1]``."""
     g = group.var
-    if getattr(e, "member", None) in group.optional_steps:
+    if getattr(e, "member", None) in group.optional_steps and not _optional_read_ok(e, pre):
         raise unsupported(
             f"a condition of the negation {neg!r} inside {g}[] reading the optional step {e.member!r} is not "
             "supported yet (an iteration may leave it out)",
@@ -462,6 +498,21 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
         f"(the previous iteration's is {g}[i-1].{step}.{e.field})",
         e.span,
     )
+
+
+def _optional_read_ok(e: A.Attr | A.Agg, pre: list[str] | None) -> bool:
+    """A negation's read of an optional step ``c`` of its group with a clear meaning: between
+    two steps ``g[i].c`` / ``g[last].c`` for ``c`` before it in its iteration (where the
+    iteration left ``c`` out the read does not exist: a comparison reading it is false, the
+    negation forbids nothing there, as one reading a step left out outside a group). Not yet
+    ``g[k].c`` or ``g[i-1].c`` (an iteration's ``c`` by number: its list holds only the
+    iterations that bound it), ``g[last].c`` between iterations (whether the iteration just
+    completed bound ``c`` is not kept), nor an aggregate (where no iteration bound ``c`` yet,
+    the engines read its empty list otherwise than as a value that does not exist)."""
+    if isinstance(e, A.Agg):
+        return False
+    kind = e.index.kind if e.index is not None else None
+    return pre is not None and kind in (A.IDX_CUR, A.IDX_LAST) and e.member in pre
 
 
 def bound_at(group: A.Group, neg: str) -> list[str] | None:

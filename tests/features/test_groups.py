@@ -331,18 +331,23 @@ TYPES = ("A", "B", "C")
 
 
 @st.composite
-def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Pattern:
+def grouped_patterns(draw: Any, name: str = "p", optional: bool = True, beside: bool = False) -> Pattern:
     """A SEQ of 0-2 steps, a group of 1-3 steps (mostly 2, some with a gap, some FROM a named step; of 3, the middle one may
     be optional, C? c, and of 2-3 the last or the first one, unless ``optional`` is false), 0-1 steps (one may be a negation between
     them), the group alone or inside an AND or OR beside one event ``w``, a negation ``x`` inside it (between
-    two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition."""
+    two steps, or between iterations); random iteration, whole-group and negation conditions, strategy, window, partition.
+    ``beside``: a group of 3-4 steps, the middle ones optional (the first always), and a negation next to one of them
+    (test_groups_optional_negation.py)."""
     before = [EventRef(draw(st.sampled_from(TYPES)), f"a{i}") for i in range(draw(st.sampled_from([0, 1, 1, 2])))]
-    steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from([1, 2, 2, 2, 3, 3])))]
-    if optional and len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
+    sizes = [3, 4] if beside else [1, 2, 2, 2, 3, 3]  # (beside: a negation next to an optional step, always)
+    steps = [EventRef(draw(st.sampled_from(TYPES)), f"s{i}") for i in range(draw(st.sampled_from(sizes)))]
+    if beside:
+        steps[1:-1] = [replace(s, optional=draw(st.booleans()) or j == 0) for j, s in enumerate(steps[1:-1])]
+    elif optional and len(steps) == 3 and draw(st.booleans()):  # an optional step between two required ones (C? c)
         steps[1] = replace(steps[1], optional=True)
-    if optional and len(steps) > 1 and draw(st.integers(0, 2)) == 0:  # or last (SEQ(B b, C? c)+ g[])
+    if optional and not beside and len(steps) > 1 and draw(st.integers(0, 2)) == 0:  # or last (SEQ(B b, C? c)+ g[])
         steps[-1] = replace(steps[-1], optional=True)
-    if optional and len(steps) > 1 and not all(s.optional for s in steps[1:]) and draw(st.integers(0, 3)) == 0:
+    if optional and not beside and len(steps) > 1 and not all(s.optional for s in steps[1:]) and draw(st.integers(0, 3)) == 0:
         steps[0] = replace(steps[0], optional=True)  # or first (SEQ(C? c, B b)+ g[])
     skippable = {s.var for s in steps if s.optional}
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
@@ -356,10 +361,13 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
             steps[i] = replace(step, gap=Gap(lo, lo + draw(st.integers(0, 3)), after=draw(st.sampled_from(bases))))
     after = [EventRef(draw(st.sampled_from(TYPES)), f"z{i}") for i in range(draw(st.integers(0, 1)))]
     inner: list[Any] = list(steps)
-    # (not next to an optional step, not yet: between iterations that is the last step and the first)
-    places = [k for k in range(len(steps) + 1) if not (steps[k - 1] if 0 < k < len(steps) else steps[-1]).optional]
-    places = [k for k in places if not (steps[k] if 0 < k < len(steps) else steps[0]).optional]
-    if places and draw(st.integers(0, 2)) == 0:  # a negation between two steps, or at the start or end (between iterations)
+    # (next to an optional step with a required one on each side in its iteration; not yet
+    # between iterations beside one: there that is the last step and the first)
+    ends = not steps[-1].optional and not steps[0].optional
+    places = [k for k in range(len(steps) + 1) if (0 < k < len(steps) and _required_around(steps, k)) or (k in (0, len(steps)) and ends)]
+    if beside:  # next to an optional step
+        places = [k for k in places if 0 < k < len(steps) and (steps[k - 1].optional or steps[k].optional)]
+    if places and (beside or draw(st.integers(0, 2)) == 0):  # a negation between two steps, or at the start or end (between iterations)
         inner.insert(draw(st.sampled_from(places)), EventRef(draw(st.sampled_from(TYPES)), "x", negated=True))
     grp: Any = Group(Seq(tuple(inner)), "g")
     if wrap is not None:  # the group inside AND / OR, beside a single event (either side)
@@ -396,7 +404,7 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
         pool.append(cmp(g("g", names[0], "i"), ">", arith(g("g", last, "i-1"), "-", f(after[0].var))))
     if len(inner) > len(steps):  # the negation's conditions: its event, a variable before the group, the group so far
         pool += [cmp(f("x"), ">", 1)] + ([cmp(f("x"), "<", f(before[0].var))] if before else [])
-        pool += _negation_reads(draw, inner, names) if not skippable else []  # (an optional step: not read by a negation)
+        pool += _negation_reads(draw, inner, names, skippable)  # (an optional step: not read by a negation)
     if wrap is not None:
         pool += [cmp(f("w"), ">", g("g", last, "last")), cmp(f("w"), "<=", gagg("max", "g", names[0]))]
         # iteration conditions reading the AND sibling: the iterations before it when it binds, the later ones on their step
@@ -415,25 +423,32 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True) -> Patte
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
 
-def _negation_reads(draw: Any, inner: list[Any], names: list[str]) -> list[Any]:
+def _required_around(steps: list[EventRef], k: int) -> bool:
+    """Whether a negation before ``steps[k]`` has a required step on each side in its iteration."""
+    return any(not s.optional for s in steps[:k]) and any(not s.optional for s in steps[k:])
+
+
+def _negation_reads(draw: Any, inner: list[Any], names: list[str], skippable: set[str]) -> list[Any]:
     """Conditions of the negation ``x`` inside the group reading the group as it stands while
     ``x`` is open: between two steps its iteration's steps before it (``g[i]``, ``g[last]``),
     the iteration before (``g[i-1]``, any step), ``g[k]`` and aggregates (any step); between
     iterations the iteration just completed (``g[last]``), ``g[k]`` and aggregates."""
     at = next(i for i, c in enumerate(inner) if c.negated)
-    pre = names[:at] if 0 < at < len(names) else []
-    some = draw(st.sampled_from(names))
+    pre = [v for v in names[:at] if v not in skippable] if 0 < at < len(names) else []
+    some = draw(st.sampled_from([v for v in names if v not in skippable]))
     out = [
         cmp(f("x"), "=", gagg("count", "g")),
         cmp(f("x"), "<", gagg("sum", "g", some)),
         cmp(f("x"), ">=", gagg("max", "g", some)),
         cmp(f("x"), "<=", g("g", some, draw(st.sampled_from([1, 2])))),
     ]
+    own = [v for v in names[:at] if v in skippable] if 0 < at < len(names) else []
+    out += [cmp(f("x"), ">", g("g", v, draw(st.sampled_from(["i", "last"])))) for v in own]  # (unbound there: forbids nothing)
     if pre:
         out += [
             cmp(f("x"), ">", g("g", draw(st.sampled_from(pre)), draw(st.sampled_from(["i", "last"])))),
             cmp(f("x"), "=", g("g", some, "i-1")),
-            cmp(f("x"), "<", arith(g("g", pre[-1], "i"), "-", g("g", names[-1], "i-1"))),
+            cmp(f("x"), "<", arith(g("g", pre[-1], "i"), "-", g("g", [v for v in names if v not in skippable][-1], "i-1"))),
         ]
     else:
         out += [cmp(f("x"), "=", g("g", some, "last")), cmp(f("x"), ">", arith(g("g", names[0], "last"), "+", g("g", names[-1], 1)))]

@@ -345,13 +345,29 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
             "an iteration condition reading the optional step g[i].c and a later step (g[i].d) and an event bound "
             "after the group is not supported yet: split it so that the part reading c reads no later step",
         ),
-        (
-            "SEQ(A a, SEQ(B b, !(X x), C? c, D d)+ g[], E e)",
+        (  # (only optional steps after it in its iteration: left out, the span would leave the iteration)
+            "SEQ(A a, SEQ(B b, !(X x), C? c)+ g[], E e)",
+            PatternUnsupportedError,
+            "a negation inside g[] next to an optional step (c) is not supported yet: put it between two required steps",
+        ),
+        (  # (... or before it)
+            "SEQ(A a, SEQ(C? c, F? f, !(X x), B b)+ g[], E e)",
+            PatternUnsupportedError,
+            "a negation inside g[] next to an optional step (f) is not supported yet: put it between two required steps",
+        ),
+        (  # (between iterations, beside the optional first step)
+            "SEQ(A a, SEQ(!(X x), C? c, B b)+ g[], E e)",
             PatternUnsupportedError,
             "a negation inside g[] next to an optional step (c) is not supported yet: put it between two required steps",
         ),
         (
-            "SEQ(A a, SEQ(B b, C? c, D d, !(X x), F f)+ g[], E e) WHERE x.v = g[i].c.v",
+            "SEQ(A a, SEQ(B b, C? c, D d, !(X x), F f)+ g[], E e) WHERE x.v < sum(g[].c.v)",
+            PatternUnsupportedError,
+            "a condition of the negation 'x' inside g[] reading the optional step 'c' is not supported yet (an "
+            "iteration may leave it out)",
+        ),
+        (  # (between iterations: whether the iteration just completed bound c is not kept)
+            "SEQ(A a, SEQ(B b, C? c, D d, !(X x))+ g[], E e) WHERE x.v = g[last].c.v",
             PatternUnsupportedError,
             "a condition of the negation 'x' inside g[] reading the optional step 'c' is not supported yet (an "
             "iteration may leave it out)",
