@@ -213,7 +213,9 @@ def _classify(expr: A.Expr, kleene: set[str], negated: set[str]) -> _Cond:
     it = A.iteration_var(expr)
     closed = set()
     for e in A.walk_expr(expr):
-        first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1
+        # (v[1] is known once v binds; not g[1].c of a step before the group's first required one,
+        # whose iteration is known once that one binds: Index.leads, read where the group is closed)
+        first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1 and not e.index.leads
         if isinstance(e, A.Attr) and e.var in kleene and e.var != it and not first_only:
             closed.add(e.var)
         if isinstance(e, A.Agg) and e.var != it:
@@ -761,6 +763,6 @@ def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> Kl
                     aggs.append(spec)
             if isinstance(e, A.Attr) and e.var == v.name and e.index is not None and e.index.kind == A.IDX_CONST:
                 head = max(head, e.index.const)
-            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name:  # (g[1].c: before the 2nd iteration)
-                head = max(head, 2)
+            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name and e.index.kind == A.IDX_CONST:
+                head = max(head, e.index.const + 1)  # (g[k].c: after the k-th iteration's start, before the next's)
     return KleeneInfo(v.slot, tuple(aggs), head)
