@@ -388,7 +388,11 @@ class _Builder:
         # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py);
         # a group's g[k].s (k >= 2, a required step) is s[k] here
         skip = frozenset(negated | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps})
-        for check, open_lists in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec):
+        optional_steps = skip - negated
+        for check, open_lists in [
+            *E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec),
+            *E.iteration_k_checks(pattern.conditions, sorted(optional_steps), sorted(self.kleene), frozenset(negated), self.prec),
+        ]:
             c = _classify(check, self.kleene, negated)
             self.conds.append(replace(c, needs_closed=c.needs_closed - open_lists))
         self.types = frozenset(r.type for r in positives)

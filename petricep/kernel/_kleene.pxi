@@ -172,13 +172,14 @@ cdef int64_t kleene_in_iteration(Kernel k, Group g, int64_t node, int64_t of, in
     _in_iteration_fn): the last (``which`` 0), the one before it (-1) or the k-th (k) of the
     list ``of`` (the group's first required step), whose elements delimit the iterations: after
     the iteration's own element and before the next's (``leads``, a step before that one: after
-    the previous one's and before its own). -1 where it has none (the iteration left the step
-    out, or there is no such iteration): the read is unbound, as a step left out."""
-    cdef int64_t j, lo, hi, ev, n = node
-    if node < 0 or of < 0:
+    the previous one's and before its own, or, for ``g[k]``, after the last one's in the
+    iteration it begins). -1 where it has none (the iteration left the step out, or there is no
+    such iteration): the read is unbound, as a step left out."""
+    cdef int64_t j, lo, hi, ev, n = node, count = g.nd_count[of] if of >= 0 else 0
+    if node < 0 or (of < 0 and not (leads and which > 0)):
         return -1
-    j = g.nd_count[of] if which == 0 else g.nd_count[of] - 1 if which == -1 else which
-    if j < 1 or j > g.nd_count[of]:
+    j = count if which == 0 else count - 1 if which == -1 else which
+    if j < 1 or j > count + (1 if leads and which > 0 else 0):  # (g[k] of a step before: the iteration it begins)
         return -1
     if leads:
         lo, hi = list_ev(g, of, j - 1), list_ev(g, of, j)

@@ -293,7 +293,8 @@ def _in_iteration_fn(e: A.Attr, i: int, r: int, get: Callable[[Any], Any]) -> Fn
     ``c[last]``, ``g[i-1].c`` as ``c[i-1]``, compile/groups.py): the element only where it lies
     in that iteration, which the elements of the group's first required step ``r`` delimit
     (after the iteration's own one and before the next's; for a step before ``r``,
-    ``Index.leads``, after the previous one's and before its own); else unbound, as a step the
+    ``Index.leads``, after the previous one's and before its own, or after the last one's in
+    the iteration it begins, not complete yet); else unbound, as a step the
     iteration left out (Skip: the conjunct holds, RETURN null), and so where the group has no
     such iteration. An iteration holds one element of the step at most, so iteration k's is
     among its first k, the last iteration's or the one before's among its last two."""
@@ -303,11 +304,12 @@ def _in_iteration_fn(e: A.Attr, i: int, r: int, get: Callable[[Any], Any]) -> Fn
         k = e.index.const
 
         def nth(s: tuple[Any, ...], x: Any) -> Any:
-            rs = _state(s, r)[K_HEAD]  # (the first k + 1 elements: compile/compiler.py _kleene_info)
-            if len(rs) < k:
+            # (the first k + 1 elements: compile/compiler.py _kleene_info; none yet before a step before it)
+            rs = _state(s, r)[K_HEAD] if s[r] is not None or not leads else ()
+            if len(rs) < k - leads:
                 raise Skip
-            if leads:
-                lo, hi = (rs[k - 2] if k >= 2 else None), rs[k - 1]
+            if leads:  # (after the last element: the iteration it begins, not complete yet)
+                lo, hi = (rs[k - 2] if k >= 2 else None), (rs[k - 1] if len(rs) >= k else None)
             else:
                 lo, hi = rs[k - 1], (rs[k] if len(rs) > k else None)
             return get(_within(_state(s, i)[K_HEAD][:k], lo, hi))

@@ -168,3 +168,27 @@ def test_the_previous_iteration_s_last_step_from_an_optional_first_step() -> Non
         {"a": 0, "g": [{"c": 4, "b": 5}], "e": 6},
         {"a": 0, "g": [{"b": 5}], "e": 6},
     )
+
+
+def test_under_skip_till_next_match_iteration_k_s_c_is_decided_where_it_binds() -> None:
+    # g[2].c.x > 5 refuses c4 (x 1) as the second iteration's c when it comes, so it is passed
+    # over (as v[k] is): (b1 d2)(b3 d5); without the condition c4 cannot be passed over
+    p = P(f"{STEPS} WHERE skip-till-next-match AND g[2].c.x > 5")
+    assert ids(p, stream("A@0 B@1 D@2 B@3 C@4:x=1 D@5 E@6")) == want({"a": 0, "g": [{"b": 1, "d": 2}, {"b": 3, "d": 5}], "e": 6})
+    p = P(f"{STEPS} WHERE skip-till-next-match")
+    assert ids(p, stream("A@0 B@1 D@2 B@3 C@4:x=1 D@5 E@6")) == want({"a": 0, "g": [{"b": 1, "d": 2}, {"b": 3, "c": 4, "d": 5}], "e": 6})
+
+
+def test_under_skip_till_next_match_with_a_later_step_of_iteration_k() -> None:
+    # g[2].c.x > g[2].d.x: decided when the second d binds, d5 (x 3 >= c4's 1) is passed over, d7 (x 0) taken
+    p = P(f"{STEPS} WHERE skip-till-next-match AND g[2].c.x > g[2].d.x")
+    ev = stream("A@0 B@1 D@2 B@3 C@4:x=1 D@5:x=3 C@6:x=9 D@7:x=0 E@8")
+    assert ids(p, ev) == want({"a": 0, "g": [{"b": 1, "d": 2}, {"b": 3, "c": 4, "d": 7}], "e": 8})
+
+
+def test_under_skip_till_next_match_an_optional_first_step_of_iteration_k() -> None:
+    # (c? b): c2 (x 1) would begin the second iteration, g[2].c.x > 5 refuses it there: (b1)(b3)
+    p = P(f"{LEADING} WHERE skip-till-next-match AND g[2].c.x > 5")
+    assert ids(p, stream("A@0 B@1 C@2:x=1 B@3 E@4")) == want({"a": 0, "g": [{"b": 1}, {"b": 3}], "e": 4})
+    p = P(f"{LEADING} WHERE skip-till-next-match")
+    assert ids(p, stream("A@0 B@1 C@2:x=1 B@3 E@4")) == want({"a": 0, "g": [{"b": 1}, {"c": 2, "b": 3}], "e": 4})
