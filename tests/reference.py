@@ -288,6 +288,7 @@ class Matcher:
         if len(set(names)) != len(names):
             raise ValueError(f"variable names are not distinct: {names}")
         self.groups = {r.var: r for r in refs if isinstance(r, Group)}
+        self.optional_steps = frozenset(s.var for g in self.groups.values() for s in RG.steps(g) if s.optional)
         self.group_of = {s.var: g for g, grp in self.groups.items() for s in RG.steps(grp)}  # (a gap FROM a group's step)
         for g in self.groups.values():
             names.extend(s.var for s in RG.steps(g))
@@ -309,7 +310,7 @@ class Matcher:
         self.stops = RU.stops(tree)  # list -> stop event (UNTIL): tests/reference_until.py
         self.stop_conj: dict[str, list[Conjunct]] = {u.var: [] for u in self.stops.values()}
         for expr in pattern.conditions:
-            conj = conjunct(expr, self.kleene)
+            conj = conjunct(expr, self.kleene, self.optional_steps)
             if conj.vars & self.stop_conj.keys():
                 self.stop_conj[next(iter(conj.vars & self.stop_conj.keys()))].append(conj)
                 continue
@@ -776,7 +777,7 @@ def reference_run(patterns: Sequence[Pattern], events: Sequence[Event], tie: str
         rows: list[dict] = []
         composites[pi] = []
         for ckey, _, at, binding in emitted:
-            attrs = return_attrs(pattern, env_of(binding))
+            attrs = return_attrs(pattern, env_of(binding), matcher.optional_steps)
             bound = all_items(binding)
             rows.append(
                 {

@@ -84,9 +84,12 @@ class Conjunct:
     skip_first: bool  # mentions v[i-1] or v[..i-1]: not checked for i = 1
     whole: frozenset[str]  # Kleene variables read as a whole list (last, count, agg(v[]))
     consts: tuple[tuple[str, int], ...]  # constant indices v[k]
+    # the optional steps of the pattern's groups: g[k].c of a group with fewer than k iterations
+    # is unbound (the conjunct holds), as where iteration k left c out
+    optional: frozenset[str] = frozenset()
 
 
-def conjunct(expr: Expr, kleene: frozenset[str]) -> Conjunct:
+def conjunct(expr: Expr, kleene: frozenset[str], optional: frozenset[str] = frozenset()) -> Conjunct:
     names: set[str] = set()
     iters: set[str] = set()
     whole: set[str] = set()
@@ -137,14 +140,18 @@ def conjunct(expr: Expr, kleene: frozenset[str]) -> Conjunct:
         skip_first=skip_first,
         whole=frozenset(whole),
         consts=tuple(consts),
+        optional=optional,
     )
 
 
 class Env:
     """Values of variables: an Event, or a tuple of Events for a Kleene variable."""
 
-    def __init__(self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0, so_far: bool = False) -> None:
+    def __init__(
+        self, values: dict[str, Any], it_var: str | None = None, it_i: int = 0, so_far: bool = False, optional: frozenset[str] = frozenset()
+    ) -> None:
         self.values = values
+        self.optional = optional  # (Conjunct.optional)
         self.it_var = it_var
         self.it_i = it_i  # 1-based index of the element being checked
         # a negation's condition inside a group: a group value is the group so far (its last
@@ -189,6 +196,8 @@ def evaluate(expr: Expr, env: Env) -> Any:
         return expr.value
     if isinstance(expr, Attr):
         element = _element(env, expr)
+        if element is MISSING and expr.member in env.optional and not env.so_far:
+            raise Unbound(f"{expr.var}.{expr.member}")  # no such iteration: it bound no c
         if element is not MISSING and expr.member is not None:  # g[k].step: one iteration's event
             if expr.member not in element:
                 if env.so_far:
@@ -291,7 +300,7 @@ def holds(conj: Conjunct, env: Env) -> bool:
     """A conjunct over fully known values; iteration conjuncts hold for every element."""
     if conj.iter_var is None:
         try:
-            return _truth(evaluate(conj.expr, env))
+            return _truth(evaluate(conj.expr, Env(env.values, env.it_var, env.it_i, env.so_far, conj.optional)))
         except (Unbound, Pending):
             return True  # reads an optional step no iteration (or not the one read) of its group bound: it holds
     items = _lookup(env, conj.iter_var)
@@ -299,7 +308,7 @@ def holds(conj: Conjunct, env: Env) -> bool:
         if i == 1 and conj.skip_first:
             continue
         try:
-            if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i))):
+            if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i, optional=conj.optional))):
                 return False
         except Pending:
             continue  # a partial iteration: checked once its step is bound
@@ -325,14 +334,15 @@ def composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
     return f"{name}[{','.join(parts)}]"
 
 
-def return_attrs(pattern: Any, env: Env) -> dict[str, Any]:
-    """A match's RETURN attributes (None for a field reading an unbound variable)."""
+def return_attrs(pattern: Any, env: Env, optional: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A match's RETURN attributes (None for a field reading an unbound variable; ``optional``:
+    Conjunct.optional)."""
     if pattern.returns is None:
         return {}
     attrs: dict[str, Any] = {}
     for f in pattern.returns.fields:
         try:
-            value = evaluate(f.expr, env)
+            value = evaluate(f.expr, Env(env.values, env.it_var, env.it_i, env.so_far, optional))
         except (Unbound, Pending):  # (g[last].c: an optional step its iteration left out)
             value = None
         attrs[f.name] = None if value is MISSING else value

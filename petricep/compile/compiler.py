@@ -214,7 +214,9 @@ def _classify(expr: A.Expr, kleene: set[str], negated: set[str]) -> _Cond:
     it = A.iteration_var(expr)
     closed = set()
     for e in A.walk_expr(expr):
-        first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1
+        # (v[1] is known once v binds; not g[1].c of a step before the group's first required one,
+        # whose iteration is known once that one binds: Index.leads, read where the group is closed)
+        first_only = isinstance(e, A.Attr) and e.index is not None and e.index.kind == A.IDX_CONST and e.index.const == 1 and not e.index.leads
         if isinstance(e, A.Attr) and e.var in kleene and e.var != it and not first_only:
             closed.add(e.var)
         if isinstance(e, A.Agg) and e.var != it:
@@ -388,7 +390,11 @@ class _Builder:
         # a conjunct reading v[k] (k >= 2) is also checked at the list's k-th element (compile/elements.py);
         # a group's g[k].s (k >= 2, a required step) is s[k] here
         skip = frozenset(negated | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps})
-        for check, open_lists in E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec):
+        optional_steps = skip - negated
+        for check, open_lists in [
+            *E.kth_element_checks(pattern.conditions, sorted(self.kleene - skip), skip, self.prec),
+            *E.iteration_k_checks(pattern.conditions, sorted(optional_steps), sorted(self.kleene), frozenset(negated), self.prec),
+        ]:
             c = _classify(check, self.kleene, negated)
             self.conds.append(replace(c, needs_closed=c.needs_closed - open_lists))
         self.types = frozenset(r.type for r in positives)
@@ -768,6 +774,6 @@ def _kleene_info(v: Var, pattern: A.Pattern, conds: Sequence[A.Expr] = ()) -> Kl
                     aggs.append(spec)
             if isinstance(e, A.Attr) and e.var == v.name and e.index is not None and e.index.kind == A.IDX_CONST:
                 head = max(head, e.index.const)
-            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name:  # (g[1].c: before the 2nd iteration)
-                head = max(head, 2)
+            if isinstance(e, A.Attr) and e.index is not None and e.index.of == v.name and e.index.kind == A.IDX_CONST:
+                head = max(head, e.index.const + 1)  # (g[k].c: after the k-th iteration's start, before the next's)
     return KleeneInfo(v.slot, tuple(aggs), head)

@@ -61,3 +61,45 @@ def _last_fixed(expr: A.Expr, v: str) -> int:
                 return 0
             ks.append(e.index.const)
     return max(ks, default=0)
+
+
+def iteration_k_checks(
+    conditions: Sequence[A.Expr], optional: Iterable[str], lists: Iterable[str], skip: frozenset[str], prec: Mapping[str, set[str]]
+) -> list[tuple[A.Expr, frozenset[str]]]:
+    """The same for a conjunct reading a repeated group's optional step by iteration,
+    ``g[k].c`` (``c[k]`` of the first required step's list, compile/groups.py): iteration k's
+    ``c`` never changes once bound, so the conjunct is decided at the element of ``c`` that
+    lies in iteration k (``c[i].pos != c[k].pos OR conjunct``: a read unbound there, no such
+    element yet, holds) and, as :func:`kth_element_checks` does, at a required step's ``w[j]``
+    (which that function leaves to this one where the conjunct reads an optional step); other
+    lists read ``w[j]`` beside it hold while shorter, other optional steps' reads while
+    unbound. Only a conjunct reading every list at a fixed element (a whole-list read waits
+    for the list to close anyway); ``skip``: negated and stop events (their conditions are
+    theirs)."""
+    out: list[tuple[A.Expr, frozenset[str]]] = []
+    opt, names = set(optional), set(lists)
+    for conj in conditions:
+        if A.iteration_var(conj) is not None or A.vars_of(conj) & skip:
+            continue
+        reads = [e for e in A.walk_expr(conj) if isinstance(e, (A.Attr, A.Agg)) and e.var in names]
+        if not any(isinstance(e, A.Attr) and e.index is not None and e.index.of and e.var in opt for e in reads):
+            continue
+        if any(not isinstance(e, A.Attr) or e.index is None or e.index.kind != A.IDX_CONST for e in reads):
+            continue
+        fixed: dict[str, int] = {}
+        anchors: dict[tuple[str, A.Index], A.Expr] = {}
+        for e in reads:
+            assert isinstance(e, A.Attr) and e.index is not None
+            if e.index.of:
+                here = A.Attr(e.var, A.POS_FIELD, A.Index(A.IDX_CUR))
+                anchors.setdefault((e.var, e.index), A.Compare("!=", here, A.Attr(e.var, A.POS_FIELD, e.index)))
+            elif e.index.const >= 2:
+                fixed[e.var] = max(fixed.get(e.var, 0), e.index.const)
+        for w, j in fixed.items():
+            anchors[(w, A.Index(A.IDX_CONST, j))] = A.Not(A.Compare("=", A.Agg("count", w, None, upto_prev=True), A.Num(j - 1)))
+        for (v, _index), anchor in anchors.items():
+            beside = {w: j for w, j in fixed.items() if w != v and w not in prec.get(v, set())}
+            short = tuple(A.Compare("<", A.Agg("count", w, None), A.Num(j)) for w, j in beside.items())
+            # (the optional steps' reads are open too: unbound until that iteration's element binds, then fixed)
+            out.append((A.BoolOp("or", (anchor, *short, conj)), frozenset(beside) | {u for u, _ in anchors if u in opt}))
+    return out

@@ -15,8 +15,8 @@ on a later step is checked only where it did) and which have an element at all (
 is then a take on its list); where only optional steps are left the iteration may end
 (:func:`tail`). The lists are then no longer aligned by iteration: the engines place a match's
 elements into iterations by position (runtime/match.py ``group_bindings``), replay iteration
-conditions in arrival order, and read ``g[last].c`` / ``g[1].c`` only where that iteration
-has a ``c`` (``Index.of``).
+conditions in arrival order, and read ``g[last].c`` / ``g[k].c`` / ``g[i-1].c`` only where
+that iteration has a ``c`` (``Index.of``: by position against the first required step's list).
 
 A condition reading the group is rewritten onto the steps' lists:
 
@@ -431,6 +431,8 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
         g = groups[expr.var]
         assert expr.member is not None and expr.index is not None  # checked
         index = expr.index
+        if expr.member in g.optional_steps and index.kind != A.IDX_CUR:
+            return A.Attr(expr.member, expr.field, _optional_index(g, expr.member, index, at), span=expr.span)
         if index.kind in (A.IDX_CUR, A.IDX_PREV):
             assert at is not None
             pos = g.members.index(expr.member)
@@ -438,8 +440,6 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
                 index = A.Index(A.IDX_CUR)
             else:
                 index = A.Index(A.IDX_PREV) if pos <= at else A.Index(A.IDX_LAST)
-        elif expr.member in g.optional_steps:  # g[last].c, g[1].c: only where that iteration has it
-            index = replace(index, of=next(m for m in g.members if m not in g.optional_steps))
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]
@@ -448,6 +448,20 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
         var = expr.member if expr.member is not None else required[0 if begun else -1]
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
     return expr
+
+
+def _optional_index(g: A.Group, member: str, index: A.Index, at: int | None) -> A.Index:
+    """``g[last].c``, ``g[k].c``, ``g[i-1].c`` of an optional step as a read of its list only
+    where the element lies in that iteration (``Index.of``: the list of the first required
+    step, whose elements delimit the iterations). ``g[i-1]`` on a step ``at`` after that one is
+    the iteration before that list's last element's (``c[i-1]``); on a step before it (the
+    current iteration has not bound it yet) its last element's (``c[last]``)."""
+    first = next(m for m in g.members if m not in g.optional_steps)
+    r = g.members.index(first)
+    if index.kind == A.IDX_PREV:
+        assert at is not None
+        index = A.Index(A.IDX_PREV) if at >= r else A.Index(A.IDX_LAST)
+    return replace(index, of=first, leads=g.members.index(member) < r)
 
 
 def step_order(

@@ -105,8 +105,9 @@ the group too) an iteration condition in the guard bytecode. An optional step in
 by iteration, so a match's elements are placed into iterations by input position
 (runtime.match.group_bindings: matchobjects.py, tableplan.group_column, texts.py), a deferred
 iteration condition replays the steps' elements in arrival order (a negative step count in
-its spec: _kleene.pxi check_iterations_in_order), and ``g[last].c`` / ``g[1].c`` load the
-element only where it lies in that iteration (``OP_KATTR_IN``, else unbound).
+its spec: _kleene.pxi check_iterations_in_order), and ``g[last].c`` / ``g[k].c`` / ``g[i-1].c``
+load the element only where it lies in that iteration, delimited by the first required step's
+list (``OP_KATTR_IN``: _kleene.pxi kleene_in_iteration, else unbound).
 Stop conditions (``T+ v[] UNTIL U u``, issue 42) run here as the compiler makes them
 (compile/until.py): pushed negations that block the list's takes for the tokens they hit;
 such a token still goes on and, with ON TIMEOUT, times out at its window's end

@@ -48,6 +48,7 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
     cdef int pc = g.cond_start[ci]
     cdef int sp = 0, op, r
     cdef int8_t ta
+    cdef int64_t node
     cdef double* v = k.vstack
     cdef int8_t* tg = k.tstack
     while True:
@@ -113,14 +114,15 @@ cdef inline int interp(Kernel k, Group g, int ci, const int64_t* slots, int cur_
             sp += 1
             pc += 4
         elif op == OP_KATTR_IN:
-            if kleene_in_iteration(k, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]],
-                                   cur if code[pc + 4] == cur_slot else slots[code[pc + 4]], code[pc + 3]):
+            node = kleene_in_iteration(k, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]],
+                                       cur if code[pc + 4] == cur_slot else slots[code[pc + 4]], code[pc + 3],
+                                       code[pc + 5])
+            if node < 0:
                 return 1
-            if kleene_load(k, g, cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
-                           code[pc + 3], &v[sp], &tg[sp]):
+            if kleene_load(k, g, node, code[pc + 2], 0, &v[sp], &tg[sp]):
                 return 1
             sp += 1
-            pc += 5
+            pc += 6
         elif op == OP_AGG:
             if kleene_agg(k, g, code[pc + 1], cur if code[pc + 1] == cur_slot else slots[code[pc + 1]], code[pc + 2],
                           code[pc + 3], &v[sp], &tg[sp]):
@@ -164,6 +166,7 @@ cdef inline int cmp_const(Kernel k, Group g, const int64_t* slots, int cur_slot,
     """The superinstruction ``OP_CMP_AC op slot attr const``: as :func:`cmp_attrs`."""
     cdef double a
     cdef int8_t ta
+    cdef int64_t node
     if load(k, g, slots, cur_slot, cur, c[2], c[3], &a, &ta):
         return 2
     return 1 if compare(k, c[1], a, ta, g.consts[c[4]], g.const_tags[c[4]],

@@ -154,23 +154,43 @@ cdef int kleene_load(Kernel k, Group g, int64_t node, int attr, int which, doubl
     return 0
 
 
-cdef int kleene_in_iteration(Kernel k, Group g, int64_t node, int64_t of, int which) except -1 nogil:
-    """1 where a group's optional step's last (``which`` 0) or first (1) element lies outside
-    the last or first iteration (runtime/expr.py _in_iteration_fn): before the last element of
-    the list ``of`` (the group's first required step), or after its second; the read is then
-    unbound, as a step the iteration left out."""
-    cdef int64_t n = of, steps
-    if node < 0 or of < 0:
-        return 1
-    if which == 0:
-        return 1 if g.nd_ev[node] < g.nd_ev[of] else 0
-    if g.nd_count[of] < 2:
-        return 0
-    steps = g.nd_count[of] - 2
+cdef int64_t list_ev(Group g, int64_t node, int64_t p) noexcept nogil:
+    """The event of the ``p``-th element (1-based) of the list ending at ``node``; -1 where it
+    has none."""
+    cdef int64_t n = node, steps
+    if node < 0 or p < 1 or p > g.nd_count[node]:
+        return -1
+    steps = g.nd_count[node] - p
     while steps > 0:
         n = g.nd_prev[n]
         steps -= 1
-    return 1 if g.nd_first[node] > g.nd_ev[n] else 0
+    return g.nd_ev[n]
+
+
+cdef int64_t kleene_in_iteration(Kernel k, Group g, int64_t node, int64_t of, int which, int leads) noexcept nogil:
+    """The node of a group's optional step's element in one iteration (runtime/expr.py
+    _in_iteration_fn): the last (``which`` 0), the one before it (-1) or the k-th (k) of the
+    list ``of`` (the group's first required step), whose elements delimit the iterations: after
+    the iteration's own element and before the next's (``leads``, a step before that one: after
+    the previous one's and before its own, or, for ``g[k]``, after the last one's in the
+    iteration it begins). -1 where it has none (the iteration left the step out, or there is no
+    such iteration): the read is unbound, as a step left out."""
+    cdef int64_t j, lo, hi, ev, n = node, count = g.nd_count[of] if of >= 0 else 0
+    if node < 0 or (of < 0 and not (leads and which > 0)):
+        return -1
+    j = count if which == 0 else count - 1 if which == -1 else which
+    if j < 1 or j > count + (1 if leads and which > 0 else 0):  # (g[k] of a step before: the iteration it begins)
+        return -1
+    if leads:
+        lo, hi = list_ev(g, of, j - 1), list_ev(g, of, j)
+    else:
+        lo, hi = list_ev(g, of, j), list_ev(g, of, j + 1)
+    while n >= 0:
+        ev = g.nd_ev[n]
+        if hi < 0 or ev < hi:
+            return n if lo < 0 or ev > lo else -1
+        n = g.nd_prev[n]
+    return -1
 
 
 cdef int kleene_agg(Kernel k, Group g, int slot, int64_t node, int a, int upto_prev, double* out, int8_t* tag) except -1 nogil:

@@ -28,7 +28,7 @@ OP_CMP_AC = 10  # op, slot, attr, c
 OP_BOOL = 11  # the top as a bool (Python's all() / any() of an AND / OR in a RETURN value)
 OP_KATTR = 12  # slot, attr, which: a Kleene element's attribute (0: v[i] / v[last], -1: v[i-1], k: v[k])
 OP_AGG = 13  # slot, aggregate, upto_prev: a Kleene aggregate (the whole list, or v[..i-1])
-OP_KATTR_IN = 14  # slot, attr, which, slot of: a group's optional step by iteration (1: g[1], 0: g[last]), unbound outside it
+OP_KATTR_IN = 14  # slot, attr, which, slot of, leads: a group's optional step by iteration (k: g[k], 0: g[last], -1: g[i-1]), unbound outside it
 OP_END = 0
 
 # an event's own timestamp and id read as values (``v.ts``, ``v.id``): attribute columns the
@@ -123,7 +123,7 @@ class Bytecode:
         if kind == A.IDX_CONST and which < 1:
             raise Unsupported(f"Kleene element {which}")
         if e.index.of:  # (g[last].c / g[1].c of an optional step: compile/groups.py)
-            return [OP_KATTR_IN, slot, self._attr_code(field), which, self._slot_of(e.index.of)]
+            return [OP_KATTR_IN, slot, self._attr_code(field), which, self._slot_of(e.index.of), 1 if e.index.leads else 0]
         return [OP_KATTR, slot, self._attr_code(field), which]
 
     def _attr_code(self, field: str) -> int:

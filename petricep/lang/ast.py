@@ -49,10 +49,14 @@ IDX_LAST = "last"  # v[last]: the last element of the closed list
 class Index:
     kind: str  # one of IDX_*
     const: int = 0  # for IDX_CONST, 1-based
-    # a group's optional step read by iteration (``g[last].c``, ``g[1].c``, lowered to ``c[last]``
-    # / ``c[1]``): the list of the group's first required step, whose elements delimit the
-    # iterations; the element is read only where it lies in that iteration (else unbound)
+    # a group's optional step read by iteration (``g[last].c``, ``g[k].c``, ``g[i-1].c``, lowered
+    # to ``c[last]`` / ``c[k]`` / ``c[i-1]``): the list of the group's first required step, whose
+    # elements delimit the iterations; the element is read only where it lies in that iteration
+    # (else unbound). ``c[i-1]`` of: the iteration before that list's last element's.
     of: str = ""
+    # with ``of``: the step lies before the group's first required step (``SEQ(C? c, B b)+ g[]``),
+    # so iteration k's element is the one before that list's k-th (after the (k-1)-th), not after it
+    leads: bool = False
 
 
 @dataclass(frozen=True)

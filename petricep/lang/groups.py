@@ -337,27 +337,22 @@ def check_reference(
 
 
 def _check_optional_index(e: A.Attr, group: A.Group, unsupported: Unsupported) -> None:
-    """``g[last].c`` / ``g[1].c`` of an optional step after the group's first required one:
-    the last / first iteration's (unbound where it has none); not yet another iteration's."""
+    """``g[k].c`` / ``g[last].c`` of an optional step: that iteration's (unbound where it left
+    ``c`` out, or the group has no iteration ``k``), the engines placing each element into its
+    iteration by position (the nearest earlier element of the group's first required step,
+    for a step before that one the nearest later); ``g[i-1].c`` the iteration before's, for a
+    step after the first required one (for one before it the iteration before starts two
+    elements of that list back, which the engines do not keep: not yet)."""
     assert e.index is not None and e.member is not None
-    kind, members = e.index.kind, group.members
+    members = group.members
     first = next(m for m in members if m not in group.optional_steps)
-    at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(kind, str(e.index.const))
-    read = f"{e.var}[{at}].{e.member}.{e.field}"
-    if kind == A.IDX_LAST or (kind == A.IDX_CONST and e.index.const == 1):
-        if members.index(e.member) > members.index(first):
-            return
-        raise unsupported(
-            f"{read} reads the optional step {e.member} before the group's first required step {first}: not yet (an "
-            f"iteration may start at either); read it as {e.var}[i].{e.member}.{e.field} in WHERE or through an "
-            f"aggregate, sum({e.var}[].{e.member}.{e.field})",
-            e.span,
-        )
-    which = "the iteration before" if kind == A.IDX_PREV else f"iteration {at}"
+    if e.index.kind != A.IDX_PREV or members.index(e.member) > members.index(first):
+        return
     raise unsupported(
-        f"{read} reads the optional step {e.member} of {which}: not yet (its list holds only the iterations that "
-        f"bound it); read it as {e.var}[i].{e.member}.{e.field} in WHERE, {e.var}[1] / {e.var}[last] or through an "
-        f"aggregate, sum({e.var}[].{e.member}.{e.field})",
+        f"{e.var}[i-1].{e.member}.{e.field} reads the optional step {e.member} before the group's first required step "
+        f"{first} of the iteration before: not yet (an iteration may start at either); read it as "
+        f"{e.var}[i].{e.member}.{e.field}, {e.var}[k] / {e.var}[last] or through an aggregate, "
+        f"sum({e.var}[].{e.member}.{e.field})",
         e.span,
     )
 

@@ -289,27 +289,56 @@ def _attr_fn(e: A.Attr, slots: Mapping[str, int], neg_var: str | None) -> Fn:
 
 
 def _in_iteration_fn(e: A.Attr, i: int, r: int, get: Callable[[Any], Any]) -> Fn:
-    """A group's optional step read by iteration (``g[last].c`` as ``c[last]``, ``g[1].c`` as
-    ``c[1]``, compile/groups.py): the element only where it lies in that iteration, after the
-    last element of the group's first required step ``r`` (last) or before its second (first);
-    else unbound, as a step the iteration left out (Skip: the conjunct holds, RETURN null)."""
-    if e.index is not None and e.index.kind == A.IDX_LAST:
+    """A group's optional step read by iteration (``g[k].c`` as ``c[k]``, ``g[last].c`` as
+    ``c[last]``, ``g[i-1].c`` as ``c[i-1]``, compile/groups.py): the element only where it lies
+    in that iteration, which the elements of the group's first required step ``r`` delimit
+    (after the iteration's own one and before the next's; for a step before ``r``,
+    ``Index.leads``, after the previous one's and before its own, or after the last one's in
+    the iteration it begins, not complete yet); else unbound, as a step the
+    iteration left out (Skip: the conjunct holds, RETURN null), and so where the group has no
+    such iteration. An iteration holds one element of the step at most, so iteration k's is
+    among its first k, the last iteration's or the one before's among its last two."""
+    assert e.index is not None
+    kind, leads = e.index.kind, e.index.leads
+    if kind == A.IDX_CONST:
+        k = e.index.const
 
-        def last(s: tuple[Any, ...], x: Any) -> Any:
-            ev, rs = _state(s, i)[K_LAST], _state(s, r)
-            if ev.pos < rs[K_LAST].pos:
+        def nth(s: tuple[Any, ...], x: Any) -> Any:
+            # (the first k + 1 elements: compile/compiler.py _kleene_info; none yet before a step before it)
+            rs = _state(s, r)[K_HEAD] if s[r] is not None or not leads else ()
+            if len(rs) < k - leads:
                 raise Skip
-            return get(ev)
+            if leads:  # (after the last element: the iteration it begins, not complete yet)
+                lo, hi = (rs[k - 2] if k >= 2 else None), (rs[k - 1] if len(rs) >= k else None)
+            else:
+                lo, hi = rs[k - 1], (rs[k] if len(rs) > k else None)
+            return get(_within(_state(s, i)[K_HEAD][:k], lo, hi))
 
-        return last
+        return nth
 
-    def first(s: tuple[Any, ...], x: Any) -> Any:
-        ev, head = _state(s, i)[K_FIRST], _state(s, r)[K_HEAD]
-        if len(head) > 1 and ev.pos > head[1].pos:
-            raise Skip
-        return get(ev)
+    def near(s: tuple[Any, ...], x: Any) -> Any:
+        rs = _state(s, r)
+        if kind == A.IDX_PREV:  # (the iteration before the last one's start; vacuous on the first)
+            if rs[K_PREV] is None:
+                raise Skip
+            lo, hi = rs[K_PREV], rs[K_LAST]
+        else:
+            lo, hi = (rs[K_PREV], rs[K_LAST]) if leads else (rs[K_LAST], None)
+        ks = _state(s, i)
+        return get(_within((ks[K_PREV], ks[K_LAST]), lo, hi))
 
-    return first
+    return near
+
+
+def _within(pool: Any, lo: Event | None, hi: Event | None) -> Event:
+    """The last element of ``pool`` (in list order) before ``hi`` if it lies after ``lo`` (None:
+    no bound); Skip where there is none (the iteration left the step out)."""
+    for ev in reversed(pool):
+        if ev is not None and (hi is None or ev.pos < hi.pos):
+            if lo is not None and ev.pos < lo.pos:
+                break
+            return ev
+    raise Skip
 
 
 def _agg_fn(e: A.Agg, slots: Mapping[str, int], kleene: Mapping[str, KleeneInfo]) -> Fn:

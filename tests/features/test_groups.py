@@ -379,7 +379,7 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True, beside: 
         if 0 < at < len(children) or draw(st.booleans()):
             children.insert(at, EventRef(draw(st.sampled_from(TYPES)), "n", negated=True))
     names = [s.var for s in steps]
-    required = [s.var for s in steps if not s.optional]  # (an optional step is read by iteration number: not yet)
+    required = [s.var for s in steps if not s.optional]
     first, last = required[0], required[-1]
     pool: list[Any] = [
         cmp(g("g", names[-1], "i"), ">=", g("g", names[0], "i")),
@@ -393,8 +393,10 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True, beside: 
     ]
     for opt in sorted(skippable):  # an optional step read: in its iteration (vacuous without it), on a later step, summed
         pool += [cmp(g("g", opt, "i"), ">", g("g", "s0", "i")), cmp(gagg("sum", "g", opt), "<", 5), cmp(gagg("max", "g", opt), ">=", 1)]
-        if names.index(opt) > names.index(first):  # the last / first iteration's (vacuous without it)
-            pool += [cmp(g("g", opt, "last"), ">", 0), cmp(g("g", opt, 1), "<=", 2)]
+        # the last / first / k-th iteration's (vacuous without it, or without that iteration)
+        pool += [cmp(g("g", opt, "last"), ">", 0), cmp(g("g", opt, 1), "<=", 2), cmp(g("g", opt, draw(st.sampled_from([2, 3]))), ">=", 1)]
+        if names.index(opt) > names.index(first):  # the iteration before's, on any step (vacuous on the first, or without it)
+            pool += [cmp(g("g", draw(st.sampled_from(names)), "i"), ">", g("g", opt, "i-1"))]
         pool += [cmp(g("g", opt, "i"), "<", g("g", later, "i")) for later in names[names.index(opt) + 1 :]]
     if before:
         pool.append(cmp(g("g", names[-1], "i"), ">", f(before[0].var)))
@@ -418,8 +420,7 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True, beside: 
     rets = returns("R", n=gagg("count", "g"), last=g("g", last, "last")) if draw(st.booleans()) else None
     if rets is not None and skippable and draw(st.booleans()):  # (null where no iteration bound it)
         opt = sorted(skippable)[-1]
-        last_opt = g("g", opt, "last") if names.index(opt) > names.index(first) else gagg("min", "g", opt)
-        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", opt), lo=last_opt)
+        rets = returns("R", n=gagg("count", "g"), opt=gagg("sum", "g", opt), lo=g("g", opt, "last"), two=g("g", opt, 2))
     return Pattern(name, SEQ(*children), conds, partition, strategy, window, rets)
 
 
