@@ -8,9 +8,12 @@ stays refused, with its exact text.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from petricep.errors import PatternUnsupportedError
 from petricep.kernel.engine import KernelEngine
@@ -18,9 +21,17 @@ from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
+from tests.budget import examples
 from tests.features.scenario import ids, run, stream, want
-from tests.features.test_groups import matcher  # noqa: F401 (the fixture: every matcher)
+from tests.features.test_groups import (
+    _kernel_equals_engine,
+    _sorted,
+    _types,
+    matcher,  # noqa: F401 (the fixture: every matcher)
+)
 from tests.kernel.compare import both
+from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
 
 STEPS = "SEQ(A a, SEQ(B b, C+ c[], D d)+ g[], E e)"
 EVENTS = "A@0 B@1 C@2:x=1 C@3:x=2 D@4 B@5 C@6:x=3 D@7 E@8"
@@ -150,3 +161,43 @@ def test_tie_rule_either_is_refused_at_the_kleene_step(engine: Any) -> None:
         "iteration of g[] an element of the Kleene step c belongs to is ambiguous: a Kleene step inside a repeated "
         "group runs under the tie rules arrival and strict"
     )
+
+
+# ----------------------------------------------------------------------------- properties
+
+_CONDITIONS = ["", "WHERE sum(g[].c.x) > 2", "WHERE count(g[]) = 2", "WHERE g[i].b.x < g[i].d.x", "WHERE g[i].b.x < e.x", "WHERE max(g[].c.x) < e.x"]
+
+
+@st.composite
+def kleene_groups(draw: Any, name: str = "p") -> Pattern:
+    """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
+    repeat), bounds, a condition, a strategy and a window."""
+    t = [draw(st.sampled_from("ABC")) for _ in range(5)]
+    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}"]))
+    times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
+    cond = draw(st.sampled_from(_CONDITIONS))
+    strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
+    window = draw(st.sampled_from(["", "WITHIN 6"]))
+    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({t[1]} b, {t[2]}{bound} c[], {t[3]} d){times} g[], {t[4]} e) {cond} {strategy} {window}"
+    (p,) = parse_text(text).patterns
+    return p
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), kleene_groups())
+def test_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern) -> None:
+    events = data.draw(streams(types=_types(p), max_size=9, min_size=4))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), kleene_groups("p"), kleene_groups("s"))
+def test_merged_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern, s: Pattern) -> None:
+    q = replace(p, name="q", conditions=())
+    pats = [p, q, s]
+    events = data.draw(streams(types=_types(*pats), max_size=8, min_size=4))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
