@@ -172,7 +172,7 @@ _CONDITIONS = ["", "WHERE sum(g[].c.x) > 2", "WHERE count(g[]) = 2", "WHERE g[i]
 def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
     repeat), bounds, a condition, a strategy and a window."""
-    t = [draw(st.sampled_from("ABC")) for _ in range(5)]
+    t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
     cond = draw(st.sampled_from(_CONDITIONS))
@@ -186,7 +186,7 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), kleene_groups())
 def test_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern) -> None:
-    events = data.draw(streams(types=_types(p), max_size=9, min_size=4))
+    events = data.draw(streams(types=_types(p)[:-1], max_size=10, min_size=7))
     tie = tie_rules(data.draw, [p])
     engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run([p], events, tie))
@@ -197,7 +197,7 @@ def test_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern) -> None:
 def test_merged_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern, s: Pattern) -> None:
     q = replace(p, name="q", conditions=())
     pats = [p, q, s]
-    events = data.draw(streams(types=_types(*pats), max_size=8, min_size=4))
+    events = data.draw(streams(types=_types(*pats)[:-1], max_size=9, min_size=7))
     tie = tie_rules(data.draw, pats)
     engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
     assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
