@@ -130,8 +130,8 @@ def _refs(node: Node) -> list[Any]:
 
 def _validate(node: Node, in_seq: bool = False) -> None:
     if isinstance(node, Group):
-        if not all(isinstance(c, EventRef) and not c.kleene for c in node.children):
-            raise ValueError(f"repeated group {node.var!r}: a SEQ step of single events")
+        if not all(isinstance(c, EventRef) for c in node.children):
+            raise ValueError(f"repeated group {node.var!r}: a SEQ step of single events (or Kleene lists)")
         return
     if isinstance(node, EventRef):
         if node.negated and not in_seq:
@@ -236,7 +236,7 @@ def _items(value: Any) -> tuple[Item, ...]:
     """The events of a value: one Item, a Kleene list, or a group's iterations (dicts)."""
     if not isinstance(value, tuple):
         return (value,)
-    return tuple(x for v in value for x in (v.values() if isinstance(v, dict) else (v,)))
+    return tuple(x for v in value for x in (RG.flat(v) if isinstance(v, dict) else (v,)))
 
 
 def all_items(binding: Binding) -> list[Item]:
@@ -251,13 +251,13 @@ def env_of(binding: Binding) -> Env:
 def _values(value: Any) -> Any:
     if not isinstance(value, tuple):
         return value.ev
-    return tuple({m: i.ev for m, i in v.items()} if isinstance(v, dict) else v.ev for v in value)
+    return tuple({m: RG.each(i, lambda x: x.ev) for m, i in v.items()} if isinstance(v, dict) else v.ev for v in value)
 
 
 def _ids(value: Any) -> Any:
     if not isinstance(value, tuple):
         return value.ev.id
-    return [{m: i.ev.id for m, i in v.items()} if isinstance(v, dict) else v.ev.id for v in value]
+    return [{m: RG.each(i, lambda x: x.ev.id, list) for m, i in v.items()} if isinstance(v, dict) else v.ev.id for v in value]
 
 
 # ============================================================================ one pattern
@@ -575,7 +575,7 @@ class Matcher:
 
     def _step_of(self, group: str, item: Item, binding: Binding) -> str:
         """The step of ``group`` that ``item`` is bound to in ``binding``."""
-        return next(m for it in binding[group] for m, i in it.items() if i is item)
+        return next(m for it in binding[group] for m, i in it.items() if any(x is item for x in RG.elements(i)))
 
     def _open_group_before(self, shape: _Shape, prefix: Binding, v: str) -> bool:
         """A group before ``v`` is in the middle of an iteration: ``v`` cannot come yet."""

@@ -217,7 +217,9 @@ def evaluate(expr: Expr, env: Env) -> Any:
             items = [x for x in items if expr.member in x]
             if not items and not env.so_far:
                 raise Unbound(f"{expr.var}.{expr.member}")  # no iteration bound it: a step left out
-        values = [(x[expr.member] if expr.member is not None else x).get(expr.field) for x in items]
+        # (a Kleene step's list in each iteration: its every element)
+        parts = [x[expr.member] if expr.member is not None else x for x in items]
+        values = [e.get(expr.field) for part in parts for e in (part if isinstance(part, tuple) else (part,))]
         _need_numbers(expr.func, *values)
         if not values:
             return MISSING

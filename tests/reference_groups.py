@@ -4,7 +4,8 @@ written from docs/SEMANTICS.md "Repeated groups" alone (no engine code).
 A group binds a non-empty sequence of iterations (a bounded one, ``SEQ(...){n,m} g[]``,
 ``n`` to ``m`` of them), each one event per step (a dict step ->
 Item; an optional step ``C? c`` an iteration may leave out: each iteration is enumerated with
-and without it, and lacks the key without it): the events of the group, read iteration by iteration and step by step (the *chain*),
+and without it, and lacks the key without it; a Kleene step ``C+ c[]`` between two single steps
+a tuple of Items, every increasing sequence within its bounds): the events of the group, read iteration by iteration and step by step (the *chain*),
 are each ``before`` the next, every step's events are in stream order, no event is bound
 twice, and the whole group is ordered after what precedes it in its SEQ and before what
 follows (the pattern's precedence treats the group as one variable). A per-step gap on a
@@ -109,9 +110,24 @@ def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, lis
     return any(violates(n, x, p, q, k, so_far) for n, p, q, k, so_far in _intervals(group, value) for x in by_type.get(n.type, []))
 
 
+def elements(value: Any) -> tuple[Any, ...]:
+    """A step's events in one iteration: one Item, or a Kleene step's (``C+ c[]``) tuple."""
+    return value if isinstance(value, tuple) else (value,)
+
+
+def each(value: Any, f: Callable[[Any], Any], kind: Callable[[Any], Any] = tuple) -> Any:
+    """``f`` of a step's event in one iteration, or of each of a Kleene step's (as ``kind``)."""
+    return kind(f(x) for x in value) if isinstance(value, tuple) else f(value)
+
+
+def flat(it: Iteration) -> list[Any]:
+    """One iteration's events, step by step (a Kleene step's in order)."""
+    return [x for v in it.values() for x in elements(v)]
+
+
 def chain(value: Sequence[Iteration]) -> list[Any]:
     """The group's events iteration by iteration, step by step."""
-    return [item for it in value for item in it.values()]
+    return [item for it in value for item in flat(it)]
 
 
 def chain_ok(group: Group, value: Sequence[Iteration], before: Callable[[Any, Any], bool]) -> bool:
@@ -122,7 +138,7 @@ def chain_ok(group: Group, value: Sequence[Iteration], before: Callable[[Any, An
     if not all(before(a, b) for a, b in zip(events, events[1:])):
         return False
     for s in steps(group):
-        own = [it[s.var] for it in value if s.var in it]
+        own = [x for it in value if s.var in it for x in elements(it[s.var])]
         if not all(a.idx < b.idx for a, b in zip(own, own[1:])):
             return False
     return True
@@ -152,14 +168,22 @@ def group_values(
 
     def bind(done: tuple[Iteration, ...], current: Iteration, j: int, last: Any, used: frozenset[int]) -> None:
         var = ss[j].var
-        earlier = [it[var] for it in done if var in it]
+        earlier = [x for it in (*done, current) if var in it for x in elements(it[var])]
         for item in pools[j]:
             if item.idx in used or (last is not None and not before(last, item)):
                 continue
             if earlier and earlier[-1].idx >= item.idx:
                 continue
-            events = [*chain(done), *current.values(), item]
+            events = [*chain(done), *flat(current), item]
             if not admissible(events):
+                continue
+            if ss[j].kleene:  # a Kleene step: one more element, then more or the step after it
+                now = {**current, var: (*current.get(var, ()), item)}
+                n = len(now[var])
+                if ss[j].most is None or n < ss[j].most:
+                    bind(done, now, j, item, used | {item.idx})
+                if n >= ss[j].least:
+                    grow(done, now, j + 1, item, used | {item.idx})
                 continue
             now = {**current, var: item}
             if not gaps_ok(group, (*done, now), first_before, bound):
@@ -185,8 +209,11 @@ def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item
     """A match's prefix in stream order: ``item`` joins the group's current iteration, or
     starts the next one once the current is complete (its step not after the current
     iteration's latest: with optional steps an iteration need not bind every step)."""
-    if not value or _position(group, var) <= _position(group, list(value[-1])[-1]):
-        return (*(value or ()), {var: item})
+    kleene = next(s for s in steps(group) if s.var == var).kleene
+    if not value or _position(group, var) < _position(group, list(value[-1])[-1]) or (var == list(value[-1])[-1] and not kleene):
+        return (*(value or ()), {var: (item,) if kleene else item})
+    if kleene:  # a Kleene step's next element (or its first) in the current iteration
+        return (*value[:-1], {**value[-1], var: (*value[-1].get(var, ()), item)})
     return (*value[:-1], {**value[-1], var: item})
 
 
@@ -203,6 +230,12 @@ def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventR
     ss = steps(group)
     out: list[EventRef] = []
     k = _position(group, list(value[-1])[-1]) + 1 if value else len(ss)
+    if value and ss[k - 1].kleene:  # in a Kleene step: another element, or once it has its fewest the next step
+        s, n = ss[k - 1], len(value[-1][ss[k - 1].var])
+        more = [s] if s.most is None or n < s.most else []
+        if n < s.least:
+            return more
+        out += more
     for s in ss[k:]:
         out.append(s)
         if not s.optional:

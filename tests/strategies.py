@@ -124,9 +124,9 @@ def tied_streams(draw: Any, types: Sequence[str] = ("A", "B", "X"), max_size: in
 
 def tie_rules(draw: Any, patterns: Sequence[Pattern]) -> str:
     """A tie rule the patterns may run under: ``either`` only where every one is under
-    skip-till-any-match (the engines refuse it with the others) and none has an optional step
-    inside a repeated group (refused under ``either``: its iteration would be ambiguous)."""
-    either = all(p.strategy == Strategy.ANY and not any(g.optional_steps for g in groups_of(p.structure)) for p in patterns)
+    skip-till-any-match (the engines refuse it with the others) and none has an optional or
+    Kleene step inside a repeated group (refused under ``either``: its iteration would be ambiguous)."""
+    either = all(p.strategy == Strategy.ANY and not any(g.optional_steps or g.kleene_steps for g in groups_of(p.structure)) for p in patterns)
     ties = ["arrival", "strict"] + (["either"] if either else [])
     return str(draw(st.sampled_from(ties)))
 

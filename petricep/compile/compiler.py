@@ -352,6 +352,7 @@ class _Builder:
                 r.kleene or r.var in self.member_of,
                 self.member_of[r.var][0].var if r.var in self.member_of else None,
                 r.var in self.member_of and r.optional,
+                r.var in self.member_of and r.kleene,
             )
             for i, r in enumerate(positives)
         )
@@ -643,6 +644,8 @@ class _Builder:
             ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in grp.optional_steps)
             later = grp.var in a.later if grp.optional_steps else take or pos > 0
             inside = G.step_order(self.member_of, slot, var, later, a.current, ending)
+            if inside is not None and take and var in grp.kleene_steps:  # (and after the list's newest element)
+                return tuple(sorted({*inside, slot[var]}))
             if inside is not None:
                 return inside
             take = False  # the first step's first element: after what precedes the group

@@ -66,6 +66,8 @@ def init(node: A.Group | None = None) -> Cfg:
     with optional steps adds ``(mask, seen)``: the optional steps the current iteration bound
     and those any iteration bound (a step's first element starts its list, a later one is a
     take), as bit masks by step position."""
+    if node is not None and node.kleene_steps:
+        return (0, 0, 0)  # (count, k, n): n the current Kleene step's elements in this iteration (capped)
     return (0, 0, 0, 0) if node is not None and node.optional_steps else (0, 0)
 
 
@@ -108,6 +110,12 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
                 out.append(_bind(node, cfg, j, steps))
             if not steps[j].optional:
                 break
+    if len(cfg) == 3 and k and steps[k - 1].kleene:  # a Kleene step's list grows within its iteration
+        ref = steps[k - 1]
+        if ref.type == etype and (ref.most is None or cfg[2] < ref.most):
+            out.append((ref.var, (count, k, min(cfg[2] + 1, ref.most or ref.least)), True))
+        if cfg[2] < ref.least:  # below its fewest elements: no step after it yet
+            out = [m for m in out if m[0] == ref.var]
     if tail(node, cfg):  # the iteration may end here, leaving its last steps out: the next one starts
         out += moves(node, (min(count + 1, _cap(node)), 0, 0, cfg[3]), etype)
     return out
@@ -119,6 +127,8 @@ def _bind(node: A.Group, cfg: Cfg, j: int, steps: list[A.EventRef]) -> tuple[str
     done = j + 1 == len(steps)
     if len(cfg) == 2:
         return steps[j].var, (min(count + 1, _cap(node)), 0) if done else (count, j + 1), count > 0
+    if len(cfg) == 3:  # a group with a Kleene step (never last: done ends the iteration)
+        return steps[j].var, (min(count + 1, _cap(node)), 0, 0) if done else (count, j + 1, 1 if steps[j].kleene else 0), count > 0
     mask, seen = cfg[2:]
     take = count > 0
     if steps[j].optional:
@@ -188,7 +198,9 @@ def analyze(
         return ""
     head = node.var if not count else f"{node.var}+" if not node.bounded else _counted(node, count)
     if not optional:
-        return head if k == 0 else f"{head}:{members[k - 1]}"
+        step = _steps(node)[k - 1] if k else None
+        counted = f"{{{cfg[2]}{',' if step.most is None and cfg[2] >= step.least else ''}}}" if step is not None and step.bounded else ""
+        return head if k == 0 else f"{head}:{members[k - 1]}{counted}"
     # with optional steps: ``[c]`` once c's list has an element, the current iteration's steps
     # (``g+[c]:b,d``: its b and d, c left out) where it passed an optional one
     mask, seen = cfg[2:]

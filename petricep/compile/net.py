@@ -43,6 +43,9 @@ class Var:
     # a step of that group an iteration may leave out (``C? c``): its ids are placed into
     # iterations by position, not zipped (runtime.match.group_bindings)
     optional: bool = False
+    # a Kleene step of that group (``C+ c[]``): an iteration binds a list of it, so its ids too
+    # are placed by position, each iteration's as a list (runtime.match.by_position)
+    repeats: bool = False
 
 
 @dataclass(frozen=True)

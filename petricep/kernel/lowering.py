@@ -31,7 +31,7 @@ from petricep.lang import ast as A
 from petricep.lang.fields import field_requirements
 from petricep.merge import MAX_SHARED, rename
 from petricep.runtime.build import check_group_ties
-from petricep.runtime.match import group_steps, optional_groups
+from petricep.runtime.match import group_steps, optional_groups, repeating_steps
 
 STRATEGY_CODES = {
     A.Strategy.ANY: 0,
@@ -210,6 +210,8 @@ class LoweredPattern:
     groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the groups with optional steps: their ids placed into iterations by input position
     ordered_groups: frozenset[str] = frozenset()
+    # the Kleene steps of those groups (``C+ c[]``): each iteration's elements as a list
+    repeating_steps: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -349,6 +351,7 @@ def _lower_pattern(
         p.consume,
         tuple((g, tuple(m)) for g, m in group_steps(p.vars).items()),
         optional_groups(p.vars),
+        repeating_steps(p.vars),
     )
 
 
@@ -508,7 +511,7 @@ def _lower_group(
     # deferred iteration conditions: (condition, list slot, 0), or a group's replay
     # (condition, its step's slot, the number of steps, their slots: compile/groups.py replay)
     # (a negative number of steps: a group with optional steps, its lists replayed in arrival order)
-    ordered = {v.slot for pi in g.patterns for v in net_patterns[pi].vars if v.optional}
+    ordered = {v.slot for pi in g.patterns for v in net_patterns[pi].vars if v.optional or v.repeats}
     defer_start, defer = _csr(
         [
             [x for d in tr.deferred_iteration for x in (d[0], d[1], -(len(d) - 2) if set(d[2:]) & ordered else len(d) - 2, *d[2:])]

@@ -50,7 +50,7 @@ class MatchObjects:
         # repeated groups: their steps' lists zipped into the group's bindings (group_bindings)
         self._groups = {p.name: dict(p.groups) for p in lowered.patterns if p.groups}
         # (those with optional steps: placed into iterations by input position)
-        self._ordered = {p.name: (p.ordered_groups, dict(p.vars)) for p in lowered.patterns if p.ordered_groups}
+        self._ordered = {p.name: (p.ordered_groups, dict(p.vars), p.repeating_steps) for p in lowered.patterns if p.ordered_groups}
         # per pattern: its variables' names distinct (a composite id is then its ids joined in order)
         self._plain = [len({v for v, _ in p.vars}) == len(p.vars) for p in lowered.patterns]
         # the match arrays' slots some variable occupies (register_composites reads no other),
@@ -383,7 +383,7 @@ class MatchObjects:
             return ids
         if name not in self._ordered:
             return group_bindings(steps, ids)
-        ordered, slot_of = self._ordered[name]
+        ordered, slot_of, repeats = self._ordered[name]
         composites = self.kernel.composites
         keys: dict[str, list[Any]] = {}
         for g in ordered:
@@ -391,7 +391,7 @@ class MatchObjects:
                 at, n = int(arrays[3][r, slot_of[m]]), int(arrays[9][r, slot_of[m]])
                 if n >= 0:  # (each element's input position; a composite event's where it entered)
                     keys[m] = [composites.pos_of(x) if x < 0 else x for x in arrays[10][at : at + n].tolist()]
-        return group_bindings(steps, ids, keys, ordered)
+        return group_bindings(steps, ids, keys, ordered, repeats)
 
 def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: list[Any]) -> list[str]:
     """Composite ids (:func:`composite_id`) of rows binding single input events: ``head``,

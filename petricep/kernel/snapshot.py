@@ -159,6 +159,8 @@ def _feed(h: Any, obj: Any) -> None:
                 continue
             if isinstance(obj, LoweredPattern) and f.name == "ordered_groups" and not obj.ordered_groups:
                 continue  # (optional steps inside a group: only in the digest of a pattern that has them)
+            if isinstance(obj, LoweredPattern) and f.name == "repeating_steps" and not obj.repeating_steps:
+                continue  # (Kleene steps inside a group: likewise)
             h.update(f"{f.name}=".encode())
             _feed(h, getattr(obj, f.name))
         h.update(b">")

@@ -200,12 +200,13 @@ def _bindings(iterations: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{m: i for m, i in it.items() if i is not None} for it in iterations]
 
 
-def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | None = None) -> pa.Array:
+def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | None = None, repeats: frozenset[str] = frozenset()) -> pa.Array:
     """A repeated group's bindings over the matches from its steps' list columns (each
     ``list<id>``, null where the match has no such step): ``list<struct<step: id, ...>>``,
     one struct per iteration, a step an iteration did not bind null. ``keys``: a group with
     optional steps, its steps' elements' input positions (as list columns): its iterations
-    are placed by position (:func:`petricep.runtime.match.by_position`), not zipped."""
+    are placed by position (:func:`petricep.runtime.match.by_position`), not zipped; a Kleene
+    step's (``repeats``) as a ``list<id>`` in each iteration's struct."""
     lists = [col.to_pylist() for _, col in steps]
     names = [m for m, _ in steps]
     places = [keys[m].to_pylist() for m in names] if keys is not None else None
@@ -217,11 +218,11 @@ def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | 
         if places is not None:
             got = {m: x for m, x in zip(names, parts) if x is not None}
             at = {m: places[j][r] for j, m in enumerate(names) if parts[j] is not None}
-            rows.append([{m: it.get(m) for m in names} for it in by_position(names, got, at)])
+            rows.append([{m: it.get(m) for m in names} for it in by_position(names, got, at, repeats)])
             continue
         n = max(len(x) for x in parts if x is not None)
         rows.append([{m: x[i] if x is not None and i < len(x) else None for (m, _), x in zip(steps, parts)} for i in range(n)])
-    return pa.array(rows, pa.list_(pa.struct([pa.field(m, col.type.value_type) for m, col in steps])))
+    return pa.array(rows, pa.list_(pa.struct([pa.field(m, col.type if m in repeats else col.type.value_type) for m, col in steps])))
 
 
 def group_keys(lowered: Lowered, plan: TablePlan, arrays: tuple[np.ndarray, ...], composites: Composites) -> dict[str, Any] | None:
@@ -257,12 +258,13 @@ def group_columns(
             members[g] += [m for m in steps if m not in members[g]]
     single = {name for p in lowered.patterns for name, _ in p.vars if not any(name in m for _, m in p.groups)}
     first = {m[0]: g for g, m in members.items()}
+    repeats = frozenset(m for p in lowered.patterns for m in p.repeating_steps)
     out: dict[str, Any] = {}
     for name, col in cols.items():
         if name in first:
             g = first[name]
             ordered = keys is not None and all(m in keys for m in members[g])
-            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None)
+            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None, repeats)
         if any(name in m for m in members.values()) and name not in single:
             continue
         out[name] = col

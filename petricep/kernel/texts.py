@@ -61,7 +61,7 @@ def _group_texts(
                 got[v] = id_of(row[s]) if row[s] < 0 else row[s]
         # (a group with optional steps: its elements placed by input position, a composite's where it entered)
         keys = {v: [composites.pos_of(i) if i < 0 else i for i in flat[row[s] : row[s] + lens[s]]] for v, s in p.vars if v in p.kleene and lens[s] >= 0}
-        out.append(composite_id(name, group_bindings(steps, got, keys, p.ordered_groups)))
+        out.append(composite_id(name, group_bindings(steps, got, keys, p.ordered_groups, p.repeating_steps)))
     return out
 
 

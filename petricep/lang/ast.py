@@ -299,6 +299,12 @@ class Group:
         hold only the iterations that bound them, so reads by iteration number differ."""
         return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.optional)
 
+    @property
+    def kleene_steps(self) -> frozenset[str]:
+        """The steps an iteration may bind more than once (``SEQ(B b, C+ c[], D d)+ g[]``):
+        their lists hold every iteration's elements, so they too are placed by position."""
+        return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.kleene)
+
 
 Node = EventRef | Seq | And | Or | Group
 

@@ -42,9 +42,7 @@ def check_structure(
                 raise unsupported(f"a repeated group's steps are single events: {node.var}[] nests a {_kind(step)}", node.span)
             what = (
                 None
-                if step.negated
-                else "a Kleene step"
-                if step.kleene
+                if step.negated or step.kleene
                 else "an ARCHIVED step"
                 if step.archived
                 else None
@@ -55,6 +53,8 @@ def check_structure(
                 _check_from(root, node, step, error, unsupported)
         if node.optional_steps:
             _check_optional(node, error, unsupported)
+        if node.kleene_steps:
+            _check_kleene(node, unsupported)
         first = node.children[0]
         if isinstance(first, A.EventRef) and first.gap is not None and first.gap.after is None and _single_before(parent, node) is None:
             raise unsupported(
@@ -65,6 +65,31 @@ def check_structure(
         return
     for child in node.children:
         check_structure(child, error, unsupported, node, root)
+
+
+def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
+    """A Kleene step inside a group (``SEQ(B b, C+ c[], D d)+ g[]``): each iteration binds a
+    list of it, between two required steps that delimit it (each ``b`` starts an iteration,
+    each ``d`` ends the list), so a match's elements fall into iterations by position. Not yet
+    first or last in the group (where its elements would meet another iteration's), with a
+    lower bound of 0 (``C*``, a list an iteration may leave empty), beside optional steps or a
+    negation, with a gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
+    for k, step in enumerate(steps):
+        if not step.kleene:
+            continue
+        shape = f"{step.type}{step.quantifier()} {step.var}[]"
+        why = None
+        if k == 0 or k == len(steps) - 1:
+            why = "first or last in the group: put it between two single steps (they delimit each iteration's list)"
+        elif step.least == 0:
+            why = "with a lower bound of 0 (an iteration leaving it empty): give it at least one element"
+        elif group.optional_steps or negations_of(group):
+            why = "in a group with optional steps or a negation"
+        elif any(s.gap is not None for s in steps) or group.mode or group.until is not None or step.mode:
+            why = "with a per-step gap, GREEDY / RELUCTANT or UNTIL on the group or the step"
+        if why is not None:
+            raise unsupported(f"a Kleene step ({shape}) inside a repeated group ({group.var}[]) is not supported yet {why}", step.span)
 
 
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -331,6 +356,14 @@ def check_reference(
         raise error(f"the repeated group {e.var}[] has no step {e.member!r} (its steps: {', '.join(group.members)})", e.span)
     if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV) and not iteration_ok:
         raise error(f"{e.var}[{e.index.kind}] is only meaningful in WHERE", e.span)
+    if isinstance(e, A.Attr) and e.member in group.kleene_steps:
+        at = {A.IDX_CUR: "i", A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(e.index.kind if e.index else "", str(e.index.const if e.index else ""))
+        raise (unsupported or error)(
+            f"{e.var}[{at}].{e.member}.{e.field} reads the Kleene step {e.member} of {e.var}[], a list in each iteration: "
+            f"not yet one element; read the whole group's through an aggregate, sum({e.var}[].{e.member}.{e.field}) "
+            f"or max({e.var}[].{e.member}.{e.field})",
+            e.span,
+        )
     if isinstance(e, A.Attr) and e.member in group.optional_steps and e.index is not None and e.index.kind != A.IDX_CUR:
         _check_optional_index(e, group, unsupported or error)
     return True

@@ -54,12 +54,20 @@ def check_group_ties(net: Net, tie: str) -> None:
     """Tie rule ``either`` joins the events of one timestamp in any order, so an iteration's
     steps need not come in input order; with an optional step inside a group a match's
     elements are placed into iterations by input position (runtime.match.group_bindings),
-    which is then ambiguous: refused at the step, every engine alike."""
+    which is then ambiguous: refused at the step, every engine alike (a Kleene step's too)."""
     if tie != "either":
         return
     for p in net.patterns:
         for grp in A.groups_of(p.source.structure):
-            step = next((r for r in A.events_of(grp.seq) if r.optional and not r.negated), None)
+            step = next((r for r in A.events_of(grp.seq) if (r.optional or r.kleene) and not r.negated), None)
+            if step is not None and step.kleene:
+                raise error_at(
+                    f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so which "
+                    f"iteration of {grp.var}[] an element of the Kleene step {step.var} belongs to is ambiguous: a Kleene "
+                    "step inside a repeated group runs under the tie rules arrival and strict",
+                    step.span,
+                    PatternUnsupportedError,
+                )
             if step is not None:
                 raise error_at(
                     f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so which "

@@ -102,12 +102,21 @@ def group_ids(vars_: Any, ids: dict[str, Any], keys: Mapping[str, Sequence[Any]]
     ``{"b": [3, 5], "c": [4, 6]}`` -> ``{"g": [{"b": 3, "c": 4}, {"b": 5, "c": 6}]}``, at the
     place of its first step; a partial last iteration (a timed-out partial match) keeps the
     steps it bound. ``keys``: each list element's order (:func:`group_bindings`)."""
-    return group_bindings(group_steps(vars_), ids, keys, optional_groups(vars_))
+    return group_bindings(group_steps(vars_), ids, keys, optional_groups(vars_), repeating_steps(vars_))
 
 
 def optional_groups(vars_: Any) -> frozenset[str]:
-    """The repeated groups with optional steps among a pattern's variables."""
-    return frozenset(v.group for v in vars_ if getattr(v, "group", None) is not None and getattr(v, "optional", False))
+    """The repeated groups whose lists are not aligned by iteration among a pattern's
+    variables: those with optional steps or Kleene steps."""
+    return frozenset(
+        v.group for v in vars_ if getattr(v, "group", None) is not None and (getattr(v, "optional", False) or getattr(v, "repeats", False))
+    )
+
+
+def repeating_steps(vars_: Any) -> frozenset[str]:
+    """The Kleene steps of repeated groups among a pattern's variables (``C+ c[]`` in
+    ``SEQ(B b, C+ c[], D d)+ g[]``): an iteration binds a list of each."""
+    return frozenset(v.name for v in vars_ if getattr(v, "repeats", False))
 
 
 def group_steps(vars_: Any) -> dict[str, list[str]]:
@@ -124,6 +133,7 @@ def group_bindings(
     ids: dict[str, Any],
     keys: Mapping[str, Sequence[Any]] | None = None,
     ordered: frozenset[str] | set[str] = frozenset(),
+    repeats: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, Any]:
     """:func:`group_ids` given each group's steps (group -> step names, in order), as the
     kernel knows them (its lowered patterns' ``groups``). A group in ``ordered`` (one with
@@ -138,26 +148,33 @@ def group_bindings(
         elif group not in out:
             members = [m for m in steps[group] if m in ids]
             if group in ordered and keys is not None:
-                out[group] = by_position(steps[group], {m: ids[m] for m in members}, keys)
+                out[group] = by_position(steps[group], {m: ids[m] for m in members}, keys, repeats)
                 continue
             n = max(len(ids[m]) for m in members)
             out[group] = [{m: ids[m][i] for m in members if i < len(ids[m])} for i in range(n)]
     return out
 
 
-def by_position(members: Sequence[str], ids: Mapping[str, Sequence[Any]], keys: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+def by_position(
+    members: Sequence[str], ids: Mapping[str, Sequence[Any]], keys: Mapping[str, Sequence[Any]], repeats: frozenset[str] | set[str] = frozenset()
+) -> list[dict[str, Any]]:
     """A group's iterations from its steps' lists in binding order: each element joins the
     iteration of the nearest earlier one unless its step is not after that one's in the
     group (then it starts the next iteration), so an optional step's element lands in the
-    iteration whose required step before it is the nearest earlier one."""
+    iteration whose required step before it is the nearest earlier one. A Kleene step's
+    (``repeats``) next element stays in its iteration, which holds its elements as a list
+    (``{"b": 1, "c": [2, 3], "d": 4}``: a required step before and after it delimit it)."""
     order = {m: i for i, m in enumerate(members)}
     elements = sorted(((k, order[m], m, i) for m, lst in ids.items() for k, i in zip(keys[m], lst)), key=lambda x: (x[0], x[1]))
     out: list[dict[str, Any]] = []
     last = len(members)
     for _k, pos, m, i in elements:
-        if pos <= last:
+        if pos < last or (pos == last and m not in repeats):
             out.append({})
-        out[-1][m] = i
+        if m in repeats:
+            out[-1].setdefault(m, []).append(i)
+        else:
+            out[-1][m] = i
         last = pos
     return [{m: it[m] for m in members if m in it} for it in out]
 
@@ -171,5 +188,8 @@ def composite_id(name: str, ids: dict[str, Any]) -> str:
 
 
 def _element(i: Any) -> str:
-    """One list element of a composite id: an id, or a group's iteration as ``b;c``."""
-    return ";".join(str(x) for x in i.values()) if isinstance(i, dict) else str(i)
+    """One list element of a composite id: an id, or a group's iteration as ``b;c`` (a
+    Kleene step's list in it as ``c1|c2``: ``b;c1|c2;d``)."""
+    if isinstance(i, dict):
+        return ";".join("|".join(str(y) for y in x) if isinstance(x, list) else str(x) for x in i.values())
+    return str(i)

@@ -171,9 +171,9 @@ def fingerprint(net: Net, tie: str) -> str:
 
 
 # fields added after snapshots were written, left out of the digest at their defaults, so that
-# a net without what they say still restores its older snapshots (optional steps inside a
-# repeated group, issue 42)
-_LATER = frozenset((("Var", "optional"), ("Index", "of")))
+# a net without what they say still restores its older snapshots (optional and Kleene steps
+# inside a repeated group, issue 42)
+_LATER = frozenset((("Var", "optional"), ("Var", "repeats"), ("Index", "of")))
 
 
 def _feed(h: Any, obj: Any) -> None:

@@ -1,0 +1,203 @@
+"""Kleene steps inside a repeated group (issue 42): ``SEQ(A a, SEQ(B b, C+ c[], D d)+ g[], E e)``
+(bounds ``+``, ``{n,m}``, ``{n,}``): each iteration binds a list of ``c`` between its ``b`` and
+its ``d``, its ids ``"g": [{"b": 1, "c": [2, 3], "d": 4}, ...]``; aggregates over the whole
+group read every iteration's elements. Hand cases with exact ids on every matcher (the
+reference, the Python engine, the kernel: test_groups.py's ``matcher`` fixture), and what
+stays refused, with its exact text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from petricep.errors import PatternUnsupportedError
+from petricep.kernel.engine import KernelEngine
+from petricep.lang.ast import Pattern
+from petricep.lang.parser import parse_text
+from petricep.merge import build_net
+from petricep.runtime.engine import Engine
+from tests.budget import examples
+from tests.features.scenario import ids, run, stream, want
+from tests.features.test_groups import (
+    _kernel_equals_engine,
+    _sorted,
+    _types,
+    matcher,  # noqa: F401 (the fixture: every matcher)
+)
+from tests.kernel.compare import both
+from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
+
+STEPS = "SEQ(A a, SEQ(B b, C+ c[], D d)+ g[], E e)"
+EVENTS = "A@0 B@1 C@2:x=1 C@3:x=2 D@4 B@5 C@6:x=3 D@7 E@8"
+
+
+def P(text: str) -> Pattern:
+    (p,) = parse_text(f"PATTERN p: {text}").patterns
+    return p
+
+
+def test_each_iteration_binds_a_list() -> None:
+    assert ids(P(f"{STEPS} STRATEGY skip-till-next-match"), stream(EVENTS)) == want(
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}], "e": 8}
+    )
+
+
+def test_skip_till_any_match_every_list_and_iteration() -> None:
+    got = ids(P(f"{STEPS} WHERE count(g[]) = 2"), stream(EVENTS))
+    assert got == want(
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 4}, {"b": 5, "c": [6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [3], "d": 4}, {"b": 5, "c": [6], "d": 7}], "e": 8},
+    )
+
+
+def test_bounded_lists() -> None:
+    p = P("SEQ(A a, SEQ(B b, C{2,} c[], D d)+ g[], E e)")
+    assert ids(p, stream(EVENTS)) == want(
+        {"a": 0, "g": [{"b": 1, "c": [2, 3, 6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2, 6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [3, 6], "d": 7}], "e": 8},
+    )
+    q = P("SEQ(A a, SEQ(B b, C{1,2} c[], D d)+ g[], E e) WHERE count(g[]) = 1")
+    assert ids(q, stream(EVENTS)) == want(
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 4}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [3], "d": 4}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2, 6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [3, 6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [3], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 5, "c": [6], "d": 7}], "e": 8},
+    )
+
+
+def test_aggregates_over_the_whole_group() -> None:
+    p = P(f"{STEPS} WHERE sum(g[].c.x) >= 5 RETURN R(s = sum(g[].c.x), n = count(g[]), m = max(g[].c.x))")
+    got = sorted(((m["ids"]["g"], m["attrs"]) for m in run(p, stream(EVENTS))), key=repr)
+    assert got == sorted(
+        [
+            ([{"b": 1, "c": [2, 3, 6], "d": 7}], {"s": 6, "n": 1, "m": 3}),
+            ([{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}], {"s": 6, "n": 2, "m": 3}),
+            ([{"b": 1, "c": [3, 6], "d": 7}], {"s": 5, "n": 1, "m": 3}),
+            ([{"b": 1, "c": [3], "d": 4}, {"b": 5, "c": [6], "d": 7}], {"s": 5, "n": 2, "m": 3}),
+        ],
+        key=repr,
+    )
+
+
+def test_tie_rule_strict_orders_a_lists_elements() -> None:
+    # c2, c3 share a timestamp: never in one list under strict
+    p = P(f"{STEPS} WHERE count(g[]) = 1")
+    got = ids(p, stream("A@0 B@1 C@2 C@2 D@3 E@4"), "strict")
+    assert got == want({"a": 0, "g": [{"b": 1, "c": [2], "d": 4}], "e": 5}, {"a": 0, "g": [{"b": 1, "c": [3], "d": 4}], "e": 5})
+
+
+def test_kernel_tables_and_composite_ids() -> None:
+    net = build_net(list(parse_text(f"PATTERN p: {STEPS} STRATEGY skip-till-next-match\nPATTERN q: {STEPS} STRATEGY skip-till-next-match WITHIN 20\n").patterns))
+    out = both(net, stream("A@0:x=0 B@1:x=0 C@2:x=1 C@3:x=2 D@4:x=0 B@5:x=0 C@6:x=3 D@7:x=0 E@8:x=0"), "arrival", 4, sweep_every=1)
+    assert out["kernel"] == out["python"]
+    assert [m["ids"]["g"] for m in out["kernel"][0]] == [[{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}]] * 2
+
+
+def test_the_match_table_and_composite_id() -> None:
+    from petricep.output.table import to_table
+
+    net = build_net([P(f"{STEPS} STRATEGY skip-till-next-match")])
+    (m,) = Engine(net).run(stream(EVENTS))
+    assert m.id == "p[0,1;2|3;4+5;6;7,8]"
+    table = to_table([m], net)
+    assert str(table.schema.field("g").type) == "list<item: struct<b: int64, c: list<item: int64>, d: int64>>"
+    assert table.column("g").to_pylist() == [[{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}]]
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            "SEQ(A a, SEQ(B b, C+ c[])+ g[], E e)",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet first or last in the group: "
+            "put it between two single steps (they delimit each iteration's list)",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e)",
+            "a Kleene step (C* c[]) inside a repeated group (g[]) is not supported yet with a lower bound of 0 (an "
+            "iteration leaving it empty): give it at least one element",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, C+ c[], D? d, F f)+ g[], E e)",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet in a group with optional steps or a negation",
+        ),
+        (
+            f"{STEPS} WHERE g[i].c.x > 1",
+            "g[i].c.x reads the Kleene step c of g[], a list in each iteration: not yet one element; read the whole "
+            "group's through an aggregate, sum(g[].c.x) or max(g[].c.x)",
+        ),
+    ],
+)
+def test_what_stays_refused(text: str, message: str) -> None:
+    with pytest.raises(PatternUnsupportedError) as err:
+        parse_text(f"PATTERN p: {text}", "t.pcep")
+    head, _source, caret = str(err.value).splitlines()
+    assert head.split(": error: ")[1] == message and caret.strip() == "^"
+
+
+@pytest.mark.parametrize("engine", [Engine, KernelEngine])
+def test_tie_rule_either_is_refused_at_the_kleene_step(engine: Any) -> None:
+    net = build_net(list(parse_text(f"PATTERN p: {STEPS}", "t.pcep").patterns))
+    with pytest.raises(PatternUnsupportedError) as err:
+        engine(net, tie="either")
+    assert str(err.value).splitlines()[0] == (
+        "t.pcep:1:30: error: pattern 'p': tie rule 'either' joins one timestamp's events in any order, so which "
+        "iteration of g[] an element of the Kleene step c belongs to is ambiguous: a Kleene step inside a repeated "
+        "group runs under the tie rules arrival and strict"
+    )
+
+
+# ----------------------------------------------------------------------------- properties
+
+_CONDITIONS = ["", "WHERE sum(g[].c.x) > 2", "WHERE count(g[]) = 2", "WHERE g[i].b.x < g[i].d.x", "WHERE g[i].b.x < e.x", "WHERE max(g[].c.x) < e.x"]
+
+
+@st.composite
+def kleene_groups(draw: Any, name: str = "p") -> Pattern:
+    """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
+    repeat), bounds, a condition, a strategy and a window."""
+    t = [draw(st.sampled_from("AB")) for _ in range(5)]
+    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}"]))
+    times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
+    cond = draw(st.sampled_from(_CONDITIONS))
+    strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
+    window = draw(st.sampled_from(["", "WITHIN 6"]))
+    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({t[1]} b, {t[2]}{bound} c[], {t[3]} d){times} g[], {t[4]} e) {cond} {strategy} {window}"
+    (p,) = parse_text(text).patterns
+    return p
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), kleene_groups())
+def test_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern) -> None:
+    events = data.draw(streams(types=_types(p)[:-1], max_size=10, min_size=7))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), kleene_groups("p"), kleene_groups("s"))
+def test_merged_engine_equals_reference_on_kleene_steps(data: Any, p: Pattern, s: Pattern) -> None:
+    q = replace(p, name="q", conditions=())
+    pats = [p, q, s]
+    events = data.draw(streams(types=_types(*pats)[:-1], max_size=9, min_size=7))
+    tie = tie_rules(data.draw, pats)
+    engine = _kernel_equals_engine(pats, events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run(pats, events, tie))
