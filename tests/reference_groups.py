@@ -180,7 +180,8 @@ def group_values(
             if ss[j].kleene:  # a Kleene step: one more element, then more or the step after it
                 now = {**current, var: (*current.get(var, ()), item)}
                 n = len(now[var])
-                if ss[j].most is None or n < ss[j].most:
+                most = ss[j].most
+                if most is None or n < most:
                     bind(done, now, j, item, used | {item.idx})
                 if n >= ss[j].least:
                     grow(done, now, j + 1, item, used | {item.idx})
