@@ -31,6 +31,7 @@ from tests.features.test_groups import (  # noqa: F401 (the fixture: every match
     _kernel_equals_engine,
     _types,
     cut_plan,
+    engines_equal_reference,
     g,
     gagg,
     grouped_patterns,
@@ -257,12 +258,7 @@ def _step_after(structure: Node) -> bool:
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), bounded_patterns())
 def test_engine_equals_reference_on_bounded_groups(data: Any, p: Pattern) -> None:
-    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
-    assert checked.structure == flatten_seq(p.structure)
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -40,7 +40,6 @@ from petricep.lang.ast import (
     groups_of,
     vars_of,
 )
-from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from tests.budget import examples
@@ -50,6 +49,7 @@ from tests.features.test_groups import (
     _kernel_equals_engine,
     _sorted,
     _types,
+    engines_equal_reference,
     grouped_patterns,
     matcher,  # noqa: F401 (the fixture: every matcher)
 )
@@ -148,12 +148,7 @@ def _in_events(p: Pattern) -> bool:
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), counted_groups())
 def test_kernel_equals_engine_equals_reference_with_group_gaps_in_events(data: Any, p: Pattern) -> None:
-    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
-    assert checked.structure == flatten_seq(p.structure)
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -381,12 +376,7 @@ def stopped_groups(draw: Any, name: str = "p") -> Pattern:
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), stopped_groups())
 def test_kernel_equals_engine_equals_reference_on_stops_reading_the_group(data: Any, p: Pattern) -> None:
-    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
-    assert checked.structure == flatten_seq(p.structure)
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -554,12 +544,7 @@ def _regroup(node: Node, new: Group) -> Node:
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), negations_reading_the_iteration())
 def test_kernel_equals_engine_equals_reference_on_negations_reading_their_iteration(data: Any, p: Pattern) -> None:
-    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
-    assert checked.structure == flatten_seq(p.structure)
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])

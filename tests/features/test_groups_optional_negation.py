@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from petricep.kernel.lowering import supports
 from petricep.lang.ast import Pattern
-from petricep.lang.check import flatten_seq
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
@@ -35,6 +34,7 @@ from tests.features.test_groups import (
     _sorted,
     _types,
     cut_plan,
+    engines_equal_reference,
     grouped_patterns,
     matcher,  # noqa: F401 (the fixture: every matcher)
 )
@@ -162,12 +162,7 @@ def test_engine_equals_reference_with_a_negation_next_to_an_optional_step(data: 
     """Random groups of 3-4 steps with optional middle ones and a negation next to one (its
     conditions, the strategies, windows, AND / OR around the group: ``grouped_patterns``):
     the kernel equals the Python engine, which equals the reference."""
-    (checked,) = parse_text(pattern_text(p)).patterns  # the language accepts what was drawn
-    assert checked.structure == flatten_seq(p.structure)
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=4))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
