@@ -102,9 +102,15 @@ def _sweep_due(
     st: RunState, rt: GroupRuntime, parts: dict[Any, Partition], heap: list[tuple[Any, int, Partition]], now: Event
 ) -> None:
     """Sweep the partitions whose earliest window has passed, in order of it; the others
-    hold nothing a sweep would drop."""
+    hold nothing a sweep would drop.
+
+    A swept partition is indexed again only after the loop: its next due point is a sum
+    (``first_ts + w``) while the sweep tests a difference (``now.ts - first_ts > w``), and in
+    floating point the sum can fall before ``now`` while the difference is still within the
+    window (2/3 + 1 < 5/3, yet 5/3 - 2/3 == 1), so indexing it at once swept it forever."""
     count = rt.count_window
     limit = now.pos if count else now.ts
+    swept: list[Partition] = []
     while heap:
         when = heap[0][0]
         if (when > limit) if count else (when >= limit):
@@ -113,11 +119,12 @@ def _sweep_due(
         if part.due != when or parts.get(part.key) is not part:
             continue  # stale: swept since, or a partition no longer held
         rt.sweep(part, now, INF)
+        part.due = INF
         if part.empty():
             del parts[part.key]
-            part.due = INF
             continue
-        part.due = INF
+        swept.append(part)
+    for part in swept:
         due(st, rt.net.index, part, rt.due(part))
 
 

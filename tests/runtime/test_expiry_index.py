@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 
 from petricep.api import compile_text
 from petricep.events import Event
+from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from petricep.runtime.state import Partition
 from tests.budget import examples
+from tests.engines import run_embedded, run_kernel
 from tests.runtime.test_differential import fresh
 from tests.strategies import pattern_text, patterns, streams
 
@@ -84,6 +86,24 @@ def test_only_due_partitions_are_visited(monkeypatch: pytest.MonkeyPatch) -> Non
     engine.push(Event("C", 13, 4, "c2", {"k": 9}))
     assert visited == [1, 2, 3] and engine.state.parts[0] == {}
     assert engine.state.expiry == [[]]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kernel", [False, True])
+def test_a_float_window_edge_ends_the_sweep(kernel: bool) -> None:
+    """In floats 2/3 + 1 < 5/3 while 5/3 - 2/3 == 1: the partial match of A at 2/3 is due at
+    5/3 yet still inside its window there. The sweep keeps it and ends (it swept the same
+    partition forever, found by test_frames_batches on CI), and a B at 5/3 still matches."""
+    assert 2 / 3 + 1 < 5 / 3 and not 5 / 3 - 2 / 3 > 1
+    events = [Event("A", 2 / 3, 0, 10, {}), Event("C", 5 / 3, 1, 11, {}), Event("B", 5 / 3, 2, 12, {})]
+    run = run_kernel if kernel else run_embedded
+    got = run(parse_text("PATTERN p: SEQ(A a, B b) WITHIN 1").patterns, events)
+    assert [(m["ids"], m["start"], m["end"]) for m in got] == [({"a": 10, "b": 12}, 2 / 3, 5 / 3)]
+    engine = Engine(compile_text("PATTERN p: SEQ(A a, B b) WITHIN 1"), sweep_every=1)
+    engine.push(Event("A", 2 / 3, 0, 10, {}))
+    engine.push(Event("C", 5 / 3, 1, 11, {}))
+    assert held(engine) == (1, 0)
+    assert engine.flush() == []
 
 
 @pytest.mark.parametrize(
