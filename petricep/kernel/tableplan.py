@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import pyarrow as pa
 
-from petricep.compile.net import Net
+from petricep.compile.net import Net, PatternNet
 from petricep.kernel.lowering import Lowered
 from petricep.kernel.remembered import Composites
 from petricep.runtime.arrow import string_array
@@ -185,7 +185,7 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
         for v in p.vars:
             name = v.group or v.name  # a repeated group: one column of its bindings
             if name not in ids and row.get(name) is not None:
-                ids[name] = _bindings(row[name]) if v.group else _own(row[name], v.kleene)
+                ids[name] = _bindings(row[name], _steps(p, name)) if v.group else _own(row[name], v.kleene)
         timeout = row.get("timeout")
         fields = p.timeout if timeout is not None else p.returns
         attrs = {f.name: row["attrs"][f.name] for f in fields.fields} if fields else {}
@@ -194,10 +194,16 @@ def to_matches(table: pa.Table, net: Net) -> list[Match]:
     return out
 
 
-def _bindings(iterations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A group's bindings as the engine's ids hold them: a step an iteration did not bind (a
-    timed-out partial match's last iteration) is absent, not None."""
-    return [{m: i for m, i in it.items() if i is not None} for it in iterations]
+def _steps(p: PatternNet, group: str) -> list[str]:
+    """The steps of ``p``'s group ``group`` in its order: the table's struct has one field
+    order for every pattern naming a group so (the first's), the engine's ids the pattern's."""
+    return [v.name for v in p.vars if v.group == group]
+
+
+def _bindings(iterations: list[dict[str, Any]], steps: list[str]) -> list[dict[str, Any]]:
+    """A group's bindings as the engine's ids hold them, in the pattern's step order: a step
+    an iteration did not bind (a timed-out partial match's last iteration) is absent, not None."""
+    return [{m: it[m] for m in steps if it.get(m) is not None} for it in iterations]
 
 
 def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | None = None, repeats: frozenset[str] = frozenset()) -> pa.Array:

@@ -23,11 +23,13 @@ from petricep.io import InputSpec
 from petricep.kernel import supports
 from petricep.kernel.engine import KernelEngine
 from petricep.kernel.matchobjects import MatchObjects
+from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.output.jsonl import JsonlBatches, json_line, match_json_parts
 from petricep.output.table import batch_matches, batches_table, layout_of, to_table
 from petricep.runtime.engine import Engine
 from petricep.runtime.match import Match
+from tests.engines import run_embedded, run_kernel
 from tests.kernel.test_composite import odd_events, producer_and_consumer
 from tests.kernel.test_engine import SETTINGS, distinct_patterns, odd_streams
 from tests.strategies import pattern_text, patterns
@@ -350,3 +352,15 @@ def test_iterating_a_run_fires_a_slice_at_a_time(tmp_path: Path, monkeypatch: py
     fired = engine.kernel.kernel.cur_row
     assert first.ids and 0 < fired < 200
     assert 1 + sum(1 for _ in matches) == 6525
+
+
+def test_two_patterns_naming_one_group_keep_their_step_order() -> None:
+    """One table column ``g`` serves both patterns (struct fields in the first's order): the
+    kernel's Match objects list each iteration's steps in its own pattern's order, as the
+    Python engine's do (dict equality would not see it; the JSON text does)."""
+    text = "PATTERN p: SEQ(A a, SEQ(B b, C c)+ g[], D d) WITHIN 20\nPATTERN q: SEQ(A a, SEQ(C c, B b)+ g[], D d) WITHIN 20"
+    events = [Event(t, i, i, i, {"x": i}) for i, t in enumerate("ABCBCDACBD")]
+    pats = parse_text(text).patterns
+    got = [json_line(m) for m in run_kernel(pats, events)]
+    assert got == [json_line(m) for m in run_embedded(pats, events)]
+    assert '"g": [{"c": 2, "b": 3}]' in "".join(got) and '"g": [{"b": 1, "c": 2}]' in "".join(got)
