@@ -185,18 +185,24 @@ def group_values(
                     bind(done, now, j, item, used | {item.idx})
                 if n >= ss[j].least:
                     grow(done, now, j + 1, item, used | {item.idx})
+                    if all(s.optional for s in ss[j + 1 :]):  # a Kleene step last: the iteration may end here
+                        end(done, now, item, used | {item.idx})
                 continue
             now = {**current, var: item}
             if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
             if all(s.optional for s in ss[j + 1 :]):  # the iteration may end here
-                value = (*done, now)
-                if len(value) >= group.least:
-                    out.append(value)
-                if group.most is None or len(value) < group.most:
-                    grow(value, {}, 0, item, used | {item.idx})
+                end(done, now, item, used | {item.idx})
             if j + 1 < len(ss):
                 grow(done, now, j + 1, item, used | {item.idx})
+
+    def end(done: tuple[Iteration, ...], now: Iteration, item: Any, used: frozenset[int]) -> None:
+        """The iteration ``now`` ends: a binding once the group has its fewest, and the next one."""
+        value = (*done, now)
+        if len(value) >= group.least:
+            out.append(value)
+        if group.most is None or len(value) < group.most:
+            grow(value, {}, 0, item, used)
 
     grow((), {}, 0, None, frozenset())
     return out
@@ -220,8 +226,9 @@ def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item
 
 def _done(group: Group, it: Iteration) -> bool:
     """An iteration is complete once it binds its last required step (only optional ones,
-    which it may still bind, after it)."""
-    return [s.var for s in steps(group) if not s.optional][-1] in it
+    which it may still bind, after it), a Kleene step there its fewest elements."""
+    last = [s for s in steps(group) if not s.optional][-1]
+    return last.var in it and (not last.kleene or len(it[last.var]) >= last.least)
 
 
 def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventRef]:

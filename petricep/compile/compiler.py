@@ -642,13 +642,16 @@ class _Builder:
             grp, pos = self.member_of[var]
             # (from an iteration with only optional steps left, a move up to the first required step starts the next)
             ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in grp.optional_steps)
-            later = grp.var in a.later if grp.optional_steps else take or pos > 0
+            if grp.kleene_steps:  # (an iteration came before: the last step is bound; a first Kleene step's take may grow its first list)
+                later = grp.members[-1] in a.bound
+            else:
+                later = grp.var in a.later if grp.optional_steps else take or pos > 0
             inside = G.step_order(self.member_of, slot, var, later, a.current, ending)
             if inside is not None and take and var in grp.kleene_steps:  # (and after the list's newest element)
                 return tuple(sorted({*inside, slot[var]}))
             if inside is not None:
                 return inside
-            take = False  # the first step's first element: after what precedes the group
+            take = take and var in grp.kleene_steps  # the first step's first element: after what precedes the group
         bound_prec = {u for u in prec[var] if u in a.bound}
         order = {slot[u] for u in bound_prec if not any(u in prec[w] for w in bound_prec)}
         if take:

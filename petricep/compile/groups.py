@@ -90,10 +90,14 @@ def complete(node: A.Group, cfg: Cfg) -> bool:
 
 def tail(node: A.Group, cfg: Cfg) -> bool:
     """Whether ``cfg`` is inside an iteration that has bound its required steps, with only
-    optional steps left (``SEQ(B b, C? c)+ g[]`` after ``b``): the iteration is complete, and
-    may still bind them."""
+    optional steps left (``SEQ(B b, C? c)+ g[]`` after ``b``), or a Kleene step last with its
+    fewest elements (``SEQ(B b, C+ c[])+ g[]`` after a ``c``): the iteration is complete, and
+    may still bind more."""
     k = cfg[1]
-    return bool(k) and all(s.optional for s in _steps(node)[k:])
+    steps = _steps(node)
+    if not k or not all(s.optional for s in steps[k:]):
+        return False
+    return not (len(cfg) == 3 and steps[k - 1].kleene and cfg[2] < steps[k - 1].least)
 
 
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
@@ -117,7 +121,8 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
         if cfg[2] < ref.least:  # below its fewest elements: no step after it yet
             out = [m for m in out if m[0] == ref.var]
     if tail(node, cfg):  # the iteration may end here, leaving its last steps out: the next one starts
-        out += moves(node, (min(count + 1, _cap(node)), 0, 0, cfg[3]), etype)
+        nxt = (min(count + 1, _cap(node)), 0, 0) + ((cfg[3],) if len(cfg) == 4 else ())
+        out += moves(node, nxt, etype)
     return out
 
 
@@ -127,8 +132,9 @@ def _bind(node: A.Group, cfg: Cfg, j: int, steps: list[A.EventRef]) -> tuple[str
     done = j + 1 == len(steps)
     if len(cfg) == 2:
         return steps[j].var, (min(count + 1, _cap(node)), 0) if done else (count, j + 1), count > 0
-    if len(cfg) == 3:  # a group with a Kleene step (never last: done ends the iteration)
-        return steps[j].var, (min(count + 1, _cap(node)), 0, 0) if done else (count, j + 1, 1 if steps[j].kleene else 0), count > 0
+    if len(cfg) == 3:  # a group with a Kleene step (one last goes on: its list may grow, see tail)
+        nxt = (min(count + 1, _cap(node)), 0, 0) if done and not steps[j].kleene else (count, j + 1, 1 if steps[j].kleene else 0)
+        return steps[j].var, nxt, count > 0
     mask, seen = cfg[2:]
     take = count > 0
     if steps[j].optional:
@@ -183,7 +189,7 @@ def analyze(
     if later is not None and (count or (optional and tail(node, cfg))):
         later.add(node.var)
     more = node.most is None or count < node.most
-    ends = bool(optional) and tail(node, cfg)  # (an iteration with only optional steps left: complete)
+    ends = tail(node, cfg)  # (an iteration with only optional steps left, or a last list grown: complete)
     fits = node.most is None or count + 1 < node.most
     if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
         growing.add(node.var)  # GREEDY / RELUCTANT choose here
@@ -455,8 +461,8 @@ def _step_read(expr: A.Expr, groups: dict[str, A.Group], at: int | None, begun: 
         return A.Attr(expr.member, expr.field, index, span=expr.span)
     if isinstance(expr, A.Agg) and expr.var in groups:
         g = groups[expr.var]
-        # count(g[]): the iterations (complete: the last required step's list; begun: the first step's)
-        required = [m for m in g.members if m not in g.optional_steps]
+        # count(g[]): the iterations (complete: the last single required step's list; begun: the first step's)
+        required = [m for m in g.members if m not in g.optional_steps and m not in g.kleene_steps] or list(g.members)
         var = expr.member if expr.member is not None else required[0 if begun else -1]
         return A.Agg(expr.func, var, expr.field, expr.upto_prev, span=expr.span)
     return expr

@@ -206,13 +206,21 @@ def _bindings(iterations: list[dict[str, Any]], steps: list[str]) -> list[dict[s
     return [{m: it[m] for m in steps if it.get(m) is not None} for it in iterations]
 
 
-def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | None = None, repeats: frozenset[str] = frozenset()) -> pa.Array:
+def group_column(
+    steps: list[tuple[str, pa.Array]],
+    keys: dict[str, pa.Array] | None = None,
+    repeats: frozenset[str] = frozenset(),
+    orders: Sequence[Sequence[str]] | None = None,
+) -> pa.Array:
     """A repeated group's bindings over the matches from its steps' list columns (each
     ``list<id>``, null where the match has no such step): ``list<struct<step: id, ...>>``,
     one struct per iteration, a step an iteration did not bind null. ``keys``: a group with
     optional steps, its steps' elements' input positions (as list columns): its iterations
     are placed by position (:func:`petricep.runtime.match.by_position`), not zipped; a Kleene
-    step's (``repeats``) as a ``list<id>`` in each iteration's struct."""
+    step's (``repeats``) as a ``list<id>`` in each iteration's struct. ``orders``: per match,
+    its own pattern's steps in order (patterns merged into one net may name one group with
+    steps in other orders, ``SEQ(B b, C+ c[])`` and ``SEQ(C+ c[], B b)``: placing by position
+    follows the match's own order; the struct's fields are the column's)."""
     lists = [col.to_pylist() for _, col in steps]
     names = [m for m, _ in steps]
     places = [keys[m].to_pylist() for m in names] if keys is not None else None
@@ -224,7 +232,8 @@ def group_column(steps: list[tuple[str, pa.Array]], keys: dict[str, pa.Array] | 
         if places is not None:
             got = {m: x for m, x in zip(names, parts) if x is not None}
             at = {m: places[j][r] for j, m in enumerate(names) if parts[j] is not None}
-            rows.append([{m: it.get(m) for m in names} for it in by_position(names, got, at, repeats)])
+            order = names if orders is None else orders[r]
+            rows.append([{m: it.get(m) for m in names} for it in by_position(order, got, at, repeats)])
             continue
         n = max(len(x) for x in parts if x is not None)
         rows.append([{m: x[i] if x is not None and i < len(x) else None for (m, _), x in zip(steps, parts)} for i in range(n)])
@@ -257,6 +266,7 @@ def group_columns(
     events, whose input positions place the iterations of a group with optional steps
     (:func:`group_keys`)."""
     keys = group_keys(lowered, *found) if found is not None else None
+    row_pattern = found[1][0].tolist() if found is not None else None
     members: dict[str, list[str]] = {}
     for p in lowered.patterns:
         for g, steps in p.groups:
@@ -270,7 +280,9 @@ def group_columns(
         if name in first:
             g = first[name]
             ordered = keys is not None and all(m in keys for m in members[g])
-            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None, repeats)
+            own = {pi: list(dict(p.groups).get(g, members[g])) for pi, p in enumerate(lowered.patterns)}
+            orders = [own[pi] for pi in row_pattern] if ordered and row_pattern is not None else None
+            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None, repeats, orders)
         if any(name in m for m in members.values()) and name not in single:
             continue
         out[name] = col

@@ -69,19 +69,20 @@ def check_structure(
 
 def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     """A Kleene step inside a group (``SEQ(B b, C+ c[], D d)+ g[]``): each iteration binds a
-    list of it, between two required steps that delimit it (each ``b`` starts an iteration,
-    each ``d`` ends the list), so a match's elements fall into iterations by position. Not yet
-    first or last in the group (where its elements would meet another iteration's), with a
-    lower bound of 0 (``C*``, a list an iteration may leave empty), beside optional steps or a
-    negation, with a gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
+    list of it, anywhere in the group (``SEQ(C+ c[], B b)+``, ``SEQ(B b, C+ c[])+`` too): the
+    group's single steps delimit the iterations, so a match's elements fall into them by
+    position, and a group of Kleene steps only is refused (``SEQ(C+ c[])+``: two iterations
+    of one ``c`` and one of two would be the same events). Not yet with a lower bound of 0
+    (``C*``, a list an iteration may leave empty), beside optional steps or a negation, with a
+    gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
-    for k, step in enumerate(steps):
+    for step in steps:
         if not step.kleene:
             continue
         shape = f"{step.type}{step.quantifier()} {step.var}[]"
         why = None
-        if k == 0 or k == len(steps) - 1:
-            why = "first or last in the group: put it between two single steps (they delimit each iteration's list)"
+        if all(s.kleene for s in steps):
+            why = "with no single step beside it: give the group one (it delimits each iteration's list)"
         elif step.least == 0:
             why = "with a lower bound of 0 (an iteration leaving it empty): give it at least one element"
         elif group.optional_steps or negations_of(group):

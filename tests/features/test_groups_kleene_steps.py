@@ -1,6 +1,6 @@
 """Kleene steps inside a repeated group (issue 42): ``SEQ(A a, SEQ(B b, C+ c[], D d)+ g[], E e)``
-(bounds ``+``, ``{n,m}``, ``{n,}``): each iteration binds a list of ``c`` between its ``b`` and
-its ``d``, its ids ``"g": [{"b": 1, "c": [2, 3], "d": 4}, ...]``; aggregates over the whole
+(bounds ``+``, ``{n,m}``, ``{n,}``; the step first or last too): each iteration binds a list of
+``c`` (here between its ``b`` and its ``d``), its ids ``"g": [{"b": 1, "c": [2, 3], "d": 4}, ...]``; aggregates over the whole
 group read every iteration's elements. Hand cases with exact ids on every matcher (the
 reference, the Python engine, the kernel: test_groups.py's ``matcher`` fixture), and what
 stays refused, with its exact text.
@@ -22,6 +22,7 @@ from petricep.lang.parser import parse_text
 from petricep.merge import build_net
 from petricep.runtime.engine import Engine
 from tests.budget import examples
+from tests.engines import run_embedded, run_kernel
 from tests.features.scenario import ids, run, stream, want
 from tests.features.test_groups import (
     _kernel_equals_engine,
@@ -81,6 +82,35 @@ def test_bounded_lists() -> None:
     )
 
 
+def test_a_kleene_step_last_or_first() -> None:
+    """Last, the iteration is complete from the list's first element and may still grow: the
+    next ``b`` starts the next iteration; first, each ``b`` closes its iteration's list."""
+    events = stream("A@0 B@1 C@2:x=1 C@3:x=2 B@4 C@5:x=3 E@6")
+    assert ids(P("SEQ(A a, SEQ(B b, C+ c[])+ g[], E e) STRATEGY skip-till-next-match"), events) == want(
+        {"a": 0, "g": [{"b": 1, "c": [2, 3]}, {"b": 4, "c": [5]}], "e": 6}
+    )
+    first = stream("A@0 C@1:x=1 C@2:x=2 B@3 C@4:x=3 B@5 E@6")
+    assert ids(P("SEQ(A a, SEQ(C+ c[], B b)+ g[], E e) STRATEGY skip-till-next-match"), first) == want(
+        {"a": 0, "g": [{"c": [1, 2], "b": 3}, {"c": [4], "b": 5}], "e": 6}
+    )
+    # the group last in the pattern: count(g[]) counts iterations (b's), not c's elements
+    assert ids(P("SEQ(A a, SEQ(C+ c[], B b)+ g[]) WHERE count(g[]) = 2 STRATEGY skip-till-next-match"), first) == want(
+        {"a": 0, "g": [{"c": [1, 2], "b": 3}, {"c": [4], "b": 5}]}
+    )
+    # bounded, last: exactly two elements per iteration
+    got = ids(P("SEQ(A a, SEQ(B b, C{2} c[])+ g[], E e) WHERE sum(g[].c.x) > 3 AND count(g[]) = 1"), events)
+    assert got == want({"a": 0, "g": [{"b": 1, "c": [2, 5]}], "e": 6}, {"a": 0, "g": [{"b": 1, "c": [3, 5]}], "e": 6})
+
+
+@pytest.mark.parametrize("run_on", [run_embedded, run_kernel], ids=["python", "kernel"])
+def test_one_net_two_orders_of_one_group(run_on: Any) -> None:
+    """Two patterns name ``g`` with the Kleene step in other places; merged into one net they
+    share its table column, yet each match's iterations are placed by its own pattern's order."""
+    pats = list(parse_text("PATTERN p: SEQ(A a, SEQ(A b, A+ c[], A d)+ g[], A e)\nPATTERN s: SEQ(A a, SEQ(A+ c[], A b, A d)+ g[], A e)").patterns)
+    got = [m for m in run_on(pats, stream("A@0 A@1 A@2 A@3 A@4")) if m["pattern"] == "s"]
+    assert [m["ids"] for m in got] == [{"a": 0, "g": [{"c": [1], "b": 2, "d": 3}], "e": 4}]
+
+
 def test_aggregates_over_the_whole_group() -> None:
     p = P(f"{STEPS} WHERE sum(g[].c.x) >= 5 RETURN R(s = sum(g[].c.x), n = count(g[]), m = max(g[].c.x))")
     got = sorted(((m["ids"]["g"], m["attrs"]) for m in run(p, stream(EVENTS))), key=repr)
@@ -124,9 +154,9 @@ def test_the_match_table_and_composite_id() -> None:
     "text,message",
     [
         (
-            "SEQ(A a, SEQ(B b, C+ c[])+ g[], E e)",
-            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet first or last in the group: "
-            "put it between two single steps (they delimit each iteration's list)",
+            "SEQ(A a, SEQ(C+ c[], D+ d[])+ g[], E e)",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single step beside it: "
+            "give the group one (it delimits each iteration's list)",
         ),
         (
             "SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e)",
@@ -171,14 +201,19 @@ _CONDITIONS = ["", "WHERE sum(g[].c.x) > 2", "WHERE count(g[]) = 2", "WHERE g[i]
 @st.composite
 def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
-    repeat), bounds, a condition, a strategy and a window."""
+    repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
+    and a window; or the group last in the pattern (no ``e``, no condition reading it)."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
-    cond = draw(st.sampled_from(_CONDITIONS))
+    steps = [f"{t[1]} b", f"{t[3]} d"]
+    steps.insert(draw(st.sampled_from([1, 0, 2])), f"{t[2]}{bound} c[]")
+    last = draw(st.booleans())
+    cond = draw(st.sampled_from([c for c in _CONDITIONS if not (last and "e." in c)]))
     strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
     window = draw(st.sampled_from(["", "WITHIN 6"]))
-    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({t[1]} b, {t[2]}{bound} c[], {t[3]} d){times} g[], {t[4]} e) {cond} {strategy} {window}"
+    tail = "" if last else f", {t[4]} e"
+    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{tail}) {cond} {strategy} {window}"
     (p,) = parse_text(text).patterns
     return p
 
