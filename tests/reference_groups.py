@@ -163,7 +163,7 @@ def group_values(
     def grow(done: tuple[Iteration, ...], current: Iteration, k: int, last: Any, used: frozenset[int]) -> None:
         for j in range(k, len(ss)):  # step j, the optional ones before it left out
             bind(done, current, j, last, used)
-            if not ss[j].optional:
+            if not skippable(ss[j]):
                 break
 
     def bind(done: tuple[Iteration, ...], current: Iteration, j: int, last: Any, used: frozenset[int]) -> None:
@@ -185,13 +185,13 @@ def group_values(
                     bind(done, now, j, item, used | {item.idx})
                 if n >= ss[j].least:
                     grow(done, now, j + 1, item, used | {item.idx})
-                    if all(s.optional for s in ss[j + 1 :]):  # a Kleene step last: the iteration may end here
+                    if all(skippable(s) for s in ss[j + 1 :]):  # a Kleene step last: the iteration may end here
                         end(done, now, item, used | {item.idx})
                 continue
             now = {**current, var: item}
             if not gaps_ok(group, (*done, now), first_before, bound):
                 continue
-            if all(s.optional for s in ss[j + 1 :]):  # the iteration may end here
+            if all(skippable(s) for s in ss[j + 1 :]):  # the iteration may end here
                 end(done, now, item, used | {item.idx})
             if j + 1 < len(ss):
                 grow(done, now, j + 1, item, used | {item.idx})
@@ -206,6 +206,11 @@ def group_values(
 
     grow((), {}, 0, None, frozenset())
     return out
+
+
+def skippable(s: EventRef) -> bool:
+    """A step an iteration may leave out: an optional one, or a list that may be empty (``C*``)."""
+    return s.optional or (s.kleene and s.least == 0)
 
 
 def _position(group: Group, var: str) -> int:
@@ -227,7 +232,7 @@ def prefix_add(group: Group, value: tuple[Iteration, ...] | None, var: str, item
 def _done(group: Group, it: Iteration) -> bool:
     """An iteration is complete once it binds its last required step (only optional ones,
     which it may still bind, after it), a Kleene step there its fewest elements."""
-    last = [s for s in steps(group) if not s.optional][-1]
+    last = [s for s in steps(group) if not skippable(s)][-1]
     return last.var in it and (not last.kleene or len(it[last.var]) >= last.least)
 
 
@@ -246,13 +251,13 @@ def next_steps(group: Group, value: tuple[Iteration, ...] | None) -> list[EventR
         out += more
     for s in ss[k:]:
         out.append(s)
-        if not s.optional:
+        if not skippable(s):
             break
     full = bool(value) and group.most is not None and len(value or ()) >= group.most
     if (not value or _done(group, value[-1])) and not full:
         for s in ss:  # the next iteration's first step, or past optional ones the one after them
             out.append(s)
-            if not s.optional:
+            if not skippable(s):
                 break
     return out
 

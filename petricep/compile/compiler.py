@@ -641,14 +641,14 @@ class _Builder:
         if var in self.member_of:
             grp, pos = self.member_of[var]
             # (from an iteration with only optional steps left, a move up to the first required step starts the next)
-            ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in grp.optional_steps)
-            if grp.kleene_steps:  # (an iteration came before: the last step is bound; a first Kleene step's take may grow its first list)
-                later = grp.members[-1] in a.bound
-            else:
-                later = grp.var in a.later if grp.optional_steps else take or pos > 0
+            skips = grp.optional_steps | grp.empty_lists
+            ending = grp.var in a.tails and pos <= min(i for i, m in enumerate(grp.members) if m not in skips)
+            # (an iteration came before; a first Kleene step's take may also grow the first iteration's list)
+            later = grp.var in a.later if skips or grp.kleene_steps else take or pos > 0
             inside = G.step_order(self.member_of, slot, var, later, a.current, ending)
             if inside is not None and take and var in grp.kleene_steps:  # (and after the list's newest element)
-                return tuple(sorted({*inside, slot[var]}))
+                bound = {slot[u] for u in a.bound if u in slot}  # (growing a list: a step unbound in the last iteration orders nothing)
+                return tuple(sorted({*(sl for sl in inside if sl in bound), slot[var]}))
             if inside is not None:
                 return inside
             take = take and var in grp.kleene_steps  # the first step's first element: after what precedes the group

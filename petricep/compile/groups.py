@@ -67,12 +67,19 @@ def init(node: A.Group | None = None) -> Cfg:
     and those any iteration bound (a step's first element starts its list, a later one is a
     take), as bit masks by step position."""
     if node is not None and node.kleene_steps:
-        return (0, 0, 0)  # (count, k, n): n the current Kleene step's elements in this iteration (capped)
+        # (count, k, n, mask, seen): n the current Kleene step's elements in this iteration
+        # (capped); mask and seen as above, for the lists an iteration may leave empty (C*)
+        return (0, 0, 0, 0, 0)
     return (0, 0, 0, 0) if node is not None and node.optional_steps else (0, 0)
 
 
 def _steps(node: A.Group) -> list[A.EventRef]:
     return [r for r in node.children if isinstance(r, A.EventRef) and not r.negated]
+
+
+def _skippable(step: A.EventRef) -> bool:
+    """A step an iteration may leave out: an optional one, or a list that may be empty (``C*``)."""
+    return step.optional or (step.kleene and step.least == 0)
 
 
 def _cap(node: A.Group) -> int:
@@ -95,9 +102,9 @@ def tail(node: A.Group, cfg: Cfg) -> bool:
     may still bind more."""
     k = cfg[1]
     steps = _steps(node)
-    if not k or not all(s.optional for s in steps[k:]):
+    if not k or not all(_skippable(s) for s in steps[k:]):
         return False
-    return not (len(cfg) == 3 and steps[k - 1].kleene and cfg[2] < steps[k - 1].least)
+    return not (len(cfg) == 5 and steps[k - 1].kleene and cfg[2] < steps[k - 1].least)
 
 
 def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
@@ -112,16 +119,16 @@ def moves(node: A.Group, cfg: Cfg, etype: str) -> list[tuple[str, Cfg, bool]]:
         for j in range(k, len(steps)):
             if steps[j].type == etype:
                 out.append(_bind(node, cfg, j, steps))
-            if not steps[j].optional:
+            if not _skippable(steps[j]):
                 break
-    if len(cfg) == 3 and k and steps[k - 1].kleene:  # a Kleene step's list grows within its iteration
+    if len(cfg) == 5 and k and steps[k - 1].kleene:  # a Kleene step's list grows within its iteration
         ref = steps[k - 1]
         if ref.type == etype and (ref.most is None or cfg[2] < ref.most):
-            out.append((ref.var, (count, k, min(cfg[2] + 1, ref.most or ref.least)), True))
+            out.append((ref.var, (count, k, min(cfg[2] + 1, ref.most or max(ref.least, 1)), *cfg[3:]), True))
         if cfg[2] < ref.least:  # below its fewest elements: no step after it yet
             out = [m for m in out if m[0] == ref.var]
     if tail(node, cfg):  # the iteration may end here, leaving its last steps out: the next one starts
-        nxt = (min(count + 1, _cap(node)), 0, 0) + ((cfg[3],) if len(cfg) == 4 else ())
+        nxt = (min(count + 1, _cap(node)), 0, 0, 0, cfg[4]) if len(cfg) == 5 else (min(count + 1, _cap(node)), 0, 0, cfg[3])
         out += moves(node, nxt, etype)
     return out
 
@@ -132,9 +139,15 @@ def _bind(node: A.Group, cfg: Cfg, j: int, steps: list[A.EventRef]) -> tuple[str
     done = j + 1 == len(steps)
     if len(cfg) == 2:
         return steps[j].var, (min(count + 1, _cap(node)), 0) if done else (count, j + 1), count > 0
-    if len(cfg) == 3:  # a group with a Kleene step (one last goes on: its list may grow, see tail)
-        nxt = (min(count + 1, _cap(node)), 0, 0) if done and not steps[j].kleene else (count, j + 1, 1 if steps[j].kleene else 0)
-        return steps[j].var, nxt, count > 0
+    if len(cfg) == 5:  # a group with a Kleene step (one last goes on: its list may grow, see tail)
+        mask, seen = cfg[3:]
+        take = count > 0
+        if _skippable(steps[j]):  # a list an iteration may leave empty: a take once any iteration bound it
+            take = bool(seen >> j & 1)
+            mask, seen = mask | 1 << j, seen | 1 << j
+        if done and not steps[j].kleene:
+            return steps[j].var, (min(count + 1, _cap(node)), 0, 0, 0, seen), take
+        return steps[j].var, (count, j + 1, 1 if steps[j].kleene else 0, mask, seen), take
     mask, seen = cfg[2:]
     take = count > 0
     if steps[j].optional:
@@ -176,17 +189,18 @@ def analyze(
         dead.update(members)
         return ""
     optional = node.optional_steps
-    bound.update(m for m in (members if count else members[:k]) if m not in optional)
-    if optional:
-        mask, seen = cfg[2:]
+    skips = optional | node.empty_lists  # (bound where some iteration bound them)
+    bound.update(m for m in (members if count else members[:k]) if m not in skips)
+    if skips:
+        mask, seen = cfg[-2:]
         bound.update(m for j, m in enumerate(members) if seen >> j & 1)
         if current is not None:
             current.update(m for j, m in enumerate(members) if mask >> j & 1)
         if absent is not None:
-            absent.update(m for j, m in enumerate(members) if m in optional and not seen >> j & 1)
-        if tails is not None and tail(node, cfg):
-            tails.add(node.var)
-    if later is not None and (count or (optional and tail(node, cfg))):
+            absent.update(m for j, m in enumerate(members) if m in skips and not seen >> j & 1)
+    if tails is not None and tail(node, cfg):
+        tails.add(node.var)
+    if later is not None and (count or tail(node, cfg)):
         later.add(node.var)
     more = node.most is None or count < node.most
     ends = tail(node, cfg)  # (an iteration with only optional steps left, or a last list grown: complete)
@@ -206,7 +220,13 @@ def analyze(
     if not optional:
         step = _steps(node)[k - 1] if k else None
         counted = f"{{{cfg[2]}{',' if step.most is None and cfg[2] >= step.least else ''}}}" if step is not None and step.bounded else ""
-        return head if k == 0 else f"{head}:{members[k - 1]}{counted}"
+        if not skips:
+            return head if k == 0 else f"{head}:{members[k - 1]}{counted}"
+        # lists an iteration may leave empty: ``[c]`` once c's list has an element, and the
+        # current iteration's steps (``g+[c]:b,d``: c left empty in it), as for optional steps
+        mask, seen = cfg[3:]
+        head += "".join(f"[{m}]" for j, m in enumerate(members) if seen >> j & 1)
+        return head if k == 0 else f"{head}:" + ",".join(m for j, m in enumerate(members[:k]) if m not in skips or mask >> j & 1) + counted
     # with optional steps: ``[c]`` once c's list has an element, the current iteration's steps
     # (``g+[c]:b,d``: its b and d, c left out) where it passed an optional one
     mask, seen = cfg[2:]
@@ -497,7 +517,7 @@ def step_order(
     its latest bound step); None: it starts the first iteration, ordered as any step after
     what precedes the group."""
     group, pos = member_of[var]
-    optional = group.optional_steps
+    optional = group.optional_steps | group.empty_lists
     if not ending:
         prev = [m for m in group.members[:pos] if m not in optional or m in current]
         if prev:

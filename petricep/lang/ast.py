@@ -300,6 +300,12 @@ class Group:
         return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.optional)
 
     @property
+    def empty_lists(self) -> frozenset[str]:
+        """The Kleene steps an iteration may leave empty (``SEQ(B b, C* c[], D d)+ g[]``): as an
+        optional step, a list that holds only the iterations that bound it."""
+        return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.kleene and r.least == 0)
+
+    @property
     def kleene_steps(self) -> frozenset[str]:
         """The steps an iteration may bind more than once (``SEQ(B b, C+ c[], D d)+ g[]``):
         their lists hold every iteration's elements, so they too are placed by position."""

@@ -72,9 +72,9 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     list of it, anywhere in the group (``SEQ(C+ c[], B b)+``, ``SEQ(B b, C+ c[])+`` too): the
     group's single steps delimit the iterations, so a match's elements fall into them by
     position, and a group of Kleene steps only is refused (``SEQ(C+ c[])+``: two iterations
-    of one ``c`` and one of two would be the same events). Not yet with a lower bound of 0
-    (``C*``, a list an iteration may leave empty), beside optional steps or a negation, with a
-    gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
+    of one ``c`` and one of two would be the same events). A lower bound of 0 (``C*``) is a
+    list an iteration may leave empty, as an optional step. Not yet beside optional steps or
+    a negation, with a gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     for step in steps:
         if not step.kleene:
@@ -83,8 +83,6 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
         why = None
         if all(s.kleene for s in steps):
             why = "with no single step beside it: give the group one (it delimits each iteration's list)"
-        elif step.least == 0:
-            why = "with a lower bound of 0 (an iteration leaving it empty): give it at least one element"
         elif group.optional_steps or negations_of(group):
             why = "in a group with optional steps or a negation"
         elif any(s.gap is not None for s in steps) or group.mode or group.until is not None or step.mode:

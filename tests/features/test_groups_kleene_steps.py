@@ -102,6 +102,41 @@ def test_a_kleene_step_last_or_first() -> None:
     assert got == want({"a": 0, "g": [{"b": 1, "c": [2, 5]}], "e": 6}, {"a": 0, "g": [{"b": 1, "c": [3, 5]}], "e": 6})
 
 
+def test_a_list_an_iteration_may_leave_empty() -> None:
+    """``C*`` inside a group: an iteration without a ``c`` lists none (as an optional step left
+    out); a match with no ``c`` at all reads null for its aggregate, and a conjunct reading it
+    holds there (as ``B* b[]`` outside a group)."""
+    events = stream("A@0 B@1 D@2 B@3 C@4:x=1 C@5:x=2 D@6 E@7")
+    assert ids(P("SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e) STRATEGY skip-till-next-match"), events) == want(
+        {"a": 0, "g": [{"b": 1, "d": 2}, {"b": 3, "c": [4, 5], "d": 6}], "e": 7}
+    )
+    got = ids(P("SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e) WHERE sum(g[].c.x) > 2 AND count(g[]) = 1"), events)
+    assert got == want(
+        {"a": 0, "g": [{"b": 1, "d": 2}], "e": 7},
+        {"a": 0, "g": [{"b": 1, "c": [4, 5], "d": 6}], "e": 7},
+        {"a": 0, "g": [{"b": 1, "d": 6}], "e": 7},
+        {"a": 0, "g": [{"b": 3, "c": [4, 5], "d": 6}], "e": 7},
+        {"a": 0, "g": [{"b": 3, "d": 6}], "e": 7},
+    )
+    # first and last too: SEQ(C* c[], B b)+, SEQ(B b, C{0,2} c[])+
+    assert ids(P("SEQ(A a, SEQ(C* c[], B b)+ g[], E e) STRATEGY skip-till-next-match"), stream("A@0 B@1 C@2 B@3 E@4")) == want(
+        {"a": 0, "g": [{"b": 1}, {"c": [2], "b": 3}], "e": 4}
+    )
+    assert ids(P("SEQ(A a, SEQ(B b, C{0,2} c[])+ g[], E e) STRATEGY skip-till-next-match"), stream("A@0 B@1 B@2 C@3 C@4 C@5 E@6")) == want(
+        {"a": 0, "g": [{"b": 1}, {"b": 2, "c": [3, 4]}], "e": 6}
+    )
+
+
+@pytest.mark.parametrize("run_on", [run_embedded, run_kernel], ids=["python", "kernel"])
+def test_an_empty_list_reads_null_in_return(run_on: Any) -> None:
+    text = "SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e) STRATEGY skip-till-next-match RETURN R(n = count(g[]), total = sum(g[].c.x))"
+    got = run_on([P(text)], stream("A@0:x=0 B@1:x=0 D@2:x=0 E@3:x=0 A@4:x=0 B@5:x=0 C@6:x=4 D@7:x=0 E@8:x=0"))
+    assert [(m["ids"], m["attrs"]) for m in got] == [
+        ({"a": 0, "g": [{"b": 1, "d": 2}], "e": 3}, {"n": 1, "total": None}),
+        ({"a": 4, "g": [{"b": 5, "c": [6], "d": 7}], "e": 8}, {"n": 1, "total": 4}),
+    ]
+
+
 @pytest.mark.parametrize("run_on", [run_embedded, run_kernel], ids=["python", "kernel"])
 def test_one_net_two_orders_of_one_group(run_on: Any) -> None:
     """Two patterns name ``g`` with the Kleene step in other places; merged into one net they
@@ -159,9 +194,8 @@ def test_the_match_table_and_composite_id() -> None:
             "give the group one (it delimits each iteration's list)",
         ),
         (
-            "SEQ(A a, SEQ(B b, C* c[], D d)+ g[], E e)",
-            "a Kleene step (C* c[]) inside a repeated group (g[]) is not supported yet with a lower bound of 0 (an "
-            "iteration leaving it empty): give it at least one element",
+            "SEQ(A a, SEQ(B b, !(X x), C* c[], D d)+ g[], E e)",
+            "a Kleene step (C* c[]) inside a repeated group (g[]) is not supported yet in a group with optional steps or a negation",
         ),
         (
             "SEQ(A a, SEQ(B b, C+ c[], D? d, F f)+ g[], E e)",
@@ -204,7 +238,7 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
     and a window; or the group last in the pattern (no ``e``, no condition reading it)."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
-    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}"]))
+    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}", "*", "{0,2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
     steps = [f"{t[1]} b", f"{t[3]} d"]
     steps.insert(draw(st.sampled_from([1, 0, 2])), f"{t[2]}{bound} c[]")
