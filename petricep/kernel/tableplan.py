@@ -211,6 +211,7 @@ def group_column(
     keys: dict[str, pa.Array] | None = None,
     repeats: frozenset[str] = frozenset(),
     orders: Sequence[Sequence[str]] | None = None,
+    rows_of: Sequence[bool] | None = None,
 ) -> pa.Array:
     """A repeated group's bindings over the matches from its steps' list columns (each
     ``list<id>``, null where the match has no such step): ``list<struct<step: id, ...>>``,
@@ -220,13 +221,15 @@ def group_column(
     step's (``repeats``) as a ``list<id>`` in each iteration's struct. ``orders``: per match,
     its own pattern's steps in order (patterns merged into one net may name one group with
     steps in other orders, ``SEQ(B b, C+ c[])`` and ``SEQ(C+ c[], B b)``: placing by position
-    follows the match's own order; the struct's fields are the column's)."""
+    follows the match's own order; the struct's fields are the column's). ``rows_of``: per
+    match, whether its pattern has this group (two groups of one net may share step names,
+    ``SEQ(B b, C? c, D d)+ g[]`` beside ``SEQ(B b, C+ cs[], D d)+ h[]``: null elsewhere)."""
     lists = [col.to_pylist() for _, col in steps]
     names = [m for m, _ in steps]
     places = [keys[m].to_pylist() for m in names] if keys is not None else None
     rows: list[Any] = []
     for r, parts in enumerate(zip(*lists)):
-        if all(x is None for x in parts):
+        if all(x is None for x in parts) or (rows_of is not None and not rows_of[r]):
             rows.append(None)
             continue
         if places is not None:
@@ -273,16 +276,20 @@ def group_columns(
             members.setdefault(g, [])
             members[g] += [m for m in steps if m not in members[g]]
     single = {name for p in lowered.patterns for name, _ in p.vars if not any(name in m for _, m in p.groups)}
-    first = {m[0]: g for g, m in members.items()}
+    firsts: dict[str, list[str]] = {}  # a step name -> the groups placed at it (several may share step names)
+    for g, m in members.items():
+        firsts.setdefault(m[0], []).append(g)
     repeats = frozenset(m for p in lowered.patterns for m in p.repeating_steps)
     out: dict[str, Any] = {}
     for name, col in cols.items():
-        if name in first:
-            g = first[name]
+        for g in firsts.get(name, ()):
             ordered = keys is not None and all(m in keys for m in members[g])
             own = {pi: list(dict(p.groups).get(g, members[g])) for pi, p in enumerate(lowered.patterns)}
             orders = [own[pi] for pi in row_pattern] if ordered and row_pattern is not None else None
-            out[g] = group_column([(m, cols[m]) for m in members[g]], {m: keys[m] for m in members[g]} if ordered and keys else None, repeats, orders)
+            having = {pi for pi, p in enumerate(lowered.patterns) if g in dict(p.groups)}
+            rows_of = [pi in having for pi in row_pattern] if row_pattern is not None and len(having) < len(lowered.patterns) else None
+            steps = [(m, cols[m]) for m in members[g]]
+            out[g] = group_column(steps, {m: keys[m] for m in members[g]} if ordered and keys else None, repeats, orders, rows_of)
         if any(name in m for m in members.values()) and name not in single:
             continue
         out[name] = col

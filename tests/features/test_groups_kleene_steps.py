@@ -8,6 +8,7 @@ stays refused, with its exact text.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -144,6 +145,26 @@ def test_one_net_two_orders_of_one_group(run_on: Any) -> None:
     pats = list(parse_text("PATTERN p: SEQ(A a, SEQ(A b, A+ c[], A d)+ g[], A e)\nPATTERN s: SEQ(A a, SEQ(A+ c[], A b, A d)+ g[], A e)").patterns)
     got = [m for m in run_on(pats, stream("A@0 A@1 A@2 A@3 A@4")) if m["pattern"] == "s"]
     assert [m["ids"] for m in got] == [{"a": 0, "g": [{"c": [1], "b": 2, "d": 3}], "e": 4}]
+
+
+def test_two_groups_of_one_net_share_step_names() -> None:
+    """``g`` and ``h`` of two patterns both name steps ``b`` and ``d``: merged into one net, the
+    kernel's table has a column per group, each null on the other pattern's rows, and its
+    matches are the Python engine's and the reference's."""
+    pats = list(
+        parse_text(
+            "PATTERN p: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e) WITHIN 10\n"
+            "PATTERN q: SEQ(A a, SEQ(B b, C+ cs[], D d)+ h[], E e) WHERE skip-till-next-match WITHIN 10"
+        ).patterns
+    )
+    events = stream("A@0 B@1 C@2 D@3 E@4")
+    got = run_kernel(pats, events)
+    assert _sorted(got) == _sorted(run_embedded(pats, events)) == _sorted(reference_run(pats, events))
+    assert sorted(json.dumps(m["ids"]) for m in got) == [
+        '{"a": 0, "g": [{"b": 1, "c": 2, "d": 3}], "e": 4}',
+        '{"a": 0, "g": [{"b": 1, "d": 3}], "e": 4}',
+        '{"a": 0, "h": [{"b": 1, "cs": [2], "d": 3}], "e": 4}',
+    ]
 
 
 def test_aggregates_over_the_whole_group() -> None:

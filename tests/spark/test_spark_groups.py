@@ -1,7 +1,8 @@
 """Repeated groups (issue 42) on Spark batch: the keyed runner over two firing partitions
 gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
 inside AND, with a negation between its steps, with a gap FROM a step; bounded, and of no
-iteration, stopped by UNTIL."""
+iteration, stopped by UNTIL. Optional and Kleene steps inside groups (first, between, last,
+``C*``, a negation beside an optional one), merged in one net, on batch and streaming."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 from petricep.lang.parser import parse_text
 from tests.features.scenario import stream
 from tests.reference import reference_run
-from tests.spark.engines import run_spark_batch
+from tests.engines import run_embedded
+from tests.spark.engines import run_spark_batch, run_spark_stream
 
 pytestmark = pytest.mark.spark
 
@@ -61,3 +63,29 @@ def test_grouped_pattern_on_spark_batch(spark: Any, text: str, spec: str, expect
         json.dumps(m, sort_keys=True) for m in reference_run(patterns, events)
     )
     assert sorted(json.dumps(m["ids"], sort_keys=True) for m in got) == sorted(json.dumps(ids, sort_keys=True) for ids in expected)
+
+
+STEP_FORMS = (
+    "PATTERN gopt: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e) WHERE [k] AND g[i].b.x <= g[i].d.x WITHIN 10",
+    "PATTERN glist: SEQ(A a, SEQ(B b, C+ cs[], D d)+ h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10 "
+    "RETURN L(n = count(h[]), s = sum(h[].cs.x))",
+    "PATTERN gfirst: SEQ(A a, SEQ(C+ cs[], D d)+ h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10",
+    "PATTERN gstar: SEQ(A a, SEQ(B b, C* cs[], D d){2,} h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10",
+    "PATTERN gneg: SEQ(A a, SEQ(B b, !(X x), C? c, D d)+ g[], E e) WHERE [k] WITHIN 10",
+)
+STEP_EVENTS = (
+    "A@0:k=1,x=0 A@0:k=2,x=0 B@1:k=1,x=1 B@1:k=2,x=2 C@2:k=1,x=3 X@2:k=2,x=0 C@3:k=1,x=4 D@3:k=2,x=2 D@4:k=1,x=5 "
+    "B@5:k=1,x=1 B@5:k=2,x=0 D@6:k=1,x=0 C@6:k=2,x=7 D@7:k=2,x=1 E@8:k=1,x=0 E@8:k=2,x=0"
+)
+
+
+@pytest.mark.parametrize("runner", [run_spark_batch, run_spark_stream], ids=["batch", "stream"])
+def test_optional_and_kleene_steps_in_groups_on_spark(spark: Any, runner: Any) -> None:
+    patterns = list(parse_text("\n".join(STEP_FORMS)).patterns)
+    events = stream(STEP_EVENTS)
+    want = reference_run(patterns, events)
+    assert {m["pattern"] for m in want} == {"gopt", "glist", "gfirst", "gstar", "gneg"}  # every form matches
+    embedded = run_embedded(patterns, events)
+    assert sorted(json.dumps(m, sort_keys=True) for m in embedded) == sorted(json.dumps(m, sort_keys=True) for m in want)
+    got = runner(patterns, events)
+    assert sorted(json.dumps(m, sort_keys=True) for m in got) == sorted(json.dumps(m, sort_keys=True) for m in embedded)
