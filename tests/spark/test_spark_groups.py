@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from petricep.lang.parser import parse_text
+from tests.engines import run_embedded
 from tests.features.scenario import stream
 from tests.reference import reference_run
-from tests.engines import run_embedded
 from tests.spark.engines import run_spark_batch, run_spark_stream
 
 pytestmark = pytest.mark.spark
