@@ -288,8 +288,8 @@ def group_columns(
             orders = [own[pi] for pi in row_pattern] if ordered and row_pattern is not None else None
             having = {pi for pi, p in enumerate(lowered.patterns) if g in dict(p.groups)}
             rows_of = [pi in having for pi in row_pattern] if row_pattern is not None and len(having) < len(lowered.patterns) else None
-            steps = [(m, cols[m]) for m in members[g]]
-            out[g] = group_column(steps, {m: keys[m] for m in members[g]} if ordered and keys else None, repeats, orders, rows_of)
+            columns = [(m, cols[m]) for m in members[g]]
+            out[g] = group_column(columns, {m: keys[m] for m in members[g]} if ordered and keys else None, repeats, orders, rows_of)
         if any(name in m for m in members.values()) and name not in single:
             continue
         out[name] = col
