@@ -227,6 +227,8 @@ class _Builder(SpanTransformer):
         policy = "-".join(str(c[1]).lower().split()) if len(c) > 1 else "drop-oldest"
         if int(c[0]) < 1:
             raise BuildError("LIMIT needs at least 1 partial match", c[0])
+        if int(c[0]) > 2**63 - 1:  # (the kernel counts in 64 bits)
+            raise BuildError(f"LIMIT takes at most {2**63 - 1} partial matches", c[0])
         return _Clause("limit", A.Limit(int(c[0]), policy, span=self._span(c[0])), self._span(meta))
 
     @v_args(meta=True)

@@ -58,6 +58,8 @@ ERRORS = [
      "bad.pcep:1:57: error: duplicate ON TIMEOUT clause"),
     ("PATTERN p: SEQ(A a, B b) WITHIN 5 LIMIT 0 PARTIAL MATCHES", PatternSyntaxError,
      "bad.pcep:1:41: error: LIMIT needs at least 1 partial match"),
+    ("PATTERN p: SEQ(A a, B b) WITHIN 5 LIMIT 99999999999999999999 PARTIAL MATCHES", PatternSyntaxError,
+     "bad.pcep:1:41: error: LIMIT takes at most 9223372036854775807 partial matches"),
     ("PATTERN p: SEQ(A a, B b) WITHIN 5 LIMIT 10 PARTIAL MATCHES DROP NEWEST", PatternSyntaxError,
      "bad.pcep:1:60: error: unexpected 'DROP'"),
     ("PATTERN p: SEQ(A a, B b) WITHIN 5 LIMIT 10", PatternSyntaxError,
