@@ -594,7 +594,17 @@ def merge_group(index: int, nets: Sequence[PatternNet], share: bool = True) -> G
         input_types=frozenset().union(*(n.input_types for n in nets)),
         sharing=drafts.sharing({n.index: n.name for n in nets}, start_pid),
         windows=tuple(n.window_value for n in nets),
+        ordered_slots=_ordered_slots(nets),
     )
+
+
+def _ordered_slots(nets: Sequence[PatternNet]) -> frozenset[int]:
+    """GroupNet.ordered_slots: the steps' slots of every group with an optional or Kleene step."""
+    out: set[int] = set()
+    for n in nets:
+        ordered = {v.group for v in n.vars if v.group is not None and (v.optional or v.repeats)}
+        out.update(v.slot for v in n.vars if v.group in ordered)
+    return frozenset(out)
 
 
 def _combination(fronts: set[Hashable], futures: set[Hashable], users: int) -> str:
@@ -637,13 +647,32 @@ def merge_nets(nets: Sequence[PatternNet], share: bool = True) -> tuple[tuple[Pa
     patterns as the shared nets see them — slots possibly shifted so that shared middles line
     up — and the shared nets."""
     classes: dict[Hashable, list[PatternNet]] = {}
+    levels = _levels(nets)
     for n in nets:
-        classes.setdefault(_class_key(n) if share else n.index, []).append(n)
-    groups = [chunk for g in classes.values() for chunk in _chunks(g)]
+        classes.setdefault((levels[n.index], _class_key(n)) if share else n.index, []).append(n)
+    ordered = sorted(classes.values(), key=lambda g: levels[g[0].index]) if share else list(classes.values())
+    groups = [chunk for g in ordered for chunk in _chunks(g)]
     aligned = [_align(g) if share and len(g) > 1 else list(g) for g in groups]
     by_index = {n.index: n for g in aligned for n in g}
     patterns = tuple(by_index[n.index] for n in nets)
     return patterns, tuple(merge_group(i, g, share) for i, g in enumerate(aligned))
+
+
+def _levels(nets: Sequence[PatternNet]) -> dict[int, int]:
+    """Each pattern's depth among composite events: 0 where it reads none the run makes, else
+    one more than the deepest pattern it reads from. A producer and a pattern reading its
+    events never share a net, and producers' nets come first: under the tie rule either a
+    timestamp group's composite events are matched by the nets after their own (ties.run_group),
+    and a reader in its producer's net would never see them."""
+    makers: dict[str, list[int]] = {}
+    for n in nets:
+        for t in n.produces:
+            makers.setdefault(t, []).append(n.index)
+    level: dict[int, int] = {}
+    for n in nets:  # (evaluation order: producers first; patterns may not form a RETURN cycle)
+        below = [level.get(m, 0) for t in n.input_types for m in makers.get(t, ()) if m != n.index]
+        level[n.index] = 1 + max(below) if below else 0
+    return level
 
 
 def merge_program(program: Program, share: bool = True) -> Net:

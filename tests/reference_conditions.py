@@ -330,10 +330,15 @@ def holds_at(c: Conjunct, env: Env, k: int | None) -> bool:
 
 
 def composite_id(name: str, ids: dict[str, Any], order: list[str]) -> str:
-    """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+'."""
+    """``name[id,id+id,...]``: the match's ids in variable order, a Kleene list joined by '+',
+    a repeated group's iterations each ``b;c`` (a Kleene step's list in one as ``c1|c2``)."""
     values = [ids[v] for v in order if v in ids]
-    parts = ["+".join(";".join(map(str, i.values())) if isinstance(i, dict) else str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
+    parts = ["+".join(_iteration(i) if isinstance(i, dict) else str(i) for i in v) if isinstance(v, list) else str(v) for v in values]
     return f"{name}[{','.join(parts)}]"
+
+
+def _iteration(it: dict[str, Any]) -> str:
+    return ";".join("|".join(map(str, x)) if isinstance(x, (list, tuple)) else str(x) for x in it.values())
 
 
 def return_attrs(pattern: Any, env: Env, optional: frozenset[str] = frozenset()) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from petricep.errors import PatternError, PatternUnsupportedError
 from petricep.events import Event
 from petricep.lang.ast import (
     IDX_CONST,
@@ -57,6 +58,8 @@ from petricep.lang.ast import (
     Window,
     groups_of,
 )
+from petricep.merge import build_net
+from petricep.runtime.build import check_group_ties
 
 __all__ = ["TYPES", "negation_seqs", "pattern_text", "patterns", "streams", "tie_rules", "tied_streams"]
 
@@ -124,11 +127,23 @@ def tied_streams(draw: Any, types: Sequence[str] = ("A", "B", "X"), max_size: in
 
 def tie_rules(draw: Any, patterns: Sequence[Pattern]) -> str:
     """A tie rule the patterns may run under: ``either`` only where every one is under
-    skip-till-any-match (the engines refuse it with the others) and none has an optional or
-    Kleene step inside a repeated group (refused under ``either``: its iteration would be ambiguous)."""
-    either = all(p.strategy == Strategy.ANY and not any(g.optional_steps or g.kleene_steps for g in groups_of(p.structure)) for p in patterns)
+    skip-till-any-match (the engines refuse it with the others) and none reads an optional
+    step of a repeated group by iteration (refused under ``either``: runtime.build.check_group_ties)."""
+    either = all(p.strategy == Strategy.ANY for p in patterns) and not _reads_by_iteration(patterns)
     ties = ["arrival", "strict"] + (["either"] if either else [])
     return str(draw(st.sampled_from(ties)))
+
+
+def _reads_by_iteration(patterns: Sequence[Pattern]) -> bool:
+    if not any(g.optional_steps for p in patterns for g in groups_of(p.structure)):
+        return False
+    try:
+        check_group_ties(build_net(list(patterns)))
+    except PatternUnsupportedError:
+        return True
+    except PatternError:  # (a combination the compiler refuses: the test meets it itself)
+        return False
+    return False
 
 
 # ============================================================================ patterns

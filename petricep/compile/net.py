@@ -230,6 +230,10 @@ class GroupNet:
     input_types: frozenset[str]
     sharing: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # (combination, place label, patterns)
     windows: tuple[float | int | None, ...] = ()  # each pattern's own window, aligned with `patterns`
+    # the slots of repeated groups' steps whose lists are not aligned by iteration (a group
+    # with optional or Kleene steps): which iteration an element lies in is the order the
+    # partial match bound them, which tells two partial matches with equal lists apart
+    ordered_slots: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -446,7 +446,46 @@ cdef bint match_before(Kernel k, OrderKeys* keys, Py_ssize_t a, Py_ssize_t b) no
         c = cmp_var(k, a, b, ki)
         if c:
             return c < 0
-    return False
+    return cmp_binding_order(k, a, b) < 0
+
+
+cdef int cmp_binding_order(Kernel k, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Two matches with the same lists: the slots of their ordered groups' elements in binding
+    order, compared as tuples (emission.chain_order's last part; equal but under the tie rule
+    either, where one group's lists may fall into iterations otherwise)."""
+    cdef Py_ssize_t m = k.maxslots, sa, sb
+    cdef Py_ssize_t* at = <Py_ssize_t*>malloc(2 * max(m, 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* bt = at + m
+    cdef int c = 0
+    for sa in range(m):
+        at[sa] = 0
+        bt[sa] = 0
+    while c == 0:
+        sa = oldest_ordered(k, a, at)
+        sb = oldest_ordered(k, b, bt)
+        if sa < 0 or sb < 0:
+            c = (sa >= 0) - (sb >= 0)
+            break
+        if sa != sb:
+            c = -1 if sa < sb else 1
+        at[sa] += 1
+        bt[sb] += 1
+    free(at)
+    return c
+
+
+cdef Py_ssize_t oldest_ordered(Kernel k, Py_ssize_t o, const Py_ssize_t* taken) noexcept nogil:
+    """The slot of match ``o`` whose next ordered list element (``taken`` passed per slot) was
+    bound first (-1: none left)."""
+    cdef Py_ssize_t m = k.maxslots, ki, best = -1
+    cdef int64_t x, bx = 0
+    for ki in range(m):
+        if k.out_klen[o * m + ki] > taken[ki]:
+            x = k.kl_ord[k.out_ids[o * m + ki] + taken[ki]]
+            if x >= 0 and (best < 0 or x < bx):
+                best = ki
+                bx = x
+    return best
 
 
 cdef inline int cmp_seqs(const int64_t* x, Py_ssize_t nx, const int64_t* y, Py_ssize_t ny) noexcept nogil:

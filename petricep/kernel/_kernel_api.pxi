@@ -107,6 +107,7 @@ cdef class Kernel:
     cdef int64_t* out_klen  # per match and slot: a Kleene list's length (its id: the offset in kl_ids), else -1
     cdef int64_t* kl_ids
     cdef int64_t* kl_ev  # ... and each element's store index (ordering, consumption; until the next sweep)
+    cdef int64_t* kl_ord  # ... and its node (binding order): -2 - node but for a step of a group with optional or Kleene steps
     cdef Py_ssize_t kl_n, kl_cap
     cdef double* out_rv  # per match and RETURN field: the value ...
     cdef int8_t* out_rt  # ... and its kind
@@ -194,7 +195,7 @@ cdef class Kernel:
         self.out_pattern = NULL; self.out_cr = NULL; self.out_start = NULL; self.out_end = NULL
         self.out_ids = NULL; self.out_bound = NULL; self.out_at = NULL
         self.out_key = NULL; self.out_ev = NULL; self.out_rv = NULL; self.out_rt = NULL; self.out_deadline = NULL
-        self.out_klen = NULL; self.kl_ids = NULL; self.kl_ev = NULL; self.kl_n = 0; self.kl_cap = 0
+        self.out_klen = NULL; self.kl_ids = NULL; self.kl_ev = NULL; self.kl_ord = NULL; self.kl_n = 0; self.kl_cap = 0
         self.emit_at = -1
         self.emit_cr = -1
         self.row_out = 0
@@ -238,7 +239,7 @@ cdef class Kernel:
         release_out(self)
         free(self.vstack); free(self.tstack)
         free(self.grp_ev); free(self.grp_type); free(self.grp_keys); free(self.grp_from); free(self.grp_upos)
-        free(self.kl_ids); free(self.kl_ev)
+        free(self.kl_ids); free(self.kl_ev); free(self.kl_ord)
         free(self.gptr)
 
     def set_budget(self, max_live, max_bytes):
@@ -351,7 +352,8 @@ cdef class Kernel:
         their kinds (per field), timeouts' deadlines, Kleene list lengths and elements, and
         where each composite event entered the stream (``placed``: the emitting position, or
         under the tie rule either its creator event's; -1 the end of the stream; read only
-        for the matches of patterns whose RETURN / ON TIMEOUT type is made into events). A
+        for the matches of patterns whose RETURN / ON TIMEOUT type is made into events), and
+        per list element the order it was bound in (its node: a repeated group's iterations). A
         bound id below 0 is a composite event: -1 - the number of the match it is, counting
         every match taken in this run."""
         cdef Py_ssize_t n = self.out_n
@@ -375,7 +377,7 @@ cdef class Kernel:
     cdef tuple _copy_matches(self, Py_ssize_t lo, Py_ssize_t n, Py_ssize_t nkl):
         """Buffered matches ``lo`` .. ``lo + n - 1`` and the first ``nkl`` list elements (a
         list's id is its offset there) as take_matches' arrays."""
-        cdef Py_ssize_t m = self.maxslots, f = self.maxfields
+        cdef Py_ssize_t m = self.maxslots, f = self.maxfields, i
         at = np.empty(n, dtype=np.int64)
         pattern = np.empty(n, dtype=np.int32)
         start = np.empty(n, dtype=np.float64)
@@ -387,6 +389,8 @@ cdef class Kernel:
         deadline = np.empty(n, dtype=np.float64)
         klen = np.empty((n, m), dtype=np.int64)
         klist = np.empty(nkl, dtype=np.int64)
+        korder = np.empty(nkl, dtype=np.int64)
+        cdef int64_t[:] ov = korder
         placed = np.empty(n, dtype=np.int64)
         cdef int64_t[:] cv = placed
         cdef double[:] dv = deadline
@@ -413,7 +417,9 @@ cdef class Kernel:
             memcpy(&cv[0], self.out_cr + lo, n * sizeof(int64_t))
         if nkl:
             memcpy(&flat[0], self.kl_ids, nkl * sizeof(int64_t))
-        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist, placed
+            for i in range(nkl):  # (every element's node, for the Python side)
+                ov[i] = self.kl_ord[i] if self.kl_ord[i] >= 0 else -2 - self.kl_ord[i]
+        return pattern, start, end, ids, bound, at, values, kinds, deadline, klen, klist, placed, korder
 
     def take_columns(self, const int32_t[:, :] var_slot, bint int_time):
         """:meth:`take_matches` for a match table of ids only (no RETURN, ON TIMEOUT or Kleene

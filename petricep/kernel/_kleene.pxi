@@ -290,8 +290,8 @@ cdef int check_iterations(Kernel k, Group g, const int32_t* spec, const int64_t*
 
 cdef int check_iterations_in_order(Kernel k, Group g, const int32_t* spec, const int64_t* slots) except -1 nogil:
     """:func:`check_iterations` for a group with optional steps (an iteration may leave one
-    out): the steps' elements merged in arrival order (their events' store order: the chain's
-    under the tie rules arrival and strict, the only ones such a group runs under), each
+    out): the steps' elements merged in the order the partial match bound them (their nodes'
+    order, the chain's: under the tie rule either not always their events' arrival order), each
     step's list state advanced element by element and the condition checked at every element
     of its step, as GroupRuntime.check_iterations walks the chain."""
     cdef int ci = spec[0], nm = -spec[2], j, best
@@ -329,7 +329,7 @@ cdef int check_iterations_in_order(Kernel k, Group g, const int32_t* spec, const
         for i in range(total):  # the next element in arrival order, of whichever step
             best = -1
             for j in range(nm):
-                if pos[j] < start[j + 1] and (best < 0 or g.nd_ev[nodes[pos[j]]] < g.nd_ev[nodes[pos[best]]]):
+                if pos[j] < start[j + 1] and (best < 0 or nodes[pos[j]] < nodes[pos[best]]):
                     best = j
             local[members[best]] = nodes[pos[best]]
             pos[best] += 1
@@ -351,15 +351,17 @@ cdef int emit_list(Kernel k, Group g, int64_t node, Py_ssize_t o, Py_ssize_t s) 
     cdef Py_ssize_t m = k.maxslots, n = g.nd_count[node], i
     cdef int64_t x = node
     if k.kl_n + n > k.kl_cap:
-        charge(&k.budget, MEM_MATCHES, k.kl_cap, max(1024, 2 * (k.kl_n + n)), 2 * sizeof(int64_t))
+        charge(&k.budget, MEM_MATCHES, k.kl_cap, max(1024, 2 * (k.kl_n + n)), 3 * sizeof(int64_t))
         k.kl_cap = max(1024, 2 * (k.kl_n + n))
         k.kl_ids = <int64_t*>grow(k.kl_ids, k.kl_cap, sizeof(int64_t))
         k.kl_ev = <int64_t*>grow(k.kl_ev, k.kl_cap, sizeof(int64_t))
+        k.kl_ord = <int64_t*>grow(k.kl_ord, k.kl_cap, sizeof(int64_t))
     i = k.kl_n + n
     while x >= 0:
         i -= 1
         k.kl_ids[i] = k.store.id[g.nd_ev[x]]
         k.kl_ev[i] = g.nd_ev[x]
+        k.kl_ord[i] = x if g.slot_ordered[s] else -2 - x  # (nodes are created, and compacted, in binding order)
         x = g.nd_prev[x]
     k.out_ids[o * m + s] = k.kl_n
     k.out_klen[o * m + s] = n

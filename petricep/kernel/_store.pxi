@@ -231,6 +231,8 @@ cdef class Group:
     cdef const int8_t[::1] tr_kleene, agg_func
     cdef const int32_t[::1] tr_defer_start, tr_defer, slot_agg_start, agg_attr, cond_iter_slot
     cdef const uint8_t[::1] slot_kleene
+    cdef const uint8_t[::1] slot_ordered  # a step of a group whose elements are placed by binding order
+    cdef bint has_ordered
     cdef const int32_t[::1] pl_repeat_start, pl_repeat  # GREEDY / RELUCTANT rules per place (lowering)
     cdef bint has_repeat
     cdef public int has_kleene
@@ -422,6 +424,8 @@ cdef class Group:
         self.tr_defer_start = lg.tr_defer_start
         self.tr_defer = lg.tr_defer
         self.slot_kleene = lg.slot_kleene
+        self.slot_ordered = lg.slot_ordered
+        self.has_ordered = any(lg.slot_ordered)
         self.pl_repeat_start = lg.pl_repeat_start
         self.pl_repeat = lg.pl_repeat
         self.has_repeat = len(lg.pl_repeat) > 0

@@ -121,7 +121,41 @@ cdef inline bint same_token(Group g, int32_t a, int32_t b) noexcept nogil:
                 return False
         elif x != y:
             return False
-    return True
+    return not g.has_ordered or same_interleaving(g, &g.tk_slots[<Py_ssize_t>a * ns], &g.tk_slots[<Py_ssize_t>b * ns])
+
+
+cdef bint same_interleaving(Group g, const int64_t* a, const int64_t* b) noexcept nogil:
+    """Whether two bindings with equal lists bound the elements of a group with optional or
+    Kleene steps in the same order (``c`` in the first iteration or the second: ties'
+    _binding_key): newest first, the slot of each one's newest node not yet passed."""
+    cdef Py_ssize_t ns = g.nslots, s, sa, sb
+    cdef int64_t* x = <int64_t*>malloc(2 * max(ns, 1) * sizeof(int64_t))
+    cdef int64_t* y = x + ns
+    cdef bint same = True
+    for s in range(ns):
+        x[s] = a[s] if g.slot_ordered[s] else -1
+        y[s] = b[s] if g.slot_ordered[s] else -1
+    while same:
+        sa = newest(x, ns)
+        sb = newest(y, ns)
+        if sa != sb:
+            same = False
+        elif sa < 0:
+            break
+        else:
+            x[sa] = g.nd_prev[x[sa]]
+            y[sb] = g.nd_prev[y[sb]]
+    free(x)
+    return same
+
+
+cdef inline Py_ssize_t newest(const int64_t* nodes, Py_ssize_t ns) noexcept nogil:
+    """The slot whose node is the newest (-1: none left)."""
+    cdef Py_ssize_t s, best = -1
+    for s in range(ns):
+        if nodes[s] >= 0 and (best < 0 or nodes[s] > nodes[best]):
+            best = s
+    return best
 
 
 cdef bint token_seen(Group g, TokenSet* s, int32_t t) except -1 nogil:

@@ -157,6 +157,9 @@ class LoweredGroup:
     tr_defer_start: np.ndarray
     tr_defer: np.ndarray
     slot_kleene: np.ndarray
+    # per slot whether it is a step of a group with optional or Kleene steps (GroupNet.ordered_slots):
+    # its list elements carry the order they were bound in, which places them into iterations
+    slot_ordered: np.ndarray
     slot_agg_start: np.ndarray
     agg_func: np.ndarray
     agg_attr: np.ndarray
@@ -263,8 +266,10 @@ def supports(net: Net, tie: str = "arrival") -> tuple[bool, str]:
     """Whether the kernel runs ``net`` under ``tie`` exactly as the Python engine does, and if
     not, the reason (the caller then runs the Python engine): its patterns on the pattern
     kernel (:func:`lower`), its SQL queries on the row matcher (:mod:`.rowlowering`). What no
-    engine runs is refused with its error (an optional step in a group under ``either``)."""
-    check_group_ties(net, tie)
+    engine runs is refused with its error (under ``either``, a group's optional step read by
+    iteration)."""
+    if tie == "either":
+        check_group_ties(net)
     patterns = replace(net, rows=()) if net.rows else net
     reason = _refusal(patterns, tie)
     if reason is None and (net.patterns or not net.rows):
@@ -451,6 +456,7 @@ def _lower_kleene(g: GroupNet, bc: Bytecode) -> dict[str, Any]:
         iter_slot.append(int(v[1:]) if v is not None else -1)
     return {
         "slot_kleene": _frozen([k is not None for k in g.slot_kleene] or [False], np.uint8),
+        "slot_ordered": _frozen([s in g.ordered_slots for s in range(len(g.slot_kleene))] or [False], np.uint8),
         "slot_agg_start": agg_start,
         "agg_func": _frozen([f for a in aggs for f, _ in a], np.int8),
         "agg_attr": _frozen([c for a in aggs for _, c in a], np.int32),

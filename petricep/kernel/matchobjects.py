@@ -49,7 +49,7 @@ class MatchObjects:
         self._kleene = {p.name: frozenset(p.kleene) for p in lowered.patterns if p.kleene}  # list-valued ids
         # repeated groups: their steps' lists zipped into the group's bindings (group_bindings)
         self._groups = {p.name: dict(p.groups) for p in lowered.patterns if p.groups}
-        # (those with optional steps: placed into iterations by input position)
+        # (those with optional or Kleene steps: placed into iterations by binding order)
         self._ordered = {p.name: (p.ordered_groups, dict(p.vars), p.repeating_steps) for p in lowered.patterns if p.ordered_groups}
         # per pattern: its variables' names distinct (a composite id is then its ids joined in order)
         self._plain = [len({v for v, _ in p.vars}) == len(p.vars) for p in lowered.patterns]
@@ -377,20 +377,20 @@ class MatchObjects:
 
     def _grouped(self, name: str, ids: dict[str, Any], arrays: tuple[np.ndarray, ...], r: int) -> dict[str, Any]:
         """A match's ids with each repeated group's steps as the group's bindings (match
-        ``r`` of ``arrays``: a group with optional steps is placed by input position)."""
+        ``r`` of ``arrays``: a group with optional or Kleene steps is placed by the order its
+        elements were bound in)."""
         steps = self._groups.get(name)
         if not steps:
             return ids
         if name not in self._ordered:
             return group_bindings(steps, ids)
         ordered, slot_of, repeats = self._ordered[name]
-        composites = self.kernel.composites
         keys: dict[str, list[Any]] = {}
         for g in ordered:
             for m in steps[g]:
                 at, n = int(arrays[3][r, slot_of[m]]), int(arrays[9][r, slot_of[m]])
-                if n >= 0:  # (each element's input position; a composite event's where it entered)
-                    keys[m] = [composites.pos_of(x) if x < 0 else x for x in arrays[10][at : at + n].tolist()]
+                if n >= 0:
+                    keys[m] = arrays[12][at : at + n].tolist()
         return group_bindings(steps, ids, keys, ordered, repeats)
 
 def _id_texts(head: str, cols: list[tuple[np.ndarray, np.ndarray]], known_id: list[Any]) -> list[str]:

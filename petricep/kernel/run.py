@@ -608,7 +608,8 @@ class KernelRun:
         deadline: np.ndarray,
         klen: np.ndarray,
         klist: np.ndarray,
-        _placed: np.ndarray | None = None,
+        _placed: np.ndarray,
+        korder: np.ndarray,
     ) -> pa.Table:
         """The matches as a table: pattern, start, end, one id column per variable name (int64;
         text where composite events are bound: their ids), with RETURN or ON TIMEOUT an
@@ -625,7 +626,7 @@ class KernelRun:
             "end": _times(end, self._int_time),
         }
         if plan.returns:
-            self._remember_composites(pattern, ids, bound, _at, (klen, klist))
+            self._remember_composites(pattern, ids, bound, _at, (klen, klist, korder))
         for var, where, listed, single in plan.columns:
             if not listed:
                 cols[var] = self._id_column(base, ids, bound, where)
@@ -638,7 +639,7 @@ class KernelRun:
                     np.isin(base, [p for p, _ in listed]),
                 )
         if self._grouped:
-            cols = group_columns(cols, self.lowered, (plan, (base, ids, klen, klist), self.composites))
+            cols = group_columns(cols, self.lowered, (plan, (base, ids, klen, korder), self.composites))
         if plan.outputs:
             cols["attrs"] = self._attrs_column(pattern, values, kinds)
         if plan.timeouts:
@@ -671,13 +672,13 @@ class KernelRun:
         return id_column([(id_of(v) if v < 0 else v) if ok else None for v, ok in zip(values_.tolist(), valid.tolist())])
 
     def _remember_composites(
-        self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray, lists: tuple[np.ndarray, np.ndarray]
+        self, pattern: np.ndarray, ids: np.ndarray, bound: np.ndarray, at: np.ndarray, lists: tuple[np.ndarray, np.ndarray, np.ndarray]
     ) -> None:
         """Remember the ids of the composite events some pattern reads (``pattern[ids...]``),
         built a column at a time, pattern by pattern in the net's order: producers come before
         the patterns reading their events, so a match binding a composite event emitted
-        earlier in the same batch finds its id. ``lists``: the Kleene lists' lengths per slot
-        and their elements (a list's ids joined by ``+``)."""
+        earlier in the same batch finds its id. ``lists``: the Kleene lists' lengths per slot,
+        their elements (a list's ids joined by ``+``) and the order each element was bound in."""
         first = self.first_taken
         found: list[tuple[int, int]] = []
         n = len(self.lowered.patterns)
@@ -687,7 +688,7 @@ class KernelRun:
             if (p.ret_type if vp < n else p.to_type) < 0 or not len(rows):
                 continue
             name = p.name if vp < n else f"{p.name}@timeout"
-            texts = composite_texts(name, p, ids[rows], bound[rows], (lists[0][rows], lists[1]), self.composites)
+            texts = composite_texts(name, p, ids[rows], bound[rows], (lists[0][rows], lists[1], lists[2]), self.composites)
             numbers = (first + rows).tolist()
             positions = at[rows].tolist()
             found.extend(zip(numbers, positions))

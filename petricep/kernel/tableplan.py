@@ -244,18 +244,17 @@ def group_column(
 
 
 def group_keys(lowered: Lowered, plan: TablePlan, arrays: tuple[np.ndarray, ...], composites: Composites) -> dict[str, Any] | None:
-    """The input positions of the list elements of each group with optional steps (a
-    composite event's where it entered), as list columns (``arrays``: the match table's
-    patterns, refs, list lengths and elements): their iterations are placed by position
-    (:func:`group_column`). None: no such group."""
+    """The order the list elements of each group with optional or Kleene steps were bound in,
+    as list columns (``arrays``: the match table's patterns, refs, list lengths and the
+    elements' binding order): their iterations are placed by it (:func:`group_column`).
+    None: no such group."""
     # (every pattern's steps of a group name one pattern orders: patterns merged into one net
     # share the group's column, and it is placed by position for all their rows or none)
     ordered = {g for p in lowered.patterns for g in p.ordered_groups}
     steps = {m for p in lowered.patterns for g, ms in p.groups if g in ordered for m in ms}
     if not steps:
         return None
-    base, ids, klen, klist = arrays
-    at = np.array([composites.pos_of(int(x)) if x < 0 else x for x in klist.tolist()], dtype=np.int64)
+    base, ids, klen, at = arrays
     return {var: list_column(base, ids, klen, at, listed, composites) for var, _w, listed, _s in plan.columns if var in steps and listed}
 
 

@@ -18,7 +18,8 @@ from petricep.kernel.remembered import Composites
 from petricep.runtime.arrow import scalar, string_array
 from petricep.runtime.match import composite_id, group_bindings
 
-Lists = tuple[np.ndarray, np.ndarray]  # per match and slot a list's length (-1: none), and the list buffer
+# per match and slot a list's length (-1: none), the list buffer, and each element's binding order
+Lists = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def composite_texts(
@@ -49,7 +50,7 @@ def _group_texts(
 ) -> list[str]:
     """:func:`composite_texts` of a pattern with repeated groups, row by row: its ids with each
     group's steps as the group's bindings."""
-    id_of, flat = composites.id_of, lists[1].tolist()
+    id_of, flat, order = composites.id_of, lists[1].tolist(), lists[2].tolist()
     steps = dict(p.groups)
     out = []
     for row, b, lens in zip(ids.tolist(), bound.tolist(), lists[0].tolist()):
@@ -59,8 +60,8 @@ def _group_texts(
                 got[v] = [id_of(i) if i < 0 else i for i in flat[row[s] : row[s] + lens[s]]]
             elif v not in p.kleene and b[s]:
                 got[v] = id_of(row[s]) if row[s] < 0 else row[s]
-        # (a group with optional steps: its elements placed by input position, a composite's where it entered)
-        keys = {v: [composites.pos_of(i) if i < 0 else i for i in flat[row[s] : row[s] + lens[s]]] for v, s in p.vars if v in p.kleene and lens[s] >= 0}
+        # (a group with optional or Kleene steps: its elements placed by the order they were bound in)
+        keys = {v: order[row[s] : row[s] + lens[s]] for v, s in p.vars if v in p.kleene and lens[s] >= 0}
         out.append(composite_id(name, group_bindings(steps, got, keys, p.ordered_groups, p.repeating_steps)))
     return out
 

@@ -42,7 +42,8 @@ def check_program(net: Net, tie: str) -> None:
                 f"pattern {p.name!r}: tie rule 'either' needs skip-till-any-match, not {p.strategy} "
                 "(the other strategies are defined by a scan in arrival order)"
             )
-    check_group_ties(net, tie)
+    if tie == "either":
+        check_group_ties(net)
     if net.history:
         raise ConfigError(
             f"pattern {net.history[0].name!r} has ARCHIVED variables: it runs with an event archive "
@@ -50,30 +51,25 @@ def check_program(net: Net, tie: str) -> None:
         )
 
 
-def check_group_ties(net: Net, tie: str) -> None:
-    """Tie rule ``either`` joins the events of one timestamp in any order, so an iteration's
-    steps need not come in input order; with an optional step inside a group a match's
-    elements are placed into iterations by input position (runtime.match.group_bindings),
-    which is then ambiguous: refused at the step, every engine alike (a Kleene step's too)."""
-    if tie != "either":
-        return
+def check_group_ties(net: Net) -> None:
+    """Under the tie rule ``either`` a group's events of one timestamp may be bound in any
+    order, and the iterations an optional step's elements lie in follow that order. A read of
+    one of them by iteration (``g[last].c``, ``g[k].c``, ``g[i-1].c``; ``g[i].c`` checked at a
+    later step of the iteration) delimits the iterations by the elements' stream positions
+    (runtime/expr.py _in_iteration_fn, the kernel's kleene_in_iteration): refused at the read,
+    every engine alike."""
     for p in net.patterns:
-        for grp in A.groups_of(p.source.structure):
-            step = next((r for r in A.events_of(grp.seq) if (r.optional or r.kleene) and not r.negated), None)
-            if step is not None and step.kleene:
+        group = {v.name: v.group for v in p.vars}
+        fields = [f.expr for r in (p.returns, p.timeout) if r is not None for f in r.fields]
+        for e in (x for c in (*p.conditions, *fields) for x in A.walk_expr(c)):
+            if isinstance(e, A.Attr) and e.index is not None and e.index.of:  # (lowered: the step's own name)
+                g, c = group.get(e.var), e.var
                 raise error_at(
-                    f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so which "
-                    f"iteration of {grp.var}[] an element of the Kleene step {step.var} belongs to is ambiguous: a Kleene "
-                    "step inside a repeated group runs under the tie rules arrival and strict",
-                    step.span,
-                    PatternUnsupportedError,
-                )
-            if step is not None:
-                raise error_at(
-                    f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so which "
-                    f"iteration of {grp.var}[] the optional step {step.var} belongs to is ambiguous: an optional step "
-                    "inside a repeated group runs under the tie rules arrival and strict",
-                    step.span,
+                    f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so the iteration "
+                    f"of {g}[] an event of the optional step {c} lies in follows the order it was bound in; reading it "
+                    f"by iteration ({g}[k].{c}, {g}[last].{c}, {g}[i-1].{c}, or {g}[i].{c} beside a later step) runs "
+                    "under the tie rules arrival and strict",
+                    e.span,
                     PatternUnsupportedError,
                 )
 

@@ -224,11 +224,19 @@ def chain_order(rt: GroupRuntime, chain: list[tuple[int, Event]]) -> tuple[Any, 
     """Matches emitted at one point are ordered by pattern, then by this: the events'
     stream positions, then each variable's positions in written order, a bound variable
     before an unbound one (``OR(A a, A b)``: ``a``'s match first; SEMANTICS.md). Slots
-    keep the variables' written order in a shared net (merge.moved)."""
+    keep the variables' written order in a shared net (merge.moved). Last, under the tie rule
+    either, where a group with optional or Kleene steps binds the same lists in other
+    iterations: the slots of its elements in binding order (an element in an earlier
+    iteration first)."""
     per_var: list[list[int]] = [[] for _ in range(rt.nslots)]
     for sl, ev in chain:
         per_var[sl].append(ev.seq)
-    return (tuple(sorted(ev.seq for _, ev in chain)), tuple((0, tuple(v)) if v else (1,) for v in per_var))
+    ordered = rt.net.ordered_slots
+    return (
+        tuple(sorted(ev.seq for _, ev in chain)),
+        tuple((0, tuple(v)) if v else (1,) for v in per_var),
+        tuple(sl for sl, _ in chain if sl in ordered),
+    )
 
 
 def fields(name: str, fns: list[tuple[str, Any]], slots: tuple[Any, ...]) -> dict[str, Any]:

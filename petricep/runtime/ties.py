@@ -302,7 +302,7 @@ def _extend_in_group(rt: GroupRuntime, queue: list[Token], evs: list[Event]) -> 
                 fired = rt.fire(tr, t, g, INF, False)
                 if fired is None:
                     continue
-                k = _binding_key(fired)
+                k = _binding_key(fired, rt.net.ordered_slots)
                 if k not in seen:
                     seen.add(k)
                     queue.append(fired)
@@ -323,8 +323,12 @@ def _group_moves(rt: GroupRuntime, evs: list[Event]) -> list[tuple[Event, dict[i
     return out
 
 
-def _binding_key(t: Token) -> tuple[Any, ...]:
-    return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in t.chain())))
+def _binding_key(t: Token, ordered: frozenset[int]) -> tuple[Any, ...]:
+    """What tells two partial matches apart: place, users, bound events and, for a group with
+    optional or Kleene steps (``ordered``: its slots), the order its elements were bound in
+    (equal lists, ``c`` in the first iteration or in the second)."""
+    chain = t.chain()
+    return (t.place, t.users, tuple(sorted((sl, ev.seq) for sl, ev in chain)), tuple(sl for sl, _ in chain if sl in ordered))
 
 
 ARRIVAL = TieRule("arrival", step_in_order, advance_in_order, close_in_order, derive_now, kill_now)

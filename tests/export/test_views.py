@@ -87,10 +87,10 @@ def test_one_patterns_view_of_all_shipped_nets_is_only_it() -> None:
     d = pattern_view(build_diagram(net), "lasting_jam")
     assert sorted((n.id, n.label[0]) for n in d.nodes) == [
         ("emit.lasting_jam", "emit lasting_jam"),
-        ("g1.p1", "first"),
-        ("g1.p2", "first;second"),
-        ("g1.t0", "Congestion first"),
-        ("g1.t1", "Congestion second"),
+        ("g8.p1", "first"),
+        ("g8.p2", "first;second"),
+        ("g8.t0", "Congestion first"),
+        ("g8.t1", "Congestion second"),
         ("in.Congestion", "Congestion"),
         ("in.traffic", "traffic"),  # its negation !(traffic free)
         ("out.lasting_jam", "lasting_jam"),

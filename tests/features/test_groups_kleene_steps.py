@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from petricep.errors import PatternUnsupportedError
-from petricep.kernel.engine import KernelEngine
 from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
@@ -236,15 +235,12 @@ def test_what_stays_refused(text: str, message: str) -> None:
     assert head.split(": error: ")[1] == message and caret.strip() == "^"
 
 
-@pytest.mark.parametrize("engine", [Engine, KernelEngine])
-def test_tie_rule_either_is_refused_at_the_kleene_step(engine: Any) -> None:
-    net = build_net(list(parse_text(f"PATTERN p: {STEPS}", "t.pcep").patterns))
-    with pytest.raises(PatternUnsupportedError) as err:
-        engine(net, tie="either")
-    assert str(err.value).splitlines()[0] == (
-        "t.pcep:1:30: error: pattern 'p': tie rule 'either' joins one timestamp's events in any order, so which "
-        "iteration of g[] an element of the Kleene step c belongs to is ambiguous: a Kleene step inside a repeated "
-        "group runs under the tie rules arrival and strict"
+def test_tie_rule_either_places_each_list_by_the_order_it_was_bound() -> None:
+    # all of b1 c2 d3 b4 c5 d6 at ts 1: two iterations, each with its own c (the lists c [2, 5]
+    # alone would not say which iteration holds which element)
+    p = P(f"{STEPS} WHERE count(g[]) = 2")
+    assert ids(p, stream("A@0 B@1 C@1 D@1 B@1 C@1 D@1 E@2"), "either") == want(
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}, {"b": 4, "c": [5], "d": 6}], "e": 7},
     )
 
 

@@ -89,3 +89,33 @@ def test_optional_and_kleene_steps_in_groups_on_spark(spark: Any, runner: Any) -
     assert sorted(json.dumps(m, sort_keys=True) for m in embedded) == sorted(json.dumps(m, sort_keys=True) for m in want)
     got = runner(patterns, events)
     assert sorted(json.dumps(m, sort_keys=True) for m in got) == sorted(json.dumps(m, sort_keys=True) for m in embedded)
+
+
+EITHER_FORMS = (
+    "PATTERN gopt: SEQ(A a, SEQ(B b, C? c, D d)+ g[], E e) WHERE [k] AND count(g[]) = 2 WITHIN 10",
+    "PATTERN glist: SEQ(A a, SEQ(B b, C+ cs[], D d)+ h[], E e) WHERE [k] WITHIN 10 RETURN L(n = count(h[]), k = a.k)",
+    "PATTERN after: SEQ(L l, E e) WHERE [k] WITHIN 10",
+)
+# per key one timestamp for the groups' events: under either c may lie in either iteration
+EITHER_EVENTS = (
+    "A@0:k=1 A@0:k=2 B@1:k=1 B@1:k=2 C@1:k=1 D@1:k=1 C@1:k=2 B@1:k=1 D@1:k=2 D@1:k=1 B@1:k=2 C@1:k=2 D@1:k=2 "
+    "E@2:k=1 E@2:k=2 E@3:k=1"
+)
+
+
+@pytest.mark.parametrize("runner", [run_spark_batch, run_spark_stream], ids=["batch", "stream"])
+def test_optional_and_kleene_steps_in_groups_under_either_on_spark(spark: Any, runner: Any) -> None:
+    patterns = list(parse_text("\n".join(EITHER_FORMS)).patterns)
+    events = stream(EITHER_EVENTS)
+    want = reference_run(patterns, events, "either")
+    # key 1 up to e13: b2 c4 d5 b7 d9 -- c4 in the first iteration or the second (or left out)
+    assert sorted(json.dumps(m["ids"]["g"]) for m in want if m["pattern"] == "gopt" and m["ids"]["e"] == 13) == [
+        '[{"b": 2, "c": 4, "d": 5}, {"b": 7, "d": 9}]',
+        '[{"b": 2, "d": 5}, {"b": 7, "c": 4, "d": 9}]',
+        '[{"b": 2, "d": 5}, {"b": 7, "d": 9}]',
+    ]
+    assert {m["pattern"] for m in want} == {"gopt", "glist", "after"}
+    embedded = run_embedded(patterns, events, "either")
+    assert sorted(json.dumps(m, sort_keys=True) for m in embedded) == sorted(json.dumps(m, sort_keys=True) for m in want)
+    got = runner(patterns, events, "either")
+    assert sorted(json.dumps(m, sort_keys=True) for m in got) == sorted(json.dumps(m, sort_keys=True) for m in embedded)
