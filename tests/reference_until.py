@@ -34,10 +34,10 @@ def stops(tree: Node) -> dict[str, EventRef]:
 
 
 def _events(value: Any) -> tuple[Any, ...]:
-    """A value's events: one, a list's, a group's (its iterations' steps)."""
+    """A value's events: one, a list's, a group's (its iterations' steps, a Kleene step's elements)."""
     if not isinstance(value, tuple):
         return (value,)
-    return tuple(x for v in value for x in (v.values() if isinstance(v, dict) else (v,)))
+    return tuple(y for v in value for x in (v.values() if isinstance(v, dict) else (v,)) for y in (x if isinstance(x, tuple) else (x,)))
 
 
 def _after(tie: str, x: Item, y: Item) -> bool:
@@ -56,8 +56,8 @@ def until_ok(m: Matcher, binding: dict[str, Any], conj: dict[str, list[Conjunct]
             continue
         mine = conj[stop.var]
         group = var in m.groups
-        if group:  # a group's events in stream order, iteration by iteration (its chain)
-            lst = tuple(item for it in lst for item in it.values())
+        if group:  # a group's events in stream order, iteration by iteration (its chain; a Kleene step's in order)
+            lst = tuple(x for it in lst for item in it.values() for x in (item if isinstance(item, tuple) else (item,)))
 
         def stopped(ev: Any, j: int, mine: list[Conjunct] = mine, u: str = stop.var, v: str = var, group: bool = group) -> bool:
             """The stop conditions on ``ev`` with the list so far its first ``j`` elements (a
@@ -85,7 +85,11 @@ def _group_prefix(value: tuple[dict[str, Any], ...], j: int) -> tuple[dict[str, 
     for it in value:
         if j <= 0:
             break
-        part = dict(list(it.items())[:j])
+        part: dict[str, Any] = {}
+        for step, item in it.items():
+            if j <= 0:
+                break
+            part[step] = item[:j] if isinstance(item, tuple) else item  # (a Kleene step's first elements)
+            j -= len(part[step]) if isinstance(item, tuple) else 1
         out.append(part)
-        j -= len(part)
     return tuple(out)

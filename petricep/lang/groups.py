@@ -73,10 +73,13 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     group's single steps delimit the iterations, so a match's elements fall into them by
     position, and a group of Kleene steps only is refused (``SEQ(C+ c[])+``: two iterations
     of one ``c`` and one of two would be the same events). A lower bound of 0 (``C*``) is a
-    list an iteration may leave empty, as an optional step. Not yet beside optional steps or
-    a negation, with a gap, GREEDY / RELUCTANT or UNTIL, or with its own GREEDY / RELUCTANT."""
+    list an iteration may leave empty, as an optional step. A stop condition (UNTIL) stops
+    the group between any two of its events, a list's too; GREEDY / RELUCTANT on the group
+    choose where an iteration is complete, so the Kleene step must lie between two single
+    steps (first or last, the list growing is a third way on, as an optional step there). Not
+    yet beside optional steps or a negation, with a gap, or with its own GREEDY / RELUCTANT."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
-    for step in steps:
+    for k, step in enumerate(steps):
         if not step.kleene:
             continue
         shape = f"{step.type}{step.quantifier()} {step.var}[]"
@@ -85,8 +88,13 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
             why = "with no single step beside it: give the group one (it delimits each iteration's list)"
         elif group.optional_steps or negations_of(group):
             why = "in a group with optional steps or a negation"
-        elif any(s.gap is not None for s in steps) or group.mode or group.until is not None or step.mode:
-            why = "with a per-step gap, GREEDY / RELUCTANT or UNTIL on the group or the step"
+        elif any(s.gap is not None for s in steps) or step.mode:
+            why = "with a per-step gap or its own GREEDY / RELUCTANT"
+        elif group.mode and k in (0, len(steps) - 1):
+            why = (
+                f"as the {'first' if k == 0 else 'last'} step of a group with {group.mode.upper()}: where an iteration may start or end, "
+                "the list growing is a third way on; put it between two single steps"
+            )
         if why is not None:
             raise unsupported(f"a Kleene step ({shape}) inside a repeated group ({group.var}[]) is not supported yet {why}", step.span)
 

@@ -205,6 +205,28 @@ def test_the_match_table_and_composite_id() -> None:
     assert table.column("g").to_pylist() == [[{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}]]
 
 
+def test_a_stop_event_inside_a_list_stops_the_group() -> None:
+    # U3 lies between c2 and c4 of the iteration begun at b1: no group spans it; b6's goes on
+    p = P(f"{STEPS.replace('g[]', 'g[] UNTIL U u')}")
+    assert ids(p, stream("A@0 B@1 C@2 U@3 C@4 D@5 B@6 C@7 D@8 E@9")) == want(
+        {"a": 0, "g": [{"b": 6, "c": [7], "d": 8}], "e": 9},
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # B4 could start the next iteration or be f: GREEDY takes the iteration (f is B8, after
+        # the second, whose list takes c5 c6), RELUCTANT the step after the group
+        ("GREEDY", {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}, {"b": 4, "c": [5, 6], "d": 7}], "f": 8, "e": 9}),
+        ("RELUCTANT", {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}], "f": 4, "e": 9}),
+    ],
+)
+def test_greedy_and_reluctant_with_a_list_between_two_steps(mode: str, expected: dict[str, Any]) -> None:
+    p = P(f"SEQ(A a, SEQ(B b, C+ c[], D d){{1,2}} g[] {mode}, B f, E e) STRATEGY skip-till-next-match")
+    assert ids(p, stream("A@0 B@1 C@2 D@3 B@4 C@5 C@6 D@7 B@8 E@9")) == want(expected)
+
+
 @pytest.mark.parametrize(
     "text,message",
     [
@@ -220,6 +242,16 @@ def test_the_match_table_and_composite_id() -> None:
         (
             "SEQ(A a, SEQ(B b, C+ c[], D? d, F f)+ g[], E e)",
             "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet in a group with optional steps or a negation",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, C+ c[] AFTER 0 TO 1, D d)+ g[], E e)",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with a per-step gap or its own "
+            "GREEDY / RELUCTANT",
+        ),
+        (
+            "SEQ(A a, SEQ(B b, C+ c[])+ g[] GREEDY, E e) WHERE skip-till-next-match",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet as the last step of a group with "
+            "GREEDY: where an iteration may start or end, the list growing is a third way on; put it between two single steps",
         ),
         (
             f"{STEPS} WHERE g[i].c.x > 1",
@@ -253,18 +285,23 @@ _CONDITIONS = ["", "WHERE sum(g[].c.x) > 2", "WHERE count(g[]) = 2", "WHERE g[i]
 def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
     repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
-    and a window; or the group last in the pattern (no ``e``, no condition reading it)."""
+    and a window; or the group last in the pattern (no ``e``, no condition reading it); maybe
+    a stop condition (``UNTIL A u``, ``UNTIL B u``) and, with the step between
+    two and skip-till-next-match, GREEDY or RELUCTANT on the group."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}", "*", "{0,2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
     steps = [f"{t[1]} b", f"{t[3]} d"]
-    steps.insert(draw(st.sampled_from([1, 0, 2])), f"{t[2]}{bound} c[]")
+    at = draw(st.sampled_from([1, 0, 2]))
+    steps.insert(at, f"{t[2]}{bound} c[]")
     last = draw(st.booleans())
     cond = draw(st.sampled_from([c for c in _CONDITIONS if not (last and "e." in c)]))
     strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
     window = draw(st.sampled_from(["", "WITHIN 6"]))
     tail = "" if last else f", {t[4]} e"
-    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{tail}) {cond} {strategy} {window}"
+    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and at == 1 and not last else ""
+    until = draw(st.sampled_from(["", " UNTIL A u", " UNTIL B u"]))
+    text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{mode}{until}{tail}) {cond} {strategy} {window}"
     (p,) = parse_text(text).patterns
     return p
 

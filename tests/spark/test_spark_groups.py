@@ -2,7 +2,8 @@
 gives the reference's matches, the group's ids a list of {step: id}; a group as a SEQ's step
 inside AND, with a negation between its steps, with a gap FROM a step; bounded, and of no
 iteration, stopped by UNTIL. Optional and Kleene steps inside groups (first, between, last,
-``C*``, a negation beside an optional one), merged in one net, on batch and streaming."""
+``C*``, a negation beside an optional one, UNTIL and RELUCTANT beside a list), merged in one net,
+on batch and streaming, under the tie rules arrival and either."""
 
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ STEP_FORMS = (
     "PATTERN gfirst: SEQ(A a, SEQ(C+ cs[], D d)+ h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10",
     "PATTERN gstar: SEQ(A a, SEQ(B b, C* cs[], D d){2,} h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10",
     "PATTERN gneg: SEQ(A a, SEQ(B b, !(X x), C? c, D d)+ g[], E e) WHERE [k] WITHIN 10",
+    "PATTERN guntil: SEQ(A a, SEQ(B b, C* cs[], D d)+ h[] UNTIL X u, E e) WHERE [k] WITHIN 10",
+    "PATTERN greluctant: SEQ(A a, SEQ(B b, C* cs[], D d)+ h[] RELUCTANT, B f, E e) WHERE [k] AND skip-till-next-match WITHIN 10",
 )
 STEP_EVENTS = (
     "A@0:k=1,x=0 A@0:k=2,x=0 B@1:k=1,x=1 B@1:k=2,x=2 C@2:k=1,x=3 X@2:k=2,x=0 C@3:k=1,x=4 D@3:k=2,x=2 D@4:k=1,x=5 "
@@ -84,7 +87,7 @@ def test_optional_and_kleene_steps_in_groups_on_spark(spark: Any, runner: Any) -
     patterns = list(parse_text("\n".join(STEP_FORMS)).patterns)
     events = stream(STEP_EVENTS)
     want = reference_run(patterns, events)
-    assert {m["pattern"] for m in want} == {"gopt", "glist", "gfirst", "gstar", "gneg"}  # every form matches
+    assert {m["pattern"] for m in want} == {"gopt", "glist", "gfirst", "gstar", "gneg", "guntil", "greluctant"}  # every form matches
     embedded = run_embedded(patterns, events)
     assert sorted(json.dumps(m, sort_keys=True) for m in embedded) == sorted(json.dumps(m, sort_keys=True) for m in want)
     got = runner(patterns, events)
