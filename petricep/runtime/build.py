@@ -54,8 +54,8 @@ def check_program(net: Net, tie: str) -> None:
 def check_group_ties(net: Net) -> None:
     """Under the tie rule ``either`` a group's events of one timestamp may be bound in any
     order, and the iterations an optional step's elements lie in follow that order. A read of
-    one of them by iteration (``g[last].c``, ``g[k].c``, ``g[i-1].c``; ``g[i].c`` checked at a
-    later step of the iteration) delimits the iterations by the elements' stream positions
+    one of them by iteration number (``g[last].c``, ``g[k].c``, ``g[i-1].c``) delimits the
+    iterations by the elements' stream positions
     (runtime/expr.py _in_iteration_fn, the kernel's kleene_in_iteration): refused at the read,
     every engine alike."""
     for p in net.patterns:
@@ -67,8 +67,8 @@ def check_group_ties(net: Net) -> None:
                 raise error_at(
                     f"pattern {p.name!r}: tie rule 'either' joins one timestamp's events in any order, so the iteration "
                     f"of {g}[] an event of the optional step {c} lies in follows the order it was bound in; reading it "
-                    f"by iteration ({g}[k].{c}, {g}[last].{c}, {g}[i-1].{c}, or {g}[i].{c} beside a later step) runs "
-                    "under the tie rules arrival and strict",
+                    f"by iteration number ({g}[k].{c}, {g}[last].{c}, {g}[i-1].{c}) runs under the tie rules arrival "
+                    f"and strict ({g}[i].{c} and aggregates run under either)",
                     e.span,
                     PatternUnsupportedError,
                 )

@@ -412,7 +412,8 @@ def test_tie_rule_either_refuses_a_read_of_the_optional_step_by_iteration(engine
     assert str(err.value).splitlines() == [
         "t.pcep:1:58: error: pattern 'p': tie rule 'either' joins one timestamp's events in any order, so the "
         "iteration of g[] an event of the optional step c lies in follows the order it was bound in; reading it by "
-        "iteration (g[k].c, g[last].c, g[i-1].c, or g[i].c beside a later step) runs under the tie rules arrival and strict",
+        "iteration number (g[k].c, g[last].c, g[i-1].c) runs under the tie rules arrival and strict (g[i].c and "
+        "aggregates run under either)",
         f"    PATTERN p: {STEPS} WHERE g[last].c.x > 0",
         "                                                             ^",
     ]
