@@ -611,8 +611,9 @@ class Matcher:
                     return True  # (a pushed negation forbids x to Q: tests/reference_negation.py)
         return False
 
-    def _group_takes(self, shape: _Shape, prefix: Binding, group: Group, x: Item) -> bool:
-        """Can ``group`` take ``x`` as its next step, given ``prefix``?"""
+    def _group_takes(self, shape: _Shape, prefix: Binding, group: Group, x: Item, steps: Any = None) -> bool:
+        """Can ``group`` take ``x`` as its next step, given ``prefix``? ``steps``: a test on
+        the step's name, for the steps that count (a Kleene step's GREEDY / RELUCTANT)."""
         v = group.var
         if v in prefix and any((v, w) in shape.prec for w in prefix):
             return False  # closed: a step after the group is bound
@@ -620,7 +621,12 @@ class Matcher:
             return False  # (a bounded list before the group: once it has its fewest events)
         if any((u, v) in shape.prec and u in self.groups and not RG.complete(self.groups[u], prefix[u]) for u in prefix):
             return False
-        return any(self.partial_ok(shape, {**prefix, v: new}) for new in RG.extend_values(group, prefix.get(v), x))
+        news = [
+            RG.prefix_add(group, prefix.get(v), s.var, x)
+            for s in RG.next_steps(group, prefix.get(v))
+            if s.type == x.ev.type and (steps is None or steps(s.var))
+        ]
+        return any(self.partial_ok(shape, {**prefix, v: new}) for new in news)
 
     def modes_ok(self, shape: _Shape, binding: Binding) -> bool:
         """GREEDY / RELUCTANT lists (skip-till-next-match): no event of the match bound to
@@ -656,6 +662,32 @@ class Matcher:
                     if self.extends(prefix, it, only=lambda u, v=v: u == v):
                         return False
             elif any(self.extends(before(el), el, only=lambda u, v=v: u != v) for el in _items(lst)[1:]):
+                return False
+        for var, group in self.groups.items():
+            for step in RG.steps(group):
+                if step.mode and var in binding and not self._step_mode_ok(shape, binding, group, step, pairs, before):
+                    return False
+        return True
+
+    def _step_mode_ok(self, shape: _Shape, binding: Binding, group: Group, step: Any, pairs: list[Any], before: Any) -> bool:
+        """GREEDY / RELUCTANT on a Kleene step inside a group, iteration by iteration as on a
+        list: while an iteration's list is open (its last bound step, so it has its first
+        element), no event the match binds otherwise could have extended it instead (GREEDY),
+        no element of it could have bound the iteration's next step or another variable
+        instead (RELUCTANT)."""
+        v = group.var
+        mine = {id(x) for it in binding[v] for x in RG.elements(it.get(step.var, ()))}
+        for item, _var in pairs:
+            prefix = before(item)
+            value = prefix.get(v)
+            if not value or list(value[-1])[-1] != step.var:
+                continue  # (the list is not open here)
+            if step.mode == "greedy":
+                if id(item) not in mine and self._group_takes(shape, prefix, group, item, lambda u: u == step.var):
+                    return False
+            elif id(item) in mine and (
+                self._group_takes(shape, prefix, group, item, lambda u: u != step.var) or self.extends(prefix, item, only=lambda u: u != v)
+            ):
                 return False
         return True
 

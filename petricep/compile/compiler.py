@@ -133,6 +133,7 @@ class _Info:
     current: set[str] = field(default_factory=set)  # a group's optional steps its current iteration bound
     tails: set[str] = field(default_factory=set)  # groups in an iteration with only optional steps left
     later: set[str] = field(default_factory=set)  # groups with an iteration complete (the next is a later one)
+    open_lists: set[str] = field(default_factory=set)  # a group's Kleene step its current iteration is binding
 
 
 def _label(ref: A.EventRef, count: int) -> str:
@@ -161,7 +162,9 @@ def _analyze(node: A.Node, cfg: Cfg, live: bool, info: _Info, types: frozenset[s
                 info.counts[node.var] = cfg
         return _label(node, cfg) if cfg >= 1 else ""
     if isinstance(node, A.Group):
-        return G.analyze(node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails, info.later)
+        return G.analyze(
+            node, cfg, live, info.bound, info.dead, info.active, info.growing, info.current, info.absent, info.tails, info.later, info.open_lists
+        )
     if isinstance(node, A.Seq):
         k, cs = cfg
         pos = _positives(node)
@@ -259,6 +262,7 @@ class _Config:
         self.current = frozenset(info.current)
         self.tails = frozenset(info.tails)
         self.later = frozenset(info.later)
+        self.open_lists = frozenset(info.open_lists)
         self.label = label or "start"
         self.closed = frozenset(v for v in kleene & self.bound if any(v in prec[u] for u in self.bound))
 
@@ -712,9 +716,14 @@ class _Builder:
 
     def _repeat(self, conf: _Config) -> tuple[tuple[int, str], ...]:
         """A place's GREEDY / RELUCTANT rules (slot, mode): a list's where it is bound and not
-        closed; a group's where it is complete and may start another iteration (its next
-        iteration's first step is a take on that step's list, as a list's next element)."""
-        out = [(self.slot[v], m) for v, m in self.modes.items() if v in conf.bound and v not in conf.closed]
+        closed (a Kleene step of a group: where its iteration is binding it, its list spanning
+        every iteration); a group's where it is complete and may start another iteration (its
+        next iteration's first step is a take on that step's list, as a list's next element)."""
+        out = [
+            (self.slot[v], m)
+            for v, m in self.modes.items()
+            if (v in conf.open_lists if v in self.member_of else v in conf.bound and v not in conf.closed)
+        ]
         out += [(self.slot[first], m) for g, (first, m) in self.group_modes.items() if g in conf.growing and first not in conf.closed]
         return tuple(out)
 

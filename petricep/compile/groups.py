@@ -168,6 +168,7 @@ def analyze(
     absent: set[str] | None = None,
     tails: set[str] | None = None,
     later: set[str] | None = None,
+    open_lists: set[str] | None = None,
 ) -> str:
     """The steps bound in ``cfg`` (all once an iteration completed) and the place's label:
     ``g+`` complete, ``g:b`` the first iteration up to b, ``g+:b`` a later one (a bounded
@@ -182,7 +183,8 @@ def analyze(
     steps: ``current`` gets those its current iteration bound, ``absent`` those no iteration
     bound (a match emitted here leaves them out: conditions reading them hold), ``tails`` the
     group where its iteration has only optional steps left (:func:`tail`), ``later`` the group
-    once an iteration is complete (its next one is a later one)."""
+    once an iteration is complete (its next one is a later one). ``open_lists`` gets the
+    Kleene step the current iteration is binding (its own GREEDY / RELUCTANT choose there)."""
     count, k = cfg[:2]
     members = node.members
     if not live:
@@ -198,6 +200,8 @@ def analyze(
             current.update(m for j, m in enumerate(members) if mask >> j & 1)
         if absent is not None:
             absent.update(m for j, m in enumerate(members) if m in skips and not seen >> j & 1)
+    if open_lists is not None and k and members[k - 1] in node.kleene_steps and cfg[2] >= 1:
+        open_lists.add(members[k - 1])
     if tails is not None and tail(node, cfg):
         tails.add(node.var)
     if later is not None and (count or tail(node, cfg)):

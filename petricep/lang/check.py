@@ -383,10 +383,12 @@ def _check_modes(structure: A.Node, strategy: A.Strategy, ctx: _Ctx) -> None:
 
 
 def _seq_of(node: A.Node, ref: A.EventRef) -> tuple[A.Node, ...]:
-    """The steps of the SEQ ``ref`` is a step of (() where it is none's: a whole pattern, a
-    child of AND or OR)."""
-    if isinstance(node, (A.EventRef, A.Group)):
+    """The steps of the SEQ ``ref`` is a step of, a group's too (() where it is none's: a whole
+    pattern, a child of AND or OR)."""
+    if isinstance(node, A.EventRef):
         return ()
+    if isinstance(node, A.Group):  # (a Kleene step of a group: the steps after it in its iteration)
+        return _seq_of(node.seq, ref)
     if isinstance(node, A.Seq) and any(c is ref for c in node.children):
         return node.children
     for child in node.children:

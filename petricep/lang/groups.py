@@ -88,8 +88,8 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
             why = "with no single step beside it: give the group one (it delimits each iteration's list)"
         elif group.optional_steps or negations_of(group):
             why = "in a group with optional steps or a negation"
-        elif any(s.gap is not None for s in steps) or step.mode:
-            why = "with a per-step gap or its own GREEDY / RELUCTANT"
+        elif any(s.gap is not None for s in steps):
+            why = "with a per-step gap"
         elif group.mode and k in (0, len(steps) - 1):
             why = (
                 f"as the {'first' if k == 0 else 'last'} step of a group with {group.mode.upper()}: where an iteration may start or end, "

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from petricep.errors import PatternUnsupportedError
+from petricep.errors import PatternSemanticError, PatternUnsupportedError
 from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.merge import build_net
@@ -205,6 +205,21 @@ def test_the_match_table_and_composite_id() -> None:
     assert table.column("g").to_pylist() == [[{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6], "d": 7}]]
 
 
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # C3 could grow b1's list or be its d: GREEDY grows it (d is C4, the list [2, 3]),
+        # RELUCTANT takes the step (the list [2], d3); no mode: both
+        ("GREEDY", [{"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}], "e": 5}]),
+        ("RELUCTANT", [{"a": 0, "g": [{"b": 1, "c": [2], "d": 3}], "e": 5}]),
+        ("", [{"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}], "e": 5}, {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}], "e": 5}]),
+    ],
+)
+def test_the_steps_own_greedy_and_reluctant_choose_in_each_iteration(mode: str, expected: list[dict[str, Any]]) -> None:
+    p = P(f"SEQ(A a, SEQ(B b, C{{1,2}} c[] {mode}, C d)+ g[], E e) STRATEGY skip-till-next-match")
+    assert ids(p, stream("A@0 B@1 C@2 C@3 C@4 E@5")) == want(*expected)
+
+
 def test_a_stop_event_inside_a_list_stops_the_group() -> None:
     # U3 lies between c2 and c4 of the iteration begun at b1: no group spans it; b6's goes on
     p = P(f"{STEPS.replace('g[]', 'g[] UNTIL U u')}")
@@ -227,6 +242,13 @@ def test_greedy_and_reluctant_with_a_list_between_two_steps(mode: str, expected:
     assert ids(p, stream("A@0 B@1 C@2 D@3 B@4 C@5 C@6 D@7 B@8 E@9")) == want(expected)
 
 
+def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
+    # (last in its group, the step after it would be the next iteration's or the group's)
+    with pytest.raises(PatternSemanticError) as err:
+        parse_text("PATTERN p: SEQ(A a, SEQ(B b, C+ c[] RELUCTANT)+ g[], E e) WHERE skip-till-next-match", "t.pcep")
+    assert str(err.value).splitlines()[0] == "t.pcep:1:30: error: RELUCTANT on c[] needs a step after the list (its choice is between the two)"
+
+
 @pytest.mark.parametrize(
     "text,message",
     [
@@ -245,8 +267,7 @@ def test_greedy_and_reluctant_with_a_list_between_two_steps(mode: str, expected:
         ),
         (
             "SEQ(A a, SEQ(B b, C+ c[] AFTER 0 TO 1, D d)+ g[], E e)",
-            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with a per-step gap or its own "
-            "GREEDY / RELUCTANT",
+            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with a per-step gap",
         ),
         (
             "SEQ(A a, SEQ(B b, C+ c[])+ g[] GREEDY, E e) WHERE skip-till-next-match",
@@ -286,17 +307,18 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     """``SEQ(A a, SEQ(B b, C<bound> c[], D d)<bound> g[], E e)`` with drawn types (they may
     repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
     and a window; or the group last in the pattern (no ``e``, no condition reading it); maybe
-    a stop condition (``UNTIL A u``, ``UNTIL B u``) and, with the step between
-    two and skip-till-next-match, GREEDY or RELUCTANT on the group."""
+    a stop condition (``UNTIL A u``, ``UNTIL B u``) and, under skip-till-next-match, GREEDY or
+    RELUCTANT on the group (the step between two) or on the step (a step after it)."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}", "*", "{0,2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
     steps = [f"{t[1]} b", f"{t[3]} d"]
     at = draw(st.sampled_from([1, 0, 2]))
-    steps.insert(at, f"{t[2]}{bound} c[]")
+    strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
+    own = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and at < 2 else ""
+    steps.insert(at, f"{t[2]}{bound} c[]{own}")
     last = draw(st.booleans())
     cond = draw(st.sampled_from([c for c in _CONDITIONS if not (last and "e." in c)]))
-    strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
     window = draw(st.sampled_from(["", "WITHIN 6"]))
     tail = "" if last else f", {t[4]} e"
     mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and at == 1 and not last else ""
