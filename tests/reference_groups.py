@@ -68,7 +68,7 @@ def _up_to_required(refs: Sequence[EventRef]) -> list[str]:
     out = []
     for r in refs:
         out.append(r.var)
-        if not r.optional:
+        if not skippable(r):  # (a list an iteration may leave empty, C*, as an optional step)
             break
     return out
 
@@ -91,15 +91,24 @@ def _intervals(group: Group, value: Sequence[Iteration]) -> list[tuple[EventRef,
     for n, ps, qs in sides(group):
         p, q = ps[0], qs[0]
         if p == ss[-1] and len(ps) == 1 and q == ss[0]:  # between iterations
-            out += [(n, a[p], b[q], None, tuple(value[:k])) for k, (a, b) in enumerate(zip(value, value[1:]), 1) if p in a and q in b]
+            out += [
+                (n, _end(a[p], -1), _end(b[q], 0), None, tuple(value[:k])) for k, (a, b) in enumerate(zip(value, value[1:]), 1) if p in a and q in b
+            ]
         else:
             pre = ss[: ss.index(p) + 1]
             for k, it in enumerate(value, 1):
                 pb = next((v for v in ps if v in it), None)
                 qb = next((v for v in qs if v in it), None)
                 if pb is not None and qb is not None:
-                    out.append((n, it[pb], it[qb], k, (*value[: k - 1], {s: it[s] for s in pre if s in it})))  # (an optional step: where bound)
+                    so_far = (*value[: k - 1], {s: it[s] for s in pre if s in it})  # (an optional step: where bound)
+                    out.append((n, _end(it[pb], -1), _end(it[qb], 0), k, so_far))
     return out
+
+
+def _end(value: Any, at: int) -> Any:
+    """A step's event at one end of a span: a Kleene step's list's last element before a
+    negation (``at`` -1), its first after one (0); a single step's own event."""
+    return value[at] if isinstance(value, tuple) else value
 
 
 def violated(group: Group, value: Sequence[Iteration], by_type: Mapping[str, list[Any]], violates: Callable[..., bool]) -> bool:

@@ -215,13 +215,15 @@ def analyze(
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)
         if before != members[-1]:  # between two steps: open while the iteration waits
-            _open_between_steps(ref, sides[neg][0], members[k - 1] if k else None, active)
-        elif count and k == 0 and more:  # between iterations: it blocks the next one only
+            _open_between_steps(ref, sides[neg][0], members[k - 1] if k else None, node.kleene_steps, active)
+        elif (count and k == 0 and more) or (k == len(members) and ends and fits):
+            # between iterations (or after a last list's element, its iteration complete: the
+            # list may still grow, which clears it): it blocks the next one's first step only
             active.append((ref, True))
     if not count and k == 0:
         return ""
     head = node.var if not count else f"{node.var}+" if not node.bounded else _counted(node, count)
-    if not optional:
+    if len(cfg) != 4:  # (no optional steps, or a Kleene step beside them: its 5-tuple)
         step = _steps(node)[k - 1] if k else None
         counted = f"{{{cfg[2]}{',' if step.most is None and cfg[2] >= step.least else ''}}}" if step is not None and step.bounded else ""
         if not skips:
@@ -242,15 +244,18 @@ def analyze(
     return f"{head}:" + ",".join(m for j, m in enumerate(members[:k]) if m not in optional or mask >> j & 1)
 
 
-def _open_between_steps(ref: A.EventRef, before: list[str], last: str | None, active: list[tuple[A.EventRef, bool]]) -> None:
+def _open_between_steps(
+    ref: A.EventRef, before: list[str], last: str | None, lists: frozenset[str], active: list[tuple[A.EventRef, bool]]
+) -> None:
     """A negation between two steps is open where the iteration's last bound step is one of
     ``before`` (its P, nearest first: :func:`petricep.lang.groups.negation_sides`). Right
     after its nearest step a violating event ends the partial match; after a farther one
     (``b`` in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, ``c`` still ahead) it blocks the moves to
     its Q only: the iteration may still bind ``c``, which clears the block (the span then
-    runs from ``c``), as a negation after a growing list's."""
+    runs from ``c``), as a negation after a growing list's; so after a Kleene step's element
+    (``lists``), its list may still grow."""
     if last in before:
-        active.append((ref, last != before[0]))
+        active.append((ref, last != before[0] or last in lists))
 
 
 def _counted(node: A.Group, count: int) -> str:
@@ -498,7 +503,8 @@ def _optional_index(g: A.Group, member: str, index: A.Index, at: int | None) -> 
     step, whose elements delimit the iterations). ``g[i-1]`` on a step ``at`` after that one is
     the iteration before that list's last element's (``c[i-1]``); on a step before it (the
     current iteration has not bound it yet) its last element's (``c[last]``)."""
-    first = next(m for m in g.members if m not in g.optional_steps)
+    first = g.delimiter
+    assert first is not None  # (lang/groups.py refuses a group without one beside optional steps)
     r = g.members.index(first)
     if index.kind == A.IDX_PREV:
         assert at is not None

@@ -311,6 +311,13 @@ class Group:
         their lists hold every iteration's elements, so they too are placed by position."""
         return frozenset(r.var for r in events_of(self.seq) if not r.negated and r.kleene)
 
+    @property
+    def delimiter(self) -> str | None:
+        """The first step every iteration binds exactly once (neither optional nor Kleene):
+        its elements delimit the iterations where the engines place a match's elements by
+        position (optional steps, lists); None where the group has none."""
+        return next((m for m in self.members if m not in self.optional_steps and m not in self.kleene_steps), None)
+
 
 Node = EventRef | Seq | And | Or | Group
 

@@ -55,6 +55,7 @@ def check_structure(
             _check_optional(node, error, unsupported)
         if node.kleene_steps:
             _check_kleene(node, unsupported)
+        _check_optional_negation(node, unsupported)
         first = node.children[0]
         if isinstance(first, A.EventRef) and first.gap is not None and first.gap.after is None and _single_before(parent, node) is None:
             raise unsupported(
@@ -70,24 +71,23 @@ def check_structure(
 def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     """A Kleene step inside a group (``SEQ(B b, C+ c[], D d)+ g[]``): each iteration binds a
     list of it, anywhere in the group (``SEQ(C+ c[], B b)+``, ``SEQ(B b, C+ c[])+`` too): the
-    group's single steps delimit the iterations, so a match's elements fall into them by
-    position, and a group of Kleene steps only is refused (``SEQ(C+ c[])+``: two iterations
-    of one ``c`` and one of two would be the same events). A lower bound of 0 (``C*``) is a
-    list an iteration may leave empty, as an optional step. A stop condition (UNTIL) stops
-    the group between any two of its events, a list's too; GREEDY / RELUCTANT on the group
-    choose where an iteration is complete, so the Kleene step must lie between two single
-    steps (first or last, the list growing is a third way on, as an optional step there). Not
-    yet beside optional steps or a negation, with a gap, or with its own GREEDY / RELUCTANT."""
+    group's first single required step (``Group.delimiter``) delimits the iterations, so a
+    match's elements fall into them by position, and a group without one is refused
+    (``SEQ(C+ c[])+``: two iterations of one ``c`` and one of two would be the same events;
+    ``SEQ(B? b, C+ c[])+`` likewise). A lower bound of 0 (``C*``) is a list an iteration may
+    leave empty, as an optional step (a negation beside it too). A stop condition (UNTIL)
+    stops the group between any two of its events, a list's too; GREEDY / RELUCTANT on the
+    group choose where an iteration is complete, so the Kleene step must lie between two
+    single steps (first or last, the list growing is a third way on, as an optional step
+    there). Not yet with a gap."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     for k, step in enumerate(steps):
         if not step.kleene:
             continue
         shape = f"{step.type}{step.quantifier()} {step.var}[]"
         why = None
-        if all(s.kleene for s in steps):
-            why = "with no single step beside it: give the group one (it delimits each iteration's list)"
-        elif group.optional_steps or negations_of(group):
-            why = "in a group with optional steps or a negation"
+        if group.delimiter is None:
+            why = "with no single required step beside it: give the group one (it delimits each iteration's list)"
         elif any(s.gap is not None for s in steps):
             why = "with a per-step gap"
         elif group.mode and k in (0, len(steps) - 1):
@@ -135,7 +135,6 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
                 "out) is not supported yet: measure FROM a required step",
                 gap.span,
             )
-    _check_optional_negation(group, unsupported)
 
 
 def _check_optional_negation(group: A.Group, unsupported: Unsupported) -> None:
@@ -143,13 +142,14 @@ def _check_optional_negation(group: A.Group, unsupported: Unsupported) -> None:
     it to its next bound one after it (:func:`negation_sides`), as outside a group; not yet
     one with only optional steps on a side within its iteration (left out, the span would
     reach into another iteration or past the group) or between iterations."""
-    optional = group.optional_steps
+    optional = group.optional_steps | group.empty_lists
     for neg, (before, after) in negation_sides(group).items():
         side = next((s for s in (before, after) if all(v in optional for v in s)), None)
         if side is not None:
             ref = next(c for c in group.children if isinstance(c, A.EventRef) and c.var == neg)
+            what = "an optional step" if side[0] in group.optional_steps else "a list an iteration may leave empty"
             raise unsupported(
-                f"a negation inside {group.var}[] next to an optional step ({side[0]}) "
+                f"a negation inside {group.var}[] next to {what} ({side[0]}) "
                 "is not supported yet: put it between two required steps",
                 ref.span,
             )
@@ -161,7 +161,7 @@ def negation_sides(group: A.Group) -> dict[str, tuple[list[str], list[str]]]:
     to the nearest required one (the span runs from the last of P the iteration bound to the
     first of Q it bound: with ``C? c`` left out in ``SEQ(B b, C? c, !(X x), D d)+ g[]``, from
     ``b``); one at the group's start or end: the last step and the first."""
-    members, optional = group.members, group.optional_steps
+    members, optional = group.members, group.optional_steps | group.empty_lists
     out: dict[str, tuple[list[str], list[str]]] = {}
     for neg, (before, after) in neighbours_of(group).items():
         if before == members[-1]:
@@ -385,7 +385,8 @@ def _check_optional_index(e: A.Attr, group: A.Group, unsupported: Unsupported) -
     elements of that list back, which the engines do not keep: not yet)."""
     assert e.index is not None and e.member is not None
     members = group.members
-    first = next(m for m in members if m not in group.optional_steps)
+    first = group.delimiter
+    assert first is not None  # (_check_kleene: a group with a list has a single required step)
     if e.index.kind != A.IDX_PREV or members.index(e.member) > members.index(first):
         return
     raise unsupported(

@@ -284,7 +284,7 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[]) WHERE g[i].b.x > count(g[])", PatternSemanticError, "cannot also read the whole group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], D+ d[]) WHERE g[i].b.x > d[1].x", PatternUnsupportedError, "not a Kleene list ('d')"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
-        ("SEQ(A a, SEQ(C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single step"),
+        ("SEQ(A a, SEQ(C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single required step"),
         ("SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e)", PatternUnsupportedError, "a repeated group starting with an optional step"),
         ("SEQ(A a, SEQ(B b, C* c[])+ g[] GREEDY, D d)", PatternUnsupportedError, "a Kleene step (C*"),
         ("SEQ(A a, SEQ(B b, C{1,3} c[], D d AFTER 0 TO 2)+ g[], E e)", PatternUnsupportedError, "a Kleene step (C{1,3} c[]) inside a repeated group (g[]) is not supported yet with a per-step gap"),
