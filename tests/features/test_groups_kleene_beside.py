@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 from petricep.errors import PatternSemanticError, PatternUnsupportedError
 from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
+from petricep.kernel import supports
+from petricep.merge import build_net
 from tests.budget import examples
 from tests.features.scenario import ids, stream, want
+from tests.kernel.compare import both
 from tests.features.test_groups import (
     _kernel_equals_engine,
     _sorted,
@@ -95,6 +98,55 @@ def test_a_negations_condition_reads_the_group_so_far() -> None:
     p = P("SEQ(A a, SEQ(B b, C+ c[], !(X x), D d)+ g[], E e) WHERE x.x > g[i].b.x STRATEGY skip-till-next-match")
     assert ids(p, stream("A@0:x=0 B@1:x=2 C@2:x=0 X@3:x=1 D@4:x=0 E@5:x=0")) == want({"a": 0, "g": [{"b": 1, "c": [2], "d": 4}], "e": 5})
     assert ids(p, stream("A@0:x=0 B@1:x=2 C@2:x=0 X@3:x=3 D@4:x=0 E@5:x=0")) == want()
+
+
+KERNEL_EVENTS = "A@0:x=0 B@1:x=1 C@2:x=2 C@3:x=3 D@4:x=4 B@5:x=5 C@6:x=6 X@7:x=7 C@8:x=8 D@9:x=9 E@10:x=10 X@30:x=0"
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "reads"),
+    [
+        # the window (4) closes inside the second iteration's wait: the partial match times out
+        # with its lists, RETURN reading them
+        (
+            "PATTERN p: SEQ(A a, SEQ(B b, C+ c[], D d)+ g[], E e) WITHIN 4 ON TIMEOUT RETURN T(n = count(g[]), s = sum(g[].c.x))",
+            {"ids": {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}]}, "attrs": {"n": 1, "s": 5}, "deadline": 4},
+            [],
+        ),
+        # X7 breaks the second iteration's list [6] (c8 grows it past X7: [6, 8] or [8])
+        (
+            "PATTERN p: SEQ(A a, SEQ(B b, O? o, C+ c[], !(X x), D d)+ g[], E e) WHERE skip-till-next-match WITHIN 10 "
+            "LIMIT 2 PARTIAL MATCHES DROP OLDEST",
+            {"ids": {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6, 8], "d": 9}], "e": 10}, "attrs": {}, "deadline": None},
+            [],
+        ),
+        # in the first iteration nothing is complete: count(g[]) is null in the timeout
+        (
+            "PATTERN p: SEQ(A a, SEQ(B b, C+ c[], D d){2,} g[], E e) WHERE skip-till-next-match WITHIN 6 "
+            "ON TIMEOUT RETURN T(n = count(g[]), last = g[last].d.x)\nPATTERN q: SEQ(T t, E e)",
+            {"ids": {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6]}]}, "attrs": {"n": 1, "last": 4}, "deadline": 6},
+            [{"t": "p@timeout[0,1;2|3;4+5;6]", "e": 10}],  # (a timeout's composite event: its lists so far)
+        ),
+        # q reads p's composite events, each iteration's list joined by '|'
+        (
+            "PATTERN p: SEQ(A a, SEQ(B b, C* c[], !(X x), D d)+ g[], E e) WHERE skip-till-next-match WITHIN 20 "
+            "RETURN R(n = count(g[]), s = sum(g[].c.x))\nPATTERN q: SEQ(R r, X y)",
+            {"ids": {"a": 0, "g": [{"b": 1, "c": [2, 3], "d": 4}, {"b": 5, "c": [6, 8], "d": 9}], "e": 10}, "attrs": {"n": 2, "s": 19}, "deadline": None},
+            [{"r": "p[0,1;2|3;4+5;6|8;9,10]", "y": 11}],
+        ),
+    ],
+)
+def test_kernel_timeouts_limits_and_composites_with_lists(text: str, first: dict[str, Any], reads: list[dict[str, Any]]) -> None:
+    """The kernel's match tables, ON TIMEOUT, LIMIT and composite events on groups with a
+    list beside optional steps and negations: the Python engine's (its first match here, and
+    the matches of ``q``, which reads ``p``'s composite events)."""
+    net = build_net(list(parse_text(text).patterns))
+    assert supports(net) == (True, "covered")
+    out = both(net, stream(KERNEL_EVENTS), "arrival", 4, sweep_every=1)
+    assert out["kernel"] == out["python"]
+    m, *rest = out["python"][0]
+    assert {"ids": m["ids"], "attrs": m["attrs"], "deadline": m.get("timeout", {}).get("deadline")} == first
+    assert [r["ids"] for r in rest if r["pattern"] == "q"] == reads
 
 
 @pytest.mark.parametrize(
