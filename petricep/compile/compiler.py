@@ -348,6 +348,7 @@ class _Builder:
         self.group_iteration = lowered.iteration if lowered is not None else {}
         self.group_optional = lowered.iteration_optional if lowered is not None else {}
         self.negation_current = lowered.negation_current if lowered is not None else {}
+        self.group_growth = lowered.iteration_growth if lowered is not None else {}
         self.vars = tuple(
             Var(
                 r.var,
@@ -576,6 +577,8 @@ class _Builder:
                 how = G.iteration_check(self.member_of, self.group_iteration[ci], c.vars, var, a.bound, b.bound, b.dead)
                 if how == "step" and not self.group_optional.get(ci, frozenset()) <= a.current:
                     continue  # (reads an optional step this iteration left out: it holds)
+                if ci in self.group_growth and (var in a.open_lists) != self.group_growth[ci]:
+                    continue  # (a Kleene step's gap: its chain's first element, or a later one)
                 if how == "step":
                     iteration.append(ci)
                 elif how == "replay":
@@ -618,7 +621,8 @@ class _Builder:
                 if gap is not None and self._in_events(var) != events:
                     gap = None
                 step = self.step_gaps.get(var)  # (a group's step: G.step_gaps)
-                follows = step.base(take) if step is not None and step.in_events == events else None
+                grows = var in self.cinfo[src].open_lists  # (a group's list: its chain's next element)
+                follows = step.base(take, grows) if step is not None and step.in_events == events else None
                 if step is not None and follows is not None:
                     gap = (step.hi, follows)
                 # (after an AND/OR, the latest of its events: no one slot, the guards decide)

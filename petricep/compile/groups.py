@@ -302,6 +302,9 @@ class Lowered:
     # a negation's conditions reading optional steps of its own iteration (g[i].c): it is open
     # only where the iteration bound them (elsewhere the read does not exist: it forbids nothing)
     negation_current: dict[str, frozenset[str]] = field(default_factory=dict)
+    # a gap's chain on a Kleene step (lang/groups.py gap_conditions): condition index -> True,
+    # checked on the moves growing the iteration's list only; False, on those starting it only
+    iteration_growth: dict[int, bool] = field(default_factory=dict)
 
 
 def lower(pattern: A.Pattern) -> Lowered:
@@ -313,7 +316,10 @@ def lower(pattern: A.Pattern) -> Lowered:
     conditions: list[A.Expr] = []
     iteration: dict[int, str] = {}
     # per-step gaps inside a group: conditions on the step (no early exit of partial matches)
-    gaps = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
+    gap_pairs = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
+    gaps = [c for c, _ in gap_pairs]
+    n = len(pattern.conditions)
+    phases = {n + j: on for j, (_, on) in enumerate(gap_pairs) if on is not None}
     # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
     stops = {g.until.var for g in groups.values() if g.until is not None}
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
@@ -342,7 +348,7 @@ def lower(pattern: A.Pattern) -> Lowered:
         return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
-    return Lowered(lowered, iteration, member_of, optional_reads, negation_current)
+    return Lowered(lowered, iteration, member_of, optional_reads, negation_current, phases)
 
 
 def _current_optional_reads(expr: A.Expr, group: A.Group) -> frozenset[str]:
@@ -562,26 +568,33 @@ class StepGap:
     in_events: bool
     first: str | None
     later: str | None
+    chain: bool = False  # a Kleene step's: a move growing its iteration's list follows its last element
+    var: str = ""  # (the step)
 
-    def base(self, take: bool) -> str | None:
-        """A move binding the step: ``take`` extends its list (a later iteration)."""
-        return self.later if take else self.first
+    def base(self, take: bool, grows: bool = False) -> str | None:
+        """A move binding the step: ``take`` extends its list (a later iteration), ``grows``
+        extends the iteration's list (a Kleene step's chain: it follows that list's last
+        element, its own slot's newest)."""
+        return self.var if grows and self.chain else self.later if take else self.first
 
 
 def step_gaps(structure: A.Node) -> dict[str, StepGap]:
     """Every gapped step of a repeated group (:func:`~petricep.lang.groups.gap_follows`). A
     base whose slot's newest event need not be the one the gap follows gives no early exit
-    (the guards still decide): an optional or Kleene step, whose newest element may be an
-    earlier iteration's, and a list bound before the group."""
+    (the guards still decide): an optional step or a list an iteration may leave empty, whose
+    newest element may be an earlier iteration's, and a list bound before the group. A list
+    of the group every iteration binds (``C+ c[]``) is its newest element there: the step
+    after it follows the iteration's last one, the first step the last iteration's."""
     lists = {r.var for r in A.events_of(structure) if r.kleene or r.optional}
     out: dict[str, StepGap] = {}
     for group in A.groups_of(structure):
         refs = {r.var: r for r in A.events_of(group.seq)}
+        unsafe = lists - (group.kleene_steps - group.empty_lists)
         for var, (first, later) in gap_follows(structure, group).items():
             gap = refs[var].gap
             assert gap is not None
-            safe = [None if b is None or b in lists else b for b in (first, later)]
-            out[var] = StepGap(A.gap_amount(gap)[1], gap.in_events, safe[0], safe[1])
+            safe = [None if b is None or b in unsafe else b for b in (first, later)]
+            out[var] = StepGap(A.gap_amount(gap)[1], gap.in_events, safe[0], safe[1], refs[var].kleene, var)
     return out
 
 

@@ -79,7 +79,9 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     stops the group between any two of its events, a list's too; GREEDY / RELUCTANT on the
     group choose where an iteration is complete, so the Kleene step must lie between two
     single steps (first or last, the list growing is a third way on, as an optional step
-    there). Not yet with a gap."""
+    there). A per-step gap on it is its chain in each iteration (lang/groups.py
+    gap_conditions), one after it follows its last element; not yet one measured from a
+    list an iteration may leave empty (as from an optional step)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     for k, step in enumerate(steps):
         if not step.kleene:
@@ -88,8 +90,6 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
         why = None
         if group.delimiter is None:
             why = "with no single required step beside it: give the group one (it delimits each iteration's list)"
-        elif any(s.gap is not None for s in steps):
-            why = "with a per-step gap"
         elif group.mode and k in (0, len(steps) - 1):
             why = (
                 f"as the {'first' if k == 0 else 'last'} step of a group with {group.mode.upper()}: where an iteration may start or end, "
@@ -97,6 +97,15 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
             )
         if why is not None:
             raise unsupported(f"a Kleene step ({shape}) inside a repeated group ({group.var}[]) is not supported yet {why}", step.span)
+    for k, step in enumerate(steps):
+        gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
+        base = gap.after if gap is not None and gap.after is not None else steps[k - 1].var
+        if gap is not None and base in group.empty_lists:
+            raise unsupported(
+                f"a per-step gap inside {group.var}[] measuring from the list {base}[], which an iteration may leave "
+                "empty, is not supported yet: measure FROM a required step",
+                gap.span,
+            )
 
 
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -271,13 +280,16 @@ def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
     return None
 
 
-def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
+def gap_conditions(structure: A.Node, group: A.Group) -> list[tuple[A.Expr, bool | None]]:
     """A group's per-step gaps as conditions in the group's words (two conjuncts each), from
     what :func:`gap_follows` says each follows: a step ``lo`` to ``hi`` after the step before
     it in its iteration (or its ``FROM``), the first step after the previous iteration's last
     (``g[i-1]``, vacuous on the first iteration) and, on the first iteration, after the single
-    event before the group (``g[1]``)."""
-    out: list[A.Expr] = []
+    event before the group (``g[1]``). On a Kleene step the chain: those bound its first
+    element in each iteration, and each later one follows the element before it
+    (``g[i].c - g[i-1].c``, its list's previous element). Each with the moves of its step it
+    binds: None all, False those starting the iteration's list, True those growing it."""
+    out: list[tuple[A.Expr, bool | None]] = []
     refs = {c.var: c for c in group.children if isinstance(c, A.EventRef) and not c.negated}
     for var, (first, later) in gap_follows(structure, group).items():
         gap = refs[var].gap
@@ -294,9 +306,13 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[A.Expr]:
                 (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=later)),
                 (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=var), A.Attr(first, f)),
             ]
-        for after, earlier in bases:
+        phase: bool | None = False if refs[var].kleene else None
+        if refs[var].kleene:
+            bases.append((here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=var)))
+        for k, (after, earlier) in enumerate(bases):
             diff = A.BinOp("-", after, earlier, span=gap.span)
-            out += [A.Compare(">=", diff, A.Num(lo), span=gap.span), A.Compare("<=", diff, A.Num(hi), span=gap.span)]
+            on = True if phase is not None and k == len(bases) - 1 else phase
+            out += [(A.Compare(">=", diff, A.Num(lo), span=gap.span), on), (A.Compare("<=", diff, A.Num(hi), span=gap.span), on)]
     return out
 
 
