@@ -7,6 +7,7 @@ stays missing; a variable the binding leaves unbound raises :class:`Unbound`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from petricep.lang.ast import (
     Not,
     Num,
     Str,
+    walk_expr,
 )
 
 __all__ = ["MISSING", "Conjunct", "Env", "Pending", "Unbound", "composite_id", "conjunct", "evaluate", "holds", "return_attrs"]
@@ -309,12 +311,31 @@ def holds(conj: Conjunct, env: Env) -> bool:
     for i in range(1, len(items) + 1):
         if i == 1 and conj.skip_first:
             continue
-        try:
-            if not _truth(evaluate(conj.expr, Env(env.values, conj.iter_var, i, optional=conj.optional))):
-                return False
-        except Pending:
-            continue  # a partial iteration: checked once its step is bound
+        for values in _each_element(env.values, conj.iter_var, i, conj.expr):
+            try:
+                if not _truth(evaluate(conj.expr, Env(values, conj.iter_var, i, optional=conj.optional))):
+                    return False
+            except Pending:
+                continue  # a partial iteration: checked once its step is bound
     return True
+
+
+def _each_element(values: dict[str, Any], var: str, i: int, expr: Expr) -> Iterator[dict[str, Any]]:
+    """``values`` once per element of each Kleene step of group ``var`` that ``expr`` reads
+    at ``g[i]`` in iteration ``i``, that step bound to the element (an iteration condition
+    holds for each element of its list: SQL's DEFINE on a row of ``C+``); else ``values``."""
+    items = values.get(var)
+    it = items[i - 1] if isinstance(items, (list, tuple)) and len(items) >= i else None
+    read = sorted(
+        {e.member for e in walk_expr(expr) if isinstance(e, Attr) and e.var == var and e.member is not None and e.index is not None and e.index.kind == IDX_CUR}
+    )
+    lists = [m for m in read if isinstance(it, dict) and isinstance(it.get(m), tuple)]
+    if not lists:
+        yield values
+        return
+    assert isinstance(it, dict) and isinstance(items, (list, tuple))
+    for combo in itertools.product(*(it[m] for m in lists)):
+        yield {**values, var: [*items[: i - 1], {**it, **dict(zip(lists, combo))}, *items[i:]]}
 
 
 def holds_at(c: Conjunct, env: Env, k: int | None) -> bool:

@@ -379,11 +379,12 @@ def check_reference(
         raise error(f"the repeated group {e.var}[] has no step {e.member!r} (its steps: {', '.join(group.members)})", e.span)
     if isinstance(e, A.Attr) and e.index is not None and e.index.kind in (A.IDX_CUR, A.IDX_PREV) and not iteration_ok:
         raise error(f"{e.var}[{e.index.kind}] is only meaningful in WHERE", e.span)
-    if isinstance(e, A.Attr) and e.member in group.kleene_steps:
-        at = {A.IDX_CUR: "i", A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(e.index.kind if e.index else "", str(e.index.const if e.index else ""))
+    if isinstance(e, A.Attr) and e.member in group.kleene_steps and not (e.index is not None and e.index.kind == A.IDX_CUR):
+        at = {A.IDX_PREV: "i-1", A.IDX_LAST: "last"}.get(e.index.kind if e.index else "", str(e.index.const if e.index else ""))
         raise (unsupported or error)(
             f"{e.var}[{at}].{e.member}.{e.field} reads the Kleene step {e.member} of {e.var}[], a list in each iteration: "
-            f"not yet one element; read the whole group's through an aggregate, sum({e.var}[].{e.member}.{e.field}) "
+            f"not yet one element of another iteration; read each element of its own in an iteration condition, "
+            f"{e.var}[i].{e.member}.{e.field}, or the whole group's through an aggregate, sum({e.var}[].{e.member}.{e.field}) "
             f"or max({e.var}[].{e.member}.{e.field})",
             e.span,
         )
@@ -439,6 +440,34 @@ def check_conjunct(expr: A.Expr, structure: A.Node, groups: Mapping[str, A.Group
             _check_later_read(e, g, structure, unsupported)
             later = True
     _check_optional_read(iters, groups[g], later, unsupported)
+    _check_list_read(iters, groups[g], later, unsupported)
+
+
+def _check_list_read(iters: list[A.Attr], group: A.Group, later: bool, unsupported: Unsupported) -> None:
+    """An iteration condition reading a Kleene step ``g[i].c`` holds for each element of the
+    iteration's list (SQL's ``DEFINE C AS C.x > B.x`` on ``(B C+ D)+``): it is checked on each
+    move binding one, so ``c`` must be the last step it reads at ``g[i]`` (a later step's move
+    would see one element, the list's last), and it reads no event bound after the group
+    (decided there for every iteration, from the lists: not yet per element)."""
+    members = group.members
+    lists = [e for e in iters if e.member in group.kleene_steps]
+    if not lists:
+        return
+    at = max((e for e in iters if e.index is not None and e.index.kind == A.IDX_CUR), key=lambda e: members.index(e.member or ""))
+    for e in lists:
+        why = (
+            f"a later step ({group.var}[i].{at.member}), checked on that step's move, which sees one element of the list"
+            if e.member != at.member
+            else "an event bound after the group (checked there for every iteration: not per element)"
+            if later
+            else None
+        )
+        if why is not None:
+            raise unsupported(
+                f"an iteration condition reading the Kleene step {group.var}[i].{e.member} (each of its elements) and {why} "
+                f"is not supported yet: compare its elements with earlier steps of the iteration",
+                e.span,
+            )
 
 
 def _check_optional_read(iters: list[A.Attr], group: A.Group, later: bool, unsupported: Unsupported) -> None:
@@ -523,6 +552,12 @@ def _check_iteration_read(e: A.Attr | A.Agg, neg: str, group: A.Group, pre: list
     None: it lies in no iteration) ``g[last].s``, ``g[k].s`` and aggregates (the iterations
     complete so far), not ``g[i]`` or ``g[i-1]``."""
     g = group.var
+    if isinstance(e, A.Attr) and e.member in group.kleene_steps:
+        raise unsupported(
+            f"a condition of the negation {neg!r} inside {g}[] reading the Kleene step {e.member!r} by iteration is not "
+            f"supported yet: read the group so far through an aggregate, sum({g}[].{e.member}.{e.field})",
+            e.span,
+        )
     if getattr(e, "member", None) in group.optional_steps and not _optional_read_ok(e, pre):
         raise unsupported(
             f"a condition of the negation {neg!r} inside {g}[] reading the optional step {e.member!r} is not "

@@ -263,9 +263,10 @@ def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
             "GREEDY: where an iteration may start or end, the list growing is a third way on; put it between two single steps",
         ),
         (
-            f"{STEPS} WHERE g[i].c.x > 1",
-            "g[i].c.x reads the Kleene step c of g[], a list in each iteration: not yet one element; read the whole "
-            "group's through an aggregate, sum(g[].c.x) or max(g[].c.x)",
+            f"{STEPS} WHERE g[last].c.x > 1",
+            "g[last].c.x reads the Kleene step c of g[], a list in each iteration: not yet one element of another "
+            "iteration; read each element of its own in an iteration condition, g[i].c.x, or the whole group's through "
+            "an aggregate, sum(g[].c.x) or max(g[].c.x)",
         ),
     ],
 )
