@@ -242,6 +242,20 @@ def test_greedy_and_reluctant_with_a_list_between_two_steps(mode: str, expected:
     assert ids(p, stream("A@0 B@1 C@2 D@3 B@4 C@5 C@6 D@7 B@8 E@9")) == want(expected)
 
 
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # C3 could start the next iteration's list or be f: GREEDY takes the iteration (its
+        # list c3 c4, closed by b5; f is c6), RELUCTANT the step after the group
+        ("GREEDY", {"a": 0, "g": [{"c": [1], "b": 2}, {"c": [3, 4], "b": 5}], "f": 6, "e": 7}),
+        ("RELUCTANT", {"a": 0, "g": [{"c": [1], "b": 2}], "f": 3, "e": 7}),
+    ],
+)
+def test_greedy_and_reluctant_with_a_list_first(mode: str, expected: dict[str, Any]) -> None:
+    p = P(f"SEQ(A a, SEQ(C+ c[], B b){{1,2}} g[] {mode}, C f, E e) STRATEGY skip-till-next-match")
+    assert ids(p, stream("A@0 C@1 B@2 C@3 C@4 B@5 C@6 E@7")) == want(expected)
+
+
 def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
     # (last in its group, the step after it would be the next iteration's or the group's)
     with pytest.raises(PatternSemanticError) as err:
@@ -260,7 +274,13 @@ def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
         (
             "SEQ(A a, SEQ(B b, C+ c[])+ g[] GREEDY, E e) WHERE skip-till-next-match",
             "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet as the last step of a group with "
-            "GREEDY: where an iteration may start or end, the list growing is a third way on; put it between two single steps",
+            "GREEDY: where an iteration may end, the list growing is a third way on; put it before a single step",
+        ),
+        (
+            "SEQ(A a, SEQ(C* c[], B b)+ g[] RELUCTANT, E e) WHERE skip-till-next-match",
+            "a Kleene step (C* c[]) inside a repeated group (g[]) is not supported yet as the first step of a group with "
+            "RELUCTANT that an iteration may leave empty: where an iteration may start, its first single step is a third "
+            "way on; give the list a lower bound of 1",
         ),
         (
             f"{STEPS} WHERE g[last].c.x > 1",
@@ -297,7 +317,8 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
     and a window; or the group last in the pattern (no ``e``, no condition reading it); maybe
     a stop condition (``UNTIL A u``, ``UNTIL B u``) and, under skip-till-next-match, GREEDY or
-    RELUCTANT on the group (the step between two) or on the step (a step after it)."""
+    RELUCTANT on the group (the step between two, or first and never empty) or on the step
+    (a step after it)."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}", "*", "{0,2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
@@ -310,7 +331,8 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     cond = draw(st.sampled_from([c for c in _CONDITIONS if not (last and "e." in c)]))
     window = draw(st.sampled_from(["", "WITHIN 6"]))
     tail = "" if last else f", {t[4]} e"
-    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and at == 1 and not last else ""
+    first_ok = at == 0 and bound in ("+", "{1,2}", "{2,}", "{2}")  # (first and never empty: the group's mode runs)
+    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and (at == 1 or first_ok) and not last else ""
     until = draw(st.sampled_from(["", " UNTIL A u", " UNTIL B u"]))
     text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{mode}{until}{tail}) {cond} {strategy} {window}"
     (p,) = parse_text(text).patterns
