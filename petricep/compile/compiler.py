@@ -713,22 +713,30 @@ class _Builder:
                     tuple(n.index for n in growable if n.pushed),
                     pid in exits,
                     gap_expiry=expiries[pid],
-                    repeat=self._repeat(conf),
+                    repeat=self._repeat(pid, conf),
                 )
             )
         return out
 
-    def _repeat(self, conf: _Config) -> tuple[tuple[int, str], ...]:
+    def _repeat(self, pid: int, conf: _Config) -> tuple[tuple[int, str], ...]:
         """A place's GREEDY / RELUCTANT rules (slot, mode): a list's where it is bound and not
         closed (a Kleene step of a group: where its iteration is binding it, its list spanning
         every iteration); a group's where it is complete and may start another iteration (its
-        next iteration's first step is a take on that step's list, as a list's next element)."""
+        next iteration's first step is a take on that step's list, as a list's next element).
+        A group's rule over several steps (a last list growing or the next iteration's first
+        step; a first list that may be empty or the step after it) is one entry per step's
+        slot, each but the last with its mode marked ``+`` (joined with the next: Place.repeat)."""
         out = [
             (self.slot[v], m)
             for v, m in self.modes.items()
             if (v in conf.open_lists if v in self.member_of else v in conf.bound and v not in conf.closed)
         ]
-        out += [(self.slot[first], m) for g, (first, m) in self.group_modes.items() if g in conf.growing and first not in conf.closed]
+        for g, (first, m) in self.group_modes.items():
+            if g not in conf.growing or first in conf.closed:
+                continue
+            members = set(self.member_of[first][0].members)
+            slots = sorted({self.slot[v] for src, _t, v, _new, _take in self.edges if src == pid and v in members} | {self.slot[first]})
+            out += [(sl, m + "+") for sl in slots[:-1]] + [(slots[-1], m)]
         return tuple(out)
 
     def _final(self, conf: _Config) -> list[int]:

@@ -209,8 +209,9 @@ def analyze(
     more = node.most is None or count < node.most
     ends = tail(node, cfg)  # (an iteration with only optional steps left, or a last list grown: complete)
     fits = node.most is None or count + 1 < node.most
-    if (count >= max(node.least, 1) and k == 0 and more) or (ends and fits and count + 1 >= max(node.least, 1)):
-        growing.add(node.var)  # GREEDY / RELUCTANT choose here
+    done = count >= max(node.least, 1) if k == 0 else ends and count + 1 >= max(node.least, 1)
+    if done and any(moves(node, cfg, t) for t in {s.type for s in _steps(node)}):
+        growing.add(node.var)  # GREEDY / RELUCTANT choose here (the group complete, and may go on)
     sides = negation_sides(node)
     for neg, (before, _after) in neighbours(node).items():
         ref = next(c for c in node.children if isinstance(c, A.EventRef) and c.var == neg)

@@ -118,7 +118,10 @@ class Place:
     gap_ends: tuple[tuple[int, tuple[tuple[int, float | int], ...]], ...] = ()
     # Kleene lists still growing here marked GREEDY or RELUCTANT (issue 42): (slot, mode).
     # When one event both extends such a list and starts a step after it, a greedy list keeps
-    # only the extension, a reluctant one only the step (skip-till-next-match)
+    # only the extension, a reluctant one only the step (skip-till-next-match). A repeated
+    # group's rule over several steps (its moves bind more than one slot here) is one entry
+    # per slot, each but the last marked ``greedy+`` / ``reluctant+`` (joined with the next):
+    # its moves are those binding any of them (:func:`repeat_rules`)
     repeat: tuple[tuple[int, str], ...] = ()
 
 
@@ -301,3 +304,18 @@ def gap_slot(encoded: int) -> tuple[int, bool]:
     """A gap entry's slot and whether it counts events (encoded ``~slot``, negative) rather
     than time: Place.gap_expiry, Place.gap_ends, Transition.gap."""
     return (~encoded, True) if encoded < 0 else (encoded, False)
+
+
+def repeat_rules(repeat: tuple[tuple[int, str], ...]) -> list[tuple[frozenset[int], bool, bool]]:
+    """A place's GREEDY / RELUCTANT rules as (the slots whose moves count, greedy, joined):
+    the entries marked ``+`` joined with the next (one group rule over several steps,
+    whose moves are those binding any of its slots; a single entry's are its list's takes)."""
+    out: list[tuple[frozenset[int], bool, bool]] = []
+    slots: set[int] = set()
+    for slot, mode in repeat:
+        slots.add(slot)
+        if mode.endswith("+"):
+            continue
+        out.append((frozenset(slots), mode == "greedy", len(slots) > 1))
+        slots = set()
+    return out

@@ -143,45 +143,63 @@ cdef int step_moded(Kernel k, Group g, int etype, int64_t key, int64_t ev, doubl
     return 0
 
 
+cdef inline bint rule_move(Group g, int r0, int r1, int tr) noexcept nogil:
+    """Whether transition ``tr`` is a move of the GREEDY / RELUCTANT rule of entries
+    ``r0..r1``: a list's take (one entry), or for a group's rule over several steps (joined
+    entries) any move binding one of their slots."""
+    cdef int r
+    if r0 == r1:
+        return g.tr_kleene[tr] == KLEENE_TAKE and g.tr_slot[tr] == g.pl_repeat[r0] >> 1
+    for r in range(r0, r1 + 1):
+        if g.tr_slot[tr] == g.pl_repeat[r] >> 1:
+            return True
+    return False
+
+
 cdef void prefer(Group g, int src, Py_ssize_t c0, const int32_t* fired_by) noexcept nogil:
     """GREEDY / RELUCTANT lists growing at ``src`` (runtime firing._prefer): where one event
     both extends such a list (its take) and fires another transition from the same token, a
     greedy list keeps only the extension and a reluctant one only the other, for the patterns
     both fired for; a token left with no pattern is released and leaves ``g.created`` (from
-    ``c0``: this token's firings, ``fired_by`` their transitions)."""
-    cdef int r, slot, j, tr
+    ``c0``: this token's firings, ``fired_by`` their transitions). A group's rule over several
+    steps spans entries joined with the next (``pl_repeat_joined``)."""
+    cdef int r0, r1, j, tr
+    cdef int end = g.pl_repeat_start[src + 1]
     cdef int n = <int>(g.ncreated - c0), m
     cdef int64_t keep
     cdef bint greedy, take, any_take, any_other
     cdef int32_t nt
-    for r in range(g.pl_repeat_start[src], g.pl_repeat_start[src + 1]):
-        slot = g.pl_repeat[r] >> 1
-        greedy = g.pl_repeat[r] & 1
+    r0 = g.pl_repeat_start[src]
+    while r0 < end:
+        r1 = r0
+        while r1 + 1 < end and g.pl_repeat_joined[r1]:
+            r1 += 1
+        greedy = g.pl_repeat[r1] & 1
         any_take = any_other = False
         keep = 0
         for j in range(n):
             if g.created[c0 + j] < 0:
                 continue
             tr = fired_by[j]
-            take = g.tr_kleene[tr] == KLEENE_TAKE and g.tr_slot[tr] == slot
+            take = rule_move(g, r0, r1, tr)
             if take:
                 any_take = True
             else:
                 any_other = True
             if take == greedy:
                 keep |= g.tk_users[g.created[c0 + j]]
-        if not (any_take and any_other):
-            continue
-        for j in range(n):
-            nt = g.created[c0 + j]
-            if nt < 0:
-                continue
-            tr = fired_by[j]
-            if (g.tr_kleene[tr] == KLEENE_TAKE and g.tr_slot[tr] == slot) != greedy:
-                g.tk_users[nt] &= ~keep
-                if g.tk_users[nt] == 0:
-                    g.release(nt)
-                    g.created[c0 + j] = -1
+        if any_take and any_other:
+            for j in range(n):
+                nt = g.created[c0 + j]
+                if nt < 0:
+                    continue
+                tr = fired_by[j]
+                if rule_move(g, r0, r1, tr) != greedy:
+                    g.tk_users[nt] &= ~keep
+                    if g.tk_users[nt] == 0:
+                        g.release(nt)
+                        g.created[c0 + j] = -1
+        r0 = r1 + 1
     m = 0
     for j in range(n):  # (the kept ones in firing order, with their transitions)
         if g.created[c0 + j] >= 0:

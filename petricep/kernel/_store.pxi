@@ -234,6 +234,7 @@ cdef class Group:
     cdef const uint8_t[::1] slot_ordered  # a step of a group whose elements are placed by binding order
     cdef bint has_ordered
     cdef const int32_t[::1] pl_repeat_start, pl_repeat  # GREEDY / RELUCTANT rules per place (lowering)
+    cdef const uint8_t[::1] pl_repeat_joined  # per rule entry: joined with the next (a group's rule over several steps)
     cdef bint has_repeat
     cdef public int has_kleene
     cdef Py_ssize_t naggs
@@ -428,6 +429,7 @@ cdef class Group:
         self.has_ordered = any(lg.slot_ordered)
         self.pl_repeat_start = lg.pl_repeat_start
         self.pl_repeat = lg.pl_repeat
+        self.pl_repeat_joined = lg.pl_repeat_joined
         self.has_repeat = len(lg.pl_repeat) > 0
         self.slot_agg_start = lg.slot_agg_start
         self.agg_func = lg.agg_func

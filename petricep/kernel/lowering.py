@@ -165,9 +165,12 @@ class LoweredGroup:
     agg_attr: np.ndarray
     cond_iter_slot: np.ndarray
     # GREEDY / RELUCTANT (runtime firing._prefer): per place its lists' rules [start, end),
-    # each ``2 * slot + 1`` for greedy, ``2 * slot`` for reluctant
+    # each ``2 * slot + 1`` for greedy, ``2 * slot`` for reluctant; per entry 1 where it is
+    # joined with the next (a repeated group's rule over several steps: compile/net.py
+    # repeat_rules, its moves those binding any of the rule's slots)
     pl_repeat_start: np.ndarray
     pl_repeat: np.ndarray
+    pl_repeat_joined: np.ndarray
     place_exit_bits: np.ndarray
     place_emit_bits: np.ndarray
     timeout_mask: int
@@ -462,8 +465,9 @@ def _lower_kleene(g: GroupNet, bc: Bytecode) -> dict[str, Any]:
         "agg_attr": _frozen([c for a in aggs for _, c in a], np.int32),
         "cond_iter_slot": _frozen(iter_slot, np.int32),
         **dict(zip(("pl_repeat_start", "pl_repeat"), _csr([
-            [2 * slot + (mode == "greedy") for slot, mode in place.repeat] for place in g.places
+            [2 * slot + mode.startswith("greedy") for slot, mode in place.repeat] for place in g.places
         ]))),
+        "pl_repeat_joined": _frozen([mode.endswith("+") for place in g.places for _slot, mode in place.repeat] or [False], np.uint8),
     }
 
 

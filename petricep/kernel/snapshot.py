@@ -161,6 +161,8 @@ def _feed(h: Any, obj: Any) -> None:
                 continue  # (optional steps inside a group: only in the digest of a pattern that has them)
             if isinstance(obj, LoweredPattern) and f.name == "repeating_steps" and not obj.repeating_steps:
                 continue  # (Kleene steps inside a group: likewise)
+            if isinstance(obj, LoweredGroup) and f.name == "pl_repeat_joined" and not obj.pl_repeat_joined.any():
+                continue  # (a group's rule over several steps, issue 42: only in the digest of a net with one)
             if isinstance(obj, LoweredGroup) and f.name == "slot_ordered":
                 continue  # (follows from the patterns' ordered_groups and repeating_steps, fed already)
             h.update(f"{f.name}=".encode())

@@ -77,9 +77,9 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     ``SEQ(B? b, C+ c[])+`` likewise). A lower bound of 0 (``C*``) is a list an iteration may
     leave empty, as an optional step (a negation beside it too). A stop condition (UNTIL)
     stops the group between any two of its events, a list's too; GREEDY / RELUCTANT on the
-    group choose where an iteration is complete, between the next iteration's first step and
-    the step after the group: not yet with the list last (growing it is a third way on, as an
-    optional step there) or first and possibly empty (so is the next single step). A per-step gap on it is its chain in each iteration (lang/groups.py
+    group choose where an iteration is complete, between the group going on (the next
+    iteration's first step; with the list last, its growing too; with the list first and
+    possibly empty, the single step after it too) and the step after the group. A per-step gap on it is its chain in each iteration (lang/groups.py
     gap_conditions), one after it follows its last element; not yet one measured from a
     list an iteration may leave empty (as from an optional step)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
@@ -90,16 +90,6 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
         why = None
         if group.delimiter is None:
             why = "with no single required step beside it: give the group one (it delimits each iteration's list)"
-        elif group.mode and k == len(steps) - 1:
-            why = (
-                f"as the last step of a group with {group.mode.upper()}: where an iteration may end, the list growing is a "
-                "third way on; put it before a single step"
-            )
-        elif group.mode and k == 0 and step.least == 0:
-            why = (
-                f"as the first step of a group with {group.mode.upper()} that an iteration may leave empty: where an "
-                "iteration may start, its first single step is a third way on; give the list a lower bound of 1"
-            )
         if why is not None:
             raise unsupported(f"a Kleene step ({shape}) inside a repeated group ({group.var}[]) is not supported yet {why}", step.span)
     for k, step in enumerate(steps):

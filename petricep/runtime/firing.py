@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition
+from petricep.compile.net import NEG_VAR, GroupNet, KleeneInfo, Role, Transition, repeat_rules
 from petricep.events import Event
 from petricep.lang import ast as A
 from petricep.runtime.expr import K_FIRST, K_LAST, as_condition, compile_expr, kleene_start, kleene_take
@@ -66,8 +66,8 @@ class GroupRuntime:
         # per place: the per-step gaps ahead of its tokens (issue 42), None where there are none
         self.gap_expiry: list[tuple[tuple[int, Any], ...] | None] = [p.gap_expiry or None for p in net.places]
         self.has_gaps = any(self.gap_expiry)
-        # per place: its GREEDY / RELUCTANT lists (issue 42), None where there are none
-        self.repeat: list[tuple[tuple[int, str], ...] | None] = [p.repeat or None for p in net.places]
+        # per place: its GREEDY / RELUCTANT rules (issue 42), None where there are none
+        self.repeat: list[list[tuple[frozenset[int], bool, bool]] | None] = [repeat_rules(p.repeat) or None for p in net.places]
         self.key_attr: str | None = net.partition[0] if len(net.partition) == 1 else None
         self._compile_conditions(net)
         self._index_transitions(net)
@@ -596,18 +596,21 @@ class GroupRuntime:
             part.pending = [(t, role) for t, role in part.pending if t.alive]
 
 
-def _prefer(repeat: tuple[tuple[int, str], ...], trs: list[Transition], fired: list[Token | None]) -> None:
+def _prefer(rules: list[tuple[frozenset[int], bool, bool]], trs: list[Transition], fired: list[Token | None]) -> None:
     """GREEDY / RELUCTANT lists growing at a token's place: where one event both extends such
     a list (its take) and starts a step after it (any other transition here), a greedy list
     keeps only the extension and a reluctant one only the step, for the patterns both fired
-    for (a token's ``users``); ``fired`` is edited in place (None: dropped). Under
-    skip-till-next-match the token is consumed either way, as it is by any firing."""
-    for slot, mode in repeat:
-        takes = [i for i, tr in enumerate(trs) if fired[i] is not None and tr.take and tr.slot == slot]
-        others = [i for i, tr in enumerate(trs) if fired[i] is not None and not (tr.take and tr.slot == slot)]
+    for (a token's ``users``); ``fired`` is edited in place (None: dropped). A repeated
+    group's rule over several steps (``joined``) counts every move binding one of its slots
+    as the group's. Under skip-till-next-match the token is consumed either way, as it is by
+    any firing."""
+    for slots, greedy, joined in rules:
+        mine = [tr.slot in slots and (joined or tr.take) for tr in trs]
+        takes = [i for i in range(len(trs)) if fired[i] is not None and mine[i]]
+        others = [i for i in range(len(trs)) if fired[i] is not None and not mine[i]]
         if not takes or not others:
             continue
-        keep, drop = (takes, others) if mode == "greedy" else (others, takes)
+        keep, drop = (takes, others) if greedy else (others, takes)
         users = 0
         for i in keep:
             users |= fired[i].users  # type: ignore[union-attr]

@@ -256,6 +256,29 @@ def test_greedy_and_reluctant_with_a_list_first(mode: str, expected: dict[str, A
     assert ids(p, stream("A@0 C@1 B@2 C@3 C@4 B@5 C@6 E@7")) == want(expected)
 
 
+@pytest.mark.parametrize(
+    ("mode", "text", "events", "expected"),
+    [
+        # a last list: B4 could start the next iteration or be f (GREEDY: the iteration, f is
+        # B6 once the group has its most; RELUCTANT: f), and C3 grow the list or be f
+        ("GREEDY", "SEQ(B b, C+ c[]){1,2} g[] {mode}, B f", "A@0 B@1 C@2 C@3 B@4 C@5 B@6 E@7",
+         [{"a": 0, "g": [{"b": 1, "c": [2, 3]}, {"b": 4, "c": [5]}], "f": 6, "e": 7}]),
+        ("RELUCTANT", "SEQ(B b, C+ c[]){1,2} g[] {mode}, B f", "A@0 B@1 C@2 C@3 B@4 C@5 B@6 E@7",
+         [{"a": 0, "g": [{"b": 1, "c": [2, 3]}], "f": 4, "e": 7}]),
+        ("GREEDY", "SEQ(B b, C+ c[]){1,2} g[] {mode}, C f", "A@0 B@1 C@2 C@3 E@4", []),  # (every C grows the list)
+        ("RELUCTANT", "SEQ(B b, C+ c[]){1,2} g[] {mode}, C f", "A@0 B@1 C@2 C@3 E@4", [{"a": 0, "g": [{"b": 1, "c": [2]}], "f": 3, "e": 4}]),
+        # a first list that may be empty: B2 could be the next iteration's b (its list empty) or f
+        ("GREEDY", "SEQ(C* c[], B b){1,2} g[] {mode}, B f", "A@0 B@1 B@2 C@3 B@4 B@5 E@6", [{"a": 0, "g": [{"b": 1}, {"b": 2}], "f": 4, "e": 6}]),
+        ("RELUCTANT", "SEQ(C* c[], B b){1,2} g[] {mode}, B f", "A@0 B@1 B@2 C@3 B@4 B@5 E@6", [{"a": 0, "g": [{"b": 1}], "f": 2, "e": 6}]),
+    ],
+)  # fmt: skip
+def test_greedy_and_reluctant_where_the_list_is_a_third_way_on(mode: str, text: str, events: str, expected: list[dict[str, Any]]) -> None:
+    """Where an iteration may end with its list still growing (the list last), or start
+    with or without the list (first, ``C*``), the group going on is every move of its steps."""
+    p = P(f"SEQ(A a, {text.replace('{mode}', mode)}, E e) STRATEGY skip-till-next-match")
+    assert ids(p, stream(events)) == want(*expected)
+
+
 def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
     # (last in its group, the step after it would be the next iteration's or the group's)
     with pytest.raises(PatternSemanticError) as err:
@@ -270,17 +293,6 @@ def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
             "SEQ(A a, SEQ(C+ c[], D+ d[])+ g[], E e)",
             "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single required step beside it: "
             "give the group one (it delimits each iteration's list)",
-        ),
-        (
-            "SEQ(A a, SEQ(B b, C+ c[])+ g[] GREEDY, E e) WHERE skip-till-next-match",
-            "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet as the last step of a group with "
-            "GREEDY: where an iteration may end, the list growing is a third way on; put it before a single step",
-        ),
-        (
-            "SEQ(A a, SEQ(C* c[], B b)+ g[] RELUCTANT, E e) WHERE skip-till-next-match",
-            "a Kleene step (C* c[]) inside a repeated group (g[]) is not supported yet as the first step of a group with "
-            "RELUCTANT that an iteration may leave empty: where an iteration may start, its first single step is a third "
-            "way on; give the list a lower bound of 1",
         ),
         (
             f"{STEPS} WHERE g[last].c.x > 1",
@@ -348,8 +360,7 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     repeat), bounds, the Kleene step's place (first, between, last), a condition, a strategy
     and a window; or the group last in the pattern (no ``e``, no condition reading it); maybe
     a stop condition (``UNTIL A u``, ``UNTIL B u``) and, under skip-till-next-match, GREEDY or
-    RELUCTANT on the group (the step between two, or first and never empty) or on the step
-    (a step after it)."""
+    RELUCTANT on the group or on the step (a step after it)."""
     t = [draw(st.sampled_from("AB")) for _ in range(5)]
     bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "{2}", "*", "{0,2}"]))
     times = draw(st.sampled_from(["+", "{1,2}", "{2}"]))
@@ -362,8 +373,7 @@ def kleene_groups(draw: Any, name: str = "p") -> Pattern:
     cond = draw(st.sampled_from([c for c in _CONDITIONS if not (last and "e." in c)]))
     window = draw(st.sampled_from(["", "WITHIN 6"]))
     tail = "" if last else f", {t[4]} e"
-    first_ok = at == 0 and bound in ("+", "{1,2}", "{2,}", "{2}")  # (first and never empty: the group's mode runs)
-    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and (at == 1 or first_ok) and not last else ""
+    mode = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and not last else ""
     until = draw(st.sampled_from(["", " UNTIL A u", " UNTIL B u"]))
     text = f"PATTERN {name}: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{mode}{until}{tail}) {cond} {strategy} {window}"
     (p,) = parse_text(text).patterns
