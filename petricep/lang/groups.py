@@ -79,19 +79,18 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     stops the group between any two of its events, a list's too; GREEDY / RELUCTANT on the
     group choose where an iteration is complete, between the group going on (the next
     iteration's first step; with the list last, its growing too; with the list first and
-    possibly empty, the single step after it too) and the step after the group. A per-step gap on it is its chain in each iteration (lang/groups.py
-    gap_conditions), one after it follows its last element; not yet one measured from a
-    list an iteration may leave empty (as from an optional step)."""
+    possibly empty, the single step after it too) and the step after the group. A per-step
+    gap on it is its chain in each iteration (:func:`gap_conditions`), one after it follows
+    its last element; not yet one measured from a list an iteration may leave empty (as from
+    an optional step)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
-    for k, step in enumerate(steps):
-        if not step.kleene:
-            continue
-        shape = f"{step.type}{step.quantifier()} {step.var}[]"
-        why = None
-        if group.delimiter is None:
-            why = "with no single required step beside it: give the group one (it delimits each iteration's list)"
-        if why is not None:
-            raise unsupported(f"a Kleene step ({shape}) inside a repeated group ({group.var}[]) is not supported yet {why}", step.span)
+    if group.delimiter is None:
+        step = next(s for s in steps if s.kleene)
+        raise unsupported(
+            f"a Kleene step ({step.type}{step.quantifier()} {step.var}[]) inside a repeated group ({group.var}[]) is not "
+            "supported yet with no single required step beside it: give the group one (it delimits each iteration's list)",
+            step.span,
+        )
     for k, step in enumerate(steps):
         gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
         base = gap.after if gap is not None and gap.after is not None else steps[k - 1].var
