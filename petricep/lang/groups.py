@@ -105,10 +105,10 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
     """Optional steps inside a group (``SEQ(B b, C? c, D d)+ g[]``, ``SEQ(B b, C? c)+ g[]``):
     each iteration binds or leaves out each of them; it ends at its last step or, where only
-    optional steps are left, after its last required one. A gap or negation next to one would
-    measure from or span a step the iteration may not have, GREEDY / RELUCTANT choose between
-    two ways on where the optional step is a third, a stop condition reads the first step: not
-    yet."""
+    optional steps are left, after its last required one (GREEDY / RELUCTANT on the group count
+    every move of its steps there as the group going on: an optional step first or last too).
+    A gap or negation next to one would measure from or span a step the iteration may not
+    have, a stop condition reads the first step: not yet."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if all(s.optional for s in steps):
         raise error(f"a repeated group needs at least one step that is not optional ({group.var}[])", group.span)
@@ -120,14 +120,6 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
             "is not supported yet: an iteration may start at it or after it",
             first.span if group.until is None else group.span,
         )
-    for end, where in ((first, "starting"), (steps[-1], "ending")):
-        if end.optional and group.mode:
-            raise unsupported(
-                f"{group.mode.upper()} on a repeated group {where} with an optional step ({end.type}? {end.var} in "
-                f"{group.var}[]) is not supported yet: where an iteration may start or end, the optional step is a "
-                "third way on",
-                group.span,
-            )
     optional = group.optional_steps
     for k, step in enumerate(steps):
         gap = step.gap  # (without FROM the first step's follows the previous iteration's last)

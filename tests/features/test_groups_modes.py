@@ -2,23 +2,31 @@
 ``(B C)+?``): under skip-till-next-match, where one event could both start the group's next
 iteration and bind the step after it, ``GREEDY`` keeps the iteration, ``RELUCTANT`` the step
 (by default both: two partial matches), as after a list. The choice is made where the group
-is complete and may grow (inside an iteration its SEQ cannot go on). Hand cases with exact
-ids on every matcher; test_groups_bounded.py's properties draw the modes too.
+is complete and may grow (inside an iteration its SEQ cannot go on); there the group goes on
+by any move of its steps (an optional or Kleene step first or last: one rule over several
+steps). Hand cases with exact ids on every matcher; a property over those forms here, and
+test_groups_bounded.py's properties draw the modes too.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from petricep.errors import PatternSemanticError, PatternUnsupportedError
 from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.features.scenario import NEXT, SEQ, ids, pat, ref, stream, want
-from tests.features.test_groups import group, matcher  # noqa: F401 (the fixture: every matcher)
+from tests.features.test_groups import _kernel_equals_engine, _sorted, _types, group, matcher  # noqa: F401 (the fixture: every matcher)
+from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
 
 # the step after the group has the type of the group's first step: a B may do either
 BCB = "A@0 B@1 C@2 B@3 C@4 B@5 C@6 B@7"
@@ -71,6 +79,35 @@ def test_parse_print_and_places() -> None:
     assert [(pl.label, pl.repeat) for pl in places if pl.repeat] == [("a;g{2,}", ((1, "greedy"),))]
 
 
+def test_a_joined_rule_where_the_group_goes_on_by_several_steps() -> None:
+    """A last list: where its iteration is complete the group goes on by the list growing or
+    the next iteration's ``b``, one rule over both slots (every entry but the last ``+``)."""
+    (p,) = parse_text("PATTERN p: SEQ(A a, SEQ(B b, C+ c[]){1,2} g[] GREEDY, D d)\nWHERE skip-till-next-match").patterns
+    places = build_net([p]).patterns[0].places
+    assert [(pl.label, pl.repeat) for pl in places if pl.repeat] == [
+        ("a;g:c", ((1, "greedy+"), (2, "greedy"))),  # (the first iteration complete at its first c)
+        ("a;g{1}:c", ((1, "greedy+"), (2, "greedy"))),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("mode", "text", "events", "expected"),
+    [
+        # an optional step last: C2 could be the iteration's c or f (GREEDY: c, then f is C3)
+        ("GREEDY", "SEQ(B b, C? c){1,2} g[] {mode}, C f", "A@0 B@1 C@2 C@3 E@4", [{"a": 0, "g": [{"b": 1, "c": 2}], "f": 3, "e": 4}]),
+        ("RELUCTANT", "SEQ(B b, C? c){1,2} g[] {mode}, C f", "A@0 B@1 C@2 C@3 E@4", [{"a": 0, "g": [{"b": 1}], "f": 2, "e": 4}]),
+        # first: C2 could start the next iteration (its c) or be f
+        ("GREEDY", "SEQ(C? c, B b){1,2} g[] {mode}, C f", "A@0 B@1 C@2 B@3 C@4 E@5", [{"a": 0, "g": [{"b": 1}, {"c": 2, "b": 3}], "f": 4, "e": 5}]),
+        ("RELUCTANT", "SEQ(C? c, B b){1,2} g[] {mode}, C f", "A@0 B@1 C@2 B@3 C@4 E@5", [{"a": 0, "g": [{"b": 1}], "f": 2, "e": 5}]),
+    ],
+)  # fmt: skip
+def test_an_optional_step_first_or_last(mode: str, text: str, events: str, expected: list[dict[str, object]]) -> None:
+    """Where an iteration may end before its optional last step, or start at or after its
+    optional first one, the group going on is any move of its steps."""
+    (p,) = parse_text(f"PATTERN p: SEQ(A a, {text.replace('{mode}', mode)}, E e) STRATEGY skip-till-next-match").patterns
+    assert ids(p, stream(events)) == want(*expected)
+
+
 @pytest.mark.parametrize(
     ("text", "error", "message"),
     [
@@ -101,3 +138,33 @@ def test_refusals(text: str, error: type, message: str) -> None:
     assert lines[0].split(": error: ")[1] == message
     assert lines[2].strip() == "^" and lines[1][lines[2].index("^")] == "g"
 
+
+
+# ----------------------------------------------------------------------------- properties
+
+
+@st.composite
+def moded_groups(draw: Any) -> Pattern:
+    """``SEQ(A a, SEQ(...)<bound> g[] GREEDY|RELUCTANT, T f, T e)`` under skip-till-next-match,
+    the group's steps ``b`` (and maybe ``d``) with an optional step first or last and maybe a
+    Kleene step anywhere (``+``, ``*``, ``{1,2}``): where the group goes on by several steps."""
+    t = [draw(st.sampled_from("AB")) for _ in range(6)]
+    steps = [f"{t[1]} b", f"{t[3]} d"] if draw(st.booleans()) else [f"{t[1]} b"]
+    steps.insert(draw(st.sampled_from([0, len(steps)])), f"{t[2]}? c")
+    if draw(st.booleans()):
+        steps.insert(draw(st.integers(0, len(steps))), f"{t[2]}{draw(st.sampled_from(['+', '*', '{1,2}']))} k[]")
+    mode = draw(st.sampled_from([" GREEDY", " RELUCTANT"]))
+    times = draw(st.sampled_from(["+", "{1,2}", "{2}", "{1,3}"]))
+    cond = draw(st.sampled_from(["", "WHERE count(g[]) >= 1", "WHERE g[i].c.x > 0", "WHERE g[i].b.x > 0"]))
+    text = f"PATTERN p: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[]{mode}, {t[4]} f, {t[5]} e) {cond} STRATEGY skip-till-next-match"
+    (p,) = parse_text(text).patterns
+    return p
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), moded_groups())
+def test_engine_equals_reference_where_the_group_goes_on_by_several_steps(data: Any, p: Pattern) -> None:
+    events = data.draw(streams(types=_types(p)[:-1], max_size=10, min_size=7))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))

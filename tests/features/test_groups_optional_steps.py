@@ -304,18 +304,6 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
             "iteration may start at it or after it",
         ),
         (
-            "SEQ(A a, SEQ(B b, C? c)+ g[] GREEDY, E e) WHERE skip-till-next-match",
-            PatternUnsupportedError,
-            "GREEDY on a repeated group ending with an optional step (C? c in g[]) is not supported yet: where an "
-            "iteration may start or end, the optional step is a third way on",
-        ),
-        (
-            "SEQ(A a, SEQ(C? c, B b)+ g[] RELUCTANT, E e) WHERE skip-till-next-match",
-            PatternUnsupportedError,
-            "RELUCTANT on a repeated group starting with an optional step (C? c in g[]) is not supported yet: where "
-            "an iteration may start or end, the optional step is a third way on",
-        ),
-        (
             "SEQ(A a, SEQ(B b, C? c, !(X x))+ g[], E e)",
             PatternUnsupportedError,
             "a negation inside g[] next to an optional step (c) is not supported yet: put it between two required steps",
