@@ -24,7 +24,7 @@ from petricep.errors import PatternError
 from petricep.lang import ast as A
 from petricep.lang.check import flatten_seq
 from petricep.lang.front import error_at
-from petricep.lang.groups import negation_sides
+from petricep.lang.groups import negation_sides, under_and
 
 Cfg = Any  # nested tuples / ints / None, hashable
 
@@ -366,6 +366,8 @@ class _Builder:
         self.modes = {r.var: r.mode for r in positives if r.mode}  # GREEDY / RELUCTANT lists
         # a group's: on its first step's slot, where it is complete and may start an iteration
         self.group_modes = {grp.var: (grp.members[0], grp.mode) for grp in A.groups_of(pattern.structure) if grp.mode}
+        # (under an AND: wherever the group has begun, a sibling may take an event it could take)
+        self.group_under_and = {grp.var for grp in A.groups_of(pattern.structure) if grp.mode and under_and(pattern.structure, grp)}
         # stop events (UNTIL, compile/until.py): negations that block a list's takes; their
         # conditions are classified as a negation's, the element guards are the lists' own
         self.stops = A.stops_of(pattern.structure)
@@ -732,11 +734,17 @@ class _Builder:
             if (v in conf.open_lists if v in self.member_of else v in conf.bound and v not in conf.closed)
         ]
         for g, (first, m) in self.group_modes.items():
-            if g not in conf.growing or first in conf.closed:
+            grp = self.member_of[first][0]
+            if first in conf.closed:
                 continue
-            members = set(self.member_of[first][0].members)
-            slots = sorted({self.slot[v] for src, _t, v, _new, _take in self.edges if src == pid and v in members} | {self.slot[first]})
-            out += [(sl, m + "+") for sl in slots[:-1]] + [(slots[-1], m)]
+            moves = {self.slot[v] for src, _t, v, _new, _take in self.edges if src == pid and v in grp.members}
+            if g in conf.growing:
+                slots = sorted(moves | {self.slot[first]})
+                out += [(sl, m + "+") for sl in slots[:-1]] + [(slots[-1], m)]
+            elif g in self.group_under_and and G.begun(grp, conf.bound) and moves:
+                # (in an iteration, under an AND: any move of its steps, a first element too)
+                slots = sorted(moves)
+                out += [(sl, m + "+") for sl in slots] + [(slots[-1], m)]
         return tuple(out)
 
     def _final(self, conf: _Config) -> list[int]:

@@ -121,7 +121,8 @@ class Place:
     # only the extension, a reluctant one only the step (skip-till-next-match). A repeated
     # group's rule over several steps (its moves bind more than one slot here) is one entry
     # per slot, each but the last marked ``greedy+`` / ``reluctant+`` (joined with the next):
-    # its moves are those binding any of them (:func:`repeat_rules`)
+    # its moves are those binding any of them (:func:`repeat_rules`; one slot repeated: its
+    # every move, a list's first element too)
     repeat: tuple[tuple[int, str], ...] = ()
 
 
@@ -311,11 +312,11 @@ def repeat_rules(repeat: tuple[tuple[int, str], ...]) -> list[tuple[frozenset[in
     the entries marked ``+`` joined with the next (one group rule over several steps,
     whose moves are those binding any of its slots; a single entry's are its list's takes)."""
     out: list[tuple[frozenset[int], bool, bool]] = []
-    slots: set[int] = set()
+    slots: list[int] = []
     for slot, mode in repeat:
-        slots.add(slot)
+        slots.append(slot)
         if mode.endswith("+"):
             continue
-        out.append((frozenset(slots), mode == "greedy", len(slots) > 1))
-        slots = set()
+        out.append((frozenset(slots), mode == "greedy", len(slots) > 1))  # (an entry repeated: joined, one slot)
+        slots = []
     return out

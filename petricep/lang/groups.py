@@ -180,8 +180,8 @@ def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: E
     """GREEDY / RELUCTANT after a group choose, under skip-till-next-match, between its next
     iteration and the step after it in the pattern's SEQ where one event could start either
     (the place where the group is complete and may grow: inside an iteration the SEQ cannot
-    go on): on a step of any SEQ but one under an AND (a sibling there may bind an event in
-    the middle of an iteration, where the group has no choice: not yet)."""
+    go on), and under an AND between the group going on and a sibling wherever the group
+    has begun; on a step of any SEQ (not yet a group that is itself a child of AND or OR)."""
     word = group.mode.upper()
     if strategy != A.Strategy.NEXT:
         raise error(
@@ -189,17 +189,23 @@ def check_mode(structure: A.Node, group: A.Group, strategy: A.Strategy, error: E
             f"skip-till-next-match: add it to WHERE (under {strategy} it changes nothing)",
             group.span,
         )
-    seq, under_and = _seq_holding(structure, group, False)
-    if seq is None or under_and:
+    seq, _under_and = _seq_holding(structure, group, False)
+    if seq is None:
         raise unsupported(
-            f"{word} on a repeated group ({group.var}[]) is supported on a step of a SEQ (the pattern's, or one in an "
-            "OR branch), not yet inside AND: an AND sibling may bind an event in the middle of an iteration, where "
-            "the group has no choice to make",
+            f"{word} on a repeated group ({group.var}[]) is supported on a step of a SEQ (the pattern's, one in an "
+            "OR branch or an AND), not yet as a child of AND or OR itself: put it in a SEQ with the step after it",
             group.span,
         )
     after = seq.children[[id(c) for c in seq.children].index(id(group)) + 1 :]
     if not any(not (isinstance(c, A.EventRef) and c.negated) for c in after):
         raise error(f"{word} on {group.var}[] needs a step after the group (its choice is between the two)", group.span)
+
+
+def under_and(structure: A.Node, group: A.Group) -> bool:
+    """Whether an AND lies above ``group``: its siblings may bind an event in the middle of an
+    iteration, so GREEDY / RELUCTANT on it choose wherever it has begun (compile/compiler.py
+    ``_repeat``), not only where an iteration is complete."""
+    return _seq_holding(structure, group, False)[1]
 
 
 def _seq_holding(node: A.Node, group: A.Group, under_and: bool) -> tuple[A.Seq | None, bool]:

@@ -412,13 +412,26 @@ def test_greedy_on_a_group_in_a_seq_inside_an_or() -> None:
     assert _ids(text.format(mode="RELUCTANT"), spec) == want({"a": 0, "g": [{"b": 1, "c": 2}], "d": 3})
 
 
-def test_greedy_on_a_group_under_and_stays_refused() -> None:
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # C2 could be g's c (inside its first iteration) or the sibling d: GREEDY keeps the
+        # group (d is C6), RELUCTANT the sibling (the iteration's c is then C4)
+        ("GREEDY", {"a": 0, "g": [{"b": 1, "c": 2}, {"b": 3, "c": 4}], "f": 5, "d": 6, "e": 7}),
+        ("RELUCTANT", {"a": 0, "g": [{"b": 1, "c": 4}], "f": 5, "d": 2, "e": 7}),
+    ],
+)
+def test_greedy_and_reluctant_on_a_group_under_and_choose_against_a_sibling(mode: str, expected: dict[str, Any]) -> None:
+    text = f"SEQ(A a, AND(SEQ(SEQ(B b, C c)+ g[] {mode}, E f), C d), E e) WHERE skip-till-next-match"
+    assert _ids(text, "A@0 B@1 C@2 B@3 C@4 E@5 C@6 E@7") == want(expected)
+
+
+def test_greedy_on_a_group_that_is_a_child_of_and_stays_refused() -> None:
     _refused(
-        "SEQ(A a, AND(SEQ(SEQ(B b, C c)+ g[] GREEDY, E e), D d)) WHERE skip-till-next-match",
+        "SEQ(A a, AND(SEQ(B b, C c)+ g[] GREEDY, D d), E e) WHERE skip-till-next-match",
         PatternUnsupportedError,
-        "GREEDY on a repeated group (g[]) is supported on a step of a SEQ (the pattern's, or one in an OR branch), "
-        "not yet inside AND: an AND sibling may bind an event in the middle of an iteration, where the group has no "
-        "choice to make",
+        "GREEDY on a repeated group (g[]) is supported on a step of a SEQ (the pattern's, one in an OR branch or an "
+        "AND), not yet as a child of AND or OR itself: put it in a SEQ with the step after it",
         "g[] GREEDY",
     )
 

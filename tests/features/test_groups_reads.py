@@ -137,7 +137,7 @@ def test_the_text_round_trips() -> None:
         ),
         (
             "SEQ(A a, AND(SEQ(B b, C c)+ g[] GREEDY, D d)) WHERE skip-till-next-match",
-            "an AND sibling may bind an event in the middle of an iteration, where the group has no choice to make",
+            "not yet as a child of AND or OR itself: put it in a SEQ with the step after it",
         ),
     ],
 )
