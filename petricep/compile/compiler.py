@@ -727,7 +727,9 @@ class _Builder:
         next iteration's first step is a take on that step's list, as a list's next element).
         A group's rule over several steps (a last list growing or the next iteration's first
         step; a first list that may be empty or the step after it) is one entry per step's
-        slot, each but the last with its mode marked ``+`` (joined with the next: Place.repeat)."""
+        slot, each but the last with its mode marked ``+`` (joined with the next: Place.repeat);
+        under an AND, wherever the group has begun, one over the moves of its steps there (a
+        sibling may take an event the group could, inside an iteration too)."""
         out = [
             (self.slot[v], m)
             for v, m in self.modes.items()
