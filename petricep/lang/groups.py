@@ -108,17 +108,17 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
     optional steps are left, after its last required one (GREEDY / RELUCTANT on the group count
     every move of its steps there as the group going on: an optional step first or last too).
     A gap or negation next to one would measure from or span a step the iteration may not
-    have, a stop condition reads the first step: not yet."""
+    have: not yet (a stop condition reading the group so far, whose first step this may be:
+    lang/until.py)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if all(s.optional for s in steps):
         raise error(f"a repeated group needs at least one step that is not optional ({group.var}[])", group.span)
     first = steps[0]
-    if first.optional and (group.until is not None or first.gap is not None):
-        what = f"UNTIL {group.until.type} {group.until.var}" if group.until is not None else "a per-step gap on it"
+    if first.optional and first.gap is not None:
         raise unsupported(
-            f"a repeated group starting with an optional step ({first.type}? {first.var} in {group.var}[]) with {what} "
-            "is not supported yet: an iteration may start at it or after it",
-            first.span if group.until is None else group.span,
+            f"a repeated group starting with an optional step ({first.type}? {first.var} in {group.var}[]) with a "
+            "per-step gap on it is not supported yet: an iteration may start at it or after it",
+            first.span,
         )
     optional = group.optional_steps
     for k, step in enumerate(steps):

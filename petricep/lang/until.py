@@ -121,6 +121,13 @@ def _check_group_reads(c: A.Expr, u: str, group: A.Group, unsupported: ErrorAt) 
     the first iteration there would be none)."""
     first = group.members[0]
     for e in A.walk_expr(c):
+        if isinstance(e, (A.Attr, A.Agg)) and e.var == group.var and first in group.optional_steps:
+            raise unsupported(
+                f"a stop condition (UNTIL ... {u}) of the repeated group {group.var}[] starting with an optional step "
+                f"({first}) reads the group so far: not yet (an iteration may begin at {first} or after it); "
+                "read the stop event and variables bound before the group",
+                e.span,
+            )
         if not isinstance(e, (A.Attr, A.Agg)) or e.var != group.var or e.member in (None, first):
             continue
         raise unsupported(

@@ -285,7 +285,7 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[], D+ d[]) WHERE g[i].b.x > d[1].x", PatternUnsupportedError, "not a Kleene list ('d')"),
         ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
         ("SEQ(A a, SEQ(C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single required step"),
-        ("SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e)", PatternUnsupportedError, "a repeated group starting with an optional step"),
+        ("SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e) WHERE u.x > g[last].c.x", PatternUnsupportedError, "starting with an optional step (c) reads the group so far"),
         ("SEQ(A a, SEQ(B b, C{0,3} c[], D d AFTER 0 TO 2)+ g[], E e)", PatternUnsupportedError, "measuring from the list c[], which an iteration may leave empty"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap goes on a step"),

@@ -298,10 +298,11 @@ def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
     [
         ("SEQ(A a, SEQ(C? c, D? d)+ g[], E e)", PatternSemanticError, "a repeated group needs at least one step that is not optional (g[])"),
         (
-            "SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e)",
+            "SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e) WHERE u.x < count(g[])",
             PatternUnsupportedError,
-            "a repeated group starting with an optional step (C? c in g[]) with UNTIL U u is not supported yet: an "
-            "iteration may start at it or after it",
+            "a stop condition (UNTIL ... u) of the repeated group g[] starting with an optional step (c) reads the group "
+            "so far: not yet (an iteration may begin at c or after it); read the stop event and variables bound before "
+            "the group",
         ),
         (
             "SEQ(A a, SEQ(B b, C? c, !(X x))+ g[], E e)",

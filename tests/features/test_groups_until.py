@@ -3,17 +3,28 @@
 group's events ends the group: it takes no more events (no further step of its iteration, no
 next iteration); the step after the group may still come. A group not complete when stopped
 (inside an iteration, or below its fewest iterations) has no future. An event of a step's
-type that is a stop event is not taken as that step (the group's first event is exempt). Hand
-cases with exact ids on every matcher; test_groups_bounded.py's properties draw stops too.
+type that is a stop event is not taken as that step (the group's first event is exempt); a
+group starting with an optional step begins at it or after it. Hand cases with exact ids on
+every matcher, a property over optional first steps; test_groups_bounded.py's properties
+draw stops too.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from petricep.lang.ast import Pattern
 from petricep.lang.parser import parse_text
 from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
+from tests.budget import examples
 from tests.features.scenario import ids, stream, want
-from tests.features.test_groups import matcher  # noqa: F401 (the fixture: every matcher)
+from tests.features.test_groups import _kernel_equals_engine, _sorted, _types, matcher  # noqa: F401 (the fixture: every matcher)
+from tests.reference import reference_run
+from tests.strategies import streams, tie_rules
 
 
 def _ids(text: str, spec: str) -> set[str]:
@@ -86,3 +97,44 @@ def test_check_says_a_stopped_group_still_grows() -> None:
         "iterations in the window: partial matches can double with each iteration until a U event stops the group "
         "(UNTIL U u) (add LIMIT n PARTIAL MATCHES, a shorter WITHIN, or skip-till-next-match)"
     ]
+
+
+def test_a_group_starting_with_an_optional_step() -> None:
+    # U2 lies between c1 and b3 (one iteration: stopped) but before b3 where the iteration
+    # leaves c out: the group begins at b3 then
+    text = "PATTERN p: SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e)"
+    assert _ids(text, "A@0 C@1 U@2 B@3 C@4 B@5 E@6") == want(
+        {"a": 0, "g": [{"b": 3}, {"b": 5}], "e": 6},
+        {"a": 0, "g": [{"b": 3}, {"c": 4, "b": 5}], "e": 6},
+        {"a": 0, "g": [{"b": 3}], "e": 6},
+        {"a": 0, "g": [{"b": 5}], "e": 6},
+        {"a": 0, "g": [{"c": 4, "b": 5}], "e": 6},
+    )
+
+
+@st.composite
+def optional_first_stopped(draw: Any) -> Pattern:
+    """``SEQ(A a, SEQ(T? o, T b[, T d])<bound> g[] UNTIL T u[, T e])`` with maybe a Kleene step
+    after ``o``, drawn types (the stop's may be a step's), a stop condition not reading the
+    group, a strategy."""
+    t = [draw(st.sampled_from("ABC")) for _ in range(6)]
+    steps = [f"{t[1]}? o", f"{t[3]} b"] + ([f"{t[2]} d"] if draw(st.booleans()) else [])
+    if draw(st.booleans()):
+        steps.insert(draw(st.integers(1, len(steps))), f"{t[2]}{draw(st.sampled_from(['+', '*', '{1,2}']))} k[]")
+    times = draw(st.sampled_from(["+", "{1,2}", "{2}", "{1,3}"]))
+    until = draw(st.sampled_from("ABCX"))
+    cond = draw(st.sampled_from(["", "WHERE u.x > 0", "WHERE u.x > a.x", "WHERE count(g[]) >= 2"]))
+    strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
+    tail = "" if draw(st.booleans()) else f", {t[4]} e"
+    text = f"PATTERN p: SEQ({t[0]} a, SEQ({', '.join(steps)}){times} g[] UNTIL {until} u{tail}) {cond} {strategy}"
+    (p,) = parse_text(text).patterns
+    return p
+
+
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), optional_first_stopped())
+def test_engine_equals_reference_on_an_optional_first_step_with_until(data: Any, p: Pattern) -> None:
+    events = data.draw(streams(types=_types(p), max_size=10, min_size=7))
+    tie = tie_rules(data.draw, [p])
+    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
+    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
