@@ -33,6 +33,7 @@ from tests.features.test_groups import (
     _kernel_equals_engine,
     _sorted,
     _types,
+    engines_equal_reference,
     matcher,  # noqa: F401 (the fixture: every matcher)
 )
 from tests.kernel.compare import both
@@ -292,10 +293,7 @@ def kleene_beside(draw: Any, name: str = "p") -> Pattern:
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data(), kleene_beside())
 def test_engine_equals_reference_beside_a_list(data: Any, p: Pattern) -> None:
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=7))  # (with X: the negations' type)
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

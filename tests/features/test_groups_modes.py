@@ -24,9 +24,7 @@ from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from tests.budget import examples
 from tests.features.scenario import NEXT, SEQ, ids, pat, ref, stream, want
-from tests.features.test_groups import _kernel_equals_engine, _sorted, _types, group, matcher  # noqa: F401 (the fixture: every matcher)
-from tests.reference import reference_run
-from tests.strategies import streams, tie_rules
+from tests.features.test_groups import engines_equal_reference, group, matcher  # noqa: F401 (the fixture: every matcher)
 
 # the step after the group has the type of the group's first step: a B may do either
 BCB = "A@0 B@1 C@2 B@3 C@4 B@5 C@6 B@7"
@@ -163,10 +161,7 @@ def moded_groups(draw: Any) -> Pattern:
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), moded_groups())
 def test_engine_equals_reference_where_the_group_goes_on_by_several_steps(data: Any, p: Pattern) -> None:
-    events = data.draw(streams(types=_types(p)[:-1], max_size=10, min_size=7))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
 
 
 @st.composite
@@ -190,7 +185,4 @@ def groups_under_and(draw: Any) -> Pattern:
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), groups_under_and())
 def test_engine_equals_reference_on_modes_under_and(data: Any, p: Pattern) -> None:
-    events = data.draw(streams(types=_types(p)[:-1], max_size=10, min_size=7))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)

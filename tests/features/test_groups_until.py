@@ -22,9 +22,7 @@ from petricep.lang.printer import pattern_text
 from petricep.merge import build_net
 from tests.budget import examples
 from tests.features.scenario import ids, stream, want
-from tests.features.test_groups import _kernel_equals_engine, _sorted, _types, matcher  # noqa: F401 (the fixture: every matcher)
-from tests.reference import reference_run
-from tests.strategies import streams, tie_rules
+from tests.features.test_groups import engines_equal_reference, matcher  # noqa: F401 (the fixture: every matcher)
 
 
 def _ids(text: str, spec: str) -> set[str]:
@@ -134,7 +132,4 @@ def optional_first_stopped(draw: Any) -> Pattern:
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), optional_first_stopped())
 def test_engine_equals_reference_on_an_optional_first_step_with_until(data: Any, p: Pattern) -> None:
-    events = data.draw(streams(types=_types(p), max_size=10, min_size=7))
-    tie = tie_rules(data.draw, [p])
-    engine = _kernel_equals_engine([p], events, tie, data.draw(st.integers(0, len(events))))
-    assert _sorted(engine) == _sorted(reference_run([p], events, tie))
+    engines_equal_reference(data, p)
