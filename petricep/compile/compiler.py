@@ -426,7 +426,10 @@ class _Builder:
         # (a group's optional steps: a negation reading one forbids nothing where it is absent)
         reads = optional | {m for grp in A.groups_of(pattern.structure) for m in grp.optional_steps}
         self.neg_reads = {r.var: {v for c in self.conds if c.neg == r.var for v in c.vars & reads} for r in self.negs}
-        self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & optional}
+        # (a required group's optional steps are no optional side: its last event is the latest
+        # of its steps' slots, its first the earliest, which the scan reads as any list's)
+        in_groups = {m for grp in A.groups_of(pattern.structure) if grp.least >= 1 for m in grp.members}
+        self.opt_negs = {n for n, (before, after) in self.seq_of.items() if (set(before) | set(after)) & (optional - in_groups)}
         self.opt_negs |= {n for n, vs in self.neg_reads.items() if vs}
 
     def explore(self) -> None:

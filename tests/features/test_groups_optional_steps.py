@@ -282,6 +282,16 @@ def test_kernel_tables_and_composite_ids_place_the_optional_step() -> None:
     assert [m["ids"] for m in out if m["pattern"] == "p"][0]["g"] in ([{"b": 1, "d": 2}, {"b": 3, "c": 4, "d": 5}], [{"b": 1, "d": 2}, {"b": 3, "d": 5}])
 
 
+def test_a_negation_after_a_group_ending_with_an_optional_step_blocks_and_is_cleared() -> None:
+    """The negation after the group spans from the group's last event (its steps' latest):
+    A2 lies after the first iteration's s2 (A1), so B3 cannot be z0, yet under
+    skip-till-next-match the partial match is not consumed there: C4 starts the next
+    iteration (clearing it) and B5 is z0. (Checked only at emission, the refused z0 at B3
+    used to consume the partial match.)"""
+    p = P("SEQ(SEQ(C s0, A? s2)+ g[], !(A n), B z0) WHERE skip-till-next-match")
+    assert ids(p, stream("C@0 A@0 A@0 B@0 C@0 B@0")) == want({"g": [{"s0": 0, "s2": 1}, {"s0": 4}], "z0": 5}, {"g": [{"s0": 4}], "z0": 5})
+
+
 def test_a_timeout_inside_an_iteration_lists_what_it_bound() -> None:
     # the window (4) closes on b3 c4 of the second iteration: its ids keep c4 in it
     text = f"PATTERN p: {STEPS} WITHIN 4 ON TIMEOUT RETURN T(n = count(g[]))"
