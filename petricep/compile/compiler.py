@@ -349,6 +349,7 @@ class _Builder:
         self.group_optional = lowered.iteration_optional if lowered is not None else {}
         self.negation_current = lowered.negation_current if lowered is not None else {}
         self.group_growth = lowered.iteration_growth if lowered is not None else {}
+        self.group_absent = lowered.iteration_absent if lowered is not None else {}
         self.vars = tuple(
             Var(
                 r.var,
@@ -584,6 +585,8 @@ class _Builder:
                     continue  # (reads an optional step this iteration left out: it holds)
                 if ci in self.group_growth and (var in a.open_lists) != self.group_growth[ci]:
                     continue  # (a Kleene step's gap: its chain's first element, or a later one)
+                if self.group_absent.get(ci, frozenset()) & a.current:
+                    continue  # (a gap after skippable steps: it follows the nearest one bound)
                 if how == "step":
                     iteration.append(ci)
                 elif how == "replay":

@@ -306,6 +306,9 @@ class Lowered:
     # a gap's chain on a Kleene step (lang/groups.py gap_conditions): condition index -> True,
     # checked on the moves growing the iteration's list only; False, on those starting it only
     iteration_growth: dict[int, bool] = field(default_factory=dict)
+    # a gap after skippable steps (lang/groups.py GapCondition): condition index -> the steps
+    # the move's iteration must have left out (it follows the step before them)
+    iteration_absent: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 def lower(pattern: A.Pattern) -> Lowered:
@@ -318,9 +321,10 @@ def lower(pattern: A.Pattern) -> Lowered:
     iteration: dict[int, str] = {}
     # per-step gaps inside a group: conditions on the step (no early exit of partial matches)
     gap_pairs = [c for g in groups.values() for c in gap_conditions(pattern.structure, g)]
-    gaps = [c for c, _ in gap_pairs]
+    gaps = [c.expr for c in gap_pairs]
     n = len(pattern.conditions)
-    phases = {n + j: on for j, (_, on) in enumerate(gap_pairs) if on is not None}
+    phases = {n + j: c.phase for j, c in enumerate(gap_pairs) if c.phase is not None}
+    absent = {n + j: c.absent for j, c in enumerate(gap_pairs) if c.absent}
     # a stop condition (UNTIL) reads the group so far: count(g[]) the iterations begun
     stops = {g.until.var for g in groups.values() if g.until is not None}
     inside = {n.var: g for g in groups.values() for n in negations_of(g)}
@@ -338,8 +342,9 @@ def lower(pattern: A.Pattern) -> Lowered:
             grp = groups[_group_of(expr, groups)]
             conditions.append(_rewrite(expr, groups, grp.members.index(at)))
             read = {e.member for e in A.walk_expr(expr) if isinstance(e, A.Attr) and e.var == grp.var and e.index is not None and e.index.kind == A.IDX_CUR}
-            if (read & grp.optional_steps) - {at}:
-                optional_reads[ci] = frozenset((read & grp.optional_steps) - {at})  # type: ignore[arg-type]
+            skips = grp.optional_steps | grp.empty_lists  # (a list left empty: its newest element is another iteration's)
+            if (read & skips) - {at}:
+                optional_reads[ci] = frozenset((read & skips) - {at})  # type: ignore[arg-type]
         else:
             conditions.append(_rewrite(expr, groups, None, begun=bool(stops & A.vars_of(expr))))
 
@@ -349,7 +354,7 @@ def lower(pattern: A.Pattern) -> Lowered:
         return replace(r, fields=tuple(replace(f, expr=_rewrite(f.expr, groups, None)) for f in r.fields))
 
     lowered = replace(pattern, conditions=tuple(conditions), returns=output(pattern.returns), timeout=output(pattern.timeout))
-    return Lowered(lowered, iteration, member_of, optional_reads, negation_current, phases)
+    return Lowered(lowered, iteration, member_of, optional_reads, negation_current, phases, absent)
 
 
 def _current_optional_reads(expr: A.Expr, group: A.Group) -> frozenset[str]:

@@ -10,6 +10,7 @@ reported with a caret at the part that breaks it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from petricep.errors import PatternError
 from petricep.lang import ast as A
@@ -53,6 +54,8 @@ def check_structure(
                 _check_from(root, node, step, error, unsupported)
         if node.optional_steps:
             _check_optional(node, error, unsupported)
+        if node.optional_steps or node.empty_lists:
+            _check_gap_bases(node, unsupported)
         if node.kleene_steps:
             _check_kleene(node, unsupported)
         _check_optional_negation(node, unsupported)
@@ -81,8 +84,8 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
     iteration's first step; with the list last, its growing too; with the list first and
     possibly empty, the single step after it too) and the step after the group. A per-step
     gap on it is its chain in each iteration (:func:`gap_conditions`), one after it follows
-    its last element; not yet one measured from a list an iteration may leave empty (as from
-    an optional step)."""
+    its last element (after a list the iteration left empty, the step before it, as after an
+    optional step: :func:`_check_gap_bases`)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if group.delimiter is None:
         step = next(s for s in steps if s.kleene)
@@ -91,15 +94,6 @@ def _check_kleene(group: A.Group, unsupported: Unsupported) -> None:
             "supported yet with no single required step beside it: give the group one (it delimits each iteration's list)",
             step.span,
         )
-    for k, step in enumerate(steps):
-        gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
-        base = gap.after if gap is not None and gap.after is not None else steps[k - 1].var
-        if gap is not None and base in group.empty_lists:
-            raise unsupported(
-                f"a per-step gap inside {group.var}[] measuring from the list {base}[], which an iteration may leave "
-                "empty, is not supported yet: measure FROM a required step",
-                gap.span,
-            )
 
 
 def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) -> None:
@@ -107,8 +101,9 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
     each iteration binds or leaves out each of them; it ends at its last step or, where only
     optional steps are left, after its last required one (GREEDY / RELUCTANT on the group count
     every move of its steps there as the group going on: an optional step first or last too).
-    A gap or negation next to one would measure from or span a step the iteration may not
-    have: not yet (a stop condition reading the group so far, whose first step this may be:
+    A gap after one follows the latest step its iteration bound (:func:`_check_gap_bases`);
+    not yet one on an optional first step, where an iteration may start at it or after it
+    (nor a stop condition reading the group so far, whose first step this may be:
     lang/until.py)."""
     steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
     if all(s.optional for s in steps):
@@ -120,14 +115,31 @@ def _check_optional(group: A.Group, error: ErrorAt, unsupported: Unsupported) ->
             "per-step gap on it is not supported yet: an iteration may start at it or after it",
             first.span,
         )
-    optional = group.optional_steps
+
+
+def _check_gap_bases(group: A.Group, unsupported: Unsupported) -> None:
+    """A gap after an optional step or a list an iteration may leave empty follows the
+    iteration's latest bound step before it (:func:`gap_conditions`' chain); with every step
+    before it in the iteration skippable (or on the first step, after a skippable last one),
+    the previous iteration's: not yet. ``FROM`` one binds nothing where it was left out."""
+    steps = [c for c in group.children if isinstance(c, A.EventRef) and not c.negated]
+    skips = group.optional_steps | group.empty_lists
     for k, step in enumerate(steps):
         gap = step.gap  # (without FROM the first step's follows the previous iteration's last)
-        if gap is not None and (gap.after in optional or (gap.after is None and steps[k - 1].optional)):
-            base = gap.after if gap.after is not None else steps[k - 1].var
+        if gap is None or gap.after is not None or steps[k - 1].var not in skips:
+            continue  # (FROM an optional step: it binds nothing where the iteration left it out)
+        base = steps[k - 1].var
+        where = (
+            f"the group's first step {step.var}, after a last step the iteration may leave out ({base})"
+            if k == 0
+            else f"{step.var}, whose steps before it in the iteration may all be left out ({base} too)"
+            if all(s.var in skips for s in steps[:k])
+            else None
+        )
+        if where is not None:
             raise unsupported(
-                f"a per-step gap inside {group.var}[] measuring from the optional step {base} (an iteration may leave it "
-                "out) is not supported yet: measure FROM a required step",
+                f"a per-step gap inside {group.var}[] on {where}, is not supported yet: it would follow the previous "
+                "iteration's last bound step; measure FROM a required step",
                 gap.span,
             )
 
@@ -272,7 +284,19 @@ def _single_before(parent: A.Node | None, group: A.Group) -> str | None:
     return None
 
 
-def gap_conditions(structure: A.Node, group: A.Group) -> list[tuple[A.Expr, bool | None]]:
+@dataclass(frozen=True)
+class GapCondition:
+    """One conjunct of a group step's gap: ``phase`` the moves of a Kleene step it binds (None
+    all, False those starting the iteration's list, True those growing it); ``absent`` the
+    skippable steps the current iteration must have left out (the gap follows the step before
+    them: it is checked only there)."""
+
+    expr: A.Expr
+    phase: bool | None
+    absent: frozenset[str] = frozenset()
+
+
+def gap_conditions(structure: A.Node, group: A.Group) -> list[GapCondition]:
     """A group's per-step gaps as conditions in the group's words (two conjuncts each), from
     what :func:`gap_follows` says each follows: a step ``lo`` to ``hi`` after the step before
     it in its iteration (or its ``FROM``), the first step after the previous iteration's last
@@ -280,31 +304,41 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[tuple[A.Expr, bool
     event before the group (``g[1]``). On a Kleene step the chain: those bound its first
     element in each iteration, and each later one follows the element before it
     (``g[i].c - g[i-1].c``, its list's previous element). Each with the moves of its step it
-    binds: None all, False those starting the iteration's list, True those growing it."""
-    out: list[tuple[A.Expr, bool | None]] = []
+    binds: None all, False those starting the iteration's list, True those growing it. After an
+    optional step or a list the iteration may leave empty, one pair per step it may follow,
+    nearest first back to a required one (:class:`GapCondition` ``absent``), as outside a group;
+    a step read at ``g[i]`` the iteration left out binds nothing there (compile/groups.py)."""
+    out: list[GapCondition] = []
     refs = {c.var: c for c in group.children if isinstance(c, A.EventRef) and not c.negated}
+    members, skips = group.members, group.optional_steps | group.empty_lists
     for var, (first, later) in gap_follows(structure, group).items():
         gap = refs[var].gap
         assert gap is not None
         lo, hi = A.gap_amount(gap)
         f = A.POS_FIELD if gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
         here = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=var)
-        if first == later:  # one event on every iteration: an earlier step of it, or a variable before the group
+        bases: list[tuple[A.Expr, A.Expr, frozenset[str]]]
+        if first == later and later in group.members and gap.after is None:  # the iteration's latest step before it
+            chain = _run(members[members.index(later) :: -1], skips)
+            bases = [(here, A.Attr(group.var, f, A.Index(A.IDX_CUR), member=u), frozenset(chain[:j])) for j, u in enumerate(chain)]
+        elif first == later:  # FROM an earlier step of the iteration, or a variable before the group
             base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=later) if later in group.members else A.Attr(later, f)
-            bases: list[tuple[A.Expr, A.Expr]] = [(here, base)]
+            bases = [(here, base, frozenset())]
         else:  # the first step
             assert first is not None  # checked
             bases = [
-                (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=later)),
-                (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=var), A.Attr(first, f)),
+                (here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=later), frozenset()),
+                (A.Attr(group.var, f, A.Index(A.IDX_CONST, 1), member=var), A.Attr(first, f), frozenset()),
             ]
         phase: bool | None = False if refs[var].kleene else None
         if refs[var].kleene:
-            bases.append((here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=var)))
-        for k, (after, earlier) in enumerate(bases):
+            bases.append((here, A.Attr(group.var, f, A.Index(A.IDX_PREV), member=var), frozenset()))
+        for k, (after, earlier, absent) in enumerate(bases):
             diff = A.BinOp("-", after, earlier, span=gap.span)
             on = True if phase is not None and k == len(bases) - 1 else phase
-            out += [(A.Compare(">=", diff, A.Num(lo), span=gap.span), on), (A.Compare("<=", diff, A.Num(hi), span=gap.span), on)]
+            out += [
+                GapCondition(A.Compare(op, diff, A.Num(bound), span=gap.span), on, absent) for op, bound in ((">=", lo), ("<=", hi))
+            ]
     return out
 
 

@@ -286,7 +286,7 @@ def test_kernel_covers_groups_under_every_tie_rule() -> None:
         ("SEQ(A a, SEQ(B b, C c)+ g[], SEQ(D d, E e)+ h[]) WHERE g[i].b.x > h[1].d.x", PatternUnsupportedError, "not another repeated group ('h')"),
         ("SEQ(A a, SEQ(C+ c[])+ g[])", PatternUnsupportedError, "a Kleene step (C+ c[]) inside a repeated group (g[]) is not supported yet with no single required step"),
         ("SEQ(A a, SEQ(C? c, B b)+ g[] UNTIL U u, E e) WHERE u.x > g[last].c.x", PatternUnsupportedError, "starting with an optional step (c) reads the group so far"),
-        ("SEQ(A a, SEQ(B b, C{0,3} c[], D d AFTER 0 TO 2)+ g[], E e)", PatternUnsupportedError, "measuring from the list c[], which an iteration may leave empty"),
+        ("SEQ(A a, SEQ(C{0,3} c[], B b AFTER 0 TO 2)+ g[], E e)", PatternUnsupportedError, "on b, whose steps before it in the iteration may all be left out (c too)"),
         ("SEQ(SEQ(B b AFTER 1 TO 2, C c)+ g[])", PatternUnsupportedError, "on the first iteration the single event before the group"),
         ("SEQ(A a, SEQ(B b, C c)+ g[] AFTER 1 TO 2)", PatternUnsupportedError, "a per-step gap goes on a step"),
         ("SEQ(A g, SEQ(B b, C c)+ g[])", PatternSemanticError, "variable 'g' is bound twice"),
@@ -351,9 +351,11 @@ def grouped_patterns(draw: Any, name: str = "p", optional: bool = True, beside: 
     skippable = {s.var for s in steps if s.optional}
     wrap = draw(st.sampled_from([None, None, None, And, Or]))
     for i, step in enumerate(steps):  # per-step gaps (the first step's needs an event before the group), FROM
-        # an earlier step of the iteration or a variable before the group (not from an optional step)
-        bases: list[str | None] = [None] if steps[i - 1].var not in skippable and (i or (before and wrap is None)) else []
-        bases += [s.var for s in steps[:i] if s.var not in skippable] + [r.var for r in before]
+        # an earlier step of the iteration (an optional one too) or a variable before the group; after an
+        # optional step, the iteration's latest bound one (not yet with only optional ones before it)
+        ahead = any(not s.optional for s in steps[:i]) if i else bool(steps[-1].var not in skippable and before and wrap is None)
+        bases: list[str | None] = [None] if ahead else []
+        bases += [s.var for s in steps[:i]] + [r.var for r in before]
         bases = [] if step.var in skippable and not i else bases  # (none on an optional first step: not yet)
         if bases and draw(st.integers(0, 2)) == 0:
             lo = draw(st.integers(0, 2))

@@ -132,6 +132,17 @@ def test_a_gap_after_a_list_follows_its_last_element() -> None:
     )
 
 
+
+def test_a_gap_after_a_list_the_iteration_left_empty_follows_the_step_before_it() -> None:
+    # d within 2 of c's last element where the iteration listed one, else of b: (b1 [c3] d4), not
+    # (b1 d4) at 3 after b1; (b6 [c8] d9) and (b6 d7), not (b6 d9) at 3 after b6
+    p = P("SEQ(A a, SEQ(B b, C* c[], D d AFTER 0 TO 2)+ g[], E e) WHERE count(g[]) = 2")
+    assert ids(p, stream("A@0 B@1 C@3 D@4 B@6 D@7 C@8 D@9 E@12")) == want(
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}, {"b": 4, "c": [6], "d": 7}], "e": 8},
+        {"a": 0, "g": [{"b": 1, "c": [2], "d": 3}, {"b": 4, "d": 5}], "e": 8},
+    )
+
+
 @pytest.mark.parametrize("engine", ["python", "kernel"])
 def test_a_partial_match_leaves_at_its_lists_gap(engine: str) -> None:
     """Waiting after c9 for another c (within 2) or d (within 3 of the last c), the partial
@@ -256,7 +267,7 @@ def kleene_beside(draw: Any, name: str = "p") -> Pattern:
     group, per-step gaps on b, c (its chain) and d (maybe ``FROM b``; in EVENTS under a count
     window), drawn types (they may repeat), a condition, a strategy, a window, a stop
     condition and GREEDY / RELUCTANT; draws the engines refuse (an optional step first with
-    UNTIL, a gap from an optional step, ...) are left out."""
+    UNTIL, a gap with only skippable steps before it in its iteration, ...) are left out."""
     t = [draw(st.sampled_from("AB")) for _ in range(6)]
     gb, gc, gd = (draw(st.sampled_from(_GAPS)) for _ in range(3))
     if gd and draw(st.booleans()):
@@ -265,10 +276,9 @@ def kleene_beside(draw: Any, name: str = "p") -> Pattern:
     at = draw(st.sampled_from([1, 0, 2]))
     strategy = draw(st.sampled_from(["", "STRATEGY skip-till-next-match"]))
     own = draw(st.sampled_from(["", " GREEDY", " RELUCTANT"])) if strategy and at < 2 else ""
-    gapped = bool(gb + gc + gd)  # (a gap from an optional step or a list that may be empty is refused)
-    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}"] + ([] if gapped else ["*", "{0,2}"])))
+    bound = draw(st.sampled_from(["+", "{1,2}", "{2,}", "*", "{0,2}"]))
     steps.insert(at, f"{t[2]}{bound} c[]{own}{gc}")
-    optional = not gapped and draw(st.booleans())
+    optional = draw(st.booleans())  # (a gap after it, or after an empty list, follows the latest step bound)
     if optional:
         steps.insert(draw(st.integers(0, 3)), f"{t[5]}? o")
     negated = draw(st.booleans())

@@ -323,9 +323,9 @@ def test_the_steps_own_mode_needs_a_step_after_it_in_the_group() -> None:
             "the group so far through an aggregate, sum(g[].c.x)",
         ),
         (
-            "SEQ(A a, SEQ(B b, C* c[], D d AFTER 0 TO 2)+ g[], E e)",
-            "a per-step gap inside g[] measuring from the list c[], which an iteration may leave empty, is not supported yet: "
-            "measure FROM a required step",
+            "SEQ(A a, SEQ(B b AFTER 0 TO 2, C* c[])+ g[], E e)",
+            "a per-step gap inside g[] on the group's first step b, after a last step the iteration may leave out (c), is "
+            "not supported yet: it would follow the previous iteration's last bound step; measure FROM a required step",
         ),
         (
             "SEQ(A a, SEQ(B b, C* c[], !(X x))+ g[], E e)",

@@ -81,6 +81,8 @@ STEP_FORMS = (
     "PATTERN gkiter: SEQ(A a, SEQ(B b, C+ cs[], D d)+ h[], E e) WHERE [k] AND h[i].cs.x > h[i].b.x WITHIN 10",
     "PATTERN gklast: SEQ(A a, SEQ(B b, C+ cs[]){1,2} h[] GREEDY, D f, E e) WHERE [k] AND skip-till-next-match WITHIN 10",
     "PATTERN gand: SEQ(A a, AND(SEQ(SEQ(B b, D d)+ h[] RELUCTANT, E f), C c)) WHERE [k] AND skip-till-next-match WITHIN 10",
+    "PATTERN gogap: SEQ(A a, SEQ(B b, C? c, D d AFTER 0 TO 2)+ g[], E e) WHERE [k] WITHIN 10",
+    "PATTERN gsgap: SEQ(A a, SEQ(B b, C* cs[], D d AFTER 0 TO 1)+ h[], E e) WHERE [k] AND skip-till-next-match WITHIN 10",
 )
 STEP_EVENTS = (
     "A@0:k=1,x=0 A@0:k=2,x=0 B@1:k=1,x=1 B@1:k=2,x=2 C@2:k=1,x=3 X@2:k=2,x=0 C@3:k=1,x=4 D@3:k=2,x=2 D@4:k=1,x=5 "
@@ -114,7 +116,7 @@ def test_under_either_an_optional_event_of_one_timestamp_lies_in_either_iteratio
 @pytest.mark.parametrize(
     ("forms", "events", "tie", "names"),
     [
-        (STEP_FORMS, STEP_EVENTS, "arrival", {"gopt", "glist", "gfirst", "gstar", "gneg", "guntil", "greluctant", "gkopt", "gkneg", "gkgap", "gkiter", "gklast", "gand"}),
+        (STEP_FORMS, STEP_EVENTS, "arrival", {"gopt", "glist", "gfirst", "gstar", "gneg", "guntil", "greluctant", "gkopt", "gkneg", "gkgap", "gkiter", "gklast", "gand", "gogap", "gsgap"}),
         (EITHER_FORMS, EITHER_EVENTS, "either", {"gopt", "glist", "after"}),
     ],
     ids=["arrival", "either"],
