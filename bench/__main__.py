@@ -24,6 +24,7 @@ WORKLOADS = {
     "groups": "bench.groups",
     "values": "bench.values",
     "library": "bench.library",
+    "composites": "bench.composites",
 }
 
 
