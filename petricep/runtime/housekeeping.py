@@ -69,14 +69,26 @@ def sweep(c: Compiled, st: RunState, now: Event, always: bool = False) -> None:
         for i, parts in enumerate(st.parts):
             for key, part in parts.items():
                 spill.touched(i, key, part)
-    held = sum(map(len, st.parts))
-    if always or st.stats.events - st.sampled_at >= held:
+    if always or st.stats.events - st.sampled_at >= st.sample_span:
         st.sampled_at = st.stats.events
         _sample(c, st)
 
 
 def _sample(c: Compiled, st: RunState) -> None:
-    """What a sweep left is exactly the live partial matches: sample their peak."""
+    """What a sweep left is exactly the live partial matches: sample their peak. The walk
+    also drops the partitions an indexed net holds empty (a key whose events completed or
+    started nothing: its sweeps visit only due ones), and the next sample comes once as many
+    events as partitions are left have passed (``sample_span``): a schedule that a snapshot's
+    compaction, which drops them too, leaves as it was, so a restored run samples the peak
+    where the uninterrupted one does, and the walks cost a few visits per event."""
+    for i, (parts, heap) in enumerate(zip(st.parts, st.expiry)):
+        if heap is None:
+            continue  # (such a sweep visits every partition and drops the empty ones)
+        for key in [k for k, part in parts.items() if part.empty()]:
+            del parts[key]
+            if c.spill is not None:
+                c.spill.touched(i, key, Partition(0, 0))
+    st.sample_span = sum(map(len, st.parts))
     live = sum(sum(map(len, chain.from_iterable(map(_MARKING, parts.values())))) for parts in st.parts)
     live += c.rows.live()
     if live > st.stats.peak_partial:

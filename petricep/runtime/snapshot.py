@@ -66,6 +66,9 @@ ATTRS: dict[type, tuple[str, ...]] = {
     RowPartition: RowPartition.__slots__,
     Attempt: Attempt.__slots__,
 }
+# run-state attributes added since format 1 was first written, with the value an older
+# snapshot restores them to (at the end of RunState's slots)
+_STATE_LATER = {"sample_span": 0}
 ROW_ATTRS = ("parts", "matches", "rows_seen", "closing", "_seq")  # a SQL query's searches (rows.py)
 ORDER_ATTRS = ("late", "_heap", "_max_ts", "_arrivals", "_next_pos")  # a slack's state (ordering.py)
 COUNTER_ATTRS = ("created", "fired", "peak")  # count_marking's counts (counters.py)
@@ -124,9 +127,9 @@ def compact(engine: _Holder) -> None:
     now = st.last_input
     if now is None or st.group_events or st.group_kills or st.group_emitted or st.group_clocks or st.counters is not None:
         return
-    kept = (st.since_sweep, st.sampled_at, st.stats.peak_partial)
+    kept = (st.since_sweep, st.sampled_at, st.sample_span, st.stats.peak_partial)
     sweep(c, st, now)
-    st.since_sweep, st.sampled_at, st.stats.peak_partial = kept
+    st.since_sweep, st.sampled_at, st.sample_span, st.stats.peak_partial = kept
     for parts, heap in zip(st.parts, st.expiry):
         if heap is None:
             continue  # (such a sweep visits every partition and drops the empty ones)
@@ -340,7 +343,10 @@ class _Reader:
         for obj, root in zip(self.objects, self.roots, strict=True):
             self.at = root
             values = self._value()
-            for name, v in zip(ATTRS[type(obj)], values, strict=True):
+            names = ATTRS[type(obj)]
+            if type(obj) is RunState and len(values) < len(names):  # (written before these were kept)
+                values = (*values, *(_STATE_LATER[a] for a in names[len(values) :]))
+            for name, v in zip(names, values, strict=True):
                 if v is not _UNSET:
                     setattr(obj, name, v)
         st = self.objects[0]

@@ -214,6 +214,7 @@ class RunState:
         "live_seen",
         "event_size",
         "held_at",
+        "sample_span",
     )
 
     def __init__(self, stats: RunStats, budget_at: float, counters: Any = None) -> None:
@@ -254,6 +255,7 @@ class RunState:
         self.live_seen = 0  # the live partial matches at the last budget check
         self.event_size = 0  # a held event's bytes, measured at the last check of the slack
         self.held_at: float = INF  # the slack's next check against the memory budget
+        self.sample_span = 0  # the events between two samples of the peak: the partitions the last one left
 
     def add_net(self, indexed: bool) -> None:
         """Room for one more shared net (``indexed``: its sweeps follow the expiry index)."""

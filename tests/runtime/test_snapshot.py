@@ -118,6 +118,38 @@ def test_resumed_composite_events(cut: int) -> None:
     check(compile_text(CONSUMED), events, cut)
 
 
+def test_a_resumed_run_samples_the_peak_where_the_uninterrupted_one_does() -> None:
+    # k=0's D events leave its partition empty on the indexed net; the snapshot's compaction
+    # drops it, the uninterrupted run's sweeps do not visit it: the next sample of the peak
+    # followed the partitions held, and came an event early after a restore (peak 2 there, 1
+    # uninterrupted).
+    # Now every sample drops such partitions and the next comes as many events on as it left.
+    net = compile_text("PATTERN p: SEQ(OR(B a, A+ b[]), AND(D c, D+ d[])) WHERE skip-till-next-match AND [k] WITHIN 2")
+    events = [Event(t, ts, i, i, {"k": k, "x": x}) for i, (t, ts, k, x) in enumerate([("A", 0, 2, 2), ("D", 2, 0, 0), ("D", 2, 0, 5), ("D", 2, 2, 4), ("D", 4, 2, 5)])]
+    assert whole(net, events, sweep_every=1)[1]["partial_matches"] == {"alive": 0, "peak": 2, "dropped": 0}
+    for cut in range(len(events) + 1):
+        check(net, events, cut, sweep_every=1)
+
+
+def test_a_snapshot_written_before_the_peaks_schedule_was_kept_restores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run state written without ``sample_span`` (snapshots before 2026-12-07) restores
+    it as 0: the next sweep samples the peak."""
+    from petricep.runtime.state import RunState
+
+    net, _ = _snap()
+    engine = Engine(net)
+    events = [Event(t, i, i, f"e{i}", {"k": i % 2, "x": i}) for i, t in enumerate("AABAB")]
+    got = [m for e in events[:4] for m in engine.push(e)]
+    engine.state.sample_span = 7
+    older = tuple(a for a in snapshot.ATTRS[RunState] if a != "sample_span")
+    monkeypatch.setitem(snapshot.ATTRS, RunState, older)
+    data = snapshot.dumps(engine)
+    monkeypatch.undo()
+    second = _loads(data, net)
+    assert second.state.sample_span == 0
+    assert texts(got + second.push(events[4]) + second.flush()) == texts(list(Engine(net).run(fresh(events))))
+
+
 def _snap() -> tuple[Any, bytes]:
     net = compile_text("PATTERN p: SEQ(A a, !(C c), B+ b[]) WHERE [k] WITHIN 10")
     engine = Engine(net)
