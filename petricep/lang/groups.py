@@ -318,11 +318,11 @@ def gap_conditions(structure: A.Node, group: A.Group) -> list[GapCondition]:
         f = A.POS_FIELD if gap.in_events else "ts"  # (EVENTS: input positions, as WITHIN n EVENTS)
         here = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=var)
         bases: list[tuple[A.Expr, A.Expr, frozenset[str]]]
-        if first == later and later in group.members and gap.after is None:  # the iteration's latest step before it
+        if first == later and later in members and gap.after is None:  # the iteration's latest step before it
             chain = _run(members[members.index(later) :: -1], skips)
             bases = [(here, A.Attr(group.var, f, A.Index(A.IDX_CUR), member=u), frozenset(chain[:j])) for j, u in enumerate(chain)]
         elif first == later:  # FROM an earlier step of the iteration, or a variable before the group
-            base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=later) if later in group.members else A.Attr(later, f)
+            base = A.Attr(group.var, f, A.Index(A.IDX_CUR), member=later) if later in members else A.Attr(later, f)
             bases = [(here, base, frozenset())]
         else:  # the first step
             assert first is not None  # checked

@@ -81,13 +81,7 @@ def _sample(c: Compiled, st: RunState) -> None:
     events as partitions are left have passed (``sample_span``): a schedule that a snapshot's
     compaction, which drops them too, leaves as it was, so a restored run samples the peak
     where the uninterrupted one does, and the walks cost a few visits per event."""
-    for i, (parts, heap) in enumerate(zip(st.parts, st.expiry)):
-        if heap is None:
-            continue  # (such a sweep visits every partition and drops the empty ones)
-        for key in [k for k, part in parts.items() if part.empty()]:
-            del parts[key]
-            if c.spill is not None:
-                c.spill.touched(i, key, Partition(0, 0))
+    drop_empty(c, st)
     st.sample_span = sum(map(len, st.parts))
     live = sum(sum(map(len, chain.from_iterable(map(_MARKING, parts.values())))) for parts in st.parts)
     live += c.rows.live()
@@ -95,6 +89,18 @@ def _sample(c: Compiled, st: RunState) -> None:
         st.stats.peak_partial = live
     if st.counters is not None:
         st.counters.sample(st.parts)
+
+
+def drop_empty(c: Compiled, st: RunState) -> None:
+    """Drop the partitions an indexed net holds empty (its sweeps visit only the due ones;
+    an unindexed net's sweep drops them itself); a later event of the key starts a new one."""
+    for i, (parts, heap) in enumerate(zip(st.parts, st.expiry)):
+        if heap is None:
+            continue
+        for key in [k for k, part in parts.items() if part.empty()]:
+            del parts[key]
+            if c.spill is not None:
+                c.spill.touched(i, key, Partition(0, 0))
 
 
 def _forget_consumed(c: Compiled, st: RunState, now: Event) -> None:

@@ -41,7 +41,7 @@ from petricep.compile.net import Net
 from petricep.errors import SnapshotError
 from petricep.events import Event
 from petricep.runtime.compiled import Compiled
-from petricep.runtime.housekeeping import sweep
+from petricep.runtime.housekeeping import drop_empty, sweep
 from petricep.runtime.limits import Quota
 from petricep.runtime.rows import Attempt, RowPartition, RowRuntime
 from petricep.runtime.state import Partition, RunState, RunStats, Token
@@ -130,11 +130,10 @@ def compact(engine: _Holder) -> None:
     kept = (st.since_sweep, st.sampled_at, st.sample_span, st.stats.peak_partial)
     sweep(c, st, now)
     st.since_sweep, st.sampled_at, st.sample_span, st.stats.peak_partial = kept
+    drop_empty(c, st)
     for parts, heap in zip(st.parts, st.expiry):
         if heap is None:
             continue  # (such a sweep visits every partition and drops the empty ones)
-        for key in [k for k, part in parts.items() if part.empty()]:
-            del parts[key]
         live = [x for x in heap if x[2].due == x[0] and parts.get(x[2].key) is x[2]]
         if len(live) < len(heap):
             heapq.heapify(live)  # (heap entries are unique by their counter: pops in the same order)
